@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS contact_aliases;
+DROP TABLE IF EXISTS contacts;

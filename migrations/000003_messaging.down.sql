@@ -1,0 +1,11 @@
+DROP TABLE IF EXISTS sandbox_participants;
+DROP TABLE IF EXISTS test_messages;
+DROP TABLE IF EXISTS idempotency_keys;
+DROP TABLE IF EXISTS platform_webhooks;
+DROP TABLE IF EXISTS parked_statuses;
+DROP TABLE IF EXISTS message_statuses;
+DROP TABLE IF EXISTS messages;
+DROP TABLE IF EXISTS campaigns;
+DROP TABLE IF EXISTS conversations;
+DROP TABLE IF EXISTS templates;
+DROP TABLE IF EXISTS template_categories;

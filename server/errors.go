@@ -1,0 +1,110 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"gateway/gen"
+)
+
+// apiError is a failure that renders as the error envelope with its status and code. Middleware
+// returns it; strict handlers return typed response objects instead.
+type apiError struct {
+	Status  int
+	Code    gen.ErrorCode
+	Message string
+	Errors  gen.FieldErrors
+	Header  http.Header
+	cause   error
+}
+
+func (e *apiError) Error() string {
+	if e.cause != nil {
+		return e.Message + ": " + e.cause.Error()
+	}
+	return e.Message
+}
+
+func (e *apiError) Unwrap() error { return e.cause }
+
+func newAPIError(status int, code gen.ErrorCode, msg string) *apiError {
+	return &apiError{Status: status, Code: code, Message: msg}
+}
+
+// errorEnvelope builds the body every failure carries.
+func errorEnvelope(code gen.ErrorCode, msg string) gen.ErrorEnvelope {
+	return gen.ErrorEnvelope{Success: false, Message: msg, Code: code}
+}
+
+// renderError is Echo's HTTPErrorHandler: the one place that turns any error — from Echo's
+// router, the body limit, the validator, a handler, or a recovered panic — into the envelope.
+// Unexpected errors become a generic 500 whose cause is logged with the request id.
+func (s *Server) renderError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	ae := s.classify(err, c)
+	for k, vs := range ae.Header {
+		for _, v := range vs {
+			c.Response().Header().Add(k, v)
+		}
+	}
+	var body any = errorEnvelope(ae.Code, ae.Message)
+	if ae.Errors != nil {
+		body = gen.ValidationErrorEnvelope{Success: false, Message: ae.Message, Code: ae.Code, Errors: ae.Errors}
+	}
+	writeJSON(c, ae.Status, body)
+}
+
+func (s *Server) classify(err error, c echo.Context) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		switch he.Code {
+		case http.StatusNotFound:
+			return newAPIError(http.StatusNotFound, gen.ErrorCodeNotFound, "No such endpoint: "+c.Request().Method+" "+c.Request().URL.Path)
+		case http.StatusMethodNotAllowed:
+			return newAPIError(http.StatusMethodNotAllowed, gen.ErrorCodeMethodNotAllowed, "Method "+c.Request().Method+" is not allowed on "+c.Request().URL.Path)
+		case http.StatusRequestEntityTooLarge:
+			return newAPIError(http.StatusRequestEntityTooLarge, gen.ErrorCodePayloadTooLarge, "Request body is larger than 1 MiB")
+		case http.StatusBadRequest, http.StatusUnsupportedMediaType:
+			// Echo's binder and the generated path-parameter parsing; the validator normally
+			// catches these first.
+			return &apiError{Status: http.StatusUnprocessableEntity, Code: gen.ErrorCodeValidationFailed,
+				Message: "Invalid request", Errors: gen.FieldErrors{"body": {messageOf(he)}}}
+		}
+	}
+	s.log.ErrorContext(c.Request().Context(), "request failed",
+		"request_id", requestID(c), "method", c.Request().Method, "path", c.Request().URL.Path, "error", err.Error())
+	return newAPIError(http.StatusInternalServerError, gen.ErrorCodeInternalError, "Internal server error; quote the X-Request-Id header to support")
+}
+
+func messageOf(he *echo.HTTPError) string {
+	if m, ok := he.Message.(string); ok {
+		return m
+	}
+	return http.StatusText(he.Code)
+}
+
+// writeJSON writes v as the response body.
+func writeJSON(c echo.Context, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(`{"success":false,"message":"Internal server error","code":"internal_error"}`)
+		status = http.StatusInternalServerError
+	}
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	c.Response().WriteHeader(status)
+	c.Response().Write(b)
+}
+
+func requestID(c echo.Context) string {
+	return c.Response().Header().Get(echo.HeaderXRequestID)
+}
+

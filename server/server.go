@@ -1,0 +1,220 @@
+// Package server is the HTTP side of the gateway: Echo setup, authentication, validation
+// against the spec, the one error renderer, the strict handlers, the platform's inbound
+// webhook, and the background services (webhook dispatcher, retention).
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"gateway/gen"
+	"gateway/openapi"
+	"gateway/store"
+)
+
+// Options are the server's settings, parsed once from the environment by main.
+type Options struct {
+	// PlatformAppSecret verifies X-Hub-Signature-256 on the platform's webhooks.
+	PlatformAppSecret string
+	// PlatformVerifyToken answers the platform's GET verification handshake.
+	PlatformVerifyToken string
+	// SendTimeout bounds one platform call (default 10 s).
+	SendTimeout time.Duration
+	// Sandbox is the shared test-mode number.
+	Sandbox Sandbox
+	// SchemaVersion is the newest migration version the binary carries; /readyz compares it
+	// with the database.
+	SchemaVersion uint
+}
+
+// Sandbox is the number test keys use for real deliveries to joined handsets.
+type Sandbox struct {
+	PhoneNumber   string
+	PhoneNumberID string
+	AccessToken   string
+}
+
+// Deps are the collaborators the server is wired with.
+type Deps struct {
+	Store    *store.Store
+	Platform Platform
+	Logger   *slog.Logger
+	Clock    func() time.Time
+}
+
+// Server holds the wired HTTP application.
+type Server struct {
+	opts     Options
+	store    *store.Store
+	platform Platform
+	log      *slog.Logger
+	now      func() time.Time
+	spec     *openapi3.T
+	specJSON []byte
+	router   routers.Router
+	echo     *echo.Echo
+	demo     *demoLimiter
+}
+
+// New builds the server: it loads and validates the embedded spec, builds the route table, and
+// registers every route. It fails when the spec does not load or validate.
+func New(opts Options, deps Deps) (*Server, error) {
+	if opts.SendTimeout <= 0 {
+		opts.SendTimeout = 10 * time.Second
+	}
+	if deps.Clock == nil {
+		deps.Clock = time.Now
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	spec, err := LoadSpec()
+	if err != nil {
+		return nil, err
+	}
+	specJSON, err := spec.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("spec as JSON: %w", err)
+	}
+	router, err := gorillamux.NewRouter(spec)
+	if err != nil {
+		return nil, fmt.Errorf("spec routes: %w", err)
+	}
+	s := &Server{
+		opts: opts, store: deps.Store, platform: deps.Platform, log: deps.Logger, now: deps.Clock,
+		spec: spec, specJSON: specJSON, router: router,
+		demo: newDemoLimiter(deps.Clock),
+	}
+	s.echo = s.routes()
+	return s, nil
+}
+
+// LoadSpec parses and validates the embedded openapi.yaml; it fails when the document is
+// invalid.
+func LoadSpec() (*openapi3.T, error) {
+	loader := openapi3.NewLoader()
+	spec, err := loader.LoadFromData(openapi.YAML)
+	if err != nil {
+		return nil, fmt.Errorf("load spec: %w", err)
+	}
+	if err := spec.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("validate spec: %w", err)
+	}
+	return spec, nil
+}
+
+// Handler returns the whole HTTP application.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+func (s *Server) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = s.renderError
+	e.Use(requestIDMiddleware)
+	e.Use(s.logMiddleware)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableStackAll:   true,
+		DisablePrintStack: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.ErrorContext(c.Request().Context(), "panic", "request_id", requestID(c), "error", err.Error(), "stack", string(stack))
+			return err
+		},
+	}))
+	e.Use(middleware.BodyLimit("1M"))
+
+	// Public paths: no key needed.
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/v1/openapi.yaml", s.specYAML)
+	e.GET("/v1/openapi.json", s.specJSONHandler)
+	e.GET("/platform/webhook", s.platformVerify)
+	e.POST("/platform/webhook", s.platformWebhook)
+
+	// The API: every route of the spec, behind route lookup, authentication and validation.
+	v1 := e.Group("/v1", s.apiMiddleware, s.idempotency)
+	gen.RegisterHandlers(v1, gen.NewStrictHandler(&api{s: s}, nil))
+	// Anything else under /v1 still goes through apiMiddleware, which answers 404 or 405.
+	v1.Any("/*", func(c echo.Context) error { return echo.NewHTTPError(http.StatusNotFound) })
+	e.RouteNotFound("/*", func(c echo.Context) error { return echo.NewHTTPError(http.StatusNotFound) })
+	return e
+}
+
+// api implements the generated strict server interface; one file per resource.
+type api struct{ s *Server }
+
+var _ gen.StrictServerInterface = (*api)(nil)
+
+func requestIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if id == "" || len(id) > 128 || strings.ContainsAny(id, "\r\n") {
+			var b [12]byte
+			rand.Read(b[:])
+			id = "req_" + hex.EncodeToString(b[:])
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+// logMiddleware writes one structured line per request. It logs the path without the query
+// string, so a key sent as ?apiKey= never reaches the logs.
+func (s *Server) logMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		attrs := []any{"request_id", requestID(c), "method", c.Request().Method, "path", c.Request().URL.Path,
+			"status", c.Response().Status, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}
+		if p, perr := principalFrom(c.Request().Context()); perr == nil {
+			attrs = append(attrs, "account_id", p.AccountID, "key_id", p.KeyID)
+		}
+		s.log.InfoContext(c.Request().Context(), "request", attrs...)
+		return nil
+	}
+}
+
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, gen.Envelope{Success: true, Message: "OK"})
+}
+
+// readyz answers 200 when the database answers and its schema is at the binary's version.
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	v, dirty, err := s.store.SchemaVersion(ctx)
+	switch {
+	case err != nil && errors.Is(err, store.ErrNotFound):
+		return c.JSON(http.StatusServiceUnavailable, errorEnvelope(gen.ErrorCodeInternalError, "Database has no schema; run `gateway migrate up`"))
+	case err != nil:
+		return c.JSON(http.StatusServiceUnavailable, errorEnvelope(gen.ErrorCodeInternalError, "Database unreachable"))
+	case dirty || v != s.opts.SchemaVersion:
+		return c.JSON(http.StatusServiceUnavailable, errorEnvelope(gen.ErrorCodeInternalError,
+			fmt.Sprintf("Database schema is at version %d (dirty=%t), expected %d", v, dirty, s.opts.SchemaVersion)))
+	}
+	return c.JSON(http.StatusOK, gen.Envelope{Success: true, Message: "Ready"})
+}
+
+func (s *Server) specYAML(c echo.Context) error {
+	return c.Blob(http.StatusOK, "application/yaml", openapi.YAML)
+}
+
+func (s *Server) specJSONHandler(c echo.Context) error {
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.specJSON)
+}

@@ -1,0 +1,325 @@
+// Package servertest runs the real gateway over real HTTP on loopback against a fresh
+// PostgreSQL database, and checks every response it receives against openapi.yaml
+// (status included), so an undocumented status or field fails the test that saw it.
+package servertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"gateway/migrations"
+	"gateway/server"
+	"gateway/store"
+	"gateway/store/storetest"
+)
+
+// Env is one running gateway with its own database.
+type Env struct {
+	T      testing.TB
+	Store  *store.Store
+	Server *server.Server
+	HTTP   *httptest.Server
+	URL    string
+	Spec   *openapi3.T
+	router routers.Router
+	client *http.Client
+}
+
+// Config adjusts the gateway an Env runs.
+type Config struct {
+	Options  server.Options
+	Platform server.Platform
+	Clock    func() time.Time
+}
+
+// New starts a gateway on loopback over a fresh database; everything stops at test cleanup.
+func New(t testing.TB, cfg Config) *Env {
+	t.Helper()
+	st := storetest.New(t)
+	spec, err := server.LoadSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := gorillamux.NewRouter(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Options.SchemaVersion == 0 {
+		v, err := store.LatestVersion(migrations.FS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Options.SchemaVersion = v
+	}
+	if cfg.Options.Sandbox.PhoneNumber == "" {
+		cfg.Options.Sandbox = server.Sandbox{PhoneNumber: "15550001111", PhoneNumberID: "sandbox-pnid", AccessToken: "sandbox-token"}
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	srv, err := server.New(cfg.Options, server.Deps{Store: st, Platform: cfg.Platform, Logger: logger, Clock: cfg.Clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return &Env{T: t, Store: st, Server: srv, HTTP: hs, URL: hs.URL, Spec: spec, router: router,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(b []byte) (int, error) { w.t.Log(strings.TrimSpace(string(b))); return len(b), nil }
+
+// Tenant is an account with one key of each mode.
+type Tenant struct {
+	Account store.Account
+	Live    string
+	Test    string
+	LiveKey store.APIKey
+}
+
+// NewTenant creates an account with a live and a test key.
+func (e *Env) NewTenant(name string) Tenant {
+	e.T.Helper()
+	ctx := context.Background()
+	a, err := e.Store.CreateAccount(ctx, name, strings.ToLower(strings.ReplaceAll(name, " ", "."))+"@example.com", fmt.Sprintf("%s-%d", strings.ToLower(strings.Fields(name)[0]), time.Now().UnixNano()))
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	tn := Tenant{Account: a}
+	tn.Live, tn.LiveKey = e.NewKey(a.ID, server.ModeLive)
+	tn.Test, _ = e.NewKey(a.ID, server.ModeTest)
+	return tn
+}
+
+// NewKey issues a key of the mode for the account.
+func (e *Env) NewKey(accountID int64, mode string) (string, store.APIKey) {
+	e.T.Helper()
+	key, hash, prefix, err := server.GenerateKey(mode)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	k, err := e.Store.CreateAPIKey(context.Background(), accountID, mode, hash, prefix)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return key, k
+}
+
+// Response is a received response, already checked against the spec.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test on malformed JSON.
+func (r *Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Map decodes the body as a JSON object.
+func (r *Response) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// Code returns the envelope's error code ("" on success).
+func (r *Response) Code(t testing.TB) string {
+	t.Helper()
+	c, _ := r.Map(t)["code"].(string)
+	return c
+}
+
+// Request describes one call.
+type Request struct {
+	Method string
+	Path   string            // e.g. /v1/contacts?limit=5
+	Body   any               // marshalled as JSON unless []byte or string
+	Header map[string]string // extra headers
+	Key    string            // sent as Authorization: Bearer when set
+}
+
+// Do sends the request over HTTP and validates the response against the spec: documented
+// operations with kin-openapi's response validation (status included); unknown routes must be
+// a 404 or 405 error envelope.
+func (e *Env) Do(r Request) *Response {
+	e.T.Helper()
+	resp, err := e.send(r)
+	if err != nil {
+		e.T.Fatalf("%s %s: %v", r.Method, r.Path, err)
+	}
+	if err := e.Validate(r, resp); err != nil {
+		e.T.Errorf("contract: %s %s → %d %s: %v", r.Method, r.Path, resp.Status, resp.Body, err)
+	}
+	return resp
+}
+
+// DoConcurrent is Do for use from many goroutines; failures are returned, not reported.
+func (e *Env) DoConcurrent(r Request) (*Response, error) {
+	resp, err := e.send(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Validate(r, resp); err != nil {
+		return resp, fmt.Errorf("contract: %s %s → %d %s: %w", r.Method, r.Path, resp.Status, resp.Body, err)
+	}
+	return resp, nil
+}
+
+func (e *Env) newHTTPRequest(r Request) (*http.Request, error) {
+	var body io.Reader
+	switch b := r.Body.(type) {
+	case nil:
+	case []byte:
+		body = bytes.NewReader(b)
+	case string:
+		body = strings.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(r.Method, e.URL+r.Path, body)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+r.Key)
+	}
+	for k, v := range r.Header {
+		if v == "" {
+			req.Header.Del(k)
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	return req, nil
+}
+
+func (e *Env) send(r Request) (*Response, error) {
+	req, err := e.newHTTPRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+}
+
+// Validate checks one exchange against the spec.
+func (e *Env) Validate(r Request, resp *Response) error {
+	if resp.Header.Get("X-Request-Id") == "" {
+		return fmt.Errorf("no X-Request-Id header")
+	}
+	if !strings.HasPrefix(r.Path, "/v1/") || strings.HasPrefix(r.Path, "/v1/openapi.") {
+		return nil
+	}
+	req, err := e.newHTTPRequest(r)
+	if err != nil {
+		return err
+	}
+	// The router matches on the server URL /v1 and the host-less path.
+	req.URL.Host, req.URL.Scheme, req.Host = "", "", ""
+	route, params, err := e.router.FindRoute(req)
+	if err != nil {
+		if resp.Status != http.StatusNotFound && resp.Status != http.StatusMethodNotAllowed {
+			return fmt.Errorf("unrouted request answered %d", resp.Status)
+		}
+		return e.ValidateSchema("ErrorEnvelope", resp.Body)
+	}
+	Cover(route.Operation.OperationID, resp.Status)
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}},
+		Status: resp.Status,
+		Header: resp.Header,
+		Body:   io.NopCloser(bytes.NewReader(resp.Body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	return openapi3filter.ValidateResponse(context.Background(), in)
+}
+
+// ValidateSchema checks a JSON document against a named schema of components/schemas.
+func (e *Env) ValidateSchema(name string, doc []byte) error {
+	return ValidateSchema(e.Spec, name, doc)
+}
+
+// ValidateSchema checks a JSON document against a named schema of the spec's components.
+func ValidateSchema(spec *openapi3.T, name string, doc []byte) error {
+	ref, ok := spec.Components.Schemas[name]
+	if !ok {
+		return fmt.Errorf("no schema %q", name)
+	}
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	return ref.Value.VisitJSON(v, openapi3.MultiErrors())
+}
+
+var (
+	coverMu sync.Mutex
+	covered = map[string]bool{}
+)
+
+// Cover records that a test received status for the operation.
+func Cover(operationID string, status int) {
+	coverMu.Lock()
+	covered[fmt.Sprintf("%s %d", operationID, status)] = true
+	coverMu.Unlock()
+}
+
+// Uncovered lists the (operation, status) pairs the spec documents that no test received.
+func Uncovered(spec *openapi3.T) []string {
+	coverMu.Lock()
+	defer coverMu.Unlock()
+	var out []string
+	for _, item := range spec.Paths.Map() {
+		for _, op := range item.Operations() {
+			for status := range op.Responses.Map() {
+				k := op.OperationID + " " + status
+				if !covered[k] {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

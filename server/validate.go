@@ -1,0 +1,174 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/labstack/echo/v4"
+
+	"gateway/gen"
+)
+
+type routeKey struct{}
+
+// routeFrom returns the spec operation matched for the request, if any.
+func routeFrom(ctx context.Context) *routers.Route {
+	r, _ := ctx.Value(routeKey{}).(*routers.Route)
+	return r
+}
+
+// apiMiddleware guards every /v1 operation, in order: route lookup on the spec (404/405),
+// authentication (401/403), the demo key's rate limit (429), then request validation against
+// the spec (422). On success the request context carries the principal and the route.
+func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		route, pathParams, err := s.router.FindRoute(req)
+		if err != nil {
+			if errors.Is(err, routers.ErrMethodNotAllowed) {
+				return echo.NewHTTPError(http.StatusMethodNotAllowed)
+			}
+			return echo.NewHTTPError(http.StatusNotFound)
+		}
+		ctx := req.Context()
+		p, err := s.authenticate(ctx, req)
+		if err != nil {
+			return err
+		}
+		if p.Mode == ModeDemo {
+			if err := s.demoLimit(c, route); err != nil {
+				return err
+			}
+		}
+		ctx = withPrincipal(ctx, p)
+		ctx = context.WithValue(ctx, routeKey{}, route)
+		in := &openapi3filter.RequestValidationInput{
+			Request:    req.WithContext(ctx),
+			PathParams: pathParams,
+			Route:      route,
+			Options: &openapi3filter.Options{
+				MultiError:         true,
+				KeepValidatedValue: true,
+				AuthenticationFunc: func(_ context.Context, ai *openapi3filter.AuthenticationInput) error {
+					if ai.SecuritySchemeName != p.Scheme {
+						return errors.New("credential sent in another form")
+					}
+					return nil
+				},
+				SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.DisableSchemaErrorDetails()},
+			},
+		}
+		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+			fe := fieldErrors(err)
+			if len(fe) == 0 {
+				return err
+			}
+			return &apiError{Status: http.StatusUnprocessableEntity, Code: gen.ErrorCodeValidationFailed,
+				Message: "Invalid request: " + strings.Join(sortedKeys(fe), ", "), Errors: fe, cause: err}
+		}
+		c.SetRequest(in.Request)
+		return next(c)
+	}
+}
+
+// fieldErrors flattens a validation error into reasons keyed by field path: body fields by their
+// JSON path joined with dots (body_variables.0), parameters by name, anything about the body as
+// a whole under "body". Security errors are ignored (authentication ran first).
+func fieldErrors(err error) gen.FieldErrors {
+	out := gen.FieldErrors{}
+	var walk func(err error, param string)
+	walk = func(err error, param string) {
+		switch e := err.(type) {
+		case openapi3.MultiError:
+			for _, x := range e {
+				walk(x, param)
+			}
+		case *openapi3filter.SecurityRequirementsError:
+		case *openapi3filter.RequestError:
+			if e.Parameter != nil {
+				name := e.Parameter.Name
+				if e.Err == nil {
+					out[name] = append(out[name], e.Reason)
+					return
+				}
+				var se *openapi3.SchemaError
+				if errors.As(e.Err, &se) || isMulti(e.Err) {
+					walk(e.Err, name)
+					return
+				}
+				var pe *openapi3filter.ParseError
+				if errors.As(e.Err, &pe) {
+					out[name] = append(out[name], "must be "+describeKind(pe))
+					return
+				}
+				out[name] = append(out[name], e.Err.Error())
+				return
+			}
+			if e.Err == nil {
+				out["body"] = append(out["body"], e.Reason)
+				return
+			}
+			var pe *openapi3filter.ParseError
+			if errors.As(e.Err, &pe) {
+				out["body"] = append(out["body"], "malformed JSON: "+pe.Error())
+				return
+			}
+			var se *openapi3.SchemaError
+			if errors.As(e.Err, &se) || isMulti(e.Err) {
+				walk(e.Err, "")
+				return
+			}
+			out["body"] = append(out["body"], e.Err.Error())
+		case *openapi3.SchemaError:
+			key := strings.Join(e.JSONPointer(), ".")
+			reason := e.Reason
+			if key == "" && strings.HasPrefix(reason, "property \"") && strings.HasSuffix(reason, "\" is unsupported") {
+				key = strings.TrimSuffix(strings.TrimPrefix(reason, "property \""), "\" is unsupported")
+				reason = "unknown field"
+			}
+			switch {
+			case param != "" && key != "":
+				key = param + "." + key
+			case param != "":
+				key = param
+			case key == "":
+				key = "body"
+			}
+			out[key] = append(out[key], reason)
+		default:
+			if err != nil {
+				out["body"] = append(out["body"], err.Error())
+			}
+		}
+	}
+	walk(err, "")
+	return out
+}
+
+func isMulti(err error) bool {
+	_, ok := err.(openapi3.MultiError)
+	return ok
+}
+
+func describeKind(pe *openapi3filter.ParseError) string {
+	if pe.Kind == openapi3filter.KindInvalidFormat {
+		return fmt.Sprintf("a valid value (%s)", pe.Reason)
+	}
+	return "of the documented type: " + pe.Reason
+}
+
+func sortedKeys(m gen.FieldErrors) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Contact is a number known to the account.
+type Contact struct {
+	ID        int64     `db:"id" json:"id"`
+	AccountID int64     `db:"account_id" json:"account_id"`
+	Mobile    string    `db:"mobile" json:"mobile"`
+	Name      string    `db:"name" json:"name"`
+	Note      string    `db:"note" json:"note"`
+	Blocked   bool      `db:"blocked" json:"blocked"`
+	CreatedAt time.Time `db:"created_at" json:"created_at"`
+}
+
+// ContactInput is an upsert: nil fields keep their stored values (or default to "" on create).
+type ContactInput struct {
+	Mobile string // digits only, already normalised
+	Name   *string
+	Note   *string
+}
+
+const contactColumns = `id, account_id, mobile, name, note, blocked, created_at`
+
+// UpsertContact creates the contact or updates it when the mobile is already known, in one
+// statement, so concurrent calls with one mobile never create a duplicate. A creation writes
+// its contact.created event in the same statement. created reports whether a row was made.
+func (s *Store) UpsertContact(ctx context.Context, accountID int64, in ContactInput) (c Contact, created bool, err error) {
+	var row struct {
+		Contact
+		Created bool `db:"created"`
+	}
+	err = s.getPrepared(ctx, &row, `WITH c AS (
+			INSERT INTO contacts (account_id, mobile, name, note) VALUES ($1, $2, COALESCE($3, ''), COALESCE($4, ''))
+			ON CONFLICT (account_id, mobile) DO UPDATE
+				SET name = COALESCE($3, contacts.name), note = COALESCE($4, contacts.note), updated_at = now()
+			RETURNING `+contactColumns+`, (xmax = 0) AS created
+		), e AS (
+			INSERT INTO events (account_id, type, data)
+			SELECT c.account_id, 'contact.created', jsonb_build_object('contact_id', c.id, 'mobile', c.mobile, 'name', c.name)
+			FROM c WHERE c.created
+		)
+		SELECT * FROM c`, accountID, in.Mobile, in.Name, in.Note)
+	return row.Contact, row.Created, err
+}
+
+// ContactPage is one page of a contact listing.
+type ContactPage struct {
+	Contacts []Contact
+	Total    int
+}
+
+// ListContacts returns the account's contacts newest first. A non-empty search matches the name
+// (case-insensitive substring) or, when it contains digits, the mobile (substring of its
+// digits); both use the account-leading trigram indexes.
+func (s *Store) ListContacts(ctx context.Context, accountID int64, search string, limit, offset int) (ContactPage, error) {
+	var page ContactPage
+	where := `account_id = $1`
+	args := []any{accountID}
+	if search = strings.TrimSpace(search); search != "" {
+		args = append(args, "%"+escapeLike(strings.ToLower(search))+"%")
+		cond := `lower(name) LIKE $2`
+		if digits := onlyDigits(search); digits != "" {
+			args = append(args, "%"+digits+"%")
+			cond = `(` + cond + ` OR mobile LIKE $3)`
+		}
+		where += ` AND ` + cond
+	}
+	if err := s.db.GetContext(ctx, &page.Total, `SELECT count(*) FROM contacts WHERE `+where, args...); err != nil {
+		return page, translate(err)
+	}
+	page.Contacts = []Contact{}
+	if page.Total == 0 || offset >= page.Total {
+		return page, nil
+	}
+	n := len(args)
+	args = append(args, limit, offset)
+	err := s.db.SelectContext(ctx, &page.Contacts, `SELECT `+contactColumns+` FROM contacts WHERE `+where+`
+		ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), args...)
+	return page, translate(err)
+}
+
+// SetContactBlocked blocks or unblocks the account's contact with that mobile; ErrNotFound when
+// the account has no such contact.
+func (s *Store) SetContactBlocked(ctx context.Context, accountID int64, mobile string, blocked bool) (Contact, error) {
+	var c Contact
+	err := s.db.GetContext(ctx, &c, `UPDATE contacts SET blocked = $3, updated_at = now()
+		WHERE account_id = $1 AND mobile = $2 RETURNING `+contactColumns, accountID, mobile, blocked)
+	return c, translate(err)
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+func onlyDigits(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,69 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// APIKey is an issued key; only its SHA-256 hash is stored.
+type APIKey struct {
+	ID         int64      `db:"id" json:"id"`
+	AccountID  int64      `db:"account_id" json:"account_id"`
+	Mode       string     `db:"mode" json:"mode"`
+	Prefix     string     `db:"prefix" json:"prefix"`
+	CreatedAt  time.Time  `db:"created_at" json:"created_at"`
+	RevokedAt  *time.Time `db:"revoked_at" json:"revoked_at,omitempty"`
+	LastUsedAt *time.Time `db:"last_used_at" json:"last_used_at,omitempty"`
+}
+
+// Principal is what a key hash resolves to: the key, its account and whether both may act.
+type Principal struct {
+	KeyID         int64      `db:"key_id"`
+	AccountID     int64      `db:"account_id"`
+	Mode          string     `db:"mode"`
+	Revoked       bool       `db:"revoked"`
+	AccountActive bool       `db:"account_active"`
+	LastUsedAt    *time.Time `db:"last_used_at"`
+}
+
+const apiKeyColumns = `id, account_id, mode, prefix, created_at, revoked_at, last_used_at`
+
+// CreateAPIKey stores the hash of a new key for the account. It returns ErrNotFound when the
+// account does not exist and ErrConflict when the hash is already stored.
+func (s *Store) CreateAPIKey(ctx context.Context, accountID int64, mode string, hash []byte, prefix string) (APIKey, error) {
+	var k APIKey
+	err := s.db.GetContext(ctx, &k, `INSERT INTO api_keys (account_id, mode, key_hash, prefix)
+		SELECT id, $2, $3, $4 FROM accounts WHERE id = $1
+		RETURNING `+apiKeyColumns, accountID, mode, hash, prefix)
+	return k, translate(err)
+}
+
+// RevokeAPIKey revokes a key (idempotently: the first revocation time is kept). ErrNotFound
+// when the key does not exist.
+func (s *Store) RevokeAPIKey(ctx context.Context, keyID int64) (APIKey, error) {
+	var k APIKey
+	err := s.db.GetContext(ctx, &k, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
+		WHERE id = $1 RETURNING `+apiKeyColumns, keyID)
+	return k, translate(err)
+}
+
+// PrincipalByKeyHash resolves a key hash with one indexed lookup; ErrNotFound for an unknown
+// hash. Revocation and account state are read live, so they apply to the very next request.
+func (s *Store) PrincipalByKeyHash(ctx context.Context, hash []byte) (Principal, error) {
+	var p Principal
+	err := s.getPrepared(ctx, &p, `SELECT k.id AS key_id, k.account_id, k.mode, k.revoked_at IS NOT NULL AS revoked,
+		a.active AS account_active, k.last_used_at
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`, hash)
+	return p, err
+}
+
+// TouchAPIKey records a use of the key, at most once a minute.
+func (s *Store) TouchAPIKey(ctx context.Context, accountID, keyID int64) error {
+	st, err := s.prepared(ctx, `UPDATE api_keys SET last_used_at = now()
+		WHERE id = $1 AND account_id = $2 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, keyID, accountID)
+	return translate(err)
+}

@@ -1,0 +1,154 @@
+// Package store is the only place that speaks SQL. Every method that touches tenant data takes
+// the account id and every statement filters on it. Driver errors are translated here:
+// callers see ErrNotFound and ErrConflict, never lib/pq types.
+package store
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/lib/pq/pqerror"
+)
+
+// ErrNotFound is returned when the row asked for does not exist for the account.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned when a write would break a uniqueness rule.
+var ErrConflict = errors.New("conflict")
+
+// Store wraps the connection pool, the prepared hot-path statements and the key that
+// encrypts secrets at rest.
+type Store struct {
+	db   *sqlx.DB
+	aead cipher.AEAD
+
+	prepMu sync.Mutex
+	stmts  sync.Map // SQL text -> *sqlx.Stmt
+}
+
+// Open connects to PostgreSQL and checks the connection. maxConns bounds the pool (16 suits a
+// two-core machine). It fails when the DSN is malformed or the server does not answer.
+func Open(ctx context.Context, dsn string, maxConns int) (*sqlx.DB, error) {
+	db, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if maxConns <= 0 {
+		maxConns = 16
+	}
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return db, nil
+}
+
+// New returns a Store over db. secretKey must be 32 bytes (AES-256); New fails otherwise.
+func New( db *sqlx.DB, secretKey []byte) (*Store, error) {
+	if len(secretKey) != 32 {
+		return nil, fmt.Errorf("secret key must be 32 bytes, got %d", len(secretKey))
+	}
+	block, err := aes.NewCipher(secretKey)
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, aead: aead}, nil
+}
+
+// DB returns the underlying pool, for health checks and tests.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Close releases the prepared statements (the pool is closed by its owner).
+func (s *Store) Close() {
+	s.stmts.Range(func(k, v any) bool {
+		v.(*sqlx.Stmt).Close()
+		s.stmts.Delete(k)
+		return true
+	})
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// prepared returns the server-side prepared statement for q, preparing it on first use.
+// database/sql re-prepares it per connection as needed, so each later call is one
+// Bind/Execute round trip with a cached plan (the biggest lever with lib/pq). Use it for
+// hot-path statements with fixed shapes; plain queries are fine elsewhere.
+func (s *Store) prepared(ctx context.Context, q string) (*sqlx.Stmt, error) {
+	if v, ok := s.stmts.Load(q); ok {
+		return v.(*sqlx.Stmt), nil
+	}
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if v, ok := s.stmts.Load(q); ok {
+		return v.(*sqlx.Stmt), nil
+	}
+	st, err := s.db.PreparexContext(context.WithoutCancel(ctx), q)
+	if err != nil {
+		return nil, fmt.Errorf("prepare statement: %w", err)
+	}
+	s.stmts.Store(q, st)
+	return st, nil
+}
+
+// getPrepared runs a prepared single-row query into dst.
+func (s *Store) getPrepared(ctx context.Context, dst any, q string, args ...any) error {
+	st, err := s.prepared(ctx, q)
+	if err != nil {
+		return err
+	}
+	return translate(st.GetContext(ctx, dst, args...))
+}
+
+// translate maps driver errors to the package's errors.
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return ErrNotFound
+	case pq.As(err, pqerror.UniqueViolation) != nil:
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	return err
+}
+
+// seal encrypts a secret with AES-256-GCM; the result is nonce || ciphertext.
+func (s *Store) seal(plain string) ([]byte, error) {
+	nonce := make([]byte, s.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return s.aead.Seal(nonce, nonce, []byte(plain), nil), nil
+}
+
+// open decrypts what seal produced; it fails when the data was not sealed with this key.
+func (s *Store) open(sealed []byte) (string, error) {
+	n := s.aead.NonceSize()
+	if len(sealed) < n {
+		return "", errors.New("sealed secret too short")
+	}
+	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], nil)
+	if err != nil {
+		return "", fmt.Errorf("decrypt secret (wrong GATEWAY_SECRET_KEY?): %w", err)
+	}
+	return string(plain), nil
+}

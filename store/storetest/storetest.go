@@ -1,0 +1,152 @@
+// Package storetest gives tests a real, freshly migrated PostgreSQL database: the migrations are
+// applied once per run to a template database (named by a hash of the migration files), and
+// each test gets its own clone, dropped when the test ends.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/jmoiron/sqlx"
+
+	"gateway/migrations"
+	"gateway/store"
+)
+
+// AdminDSN is the maintenance database tests connect to: TEST_DATABASE_URL, else DATABASE_URL,
+// else the local default.
+func AdminDSN() string {
+	for _, k := range []string{"TEST_DATABASE_URL", "DATABASE_URL"} {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// withDB returns dsn pointing at database name.
+func withDB(dsn, name string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		panic(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func templateName() string {
+	h := sha256.New()
+	var names []string
+	fs.WalkDir(migrations.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, p)
+		}
+		return nil
+	})
+	sort.Strings(names)
+	for _, n := range names {
+		b, _ := fs.ReadFile(migrations.FS, n)
+		h.Write([]byte(n))
+		h.Write(b)
+	}
+	return "gw_tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// ensureTemplate creates and migrates the template database once; concurrent test binaries
+// serialise on an advisory lock.
+func ensureTemplate(ctx context.Context, admin *sqlx.DB, adminDSN string) (string, error) {
+	name := templateName()
+	conn, err := admin.Connx(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(8675309)`); err != nil {
+		return "", err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(8675309)`)
+	var exists bool
+	if err := conn.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name); err != nil {
+		return "", err
+	}
+	if exists {
+		return name, nil
+	}
+	build := name + "_build"
+	conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+build+` WITH (FORCE)`)
+	if _, err := conn.ExecContext(ctx, `CREATE DATABASE `+build); err != nil {
+		return "", err
+	}
+	m, err := store.NewMigrator(withDB(adminDSN, build), migrations.FS)
+	if err != nil {
+		return "", err
+	}
+	if err := m.Up(); err != nil {
+		m.Close()
+		return "", fmt.Errorf("migrate template: %w", err)
+	}
+	m.Close()
+	if _, err := conn.ExecContext(ctx, `ALTER DATABASE `+build+` RENAME TO `+name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// DSN returns the connection string of a fresh migrated database for this test, dropped at
+// cleanup. The test fails at once when PostgreSQL does not answer (run `make test`, which
+// starts it).
+func DSN(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	adminDSN := AdminDSN()
+	admin, err := sqlx.Open("postgres", adminDSN)
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	defer admin.Close()
+	tmpl, err := ensureTemplate(ctx, admin, adminDSN)
+	if err != nil {
+		t.Fatalf("storetest: template database (is PostgreSQL running? `make test` starts it): %v", err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	name := "gw_test_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+name+` TEMPLATE `+tmpl); err != nil {
+		t.Fatalf("storetest: clone template: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := sqlx.Open("postgres", adminDSN)
+		if err != nil {
+			return
+		}
+		defer a.Close()
+		a.ExecContext(context.Background(), `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
+	})
+	return withDB(adminDSN, name)
+}
+
+// TestKey is the AES-256 key tests use for secrets at rest.
+var TestKey = []byte("0123456789abcdef0123456789abcdef")
+
+// New returns a Store over a fresh database, closed at cleanup.
+func New(t testing.TB) *store.Store {
+	t.Helper()
+	db, err := store.Open(context.Background(), DSN(t), 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.New(db, TestKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); db.Close() })
+	return s
+}
