@@ -107,4 +107,3 @@ func writeJSON(c echo.Context, status int, v any) {
 func requestID(c echo.Context) string {
 	return c.Response().Header().Get(echo.HeaderXRequestID)
 }
-

@@ -58,7 +58,7 @@ func Open(ctx context.Context, dsn string, maxConns int) (*sqlx.DB, error) {
 }
 
 // New returns a Store over db. secretKey must be 32 bytes (AES-256); New fails otherwise.
-func New( db *sqlx.DB, secretKey []byte) (*Store, error) {
+func New(db *sqlx.DB, secretKey []byte) (*Store, error) {
 	if len(secretKey) != 32 {
 		return nil, fmt.Errorf("secret key must be 32 bytes, got %d", len(secretKey))
 	}

@@ -86,7 +86,10 @@ func New(t testing.TB, cfg Config) *Env {
 
 type testWriter struct{ t testing.TB }
 
-func (w testWriter) Write(b []byte) (int, error) { w.t.Log(strings.TrimSpace(string(b))); return len(b), nil }
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
 
 // Tenant is an account with one key of each mode.
 type Tenant struct {
@@ -267,9 +270,9 @@ func (e *Env) Validate(r Request, resp *Response) error {
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
 			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}},
-		Status: resp.Status,
-		Header: resp.Header,
-		Body:   io.NopCloser(bytes.NewReader(resp.Body)),
+		Status:  resp.Status,
+		Header:  resp.Header,
+		Body:    io.NopCloser(bytes.NewReader(resp.Body)),
 		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 	}
 	return openapi3filter.ValidateResponse(context.Background(), in)
