@@ -67,6 +67,7 @@ type Server struct {
 	router   routers.Router
 	echo     *echo.Echo
 	demo     *demoLimiter
+	bg       services
 }
 
 // New builds the server: it loads and validates the embedded spec, builds the route table, and
@@ -127,8 +128,9 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(requestIDMiddleware)
 	e.Use(s.logMiddleware)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
-		DisableStackAll:   true,
-		DisablePrintStack: true,
+		DisableStackAll: true,
+		// The stack is captured for LogErrorFunc, which logs it; Echo prints nothing itself.
+		DisablePrintStack: false,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 			s.log.ErrorContext(c.Request().Context(), "panic", "request_id", requestID(c), "error", err.Error(), "stack", string(stack))
 			return err

@@ -39,3 +39,10 @@ func (s *Store) SetAccountActive(ctx context.Context, accountID int64, active bo
 	err := s.db.GetContext(ctx, &a, `UPDATE accounts SET active = $2 WHERE id = $1 RETURNING `+accountColumns, accountID, active)
 	return a, translate(err)
 }
+
+// AccountByEmail returns the oldest account with that email, or ErrNotFound.
+func (s *Store) AccountByEmail(ctx context.Context, email string) (Account, error) {
+	var a Account
+	err := s.db.GetContext(ctx, &a, `SELECT `+accountColumns+` FROM accounts WHERE email = $1 ORDER BY id LIMIT 1`, email)
+	return a, translate(err)
+}

@@ -24,6 +24,8 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"gateway/migrations"
+	"gateway/platform/simulator"
+	"gateway/platform/whatsapp"
 	"gateway/server"
 	"gateway/store"
 	"gateway/store/storetest"
@@ -37,6 +39,8 @@ type Env struct {
 	HTTP   *httptest.Server
 	URL    string
 	Spec   *openapi3.T
+	Sim    *simulator.Simulator // nil unless Config.Simulator was set
+	SimURL string
 	router routers.Router
 	client *http.Client
 }
@@ -44,9 +48,20 @@ type Env struct {
 // Config adjusts the gateway an Env runs.
 type Config struct {
 	Options  server.Options
-	Platform server.Platform
+	Platform server.Platform // overrides the simulator's client when set
 	Clock    func() time.Time
+	// Logger receives the server's logs; nil discards them (or, with -v, shows warnings
+	// through t.Log).
+	Logger *slog.Logger
+	// Simulator, when set, is the platform simulator's configuration: the simulator is started on
+	// loopback, the gateway's platform client points at it, and its signed webhooks go to the
+	// gateway's /platform/webhook with the shared app secret (AppSecret and WebhookURL are set
+	// here).
+	Simulator *simulator.Config
 }
+
+// AppSecret is the platform app secret tests share between the simulator and the gateway.
+const AppSecret = "test-app-secret"
 
 // New starts a gateway on loopback over a fresh database; everything stops at test cleanup.
 func New(t testing.TB, cfg Config) *Env {
@@ -74,14 +89,48 @@ func New(t testing.TB, cfg Config) *Env {
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	if cfg.Logger != nil {
+		logger = cfg.Logger
+	}
+	if cfg.Options.PlatformAppSecret == "" {
+		cfg.Options.PlatformAppSecret = AppSecret
+	}
+	if cfg.Options.PlatformVerifyToken == "" {
+		cfg.Options.PlatformVerifyToken = "test-verify-token"
+	}
+	env := &Env{T: t, Store: st, Spec: spec, router: router,
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	// The listener comes first so the simulator knows where to send webhooks.
+	hs := httptest.NewUnstartedServer(nil)
+	env.URL = "http://" + hs.Listener.Addr().String()
+	if cfg.Simulator != nil {
+		sc := *cfg.Simulator
+		sc.AppSecret = cfg.Options.PlatformAppSecret
+		sc.WebhookURL = env.URL + "/platform/webhook"
+		env.Sim = simulator.New(sc)
+		u, err := env.Sim.Start("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.SimURL = u
+		t.Cleanup(func() { env.Sim.Close() })
+		if cfg.Platform == nil {
+			wa := whatsapp.NewClient(u+"/v23.0", nil)
+			if cfg.Options.SendTimeout > 0 {
+				wa.SetTimeout(cfg.Options.SendTimeout)
+			}
+			cfg.Platform = wa
+		}
+	}
 	srv, err := server.New(cfg.Options, server.Deps{Store: st, Platform: cfg.Platform, Logger: logger, Clock: cfg.Clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	hs.Config.Handler = srv.Handler()
+	hs.Start()
 	t.Cleanup(hs.Close)
-	return &Env{T: t, Store: st, Server: srv, HTTP: hs, URL: hs.URL, Spec: spec, router: router,
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	env.Server, env.HTTP = srv, hs
+	return env
 }
 
 type testWriter struct{ t testing.TB }
@@ -325,4 +374,22 @@ func Uncovered(spec *openapi3.T) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ConnectNumber connects a number for the tenant in the gateway and, when a simulator runs,
+// registers it there with the simulator's default templates. The ids are derived from the
+// account id so tenants never share a number.
+func (e *Env) ConnectNumber(tn Tenant) store.Connection {
+	e.T.Helper()
+	id := tn.Account.ID
+	c := store.Connection{AccountID: id, WabaID: fmt.Sprintf("waba-%d", id), PhoneNumberID: fmt.Sprintf("1065403522%05d", id),
+		PhoneNumber: fmt.Sprintf("1555078%04d", id), DisplayName: tn.Account.Name, AccessToken: fmt.Sprintf("token-%d", id)}
+	if _, err := e.Store.ConnectNumber(context.Background(), c); err != nil {
+		e.T.Fatal(err)
+	}
+	if e.Sim != nil {
+		e.Sim.AddNumber(simulator.Number{PhoneNumberID: c.PhoneNumberID, WabaID: c.WabaID, DisplayPhoneNumber: c.PhoneNumber, AccessToken: c.AccessToken})
+		e.Sim.SeedTemplates(c.WabaID, simulator.DefaultTemplates())
+	}
+	return c
 }

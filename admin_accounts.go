@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"crypto/rand"
+	"flag"
+	"fmt"
+	"math/big"
+
+	"gateway/server"
+	"gateway/store"
+)
+
+func init() {
+	registerAdmin("account create", "--name N --email E", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+		name := fs.String("name", "", "account name")
+		email := fs.String("email", "", "contact email")
+		if err := parseFlags(fs, args, "name", "email"); err != nil {
+			return nil, err
+		}
+		return createAccount(ctx, a.store, *name, *email)
+	})
+	for _, verb := range []string{"activate", "deactivate"} {
+		active := verb == "activate"
+		registerAdmin("account "+verb, "--account ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+			id := fs.Int64("account", 0, "account id")
+			if err := parseFlags(fs, args, "account"); err != nil {
+				return nil, err
+			}
+			return a.store.SetAccountActive(ctx, *id, active)
+		})
+	}
+	registerAdmin("key create", "--account ID --mode live|test", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+		id := fs.Int64("account", 0, "account id")
+		mode := fs.String("mode", "live", "live or test")
+		if err := parseFlags(fs, args, "account"); err != nil {
+			return nil, err
+		}
+		return createKey(ctx, a.store, *id, *mode)
+	})
+	registerAdmin("key revoke", "--key ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+		id := fs.Int64("key", 0, "key id")
+		if err := parseFlags(fs, args, "key"); err != nil {
+			return nil, err
+		}
+		return a.store.RevokeAPIKey(ctx, *id)
+	})
+	registerAdmin("number connect", "--account ID --waba-id W --phone-number-id P --phone-number N --display-name D --access-token T",
+		func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+			var c store.Connection
+			fs.Int64Var(&c.AccountID, "account", 0, "account id")
+			fs.StringVar(&c.WabaID, "waba-id", "", "WhatsApp Business Account id")
+			fs.StringVar(&c.PhoneNumberID, "phone-number-id", "", "the platform's phone number id")
+			fs.StringVar(&c.PhoneNumber, "phone-number", "", "the number, digits only")
+			fs.StringVar(&c.DisplayName, "display-name", "", "display name")
+			fs.StringVar(&c.AccessToken, "access-token", "", "the platform access token (stored encrypted)")
+			if err := parseFlags(fs, args, "account", "waba-id", "phone-number-id", "phone-number", "display-name", "access-token"); err != nil {
+				return nil, err
+			}
+			return a.store.ConnectNumber(ctx, c)
+		})
+	registerAdmin("number disconnect", "--account ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+		id := fs.Int64("account", 0, "account id")
+		if err := parseFlags(fs, args, "account"); err != nil {
+			return nil, err
+		}
+		if err := a.store.DisconnectNumber(ctx, *id); err != nil {
+			return nil, err
+		}
+		return map[string]any{"account_id": *id, "connected": false}, nil
+	})
+	for _, verb := range []string{"block", "unblock"} {
+		blocked := verb == "block"
+		registerAdmin("contact "+verb, "--account ID --mobile M", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+			id := fs.Int64("account", 0, "account id")
+			mobile := fs.String("mobile", "", "the contact's number, digits only")
+			if err := parseFlags(fs, args, "account", "mobile"); err != nil {
+				return nil, err
+			}
+			return a.store.SetContactBlocked(ctx, *id, *mobile, blocked)
+		})
+	}
+}
+
+// createAccount makes an account with a fresh sandbox join code.
+func createAccount(ctx context.Context, st *store.Store, name, email string) (store.Account, error) {
+	for i := 0; i < 5; i++ {
+		acct, err := st.CreateAccount(ctx, name, email, newJoinCode())
+		if err == nil || !isConflict(err) {
+			return acct, err
+		}
+	}
+	return store.Account{}, fmt.Errorf("could not find a free join code")
+}
+
+// keyCreated is printed once: the key itself is never shown again.
+type keyCreated struct {
+	store.APIKey
+	Key string `json:"key"`
+}
+
+func createKey(ctx context.Context, st *store.Store, accountID int64, mode string) (keyCreated, error) {
+	if mode != server.ModeLive && mode != server.ModeTest {
+		return keyCreated{}, fmt.Errorf("--mode must be live or test")
+	}
+	key, hash, prefix, err := server.GenerateKey(mode)
+	if err != nil {
+		return keyCreated{}, err
+	}
+	k, err := st.CreateAPIKey(ctx, accountID, mode, hash, prefix)
+	if err != nil {
+		return keyCreated{}, fmt.Errorf("create key for account %d: %w", accountID, err)
+	}
+	return keyCreated{APIKey: k, Key: key}, nil
+}
+
+// newJoinCode is two short words' worth of base36, e.g. "k7m2-q9x4".
+func newJoinCode() string {
+	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+	b := make([]byte, 9)
+	for i := range b {
+		if i == 4 {
+			b[i] = '-'
+			continue
+		}
+		n, _ := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		b[i] = alphabet[n.Int64()]
+	}
+	return string(b)
+}
+
+func isConflict(err error) bool { return err != nil && errors.Is(err, store.ErrConflict) }

@@ -1,0 +1,11 @@
+// Package whatsapp speaks Meta's WhatsApp Cloud API (the Graph API) for the gateway.
+//
+// The outbound side is [Client]: template and text sends and the template listing,
+// with Graph errors decoded into [*Error] and transport failures reported as
+// [ErrUnavailable]. The inbound side is [VerifySignature], [VerifyChallenge] and
+// [ParseWebhook], which decodes webhook deliveries leniently: unknown fields,
+// change fields and message types are kept, never rejected.
+//
+// The package uses only the standard library and imports nothing else from this module.
+// Field names and codes follow shared/reference/whatsapp-cloud-api.md.
+package whatsapp

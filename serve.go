@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"gateway/migrations"
+	"gateway/platform/whatsapp"
+	"gateway/server"
+	"gateway/store"
+)
+
+// app is the wired gateway: database, store, platform client and HTTP server.
+type app struct {
+	cfg    config
+	log    *slog.Logger
+	store  *store.Store
+	server *server.Server
+	close  func()
+}
+
+// openApp migrates (unless disabled), opens the store and builds the server.
+func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error) {
+	if cfg.Migrate {
+		if err := migrateUp(cfg); err != nil {
+			return nil, err
+		}
+	}
+	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DBPool)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.New(db, cfg.SecretKey)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	version, err := store.LatestVersion(migrations.FS)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	wa := whatsapp.NewClient(cfg.PlatformBaseURL, nil)
+	wa.SetTimeout(cfg.PlatformTimeout)
+	srv, err := server.New(server.Options{
+		PlatformAppSecret:   cfg.PlatformAppSecret,
+		PlatformVerifyToken: cfg.PlatformVerifyToken,
+		SendTimeout:         cfg.PlatformTimeout,
+		SchemaVersion:       version,
+		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
+	}, server.Deps{Store: st, Platform: wa, Logger: logger})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil
+}
+
+// serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get 15 s).
+func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func(addr string)) error {
+	logger := cfg.logger(os.Stderr)
+	if cfg.SecretKeyIsDefault {
+		logger.Warn("GATEWAY_SECRET_KEY is not set: using the built-in development key; never do this in production")
+	}
+	a, err := openApp(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	return a.serve(ctx, ready)
+}
+
+// serve listens on the configured address and runs the background services until ctx ends.
+// ready, when not nil, is called with the listening address once connections are accepted.
+func (a *app) serve(ctx context.Context, ready func(addr string)) error {
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: a.server.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	if err := a.server.StartServices(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+	defer a.server.StopServices()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	a.log.Info("serving", "addr", ln.Addr().String())
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+func migrateUp(cfg config) error {
+	m, err := store.NewMigrator(cfg.DatabaseURL, migrations.FS)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Up(); err != nil {
+		return fmt.Errorf("migrate up: %w (a dirty database needs `gateway migrate force V` after a fix by hand)", err)
+	}
+	return nil
+}
