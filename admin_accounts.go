@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"crypto/rand"
+	"errors"
 	"flag"
 	"fmt"
 	"math/big"
