@@ -1,0 +1,42 @@
+# Messaging Gateway — the commands a newcomer needs. `make help` lists them.
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin
+
+DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/gateway?sslmode=disable
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+REDOCLY := npx --yes @redocly/cli@2.77.0
+export DATABASE_URL TEST_DATABASE_URL
+
+.PHONY: help generate verify build run test lint bench db
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
+
+generate: ## regenerate gen/ from openapi/openapi.yaml
+	go generate ./openapi/
+
+verify: generate lint ## fail when gen/, go.mod or go.sum is stale, or gofmt/vet/the spec linter complain
+	@git diff --exit-code -- gen openapi || { echo "verify: gen/ is stale: run make generate and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- gen)" || { echo "verify: untracked files in gen/"; exit 1; }
+	@go mod tidy -diff || { echo "verify: go.mod/go.sum are stale: run go mod tidy"; exit 1; }
+
+build: ## build bin/gateway
+	go build -o bin/gateway .
+
+db: ## start PostgreSQL if none answers at DATABASE_URL and create its database
+	@.ci/pg-up
+
+run: build db ## build, start PostgreSQL if needed, migrate, seed a local account on the simulator, serve
+	bin/gateway dev
+
+test: ## the whole test suite (starts PostgreSQL if needed)
+	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
+	go test -race -count=1 -timeout 30m ./...
+
+lint: ## gofmt, go vet, and the OpenAPI linter (Redocly CLI from npm)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "lint: gofmt"; exit 1; }
+	go vet ./...
+	$(REDOCLY) lint --skip-rule=info-license-strict openapi/openapi.yaml
+
+bench: db ## the benchmarks that print the speed figures
+	go test -run '^$$' -bench . -benchtime 2s ./...

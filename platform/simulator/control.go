@@ -1,0 +1,398 @@
+package simulator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Control API routes, all under /_sim/ (JSON in and out, no authentication;
+// the simulator is for loopback use):
+//
+//	POST /_sim/numbers          Number, or an array of them        → {"numbers": [...]}
+//	GET  /_sim/numbers                                             → {"numbers": [...]}
+//	POST /_sim/templates        {waba_id, templates: [Template], defaults: bool}
+//	GET  /_sim/templates?waba_id=...                               → {"data": [...]}
+//	POST /_sim/script           {recipient, fail_sync, fail_async, skip_delivered,
+//	                             reorder, duplicate, early_status, hang_ms}
+//	POST /_sim/inbound          {phone_number_id, from, name, type, payload,
+//	                             context_message_id?}              → {"wamid": "..."}
+//	POST /_sim/template-status  {waba_id, template_id, status, reason}
+//	POST /_sim/config           {webhook_url?, sent_delay_ms?, delivered_delay_ms?,
+//	                             read_delay_ms?, rate_per_second?, pair_interval_ms?}
+//	GET  /_sim/config                                              → the same fields
+//	GET  /_sim/sent                                                → {"data": [SentMessage]}
+//	POST /_sim/reset            {all?: bool}
+//	GET  /_sim/webhooks                                            → WebhookStats
+//	POST /_sim/wait-idle        {timeout_ms?: default 5000}        → WebhookStats, 504 on timeout
+//	POST /_sim/verify-webhook   {verify_token}                     → {"challenge": "..."}
+//
+// Failures answer {"error": "..."} with 400 (bad input), 404 (unknown number
+// or template, unknown route), 405 (wrong method) or 502 (a webhook could not
+// be delivered).
+
+// controlError is the body of a failed control request.
+type controlError struct {
+	Error string `json:"error"`
+}
+
+func writeControl(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"encoding failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func controlFail(w http.ResponseWriter, status int, format string, args ...any) {
+	writeControl(w, status, controlError{Error: fmt.Sprintf(format, args...)})
+}
+
+// decodeControl reads a JSON body into v; an empty body leaves v unchanged.
+func decodeControl(r *http.Request, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	return json.Unmarshal(b, v)
+}
+
+// configBody is the JSON shape of /_sim/config.
+type configBody struct {
+	WebhookURL       *string `json:"webhook_url,omitempty"`
+	SentDelayMS      *int64  `json:"sent_delay_ms,omitempty"`
+	DeliveredDelayMS *int64  `json:"delivered_delay_ms,omitempty"`
+	ReadDelayMS      *int64  `json:"read_delay_ms,omitempty"`
+	RatePerSecond    *int    `json:"rate_per_second,omitempty"`
+	PairIntervalMS   *int64  `json:"pair_interval_ms,omitempty"`
+}
+
+// scriptBody is the JSON shape of /_sim/script.
+type scriptBody struct {
+	Recipient string `json:"recipient"`
+	Outcome
+	HangMS int64 `json:"hang_ms,omitempty"`
+}
+
+func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request, route string) {
+	method := func(m string) bool {
+		if r.Method != m {
+			w.Header().Set("Allow", m)
+			controlFail(w, http.StatusMethodNotAllowed, "%s /_sim/%s: method not allowed", r.Method, route)
+			return false
+		}
+		return true
+	}
+	switch route {
+	case "numbers":
+		switch r.Method {
+		case http.MethodGet:
+			writeControl(w, http.StatusOK, map[string]any{"numbers": s.Numbers()})
+		case http.MethodPost:
+			s.controlNumbers(w, r)
+		default:
+			method(http.MethodPost)
+		}
+	case "templates":
+		switch r.Method {
+		case http.MethodGet:
+			ts := s.Templates(r.URL.Query().Get("waba_id"))
+			if ts == nil {
+				ts = []Template{}
+			}
+			writeControl(w, http.StatusOK, map[string]any{"data": ts})
+		case http.MethodPost:
+			s.controlTemplates(w, r)
+		default:
+			method(http.MethodPost)
+		}
+	case "script":
+		if !method(http.MethodPost) {
+			return
+		}
+		var b scriptBody
+		if err := decodeControl(r, &b); err != nil || b.Recipient == "" {
+			controlFail(w, http.StatusBadRequest, "script: need {recipient, ...outcome}: %v", err)
+			return
+		}
+		b.Outcome.Hang = time.Duration(b.HangMS) * time.Millisecond
+		s.Script(b.Recipient, b.Outcome)
+		writeControl(w, http.StatusOK, map[string]any{"ok": true})
+	case "inbound":
+		if !method(http.MethodPost) {
+			return
+		}
+		var in Inbound
+		if err := decodeControl(r, &in); err != nil {
+			controlFail(w, http.StatusBadRequest, "inbound: %v", err)
+			return
+		}
+		wamid, err := s.InjectInboundMessage(in)
+		switch {
+		case errors.Is(err, ErrUnknownNumber):
+			controlFail(w, http.StatusNotFound, "%v", err)
+		case errors.Is(err, ErrNoWebhookURL):
+			controlFail(w, http.StatusBadRequest, "%v", err)
+		case err != nil && wamid == "":
+			controlFail(w, http.StatusBadRequest, "%v", err)
+		case err != nil:
+			writeControl(w, http.StatusBadGateway, map[string]any{"error": err.Error(), "wamid": wamid})
+		default:
+			writeControl(w, http.StatusOK, map[string]any{"wamid": wamid})
+		}
+	case "template-status":
+		if !method(http.MethodPost) {
+			return
+		}
+		var b struct {
+			WabaID     string `json:"waba_id"`
+			TemplateID string `json:"template_id"`
+			Status     string `json:"status"`
+			Reason     string `json:"reason"`
+		}
+		if err := decodeControl(r, &b); err != nil {
+			controlFail(w, http.StatusBadRequest, "template-status: %v", err)
+			return
+		}
+		err := s.SetTemplateStatus(b.WabaID, b.TemplateID, b.Status, b.Reason)
+		switch {
+		case errors.Is(err, ErrUnknownTemplate):
+			controlFail(w, http.StatusNotFound, "%v", err)
+		case errors.Is(err, ErrInvalidStatus):
+			controlFail(w, http.StatusBadRequest, "%v", err)
+		case err != nil:
+			controlFail(w, http.StatusBadGateway, "%v", err)
+		default:
+			writeControl(w, http.StatusOK, map[string]any{"ok": true})
+		}
+	case "config":
+		switch r.Method {
+		case http.MethodGet:
+			writeControl(w, http.StatusOK, s.configSnapshot())
+		case http.MethodPost:
+			var b configBody
+			if err := decodeControl(r, &b); err != nil {
+				controlFail(w, http.StatusBadRequest, "config: %v", err)
+				return
+			}
+			s.applyConfig(b)
+			writeControl(w, http.StatusOK, s.configSnapshot())
+		default:
+			method(http.MethodPost)
+		}
+	case "sent":
+		if !method(http.MethodGet) {
+			return
+		}
+		sent := s.Sent()
+		if sent == nil {
+			sent = []SentMessage{}
+		}
+		writeControl(w, http.StatusOK, map[string]any{"data": sent})
+	case "reset":
+		if !method(http.MethodPost) {
+			return
+		}
+		var b struct {
+			All bool `json:"all"`
+		}
+		if err := decodeControl(r, &b); err != nil {
+			controlFail(w, http.StatusBadRequest, "reset: %v", err)
+			return
+		}
+		s.Reset(b.All)
+		writeControl(w, http.StatusOK, map[string]any{"ok": true})
+	case "webhooks":
+		if !method(http.MethodGet) {
+			return
+		}
+		writeControl(w, http.StatusOK, s.WebhookStats())
+	case "wait-idle":
+		if !method(http.MethodPost) {
+			return
+		}
+		var b struct {
+			TimeoutMS int64 `json:"timeout_ms"`
+		}
+		if err := decodeControl(r, &b); err != nil {
+			controlFail(w, http.StatusBadRequest, "wait-idle: %v", err)
+			return
+		}
+		if b.TimeoutMS <= 0 {
+			b.TimeoutMS = 5000
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), time.Duration(b.TimeoutMS)*time.Millisecond)
+		defer cancel()
+		if err := s.WaitIdle(ctx); err != nil {
+			writeControl(w, http.StatusGatewayTimeout, map[string]any{"error": err.Error(), "stats": s.WebhookStats()})
+			return
+		}
+		writeControl(w, http.StatusOK, s.WebhookStats())
+	case "verify-webhook":
+		if !method(http.MethodPost) {
+			return
+		}
+		var b struct {
+			VerifyToken string `json:"verify_token"`
+		}
+		if err := decodeControl(r, &b); err != nil {
+			controlFail(w, http.StatusBadRequest, "verify-webhook: %v", err)
+			return
+		}
+		challenge, err := s.VerifyWebhook(r.Context(), b.VerifyToken)
+		if err != nil {
+			controlFail(w, http.StatusBadGateway, "%v", err)
+			return
+		}
+		writeControl(w, http.StatusOK, map[string]any{"challenge": challenge})
+	default:
+		controlFail(w, http.StatusNotFound, "unknown control route /_sim/%s", route)
+	}
+}
+
+func (s *Simulator) controlNumbers(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
+	if err != nil {
+		controlFail(w, http.StatusBadRequest, "numbers: %v", err)
+		return
+	}
+	var list []Number
+	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] == '[' {
+		err = json.Unmarshal(trimmed, &list)
+	} else {
+		var n Number
+		err = json.Unmarshal(b, &n)
+		list = []Number{n}
+	}
+	if err != nil {
+		controlFail(w, http.StatusBadRequest, "numbers: %v", err)
+		return
+	}
+	for _, n := range list {
+		if n.PhoneNumberID == "" || n.WabaID == "" || n.AccessToken == "" {
+			controlFail(w, http.StatusBadRequest, "numbers: phone_number_id, waba_id and access_token are required")
+			return
+		}
+	}
+	for _, n := range list {
+		s.AddNumber(n)
+	}
+	writeControl(w, http.StatusOK, map[string]any{"numbers": s.Numbers()})
+}
+
+func (s *Simulator) controlTemplates(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		WabaID    string     `json:"waba_id"`
+		Templates []Template `json:"templates"`
+		Defaults  bool       `json:"defaults"`
+	}
+	if err := decodeControl(r, &b); err != nil {
+		controlFail(w, http.StatusBadRequest, "templates: %v", err)
+		return
+	}
+	if b.WabaID == "" {
+		controlFail(w, http.StatusBadRequest, "templates: waba_id is required")
+		return
+	}
+	for _, t := range b.Templates {
+		if t.Name == "" || t.Language == "" {
+			controlFail(w, http.StatusBadRequest, "templates: every template needs name and language")
+			return
+		}
+	}
+	if b.Defaults {
+		s.SeedTemplates(b.WabaID, DefaultTemplates())
+	}
+	s.SeedTemplates(b.WabaID, b.Templates)
+	writeControl(w, http.StatusOK, map[string]any{"data": s.Templates(b.WabaID)})
+}
+
+func (s *Simulator) configSnapshot() configBody {
+	s.mu.Lock()
+	set := s.set
+	s.mu.Unlock()
+	ms := func(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
+	return configBody{
+		WebhookURL:       &set.webhookURL,
+		SentDelayMS:      ms(set.sentDelay),
+		DeliveredDelayMS: ms(set.deliveredDelay),
+		ReadDelayMS:      ms(set.readDelay),
+		RatePerSecond:    &set.rate,
+		PairIntervalMS:   ms(set.pairInterval),
+	}
+}
+
+func (s *Simulator) applyConfig(b configBody) {
+	ms := func(v int64) time.Duration { return max(time.Duration(v)*time.Millisecond, 0) }
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.WebhookURL != nil {
+		s.set.webhookURL = *b.WebhookURL
+	}
+	if b.SentDelayMS != nil {
+		s.set.sentDelay = ms(*b.SentDelayMS)
+	}
+	if b.DeliveredDelayMS != nil {
+		s.set.deliveredDelay = ms(*b.DeliveredDelayMS)
+	}
+	if b.ReadDelayMS != nil {
+		s.set.readDelay = ms(*b.ReadDelayMS)
+	}
+	if b.RatePerSecond != nil {
+		s.set.rate = max(*b.RatePerSecond, 0)
+		s.buckets = map[string]*bucket{}
+	}
+	if b.PairIntervalMS != nil {
+		s.set.pairInterval = ms(*b.PairIntervalMS)
+	}
+}
+
+// VerifyWebhook performs Meta's subscription handshake against the webhook
+// URL: GET <url>?hub.mode=subscribe&hub.verify_token=<token>&hub.challenge=<random>.
+// It returns the challenge when the receiver answered 200 with exactly that
+// challenge as the body; otherwise it fails with ErrNoWebhookURL, the
+// transport error, or an error describing the status and body received.
+func (s *Simulator) VerifyWebhook(ctx context.Context, verifyToken string) (challenge string, err error) {
+	raw := s.webhookURL()
+	if raw == "" {
+		return "", ErrNoWebhookURL
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("simulator: webhook URL: %w", err)
+	}
+	challenge = strconv.FormatUint(rand.Uint64N(10_000_000_000), 10)
+	q := u.Query()
+	q.Set("hub.mode", "subscribe")
+	q.Set("hub.verify_token", verifyToken)
+	q.Set("hub.challenge", challenge)
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", fmt.Errorf("simulator: verification request: %w", err)
+	}
+	req.Header.Set("User-Agent", "facebookplatform/1.0 (+http://developers.facebook.com)")
+	resp, err := s.hooks.client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("simulator: verification GET: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK || string(body) != challenge {
+		return "", fmt.Errorf("simulator: verification answered %d with %q, want 200 with %q", resp.StatusCode, body, challenge)
+	}
+	return challenge, nil
+}

@@ -1,0 +1,20 @@
+// Package simulator is a fake WhatsApp Cloud API (Meta's Graph API) served over
+// real HTTP, for end-to-end tests, benchmarks and local runs.
+//
+// It is written from the wire-format reference (shared/reference/whatsapp-cloud-api.md),
+// independently of the gateway's own Graph client, so that it can catch that
+// client's bugs. It implements:
+//
+//   - POST /{version}/{phone-number-id}/messages (template and text sends) with
+//     Meta's validation, error bodies and HTTP statuses: 190, 100/33, 132000,
+//     132001, 132005, 132012, 132015, 132016, 130429, 131056, scripted others;
+//   - GET /{version}/{waba-id}/message_templates with filters and cursor paging;
+//   - GET /{version}/{phone-number-id} (the number's public fields);
+//   - signed webhooks (X-Hub-Signature-256) for statuses, inbound messages and
+//     template status updates, retried with compressed backoff;
+//   - a control API under /_sim/ and Go methods to set numbers, templates,
+//     per-recipient outcomes and configuration, and to read what was sent.
+//
+// Any version prefix of the form v{N}.{M} is accepted. New starts the webhook
+// sender; Close stops it and the HTTP server started by Start.
+package simulator

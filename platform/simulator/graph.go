@@ -1,0 +1,704 @@
+package simulator
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxRequestBody bounds a Graph request body.
+const maxRequestBody = 4 << 20
+
+// serveHTTP routes Graph paths and the control API.
+func (s *Simulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.Trim(r.URL.Path, "/")
+	if path == "_sim" || strings.HasPrefix(path, "_sim/") {
+		s.serveControl(w, r, strings.TrimPrefix(strings.TrimPrefix(path, "_sim"), "/"))
+		return
+	}
+	trace := traceID()
+	w.Header().Set("x-fb-trace-id", trace)
+	w.Header().Set("x-fb-request-id", trace)
+	segs := strings.Split(path, "/")
+	if len(segs) < 2 || !isVersion(segs[0]) {
+		unknownPathError("/"+path).write(w, trace)
+		return
+	}
+	w.Header().Set("facebook-api-version", segs[0])
+	id := segs[1]
+	switch {
+	case len(segs) == 3 && segs[2] == "messages":
+		if r.Method != http.MethodPost {
+			unknownObjectError(strings.ToLower(r.Method), id).write(w, trace)
+			return
+		}
+		s.serveSend(w, r, id, trace)
+	case len(segs) == 3 && segs[2] == "message_templates":
+		if r.Method != http.MethodGet {
+			unknownObjectError(strings.ToLower(r.Method), id).write(w, trace)
+			return
+		}
+		s.serveTemplateList(w, r, id, trace)
+	case len(segs) == 2 && r.Method == http.MethodGet:
+		s.serveNumber(w, r, id, trace)
+	case len(segs) == 2:
+		unknownObjectError(strings.ToLower(r.Method), id).write(w, trace)
+	default:
+		unknownPathError("/"+strings.Join(segs[2:], "/")).write(w, trace)
+	}
+}
+
+// isVersion reports whether seg is "v{N}.{M}".
+func isVersion(seg string) bool {
+	if len(seg) < 4 || seg[0] != 'v' {
+		return false
+	}
+	maj, minor, ok := strings.Cut(seg[1:], ".")
+	return ok && allDigits(maj) && allDigits(minor)
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// bearer returns the request's access token: the Authorization Bearer value
+// or, as Graph also allows, the access_token query parameter.
+func bearer(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(tok)
+		}
+		return ""
+	}
+	return r.URL.Query().Get("access_token")
+}
+
+// traceID returns a random fbtrace_id-like string ("A" + 22 characters).
+func traceID() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	b := make([]byte, 23)
+	b[0] = 'A'
+	for i := 1; i < len(b); i++ {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// randomHex returns n random bytes as upper-case hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rand.Uint32())
+	}
+	return strings.ToUpper(hex.EncodeToString(b))
+}
+
+// newWamid returns a WhatsApp message id shaped like Meta's: "wamid." and the
+// base64 of a small binary record holding the user's wa_id and a random
+// hex id (18 characters outbound, 20 inbound).
+func newWamid(waID string, outbound bool) string {
+	b := make([]byte, 0, 64)
+	b = append(b, 0x1c, 0x18, byte(len(waID)))
+	b = append(b, waID...)
+	b = append(b, 0x15, 0x02, 0x00)
+	if outbound {
+		b = append(b, 0x11, 0x18, 0x12)
+		b = append(b, randomHex(9)...)
+	} else {
+		b = append(b, 0x12, 0x18, 0x14)
+		b = append(b, randomHex(10)...)
+	}
+	b = append(b, 0x00)
+	return "wamid." + base64.StdEncoding.EncodeToString(b)
+}
+
+// sendResponse is the HTTP 200 body of an accepted send.
+type sendResponse struct {
+	MessagingProduct string            `json:"messaging_product"`
+	Contacts         []responseContact `json:"contacts"`
+	Messages         []responseMessage `json:"messages"`
+}
+
+type responseContact struct {
+	Input string `json:"input"`
+	WaID  string `json:"wa_id"`
+}
+
+type responseMessage struct {
+	ID            string `json:"id"`
+	MessageStatus string `json:"message_status,omitempty"`
+}
+
+// accepted is what the status timeline needs about an accepted send.
+type accepted struct {
+	number   Number
+	wamid    string
+	waID     string
+	category string // pricing category, lower-case
+	opaque   string
+	template bool
+	at       time.Time // Config.Clock at acceptance
+	failCode int       // async failure, 0 = none
+	outcome  Outcome
+	set      settings
+}
+
+// serveSend implements POST /{version}/{phone-number-id}/messages.
+func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, trace string) {
+	tok := bearer(r)
+	raw, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+
+	s.mu.Lock()
+	n, known := s.numbers[phoneID]
+	_, tokenKnown := s.tokens[tok]
+	set := s.set
+	now := s.clock()
+	var ge *graphError
+	switch {
+	case tok == "" || !tokenKnown:
+		ge = tokenError()
+	case !known:
+		ge = unknownObjectError("post", phoneID)
+	case n.AccessToken != tok:
+		ge = tokenError()
+	case set.rate > 0:
+		b := s.buckets[phoneID]
+		if b == nil {
+			b = &bucket{}
+			s.buckets[phoneID] = b
+		}
+		if !b.take(now, set.rate) {
+			ge = waError(130429, "")
+		}
+	}
+	s.mu.Unlock()
+	if ge != nil {
+		ge.write(w, trace)
+		return
+	}
+	if readErr != nil {
+		paramError("Invalid parameter", "request body could not be read: "+readErr.Error()).write(w, trace)
+		return
+	}
+
+	var req sendRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		paramError("Invalid parameter", "request body is not valid JSON: "+err.Error()).write(w, trace)
+		return
+	}
+	switch {
+	case req.MessagingProduct == nil || *req.MessagingProduct == "":
+		ge = paramError("The parameter messaging_product is required.", "messaging_product is required")
+	case *req.MessagingProduct != "whatsapp":
+		ge = paramError(`Param messaging_product must be one of {WHATSAPP} - got "`+*req.MessagingProduct+`".`, "messaging_product must be whatsapp")
+	case req.To == nil || *req.To == "":
+		ge = paramError("The parameter to is required.", "to is required")
+	case req.RecipientType != "" && req.RecipientType != "individual":
+		ge = paramError(`Param recipient_type must be one of {INDIVIDUAL, GROUP} - got "`+req.RecipientType+`".`, "the simulator supports only individual recipients")
+	}
+	if ge != nil {
+		ge.write(w, trace)
+		return
+	}
+	digits, ok := recipientDigits(*req.To)
+	if !ok {
+		waError(131009, "Recipient phone number is not a valid phone number: "+*req.To).write(w, trace)
+		return
+	}
+	waID := WaIDFor(digits)
+	msgType := "text"
+	if req.Type != nil {
+		msgType = strings.ToLower(*req.Type)
+	}
+
+	sm := SentMessage{
+		PhoneNumberID:         phoneID,
+		To:                    *req.To,
+		WaID:                  waID,
+		Type:                  msgType,
+		BizOpaqueCallbackData: req.BizOpaqueCallbackData,
+		At:                    now,
+		Raw:                   json.RawMessage(raw),
+	}
+	acc := accepted{number: n, waID: waID, opaque: req.BizOpaqueCallbackData, at: now, set: set}
+	switch msgType {
+	case "template":
+		acc.template = true
+		ge = s.checkTemplate(n.WabaID, req.Template, &sm, &acc)
+	case "text":
+		switch {
+		case req.Text == nil:
+			ge = paramError("The parameter text is required.", "text is required for type text")
+		case req.Text.Body == nil || *req.Text.Body == "":
+			ge = paramError("The parameter text['body'] is required.", "text.body is required")
+		case len(*req.Text.Body) > 4096:
+			ge = waError(131009, "text.body is longer than 4096 characters")
+		default:
+			sm.TextBody = *req.Text.Body
+			acc.category = "service"
+		}
+	default:
+		ge = waError(131051, "The simulator accepts only template and text messages, got "+strconv.Quote(msgType))
+	}
+	if ge != nil {
+		ge.write(w, trace)
+		return
+	}
+
+	// Acceptance: pair limit, scripts, service window, record.
+	s.mu.Lock()
+	out := s.scripts[waID]
+	pairKey := phoneID + "|" + waID
+	switch {
+	case set.pairInterval > 0 && !s.lastPair[pairKey].IsZero() && now.Sub(s.lastPair[pairKey]) < set.pairInterval:
+		ge = waError(131056, "")
+	case out.FailSync != 0:
+		ge = waError(out.FailSync, "")
+	}
+	if ge == nil {
+		if set.pairInterval > 0 {
+			s.lastPair[pairKey] = now
+		}
+		acc.failCode = out.FailAsync
+		if !acc.template && set.enforceWindow && acc.failCode == 0 {
+			if last := s.lastInbound[pairKey]; last.IsZero() || now.Sub(last) > 24*time.Hour {
+				acc.failCode = 131047
+			}
+		}
+		acc.outcome = out
+		acc.wamid = newWamid(waID, true)
+		sm.Wamid = acc.wamid
+		s.sent = append(s.sent, sm)
+		if len(s.sent) > s.maxSent {
+			// Drop the oldest tenth at once so trimming stays amortised O(1).
+			keep := s.maxSent - s.maxSent/10
+			s.sent = slices.Clone(s.sent[len(s.sent)-keep:])
+		}
+	}
+	s.mu.Unlock()
+	if ge != nil {
+		s.hang(r.Context(), out.Hang)
+		ge.write(w, trace)
+		return
+	}
+
+	var steps []delayedBody
+	if set.webhookURL != "" {
+		steps = s.statusSteps(acc)
+	}
+	if out.EarlyStatus && len(steps) > 0 && set.webhookURL != "" {
+		_ = s.hooks.deliverNow(r.Context(), steps[0].body)
+		steps = steps[1:]
+	}
+	s.hang(r.Context(), out.Hang)
+
+	resp := sendResponse{
+		MessagingProduct: "whatsapp",
+		Contacts:         []responseContact{{Input: *req.To, WaID: waID}},
+		Messages:         []responseMessage{{ID: acc.wamid}},
+	}
+	if acc.template {
+		resp.Messages[0].MessageStatus = "accepted"
+	}
+	writeGraphJSON(w, http.StatusOK, resp)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	if set.webhookURL != "" && len(steps) > 0 {
+		start := time.Now()
+		queued := make([]step, len(steps))
+		for i, p := range steps {
+			queued[i] = step{body: p.body, at: start.Add(p.delay)}
+		}
+		s.hooks.enqueue(queued)
+	}
+}
+
+// hang waits d, or until the client goes away or the simulator closes.
+func (s *Simulator) hang(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-s.done:
+	}
+}
+
+// checkTemplate looks the template up for the number's WABA and validates
+// the send against it, filling sm and acc.
+func (s *Simulator) checkTemplate(wabaID string, tpl *sendTemplate, sm *SentMessage, acc *accepted) *graphError {
+	if tpl == nil {
+		return paramError("The parameter template is required.", "template is required for type template")
+	}
+	if tpl.Name == "" {
+		return paramError("The parameter template['name'] is required.", "template.name is required")
+	}
+	if tpl.Language == nil || tpl.Language.Code == "" {
+		return paramError("The parameter template['language'] is required.", "template.language.code is required")
+	}
+	if p := tpl.Language.Policy; p != "" && p != "deterministic" {
+		return paramError(`Param template['language']['policy'] must be one of {DETERMINISTIC} - got "`+p+`".`, "language.policy must be deterministic")
+	}
+	s.mu.Lock()
+	var st storedTemplate
+	found := false
+	for _, t := range s.templates[wabaID] {
+		if t.t.Name == tpl.Name && t.t.Language == tpl.Language.Code {
+			st, found = *t, true
+			break
+		}
+	}
+	s.mu.Unlock()
+	notFound := waError(132001, "template name ("+tpl.Name+") does not exist in "+tpl.Language.Code)
+	if !found {
+		return notFound
+	}
+	switch st.t.Status {
+	case "APPROVED":
+	case "PAUSED":
+		return waError(132015, "")
+	case "DISABLED":
+		return waError(132016, "")
+	default:
+		return notFound
+	}
+	params, ge := validateTemplateSend(st.spec, tpl.Components)
+	if ge != nil {
+		return ge
+	}
+	sm.TemplateName = st.t.Name
+	sm.TemplateLanguage = st.t.Language
+	sm.Parameters = params
+	acc.category = strings.ToLower(st.t.Category)
+	return nil
+}
+
+// delayedBody is a status webhook body and its delay after the send response.
+type delayedBody struct {
+	body  []byte
+	delay time.Duration
+}
+
+// statusSteps builds the status webhooks of an accepted message, in the
+// order they are to be delivered.
+func (s *Simulator) statusSteps(a accepted) []delayedBody {
+	type planned struct {
+		status string
+		delay  time.Duration
+	}
+	var plan []planned
+	switch {
+	case a.failCode != 0:
+		plan = []planned{{"sent", a.set.sentDelay}, {"failed", a.set.deliveredDelay}}
+	case a.outcome.SkipDelivered:
+		plan = []planned{{"sent", a.set.sentDelay}, {"read", a.set.readDelay}}
+	default:
+		plan = []planned{{"sent", a.set.sentDelay}, {"delivered", a.set.deliveredDelay}, {"read", a.set.readDelay}}
+	}
+	// Delivery slots stay in time order; with Reorder the statuses are
+	// assigned to them in reverse, each keeping its own timestamp.
+	slots := make([]time.Duration, len(plan))
+	for i, p := range plan {
+		slots[i] = p.delay
+	}
+	slices.Sort(slots)
+	if a.outcome.Reorder {
+		slices.Reverse(plan)
+	}
+	convID := strings.ToLower(randomHex(16))
+	var steps []delayedBody
+	for i, p := range plan {
+		st := statusObject{
+			ID:                    a.wamid,
+			Status:                p.status,
+			Timestamp:             strconv.FormatInt(a.at.Add(p.delay).Unix(), 10),
+			RecipientID:           a.waID,
+			BizOpaqueCallbackData: a.opaque,
+		}
+		switch p.status {
+		case "failed":
+			st.Errors = []statusError{asyncError(a.failCode)}
+		case "sent", "delivered":
+			st.Conversation = &conversation{ID: convID, Origin: origin{Type: a.category}}
+			if p.status == "sent" {
+				st.Conversation.ExpirationTimestamp = strconv.FormatInt(a.at.Add(24*time.Hour).Unix(), 10)
+			}
+			st.Pricing = &pricing{Billable: true, PricingModel: "PMP", Type: "regular", Category: a.category}
+			if !a.template {
+				st.Pricing.Billable = false
+				st.Pricing.Type = "free_customer_service"
+			}
+		}
+		env := messagesEnvelope(a.number.WabaID, messagesValue{
+			Metadata: metadataOf(a.number),
+			Statuses: []statusObject{st},
+		})
+		body, err := metaJSON(env)
+		if err != nil {
+			continue
+		}
+		steps = append(steps, delayedBody{body, slots[i]})
+		if a.outcome.Duplicate {
+			steps = append(steps, delayedBody{body, slots[i]})
+		}
+	}
+	return steps
+}
+
+// ---- GET /{version}/{waba-id}/message_templates ----
+
+type templateListResponse struct {
+	Data   []map[string]any `json:"data"`
+	Paging *paging          `json:"paging,omitempty"`
+}
+
+type paging struct {
+	Cursors  cursors `json:"cursors"`
+	Next     string  `json:"next,omitempty"`
+	Previous string  `json:"previous,omitempty"`
+}
+
+type cursors struct {
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// cursorFor encodes a template id as an opaque Graph-looking cursor.
+func cursorFor(id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("AQH" + id))
+}
+
+// idFromCursor decodes cursorFor; ok is false for a malformed cursor.
+func idFromCursor(c string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) < 3 || string(b[:3]) != "AQH" {
+		return "", false
+	}
+	return string(b[3:]), true
+}
+
+// serveTemplateList lists a WABA's templates: every status, the definition
+// shape, filters name (substring, case-insensitive), status, category and
+// language (comma lists), fields, and limit/after/before paging.
+func (s *Simulator) serveTemplateList(w http.ResponseWriter, r *http.Request, wabaID, trace string) {
+	tok := bearer(r)
+	s.mu.Lock()
+	_, tokenKnown := s.tokens[tok]
+	wabaKnown := len(s.templates[wabaID]) > 0
+	allowed := false
+	for _, n := range s.numbers {
+		if n.WabaID == wabaID {
+			wabaKnown = true
+			if n.AccessToken == tok {
+				allowed = true
+			}
+		}
+	}
+	var list []Template
+	if allowed {
+		for _, st := range s.templates[wabaID] {
+			list = append(list, st.t)
+		}
+	}
+	s.mu.Unlock()
+	switch {
+	case tok == "" || !tokenKnown:
+		tokenError().write(w, trace)
+		return
+	case !wabaKnown:
+		unknownObjectError("get", wabaID).write(w, trace)
+		return
+	case !allowed:
+		tokenError().write(w, trace)
+		return
+	}
+
+	q := r.URL.Query()
+	limit := 25
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			paramError("Param limit must be a positive integer", "limit must be a positive integer").write(w, trace)
+			return
+		}
+		limit = n
+	}
+	filter := func(key, value string) bool {
+		want := q.Get(key)
+		if want == "" {
+			return true
+		}
+		for v := range strings.SplitSeq(want, ",") {
+			if strings.EqualFold(strings.TrimSpace(v), value) {
+				return true
+			}
+		}
+		return false
+	}
+	name := strings.ToLower(q.Get("name"))
+	var items []Template
+	for _, t := range list {
+		if name != "" && !strings.Contains(strings.ToLower(t.Name), name) {
+			continue
+		}
+		if filter("status", t.Status) && filter("category", t.Category) && filter("language", t.Language) {
+			items = append(items, t)
+		}
+	}
+
+	start, end := 0, len(items)
+	switch {
+	case q.Get("after") != "":
+		id, ok := idFromCursor(q.Get("after"))
+		i := slices.IndexFunc(items, func(t Template) bool { return t.ID == id })
+		if !ok || i < 0 {
+			paramError("Invalid parameter", "after: the cursor is not valid").write(w, trace)
+			return
+		}
+		start = i + 1
+		end = min(start+limit, len(items))
+	case q.Get("before") != "":
+		id, ok := idFromCursor(q.Get("before"))
+		i := slices.IndexFunc(items, func(t Template) bool { return t.ID == id })
+		if !ok || i < 0 {
+			paramError("Invalid parameter", "before: the cursor is not valid").write(w, trace)
+			return
+		}
+		end = i
+		start = max(0, end-limit)
+	default:
+		end = min(limit, len(items))
+	}
+	page := items[start:end]
+
+	var fields []string
+	if f := q.Get("fields"); f != "" {
+		for v := range strings.SplitSeq(f, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				fields = append(fields, v)
+			}
+		}
+	}
+	resp := templateListResponse{Data: make([]map[string]any, 0, len(page))}
+	for _, t := range page {
+		resp.Data = append(resp.Data, templateFields(t, fields))
+	}
+	if len(page) > 0 {
+		p := &paging{Cursors: cursors{Before: cursorFor(page[0].ID), After: cursorFor(page[len(page)-1].ID)}}
+		if end < len(items) {
+			p.Next = pageURL(r, limit, "after", p.Cursors.After)
+		}
+		if start > 0 {
+			p.Previous = pageURL(r, limit, "before", p.Cursors.Before)
+		}
+		resp.Paging = p
+	}
+	writeGraphJSON(w, http.StatusOK, resp)
+}
+
+// templateFields renders a template in the definition shape, restricted to
+// fields when given (id is always included).
+func templateFields(t Template, fields []string) map[string]any {
+	t = copyTemplate(t)
+	all := map[string]any{
+		"id":               t.ID,
+		"name":             t.Name,
+		"language":         t.Language,
+		"status":           t.Status,
+		"category":         t.Category,
+		"parameter_format": t.ParameterFormat,
+		"components":       t.Components,
+	}
+	if t.RejectedReason != "" {
+		all["rejected_reason"] = t.RejectedReason
+	} else if t.Status == "REJECTED" {
+		all["rejected_reason"] = "NONE"
+	}
+	if len(fields) == 0 {
+		return all
+	}
+	out := map[string]any{"id": t.ID}
+	for _, f := range fields {
+		if v, ok := all[f]; ok {
+			out[f] = v
+		}
+	}
+	return out
+}
+
+// pageURL builds the absolute URL of another page from the request's own
+// scheme, host, path and query.
+func pageURL(r *http.Request, limit int, key, cursor string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	} else if p := r.Header.Get("X-Forwarded-Proto"); p == "https" || p == "http" {
+		scheme = p
+	}
+	q := r.URL.Query()
+	q.Del("after")
+	q.Del("before")
+	q.Set("limit", strconv.Itoa(limit))
+	q.Set(key, cursor)
+	u := url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// ---- GET /{version}/{phone-number-id} ----
+
+// serveNumber returns the public fields of a business phone number.
+func (s *Simulator) serveNumber(w http.ResponseWriter, r *http.Request, id, trace string) {
+	tok := bearer(r)
+	s.mu.Lock()
+	n, known := s.numbers[id]
+	_, tokenKnown := s.tokens[tok]
+	s.mu.Unlock()
+	switch {
+	case tok == "" || !tokenKnown:
+		tokenError().write(w, trace)
+	case !known:
+		unknownObjectError("get", id).write(w, trace)
+	case n.AccessToken != tok:
+		tokenError().write(w, trace)
+	default:
+		name := n.VerifiedName
+		if name == "" {
+			name = "Test Business"
+		}
+		display := n.DisplayPhoneNumber
+		if display == "" {
+			display = "+" + onlyDigits(n.PhoneNumberID)
+		}
+		writeGraphJSON(w, http.StatusOK, map[string]any{
+			"verified_name":            name,
+			"code_verification_status": "VERIFIED",
+			"display_phone_number":     display,
+			"quality_rating":           "GREEN",
+			"platform_type":            "CLOUD_API",
+			"throughput":               map[string]any{"level": "STANDARD"},
+			"id":                       n.PhoneNumberID,
+		})
+	}
+}

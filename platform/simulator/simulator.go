@@ -1,0 +1,638 @@
+package simulator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults used by DefaultConfig and for zero Config fields.
+const (
+	// DefaultSentDelay is DefaultConfig's delay of the "sent" status.
+	DefaultSentDelay = 50 * time.Millisecond
+	// DefaultDeliveredDelay is DefaultConfig's delay of the "delivered" status.
+	DefaultDeliveredDelay = 150 * time.Millisecond
+	// DefaultReadDelay is DefaultConfig's delay of the "read" status.
+	DefaultReadDelay = 300 * time.Millisecond
+	// DefaultWebhookWorkers is the number of concurrent webhook POSTs.
+	DefaultWebhookWorkers = 8
+	// DefaultWebhookAttempts is the number of attempts per webhook.
+	DefaultWebhookAttempts = 5
+	// DefaultWebhookRetryBase is the first retry delay (then doubled).
+	DefaultWebhookRetryBase = 50 * time.Millisecond
+	// DefaultWebhookTimeout bounds one webhook POST.
+	DefaultWebhookTimeout = 5 * time.Second
+	// DefaultMaxSent bounds the Sent log.
+	DefaultMaxSent = 100_000
+	// MetaDefaultRate is Meta's default throughput per phone number (80
+	// messages per second); a Config that wants Meta's limit sets
+	// RatePerSecond to it.
+	MetaDefaultRate = 80
+)
+
+// Errors returned by the Go-side control methods.
+var (
+	// ErrUnknownNumber: no number with that phone number id was added.
+	ErrUnknownNumber = errors.New("simulator: unknown phone number id")
+	// ErrUnknownTemplate: no template with that id in that WABA.
+	ErrUnknownTemplate = errors.New("simulator: unknown template")
+	// ErrInvalidStatus: the status is not one of TemplateStatuses.
+	ErrInvalidStatus = errors.New("simulator: invalid template status")
+	// ErrClosed: the simulator was closed.
+	ErrClosed = errors.New("simulator: closed")
+)
+
+// Config configures a Simulator. The zero value is usable: no webhooks,
+// statuses sent immediately, no rate limit, time.Now.
+type Config struct {
+	// AppSecret signs webhooks: X-Hub-Signature-256: sha256=<hex HMAC-SHA256(raw body, AppSecret)>.
+	AppSecret string
+	// WebhookURL is where status, inbound and template webhooks are POSTed ("" = none are sent).
+	WebhookURL string
+	// SentDelay, DeliveredDelay and ReadDelay are measured from the moment
+	// the send response is written; 0 sends that status immediately.
+	// DefaultConfig sets 50ms/150ms/300ms.
+	SentDelay, DeliveredDelay, ReadDelay time.Duration
+	// RatePerSecond is the throughput per phone number id (a token bucket
+	// with a burst of one second's worth) before 130429; 0 = unlimited.
+	RatePerSecond int
+	// Clock gives the time for webhook timestamps, rate limits and windows
+	// (nil = time.Now). Delivery delays use real timers.
+	Clock func() time.Time
+
+	// PairInterval is the minimum spacing between two accepted messages from
+	// one phone number id to the same wa_id; a sooner send fails with
+	// 131056. 0 (the default) disables the check; Meta's is about 6s.
+	PairInterval time.Duration
+	// EnforceServiceWindow makes non-template sends to a user without an
+	// inbound message (InjectInbound) in the last 24 h fail asynchronously
+	// with 131047 (accepted, sent, then failed), as Meta does.
+	EnforceServiceWindow bool
+	// WebhookWorkers bounds concurrent webhook POSTs (0 = 8).
+	WebhookWorkers int
+	// WebhookAttempts is the number of attempts per webhook before it is
+	// given up (0 = 5).
+	WebhookAttempts int
+	// WebhookRetryBase is the first retry delay, doubled on each further
+	// attempt (0 = 50ms: 50ms, 100ms, 200ms, 400ms).
+	WebhookRetryBase time.Duration
+	// WebhookTimeout bounds one webhook POST (0 = 5s).
+	WebhookTimeout time.Duration
+	// MaxSent bounds the log returned by Sent; beyond it the oldest tenth
+	// is dropped (0 = 100,000).
+	MaxSent int
+}
+
+// DefaultConfig returns the configuration for local runs: realistic status
+// delays (50ms/150ms/300ms), no rate limit, time.Now. Set AppSecret and
+// WebhookURL on the result.
+func DefaultConfig() Config {
+	return Config{
+		SentDelay:      DefaultSentDelay,
+		DeliveredDelay: DefaultDeliveredDelay,
+		ReadDelay:      DefaultReadDelay,
+	}
+}
+
+// Number is a business phone number registered on the fake Cloud API, with
+// the access token that may use it.
+type Number struct {
+	PhoneNumberID      string `json:"phone_number_id"`
+	WabaID             string `json:"waba_id"`
+	DisplayPhoneNumber string `json:"display_phone_number"`
+	AccessToken        string `json:"access_token"`
+	// VerifiedName is returned by GET /{version}/{phone-number-id}
+	// (optional; "Test Business" when empty).
+	VerifiedName string `json:"verified_name,omitempty"`
+}
+
+// Outcome scripts what happens to every send to one recipient. The zero
+// Outcome is the normal path: accepted, then sent, delivered and read.
+type Outcome struct {
+	// FailSync is a Graph error code returned synchronously instead of
+	// accepting the message (e.g. 131026, 130429, 131056), with Meta's
+	// HTTP status and title for that code.
+	FailSync int `json:"fail_sync,omitempty"`
+	// FailAsync accepts the message, sends "sent", then a "failed" status
+	// with this error code (e.g. 131026, 131047, 131049).
+	FailAsync int `json:"fail_async,omitempty"`
+	// SkipDelivered sends "sent" then "read" (delivery implied).
+	SkipDelivered bool `json:"skip_delivered,omitempty"`
+	// Reorder delivers the statuses in reverse order (read/delivered before
+	// sent); each keeps its own timestamp.
+	Reorder bool `json:"reorder,omitempty"`
+	// Duplicate POSTs every status webhook twice.
+	Duplicate bool `json:"duplicate,omitempty"`
+	// EarlyStatus POSTs the first status webhook (and waits for its answer)
+	// before the send response is written.
+	EarlyStatus bool `json:"early_status,omitempty"`
+	// Hang delays the send response by this long (for client timeout
+	// tests). The message is accepted before the wait, so it is recorded
+	// and its statuses go out even if the client gives up.
+	Hang time.Duration `json:"-"`
+}
+
+// SentParameter is one parameter of an accepted template send.
+type SentParameter struct {
+	Component string `json:"component"`          // header, body or button
+	SubType   string `json:"sub_type,omitempty"` // buttons: url, quick_reply, ...
+	Index     string `json:"index,omitempty"`    // buttons: the button index
+	Type      string `json:"type"`               // text, currency, date_time, image, payload, ...
+	Name      string `json:"name,omitempty"`     // parameter_name (NAMED templates)
+	Value     string `json:"value"`              // text, payload, fallback_value, media link or id
+}
+
+// SentMessage is one send the simulator accepted.
+type SentMessage struct {
+	PhoneNumberID         string          `json:"phone_number_id"`
+	To                    string          `json:"to"` // exactly as sent
+	WaID                  string          `json:"wa_id"`
+	Wamid                 string          `json:"wamid"`
+	Type                  string          `json:"type"` // template or text
+	TemplateName          string          `json:"template_name,omitempty"`
+	TemplateLanguage      string          `json:"template_language,omitempty"`
+	Parameters            []SentParameter `json:"parameters,omitempty"`
+	TextBody              string          `json:"text_body,omitempty"`
+	BizOpaqueCallbackData string          `json:"biz_opaque_callback_data,omitempty"`
+	At                    time.Time       `json:"at"`  // Config.Clock at acceptance
+	Raw                   json.RawMessage `json:"raw"` // the request body
+}
+
+// Params returns the values of the parameters of one component ("header",
+// "body" or "button"), in order. It returns nil when there are none.
+func (m SentMessage) Params(component string) []string {
+	var out []string
+	for _, p := range m.Parameters {
+		if p.Component == component {
+			out = append(out, p.Value)
+		}
+	}
+	return out
+}
+
+// settings are the runtime-changeable parts of Config.
+type settings struct {
+	webhookURL                           string
+	sentDelay, deliveredDelay, readDelay time.Duration
+	rate                                 int
+	pairInterval                         time.Duration
+	enforceWindow                        bool
+}
+
+// bucket is a token bucket for one phone number id.
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// take refills the bucket at rate tokens per second (capacity rate) and
+// takes one token; it reports false when none is left.
+func (b *bucket) take(now time.Time, rate int) bool {
+	if b.last.IsZero() {
+		b.tokens, b.last = float64(rate), now
+	}
+	if now.After(b.last) {
+		b.tokens = min(float64(rate), b.tokens+now.Sub(b.last).Seconds()*float64(rate))
+		b.last = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// Simulator is a fake WhatsApp Cloud API. Create it with New; all methods are
+// safe for concurrent use.
+type Simulator struct {
+	clock   func() time.Time
+	secret  string
+	maxSent int
+	hooks   *sender
+	handler http.Handler
+	done    chan struct{}
+
+	mu          sync.Mutex
+	set         settings
+	numbers     map[string]Number            // by phone number id
+	tokens      map[string]int               // access token -> numbers using it
+	templates   map[string][]*storedTemplate // by WABA id, in seed order
+	nextTplID   int64
+	scripts     map[string]Outcome   // by recipient digits
+	sent        []SentMessage        // accepted sends
+	buckets     map[string]*bucket   // by phone number id
+	lastPair    map[string]time.Time // phone number id + "|" + wa_id
+	lastInbound map[string]time.Time // phone number id + "|" + wa_id
+
+	srvMu     sync.Mutex
+	srv       *http.Server
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New returns a simulator and starts its webhook sender. Call Close when done.
+// It never fails; zero Config fields take the defaults documented on Config.
+func New(cfg Config) *Simulator {
+	clock := cfg.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	workers := cmpOr(cfg.WebhookWorkers, DefaultWebhookWorkers)
+	attempts := cmpOr(cfg.WebhookAttempts, DefaultWebhookAttempts)
+	base := cmpOr(cfg.WebhookRetryBase, DefaultWebhookRetryBase)
+	timeout := cmpOr(cfg.WebhookTimeout, DefaultWebhookTimeout)
+	s := &Simulator{
+		clock:   clock,
+		secret:  cfg.AppSecret,
+		maxSent: cmpOr(cfg.MaxSent, DefaultMaxSent),
+		done:    make(chan struct{}),
+		set: settings{
+			webhookURL:     cfg.WebhookURL,
+			sentDelay:      max(cfg.SentDelay, 0),
+			deliveredDelay: max(cfg.DeliveredDelay, 0),
+			readDelay:      max(cfg.ReadDelay, 0),
+			rate:           max(cfg.RatePerSecond, 0),
+			pairInterval:   max(cfg.PairInterval, 0),
+			enforceWindow:  cfg.EnforceServiceWindow,
+		},
+		numbers:     map[string]Number{},
+		tokens:      map[string]int{},
+		templates:   map[string][]*storedTemplate{},
+		nextTplID:   1094411229000000,
+		scripts:     map[string]Outcome{},
+		buckets:     map[string]*bucket{},
+		lastPair:    map[string]time.Time{},
+		lastInbound: map[string]time.Time{},
+	}
+	s.hooks = newSender(cfg.AppSecret, s.webhookURL, workers, attempts, base, timeout)
+	s.handler = http.HandlerFunc(s.serveHTTP)
+	return s
+}
+
+// cmpOr returns v, or def when v is not positive.
+func cmpOr[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Handler returns the whole fake: Graph paths under /v{N}.{M}/ (any version)
+// and the control API under /_sim/. Use it with httptest.NewServer or your
+// own server; Start serves it on a listener.
+func (s *Simulator) Handler() http.Handler { return s.handler }
+
+// Start listens on addr (e.g. "127.0.0.1:0") and serves Handler in the
+// background. It returns the base URL "http://host:port" (append "/v23.0"
+// for a Graph root). It fails if the address cannot be bound, if the
+// simulator was already started, or after Close.
+func (s *Simulator) Start(addr string) (baseURL string, err error) {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	select {
+	case <-s.done:
+		return "", ErrClosed
+	default:
+	}
+	if s.srv != nil {
+		return "", errors.New("simulator: already started")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("simulator: listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	s.srv = srv
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), nil
+}
+
+// Close stops the HTTP server started by Start (closing its connections),
+// releases hanging send handlers and stops the webhook sender, dropping
+// queued webhooks. It is idempotent; it returns the server's close error, if
+// any, on the first call and nil afterwards.
+func (s *Simulator) Close() error {
+	first := false
+	s.closeOnce.Do(func() {
+		first = true
+		close(s.done)
+		s.srvMu.Lock()
+		srv := s.srv
+		s.srvMu.Unlock()
+		if srv != nil {
+			if err := srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.closeErr = err
+			}
+		}
+		s.hooks.stop()
+	})
+	if !first {
+		return nil
+	}
+	return s.closeErr
+}
+
+// SetWebhookURL changes where webhooks are POSTed ("" stops sending). Queued
+// webhooks go to the new URL.
+func (s *Simulator) SetWebhookURL(u string) {
+	s.mu.Lock()
+	s.set.webhookURL = u
+	s.mu.Unlock()
+}
+
+func (s *Simulator) webhookURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.set.webhookURL
+}
+
+// SetDelays changes the status delays (negative values count as 0).
+func (s *Simulator) SetDelays(sent, delivered, read time.Duration) {
+	s.mu.Lock()
+	s.set.sentDelay, s.set.deliveredDelay, s.set.readDelay = max(sent, 0), max(delivered, 0), max(read, 0)
+	s.mu.Unlock()
+}
+
+// SetRatePerSecond changes the per-number throughput limit (0 = unlimited)
+// and refills every bucket.
+func (s *Simulator) SetRatePerSecond(n int) {
+	s.mu.Lock()
+	s.set.rate = max(n, 0)
+	s.buckets = map[string]*bucket{}
+	s.mu.Unlock()
+}
+
+// SetPairInterval changes the minimum spacing per (number, recipient) before
+// 131056 (0 disables the check).
+func (s *Simulator) SetPairInterval(d time.Duration) {
+	s.mu.Lock()
+	s.set.pairInterval = max(d, 0)
+	s.mu.Unlock()
+}
+
+// AddNumber registers (or replaces) a business phone number and its token.
+func (s *Simulator) AddNumber(n Number) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.numbers[n.PhoneNumberID]; ok {
+		s.dropToken(old.AccessToken)
+	}
+	s.numbers[n.PhoneNumberID] = n
+	s.tokens[n.AccessToken]++
+}
+
+func (s *Simulator) dropToken(tok string) {
+	if s.tokens[tok]--; s.tokens[tok] <= 0 {
+		delete(s.tokens, tok)
+	}
+}
+
+// Numbers returns the registered numbers, sorted by phone number id.
+func (s *Simulator) Numbers() []Number {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Number, 0, len(s.numbers))
+	for _, n := range s.numbers {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b Number) int { return strings.Compare(a.PhoneNumberID, b.PhoneNumberID) })
+	return out
+}
+
+// SeedTemplates adds templates to a WABA. A template with the same name and
+// language as a stored one replaces it in place; others are appended (the
+// listing order). Empty IDs get a fresh numeric id, an empty Status becomes
+// APPROVED, an empty ParameterFormat POSITIONAL. Templates whose components
+// cannot be encoded as JSON are skipped.
+func (s *Simulator) SeedTemplates(wabaID string, ts []Template) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range ts {
+		n, err := normalizeTemplate(t)
+		if err != nil {
+			continue
+		}
+		if n.ID == "" {
+			s.nextTplID++
+			n.ID = strconv.FormatInt(s.nextTplID, 10)
+		}
+		st := &storedTemplate{t: n, spec: parseSpec(n)}
+		list := s.templates[wabaID]
+		i := slices.IndexFunc(list, func(o *storedTemplate) bool {
+			return o.t.Name == n.Name && o.t.Language == n.Language
+		})
+		if i >= 0 {
+			list[i] = st
+		} else {
+			list = append(list, st)
+		}
+		s.templates[wabaID] = list
+	}
+}
+
+// Templates returns copies of a WABA's templates in listing order (nil for
+// an unknown WABA).
+func (s *Simulator) Templates(wabaID string) []Template {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Template
+	for _, st := range s.templates[wabaID] {
+		out = append(out, copyTemplate(st.t))
+	}
+	return out
+}
+
+// Script sets the outcome of every later send to recipient. Recipients are
+// compared by wa_id, so "+52 55 1234 5678" and "5215512345678" are the same
+// recipient. The zero Outcome removes the script.
+func (s *Simulator) Script(recipient string, o Outcome) {
+	d := WaIDFor(onlyDigits(recipient))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o == (Outcome{}) {
+		delete(s.scripts, d)
+		return
+	}
+	s.scripts[d] = o
+}
+
+// Sent returns a copy of every accepted send, oldest first (bounded by
+// Config.MaxSent).
+func (s *Simulator) Sent() []SentMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.sent)
+}
+
+// Reset clears the traffic state: the sent log, scripts, rate-limit and
+// pair-limit state and customer-service windows. With all it also removes
+// every number and template. Configuration and queued webhooks are kept.
+func (s *Simulator) Reset(all bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sent = nil
+	s.scripts = map[string]Outcome{}
+	s.buckets = map[string]*bucket{}
+	s.lastPair = map[string]time.Time{}
+	s.lastInbound = map[string]time.Time{}
+	if all {
+		s.numbers = map[string]Number{}
+		s.tokens = map[string]int{}
+		s.templates = map[string][]*storedTemplate{}
+	}
+}
+
+// WebhookStats returns the webhook delivery counters.
+func (s *Simulator) WebhookStats() WebhookStats { return s.hooks.snapshot() }
+
+// WaitIdle blocks until no webhook is queued or in flight (including status
+// sequences still waiting for their delays). It returns ctx's error if ctx
+// ends first, and ErrClosed after Close.
+func (s *Simulator) WaitIdle(ctx context.Context) error { return s.hooks.waitIdle(ctx) }
+
+// InjectInbound makes the user from (digits, '+' allowed; rewritten to its
+// wa_id like a send) send a message of type msgType to the business number,
+// and POSTs the signed inbound-message webhook: contacts[{profile{name},
+// wa_id}] and messages[{from, id, timestamp, type, <msgType>: payload}], e.g.
+// msgType "text" with payload {"body": "STOP"}. It returns the new wamid
+// once the webhook was answered 200. It fails with ErrUnknownNumber, for an
+// empty from or msgType, with ErrNoWebhookURL, or with the last delivery
+// error after every retry failed.
+func (s *Simulator) InjectInbound(phoneNumberID, from, name, msgType string, payload map[string]any) (wamid string, err error) {
+	return s.InjectInboundMessage(Inbound{PhoneNumberID: phoneNumberID, From: from, Name: name, Type: msgType, Payload: payload})
+}
+
+// Inbound is a message from a user for InjectInboundMessage.
+type Inbound struct {
+	PhoneNumberID string         `json:"phone_number_id"`
+	From          string         `json:"from"`
+	Name          string         `json:"name"`
+	Type          string         `json:"type"`
+	Payload       map[string]any `json:"payload"`
+	// ContextMessageID, when set, adds context{from: business number, id}
+	// (a reply to, or a button tap on, that message).
+	ContextMessageID string `json:"context_message_id,omitempty"`
+}
+
+// InjectInboundMessage is InjectInbound with the optional reply context. It
+// fails like InjectInbound.
+func (s *Simulator) InjectInboundMessage(in Inbound) (wamid string, err error) {
+	from := onlyDigits(in.From)
+	if from == "" {
+		return "", errors.New("simulator: inbound from has no digits")
+	}
+	if in.Type == "" {
+		return "", errors.New("simulator: inbound type is required")
+	}
+	waID := WaIDFor(from)
+	s.mu.Lock()
+	n, ok := s.numbers[in.PhoneNumberID]
+	url := s.set.webhookURL
+	now := s.clock()
+	if ok {
+		s.lastInbound[in.PhoneNumberID+"|"+waID] = now
+	}
+	s.mu.Unlock()
+	if !ok {
+		return "", fmt.Errorf("%w: %q", ErrUnknownNumber, in.PhoneNumberID)
+	}
+	if url == "" {
+		return "", ErrNoWebhookURL
+	}
+	wamid = newWamid(waID, false)
+	msg := inboundMessage{
+		From:      waID,
+		ID:        wamid,
+		Timestamp: strconv.FormatInt(now.Unix(), 10),
+		Type:      in.Type,
+	}
+	if in.Payload != nil {
+		msg.Payload = in.Payload
+	}
+	if in.ContextMessageID != "" {
+		msg.Context = &messageContext{From: displayDigits(n.DisplayPhoneNumber), ID: in.ContextMessageID}
+	}
+	env := messagesEnvelope(n.WabaID, messagesValue{
+		Metadata: metadataOf(n),
+		Contacts: []inboundContact{{Profile: profile{Name: in.Name}, WaID: waID}},
+		Messages: []inboundMessage{msg},
+	})
+	body, err := metaJSON(env)
+	if err != nil {
+		return "", fmt.Errorf("simulator: inbound payload: %w", err)
+	}
+	if err := s.hooks.deliverNow(context.Background(), body); err != nil {
+		return wamid, err
+	}
+	return wamid, nil
+}
+
+// SetTemplateStatus changes a template's stored status (and rejected reason)
+// and POSTs a signed message_template_status_update webhook with event =
+// status, the numeric message_template_id and reason ("NONE" when empty).
+// REINSTATED and UNARCHIVED are stored as APPROVED (sendable again). Without
+// a webhook URL only the status changes. It fails with ErrUnknownTemplate,
+// ErrInvalidStatus, for a non-numeric template id, or with the last delivery
+// error after every retry failed (the status is changed regardless).
+func (s *Simulator) SetTemplateStatus(wabaID, templateID, status, reason string) error {
+	status = strings.ToUpper(strings.TrimSpace(status))
+	if !slices.Contains(TemplateStatuses, status) {
+		return fmt.Errorf("%w: %q", ErrInvalidStatus, status)
+	}
+	s.mu.Lock()
+	var st *storedTemplate
+	for _, t := range s.templates[wabaID] {
+		if t.t.ID == templateID {
+			st = t
+			break
+		}
+	}
+	if st == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %q in WABA %q", ErrUnknownTemplate, templateID, wabaID)
+	}
+	if _, err := strconv.ParseInt(templateID, 10, 64); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("simulator: template id %q is not numeric", templateID)
+	}
+	stored := status
+	if status == "REINSTATED" || status == "UNARCHIVED" {
+		stored = "APPROVED"
+	}
+	t := st.t // the struct is replaced, never mutated, so readers' copies stay valid
+	t.Status = stored
+	if status == "REJECTED" {
+		t.RejectedReason = reason
+	} else {
+		t.RejectedReason = ""
+	}
+	*st = storedTemplate{t: t, spec: st.spec}
+	url := s.set.webhookURL
+	now := s.clock()
+	s.mu.Unlock()
+	if url == "" {
+		return nil
+	}
+	env, err := templateStatusEnvelope(wabaID, now.Unix(), t, status, reason)
+	if err != nil {
+		return err
+	}
+	body, err := metaJSON(env)
+	if err != nil {
+		return fmt.Errorf("simulator: template status payload: %w", err)
+	}
+	return s.hooks.deliverNow(context.Background(), body)
+}
+
+// metadataOf is value.metadata for a number.
+func metadataOf(n Number) metadata {
+	return metadata{DisplayPhoneNumber: displayDigits(n.DisplayPhoneNumber), PhoneNumberID: n.PhoneNumberID}
+}

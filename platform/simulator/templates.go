@@ -1,0 +1,597 @@
+package simulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Template is a message template as the Graph API lists it (reference §3):
+// the definition shape, with upper-case component types (HEADER, BODY,
+// FOOTER, BUTTONS). ID must be decimal digits, because template status
+// webhooks carry it as a JSON number; SeedTemplates assigns one when empty.
+type Template struct {
+	ID              string           `json:"id"`
+	Name            string           `json:"name"`
+	Language        string           `json:"language"`
+	Status          string           `json:"status"`
+	Category        string           `json:"category"`
+	ParameterFormat string           `json:"parameter_format"` // POSITIONAL (default) or NAMED
+	Components      []map[string]any `json:"components"`
+	RejectedReason  string           `json:"rejected_reason,omitempty"`
+}
+
+// TemplateStatuses are the template status values Meta uses (reference §3).
+// Only APPROVED is sendable.
+var TemplateStatuses = []string{
+	"APPROVED", "PENDING", "REJECTED", "PAUSED", "DISABLED", "IN_APPEAL", "FLAGGED",
+	"REINSTATED", "PENDING_DELETION", "DELETED", "LIMIT_EXCEEDED", "ARCHIVED", "UNARCHIVED", "LOCKED",
+}
+
+// Limits Meta applies to hydrated template text.
+const (
+	maxBodyChars   = 1024
+	maxHeaderChars = 60
+)
+
+var placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_]+)\s*\}\}`)
+
+// distinctVars returns the distinct placeholder names in text, in order of
+// first appearance.
+func distinctVars(text string) []string {
+	var out []string
+	for _, m := range placeholderRE.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// templateSpec is what send-time validation needs from a definition.
+type templateSpec struct {
+	named        bool
+	headerFormat string // "" (no header), TEXT, IMAGE, VIDEO, DOCUMENT, GIF, LOCATION, ...
+	headerText   string
+	headerVars   []string
+	bodyText     string
+	bodyVars     []string
+	buttons      []string     // upper-case button types by index
+	urlVar       map[int]bool // URL buttons whose url has a placeholder
+}
+
+// storedTemplate is a template plus its parsed spec.
+type storedTemplate struct {
+	t    Template
+	spec templateSpec
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// parseSpec reads the definition's components.
+func parseSpec(t Template) templateSpec {
+	sp := templateSpec{named: strings.EqualFold(t.ParameterFormat, "NAMED"), urlVar: map[int]bool{}}
+	for _, c := range t.Components {
+		switch strings.ToUpper(str(c["type"])) {
+		case "HEADER":
+			sp.headerFormat = strings.ToUpper(str(c["format"]))
+			if sp.headerFormat == "" {
+				sp.headerFormat = "TEXT"
+			}
+			if sp.headerFormat == "TEXT" {
+				sp.headerText = str(c["text"])
+				sp.headerVars = distinctVars(sp.headerText)
+			}
+		case "BODY":
+			sp.bodyText = str(c["text"])
+			sp.bodyVars = distinctVars(sp.bodyText)
+		case "BUTTONS":
+			list, _ := c["buttons"].([]any)
+			for i, b := range list {
+				m, _ := b.(map[string]any)
+				bt := strings.ToUpper(str(m["type"]))
+				sp.buttons = append(sp.buttons, bt)
+				if bt == "URL" && placeholderRE.MatchString(str(m["url"])) {
+					sp.urlVar[i] = true
+				}
+			}
+		}
+	}
+	return sp
+}
+
+// normalizeTemplate deep-copies t through JSON (so nested values are plain
+// maps and slices) and fills the defaults.
+func normalizeTemplate(t Template) (Template, error) {
+	b, err := json.Marshal(t.Components)
+	if err != nil {
+		return t, fmt.Errorf("simulator: template %q components: %w", t.Name, err)
+	}
+	var comps []map[string]any
+	if err := json.Unmarshal(b, &comps); err != nil {
+		return t, fmt.Errorf("simulator: template %q components: %w", t.Name, err)
+	}
+	if comps == nil {
+		comps = []map[string]any{}
+	}
+	t.Components = comps
+	if t.ParameterFormat == "" {
+		t.ParameterFormat = "POSITIONAL"
+	}
+	t.ParameterFormat = strings.ToUpper(t.ParameterFormat)
+	if t.Status == "" {
+		t.Status = "APPROVED"
+	}
+	t.Status = strings.ToUpper(t.Status)
+	t.Category = strings.ToUpper(t.Category)
+	if t.Category == "" {
+		t.Category = "UTILITY"
+	}
+	return t, nil
+}
+
+// copyTemplate returns t with its own copy of the components.
+func copyTemplate(t Template) Template {
+	n, err := normalizeTemplate(t)
+	if err != nil {
+		return t
+	}
+	return n
+}
+
+// ---- send request ----
+
+// sendRequest is the body of POST /{phone-number-id}/messages.
+type sendRequest struct {
+	MessagingProduct      *string       `json:"messaging_product"`
+	RecipientType         string        `json:"recipient_type"`
+	To                    *string       `json:"to"`
+	Type                  *string       `json:"type"`
+	Template              *sendTemplate `json:"template"`
+	Text                  *sendText     `json:"text"`
+	BizOpaqueCallbackData string        `json:"biz_opaque_callback_data"`
+}
+
+type sendText struct {
+	Body       *string `json:"body"`
+	PreviewURL bool    `json:"preview_url"`
+}
+
+type sendTemplate struct {
+	Name       string          `json:"name"`
+	Language   *sendLanguage   `json:"language"`
+	Components []sendComponent `json:"components"`
+}
+
+type sendLanguage struct {
+	Code   string `json:"code"`
+	Policy string `json:"policy"`
+}
+
+type sendComponent struct {
+	Type       string          `json:"type"`
+	SubType    string          `json:"sub_type"`
+	Index      json.RawMessage `json:"index"` // a string ("0") or, in Meta's own examples, a number
+	Parameters []sendParameter `json:"parameters"`
+}
+
+type sendParameter struct {
+	Type          string          `json:"type"`
+	ParameterName string          `json:"parameter_name"`
+	Text          *string         `json:"text"`
+	Payload       *string         `json:"payload"`
+	CouponCode    *string         `json:"coupon_code"`
+	Currency      *fallback       `json:"currency"`
+	DateTime      *fallback       `json:"date_time"`
+	Image         *sendMedia      `json:"image"`
+	Video         *sendMedia      `json:"video"`
+	Document      *sendMedia      `json:"document"`
+	Location      json.RawMessage `json:"location"`
+	Action        json.RawMessage `json:"action"`
+}
+
+type fallback struct {
+	FallbackValue string `json:"fallback_value"`
+}
+
+type sendMedia struct {
+	ID   string `json:"id"`
+	Link string `json:"link"`
+}
+
+// buttonIndex decodes a button component's index, given as "0" or 0.
+func buttonIndex(raw json.RawMessage) (int, bool) {
+	if len(raw) == 0 {
+		return 0, false
+	}
+	var n int
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return n, n >= 0
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	return n, err == nil && n >= 0
+}
+
+// textProblem says what is wrong with a text parameter value, or "" when
+// Meta would accept it.
+func textProblem(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "Param text cannot be empty"
+	}
+	if strings.ContainsAny(s, "\n\t") || strings.Contains(s, "     ") {
+		return "Param text cannot have new-line/tab characters or more than 4 consecutive spaces"
+	}
+	return ""
+}
+
+// validateTemplateSend checks the components of a template send against the
+// definition, the way the Cloud API does, and returns the flattened
+// parameters. The error is the Graph error to return.
+func validateTemplateSend(sp templateSpec, comps []sendComponent) ([]SentParameter, *graphError) {
+	var header, body *sendComponent
+	var buttons []*sendComponent
+	for i := range comps {
+		c := &comps[i]
+		switch strings.ToLower(c.Type) {
+		case "header":
+			if header != nil {
+				return nil, paramError("Invalid parameter", "Duplicate component type: header")
+			}
+			header = c
+		case "body":
+			if body != nil {
+				return nil, paramError("Invalid parameter", "Duplicate component type: body")
+			}
+			body = c
+		case "button":
+			buttons = append(buttons, c)
+		case "":
+			return nil, paramError("The parameter template['components'][0]['type'] is required.", "components: component type is required")
+		default:
+			return nil, paramError("Invalid parameter", fmt.Sprintf("components: invalid component type %q", c.Type))
+		}
+	}
+	var out []SentParameter
+
+	// Header.
+	var headerParams []sendParameter
+	if header != nil {
+		headerParams = header.Parameters
+	}
+	switch sp.headerFormat {
+	case "", "TEXT":
+		vals, ge := checkTextComponent("header", sp.named, sp.headerVars, headerParams)
+		if ge != nil {
+			return nil, ge
+		}
+		if sp.headerText != "" && utf8.RuneCountInString(hydrate(sp.headerText, vals)) > maxHeaderChars {
+			return nil, waError(132005, fmt.Sprintf("header: hydrated text is longer than %d characters", maxHeaderChars))
+		}
+		out = appendParams(out, "header", "", "", headerParams)
+	default:
+		if len(headerParams) != 1 {
+			return nil, waError(132000, countDetails("header", len(headerParams), 1))
+		}
+		p := headerParams[0]
+		want := mediaParamType(sp.headerFormat)
+		if strings.ToLower(p.Type) != want {
+			got := strings.ToUpper(p.Type)
+			if got == "" {
+				got = "UNKNOWN"
+			}
+			return nil, waError(132012, fmt.Sprintf("header: Format mismatch, expected %s, received %s", sp.headerFormat, got))
+		}
+		if want != "location" {
+			m := mediaOf(p)
+			if m == nil || (m.ID == "" && m.Link == "") {
+				return nil, waError(131008, fmt.Sprintf("header: %s requires a link or an id", want))
+			}
+		} else if len(p.Location) == 0 {
+			return nil, waError(131008, "header: location is required")
+		}
+		out = appendParams(out, "header", "", "", headerParams)
+	}
+
+	// Body.
+	var bodyParams []sendParameter
+	if body != nil {
+		bodyParams = body.Parameters
+	}
+	vals, ge := checkTextComponent("body", sp.named, sp.bodyVars, bodyParams)
+	if ge != nil {
+		return nil, ge
+	}
+	if utf8.RuneCountInString(hydrate(sp.bodyText, vals)) > maxBodyChars {
+		return nil, waError(132005, fmt.Sprintf("body: hydrated text is longer than %d characters", maxBodyChars))
+	}
+	out = appendParams(out, "body", "", "", bodyParams)
+
+	// Buttons.
+	seen := map[int]bool{}
+	for _, b := range buttons {
+		idx, ok := buttonIndex(b.Index)
+		if !ok {
+			return nil, waError(131008, "buttons: index is required for a button component")
+		}
+		if b.SubType == "" {
+			return nil, waError(131008, fmt.Sprintf("buttons: sub_type is required for the button at index %d", idx))
+		}
+		if idx >= len(sp.buttons) {
+			return nil, waError(131009, fmt.Sprintf("buttons: Button at index %d does not exist in the template", idx))
+		}
+		if seen[idx] {
+			return nil, paramError("Invalid parameter", fmt.Sprintf("buttons: duplicate button at index %d", idx))
+		}
+		seen[idx] = true
+		sub := strings.ToLower(b.SubType)
+		if sub == "url" {
+			expected := 0
+			if sp.urlVar[idx] {
+				expected = 1
+			}
+			if len(b.Parameters) != expected {
+				return nil, waError(132000, countDetails(fmt.Sprintf("button at index %d", idx), len(b.Parameters), expected))
+			}
+			for _, p := range b.Parameters {
+				if p.Text == nil {
+					return nil, waError(131008, fmt.Sprintf("buttons: Button at index %d of type Url requires a text parameter", idx))
+				}
+				if prob := textProblem(*p.Text); prob != "" {
+					return nil, waError(132012, fmt.Sprintf("button at index %d: %s", idx, prob))
+				}
+			}
+		}
+		out = appendParams(out, "button", sub, strconv.Itoa(idx), b.Parameters)
+	}
+	for i := range sp.buttons {
+		if sp.urlVar[i] && !seen[i] {
+			return nil, waError(131008, fmt.Sprintf("buttons: Button at index %d of type Url requires a parameter", i))
+		}
+	}
+	return out, nil
+}
+
+// checkTextComponent validates the parameters of a header (TEXT) or body
+// component against the placeholders of the definition and returns the value
+// for each placeholder (by position or by name).
+func checkTextComponent(name string, named bool, vars []string, params []sendParameter) (map[string]string, *graphError) {
+	if len(params) != len(vars) {
+		return nil, waError(132000, countDetails(name, len(params), len(vars)))
+	}
+	vals := make(map[string]string, len(params))
+	withName := 0
+	for _, p := range params {
+		if p.ParameterName != "" {
+			withName++
+		}
+	}
+	if withName != 0 && withName != len(params) {
+		return nil, waError(132000, name+": positional and named parameters cannot be mixed in one component")
+	}
+	if named && withName != len(params) {
+		return nil, waError(132000, name+": every parameter of a NAMED template needs a parameter_name")
+	}
+	if !named && withName != 0 {
+		return nil, waError(132000, name+": parameter_name is not expected for a POSITIONAL template")
+	}
+	for i, p := range params {
+		var v string
+		switch strings.ToLower(p.Type) {
+		case "text":
+			if p.Text == nil {
+				return nil, waError(132012, name+": Param text cannot be empty")
+			}
+			if prob := textProblem(*p.Text); prob != "" {
+				return nil, waError(132012, name+": "+prob)
+			}
+			v = *p.Text
+		case "currency", "date_time":
+			f := p.Currency
+			if strings.ToLower(p.Type) == "date_time" {
+				f = p.DateTime
+			}
+			if f == nil || f.FallbackValue == "" {
+				return nil, waError(131008, fmt.Sprintf("%s: %s parameter requires fallback_value", name, strings.ToLower(p.Type)))
+			}
+			v = f.FallbackValue
+		case "":
+			return nil, waError(131008, name+": parameter type is required")
+		default:
+			return nil, waError(132012, fmt.Sprintf("%s: Format mismatch, expected TEXT, received %s", name, strings.ToUpper(p.Type)))
+		}
+		key := strconv.Itoa(i + 1)
+		if named {
+			key = p.ParameterName
+			if !slices.Contains(vars, key) {
+				return nil, waError(132000, fmt.Sprintf("%s: parameter name (%s) does not match any expected param names", name, key))
+			}
+			if _, dup := vals[key]; dup {
+				return nil, waError(132000, fmt.Sprintf("%s: parameter name (%s) is given more than once", name, key))
+			}
+		}
+		vals[key] = v
+	}
+	return vals, nil
+}
+
+// countDetails is Meta's wording for a parameter-count mismatch.
+func countDetails(component string, got, want int) string {
+	return fmt.Sprintf("%s: number of localizable_params (%d) does not match the expected number of params (%d)", component, got, want)
+}
+
+// hydrate replaces the placeholders of text with vals (keyed by position
+// "1", "2", ... or by name).
+func hydrate(text string, vals map[string]string) string {
+	return placeholderRE.ReplaceAllStringFunc(text, func(m string) string {
+		k := placeholderRE.FindStringSubmatch(m)[1]
+		if v, ok := vals[k]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+// mediaParamType maps a HEADER format to the send parameter type it needs.
+func mediaParamType(format string) string {
+	switch format {
+	case "GIF":
+		return "video"
+	default:
+		return strings.ToLower(format)
+	}
+}
+
+func mediaOf(p sendParameter) *sendMedia {
+	switch strings.ToLower(p.Type) {
+	case "image":
+		return p.Image
+	case "video":
+		return p.Video
+	case "document":
+		return p.Document
+	}
+	return nil
+}
+
+// appendParams flattens params into SentParameter records.
+func appendParams(out []SentParameter, component, subType, index string, params []sendParameter) []SentParameter {
+	for _, p := range params {
+		sp := SentParameter{Component: component, SubType: subType, Index: index, Type: strings.ToLower(p.Type), Name: p.ParameterName}
+		switch {
+		case p.Text != nil:
+			sp.Value = *p.Text
+		case p.Payload != nil:
+			sp.Value = *p.Payload
+		case p.CouponCode != nil:
+			sp.Value = *p.CouponCode
+		case p.Currency != nil:
+			sp.Value = p.Currency.FallbackValue
+		case p.DateTime != nil:
+			sp.Value = p.DateTime.FallbackValue
+		default:
+			if m := mediaOf(p); m != nil {
+				sp.Value = m.Link
+				if sp.Value == "" {
+					sp.Value = m.ID
+				}
+			} else if len(p.Location) > 0 {
+				sp.Value = string(p.Location)
+			} else if len(p.Action) > 0 {
+				sp.Value = string(p.Action)
+			}
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// DefaultTemplates returns realistic seed templates for a WABA, for local
+// runs and tests. All are en_US unless noted:
+//
+//   - order_confirmation (1094411223344001), APPROVED UTILITY, body with 2
+//     positional variables: "Hi {{1}}, your order {{2}} is confirmed. ...";
+//   - welcome (1094411223344002), APPROVED MARKETING, no variables, a footer
+//     and a quick-reply button;
+//   - shipping_update (1094411223344003), APPROVED UTILITY, TEXT header with
+//     one variable ("Order {{1}} shipped") and a body with one variable;
+//   - appointment_reminder, APPROVED UTILITY in two languages: en_US
+//     (1094411223344004) and es_MX (1094411223344005), body with 2 variables;
+//   - reservation_confirmation (1094411223344006), APPROVED UTILITY, NAMED
+//     parameters {{first_name}} and {{guests}};
+//   - payment_reminder (1094411223344007), PENDING UTILITY, 1 variable;
+//   - flash_sale (1094411223344008), REJECTED MARKETING (PROMOTIONAL), 1 variable.
+//
+// It returns a fresh slice each call.
+func DefaultTemplates() []Template {
+	body := func(text string, examples ...string) map[string]any {
+		c := map[string]any{"type": "BODY", "text": text}
+		if len(examples) > 0 {
+			ex := make([]any, len(examples))
+			for i, e := range examples {
+				ex[i] = e
+			}
+			c["example"] = map[string]any{"body_text": []any{ex}}
+		}
+		return c
+	}
+	return []Template{
+		{
+			ID: "1094411223344001", Name: "order_confirmation", Language: "en_US", Status: "APPROVED",
+			Category: "UTILITY", ParameterFormat: "POSITIONAL",
+			Components: []map[string]any{
+				body("Hi {{1}}, your order {{2}} is confirmed. We'll let you know when it ships.", "Ana", "ORD-7781"),
+				{"type": "FOOTER", "text": "Acme Store"},
+			},
+		},
+		{
+			ID: "1094411223344002", Name: "welcome", Language: "en_US", Status: "APPROVED",
+			Category: "MARKETING", ParameterFormat: "POSITIONAL",
+			Components: []map[string]any{
+				body("Welcome to Acme! We'll keep you posted about new arrivals and offers."),
+				{"type": "FOOTER", "text": "Reply STOP to opt out"},
+				{"type": "BUTTONS", "buttons": []any{
+					map[string]any{"type": "QUICK_REPLY", "text": "Stop promotions"},
+				}},
+			},
+		},
+		{
+			ID: "1094411223344003", Name: "shipping_update", Language: "en_US", Status: "APPROVED",
+			Category: "UTILITY", ParameterFormat: "POSITIONAL",
+			Components: []map[string]any{
+				{"type": "HEADER", "format": "TEXT", "text": "Order {{1}} shipped",
+					"example": map[string]any{"header_text": []any{"ORD-7781"}}},
+				body("Your package is on its way and should arrive by {{1}}.", "Friday"),
+			},
+		},
+		{
+			ID: "1094411223344004", Name: "appointment_reminder", Language: "en_US", Status: "APPROVED",
+			Category: "UTILITY", ParameterFormat: "POSITIONAL",
+			Components: []map[string]any{
+				body("Reminder: your appointment is on {{1}} at {{2}}.", "March 12", "10:30"),
+			},
+		},
+		{
+			ID: "1094411223344005", Name: "appointment_reminder", Language: "es_MX", Status: "APPROVED",
+			Category: "UTILITY", ParameterFormat: "POSITIONAL",
+			Components: []map[string]any{
+				body("Recordatorio: su cita es el {{1}} a las {{2}}.", "12 de marzo", "10:30"),
+			},
+		},
+		{
+			ID: "1094411223344006", Name: "reservation_confirmation", Language: "en_US", Status: "APPROVED",
+			Category: "UTILITY", ParameterFormat: "NAMED",
+			Components: []map[string]any{
+				{"type": "BODY", "text": "Hi {{first_name}}, your table for {{guests}} is confirmed.",
+					"example": map[string]any{"body_text_named_params": []any{
+						map[string]any{"param_name": "first_name", "example": "Ana"},
+						map[string]any{"param_name": "guests", "example": "4"},
+					}}},
+			},
+		},
+		{
+			ID: "1094411223344007", Name: "payment_reminder", Language: "en_US", Status: "PENDING",
+			Category: "UTILITY", ParameterFormat: "POSITIONAL",
+			Components: []map[string]any{
+				body("Your invoice {{1}} is due tomorrow.", "INV-1001"),
+			},
+		},
+		{
+			ID: "1094411223344008", Name: "flash_sale", Language: "en_US", Status: "REJECTED",
+			Category: "MARKETING", ParameterFormat: "POSITIONAL", RejectedReason: "PROMOTIONAL",
+			Components: []map[string]any{
+				body("FLASH SALE! {{1}} off everything today only!!!", "50%"),
+			},
+		},
+	}
+}
