@@ -47,6 +47,16 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		db.Close()
 		return nil, err
 	}
+	if cfg.DemoKey != "" {
+		if mode, err := server.ParseKey(cfg.DemoKey); err != nil || mode != server.ModeDemo {
+			db.Close()
+			return nil, fmt.Errorf("DEMO_KEY is not a valid svc_demo_ key")
+		}
+		if _, err := st.EnsureDemoKey(ctx, server.HashKey(cfg.DemoKey), cfg.DemoKey[:13], "demo-"+newJoinCode()); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("register the demo key: %w", err)
+		}
+	}
 	wa := whatsapp.NewClient(cfg.PlatformBaseURL, nil)
 	wa.SetTimeout(cfg.PlatformTimeout)
 	srv, err := server.New(server.Options{

@@ -67,3 +67,22 @@ func (s *Store) TouchAPIKey(ctx context.Context, accountID, keyID int64) error {
 	_, err = st.ExecContext(ctx, keyID, accountID)
 	return translate(err)
 }
+
+// EnsureDemoKey makes the public demo key usable: it creates the shared demo account (with the
+// given join code) and stores the key's hash, unless they exist. It returns the demo account id.
+func (s *Store) EnsureDemoKey(ctx context.Context, hash []byte, prefix, joinCode string) (int64, error) {
+	var id int64
+	err := s.db.GetContext(ctx, &id, `WITH existing AS (
+			SELECT account_id FROM api_keys WHERE key_hash = $1
+		), acct AS (
+			INSERT INTO accounts (name, email, join_code)
+			SELECT 'Public demo', 'demo@localhost', $3 WHERE NOT EXISTS (SELECT 1 FROM existing)
+			RETURNING id
+		), key AS (
+			INSERT INTO api_keys (account_id, mode, key_hash, prefix)
+			SELECT id, 'demo', $1, $2 FROM acct
+			RETURNING account_id
+		)
+		SELECT account_id FROM existing UNION ALL SELECT account_id FROM key`, hash, prefix, joinCode)
+	return id, translate(err)
+}

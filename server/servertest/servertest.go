@@ -242,7 +242,9 @@ func (e *Env) DoConcurrent(r Request) (*Response, error) {
 	return resp, nil
 }
 
-func (e *Env) newHTTPRequest(r Request) (*http.Request, error) {
+func (e *Env) newHTTPRequest(r Request) (*http.Request, error) { return newRequest(e.URL, r) }
+
+func newRequest(base string, r Request) (*http.Request, error) {
 	var body io.Reader
 	switch b := r.Body.(type) {
 	case nil:
@@ -257,7 +259,7 @@ func (e *Env) newHTTPRequest(r Request) (*http.Request, error) {
 		}
 		body = bytes.NewReader(j)
 	}
-	req, err := http.NewRequest(r.Method, e.URL+r.Path, body)
+	req, err := http.NewRequest(r.Method, base+r.Path, body)
 	if err != nil {
 		return nil, err
 	}
@@ -296,24 +298,28 @@ func (e *Env) send(r Request) (*Response, error) {
 
 // Validate checks one exchange against the spec.
 func (e *Env) Validate(r Request, resp *Response) error {
+	return validateExchange(e.Spec, e.router, e.URL, r, resp)
+}
+
+func validateExchange(spec *openapi3.T, router routers.Router, base string, r Request, resp *Response) error {
 	if resp.Header.Get("X-Request-Id") == "" {
 		return fmt.Errorf("no X-Request-Id header")
 	}
 	if !strings.HasPrefix(r.Path, "/v1/") || strings.HasPrefix(r.Path, "/v1/openapi.") {
 		return nil
 	}
-	req, err := e.newHTTPRequest(r)
+	req, err := newRequest(base, r)
 	if err != nil {
 		return err
 	}
 	// The router matches on the server URL /v1 and the host-less path.
 	req.URL.Host, req.URL.Scheme, req.Host = "", "", ""
-	route, params, err := e.router.FindRoute(req)
+	route, params, err := router.FindRoute(req)
 	if err != nil {
 		if resp.Status != http.StatusNotFound && resp.Status != http.StatusMethodNotAllowed {
 			return fmt.Errorf("unrouted request answered %d", resp.Status)
 		}
-		return e.ValidateSchema("ErrorEnvelope", resp.Body)
+		return ValidateSchema(spec, "ErrorEnvelope", resp.Body)
 	}
 	Cover(route.Operation.OperationID, resp.Status)
 	in := &openapi3filter.ResponseValidationInput{
@@ -325,6 +331,51 @@ func (e *Env) Validate(r Request, resp *Response) error {
 		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 	}
 	return openapi3filter.ValidateResponse(context.Background(), in)
+}
+
+// Contract sends requests to a gateway running elsewhere (for example the built binary) and
+// checks every response against openapi.yaml, as Env.Do does.
+type Contract struct {
+	Spec   *openapi3.T
+	Base   string
+	router routers.Router
+	client *http.Client
+}
+
+// NewContract returns a Contract for the gateway at base (e.g. http://127.0.0.1:8080).
+func NewContract(t testing.TB, base string) *Contract {
+	t.Helper()
+	spec, err := server.LoadSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := gorillamux.NewRouter(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Contract{Spec: spec, Base: base, router: router, client: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// Do sends the request and validates the response; transport and contract failures are errors.
+func (c *Contract) Do(r Request) (*Response, error) {
+	req, err := newRequest(c.Base, r)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	if err := validateExchange(c.Spec, c.router, c.Base, r, out); err != nil {
+		return out, fmt.Errorf("contract: %s %s → %d %s: %w", r.Method, r.Path, out.Status, out.Body, err)
+	}
+	return out, nil
 }
 
 // ValidateSchema checks a JSON document against a named schema of components/schemas.
