@@ -35,8 +35,10 @@ func withPrincipal(ctx context.Context, p Principal) context.Context {
 }
 
 var (
-	errUnauthorized = newAPIError(http.StatusUnauthorized, gen.ErrorCodeUnauthorized, "Missing or invalid API key")
-	errInactive     = newAPIError(http.StatusForbidden, gen.ErrorCodeAccountInactive, "The account is inactive")
+	// errUnauthorized carries the challenge every 401 must send (RFC 9110, section 11.6.1).
+	errUnauthorized = &apiError{Status: http.StatusUnauthorized, Code: gen.ErrorCodeUnauthorized, Message: "Missing or invalid API key",
+		Header: http.Header{"Www-Authenticate": {`Bearer realm="gateway"`}}}
+	errInactive = newAPIError(http.StatusForbidden, gen.ErrorCodeAccountInactive, "The account is inactive")
 )
 
 // credential picks the one key a request carries, by precedence: Authorization: Bearer, then

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -38,6 +39,10 @@ type Options struct {
 	// SchemaVersion is the newest migration version the binary carries; /readyz compares it
 	// with the database.
 	SchemaVersion uint
+	// TestDeliveredAfter and TestReadAfter age a test-mode message read through GET
+	// /messages/{id}: delivered, then read, this long after it was sent (default 2 s and 5 s).
+	TestDeliveredAfter time.Duration
+	TestReadAfter      time.Duration
 }
 
 // Sandbox is the number test keys use for real deliveries to joined handsets.
@@ -68,6 +73,9 @@ type Server struct {
 	echo     *echo.Echo
 	demo     *demoLimiter
 	bg       services
+
+	tenantMu sync.Mutex
+	tenants  map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
 }
 
 // New builds the server: it loads and validates the embedded spec, builds the route table, and
@@ -136,7 +144,7 @@ func (s *Server) routes() *echo.Echo {
 			return err
 		},
 	}))
-	e.Use(middleware.BodyLimit("1M"))
+	e.Use(middleware.BodyLimit("1MiB")) // 1,048,576 bytes; "1M" would be 1,000,000
 
 	// Public paths: no key needed.
 	e.GET("/healthz", s.healthz)

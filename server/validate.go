@@ -33,6 +33,7 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		route, pathParams, err := s.router.FindRoute(req)
 		if err != nil {
 			if errors.Is(err, routers.ErrMethodNotAllowed) {
+				c.Response().Header().Set("Allow", s.allowedMethods(req))
 				return echo.NewHTTPError(http.StatusMethodNotAllowed)
 			}
 			return echo.NewHTTPError(http.StatusNotFound)
@@ -66,6 +67,12 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			},
 		}
 		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+			// A body cut off by the body limit (one sent without Content-Length) is a 413, not a
+			// malformed body.
+			var he *echo.HTTPError
+			if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
+				return he
+			}
 			fe := fieldErrors(err)
 			if len(fe) == 0 {
 				return err
@@ -78,9 +85,24 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// allowedMethods lists the methods the spec defines for the request's path, for the Allow header
+// a 405 must carry.
+func (s *Server) allowedMethods(req *http.Request) string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := req.Clone(req.Context())
+		probe.Method = m
+		if _, _, err := s.router.FindRoute(probe); err == nil {
+			allow = append(allow, m)
+		}
+	}
+	return strings.Join(allow, ", ")
+}
+
 // fieldErrors flattens a validation error into reasons keyed by field path: body fields by their
-// JSON path joined with dots (body_variables.0), parameters by name, anything about the body as
-// a whole under "body". Security errors are ignored (authentication ran first).
+// JSON path joined with dots (body_variables.0), parameters as <in>.<name> (query.limit,
+// path.id, header.Idempotency-Key, as openapi.yaml documents), anything about the body as a
+// whole under "body". Security errors are ignored (authentication ran first).
 func fieldErrors(err error) gen.FieldErrors {
 	out := gen.FieldErrors{}
 	var walk func(err error, param string)
@@ -93,7 +115,7 @@ func fieldErrors(err error) gen.FieldErrors {
 		case *openapi3filter.SecurityRequirementsError:
 		case *openapi3filter.RequestError:
 			if e.Parameter != nil {
-				name := e.Parameter.Name
+				name := e.Parameter.In + "." + e.Parameter.Name
 				if e.Err == nil {
 					out[name] = append(out[name], e.Reason)
 					return

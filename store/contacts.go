@@ -60,6 +60,26 @@ type ContactPage struct {
 // digits); both use the account-leading trigram indexes.
 func (s *Store) ListContacts(ctx context.Context, accountID int64, search string, limit, offset int) (ContactPage, error) {
 	var page ContactPage
+	q := contactListQueries(accountID, search, limit, offset)
+	if err := s.db.GetContext(ctx, &page.Total, q.countSQL, q.countArgs...); err != nil {
+		return page, translate(err)
+	}
+	page.Contacts = []Contact{}
+	if page.Total == 0 || offset >= page.Total {
+		return page, nil
+	}
+	err := s.db.SelectContext(ctx, &page.Contacts, q.pageSQL, q.pageArgs...)
+	return page, translate(err)
+}
+
+// contactListing is the two statements of a listing, the count and the page, with their
+// arguments; contactListQueries builds them (ListContacts runs them, the benchmark explains them).
+type contactListing struct {
+	countSQL, pageSQL   string
+	countArgs, pageArgs []any
+}
+
+func contactListQueries(accountID int64, search string, limit, offset int) contactListing {
 	where := `account_id = $1`
 	args := []any{accountID}
 	if search = strings.TrimSpace(search); search != "" {
@@ -71,18 +91,14 @@ func (s *Store) ListContacts(ctx context.Context, accountID int64, search string
 		}
 		where += ` AND ` + cond
 	}
-	if err := s.db.GetContext(ctx, &page.Total, `SELECT count(*) FROM contacts WHERE `+where, args...); err != nil {
-		return page, translate(err)
-	}
-	page.Contacts = []Contact{}
-	if page.Total == 0 || offset >= page.Total {
-		return page, nil
-	}
 	n := len(args)
-	args = append(args, limit, offset)
-	err := s.db.SelectContext(ctx, &page.Contacts, `SELECT `+contactColumns+` FROM contacts WHERE `+where+`
-		ORDER BY created_at DESC, id DESC LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), args...)
-	return page, translate(err)
+	return contactListing{
+		countSQL:  `SELECT count(*) FROM contacts WHERE ` + where,
+		countArgs: args,
+		pageSQL: `SELECT ` + contactColumns + ` FROM contacts WHERE ` + where + `
+		ORDER BY created_at DESC, id DESC LIMIT $` + strconv.Itoa(n+1) + ` OFFSET $` + strconv.Itoa(n+2),
+		pageArgs: append(args[:n:n], limit, offset),
+	}
 }
 
 // SetContactBlocked blocks or unblocks the account's contact with that mobile; ErrNotFound when

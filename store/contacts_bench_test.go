@@ -1,0 +1,338 @@
+package store
+
+// BenchmarkContactSearch measures ListContacts with a search term on a large account.
+//
+// Data: account "Bench Big" with 1,000,000 contacts and ten other accounts with 20,000 each
+// (names first + last from fixed lists, ~3 % without a name; mobiles of 13 digits that look
+// random and are unique per account; created_at spread over two years). It is seeded by one
+// INSERT ... SELECT generate_series statement into a persistent database,
+// gw_bench_contacts_<hash of the migrations>, created from the migrations on the first run and
+// reused afterwards (older gw_bench_contacts_* databases are dropped when the migrations
+// change). Drop it by hand to reseed:
+//
+//	psql -h 127.0.0.1 -U postgres -c 'DROP DATABASE gw_bench_contacts_<hash>'
+//
+// Run:
+//
+//	go test -run '^$' -bench ContactSearch -benchtime 200x ./store/
+//
+// Each sub-benchmark reports the median and 99th percentile of one ListContacts call (count +
+// page of 50) as p50_ms and p99_ms; the plans of the statements are printed with -v.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"gateway/migrations"
+)
+
+const (
+	benchBigContacts   = 1_000_000
+	benchOtherAccounts = 10
+	benchOtherContacts = 20_000
+	benchSeedMark      = "@seed-v1.bench" // in the seeded accounts' emails; change it to reseed
+)
+
+var benchFirstNames = []string{
+	"Ana", "Maria", "João", "José", "Pedro", "Lucas", "Mariana", "Juliana", "Gabriel", "Rafael",
+	"Fernanda", "Camila", "Bruno", "Carlos", "Paulo", "Luiza", "Beatriz", "Thiago", "Felipe", "Larissa",
+	"Oliver", "Amelia", "Harry", "Isla", "George", "Emily", "Jack", "Sophie", "Noah", "Grace",
+	"James", "Olivia", "William", "Emma", "Liam", "Ava", "Mason", "Mia", "Ethan", "Chloe",
+	"Lukas", "Leonie", "Jonas", "Hannah", "Finn", "Lena", "Elias", "Marie", "Sofía", "Lucía",
+	"Hugo", "Martín", "Alejandro", "Paula", "Daniel", "Valentina", "Yuki", "Haruto", "Aarav", "Priya",
+}
+
+var benchLastNames = []string{
+	"Silva", "Santos", "Oliveira", "Souza", "Rodrigues", "Ferreira", "Alves", "Pereira", "Lima", "Gomes",
+	"Costa", "Ribeiro", "Martins", "Carvalho", "Almeida", "Lopes", "Soares", "Fernandes", "Vieira", "Barbosa",
+	"Rocha", "Dias", "Nascimento", "Andrade", "Moreira", "Nunes", "Marques", "Machado", "Mendes", "Freitas",
+	"Smith", "Jones", "Taylor", "Brown", "Williams", "Wilson", "Johnson", "Davies", "Robinson", "Wright",
+	"Thompson", "Evans", "Walker", "White", "Roberts", "Green", "Hall", "Wood", "Jackson", "Clarke",
+	"Müller", "Schmidt", "Schneider", "Fischer", "Weber", "Meyer", "Wagner", "Becker", "Schulz", "Hoffmann",
+	"García", "Fernández", "González", "López", "Martínez", "Sánchez", "Pérez", "Gómez", "Martín", "Jiménez",
+	"Rossi", "Russo", "Ferrari", "Esposito", "Bianchi", "Romano", "Colombo", "Ricci", "Marino", "Greco",
+	"Dubois", "Moreau", "Laurent", "Lefebvre", "Leroy", "Tanaka", "Suzuki", "Sato", "Patel", "Sharma",
+	"Kowalski", "Nowak", "Novák", "Horvat", "Jensen", "Nielsen", "Hansen", "Larsen", "Andersen", "Berg",
+}
+
+// Search terms of 3+ characters: name fragments and 4-6 digit fragments of numbers.
+var (
+	benchNameTerms  = []string{"silv", "santos", "oliveira", "souz", "rodri", "smith", "schmidt", "gonz", "ferr", "mari", "yuki", "patel", "müll", "costa", "ana s"}
+	benchDigitTerms = []string{"98765", "4321", "123456", "5567", "80808", "314159", "2718", "99887", "606060", "1357"}
+)
+
+func benchAdminDSN() string {
+	for _, k := range []string{"TEST_DATABASE_URL", "DATABASE_URL"} {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+func benchDSN(dsn, name string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		panic(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func benchDBName() string {
+	h := sha256.New()
+	var names []string
+	fs.WalkDir(migrations.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, p)
+		}
+		return nil
+	})
+	sort.Strings(names)
+	for _, n := range names {
+		b, _ := fs.ReadFile(migrations.FS, n)
+		h.Write([]byte(n))
+		h.Write(b)
+	}
+	return "gw_bench_contacts_" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// benchStore returns a Store over the persistent, seeded benchmark database, creating and
+// seeding it when needed, and the big account's id and one small account's id.
+func benchStore(b *testing.B) (s *Store, big, small int64) {
+	b.Helper()
+	ctx := context.Background()
+	adminDSN := benchAdminDSN()
+	admin, err := sqlx.Open("postgres", adminDSN)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer admin.Close()
+	conn, err := admin.Connx(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	// One benchmark process at a time creates and seeds.
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(8675310)`); err != nil {
+		b.Fatal(err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(8675310)`)
+
+	name := benchDBName()
+	var exists bool
+	if err := conn.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name); err != nil {
+		b.Fatal(err)
+	}
+	if !exists {
+		var stale []string
+		conn.SelectContext(ctx, &stale, `SELECT datname FROM pg_database WHERE datname LIKE 'gw\_bench\_contacts\_%'`)
+		for _, d := range stale {
+			conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+d+` WITH (FORCE)`)
+		}
+		if _, err := conn.ExecContext(ctx, `CREATE DATABASE `+name); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dsn := benchDSN(adminDSN, name)
+	m, err := NewMigrator(dsn, migrations.FS)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.Up(); err != nil {
+		m.Close()
+		b.Fatal(err)
+	}
+	m.Close()
+
+	db, err := Open(ctx, dsn, 16)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err = New(db, []byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close(); db.Close() })
+
+	var seeded int
+	if err := db.GetContext(ctx, &seeded, `SELECT count(*) FROM accounts WHERE email LIKE '%' || $1`, benchSeedMark); err != nil {
+		b.Fatal(err)
+	}
+	if seeded != 1+benchOtherAccounts {
+		start := time.Now()
+		benchSeed(b, db)
+		b.Logf("seeded %s in %s", name, time.Since(start).Round(time.Millisecond))
+	} else {
+		b.Logf("reusing seeded database %s", name)
+	}
+	if err := db.GetContext(ctx, &big, `SELECT id FROM accounts WHERE email = 'bench-0'||$1`, benchSeedMark); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.GetContext(ctx, &small, `SELECT id FROM accounts WHERE email = 'bench-1'||$1`, benchSeedMark); err != nil {
+		b.Fatal(err)
+	}
+	return s, big, small
+}
+
+func sqlArray(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = "'" + strings.ReplaceAll(x, "'", "''") + "'"
+	}
+	return "ARRAY[" + strings.Join(q, ",") + "]"
+}
+
+// benchSeed fills the database in one transaction: the contacts table's secondary indexes and
+// the unique constraints nothing refers to are dropped, the rows inserted by one INSERT ...
+// SELECT generate_series with foreign-key triggers off (session_replication_role = replica; the
+// rows are valid by construction), and the indexes and constraints rebuilt from their own
+// definitions (a bulk build is far faster than 1.2M random insertions). 25-40 s on the
+// 2-core dev box.
+func benchSeed(b *testing.B, db *sqlx.DB) {
+	b.Helper()
+	ctx := context.Background()
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tx.Rollback()
+	exec := func(q string, args ...any) {
+		b.Helper()
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			b.Fatalf("%v\n%s", err, q)
+		}
+	}
+	exec(`SET LOCAL maintenance_work_mem = '512MB'`)
+	exec(`SET LOCAL synchronous_commit = off`)
+	exec(`DELETE FROM events`)
+	exec(`DELETE FROM contacts`) // the database holds only benchmark data
+	exec(`DELETE FROM accounts WHERE email LIKE 'bench-%'`)
+	exec(`SET LOCAL session_replication_role = replica`)
+	var constraints []struct {
+		Name string `db:"conname"`
+		Def  string `db:"def"`
+	}
+	if err := tx.SelectContext(ctx, &constraints, `SELECT c.conname, pg_get_constraintdef(c.oid) AS def FROM pg_constraint c
+		WHERE c.conrelid = 'contacts'::regclass AND c.contype = 'u'
+		AND NOT EXISTS (SELECT 1 FROM pg_constraint f WHERE f.contype = 'f' AND f.conindid = c.conindid)`); err != nil {
+		b.Fatal(err)
+	}
+	var indexes []struct {
+		Name string `db:"indexname"`
+		Def  string `db:"indexdef"`
+	}
+	if err := tx.SelectContext(ctx, &indexes, `SELECT indexname, indexdef FROM pg_indexes
+		WHERE schemaname = current_schema() AND tablename = 'contacts'
+		AND indexname NOT IN (SELECT conname FROM pg_constraint WHERE conrelid = 'contacts'::regclass)`); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range constraints {
+		exec(`ALTER TABLE contacts DROP CONSTRAINT ` + c.Name)
+	}
+	for _, d := range indexes {
+		exec(`DROP INDEX ` + d.Name)
+	}
+	exec(`SELECT setseed(0.4242)`)
+	// The one seeding statement: 11 accounts and 1,200,000 contacts.
+	exec(fmt.Sprintf(`WITH a AS (
+			INSERT INTO accounts (name, email, join_code)
+			SELECT CASE WHEN i = 0 THEN 'Bench Big' ELSE 'Bench Small ' || i END, 'bench-' || i || $1, 'bench-seed-' || i
+			FROM generate_series(0, $2::int) AS i
+			RETURNING id, CASE WHEN email = 'bench-0' || $1 THEN $3::int ELSE $4::int END AS n
+		), f AS (SELECT %[1]s AS first, %[2]s AS last,
+			ARRAY['5511','5521','4477','4915','1415','3361','3460','3933'] AS cc)
+		INSERT INTO contacts (account_id, mobile, name, created_at)
+		SELECT a.id,
+			f.cc[1 + (g %% 8)] || lpad(((g::bigint * 2654435761) %% 1000000000)::text, 9, '0'),
+			CASE WHEN random() < 0.03 THEN ''
+				ELSE f.first[1 + floor(random() * array_length(f.first, 1))::int] || ' ' ||
+					f.last[1 + floor(random() * array_length(f.last, 1))::int] END,
+			now() - random() * interval '730 days'
+		FROM a CROSS JOIN f CROSS JOIN LATERAL generate_series(1, a.n) AS g`,
+		sqlArray(benchFirstNames), sqlArray(benchLastNames)),
+		benchSeedMark, benchOtherAccounts, benchBigContacts, benchOtherContacts)
+	for _, c := range constraints {
+		exec(`ALTER TABLE contacts ADD CONSTRAINT ` + c.Name + ` ` + c.Def)
+	}
+	for _, d := range indexes {
+		exec(d.Def)
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `VACUUM ANALYZE contacts`); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// explainListing logs the plans of the two statements ListContacts runs for the search.
+func explainListing(b *testing.B, s *Store, accountID int64, search string) {
+	b.Helper()
+	q := contactListQueries(accountID, search, 50, 0)
+	for _, st := range []struct {
+		sql  string
+		args []any
+	}{{q.countSQL, q.countArgs}, {q.pageSQL, q.pageArgs}} {
+		var lines []string
+		if err := s.db.Select(&lines, `EXPLAIN (ANALYZE, BUFFERS) `+st.sql, st.args...); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("EXPLAIN ANALYZE, search %q:\n%s\n%s", search, st.sql, strings.Join(lines, "\n"))
+	}
+}
+
+func BenchmarkContactSearch(b *testing.B) {
+	if testing.Short() {
+		b.Skip("seeds 1.2M rows")
+	}
+	s, big, small := benchStore(b)
+	ctx := context.Background()
+	explainListing(b, s, big, benchNameTerms[0])
+	explainListing(b, s, big, benchDigitTerms[0])
+
+	run := func(name string, accountID int64, terms []string) {
+		b.Run(name, func(b *testing.B) {
+			// Warm the cache once per term, as a live server would be.
+			for _, term := range terms {
+				if _, err := s.ListContacts(ctx, accountID, term, 50, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			lat := make([]time.Duration, 0, b.N)
+			matched := 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				p, err := s.ListContacts(ctx, accountID, terms[i%len(terms)], 50, 0)
+				lat = append(lat, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				matched += p.Total
+			}
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+			b.ReportMetric(ms(lat[len(lat)/2]), "p50_ms")
+			b.ReportMetric(ms(lat[(len(lat)-1)*99/100]), "p99_ms")
+			b.ReportMetric(float64(matched)/float64(b.N), "matches/op")
+		})
+	}
+	run("1M/names", big, benchNameTerms)
+	run("1M/digits", big, benchDigitTerms)
+	run("1M/no-search", big, []string{""})
+	run("20k/names", small, benchNameTerms)
+	run("20k/digits", small, benchDigitTerms)
+}
