@@ -36,6 +36,8 @@ func (s *Server) idempotency(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		fp := fingerprint(req, p)
+		// Keys are scoped per account and per mode, so test traffic never collides with live.
+		key = p.Mode + ":" + key
 		deadline := time.Now().Add(idempotencyWait)
 		for delay := 5 * time.Millisecond; ; delay = min(delay*2, 100*time.Millisecond) {
 			rec, err := s.store.BeginIdempotent(ctx, p.AccountID, key, fp)
@@ -53,7 +55,7 @@ func (s *Server) idempotency(next echo.HandlerFunc) echo.HandlerFunc {
 			case store.IdempotencyMismatch:
 				return &apiError{Status: http.StatusUnprocessableEntity, Code: gen.ErrorCodeIdempotencyConflict,
 					Message: "This Idempotency-Key was already used with a different request",
-					Errors:  gen.FieldErrors{"Idempotency-Key": {"already used with a different request body or endpoint"}}}
+					Errors:  gen.FieldErrors{"header.Idempotency-Key": {"already used with a different request body or endpoint"}}}
 			case store.IdempotencyInFlight:
 				if time.Now().After(deadline) {
 					return newAPIError(http.StatusConflict, gen.ErrorCodeIdempotencyInProgress,

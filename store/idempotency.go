@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"time"
 )
 
@@ -38,6 +39,18 @@ const (
 // BeginIdempotent claims the account's key for a request with the given fingerprint, or reports
 // what the key already holds. Expired and abandoned keys are reclaimed.
 func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string, fingerprint []byte) (IdempotencyRecord, error) {
+	// When a concurrent request inserts the key first, the INSERT waits for it and then
+	// conflicts, but the statement's snapshot predates that commit, so the fallback SELECT sees
+	// no row either. A new statement has a new snapshot: run it again.
+	for attempt := 0; ; attempt++ {
+		rec, err := s.beginIdempotent(ctx, accountID, key, fingerprint)
+		if !errors.Is(err, ErrNotFound) || attempt == 4 {
+			return rec, err
+		}
+	}
+}
+
+func (s *Store) beginIdempotent(ctx context.Context, accountID int64, key string, fingerprint []byte) (IdempotencyRecord, error) {
 	var row struct {
 		Inserted    bool   `db:"inserted"`
 		Fingerprint []byte `db:"fingerprint"`

@@ -1,0 +1,538 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"gateway/gen"
+	"gateway/platform/whatsapp"
+	"gateway/store"
+)
+
+// The platform's webhooks (Meta → us) at /platform/webhook.
+//
+// GET answers the subscription handshake. POST is checked against X-Hub-Signature-256 with the
+// app secret over the raw body (bad or missing → 401, nothing stored), the raw body is stored,
+// and the delivery is processed synchronously — every entry, change, status and message of a
+// batch — before answering 200. Processing is idempotent (unique keys), so a retried delivery
+// changes nothing. A delivery for an unknown number, a malformed body or an unknown field is
+// answered 200 and logged, so Meta does not retry garbage for days; only a database failure
+// answers 500, so that Meta retries.
+//
+// Decisions:
+//   - played (a voice message was played) is taken as read: it implies it, ranks like it, and
+//     the API's statuses are sent, delivered, read and failed only.
+//   - The first error of a failed status is kept on the message (code, title, details).
+//   - STOP / UNSUBSCRIBE / START are matched on the whole trimmed text, case-insensitively, of a
+//     text message or of a button or list reply (a template's quick-reply "STOP" opts out too).
+//   - A new contact's mobile is the wa_id the platform gave; an existing contact found through
+//     another form of the number keeps its mobile and gains the wa_id as an alias.
+//   - A template status update for a template the account does not have triggers a template
+//     sync for that account, bounded by templateSyncTimeout; its failure is logged.
+
+// platformProcessTimeout bounds the processing of one delivery. Processing does not follow the
+// request's context: a platform that hangs up mid-way must not cancel half-applied work (nor
+// make database/sql discard pooled connections).
+const platformProcessTimeout = 30 * time.Second
+
+// templateSyncTimeout bounds the template sync a webhook for an unknown template triggers.
+const templateSyncTimeout = 10 * time.Second
+
+// platformVerify answers the platform's verification handshake: hub.mode=subscribe and the
+// configured verify token → 200 with hub.challenge as plain text; anything else → 403.
+func (s *Server) platformVerify(c echo.Context) error {
+	challenge, ok := whatsapp.VerifyChallenge(c.QueryParams(), s.opts.PlatformVerifyToken)
+	if !ok {
+		s.log.WarnContext(c.Request().Context(), "platform webhook: verification refused", "request_id", requestID(c))
+		writeJSON(c, http.StatusForbidden, errorEnvelope(gen.ErrorCodeUnauthorized, "Verification token does not match"))
+		return nil
+	}
+	return c.String(http.StatusOK, challenge)
+}
+
+// platformWebhook receives the platform's webhook deliveries (see the notes above).
+func (s *Server) platformWebhook(c echo.Context) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err // the body limit's 413, or a broken connection
+	}
+	sig := c.Request().Header.Get(whatsapp.SignatureHeaderName)
+	if !whatsapp.VerifySignature([]byte(s.opts.PlatformAppSecret), body, sig) {
+		s.log.WarnContext(c.Request().Context(), "platform webhook: bad signature", "request_id", requestID(c),
+			"signature_present", sig != "", "bytes", len(body))
+		writeJSON(c, http.StatusUnauthorized, errorEnvelope(gen.ErrorCodeUnauthorized, "Missing or invalid "+whatsapp.SignatureHeaderName))
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), platformProcessTimeout)
+	defer cancel()
+	p, perr := whatsapp.ParseWebhook(body)
+	if perr == nil {
+		// The common delivery, one status of a known number, is stored and applied in one statement.
+		done, err := s.applySingleStatus(ctx, p, body)
+		if err != nil {
+			return fmt.Errorf("process platform webhook: %w", err)
+		}
+		if done {
+			writeJSON(c, http.StatusOK, gen.Envelope{Success: true, Message: "OK"})
+			return nil
+		}
+	}
+	if _, err := s.store.RecordPlatformWebhook(ctx, body); err != nil {
+		return fmt.Errorf("store platform webhook: %w", err)
+	}
+	if perr != nil {
+		s.log.WarnContext(ctx, "platform webhook: malformed payload ignored", "error", perr.Error())
+	} else if err := s.processPlatformWebhook(ctx, p); err != nil {
+		return fmt.Errorf("process platform webhook: %w", err)
+	}
+	writeJSON(c, http.StatusOK, gen.Envelope{Success: true, Message: "OK"})
+	return nil
+}
+
+// applySingleStatus handles a delivery that is exactly one status report for a known,
+// non-sandbox number: the raw body and the status change are written by one statement. It
+// reports false (nothing written) for any other delivery.
+func (s *Server) applySingleStatus(ctx context.Context, p *whatsapp.WebhookPayload, body []byte) (bool, error) {
+	if len(p.Entry) != 1 || len(p.Entry[0].Changes) != 1 {
+		return false, nil
+	}
+	ch := p.Entry[0].Changes[0]
+	v := ch.Value
+	pnid := v.Metadata.PhoneNumberID
+	if ch.Field != "messages" || len(v.Statuses) != 1 || len(v.Messages) != 0 || len(v.Errors) != 0 ||
+		pnid == "" || pnid == s.opts.Sandbox.PhoneNumberID {
+		return false, nil
+	}
+	conn, err := s.tenantByPhoneNumberID(ctx, pnid)
+	if err != nil || conn == nil {
+		return false, err
+	}
+	r, ok := s.statusReport(ctx, conn.AccountID, v.Statuses[0])
+	if !ok {
+		return false, nil
+	}
+	res, err := s.store.ApplyStatusRecordingWebhook(ctx, conn.AccountID, r, body)
+	if err != nil {
+		return false, err
+	}
+	s.logParked(ctx, conn.AccountID, r, res)
+	return true, nil
+}
+
+// tenantTTL is how long a phone number id → account mapping is reused. A number moved to
+// another account is routed to the new one at most this long after the move.
+const tenantTTL = 10 * time.Second
+
+type tenantEntry struct {
+	conn store.Connection
+	at   time.Time
+}
+
+// tenantByPhoneNumberID returns the connection of the number, nil when no account has it
+// connected; known numbers are cached for tenantTTL (unknown ones are not, so a newly
+// connected number works at once). It fails only when the database does.
+func (s *Server) tenantByPhoneNumberID(ctx context.Context, pnid string) (*store.Connection, error) {
+	now := s.now()
+	s.tenantMu.Lock()
+	e, ok := s.tenants[pnid]
+	s.tenantMu.Unlock()
+	if ok && now.Sub(e.at) < tenantTTL {
+		return &e.conn, nil
+	}
+	c, err := s.store.ConnectionByPhoneNumberID(ctx, pnid)
+	if errors.Is(err, store.ErrNotFound) {
+		s.tenantMu.Lock()
+		delete(s.tenants, pnid)
+		s.tenantMu.Unlock()
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.tenantMu.Lock()
+	if s.tenants == nil || len(s.tenants) > 10000 {
+		s.tenants = map[string]tenantEntry{}
+	}
+	s.tenants[pnid] = tenantEntry{conn: c, at: now}
+	s.tenantMu.Unlock()
+	return &c, nil
+}
+
+// processPlatformWebhook applies one verified delivery. It returns an error only when the
+// database fails; everything else is logged and skipped.
+func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.WebhookPayload) error {
+	tenants := map[string]*store.Connection{} // by phone number id, for this delivery
+	for _, e := range p.Entry {
+		for _, ch := range e.Changes {
+			var err error
+			switch ch.Field {
+			case "messages":
+				err = s.handleMessagesChange(ctx, ch.Value, tenants)
+			case "message_template_status_update":
+				err = s.handleTemplateStatusUpdate(ctx, e.ID, ch.Value)
+			default:
+				s.log.DebugContext(ctx, "platform webhook: field ignored", "field", ch.Field, "waba_id", e.ID)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// handleMessagesChange applies the statuses and inbound messages of a "messages" change.
+func (s *Server) handleMessagesChange(ctx context.Context, v whatsapp.ChangeValue, tenants map[string]*store.Connection) error {
+	pnid := v.Metadata.PhoneNumberID
+	for _, e := range v.Errors {
+		s.log.WarnContext(ctx, "platform webhook: system error", "phone_number_id", pnid, "code", e.Code, "title", e.Title,
+			"details", e.ErrorData.Details)
+	}
+	if pnid == "" {
+		s.log.WarnContext(ctx, "platform webhook: change without metadata.phone_number_id ignored")
+		return nil
+	}
+	if s.opts.Sandbox.PhoneNumberID != "" && pnid == s.opts.Sandbox.PhoneNumberID {
+		return s.handleSandboxChange(ctx, v)
+	}
+	conn, ok := tenants[pnid]
+	if !ok {
+		var err error
+		if conn, err = s.tenantByPhoneNumberID(ctx, pnid); err != nil {
+			return err
+		}
+		tenants[pnid] = conn
+	}
+	if conn == nil {
+		s.log.WarnContext(ctx, "platform webhook: unknown phone number id; ignored", "phone_number_id", pnid,
+			"statuses", len(v.Statuses), "messages", len(v.Messages))
+		return nil
+	}
+	for _, st := range v.Statuses {
+		if err := s.applyPlatformStatus(ctx, conn.AccountID, st); err != nil {
+			return err
+		}
+	}
+	names := make(map[string]string, len(v.Contacts))
+	for _, c := range v.Contacts {
+		if c.WaID != "" {
+			names[c.WaID] = c.Profile.Name
+		}
+	}
+	for _, m := range v.Messages {
+		if err := s.recordInbound(ctx, *conn, m, names[m.From]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyPlatformStatus applies one status report (store.ApplyStatus: monotonic, parked when the
+// send is not recorded yet).
+func (s *Server) applyPlatformStatus(ctx context.Context, accountID int64, st whatsapp.Status) error {
+	r, ok := s.statusReport(ctx, accountID, st)
+	if !ok {
+		return nil
+	}
+	res, err := s.store.ApplyStatus(ctx, accountID, r)
+	if err != nil {
+		return err
+	}
+	s.logParked(ctx, accountID, r, res)
+	return nil
+}
+
+func (s *Server) logParked(ctx context.Context, accountID int64, r store.StatusReport, res store.StatusResult) {
+	if res.Parked && !res.Found {
+		s.log.InfoContext(ctx, "platform webhook: status parked until the send is recorded", "account_id", accountID,
+			"wamid", r.PlatformMessageID, "status", r.Status)
+	}
+}
+
+// statusReport turns a platform status into the report the store applies; ok is false (and the
+// status is logged) for one without an id or with an unknown status.
+func (s *Server) statusReport(ctx context.Context, accountID int64, st whatsapp.Status) (store.StatusReport, bool) {
+	status := st.Status
+	if status == "played" {
+		status = "read"
+	}
+	if st.ID == "" || store.StatusRank(status) < 1 {
+		s.log.WarnContext(ctx, "platform webhook: status ignored", "account_id", accountID, "status", st.Status, "wamid", st.ID)
+		return store.StatusReport{}, false
+	}
+	at, ok := st.Time()
+	if !ok {
+		at = s.now()
+	}
+	r := store.StatusReport{PlatformMessageID: st.ID, Status: status, OccurredAt: at}
+	if status == "failed" && len(st.Errors) > 0 {
+		e := st.Errors[0]
+		code := e.Code
+		r.ErrorCode = &code
+		r.ErrorTitle = cmpOrString(e.Title, e.Message)
+		r.ErrorDetails = e.ErrorData.Details
+		if r.ErrorDetails == "" && e.Message != r.ErrorTitle {
+			r.ErrorDetails = e.Message
+		}
+	}
+	return r, true
+}
+
+// recordInbound records one inbound message: contact, alias, conversation, message and events,
+// and the STOP / START opt-out keywords.
+func (s *Server) recordInbound(ctx context.Context, conn store.Connection, m whatsapp.InboundMessage, profileName string) error {
+	if m.ID == "" || !isWaID(m.From) {
+		s.log.WarnContext(ctx, "platform webhook: inbound message without a usable sender or id ignored",
+			"account_id", conn.AccountID, "wamid", m.ID, "type", m.Type)
+		return nil
+	}
+	at, ok := m.Time()
+	if !ok {
+		at = s.now()
+	}
+	fields, err := json.Marshal(inboundEventFields(m))
+	if err != nil {
+		return fmt.Errorf("message.received fields: %w", err)
+	}
+	in := store.InboundMessage{
+		PlatformMessageID: m.ID,
+		From:              m.From,
+		FromForms:         waIDForms(m.From),
+		ProfileName:       profileName,
+		Type:              cmpOrString(m.Type, "unknown"),
+		SentAt:            at,
+		Destination:       conn.PhoneNumber,
+		Content:           m.Raw,
+		EventFields:       fields,
+		Block:             optOut(m.TextContent()),
+	}
+	res, err := s.store.RecordInbound(ctx, conn.AccountID, in)
+	if err != nil {
+		return err
+	}
+	if res.Duplicate {
+		s.log.DebugContext(ctx, "platform webhook: duplicate inbound message", "account_id", conn.AccountID, "wamid", m.ID)
+	}
+	return nil
+}
+
+// optOut returns true for STOP / UNSUBSCRIBE, false for START, nil for any other text.
+func optOut(text string) *bool {
+	var v bool
+	switch strings.ToUpper(strings.TrimSpace(text)) {
+	case "STOP", "UNSUBSCRIBE":
+		v = true
+	case "START":
+		v = false
+	default:
+		return nil
+	}
+	return &v
+}
+
+// receivedFields are the typed parts of message.received data (openapi MessageReceivedData);
+// only those that apply to the message's type are set.
+type receivedFields struct {
+	Text     *string           `json:"text,omitempty"`
+	Media    *receivedMedia    `json:"media,omitempty"`
+	Location *receivedLocation `json:"location,omitempty"`
+	Reply    *receivedReply    `json:"reply,omitempty"`
+	Reaction *receivedReaction `json:"reaction,omitempty"`
+}
+
+type receivedMedia struct {
+	ID       string `json:"id"`
+	MimeType string `json:"mime_type,omitempty"`
+	Caption  string `json:"caption,omitempty"`
+	Filename string `json:"filename,omitempty"`
+}
+
+type receivedLocation struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+	Name      string  `json:"name,omitempty"`
+	Address   string  `json:"address,omitempty"`
+}
+
+type receivedReply struct {
+	ID      string `json:"id,omitempty"`
+	Title   string `json:"title,omitempty"`
+	Payload string `json:"payload,omitempty"`
+}
+
+type receivedReaction struct {
+	MessageID string `json:"message_id"`
+	Emoji     string `json:"emoji"`
+}
+
+// inboundEventFields picks the typed parts of a message for its message.received event: text
+// for text messages and button or list replies, media, location, reply and reaction.
+func inboundEventFields(m whatsapp.InboundMessage) receivedFields {
+	var f receivedFields
+	if m.Type == "text" || m.Type == "button" || m.Type == "interactive" {
+		if t := m.TextContent(); t != "" || m.Type == "text" {
+			f.Text = &t
+		}
+	}
+	media := map[string]*whatsapp.Media{"image": m.Image, "video": m.Video, "audio": m.Audio, "document": m.Document, "sticker": m.Sticker}[m.Type]
+	if media != nil && media.ID != "" {
+		f.Media = &receivedMedia{ID: media.ID, MimeType: media.MimeType, Caption: media.Caption, Filename: media.Filename}
+	}
+	if m.Type == "location" && m.Location != nil {
+		l := m.Location
+		f.Location = &receivedLocation{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address}
+	}
+	switch {
+	case m.Type == "button" && m.Button != nil:
+		f.Reply = &receivedReply{Title: m.Button.Text, Payload: m.Button.Payload}
+	case m.Type == "interactive" && m.Interactive != nil && m.Interactive.ButtonReply != nil:
+		f.Reply = &receivedReply{ID: m.Interactive.ButtonReply.ID, Title: m.Interactive.ButtonReply.Title}
+	case m.Type == "interactive" && m.Interactive != nil && m.Interactive.ListReply != nil:
+		f.Reply = &receivedReply{ID: m.Interactive.ListReply.ID, Title: m.Interactive.ListReply.Title}
+	}
+	if m.Type == "reaction" && m.Reaction != nil {
+		f.Reaction = &receivedReaction{MessageID: m.Reaction.MessageID, Emoji: m.Reaction.Emoji}
+	}
+	return f
+}
+
+// handleSandboxChange handles traffic on the shared sandbox number: an inbound text
+// "join <code>" registers the sender for the account with that join code (the start of its
+// 24-hour window is the message's timestamp). Everything else on that number is ignored.
+func (s *Server) handleSandboxChange(ctx context.Context, v whatsapp.ChangeValue) error {
+	for _, m := range v.Messages {
+		if m.Type != "text" || m.Text == nil || !isWaID(m.From) {
+			continue
+		}
+		f := strings.Fields(m.Text.Body)
+		if len(f) != 2 || !strings.EqualFold(f[0], "join") {
+			continue
+		}
+		at, ok := m.Time()
+		if !ok {
+			at = s.now()
+		}
+		accountID, err := s.store.JoinSandbox(ctx, f[1], m.From, at)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			s.log.InfoContext(ctx, "sandbox: join with an unknown code ignored", "wamid", m.ID)
+		case err != nil:
+			return err
+		default:
+			s.log.InfoContext(ctx, "sandbox: handset joined", "account_id", accountID, "wamid", m.ID)
+		}
+	}
+	return nil
+}
+
+// handleTemplateStatusUpdate sets the status of the template with the platform's id for every
+// account whose number belongs to the WABA (the entry id); an account that does not have the
+// template yet syncs its templates instead.
+func (s *Server) handleTemplateStatusUpdate(ctx context.Context, wabaID string, v whatsapp.ChangeValue) error {
+	if v.MessageTemplateID == "" || v.Event == "" {
+		s.log.WarnContext(ctx, "platform webhook: template status update without id or event ignored", "waba_id", wabaID)
+		return nil
+	}
+	status := templateStatusOf(v.Event)
+	ids, err := s.store.AccountIDsByWabaID(ctx, wabaID)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		s.log.WarnContext(ctx, "platform webhook: template status update for an unknown WABA ignored", "waba_id", wabaID,
+			"template_id", v.MessageTemplateID)
+	}
+	for _, accountID := range ids {
+		err := s.store.UpdateTemplateStatusByPlatformID(ctx, accountID, v.MessageTemplateID, status)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			s.syncTemplatesAfterWebhook(ctx, accountID, v.MessageTemplateID)
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}
+
+// templateStatusOf maps a template webhook event to the status the template listing would
+// show: REINSTATED and UNARCHIVED make the template sendable again (APPROVED); every other
+// event (APPROVED, REJECTED, PAUSED, DISABLED, FLAGGED, ...) is the status itself.
+func templateStatusOf(event string) string {
+	e := strings.ToUpper(strings.TrimSpace(event))
+	switch e {
+	case "REINSTATED", "UNARCHIVED":
+		return "APPROVED"
+	}
+	return e
+}
+
+// syncTemplatesAfterWebhook fetches the account's templates from the platform (SyncTemplates)
+// after a webhook named a template the account does not have. Failures are logged: the webhook
+// itself was handled, and the periodic sync picks the template up later.
+func (s *Server) syncTemplatesAfterWebhook(ctx context.Context, accountID int64, templateID string) {
+	ctx, cancel := context.WithTimeout(ctx, templateSyncTimeout)
+	defer cancel()
+	res, err := s.SyncTemplates(ctx, accountID)
+	if err != nil {
+		s.log.WarnContext(ctx, "platform webhook: template sync after a status update for an unknown template failed",
+			"account_id", accountID, "template_id", templateID, "error", err.Error())
+		return
+	}
+	s.log.InfoContext(ctx, "platform webhook: templates synced after a status update for an unknown template",
+		"account_id", accountID, "template_id", templateID, "fetched", res.Fetched)
+}
+
+// isWaID reports whether s is a usable sender number: 8 to 15 digits (contacts.mobile's rule).
+func isWaID(s string) bool {
+	if len(s) < 8 || len(s) > 15 {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// waIDForms returns the other forms under which the same WhatsApp user may be stored (or be
+// addressed), besides digits itself:
+//   - Mexico: 521 + 10 digits ↔ 52 + 10 digits;
+//   - Brazil: 55 + area code + 8 digits ↔ 55 + area code + 9 + 8 digits (the mobile 9);
+//   - Argentina: 549 + 10 digits ↔ 54 + 10 digits.
+//
+// It returns nil for any other number.
+func waIDForms(digits string) []string {
+	n := len(digits)
+	switch {
+	case strings.HasPrefix(digits, "521") && n == 13:
+		return []string{"52" + digits[3:]}
+	case strings.HasPrefix(digits, "52") && n == 12:
+		return []string{"521" + digits[2:]}
+	case strings.HasPrefix(digits, "549") && n == 13:
+		return []string{"54" + digits[3:]}
+	case strings.HasPrefix(digits, "54") && n == 12:
+		return []string{"549" + digits[2:]}
+	case strings.HasPrefix(digits, "55") && n == 13 && digits[4] == '9':
+		return []string{digits[:4] + digits[5:]}
+	case strings.HasPrefix(digits, "55") && n == 12:
+		return []string{digits[:4] + "9" + digits[4:]}
+	}
+	return nil
+}
+
+// cmpOrString returns s, or def when s is empty.
+func cmpOrString(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,480 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"gateway/gen"
+	"gateway/platform/whatsapp"
+	"gateway/store"
+)
+
+// defaultCampaign groups API sends that name no campaign.
+const defaultCampaign = "API"
+
+// Sandbox limits (spec, Test mode): real deliveries per joined phone and the join window.
+const (
+	sandboxRealLimit = 20
+	sandboxWindow    = 24 * time.Hour
+)
+
+// Fixture identifiers every test-mode send answers with (they match the fixture contacts).
+const (
+	testCampaignID     = 1
+	testConversationID = 1
+	testContactID      = 1
+)
+
+// sendFailure is an expected failure of a send, rendered as its typed response.
+type sendFailure struct {
+	status int
+	code   gen.ErrorCode
+	msg    string
+	errors gen.FieldErrors
+}
+
+func (f *sendFailure) response() gen.SendTemplateMessageResponseObject {
+	env := gen.ErrorEnvelope{Success: false, Code: f.code, Message: f.msg}
+	switch f.status {
+	case http.StatusNotFound:
+		return gen.SendTemplateMessage404JSONResponse{TemplateNotFoundJSONResponse: gen.TemplateNotFoundJSONResponse(env)}
+	case http.StatusConflict:
+		return gen.SendTemplateMessage409JSONResponse{SendConflictJSONResponse: gen.SendConflictJSONResponse(env)}
+	case http.StatusBadGateway:
+		return gen.SendTemplateMessage502JSONResponse{PlatformErrorJSONResponse: gen.PlatformErrorJSONResponse(env)}
+	}
+	return gen.SendTemplateMessage422JSONResponse{ValidationFailedJSONResponse: gen.ValidationFailedJSONResponse{
+		Success: false, Code: gen.ErrorCodeValidationFailed, Message: f.msg, Errors: f.errors}}
+}
+
+// invalid is a 422 naming the offending fields.
+func invalid(fe gen.FieldErrors) *sendFailure {
+	return &sendFailure{status: http.StatusUnprocessableEntity, code: gen.ErrorCodeValidationFailed,
+		msg: "Invalid request: " + strings.Join(sortedKeys(fe), ", "), errors: fe}
+}
+
+func templateNotFound(msg string) *sendFailure {
+	return &sendFailure{status: http.StatusNotFound, code: gen.ErrorCodeTemplateNotFound, msg: msg}
+}
+
+var (
+	errNotConnected = &sendFailure{status: http.StatusConflict, code: gen.ErrorCodeNumberNotConnected,
+		msg: "No number is connected to this account"}
+	errBlocked = &sendFailure{status: http.StatusConflict, code: gen.ErrorCodeContactBlocked,
+		msg: "The contact has opted out and cannot be messaged"}
+)
+
+// SendTemplateMessage sends an approved template (DESIGN section 6). Live keys reach the
+// platform with the account's number; test and demo keys are simulated (or delivered for real
+// through the sandbox number to a phone that joined it).
+func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessageRequestObject) (gen.SendTemplateMessageResponseObject, error) {
+	p, err := principalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := req.Body
+	if fe := checkSendRequest(b); fe != nil {
+		return invalid(fe).response(), nil
+	}
+	if p.Mode != ModeLive {
+		return a.s.sendTest(ctx, p.AccountID, b)
+	}
+	return a.s.sendLive(ctx, p.AccountID, b)
+}
+
+// checkSendRequest is what the schema cannot say: one of template_name or template_id, and a
+// destination that starts with a country code.
+func checkSendRequest(b *gen.SendTemplateRequest) gen.FieldErrors {
+	fe := gen.FieldErrors{}
+	if b.TemplateName == nil && b.TemplateId == nil {
+		fe["template_name"] = []string{"one of template_name or template_id is required"}
+	}
+	if strings.HasPrefix(b.Destination, "0") {
+		fe["destination"] = []string{"must start with the country code, not 0"}
+	}
+	if len(fe) == 0 {
+		return nil
+	}
+	return fe
+}
+
+func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
+	// The number and the candidate templates, in one statement.
+	conn, candidates, err := s.store.SendTarget(ctx, accountID, deref(b.TemplateId), deref(b.TemplateName), deref(b.Language))
+	if errors.Is(err, store.ErrNotFound) {
+		return errNotConnected.response(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	tpl, fail := resolveTemplate(candidates, b)
+	if fail != nil {
+		return fail.response(), nil
+	}
+	header, body := deref(b.HeaderVariables), deref(b.BodyVariables)
+	if fail := checkVariables(tpl, header, body); fail != nil {
+		return fail.response(), nil
+	}
+	send := whatsapp.TemplateSend{To: b.Destination, Name: tpl.Name, Language: tpl.Language,
+		HeaderParams: header, BodyParams: body}
+	if tpl.ParameterFormat == "NAMED" {
+		if send.HeaderParamNames, send.BodyParamNames, err = namedParams(tpl); err != nil {
+			return nil, err
+		}
+	}
+	if s.platform == nil {
+		return nil, errors.New("no messaging platform configured")
+	}
+	content, err := json.Marshal(sentContent{Language: tpl.Language, HeaderVariables: orEmpty(header), BodyVariables: orEmpty(body)})
+	if err != nil {
+		return nil, err
+	}
+	campaign := defaultCampaign
+	if b.CampaignName != nil {
+		campaign = *b.CampaignName
+	}
+	name := ""
+	if b.Name != nil {
+		name = *b.Name
+	}
+	rec, err := s.store.BeginSend(ctx, accountID, store.SendInput{Mobile: b.Destination, Name: name,
+		CampaignName: campaign, TemplateID: tpl.ID, TemplateName: tpl.Name, Content: content})
+	if err != nil {
+		return nil, err
+	}
+	if rec.Blocked {
+		return errBlocked.response(), nil
+	}
+
+	// The message row is committed: from here on the client going away must not stop the
+	// platform call or the recording of its answer, or an accepted message would lose its id.
+	ctx = context.WithoutCancel(ctx)
+	send.CallbackData = strconv.FormatInt(rec.MessageID, 10)
+	pctx, cancel := context.WithTimeout(ctx, s.opts.SendTimeout)
+	res, err := s.platform.SendTemplate(pctx, conn.AccessToken, conn.PhoneNumberID, send)
+	cancel()
+	if err != nil {
+		return s.sendFailed(ctx, accountID, rec.MessageID, err)
+	}
+	if err := s.store.RecordSent(ctx, accountID, rec.MessageID, res.MessageID, res.WaID, s.now()); err != nil {
+		return nil, fmt.Errorf("record accepted send %d (%s): %w", rec.MessageID, res.MessageID, err)
+	}
+	// Reports that arrived before the id was recorded were parked: apply them. Both reads run
+	// after the id is committed (store.ApplyStatus explains why that closes the race).
+	parked, err := s.store.HasParkedStatuses(ctx, accountID, res.MessageID)
+	if err == nil && parked {
+		err = s.store.ApplyParkedStatuses(ctx, accountID, res.MessageID)
+	}
+	if err != nil {
+		// The reports stay parked; the retention loop's reconciliation applies them later.
+		s.log.WarnContext(ctx, "apply parked statuses", "message_id", rec.MessageID, "error", err.Error())
+	}
+	return gen.SendTemplateMessage200JSONResponse{Success: true, Message: "Message sent", Data: gen.SendResult{
+		MessageId: rec.MessageID, ChatMessageId: res.MessageID, CampaignId: rec.CampaignID,
+		ConversationId: rec.ConversationID, ContactId: rec.ContactID, ContactCreated: rec.ContactCreated,
+		Status: gen.Sent,
+	}}, nil
+}
+
+// sentContent is what the message row keeps of a template send.
+type sentContent struct {
+	Language        string   `json:"language"`
+	HeaderVariables []string `json:"header_variables"`
+	BodyVariables   []string `json:"body_variables"`
+}
+
+// sendFailed closes a send the platform did not accept and answers 502 (or 500 for a request
+// our own client refused to make).
+func (s *Server) sendFailed(ctx context.Context, accountID, messageID int64, err error) (gen.SendTemplateMessageResponseObject, error) {
+	f, fail := platformFailure(err, s.opts.SendTimeout)
+	if rerr := s.store.RecordSendFailure(ctx, accountID, messageID, f, s.now()); rerr != nil {
+		return nil, fmt.Errorf("record failed send %d (%v): %w", messageID, err, rerr)
+	}
+	if fail == nil {
+		return nil, fmt.Errorf("send %d: %w", messageID, err)
+	}
+	s.log.WarnContext(ctx, "platform refused send", "message_id", messageID, "error", err.Error())
+	return fail.response(), nil
+}
+
+// platformFailure maps a platform client error to what the message row records and the 502 the
+// client sees; fail is nil for errors that are ours (an argument the client refused).
+func platformFailure(err error, timeout time.Duration) (store.SendFailure, *sendFailure) {
+	var pe *whatsapp.Error
+	switch {
+	case errors.As(err, &pe):
+		code := pe.Code
+		f := store.SendFailure{Code: &code, Title: platformTitle(pe), Details: pe.Details}
+		where := fmt.Sprintf("code %d", pe.Code)
+		if pe.Code == 0 {
+			where = fmt.Sprintf("HTTP %d", pe.HTTPStatus)
+		}
+		return f, &sendFailure{status: http.StatusBadGateway, code: gen.ErrorCodePlatformRejected,
+			msg: fmt.Sprintf("The platform rejected the send: %s (%s)", pe.Reason(), where)}
+	case errors.Is(err, whatsapp.ErrInvalidArgument):
+		return store.SendFailure{Title: "Not sent", Details: err.Error()}, nil
+	case errors.Is(err, whatsapp.ErrMalformedResponse):
+		return store.SendFailure{Title: "Platform answer unreadable", Details: "platform answered with an unreadable body; the outcome is unknown"},
+			&sendFailure{status: http.StatusBadGateway, code: gen.ErrorCodePlatformUnavailable,
+				msg: "The messaging platform's answer could not be read; the message may or may not have been sent"}
+	case whatsapp.IsTimeout(err):
+		return store.SendFailure{Title: "Platform unavailable", Details: "platform did not answer; the outcome is unknown"},
+			&sendFailure{status: http.StatusBadGateway, code: gen.ErrorCodePlatformUnavailable,
+				msg: "The messaging platform did not answer within " + seconds(timeout) + "; the message may or may not have been sent"}
+	default:
+		return store.SendFailure{Title: "Platform unavailable", Details: "platform could not be reached; the outcome is unknown"},
+			&sendFailure{status: http.StatusBadGateway, code: gen.ErrorCodePlatformUnavailable,
+				msg: "The messaging platform could not be reached; the message may or may not have been sent"}
+	}
+}
+
+// platformTitle is the error's title: error_user_title, else the message without its "(#code) "
+// prefix.
+func platformTitle(pe *whatsapp.Error) string {
+	if pe.Title != "" {
+		return pe.Title
+	}
+	msg := pe.Message
+	if strings.HasPrefix(msg, "(#") {
+		if i := strings.Index(msg, ") "); i > 0 {
+			msg = msg[i+2:]
+		}
+	}
+	return msg
+}
+
+// seconds renders a timeout for people: "10 seconds", "1 second", "250ms".
+func seconds(d time.Duration) string {
+	switch {
+	case d == time.Second:
+		return "1 second"
+	case d%time.Second == 0:
+		return fmt.Sprintf("%d seconds", d/time.Second)
+	}
+	return d.String()
+}
+
+// resolveTemplate picks the approved template a live send names among the candidates
+// store.SendTarget found: by id (any status; only approved ones may be sent), or by name (and
+// language).
+func resolveTemplate(candidates []store.Template, b *gen.SendTemplateRequest) (store.Template, *sendFailure) {
+	lang := deref(b.Language)
+	if b.TemplateId != nil {
+		if len(candidates) != 1 || candidates[0].Status != store.TemplateApproved {
+			return store.Template{}, templateNotFound(fmt.Sprintf("No approved template with id %d", *b.TemplateId))
+		}
+		return candidates[0], agrees(candidates[0], b.TemplateName, lang)
+	}
+	return pickByName(candidates, *b.TemplateName, lang)
+}
+
+// agrees checks that the template_name and language sent with a template_id name that template.
+func agrees(t store.Template, name *string, lang string) *sendFailure {
+	fe := gen.FieldErrors{}
+	if name != nil && *name != t.Name {
+		fe["template_name"] = []string{fmt.Sprintf("template_id %d is the template %q, not %q", t.ID, t.Name, *name)}
+	}
+	if lang != "" && lang != t.Language {
+		fe["language"] = []string{fmt.Sprintf("template_id %d is in %s, not %s", t.ID, t.Language, lang)}
+	}
+	if len(fe) == 0 {
+		return nil
+	}
+	return invalid(fe)
+}
+
+// pickByName chooses among the approved templates with the requested name (already filtered by
+// language when one was given).
+func pickByName(ts []store.Template, name, lang string) (store.Template, *sendFailure) {
+	switch {
+	case len(ts) == 1:
+		return ts[0], nil
+	case len(ts) == 0 && lang != "":
+		return store.Template{}, templateNotFound(fmt.Sprintf("No approved template named %q in language %s", name, lang))
+	case len(ts) == 0:
+		return store.Template{}, templateNotFound(fmt.Sprintf("No approved template named %q", name))
+	}
+	langs := make([]string, len(ts))
+	for i, t := range ts {
+		langs[i] = t.Language
+	}
+	return store.Template{}, invalid(gen.FieldErrors{"language": {fmt.Sprintf(
+		"the template %q is approved in several languages (%s); say which one", name, strings.Join(langs, ", "))}})
+}
+
+// checkVariables compares the variables sent with what the template takes, before any
+// platform call.
+func checkVariables(t store.Template, header, body []string) *sendFailure {
+	fe := gen.FieldErrors{}
+	switch {
+	case t.HeaderFormat != "" && t.HeaderFormat != "TEXT":
+		fe["header_variables"] = []string{fmt.Sprintf("the template has a %s header, which this API cannot fill", t.HeaderFormat)}
+	case len(header) != t.HeaderParams:
+		fe["header_variables"] = []string{fmt.Sprintf("the template's header takes %s, got %d", variables(t.HeaderParams), len(header))}
+	}
+	if len(body) != t.BodyParams {
+		fe["body_variables"] = []string{fmt.Sprintf("the template's body takes %s, got %d", variables(t.BodyParams), len(body))}
+	}
+	if len(fe) == 0 {
+		return nil
+	}
+	return invalid(fe)
+}
+
+func variables(n int) string {
+	if n == 1 {
+		return "1 variable"
+	}
+	return strconv.Itoa(n) + " variables"
+}
+
+// namedParams returns the placeholder names of a NAMED template, in order.
+func namedParams(t store.Template) (header, body []string, err error) {
+	var wt whatsapp.Template
+	if err := json.Unmarshal(t.Components, &wt.Components); err != nil {
+		return nil, nil, fmt.Errorf("template %d components: %w", t.ID, err)
+	}
+	return wt.HeaderParamNames(), wt.BodyParamNames(), nil
+}
+
+// orEmpty keeps a missing list as [] in stored JSON.
+func orEmpty(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// sendTest is a send with a test or demo key: the fixture templates only, nothing written to
+// the account's live data. The send is simulated unless the destination joined the sandbox in
+// the last 24 hours and has real deliveries left; then it goes out for real as text through
+// the sandbox number.
+func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
+	tpl, fail := resolveFixture(b)
+	if fail != nil {
+		return fail.response(), nil
+	}
+	header, body := deref(b.HeaderVariables), deref(b.BodyVariables)
+	if fail := checkVariables(tpl, header, body); fail != nil {
+		return fail.response(), nil
+	}
+	now := s.now()
+	delivery, wamid, note := gen.Simulated, testWamid(), ""
+	sb := s.opts.Sandbox
+	var claim store.SandboxClaim
+	if sb.PhoneNumberID != "" && sb.AccessToken != "" && s.platform != nil {
+		var err error
+		if claim, err = s.store.ClaimSandboxDelivery(ctx, accountID, b.Destination, now.Add(-sandboxWindow), sandboxRealLimit); err != nil {
+			return nil, err
+		}
+	}
+	if claim.Claimed {
+		ctx = context.WithoutCancel(ctx)
+		pctx, cancel := context.WithTimeout(ctx, s.opts.SendTimeout)
+		res, err := s.platform.SendText(pctx, sb.AccessToken, sb.PhoneNumberID, b.Destination, renderFixture(tpl, body))
+		cancel()
+		if err != nil {
+			_, fail := platformFailure(err, s.opts.SendTimeout)
+			if fail == nil {
+				return nil, fmt.Errorf("sandbox send: %w", err)
+			}
+			return fail.response(), nil
+		}
+		delivery, wamid = gen.Real, res.MessageID
+		note = fmt.Sprintf("Delivered for real as text through the sandbox number (%d of %d real messages used by this phone).",
+			claim.RealSent, sandboxRealLimit)
+	} else {
+		acct, err := s.store.AccountByID(ctx, accountID)
+		if err != nil {
+			return nil, err
+		}
+		join := fmt.Sprintf("send \"join %s\" from this phone to the sandbox number %s", acct.JoinCode, sb.PhoneNumber)
+		switch {
+		case claim.Active:
+			note = fmt.Sprintf("Simulated: this phone has used its %d real sandbox messages.", sandboxRealLimit)
+		case claim.Joined:
+			note = "Simulated: this phone's 24-hour sandbox window has ended; " + join + " again to receive test messages for real."
+		default:
+			note = "Simulated: nothing was sent. To receive test messages for real, " + join + "."
+		}
+	}
+	tm, err := s.store.RecordTestSend(ctx, accountID, store.TestSendInput{Destination: b.Destination, TemplateName: tpl.Name,
+		Delivery: string(delivery), PlatformMessageID: wamid, CreatedAt: now,
+		ConversationID: testConversationID, ContactID: testContactID})
+	if err != nil {
+		return nil, err
+	}
+	mode := gen.SendResultModeTest
+	return gen.SendTemplateMessage200JSONResponse{Success: true, Message: "Message sent", Data: gen.SendResult{
+		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, CampaignId: testCampaignID,
+		ConversationId: testConversationID, ContactId: testContactID, ContactCreated: false, Status: gen.Sent,
+		Mode: &mode, Delivery: &delivery, Note: &note,
+	}}, nil
+}
+
+// resolveFixture finds the fixture template a test-mode send names; only the three fixtures
+// exist in test mode.
+func resolveFixture(b *gen.SendTemplateRequest) (store.Template, *sendFailure) {
+	lang := deref(b.Language)
+	if b.TemplateId != nil {
+		for _, t := range fixtureTemplates {
+			if t.ID == *b.TemplateId {
+				return t, agrees(t, b.TemplateName, lang)
+			}
+		}
+		return store.Template{}, templateNotFound(fmt.Sprintf("No approved template with id %d (test mode has the sandbox templates 1, 2 and 3)", *b.TemplateId))
+	}
+	var ts []store.Template
+	for _, t := range fixtureTemplates {
+		if t.Name == *b.TemplateName && (lang == "" || lang == t.Language) {
+			ts = append(ts, t)
+		}
+	}
+	t, fail := pickByName(ts, *b.TemplateName, lang)
+	if fail != nil && fail.status == http.StatusNotFound {
+		fail.msg += " (test mode has the sandbox templates sandbox_welcome, order_confirmation_update and otp_login_code)"
+	}
+	return t, fail
+}
+
+// renderFixture is a fixture template's body with the variables filled in.
+func renderFixture(t store.Template, body []string) string {
+	var comps []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(t.Components, &comps)
+	text := ""
+	for _, c := range comps {
+		if c.Type == "BODY" {
+			text = c.Text
+		}
+	}
+	for i, v := range body {
+		text = strings.ReplaceAll(text, "{{"+strconv.Itoa(i+1)+"}}", v)
+	}
+	return text
+}
+
+// testWamid is a platform-like message id for a simulated send.
+func testWamid() string {
+	var b [18]byte
+	rand.Read(b[:])
+	return "wamid.test." + base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gateway/gen"
+	"gateway/platform/whatsapp"
+	"gateway/store"
+)
+
+// maxTemplatesListed is the most GET /templates returns (spec, Limits).
+const maxTemplatesListed = 200
+
+// ListTemplates lists the account's approved templates, newest first, at most 200. Test and
+// demo keys see the three sandbox fixtures.
+func (a *api) ListTemplates(ctx context.Context, _ gen.ListTemplatesRequestObject) (gen.ListTemplatesResponseObject, error) {
+	p, err := principalFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ts []store.Template
+	if p.Mode == ModeLive {
+		if ts, err = a.s.store.ApprovedTemplates(ctx, p.AccountID, maxTemplatesListed); err != nil {
+			return nil, err
+		}
+	} else {
+		ts = fixtureTemplates
+	}
+	out := gen.TemplateList{Templates: make([]gen.Template, 0, len(ts))}
+	for _, t := range ts {
+		out.Templates = append(out.Templates, templateOut(t))
+	}
+	return gen.ListTemplates200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+}
+
+func templateOut(t store.Template) gen.Template {
+	body, header := t.BodyParams, t.HeaderParams
+	return gen.Template{
+		Id: t.ID, Name: t.Name, Language: t.Language, Status: gen.APPROVED,
+		Category:      gen.TemplateCategory{Id: t.CategoryID, Name: t.CategoryName, Label: t.CategoryLabel},
+		BodyVariables: &body, HeaderVariables: &header,
+	}
+}
+
+// Test-mode fixtures (DESIGN section 9): the three templates every test and demo key sees,
+// with fixed ids, newest first. Their text is what a sandbox participant receives.
+var fixtureTemplates = []store.Template{
+	{ID: 3, Name: "sandbox_welcome", Language: "en_US", Status: store.TemplateApproved,
+		CategoryID: 2, CategoryName: "UTILITY", CategoryLabel: "Utility", ParameterFormat: "POSITIONAL",
+		Components: json.RawMessage(`[{"type":"BODY","text":"Welcome to the Messaging Gateway sandbox! Your test messages will arrive here."}]`)},
+	{ID: 2, Name: "order_confirmation_update", Language: "en_US", Status: store.TemplateApproved,
+		CategoryID: 2, CategoryName: "UTILITY", CategoryLabel: "Utility", ParameterFormat: "POSITIONAL", BodyParams: 2,
+		Components: json.RawMessage(`[{"type":"BODY","text":"Hi {{1}}, your order {{2}} has been updated. We'll keep you posted."}]`)},
+	{ID: 1, Name: "otp_login_code", Language: "en_US", Status: store.TemplateApproved,
+		CategoryID: 3, CategoryName: "AUTHENTICATION", CategoryLabel: "Authentication", ParameterFormat: "POSITIONAL", BodyParams: 1,
+		Components: json.RawMessage(`[{"type":"BODY","text":"{{1}} is your verification code. For your security, do not share this code."}]`)},
+}
+
+// SyncResult is what one template sync of an account did.
+type SyncResult struct {
+	AccountID int64 `json:"account_id"`
+	// Fetched is how many templates the platform listed (every status); Approved how many of
+	// them are approved (and listed by GET /templates).
+	Fetched  int `json:"fetched"`
+	Approved int `json:"approved"`
+	store.TemplateSyncCounts
+}
+
+// SyncTemplates pulls every template of the account's WhatsApp Business Account from the
+// platform and stores them all (see store.SyncTemplates). It is what `gateway admin templates
+// sync` runs, what the TemplateSyncer runs periodically and what a template status webhook
+// triggers. It fails with an error wrapping store.ErrNotFound when the account has no number
+// connected, with the platform client's error (whatsapp.Error, ErrUnavailable, ...) when the
+// listing fails, and when the database fails; then nothing is changed.
+func (s *Server) SyncTemplates(ctx context.Context, accountID int64) (SyncResult, error) {
+	res := SyncResult{AccountID: accountID}
+	conn, err := s.store.ConnectionByAccount(ctx, accountID)
+	if errors.Is(err, store.ErrNotFound) {
+		return res, fmt.Errorf("account %d has no connected number: %w", accountID, err)
+	}
+	if err != nil {
+		return res, err
+	}
+	if s.platform == nil {
+		return res, errors.New("no messaging platform configured")
+	}
+	listed, err := s.platform.ListTemplates(ctx, conn.AccessToken, conn.WabaID)
+	if err != nil {
+		return res, fmt.Errorf("list templates of WABA %s: %w", conn.WabaID, err)
+	}
+	in := make([]store.TemplateInput, 0, len(listed))
+	for _, t := range listed {
+		ti, err := templateInput(t)
+		if err != nil {
+			return res, err
+		}
+		if ti.Status == store.TemplateApproved {
+			res.Approved++
+		}
+		in = append(in, ti)
+	}
+	res.Fetched = len(in)
+	counts, err := s.store.SyncTemplates(ctx, accountID, in)
+	if err != nil {
+		return res, err
+	}
+	res.TemplateSyncCounts = counts
+	return res, nil
+}
+
+// templateInput reduces a platform template to what the store keeps.
+func templateInput(t whatsapp.Template) (store.TemplateInput, error) {
+	comps := make([]json.RawMessage, 0, len(t.Components))
+	for _, c := range t.Components {
+		raw := c.Raw
+		if len(raw) == 0 {
+			b, err := json.Marshal(c)
+			if err != nil {
+				return store.TemplateInput{}, fmt.Errorf("template %s: %w", t.ID, err)
+			}
+			raw = b
+		}
+		comps = append(comps, raw)
+	}
+	b, err := json.Marshal(comps)
+	if err != nil {
+		return store.TemplateInput{}, fmt.Errorf("template %s: %w", t.ID, err)
+	}
+	return store.TemplateInput{
+		PlatformID: t.ID, Name: t.Name, Language: t.Language,
+		Status:          strings.ToUpper(strings.TrimSpace(t.Status)),
+		Category:        strings.ToUpper(strings.TrimSpace(t.Category)),
+		ParameterFormat: strings.ToUpper(strings.TrimSpace(t.ParameterFormat)),
+		HeaderFormat:    t.HeaderFormat(),
+		HeaderParams:    t.HeaderParamCount(),
+		BodyParams:      t.BodyParamCount(),
+		Components:      b,
+	}, nil
+}

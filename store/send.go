@@ -1,0 +1,338 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// The send path (DESIGN section 6) writes twice around the platform call, each time in one
+// prepared statement: BeginSend records the intent (contact, conversation, campaign, the
+// pending message, contact.created) and RecordSent the platform's acceptance (platform id,
+// status sent, history, message.sent). A rejected or unanswered send is closed by
+// RecordSendFailure instead, without any message.sent event.
+
+// SendInput is a live template send to record before the platform is called.
+type SendInput struct {
+	Mobile       string          // the destination, digits only
+	Name         string          // the contact's name, used only when the send creates the contact
+	CampaignName string          // the campaign to group the send under
+	TemplateID   int64           // the service's template id
+	TemplateName string          // the template's name
+	Content      json.RawMessage // what was sent (language and variables), a JSON object
+}
+
+// SendRecord is what BeginSend wrote. When Blocked is true the contact has opted out and
+// nothing was written: MessageID, ConversationID and CampaignID are 0.
+type SendRecord struct {
+	ContactID      int64 `db:"contact_id"`
+	ContactCreated bool  `db:"contact_created"`
+	Blocked        bool  `db:"blocked"`
+	ConversationID int64 `db:"conversation_id"`
+	CampaignID     int64 `db:"campaign_id"`
+	MessageID      int64 `db:"message_id"`
+}
+
+// beginSendSQL finds or creates the contact (the name is set only on creation), stops at a
+// blocked contact, finds or creates the conversation and the campaign, inserts the pending
+// message, and writes contact.created for a new contact — one statement, one commit.
+//
+// Rows that already exist are read, not rewritten: each *_new insert runs only when its *_old
+// read found nothing, and ON CONFLICT DO UPDATE returns the row a concurrent send committed
+// after this statement's snapshot (which the plain read cannot see).
+//
+// $1 account, $2 mobile, $3 name, $4 campaign, $5 template id, $6 template name, $7 content.
+const beginSendSQL = `WITH c_old AS (
+		SELECT id, name, blocked, false AS created FROM contacts WHERE account_id = $1::bigint AND mobile = $2::text
+	), c_new AS (
+		INSERT INTO contacts (account_id, mobile, name)
+		SELECT $1::bigint, $2::text, $3::text WHERE NOT EXISTS (SELECT 1 FROM c_old)
+		ON CONFLICT (account_id, mobile) DO UPDATE SET mobile = EXCLUDED.mobile
+		RETURNING id, name, blocked, (xmax = 0) AS created
+	), c AS (
+		SELECT * FROM c_old UNION ALL SELECT * FROM c_new
+	), conv_old AS (
+		SELECT v.id FROM conversations v JOIN c ON v.contact_id = c.id
+		WHERE v.account_id = $1::bigint AND NOT c.blocked
+	), conv_new AS (
+		INSERT INTO conversations (account_id, contact_id)
+		SELECT $1::bigint, c.id FROM c WHERE NOT c.blocked AND NOT EXISTS (SELECT 1 FROM conv_old)
+		ON CONFLICT (account_id, contact_id) DO UPDATE SET contact_id = EXCLUDED.contact_id
+		RETURNING id
+	), conv AS (
+		SELECT id FROM conv_old UNION ALL SELECT id FROM conv_new
+	), camp_old AS (
+		SELECT p.id FROM campaigns p, c WHERE p.account_id = $1::bigint AND p.name = $4::text AND NOT c.blocked
+	), camp_new AS (
+		INSERT INTO campaigns (account_id, name)
+		SELECT $1::bigint, $4::text FROM c WHERE NOT c.blocked AND NOT EXISTS (SELECT 1 FROM camp_old)
+		ON CONFLICT (account_id, name) DO UPDATE SET name = EXCLUDED.name
+		RETURNING id
+	), camp AS (
+		SELECT id FROM camp_old UNION ALL SELECT id FROM camp_new
+	), m AS (
+		INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, template_id, direction, type,
+			destination, template_name, content, status)
+		SELECT $1::bigint, c.id, conv.id, camp.id, $5::bigint, 'out', 'template', $2::text, $6::text, $7::jsonb, 'pending'
+		FROM c, conv, camp WHERE NOT c.blocked
+		RETURNING id
+	), e AS (
+		INSERT INTO events (account_id, type, data)
+		SELECT $1::bigint, 'contact.created', jsonb_build_object('contact_id', c.id, 'mobile', $2::text, 'name', c.name)
+		FROM c WHERE c.created
+	)
+	SELECT c.id AS contact_id, c.created AS contact_created, c.blocked,
+		COALESCE((SELECT id FROM conv), 0) AS conversation_id,
+		COALESCE((SELECT id FROM camp), 0) AS campaign_id,
+		COALESCE((SELECT id FROM m), 0) AS message_id
+	FROM c`
+
+// BeginSend records a send before the platform is called, in one statement: see SendRecord for
+// a blocked contact. It fails only when the database does, and then nothing is written.
+func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (SendRecord, error) {
+	content := string(in.Content)
+	if content == "" {
+		content = "{}"
+	}
+	var r SendRecord
+	err := s.getPrepared(ctx, &r, beginSendSQL, accountID, in.Mobile, in.Name, in.CampaignName,
+		in.TemplateID, in.TemplateName, content)
+	return r, err
+}
+
+// recordSentSQL closes a pending send the platform accepted: platform id, status sent and
+// sent_at, the history row, the message.sent event, and the platform's wa_id as a contact alias
+// when it differs from the destination.
+//
+// $1 account, $2 message id, $3 platform id, $4 accepted at, $5 wa_id ("" when unknown).
+const recordSentSQL = `WITH m AS (
+		UPDATE messages SET platform_message_id = $3::text, status = 'sent', sent_at = $4::timestamptz
+		WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
+		RETURNING id, contact_id, conversation_id, destination, template_name
+	), h AS (
+		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
+		SELECT $1::bigint, m.id, 'sent', $4::timestamptz FROM m
+		ON CONFLICT (message_id, status) DO NOTHING
+	), e AS (
+		INSERT INTO events (account_id, type, data)
+		SELECT $1::bigint, 'message.sent', jsonb_build_object('message_id', m.id, 'chat_message_id', $3::text,
+			'conversation_id', m.conversation_id, 'contact_id', m.contact_id, 'destination', m.destination,
+			'template', m.template_name, 'source', 'api')
+		FROM m
+	), a AS (
+		INSERT INTO contact_aliases (account_id, alias, contact_id)
+		SELECT $1::bigint, $5::text, m.contact_id FROM m WHERE $5::text <> '' AND $5::text <> m.destination
+		ON CONFLICT (account_id, alias) DO NOTHING
+	)
+	SELECT count(*) FROM m`
+
+// RecordSent records the platform's acceptance of the account's pending message (see
+// recordSentSQL) in one statement. waID is the platform's id for the recipient ("" when it gave
+// none). It returns ErrNotFound when the account has no such pending message (nothing is
+// written), and fails otherwise only when the database does.
+func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, platformMessageID, waID string, at time.Time) error {
+	var n int
+	if err := s.getPrepared(ctx, &n, recordSentSQL, accountID, messageID, platformMessageID, at.UTC(), waID); err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SendFailure is why a pending send failed: the platform's error, or an unknown outcome.
+type SendFailure struct {
+	Code    *int // the platform's error code; nil when it gave none (no answer)
+	Title   string
+	Details string
+}
+
+// RecordSendFailure marks the account's pending message failed with the reason and adds the
+// failed history row; no event is written. It returns ErrNotFound when the account has no
+// such pending message, and fails otherwise only when the database does.
+func (s *Store) RecordSendFailure(ctx context.Context, accountID, messageID int64, f SendFailure, at time.Time) error {
+	var n int
+	err := s.getPrepared(ctx, &n, `WITH m AS (
+			UPDATE messages SET status = 'failed', error_code = $3::int, error_title = $4::text, error_details = $5::text
+			WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
+			RETURNING id
+		), h AS (
+			INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
+			SELECT $1::bigint, m.id, 'failed', $6::timestamptz FROM m
+			ON CONFLICT (message_id, status) DO NOTHING
+		)
+		SELECT count(*) FROM m`, accountID, messageID, f.Code, f.Title, f.Details, at.UTC())
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SandboxClaim says whether a test send may go out for real through the sandbox number.
+type SandboxClaim struct {
+	Joined   bool `db:"joined"`    // the phone joined the account's sandbox at some point
+	Active   bool `db:"active"`    // ... and its 24-hour window is still open
+	Claimed  bool `db:"claimed"`   // a real delivery was counted: send it
+	RealSent int  `db:"real_sent"` // real deliveries counted so far, this one included
+}
+
+// ClaimSandboxDelivery counts one real delivery to phone, a participant of the account's
+// sandbox that joined after since, unless limit real deliveries were already counted. It
+// reports what it found in any case and fails only when the database does.
+func (s *Store) ClaimSandboxDelivery(ctx context.Context, accountID int64, phone string, since time.Time, limit int) (SandboxClaim, error) {
+	var c SandboxClaim
+	err := s.getPrepared(ctx, &c, `WITH p AS (
+			SELECT real_sent, joined_at > $3::timestamptz AS active FROM sandbox_participants
+			WHERE account_id = $1::bigint AND phone = $2::text
+		), u AS (
+			UPDATE sandbox_participants SET real_sent = real_sent + 1
+			WHERE account_id = $1::bigint AND phone = $2::text AND joined_at > $3::timestamptz AND real_sent < $4::int
+			RETURNING real_sent
+		)
+		SELECT EXISTS (SELECT 1 FROM p) AS joined, COALESCE((SELECT active FROM p), false) AS active,
+			EXISTS (SELECT 1 FROM u) AS claimed, COALESCE((SELECT real_sent FROM u), (SELECT real_sent FROM p), 0) AS real_sent`,
+		accountID, phone, since.UTC(), limit)
+	return c, err
+}
+
+// TestMessage is a send made with a test or demo key: simulated, or delivered for real as text
+// through the sandbox number. It never touches the account's live data.
+type TestMessage struct {
+	ID                int64     `db:"id" json:"id"`
+	AccountID         int64     `db:"account_id" json:"account_id"`
+	Destination       string    `db:"destination" json:"destination"`
+	TemplateName      string    `db:"template_name" json:"template_name"`
+	Delivery          string    `db:"delivery" json:"delivery"` // simulated or real
+	PlatformMessageID string    `db:"platform_message_id" json:"platform_message_id"`
+	CreatedAt         time.Time `db:"created_at" json:"created_at"`
+}
+
+// TestSendInput is a test-mode send to record. ConversationID and ContactID are the fixture
+// values the response shows; they go into the message.sent event.
+type TestSendInput struct {
+	Destination       string
+	TemplateName      string
+	Delivery          string // simulated or real
+	PlatformMessageID string
+	CreatedAt         time.Time
+	ConversationID    int64
+	ContactID         int64
+}
+
+const testMessageColumns = `id, account_id, destination, template_name, delivery, platform_message_id, created_at`
+
+// RecordTestSend stores a test-mode send and its message.sent event (marked test) in one
+// statement. It fails only when the database does (or for a delivery other than simulated or
+// real), and then nothing is written.
+func (s *Store) RecordTestSend(ctx context.Context, accountID int64, in TestSendInput) (TestMessage, error) {
+	var m TestMessage
+	err := s.getPrepared(ctx, &m, `WITH t AS (
+			INSERT INTO test_messages (account_id, destination, template_name, delivery, platform_message_id, created_at)
+			VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text, $6::timestamptz)
+			RETURNING `+testMessageColumns+`
+		), e AS (
+			INSERT INTO events (account_id, type, test, data)
+			SELECT $1::bigint, 'message.sent', true, jsonb_build_object('message_id', t.id,
+				'chat_message_id', t.platform_message_id, 'conversation_id', $7::bigint, 'contact_id', $8::bigint,
+				'destination', t.destination, 'template', t.template_name, 'source', 'api')
+			FROM t
+		)
+		SELECT * FROM t`, accountID, in.Destination, in.TemplateName, in.Delivery, in.PlatformMessageID,
+		in.CreatedAt.UTC(), in.ConversationID, in.ContactID)
+	return m, err
+}
+
+// HasParkedStatuses reports whether status reports are parked for the account's platform
+// message id. The send path asks after recording the id (one cheap statement) and calls
+// ApplyParkedStatuses only when the answer is yes. It fails only when the database does.
+func (s *Store) HasParkedStatuses(ctx context.Context, accountID int64, platformMessageID string) (bool, error) {
+	var parked bool
+	err := s.getPrepared(ctx, &parked, `SELECT EXISTS (SELECT 1 FROM parked_statuses
+		WHERE account_id = $1 AND platform_message_id = $2)`, accountID, platformMessageID)
+	return parked, err
+}
+
+// sendTargetRow is a connection with, when one matched, a template (t_* columns).
+type sendTargetRow struct {
+	connectionRow
+	TFound           bool            `db:"t_found"`
+	TID              int64           `db:"t_id"`
+	TPlatformID      string          `db:"t_platform_id"`
+	TName            string          `db:"t_name"`
+	TLanguage        string          `db:"t_language"`
+	TStatus          string          `db:"t_status"`
+	TCategoryID      int64           `db:"t_category_id"`
+	TCategoryName    string          `db:"t_category_name"`
+	TCategoryLabel   string          `db:"t_category_label"`
+	TParameterFormat string          `db:"t_parameter_format"`
+	THeaderFormat    string          `db:"t_header_format"`
+	THeaderParams    int             `db:"t_header_params"`
+	TBodyParams      int             `db:"t_body_params"`
+	TComponents      json.RawMessage `db:"t_components"`
+	TCreatedAt       time.Time       `db:"t_created_at"`
+	TUpdatedAt       time.Time       `db:"t_updated_at"`
+}
+
+const sendTargetSelect = `SELECT c.account_id, c.waba_id, c.phone_number_id, c.phone_number, c.display_name,
+		c.access_token, c.connected_at, t.id IS NOT NULL AS t_found,
+		COALESCE(t.id, 0) AS t_id, COALESCE(t.platform_id, '') AS t_platform_id, COALESCE(t.name, '') AS t_name,
+		COALESCE(t.language, '') AS t_language, COALESCE(t.status, '') AS t_status,
+		COALESCE(t.category_id, 0) AS t_category_id, COALESCE(t.category_name, '') AS t_category_name,
+		COALESCE(t.category_label, '') AS t_category_label, COALESCE(t.parameter_format, '') AS t_parameter_format,
+		COALESCE(t.header_format, '') AS t_header_format, COALESCE(t.header_params, 0) AS t_header_params,
+		COALESCE(t.body_params, 0) AS t_body_params, COALESCE(t.components, '[]') AS t_components,
+		COALESCE(t.created_at, c.connected_at) AS t_created_at, COALESCE(t.updated_at, c.connected_at) AS t_updated_at
+	FROM connections c LEFT JOIN LATERAL (
+		SELECT t.*, k.name AS category_name, k.label AS category_label
+		FROM templates t JOIN template_categories k ON k.id = t.category_id
+		WHERE t.account_id = c.account_id AND `
+
+// SendTarget is, in one statement, what a live send needs before it writes anything: the
+// account's connected number (access token decrypted) and the templates the request names.
+// With templateID > 0 that is the account's template with that id whatever its status (at
+// most one); otherwise the account's approved templates called name, in language when it is
+// not "" (ordered by language, at most 20). It returns ErrNotFound when the account has no
+// number connected, an empty list when no template matches, and fails otherwise only when the
+// database does.
+func (s *Store) SendTarget(ctx context.Context, accountID, templateID int64, name, language string) (Connection, []Template, error) {
+	st, args := "", []any{accountID}
+	if templateID > 0 {
+		st = sendTargetSelect + `t.id = $2) t ON true WHERE c.account_id = $1`
+		args = append(args, templateID)
+	} else {
+		st = sendTargetSelect + `t.name = $2 AND ($3::text = '' OR t.language = $3::text) AND t.status = 'APPROVED'
+			ORDER BY t.language LIMIT 20) t ON true WHERE c.account_id = $1 ORDER BY t.language`
+		args = append(args, name, language)
+	}
+	stmt, err := s.prepared(ctx, st)
+	if err != nil {
+		return Connection{}, nil, err
+	}
+	var rows []sendTargetRow
+	if err := stmt.SelectContext(ctx, &rows, args...); err != nil {
+		return Connection{}, nil, translate(err)
+	}
+	if len(rows) == 0 {
+		return Connection{}, nil, ErrNotFound
+	}
+	conn, err := s.unseal(rows[0].connectionRow)
+	if err != nil {
+		return Connection{}, nil, err
+	}
+	ts := []Template{}
+	for _, r := range rows {
+		if !r.TFound {
+			continue
+		}
+		ts = append(ts, Template{ID: r.TID, AccountID: accountID, PlatformID: r.TPlatformID, Name: r.TName,
+			Language: r.TLanguage, Status: r.TStatus, CategoryID: r.TCategoryID, CategoryName: r.TCategoryName,
+			CategoryLabel: r.TCategoryLabel, ParameterFormat: r.TParameterFormat, HeaderFormat: r.THeaderFormat,
+			HeaderParams: r.THeaderParams, BodyParams: r.TBodyParams, Components: r.TComponents,
+			CreatedAt: r.TCreatedAt, UpdatedAt: r.TUpdatedAt})
+	}
+	return conn, ts, nil
+}
