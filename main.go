@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "platform-sim":
 		return platformSim(ctx, cfg, args[1:], stdout, stderr)
 	case "bench":
-		return bench(ctx, cfg, args[1:], stdout)
+		return bench(ctx, cfg, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

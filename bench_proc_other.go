@@ -1,0 +1,8 @@
+//go:build !linux
+
+package main
+
+import "os/exec"
+
+// setParentDeathSignal is Linux-only; elsewhere the bench stops its children itself.
+func setParentDeathSignal(cmd *exec.Cmd) {}

@@ -1,0 +1,491 @@
+package store
+
+// The benchmark reference ("the floor") of `gateway bench`, and the bench's seeding.
+//
+// Nothing in the service calls the methods in this file. They are the minimal SQL that does
+// the same database work as the service's three hot paths, written the fastest way measured
+// on this stack (shared/reference/performance-floors.md): server-side prepared statements
+// (Store.prepared) and one data-modifying CTE per write. `gateway bench floor-serve` serves
+// them behind plain net/http, and `gateway bench` prints the service's throughput next to the
+// floor's, so the ratio shows what our stack costs. Keep them minimal: a faster service path
+// belongs in the service's own files, and a slower floor would flatter the ratio.
+//
+//   - send: BenchAccountByKeyHash (one prepared lookup), BenchFloorSend (one CTE: upsert the
+//     contact by (account, mobile), find or insert its conversation, insert the message
+//     'pending', insert contact.created for a new contact), the platform call, then
+//     BenchFloorRecordSent (one CTE: record the wamid and 'sent', insert message.sent);
+//   - status: BenchFloorStatus (one CTE: resolve the tenant by phone_number_id, guarded UPDATE
+//     by (account, platform message id) that only moves the status rank forward, insert the
+//     history row and message.status);
+//   - poll: BenchAccountByKeyHash, then BenchFloorMessage (one SELECT by (id, account) with
+//     its history).
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// BenchWamidPrefix prefixes the platform message id of every seeded bench message:
+// message n (1-based) has platform id BenchWamidPrefix + n.
+const BenchWamidPrefix = "wamid.bench."
+
+// BenchMessagesPerContact is how many consecutive seeded messages share one seeded contact.
+const BenchMessagesPerContact = 5
+
+// BenchContactMobile returns the mobile of seeded contact k (1-based): "1999" and k on eight
+// digits, so it never collides with the eleven-digit destinations the bench sends to.
+func BenchContactMobile(k int64) string { return fmt.Sprintf("1999%08d", k) }
+
+// BenchMessageContact returns the seeded contact (1-based) of seeded message n (1-based).
+func BenchMessageContact(n int64) int64 { return (n-1)/BenchMessagesPerContact + 1 }
+
+// BenchTemplate is the approved template the bench seeds and sends.
+type BenchTemplate struct {
+	PlatformID string
+	Name       string
+	Language   string
+	Category   string // MARKETING, UTILITY or AUTHENTICATION
+	BodyParams int
+	Components json.RawMessage // as the platform lists them
+}
+
+// BenchSeed says what SeedBenchData left in the database.
+type BenchSeed struct {
+	AccountID  int64
+	TemplateID int64
+	CampaignID int64
+	Seeded     int64 // seeded messages (platform ids BenchWamidPrefix + 1..Seeded)
+	Inserted   int64 // of which this call inserted
+}
+
+// BenchIDs are the service ids of the seeded messages: the range [Min, Max] when it holds
+// exactly the seeded rows, otherwise IDs lists them.
+type BenchIDs struct {
+	Min, Max, Count int64
+	IDs             []int64
+}
+
+// EnsureDatabase creates the database named in dsn when it does not exist, connecting to the
+// server's "postgres" database to do so. It reports whether it created it, and fails when the
+// server does not answer or refuses.
+func EnsureDatabase(ctx context.Context, dsn string) (bool, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return false, fmt.Errorf("parse database URL: %w", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" {
+		return false, fmt.Errorf("database URL names no database")
+	}
+	u.Path = "/postgres"
+	admin, err := sqlx.Open("postgres", u.String())
+	if err != nil {
+		return false, err
+	}
+	defer admin.Close()
+	var exists bool
+	if err := admin.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name); err != nil {
+		return false, fmt.Errorf("look up database %s: %w", name, err)
+	}
+	if exists {
+		return false, nil
+	}
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+pq.QuoteIdentifier(name)); err != nil {
+		return false, fmt.Errorf("create database %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// SeedBenchData makes the account ready for the bench: the template approved, the standing
+// "API" campaign, and messages seeded messages (status 'sent', platform ids BenchWamidPrefix+n,
+// BenchMessagesPerContact per contact, each contact with its conversation). It is idempotent
+// and tops up: rows already seeded are kept and only the missing ones are inserted, in
+// batches, calling progress after each. The account and its connected number must exist. It
+// fails on any database error; a failed batch is rolled back whole.
+func (s *Store) SeedBenchData(ctx context.Context, accountID int64, t BenchTemplate, messages int64, progress func(done, total int64)) (BenchSeed, error) {
+	seed := BenchSeed{AccountID: accountID}
+	comps := []byte(t.Components)
+	if len(comps) == 0 {
+		comps = []byte("[]")
+	}
+	err := s.db.GetContext(ctx, &seed.TemplateID, `INSERT INTO templates
+		(account_id, platform_id, name, language, status, category_id, parameter_format, body_params, components)
+		VALUES ($1, $2, $3, $4, 'APPROVED', (SELECT id FROM template_categories WHERE name = $5), 'POSITIONAL', $6, $7)
+		ON CONFLICT (account_id, name, language) DO UPDATE SET status = 'APPROVED', body_params = EXCLUDED.body_params,
+			components = EXCLUDED.components, updated_at = now()
+		RETURNING id`, accountID, t.PlatformID, t.Name, t.Language, t.Category, t.BodyParams, string(comps))
+	if err != nil {
+		return seed, fmt.Errorf("seed template: %w", err)
+	}
+	err = s.db.GetContext(ctx, &seed.CampaignID, `INSERT INTO campaigns (account_id, name) VALUES ($1, 'API')
+		ON CONFLICT (account_id, name) DO UPDATE SET name = EXCLUDED.name RETURNING id`, accountID)
+	if err != nil {
+		return seed, fmt.Errorf("seed campaign: %w", err)
+	}
+	if err := s.db.GetContext(ctx, &seed.Seeded, `SELECT count(*) FROM messages
+		WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%'`, accountID); err != nil {
+		return seed, fmt.Errorf("count seeded messages: %w", err)
+	}
+	content, _ := json.Marshal(map[string]any{"language": t.Language, "body_variables": []string{"Ana", "ORD-7781"}})
+	const batch = 200_000
+	for seed.Seeded < messages {
+		lo, hi := seed.Seeded+1, min(seed.Seeded+batch, messages)
+		if err := s.seedBenchBatch(ctx, seed, t, content, lo, hi); err != nil {
+			return seed, fmt.Errorf("seed messages %d..%d: %w", lo, hi, err)
+		}
+		seed.Inserted += hi - lo + 1
+		seed.Seeded = hi
+		if progress != nil {
+			progress(seed.Seeded, messages)
+		}
+	}
+	if seed.Inserted > 0 {
+		for _, table := range []string{"contacts", "conversations", "messages"} {
+			if _, err := s.db.ExecContext(ctx, `VACUUM ANALYZE `+table); err != nil {
+				return seed, fmt.Errorf("vacuum %s: %w", table, err)
+			}
+		}
+	}
+	return seed, nil
+}
+
+// seedBenchBatch inserts seeded messages lo..hi with their contacts and conversations in one
+// transaction. The rows are consistent by construction, so it skips the foreign-key triggers
+// when the role may (superuser); otherwise they run.
+func (s *Store) seedBenchBatch(ctx context.Context, seed BenchSeed, t BenchTemplate, content []byte, lo, hi int64) error {
+	run := func(skipTriggers bool) error {
+		tx, err := s.db.BeginTxx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if skipTriggers {
+			if _, err := tx.ExecContext(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
+				return errSkipTriggers
+			}
+		}
+		c0, c1 := BenchMessageContact(lo), BenchMessageContact(hi)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO contacts (account_id, mobile, name, created_at, updated_at)
+			SELECT $1::bigint, '1999' || lpad(g::text, 8, '0'), 'Bench ' || g, now(), now()
+			FROM generate_series($2::bigint, $3::bigint) g
+			ON CONFLICT (account_id, mobile) DO NOTHING`, seed.AccountID, c0, c1); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO conversations (account_id, contact_id)
+			SELECT $1::bigint, c.id FROM generate_series($2::bigint, $3::bigint) g
+			JOIN contacts c ON c.account_id = $1 AND c.mobile = '1999' || lpad(g::text, 8, '0')
+			ON CONFLICT (account_id, contact_id) DO NOTHING`, seed.AccountID, c0, c1); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id,
+				template_id, direction, type, destination, template_name, content, platform_message_id, status, created_at, sent_at)
+			SELECT $1::bigint, c.id, cv.id, $4::bigint, $5::bigint, 'out', 'template', c.mobile, $6::text, $7::jsonb, 'wamid.bench.' || g, 'sent',
+				now() - ($3 - g) * interval '1 millisecond', now() - ($3 - g) * interval '1 millisecond'
+			FROM generate_series($2::bigint, $3::bigint) g
+			JOIN contacts c ON c.account_id = $1 AND c.mobile = '1999' || lpad(((g - 1) / $8 + 1)::text, 8, '0')
+			JOIN conversations cv ON cv.account_id = $1 AND cv.contact_id = c.id
+			ORDER BY g`, seed.AccountID, lo, hi, seed.CampaignID, seed.TemplateID, t.Name, string(content), BenchMessagesPerContact); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	err := run(true)
+	if err == errSkipTriggers {
+		err = run(false)
+	}
+	return err
+}
+
+var errSkipTriggers = fmt.Errorf("cannot skip triggers")
+
+// BenchSeededIDs returns the service ids of the account's seeded messages; it fails when
+// there are none.
+func (s *Store) BenchSeededIDs(ctx context.Context, accountID int64) (BenchIDs, error) {
+	var ids BenchIDs
+	err := s.db.QueryRowxContext(ctx, `SELECT coalesce(min(id), 0), coalesce(max(id), 0), count(*) FROM messages
+		WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%'`, accountID).Scan(&ids.Min, &ids.Max, &ids.Count)
+	if err != nil {
+		return ids, translate(err)
+	}
+	if ids.Count == 0 {
+		return ids, fmt.Errorf("no seeded bench messages: %w", ErrNotFound)
+	}
+	if ids.Max-ids.Min+1 == ids.Count {
+		return ids, nil
+	}
+	err = s.db.SelectContext(ctx, &ids.IDs, `SELECT id FROM messages
+		WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%'`, accountID)
+	return ids, translate(err)
+}
+
+// BenchSize is the data size a bench figure holds for.
+type BenchSize struct {
+	Messages      int64 // rows in messages, all accounts
+	Contacts      int64 // rows in contacts, all accounts
+	ServerVersion string
+}
+
+// BenchDataSize counts the messages and contacts and reads the server's version; it fails on
+// any database error.
+func (s *Store) BenchDataSize(ctx context.Context) (BenchSize, error) {
+	var z BenchSize
+	err := s.db.QueryRowxContext(ctx, `SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM contacts),
+		current_setting('server_version')`).Scan(&z.Messages, &z.Contacts, &z.ServerVersion)
+	return z, translate(err)
+}
+
+// BenchResetStatuses puts the account's seeded messages back to 'sent' with no status
+// history, and vacuums, so every status run starts from the same state (the floor
+// measurements reset ranks the same way). It fails on any database error.
+func (s *Store) BenchResetStatuses(ctx context.Context, accountID int64) error {
+	for _, q := range []string{
+		`UPDATE messages SET status = 'sent' WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%' AND status <> 'sent'`,
+		`DELETE FROM message_statuses WHERE account_id = $1`,
+		`DELETE FROM parked_statuses WHERE account_id = $1`,
+	} {
+		if _, err := s.db.ExecContext(ctx, q, accountID); err != nil {
+			return fmt.Errorf("reset statuses: %w", err)
+		}
+	}
+	for _, table := range []string{"messages", "message_statuses"} {
+		if _, err := s.db.ExecContext(ctx, `VACUUM `+table); err != nil {
+			return fmt.Errorf("vacuum %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// BenchCheckpoint asks PostgreSQL for a checkpoint, so a run does not pay for the previous
+// run's dirty pages. It fails when the role may not (it needs pg_checkpoint or superuser).
+func (s *Store) BenchCheckpoint(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `CHECKPOINT`)
+	return err
+}
+
+// BenchBusyBackends returns how many other client sessions of this database are running a
+// statement now: the bench waits for zero before a run, so work a target left behind (such as
+// asynchronous status processing) is not billed to the next run.
+func (s *Store) BenchBusyBackends(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()
+		AND backend_type = 'client backend' AND state NOT IN ('idle')`)
+	return n, translate(err)
+}
+
+// ---- the floor ----
+
+// BenchFloorAccount is what the floor server loads once at startup: the account's connected
+// number (token decrypted), its approved bench template and its standing campaign.
+type BenchFloorAccount struct {
+	AccountID  int64
+	Connection Connection
+	TemplateID int64
+	Template   string
+	Language   string
+	BodyParams int
+	CampaignID int64
+}
+
+// BenchFloorSetup loads the floor's account by email, with the template (name, language).
+// It returns ErrNotFound when the account, its number, the approved template or the "API"
+// campaign is missing (run the bench's seeding first).
+func (s *Store) BenchFloorSetup(ctx context.Context, email, template, language string) (BenchFloorAccount, error) {
+	var fa BenchFloorAccount
+	acct, err := s.AccountByEmail(ctx, email)
+	if err != nil {
+		return fa, err
+	}
+	fa.AccountID = acct.ID
+	if fa.Connection, err = s.ConnectionByAccount(ctx, acct.ID); err != nil {
+		return fa, err
+	}
+	err = s.db.QueryRowxContext(ctx, `SELECT id, name, language, body_params FROM templates
+		WHERE account_id = $1 AND name = $2 AND language = $3 AND status = 'APPROVED'`, acct.ID, template, language).
+		Scan(&fa.TemplateID, &fa.Template, &fa.Language, &fa.BodyParams)
+	if err != nil {
+		return fa, translate(err)
+	}
+	err = s.db.GetContext(ctx, &fa.CampaignID, `SELECT id FROM campaigns WHERE account_id = $1 AND name = 'API'`, acct.ID)
+	return fa, translate(err)
+}
+
+// BenchAccountByKeyHash is the floor's authentication: one prepared lookup of a live key's
+// hash (not revoked, account active). It returns ErrNotFound for any other hash.
+func (s *Store) BenchAccountByKeyHash(ctx context.Context, hash []byte) (int64, error) {
+	st, err := s.prepared(ctx, `SELECT k.account_id FROM api_keys k JOIN accounts a ON a.id = k.account_id
+		WHERE k.key_hash = $1 AND k.mode = 'live' AND k.revoked_at IS NULL AND a.active`)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	return id, translate(st.QueryRowContext(ctx, hash).Scan(&id))
+}
+
+// BenchFloorSendInput is one floor send's row data.
+type BenchFloorSendInput struct {
+	AccountID    int64
+	Mobile       string
+	Name         string
+	CampaignID   int64
+	TemplateID   int64
+	TemplateName string
+	Content      []byte // the message's content JSON
+}
+
+// BenchFloorSent is what BenchFloorSend recorded. Blocked means the contact is blocked and
+// nothing else was written (MessageID and ConversationID are then 0).
+type BenchFloorSent struct {
+	ContactID      int64
+	ContactCreated bool
+	Blocked        bool
+	ConversationID int64
+	MessageID      int64
+}
+
+// BenchFloorSend is the floor's send transaction, one prepared statement: upsert the contact
+// by (account, mobile), find or insert its conversation, insert the message 'pending' and,
+// for a new contact, its contact.created event. It fails on any database error.
+func (s *Store) BenchFloorSend(ctx context.Context, in BenchFloorSendInput) (BenchFloorSent, error) {
+	st, err := s.prepared(ctx, `WITH c AS (
+			INSERT INTO contacts (account_id, mobile, name) VALUES ($1, $2, $3)
+			ON CONFLICT (account_id, mobile) DO UPDATE SET updated_at = now()
+			RETURNING id, blocked, (xmax = 0) AS created),
+		cv AS (
+			INSERT INTO conversations (account_id, contact_id) SELECT $1, c.id FROM c WHERE NOT c.blocked
+			ON CONFLICT (account_id, contact_id) DO UPDATE SET last_inbound_at = conversations.last_inbound_at
+			RETURNING id),
+		m AS (
+			INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, template_id, direction, type,
+				destination, template_name, content, status)
+			SELECT $1, c.id, cv.id, $4::bigint, $5::bigint, 'out', 'template', $2, $6::text, $7::jsonb, 'pending' FROM c, cv
+			RETURNING id),
+		e AS (
+			INSERT INTO events (account_id, type, data)
+			SELECT $1, 'contact.created', jsonb_build_object('contact_id', c.id, 'mobile', $2::text, 'name', $3::text)
+			FROM c, m WHERE c.created
+			RETURNING 1)
+		SELECT c.id, c.created, c.blocked, coalesce(cv.id, 0), coalesce(m.id, 0)
+		FROM c LEFT JOIN cv ON true LEFT JOIN m ON true`)
+	if err != nil {
+		return BenchFloorSent{}, err
+	}
+	var out BenchFloorSent
+	err = st.QueryRowContext(ctx, in.AccountID, in.Mobile, in.Name, in.CampaignID, in.TemplateID, in.TemplateName, string(in.Content)).
+		Scan(&out.ContactID, &out.ContactCreated, &out.Blocked, &out.ConversationID, &out.MessageID)
+	return out, translate(err)
+}
+
+// BenchFloorRecordSent is the floor's second write, after the platform accepted the send:
+// one prepared statement records the platform id and 'sent' on the pending message and
+// inserts its message.sent event. It returns ErrNotFound when no pending message matched.
+func (s *Store) BenchFloorRecordSent(ctx context.Context, accountID, messageID int64, wamid string) error {
+	st, err := s.prepared(ctx, `WITH u AS (
+			UPDATE messages SET platform_message_id = $3, status = 'sent', sent_at = now()
+			WHERE account_id = $1 AND id = $2 AND status = 'pending'
+			RETURNING id, contact_id, conversation_id, sent_at)
+		INSERT INTO events (account_id, type, data)
+		SELECT $1, 'message.sent', jsonb_build_object('message_id', u.id, 'chat_message_id', $3::text,
+			'contact_id', u.contact_id, 'conversation_id', u.conversation_id, 'status', 'sent', 'sent_at', u.sent_at)
+		FROM u`)
+	if err != nil {
+		return err
+	}
+	res, err := st.ExecContext(ctx, accountID, messageID, wamid)
+	if err != nil {
+		return translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// BenchStatusRank is the rank of a message status: statuses only move to a higher rank
+// (pending 0 < sent 1 < delivered 2 < read 3 < failed 9). It is 0 for anything else.
+func BenchStatusRank(status string) int {
+	switch status {
+	case "sent":
+		return 1
+	case "delivered":
+		return 2
+	case "read":
+		return 3
+	case "failed":
+		return 9
+	}
+	return 0
+}
+
+// BenchFloorStatus is the floor's status update, one prepared statement: find the tenant by
+// the platform's phone number id, move the message with that platform id forward to status
+// (rank must be BenchStatusRank(status); a lower or equal current rank is left alone), and
+// insert the history row and the message.status event. It reports whether the status was
+// applied, and fails on any database error.
+func (s *Store) BenchFloorStatus(ctx context.Context, phoneNumberID, wamid, status string, rank int, at time.Time) (bool, error) {
+	st, err := s.prepared(ctx, `WITH u AS (
+			UPDATE messages m SET status = $3
+			WHERE m.account_id = (SELECT account_id FROM connections WHERE phone_number_id = $1)
+			AND m.platform_message_id = $2
+			AND (CASE m.status WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2
+				WHEN 'read' THEN 3 WHEN 'failed' THEN 9 ELSE 99 END) < $4
+			RETURNING m.id, m.account_id),
+		h AS (
+			INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
+			SELECT account_id, id, $3, $5::timestamptz FROM u
+			ON CONFLICT (message_id, status) DO NOTHING
+			RETURNING 1)
+		INSERT INTO events (account_id, type, data)
+		SELECT account_id, 'message.status', jsonb_build_object('message_id', id, 'status', $3::text, 'timestamp', $5::timestamptz)
+		FROM u`)
+	if err != nil {
+		return false, err
+	}
+	res, err := st.ExecContext(ctx, phoneNumberID, wamid, status, rank, at)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// BenchFloorMessageRow is one message as the floor's poll reads it.
+type BenchFloorMessageRow struct {
+	ID           int64
+	Wamid        string
+	Status       string
+	SentAt       sql.NullTime
+	CreatedAt    time.Time
+	ErrorCode    sql.NullInt64
+	ErrorTitle   sql.NullString
+	ErrorDetails sql.NullString
+	History      json.RawMessage // [{"status":..., "timestamp":...}] oldest first
+}
+
+// BenchFloorMessage is the floor's poll, one prepared SELECT by (id, account) with the status
+// history aggregated in the same statement. It returns ErrNotFound when the account has no
+// outbound message with that id.
+func (s *Store) BenchFloorMessage(ctx context.Context, accountID, id int64) (BenchFloorMessageRow, error) {
+	st, err := s.prepared(ctx, `SELECT m.id, coalesce(m.platform_message_id, ''), m.status, m.sent_at, m.created_at,
+			m.error_code, m.error_title, m.error_details,
+			coalesce((SELECT json_agg(json_build_object('status', h.status, 'timestamp', h.occurred_at) ORDER BY h.occurred_at)
+				FROM message_statuses h WHERE h.message_id = m.id), '[]')
+		FROM messages m WHERE m.id = $1 AND m.account_id = $2 AND m.direction = 'out'`)
+	if err != nil {
+		return BenchFloorMessageRow{}, err
+	}
+	var r BenchFloorMessageRow
+	var hist []byte
+	err = st.QueryRowContext(ctx, id, accountID).Scan(&r.ID, &r.Wamid, &r.Status, &r.SentAt, &r.CreatedAt,
+		&r.ErrorCode, &r.ErrorTitle, &r.ErrorDetails, &hist)
+	r.History = hist
+	return r, translate(err)
+}
