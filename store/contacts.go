@@ -55,34 +55,59 @@ type ContactPage struct {
 	Total    int
 }
 
-// ListContacts returns the account's contacts newest first. A non-empty search matches the name
-// (case-insensitive substring) or, when it contains digits, the mobile (substring of its
-// digits); both use the account-leading trigram indexes.
+// ListContacts returns the account's contacts newest first, one page, and how many match. A
+// non-empty search matches the name (case-insensitive substring) or, when it contains digits,
+// the mobile (substring of its digits); both use the trigram indexes. A search reads the
+// matching rows once: one pass both counts them and picks the page (then only the page's rows
+// are fetched whole). An unfiltered listing walks the newest-first index for the page and counts
+// only when the page is full.
 func (s *Store) ListContacts(ctx context.Context, accountID int64, search string, limit, offset int) (ContactPage, error) {
-	var page ContactPage
+	page := ContactPage{Contacts: []Contact{}}
 	q := contactListQueries(accountID, search, limit, offset)
+	if q.searchSQL != "" {
+		var rows []struct {
+			Contact
+			Total int `db:"total"`
+		}
+		if err := s.db.SelectContext(ctx, &rows, q.searchSQL, q.pageArgs...); err != nil {
+			return page, translate(err)
+		}
+		for _, r := range rows {
+			page.Contacts = append(page.Contacts, r.Contact)
+			page.Total = r.Total
+		}
+		if len(rows) > 0 || offset == 0 {
+			return page, nil
+		}
+	} else {
+		if err := s.db.SelectContext(ctx, &page.Contacts, q.pageSQL, q.pageArgs...); err != nil {
+			return page, translate(err)
+		}
+		// A short page that is not empty ends the listing, so it tells the total without counting.
+		if n := len(page.Contacts); n > 0 && n < limit {
+			page.Total = offset + n
+			return page, nil
+		}
+	}
 	if err := s.db.GetContext(ctx, &page.Total, q.countSQL, q.countArgs...); err != nil {
 		return page, translate(err)
 	}
-	page.Contacts = []Contact{}
-	if page.Total == 0 || offset >= page.Total {
-		return page, nil
-	}
-	err := s.db.SelectContext(ctx, &page.Contacts, q.pageSQL, q.pageArgs...)
-	return page, translate(err)
+	return page, nil
 }
 
-// contactListing is the two statements of a listing, the count and the page, with their
-// arguments; contactListQueries builds them (ListContacts runs them, the benchmark explains them).
+// contactListing is the statements of a listing with their arguments; contactListQueries builds
+// them (ListContacts runs them, the benchmark explains them). searchSQL is set for a search.
 type contactListing struct {
-	countSQL, pageSQL   string
-	countArgs, pageArgs []any
+	countSQL, pageSQL, searchSQL string
+	countArgs, pageArgs          []any
 }
 
 func contactListQueries(accountID int64, search string, limit, offset int) contactListing {
 	where := `account_id = $1`
 	args := []any{accountID}
+	searching := false
 	if search = strings.TrimSpace(search); search != "" {
+		searching = true
 		args = append(args, "%"+escapeLike(strings.ToLower(search))+"%")
 		cond := `lower(name) LIKE $2`
 		if digits := onlyDigits(search); digits != "" {
@@ -92,13 +117,29 @@ func contactListQueries(accountID int64, search string, limit, offset int) conta
 		where += ` AND ` + cond
 	}
 	n := len(args)
-	return contactListing{
+	l := contactListing{
 		countSQL:  `SELECT count(*) FROM contacts WHERE ` + where,
 		countArgs: args,
 		pageSQL: `SELECT ` + contactColumns + ` FROM contacts WHERE ` + where + `
 		ORDER BY created_at DESC, id DESC LIMIT $` + strconv.Itoa(n+1) + ` OFFSET $` + strconv.Itoa(n+2),
 		pageArgs: append(args[:n:n], limit, offset),
 	}
+	if searching {
+		l.searchSQL = `WITH m AS MATERIALIZED (SELECT id, created_at FROM contacts WHERE ` + where + `),
+			p AS (SELECT id FROM m ORDER BY created_at DESC, id DESC LIMIT $` + strconv.Itoa(n+1) + ` OFFSET $` + strconv.Itoa(n+2) + `)
+		SELECT ` + prefixed("c.", contactColumns) + `, (SELECT count(*) FROM m) AS total
+		FROM p JOIN contacts c ON c.id = p.id AND c.account_id = $1
+		ORDER BY c.created_at DESC, c.id DESC`
+	}
+	return l
+}
+
+func prefixed(prefix, columns string) string {
+	parts := strings.Split(columns, ", ")
+	for i, p := range parts {
+		parts[i] = prefix + p
+	}
+	return strings.Join(parts, ", ")
 }
 
 // SetContactBlocked blocks or unblocks the account's contact with that mobile; ErrNotFound when
