@@ -279,12 +279,14 @@ func newRequest(base string, r Request) (*http.Request, error) {
 	return req, nil
 }
 
-func (e *Env) send(r Request) (*Response, error) {
-	req, err := e.newHTTPRequest(r)
+func (e *Env) send(r Request) (*Response, error) { return sendRequest(e.client, e.URL, r) }
+
+func sendRequest(client *http.Client, base string, r Request) (*Response, error) {
+	req, err := newRequest(base, r)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := e.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -358,20 +360,10 @@ func NewContract(t testing.TB, base string) *Contract {
 
 // Do sends the request and validates the response; transport and contract failures are errors.
 func (c *Contract) Do(r Request) (*Response, error) {
-	req, err := newRequest(c.Base, r)
+	out, err := sendRequest(c.client, c.Base, r)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 	if err := validateExchange(c.Spec, c.router, c.Base, r, out); err != nil {
 		return out, fmt.Errorf("contract: %s %s → %d %s: %w", r.Method, r.Path, out.Status, out.Body, err)
 	}
