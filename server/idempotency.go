@@ -14,9 +14,9 @@ import (
 	"gateway/store"
 )
 
-// idempotencyWait bounds how long a request waits for the first request with the same key to
-// finish before answering 409.
-const idempotencyWait = 15 * time.Second
+// defaultIdempotencyWait bounds how long a request waits for the first request with the same
+// key to finish before answering 409 (Options.IdempotencyWait overrides it).
+const defaultIdempotencyWait = 15 * time.Second
 
 // idempotency makes POSTs with an Idempotency-Key safe to retry: the first request runs and its
 // response is stored; the same key with the same request replays that response byte for byte
@@ -38,7 +38,7 @@ func (s *Server) idempotency(next echo.HandlerFunc) echo.HandlerFunc {
 		fp := fingerprint(req, p)
 		// Keys are scoped per account and per mode, so test traffic never collides with live.
 		key = p.Mode + ":" + key
-		deadline := time.Now().Add(idempotencyWait)
+		deadline := time.Now().Add(s.opts.IdempotencyWait)
 		for delay := 5 * time.Millisecond; ; delay = min(delay*2, 100*time.Millisecond) {
 			rec, err := s.store.BeginIdempotent(ctx, p.AccountID, key, fp)
 			if err != nil {

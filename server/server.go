@@ -36,6 +36,9 @@ type Options struct {
 	SendTimeout time.Duration
 	// Sandbox is the shared test-mode number.
 	Sandbox Sandbox
+	// IdempotencyWait is how long a request waits for an earlier request with the same
+	// Idempotency-Key to finish before answering 409 (default 15 s).
+	IdempotencyWait time.Duration
 	// SchemaVersion is the newest migration version the binary carries; /readyz compares it
 	// with the database.
 	SchemaVersion uint
@@ -83,6 +86,9 @@ type Server struct {
 func New(opts Options, deps Deps) (*Server, error) {
 	if opts.SendTimeout <= 0 {
 		opts.SendTimeout = 10 * time.Second
+	}
+	if opts.IdempotencyWait <= 0 {
+		opts.IdempotencyWait = defaultIdempotencyWait
 	}
 	if deps.Clock == nil {
 		deps.Clock = time.Now
