@@ -138,4 +138,3 @@ func TestUpsertContactIdempotencyInProgress(t *testing.T) {
 		t.Fatalf("replay after it finished: %d %s", third.Status, third.Body)
 	}
 }
-
