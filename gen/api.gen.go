@@ -21,6 +21,36 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ContactCreatedEventEvent.
+const (
+	ContactCreatedEventEventContactCreated ContactCreatedEventEvent = "contact.created"
+)
+
+// Valid indicates whether the value is a known member of the ContactCreatedEventEvent enum.
+func (e ContactCreatedEventEvent) Valid() bool {
+	switch e {
+	case ContactCreatedEventEventContactCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactCreatedEventMode.
+const (
+	ContactCreatedEventModeTest ContactCreatedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ContactCreatedEventMode enum.
+func (e ContactCreatedEventMode) Valid() bool {
+	switch e {
+	case ContactCreatedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorCode.
 const (
 	ErrorCodeAccountInactive       ErrorCode = "account_inactive"
@@ -93,6 +123,45 @@ func (e ErrorEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for EventBaseMode.
+const (
+	EventBaseModeTest EventBaseMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the EventBaseMode enum.
+func (e EventBaseMode) Valid() bool {
+	switch e {
+	case EventBaseModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventName.
+const (
+	EventNameContactCreated  EventName = "contact.created"
+	EventNameMessageReceived EventName = "message.received"
+	EventNameMessageSent     EventName = "message.sent"
+	EventNameMessageStatus   EventName = "message.status"
+)
+
+// Valid indicates whether the value is a known member of the EventName enum.
+func (e EventName) Valid() bool {
+	switch e {
+	case EventNameContactCreated:
+		return true
+	case EventNameMessageReceived:
+		return true
+	case EventNameMessageSent:
+		return true
+	case EventNameMessageStatus:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KeyMode.
 const (
 	KeyModeDemo KeyMode = "demo"
@@ -108,6 +177,84 @@ func (e KeyMode) Valid() bool {
 	case KeyModeLive:
 		return true
 	case KeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageReceivedEventEvent.
+const (
+	MessageReceivedEventEventMessageReceived MessageReceivedEventEvent = "message.received"
+)
+
+// Valid indicates whether the value is a known member of the MessageReceivedEventEvent enum.
+func (e MessageReceivedEventEvent) Valid() bool {
+	switch e {
+	case MessageReceivedEventEventMessageReceived:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageReceivedEventMode.
+const (
+	MessageReceivedEventModeTest MessageReceivedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MessageReceivedEventMode enum.
+func (e MessageReceivedEventMode) Valid() bool {
+	switch e {
+	case MessageReceivedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageSentDataSource.
+const (
+	Api   MessageSentDataSource = "api"
+	Panel MessageSentDataSource = "panel"
+)
+
+// Valid indicates whether the value is a known member of the MessageSentDataSource enum.
+func (e MessageSentDataSource) Valid() bool {
+	switch e {
+	case Api:
+		return true
+	case Panel:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageSentEventEvent.
+const (
+	MessageSentEventEventMessageSent MessageSentEventEvent = "message.sent"
+)
+
+// Valid indicates whether the value is a known member of the MessageSentEventEvent enum.
+func (e MessageSentEventEvent) Valid() bool {
+	switch e {
+	case MessageSentEventEventMessageSent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageSentEventMode.
+const (
+	MessageSentEventModeTest MessageSentEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MessageSentEventMode enum.
+func (e MessageSentEventMode) Valid() bool {
+	switch e {
+	case MessageSentEventModeTest:
 		return true
 	default:
 		return false
@@ -132,6 +279,36 @@ func (e MessageStatus) Valid() bool {
 	case Read:
 		return true
 	case Sent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageStatusEventEvent.
+const (
+	MessageStatusEventEventMessageStatus MessageStatusEventEvent = "message.status"
+)
+
+// Valid indicates whether the value is a known member of the MessageStatusEventEvent enum.
+func (e MessageStatusEventEvent) Valid() bool {
+	switch e {
+	case MessageStatusEventEventMessageStatus:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageStatusEventMode.
+const (
+	MessageStatusEventModeTest MessageStatusEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MessageStatusEventMode enum.
+func (e MessageStatusEventMode) Valid() bool {
+	switch e {
+	case MessageStatusEventModeTest:
 		return true
 	default:
 		return false
@@ -232,6 +409,32 @@ type Contact struct {
 	Note   *string `json:"note,omitempty"`
 }
 
+// ContactCreatedData defines model for ContactCreatedData.
+type ContactCreatedData struct {
+	ContactId int64  `json:"contact_id"`
+	Mobile    string `json:"mobile"`
+	Name      string `json:"name"`
+}
+
+// ContactCreatedEvent defines model for ContactCreatedEvent.
+type ContactCreatedEvent struct {
+	CreatedAt time.Time                `json:"created_at"`
+	Data      ContactCreatedData       `json:"data"`
+	Event     ContactCreatedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key.
+	Mode *ContactCreatedEventMode `json:"mode,omitempty"`
+}
+
+// ContactCreatedEventEvent defines model for ContactCreatedEvent.Event.
+type ContactCreatedEventEvent string
+
+// ContactCreatedEventMode Present, equal to test, for events caused by a test key.
+type ContactCreatedEventMode string
+
 // ContactList defines model for ContactList.
 type ContactList struct {
 	Contacts   []Contact  `json:"contacts"`
@@ -297,6 +500,27 @@ type ErrorEnvelope struct {
 
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
 type ErrorEnvelopeSuccess bool
+
+// EventBase Fields every webhook body carries.
+type EventBase struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The event's payload; its fields depend on the event.
+	Data  map[string]interface{} `json:"data"`
+	Event EventName              `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key.
+	Mode *EventBaseMode `json:"mode,omitempty"`
+}
+
+// EventBaseMode Present, equal to test, for events caused by a test key.
+type EventBaseMode string
+
+// EventName defines model for EventName.
+type EventName string
 
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
@@ -364,8 +588,137 @@ type MessageError struct {
 	Title   string  `json:"title"`
 }
 
+// MessageReceivedData defines model for MessageReceivedData.
+type MessageReceivedData struct {
+	ContactId      int64 `json:"contact_id"`
+	ConversationId int64 `json:"conversation_id"`
+
+	// From The sender's number, digits only.
+	From     string `json:"from"`
+	Location *struct {
+		Address   *string `json:"address,omitempty"`
+		Latitude  float32 `json:"latitude"`
+		Longitude float32 `json:"longitude"`
+		Name      *string `json:"name,omitempty"`
+	} `json:"location,omitempty"`
+
+	// Media For image, audio, video, document and sticker messages.
+	Media *struct {
+		Caption  *string `json:"caption,omitempty"`
+		Filename *string `json:"filename,omitempty"`
+		Id       string  `json:"id"`
+		MimeType *string `json:"mime_type,omitempty"`
+	} `json:"media,omitempty"`
+	MessageId int64  `json:"message_id"`
+	Name      string `json:"name"`
+	Reaction  *struct {
+		Emoji     string `json:"emoji"`
+		MessageId string `json:"message_id"`
+	} `json:"reaction,omitempty"`
+
+	// Reply For button and list replies.
+	Reply *struct {
+		Id      *string `json:"id,omitempty"`
+		Payload *string `json:"payload,omitempty"`
+		Title   *string `json:"title,omitempty"`
+	} `json:"reply,omitempty"`
+
+	// Text The text of a text message, or the title of a button or list reply.
+	Text *string `json:"text,omitempty"`
+
+	// Type The platform's message type (text, image, audio, video, document, sticker, location, contacts, interactive, button, reaction, order, system, unsupported, or a newer one).
+	Type string `json:"type"`
+}
+
+// MessageReceivedEvent defines model for MessageReceivedEvent.
+type MessageReceivedEvent struct {
+	CreatedAt time.Time                 `json:"created_at"`
+	Data      MessageReceivedData       `json:"data"`
+	Event     MessageReceivedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key.
+	Mode *MessageReceivedEventMode `json:"mode,omitempty"`
+}
+
+// MessageReceivedEventEvent defines model for MessageReceivedEvent.Event.
+type MessageReceivedEventEvent string
+
+// MessageReceivedEventMode Present, equal to test, for events caused by a test key.
+type MessageReceivedEventMode string
+
+// MessageSentData defines model for MessageSentData.
+type MessageSentData struct {
+	ChatMessageId  string                `json:"chat_message_id"`
+	ContactId      int64                 `json:"contact_id"`
+	ConversationId int64                 `json:"conversation_id"`
+	Destination    string                `json:"destination"`
+	MessageId      int64                 `json:"message_id"`
+	Source         MessageSentDataSource `json:"source"`
+
+	// Template The template name.
+	Template string `json:"template"`
+}
+
+// MessageSentDataSource defines model for MessageSentData.Source.
+type MessageSentDataSource string
+
+// MessageSentEvent defines model for MessageSentEvent.
+type MessageSentEvent struct {
+	CreatedAt time.Time             `json:"created_at"`
+	Data      MessageSentData       `json:"data"`
+	Event     MessageSentEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key.
+	Mode *MessageSentEventMode `json:"mode,omitempty"`
+}
+
+// MessageSentEventEvent defines model for MessageSentEvent.Event.
+type MessageSentEventEvent string
+
+// MessageSentEventMode Present, equal to test, for events caused by a test key.
+type MessageSentEventMode string
+
 // MessageStatus What the messaging platform last reported.
 type MessageStatus string
+
+// MessageStatusData defines model for MessageStatusData.
+type MessageStatusData struct {
+	ChatMessageId  string `json:"chat_message_id"`
+	ConversationId int64  `json:"conversation_id"`
+
+	// Error Why the platform failed the message.
+	Error     *MessageError `json:"error,omitempty"`
+	MessageId int64         `json:"message_id"`
+
+	// Status What the messaging platform last reported.
+	Status    MessageStatus `json:"status"`
+	Timestamp *time.Time    `json:"timestamp,omitempty"`
+}
+
+// MessageStatusEvent defines model for MessageStatusEvent.
+type MessageStatusEvent struct {
+	CreatedAt time.Time               `json:"created_at"`
+	Data      MessageStatusData       `json:"data"`
+	Event     MessageStatusEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key.
+	Mode *MessageStatusEventMode `json:"mode,omitempty"`
+}
+
+// MessageStatusEventEvent defines model for MessageStatusEvent.Event.
+type MessageStatusEventEvent string
+
+// MessageStatusEventMode Present, equal to test, for events caused by a test key.
+type MessageStatusEventMode string
 
 // Pagination defines model for Pagination.
 type Pagination struct {
@@ -1742,121 +2095,131 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2Lchs3luivoPrOLUtJk2ZToiRLdWuu4nESTSxbY8mZh6kVwe5DEXET6DRASYyLH7W/sF+2hQOgG/0g",
-	"RTq2k9nN1FQskXgcHJz3A/oQxGKWCQ5cyeD4QzAFmkCOP74BlS9OJwpy/VsCMs5ZppjgwXFwCbHgiSRK",
-	"kHvKFBnDRORAcj2F8dtuEAYynsKM6qlqkUFwHDCu4BbyYLlchkFGczoDZbc6S2CWCQU8XvwAi+Z2p2TO",
-	"2c9zIO9hQXYivW1/MCDxlOY01ovsEjWliszoe5CEIhwMEpLDz3OQikg6gWOipkAknZlV7pma6k+GHD8a",
-	"i8R8xjjZPyJTMc8lySFL6ULixAnLpSI5yExwCYRxqYAmREwIjRXjt0Tdsxi6Qx6EATzQWZbqMw8mUfws",
-	"2YNOf3xIO/uwv9d5RgeDTi8+SI6gPzkcR70gDJg+pEF9EAaczvRcDykdjRUfpTP68BL4rZoGx/3BIAxm",
-	"jLvfo9AhXKqc8VuDbwc4ovs0jsWcqzOuQb8D/VEsuAKu9I80y1IWU436pz9Jjf8P5Yn0yEQvTs0aN8wt",
-	"EgYzkJLe6i+vpkDsAMIk8cbIeRyDlMHxhKYSlv6Z/pTDJDgO/s/TkiKfmm/l0xd5LvIX/A5SkYE5UZVC",
-	"/B3HMGU8wVvTN+0B0A2WoY/XM36Ri9scAfoIHLBypRvGbzK3lo+K04IILcUxSWo3qyGUiqUpYZx4i3wu",
-	"XDVAsmyxEqx8zjlytcYeV5BzmuIuH4c1u8IN4BI+stziREJ+BzlxIz4bJjiZc3jIIFaQmN1OyM9zoQCx",
-	"8o/OG4OozllCDHtq0SPnWSZyheh4JdS3Ys6Tj8IEF+pmgrN9JJybnwgXirhvPyfb5CDFPI+BJAIk7goP",
-	"TCoi8vKTMaRCyziBeLGMhgi4oItU0ORKiJc0v/04WZKZNW6UEDcpruLjw96BEdFMEhyRa4HPSUTO2Tef",
-	"HT/V/YWmTNzYICClaiLy2ZYMgRInh5+Q9PTPdzSdV5Bi170pBtUlrBtB3AjDysCTY+KIaM4TSNkd5HSc",
-	"AtnRa5NoL+r1D3abaFuGwZzTO8pSPXotUP64OlzmN60TCwgTliAdUS7vIXeKNuoRaQyJEwTdLkNmdKGp",
-	"T/+jJ03pHZAxANdnUy1gf9r7bgG/gWCy48ObQwZUScKUthmoFHwXuadyaCSWN1TBSzZj9s635pScKrhJ",
-	"7QIVvAtBZpQvHLVKIjhCm8BMaDV4YowzklIFn1OkFoDENE0LKLL5OGVxAQyZ5GJGBAdydkFokmiFp23G",
-	"uvXZKczPNpjs6KeeoYoAXQJPngs+SVmstmTIcSri9+38qFehsbpxQ+pUb78nUyqJyDSxiLm++4TElBsZ",
-	"6ggmaWU9VjFG6tt/WVtjGWrl9FxwvlI+8flsDPmN1mFxMc6H5pUgZozesxhidAiTTol8VnZuByFEknT3",
-	"xSSxVxpqpqW/xji6gpmWGfCrrAJlF7lpNw9eCUKzLBd3Gpd2KNEuQ0KGgcgTyPV9TFg+w42GwWdk9lZY",
-	"xMQ3EsiMqngKxom6ZXfAEViNapYg0t5yOldTkbNfPlIozv0FKpYUk1LLcb0Xv6MpS8jpxZkWQJ8XJ+hf",
-	"UonqComq4ooYQEROcrgT78Eg4Uf9IR70W8rSj0TEXbHIzcSsEgZo1ErrUivGqQHznfUO0cTjT+w1IaA5",
-	"3M5TmhN4yLRwYIKTYfAf73qdZ9cfjsJosPzTMAiul1W73RzKss4x8ff6aFSXONnApZkwSBON4Fl56TOa",
-	"avUNyQkZGTyMkPgkARpPiZhMgCd6LE7uBqXk8d1k/WOWiwxyxYyWgBllqRfZcI52GDC8OL0pVcbVOdgP",
-	"wkYExPn4jRXQU/95znJNAe/0cnZoaDe9LhYTY22T6LWeT2kLkLEvvKvYwmsgO1o3wSxTC2K2l7vkfqr5",
-	"s1VqdstzjIVIgXK9d8JkltLFzYrzhEE2FRxuzHpNSKzDp3+jKTF4C0nCbhlaMOnC27V9zRuD8vV49BVU",
-	"BeIafM2lW/FtNEcT5Z71UCdP+1WhdUqbQAsJokQ7euMcqL3CgqgSqqCjGEL/8QQ4E2NmhMeWNxIS5Ip8",
-	"QdCZYDxO50mFPEpoVlIFFwpqcaxBrxduwQ4W/jAo7TGHrDV39pLJdlbRX+LPTMFMPiaZHAUsi51ontMF",
-	"0qZ2HayQXb/IRTmyhV4NQJX11pzrbSYhX32ym43JwiO4Kl2ofA5GPFDC4b4gZK3nZjSBdvotqWxT2mjH",
-	"xA3zL7hOBI8iplAdWpWm6etJcPzuETVfKJuwjtOEKrohgdhrqR8KV2gCfV2CLX8riJFBtoDXh7NKMN9q",
-	"nSoJ3EG+KOPmMc1zBujsVWEsjIn6Ot/PZ5R3cqAJhjAUPKhWWVMYGa2UKzixA0Ji1J/gRBtJ87yVdGsY",
-	"cIuXRk8bzaGZ8hxtsToQ5zSeMg7lOUycAPMHPhzA5zO9Yc2mbYm2+95Bq8uwwkFr+rFtZmMt0NAWjFoR",
-	"C/Id1dh54eEa/7U9+qemIkHYaZqKe9ywFji+biGCqqH4KXgnttf5qE+A9770De51U5A7XpihVeK1FIBE",
-	"ev0oYSJ47azpb6ExkSTMaPWLygELhddAZl21VSn6DRKw1H4NJGS8sBZ4RtWU7FATLcWPnkjy18vXr8w3",
-	"PwnGITG+dSKUDDVbTgmVZKRn3NzRnGlCkt3e6IRQUuQJcchw3uvtxYzjv9A1v2pdYD4Yeav9PId80UUK",
-	"HmlfYKS377JkZEKNCB6VhJL7qUihAGC060kDi80weOjcio7+sCPfs6wjMoPITiaQJoNjLWOWYfADLM5b",
-	"2f9KO4CMY75QO4I2W5mA9bjQbfL5PzVMrkDq/ROYiVZ6P4emzqel27KOAp13o5W+dSDW6gc9BjX64/zg",
-	"0KAJm/JkLB4em3Fph9XJuwwSIYxtQvccvriuPIdtVOR5qdlqomVK1Y3VJ+1ujJUmj8ODa5gMxDIMpkwq",
-	"kbfk0V+gMpaKqjlmt0WO4TCRan/dpLjDMu7lBPwTSbS7IRWdZZpGNzKRL3GT51PKb6FNmFTPvYFlqv2k",
-	"G0OnNY/l8jU5OuhFJZDmCG+vnmsXXwIy1mbuk0HNhvg2R2yQgneysHHHxRblgdqJ2tzol6dsQ6vbk3eR",
-	"/qpezt+niwotEWNh+Omepi0Yr5ShHkkiZ6AP2m2llwQUZekKzcZUupHzkSCV4Og113RZUE398FR5J62k",
-	"lFKK5SSGBX3Jb3NcNm1njDGg+h9rnLXpgYuK11nFZmaFTxNF+hvZ/pUSiqatxTtVFOHibiU3rQ1Vl6Ui",
-	"qF2rFj1aq5h4D/le3BMlSA4xsDtt70uFKTfMJVFtN6dkSnli+bp6Vm1e3DjyaWAJv82mOZXQVtKENSNM",
-	"oothMlTU7eQy31adufiYEmjQkInISX/fVA09GrFqp+zqyo/FwOq3UA1i+ecMPZy03gvw5IuLGb3pG5Dz",
-	"dCtf05vV1KV0llF2y7eIdDS1b02vJIRKyW65MW/b+bj1tp2LtUEwpUgo27F+ampFSHDrkI7gd5BL4+Bt",
-	"PMvKn8XjDIscWRzGi/w7Y99jnIqgY7N5auM5eo1WwbbugpBtIL9jMTyRhCUhmUtICOPkuxdX5KmdKp9+",
-	"YMmyYgKsi4q2ap7qib0zoH3eBrcLcK5HHSqIKc0y4C4zasih+xsZJz4bNSknrIXjamReQLhKzrj0qK3o",
-	"We2VovNbl+1V/7CJ3B9pOgeJsvjDh2i5DMmHD/3lElPwUhDBQ00a6PhhmrTrV2q+C045DcLg9Zu/dA4P",
-	"jyJ9hsLO9aLUUa+//0i5ZajHn5m5kRfULkzfAskuBFo9x3e5mGeylAxznmj3V5vtJlt1enFG3Br6SMaK",
-	"kJXzBK/EHaCOwrNi5Mo7Rb/36CEq6cJPmSUoYYwGg0HU39sfHBxW4dPgZVTpPYLjau6xjTFMIciGtKHx",
-	"amv53ISQMJOzLnLYWMTBoUYilxmmTCU15uAnoY8meaSU385bQ6EvRUxTQIyeEA6QuEhKGf+jM0+x4G9M",
-	"ljl6xomEO8hpStwuNbIBfvP2skYsg+pl0M4v1x/64d5y5+bdaedftPMLXk8/3F/u/vlP69JA1dPYiLOB",
-	"UlINXwl5kX/kcN8oO/QBPuWUXIr5L7QK9FGvBY4CTY9rE3HPS2pgSZe85qayoYJpTU7lmhpcJ2srQB62",
-	"6J4Z42ymlUjUpocq2zRhfYWbTwjlzfqLXwdqSwXJtqKjbtB5cqRVMfiBgoZd91E6T7tsNhTQ5pRZGitc",
-	"Melq/G1gxCnkTcMG9VyBc/BLINrO7ZRhSxr5EUWnPSQssUNdVgzUKkLri9lcKqy0afeLY6rg1kaH1uHU",
-	"wffcjd9I0Baw1UTsptBtz5mbGXYbCdW1OWw/VR3115pnzjo8vbh48/rHF39psRDXZLYLUL27WmtaNW6q",
-	"QVEbW/0pHUNaKS4K3iqWMrXYXK6/zTLIOzGVVgHZejB3lqq4eXt19vLs6p/BdgjSQK7DRHua31HN5nn+",
-	"gkcrSrvfNOpq0JY7rYPyyyd5K/jZwvM2eWyrsD/OesfgsiOYivqu6peDNsWd0ra5LWq/dfY2pS5l9Nu3",
-	"X0/I1yGRGY1BhiShcqrlGU9IRnPgagpS/56jhQJY+qu/THKRZXX1+vVgQHaiaJc8Ozo8GHT29/rRWtN3",
-	"OPz6z9r8JTu7neuv260r62qWm1zkMIFcugCrJHSiICcHJJtVN9ug5mZNicWq+rzNqbla1tcg6Y9Ipdag",
-	"tyu0UTWmFOJ5ztTiUq9kk2cZ+wEW35tWvGZNg8hJnDK9vUnh2TIuCYqc2nw9IqS7qqnvH53TizPbzudE",
-	"CG6pEWp++tu8Nezy0gSMpcgV+jFcdNC1UkKk8oRgvtMV8hH0GzNt76fiVhbQ4KASGLtzCyRjoDnk+khN",
-	"QEaVkx6Tb3AskXfxTcru4Kbb7Y7IToY0mEOyWzSDYiALB5dbTpXKTEEn4xPhlSzpHy2Y50XU7Tuq4L4t",
-	"GY3B28IU/vuUKnmaZaWd4DghJO8BMhdgkyGZiDQV96Ye1A56IokLfg25NQk1P7uItA0J3sN4KsR7Anea",
-	"HEKiprmY306xqwHz3W9eXF5pX7075EP+1VeOzrtffUVeVIpiQleaoo10WwsSYqeRW8pQrZFNIzt4pIEa",
-	"8pGFenTiVpnM02JpiQU3CzLSwn0UutXdx5TM6nUpI01Uo9AsTsl+v+9qdsoa2taUfzN/H1az8LsWEZp8",
-	"gCtbzqzRYW6Pu+JsTMa3E5nJ+L+HhU34+3QWDvmoYK/jxtCiEHtkyHxkWaasMNhJSxY7XsVQQ645ardL",
-	"0I9w3rRWHkYFZDmYsm94oLFKF3iJTGJoMjRxZKr0qBgS4DEgpglTaBgP+RgIluMca3y4WnF7eFtBnsME",
-	"45ya8AibEGpmkPLwI3T6UymwuLQ75D/AQmrvJsdO5VHBqiOSI+W3x7ZPzEgFUt3gpUviYramrGvIgSdY",
-	"A4GHuM+ZwrbFqV5Fb3DiN//gYgnMhFmsWMtwlz6YdrFszdGQZ1qmmMbEswtLOq4VkCWyyUYFnVKucVG2",
-	"bo6cM4JNW/o+FmJeFufTIb8FDjmG3wWH3S75G7aAMmUCEnq0K3d0vZ8GHq8pRMPzjVBTcvH68opoLYaU",
-	"K61NgEDVekgcXF1yVe9MH/Ki8eTRznSpRI697hYNO0ZMFJupzhscDckxUfkcRrsn3vJFLzzVFwd50eaI",
-	"vH9Sa5qfshQq7fD2PmwzzJDbbhi7QO+ZRdSPkEsmsE/mq6/I6C4amTlaVBwbMWItqCTRfMI1fZEcZijP",
-	"sVcCW1y65LlVv4ZdlEjx4sw8u5Bpwk9ZDNwk+qwe0TZqzkBR48zaJHBTvWg5FITBnYE5OA6ibq/b01NE",
-	"BpxmLDgO9rq97h4mPtUUDYenfhHxLaiV8S4MaXnlFpRk9BYIVYRiBYPmOqB5PB1VWmeKII5mVbTJbJBM",
-	"q9eC3M4SbSkw6Wx1U19XPrXwrg7UG3EviWa1zGbiCyty0Gs3GpBBK48RJDChmJTTU2b0wcS10EtaF+XS",
-	"9l4VmAtse7YJ0EJcUUWiCmRRO2A2Fd0CV+SBFfXwf9uCdgUPrpUpIfSWMi5VeS872tvtMC6BS6bYHeyu",
-	"vKrSSqfo+rSdxNz/qgcfojaj/br2xEO/19uuhci5jyUZv/MaGqxLVyQ0g36vf9CJok4/uop6xz39/38F",
-	"Jnwz6EWlzxUMBlGEvo51dewR/bCtcWCCQB+iWj5vSheiolIhKgoTomWlAen1D36bka3G26zLqFFx3dJe",
-	"9JqD4VIxKWxHbNva70Wr1i+u42mlwQ0n7T0+qf5Gh57X7z8+r9FIhhOfPT7Rb01ehsHAEND6OdXHINCl",
-	"ms9mWr4aKUS8RgZFbzVRFWIQW8gyIVVbsbSRe+NFlX+OMYgYC+ypTdNah6bNGcyzBI0Kv8dTGxioUobc",
-	"kLDWTsncMAQY/Wt3mtGFmcY4GX09esztP9FWApPaUUAtTKWfBSM7R0QJEg1q6TAU/btmX5ekGRUREuLC",
-	"HaPukNsy+hQmChuK0X9RU2C5U/zYmGuVXlURVMI2TU3QdrflkKe1R3mMiEF9/41IFttJFy/6Y0M+ZUin",
-	"jOM4mdEeJLFiYl1wY2Ombw1oLavRAytFPl6smsKUsgak6KCuydqbQmoWg/Xe2wjRijB0iTUvL1+RjMsw",
-	"MEyyLVRWC/xKsNzeDbC2Fdm13p4Vzzn4jUquyEY4MZH8BlK8t4Ewbn+jSM+ONti1/ibLv53ueI73VF4T",
-	"oe4a2xXJMgyemujwKst7wrSD7vqw70X+3ohyOdUGsNUV9oUCo0hOyFxiRAS7BKZAUzUl8RTi902L+ztQ",
-	"5xD8elnR+t6C40uvrt82IAcik/+fxjPoOlFrLLD9fsmL8QzIS5X4Zf7eNkbOVJt4zZxL4+jWO2RN0Ubv",
-	"8Gjv6Chq6Zc9DqLewWC/tzfo9/f7z/r94FFDbd1bE5/z7Faa1Q7fPHDrKTc41sbizOtgeORlMxMqkg1a",
-	"/S1s0d9ALFxOxX3lbQlqn3lz5bjlMwtjMdffCU9euIYXJy5sdaDy8/Ct5uglVh+31Vpo444SpA53E2jT",
-	"lflpSeKpkMC1LTuqVGSMhtxGalzCd7Rl5Q46mZV1WTI6GXLBi6Sruhd+qYcJNuIuY6GmGHExb3KoKSxM",
-	"bh63LozqoqpkyPXBXHjXmLMmZIMyseYVFwiwD0NW6i00UmiaQmIX9a10S91F2aHZwalt7sWesEyyxej1",
-	"Cw1dO8NvZfqaco7FWVWo1es72moPK9V3DUOrUsh0qOl5vHhl86NbbVMrRWypGqwCUq3Ya/Hla4VLbeVE",
-	"W0jGtqLRz2Klp/YZzKYx7NeV77VUjQf3dMaS7vff3L48v3obvbp6sTj/5W/Rq5/iH09vT998981Z7/z9",
-	"X7999fbt4M37f/7y+sWLvfP3Z9Grn85OW0porUJumuD1Gu7Dw2ptdNTTw1wJimkiWba9Klh/Qs2pYGVT",
-	"+usxEK3GgF6g24aCtmO6eJJ3zrZTRn4deqVgvHL2vivcdv2S1lW8dBO6xHZ3gOnXML0RpscDWz6MCF/Z",
-	"5FFpRikczwnGpWnaDX4F5rfihcfshELEFoUIZUH5l/dz9h+f13gwa1MHqfLG2/9kv0jP2gDE6iuUNbPJ",
-	"pleb5sus0I/OSLLEKutW0geWLFf6V29AzXNu3CjModqsuao+Uml73cg5XZAxkExoG8B/SXmODzfZxLpc",
-	"4Wat0Oir3nHEatccATQWhGuvKNMJKDoxDp9RNS31GjOdKb6m8Zl1q5LeTxig/7QaqOgVfvehJsQqVbTt",
-	"Af9l6E3yOxbXz+zXZtr+xjWTouN9vd11q9JzjcGrkhLVfT5V3qDeorv2NVH4ncrfitz9twoRvdEyg3o1",
-	"O5WGWlIWYbcLtkotaKtQK6o0q2JsSkuvLKynchWZCalIv9drz8oWawafShp453j3oVLbrRmkX1T0emW8",
-	"Vrq5yltbdH3o10gXbSCrrXiPrYoy5+X1p2KuZols26N/dX0mqxfyvyQqgok2jIo08FHUXtfiRR5flCR5",
-	"vfRrIk3+1ysDfHetZXa1PtL/zJYtvrvWUtq8326Icp5r+nt6F6H8tvt+WBflwiCOeXIc/8TE6rCXF+tz",
-	"r5k0konW/Fbt/FwgzfWGrdmkxFVzm0v7lGSj5BChN2WG+D2m7pxXY+WUt0chp1pqEEocPZFeDaMrS6in",
-	"S71Vi1i5voKHjjOxvHRP10tUtYfB/uL0O0bEOfn+6urCVDspYQooi2owP0aXwy2TSs/rEkM38hgr9S5N",
-	"S0fnxR1wNSI7WEiJ4afdkHjf230XI7JjCobwqig3lZeI3rIMLc6FlENu/gCIrC50yW45VfMcRmRnJKe0",
-	"Pzj4fyPyNZnCA/n+/PR55/L70/7gwDFNTu9NMZQpdyz/YIjb7YnEWlBsCYQ4B1XdDs/VOUtGlU9PlaYQ",
-	"Vf3wylk+o3DIXVDzUlGe0Dwhf7e3RUb23joMF3W/qXJ2+aEsDtsd8lPz7Hr/4cFVku2VL69j2dc9k2D7",
-	"ty1lYtjQ/BmVnQGRIRmQGeMh2euZf/tkGg75gExDEvXwv/v6v338uY8/I1H813/2e+T/7nbJKdmPeiRh",
-	"0vQD6c0cJtvieIJbon1epDE/Ov1saXutlbgy/VmkOx8Jfi3DACmyfCu8W2ZgTWqE9sd78X7SGcDBpLNP",
-	"j8adZ3Ev6UTQn+zR/fEgPkiCbbOgFj1IbVsEx+oeHAY43Bu4pQ649jXNqQuJYNWojS44Pnfy00RnsVPO",
-	"y5F0bQjlD/nyh3z5vcgXq2od7X8uATN4TMC0BncnuZi1RP5r7m9/RRD+QcNxJrE4iZNxOoc/lz0X+LUn",
-	"rRosasVVL3k26Y8PoXMQR7SzP+lB5xkdHHb2xkdJP45gf3LQC7b1lx22v4y8iudSiRnk5pXlwl2sdZQ/",
-	"kc4u9iWWtFf/h7T6Q1r9fqTVpQnNfRlTaMtQY7Bp5mpdUrElwIddIKY/zUsxrsguNuWajWbiAQ5oP44m",
-	"e9A5Gu8nnf24TzvPIJp0DpOD8YDux3vjfrS1TNN38iXkme8kVwVaVXAVjeh/iK4/RNfvSHS5mOznEl79",
-	"Xy+8tsqyb5nxaAomhxAE79n4KD5MDqAzmOzTzv54L+4cJX3oRJMedd9tL5pwiy8lnBrJvkqEXronyZbL",
-	"/w4AAP//",
+	"7H2Nchs30uCroOb2ylIypElKlGSprvYUx0m0sWytJWd/LJ0IzjRFRENgMgAlMS4+1L3CPdkVGsAMZghS",
+	"pH+z35etrZgiMUCj0f/o7nkfJWKSCw5cyejwfTQGmkKBH9+AKmbHIwWF/isFmRQsV0zw6DA6h0TwVBIl",
+	"yD1ligxhJAoghX6E8Zt2FEcyGcOE6kfVLIfoMGJcwQ0U0Xw+j6OcFnQCyi51ksIkFwp4MvsZZovLHZMp",
+	"Z79NgdzCjGx19bK9fp8kY1rQRE+yTdSYKjKhtyAJRTgYpKSA36YgFZF0BIdEjYFIOjGz3DM11t9ccvxq",
+	"KFLzHeNk94CMxbSQpIA8ozOJD45YIRUpQOaCSyCMSwU0JWJEaKIYvyHqniXQvuRRHMEDneSZ3nN/1E2e",
+	"pTvQ6g33aWsXdndaz2i/3+oke+kB9Eb7w24niiOmN2lQH8URpxP9rIeUlsaKj9IJfXgJ/EaNo8Nevx9H",
+	"E8bd393YIVyqgvEbg28HOKL7OEnElKsTrkG/A/1VIrgCrvRHmucZS6hG/dNfpcb/+2pHemSqJ6dmjmvm",
+	"JomjCUhJb/SPF2MgdgBhknhj5DRJQMrocEQzCXN/T38pYBQdRv/jaUWRT82v8umLohDFC34HmcjB7KhO",
+	"If6KQxgznuKp6ZP2AGhH89jH6wk/K8RNgQB9AA5YNdM149e5m8tHxXFJhJbimCSNk9UQSsWyjDBOvEk+",
+	"F64WQLJssRSsYso5crXGHldQcJrhKh+GNTvDNeAUPrLc5ERCcQcFcSM+GyY4mXJ4yCFRkJrVjshvU6EA",
+	"sfLP1huDqNZJSgx7atEjp3kuCoXoeCXUD2LK0w/CBBfqeoRP+0g4NZ8IF4q4Xz8n2xQgxbRIgKQCJK4K",
+	"D0wqIorqmyFkQss4gXixjIYIOKOzTND0QoiXtLj5MFmSmzmulRDXGc7i48OegRHRTBIcUWiBz0mXnLLv",
+	"Pjt+6usLTZm4sEFARtVIFJMNGQIlTgG/Iunpz3c0m9aQYue9Lgc1JawbQdwIw8rA00PiiGjKU8jYHRR0",
+	"mAHZ0nOT7k6309vbXkTbPI6mnN5RlunRK4HyxzXhMn9pnVhCmLIU6YhyeQ+FU7TdDpHGkDhC0O00ZEJn",
+	"mvr0P/qhMb0DMgTgem8qAPanPe8A+AsIJls+vAXkQJUkTGmbgUrBt5F7aptGYnlDFbxkE2bPfGNOKaiC",
+	"68xOUMO7EGRC+cxRqySCI7QpTIRWg0fGOCMZVfA5RWoJSEKzrIQinw4zlpTAkFEhJkRwICdnhKapVnja",
+	"Zmxan63S/AzBZEc/9QxVBOgcePpc8FHGErUhQw4zkdyG+VHPQhN17YY0qd7+TsZUEpFrYhFTffYpSSg3",
+	"MtQRTBpkPVYzRprLf1lbYx5r5fRccL5UPvHpZAjFtdZhSTnOh+aVIGaMXrMcYnQIk06JfFZ2DoMQI0m6",
+	"82KS2CONNdPSjzGOLmCiZQZ8lFWg7CTXYfPglSA0zwtxp3FphxLtMqTkMhJFCoU+jxErJrjQZfQZmT0I",
+	"ixj5RgKZUJWMwThRN+wOOAKrUc1SRNpbTqdqLAr2+wcKxak/Qc2SYlJqOa7X4nc0Yyk5PjvRAujz4gT9",
+	"SypRXSFR1VwRA4goSAF34hYMEn7RX+JGf6As+0BE3JWTXI/MLHGERq20LrVinBow31nvEE08/sQeEwJa",
+	"wM00owWBh1wLByY4uYz+z7tO69nV+4O425//5TKKruZ1u91syrLOIfHX+mBUVzhZw6UZMchSjeBJdegT",
+	"mmn1DekRGRg8DJD4JAGajIkYjYCneiw+3I4qyeO7yfpjXogcCsWMloAJZZkX2XCOdhwxPDi9KFXG1dnb",
+	"jeKFCIjz8RdmQE/9tykrNAW809PZobFd9KqcTAy1TaLnej6mASATX3jXsYXHQLa0boJJrmbELC+3yf1Y",
+	"82dQararfQyFyIByvXbKZJ7R2fWS/cRRPhYcrs18i5BYh0//RTNi8BaTlN0wtGCymbdqeM5rg/LVePQV",
+	"VA3iBnyLUwfxbTTHIso966FJnvanUutUNoEWEkSJMHqTAqg9wpKoUqqgpRhC/+EEOBFDZoTHhicSE+SK",
+	"YkbQmWA8yaZpjTwqaJZSBRcKGnGsfqcTb8AOFv44quwxh6wVZ/bcDPmeKhrkGLTwPgCH6+58kS7dit6O",
+	"8NnHN/HizimHLHs9ig7fPaK49PDvqIRoHjd3nlp8rHo+gMF5HIEDAvh04m2pvXgYHg4aO7uq9vaSSbX0",
+	"ZPAzUzCRawIbVWvRoqAzFB7at7NacPUkZ9XIJQenLWdvvhVn9jaXUKhPQHOeRKgzriqmYOQ3JRzuS0mj",
+	"DZEJTSEsYD4tCTvgmlz6KGJK3b4+OZfWwMdQsz2W5qZwhqtVdCq/FsTIIBvA68NZJ5gftNEjCdxBMasu",
+	"NhJaFAzQG6/DWFp7zXl+mk4obxVAU4wxKXhQQWVQWoFByhWc2AExMfaJ4ERbsdMiSLoNDLjJK6s0RHNo",
+	"Rz5HY7kJxClNxoxDtQ8TyMELHh8OJ+caTkfgOsR334I+3RIPejHQELLrG5GgULRwSbDOjyQkLkwSrwgw",
+	"hMOzaixShJ1mmbjHBRuR/asAEdQt+U/BO4k9zkedNjz3ue8RrXoEueOFGVonXksBSKRXjxImgreENUuN",
+	"vJo372E4FuLWBKCX8qeVvdfGF1jPWnRyZzEIinr9iST27I8wtjkyUKWQA09daA9HehxacVtpGzxqlrzS",
+	"2qK0XpdAQ1h6VMVjaFIIKe1NrzRsakPdYadhEmT7swKMlw6/TWmGwSmQKtaGr1lVkoROJaRkOCMUf9Se",
+	"vC8J9HdhM2fBdjUYif2zipcJb0sfr6wWdqtZ8dYuIAF25wc82jY6Xv6pqJrKSqCsMMniyCd3zZVpyowL",
+	"cFYjstL4WpigaWbV0fwGhanUqDOoNO56TtWYbFFD2fjVE0n+dv76lfnlV8E4pCYQlwolY60ixoRKMtBP",
+	"XN/RgmmhJtudwRGhpEwqwCGX005nJ2Ec/4W2+VPbJeaLgTfbb1NNNShNB0QUZKCXb7N0YAgOwaOSUHI/",
+	"FhmUAAy2F+k+jh5aN6Klv2zJW5a3RG4Q2coFysfoUOu7eRz9DLPTIE1qir9lHJMLbmHmUhtSsOEZjLH4",
+	"FJgZhYOEqDE/EcEzPoVF+5NWMY5VXOpCIdoAtdGGlbaKHuPx3KqxDg1ayFKeDsXDY0+c22FNFqsiyghj",
+	"iKVO4Yvbbaewibl2WllZDfE+purasnY45mE12+Pw4BzmunIeR2MmlSgCSTcvUPkYKUIKyEWBsXORpVoI",
+	"Yj5MXAXJnbHxRBKtbaSik1zT6Fru2jku8nxM+Q2EhEl932t4SVoUWk3YCG+cvyYHe51uBaTZwtuL50SM",
+	"RhKQsdbTnlbArodvs8UFUvB2Fi+ccblEtaEwUZsT/fKUbWh1c/Iu78rrh/OP8axGS8RYu/7dcMDuWSpD",
+	"PZJEzsCAVTtILykoyrIlmo2pbC1HOEUqwdErjumNVdyfKAaVCH4HhTTewdpPjQoxCSNNAk+heCJtCPjx",
+	"YGwmkjKa0tAt5mI3iNSMKqamqY9XG4PFKfnN8l/Xi0uUC/jThY5lAikLGME/iIKwCb2BmNBpykRM7lgK",
+	"IiapSKYTbY5SnhKpWHILhaPOkFlOc4edBSSMWAZLQ6RLZPyETeDafLvG7UF4wxsK06UgFqCd3dDRw0T8",
+	"ysLwr1Jhq4SjmTK0oQLybBY+weFUKcHxqDKG+Zt5FvSelmDbuj+byoUFEBU8qDC/6V+M94Kf7JbLW0Nc",
+	"xPxu9yKKaithjnTUsVIiutwVPZhs6bXj1fQeO2KPiWP52AUZZUzQtjWxj9iCGhNHIHo7qX5SzqSCSUym",
+	"3CbRlbfuHO6hIILDdmBPK5VmQwDG9ZAkSroyHonzriGcv3BsPaQaQsH1Bedv3ei6M0KAqyV6Zw3z8gvp",
+	"pto99aMSZB1jENMbfTzSnGFci0MW9JRcuG4Zy3pZF5tS64KJ9wj91m/SS8DKXa0gZn3aX4eQSzpbRcQY",
+	"rtiUgEuTu2k5UuWZibXkvYwaaYnSxnebbbzERo1MVBUoCg0TZQ070R4gH8VLH8AaH+Tgbc4vH+LXaH1o",
+	"Pap1448fyycWzlUcgCO+Eg9UFLKSC5qbWM0HZ7XbyzpwuQ0cLJ6o/kWGf1JC0SxYpVM/HZzczeQeC6H+",
+	"vAriNEQnSEUmIgXjS5CfxD1RglhdZkKr2vvApFGqbYeMjClPrU9e3+uvgvFr5/otcBf+mo+LYGz9HLA4",
+	"hEljcWEqKnUruRR3G4pyiTBKYDASw8K9XVMe9GhqyhIHqzbzY/5V8xTq2Sr+PmMPJ8FzAZ5+8RCBXvQN",
+	"yGm20Z2l99SicKWTnLKbDYRmQBw3YkIpoVKyG25C02E1Ejxtp6nXuJQvM8ftWD8HdUnuz5cyt8ylyeMM",
+	"ixxZbsYzTFyg3mOcmp5lk2lm8wL0HEG9uuqATFyiuGMJPJGEpTHBGxnGyY8vLshT53w/fc/SeS18typ1",
+	"Jxg1qu/48UueKpNpNerQPhnTPAfuUqANObS/UmDRZ6NHbdAmma9UvZp5XR60Ld1ZfqOEl6hN2V6/21lE",
+	"7i80m4JEWfz+fXc+j8n797353ARkBNHuJuPm0gbdzrZfkvkuOuY0iqPXb75v7e8fdPUeyhi1l47W7fR2",
+	"H6mrjPX4E/Ns18teK8PWJZJdBKW+jx8LMc1lJRmmPAXtCktFTVrq8dkJcXPoLRkjVtb2E70Sd4A6CveK",
+	"GRDeLnqdRzfR8Lc+XTpgBWO33+93ezu7/b39OnwavJwqvUZ0WE8yDjGGqfhYkzY0Xm3RnnsgJswkp5cu",
+	"HFZrcGiQyHmOudGSmlDuJ6GPRfLIKL+ZBlNqXoqEZoAYPSIcIHW3oFUeCZ14igX/YrJKxmecSLiDgmbE",
+	"rdIgG+DXb88bxNKvHwZt/X71vhfvzLeu3x23/k1bv+Px9OLd+fZf/7Iq37O+G5u5ZKCUVMNXQV4mGnO4",
+	"X6gv9AE+5pSci+nvtA70QWeF/76GNhH3vKIGlrbJa25KGGqY1uRUzanBdbK2BuR+QPdMGGcTrUS6IT1U",
+	"W2YR1le4+IhQvlho8XGgBkpFNhUdTYPOkyNBxeBf8i3YdZ/C6WzGBCyNlZEA6Yr57aWmU8jrXvk1c87c",
+	"5VwFRGjfF14waTNFpz0krKVDXVYO1CpC64vJVCosqQnfaSVUwY292V2FUwffczd+LUFbwtYQsetCtzln",
+	"rmfYrSVUVyar+znp3d5K88xZh8dnZ29e//Li+zXTgGwwugTVO6uVptXCSS1Q1NpWf0aHkNWqiKK3imVM",
+	"zdaX62/zHIpWQqVVQLbwy+2lLm7eXpy8PLn4V7QZgoaQrcREOF3cUc36+eIlj9aUdm/RqGtAW620Csov",
+	"nyxcw88GnrfJh7YK+8Osd0wMcQRTU991/bIXUtwZDT0bUPvBpzepaakyV3z79Yh8GxOZ0wRkTFIqx1qe",
+	"8ZTktACuxiD13wVaKIA1vvrHtBB53lSv3/b7ZKvb3SbPDvb3+q3dnV53pel7efntX7X5S7a2W1ffhq0r",
+	"62pWi5wVMIKivMyThI4UFGSP5JP6YmsU16xI1V9WiLc+Ndfr9xZI+gNSchvQ2xlCVI3pQMm0YGp2rmey",
+	"yQk5+xlmP5meO8G74yRjmP+J6Xe2XkuCIsc27xsR0l7WveefreOzE9u3x4kQXFIj1Hz6+zQYdnlp7iuk",
+	"KBT6MVy00LVSQmTyiGCuoqvYI+g35trez8SNLKHBQRUwduUAJEOgBRR6S4uADGo7PSTf4Vgi75LrjN3B",
+	"dbvdHpCtHGmwgHS77PqEgSwcXC05Vio3lZuMj4SX6qI/WjBPy6jbj1TBfSiRFIO3pSn8jzFV8jjPKzvB",
+	"cUJMbgFy7356JLJM3JvCTzvoiSwzhi+5NQk1P7uItA0JuvRrkw4cEzUuxPRmjO0LMFf1zYvzC+2rty/5",
+	"Jf/mG0fn7W++IS9qxRWxK3HQRrqtKYixpYibylCtkU0DO3iggbrkAwv14MjNMppm5dQSE8NnZKCF+yB2",
+	"s7uvKZk06xsGmqgGsZmckt1ez+WWV8WywXTdxdzbuJ5Bu20RockHuLJ1yxod5vS4q8LGRNowkZls3VuY",
+	"2WRdn87iSz4o2etwYWiZOzEwZD6wLFNlB29lFYsdLmOoS645artN0I9w3rRWHkYF5GXm+ANNVDbDQ2QS",
+	"Q5OxiSNTpUclkAJPADFNmELD+JIPgWBZx6HGhysKt5u3peIFjDDOqQmPsBGh5glSbX6ATn8mBVaRti/5",
+	"zzCT2rspsCXZoGTVAaZijJfEto/MSAVSXeOhS+JitqYE4ZIDTzF/GTdxXzCF/YnGeha9wJHf5QMnS2Ei",
+	"zGTlXIa79Ma0i2VrVy55rmWK6UB0cmZJx/X8YalcZKOSTinXuKh6NA2cM4LdWfR5zMS0qsKnl/wGOBQY",
+	"fsdME/J37PXElAlI6NGubM41eTLweN0fNDzfCTUmZ6/PL4jWYki50toECFSjWYSDq00umi3oLnlZ0fBo",
+	"CzqpRIFN7SwatoyYKBdTrTc4GtJDooopDLaPvOnLpndUHxwUZT8j5P2jRne8Mcug1vfOnoftenHJbdsL",
+	"O0HnmUXUL1BIJrAhxjffkMFdd2Ce0aLi0BWQoAWVpppPuKYvUsAE5Tk2RcBeFm3y3Kpfwy5KZHhw5jk7",
+	"kem2l7EEuLnos3pE26gFA0WNM2sTtRbVi5ZDURzdGZijw6jb7rQ7+hGRA6c5iw6jnXanvYMXn2qMhsNT",
+	"vxj1BtTSeBeGtLxUaUpyegOEKkIx+1hzHdAiGQ9qPTLKII5mVbTJbJBMq9eS3E5SbSkw6Wx1U6dV9VR8",
+	"1wTqjbiXRLNabrNoSyuy3wkbDcigta6DKYwoXsrpRyb0wcS10EtaFeXS9l6j6gb7m9kL0FJcUUW6Nci6",
+	"YcDsVXQArq4HVreD/9sUtAvMwsPzSAm9oYxLVZ3LlvZ2W4xL4JIpdgfbS4+qstIpuj6hnZjzX9bZsRsy",
+	"2q8avRx7nc5mvUKc+1iR8Tuvc4F16coLzajX6e21ut1Wr3vR7Rx29P//HZnwTb/TrXyuqN/vdtHXsa6O",
+	"3aIftjUOTBTpTdTLsE3qQrfMVOiWiQndea3TyOuf/X4itpJmvXYiC5W7gT4irzkYLhWj0nbE/iy7ne6y",
+	"+cvjeFrrZIMP7Tz+ULMZp36u13v8uYWOMfjgs8cf9HuQzeOobwho9TP1ro/oUk0nEy1fjRQiXkG8ojea",
+	"qEoxiL1iciFVqOjWyL3hrM4/hxhETAQ2z8qyRisme2cwzVM0KvxmTtrAQJVyyQ0Ja+2UTg1DgNG/dqUJ",
+	"nZnHGCeDbwePuf1H2kpgUjsKqIWp9G/ByNYBUYJ0+43rMBT922Zdd0kzKCMkxIU7Bu1Lbks+Mxgp7ByG",
+	"/osaAyuc4scOXFbp1RVBLWyzqAlCZ1sNedrovmtEDOr770Q620y6eNEfG/KpQjpVHMfJjHCQxIqJVcGN",
+	"tZk+GNCa16MHVop8uFj1629rrdIasva6lJrlYL32JkK0JgzdxZp3L1+TjPM4MkyyKVRWC3wkWG7tBbA2",
+	"FdmNHhFL+jb6DS9cko1wYiL9ClK8s4YwDjcj1k9311i12Xz1P053mG4y1TER6o4xrEjmcfTURIeXWd4j",
+	"ph1013DtXhS3RpTLsTaAra6wrQiNIjkiU4kREazwHQPN1JgkY0huFy3uH0GdQvTxsiLYWNHxpVeTazuN",
+	"RSKX/5smE2g7UWsssN1exYvJBMhLlfolut4yRs7Uu3WZZ86No9tshWWSNjr7BzsHB91AY6zDqNvZ6+92",
+	"dvq93m7vWa8XPWqorWoq+Tn3bqVZY/OLGw7uco1trS3OvOrjR1qYm1CRXKDVr2GLfgWxcD4W97UmktT2",
+	"c3fpuFU/xaGY6t+EJy9csboTFzY70C/qCJuj55h9HMq10MYdJUgd7iRIrRSESZKMhQSubdlBLSNjcMlt",
+	"pMZd+A42zNxBJ7M2L0sHR5dc8PLSVd0LP9XDBBtxlaFQY4y4mOabagwzczePS5dGdZlVcsn1xlx415iz",
+	"JmSDMrHhFZcIsG+AqOVbaKTQLIPUTupb6Za6y7RDs4JT29yLPWGaZMDo9RMNXSny1zJ9TTrH7KQu1Jr5",
+	"HaHcw1r23YKhVUtk2tf0PJy5jiAbLdNIRQxkDdYBqWfsBXz5RuJSKJ1oA8kYShr9LFZ6Zt93sWgM+3nl",
+	"O4Gs8eieTlja/um7m5enF2+7ry5ezE5//3v31a/JL8c3x29+/O6kc3r7tx9evX3bf3P7r99fv3ixc3p7",
+	"0n3168lxIIXWKuRFE7yZw72/X8+N7nb0MJeCYmqY5qHXBzR7pTsVrOyV/moMdJdjQE/QDqEgtE0XT/L2",
+	"Gdpl189DryWM1/bec4nbrteJdRXP3QNtYqs7wNRrmNoIU+OBJR9GhC8t8qgVo5SO5wjj0jRrRx+B+Y14",
+	"4TE7oRSxZSJClVD+5f2c3cefW+iMva6DVGvm/l/ZL9JPrQFi/XUTDbPJXq8umi+TUj86I8kSq2xaSe9Z",
+	"Ol/qX70BNS24caPwDtXemqv62yhsqSU5pTMyBJILbQP4r0yaYodme7Eul7hZSzT6shc2YLZrgQAaC8KV",
+	"V1TXCSg6MQ6fUzWu9BozlSm+pvGZdaOU3k8YoP+0Gqjs8/PufUOI1bJowwH/eew95BfMrn6y13jSlteu",
+	"eKh7uKuXuwoqPdfUZ9mlRH2dT3Vv0Gyvs/K1IfAHlb81ufsfFSJ6o2UG9XJ2avXcpErCDgu2Wi5oUKiV",
+	"WZp1MTamlVcWN69yFZkIqUiv0wnfypZzRp9KGnj7ePe+ltutGaRXZvR6abxWurnMW5t0ve/nSJdlIMut",
+	"eI+tyjTn+dWnYq7FFNlQd/+mPpP1A/lvEhXBizaMiizgo8y9bsSLPL6oSPJq7udEmvtfLw3w3ZWW2fX8",
+	"SP87m7b47kpLafOiNkOU00LT39O7Lspvu+77VVEuDOKYd4vhuySXh728WJ/rRLhwmeg62oT5uUSaqw1b",
+	"sUiFq8Vlzu07IxZSDhF6k2aIv+PVnfNqrJzy1ijlVCAHocLRE+nlMLq0hOZ1qTdrGSvXR/DQciaWd93T",
+	"9i6qwmGw751+x4g4Jz9dXJyZbCclTAJlmQ3mx+gKuGFS6efaxNCNPMRMvXNT0tHCxgoDsmW6uWqAt2Pi",
+	"/W7XnQ3IlkkYwqOi3LZ/xddVlGlo2P71ktv+r/WJztkNp2pawIBsDeSY9vp7/2tAviVjeCA/nR4/b53/",
+	"dNzr7zmmKei9SYYy6Y7Vm0Hdak8k5oJiSSAkBaj6criv1kk6qH17rDSFqPqXF87yGcSX3AU1zxXlKS1S",
+	"8g97WmRgz63FcFL3l6qerr6U5Wbbl/zYvF+t9/DgMsl2qlesYdrXPZNg67ctZTJZvi91q09kTPpkwnhM",
+	"djrm3x4Zx5e8T8Yx6Xbwv7v6vz383MPPSBT/7//2OuR/brfJMdntdkjKpKkHwibBFpOhOJ7g9VcLRB9x",
+	"/ew3QV5mJS69/iyvOx8JflXtPBZ4yqjYqEt7w51kN231YW/U2qUHw9azpJO2utAb7dDdYT/ZS6NNb0Fr",
+	"r31YPzjW9OBM5yj7sptKB1z5mubYhUQwa9RGFxyfO/lporNYKefdkVS9qf6UL3/Klz+GfGm0V/tcAqb/",
+	"mIAJBndNK86FyH/D/e0tCcI/aDhOJCYncTLMpvDXquYCf/akVaB3OIqrTvps1BvuQ2sv6dLW7qgDrWe0",
+	"v9/aGR6kvaQLu6O9TrSpv1xvpfe55VUylUpMoDCvU6JVe8NaRXnZ1rQmsaQ9+j+l1Z/S6o8jrc5NaO7L",
+	"mEIbhhqjdW+uVl0qBgJ8tlGj7c9YXdgHbxcX5ZqNZuIG9mgv6Y52oHUw3E1bu0mPtp5Bd9TaT/eGfbqb",
+	"7Ax73Y1lWtVR8fPKM99Jrgu0uuAqC9H/FF1/iq4/kOhyMdnPJbx6Hy+8Nrpl3/DGY1EwOYQgeM+GB8l+",
+	"uget/miXtnaHO0nrIO1BqzvqUPfb5qLJa3X5+YXTwmVfLUIvXUuy+fz/BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
