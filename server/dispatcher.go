@@ -1,0 +1,752 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gateway/platform/webhook"
+	"gateway/store"
+)
+
+// WebhookSender makes one delivery attempt; *webhook.Sender implements it. Send never fails on
+// its own: every failure is in the Result.
+type WebhookSender interface {
+	Send(ctx context.Context, r webhook.Request) webhook.Result
+}
+
+// DispatcherConfig configures NewDispatcher. Zero fields take the documented defaults.
+type DispatcherConfig struct {
+	// DSN is the database the dispatcher LISTENs on for new deliveries (a dedicated
+	// connection). Empty means no LISTEN: the dispatcher then relies on polling alone.
+	DSN string
+	// Sender makes the attempts. Nil means a webhook.Sender with the production settings (3 s
+	// timeout, private destinations refused unless AllowPrivate) and Concurrency connections
+	// per host: the per-endpoint bound is the dispatcher's, so tenants that share a receiving
+	// host (a SaaS hook provider) do not share a small connection pool.
+	Sender WebhookSender
+	// AllowPrivate lets the default Sender reach private, loopback and link-local addresses
+	// (GATEWAY_WEBHOOK_ALLOW_PRIVATE). Ignored when Sender is set.
+	AllowPrivate bool
+	// SendTimeout is the Sender's timeout, used to decide whether a queued claim can still be
+	// attempted within its lease. Default webhook.DefaultTimeout (3 s).
+	SendTimeout time.Duration
+	// Concurrency bounds the attempts in flight at once across all endpoints. Default 64.
+	Concurrency int
+	// PerEndpoint bounds the attempts in flight at once to one endpoint, so a slow receiver
+	// holds at most this many of the Concurrency slots. Default 16.
+	PerEndpoint int
+	// EndpointBacklog is how many claimed deliveries of one endpoint may be held (queued or
+	// in flight) locally: an endpoint that a claim could push over it is left out of the claim
+	// (and claims over it are given back at once), so a slow endpoint holds at most this many
+	// of the MaxClaimed. Default MaxClaimed / 2; at least BatchSize.
+	EndpointBacklog int
+	// BatchSize is the most deliveries one claim takes. Default 64.
+	BatchSize int
+	// Claimers is the most claims in flight at once: under a backlog, each full batch lets
+	// one more claimer go, which hides the database's commit latency. Default 4.
+	Claimers int
+	// MaxClaimed bounds the deliveries claimed and not yet attempted or in flight. Default
+	// 4 × Concurrency (at least 2 × BatchSize).
+	MaxClaimed int
+	// Lease is how long a claim lasts; a delivery whose dispatcher died is due again after it.
+	// Default 30 s; at least 2 × (SendTimeout + 2 s).
+	Lease time.Duration
+	// PollInterval is how often the dispatcher looks for due deliveries without a
+	// notification (retries coming due, missed notifications, lapsed leases). Default 1 s.
+	PollInterval time.Duration
+	// DisableFailingAfter disables an endpoint whose every attempt failed for this long.
+	// Default 5 days.
+	DisableFailingAfter time.Duration
+	// Clock, when set, is the time for everything (tests). Nil means time.Now for attempt
+	// times and the database's clock for what is due and for leases, so that every replica
+	// agrees on one clock.
+	Clock func() time.Time
+	// Rand returns values in [0, 1) for the retry jitter. Nil means math/rand/v2.
+	Rand func() float64
+	// Logger receives the dispatcher's logs. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of DispatcherConfig.
+const (
+	DefaultDispatcherConcurrency = 64
+	DefaultDispatcherPerEndpoint = 16
+	DefaultDispatcherBatch       = 64
+	DefaultDispatcherClaimers    = 4
+	DefaultDispatcherLease       = 30 * time.Second
+	DefaultDispatcherPoll        = time.Second
+	DefaultDisableFailingAfter   = 5 * 24 * time.Hour
+)
+
+const (
+	// claimTimeout bounds one claim (runOnce).
+	claimTimeout = 10 * time.Second
+	// recordTimeout bounds the writing of one batch of results.
+	recordTimeout = 10 * time.Second
+	// maxRecordBatch is the most results written by one statement.
+	maxRecordBatch = 256
+	// recorders is the number of goroutines writing results.
+	recorders = 2
+	// skipScanInterval spaces out claims that leave saturated endpoints out once such a claim
+	// came back short: each one may scan past every due delivery of those endpoints.
+	skipScanInterval = 50 * time.Millisecond
+	// maxIdleEndpoints bounds the idle endpoints whose entries are kept.
+	maxIdleEndpoints = 10000
+	// leaseMargin is the time kept in hand, beyond SendTimeout, before a claim lapses: a
+	// queued claim with less left is released instead of attempted.
+	leaseMargin = 2 * time.Second
+)
+
+// Dispatcher delivers the outbox to customer webhooks: it claims due deliveries in batches
+// (FOR UPDATE SKIP LOCKED, with a lease), attempts each one with a per-endpoint bound on the
+// attempts in flight, records every attempt and schedules retries. Every replica runs one; it
+// wakes on LISTEN/NOTIFY, on a poll tick, and when capacity frees up. Create it with
+// NewDispatcher; it is a Service.
+type Dispatcher struct {
+	cfg    DispatcherConfig
+	store  *store.Store
+	log    *slog.Logger
+	sender WebhookSender
+
+	mu        sync.Mutex
+	endpoints map[int64]*endpointQueue
+	claimed   int // deliveries held: queued or in flight
+	reserved  int // room taken by claims in flight
+	// wantCapacity: a claimer held back or left a saturated endpoint out; the next runner
+	// that frees room signals capacity.
+	wantCapacity bool
+	// skipScanned is when a claim leaving endpoints out last came back short; skipTimer
+	// wakes a claimer when the next such claim may run.
+	skipScanned time.Time
+	skipTimer   *time.Timer
+	stopping    bool // no more attempts start
+	started     bool
+
+	sem      chan struct{}       // global bound on attempts in flight
+	results  chan dispatchResult // to the recorders
+	capacity chan struct{}       // a claim that was held back may now go ahead
+	more     chan struct{}       // a claim came back full: another claimer may go
+
+	cancel    context.CancelFunc
+	loopDone  chan struct{}
+	runners   sync.WaitGroup
+	recording sync.WaitGroup
+	listener  *store.DeliveryListener
+	stopOnce  sync.Once
+
+	// manual (tests) leaves the claim loop unstarted: the test calls runOnce itself.
+	manual bool
+	// recorded counts the results written (attempts and releases), for tests to wait on;
+	// overflowed the claims given back over an endpoint's backlog.
+	recorded, overflowed atomic.Int64
+}
+
+// endpointQueue is one endpoint's claimed deliveries waiting for an attempt, and the number
+// of attempts running for it.
+type endpointQueue struct {
+	id      int64
+	queue   []job
+	running int
+	held    int // queued + running
+}
+
+// job is one claimed delivery and when this dispatcher claimed it (by its own clock).
+type job struct {
+	store.ClaimedDelivery
+	claimedAt time.Time
+}
+
+// dispatchResult is what a runner hands to the recorders: an attempt to record, or a claim to
+// give back unattempted.
+type dispatchResult struct {
+	attempt    store.AttemptResult
+	endpointID int64
+	failing    bool // the endpoint had a failure streak when claimed
+	release    bool
+}
+
+// NewDispatcher returns a dispatcher over st configured by cfg. It starts nothing (Start
+// does) and cannot fail.
+func NewDispatcher(st *store.Store, cfg DispatcherConfig) *Dispatcher {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultDispatcherConcurrency
+	}
+	if cfg.PerEndpoint <= 0 {
+		cfg.PerEndpoint = DefaultDispatcherPerEndpoint
+	}
+	cfg.PerEndpoint = min(cfg.PerEndpoint, cfg.Concurrency)
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = DefaultDispatcherBatch
+	}
+	if cfg.Claimers <= 0 {
+		cfg.Claimers = DefaultDispatcherClaimers
+	}
+	if cfg.MaxClaimed <= 0 {
+		cfg.MaxClaimed = 4 * cfg.Concurrency
+	}
+	cfg.MaxClaimed = max(cfg.MaxClaimed, 2*cfg.BatchSize)
+	if cfg.EndpointBacklog <= 0 {
+		cfg.EndpointBacklog = max(cfg.PerEndpoint, cfg.MaxClaimed/2)
+	}
+	cfg.EndpointBacklog = max(cfg.EndpointBacklog, cfg.BatchSize)
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultDispatcherLease
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultDispatcherPoll
+	}
+	if cfg.DisableFailingAfter <= 0 {
+		cfg.DisableFailingAfter = DefaultDisableFailingAfter
+	}
+	if cfg.SendTimeout <= 0 {
+		cfg.SendTimeout = webhook.DefaultTimeout
+	}
+	// A claim must outlast an attempt with time to spare, or every claim would be given back.
+	cfg.Lease = max(cfg.Lease, 2*(cfg.SendTimeout+leaseMargin))
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	sender := cfg.Sender
+	if sender == nil {
+		sender = webhook.NewSender(webhook.SenderConfig{
+			Timeout: cfg.SendTimeout, AllowPrivate: cfg.AllowPrivate, MaxConnsPerHost: cfg.Concurrency,
+		})
+	}
+	return &Dispatcher{
+		cfg: cfg, store: st, log: cfg.Logger.With("service", "webhook_dispatcher"), sender: sender,
+		endpoints: map[int64]*endpointQueue{},
+		sem:       make(chan struct{}, cfg.Concurrency),
+		results:   make(chan dispatchResult, 4*cfg.Concurrency),
+		capacity:  make(chan struct{}, 1),
+		more:      make(chan struct{}, 1),
+	}
+}
+
+// Start starts the claim loop, the LISTEN connection (when a DSN is configured) and the
+// recorders, and returns. It fails when the dispatcher was already started.
+func (d *Dispatcher) Start(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.started {
+		return errors.New("webhook dispatcher: already started")
+	}
+	d.started = true
+	var wake <-chan struct{}
+	if d.cfg.DSN != "" {
+		d.listener = store.ListenDeliveries(d.cfg.DSN, func(err error) {
+			d.log.Warn("webhook listener", "error", err.Error())
+		})
+		wake = d.listener.C()
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	d.cancel = cancel
+	d.loopDone = make(chan struct{})
+	for range recorders {
+		d.recording.Add(1)
+		go d.record()
+	}
+	if d.manual {
+		close(d.loopDone)
+		return nil
+	}
+	var claimers sync.WaitGroup
+	for range d.cfg.Claimers {
+		claimers.Add(1)
+		go func() { defer claimers.Done(); d.loop(lctx, wake) }()
+	}
+	go func() { claimers.Wait(); close(d.loopDone) }()
+	return nil
+}
+
+// Stop stops claiming, gives back the claims not yet attempted, waits for the attempts in
+// flight (each bounded by the send timeout) and for their results to be written, and closes
+// the LISTEN connection. It is idempotent, and a no-op before Start.
+func (d *Dispatcher) Stop() {
+	d.mu.Lock()
+	started := d.started
+	d.mu.Unlock()
+	if !started {
+		return
+	}
+	d.stopOnce.Do(func() {
+		d.cancel()
+		<-d.loopDone
+		d.mu.Lock()
+		d.stopping = true
+		var unattempted []store.ClaimRef
+		for _, q := range d.endpoints {
+			for _, j := range q.queue {
+				unattempted = append(unattempted, j.Ref())
+			}
+			d.claimed -= len(q.queue)
+			q.held -= len(q.queue)
+			q.queue = nil
+		}
+		d.mu.Unlock()
+		d.runners.Wait()
+		close(d.results)
+		d.recording.Wait()
+		if len(unattempted) > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+			if err := d.store.ReleaseDeliveries(ctx, d.dbNow(), unattempted); err != nil {
+				d.log.Error("release claims on stop", "error", err.Error(), "count", len(unattempted))
+			}
+			cancel()
+		}
+		if d.listener != nil {
+			d.listener.Close()
+		}
+	})
+}
+
+// now is the dispatcher's clock.
+func (d *Dispatcher) now() time.Time {
+	if d.cfg.Clock != nil {
+		return d.cfg.Clock()
+	}
+	return time.Now()
+}
+
+// dbNow is the time given to the store: the injected clock, or zero for the database's.
+func (d *Dispatcher) dbNow() time.Time {
+	if d.cfg.Clock != nil {
+		return d.cfg.Clock()
+	}
+	return time.Time{}
+}
+
+// loop is one claimer: it claims whenever work may be due: at start, after a full batch, on
+// a notification, on the poll tick, when capacity frees up after a claim was held back, and
+// when another claimer's batch came back full (more work is likely waiting).
+func (d *Dispatcher) loop(ctx context.Context, wake <-chan struct{}) {
+	tick := time.NewTicker(d.cfg.PollInterval)
+	defer tick.Stop()
+	more := true
+	for {
+		if !more {
+			select {
+			case <-ctx.Done():
+				return
+			case <-wake:
+			case <-tick.C:
+			case <-d.capacity:
+			case <-d.more:
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		_, _, again, err := d.runOnce(ctx)
+		more = again
+		if again {
+			select {
+			case d.more <- struct{}{}:
+			default:
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			d.log.Error("claim webhook deliveries", "error", err.Error())
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d.cfg.PollInterval):
+			}
+		}
+	}
+}
+
+// runOnce claims one batch, if there is room for it, and queues each delivery on its
+// endpoint. It returns how many it claimed and queued, the limit it asked for (0 when it held
+// back because too much is claimed already) and whether to claim again at once: after a full
+// batch (another claimer is woken too), or when an endpoint left out of the claim has since
+// got room. Otherwise, when it held
+// back or left endpoints out, it asks the runners for a signal once a claim could go ahead
+// (wantCapacity), so no wake-up is lost between concurrent claimers.
+func (d *Dispatcher) runOnce(ctx context.Context) (claimed, limit int, again bool, err error) {
+	d.mu.Lock()
+	free := d.cfg.MaxClaimed - d.claimed - d.reserved
+	if d.stopping {
+		d.mu.Unlock()
+		return 0, 0, false, nil
+	}
+	if free < d.cfg.BatchSize {
+		d.wantCapacity = true
+		d.mu.Unlock()
+		return 0, 0, false, nil
+	}
+	limit = d.cfg.BatchSize
+	d.reserved += limit
+	// Leave out every endpoint this claim, with the claims already in flight, could push over
+	// its backlog.
+	var skip []int64
+	for id, q := range d.endpoints {
+		if q.held+d.reserved > d.cfg.EndpointBacklog {
+			skip = append(skip, id)
+		}
+	}
+	if len(skip) > 0 {
+		if wait := skipScanInterval - time.Since(d.skipScanned); wait > 0 {
+			// The last such claim found nothing beyond the left-out endpoints: try again
+			// later (or when one of them has room), not on every wake-up.
+			d.reserved -= limit
+			d.wantCapacity = true
+			if d.skipTimer == nil {
+				d.skipTimer = time.AfterFunc(wait, func() {
+					d.mu.Lock()
+					d.skipTimer = nil
+					d.mu.Unlock()
+					d.signalCapacity()
+				})
+			}
+			d.mu.Unlock()
+			return 0, 0, false, nil
+		}
+	}
+	d.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, claimTimeout)
+	defer cancel()
+	cs, err := d.store.ClaimDueDeliveries(ctx, d.dbNow(), limit, d.cfg.Lease, skip)
+	at := d.now()
+	d.mu.Lock()
+	d.reserved -= limit
+	if err != nil {
+		d.mu.Unlock()
+		return 0, limit, false, err
+	}
+	var overflow []store.ClaimRef
+	for _, c := range cs {
+		q := d.endpoints[c.EndpointID]
+		if q == nil {
+			q = &endpointQueue{id: c.EndpointID}
+			d.endpoints[c.EndpointID] = q
+		}
+		if q.held >= d.cfg.EndpointBacklog {
+			// Claims running at the same time filled the endpoint's backlog: give this one back
+			// at once, so a slow endpoint never holds more than its share.
+			overflow = append(overflow, c.Ref())
+			continue
+		}
+		q.queue = append(q.queue, job{ClaimedDelivery: c, claimedAt: at})
+		q.held++
+		d.claimed++
+		if q.running < d.cfg.PerEndpoint {
+			q.running++
+			d.runners.Add(1)
+			go d.run(q)
+		}
+	}
+	again = len(cs) == limit
+	if !again && len(skip) > 0 {
+		for _, id := range skip {
+			if q := d.endpoints[id]; q == nil || q.held+d.reserved+d.cfg.BatchSize <= d.cfg.EndpointBacklog {
+				again = true // it got room while we claimed: its due deliveries were left out
+			}
+		}
+	}
+	if !again && (len(skip) > 0 || len(overflow) > 0) {
+		d.wantCapacity = true
+	}
+	if len(skip) > 0 && len(cs) < limit {
+		d.skipScanned = time.Now()
+	}
+	d.mu.Unlock()
+	if len(overflow) > 0 {
+		d.overflowed.Add(int64(len(overflow)))
+		if err := d.store.ReleaseDeliveries(context.WithoutCancel(ctx), d.dbNow(), overflow); err != nil {
+			// They are due again when their lease runs out.
+			d.log.Error("give back claims over an endpoint's backlog", "error", err.Error(), "count", len(overflow))
+		}
+	}
+	return len(cs) - len(overflow), limit, again, nil
+}
+
+// run attempts an endpoint's queued deliveries one after the other until its queue is empty;
+// up to PerEndpoint runners work on one endpoint.
+func (d *Dispatcher) run(q *endpointQueue) {
+	defer d.runners.Done()
+	for {
+		d.mu.Lock()
+		if d.stopping || len(q.queue) == 0 {
+			q.running--
+			// An idle endpoint's entry is kept (so concurrent claims still account for it)
+			// unless the map grows large.
+			if q.running == 0 && q.held == 0 && len(d.endpoints) > maxIdleEndpoints {
+				delete(d.endpoints, q.id)
+			}
+			d.mu.Unlock()
+			return
+		}
+		j := q.queue[0]
+		q.queue[0] = job{}
+		q.queue = q.queue[1:]
+		d.mu.Unlock()
+
+		d.sem <- struct{}{}
+		res := d.attempt(j)
+		<-d.sem
+		d.results <- res
+
+		d.mu.Lock()
+		q.held--
+		d.claimed--
+		// Wake a claimer that held back (or left this endpoint out) once a claim can go ahead.
+		if d.wantCapacity && d.cfg.MaxClaimed-d.claimed-d.reserved >= d.cfg.BatchSize &&
+			q.held+d.reserved+d.cfg.BatchSize <= d.cfg.EndpointBacklog {
+			d.wantCapacity = false
+			d.signalCapacity()
+		}
+		d.mu.Unlock()
+	}
+}
+
+// signalCapacity wakes one waiting claimer.
+func (d *Dispatcher) signalCapacity() {
+	select {
+	case d.capacity <- struct{}{}:
+	default:
+	}
+}
+
+// attempt makes one attempt of a claimed delivery and decides what it means.
+func (d *Dispatcher) attempt(j job) dispatchResult {
+	now := d.now()
+	if now.After(j.claimedAt.Add(d.cfg.Lease - d.cfg.SendTimeout - leaseMargin)) {
+		// The claim would lapse before the attempt could finish, and another dispatcher could
+		// then send it at the same time: give it back instead.
+		return dispatchResult{attempt: store.AttemptResult{ClaimRef: j.Ref()}, release: true}
+	}
+	c := j.ClaimedDelivery
+	r := store.AttemptResult{ClaimRef: c.Ref(), AttemptedAt: now}
+	res := dispatchResult{endpointID: c.EndpointID, failing: c.EndpointFailing}
+	var out webhook.Result
+	if c.SecretErr != nil {
+		out.Err = fmt.Errorf("cannot open the endpoint's signing secret: %w", c.SecretErr)
+	} else {
+		out = d.sender.Send(context.Background(), webhook.Request{
+			URL: c.URL, Secret: c.Secret, Event: c.Event.Type, EventID: c.Event.ID, DeliveryID: c.ID,
+			Attempt: c.Attempt, Timestamp: now, Body: EventBody(c.Event),
+		})
+	}
+	r.StatusCode, r.Latency, r.Response = out.StatusCode, out.Latency, out.Body
+	if len(r.Response) > webhook.MaxResponseBytes {
+		r.Response = r.Response[:webhook.MaxResponseBytes]
+	}
+	switch {
+	case out.OK():
+		r.Outcome = store.OutcomeSucceeded
+	case out.Gone() && out.Err == nil:
+		r.Outcome, r.Error = store.OutcomeDead, "HTTP 410 Gone: the endpoint is disabled"
+	case errors.Is(out.Err, webhook.ErrInvalidRequest) || errors.Is(out.Err, webhook.ErrMalformedSecret):
+		// Retrying cannot help: the stored endpoint (URL or secret) is unusable.
+		r.Outcome, r.Error = store.OutcomeDead, out.Err.Error()
+	default:
+		r.Error = attemptError(out, d.cfg.SendTimeout)
+		delay, ok := webhook.RetryDelay(c.Attempt+1, d.cfg.Rand)
+		if c.Event.Test {
+			delay, ok = webhook.TestRetryDelay(c.Attempt+1, d.cfg.Rand)
+		}
+		if ok {
+			r.Outcome, r.RetryIn = store.OutcomeRetry, delay
+		} else {
+			r.Outcome = store.OutcomeDead
+		}
+	}
+	res.attempt = r
+	return res
+}
+
+// attemptError says why an attempt failed, for the request log.
+func attemptError(out webhook.Result, timeout time.Duration) string {
+	switch {
+	case out.TimedOut():
+		return fmt.Sprintf("timeout: no response within %s (%v)", timeout, out.Err)
+	case out.Err != nil:
+		return out.Err.Error()
+	case out.StatusCode >= 300 && out.StatusCode <= 399:
+		return fmt.Sprintf("HTTP %d %s: redirects are not followed", out.StatusCode, http.StatusText(out.StatusCode))
+	}
+	return fmt.Sprintf("HTTP %d %s", out.StatusCode, http.StatusText(out.StatusCode))
+}
+
+// record writes results in batches: whatever is waiting, up to maxRecordBatch, in one
+// statement.
+func (d *Dispatcher) record() {
+	defer d.recording.Done()
+	batch := make([]dispatchResult, 0, maxRecordBatch)
+	for r := range d.results {
+		batch = append(batch[:0], r)
+	drain:
+		for len(batch) < maxRecordBatch {
+			select {
+			case r, ok := <-d.results:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		d.flush(batch)
+		d.recorded.Add(int64(len(batch)))
+	}
+}
+
+// flush writes one batch: the attempts, the endpoints' health, and the claims given back.
+func (d *Dispatcher) flush(batch []dispatchResult) {
+	var attempts []store.AttemptResult
+	var releases []store.ClaimRef
+	for _, r := range batch {
+		if r.release {
+			releases = append(releases, r.attempt.ClaimRef)
+		} else {
+			attempts = append(attempts, r.attempt)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+	defer cancel()
+	if len(releases) > 0 {
+		if err := d.store.ReleaseDeliveries(ctx, d.dbNow(), releases); err != nil {
+			d.log.Error("release lapsing claims", "error", err.Error(), "count", len(releases))
+		}
+	}
+	if len(attempts) == 0 {
+		return
+	}
+	if err := d.store.RecordAttempts(ctx, d.dbNow(), attempts); err != nil {
+		// One bad row (a delivery deleted with its endpoint mid-statement) must not lose the
+		// others: write them one by one. A result that cannot be written leaves its claim to
+		// lapse, and the delivery is attempted again (at least once).
+		d.log.Warn("record webhook attempts; retrying one by one", "error", err.Error(), "count", len(attempts))
+		for _, a := range attempts {
+			if err := d.store.RecordAttempts(ctx, d.dbNow(), []store.AttemptResult{a}); err != nil {
+				d.log.Error("record webhook attempt", "error", err.Error(), "delivery_id", a.DeliveryID)
+			}
+		}
+	}
+	for _, a := range attempts {
+		if a.Outcome != store.OutcomeSucceeded {
+			d.log.Debug("webhook attempt failed", "account_id", a.AccountID, "delivery_id", a.DeliveryID,
+				"attempt", a.Attempt, "status", a.StatusCode, "error", a.Error, "outcome", string(a.Outcome))
+		}
+	}
+	hs := endpointHealth(batch)
+	if len(hs) == 0 {
+		return
+	}
+	if err := d.store.UpdateEndpointHealth(ctx, d.now().Add(-d.cfg.DisableFailingAfter), hs); err != nil {
+		d.log.Error("update webhook endpoint health", "error", err.Error())
+	}
+	for _, h := range hs {
+		if h.Gone {
+			d.log.Warn("webhook endpoint answered 410 Gone: disabled", "account_id", h.AccountID, "endpoint_id", h.EndpointID)
+		}
+	}
+}
+
+// endpointHealth sums up a batch per endpoint, in attempt order. Endpoints that only
+// succeeded, and had no failure streak, need no write.
+func endpointHealth(batch []dispatchResult) []store.EndpointHealth {
+	type acc struct {
+		store.EndpointHealth
+		needed bool
+	}
+	byID := map[int64]*acc{}
+	sorted := make([]dispatchResult, 0, len(batch))
+	for _, r := range batch {
+		if !r.release {
+			sorted = append(sorted, r)
+		}
+	}
+	sort.SliceStable(sorted, func(i, k int) bool { return sorted[i].attempt.AttemptedAt.Before(sorted[k].attempt.AttemptedAt) })
+	for _, r := range sorted {
+		a := r.attempt
+		h := byID[r.endpointID]
+		if h == nil {
+			h = &acc{EndpointHealth: store.EndpointHealth{AccountID: a.AccountID, EndpointID: r.endpointID}}
+			byID[r.endpointID] = h
+		}
+		switch {
+		case a.Outcome == store.OutcomeSucceeded:
+			if r.failing || !h.FailingSince.IsZero() || h.Recovered {
+				h.Recovered, h.needed = true, true
+			}
+			h.FailingSince = time.Time{}
+		default:
+			if a.StatusCode == http.StatusGone && a.Outcome == store.OutcomeDead {
+				h.Gone = true
+			}
+			if h.FailingSince.IsZero() {
+				h.FailingSince = a.AttemptedAt
+			}
+			h.needed = true
+		}
+	}
+	var out []store.EndpointHealth
+	for _, h := range byID {
+		if h.needed {
+			out = append(out, h.EndpointHealth)
+		}
+	}
+	sort.Slice(out, func(i, k int) bool { return out[i].EndpointID < out[k].EndpointID })
+	return out
+}
+
+// ValidateWebhookURL checks a URL an account registers: absolute, https (http too when
+// allowPrivate, for local development and tests), with a host and no fragment, at most 2048
+// bytes; unless allowPrivate, a literal loopback, private, link-local or unspecified address
+// or a localhost name is refused at once (the sender refuses every such address again at dial
+// time, after DNS). It returns an error saying what is wrong.
+func ValidateWebhookURL(raw string, allowPrivate bool) error {
+	if len(raw) > 2048 {
+		return errors.New("URL is longer than 2048 bytes")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("URL does not parse: %v", err)
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && allowPrivate:
+	case u.Scheme == "http":
+		return errors.New("URL must use https (http is allowed only with GATEWAY_WEBHOOK_ALLOW_PRIVATE=true)")
+	default:
+		return fmt.Errorf("URL must be an absolute https URL, got scheme %q", u.Scheme)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return errors.New("URL has no host")
+	}
+	if u.Fragment != "" {
+		return errors.New("URL must not have a fragment")
+	}
+	if allowPrivate {
+		return nil
+	}
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return fmt.Errorf("URL host %q is the local host (allowed only with GATEWAY_WEBHOOK_ALLOW_PRIVATE=true)", host)
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		ip = ip.Unmap()
+		if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsMulticast() {
+			return fmt.Errorf("URL host %s is not a public address (allowed only with GATEWAY_WEBHOOK_ALLOW_PRIVATE=true)", ip)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// WebhookEndpoint is a URL an account registered to receive its events. The signing secret is
+// stored sealed (AES-256-GCM) and is never part of this struct: it is shown once, by the
+// operator command that creates the endpoint, and read back only by the dispatcher's claim.
+type WebhookEndpoint struct {
+	ID        int64  `db:"id" json:"id"`
+	AccountID int64  `db:"account_id" json:"account_id"`
+	URL       string `db:"url" json:"url"`
+	Enabled   bool   `db:"enabled" json:"enabled"`
+	// DisabledReason says why a disabled endpoint was disabled: "gone" (it answered 410),
+	// "failing" (every attempt failed for DisableFailingAfter) or "operator".
+	DisabledReason string `db:"disabled_reason" json:"disabled_reason,omitempty"`
+	// FailingSince is the time of the first failed attempt since the last success.
+	FailingSince *time.Time `db:"failing_since" json:"failing_since,omitempty"`
+	CreatedAt    time.Time  `db:"created_at" json:"created_at"`
+}
+
+// Reasons an endpoint is disabled (WebhookEndpoint.DisabledReason).
+const (
+	DisabledGone     = "gone"
+	DisabledFailing  = "failing"
+	DisabledOperator = "operator"
+)
+
+const webhookEndpointColumns = `id, account_id, url, enabled, disabled_reason, failing_since, created_at`
+
+// CreateWebhookEndpoint registers url for the account with the given signing secret, which is
+// sealed before it is stored. The URL is stored as given: validating it is the caller's job.
+// It returns ErrNotFound when the account does not exist.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, accountID int64, url, secret string) (WebhookEndpoint, error) {
+	sealed, err := s.seal(secret)
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	var w WebhookEndpoint
+	err = s.db.GetContext(ctx, &w, `INSERT INTO webhook_endpoints (account_id, url, secret)
+		SELECT id, $2, $3 FROM accounts WHERE id = $1
+		RETURNING `+webhookEndpointColumns, accountID, url, sealed)
+	return w, translate(err)
+}
+
+// WebhookEndpointsByAccount lists the account's endpoints, enabled or not, oldest first. An
+// account without endpoints yields an empty list, not an error.
+func (s *Store) WebhookEndpointsByAccount(ctx context.Context, accountID int64) ([]WebhookEndpoint, error) {
+	ws := []WebhookEndpoint{}
+	err := s.db.SelectContext(ctx, &ws, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints
+		WHERE account_id = $1 ORDER BY id`, accountID)
+	return ws, translate(err)
+}
+
+// WebhookEndpointByID returns one endpoint of the account, or ErrNotFound when the account has
+// no endpoint with that id.
+func (s *Store) WebhookEndpointByID(ctx context.Context, accountID, endpointID int64) (WebhookEndpoint, error) {
+	var w WebhookEndpoint
+	err := s.db.GetContext(ctx, &w, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints
+		WHERE account_id = $1 AND id = $2`, accountID, endpointID)
+	return w, translate(err)
+}
+
+// WebhookEndpointAccount returns the account that owns an endpoint. It is the operator's entry
+// point (the admin commands name an endpoint by id alone); every later statement is scoped to
+// the account it returns. ErrNotFound when no endpoint has that id.
+func (s *Store) WebhookEndpointAccount(ctx context.Context, endpointID int64) (int64, error) {
+	var accountID int64
+	err := s.db.GetContext(ctx, &accountID, `SELECT account_id FROM webhook_endpoints WHERE id = $1`, endpointID)
+	return accountID, translate(err)
+}
+
+// DeleteWebhookEndpoint removes one of the account's endpoints together with its deliveries
+// and their attempt log (the foreign keys cascade). A claim in flight for it finishes harmlessly:
+// its result finds no row to record. It returns the deleted endpoint, or ErrNotFound.
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, accountID, endpointID int64) (WebhookEndpoint, error) {
+	var w WebhookEndpoint
+	err := s.db.GetContext(ctx, &w, `DELETE FROM webhook_endpoints WHERE account_id = $1 AND id = $2
+		RETURNING `+webhookEndpointColumns, accountID, endpointID)
+	return w, translate(err)
+}
+
+// SetWebhookEndpointEnabled enables an endpoint (clearing its disabled reason and failure
+// streak), or disables it with reason. Events created while an endpoint is disabled are not
+// delivered to it, and its pending deliveries die when they come due. It returns the updated
+// endpoint, or ErrNotFound.
+func (s *Store) SetWebhookEndpointEnabled(ctx context.Context, accountID, endpointID int64, enabled bool, reason string) (WebhookEndpoint, error) {
+	if enabled {
+		reason = ""
+	}
+	var w WebhookEndpoint
+	err := s.db.GetContext(ctx, &w, `UPDATE webhook_endpoints
+		SET enabled = $3, disabled_reason = $4,
+			failing_since = CASE WHEN $3 THEN NULL ELSE failing_since END
+		WHERE account_id = $1 AND id = $2
+		RETURNING `+webhookEndpointColumns, accountID, endpointID, enabled, reason)
+	return w, translate(err)
+}
