@@ -489,3 +489,41 @@ func (s *Store) BenchFloorMessage(ctx context.Context, accountID, id int64) (Ben
 	r.History = hist
 	return r, translate(err)
 }
+
+// FloorClaimDeliveries is the webhook-delivery floor's claim (performance-floors.md, claim10):
+// up to n due pending deliveries, pushed out by a 30 s lease, with their event id. It is the
+// bare reference loop BenchmarkDispatcher compares the dispatcher with, not used by the service.
+func (s *Store) FloorClaimDeliveries(ctx context.Context, n int) (ids, eventIDs []string, err error) {
+	st, err := s.prepared(ctx, `WITH c AS (
+			SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()
+			ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+		UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + interval '30 seconds'
+		FROM c WHERE d.id = c.id RETURNING d.id::text, d.event_id::text`)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := st.QueryContext(ctx, n)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, ev string
+		if err := rows.Scan(&id, &ev); err != nil {
+			return nil, nil, err
+		}
+		ids, eventIDs = append(ids, id), append(eventIDs, ev)
+	}
+	return ids, eventIDs, translate(rows.Err())
+}
+
+// FloorMarkDelivered is the floor's mark: the claimed deliveries succeeded.
+func (s *Store) FloorMarkDelivered(ctx context.Context, ids []string) error {
+	st, err := s.prepared(ctx, `UPDATE webhook_deliveries SET status = 'succeeded', completed_at = now()
+		WHERE id = ANY($1::uuid[])`)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, pq.Array(ids))
+	return translate(err)
+}
