@@ -520,7 +520,9 @@ func TestE2EWebhooks(t *testing.T) {
 			t.Fatalf("no latency in %v", log[0])
 		}
 		out := d.mustAdmin("deliveries", "redeliver", "--delivery", dl["id"].(string))
-		if out["status"] != "pending" {
+		// The dispatcher, woken at once, may already have delivered it again when the command
+		// reads the row back.
+		if out["status"] != "pending" && out["status"] != "succeeded" {
 			t.Fatalf("redeliver: %v", out)
 		}
 		whWait(t, 10*time.Second, "the redelivery", func() bool { return rcv.count() >= 3 })
