@@ -10,12 +10,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,31 +31,6 @@ import (
 // End-to-end tests of customer webhooks: the built binary (`gateway serve`, `gateway admin`)
 // on a fresh database, delivering to receivers on loopback that verify every signature.
 
-var whBuild struct {
-	once sync.Once
-	path string
-	err  error
-	out  []byte
-}
-
-// whBinary builds the gateway once per test binary.
-func whBinary(t testing.TB) string {
-	t.Helper()
-	whBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "gateway-webhooks-e2e-")
-		if err != nil {
-			whBuild.err = err
-			return
-		}
-		whBuild.path = filepath.Join(dir, "gateway")
-		whBuild.out, whBuild.err = exec.Command("go", "build", "-o", whBuild.path, ".").CombinedOutput()
-	})
-	if whBuild.err != nil {
-		t.Fatalf("go build: %v\n%s", whBuild.err, whBuild.out)
-	}
-	return whBuild.path
-}
-
 // whDeployment is a database and the environment every gateway process of a test shares.
 type whDeployment struct {
 	t   testing.TB
@@ -71,7 +44,7 @@ func newWHDeployment(t testing.TB, extraEnv ...string) *whDeployment {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	whBinary(t)
+	gatewayBinary(t)
 	dsn := storetest.DSN(t)
 	db, err := sqlx.Open("postgres", dsn)
 	if err != nil {
@@ -92,48 +65,21 @@ func newWHDeployment(t testing.TB, extraEnv ...string) *whDeployment {
 type whProcess struct {
 	addr string
 	cmd  *exec.Cmd
-	out  *whBuffer
+	out  *syncBuffer
 	done chan struct{}
-}
-
-type whBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *whBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *whBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-func whFreeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // serve starts `gateway serve` on a free port and waits until it is ready; it is stopped at
 // cleanup, and its output is shown when the test failed.
 func (d *whDeployment) serve(extraEnv ...string) *whProcess {
 	d.t.Helper()
-	p := &whProcess{addr: whFreeAddr(d.t), out: &whBuffer{}, done: make(chan struct{})}
+	p := &whProcess{addr: freeAddr(d.t), out: &syncBuffer{}, done: make(chan struct{})}
 	for _, kv := range extraEnv {
 		if a, ok := strings.CutPrefix(kv, "GATEWAY_ADDR="); ok {
 			p.addr = a
 		}
 	}
-	p.cmd = exec.Command(whBinary(d.t), "serve")
+	p.cmd = exec.Command(gatewayBinary(d.t), "serve")
 	p.cmd.Env = append(append(append(os.Environ(), d.env...), extraEnv...), "GATEWAY_ADDR="+p.addr)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
@@ -191,7 +137,7 @@ func (p *whProcess) signal(sig syscall.Signal) {
 func (d *whDeployment) admin(extraEnv []string, args ...string) (map[string]any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, whBinary(d.t), append([]string{"admin"}, args...)...)
+	cmd := exec.CommandContext(ctx, gatewayBinary(d.t), append([]string{"admin"}, args...)...)
 	cmd.Env = append(append(os.Environ(), d.env...), extraEnv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -710,17 +656,17 @@ func TestE2EWebhookReplicas(t *testing.T) {
 // and the platform simulator's status and inbound webhooks) and checks that each event kind
 // reaches the account's endpoint. It skips while the send path is not built.
 func TestE2EWebhookMessagingFlow(t *testing.T) {
-	simAddr := whFreeAddr(t)
-	gwAddr := whFreeAddr(t)
+	simAddr := freeAddr(t)
+	gwAddr := freeAddr(t)
 	d := newWHDeployment(t,
 		"PLATFORM_BASE_URL=http://"+simAddr+"/v23.0",
 		"PLATFORM_APP_SECRET=e2e-webhooks-secret",
 		"PLATFORM_SIM_ADDR="+simAddr,
 		"PLATFORM_SIM_WEBHOOK_URL=http://"+gwAddr+"/platform/webhook",
 	)
-	sim := exec.Command(whBinary(t), "platform-sim", "--seed")
+	sim := exec.Command(gatewayBinary(t), "platform-sim", "--seed")
 	sim.Env = append(os.Environ(), d.env...)
-	simOut := &whBuffer{}
+	simOut := &syncBuffer{}
 	sim.Stdout, sim.Stderr = simOut, simOut
 	if err := sim.Start(); err != nil {
 		t.Fatal(err)
