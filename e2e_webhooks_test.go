@@ -61,76 +61,26 @@ func newWHDeployment(t testing.TB, extraEnv ...string) *whDeployment {
 	return &whDeployment{t: t, dsn: dsn, db: db, env: env}
 }
 
-// whProcess is a running `gateway serve`.
+// whProcess is a running `gateway serve` and the address it listens on.
 type whProcess struct {
+	*process
 	addr string
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
 }
 
-// serve starts `gateway serve` on a free port and waits until it is ready; it is stopped at
-// cleanup, and its output is shown when the test failed.
+// serve starts `gateway serve` on a free port (or the GATEWAY_ADDR given) and waits until it is
+// ready; it is stopped at cleanup, and its output is shown when the test failed.
 func (d *whDeployment) serve(extraEnv ...string) *whProcess {
 	d.t.Helper()
-	p := &whProcess{addr: freeAddr(d.t), out: &syncBuffer{}, done: make(chan struct{})}
+	addr := freeAddr(d.t)
 	for _, kv := range extraEnv {
 		if a, ok := strings.CutPrefix(kv, "GATEWAY_ADDR="); ok {
-			p.addr = a
+			addr = a
 		}
 	}
-	p.cmd = exec.Command(gatewayBinary(d.t), "serve")
-	p.cmd.Env = append(append(append(os.Environ(), d.env...), extraEnv...), "GATEWAY_ADDR="+p.addr)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	if err := p.cmd.Start(); err != nil {
-		d.t.Fatal(err)
-	}
-	go func() { p.cmd.Wait(); close(p.done) }()
-	d.t.Cleanup(func() {
-		p.signal(syscall.SIGTERM)
-		if d.t.Failed() {
-			out := p.out.String()
-			if len(out) > 4000 {
-				out = "…" + out[len(out)-4000:]
-			}
-			d.t.Logf("gateway serve on %s:\n%s", p.addr, out)
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + p.addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		select {
-		case <-p.done:
-			d.t.Fatalf("gateway serve exited: %s", p.out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("gateway serve not ready within 30 s: %s", p.out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// signal sends sig and waits (at most 20 s, then SIGKILL) for the process to exit.
-func (p *whProcess) signal(sig syscall.Signal) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	p.cmd.Process.Signal(sig)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
-	}
+	env := append(append(append([]string{}, d.env...), extraEnv...), "GATEWAY_ADDR="+addr)
+	p := &whProcess{process: startProcess(d.t, env, "serve"), addr: addr}
+	waitHTTP(d.t, "http://"+addr+"/readyz", 30*time.Second)
+	return p
 }
 
 // admin runs `gateway admin args...`; it returns the printed object, or the error and stderr.
@@ -600,7 +550,7 @@ func TestE2EWebhookCrash(t *testing.T) {
 	const n = 10000
 	d.events(acct, n)
 	whWait(t, 60*time.Second, "2,000 deliveries", func() bool { distinct, _, _, _ := rcv.stats(); return distinct >= 2000 })
-	a.signal(syscall.SIGKILL)
+	a.kill(syscall.SIGKILL)
 	atKill, _, _, _ := rcv.stats()
 	start := time.Now()
 	d.serve()
