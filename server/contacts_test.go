@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -342,30 +341,18 @@ func TestContactConcurrentUpsertOneMobile(t *testing.T) {
 	a := env.NewTenant("Acme Ltd")
 
 	const n = 20
-	var wg sync.WaitGroup
-	results := make([]*servertest.Response, n)
-	errs := make([]error, n)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			// Mixed formats of one number, each with its own name.
-			mobile := []string{"+55 (11) 98765-4321", "5511987654321", "55 11 98765 4321", "0055 11 98765-4321"}[i%4]
-			results[i], errs[i] = env.DoConcurrent(servertest.Request{Method: http.MethodPost, Path: "/v1/contacts", Key: a.Live,
-				Body: map[string]any{"mobile": mobile, "firstname": fmt.Sprintf("Caller %d", i)}})
-		}()
+	reqs := make([]servertest.Request, n)
+	for i := range reqs {
+		// Mixed formats of one number, each with its own name.
+		mobile := []string{"+55 (11) 98765-4321", "5511987654321", "55 11 98765 4321", "0055 11 98765-4321"}[i%4]
+		reqs[i] = servertest.Request{Method: http.MethodPost, Path: "/v1/contacts", Key: a.Live,
+			Body: map[string]any{"mobile": mobile, "firstname": fmt.Sprintf("Caller %d", i)}}
 	}
-	close(start)
-	wg.Wait()
+	results := env.DoAtOnce(reqs)
 
 	created := 0
 	ids := map[int64]bool{}
-	for i, r := range results {
-		if errs[i] != nil {
-			t.Fatal(errs[i])
-		}
+	for _, r := range results {
 		var d upsertData
 		b := wantOK(t, r, &d)
 		if d.Created {
@@ -507,26 +494,14 @@ func TestContactIdempotencyConcurrent(t *testing.T) {
 	a := env.NewTenant("Acme Ltd")
 
 	const n = 10
-	var wg sync.WaitGroup
-	results := make([]*servertest.Response, n)
-	errs := make([]error, n)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			results[i], errs[i] = env.DoConcurrent(servertest.Request{Method: http.MethodPost, Path: "/v1/contacts", Key: a.Live,
-				Body: map[string]any{"mobile": "447700900123", "firstname": "Oliver"}, Header: map[string]string{"Idempotency-Key": "same"}})
-		}()
+	reqs := make([]servertest.Request, n)
+	for i := range reqs {
+		reqs[i] = servertest.Request{Method: http.MethodPost, Path: "/v1/contacts", Key: a.Live,
+			Body: map[string]any{"mobile": "447700900123", "firstname": "Oliver"}, Header: map[string]string{"Idempotency-Key": "same"}}
 	}
-	close(start)
-	wg.Wait()
+	results := env.DoAtOnce(reqs)
 	replayed := 0
 	for i, r := range results {
-		if errs[i] != nil {
-			t.Fatal(errs[i])
-		}
 		if r.Status != http.StatusOK || string(r.Body) != string(results[0].Body) {
 			t.Fatalf("response %d: %d %s, want the same as %s", i, r.Status, r.Body, results[0].Body)
 		}

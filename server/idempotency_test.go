@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"net/http"
-	"sync"
 	"testing"
 
 	"gateway/platform/simulator"
@@ -17,26 +16,14 @@ func TestSendIdempotencyConcurrent(t *testing.T) {
 	const n = 50
 	body := map[string]any{"destination": "15551234567", "template_name": "order_confirmation",
 		"body_variables": []string{"Ana", "ORD-7781"}, "name": "Ana"}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	res := make([]*servertest.Response, n)
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			res[i], errs[i] = env.DoConcurrent(servertest.Request{Method: http.MethodPost, Path: "/v1/messages/template",
-				Key: a.Live, Body: body, Header: map[string]string{"Idempotency-Key": "order-7781-confirmation"}})
-		}()
+	reqs := make([]servertest.Request, n)
+	for i := range reqs {
+		reqs[i] = servertest.Request{Method: http.MethodPost, Path: "/v1/messages/template",
+			Key: a.Live, Body: body, Header: map[string]string{"Idempotency-Key": "order-7781-confirmation"}}
 	}
-	close(start)
-	wg.Wait()
+	res := env.DoAtOnce(reqs)
 	replays := 0
 	for i := range n {
-		if errs[i] != nil {
-			t.Fatalf("request %d: %v", i, errs[i])
-		}
 		if res[i].Status != http.StatusOK || string(res[i].Body) != string(res[0].Body) {
 			t.Fatalf("response %d: %d %s; response 0: %d %s", i, res[i].Status, res[i].Body, res[0].Status, res[0].Body)
 		}

@@ -436,3 +436,30 @@ func (e *Env) ConnectNumber(tn Tenant) store.Connection {
 	}
 	return c
 }
+
+// DoAtOnce sends the requests concurrently, all released at the same moment, validates every
+// response against the spec, and returns them in order. Any transport or contract failure fails
+// the test.
+func (e *Env) DoAtOnce(reqs []Request) []*Response {
+	e.T.Helper()
+	out := make([]*Response, len(reqs))
+	errs := make([]error, len(reqs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, r := range reqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i], errs[i] = e.DoConcurrent(r)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			e.T.Fatalf("request %d: %v", i, err)
+		}
+	}
+	return out
+}
