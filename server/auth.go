@@ -16,6 +16,8 @@ type Principal struct {
 	AccountID int64
 	Mode      string // live, test or demo
 	Scheme    string // the security scheme the key came in: bearerAuth, apiKeyHeader, apiKeyQuery
+	// The account's name, email and sandbox join code, read with the key.
+	AccountName, AccountEmail, JoinCode string
 }
 
 type principalKey struct{}
@@ -94,5 +96,6 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (Principal, 
 			s.log.WarnContext(ctx, "record key use", "key_id", p.KeyID, "error", err.Error())
 		}
 	}
-	return Principal{KeyID: p.KeyID, AccountID: p.AccountID, Mode: p.Mode, Scheme: scheme}, nil
+	return Principal{KeyID: p.KeyID, AccountID: p.AccountID, Mode: p.Mode, Scheme: scheme,
+		AccountName: p.AccountName, AccountEmail: p.AccountEmail, JoinCode: p.JoinCode}, nil
 }

@@ -8,26 +8,22 @@ import (
 	"gateway/store"
 )
 
-// GetMe shows the account and its connected number, read live on every call. A test or demo
+// GetMe shows the account (read with the key) and its connected number, read live on every call. A test or demo
 // key sees the sandbox identity and the account's join code instead.
 func (a *api) GetMe(ctx context.Context, _ gen.GetMeRequestObject) (gen.GetMeResponseObject, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	acct, err := a.s.store.AccountByID(ctx, p.AccountID)
-	if err != nil {
-		return nil, err
-	}
 	mode := gen.KeyMode(p.Mode)
 	me := gen.Me{
-		Account: gen.Account{Id: acct.ID, Name: acct.Name, Email: acct.Email},
+		Account: gen.Account{Id: p.AccountID, Name: p.AccountName, Email: p.AccountEmail},
 		Mode:    &mode,
 	}
 	if p.Mode != ModeLive {
 		sb := a.s.opts.Sandbox
 		me.Chat = gen.Chat{Connected: true, DisplayName: "Sandbox", PhoneNumber: sb.PhoneNumber, PhoneNumberId: sb.PhoneNumberID}
-		me.Sandbox = &gen.Sandbox{PhoneNumber: sb.PhoneNumber, JoinCode: acct.JoinCode, JoinPhrase: "join " + acct.JoinCode}
+		me.Sandbox = &gen.Sandbox{PhoneNumber: sb.PhoneNumber, JoinCode: p.JoinCode, JoinPhrase: "join " + p.JoinCode}
 		return gen.GetMe200JSONResponse{Success: true, Message: "OK", Data: me}, nil
 	}
 	conn, err := a.s.store.ConnectionByAccount(ctx, p.AccountID)

@@ -400,11 +400,11 @@ func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTempl
 		note = fmt.Sprintf("Delivered for real as text through the sandbox number (%d of %d real messages used by this phone).",
 			claim.RealSent, sandboxRealLimit)
 	} else {
-		acct, err := s.store.AccountByID(ctx, accountID)
+		p, err := principalFrom(ctx)
 		if err != nil {
 			return nil, err
 		}
-		join := fmt.Sprintf("send \"join %s\" from this phone to the sandbox number %s", acct.JoinCode, sb.PhoneNumber)
+		join := fmt.Sprintf("send \"join %s\" from this phone to the sandbox number %s", p.JoinCode, sb.PhoneNumber)
 		switch {
 		case claim.Active:
 			note = fmt.Sprintf("Simulated: this phone has used its %d real sandbox messages.", sandboxRealLimit)

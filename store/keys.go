@@ -16,7 +16,8 @@ type APIKey struct {
 	LastUsedAt *time.Time `db:"last_used_at" json:"last_used_at,omitempty"`
 }
 
-// Principal is what a key hash resolves to: the key, its account and whether both may act.
+// Principal is what a key hash resolves to: the key, its account (with the fields requests
+// show, so handlers need not read the account again) and whether both may act.
 type Principal struct {
 	KeyID         int64      `db:"key_id"`
 	AccountID     int64      `db:"account_id"`
@@ -24,6 +25,9 @@ type Principal struct {
 	Revoked       bool       `db:"revoked"`
 	AccountActive bool       `db:"account_active"`
 	LastUsedAt    *time.Time `db:"last_used_at"`
+	AccountName   string     `db:"account_name"`
+	AccountEmail  string     `db:"account_email"`
+	JoinCode      string     `db:"join_code"`
 }
 
 const apiKeyColumns = `id, account_id, mode, prefix, created_at, revoked_at, last_used_at`
@@ -52,7 +56,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, keyID int64) (APIKey, error) {
 func (s *Store) PrincipalByKeyHash(ctx context.Context, hash []byte) (Principal, error) {
 	var p Principal
 	err := s.getPrepared(ctx, &p, `SELECT k.id AS key_id, k.account_id, k.mode, k.revoked_at IS NOT NULL AS revoked,
-		a.active AS account_active, k.last_used_at
+		a.active AS account_active, k.last_used_at, a.name AS account_name, a.email AS account_email, a.join_code
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`, hash)
 	return p, err
 }
