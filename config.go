@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"gateway/server/bench"
 )
 
 // config is every setting, read once from the environment; each has a default that works on a
@@ -101,4 +103,10 @@ func parseBool(s string) (bool, error) { return strconv.ParseBool(s) }
 
 func (c config) logger(w *os.File) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: c.LogLevel}))
+}
+
+// benchConfig is what `gateway bench` takes from the configuration.
+func (c config) benchConfig() bench.Config {
+	return bench.Config{DatabaseURL: c.DatabaseURL, SecretKey: c.SecretKey, PlatformBaseURL: c.PlatformBaseURL,
+		PlatformAppSecret: c.PlatformAppSecret, PlatformTimeout: c.PlatformTimeout, DBPool: c.DBPool, LogLevel: c.LogLevel}
 }
