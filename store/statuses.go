@@ -16,7 +16,9 @@ import (
 // status is kept in message_statuses with the platform's timestamp, whether or not it changed
 // the current status; each real change writes one message.status event in the same statement.
 
-// StatusRank returns the rank of a message status; an unknown status ranks -1.
+// StatusRank returns the rank of a message status; an unknown status ranks -1. It is the Go
+// twin of the SQL function status_rank (migrations/000012_status_rank_fn.up.sql), which every
+// statement that ranks uses; TestStatusRankAgreesWithSQL keeps the two equal.
 func StatusRank(status string) int {
 	switch status {
 	case "pending":
@@ -78,8 +80,7 @@ const applyStatusSQL = `WITH m AS (
 			error_title = CASE WHEN $3::text = 'failed' THEN $7::text ELSE error_title END,
 			error_details = CASE WHEN $3::text = 'failed' THEN $8::text ELSE error_details END
 		WHERE account_id = $1 AND platform_message_id = $2::text AND direction = 'out'
-			AND CASE status WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2
-				WHEN 'read' THEN 3 WHEN 'failed' THEN 9 ELSE 99 END < $4::int
+			AND status_rank(status) BETWEEN 0 AND $4::int - 1
 		RETURNING id, conversation_id
 	), h AS (
 		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)

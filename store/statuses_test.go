@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -155,6 +156,33 @@ func TestStatusRank(t *testing.T) {
 		if got := store.StatusRank(s); got != r {
 			t.Errorf("StatusRank(%q) = %d, want %d", s, got, r)
 		}
+	}
+}
+
+// TestStatusRankAgreesWithSQL checks that the Go rank and the SQL function status_rank give
+// the same rank to every status, the unknown ones included.
+func TestStatusRankAgreesWithSQL(t *testing.T) {
+	db := storetest.New(t).DB()
+	for _, s := range []string{"pending", "sent", "delivered", "read", "failed", "received",
+		"deleted", "played", "warning", "", "SENT", " sent", "sent ", "Read", "failed\x00"} {
+		var got int
+		if err := db.Get(&got, `SELECT status_rank($1)`, s); err != nil {
+			// a NUL byte is no valid text in PostgreSQL; the Go side must still call it unknown
+			if strings.ContainsRune(s, 0) {
+				if r := store.StatusRank(s); r != -1 {
+					t.Errorf("StatusRank(%q) = %d, want -1", s, r)
+				}
+				continue
+			}
+			t.Fatal(err)
+		}
+		if want := store.StatusRank(s); got != want {
+			t.Errorf("status_rank(%q) = %d in SQL, StatusRank = %d in Go", s, got, want)
+		}
+	}
+	var null int
+	if err := db.Get(&null, `SELECT status_rank(NULL)`); err != nil || null != -1 {
+		t.Errorf("status_rank(NULL) = %d, %v; want -1 like an unknown status", null, err)
 	}
 }
 

@@ -462,7 +462,7 @@ func (s *Floor) RecordSent(ctx context.Context, accountID, messageID int64, wami
 
 // Status is the floor's status update, one prepared statement: find the tenant by
 // the platform's phone number id, move the message with that platform id forward to status
-// (rank must be BenchStatusRank(status); a lower or equal current rank is left alone), and
+// (rank must be store.StatusRank(status); a lower or equal current rank is left alone), and
 // insert the history row and the message.status event. It reports whether the status was
 // applied, and fails on any database error.
 func (s *Floor) Status(ctx context.Context, phoneNumberID, wamid, status string, rank int, at time.Time) (bool, error) {
@@ -470,8 +470,7 @@ func (s *Floor) Status(ctx context.Context, phoneNumberID, wamid, status string,
 			UPDATE messages m SET status = $3
 			WHERE m.account_id = (SELECT account_id FROM connections WHERE phone_number_id = $1)
 			AND m.platform_message_id = $2
-			AND (CASE m.status WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2
-				WHEN 'read' THEN 3 WHEN 'failed' THEN 9 ELSE 99 END) < $4
+			AND status_rank(m.status) BETWEEN 0 AND $4::int - 1
 			RETURNING m.id, m.account_id),
 		h AS (
 			INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
