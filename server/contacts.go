@@ -56,9 +56,7 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	}
 	mobile, ok := normalizeMobile(req.Body.Mobile)
 	if !ok {
-		return gen.UpsertContact422JSONResponse{ValidationFailedJSONResponse: gen.ValidationFailedJSONResponse{
-			Success: false, Code: gen.ErrorCodeValidationFailed, Message: "Invalid request: mobile",
-			Errors: gen.FieldErrors{"mobile": {"must be an international number: 8 to 15 digits with the country code first"}}}}, nil
+		return nil, invalid(gen.FieldErrors{"mobile": {"must be an international number: 8 to 15 digits with the country code first"}})
 	}
 	in := store.ContactInput{Mobile: mobile, Note: req.Body.Note}
 	if req.Body.Firstname != nil || req.Body.Lastname != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"gateway/gen"
@@ -16,10 +17,8 @@ const (
 	defaultTestReadAfter      = 5 * time.Second
 )
 
-func messageNotFound() gen.GetMessageResponseObject {
-	return gen.GetMessage404JSONResponse{NotFoundJSONResponse: gen.NotFoundJSONResponse{
-		Success: false, Code: gen.ErrorCodeNotFound, Message: "Message not found"}}
-}
+// errMessageNotFound is GetMessage's 404.
+var errMessageNotFound = newAPIError(http.StatusNotFound, gen.ErrorCodeNotFound, "Message not found")
 
 // GetMessage returns a message's last reported status, when it was sent, its status history
 // and, for a failed message, the platform's error. Another account's id, an inbound message
@@ -35,7 +34,7 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 	}
 	m, err := a.s.store.MessageByID(ctx, p.AccountID, req.Id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status == "pending") {
-		return messageNotFound(), nil
+		return nil, errMessageNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -64,7 +63,7 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.GetMessageResponseObject, error) {
 	tm, err := s.store.TestMessageByID(ctx, accountID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return messageNotFound(), nil
+		return nil, errMessageNotFound
 	}
 	if err != nil {
 		return nil, err

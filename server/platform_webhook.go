@@ -52,8 +52,7 @@ func (s *Server) platformVerify(c echo.Context) error {
 	challenge, ok := whatsapp.VerifyChallenge(c.QueryParams(), s.opts.PlatformVerifyToken)
 	if !ok {
 		s.log.WarnContext(c.Request().Context(), "platform webhook: verification refused", "request_id", requestID(c))
-		writeJSON(c, http.StatusForbidden, errorEnvelope(gen.ErrorCodeUnauthorized, "Verification token does not match"))
-		return nil
+		return newAPIError(http.StatusForbidden, gen.ErrorCodeUnauthorized, "Verification token does not match")
 	}
 	return c.String(http.StatusOK, challenge)
 }
@@ -68,8 +67,7 @@ func (s *Server) platformWebhook(c echo.Context) error {
 	if !whatsapp.VerifySignature([]byte(s.opts.PlatformAppSecret), body, sig) {
 		s.log.WarnContext(c.Request().Context(), "platform webhook: bad signature", "request_id", requestID(c),
 			"signature_present", sig != "", "bytes", len(body))
-		writeJSON(c, http.StatusUnauthorized, errorEnvelope(gen.ErrorCodeUnauthorized, "Missing or invalid "+whatsapp.SignatureHeaderName))
-		return nil
+		return newAPIError(http.StatusUnauthorized, gen.ErrorCodeUnauthorized, "Missing or invalid "+whatsapp.SignatureHeaderName)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), platformProcessTimeout)
 	defer cancel()
