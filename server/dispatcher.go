@@ -7,10 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -705,48 +702,4 @@ func endpointHealth(batch []dispatchResult) []store.EndpointHealth {
 	}
 	sort.Slice(out, func(i, k int) bool { return out[i].EndpointID < out[k].EndpointID })
 	return out
-}
-
-// ValidateWebhookURL checks a URL an account registers: absolute, https (http too when
-// allowPrivate, for local development and tests), with a host and no fragment, at most 2048
-// bytes; unless allowPrivate, a literal loopback, private, link-local or unspecified address
-// or a localhost name is refused at once (the sender refuses every such address again at dial
-// time, after DNS). It returns an error saying what is wrong.
-func ValidateWebhookURL(raw string, allowPrivate bool) error {
-	if len(raw) > 2048 {
-		return errors.New("URL is longer than 2048 bytes")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("URL does not parse: %v", err)
-	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && allowPrivate:
-	case u.Scheme == "http":
-		return errors.New("URL must use https (http is allowed only with GATEWAY_WEBHOOK_ALLOW_PRIVATE=true)")
-	default:
-		return fmt.Errorf("URL must be an absolute https URL, got scheme %q", u.Scheme)
-	}
-	host := u.Hostname()
-	if host == "" {
-		return errors.New("URL has no host")
-	}
-	if u.Fragment != "" {
-		return errors.New("URL must not have a fragment")
-	}
-	if allowPrivate {
-		return nil
-	}
-	h := strings.ToLower(strings.TrimSuffix(host, "."))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return fmt.Errorf("URL host %q is the local host (allowed only with GATEWAY_WEBHOOK_ALLOW_PRIVATE=true)", host)
-	}
-	if ip, err := netip.ParseAddr(h); err == nil {
-		ip = ip.Unmap()
-		if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsMulticast() {
-			return fmt.Errorf("URL host %s is not a public address (allowed only with GATEWAY_WEBHOOK_ALLOW_PRIVATE=true)", ip)
-		}
-	}
-	return nil
 }

@@ -964,36 +964,6 @@ func TestEndpointHealthSummary(t *testing.T) {
 	}
 }
 
-func TestValidateWebhookURL(t *testing.T) {
-	for _, c := range []struct {
-		url          string
-		allowPrivate bool
-		ok           bool
-	}{
-		{"https://hooks.example.com/in", false, true},
-		{"https://hooks.example.com:8443/in?x=1", false, true},
-		{"http://hooks.example.com/in", false, false},
-		{"http://hooks.example.com/in", true, true},
-		{"http://127.0.0.1:9000/in", true, true},
-		{"https://127.0.0.1/in", false, false},
-		{"https://10.0.0.1/in", false, false},
-		{"https://169.254.169.254/", false, false},
-		{"https://[::1]/in", false, false},
-		{"https://localhost/in", false, false},
-		{"https://api.localhost/in", false, false},
-		{"ftp://hooks.example.com/in", true, false},
-		{"hooks.example.com/in", false, false},
-		{"https:///in", false, false},
-		{"https://hooks.example.com/in#frag", false, false},
-		{"https://hooks.example.com/" + strings.Repeat("a", 2050), false, false},
-	} {
-		err := ValidateWebhookURL(c.url, c.allowPrivate)
-		if (err == nil) != c.ok {
-			t.Errorf("ValidateWebhookURL(%q, %t) = %v", c.url, c.allowPrivate, err)
-		}
-	}
-}
-
 // TestWebhookDeliveryGolden pins the bytes of a delivery of each event kind: the body built from
 // a stored event and the signed headers of an attempt. Rewrite with -update-webhook-golden.
 func TestWebhookDeliveryGolden(t *testing.T) {
