@@ -4,17 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
 	"gateway/gen"
 	"gateway/store"
-)
-
-// Default test-mode aging (DESIGN section 9): a test message reads as delivered 2 s and read
-// 5 s after it was sent. Options.TestDeliveredAfter / TestReadAfter override them.
-const (
-	defaultTestDeliveredAfter = 2 * time.Second
-	defaultTestReadAfter      = 5 * time.Second
 )
 
 // errMessageNotFound is GetMessage's 404.
@@ -56,36 +48,4 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 		out.Error = &e
 	}
 	return gen.GetMessage200JSONResponse{Success: true, Message: "OK", Data: out}, nil
-}
-
-// getTestMessage reads a test send; its status is derived from its age on the server's clock:
-// sent, then delivered, then read.
-func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.GetMessageResponseObject, error) {
-	tm, err := s.store.TestMessageByID(ctx, accountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errMessageNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	delivered, read := s.opts.TestDeliveredAfter, s.opts.TestReadAfter
-	if delivered <= 0 {
-		delivered = defaultTestDeliveredAfter
-	}
-	if read <= 0 {
-		read = defaultTestReadAfter
-	}
-	sent := tm.CreatedAt.UTC()
-	age := s.now().Sub(sent)
-	history := []gen.StatusChange{{Status: gen.Sent, Timestamp: sent}}
-	if age >= delivered {
-		history = append(history, gen.StatusChange{Status: gen.Delivered, Timestamp: sent.Add(delivered)})
-	}
-	if age >= read {
-		history = append(history, gen.StatusChange{Status: gen.Read, Timestamp: sent.Add(read)})
-	}
-	return gen.GetMessage200JSONResponse{Success: true, Message: "OK", Data: gen.Message{
-		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, Status: history[len(history)-1].Status,
-		SentAt: sent, History: &history,
-	}}, nil
 }

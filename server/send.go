@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,19 +17,6 @@ import (
 
 // defaultCampaign groups API sends that name no campaign.
 const defaultCampaign = "API"
-
-// Sandbox limits (spec, Test mode): real deliveries per joined phone and the join window.
-const (
-	sandboxRealLimit = 20
-	sandboxWindow    = 24 * time.Hour
-)
-
-// Fixture identifiers every test-mode send answers with (they match the fixture contacts).
-const (
-	testCampaignID     = 1
-	testConversationID = 1
-	testContactID      = 1
-)
 
 // invalid is a 422 naming the offending fields.
 func invalid(fe gen.FieldErrors) *apiError {
@@ -337,122 +322,4 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
-}
-
-// sendTest is a send with a test or demo key: the fixture templates only, nothing written to
-// the account's live data. The send is simulated unless the destination joined the sandbox in
-// the last 24 hours and has real deliveries left; then it goes out for real as text through
-// the sandbox number.
-func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
-	tpl, fail := resolveFixture(b)
-	if fail != nil {
-		return nil, fail
-	}
-	header, body := deref(b.HeaderVariables), deref(b.BodyVariables)
-	if fail := checkVariables(tpl, header, body); fail != nil {
-		return nil, fail
-	}
-	now := s.now()
-	delivery, wamid, note := gen.Simulated, testWamid(), ""
-	sb := s.opts.Sandbox
-	var claim store.SandboxClaim
-	if sb.PhoneNumberID != "" && sb.AccessToken != "" && s.platform != nil {
-		var err error
-		if claim, err = s.store.ClaimSandboxDelivery(ctx, accountID, b.Destination, now.Add(-sandboxWindow), sandboxRealLimit); err != nil {
-			return nil, err
-		}
-	}
-	if claim.Claimed {
-		ctx = context.WithoutCancel(ctx)
-		pctx, cancel := context.WithTimeout(ctx, s.opts.SendTimeout)
-		res, err := s.platform.SendText(pctx, sb.AccessToken, sb.PhoneNumberID, b.Destination, renderFixture(tpl, body))
-		cancel()
-		if err != nil {
-			_, fail := platformFailure(err, s.opts.SendTimeout)
-			if fail == nil {
-				return nil, fmt.Errorf("sandbox send: %w", err)
-			}
-			return nil, fail
-		}
-		delivery, wamid = gen.Real, res.MessageID
-		note = fmt.Sprintf("Delivered for real as text through the sandbox number (%d of %d real messages used by this phone).",
-			claim.RealSent, sandboxRealLimit)
-	} else {
-		p, err := principalFrom(ctx)
-		if err != nil {
-			return nil, err
-		}
-		join := fmt.Sprintf("send \"join %s\" from this phone to the sandbox number %s", p.JoinCode, sb.PhoneNumber)
-		switch {
-		case claim.Active:
-			note = fmt.Sprintf("Simulated: this phone has used its %d real sandbox messages.", sandboxRealLimit)
-		case claim.Joined:
-			note = "Simulated: this phone's 24-hour sandbox window has ended; " + join + " again to receive test messages for real."
-		default:
-			note = "Simulated: nothing was sent. To receive test messages for real, " + join + "."
-		}
-	}
-	tm, err := s.store.RecordTestSend(ctx, accountID, store.TestSendInput{Destination: b.Destination, TemplateName: tpl.Name,
-		Delivery: string(delivery), PlatformMessageID: wamid, CreatedAt: now,
-		ConversationID: testConversationID, ContactID: testContactID})
-	if err != nil {
-		return nil, err
-	}
-	mode := gen.SendResultModeTest
-	return gen.SendTemplateMessage200JSONResponse{Success: true, Message: "Message sent", Data: gen.SendResult{
-		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, CampaignId: testCampaignID,
-		ConversationId: testConversationID, ContactId: testContactID, ContactCreated: false, Status: gen.Sent,
-		Mode: &mode, Delivery: &delivery, Note: &note,
-	}}, nil
-}
-
-// resolveFixture finds the fixture template a test-mode send names; only the three fixtures
-// exist in test mode.
-func resolveFixture(b *gen.SendTemplateRequest) (store.Template, *apiError) {
-	lang := deref(b.Language)
-	if b.TemplateId != nil {
-		for _, t := range fixtureTemplates {
-			if t.ID == *b.TemplateId {
-				return t, agrees(t, b.TemplateName, lang)
-			}
-		}
-		return store.Template{}, templateNotFound(fmt.Sprintf("No approved template with id %d (test mode has the sandbox templates 1, 2 and 3)", *b.TemplateId))
-	}
-	var ts []store.Template
-	for _, t := range fixtureTemplates {
-		if t.Name == *b.TemplateName && (lang == "" || lang == t.Language) {
-			ts = append(ts, t)
-		}
-	}
-	t, fail := pickByName(ts, *b.TemplateName, lang)
-	if fail != nil && fail.Status == http.StatusNotFound {
-		fail.Message += " (test mode has the sandbox templates sandbox_welcome, order_confirmation_update and otp_login_code)"
-	}
-	return t, fail
-}
-
-// renderFixture is a fixture template's body with the variables filled in.
-func renderFixture(t store.Template, body []string) string {
-	var comps []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(t.Components, &comps)
-	text := ""
-	for _, c := range comps {
-		if c.Type == "BODY" {
-			text = c.Text
-		}
-	}
-	for i, v := range body {
-		text = strings.ReplaceAll(text, "{{"+strconv.Itoa(i+1)+"}}", v)
-	}
-	return text
-}
-
-// testWamid is a platform-like message id for a simulated send.
-func testWamid() string {
-	var b [18]byte
-	rand.Read(b[:])
-	return "wamid.test." + base64.RawURLEncoding.EncodeToString(b[:])
 }

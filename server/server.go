@@ -90,6 +90,12 @@ func New(opts Options, deps Deps) (*Server, error) {
 	if opts.IdempotencyWait <= 0 {
 		opts.IdempotencyWait = defaultIdempotencyWait
 	}
+	if opts.TestDeliveredAfter <= 0 {
+		opts.TestDeliveredAfter = defaultTestDeliveredAfter
+	}
+	if opts.TestReadAfter <= 0 {
+		opts.TestReadAfter = defaultTestReadAfter
+	}
 	if deps.Clock == nil {
 		deps.Clock = time.Now
 	}
