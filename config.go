@@ -4,8 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"time"
 
@@ -101,7 +101,8 @@ func parseKey(s string) ([]byte, error) {
 
 func parseBool(s string) (bool, error) { return strconv.ParseBool(s) }
 
-func (c config) logger(w *os.File) *slog.Logger {
+// logger writes JSON lines at the configured level to w (run's stderr).
+func (c config) logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: c.LogLevel}))
 }
 

@@ -51,7 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "migrate":
 		return migrateCmd(cfg, args[1:], stdout)
 	case "admin":
-		return admin(ctx, cfg, args[1:], stdout)
+		return admin(ctx, cfg, args[1:], stdout, stderr)
 	case "platform-sim":
 		return platformSim(ctx, cfg, args[1:], stdout, stderr)
 	case "bench":

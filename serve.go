@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"gateway/migrations"
@@ -78,7 +77,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 
 // serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get 15 s).
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func(addr string)) error {
-	logger := cfg.logger(os.Stderr)
+	logger := cfg.logger(stderr)
 	if cfg.SecretKeyIsDefault {
 		logger.Warn("GATEWAY_SECRET_KEY is not set: using the built-in development key; never do this in production")
 	}
