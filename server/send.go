@@ -35,7 +35,7 @@ var (
 		Message: "The contact has opted out and cannot be messaged"}
 )
 
-// SendTemplateMessage sends an approved template (DESIGN section 6). Live keys reach the
+// SendTemplateMessage sends an approved template (POST /v1/messages/template in openapi/openapi.yaml). Live keys reach the
 // platform with the account's number; test and demo keys are simulated (or delivered for real
 // through the sandbox number to a phone that joined it).
 func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessageRequestObject) (gen.SendTemplateMessageResponseObject, error) {
@@ -137,7 +137,8 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 		err = s.store.ApplyParkedStatuses(ctx, accountID, res.MessageID)
 	}
 	if err != nil {
-		// The reports stay parked; the retention loop's reconciliation applies them later.
+		// The reports stay parked; the parked-status reconciliation service
+		// (server/reconcile.go) applies them on its next pass.
 		s.log.WarnContext(ctx, "apply parked statuses", "message_id", rec.MessageID, "error", err.Error())
 	}
 	return gen.SendTemplateMessage200JSONResponse{Success: true, Message: "Message sent", Data: gen.SendResult{

@@ -17,7 +17,7 @@ import (
 	"gateway/store"
 )
 
-// Test mode (DESIGN section 9), in one place: what test and demo keys see instead of the
+// Test mode (the svc_test_ and svc_demo_ keys of openapi/openapi.yaml), in one place: what test and demo keys see instead of the
 // account's live data. The fixture contacts and templates, the test send (simulated, or real
 // through the sandbox number for a joined phone), the rendering of a fixture's text, and the
 // ageing of a test message read back through GET /v1/messages/{id}.
@@ -153,13 +153,15 @@ func testWamid() string {
 	return "wamid.test." + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// fixtureContacts are what test and demo keys list: fixed, realistic, never from the database.
+// fixtures are the contacts test and demo keys list: fixed, realistic, never from the database.
 var fixtures = []store.Contact{
 	{ID: 3, Mobile: "5511987654321", Name: "Ana Souza", CreatedAt: time.Date(2026, 1, 12, 9, 30, 0, 0, time.UTC)},
 	{ID: 2, Mobile: "447700900123", Name: "Oliver Smith", CreatedAt: time.Date(2026, 1, 10, 15, 0, 0, 0, time.UTC)},
 	{ID: 1, Mobile: "15551234567", Name: "Maria Garcia", Note: "VIP", CreatedAt: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)},
 }
 
+// fixtureContacts is the page of fixtures matching search (name or mobile), as ListContacts
+// answers a test or demo key.
 func fixtureContacts(search string, limit, offset int) store.ContactPage {
 	var match []store.Contact
 	q := strings.ToLower(strings.TrimSpace(search))
@@ -175,6 +177,8 @@ func fixtureContacts(search string, limit, offset int) store.ContactPage {
 	return page
 }
 
+// fixtureContact is the answer to a test-mode upsert: the contact as given, with an id derived
+// from the mobile so the same number always answers the same id.
 func fixtureContact(mobile string, name *string) store.Contact {
 	h := fnv.New32a()
 	h.Write([]byte(mobile))
@@ -185,7 +189,7 @@ func fixtureContact(mobile string, name *string) store.Contact {
 	return c
 }
 
-// Test-mode fixtures (DESIGN section 9): the three templates every test and demo key sees,
+// Test-mode fixtures: the three templates every test and demo key sees,
 // with fixed ids, newest first. Their text is what a sandbox participant receives.
 var fixtureTemplates = []store.Template{
 	{ID: 3, Name: "sandbox_welcome", Language: "en_US", Status: store.TemplateApproved,
@@ -199,7 +203,7 @@ var fixtureTemplates = []store.Template{
 		Components: json.RawMessage(`[{"type":"BODY","text":"{{1}} is your verification code. For your security, do not share this code."}]`)},
 }
 
-// Default test-mode ageing (DESIGN section 9): a test message reads as delivered 2 s and read
+// Default test-mode ageing: a test message reads as delivered 2 s and read
 // 5 s after it was sent. Options.TestDeliveredAfter / TestReadAfter override them; New applies
 // these defaults.
 const (

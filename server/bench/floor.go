@@ -23,8 +23,8 @@ import (
 // The floor server (`gateway bench floor-serve`) is the benchmark reference: a minimal
 // handler per hot path that does the same database writes and the same platform call as the
 // gateway, without our stack (no Echo, no OpenAPI validation, no strict server, no
-// middleware, no request log). Its SQL is in store/benchfloor.go: prepared statements and one
-// CTE per write, the fastest shape measured (shared/reference/performance-floors.md).
+// middleware, no request log). Its SQL is in store/benchfloor: prepared statements and one
+// CTE per write, the fastest shape measured on this stack.
 //
 //   - POST /v1/messages/template: Bearer key → one prepared hash lookup; JSON body checked
 //     against the template loaded at startup; one CTE (contact, conversation, message
