@@ -69,7 +69,8 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		db.Close()
 		return nil, err
 	}
-	srv.AddService(server.NewTemplateSyncer(srv, cfg.TemplateSyncEvery, nil))
+	srv.AddService(server.NewTemplateSyncer(server.TemplateSyncConfig{Accounts: st.ConnectedAccountIDs,
+		Sync: srv.SyncAccountTemplates, Every: cfg.TemplateSyncEvery, Logger: logger}))
 	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger}))
 	srv.AddService(server.NewRetention(st, server.RetentionConfig{Logger: logger}))
 	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil

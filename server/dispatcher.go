@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -125,19 +124,17 @@ type Dispatcher struct {
 	skipScanned time.Time
 	skipTimer   *time.Timer
 	stopping    bool // no more attempts start
-	started     bool
 
 	sem      chan struct{}       // global bound on attempts in flight
 	results  chan dispatchResult // to the recorders
 	capacity chan struct{}       // a claim that was held back may now go ahead
 	more     chan struct{}       // a claim came back full: another claimer may go
 
-	cancel    context.CancelFunc
-	loopDone  chan struct{}
 	runners   sync.WaitGroup
 	recording sync.WaitGroup
-	listener  *store.DeliveryListener
-	stopOnce  sync.Once
+	listener  *store.DeliveryListener // set by the loop goroutine, read after it ended
+
+	lifecycle
 
 	// manual (tests) leaves the claim loop unstarted: the test calls runOnce itself.
 	manual bool
@@ -222,6 +219,7 @@ func NewDispatcher(st *store.Store, cfg DispatcherConfig) *Dispatcher {
 	}
 	return &Dispatcher{
 		cfg: cfg, store: st, log: cfg.Logger.With("service", "webhook_dispatcher"), sender: sender,
+		lifecycle: lifecycle{lcName: "webhook dispatcher"},
 		endpoints: map[int64]*endpointQueue{},
 		sem:       make(chan struct{}, cfg.Concurrency),
 		results:   make(chan dispatchResult, 4*cfg.Concurrency),
@@ -233,52 +231,35 @@ func NewDispatcher(st *store.Store, cfg DispatcherConfig) *Dispatcher {
 // Start starts the claim loop, the LISTEN connection (when a DSN is configured) and the
 // recorders, and returns. It fails when the dispatcher was already started.
 func (d *Dispatcher) Start(ctx context.Context) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started {
-		return errors.New("webhook dispatcher: already started")
-	}
-	d.started = true
-	var wake <-chan struct{}
-	if d.cfg.DSN != "" {
-		d.listener = store.ListenDeliveries(d.cfg.DSN, func(err error) {
-			d.log.Warn("webhook listener", "error", err.Error())
-		})
-		wake = d.listener.C()
-	}
-	lctx, cancel := context.WithCancel(ctx)
-	d.cancel = cancel
-	d.loopDone = make(chan struct{})
-	for range recorders {
-		d.recording.Add(1)
-		go d.record()
-	}
-	if d.manual {
-		close(d.loopDone)
-		return nil
-	}
-	var claimers sync.WaitGroup
-	for range d.cfg.Claimers {
-		claimers.Add(1)
-		go func() { defer claimers.Done(); d.loop(lctx, wake) }()
-	}
-	go func() { claimers.Wait(); close(d.loopDone) }()
-	return nil
+	return d.start(ctx, func(ctx context.Context) {
+		var wake <-chan struct{}
+		if d.cfg.DSN != "" {
+			d.listener = store.ListenDeliveries(d.cfg.DSN, func(err error) {
+				d.log.Warn("webhook listener", "error", err.Error())
+			})
+			wake = d.listener.C()
+		}
+		for range recorders {
+			d.recording.Add(1)
+			go d.record()
+		}
+		if d.manual {
+			return
+		}
+		var claimers sync.WaitGroup
+		for range d.cfg.Claimers {
+			claimers.Add(1)
+			go func() { defer claimers.Done(); d.loop(ctx, wake) }()
+		}
+		claimers.Wait()
+	})
 }
 
 // Stop stops claiming, gives back the claims not yet attempted, waits for the attempts in
 // flight (each bounded by the send timeout) and for their results to be written, and closes
 // the LISTEN connection. It is idempotent, and a no-op before Start.
 func (d *Dispatcher) Stop() {
-	d.mu.Lock()
-	started := d.started
-	d.mu.Unlock()
-	if !started {
-		return
-	}
-	d.stopOnce.Do(func() {
-		d.cancel()
-		<-d.loopDone
+	d.stop(func() {
 		d.mu.Lock()
 		d.stopping = true
 		var unattempted []store.ClaimRef
