@@ -34,6 +34,7 @@ type config struct {
 	SimWebhookURL       string
 	LogLevel            slog.Level
 	TemplateSyncEvery   time.Duration
+	ReconcileEvery      time.Duration
 }
 
 // defaultSecretKey is for local use only; serve warns when it is in use.
@@ -74,6 +75,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.TemplateSyncEvery, err = time.ParseDuration(get("GATEWAY_TEMPLATE_SYNC_EVERY", "15m")); err != nil {
 		return c, fmt.Errorf("GATEWAY_TEMPLATE_SYNC_EVERY: %w", err)
+	}
+	if c.ReconcileEvery, err = time.ParseDuration(get("GATEWAY_RECONCILE_EVERY", "30s")); err != nil || c.ReconcileEvery <= 0 {
+		return c, fmt.Errorf("GATEWAY_RECONCILE_EVERY: want a positive duration")
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("LOG_LEVEL: %w", err)

@@ -73,9 +73,10 @@ func (s *Store) applyParked(ctx context.Context, accountID int64, platformMessag
 	return changed, nil
 }
 
-// ReconcileParkedStatuses is a safety net for a retention loop: it applies parked reports whose
-// message has been recorded since (which ApplyParkedStatuses and ApplyStatus already do on
-// their own), at most limit platform ids per call, and returns how many ids it handled. It
+// ReconcileParkedStatuses is the safety net the reconciliation service (server/reconcile.go)
+// runs: it applies parked reports whose message has been recorded since (which
+// ApplyParkedStatuses and ApplyStatus already do on their own), at most limit platform ids per
+// call, and returns how many ids it handled. It
 // fails only when the database does.
 func (s *Store) ReconcileParkedStatuses(ctx context.Context, limit int) (int, error) {
 	var ids []struct {

@@ -88,3 +88,21 @@ func TestReconcileParkedStatuses(t *testing.T) {
 		t.Fatalf("%d parked, want the unknown one", n)
 	}
 }
+
+func TestDeleteParkedStatusesBefore(t *testing.T) {
+	f := newInboundFixture(t)
+	ctx := context.Background()
+	f.apply(t, report("wamid.Old", "delivered", 1))
+	f.apply(t, report("wamid.New", "delivered", 1))
+	if _, err := f.st.DB().Exec(`UPDATE parked_statuses SET received_at = now() - interval '8 days'
+		WHERE platform_message_id = 'wamid.Old'`); err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.st.DeleteParkedStatusesBefore(ctx, time.Now().Add(-7*24*time.Hour), 100)
+	if err != nil || n != 1 {
+		t.Fatalf("deleted %d, %v; want the old one", n, err)
+	}
+	if n := f.parked(t); n != 1 {
+		t.Fatalf("%d parked, want the new one", n)
+	}
+}

@@ -42,3 +42,11 @@ func (s *Store) execCount(ctx context.Context, q string, args ...any) (int64, er
 	}
 	return res.RowsAffected()
 }
+
+// DeleteParkedStatusesBefore deletes up to limit parked status reports received before cutoff
+// (reports for a message that was never recorded) and returns how many it deleted. It fails
+// when the statement fails.
+func (s *Store) DeleteParkedStatusesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	return s.execCount(ctx, `DELETE FROM parked_statuses WHERE ctid IN (
+		SELECT ctid FROM parked_statuses WHERE received_at < $1 LIMIT $2)`, cutoff, limit)
+}
