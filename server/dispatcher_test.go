@@ -30,6 +30,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"gateway/platform/webhook"
+	"gateway/server/servertest/wait"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -230,20 +231,8 @@ func step(t testing.TB, d *Dispatcher) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, fmt.Sprintf("%d results recorded", n), func() bool { return d.recorded.Load() >= before+int64(n) })
+	wait.For(t, func() bool { return d.recorded.Load() >= before+int64(n) }, 10*time.Second, fmt.Sprintf("%d results recorded", n))
 	return n
-}
-
-// waitFor polls cond until it holds or within passes.
-func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // received is one request a receiver got.
@@ -403,7 +392,7 @@ func TestDispatcherDeliversEveryEventKind(t *testing.T) {
 	}
 	testID := e.event(acct.ID, "message.sent", true)
 	start := time.Now()
-	waitFor(t, 10*time.Second, "5 deliveries", func() bool { return rcv.count() >= 5 })
+	wait.For(t, func() bool { return rcv.count() >= 5 }, 10*time.Second, "5 deliveries")
 
 	deliveryOf := map[string]string{}
 	for _, d := range e.deliveries(acct.ID) {
@@ -437,14 +426,14 @@ func TestDispatcherDeliversEveryEventKind(t *testing.T) {
 		}
 	}
 	// Every delivery succeeded once and is in the log.
-	waitFor(t, 10*time.Second, "deliveries marked succeeded", func() bool {
+	wait.For(t, func() bool {
 		for _, d := range e.deliveries(acct.ID) {
 			if d.Status != store.DeliverySucceeded {
 				return false
 			}
 		}
 		return true
-	})
+	}, 10*time.Second, "deliveries marked succeeded")
 	for _, d := range e.deliveries(acct.ID) {
 		log := e.log(acct.ID, d.ID)
 		if d.Attempts != 1 || d.EndpointID != ep.ID || len(log) != 1 || log[0].StatusCode == nil || *log[0].StatusCode != 204 {
@@ -771,7 +760,7 @@ func TestDispatcherTenancy(t *testing.T) {
 		aIDs[e.event(a.ID, "contact.created", false)] = true
 	}
 	bID := e.event(b.ID, "message.sent", false)
-	waitFor(t, 10*time.Second, "all deliveries", func() bool { return ra.count() >= 5 && rb.count() >= 1 })
+	wait.For(t, func() bool { return ra.count() >= 5 && rb.count() >= 1 }, 10*time.Second, "all deliveries")
 	for _, r := range ra.requests() {
 		if !aIDs[r.Header.Get("X-Service-Event-Id")] || r.Err != nil {
 			t.Fatalf("A received %s (%v)", r.Body, r.Err)
@@ -808,12 +797,12 @@ func TestDispatcherSlowEndpointDoesNotDelayOthers(t *testing.T) {
 
 	e.events(slowAcct.ID, 40) // first in line
 	e.events(fastAcct.ID, 40)
-	waitFor(t, 15*time.Second, "the fast endpoint's 40 deliveries", func() bool { return fast.count() >= 40 })
+	wait.For(t, func() bool { return fast.count() >= 40 }, 15*time.Second, "the fast endpoint's 40 deliveries")
 	if got := maxSlow.Load(); got > 2 {
 		t.Fatalf("%d attempts in flight to one endpoint, bound is 2", got)
 	}
 	unblock()
-	waitFor(t, 15*time.Second, "the slow endpoint's 40 deliveries", func() bool { return slow.count() >= 40 })
+	wait.For(t, func() bool { return slow.count() >= 40 }, 15*time.Second, "the slow endpoint's 40 deliveries")
 	d.Stop()
 	for _, acct := range []int64{slowAcct.ID, fastAcct.ID} {
 		for _, ds := range e.deliveries(acct) {
@@ -924,7 +913,7 @@ func TestTwoDispatchersNeverSendOneDeliveryTwice(t *testing.T) {
 	for range 6 {
 		e.events(acct.ID, n/6)
 	}
-	waitFor(t, 30*time.Second, "all deliveries", func() bool { return rcv.count() >= n })
+	wait.For(t, func() bool { return rcv.count() >= n }, 30*time.Second, "all deliveries")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) != n || overlap.Load() != 0 {
@@ -1090,9 +1079,7 @@ func benchBacklog(b *testing.B, endpoints int) {
 	start, goCPU0 := time.Now(), processCPU()
 	d := e.dispatcher(DispatcherConfig{}, false)
 	pgCPU0 := backendsCPU(e)
-	for rcv.n.Load() < total {
-		time.Sleep(2 * time.Millisecond)
-	}
+	wait.For(b, func() bool { return rcv.n.Load() >= total }, 10*time.Minute, "every delivery")
 	elapsed := time.Since(start)
 	b.StopTimer()
 	b.ReportMetric(float64(total)/elapsed.Seconds(), "deliveries/s")
@@ -1158,9 +1145,7 @@ func benchLag(b *testing.B, rate int) {
 		e.events(acct.ID, k)
 		sent += k
 	}
-	for rcv.n.Load() < int64(b.N) {
-		time.Sleep(2 * time.Millisecond)
-	}
+	wait.For(b, func() bool { return rcv.n.Load() >= int64(b.N) }, 10*time.Minute, "every delivery")
 	b.StopTimer()
 	rcv.mu.Lock()
 	lags := append([]time.Duration(nil), rcv.lags...)

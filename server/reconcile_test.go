@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"gateway/server/servertest/wait"
 	"gateway/store"
 )
 
@@ -95,11 +96,11 @@ func TestReconcilerRunOnce(t *testing.T) {
 	if err := svc.Start(ctx); err == nil {
 		t.Fatal("a second Start succeeded")
 	}
-	waitFor(t, 10*time.Second, "the started reconciler's first pass", func() bool {
+	wait.For(t, func() bool {
 		var k int
 		db.GetContext(ctx, &k, `SELECT count(*) FROM parked_statuses WHERE account_id = $1`, acct.ID)
 		return k == 0
-	})
+	}, 10*time.Second, "the started reconciler's first pass")
 	svc.Stop()
 	svc.Stop()
 	if !strings.Contains(logs.String(), "pruned=1") {

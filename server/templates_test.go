@@ -13,6 +13,7 @@ import (
 	"gateway/platform/simulator"
 	"gateway/server"
 	"gateway/server/servertest"
+	"gateway/server/servertest/wait"
 	"gateway/store"
 )
 
@@ -297,13 +298,9 @@ func TestTemplateSyncer(t *testing.T) {
 	if err := live.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for dbInt(t, env, `SELECT count(*) FROM templates WHERE account_id = $1`, e.Account.ID) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the started syncer never synced")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, func() bool {
+		return dbInt(t, env, `SELECT count(*) FROM templates WHERE account_id = $1`, e.Account.ID) > 0
+	}, 10*time.Second, "the started syncer's first sync")
 	live.Stop()
 	live.Stop()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"gateway/server/servertest/wait"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -377,20 +378,13 @@ func TestApplyStatusParkRace(t *testing.T) {
 // waitForLockWait polls, with a deadline, until a backend of this database waits on a lock.
 func waitForLockWait(t *testing.T, db *sqlx.DB) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(t, func() bool {
 		var n int
 		if err := db.Get(&n, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`); err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the status report never waited on the parked row")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n > 0
+	}, 10*time.Second, "the status report to wait on the parked row")
 }
 
 func TestApplyStatusConcurrent(t *testing.T) {
