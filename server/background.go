@@ -85,13 +85,17 @@ func (l *lifecycle) start(ctx context.Context, run func(ctx context.Context)) er
 	return nil
 }
 
+// started reports whether start was called.
+func (l *lifecycle) started() bool {
+	l.lcMu.Lock()
+	defer l.lcMu.Unlock()
+	return l.lcStarted
+}
+
 // stop cancels run's context, waits for run to return, then calls after (when not nil). It
 // is idempotent, and a no-op before start.
 func (l *lifecycle) stop(after func()) {
-	l.lcMu.Lock()
-	started := l.lcStarted
-	l.lcMu.Unlock()
-	if !started {
+	if !l.started() {
 		return
 	}
 	l.lcOnce.Do(func() {

@@ -136,11 +136,11 @@ type Dispatcher struct {
 
 	lifecycle
 
-	// manual (tests) leaves the claim loop unstarted: the test calls runOnce itself.
-	manual bool
-	// recorded counts the results written (attempts and releases), for tests to wait on;
-	// overflowed the claims given back over an endpoint's backlog.
-	recorded, overflowed atomic.Int64
+	recOnce   sync.Once // starts the recorders, at Start or at the first RunOnce
+	recActive bool      // the recorders were started (under mu)
+	drainOnce sync.Once
+	// overflowed counts the claims given back over an endpoint's backlog.
+	overflowed atomic.Int64
 }
 
 // endpointQueue is one endpoint's claimed deliveries waiting for an attempt, and the number
@@ -156,6 +156,7 @@ type endpointQueue struct {
 type job struct {
 	store.ClaimedDelivery
 	claimedAt time.Time
+	done      *sync.WaitGroup // RunOnce's batch, or nil
 }
 
 // dispatchResult is what a runner hands to the recorders: an attempt to record, or a claim to
@@ -165,6 +166,7 @@ type dispatchResult struct {
 	endpointID int64
 	failing    bool // the endpoint had a failure streak when claimed
 	release    bool
+	done       *sync.WaitGroup // RunOnce's batch, or nil: Done once the result is written
 }
 
 // NewDispatcher returns a dispatcher over st configured by cfg. It starts nothing (Start
@@ -239,13 +241,7 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 			})
 			wake = d.listener.C()
 		}
-		for range recorders {
-			d.recording.Add(1)
-			go d.record()
-		}
-		if d.manual {
-			return
-		}
+		d.startRecorders()
 		var claimers sync.WaitGroup
 		for range d.cfg.Claimers {
 			claimers.Add(1)
@@ -259,33 +255,79 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 // flight (each bounded by the send timeout) and for their results to be written, and closes
 // the LISTEN connection. It is idempotent, and a no-op before Start.
 func (d *Dispatcher) Stop() {
-	d.stop(func() {
+	d.mu.Lock()
+	active := d.recActive
+	d.mu.Unlock()
+	if !d.started() {
+		if active { // driven by RunOnce only
+			d.drainOnce.Do(d.drain)
+		}
+		return
+	}
+	d.stop(func() { d.drainOnce.Do(d.drain) })
+}
+
+// drain is the end of Stop once no claim runs: give back the claims not yet attempted, wait
+// for the attempts in flight and for their results to be written, and close the listener.
+func (d *Dispatcher) drain() {
+	d.mu.Lock()
+	d.stopping = true
+	var unattempted []store.ClaimRef
+	for _, q := range d.endpoints {
+		for _, j := range q.queue {
+			unattempted = append(unattempted, j.Ref())
+			defer doneIfSet(j.done) // once given back, below
+		}
+		d.claimed -= len(q.queue)
+		q.held -= len(q.queue)
+		q.queue = nil
+	}
+	d.mu.Unlock()
+	d.runners.Wait()
+	close(d.results)
+	d.recording.Wait()
+	if len(unattempted) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+		if err := d.store.ReleaseDeliveries(ctx, d.dbNow(), unattempted); err != nil {
+			d.log.Error("release claims on stop", "error", err.Error(), "count", len(unattempted))
+		}
+		cancel()
+	}
+	if d.listener != nil {
+		d.listener.Close()
+	}
+}
+
+// RunOnce claims one batch of due deliveries now, as the claim loop does, and returns once
+// every delivery it claimed has been attempted (or given back) and its result written; it
+// returns how many it claimed. It is the "deliver now" of an operator and of tests; a
+// dispatcher that is not started delivers only when RunOnce is called (Stop still gives back
+// what it holds). It fails when the claim fails.
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	var batch sync.WaitGroup
+	n, _, _, err := d.runOnce(ctx, &batch)
+	batch.Wait()
+	return n, err
+}
+
+// startRecorders starts the goroutines that write results, once.
+func (d *Dispatcher) startRecorders() {
+	d.recOnce.Do(func() {
+		for range recorders {
+			d.recording.Add(1)
+			go d.record()
+		}
 		d.mu.Lock()
-		d.stopping = true
-		var unattempted []store.ClaimRef
-		for _, q := range d.endpoints {
-			for _, j := range q.queue {
-				unattempted = append(unattempted, j.Ref())
-			}
-			d.claimed -= len(q.queue)
-			q.held -= len(q.queue)
-			q.queue = nil
-		}
+		d.recActive = true
 		d.mu.Unlock()
-		d.runners.Wait()
-		close(d.results)
-		d.recording.Wait()
-		if len(unattempted) > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
-			if err := d.store.ReleaseDeliveries(ctx, d.dbNow(), unattempted); err != nil {
-				d.log.Error("release claims on stop", "error", err.Error(), "count", len(unattempted))
-			}
-			cancel()
-		}
-		if d.listener != nil {
-			d.listener.Close()
-		}
 	})
+}
+
+// doneIfSet marks one delivery of a RunOnce batch finished.
+func doneIfSet(wg *sync.WaitGroup) {
+	if wg != nil {
+		wg.Done()
+	}
 }
 
 // now is the dispatcher's clock.
@@ -325,7 +367,7 @@ func (d *Dispatcher) loop(ctx context.Context, wake <-chan struct{}) {
 		if ctx.Err() != nil {
 			return
 		}
-		_, _, again, err := d.runOnce(ctx)
+		_, _, again, err := d.runOnce(ctx, nil)
 		more = again
 		if again {
 			select {
@@ -351,7 +393,8 @@ func (d *Dispatcher) loop(ctx context.Context, wake <-chan struct{}) {
 // got room. Otherwise, when it held
 // back or left endpoints out, it asks the runners for a signal once a claim could go ahead
 // (wantCapacity), so no wake-up is lost between concurrent claimers.
-func (d *Dispatcher) runOnce(ctx context.Context) (claimed, limit int, again bool, err error) {
+func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claimed, limit int, again bool, err error) {
+	d.startRecorders()
 	d.mu.Lock()
 	free := d.cfg.MaxClaimed - d.claimed - d.reserved
 	if d.stopping {
@@ -416,7 +459,10 @@ func (d *Dispatcher) runOnce(ctx context.Context) (claimed, limit int, again boo
 			overflow = append(overflow, c.Ref())
 			continue
 		}
-		q.queue = append(q.queue, job{ClaimedDelivery: c, claimedAt: at})
+		if batch != nil {
+			batch.Add(1)
+		}
+		q.queue = append(q.queue, job{ClaimedDelivery: c, claimedAt: at, done: batch})
 		q.held++
 		d.claimed++
 		if q.running < d.cfg.PerEndpoint {
@@ -474,6 +520,7 @@ func (d *Dispatcher) run(q *endpointQueue) {
 		d.sem <- struct{}{}
 		res := d.attempt(j)
 		<-d.sem
+		res.done = j.done
 		d.results <- res
 
 		d.mu.Lock()

@@ -96,7 +96,9 @@ func (d *Dispatcher) record() {
 			}
 		}
 		d.flush(batch)
-		d.recorded.Add(int64(len(batch)))
+		for _, r := range batch {
+			doneIfSet(r.done)
+		}
 	}
 }
 

@@ -183,7 +183,7 @@ func (e *whEnv) log(accountID int64, deliveryID string) []store.DeliveryAttempt 
 }
 
 // dispatcher returns a started dispatcher over the env's store, stopped at cleanup. A manual
-// one has no claim loop (the test drives it with step) and uses the fake clock and a jitter
+// one is not started, so it has no claim loop (the test drives it with step, RunOnce) and uses the fake clock and a jitter
 // of zero (rnd 0.5: every delay is its schedule's base).
 func (e *whEnv) dispatcher(cfg DispatcherConfig, manual bool) *Dispatcher {
 	e.t.Helper()
@@ -200,9 +200,10 @@ func (e *whEnv) dispatcher(cfg DispatcherConfig, manual bool) *Dispatcher {
 		cfg.DSN = e.dsn
 	}
 	d := NewDispatcher(e.st, cfg)
-	d.manual = manual
-	if err := d.Start(context.Background()); err != nil {
-		e.t.Fatal(err)
+	if !manual {
+		if err := d.Start(context.Background()); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	e.t.Cleanup(d.Stop)
 	return d
@@ -226,12 +227,10 @@ func (w tbWriter) Write(b []byte) (int, error) {
 // returns how many it claimed.
 func step(t testing.TB, d *Dispatcher) int {
 	t.Helper()
-	before := d.recorded.Load()
-	n, _, _, err := d.runOnce(context.Background())
+	n, err := d.RunOnce(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, func() bool { return d.recorded.Load() >= before+int64(n) }, 10*time.Second, fmt.Sprintf("%d results recorded", n))
 	return n
 }
 
@@ -826,7 +825,7 @@ func TestDispatcherStopReleasesUnattemptedClaims(t *testing.T) {
 	e.endpoint(acct.ID, rcv)
 	d := e.dispatcher(DispatcherConfig{Concurrency: 1, PerEndpoint: 1, SendTimeout: time.Minute}, true)
 	e.events(acct.ID, 5)
-	if n, _, _, err := d.runOnce(context.Background()); err != nil || n != 5 {
+	if n, _, _, err := d.runOnce(context.Background(), nil); err != nil || n != 5 {
 		t.Fatalf("claimed %d %v", n, err)
 	}
 	select {
