@@ -1,15 +1,24 @@
+// Package bench is `gateway bench`, the load tool. It seeds a dedicated database, starts the platform
+// simulator, the gateway (`gateway serve`) and the floor server (`gateway bench floor-serve`,
+// floor.go) as child processes on loopback ports, then drives each hot path against
+// the gateway and against the floor, interleaved, with a closed-loop generator (N clients,
+// kept-alive connections, warm-up, then a measured run), and prints requests per second,
+// p50/p99 latency, errors and the ratio gateway/floor. Every child is stopped at the end and
+// on Ctrl-C; every phase is bounded in time.
+//
+// Files by job: bench.go (flags and the orchestration of a run), load.go (the requests and
+// the closed-loop raw HTTP/1.1 client), report.go (figures and the report), sample.go (CPU
+// accounting from /proc), supervisor.go (child processes), database.go (the bench database
+// and its seeding), floor.go (the floor server; its SQL is in store/benchfloor).
 package bench
 
 import (
 	"context"
-	crand "crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"gateway/migrations"
-	"gateway/server"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -25,19 +34,6 @@ import (
 	"gateway/store"
 	"gateway/store/benchfloor"
 )
-
-// Package bench is `gateway bench`, the load tool. It seeds a dedicated database, starts the platform
-// simulator, the gateway (`gateway serve`) and the floor server (`gateway bench floor-serve`,
-// floor.go) as child processes on loopback ports, then drives each hot path against
-// the gateway and against the floor, interleaved, with a closed-loop generator (N clients,
-// kept-alive connections, warm-up, then a measured run), and prints requests per second,
-// p50/p99 latency, errors and the ratio gateway/floor. Every child is stopped at the end and
-// on Ctrl-C; every phase is bounded in time.
-//
-// Files by job: bench.go (flags and the orchestration of a run), load.go (the requests and
-// the closed-loop raw HTTP/1.1 client), report.go (figures and the report), sample.go (CPU
-// accounting from /proc), supervisor.go (child processes), floor.go (the floor server; its
-// SQL is in store/benchfloor).
 
 const benchUsage = `usage: gateway bench [flags]
        gateway bench floor-serve [--addr A]   (the floor server; bench starts it itself)
@@ -312,61 +308,6 @@ func runBench(ctx context.Context, cfg Config, opts benchOptions, stdout, stderr
 	return nil
 }
 
-// prepareDatabase creates, migrates and seeds the bench database and issues a live key.
-func (r *benchRig) prepareDatabase(ctx context.Context) error {
-	created, err := benchfloor.EnsureDatabase(ctx, r.opts.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	if created {
-		fmt.Fprintf(r.log, "bench: created database %s\n", redactDSN(r.opts.DatabaseURL))
-	}
-	if err := migrateUp(r.opts.DatabaseURL); err != nil {
-		return err
-	}
-	db, err := store.Open(ctx, r.opts.DatabaseURL, 4)
-	if err != nil {
-		return err
-	}
-	st, err := store.New(db, r.cfg.SecretKey)
-	if err != nil {
-		db.Close()
-		return err
-	}
-	r.store = st
-	r.floor = benchfloor.New(st)
-	acct, err := st.AccountByEmail(ctx, benchAccountEmail)
-	if errors.Is(err, store.ErrNotFound) {
-		acct, err = createAccount(ctx, st, "Bench", benchAccountEmail)
-	}
-	if err != nil {
-		return fmt.Errorf("bench account: %w", err)
-	}
-	if _, err := st.ConnectNumber(ctx, store.Connection{AccountID: acct.ID, WabaID: benchNumber.WabaID,
-		PhoneNumberID: benchNumber.PhoneNumberID, PhoneNumber: benchNumber.DisplayPhoneNumber,
-		DisplayName: benchNumber.VerifiedName, AccessToken: benchNumber.AccessToken}); err != nil {
-		return fmt.Errorf("bench number: %w", err)
-	}
-	t0 := time.Now()
-	r.seed, err = r.floor.SeedData(ctx, acct.ID, benchTemplate, r.opts.Messages, func(done, total int64) {
-		fmt.Fprintf(r.log, "bench: seeded %s of %s messages (%s)\n", thousands(done), thousands(total), time.Since(t0).Round(time.Second))
-	})
-	if err != nil {
-		return err
-	}
-	if r.ids, err = r.floor.SeededIDs(ctx, acct.ID); err != nil {
-		return err
-	}
-	key, err := createKey(ctx, st, acct.ID, "live")
-	if err != nil {
-		return err
-	}
-	r.key = key.Key
-	keyID := key.ID
-	r.onClose(func() { st.RevokeAPIKey(context.Background(), keyID) })
-	return nil
-}
-
 // startProcesses starts the simulator, then the gateway and the floor, each on a free
 // loopback port, and waits until each answers.
 func (r *benchRig) startProcesses(ctx context.Context) error {
@@ -556,44 +497,3 @@ func (r *benchRig) settle(ctx context.Context, max time.Duration) time.Duration 
 }
 
 // ---- the load generator ----
-
-// migrateUp applies every migration to the database at dsn.
-func migrateUp(dsn string) error {
-	m, err := store.NewMigrator(dsn, migrations.FS)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if err := m.Up(); err != nil {
-		return fmt.Errorf("migrate up: %w", err)
-	}
-	return nil
-}
-
-// createAccount creates the bench account with a random join code.
-func createAccount(ctx context.Context, st *store.Store, name, email string) (store.Account, error) {
-	b := make([]byte, 4)
-	crand.Read(b)
-	return st.CreateAccount(ctx, name, email, "bench-"+hex.EncodeToString(b))
-}
-
-// issuedKey is a key as issued: its id and the key itself, shown once.
-type issuedKey struct {
-	ID  int64
-	Key string
-}
-
-// createKey issues a key of mode for the account; Key is the key itself.
-func createKey(ctx context.Context, st *store.Store, accountID int64, mode string) (issuedKey, error) {
-	var out issuedKey
-	key, hash, prefix, err := server.GenerateKey(mode)
-	if err != nil {
-		return out, err
-	}
-	k, err := st.CreateAPIKey(ctx, accountID, mode, hash, prefix)
-	if err != nil {
-		return out, fmt.Errorf("create key for account %d: %w", accountID, err)
-	}
-	out.ID, out.Key = k.ID, key
-	return out, nil
-}
