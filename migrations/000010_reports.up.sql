@@ -1,0 +1,123 @@
+-- Reports: counters kept as messages are recorded and their statuses change, so a campaign's
+-- report reads a few hundred rows however many messages it has; the message's source (api or
+-- panel); and the indexes the message listing (GET /messages, the dashboard) walks.
+--
+-- campaign_counters holds, per campaign and per hour (of the message's created_at, in UTC),
+-- how many of the outbound messages recorded in that hour are now in each status. A status
+-- change moves one count from the old status to the new one in the message's own row, so the
+-- numbers are the current statuses of the messages sent in that hour, and summing a campaign's
+-- rows gives exactly what a count over its messages would. Each hour is split over 8 slots
+-- (message id mod 8) so concurrent sends to one campaign do not queue on one row lock; readers
+-- sum the slots. first_at and last_at are the earliest and latest created_at counted in the row.
+ALTER TABLE messages ADD COLUMN source text NOT NULL DEFAULT 'api' CHECK (source IN ('api', 'panel'));
+
+CREATE TABLE campaign_counters (
+    account_id  bigint      NOT NULL,
+    campaign_id bigint      NOT NULL,
+    bucket      timestamptz NOT NULL,
+    slot        smallint    NOT NULL,
+    pending     bigint      NOT NULL DEFAULT 0,
+    sent        bigint      NOT NULL DEFAULT 0,
+    delivered   bigint      NOT NULL DEFAULT 0,
+    read        bigint      NOT NULL DEFAULT 0,
+    failed      bigint      NOT NULL DEFAULT 0,
+    first_at    timestamptz NOT NULL,
+    last_at     timestamptz NOT NULL,
+    PRIMARY KEY (account_id, campaign_id, bucket, slot),
+    FOREIGN KEY (account_id, campaign_id) REFERENCES campaigns (account_id, id) ON DELETE CASCADE
+);
+
+-- Failure reasons per campaign: how many of its messages failed with each platform error
+-- (code 0 when the platform gave none; title '' when there was none). failed is terminal, so a
+-- reason is counted once per message.
+CREATE TABLE campaign_failures (
+    account_id  bigint NOT NULL,
+    campaign_id bigint NOT NULL,
+    error_code  int    NOT NULL,
+    error_title text   NOT NULL,
+    count       bigint NOT NULL,
+    PRIMARY KEY (account_id, campaign_id, error_code, error_title),
+    FOREIGN KEY (account_id, campaign_id) REFERENCES campaigns (account_id, id) ON DELETE CASCADE
+);
+
+-- messages_count keeps both tables in step with messages, in the statement that changes the
+-- message (so in its transaction): one upsert per recorded message or status change, one more
+-- when the new status is failed. Only outbound messages with a campaign are counted.
+CREATE FUNCTION messages_count() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    r    messages;
+    d    int;       -- +1 counts r in, -1 takes it out
+    prev text;      -- the status r is moving from (NULL: none)
+BEGIN
+    IF TG_OP = 'UPDATE' AND OLD.direction = 'out' AND OLD.campaign_id IS NOT NULL THEN
+        IF (OLD.account_id, OLD.campaign_id, OLD.created_at) IS NOT DISTINCT FROM
+            (NEW.account_id, NEW.campaign_id, NEW.created_at) THEN
+            prev := OLD.status;
+        ELSE
+            -- The message moved to another row (the gateway never does this): take it out of
+            -- the old one.
+            INSERT INTO campaign_counters AS c (account_id, campaign_id, bucket, slot, pending, sent, delivered, read, failed, first_at, last_at)
+            VALUES (OLD.account_id, OLD.campaign_id, date_trunc('hour', OLD.created_at, 'UTC'), OLD.id % 8,
+                -(OLD.status = 'pending')::int, -(OLD.status = 'sent')::int, -(OLD.status = 'delivered')::int,
+                -(OLD.status = 'read')::int, -(OLD.status = 'failed')::int, OLD.created_at, OLD.created_at)
+            ON CONFLICT (account_id, campaign_id, bucket, slot) DO UPDATE SET
+                pending = c.pending + EXCLUDED.pending, sent = c.sent + EXCLUDED.sent,
+                delivered = c.delivered + EXCLUDED.delivered, read = c.read + EXCLUDED.read, failed = c.failed + EXCLUDED.failed;
+        END IF;
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        r := OLD;
+        d := -1;
+    ELSE
+        r := NEW;
+        d := 1;
+    END IF;
+    IF r.direction <> 'out' OR r.campaign_id IS NULL THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO campaign_counters AS c (account_id, campaign_id, bucket, slot, pending, sent, delivered, read, failed, first_at, last_at)
+    VALUES (r.account_id, r.campaign_id, date_trunc('hour', r.created_at, 'UTC'), r.id % 8,
+        d * ((r.status = 'pending')::int - (prev IS NOT DISTINCT FROM 'pending')::int),
+        d * ((r.status = 'sent')::int - (prev IS NOT DISTINCT FROM 'sent')::int),
+        d * ((r.status = 'delivered')::int - (prev IS NOT DISTINCT FROM 'delivered')::int),
+        d * ((r.status = 'read')::int - (prev IS NOT DISTINCT FROM 'read')::int),
+        d * ((r.status = 'failed')::int - (prev IS NOT DISTINCT FROM 'failed')::int),
+        r.created_at, r.created_at)
+    ON CONFLICT (account_id, campaign_id, bucket, slot) DO UPDATE SET
+        pending = c.pending + EXCLUDED.pending, sent = c.sent + EXCLUDED.sent,
+        delivered = c.delivered + EXCLUDED.delivered, read = c.read + EXCLUDED.read, failed = c.failed + EXCLUDED.failed,
+        first_at = LEAST(c.first_at, EXCLUDED.first_at), last_at = GREATEST(c.last_at, EXCLUDED.last_at);
+    IF r.status = 'failed' AND prev IS DISTINCT FROM 'failed' THEN
+        INSERT INTO campaign_failures AS f (account_id, campaign_id, error_code, error_title, count)
+        VALUES (r.account_id, r.campaign_id, COALESCE(r.error_code, 0), COALESCE(r.error_title, ''), d)
+        ON CONFLICT (account_id, campaign_id, error_code, error_title) DO UPDATE SET count = f.count + EXCLUDED.count;
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER messages_count_insert AFTER INSERT OR DELETE ON messages
+    FOR EACH ROW EXECUTE FUNCTION messages_count();
+CREATE TRIGGER messages_count_update AFTER UPDATE ON messages
+    FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status
+        OR OLD.campaign_id IS DISTINCT FROM NEW.campaign_id OR OLD.created_at IS DISTINCT FROM NEW.created_at
+        OR OLD.direction IS DISTINCT FROM NEW.direction)
+    EXECUTE FUNCTION messages_count();
+
+-- The counters of the messages already recorded.
+INSERT INTO campaign_counters (account_id, campaign_id, bucket, slot, pending, sent, delivered, read, failed, first_at, last_at)
+SELECT account_id, campaign_id, date_trunc('hour', created_at, 'UTC'), id % 8,
+    count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'sent'),
+    count(*) FILTER (WHERE status = 'delivered'), count(*) FILTER (WHERE status = 'read'),
+    count(*) FILTER (WHERE status = 'failed'), min(created_at), max(created_at)
+FROM messages WHERE direction = 'out' AND campaign_id IS NOT NULL
+GROUP BY 1, 2, 3, 4;
+INSERT INTO campaign_failures (account_id, campaign_id, error_code, error_title, count)
+SELECT account_id, campaign_id, COALESCE(error_code, 0), COALESCE(error_title, ''), count(*)
+FROM messages WHERE direction = 'out' AND campaign_id IS NOT NULL AND status = 'failed'
+GROUP BY 1, 2, 3, 4;
+
+-- The message listing: newest first, overall and within a campaign, a contact, a template.
+CREATE INDEX messages_newest_idx ON messages (account_id, created_at DESC, id DESC);
+CREATE INDEX messages_campaign_idx ON messages (account_id, campaign_id, created_at DESC, id DESC);
+CREATE INDEX messages_contact_idx ON messages (account_id, contact_id, created_at DESC, id DESC);
+CREATE INDEX messages_template_idx ON messages (account_id, template_name, created_at DESC, id DESC);
