@@ -215,16 +215,16 @@ func (e MessageReceivedEventMode) Valid() bool {
 
 // Defines values for MessageSentDataSource.
 const (
-	Api   MessageSentDataSource = "api"
-	Panel MessageSentDataSource = "panel"
+	MessageSentDataSourceApi   MessageSentDataSource = "api"
+	MessageSentDataSourcePanel MessageSentDataSource = "panel"
 )
 
 // Valid indicates whether the value is a known member of the MessageSentDataSource enum.
 func (e MessageSentDataSource) Valid() bool {
 	switch e {
-	case Api:
+	case MessageSentDataSourceApi:
 		return true
-	case Panel:
+	case MessageSentDataSourcePanel:
 		return true
 	default:
 		return false
@@ -255,6 +255,24 @@ const (
 func (e MessageSentEventMode) Valid() bool {
 	switch e {
 	case MessageSentEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageSource.
+const (
+	MessageSourceApi   MessageSource = "api"
+	MessageSourcePanel MessageSource = "panel"
+)
+
+// Valid indicates whether the value is a known member of the MessageSource enum.
+func (e MessageSource) Valid() bool {
+	switch e {
+	case MessageSourceApi:
+		return true
+	case MessageSourcePanel:
 		return true
 	default:
 		return false
@@ -383,6 +401,74 @@ type Account struct {
 	Email string `json:"email"`
 	Id    int64  `json:"id"`
 	Name  string `json:"name"`
+}
+
+// Campaign defines model for Campaign.
+type Campaign struct {
+	// Counts How many of the campaign's messages are in each status now; total is their sum.
+	Counts    CampaignCounts `json:"counts"`
+	CreatedAt time.Time      `json:"created_at"`
+
+	// DeliveryRate (delivered + read) / (sent + delivered + read + failed), 0 to 1; 0 when nothing was answered yet.
+	DeliveryRate float64 `json:"delivery_rate"`
+
+	// FailureReasons GET /campaigns/{id} only. The most frequent failure reasons, at most 5, most frequent first.
+	FailureReasons *[]FailureReason `json:"failure_reasons,omitempty"`
+
+	// FirstSentAt When its first message was recorded; absent before the first.
+	FirstSentAt *time.Time `json:"first_sent_at,omitempty"`
+	Id          int64      `json:"id"`
+
+	// LastSentAt When its latest message was recorded; absent before the first.
+	LastSentAt *time.Time `json:"last_sent_at,omitempty"`
+
+	// Name The campaign_name of its sends; `API` for the standing campaign.
+	Name string `json:"name"`
+
+	// ReadRate read / (sent + delivered + read + failed), 0 to 1.
+	ReadRate float64 `json:"read_rate"`
+}
+
+// CampaignCounts How many of the campaign's messages are in each status now; total is their sum.
+type CampaignCounts struct {
+	Delivered int64 `json:"delivered"`
+	Failed    int64 `json:"failed"`
+
+	// Pending Recorded; the platform has not answered the send yet.
+	Pending int64 `json:"pending"`
+	Read    int64 `json:"read"`
+	Sent    int64 `json:"sent"`
+	Total   int64 `json:"total"`
+}
+
+// CampaignEnvelope defines model for CampaignEnvelope.
+type CampaignEnvelope struct {
+	Data Campaign `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
+
+// CampaignList defines model for CampaignList.
+type CampaignList struct {
+	Campaigns []Campaign `json:"campaigns"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
+// CampaignsEnvelope defines model for CampaignsEnvelope.
+type CampaignsEnvelope struct {
+	Data CampaignList `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
 }
 
 // Chat defines model for Chat.
@@ -522,6 +608,14 @@ type EventBaseMode string
 // EventName defines model for EventName.
 type EventName string
 
+// FailureReason defines model for FailureReason.
+type FailureReason struct {
+	// Code The platform's error code; 0 when it gave none (no answer).
+	Code  int    `json:"code"`
+	Count int64  `json:"count"`
+	Title string `json:"title"`
+}
+
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
 
@@ -588,6 +682,45 @@ type MessageError struct {
 	Title   string  `json:"title"`
 }
 
+// MessageList defines model for MessageList.
+type MessageList struct {
+	Messages []MessageListItem `json:"messages"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
+// MessageListItem defines model for MessageListItem.
+type MessageListItem struct {
+	CampaignId     *int64  `json:"campaign_id,omitempty"`
+	CampaignName   *string `json:"campaign_name,omitempty"`
+	ChatMessageId  string  `json:"chat_message_id"`
+	ContactId      int64   `json:"contact_id"`
+	ConversationId int64   `json:"conversation_id"`
+
+	// CreatedAt When the send was recorded; the listing's order.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Destination The number sent to, digits only.
+	Destination string `json:"destination"`
+
+	// Error Why the platform failed the message.
+	Error     *MessageError `json:"error,omitempty"`
+	MessageId int64         `json:"message_id"`
+
+	// SentAt When the platform accepted the send (created_at for a send it refused).
+	SentAt time.Time `json:"sent_at"`
+
+	// Source Where a send came from; `api` for POST /messages/template, `panel` for the dashboard's send form.
+	Source MessageSource `json:"source"`
+
+	// Status What the messaging platform last reported.
+	Status MessageStatus `json:"status"`
+
+	// Template The template name.
+	Template string `json:"template"`
+}
+
 // MessageReceivedData defines model for MessageReceivedData.
 type MessageReceivedData struct {
 	ContactId      int64 `json:"contact_id"`
@@ -651,18 +784,20 @@ type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
-	ChatMessageId  string                `json:"chat_message_id"`
-	ContactId      int64                 `json:"contact_id"`
-	ConversationId int64                 `json:"conversation_id"`
-	Destination    string                `json:"destination"`
-	MessageId      int64                 `json:"message_id"`
-	Source         MessageSentDataSource `json:"source"`
+	ChatMessageId  string `json:"chat_message_id"`
+	ContactId      int64  `json:"contact_id"`
+	ConversationId int64  `json:"conversation_id"`
+	Destination    string `json:"destination"`
+	MessageId      int64  `json:"message_id"`
+
+	// Source `api` for a send through POST /messages/template, `panel` for one from the dashboard's send form (same checks, idempotency and events).
+	Source MessageSentDataSource `json:"source"`
 
 	// Template The template name.
 	Template string `json:"template"`
 }
 
-// MessageSentDataSource defines model for MessageSentData.Source.
+// MessageSentDataSource `api` for a send through POST /messages/template, `panel` for one from the dashboard's send form (same checks, idempotency and events).
 type MessageSentDataSource string
 
 // MessageSentEvent defines model for MessageSentEvent.
@@ -683,6 +818,9 @@ type MessageSentEventEvent string
 
 // MessageSentEventMode Present, equal to test, for events caused by a test key.
 type MessageSentEventMode string
+
+// MessageSource Where a send came from; `api` for POST /messages/template, `panel` for the dashboard's send form.
+type MessageSource string
 
 // MessageStatus What the messaging platform last reported.
 type MessageStatus string
@@ -719,6 +857,17 @@ type MessageStatusEventEvent string
 
 // MessageStatusEventMode Present, equal to test, for events caused by a test key.
 type MessageStatusEventMode string
+
+// MessagesEnvelope defines model for MessagesEnvelope.
+type MessagesEnvelope struct {
+	Data MessageList `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
 
 // Pagination defines model for Pagination.
 type Pagination struct {
@@ -954,6 +1103,15 @@ type Unauthorized = ErrorEnvelope
 // ValidationFailed defines model for ValidationFailed.
 type ValidationFailed = ValidationErrorEnvelope
 
+// ListCampaignsParams defines parameters for ListCampaigns.
+type ListCampaignsParams struct {
+	// Limit Rows per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; opaque.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
 	// Limit Rows per page.
@@ -973,6 +1131,33 @@ type UpsertContactParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListMessagesParams defines parameters for ListMessages.
+type ListMessagesParams struct {
+	// Status Only messages whose last reported status is this one.
+	Status *MessageStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// CampaignId Only messages of this campaign (the campaign_id of a send, or an id from GET /campaigns).
+	CampaignId *int64 `form:"campaign_id,omitempty" json:"campaign_id,omitempty"`
+
+	// ContactId Only messages to this contact.
+	ContactId *int64 `form:"contact_id,omitempty" json:"contact_id,omitempty"`
+
+	// Template Only messages of the template with this name.
+	Template *string `form:"template,omitempty" json:"template,omitempty"`
+
+	// CreatedAfter Only messages recorded at or after this time (ISO 8601 with offset).
+	CreatedAfter *time.Time `form:"created_after,omitempty" json:"created_after,omitempty"`
+
+	// CreatedBefore Only messages recorded before this time (ISO 8601 with offset).
+	CreatedBefore *time.Time `form:"created_before,omitempty" json:"created_before,omitempty"`
+
+	// Limit Rows per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; opaque.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // SendTemplateMessageParams defines parameters for SendTemplateMessage.
 type SendTemplateMessageParams struct {
 	// IdempotencyKey A unique key (1 to 255 characters) that makes a retried request safe: the same key with the
@@ -988,6 +1173,12 @@ type SendTemplateMessageJSONRequestBody = SendTemplateRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListCampaigns List campaigns with their counts
+	// (GET /campaigns)
+	ListCampaigns(ctx echo.Context, params ListCampaignsParams) error
+	// GetCampaign A campaign's report
+	// (GET /campaigns/{id})
+	GetCampaign(ctx echo.Context, id int64) error
 	// ListContacts List contacts
 	// (GET /contacts)
 	ListContacts(ctx echo.Context, params ListContactsParams) error
@@ -997,6 +1188,9 @@ type ServerInterface interface {
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx echo.Context) error
+	// ListMessages List sent messages, newest first
+	// (GET /messages)
+	ListMessages(ctx echo.Context, params ListMessagesParams) error
 	// SendTemplateMessage Send an approved template message
 	// (POST /messages/template)
 	SendTemplateMessage(ctx echo.Context, params SendTemplateMessageParams) error
@@ -1011,6 +1205,47 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// ListCampaigns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListCampaigns(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCampaignsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListCampaigns(ctx, params)
+	return err
+}
+
+// GetCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) GetCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id int64
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetCampaign(ctx, id)
+	return err
 }
 
 // ListContacts converts echo context to params.
@@ -1080,6 +1315,73 @@ func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMe(ctx)
+	return err
+}
+
+// ListMessages converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMessages(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMessagesParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "campaign_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "campaign_id", ctx.QueryParams(), &params.CampaignId, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter campaign_id: %s", err))
+	}
+
+	// ------------- Optional query parameter "contact_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "contact_id", ctx.QueryParams(), &params.ContactId, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter contact_id: %s", err))
+	}
+
+	// ------------- Optional query parameter "template" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "template", ctx.QueryParams(), &params.Template, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter template: %s", err))
+	}
+
+	// ------------- Optional query parameter "created_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "created_after", ctx.QueryParams(), &params.CreatedAfter, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter created_after: %s", err))
+	}
+
+	// ------------- Optional query parameter "created_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "created_before", ctx.QueryParams(), &params.CreatedBefore, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter created_before: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMessages(ctx, params)
 	return err
 }
 
@@ -1190,6 +1492,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/messages/:id", wrapper.GetMessage, options.OperationMiddlewares["getMessage"]...)
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
+	router.GET(options.BaseURL+"/messages", wrapper.ListMessages, options.OperationMiddlewares["listMessages"]...)
+	router.GET(options.BaseURL+"/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
+	router.GET(options.BaseURL+"/campaigns/:id", wrapper.GetCampaign, options.OperationMiddlewares["getCampaign"]...)
 
 }
 
@@ -1221,6 +1526,210 @@ type TemplateNotFoundJSONResponse ErrorEnvelope
 type UnauthorizedJSONResponse ErrorEnvelope
 
 type ValidationFailedJSONResponse ValidationErrorEnvelope
+
+type ListCampaignsRequestObject struct {
+	Params ListCampaignsParams
+}
+
+type ListCampaignsResponseObject interface {
+	VisitListCampaignsResponse(w http.ResponseWriter) error
+}
+
+type ListCampaigns200JSONResponse CampaignsEnvelope
+
+func (response ListCampaigns200JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListCampaigns401JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListCampaigns403JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ListCampaigns422JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListCampaigns429JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListCampaigns500JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaignRequestObject struct {
+	Id int64 `json:"id"`
+}
+
+type GetCampaignResponseObject interface {
+	VisitGetCampaignResponse(w http.ResponseWriter) error
+}
+
+type GetCampaign200JSONResponse CampaignEnvelope
+
+func (response GetCampaign200JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetCampaign401JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response GetCampaign403JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetCampaign404JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response GetCampaign422JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetCampaign429JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetCampaign500JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListContactsRequestObject struct {
 	Params ListContactsParams
@@ -1512,6 +2021,101 @@ func (response GetMe429JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 type GetMe500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessagesRequestObject struct {
+	Params ListMessagesParams
+}
+
+type ListMessagesResponseObject interface {
+	VisitListMessagesResponse(w http.ResponseWriter) error
+}
+
+type ListMessages200JSONResponse MessagesEnvelope
+
+func (response ListMessages200JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListMessages401JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListMessages403JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ListMessages422JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListMessages429JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMessages500JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -1866,6 +2470,12 @@ func (response ListTemplates500JSONResponse) VisitListTemplatesResponse(w http.R
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListCampaigns List campaigns with their counts
+	// (GET /campaigns)
+	ListCampaigns(ctx context.Context, request ListCampaignsRequestObject) (ListCampaignsResponseObject, error)
+	// GetCampaign A campaign's report
+	// (GET /campaigns/{id})
+	GetCampaign(ctx context.Context, request GetCampaignRequestObject) (GetCampaignResponseObject, error)
 	// ListContacts List contacts
 	// (GET /contacts)
 	ListContacts(ctx context.Context, request ListContactsRequestObject) (ListContactsResponseObject, error)
@@ -1875,6 +2485,9 @@ type StrictServerInterface interface {
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// ListMessages List sent messages, newest first
+	// (GET /messages)
+	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
 	// SendTemplateMessage Send an approved template message
 	// (POST /messages/template)
 	SendTemplateMessage(ctx context.Context, request SendTemplateMessageRequestObject) (SendTemplateMessageResponseObject, error)
@@ -1896,6 +2509,56 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// ListCampaigns operation middleware
+func (sh *strictHandler) ListCampaigns(ctx echo.Context, params ListCampaignsParams) error {
+	var request ListCampaignsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCampaigns(ctx.Request().Context(), request.(ListCampaignsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCampaigns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListCampaignsResponseObject); ok {
+		return validResponse.VisitListCampaignsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetCampaign operation middleware
+func (sh *strictHandler) GetCampaign(ctx echo.Context, id int64) error {
+	var request GetCampaignRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCampaign(ctx.Request().Context(), request.(GetCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetCampaignResponseObject); ok {
+		return validResponse.VisitGetCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListContacts operation middleware
@@ -1988,6 +2651,31 @@ func (sh *strictHandler) GetMe(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(GetMeResponseObject); ok {
 		return validResponse.VisitGetMeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListMessages operation middleware
+func (sh *strictHandler) ListMessages(ctx echo.Context, params ListMessagesParams) error {
+	var request ListMessagesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMessages(ctx.Request().Context(), request.(ListMessagesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMessages")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMessagesResponseObject); ok {
+		return validResponse.VisitListMessagesResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -2095,131 +2783,159 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2Nchs30uCroOb2ylIypElKlGSprvYUx0m0sWytJWd/LJ0IzjRFRENgMgAlMS4+1L3CPdkVGsAMZghS",
-	"pH+z35etrZgiMUCj0f/o7nkfJWKSCw5cyejwfTQGmkKBH9+AKmbHIwWF/isFmRQsV0zw6DA6h0TwVBIl",
-	"yD1ligxhJAoghX6E8Zt2FEcyGcOE6kfVLIfoMGJcwQ0U0Xw+j6OcFnQCyi51ksIkFwp4MvsZZovLHZMp",
-	"Z79NgdzCjGx19bK9fp8kY1rQRE+yTdSYKjKhtyAJRTgYpKSA36YgFZF0BIdEjYFIOjGz3DM11t9ccvxq",
-	"KFLzHeNk94CMxbSQpIA8ozOJD45YIRUpQOaCSyCMSwU0JWJEaKIYvyHqniXQvuRRHMEDneSZ3nN/1E2e",
-	"pTvQ6g33aWsXdndaz2i/3+oke+kB9Eb7w24niiOmN2lQH8URpxP9rIeUlsaKj9IJfXgJ/EaNo8Nevx9H",
-	"E8bd393YIVyqgvEbg28HOKL7OEnElKsTrkG/A/1VIrgCrvRHmucZS6hG/dNfpcb/+2pHemSqJ6dmjmvm",
-	"JomjCUhJb/SPF2MgdgBhknhj5DRJQMrocEQzCXN/T38pYBQdRv/jaUWRT82v8umLohDFC34HmcjB7KhO",
-	"If6KQxgznuKp6ZP2AGhH89jH6wk/K8RNgQB9AA5YNdM149e5m8tHxXFJhJbimCSNk9UQSsWyjDBOvEk+",
-	"F64WQLJssRSsYso5crXGHldQcJrhKh+GNTvDNeAUPrLc5ERCcQcFcSM+GyY4mXJ4yCFRkJrVjshvU6EA",
-	"sfLP1huDqNZJSgx7atEjp3kuCoXoeCXUD2LK0w/CBBfqeoRP+0g4NZ8IF4q4Xz8n2xQgxbRIgKQCJK4K",
-	"D0wqIorqmyFkQss4gXixjIYIOKOzTND0QoiXtLj5MFmSmzmulRDXGc7i48OegRHRTBIcUWiBz0mXnLLv",
-	"Pjt+6usLTZm4sEFARtVIFJMNGQIlTgG/Iunpz3c0m9aQYue9Lgc1JawbQdwIw8rA00PiiGjKU8jYHRR0",
-	"mAHZ0nOT7k6309vbXkTbPI6mnN5RlunRK4HyxzXhMn9pnVhCmLIU6YhyeQ+FU7TdDpHGkDhC0O00ZEJn",
-	"mvr0P/qhMb0DMgTgem8qAPanPe8A+AsIJls+vAXkQJUkTGmbgUrBt5F7aptGYnlDFbxkE2bPfGNOKaiC",
-	"68xOUMO7EGRC+cxRqySCI7QpTIRWg0fGOCMZVfA5RWoJSEKzrIQinw4zlpTAkFEhJkRwICdnhKapVnja",
-	"Zmxan63S/AzBZEc/9QxVBOgcePpc8FHGErUhQw4zkdyG+VHPQhN17YY0qd7+TsZUEpFrYhFTffYpSSg3",
-	"MtQRTBpkPVYzRprLf1lbYx5r5fRccL5UPvHpZAjFtdZhSTnOh+aVIGaMXrMcYnQIk06JfFZ2DoMQI0m6",
-	"82KS2CONNdPSjzGOLmCiZQZ8lFWg7CTXYfPglSA0zwtxp3FphxLtMqTkMhJFCoU+jxErJrjQZfQZmT0I",
-	"ixj5RgKZUJWMwThRN+wOOAKrUc1SRNpbTqdqLAr2+wcKxak/Qc2SYlJqOa7X4nc0Yyk5PjvRAujz4gT9",
-	"SypRXSFR1VwRA4goSAF34hYMEn7RX+JGf6As+0BE3JWTXI/MLHGERq20LrVinBow31nvEE08/sQeEwJa",
-	"wM00owWBh1wLByY4uYz+z7tO69nV+4O425//5TKKruZ1u91syrLOIfHX+mBUVzhZw6UZMchSjeBJdegT",
-	"mmn1DekRGRg8DJD4JAGajIkYjYCneiw+3I4qyeO7yfpjXogcCsWMloAJZZkX2XCOdhwxPDi9KFXG1dnb",
-	"jeKFCIjz8RdmQE/9tykrNAW809PZobFd9KqcTAy1TaLnej6mASATX3jXsYXHQLa0boJJrmbELC+3yf1Y",
-	"82dQararfQyFyIByvXbKZJ7R2fWS/cRRPhYcrs18i5BYh0//RTNi8BaTlN0wtGCymbdqeM5rg/LVePQV",
-	"VA3iBnyLUwfxbTTHIso966FJnvanUutUNoEWEkSJMHqTAqg9wpKoUqqgpRhC/+EEOBFDZoTHhicSE+SK",
-	"YkbQmWA8yaZpjTwqaJZSBRcKGnGsfqcTb8AOFv44quwxh6wVZ/bcDPmeKhrkGLTwPgCH6+58kS7dit6O",
-	"8NnHN/HizimHLHs9ig7fPaK49PDvqIRoHjd3nlp8rHo+gMF5HIEDAvh04m2pvXgYHg4aO7uq9vaSSbX0",
-	"ZPAzUzCRawIbVWvRoqAzFB7at7NacPUkZ9XIJQenLWdvvhVn9jaXUKhPQHOeRKgzriqmYOQ3JRzuS0mj",
-	"DZEJTSEsYD4tCTvgmlz6KGJK3b4+OZfWwMdQsz2W5qZwhqtVdCq/FsTIIBvA68NZJ5gftNEjCdxBMasu",
-	"NhJaFAzQG6/DWFp7zXl+mk4obxVAU4wxKXhQQWVQWoFByhWc2AExMfaJ4ERbsdMiSLoNDLjJK6s0RHNo",
-	"Rz5HY7kJxClNxoxDtQ8TyMELHh8OJ+caTkfgOsR334I+3RIPejHQELLrG5GgULRwSbDOjyQkLkwSrwgw",
-	"hMOzaixShJ1mmbjHBRuR/asAEdQt+U/BO4k9zkedNjz3ue8RrXoEueOFGVonXksBSKRXjxImgreENUuN",
-	"vJo372E4FuLWBKCX8qeVvdfGF1jPWnRyZzEIinr9iST27I8wtjkyUKWQA09daA9HehxacVtpGzxqlrzS",
-	"2qK0XpdAQ1h6VMVjaFIIKe1NrzRsakPdYadhEmT7swKMlw6/TWmGwSmQKtaGr1lVkoROJaRkOCMUf9Se",
-	"vC8J9HdhM2fBdjUYif2zipcJb0sfr6wWdqtZ8dYuIAF25wc82jY6Xv6pqJrKSqCsMMniyCd3zZVpyowL",
-	"cFYjstL4WpigaWbV0fwGhanUqDOoNO56TtWYbFFD2fjVE0n+dv76lfnlV8E4pCYQlwolY60ixoRKMtBP",
-	"XN/RgmmhJtudwRGhpEwqwCGX005nJ2Ec/4W2+VPbJeaLgTfbb1NNNShNB0QUZKCXb7N0YAgOwaOSUHI/",
-	"FhmUAAy2F+k+jh5aN6Klv2zJW5a3RG4Q2coFysfoUOu7eRz9DLPTIE1qir9lHJMLbmHmUhtSsOEZjLH4",
-	"FJgZhYOEqDE/EcEzPoVF+5NWMY5VXOpCIdoAtdGGlbaKHuPx3KqxDg1ayFKeDsXDY0+c22FNFqsiyghj",
-	"iKVO4Yvbbaewibl2WllZDfE+purasnY45mE12+Pw4BzmunIeR2MmlSgCSTcvUPkYKUIKyEWBsXORpVoI",
-	"Yj5MXAXJnbHxRBKtbaSik1zT6Fru2jku8nxM+Q2EhEl932t4SVoUWk3YCG+cvyYHe51uBaTZwtuL50SM",
-	"RhKQsdbTnlbArodvs8UFUvB2Fi+ccblEtaEwUZsT/fKUbWh1c/Iu78rrh/OP8axGS8RYu/7dcMDuWSpD",
-	"PZJEzsCAVTtILykoyrIlmo2pbC1HOEUqwdErjumNVdyfKAaVCH4HhTTewdpPjQoxCSNNAk+heCJtCPjx",
-	"YGwmkjKa0tAt5mI3iNSMKqamqY9XG4PFKfnN8l/Xi0uUC/jThY5lAikLGME/iIKwCb2BmNBpykRM7lgK",
-	"IiapSKYTbY5SnhKpWHILhaPOkFlOc4edBSSMWAZLQ6RLZPyETeDafLvG7UF4wxsK06UgFqCd3dDRw0T8",
-	"ysLwr1Jhq4SjmTK0oQLybBY+weFUKcHxqDKG+Zt5FvSelmDbuj+byoUFEBU8qDC/6V+M94Kf7JbLW0Nc",
-	"xPxu9yKKaithjnTUsVIiutwVPZhs6bXj1fQeO2KPiWP52AUZZUzQtjWxj9iCGhNHIHo7qX5SzqSCSUym",
-	"3CbRlbfuHO6hIILDdmBPK5VmQwDG9ZAkSroyHonzriGcv3BsPaQaQsH1Bedv3ei6M0KAqyV6Zw3z8gvp",
-	"pto99aMSZB1jENMbfTzSnGFci0MW9JRcuG4Zy3pZF5tS64KJ9wj91m/SS8DKXa0gZn3aX4eQSzpbRcQY",
-	"rtiUgEuTu2k5UuWZibXkvYwaaYnSxnebbbzERo1MVBUoCg0TZQ070R4gH8VLH8AaH+Tgbc4vH+LXaH1o",
-	"Pap1448fyycWzlUcgCO+Eg9UFLKSC5qbWM0HZ7XbyzpwuQ0cLJ6o/kWGf1JC0SxYpVM/HZzczeQeC6H+",
-	"vAriNEQnSEUmIgXjS5CfxD1RglhdZkKr2vvApFGqbYeMjClPrU9e3+uvgvFr5/otcBf+mo+LYGz9HLA4",
-	"hEljcWEqKnUruRR3G4pyiTBKYDASw8K9XVMe9GhqyhIHqzbzY/5V8xTq2Sr+PmMPJ8FzAZ5+8RCBXvQN",
-	"yGm20Z2l99SicKWTnLKbDYRmQBw3YkIpoVKyG25C02E1Ejxtp6nXuJQvM8ftWD8HdUnuz5cyt8ylyeMM",
-	"ixxZbsYzTFyg3mOcmp5lk2lm8wL0HEG9uuqATFyiuGMJPJGEpTHBGxnGyY8vLshT53w/fc/SeS18typ1",
-	"Jxg1qu/48UueKpNpNerQPhnTPAfuUqANObS/UmDRZ6NHbdAmma9UvZp5XR60Ld1ZfqOEl6hN2V6/21lE",
-	"7i80m4JEWfz+fXc+j8n797353ARkBNHuJuPm0gbdzrZfkvkuOuY0iqPXb75v7e8fdPUeyhi1l47W7fR2",
-	"H6mrjPX4E/Ns18teK8PWJZJdBKW+jx8LMc1lJRmmPAXtCktFTVrq8dkJcXPoLRkjVtb2E70Sd4A6CveK",
-	"GRDeLnqdRzfR8Lc+XTpgBWO33+93ezu7/b39OnwavJwqvUZ0WE8yDjGGqfhYkzY0Xm3RnnsgJswkp5cu",
-	"HFZrcGiQyHmOudGSmlDuJ6GPRfLIKL+ZBlNqXoqEZoAYPSIcIHW3oFUeCZ14igX/YrJKxmecSLiDgmbE",
-	"rdIgG+DXb88bxNKvHwZt/X71vhfvzLeu3x23/k1bv+Px9OLd+fZf/7Iq37O+G5u5ZKCUVMNXQV4mGnO4",
-	"X6gv9AE+5pSci+nvtA70QWeF/76GNhH3vKIGlrbJa25KGGqY1uRUzanBdbK2BuR+QPdMGGcTrUS6IT1U",
-	"W2YR1le4+IhQvlho8XGgBkpFNhUdTYPOkyNBxeBf8i3YdZ/C6WzGBCyNlZEA6Yr57aWmU8jrXvk1c87c",
-	"5VwFRGjfF14waTNFpz0krKVDXVYO1CpC64vJVCosqQnfaSVUwY292V2FUwffczd+LUFbwtYQsetCtzln",
-	"rmfYrSVUVyar+znp3d5K88xZh8dnZ29e//Li+zXTgGwwugTVO6uVptXCSS1Q1NpWf0aHkNWqiKK3imVM",
-	"zdaX62/zHIpWQqVVQLbwy+2lLm7eXpy8PLn4V7QZgoaQrcREOF3cUc36+eIlj9aUdm/RqGtAW620Csov",
-	"nyxcw88GnrfJh7YK+8Osd0wMcQRTU991/bIXUtwZDT0bUPvBpzepaakyV3z79Yh8GxOZ0wRkTFIqx1qe",
-	"8ZTktACuxiD13wVaKIA1vvrHtBB53lSv3/b7ZKvb3SbPDvb3+q3dnV53pel7efntX7X5S7a2W1ffhq0r",
-	"62pWi5wVMIKivMyThI4UFGSP5JP6YmsU16xI1V9WiLc+Ndfr9xZI+gNSchvQ2xlCVI3pQMm0YGp2rmey",
-	"yQk5+xlmP5meO8G74yRjmP+J6Xe2XkuCIsc27xsR0l7WveefreOzE9u3x4kQXFIj1Hz6+zQYdnlp7iuk",
-	"KBT6MVy00LVSQmTyiGCuoqvYI+g35trez8SNLKHBQRUwduUAJEOgBRR6S4uADGo7PSTf4Vgi75LrjN3B",
-	"dbvdHpCtHGmwgHS77PqEgSwcXC05Vio3lZuMj4SX6qI/WjBPy6jbj1TBfSiRFIO3pSn8jzFV8jjPKzvB",
-	"cUJMbgFy7356JLJM3JvCTzvoiSwzhi+5NQk1P7uItA0JuvRrkw4cEzUuxPRmjO0LMFf1zYvzC+2rty/5",
-	"Jf/mG0fn7W++IS9qxRWxK3HQRrqtKYixpYibylCtkU0DO3iggbrkAwv14MjNMppm5dQSE8NnZKCF+yB2",
-	"s7uvKZk06xsGmqgGsZmckt1ez+WWV8WywXTdxdzbuJ5Bu20RockHuLJ1yxod5vS4q8LGRNowkZls3VuY",
-	"2WRdn87iSz4o2etwYWiZOzEwZD6wLFNlB29lFYsdLmOoS645artN0I9w3rRWHkYF5GXm+ANNVDbDQ2QS",
-	"Q5OxiSNTpUclkAJPADFNmELD+JIPgWBZx6HGhysKt5u3peIFjDDOqQmPsBGh5glSbX6ATn8mBVaRti/5",
-	"zzCT2rspsCXZoGTVAaZijJfEto/MSAVSXeOhS+JitqYE4ZIDTzF/GTdxXzCF/YnGeha9wJHf5QMnS2Ei",
-	"zGTlXIa79Ma0i2VrVy55rmWK6UB0cmZJx/X8YalcZKOSTinXuKh6NA2cM4LdWfR5zMS0qsKnl/wGOBQY",
-	"fsdME/J37PXElAlI6NGubM41eTLweN0fNDzfCTUmZ6/PL4jWYki50toECFSjWYSDq00umi3oLnlZ0fBo",
-	"CzqpRIFN7SwatoyYKBdTrTc4GtJDooopDLaPvOnLpndUHxwUZT8j5P2jRne8Mcug1vfOnoftenHJbdsL",
-	"O0HnmUXUL1BIJrAhxjffkMFdd2Ce0aLi0BWQoAWVpppPuKYvUsAE5Tk2RcBeFm3y3Kpfwy5KZHhw5jk7",
-	"kem2l7EEuLnos3pE26gFA0WNM2sTtRbVi5ZDURzdGZijw6jb7rQ7+hGRA6c5iw6jnXanvYMXn2qMhsNT",
-	"vxj1BtTSeBeGtLxUaUpyegOEKkIx+1hzHdAiGQ9qPTLKII5mVbTJbJBMq9eS3E5SbSkw6Wx1U6dV9VR8",
-	"1wTqjbiXRLNabrNoSyuy3wkbDcigta6DKYwoXsrpRyb0wcS10EtaFeXS9l6j6gb7m9kL0FJcUUW6Nci6",
-	"YcDsVXQArq4HVreD/9sUtAvMwsPzSAm9oYxLVZ3LlvZ2W4xL4JIpdgfbS4+qstIpuj6hnZjzX9bZsRsy",
-	"2q8avRx7nc5mvUKc+1iR8Tuvc4F16coLzajX6e21ut1Wr3vR7Rx29P//HZnwTb/TrXyuqN/vdtHXsa6O",
-	"3aIftjUOTBTpTdTLsE3qQrfMVOiWiQndea3TyOuf/X4itpJmvXYiC5W7gT4irzkYLhWj0nbE/iy7ne6y",
-	"+cvjeFrrZIMP7Tz+ULMZp36u13v8uYWOMfjgs8cf9HuQzeOobwho9TP1ro/oUk0nEy1fjRQiXkG8ojea",
-	"qEoxiL1iciFVqOjWyL3hrM4/hxhETAQ2z8qyRisme2cwzVM0KvxmTtrAQJVyyQ0Ja+2UTg1DgNG/dqUJ",
-	"nZnHGCeDbwePuf1H2kpgUjsKqIWp9G/ByNYBUYJ0+43rMBT922Zdd0kzKCMkxIU7Bu1Lbks+Mxgp7ByG",
-	"/osaAyuc4scOXFbp1RVBLWyzqAlCZ1sNedrovmtEDOr770Q620y6eNEfG/KpQjpVHMfJjHCQxIqJVcGN",
-	"tZk+GNCa16MHVop8uFj1629rrdIasva6lJrlYL32JkK0JgzdxZp3L1+TjPM4MkyyKVRWC3wkWG7tBbA2",
-	"FdmNHhFL+jb6DS9cko1wYiL9ClK8s4YwDjcj1k9311i12Xz1P053mG4y1TER6o4xrEjmcfTURIeXWd4j",
-	"ph1013DtXhS3RpTLsTaAra6wrQiNIjkiU4kREazwHQPN1JgkY0huFy3uH0GdQvTxsiLYWNHxpVeTazuN",
-	"RSKX/5smE2g7UWsssN1exYvJBMhLlfolut4yRs7Uu3WZZ86No9tshWWSNjr7BzsHB91AY6zDqNvZ6+92",
-	"dvq93m7vWa8XPWqorWoq+Tn3bqVZY/OLGw7uco1trS3OvOrjR1qYm1CRXKDVr2GLfgWxcD4W97UmktT2",
-	"c3fpuFU/xaGY6t+EJy9csboTFzY70C/qCJuj55h9HMq10MYdJUgd7iRIrRSESZKMhQSubdlBLSNjcMlt",
-	"pMZd+A42zNxBJ7M2L0sHR5dc8PLSVd0LP9XDBBtxlaFQY4y4mOabagwzczePS5dGdZlVcsn1xlx415iz",
-	"JmSDMrHhFZcIsG+AqOVbaKTQLIPUTupb6Za6y7RDs4JT29yLPWGaZMDo9RMNXSny1zJ9TTrH7KQu1Jr5",
-	"HaHcw1r23YKhVUtk2tf0PJy5jiAbLdNIRQxkDdYBqWfsBXz5RuJSKJ1oA8kYShr9LFZ6Zt93sWgM+3nl",
-	"O4Gs8eieTlja/um7m5enF2+7ry5ezE5//3v31a/JL8c3x29+/O6kc3r7tx9evX3bf3P7r99fv3ixc3p7",
-	"0n3168lxIIXWKuRFE7yZw72/X8+N7nb0MJeCYmqY5qHXBzR7pTsVrOyV/moMdJdjQE/QDqEgtE0XT/L2",
-	"Gdpl189DryWM1/bec4nbrteJdRXP3QNtYqs7wNRrmNoIU+OBJR9GhC8t8qgVo5SO5wjj0jRrRx+B+Y14",
-	"4TE7oRSxZSJClVD+5f2c3cefW+iMva6DVGvm/l/ZL9JPrQFi/XUTDbPJXq8umi+TUj86I8kSq2xaSe9Z",
-	"Ol/qX70BNS24caPwDtXemqv62yhsqSU5pTMyBJILbQP4r0yaYodme7Eul7hZSzT6shc2YLZrgQAaC8KV",
-	"V1TXCSg6MQ6fUzWu9BozlSm+pvGZdaOU3k8YoP+0Gqjs8/PufUOI1bJowwH/eew95BfMrn6y13jSlteu",
-	"eKh7uKuXuwoqPdfUZ9mlRH2dT3Vv0Gyvs/K1IfAHlb81ufsfFSJ6o2UG9XJ2avXcpErCDgu2Wi5oUKiV",
-	"WZp1MTamlVcWN69yFZkIqUiv0wnfypZzRp9KGnj7ePe+ltutGaRXZvR6abxWurnMW5t0ve/nSJdlIMut",
-	"eI+tyjTn+dWnYq7FFNlQd/+mPpP1A/lvEhXBizaMiizgo8y9bsSLPL6oSPJq7udEmvtfLw3w3ZWW2fX8",
-	"SP87m7b47kpLafOiNkOU00LT39O7Lspvu+77VVEuDOKYd4vhuySXh728WJ/rRLhwmeg62oT5uUSaqw1b",
-	"sUiFq8Vlzu07IxZSDhF6k2aIv+PVnfNqrJzy1ijlVCAHocLRE+nlMLq0hOZ1qTdrGSvXR/DQciaWd93T",
-	"9i6qwmGw751+x4g4Jz9dXJyZbCclTAJlmQ3mx+gKuGFS6efaxNCNPMRMvXNT0tHCxgoDsmW6uWqAt2Pi",
-	"/W7XnQ3IlkkYwqOi3LZ/xddVlGlo2P71ktv+r/WJztkNp2pawIBsDeSY9vp7/2tAviVjeCA/nR4/b53/",
-	"dNzr7zmmKei9SYYy6Y7Vm0Hdak8k5oJiSSAkBaj6criv1kk6qH17rDSFqPqXF87yGcSX3AU1zxXlKS1S",
-	"8g97WmRgz63FcFL3l6qerr6U5Wbbl/zYvF+t9/DgMsl2qlesYdrXPZNg67ctZTJZvi91q09kTPpkwnhM",
-	"djrm3x4Zx5e8T8Yx6Xbwv7v6vz383MPPSBT/7//2OuR/brfJMdntdkjKpKkHwibBFpOhOJ7g9VcLRB9x",
-	"/ew3QV5mJS69/iyvOx8JflXtPBZ4yqjYqEt7w51kN231YW/U2qUHw9azpJO2utAb7dDdYT/ZS6NNb0Fr",
-	"r31YPzjW9OBM5yj7sptKB1z5mubYhUQwa9RGFxyfO/lporNYKefdkVS9qf6UL3/Klz+GfGm0V/tcAqb/",
-	"mIAJBndNK86FyH/D/e0tCcI/aDhOJCYncTLMpvDXquYCf/akVaB3OIqrTvps1BvuQ2sv6dLW7qgDrWe0",
-	"v9/aGR6kvaQLu6O9TrSpv1xvpfe55VUylUpMoDCvU6JVe8NaRXnZ1rQmsaQ9+j+l1Z/S6o8jrc5NaO7L",
-	"mEIbhhqjdW+uVl0qBgJ8tlGj7c9YXdgHbxcX5ZqNZuIG9mgv6Y52oHUw3E1bu0mPtp5Bd9TaT/eGfbqb",
-	"7Ax73Y1lWtVR8fPKM99Jrgu0uuAqC9H/FF1/iq4/kOhyMdnPJbx6Hy+8Nrpl3/DGY1EwOYQgeM+GB8l+",
-	"uget/miXtnaHO0nrIO1BqzvqUPfb5qLJa3X5+YXTwmVfLUIvXUuy+fz/BwAA//8=",
+	"7H2Lcts4tuCvoLizFbtDKZJsOYldW7PudHrat+PEEzsz994oa0EkJKFNAWwCsq1O+aP2F/bLtnDwIEhC",
+	"L8dOeu7NVE1Hlkjg4OC8cF74HCV8lnNGmBTR4edoSnBKCvj4nshicTyWpFB/pUQkBc0l5Sw6jM5Jwlkq",
+	"kOToBlOJRmTMC4IK9Qplk3YURyKZkhlWr8pFTqLDiDJJJqSI7u7u4ijHBZ4RaaY6Scks55KwZPErWTSn",
+	"O0ZzRn+fE3RFFminq6bt9fsomeICJ2qQXSSnWKIZviICYYCDkhQV5Pc5ERIJPCaHSE4JEnimR7mhcqq+",
+	"GTD4asRT/R1laP8FmvJ5IVBB8gwvBLw4poWQqCAi50wQRJmQBKeIjxFOJGUTJG9oQtoDFsURucWzPFNr",
+	"7o+7yct0j7R6o+e4tU/291ovcb/f6iQH6QvSGz8fdTtRHFG1SI36KI4Ynql3PaS0FFZ8lM7w7RvCJnIa",
+	"Hfb6/TiaUWb/7sYW4UIWlE00vi3ggO7jJOFzJk+YAv2aqK8SziRhUn3EeZ7RBCvUP/tNKPx/LleknkzV",
+	"4FiPcUntIHE0I0LgifrxYkqQeQBRgbxnxDxJiBDR4Rhngtz5a/pLQcbRYfQ/npUU+Uz/Kp69LgpevGbX",
+	"JOM50SuqUog/44hMKUth19ROewC0o7vYx+sJOyv4pACA7oEDWo50SdllbsfyUXHsiNBQHBWotrMKQiFp",
+	"liHKkDfIY+GqAZJhi6VgFXPGgKsV9pgkBcMZzHI/rJkRLgkM4SPLDo4EKa5JgewTj4YJhuaM3OYkkSTV",
+	"sx2h3+dcEsDKv7fea0S1TlKk2VOJHjHPc15IQMdbLn/mc5beCxOMy8sxvO0j4VR/QoxLZH99TLYpiODz",
+	"IiEo5UTArOSWCol4UX4zIhlXMo4DXgyjAQLO8CLjOL3g/A0uJveTJbke41JyfpnBKD4+zB5oEU0FgicK",
+	"JfAZ6qJT+uOj46c6P1eUCRNrBGRYjnkx25IhQOIU5DcgPfX5GmfzClLMuJfuobqEtU8g+4RmZcLSQ2SJ",
+	"aM5SktFrUuBRRtCOGht197qd3sFuE213cTRn+BrTTD29Eij/uTpc+i+lEx2EKU2BjjATN6SwirbbQUIb",
+	"EkcAuhkGzfBCUZ/6R700xdcEjQhham0yAPbD7ncA/AaC0Y4Pb0FygqVAVCqbAQvOdoF7KosGYnmPJXlD",
+	"Z9Ts+dacUmBJLjMzQAXvnKMZZgtLrQJxBtCmZMaVGjzSxhnKsCSPKVIdIAnOMgdFPh9lNHHAoHHBZ4gz",
+	"gk7OEE5TpfCUzVi3PlvO/AzBZJ5+5hmqANA5YekrzsYZTeSWDDnKeHIV5kc1Ck7kpX2kTvXmdzTFAvFc",
+	"EQufq71PUYKZlqGWYNIg69GKMVKf/uvaGnexUk6vOGNL5RObz0akuFQ6LHHP+dC85Ug/o+Z0j2gdQoVV",
+	"Io/KzmEQYiBJu19UILOlsWJa/CXG0QWZKZlBvsgqkGaQy7B58JYjnOcFv1a4NI8idWRI0SDiRUoKtR9j",
+	"WsxgokH0iMwehIWPfSMBzbBMpkQfoib0mjAAVqGapoC0DwzP5ZQX9I97CsW5P0DFkqJCKDmu5mLXOKMp",
+	"Oj47UQLocXEC50ssQF0BUVWOIhoQXqCCXPMropHwD/UlLPRnTLN7IuLaDXI51qPEERi1whypJWVYg/nR",
+	"nA7BxGNPzDYBoAWZzDNcIHKbK+FAOUOD6P987LRefvr8Iu727/4yiKJPd1W7XS/KsM4h8ue6N6pLnGxw",
+	"pBlTkqUKwbNy02c4U+qbpEdoqPEwBOITiOBkivh4TFiqnoWX21EpefxjsvqYFzwnhaRaS5AZppnn2bAH",
+	"7TiisHFqUiz1UedgP4obHhB7xm+MACf13+e0UBTwUQ1nHo3NpJ/cYHykbBI11is8yzGdsCagAL9Yh2f7",
+	"/iv99F0cJQXBkqSXWFaWk2JJWpICOI2lGztzcalslKYLZ8f8TlL0VBlJ6S56hnYUh6CnqP4beoo0Ae/G",
+	"qKM0RvcIddDNVAkPrkzHCfCXNqxIihZEKvOhBJTPtWFqoNRKQEGphp0X5FKbaaIJ599eX6BnicGIePaZ",
+	"pneIs2zRRmAbciHRGMicSWQGMzafiBGW+ol+XH+SFgJApJLM1m7Iz3rc9zCsgtosAxcFXsAq1HCXCnlm",
+	"i6pr+KdClDJGtdPKmqkKZQVJlI5IjxAeAfKN5865uKp4XLXhG9N6hjcCVimPx4PWMlzT3rebfan10hiA",
+	"UUa+OELD47OTIRobES4k1vLCvtIOzaQIeAkTAG1vQ/YbUfUKoeExcmylQZ1VfYhXiZdXTphUF/ULv9EW",
+	"v1H8FjlPhN1LgXBBlMEJYldILOcCMX5zhCSXOFNSW04JLZCYz9SKq0LMYWlDchs7BbrBw7nWAM1VvXek",
+	"J/2jtrLuyzOdfyKsy6Dlcyp0bwieMPp/g0cBlRs9W6MX/WKJCjNr7CHewOxwu4pMnJpWZkuWvRtHhx/X",
+	"mFROscd1BZZiiTdVX42FwctNUD95wL6hIqDfnfhXf2wksUsYmsKakVt5mcwLwQOBlDMsBMICDfUDpaxR",
+	"b6EcT4iTfeYoraQp/BAQPjUElOtYtWHim+0YYH+bXZvi0G75p9QqdsHeRDvqEE5muVwgjSixa22J0PHQ",
+	"w+uI84xg2NWUijzDi8slhlsc5VPOyKWRyQ1IjGdb/YUzpFk0RimdUHDVZIugKvHHvNT6ds2OeyfxCsQ1",
+	"+JpDBylEH5GbKPfcJHU73Pzkjtel8wOIWPIweo2i2tzc3Nj6mPERzcg9diRGoDCLBQKvKWVJNk8r5NG0",
+	"Lpo/cG0HeAG7fqcTb2H3G/jjqHQ8WWSt2LNX+pGfDDc2OAZcWffA4aYrb9KlndFbEby7fhGvr+0peDPh",
+	"pB7/EYt7S6cmBu/iiFggCJvPvCW1m5vh4SAkxPR7SzSP/nELxWNYNKB3cjxxx/3Vg5yVTy7ZOGU1euOt",
+	"2LMPuSCFfACa8yRClXFlMSdafmPEyI2TNOrAMMMpCQuYhyVhC1ydS9ci5uvr2sq2bKNszc5/K4i3NQ58",
+	"OKsE8zMlWSoQUUeeMoMjwUVBiWieN5xbq3HQmc8waylLGIJpktzKoDJw7q4g5XKGzAMx0vYJZ9aTECLd",
+	"Ggbs4KX7LURz4DB7BV7BOhCnOJlSRsp1aO8FZLL4cFg5V/OuBvI+fD910Hm9JFTQjKiEHJi1kFcoLLok",
+	"KumHTBIbD4pXRFLCcWg55SnAjrOM38CEtRSGTwEiqLosH4J3ErOda73TsO93vut3pbNJccdr/WiVeA0F",
+	"AJF+WkuYAN4S1nQaeTVv3pDRlPMrHWlfyp/3ck4audP0/oBefyKQ2fsj4zcDqFKizsT24AVPehxacpuz",
+	"DdaaJW+VtnDW6xJoEDVeBwg84aTgQpiUNqHZ1DpwguJnFmT7s4LocAT5fY4ziMIRIWM4b8KsAiV4LkiK",
+	"RguE4Ud0RRa+JFDfhc2chu2qMVLzPy0R3oY+3hotbGcz4q1dkITQaz+y0zb+CfcnOJRKgbLCJIujqm/1",
+	"cBmTNbfGCpknQicKwanAuaWpRBN8TRDjjKAdxo2DaLcdtm1sXGETvw6V2UbmSQqUD0/bGULI9vldiaU0",
+	"pfoMdFZBhLM+Gxis25l1vxn4whXtaFrSgZkcyynawZq14asnAv3b+bu3+pffOGUk1SHXlEsRKx05BceI",
+	"euPyGhdUSXXR7gyPEEYufRQeGcw7nb2EMviXtPWfyjDTXwy90X6fK7YBdTJEvEBDNX2bpkPNcQAeFgij",
+	"mynPiANguNtk/Di6bU14S33ZElc0b/FcI7KVc1AQ0aFS+Hdx9CtZnC6lqyvKII30iixsEmtKTCAOomk+",
+	"C2Za4wInKszPeJDIT0mTsnEZzVolpmzQS1GpcbesNNbUM57QWfWsRYPSMpilI3677o1z81id2MvcAYAx",
+	"ROan5KsbrqdkG3v1tDQzayJoiuWlkW1hp49R7evhgTF0YtpdHE2pkLwIpFe/Bu1r/PIFyXkBWRI8S5UW",
+	"gEBLXKZDeIJQqVsh8SzfOLR1DpO8mmI2ISFhUl33hh7yYFzp5PwdenHQ6ZZA6iV8uHiF+HgsyBbBI6Nh",
+	"NsO3XmKDFLyVxY09dlOUCwoTtd7Rr0/Zmla3J2+XFVkP+i2qcRVt7vtZgAHDbzvdHFa9KZGYZks02z1U",
+	"7YptCrt4bExsYxePN9qJJLM/V4jBrWYNHgDypYGWLbxCfrA2uImbiM/tnVGcXZNC6KPpti6s5WFvFzys",
+	"BrthD6iQlE2eCAQ5XZvLqkqaT4hZTMjDuOPXByHupWseTo47RDlZgZOE5NVs3BLTQN1Yf00lKshYHWp2",
+	"t5D1kAy/qazXD99XRZT+kvBWVfL7NmbGtSqmmp1VdWzWCN2D0KGmdqzbQGG9N2e4BwpH3I8bxwWfhdGs",
+	"iIUUT4RhjfUskfHEMVjNytbJzEGpk2FJ5Tz1xVaZmJRxNln+62YuajeBP1xoW2YkpQF/yM+8QHSGJyRG",
+	"eJ5SHqNrmhIlIngynyl5gVmKhKTJFSlcckdAUePcYqeBhDHNyFLZvURcz+iMXOpvN8iYCy94S3G0FMSC",
+	"4CS89WTGf6Nh+Fdpo1U8rIcMLaggebYI7+BoLiVnsFVKiUAVY9CRtgTbxhO2rYXUAFGSW7lMrN1K7ciC",
+	"T2bJLlMWJtG/m7XwolxKmCMtday0DW1qmXoY7ai549X0Hltij5Fl+djGm0SM4JSv3eCxATVGlkBirbhj",
+	"JBZCklmM5swUjrlMc0ZuSIE4I7vbyvaGlK4IcZB0LjQF424gnL9ymDWkGkJx1oYfcNNAq9W1hMkleufP",
+	"YynWjLY1EmQTc8pZMVWOGOKcDn0bSU4LPp9M0dm78wv0zMr0Z1brx2iYY0Yy/Q5nRJfuQGURFtMRx0X6",
+	"RKdLQg4F2gGndTIlyZXikDLWAgJJe5p3fZcWzimEXhjJgr6sr2khreGrqt3UNIxWMJmiwm/DYI7+VzEX",
+	"eNS3ZawlJPbPKSmIJa9EUYMimSNUkt5GtLaUxLYhnqq9HQAVS8/nUKn5g0OwdYb5c26RHbkEkC8SR/eQ",
+	"Ll/pBHfPE5B1z20azftSljZwrmJWeOIbsWtJISsZtr6IjVhWfCvP4bbJHGeV3KXqtLnxmgeSua1fbUV2",
+	"9JpkaBjcjmRfC5HKeRnBqGklKGLgKTFlI7/wGyQ5MuaLDqxCdQFSRroyFzM0xSw1DunqWn/jlF1av2dD",
+	"GsCv+bQIRtbPtXanQhvZoLaxnclW8ps4jPUJSQ6ROJC/vX3dBWVtYuqSM3Vl5HVH6vouVHNV/XXGHk6C",
+	"+0JY+tWpXE36noh5thWRe289hGe0qT5qAZEUYSHohOm4bFjtBXfbGkEbpOQ5l5x51i+1XZL5+7UsbJ0y",
+	"sZ5hgSPdYjybz0apPcap2AV0Ns9MVqAaI2gHrNog7YoqrmlCnghE0xhBPgZlCIrSnL30maZ3G5aahHNB",
+	"aiten+JR5jGvRh3YU1Oc54TZSm9NDu1vFFXz2WiteV8n85WmgmJeW+5tOpQsT6eAFKq6bK8mNjSR+w+c",
+	"zYkAWfz5c/fuLkafP/fu7rQPjiPOYkUakLHgQgSuJvhjdMxwFEfv3v/Uev78RVetwUWbvGT0bqe3v6Z9",
+	"VKyeP9Hvdr3cdRd9asRkahWVBZ/nopQMc5YSOH7aarrjsxNXNKaWpI1uUVlP9JZfE9BRsFbIf/RW0eus",
+	"XcTKuMiXFAOUMHb7/X63t7ffP3hehU+Bl2Op5ogOq7XUIcbQjS02pA2FV9ObyL4QI6pL8dzpGJpSMFIj",
+	"kfMcSsAF1nHMB6GPJnlkmE3mwYTaNzzBGTGJVIyQ1KYAlVmk6vjoZDH8RUXZc4AyJMg1KXCG7Cw1siHs",
+	"8sN5jVj61c3ArT8+fe7Fe3c7lx+PW/+JW3/A9vTi/bvdv/5l81pSk7esoRRYwVdC7sqMGLlptFHyAT5m",
+	"GJ3z+R+4CvSLzgrXyAbahN+wkhpo2kbvmO7UUMG0IqdyTAWulbUVIJ8HdM+MMjpTSqQbTGLzp2nC+tZU",
+	"3mLW7CfxZaAGOmJsKzrqBp0nR4KKwc9wadh1D3FIXhcfFbZnocnosQp50xhoPePchg1LIELrvvD8dNsp",
+	"OldADLrMPWhdSLO5kNA5ZEkuJZZkYtKaVuHUwvfKPr+RoHWw1UTsptBtz5mbGXYbCdWVpWp+RVq3t9I8",
+	"s9bh8dnZ+3f/eP3ThknAJv7gQPX2aqVp1dipBkVt0XpgRLJKs5Tog6QZlYvN5fqHPCdFK8HCKCBX5q6h",
+	"q4qbDxcnb04u/iPaDkEjkq3ERDiTyFLN5qlEjkcrSrvXNOrqJeJuplVQfn3vUgU/W5y8dTWUUdj3s94h",
+	"K9ISTEV9V/XLQUhxZzj0bkDtB9/epqK1TNv07dcj9DRGIscJETE42ZU8YynKcUGYnBJhWja4TBv1Y1rw",
+	"PK+r16f9PtrpdnfRyxfPD/qt/b1ed6XpOxg8/asyf9HObuvT07B1ZY6a5SRnBRmTwm8nMZakQAcon1Un",
+	"26C0dkWh3rJ+Q5tTc7VNUYOk71GQU4PejBCiasihSuYFlYtzNZLJR8npr2Txi24tHEwXSDIK1R+Qe26q",
+	"tQWR6NhUfQFC2suaFP976/jsxLQntiIEplQI1Z/+Pg+6Xd7o+Irghc7ZYrwFRyvJeSaOECTq23p9BOfG",
+	"XNn7GZ8IBw08VAJjZg5AMiK4IIVaUiAkWlnpIfoRnkXiOrnM6DW5bLfbQ7STAw0WJpUM9gocWfBwOeVU",
+	"ylw3qKJszL3sJvXRgHnqvG5/w5LchKoowHnrTOF/TrEUx3le2gmWE2J0RUjupSSMeZbxG91oxTz0RLh6",
+	"oQEzJqHiZ+uRNi5BW3ylQ7SxCwxzRnShxvvX5xfqrN4esAH74QdL5+0ffkCvK6WVsS1wVEa6qSiMoXOq",
+	"HUpTrZZNQ/PwUAE1YEMD9fDIjjKeZ25oAWVhCzRUwn0Y29Ht1xjN6tWNQ0VUw1gPjtF+r2cry8qeYMFa",
+	"lWbhSVwtH9k1iFDkQ5g07dkUOvTuMdtsDpJvw0SmS1WuyMJUqvh0Fg/Y0LHXYeNRly4z1GQ+NCxTlsbs",
+	"ZCWLHS5jqAFTHLXbRnCOsKdppTy0Cshd3dgtTmS2gE2kAlyTsfYjY6meSkhKWEIA04hKMIwHbEQQFHUe",
+	"KnzY3ndm8aYjnknRBMJDdIywfgOVix/CoT8THJJW2wP2K1kIdbopoPP60LHqELJvpkt820f6SUmEvIRN",
+	"F8j6bHUB4oARlkLxDizipqCSuIZjaoIjv5kpDJaSGdeDubE0d6mFqSOWqVwdsFzJFN1o+eTMkI5tbUxT",
+	"0WQjR6eYKVyUraiH9jACTWjVfiz4vGw2iAdsQhgpwP0OyUXo79DSmkrtkFBP26J528taw+M1uVTw/Mil",
+	"SQxRWgwoVxibAICq9cS0cOlWaZVO+wPm6hnXdtoXkhfQu9+gYUeLCTeZbL2Hp0l6iGQxJ8PdI29419sf",
+	"q40jhWvbDLx/VLsEYEozUmnvb/bDNPccMNPd0wzQeWkQ9Q9SCMqh7+cPP6DhdXeo31Gi4tCWj4IFlaaK",
+	"T5iiL1SQGchz6P0ILTvb6JVRv5pdJM9g4/R7ZiB9qUBGE8J0oM/oEWWjFpRIrA+zJjevqV6UHIri6FrD",
+	"HB1G3Xan3VGv8JwwnNPoMNprd9p7EPiUUzAcnlWaIE3IklQ+48N6IpwHV8SQ12YLhw6rndN0QzXn7d3R",
+	"kVCQIXC4YnzAhhWH8nAX+EmRuWKh2o86RAKRVDVUrDUfEACVQhu9Ao2c5ouBKzWL6j2HPElsgrJtdAYG",
+	"plGjGOmaCSXBKzEYaJup98WxxkmqrBoqpGusFFXvufjY6DHGbwQsytZaOJO33wlbOCBNKjdBpGSMIYKo",
+	"XpnhW+2EgyPdKpecMk6buzn0CkmG9qCbF+Sa8rkwpSI8x7/Pq9BGpxcnS0wyU5Sy7O6Kzlrn26fa3RW9",
+	"Tme73qj2HOnR80e/M6bXXm5fHVZs+7i9jtcdrmO7th0oiHVXtq7CuMkr6PY6nVrBR9Tr9A5a3W6r073o",
+	"vDzsdA47nf9sNN877LRf9BsNHZe9S1M1Vb2jonu6173odsqnzRY0Iydeh8JOu39X7eX67le/Y6upYN2s",
+	"YWuzo1igVes7xch4An4UtyfQA3e/0102gyOBZ5VuwfDS3vqX6heeqPd6vfXvNbrywosv17/o93m/i6O+",
+	"JtrV71Rv1oDz3Hw2U8Jdi5USW+5QTwvkmjpKPFGkXbZ1i+BMWOtlulSYH/t9G53YRFZqWqo1Jwecajka",
+	"h4SoNQEFNEEdsGX9UrWdoEMjWltegWUhzKzKrAc3eowEh1QZZaqghAs4rtqre26mWIJ6rTWfFPQPEhLR",
+	"fyNOQq8T0JX2oNDfWM4LphWOXqnSDQzRVOfXVJvHVmSkYlsQkErDlsxJdbaAPeErdvO5baswywPKyj+Z",
+	"dKw37f1oi0H1VRauoUKvWzeDajdggFOmfHX/pXv1ZfNNxqXXolVyNMOUSUyZsnMzOV0gknCd3Y8Im+AJ",
+	"mamlq234pvL8gaX5uvsyPJbTHPoNhHlnf/17rin/v5z0P27ieJXA93rIBUW97exVsdNj6KoxIQhLhKFm",
+	"Xh2XCS6S6bDSw99FX6Ed9kgdoLQIb4eNYb+B3L+KLXwG7G8yF52fAUvdkLmU6WHATA5pAK6uB1a3A//b",
+	"2kyHiinYjxThCaZMyHJfdhIsSIsyQZigijt2l25Vab1jiFmEVqL3f5n13g152x9QB1ky/ug1HDWxGJeJ",
+	"uExWKsna73TLYEnU73e7EKQwMQqzRD/fQkceIpDg1e6JOue461KMu6Vuu3sweVtvuLfOeDbPf7edN7Gd",
+	"SzHk5Kb9Sp1/ci5kqFeelnujRZV/DsHdkHAocMmy2lUxJtlnnqfgavAvm1GGMfiCBkyTsEAYpXPNEMTe",
+	"MQAzzfBCv0YZGj4drovXHSEqERUDZtxnWPjpa2jnBfST79fy2ED07xpD3GRXDV1oE9k45bA9YKZTW0bG",
+	"Em42gsCDaduup4QbgoJekUq8takJQntbPvKsdjuoFjHgqPuRp4vtpIsXtjWx2jIWWwZgrcwIRzeNmFgV",
+	"ldyY6YOR6Ltq2M9IkfuLVb9tXuUqp5qsvXRS0z2sDySbC9GKMLQZcV5CbUUy3sWRZpJtoTJa4AvBsnM3",
+	"wNpWZNdauy6zk70+tTY7nlsxkX4Lo3kDYRy+LFW93d1g1vrlkP9yukM3gS63CWG7jWFFouxvndaxzPIe",
+	"02Im3IVQN7y40qJcTJUBbHSFuSpNK5IjNBcQyoS+dProqQts2yHfxqm+0ePLZEXw4jfLl14nOXMTUsRz",
+	"8b9xMiNtK2q1BbbfK3kxmRH0RqZ+YzlvGi1nqk329TvnOkJV72Cvs607z1/svXjRDfSzP4y6nYP+fmev",
+	"3+vt9172etFaQ23VpXePuXYjzWqLby44uMoNlrWxOPN65q25Ytk6+Oq0+i1s0W8gFs6n/KZyyR02903b",
+	"OrryvrcRn6vfuCcvbItFKy7KfmAbhNkCKSCrj/Gmc59tTonGNFNW1YDtKMtV38hnvtPJrHC43G1DFoNY",
+	"c/vNgkhw3KovMyqUHhuwYAjtEOVY6OEaUSYLstejDComcVr2KeOMHA0Y2LhLu5WhYxuvg3BtzgVk8yHK",
+	"/JZaaOeKLASB90EPU84GTKFKk3UaI7UB2rm5C75nOPUhIfHCxHhN5JiRG/+Oo4Jek8PKlwOG85zgQhvh",
+	"EKYcF0RMjds8h94jOjgspnQsdWg4J1iiQukDPtYXtmoI2uhXY3Qb17fdNw2Nxjh4KgwelkUobTnwOqfM",
+	"OwW1W+DNlAtSrYu3KeZwgxNt1phEro130L3geh5uKJ5qlWCrwYXwJRVesFnW3PlAeuv9+LthR3490lkp",
+	"NbuvC3/NmuzlqV5FpecnW+KPqhS5PRJgvFZwVF5AaxtzrCnJCAHud9gIOaAgb31N7cZqsG3PPSUuFQnA",
+	"CU4XTSt5sOOaiGoZCm1Dq+RQce37DqjQRtgAyNjcwdzci5VlGRuuxV2St/0yetssQ8/zAOv4L5QHkfRO",
+	"/0hu312c3Jz+dFz+/9X+7elPx7d/+iSJ0hj5WKtBV6xWK/QMRKIaRejRDZ7RtP3Lj5M3pxcfum8vXi9O",
+	"//h79+1vyT+OJ8fv//bjSef06t9+fvvhQ//91X/88e71673Tq5Pu299OjqvlucYDUK/9fv58SVyx5g+u",
+	"VH/WCzU9eLsdNc3aUJxtr2Qa0NhSGdsIpuxZFBJ2arsqHVvX081D+ZgbfUDW+JjLHn/ffcxrfcxglIbN",
+	"cs/6d7ZX1fx/5ve5CnujtUEeqpFUdgFGcDi0BzFU6Y6lTAZlvTE0WqBhpZJyOGAmw9IWag23rLiFGFNl",
+	"XJoOjwZwFYK1C264X6KpM0RglhGXUzhC6JOInJKFPobA1M6n7qpBB0wtzKZl20wVNQC4RGpBMYcA7+JY",
+	"d5oB2zDL4MxyUXPSm8OtEzZ6Buu1Y17OKKQNBuxsv0GA7Z/9rTzfugxzcVL1adTrMkM9A6pys+5nrRQg",
+	"P1f0PFrYezy2mma9ZlklwAOhvFrBcVAMb+4YCTV7eBQnPdzvEPSF+7p479EUbc3vv5n+DehPqw8hF6ii",
+	"vGxyjemi1vDASVOKtxoD3eUYUAO0QygILdOGk711hlbZ9fvHVBq9VNbesw1X7AUdJlJ0bl/QThUQHtBn",
+	"Sfc0si0VqTAifGlzpkoTKWf4j8FpgLN29AWY34oX1rkJl7fq/pPmBlnmruQIbRIfUdh4Ze8W+68cFlFv",
+	"bQDimdn5oNfUlEU1zZeZ04/rrKSVOazvIT1TlF5B452qaH3X0hGd4gUaEZRzZQMgZTMQDE6huaBsYgvi",
+	"xJIoyxKN3mSGUkQ08kerjqWOc+D8S+SIPqwGcpfTfPxcE2KV7hfhA5k6xbuX/Macq9/s1d60p7flL3UP",
+	"99V0n+53aKzM88BHunUi2d2q8j0380FPfu+VzMBerW3IP75csFV6OITDP/aJZijGCtJGCEhC5j3qdTrh",
+	"pEw3ZvRQ0sBbB3iOys4dikF6rhOH137DSDfbMcM0S3nu9zZx7ZuWW/EeW7n2JA9X0dJsbRFgr+O6Pqsd",
+	"/v+bBEXBBwJB0QY+XM+UWrjY44uSJD/d+b0MdPqnV77/8ZOS2dW+Bv53pt3Ax09KSgtSXFvNPC8U/T27",
+	"7oL8NvN+XhXkhhjuiGScTSD0sjzq7YX67fV5jVxCe/lAmJ8d0mxPtxWTlLhqTnOu45bNOLEueXQhQp25",
+	"58p6NBN5czg5FfaQe3WfrveAzUquZ0t6o7pUmeaoNo3dtv87Ml1ywTdU8HmuR654CiBup/sJVqpM/Y6C",
+	"/uwuU15RwG3LWnheslnbS5MLe+F+chUhGJxxv1xcnOkiacl19akrIvczBAoyoUKq99pIk604hAL/c90J",
+	"qgX9o4doR18BqyDejZH3u5l3MUQ7JgY91kFL/QJ013fV63Bn7ICZS2OrA53TCcNyXpAh2hmKKe71D/7X",
+	"ED1FU3KLfjk9ftU6/+W41z+wPFvgG11Drbsk2FTXslYeSq0mUCUtSFIQWZ0O1tU6SYeVb4+lIlBZ/fLC",
+	"Gl7DeMBsSsW52lRcpOifZrfQ0Oxbi8Kg9i9Zvl1+Kdxi2wN2DGkLqHd7awvQ90warzhCUC1+QwUxbV8N",
+	"Y1B79W6KdvpIxKiPZpTFaK+j/+2haTxgfTSNUbcD/91X/+3B5x58BqL4f/+310H/c7eNjtF+t4NSKnQb",
+	"MbhZ2GAy5EbkzPDMK5dEee/k140CJcuSL12y5RrfW9m1vMFTWsNHXdwb7SX7aatPDsatffxi1HqZdNJW",
+	"l/TGe3h/1E8O0mjbHEyDHt20fXPfXP0Aqe8YaUc1FfSpWo5jPDLQbMI4NyyfW/GtncMQAfUytMpbTL7L",
+	"l+/y5c8hX2oX8TyWgOmvEzBB37K+tK0ReKidvntLYgC3Co4TAaURDI2yOflrmY8AP3vSKnDhOIirTvpy",
+	"3Bs9J62DpItb++MOab3E/eetvdGLtJd0yf74oBNte1yvXrr02PIqmQvJZ/bSR1xehFVpROsuwKtILGG2",
+	"/ru0+i6t/jzS6lx7Br+OKbSlp3PjxJUtk1KqOSdrckyacs04U2EBB7iXdMd7pPVitJ+29pMebr0k3XHr",
+	"eXow6uP9ZG/U624t08o7rh5Xnvln9KpAqwou17/2u+j6Lrr+RKLLuoQfS3j1vlx4bRXk3zLg0hRMFiEA",
+	"3svRi+R5ekBa/fE+bu2P9pLWi7RHWt1xB9vfthdN3o1ejy+cGrHGSoBA2Pz1u7v/HwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
