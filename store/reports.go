@@ -6,8 +6,9 @@ import (
 )
 
 // Campaign reports read the counters migrations/000010_reports.up.sql keeps as messages are
-// recorded and their statuses change (campaign_counters, campaign_failures): never a count over
-// messages, so a report costs the same whatever the campaign's size.
+// recorded and their statuses change (campaign_totals, campaign_counters per hour,
+// campaign_failures), never a count over messages: a report reads at most 8 rows per campaign
+// (a chart 8 per hour shown) whatever the campaign's size.
 
 // StatusCounts is how many messages are in each status now.
 type StatusCounts struct {
@@ -65,6 +66,41 @@ const campaignReportColumns = `p.id, p.name, p.created_at,
 		COALESCE(sum(k.delivered), 0) AS delivered, COALESCE(sum(k.read), 0) AS read,
 		COALESCE(sum(k.failed), 0) AS failed, min(k.first_at) AS first_at, max(k.last_at) AS last_at`
 
+const (
+	campaignByIDSQL = `SELECT ` + campaignReportColumns + `
+		FROM campaigns p LEFT JOIN campaign_totals k ON k.account_id = p.account_id AND k.campaign_id = p.id
+		WHERE p.account_id = $1 AND p.id = $2
+		GROUP BY p.id, p.name, p.created_at`
+	failureReasonsSQL = `SELECT error_code, error_title, count FROM campaign_failures
+		WHERE account_id = $1 AND campaign_id = $2 AND count > 0
+		ORDER BY count DESC, error_code, error_title LIMIT $3`
+	campaignSeriesSQL = `SELECT date_trunc($5::text, bucket, 'UTC') AS start,
+			sum(pending) AS pending, sum(sent) AS sent, sum(delivered) AS delivered, sum(read) AS read, sum(failed) AS failed
+		FROM campaign_counters
+		WHERE account_id = $1 AND campaign_id = $2 AND bucket >= date_trunc('hour', $3::timestamptz, 'UTC') AND bucket < $4::timestamptz
+		GROUP BY 1 HAVING sum(pending + sent + delivered + read + failed) > 0 ORDER BY 1`
+)
+
+// Statement is a SQL statement with its arguments.
+type Statement struct {
+	Name string
+	SQL  string
+	Args []any
+}
+
+// ReportStatements returns the statements behind a page of ListMessages(f) and a campaign
+// report (CampaignByID, CampaignFailureReasons, a CampaignSeries of the last 30 days by day), so
+// the benchmarks can EXPLAIN exactly what runs.
+func ReportStatements(accountID int64, f MessageFilter, campaignID int64, now time.Time) []Statement {
+	q, args := messageListQuery(accountID, f)
+	return []Statement{
+		{"ListMessages", q, args},
+		{"CampaignByID", campaignByIDSQL, []any{accountID, campaignID}},
+		{"CampaignFailureReasons", failureReasonsSQL, []any{accountID, campaignID, 5}},
+		{"CampaignSeries", campaignSeriesSQL, []any{accountID, campaignID, now.Add(-30 * 24 * time.Hour).UTC(), now.UTC(), "day"}},
+	}
+}
+
 // Campaigns returns a page of the account's campaigns, newest first (by id), each with its
 // counts: at most limit, those with an id below beforeID when it is not 0. It fails only when
 // the database does.
@@ -73,7 +109,7 @@ func (s *Store) Campaigns(ctx context.Context, accountID int64, beforeID int64, 
 	st, err := s.prepared(ctx, `SELECT `+campaignReportColumns+`
 		FROM (SELECT id, account_id, name, created_at FROM campaigns
 			WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3) p
-		LEFT JOIN campaign_counters k ON k.account_id = p.account_id AND k.campaign_id = p.id
+		LEFT JOIN campaign_totals k ON k.account_id = p.account_id AND k.campaign_id = p.id
 		GROUP BY p.id, p.name, p.created_at ORDER BY p.id DESC`)
 	if err != nil {
 		return out, err
@@ -85,10 +121,7 @@ func (s *Store) Campaigns(ctx context.Context, accountID int64, beforeID int64, 
 // no campaign with that id.
 func (s *Store) CampaignByID(ctx context.Context, accountID, id int64) (CampaignReport, error) {
 	var r CampaignReport
-	err := s.getPrepared(ctx, &r, `SELECT `+campaignReportColumns+`
-		FROM campaigns p LEFT JOIN campaign_counters k ON k.account_id = p.account_id AND k.campaign_id = p.id
-		WHERE p.account_id = $1 AND p.id = $2
-		GROUP BY p.id, p.name, p.created_at`, accountID, id)
+	err := s.getPrepared(ctx, &r, campaignByIDSQL, accountID, id)
 	return r, err
 }
 
@@ -97,9 +130,7 @@ func (s *Store) CampaignByID(ctx context.Context, accountID, id int64) (Campaign
 // database does.
 func (s *Store) CampaignFailureReasons(ctx context.Context, accountID, campaignID int64, limit int) ([]FailureReason, error) {
 	out := []FailureReason{}
-	st, err := s.prepared(ctx, `SELECT error_code, error_title, count FROM campaign_failures
-		WHERE account_id = $1 AND campaign_id = $2 AND count > 0
-		ORDER BY count DESC, error_code, error_title LIMIT $3`)
+	st, err := s.prepared(ctx, failureReasonsSQL)
 	if err != nil {
 		return out, err
 	}
@@ -115,11 +146,7 @@ func (s *Store) CampaignSeries(ctx context.Context, accountID, campaignID int64,
 		unit = "hour"
 	}
 	out := []CampaignBucket{}
-	st, err := s.prepared(ctx, `SELECT date_trunc($5::text, bucket, 'UTC') AS start,
-			sum(pending) AS pending, sum(sent) AS sent, sum(delivered) AS delivered, sum(read) AS read, sum(failed) AS failed
-		FROM campaign_counters
-		WHERE account_id = $1 AND campaign_id = $2 AND bucket >= date_trunc('hour', $3::timestamptz, 'UTC') AND bucket < $4::timestamptz
-		GROUP BY 1 HAVING sum(pending + sent + delivered + read + failed) > 0 ORDER BY 1`)
+	st, err := s.prepared(ctx, campaignSeriesSQL)
 	if err != nil {
 		return out, err
 	}
