@@ -11,8 +11,8 @@ import (
 
 // The message listing (GET /v1/messages, the dashboard's messages and contact pages): newest
 // first, filtered, a page at a time by keyset on (created_at, id) descending, so a page never
-// shifts while new messages arrive. Each filter combination is one prepared statement that walks
-// one of the newest-first indexes of migrations/000010_reports.up.sql.
+// shifts while new messages arrive. Each filter combination walks one of the newest-first
+// indexes of migrations/000010_reports.up.sql.
 
 // MessageFilter selects messages of an account. Zero values do not filter.
 type MessageFilter struct {
@@ -93,16 +93,15 @@ type MessagePage struct {
 }
 
 // ListMessages returns one page of the account's messages matching f, newest first, in one
-// prepared statement. It fails only when the database does.
+// statement. It fails only when the database does.
 func (s *Store) ListMessages(ctx context.Context, accountID int64, f MessageFilter) (MessagePage, error) {
 	q, args := messageListQuery(accountID, f)
 	limit := args[len(args)-1].(int) - 1
 	page := MessagePage{Messages: []ListedMessage{}}
-	st, err := s.prepared(ctx, q)
-	if err != nil {
-		return page, err
-	}
-	if err := st.SelectContext(ctx, &page.Messages, args...); err != nil {
+	// Not a prepared statement: a cached generic plan cannot tell a campaign of 1 % of the
+	// messages from one of 50 % and walks the wrong index; planned per call with the values it
+	// picks the index that matches (0.2 ms of planning).
+	if err := s.db.SelectContext(ctx, &page.Messages, q, args...); err != nil {
 		return page, translate(err)
 	}
 	if len(page.Messages) > limit {
