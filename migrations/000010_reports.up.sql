@@ -9,6 +9,11 @@
 -- split over 8 slots (message id mod 8) so concurrent sends to one campaign do not queue on one
 -- row lock; readers sum the slots. first_at and last_at are the earliest and latest created_at
 -- counted in a row (a delete does not move them back; the gateway never deletes messages).
+--
+-- The counter tables have no foreign key to campaigns, on purpose: its check would take a KEY
+-- SHARE lock on the campaign row inside the send's statement, and two sends creating the same
+-- campaign (the upsert in store.BeginSend updates the row's unique name) would deadlock on it
+-- and on a counter row. Campaigns are never deleted; reports join campaigns on (account, id).
 ALTER TABLE messages ADD COLUMN source text NOT NULL DEFAULT 'api' CHECK (source IN ('api', 'panel'));
 
 CREATE TABLE campaign_totals (
@@ -22,8 +27,7 @@ CREATE TABLE campaign_totals (
     failed      bigint      NOT NULL DEFAULT 0,
     first_at    timestamptz NOT NULL,
     last_at     timestamptz NOT NULL,
-    PRIMARY KEY (account_id, campaign_id, slot),
-    FOREIGN KEY (account_id, campaign_id) REFERENCES campaigns (account_id, id) ON DELETE CASCADE
+    PRIMARY KEY (account_id, campaign_id, slot)
 );
 
 CREATE TABLE campaign_counters (
@@ -36,8 +40,7 @@ CREATE TABLE campaign_counters (
     delivered   bigint      NOT NULL DEFAULT 0,
     read        bigint      NOT NULL DEFAULT 0,
     failed      bigint      NOT NULL DEFAULT 0,
-    PRIMARY KEY (account_id, campaign_id, bucket, slot),
-    FOREIGN KEY (account_id, campaign_id) REFERENCES campaigns (account_id, id) ON DELETE CASCADE
+    PRIMARY KEY (account_id, campaign_id, bucket, slot)
 );
 
 -- Failure reasons per campaign: how many of its messages failed with each platform error
@@ -49,8 +52,7 @@ CREATE TABLE campaign_failures (
     error_code  int    NOT NULL,
     error_title text   NOT NULL,
     count       bigint NOT NULL,
-    PRIMARY KEY (account_id, campaign_id, error_code, error_title),
-    FOREIGN KEY (account_id, campaign_id) REFERENCES campaigns (account_id, id) ON DELETE CASCADE
+    PRIMARY KEY (account_id, campaign_id, error_code, error_title)
 );
 
 -- campaign_count adds the deltas to a campaign's total and hour rows, in one statement.

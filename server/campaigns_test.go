@@ -205,3 +205,32 @@ func TestCampaignsTestMode(t *testing.T) {
 	// The live campaigns' ids answer 404 to the test key unless they are fixture ids.
 	wantFailure(t, env.Do(servertest.Request{Method: http.MethodGet, Path: "/v1/campaigns/3", Key: lt.Test}), http.StatusNotFound, "not_found")
 }
+
+// Sends that create the same campaign at once all succeed (the counters' upserts never
+// deadlock with the campaign's creation), and the campaign counts every one of them.
+func TestCampaignCountersConcurrentSends(t *testing.T) {
+	env, tn := sendEnv(t, servertest.Config{})
+	for round := range 4 {
+		name := fmt.Sprintf("Launch %d", round)
+		var reqs []servertest.Request
+		for i := range 16 {
+			reqs = append(reqs, servertest.Request{Method: http.MethodPost, Path: "/v1/messages/template", Key: tn.Live,
+				Body: map[string]any{"destination": fmt.Sprintf("15553%02d%04d", round, i), "template_name": "order_confirmation",
+					"campaign_name": name, "body_variables": []string{"Ana", "ORD-7781"}}})
+		}
+		var campaign int64
+		for i, r := range env.DoAtOnce(reqs) {
+			var d struct {
+				CampaignID int64 `json:"campaign_id"`
+			}
+			mustOK(t, r, &d)
+			if i > 0 && d.CampaignID != campaign {
+				t.Fatalf("round %d: sends grouped under campaigns %d and %d", round, campaign, d.CampaignID)
+			}
+			campaign = d.CampaignID
+		}
+		if c := getCampaign(t, env, tn.Live, campaign); c.Name != name || c.Counts != (campaignCounts{Total: 16, Sent: 16}) {
+			t.Fatalf("round %d: %+v", round, c)
+		}
+	}
+}
