@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"gateway/server/dashboard"
 )
 
 // config is every setting, read once from the environment; each has a default that works on a
@@ -32,6 +34,7 @@ type config struct {
 	SimWebhookURL       string
 	LogLevel            slog.Level
 	TemplateSyncEvery   time.Duration
+	Dashboard           dashboard.Options
 }
 
 // defaultSecretKey is for local use only; serve warns when it is in use.
@@ -75,6 +78,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
+	if c.Dashboard, err = loadDashboardOptions(getenv, c.WebhookAllowPrivate); err != nil {
+		return c, err
 	}
 	key := getenv("GATEWAY_SECRET_KEY")
 	if key == "" {

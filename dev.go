@@ -29,6 +29,8 @@ func dev(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	}
 	defer sim.Close()
 	cfg.PlatformBaseURL = simURL + "/v23.0"
+	// The dashboard over plain http on this machine, open to sign-ups.
+	cfg.Dashboard.Development, cfg.Dashboard.SignupOpen = true, true
 
 	a, err := openApp(ctx, cfg, logger)
 	if err != nil {

@@ -65,6 +65,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		SendTimeout:         cfg.PlatformTimeout,
 		SchemaVersion:       version,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
+		Dashboard:           cfg.Dashboard,
 	}, server.Deps{Store: st, Platform: wa, Logger: logger})
 	if err != nil {
 		db.Close()

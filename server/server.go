@@ -23,6 +23,7 @@ import (
 
 	"gateway/gen"
 	"gateway/openapi"
+	"gateway/server/dashboard"
 	"gateway/store"
 )
 
@@ -46,6 +47,8 @@ type Options struct {
 	// /messages/{id}: delivered, then read, this long after it was sent (default 2 s and 5 s).
 	TestDeliveredAfter time.Duration
 	TestReadAfter      time.Duration
+	// Dashboard configures the web console under /dashboard.
+	Dashboard dashboard.Options
 }
 
 // Sandbox is the number test keys use for real deliveries to joined handsets.
@@ -61,6 +64,8 @@ type Deps struct {
 	Platform Platform
 	Logger   *slog.Logger
 	Clock    func() time.Time
+	// Connector connects a workspace's number from the dashboard; nil shows "not configured".
+	Connector dashboard.Connector
 }
 
 // Server holds the wired HTTP application.
@@ -76,6 +81,7 @@ type Server struct {
 	echo     *echo.Echo
 	demo     *demoLimiter
 	bg       services
+	dash     *dashboard.Dashboard
 
 	tenantMu sync.Mutex
 	tenants  map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
@@ -112,6 +118,9 @@ func New(opts Options, deps Deps) (*Server, error) {
 		opts: opts, store: deps.Store, platform: deps.Platform, log: deps.Logger, now: deps.Clock,
 		spec: spec, specJSON: specJSON, router: router,
 		demo: newDemoLimiter(deps.Clock),
+	}
+	if s.dash, err = s.newDashboard(deps.Connector); err != nil {
+		return nil, err
 	}
 	s.echo = s.routes()
 	return s, nil
@@ -159,6 +168,7 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/v1/openapi.json", s.specJSONHandler)
 	e.GET("/platform/webhook", s.platformVerify)
 	e.POST("/platform/webhook", s.platformWebhook)
+	s.mountDashboard(e)
 
 	// The API: every route of the spec, behind route lookup, authentication and validation.
 	v1 := e.Group("/v1", s.apiMiddleware, s.idempotency)

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+
+	"gateway/server/dashboard"
+)
+
+// loadDashboardOptions reads the dashboard's settings: GATEWAY_ENV (development: the session
+// cookie works over plain http, and sign-up defaults to open), GATEWAY_SIGNUP (open|closed),
+// GATEWAY_PUBLIC_URL (the base URL in the first-request snippet; default: the request's
+// host), and Embedded Signup's PLATFORM_APP_ID, PLATFORM_ES_CONFIG_ID and PLATFORM_SDK_URL.
+func loadDashboardOptions(getenv func(string) string, allowPrivate bool) (dashboard.Options, error) {
+	o := dashboard.Options{
+		Development:         getenv("GATEWAY_ENV") == "development",
+		BaseURL:             getenv("GATEWAY_PUBLIC_URL"),
+		WebhookAllowPrivate: allowPrivate,
+		PlatformAppID:       getenv("PLATFORM_APP_ID"),
+		PlatformESConfigID:  getenv("PLATFORM_ES_CONFIG_ID"),
+		PlatformSDKURL:      getenv("PLATFORM_SDK_URL"),
+	}
+	switch v := getenv("GATEWAY_SIGNUP"); v {
+	case "":
+		o.SignupOpen = o.Development
+	case "open":
+		o.SignupOpen = true
+	case "closed":
+	default:
+		return o, fmt.Errorf("GATEWAY_SIGNUP: want open or closed, got %q", v)
+	}
+	return o, nil
+}
