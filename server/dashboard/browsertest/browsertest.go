@@ -122,22 +122,41 @@ func (b *Browser) Eval(expr string, out any) {
 }
 
 // PressOn moves the keyboard focus with Tab, from the start of the page, until the element
-// matching sel has it, then presses Enter: it proves the control is reachable and usable by
-// keyboard. It fails when Tab does not reach the element within 60 presses.
+// matching sel has it, then presses Enter and waits for the next page to load: it proves the
+// control is reachable and usable by keyboard. It fails when Tab does not reach the element
+// within 80 presses or no new page loads within 30 s.
 func (b *Browser) PressOn(sel string) {
 	b.T.Helper()
-	b.Run("blur", chromedp.Evaluate(`document.activeElement && document.activeElement.blur(); window.scrollTo(0,0)`, nil))
-	for i := 0; i < 60; i++ {
+	b.Run("blur", chromedp.Evaluate(`document.activeElement && document.activeElement.blur(); window.__browsertestPage = true`, nil))
+	for i := 0; i < 80; i++ {
 		var at bool
 		b.Run("tab", chromedp.KeyEvent(kb.Tab), chromedp.Evaluate(fmt.Sprintf(`document.activeElement === document.querySelector(%q)`, sel), &at))
 		if at {
 			b.Run("enter on "+sel, chromedp.KeyEvent(kb.Enter))
-			b.Run("wait for load", chromedp.WaitReady("body", chromedp.ByQuery))
+			b.WaitNewPage()
 			return
 		}
 	}
 	b.Snapshot("unreachable")
 	b.T.Fatalf("keyboard: Tab never reached %s", sel)
+}
+
+// WaitNewPage waits until the page marked by PressOn was replaced by a new, loaded one.
+func (b *Browser) WaitNewPage() {
+	b.T.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var done bool
+		ctx, cancel := context.WithTimeout(b.Ctx, 5*time.Second)
+		err := chromedp.Run(ctx, chromedp.Evaluate(`window.__browsertestPage !== true && document.readyState === "complete"`, &done))
+		cancel()
+		if err == nil && done {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Snapshot("no-new-page")
+	b.T.Fatal("no new page loaded within 30 s")
 }
 
 // Snapshot keeps a full-page screenshot of the current page under name; the screenshots are
