@@ -144,6 +144,7 @@ const (
 	EventNameMessageReceived EventName = "message.received"
 	EventNameMessageSent     EventName = "message.sent"
 	EventNameMessageStatus   EventName = "message.status"
+	EventNameWebhookTest     EventName = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the EventName enum.
@@ -156,6 +157,8 @@ func (e EventName) Valid() bool {
 	case EventNameMessageSent:
 		return true
 	case EventNameMessageStatus:
+		return true
+	case EventNameWebhookTest:
 		return true
 	default:
 		return false
@@ -372,6 +375,36 @@ const (
 func (e ValidationErrorEnvelopeSuccess) Valid() bool {
 	switch e {
 	case ValidationErrorEnvelopeSuccessFalse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookTestEventEvent.
+const (
+	WebhookTestEventEventWebhookTest WebhookTestEventEvent = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventEvent enum.
+func (e WebhookTestEventEvent) Valid() bool {
+	switch e {
+	case WebhookTestEventEventWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookTestEventMode.
+const (
+	WebhookTestEventModeTest WebhookTestEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventMode enum.
+func (e WebhookTestEventMode) Valid() bool {
+	switch e {
+	case WebhookTestEventModeTest:
 		return true
 	default:
 		return false
@@ -917,6 +950,32 @@ type ValidationErrorEnvelope struct {
 
 // ValidationErrorEnvelopeSuccess defines model for ValidationErrorEnvelope.Success.
 type ValidationErrorEnvelopeSuccess bool
+
+// WebhookTestData defines model for WebhookTestData.
+type WebhookTestData struct {
+	// EndpointId The endpoint the test event was sent to (and only to).
+	EndpointId int64  `json:"endpoint_id"`
+	Message    string `json:"message"`
+}
+
+// WebhookTestEvent defines model for WebhookTestEvent.
+type WebhookTestEvent struct {
+	CreatedAt time.Time             `json:"created_at"`
+	Data      WebhookTestData       `json:"data"`
+	Event     WebhookTestEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key.
+	Mode *WebhookTestEventMode `json:"mode,omitempty"`
+}
+
+// WebhookTestEventEvent defines model for WebhookTestEvent.Event.
+type WebhookTestEventEvent string
+
+// WebhookTestEventMode Present, equal to test, for events caused by a test key.
+type WebhookTestEventMode string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
@@ -2095,131 +2154,139 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2Nchs30uCroOb2ylIypElKlGSprvYUx0m0sWytJWd/LJ0IzjRFRENgMgAlMS4+1L3CPdkVGsAMZghS",
-	"pH+z35etrZgiMUCj0f/o7nkfJWKSCw5cyejwfTQGmkKBH9+AKmbHIwWF/isFmRQsV0zw6DA6h0TwVBIl",
-	"yD1ligxhJAoghX6E8Zt2FEcyGcOE6kfVLIfoMGJcwQ0U0Xw+j6OcFnQCyi51ksIkFwp4MvsZZovLHZMp",
-	"Z79NgdzCjGx19bK9fp8kY1rQRE+yTdSYKjKhtyAJRTgYpKSA36YgFZF0BIdEjYFIOjGz3DM11t9ccvxq",
-	"KFLzHeNk94CMxbSQpIA8ozOJD45YIRUpQOaCSyCMSwU0JWJEaKIYvyHqniXQvuRRHMEDneSZ3nN/1E2e",
-	"pTvQ6g33aWsXdndaz2i/3+oke+kB9Eb7w24niiOmN2lQH8URpxP9rIeUlsaKj9IJfXgJ/EaNo8Nevx9H",
-	"E8bd393YIVyqgvEbg28HOKL7OEnElKsTrkG/A/1VIrgCrvRHmucZS6hG/dNfpcb/+2pHemSqJ6dmjmvm",
-	"JomjCUhJb/SPF2MgdgBhknhj5DRJQMrocEQzCXN/T38pYBQdRv/jaUWRT82v8umLohDFC34HmcjB7KhO",
-	"If6KQxgznuKp6ZP2AGhH89jH6wk/K8RNgQB9AA5YNdM149e5m8tHxXFJhJbimCSNk9UQSsWyjDBOvEk+",
-	"F64WQLJssRSsYso5crXGHldQcJrhKh+GNTvDNeAUPrLc5ERCcQcFcSM+GyY4mXJ4yCFRkJrVjshvU6EA",
-	"sfLP1huDqNZJSgx7atEjp3kuCoXoeCXUD2LK0w/CBBfqeoRP+0g4NZ8IF4q4Xz8n2xQgxbRIgKQCJK4K",
-	"D0wqIorqmyFkQss4gXixjIYIOKOzTND0QoiXtLj5MFmSmzmulRDXGc7i48OegRHRTBIcUWiBz0mXnLLv",
-	"Pjt+6usLTZm4sEFARtVIFJMNGQIlTgG/Iunpz3c0m9aQYue9Lgc1JawbQdwIw8rA00PiiGjKU8jYHRR0",
-	"mAHZ0nOT7k6309vbXkTbPI6mnN5RlunRK4HyxzXhMn9pnVhCmLIU6YhyeQ+FU7TdDpHGkDhC0O00ZEJn",
-	"mvr0P/qhMb0DMgTgem8qAPanPe8A+AsIJls+vAXkQJUkTGmbgUrBt5F7aptGYnlDFbxkE2bPfGNOKaiC",
-	"68xOUMO7EGRC+cxRqySCI7QpTIRWg0fGOCMZVfA5RWoJSEKzrIQinw4zlpTAkFEhJkRwICdnhKapVnja",
-	"Zmxan63S/AzBZEc/9QxVBOgcePpc8FHGErUhQw4zkdyG+VHPQhN17YY0qd7+TsZUEpFrYhFTffYpSSg3",
-	"MtQRTBpkPVYzRprLf1lbYx5r5fRccL5UPvHpZAjFtdZhSTnOh+aVIGaMXrMcYnQIk06JfFZ2DoMQI0m6",
-	"82KS2CONNdPSjzGOLmCiZQZ8lFWg7CTXYfPglSA0zwtxp3FphxLtMqTkMhJFCoU+jxErJrjQZfQZmT0I",
-	"ixj5RgKZUJWMwThRN+wOOAKrUc1SRNpbTqdqLAr2+wcKxak/Qc2SYlJqOa7X4nc0Yyk5PjvRAujz4gT9",
-	"SypRXSFR1VwRA4goSAF34hYMEn7RX+JGf6As+0BE3JWTXI/MLHGERq20LrVinBow31nvEE08/sQeEwJa",
-	"wM00owWBh1wLByY4uYz+z7tO69nV+4O425//5TKKruZ1u91syrLOIfHX+mBUVzhZw6UZMchSjeBJdegT",
-	"mmn1DekRGRg8DJD4JAGajIkYjYCneiw+3I4qyeO7yfpjXogcCsWMloAJZZkX2XCOdhwxPDi9KFXG1dnb",
-	"jeKFCIjz8RdmQE/9tykrNAW809PZobFd9KqcTAy1TaLnej6mASATX3jXsYXHQLa0boJJrmbELC+3yf1Y",
-	"82dQararfQyFyIByvXbKZJ7R2fWS/cRRPhYcrs18i5BYh0//RTNi8BaTlN0wtGCymbdqeM5rg/LVePQV",
-	"VA3iBnyLUwfxbTTHIso966FJnvanUutUNoEWEkSJMHqTAqg9wpKoUqqgpRhC/+EEOBFDZoTHhicSE+SK",
-	"YkbQmWA8yaZpjTwqaJZSBRcKGnGsfqcTb8AOFv44quwxh6wVZ/bcDPmeKhrkGLTwPgCH6+58kS7dit6O",
-	"8NnHN/HizimHLHs9ig7fPaK49PDvqIRoHjd3nlp8rHo+gMF5HIEDAvh04m2pvXgYHg4aO7uq9vaSSbX0",
-	"ZPAzUzCRawIbVWvRoqAzFB7at7NacPUkZ9XIJQenLWdvvhVn9jaXUKhPQHOeRKgzriqmYOQ3JRzuS0mj",
-	"DZEJTSEsYD4tCTvgmlz6KGJK3b4+OZfWwMdQsz2W5qZwhqtVdCq/FsTIIBvA68NZJ5gftNEjCdxBMasu",
-	"NhJaFAzQG6/DWFp7zXl+mk4obxVAU4wxKXhQQWVQWoFByhWc2AExMfaJ4ERbsdMiSLoNDLjJK6s0RHNo",
-	"Rz5HY7kJxClNxoxDtQ8TyMELHh8OJ+caTkfgOsR334I+3RIPejHQELLrG5GgULRwSbDOjyQkLkwSrwgw",
-	"hMOzaixShJ1mmbjHBRuR/asAEdQt+U/BO4k9zkedNjz3ue8RrXoEueOFGVonXksBSKRXjxImgreENUuN",
-	"vJo372E4FuLWBKCX8qeVvdfGF1jPWnRyZzEIinr9iST27I8wtjkyUKWQA09daA9HehxacVtpGzxqlrzS",
-	"2qK0XpdAQ1h6VMVjaFIIKe1NrzRsakPdYadhEmT7swKMlw6/TWmGwSmQKtaGr1lVkoROJaRkOCMUf9Se",
-	"vC8J9HdhM2fBdjUYif2zipcJb0sfr6wWdqtZ8dYuIAF25wc82jY6Xv6pqJrKSqCsMMniyCd3zZVpyowL",
-	"cFYjstL4WpigaWbV0fwGhanUqDOoNO56TtWYbFFD2fjVE0n+dv76lfnlV8E4pCYQlwolY60ixoRKMtBP",
-	"XN/RgmmhJtudwRGhpEwqwCGX005nJ2Ec/4W2+VPbJeaLgTfbb1NNNShNB0QUZKCXb7N0YAgOwaOSUHI/",
-	"FhmUAAy2F+k+jh5aN6Klv2zJW5a3RG4Q2coFysfoUOu7eRz9DLPTIE1qir9lHJMLbmHmUhtSsOEZjLH4",
-	"FJgZhYOEqDE/EcEzPoVF+5NWMY5VXOpCIdoAtdGGlbaKHuPx3KqxDg1ayFKeDsXDY0+c22FNFqsiyghj",
-	"iKVO4Yvbbaewibl2WllZDfE+purasnY45mE12+Pw4BzmunIeR2MmlSgCSTcvUPkYKUIKyEWBsXORpVoI",
-	"Yj5MXAXJnbHxRBKtbaSik1zT6Fru2jku8nxM+Q2EhEl932t4SVoUWk3YCG+cvyYHe51uBaTZwtuL50SM",
-	"RhKQsdbTnlbArodvs8UFUvB2Fi+ccblEtaEwUZsT/fKUbWh1c/Iu78rrh/OP8axGS8RYu/7dcMDuWSpD",
-	"PZJEzsCAVTtILykoyrIlmo2pbC1HOEUqwdErjumNVdyfKAaVCH4HhTTewdpPjQoxCSNNAk+heCJtCPjx",
-	"YGwmkjKa0tAt5mI3iNSMKqamqY9XG4PFKfnN8l/Xi0uUC/jThY5lAikLGME/iIKwCb2BmNBpykRM7lgK",
-	"IiapSKYTbY5SnhKpWHILhaPOkFlOc4edBSSMWAZLQ6RLZPyETeDafLvG7UF4wxsK06UgFqCd3dDRw0T8",
-	"ysLwr1Jhq4SjmTK0oQLybBY+weFUKcHxqDKG+Zt5FvSelmDbuj+byoUFEBU8qDC/6V+M94Kf7JbLW0Nc",
-	"xPxu9yKKaithjnTUsVIiutwVPZhs6bXj1fQeO2KPiWP52AUZZUzQtjWxj9iCGhNHIHo7qX5SzqSCSUym",
-	"3CbRlbfuHO6hIILDdmBPK5VmQwDG9ZAkSroyHonzriGcv3BsPaQaQsH1Bedv3ei6M0KAqyV6Zw3z8gvp",
-	"pto99aMSZB1jENMbfTzSnGFci0MW9JRcuG4Zy3pZF5tS64KJ9wj91m/SS8DKXa0gZn3aX4eQSzpbRcQY",
-	"rtiUgEuTu2k5UuWZibXkvYwaaYnSxnebbbzERo1MVBUoCg0TZQ070R4gH8VLH8AaH+Tgbc4vH+LXaH1o",
-	"Pap1448fyycWzlUcgCO+Eg9UFLKSC5qbWM0HZ7XbyzpwuQ0cLJ6o/kWGf1JC0SxYpVM/HZzczeQeC6H+",
-	"vAriNEQnSEUmIgXjS5CfxD1RglhdZkKr2vvApFGqbYeMjClPrU9e3+uvgvFr5/otcBf+mo+LYGz9HLA4",
-	"hEljcWEqKnUruRR3G4pyiTBKYDASw8K9XVMe9GhqyhIHqzbzY/5V8xTq2Sr+PmMPJ8FzAZ5+8RCBXvQN",
-	"yGm20Z2l99SicKWTnLKbDYRmQBw3YkIpoVKyG25C02E1Ejxtp6nXuJQvM8ftWD8HdUnuz5cyt8ylyeMM",
-	"ixxZbsYzTFyg3mOcmp5lk2lm8wL0HEG9uuqATFyiuGMJPJGEpTHBGxnGyY8vLshT53w/fc/SeS18typ1",
-	"Jxg1qu/48UueKpNpNerQPhnTPAfuUqANObS/UmDRZ6NHbdAmma9UvZp5XR60Ld1ZfqOEl6hN2V6/21lE",
-	"7i80m4JEWfz+fXc+j8n797353ARkBNHuJuPm0gbdzrZfkvkuOuY0iqPXb75v7e8fdPUeyhi1l47W7fR2",
-	"H6mrjPX4E/Ns18teK8PWJZJdBKW+jx8LMc1lJRmmPAXtCktFTVrq8dkJcXPoLRkjVtb2E70Sd4A6CveK",
-	"GRDeLnqdRzfR8Lc+XTpgBWO33+93ezu7/b39OnwavJwqvUZ0WE8yDjGGqfhYkzY0Xm3RnnsgJswkp5cu",
-	"HFZrcGiQyHmOudGSmlDuJ6GPRfLIKL+ZBlNqXoqEZoAYPSIcIHW3oFUeCZ14igX/YrJKxmecSLiDgmbE",
-	"rdIgG+DXb88bxNKvHwZt/X71vhfvzLeu3x23/k1bv+Px9OLd+fZf/7Iq37O+G5u5ZKCUVMNXQV4mGnO4",
-	"X6gv9AE+5pSci+nvtA70QWeF/76GNhH3vKIGlrbJa25KGGqY1uRUzanBdbK2BuR+QPdMGGcTrUS6IT1U",
-	"W2YR1le4+IhQvlho8XGgBkpFNhUdTYPOkyNBxeBf8i3YdZ/C6WzGBCyNlZEA6Yr57aWmU8jrXvk1c87c",
-	"5VwFRGjfF14waTNFpz0krKVDXVYO1CpC64vJVCosqQnfaSVUwY292V2FUwffczd+LUFbwtYQsetCtzln",
-	"rmfYrSVUVyar+znp3d5K88xZh8dnZ29e//Li+zXTgGwwugTVO6uVptXCSS1Q1NpWf0aHkNWqiKK3imVM",
-	"zdaX62/zHIpWQqVVQLbwy+2lLm7eXpy8PLn4V7QZgoaQrcREOF3cUc36+eIlj9aUdm/RqGtAW620Csov",
-	"nyxcw88GnrfJh7YK+8Osd0wMcQRTU991/bIXUtwZDT0bUPvBpzepaakyV3z79Yh8GxOZ0wRkTFIqx1qe",
-	"8ZTktACuxiD13wVaKIA1vvrHtBB53lSv3/b7ZKvb3SbPDvb3+q3dnV53pel7efntX7X5S7a2W1ffhq0r",
-	"62pWi5wVMIKivMyThI4UFGSP5JP6YmsU16xI1V9WiLc+Ndfr9xZI+gNSchvQ2xlCVI3pQMm0YGp2rmey",
-	"yQk5+xlmP5meO8G74yRjmP+J6Xe2XkuCIsc27xsR0l7WveefreOzE9u3x4kQXFIj1Hz6+zQYdnlp7iuk",
-	"KBT6MVy00LVSQmTyiGCuoqvYI+g35trez8SNLKHBQRUwduUAJEOgBRR6S4uADGo7PSTf4Vgi75LrjN3B",
-	"dbvdHpCtHGmwgHS77PqEgSwcXC05Vio3lZuMj4SX6qI/WjBPy6jbj1TBfSiRFIO3pSn8jzFV8jjPKzvB",
-	"cUJMbgFy7356JLJM3JvCTzvoiSwzhi+5NQk1P7uItA0JuvRrkw4cEzUuxPRmjO0LMFf1zYvzC+2rty/5",
-	"Jf/mG0fn7W++IS9qxRWxK3HQRrqtKYixpYibylCtkU0DO3iggbrkAwv14MjNMppm5dQSE8NnZKCF+yB2",
-	"s7uvKZk06xsGmqgGsZmckt1ez+WWV8WywXTdxdzbuJ5Bu20RockHuLJ1yxod5vS4q8LGRNowkZls3VuY",
-	"2WRdn87iSz4o2etwYWiZOzEwZD6wLFNlB29lFYsdLmOoS645artN0I9w3rRWHkYF5GXm+ANNVDbDQ2QS",
-	"Q5OxiSNTpUclkAJPADFNmELD+JIPgWBZx6HGhysKt5u3peIFjDDOqQmPsBGh5glSbX6ATn8mBVaRti/5",
-	"zzCT2rspsCXZoGTVAaZijJfEto/MSAVSXeOhS+JitqYE4ZIDTzF/GTdxXzCF/YnGeha9wJHf5QMnS2Ei",
-	"zGTlXIa79Ma0i2VrVy55rmWK6UB0cmZJx/X8YalcZKOSTinXuKh6NA2cM4LdWfR5zMS0qsKnl/wGOBQY",
-	"fsdME/J37PXElAlI6NGubM41eTLweN0fNDzfCTUmZ6/PL4jWYki50toECFSjWYSDq00umi3oLnlZ0fBo",
-	"CzqpRIFN7SwatoyYKBdTrTc4GtJDooopDLaPvOnLpndUHxwUZT8j5P2jRne8Mcug1vfOnoftenHJbdsL",
-	"O0HnmUXUL1BIJrAhxjffkMFdd2Ce0aLi0BWQoAWVpppPuKYvUsAE5Tk2RcBeFm3y3Kpfwy5KZHhw5jk7",
-	"kem2l7EEuLnos3pE26gFA0WNM2sTtRbVi5ZDURzdGZijw6jb7rQ7+hGRA6c5iw6jnXanvYMXn2qMhsNT",
-	"vxj1BtTSeBeGtLxUaUpyegOEKkIx+1hzHdAiGQ9qPTLKII5mVbTJbJBMq9eS3E5SbSkw6Wx1U6dV9VR8",
-	"1wTqjbiXRLNabrNoSyuy3wkbDcigta6DKYwoXsrpRyb0wcS10EtaFeXS9l6j6gb7m9kL0FJcUUW6Nci6",
-	"YcDsVXQArq4HVreD/9sUtAvMwsPzSAm9oYxLVZ3LlvZ2W4xL4JIpdgfbS4+qstIpuj6hnZjzX9bZsRsy",
-	"2q8avRx7nc5mvUKc+1iR8Tuvc4F16coLzajX6e21ut1Wr3vR7Rx29P//HZnwTb/TrXyuqN/vdtHXsa6O",
-	"3aIftjUOTBTpTdTLsE3qQrfMVOiWiQndea3TyOuf/X4itpJmvXYiC5W7gT4irzkYLhWj0nbE/iy7ne6y",
-	"+cvjeFrrZIMP7Tz+ULMZp36u13v8uYWOMfjgs8cf9HuQzeOobwho9TP1ro/oUk0nEy1fjRQiXkG8ojea",
-	"qEoxiL1iciFVqOjWyL3hrM4/hxhETAQ2z8qyRisme2cwzVM0KvxmTtrAQJVyyQ0Ja+2UTg1DgNG/dqUJ",
-	"nZnHGCeDbwePuf1H2kpgUjsKqIWp9G/ByNYBUYJ0+43rMBT922Zdd0kzKCMkxIU7Bu1Lbks+Mxgp7ByG",
-	"/osaAyuc4scOXFbp1RVBLWyzqAlCZ1sNedrovmtEDOr770Q620y6eNEfG/KpQjpVHMfJjHCQxIqJVcGN",
-	"tZk+GNCa16MHVop8uFj1629rrdIasva6lJrlYL32JkK0JgzdxZp3L1+TjPM4MkyyKVRWC3wkWG7tBbA2",
-	"FdmNHhFL+jb6DS9cko1wYiL9ClK8s4YwDjcj1k9311i12Xz1P053mG4y1TER6o4xrEjmcfTURIeXWd4j",
-	"ph1013DtXhS3RpTLsTaAra6wrQiNIjkiU4kREazwHQPN1JgkY0huFy3uH0GdQvTxsiLYWNHxpVeTazuN",
-	"RSKX/5smE2g7UWsssN1exYvJBMhLlfolut4yRs7Uu3WZZ86No9tshWWSNjr7BzsHB91AY6zDqNvZ6+92",
-	"dvq93m7vWa8XPWqorWoq+Tn3bqVZY/OLGw7uco1trS3OvOrjR1qYm1CRXKDVr2GLfgWxcD4W97UmktT2",
-	"c3fpuFU/xaGY6t+EJy9csboTFzY70C/qCJuj55h9HMq10MYdJUgd7iRIrRSESZKMhQSubdlBLSNjcMlt",
-	"pMZd+A42zNxBJ7M2L0sHR5dc8PLSVd0LP9XDBBtxlaFQY4y4mOabagwzczePS5dGdZlVcsn1xlx415iz",
-	"JmSDMrHhFZcIsG+AqOVbaKTQLIPUTupb6Za6y7RDs4JT29yLPWGaZMDo9RMNXSny1zJ9TTrH7KQu1Jr5",
-	"HaHcw1r23YKhVUtk2tf0PJy5jiAbLdNIRQxkDdYBqWfsBXz5RuJSKJ1oA8kYShr9LFZ6Zt93sWgM+3nl",
-	"O4Gs8eieTlja/um7m5enF2+7ry5ezE5//3v31a/JL8c3x29+/O6kc3r7tx9evX3bf3P7r99fv3ixc3p7",
-	"0n3168lxIIXWKuRFE7yZw72/X8+N7nb0MJeCYmqY5qHXBzR7pTsVrOyV/moMdJdjQE/QDqEgtE0XT/L2",
-	"Gdpl189DryWM1/bec4nbrteJdRXP3QNtYqs7wNRrmNoIU+OBJR9GhC8t8qgVo5SO5wjj0jRrRx+B+Y14",
-	"4TE7oRSxZSJClVD+5f2c3cefW+iMva6DVGvm/l/ZL9JPrQFi/XUTDbPJXq8umi+TUj86I8kSq2xaSe9Z",
-	"Ol/qX70BNS24caPwDtXemqv62yhsqSU5pTMyBJILbQP4r0yaYodme7Eul7hZSzT6shc2YLZrgQAaC8KV",
-	"V1TXCSg6MQ6fUzWu9BozlSm+pvGZdaOU3k8YoP+0Gqjs8/PufUOI1bJowwH/eew95BfMrn6y13jSlteu",
-	"eKh7uKuXuwoqPdfUZ9mlRH2dT3Vv0Gyvs/K1IfAHlb81ufsfFSJ6o2UG9XJ2avXcpErCDgu2Wi5oUKiV",
-	"WZp1MTamlVcWN69yFZkIqUiv0wnfypZzRp9KGnj7ePe+ltutGaRXZvR6abxWurnMW5t0ve/nSJdlIMut",
-	"eI+tyjTn+dWnYq7FFNlQd/+mPpP1A/lvEhXBizaMiizgo8y9bsSLPL6oSPJq7udEmvtfLw3w3ZWW2fX8",
-	"SP87m7b47kpLafOiNkOU00LT39O7Lspvu+77VVEuDOKYd4vhuySXh728WJ/rRLhwmeg62oT5uUSaqw1b",
-	"sUiFq8Vlzu07IxZSDhF6k2aIv+PVnfNqrJzy1ijlVCAHocLRE+nlMLq0hOZ1qTdrGSvXR/DQciaWd93T",
-	"9i6qwmGw751+x4g4Jz9dXJyZbCclTAJlmQ3mx+gKuGFS6efaxNCNPMRMvXNT0tHCxgoDsmW6uWqAt2Pi",
-	"/W7XnQ3IlkkYwqOi3LZ/xddVlGlo2P71ktv+r/WJztkNp2pawIBsDeSY9vp7/2tAviVjeCA/nR4/b53/",
-	"dNzr7zmmKei9SYYy6Y7Vm0Hdak8k5oJiSSAkBaj6criv1kk6qH17rDSFqPqXF87yGcSX3AU1zxXlKS1S",
-	"8g97WmRgz63FcFL3l6qerr6U5Wbbl/zYvF+t9/DgMsl2qlesYdrXPZNg67ctZTJZvi91q09kTPpkwnhM",
-	"djrm3x4Zx5e8T8Yx6Xbwv7v6vz383MPPSBT/7//2OuR/brfJMdntdkjKpKkHwibBFpOhOJ7g9VcLRB9x",
-	"/ew3QV5mJS69/iyvOx8JflXtPBZ4yqjYqEt7w51kN231YW/U2qUHw9azpJO2utAb7dDdYT/ZS6NNb0Fr",
-	"r31YPzjW9OBM5yj7sptKB1z5mubYhUQwa9RGFxyfO/lporNYKefdkVS9qf6UL3/Klz+GfGm0V/tcAqb/",
-	"mIAJBndNK86FyH/D/e0tCcI/aDhOJCYncTLMpvDXquYCf/akVaB3OIqrTvps1BvuQ2sv6dLW7qgDrWe0",
-	"v9/aGR6kvaQLu6O9TrSpv1xvpfe55VUylUpMoDCvU6JVe8NaRXnZ1rQmsaQ9+j+l1Z/S6o8jrc5NaO7L",
-	"mEIbhhqjdW+uVl0qBgJ8tlGj7c9YXdgHbxcX5ZqNZuIG9mgv6Y52oHUw3E1bu0mPtp5Bd9TaT/eGfbqb",
-	"7Ax73Y1lWtVR8fPKM99Jrgu0uuAqC9H/FF1/iq4/kOhyMdnPJbx6Hy+8Nrpl3/DGY1EwOYQgeM+GB8l+",
-	"uget/miXtnaHO0nrIO1BqzvqUPfb5qLJa3X5+YXTwmVfLUIvXUuy+fz/BwAA//8=",
+	"7H0Ncxs3suBfQc3tlaVkSJOUKMtSXe0pjpPoxR9aS86+90yfCM40RcRDYDIAJTMu/aj7C/fLrtAAZjAz",
+	"IEXalnN7T1tbMUVigEajv9Hd8ylKxDwXHLiS0dGnaAY0hQI/vgFVLE+mCgr9VwoyKViumODRUXQOieCp",
+	"JEqQG8oUmcBUFEAK/QjjV90ojmQygznVj6plDtFRxLiCKyii29vbOMppQeeg7FKnKcxzoYAny19h2V7u",
+	"hCw4+2MB5AMsyU5fLzsYDkkyowVN9CS7RM2oInP6ASShCAeDlBTwxwKkIpJO4YioGRBJ52aWG6Zm+psR",
+	"x68mIjXfMU72D8lMLApJCsgzupT44JQVUpECZC64BMK4VEBTIqaEJorxK6JuWALdEY/iCD7SeZ7pPQ+n",
+	"/eRpugedweQJ7ezD/l7nKR0OO73kID2EwfTJpN+L4ojpTRrUR3HE6Vw/6yGlo7Hio3ROP74AfqVm0dFg",
+	"OIyjOePu737sEC5VwfiVwbcDHNF9kiRiwdUp16Bfg/4qEVwBV/ojzfOMJVSj/vHvUuP/U7UjPTLVk1Mz",
+	"xyVzk8TRHKSkV/rHixkQO4AwSbwxcpEkIGV0NKWZhFt/T38rYBodRf/tcUWRj82v8vHzohDFc34NmcjB",
+	"7KhOIf6KE5gxnuKp6ZP2AOhGt7GP11N+VoirAgH6DBywaqZLxi9zN5ePipOSCC3FMUkaJ6shlIplGWGc",
+	"eJPcF65aIFm2WAlWseAcuVpjjysoOM1wlc/Dmp3hEnAKH1luciKhuIaCuBH3hglOFhw+5pAoSM1qx+SP",
+	"hVCAWPn3zhuDqM5pSgx7atEjF3kuCoXoeCXUT2LB08/CBBfqcopP+0h4aT4RLhRxv94n2xQgxaJIgKQC",
+	"JK4KH5lURBTVNxPIhJZxAvFiGQ0RcEaXmaDphRAvaHH1ebIkN3NcKiEuM5zFx4c9AyOimSQ4otACn5M+",
+	"ecl+uHf81NcXmjJxYYOAjKqpKOZbMgRKnAJ+R9LTn69ptqghxc57WQ5qSlg3grgRhpWBp0fEEdGCp5Cx",
+	"ayjoJAOyo+cm/b1+b3Cw20bbbRwtOL2mLNOj1wLlj2vCZf7SOrGEMGUp0hHl8gYKp2j7PSKNIXGMoNtp",
+	"yJwuNfXpf/RDM3oNZALA9d5UAOyve94B8FsIJjs+vAXkQJUkTGmbgUrBd5F7aptGYnlDFbxgc2bPfGtO",
+	"KaiCy8xOUMO7EGRO+dJRqySCI7QpzIVWg8fGOCMZVXCfIrUEJKFZVkKRLyYZS0pgyLQQcyI4kNMzQtNU",
+	"KzxtMzatz05pfoZgsqMfe4YqAnQOPH0m+DRjidqSISeZSD6E+VHPQhN16YY0qd7+TmZUEpFrYhELffYp",
+	"SSg3MtQRTBpkPVYzRprLf1tb4zbWyumZ4HylfOKL+QSKS63DknKcD80rQcwYvWY5xOgQJp0SuVd2DoMQ",
+	"I0m682KS2CONNdPSLzGOLmCuZQZ8kVWg7CSXYfPglSA0zwtxrXFphxLtMqRkFIkihUKfx5QVc1xoFN0j",
+	"swdhEVPfSCBzqpIZGCfqil0DR2A1qlmKSHvL6ULNRMH+/EyhuPAnqFlSTEotx/Va/JpmLCUnZ6daAN0v",
+	"TtC/pBLVFRJVzRUxgIiCFHAtPoBBwm/6S9zoT5Rln4mI63KSy6mZJY7QqJXWpVaMUwPmO+sdoonHH9lj",
+	"QkALuFpktCDwMdfCgQlORtH/etfrPH3/6TDuD2//Noqi97d1u91syrLOEfHX+mxUVzjZwKWZMshSjeB5",
+	"dehzmmn1DekxGRs8jJH4JAGazIiYToGneiw+3I0qyeO7yfpjXogcCsWMloA5ZZkX2XCOdhwxPDi9KFXG",
+	"1TnYj+JWBMT5+K0Z0FP/Y8EKTQHv9HR2aGwXfV9OJibaJtFzPZvRAJCJL7zr2MJjIDtaN8E8V0tilpe7",
+	"5Gam+TMoNbvVPiZCZEC5XjtlMs/o8nLFfuIonwkOl2a+NiTW4dN/0YwYvMUkZVcMLZhs6a0anvPSoHw9",
+	"Hn0FVYO4AV976iC+jeZoo9yzHprkaX8qtU5lE2ghQZQIozcpgNojLIkqpQo6iiH0n0+AczFhRnhseSIx",
+	"Qa4olgSdCcaTbJHWyKOCZiVVcKGgEcca9nrxFuxg4Y+jyh5zyFpzZs/MkB+pokGOQQvvM3C46c7bdOlW",
+	"9HaEz969iefXTjlk2etpdPTuDsWlh/9AJUS3cXPnqcXHuucDGLyNI3BAAF/MvS1124fh4aCxs/fV3l4w",
+	"qVaeDH5mCuZyQ2Cjai1aFHSJwkP7dlYLrp/krBq54uC05ezNt+bM3uYSCvUVaM6TCHXGVcUCjPymhMNN",
+	"KWm0ITKnKYQFzNclYQdck0vvREyp2zcn59Ia+BJqtsfS3BTO8H4dncq/CmJkkC3g9eGsE8xP2uiRBK6h",
+	"WFYXGwktCgbojddhLK295jy/LOaUdwqgKcaYFHxUQWVQWoFByhWc2AExMfaJ4ERbsYsiSLoNDLjJK6s0",
+	"RHNoRz5DY7kJxEuazBiHah8mkIMXPD4cTs41nI7AdYjvvgV9uhUedDvQELLrG5GgULRwRbDOjyQkLkwS",
+	"rwkwhMOzaiZShJ1mmbjBBRuR/fcBIqhb8l+DdxJ7nHc6bXjut75HtO4R5I7nZmideC0FIJG+v5MwEbwV",
+	"rFlq5PW8eQOTmRAfTAB6JX9a2XtpfIHNrEUnd9pBUNTrjySxZ3+Msc2pgSqFHHjqQns40uPQittK2+BO",
+	"s+SV1hal9boCGsLS4yoeQ5NCSGlveqVhUxvqDjsN8yDbnxVgvHT4Y0EzDE6BVLE2fM2qkiR0ISElkyWh",
+	"+KP25H1JoL8Lmzkt29VgJPbPKl4lvC19vLJa2K1mxVu3gATYtR/w6NroePmnomohK4HSrbSzpajuCtDj",
+	"yKd+zaRpyoxHcFajudIWa03QtLrqWH+DslVqTBrMGu89p2pGdqghdPzqkST/dv76lfnld8E4pCYulwol",
+	"Y60xZoRKMtZPXF7TgmkZJ7u98TGhpMwxwCGjRa+3lzCO/0LX/KnNFPPF2Jvtj4UmIhSuYyIKMtbLd1k6",
+	"NvSH4FFJKLmZiQxKAMa7bTaIo4+dK9HRX3bkB5Z3RG4Q2ckFisvoSKu/2zj6FZYvgySqGeAD45hr8AGW",
+	"LtMhBRutwZCLT5CZ0T94uBrzcxE845fQNkdpFfJYx7QuMqLtURt8WGu66DEeC64b69CgZS7l6UR8vOuJ",
+	"czusyXFVgBlhDHHYS/jmZtxL2MZ6e1kZXQ1pP6Pq0nJ6OARiFd3d8OAc5vbyNo5mTCpRBHJwnqMuMkKF",
+	"FJCLAkPpIku1TMT0mLiKmTvb45EkWvlIRee5ptGNvLdzXOTZjPIrCAmT+r43cJq0ZLSKsRHtOH9NDg96",
+	"/QpIs4W3F8+ImE4lIGNtpkytvN0M32aLLVLwdha3zrhcotpQmKjNiX57yja0uj15l1fn9cP552xZoyVi",
+	"jF//qjhgBq2UoR5JImdg/KobpJcUFGXZCs3GVLaRX5wileDoNcf0xurxrxSSSgS/hkIaZ2Hjp6aFmIeR",
+	"JoGnUDySNiJ8d2w2E0kZXGnoFnPPG0RqRhVTi9THqw3J4pT8avWvm4UpygX86ULHMoeUBWzin0RB2Jxe",
+	"QUzoImUiJtcsBRGTVCSLubZOKU+JVCz5AIWjzpCVTnOHnRYSpiyDlRHTFTJ+zuZwab7d4DIhvOEthelK",
+	"EAvQvm/o6GEufmdh+NepsHXC0UwZ2lABebYMn+BkoZTgeFQZw3TOPAs6Uyuwbb2hbeVCC0QFH1WY3/Qv",
+	"xpnBT3bL5SUiLmJ+t3sRRbWVMEc66lgrEV0qix5MdvTa8Xp6jx2xx8SxfOxijjImaNuaUEhsQY2JIxC9",
+	"nVQ/KZdSwTwmC25z6spLeA43UBDBYTewp7VKsyEA43qEEiVdGZ7EeTcQzt841B5SDaFYe8sX3DTY7owQ",
+	"4GqF3tnAvPxGuql2bX2nBNnEGMRsRx+PNGcY5uKQBT0lF71bxbJeEsa21Noy8e6g3/rFeglYuas1xKxP",
+	"+68h5JLO1hExRi+2JeDS5G5ajlR5ZmItly+jRlqitPHdZhs+sUEkE2QFikLDBF3DTrQHyBfx0mewxmc5",
+	"eNvzy+f4NVofWo9q03Dkl/KJhXMdB+CIv4gHKgpZywXNTazng7PaZWYduNwGDtonqn+R4Z+UUDQLFu3U",
+	"TwcndzO5x0KoP6+COA3RCVKRuUjB+BLkF3FDlCBWl5lIq/Y+MIeUatshIzPKU+uT1/f6u2D80rl+Le7C",
+	"X/NZEQy1nwPWijBpLC7MTKVuJZfxbkNRLi9GCQxGYpR4sG+qhe7MVFnhYNVmvsu/ap5CPXnF32fs4SR4",
+	"LsDTbx4i0Iu+AbnItrrC9J5qC1c6zym72kJoBsRxIyaUEiolu+ImNB1WI8HTdpp6gzv6MpHcjvVTUlek",
+	"An0rc8vcodzNsMiR5WY8w8QF6j3GqelZNl9k9iJCzxHUq+sOyMQlimuWwCNJWBoTvKBhnPz8/II8ds73",
+	"408sva2F79Zl8gSjRvUd333nUyU2rUcd2iczmufAXUa0IYfuXxRY9NnoThu0SeZrVa9mXpcWbSt5Vt8o",
+	"4Z1qU7bX73bayP2NZguQKIs/ferf3sbk06fB7a0JyAii3U3GzaUNup1dv0LzXXTCaRRHr9/82Hny5LCv",
+	"91DGqL3stH5vsH9HmWWsx5+aZ/teMlsZti6R7CIo9X38XIhFLivJsOApaFdYKmqyVE/OTombQ2/JGLGy",
+	"tp/olbgG1FG4V0yI8HYx6N25iYa/9fWyAysY+8PhsD/Y2x8ePKnDp8HLqdJrREf1nOMQY5gCkA1pQ+PV",
+	"1vC5B2LCTK566cJh8QaHBomc55gqLakJ5X4V+miTR0b51SKYYfNCJDQDxOgx4QCpuwWt0kro3FMs+BeT",
+	"VW4+40TCNRQ0I26VBtkAv3x73iCWYf0waOfP958G8d7tzuW7k85/0s6feDyDeP929+9/W5f+Wd+NTWQy",
+	"UEqq4asgL/OOOdy0yg19gE84Jedi8SetA33YW+O/b6BNxA2vqIGlXfKam4qGGqY1OVVzanCdrK0B+SSg",
+	"e+aMs7lWIv2QHqot04b1FS4+JZS36y6+DNRA5ci2oqNp0HlyJKgY/Eu+ll33NZzOZkzA0lgZCZCutt9e",
+	"ajqFvOmVXzMFzV3OVUCE9n3hBZO2U3TaQ8LSOtRl5UCtIrS+mC+kwgqb8J1WQhVc2ZvddTh18D1z4zcS",
+	"tCVsDRG7KXTbc+Zmht1GQnVt7rqfot4frDXPnHV4cnb25vVvz3/cMCvIBqNLUL2zWmtatU6qRVEbW/0Z",
+	"nUBWKyqK3iqWMbXcXK6/zXMoOgmVVgHZOjC3l7q4eXtx+uL04j+i7RA0gWwtJsLZ445qNk8fL3m0prQH",
+	"baOuAW210joov33ucA0/W3jeJj3aKuzPs94xMcQRTE191/XLQUhxZzT0bEDtB5/epsSlylzx7ddj8n1M",
+	"ZE4TkDFJqZxpecZTktMCuJqB1H8XaKEAlvzqH9NC5HlTvX4/HJKdfn+XPD18cjDs7O8N+mtN39Ho+79r",
+	"85fs7Hbefx+2rqyrWS1yVsAUivIyTxI6VVCQA5LP64ttUGuzJnN/VV3e5tRcL+drkfRnZOg2oLczhKn6",
+	"nyb7UTvl4Yg98BSz81bai26AdR6kshmqruhTW65YXqddIqLE7qZhiCrda/3p+BCuT3n3NvuNA99NNIfC",
+	"3nckooaC3pjOlSwKppbneiWbXJKzX2H5i2mhFLz7TzKG6byYPmnL7yQocmLT+JGgu6uaMf175+Ts1LZh",
+	"cioAl9TbMp/+sQiGzV6Y+yYpCoV+KBcddI2VEJk8Jphr6gowCfr9ufbXMnElS2hwUAWMXTkAyQRoAYXe",
+	"UhuQcW2nR+QHHEvkdXKZsWu47Ha7Y7KTowwpIN0tm3hhIBIHV0vOlMpNIS7jU+GlKumPFsyXZdT0Z6rg",
+	"JpQIjMH30pX554wqeZLnlZ3nJFlMPgDkXn7BVGSZuDF1vHbQI1kmgI+4Nek1D7obBRvSddn0Jrs7JmpW",
+	"iMXVDLtRYK7xm+fnF+Tk7LQ74iP+3XdOTnW/+448r9XKxK5iRTtZtkQkxg4xbipDtUa3jO3gsQZqxMcW",
+	"6vGxm2W6yMqpJeb5L8lYM9o4drO7rymZN8tVxpqoxrGZnJL9wcCVClS1z8F063budFzPgN61iNDkA1zZ",
+	"MnSNDnN63BXVYyJ0mMhMtvUHWNpka5/O4hEfl+x11Bpa5r6MDZmPLctU2d07WcViR6sYasQ1R+12CfqB",
+	"LhqiZbJR4XlZCPCRJipb4iEyiaHl2NwDUKVHJZACTwAxTZhCx2bEJ0CwSudI48PV+NvN28r/AqYYp9aE",
+	"R9iUUPMEqTY/xqBNJgUqke6I/wpLqb3TAjvMjUtWHWMqzWzF3cSxGall6iUeuiQu5m4qSka8VGB6EzcF",
+	"U9huaqZn0Qsc+01bcLIU5sJMVs5luEtvTLvIthRpxHMtU0xDqdMzSzquhRNLZZuNSjqlXOOiark1ds4k",
+	"NtvR57EUi6qpAh3xK+BQ4PUJZgqRf2DrLqZMQEmPdlWQrmeXgcdr5qHh+UGoGTl7fX5BtI5DypXWpkOg",
+	"Gr0/HFxdctHsKDjiZYHKnR0FpRIF9ii0aNgxYqJcTHXe4GhIj4gqFjDePfamL3sYUn1wUJTtqZD3jxvN",
+	"Dmcsg1obQ3setonJiNsuJnaC3lOLqN+gkExgf5PvviPj6/7YPKNFxZGrB0ILOE01n3BNX6SAOcpz7HGB",
+	"rUm65JlVv4ZdlMjw4MxzdiLTPDFjCXBzUWv1iPYxCgaKmmCETbRrqxcth6I4ujYwR0dRv9vr9vQjIgdO",
+	"cxYdRXvdXncPL67VDA2Hx35t8RWolfFKDEl6qe6U5PQKCFWEYva45jqgRTIb11qelEE4zapoU9sgp1av",
+	"JbmdptpSYNL5WqbsrmqR+a4J1BtxI4lmtdxmQZdewLAXNhqQQWtNJFOYUrxU1Y/M6UcTl0Qvd12UUluD",
+	"jSIqbFdnL7BLcUUV6dcg64cBs6kEAbj6Hlj9Hv5vW9AuMIsSzyMl9IoyLlV1LjsJldBhXAKXTLFr2F15",
+	"VJWXRdF1De3EnP+qRp39kNP1vtGac9Drbdf6xVniFRm/8xpRWJe8vJCOBr3BQaff7wz6F/3eUU///z8j",
+	"E34b9vqVzxwNh/0++qrWVbVb9MPuxgGNIr2JelW9ST3pl5km/TKxpH9baxzz+le/PYythNqsO0yrEDvQ",
+	"FuY1B8OlYlrajthuZ7/XXzV/eRyPa42J8KG9ux9q9lbVzw0Gdz/XagCEDz69+0G/pdxtHA0NAa1/pt7E",
+	"E12qxXyu5auRQsTrb6DolSaqUgxi659cSBWqoTZyb7Ks888RBoETgb3QsqzRWcve+SzyFI0KvzeXNjBQ",
+	"pYy4IWGtndKFYQgw+teuNKdL8xjjZPz9+K6wzbG2EpjUjgJqYSr9W0yyc6hd+P6wcZ2Jon/XrOsu2cZl",
+	"hIu4cNW4O+K2gjeDqcJGcOi/qBmwwil+bKhmlV5dEdTCbm1NEDrbasjjRjNlI2JQ3/8g0uV20sWL3tmQ",
+	"XRWSq+JwTmaEg1xWTKwLTm3M9MGA5G09OmKlyOeLVb+cutb5riFrL0upWQ7Wa28jRGvC0F2MenkVNcl4",
+	"G0eGSbaFymqBLwTLrd0Ca1uR3Wj5saINp9+/xCVJCScm0r9Aivc2EMbh3tL66f4GqzZ76f7L6Q7THKg6",
+	"JkLdMYYVyW0cPTbR/VWW95RpB931z7sRxQcjyuVMG8BWV9jOkkaRHJOFxIgIVmjPgGZqRpIZJB/aFvfP",
+	"oF5C9OWyItgn0/GlV1NtG8dFIpf/kyZz6DpRayyw/UHFi8kcyAuV+iXW3jJGztSbr5lnzo2j2+xsZpJu",
+	"ek8O9w4P+4E+Z0dRv3cw3O/tDQeD/cHTwSC601Bb1yP0PvdupVlj8+0NB3e5wbY2Fmde9fgdHelNqEi2",
+	"aPWvsEX/ArFwPhM3tZ6g1Lbnd+nUVXvMiVjo34QnL1yzAScubHanX5QTNkfPMXs8lCujjTtKkDrcSZBa",
+	"KQ+TJJkJCVzbsuNaRs14xG2kxl3Yj7fMvEInszYvS8fHIy54eWmuboSfqmOCjbjKRKgZRlxML1U1g6XJ",
+	"rcClS6O6zAoacb0xF9415qwJ2aBMbHjFJQLsCz1q+TIaKTTLILWT+la6pe4ybdSs4NQ292JPmOYaMHr9",
+	"RFFXSv5Xmb4mHWd5WhdqzfycUO5oLXuyZWjVEtGeaHqeLF2Dl62WaaSSBrI+64DUMy4Dvnwj8SyUDraF",
+	"ZAwl/d6LlZ7Z15e0jWG/LmAvkPUf3dA5S7u//HD14uXF2/6ri+fLl3/+o//q9+S3k6uTNz//cNp7+eHf",
+	"fnr19u3wzYf/+PP18+d7Lz+c9l/9fnoSSIG2Crltgjdz8J88qee293t6mEshMjVot6G3QTRb3zsVrGxK",
+	"xnoM9FdjQE/QDaEgtE0XT/L2Gdpl368jqCX81/Y+cIn3rleNdRXP3QNdYqtzwNTbmNoWU6ODJTtGhK8s",
+	"0qkVE5WO5xTj0jTrRl+A+a144S47oRSxZSJJVRDw7f2c/bufazU639RBqvXm///ZL9JPbQBi/e0hDbPJ",
+	"Xq+2zZd5qR+dkWSJVTatpE8svV3pX70BtSi4caPwDtXemqv6y0VsqSx5SZdkAiQX2gbw34C1wIbb9mJd",
+	"rnCzVmj0Ve/fwGzlAgE0FoQrj6muE1B0Yhw+p2pW6TVmKot8TeMz61Yp2V8xQP91NVDZp+ndp4YQq2VB",
+	"hwP+t7H3kF/wvP7JQeNJWx695qH+0b5e7n1Q6bmmTKsuJerrfK17g2Z7pLVvgYH/R+VvTe7+S4WI3miZ",
+	"Qb2cnVo9PqmS6MOCrZbLGxRqZZZtXYzNaOWVxc2rXEXmQioy6PXCt7LlnNHXkgbePt59quXmawYZlBnZ",
+	"Xhq2lW4uc9omzT/xc9zLMp7VVrzHVmWa+u37r8Vc7RTn0MsamvpM1g/kv0hUBC/aMCrSwkeZO9+IF3l8",
+	"UZHk+1s/J9Lc/3ppgO/ea5ldz4/0v7Npi+/eaylt3rtniHJRaPp7fN1H+W3X/bQuyoVBHPOqOHw16Oqw",
+	"lxfrc50kW5eJriNRmJ9LpLnavjWLVLhqL3NuXwHSSjlE6E2aIf6OV3fOq7FyylujlFOBHIQKR4+kl8Po",
+	"0hKa16XerGWsXB/Bx44zsbzrnq53URUOg/3o9DtGxDn55eLizGQ7KWESKGvpzO40C7hiUunnusTQjTzC",
+	"TL1zU5LTwfzgMdkxqc8a4N2YeL/bdZdjsmMShvCoKLe50vj2kTINDbv5jrht51uf6JxdcaoWBYzJzljO",
+	"6GB48D/G5Hsyg4/kl5cnzzrnv5wMhgeOaQp6Y5KhTLpj9aJXt9ojibmgWNIJSQGqvhzuq3OajmvfnihN",
+	"Iar+5YWzfMbxiLug5rmiPKVFSmwCtCRje24dhpO6v1T1dPWlLDc74jvj636sdzqhEg72m5v1pu225uxi",
+	"R9q4hQQzVSeFRKSAV+LKIc4gw97Ljm9mEpJLm/15bn4qhLJ5neZFA5ysxCmGL/VwSMlOSuVsImiRxiVS",
+	"4hEfRW9wgH1iFO2aN3PlBVwzsZBuJqnoUtpkyVrHDfLjojC8SRW+ljGj+YgHUFmmGKobYRIDOhK0I4Im",
+	"hxsmzfIcbuzKj6SNWdqjHfEGaI+ky2vAozKpq5ODfZO6StpfjWPNhG0KwR7qmuylwF4nGLYoRty8YgwV",
+	"+NWicAcJDDP+3HlhzEDaLgyG545X8A8z74IY8TIFo9qt7U2AL9LDnyxGbRFDfaxGmkTSODGvdBx8/Oiy",
+	"HfeqtzpiauINk1CDzoS2zSuad4ZExmRI5ozHZK9n/h2QWTziQzKLSb+H/93X/x3g5wF+RsH1f/73oEf+",
+	"+26XnJD9fo+kTJqaQ+XVaIRizYLX32YSfUGKhN93fZUns/KKvrySvyNAW9VOBLp5m+s7OpjsJftpZwgH",
+	"084+PZx0nia9tNOHwXSP7k+GyUEabXtTX3vTzOYB3GaUwXSns+/XquyU9741dOLCdpjZbCNgThc5HW+4",
+	"EatxvXu8qv/dgw580IEPOvBBBz7owE10YKPN6H0pweFdSjB4SWZaUrduUBthxMGKy8yPGo5TiUmenEyy",
+	"Bfy9ql3Dnz2NGnilBqrUXvp0Opg8gc5B0qed/WkPOk/p8Elnb3KYDpI+7E8PetG2ccd6S9n71qnJQiox",
+	"Rz5BB71s81vrrFK2965pVWmP/kGjPmjUB436oFEfNOqmGvXcXMN9G5dyy2vFaNMslXUJRIHLPNtU2/bS",
+	"rpLzgplEbd1rby5xAwd0kPSne9A5nOynnf1kQDtPoT/tPEkPJkO6n+xNBv2t9W7V/fp+da4fEK8r3bpy",
+	"LZsGPajXB/X6oF4f1OuDet1YvbocgftSsIMvV7BbZX1umYHTVp4OIQje08lh8iQ9gM5wuk87+5O9pHOY",
+	"DqDTn/ao+2179em1zr9/BdpKPqtljMiqxXGtf9CDMn1Qpg/K9EGZPijTTZSp157tnlRpv+mr1vrq7fkp",
+	"Zyd+Fz10m2yOP5CSc7q+6qsJfqv49pLBpE97085TONR+45NJhx5Mhx3YT91PTzdXfK3Gefcdq70bA1pd",
+	"CV4drAbp9v8GAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

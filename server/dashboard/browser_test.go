@@ -229,6 +229,9 @@ func TestBrowserFlow(t *testing.T) {
 	if got.header.Get("X-Service-Signature") != webhook.Signature(newSecret, got.body) {
 		t.Fatal("X-Service-Signature is not the new secret's")
 	}
+	if err := env.ValidateSchema("WebhookTestEvent", got.body); err != nil || got.header.Get("X-Service-Event") != "webhook.test" {
+		t.Fatalf("the test event does not match its documented schema: %v\n%s", err, got.body)
+	}
 
 	// Revoke the key: it answers 401 from the next request.
 	b.Run("keys", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(`td a[href^="/dashboard/keys/"]`, chromedp.ByQuery))
