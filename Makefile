@@ -29,8 +29,9 @@ db: ## start PostgreSQL if none answers at DATABASE_URL and create its database
 run: build db ## build, start PostgreSQL if needed, migrate, seed a local account on the simulator, serve
 	bin/gateway dev
 
-test: ## the whole test suite (starts PostgreSQL if needed)
+test: ## the whole test suite (starts PostgreSQL if needed; installs chromium and axe-core for the browser tests)
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
+	@.ci/browser-up
 	go test -race -count=1 -timeout 30m ./...
 
 lint: ## gofmt, go vet, and the OpenAPI linter (Redocly CLI from npm)

@@ -165,7 +165,7 @@ func (b *Browser) Snapshot(name string) {
 	var png []byte
 	ctx, cancel := context.WithTimeout(b.Ctx, 10*time.Second)
 	defer cancel()
-	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 80)); err != nil {
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
 		return
 	}
 	b.mu.Lock()
@@ -188,7 +188,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 func (b *Browser) SaveScreenshot(dir, name string) string {
 	b.T.Helper()
 	var png []byte
-	b.Run("screenshot", chromedp.FullScreenshot(&png, 90))
+	b.Run("screenshot", chromedp.FullScreenshot(&png, 100))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.T.Fatal(err)
 	}
