@@ -6,7 +6,10 @@ import (
 	"time"
 )
 
-// EndpointStatus is an endpoint with its health as the dashboard shows it.
+// EndpointStatus is an endpoint with its health as the dashboard shows it. Both figures are
+// read by index ranges bounded by the endpoint's failure streak (the last success comes before
+// failing_since; the failures counted come after it), so they stay cheap with millions of
+// attempts.
 type EndpointStatus struct {
 	WebhookEndpoint
 	// LastSuccessAt is the newest successful attempt, nil when none is in the log.
@@ -21,15 +24,16 @@ type EndpointStatus struct {
 const endpointStatusSQL = `SELECT w.id, w.account_id, w.url, w.enabled, w.disabled_reason, w.failing_since, w.created_at,
 		CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_expires_at END AS previous_secret_expires_at,
 		ls.at AS last_success_at,
-		(SELECT count(*) FROM (SELECT 1 FROM webhook_attempts a
+		CASE WHEN w.failing_since IS NULL THEN 0 ELSE (SELECT count(*) FROM (SELECT 1 FROM webhook_attempts a
 			JOIN webhook_deliveries d ON d.account_id = a.account_id AND d.id = a.delivery_id
 			WHERE a.account_id = w.account_id AND d.endpoint_id = w.id AND a.error <> ''
-			  AND a.attempted_at >= COALESCE(w.failing_since, 'infinity') AND (ls.at IS NULL OR a.attempted_at > ls.at)
-			LIMIT 1000) f) AS consecutive_failures
+			  AND a.attempted_at >= GREATEST(w.failing_since, ls.at + interval '1 microsecond')
+			ORDER BY a.attempted_at DESC, a.id DESC LIMIT 1000) f) END AS consecutive_failures
 	FROM webhook_endpoints w
 	LEFT JOIN LATERAL (SELECT a.attempted_at AS at FROM webhook_attempts a
 		JOIN webhook_deliveries d ON d.account_id = a.account_id AND d.id = a.delivery_id
 		WHERE a.account_id = w.account_id AND d.endpoint_id = w.id AND a.error = ''
+		  AND a.attempted_at < COALESCE(w.failing_since, 'infinity') AND a.attempted_at >= w.created_at - interval '1 minute'
 		ORDER BY a.attempted_at DESC LIMIT 1) ls ON true`
 
 // EndpointStatuses lists the account's endpoints with their health, oldest first.
