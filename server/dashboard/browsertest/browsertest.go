@@ -56,6 +56,12 @@ func New(t testing.TB) *Browser {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("chromium not found at %s (run .ci/browser-up): %v", path, err)
 	}
+	// The profile is removed by us, after Chromium exits: its helper processes may still write
+	// for a moment after the browser is gone, which t.TempDir's cleanup would report.
+	profile, err := os.MkdirTemp("", "browsertest-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
 		chromedp.Headless,
@@ -67,7 +73,7 @@ func New(t testing.TB) *Browser {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -84,6 +90,12 @@ func New(t testing.TB) *Browser {
 		}
 		cancel()
 		cancelAlloc()
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	})
 	return b
 }
