@@ -74,7 +74,7 @@ document.addEventListener("click", function (ev) {
       launch();
     };
     var s = document.createElement("script");
-    s.src = sdkURL; s.async = true; s.crossOrigin = "anonymous";
+    s.src = sdkURL; s.async = true;
     s.onerror = function () { say("Could not load the Embedded Signup script. Check your connection and try again."); };
     document.head.appendChild(s);
   });
