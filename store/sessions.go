@@ -18,10 +18,16 @@ type Session struct {
 }
 
 // CreateSession stores the hash of a new session id for the user's membership of the
-// account. ErrNotFound when the user is not a member of the account.
-func (s *Store) CreateSession(ctx context.Context, idHash []byte, accountID, userID int64) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO sessions (id_hash, account_id, user_id)
-		SELECT $1, account_id, user_id FROM memberships WHERE account_id = $2 AND user_id = $3`, idHash, accountID, userID)
+// account, and deletes the user's sessions that are past absolute (or idle for idle). It
+// returns ErrNotFound when the user is not a member of the account.
+func (s *Store) CreateSession(ctx context.Context, idHash []byte, accountID, userID int64, idle, absolute time.Duration) error {
+	res, err := s.db.ExecContext(ctx, `WITH gone AS (
+			DELETE FROM sessions WHERE user_id = $3
+			  AND (last_seen_at < now() - $4 * interval '1 second' OR created_at < now() - $5 * interval '1 second')
+		)
+		INSERT INTO sessions (id_hash, account_id, user_id)
+		SELECT $1, account_id, user_id FROM memberships WHERE account_id = $2 AND user_id = $3`, idHash, accountID, userID,
+		idle.Seconds(), absolute.Seconds())
 	if err != nil {
 		return translate(err)
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -165,9 +164,13 @@ func (s *Store) SignInFailures(ctx context.Context, keys []string, window time.D
 }
 
 // RecordSignInFailure counts one failure for each key, starting a new window for a key whose
-// window has ended.
+// window has ended, and deletes up to 100 other keys whose window has ended.
 func (s *Store) RecordSignInFailure(ctx context.Context, keys []string, window time.Duration) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO signin_throttle (key, failures, window_start)
+	_, err := s.db.ExecContext(ctx, `WITH stale AS (
+			DELETE FROM signin_throttle WHERE key IN (SELECT key FROM signin_throttle
+				WHERE window_start < now() - $2 * interval '1 second' AND key <> ALL($1) LIMIT 100)
+		)
+		INSERT INTO signin_throttle (key, failures, window_start)
 		SELECT k, 1, now() FROM unnest($1::text[]) AS k
 		ON CONFLICT (key) DO UPDATE SET
 			failures = CASE WHEN signin_throttle.window_start > now() - $2 * interval '1 second' THEN signin_throttle.failures + 1 ELSE 1 END,
@@ -181,6 +184,3 @@ func (s *Store) ClearSignInFailures(ctx context.Context, keys []string) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM signin_throttle WHERE key = ANY($1)`, pq.StringArray(keys))
 	return translate(err)
 }
-
-// isNotFound reports whether err is ErrNotFound.
-func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }

@@ -54,11 +54,7 @@ func (d *Dashboard) requireSession(h sessionHandler, ownerOnly bool) http.Handle
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, ok := d.session(r)
 		if !ok {
-			if r.Method == http.MethodGet {
-				http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
-			} else {
-				http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
-			}
+			http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
 			return
 		}
 		if ownerOnly && s.Role != store.RoleOwner {
@@ -95,7 +91,7 @@ func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, account
 	if err != nil {
 		return err
 	}
-	if err := d.cfg.Store.CreateSession(r.Context(), hashToken(tok), accountID, userID); err != nil {
+	if err := d.cfg.Store.CreateSession(r.Context(), hashToken(tok), accountID, userID, SessionIdle, SessionAbsolute); err != nil {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{

@@ -17,11 +17,11 @@ type webhooksData struct {
 }
 
 type webhookData struct {
-	Endpoint  store.EndpointStatus
-	Secret    string // shown once, after creation or rotation
-	Confirm   string // "delete" or "rotate": the confirmation asked for
-	Rotated   bool
-	Overlap   string
+	Endpoint store.EndpointStatus
+	Secret   string // shown once, after creation or rotation
+	Confirm  string // "delete" or "rotate": the confirmation asked for
+	Rotated  bool
+	Overlap  string
 }
 
 func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, s *store.Session, status int, data webhooksData, errMsg string) {
