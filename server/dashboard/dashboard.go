@@ -106,10 +106,11 @@ type Dashboard struct {
 }
 
 // New parses the templates and builds the routes; it fails when a template does not parse
-// or a collaborator is missing.
+// or a function collaborator is missing. (A nil Store is accepted, as by server.New: every
+// page then fails.)
 func New(cfg Config) (*Dashboard, error) {
-	if cfg.Store == nil || cfg.NewAPIKey == nil || cfg.ValidateWebhookURL == nil || cfg.EventBody == nil {
-		return nil, errors.New("dashboard: Store, NewAPIKey, ValidateWebhookURL and EventBody are required")
+	if cfg.NewAPIKey == nil || cfg.ValidateWebhookURL == nil || cfg.EventBody == nil {
+		return nil, errors.New("dashboard: NewAPIKey, ValidateWebhookURL and EventBody are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
