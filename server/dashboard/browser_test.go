@@ -254,7 +254,9 @@ func TestBrowserFlow(t *testing.T) {
 			t.Errorf("audit log lacks %s", want)
 		}
 	}
-	for _, p := range []string{"/password", "/invite"} {
+	b.Run("audit entry", chromedp.Click("table tbody tr a", chromedp.ByQuery), chromedp.WaitVisible("dl.facts", chromedp.ByQuery))
+	b.CheckPage("audit-entry")
+	for _, p := range []string{"/password", "/invite", "/disconnect", "/no-such-page"} {
 		b.Run("open "+p, chromedp.Navigate(base+p), chromedp.WaitVisible("main", chromedp.ByQuery))
 		b.CheckPage(strings.TrimPrefix(p, "/"))
 	}
