@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/labstack/echo/v4"
 
+	"gateway/platform/webhook"
 	"gateway/server/dashboard"
 )
 
@@ -15,7 +16,7 @@ func (s *Server) newDashboard(c dashboard.Connector) (*dashboard.Dashboard, erro
 		Connector:          c,
 		SandboxPhoneNumber: s.opts.Sandbox.PhoneNumber,
 		NewAPIKey:          GenerateKey,
-		ValidateWebhookURL: ValidateWebhookURL,
+		ValidateWebhookURL: webhook.ValidateURL,
 		EventBody:          EventBody,
 		Logger:             s.log,
 		Clock:              s.now,

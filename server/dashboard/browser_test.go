@@ -56,10 +56,10 @@ func (r *receiver) all() []received {
 	return append([]received(nil), r.got...)
 }
 
-// waitFor polls cond every 100 ms for up to 20 s.
+// waitFor polls cond every 100 ms for up to 60 s (the machine may be busy).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		if cond() {
 			return
@@ -72,7 +72,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // pageHas reloads the page until its text contains want.
 func pageHas(t *testing.T, b *browsertest.Browser, url, want string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		var text string
 		b.Run("load "+url, chromedp.Navigate(url), chromedp.Text("main", &text, chromedp.ByQuery))
