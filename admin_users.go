@@ -93,3 +93,11 @@ func chosenPassword(given string) (password, generated string, err error) {
 	p, err := dashboard.NewPassword()
 	return p, p, err
 }
+
+// operatorAudit records an operator command in the workspace's audit log (shown as
+// "operator"); a failure to record is logged, not returned: the command itself succeeded.
+func operatorAudit(ctx context.Context, a *app, accountID int64, action, target, detail string) {
+	if err := a.store.AddAudit(ctx, accountID, 0, action, target, detail); err != nil {
+		a.log.Warn("audit log", "action", action, "error", err.Error())
+	}
+}

@@ -90,4 +90,16 @@ func TestAdminUsers(t *testing.T) {
 	if _, err := adminRun("user", "reset-password", "--email", "nobody@example.com"); err == nil {
 		t.Fatal("reset for an unknown email succeeded")
 	}
+	// Operator commands appear in the workspace's audit log, by "operator" (no user).
+	k, err := adminRun("key", "create", "--account", id, "--mode", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adminRun("key", "revoke", "--key", fmt.Sprint(int64(k["id"].(float64)))); err != nil {
+		t.Fatal(err)
+	}
+	es, err := st.AuditLog(context.Background(), ms[0].AccountID, 0, 10)
+	if err != nil || len(es) != 2 || es[0].Action != store.AuditKeyRevoked || es[1].Action != store.AuditKeyCreated || es[0].UserID != nil {
+		t.Fatalf("audit log after operator commands: %+v, %v", es, err)
+	}
 }
