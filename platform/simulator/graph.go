@@ -21,6 +21,9 @@ const maxRequestBody = 4 << 20
 // serveHTTP routes Graph paths and the control API.
 func (s *Simulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.Trim(r.URL.Path, "/")
+	if s.serveBrowser(w, r, path) {
+		return
+	}
 	if path == "_sim" || strings.HasPrefix(path, "_sim/") {
 		s.serveControl(w, r, strings.TrimPrefix(strings.TrimPrefix(path, "_sim"), "/"))
 		return
