@@ -21,6 +21,9 @@ type config struct {
 	PlatformAppSecret   string
 	PlatformVerifyToken string
 	PlatformTimeout     time.Duration
+	PlatformAppID       string // the platform app's id: Embedded Signup's FB.init and the code exchange
+	PlatformESConfigID  string // the Embedded Signup configuration id FB.login opens
+	PlatformSDKURL      string // where the dashboard loads the platform's JavaScript SDK from
 	SandboxPhoneNumber  string
 	SandboxPhoneID      string
 	SandboxAccessToken  string
@@ -50,6 +53,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		PlatformBaseURL:     get("PLATFORM_BASE_URL", "http://127.0.0.1:8081/v23.0"),
 		PlatformAppSecret:   get("PLATFORM_APP_SECRET", "local-app-secret"),
 		PlatformVerifyToken: get("PLATFORM_VERIFY_TOKEN", "local-verify-token"),
+		PlatformAppID:       get("PLATFORM_APP_ID", "100000000000000"),
+		PlatformESConfigID:  get("PLATFORM_ES_CONFIG_ID", "local-es-config"),
+		PlatformSDKURL:      get("PLATFORM_SDK_URL", "https://connect.facebook.net/en_US/sdk.js"),
 		SandboxPhoneNumber:  get("SANDBOX_PHONE_NUMBER", "15550009999"),
 		SandboxPhoneID:      get("SANDBOX_PHONE_NUMBER_ID", "100000000000001"),
 		SandboxAccessToken:  get("SANDBOX_ACCESS_TOKEN", "sandbox-access-token"),

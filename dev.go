@@ -20,6 +20,7 @@ func dev(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	logger := cfg.logger(os.Stderr)
 	simCfg := simulator.DefaultConfig()
 	simCfg.AppSecret = cfg.PlatformAppSecret
+	simCfg.AppID = cfg.PlatformAppID
 	simCfg.WebhookURL = "http://" + cfg.Addr + "/platform/webhook"
 	sim := simulator.New(simCfg)
 	seedSimulator(sim)
@@ -29,6 +30,7 @@ func dev(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	}
 	defer sim.Close()
 	cfg.PlatformBaseURL = simURL + "/v23.0"
+	cfg.PlatformSDKURL = simURL + "/sdk.js" // Embedded Signup runs against the simulator's window
 
 	a, err := openApp(ctx, cfg, logger)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"gateway/migrations"
 	"gateway/platform/whatsapp"
 	"gateway/server"
+	"gateway/server/onboarding"
 	"gateway/store"
 )
 
@@ -59,13 +60,15 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 	}
 	wa := whatsapp.NewClient(cfg.PlatformBaseURL, nil)
 	wa.SetTimeout(cfg.PlatformTimeout)
+	onb := &onboarding.Service{Store: st, Platform: wa, AppID: cfg.PlatformAppID, AppSecret: cfg.PlatformAppSecret,
+		ConfigID: cfg.PlatformESConfigID, SDKURL: cfg.PlatformSDKURL}
 	srv, err := server.New(server.Options{
 		PlatformAppSecret:   cfg.PlatformAppSecret,
 		PlatformVerifyToken: cfg.PlatformVerifyToken,
 		SendTimeout:         cfg.PlatformTimeout,
 		SchemaVersion:       version,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
-	}, server.Deps{Store: st, Platform: wa, Logger: logger})
+	}, server.Deps{Store: st, Platform: wa, Logger: logger, Onboarding: onb})
 	if err != nil {
 		db.Close()
 		return nil, err

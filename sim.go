@@ -24,6 +24,7 @@ func platformSim(ctx context.Context, cfg config, args []string, stdout, stderr 
 	}
 	simCfg := simulator.DefaultConfig()
 	simCfg.AppSecret = cfg.PlatformAppSecret
+	simCfg.AppID = cfg.PlatformAppID
 	simCfg.WebhookURL = *webhook
 	sim := simulator.New(simCfg)
 	if *seed {

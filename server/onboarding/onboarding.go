@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -97,6 +98,11 @@ type Service struct {
 	Platform  Platform
 	AppID     string // the platform app's id (PLATFORM_APP_ID)
 	AppSecret string // the platform app's secret (PLATFORM_APP_SECRET)
+	// ConfigID is the Embedded Signup configuration id FB.login needs (PLATFORM_ES_CONFIG_ID),
+	// and SDKURL where the page loads the platform's JavaScript SDK from (PLATFORM_SDK_URL);
+	// the connect page renders both, the service itself does not use them.
+	ConfigID string
+	SDKURL   string
 	// SyncTemplates pulls the account's templates after a connect (nil = skipped).
 	SyncTemplates func(ctx context.Context, accountID int64) error
 	// NewPIN returns a fresh 6-digit two-step verification pin (nil = crypto/rand).
@@ -114,6 +120,18 @@ type Service struct {
 type exchanged struct {
 	token string
 	at    time.Time
+}
+
+// SDKOrigin returns the scheme and host of SDKURL ("https://connect.facebook.net", or the
+// simulator's origin locally), the origin a page's Content-Security-Policy must allow in
+// script-src, connect-src and frame-src and that Embedded Signup's message events come from.
+// It returns "" when SDKURL is not an absolute URL.
+func (s *Service) SDKOrigin() string {
+	u, err := url.Parse(s.SDKURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 func (s *Service) now() time.Time {

@@ -276,3 +276,16 @@ func TestConnectWithToken(t *testing.T) {
 		t.Fatalf("second disconnect: %v", err)
 	}
 }
+
+func TestSDKOrigin(t *testing.T) {
+	for url, want := range map[string]string{
+		"https://connect.facebook.net/en_US/sdk.js": "https://connect.facebook.net",
+		"http://127.0.0.1:8081/sdk.js":              "http://127.0.0.1:8081",
+		"/sdk.js":                                   "",
+		"":                                          "",
+	} {
+		if got := (&onboarding.Service{SDKURL: url}).SDKOrigin(); got != want {
+			t.Errorf("SDKOrigin(%q) = %q, want %q", url, got, want)
+		}
+	}
+}
