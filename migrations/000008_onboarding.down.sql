@@ -1,3 +1,4 @@
+DROP TABLE IF EXISTS sandbox_messages;
 DROP TABLE IF EXISTS number_pins;
 ALTER TABLE connections
     DROP COLUMN IF EXISTS details_for,

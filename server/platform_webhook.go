@@ -404,33 +404,10 @@ func inboundEventFields(m whatsapp.InboundMessage) receivedFields {
 	return f
 }
 
-// handleSandboxChange handles traffic on the shared sandbox number: an inbound text
-// "join <code>" registers the sender for the account with that join code (the start of its
-// 24-hour window is the message's timestamp). Everything else on that number is ignored.
+// handleSandboxChange handles traffic on the shared sandbox number: joins, replies and test
+// events (see sandbox_inbound.go). Statuses of the sandbox's own sends are ignored.
 func (s *Server) handleSandboxChange(ctx context.Context, v whatsapp.ChangeValue) error {
-	for _, m := range v.Messages {
-		if m.Type != "text" || m.Text == nil || !isWaID(m.From) {
-			continue
-		}
-		f := strings.Fields(m.Text.Body)
-		if len(f) != 2 || !strings.EqualFold(f[0], "join") {
-			continue
-		}
-		at, ok := m.Time()
-		if !ok {
-			at = s.now()
-		}
-		accountID, err := s.store.JoinSandbox(ctx, f[1], m.From, at)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			s.log.InfoContext(ctx, "sandbox: join with an unknown code ignored", "wamid", m.ID)
-		case err != nil:
-			return err
-		default:
-			s.log.InfoContext(ctx, "sandbox: handset joined", "account_id", accountID, "wamid", m.ID)
-		}
-	}
-	return nil
+	return s.handleSandboxMessages(ctx, v)
 }
 
 // handleTemplateStatusUpdate sets the status of the template with the platform's id for every
