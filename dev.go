@@ -24,6 +24,7 @@ func dev(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	simCfg.WebhookURL = "http://" + cfg.Addr + "/platform/webhook"
 	sim := simulator.New(simCfg)
 	seedSimulator(sim)
+	seedSandbox(sim, cfg)
 	simURL, err := sim.Start(cfg.SimAddr)
 	if err != nil {
 		return fmt.Errorf("start the platform simulator on %s: %w", cfg.SimAddr, err)
@@ -76,7 +77,12 @@ Try it:
 
 The API description: %s/v1/openapi.yaml   (keys are shown once; every run issues new ones)
 
+Play a handset joining the sandbox (number %s); the simulator's sent log shows the reply:
+  curl -s %s/_sim/inbound -d '{"phone_number_id":"%s","from":"15557654321","type":"text","payload":{"body":"join %s"}}'
+  curl -s %s/_sim/sent
+
 `, acct.ID, acct.Name, devNumber.DisplayPhoneNumber, simURL, live.Key, test.Key,
-		base, live.Key, base, live.Key, base, live.Key, base)
+		base, live.Key, base, live.Key, base, live.Key, base,
+		cfg.SandboxPhoneNumber, simURL, cfg.SandboxPhoneID, acct.JoinCode, simURL)
 	return a.serve(ctx, nil)
 }

@@ -29,6 +29,7 @@ func platformSim(ctx context.Context, cfg config, args []string, stdout, stderr 
 	sim := simulator.New(simCfg)
 	if *seed {
 		seedSimulator(sim)
+		seedSandbox(sim, cfg)
 	}
 	url, err := sim.Start(*addr)
 	if err != nil {
@@ -53,4 +54,13 @@ var devNumber = simulator.Number{
 func seedSimulator(sim *simulator.Simulator) {
 	sim.AddNumber(devNumber)
 	sim.SeedTemplates(devNumber.WabaID, simulator.DefaultTemplates())
+}
+
+// seedSandbox registers the shared sandbox number (SANDBOX_*) on the simulator, so test sends
+// to joined handsets and the sandbox's replies go through it. Play a handset with
+// POST /_sim/inbound {"phone_number_id": SANDBOX_PHONE_NUMBER_ID, "from": "<digits>",
+// "type": "text", "payload": {"body": "join <code>"}}.
+func seedSandbox(sim *simulator.Simulator, cfg config) {
+	sim.AddNumber(simulator.Number{PhoneNumberID: cfg.SandboxPhoneID, WabaID: "100000000000002",
+		DisplayPhoneNumber: cfg.SandboxPhoneNumber, AccessToken: cfg.SandboxAccessToken, VerifiedName: "Gateway Sandbox"})
 }
