@@ -425,14 +425,14 @@ type ContactCreatedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *ContactCreatedEventMode `json:"mode,omitempty"`
 }
 
 // ContactCreatedEventEvent defines model for ContactCreatedEvent.Event.
 type ContactCreatedEventEvent string
 
-// ContactCreatedEventMode Present, equal to test, for events caused by a test key.
+// ContactCreatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type ContactCreatedEventMode string
 
 // ContactList defines model for ContactList.
@@ -512,11 +512,11 @@ type EventBase struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *EventBaseMode `json:"mode,omitempty"`
 }
 
-// EventBaseMode Present, equal to test, for events caused by a test key.
+// EventBaseMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type EventBaseMode string
 
 // EventName defines model for EventName.
@@ -639,14 +639,14 @@ type MessageReceivedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageReceivedEventMode `json:"mode,omitempty"`
 }
 
 // MessageReceivedEventEvent defines model for MessageReceivedEvent.Event.
 type MessageReceivedEventEvent string
 
-// MessageReceivedEventMode Present, equal to test, for events caused by a test key.
+// MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
@@ -674,14 +674,14 @@ type MessageSentEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageSentEventMode `json:"mode,omitempty"`
 }
 
 // MessageSentEventEvent defines model for MessageSentEvent.Event.
 type MessageSentEventEvent string
 
-// MessageSentEventMode Present, equal to test, for events caused by a test key.
+// MessageSentEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageSentEventMode string
 
 // MessageStatus What the messaging platform last reported.
@@ -710,14 +710,14 @@ type MessageStatusEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageStatusEventMode `json:"mode,omitempty"`
 }
 
 // MessageStatusEventEvent defines model for MessageStatusEvent.Event.
 type MessageStatusEventEvent string
 
-// MessageStatusEventMode Present, equal to test, for events caused by a test key.
+// MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
 
 // Pagination defines model for Pagination.
@@ -731,7 +731,7 @@ type Pagination struct {
 type Sandbox struct {
 	JoinCode string `json:"join_code"`
 
-	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours.
+	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours. The sandbox number replies with the workspace joined and when the window ends (or why the code was refused). While the window is open, the messages the handset sends to the sandbox number reach the workspace as message.received events with mode test.
 	JoinPhrase string `json:"join_phrase"`
 
 	// PhoneNumber The sandbox number, digits only.
@@ -2095,131 +2095,134 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2Nchs30uCroOb2ylIypElKlGSprvYUx0m0sWytJWd/LJ0IzjRFRENgMgAlMS4+1L3CPdkVGsAMZghS",
-	"pH+z35etrZgiMUCj0f/o7nkfJWKSCw5cyejwfTQGmkKBH9+AKmbHIwWF/isFmRQsV0zw6DA6h0TwVBIl",
-	"yD1ligxhJAoghX6E8Zt2FEcyGcOE6kfVLIfoMGJcwQ0U0Xw+j6OcFnQCyi51ksIkFwp4MvsZZovLHZMp",
-	"Z79NgdzCjGx19bK9fp8kY1rQRE+yTdSYKjKhtyAJRTgYpKSA36YgFZF0BIdEjYFIOjGz3DM11t9ccvxq",
-	"KFLzHeNk94CMxbSQpIA8ozOJD45YIRUpQOaCSyCMSwU0JWJEaKIYvyHqniXQvuRRHMEDneSZ3nN/1E2e",
-	"pTvQ6g33aWsXdndaz2i/3+oke+kB9Eb7w24niiOmN2lQH8URpxP9rIeUlsaKj9IJfXgJ/EaNo8Nevx9H",
-	"E8bd393YIVyqgvEbg28HOKL7OEnElKsTrkG/A/1VIrgCrvRHmucZS6hG/dNfpcb/+2pHemSqJ6dmjmvm",
-	"JomjCUhJb/SPF2MgdgBhknhj5DRJQMrocEQzCXN/T38pYBQdRv/jaUWRT82v8umLohDFC34HmcjB7KhO",
-	"If6KQxgznuKp6ZP2AGhH89jH6wk/K8RNgQB9AA5YNdM149e5m8tHxXFJhJbimCSNk9UQSsWyjDBOvEk+",
-	"F64WQLJssRSsYso5crXGHldQcJrhKh+GNTvDNeAUPrLc5ERCcQcFcSM+GyY4mXJ4yCFRkJrVjshvU6EA",
-	"sfLP1huDqNZJSgx7atEjp3kuCoXoeCXUD2LK0w/CBBfqeoRP+0g4NZ8IF4q4Xz8n2xQgxbRIgKQCJK4K",
-	"D0wqIorqmyFkQss4gXixjIYIOKOzTND0QoiXtLj5MFmSmzmulRDXGc7i48OegRHRTBIcUWiBz0mXnLLv",
-	"Pjt+6usLTZm4sEFARtVIFJMNGQIlTgG/Iunpz3c0m9aQYue9Lgc1JawbQdwIw8rA00PiiGjKU8jYHRR0",
-	"mAHZ0nOT7k6309vbXkTbPI6mnN5RlunRK4HyxzXhMn9pnVhCmLIU6YhyeQ+FU7TdDpHGkDhC0O00ZEJn",
-	"mvr0P/qhMb0DMgTgem8qAPanPe8A+AsIJls+vAXkQJUkTGmbgUrBt5F7aptGYnlDFbxkE2bPfGNOKaiC",
-	"68xOUMO7EGRC+cxRqySCI7QpTIRWg0fGOCMZVfA5RWoJSEKzrIQinw4zlpTAkFEhJkRwICdnhKapVnja",
-	"Zmxan63S/AzBZEc/9QxVBOgcePpc8FHGErUhQw4zkdyG+VHPQhN17YY0qd7+TsZUEpFrYhFTffYpSSg3",
-	"MtQRTBpkPVYzRprLf1lbYx5r5fRccL5UPvHpZAjFtdZhSTnOh+aVIGaMXrMcYnQIk06JfFZ2DoMQI0m6",
-	"82KS2CONNdPSjzGOLmCiZQZ8lFWg7CTXYfPglSA0zwtxp3FphxLtMqTkMhJFCoU+jxErJrjQZfQZmT0I",
-	"ixj5RgKZUJWMwThRN+wOOAKrUc1SRNpbTqdqLAr2+wcKxak/Qc2SYlJqOa7X4nc0Yyk5PjvRAujz4gT9",
-	"SypRXSFR1VwRA4goSAF34hYMEn7RX+JGf6As+0BE3JWTXI/MLHGERq20LrVinBow31nvEE08/sQeEwJa",
-	"wM00owWBh1wLByY4uYz+z7tO69nV+4O425//5TKKruZ1u91syrLOIfHX+mBUVzhZw6UZMchSjeBJdegT",
-	"mmn1DekRGRg8DJD4JAGajIkYjYCneiw+3I4qyeO7yfpjXogcCsWMloAJZZkX2XCOdhwxPDi9KFXG1dnb",
-	"jeKFCIjz8RdmQE/9tykrNAW809PZobFd9KqcTAy1TaLnej6mASATX3jXsYXHQLa0boJJrmbELC+3yf1Y",
-	"82dQararfQyFyIByvXbKZJ7R2fWS/cRRPhYcrs18i5BYh0//RTNi8BaTlN0wtGCymbdqeM5rg/LVePQV",
-	"VA3iBnyLUwfxbTTHIso966FJnvanUutUNoEWEkSJMHqTAqg9wpKoUqqgpRhC/+EEOBFDZoTHhicSE+SK",
-	"YkbQmWA8yaZpjTwqaJZSBRcKGnGsfqcTb8AOFv44quwxh6wVZ/bcDPmeKhrkGLTwPgCH6+58kS7dit6O",
-	"8NnHN/HizimHLHs9ig7fPaK49PDvqIRoHjd3nlp8rHo+gMF5HIEDAvh04m2pvXgYHg4aO7uq9vaSSbX0",
-	"ZPAzUzCRawIbVWvRoqAzFB7at7NacPUkZ9XIJQenLWdvvhVn9jaXUKhPQHOeRKgzriqmYOQ3JRzuS0mj",
-	"DZEJTSEsYD4tCTvgmlz6KGJK3b4+OZfWwMdQsz2W5qZwhqtVdCq/FsTIIBvA68NZJ5gftNEjCdxBMasu",
-	"NhJaFAzQG6/DWFp7zXl+mk4obxVAU4wxKXhQQWVQWoFByhWc2AExMfaJ4ERbsdMiSLoNDLjJK6s0RHNo",
-	"Rz5HY7kJxClNxoxDtQ8TyMELHh8OJ+caTkfgOsR334I+3RIPejHQELLrG5GgULRwSbDOjyQkLkwSrwgw",
-	"hMOzaixShJ1mmbjHBRuR/asAEdQt+U/BO4k9zkedNjz3ue8RrXoEueOFGVonXksBSKRXjxImgreENUuN",
-	"vJo372E4FuLWBKCX8qeVvdfGF1jPWnRyZzEIinr9iST27I8wtjkyUKWQA09daA9HehxacVtpGzxqlrzS",
-	"2qK0XpdAQ1h6VMVjaFIIKe1NrzRsakPdYadhEmT7swKMlw6/TWmGwSmQKtaGr1lVkoROJaRkOCMUf9Se",
-	"vC8J9HdhM2fBdjUYif2zipcJb0sfr6wWdqtZ8dYuIAF25wc82jY6Xv6pqJrKSqCsMMniyCd3zZVpyowL",
-	"cFYjstL4WpigaWbV0fwGhanUqDOoNO56TtWYbFFD2fjVE0n+dv76lfnlV8E4pCYQlwolY60ixoRKMtBP",
-	"XN/RgmmhJtudwRGhpEwqwCGX005nJ2Ec/4W2+VPbJeaLgTfbb1NNNShNB0QUZKCXb7N0YAgOwaOSUHI/",
-	"FhmUAAy2F+k+jh5aN6Klv2zJW5a3RG4Q2coFysfoUOu7eRz9DLPTIE1qir9lHJMLbmHmUhtSsOEZjLH4",
-	"FJgZhYOEqDE/EcEzPoVF+5NWMY5VXOpCIdoAtdGGlbaKHuPx3KqxDg1ayFKeDsXDY0+c22FNFqsiyghj",
-	"iKVO4Yvbbaewibl2WllZDfE+purasnY45mE12+Pw4BzmunIeR2MmlSgCSTcvUPkYKUIKyEWBsXORpVoI",
-	"Yj5MXAXJnbHxRBKtbaSik1zT6Fru2jku8nxM+Q2EhEl932t4SVoUWk3YCG+cvyYHe51uBaTZwtuL50SM",
-	"RhKQsdbTnlbArodvs8UFUvB2Fi+ccblEtaEwUZsT/fKUbWh1c/Iu78rrh/OP8axGS8RYu/7dcMDuWSpD",
-	"PZJEzsCAVTtILykoyrIlmo2pbC1HOEUqwdErjumNVdyfKAaVCH4HhTTewdpPjQoxCSNNAk+heCJtCPjx",
-	"YGwmkjKa0tAt5mI3iNSMKqamqY9XG4PFKfnN8l/Xi0uUC/jThY5lAikLGME/iIKwCb2BmNBpykRM7lgK",
-	"IiapSKYTbY5SnhKpWHILhaPOkFlOc4edBSSMWAZLQ6RLZPyETeDafLvG7UF4wxsK06UgFqCd3dDRw0T8",
-	"ysLwr1Jhq4SjmTK0oQLybBY+weFUKcHxqDKG+Zt5FvSelmDbuj+byoUFEBU8qDC/6V+M94Kf7JbLW0Nc",
-	"xPxu9yKKaithjnTUsVIiutwVPZhs6bXj1fQeO2KPiWP52AUZZUzQtjWxj9iCGhNHIHo7qX5SzqSCSUym",
-	"3CbRlbfuHO6hIILDdmBPK5VmQwDG9ZAkSroyHonzriGcv3BsPaQaQsH1Bedv3ei6M0KAqyV6Zw3z8gvp",
-	"pto99aMSZB1jENMbfTzSnGFci0MW9JRcuG4Zy3pZF5tS64KJ9wj91m/SS8DKXa0gZn3aX4eQSzpbRcQY",
-	"rtiUgEuTu2k5UuWZibXkvYwaaYnSxnebbbzERo1MVBUoCg0TZQ070R4gH8VLH8AaH+Tgbc4vH+LXaH1o",
-	"Pap1448fyycWzlUcgCO+Eg9UFLKSC5qbWM0HZ7XbyzpwuQ0cLJ6o/kWGf1JC0SxYpVM/HZzczeQeC6H+",
-	"vAriNEQnSEUmIgXjS5CfxD1RglhdZkKr2vvApFGqbYeMjClPrU9e3+uvgvFr5/otcBf+mo+LYGz9HLA4",
-	"hEljcWEqKnUruRR3G4pyiTBKYDASw8K9XVMe9GhqyhIHqzbzY/5V8xTq2Sr+PmMPJ8FzAZ5+8RCBXvQN",
-	"yGm20Z2l99SicKWTnLKbDYRmQBw3YkIpoVKyG25C02E1Ejxtp6nXuJQvM8ftWD8HdUnuz5cyt8ylyeMM",
-	"ixxZbsYzTFyg3mOcmp5lk2lm8wL0HEG9uuqATFyiuGMJPJGEpTHBGxnGyY8vLshT53w/fc/SeS18typ1",
-	"Jxg1qu/48UueKpNpNerQPhnTPAfuUqANObS/UmDRZ6NHbdAmma9UvZp5XR60Ld1ZfqOEl6hN2V6/21lE",
-	"7i80m4JEWfz+fXc+j8n797353ARkBNHuJuPm0gbdzrZfkvkuOuY0iqPXb75v7e8fdPUeyhi1l47W7fR2",
-	"H6mrjPX4E/Ns18teK8PWJZJdBKW+jx8LMc1lJRmmPAXtCktFTVrq8dkJcXPoLRkjVtb2E70Sd4A6CveK",
-	"GRDeLnqdRzfR8Lc+XTpgBWO33+93ezu7/b39OnwavJwqvUZ0WE8yDjGGqfhYkzY0Xm3RnnsgJswkp5cu",
-	"HFZrcGiQyHmOudGSmlDuJ6GPRfLIKL+ZBlNqXoqEZoAYPSIcIHW3oFUeCZ14igX/YrJKxmecSLiDgmbE",
-	"rdIgG+DXb88bxNKvHwZt/X71vhfvzLeu3x23/k1bv+Px9OLd+fZf/7Iq37O+G5u5ZKCUVMNXQV4mGnO4",
-	"X6gv9AE+5pSci+nvtA70QWeF/76GNhH3vKIGlrbJa25KGGqY1uRUzanBdbK2BuR+QPdMGGcTrUS6IT1U",
-	"W2YR1le4+IhQvlho8XGgBkpFNhUdTYPOkyNBxeBf8i3YdZ/C6WzGBCyNlZEA6Yr57aWmU8jrXvk1c87c",
-	"5VwFRGjfF14waTNFpz0krKVDXVYO1CpC64vJVCosqQnfaSVUwY292V2FUwffczd+LUFbwtYQsetCtzln",
-	"rmfYrSVUVyar+znp3d5K88xZh8dnZ29e//Li+zXTgGwwugTVO6uVptXCSS1Q1NpWf0aHkNWqiKK3imVM",
-	"zdaX62/zHIpWQqVVQLbwy+2lLm7eXpy8PLn4V7QZgoaQrcREOF3cUc36+eIlj9aUdm/RqGtAW620Csov",
-	"nyxcw88GnrfJh7YK+8Osd0wMcQRTU991/bIXUtwZDT0bUPvBpzepaakyV3z79Yh8GxOZ0wRkTFIqx1qe",
-	"8ZTktACuxiD13wVaKIA1vvrHtBB53lSv3/b7ZKvb3SbPDvb3+q3dnV53pel7efntX7X5S7a2W1ffhq0r",
-	"62pWi5wVMIKivMyThI4UFGSP5JP6YmsU16xI1V9WiLc+Ndfr9xZI+gNSchvQ2xlCVI3pQMm0YGp2rmey",
-	"yQk5+xlmP5meO8G74yRjmP+J6Xe2XkuCIsc27xsR0l7WveefreOzE9u3x4kQXFIj1Hz6+zQYdnlp7iuk",
-	"KBT6MVy00LVSQmTyiGCuoqvYI+g35trez8SNLKHBQRUwduUAJEOgBRR6S4uADGo7PSTf4Vgi75LrjN3B",
-	"dbvdHpCtHGmwgHS77PqEgSwcXC05Vio3lZuMj4SX6qI/WjBPy6jbj1TBfSiRFIO3pSn8jzFV8jjPKzvB",
-	"cUJMbgFy7356JLJM3JvCTzvoiSwzhi+5NQk1P7uItA0JuvRrkw4cEzUuxPRmjO0LMFf1zYvzC+2rty/5",
-	"Jf/mG0fn7W++IS9qxRWxK3HQRrqtKYixpYibylCtkU0DO3iggbrkAwv14MjNMppm5dQSE8NnZKCF+yB2",
-	"s7uvKZk06xsGmqgGsZmckt1ez+WWV8WywXTdxdzbuJ5Bu20RockHuLJ1yxod5vS4q8LGRNowkZls3VuY",
-	"2WRdn87iSz4o2etwYWiZOzEwZD6wLFNlB29lFYsdLmOoS645artN0I9w3rRWHkYF5GXm+ANNVDbDQ2QS",
-	"Q5OxiSNTpUclkAJPADFNmELD+JIPgWBZx6HGhysKt5u3peIFjDDOqQmPsBGh5glSbX6ATn8mBVaRti/5",
-	"zzCT2rspsCXZoGTVAaZijJfEto/MSAVSXeOhS+JitqYE4ZIDTzF/GTdxXzCF/YnGeha9wJHf5QMnS2Ei",
-	"zGTlXIa79Ma0i2VrVy55rmWK6UB0cmZJx/X8YalcZKOSTinXuKh6NA2cM4LdWfR5zMS0qsKnl/wGOBQY",
-	"fsdME/J37PXElAlI6NGubM41eTLweN0fNDzfCTUmZ6/PL4jWYki50toECFSjWYSDq00umi3oLnlZ0fBo",
-	"CzqpRIFN7SwatoyYKBdTrTc4GtJDooopDLaPvOnLpndUHxwUZT8j5P2jRne8Mcug1vfOnoftenHJbdsL",
-	"O0HnmUXUL1BIJrAhxjffkMFdd2Ce0aLi0BWQoAWVpppPuKYvUsAE5Tk2RcBeFm3y3Kpfwy5KZHhw5jk7",
-	"kem2l7EEuLnos3pE26gFA0WNM2sTtRbVi5ZDURzdGZijw6jb7rQ7+hGRA6c5iw6jnXanvYMXn2qMhsNT",
-	"vxj1BtTSeBeGtLxUaUpyegOEKkIx+1hzHdAiGQ9qPTLKII5mVbTJbJBMq9eS3E5SbSkw6Wx1U6dV9VR8",
-	"1wTqjbiXRLNabrNoSyuy3wkbDcigta6DKYwoXsrpRyb0wcS10EtaFeXS9l6j6gb7m9kL0FJcUUW6Nci6",
-	"YcDsVXQArq4HVreD/9sUtAvMwsPzSAm9oYxLVZ3LlvZ2W4xL4JIpdgfbS4+qstIpuj6hnZjzX9bZsRsy",
-	"2q8avRx7nc5mvUKc+1iR8Tuvc4F16coLzajX6e21ut1Wr3vR7Rx29P//HZnwTb/TrXyuqN/vdtHXsa6O",
-	"3aIftjUOTBTpTdTLsE3qQrfMVOiWiQndea3TyOuf/X4itpJmvXYiC5W7gT4irzkYLhWj0nbE/iy7ne6y",
-	"+cvjeFrrZIMP7Tz+ULMZp36u13v8uYWOMfjgs8cf9HuQzeOobwho9TP1ro/oUk0nEy1fjRQiXkG8ojea",
-	"qEoxiL1iciFVqOjWyL3hrM4/hxhETAQ2z8qyRisme2cwzVM0KvxmTtrAQJVyyQ0Ja+2UTg1DgNG/dqUJ",
-	"nZnHGCeDbwePuf1H2kpgUjsKqIWp9G/ByNYBUYJ0+43rMBT922Zdd0kzKCMkxIU7Bu1Lbks+Mxgp7ByG",
-	"/osaAyuc4scOXFbp1RVBLWyzqAlCZ1sNedrovmtEDOr770Q620y6eNEfG/KpQjpVHMfJjHCQxIqJVcGN",
-	"tZk+GNCa16MHVop8uFj1629rrdIasva6lJrlYL32JkK0JgzdxZp3L1+TjPM4MkyyKVRWC3wkWG7tBbA2",
-	"FdmNHhFL+jb6DS9cko1wYiL9ClK8s4YwDjcj1k9311i12Xz1P053mG4y1TER6o4xrEjmcfTURIeXWd4j",
-	"ph1013DtXhS3RpTLsTaAra6wrQiNIjkiU4kREazwHQPN1JgkY0huFy3uH0GdQvTxsiLYWNHxpVeTazuN",
-	"RSKX/5smE2g7UWsssN1exYvJBMhLlfolut4yRs7Uu3WZZ86No9tshWWSNjr7BzsHB91AY6zDqNvZ6+92",
-	"dvq93m7vWa8XPWqorWoq+Tn3bqVZY/OLGw7uco1trS3OvOrjR1qYm1CRXKDVr2GLfgWxcD4W97UmktT2",
-	"c3fpuFU/xaGY6t+EJy9csboTFzY70C/qCJuj55h9HMq10MYdJUgd7iRIrRSESZKMhQSubdlBLSNjcMlt",
-	"pMZd+A42zNxBJ7M2L0sHR5dc8PLSVd0LP9XDBBtxlaFQY4y4mOabagwzczePS5dGdZlVcsn1xlx415iz",
-	"JmSDMrHhFZcIsG+AqOVbaKTQLIPUTupb6Za6y7RDs4JT29yLPWGaZMDo9RMNXSny1zJ9TTrH7KQu1Jr5",
-	"HaHcw1r23YKhVUtk2tf0PJy5jiAbLdNIRQxkDdYBqWfsBXz5RuJSKJ1oA8kYShr9LFZ6Zt93sWgM+3nl",
-	"O4Gs8eieTlja/um7m5enF2+7ry5ezE5//3v31a/JL8c3x29+/O6kc3r7tx9evX3bf3P7r99fv3ixc3p7",
-	"0n3168lxIIXWKuRFE7yZw72/X8+N7nb0MJeCYmqY5qHXBzR7pTsVrOyV/moMdJdjQE/QDqEgtE0XT/L2",
-	"Gdpl189DryWM1/bec4nbrteJdRXP3QNtYqs7wNRrmNoIU+OBJR9GhC8t8qgVo5SO5wjj0jRrRx+B+Y14",
-	"4TE7oRSxZSJClVD+5f2c3cefW+iMva6DVGvm/l/ZL9JPrQFi/XUTDbPJXq8umi+TUj86I8kSq2xaSe9Z",
-	"Ol/qX70BNS24caPwDtXemqv62yhsqSU5pTMyBJILbQP4r0yaYodme7Eul7hZSzT6shc2YLZrgQAaC8KV",
-	"V1TXCSg6MQ6fUzWu9BozlSm+pvGZdaOU3k8YoP+0Gqjs8/PufUOI1bJowwH/eew95BfMrn6y13jSlteu",
-	"eKh7uKuXuwoqPdfUZ9mlRH2dT3Vv0Gyvs/K1IfAHlb81ufsfFSJ6o2UG9XJ2avXcpErCDgu2Wi5oUKiV",
-	"WZp1MTamlVcWN69yFZkIqUiv0wnfypZzRp9KGnj7ePe+ltutGaRXZvR6abxWurnMW5t0ve/nSJdlIMut",
-	"eI+tyjTn+dWnYq7FFNlQd/+mPpP1A/lvEhXBizaMiizgo8y9bsSLPL6oSPJq7udEmvtfLw3w3ZWW2fX8",
-	"SP87m7b47kpLafOiNkOU00LT39O7Lspvu+77VVEuDOKYd4vhuySXh728WJ/rRLhwmeg62oT5uUSaqw1b",
-	"sUiFq8Vlzu07IxZSDhF6k2aIv+PVnfNqrJzy1ijlVCAHocLRE+nlMLq0hOZ1qTdrGSvXR/DQciaWd93T",
-	"9i6qwmGw751+x4g4Jz9dXJyZbCclTAJlmQ3mx+gKuGFS6efaxNCNPMRMvXNT0tHCxgoDsmW6uWqAt2Pi",
-	"/W7XnQ3IlkkYwqOi3LZ/xddVlGlo2P71ktv+r/WJztkNp2pawIBsDeSY9vp7/2tAviVjeCA/nR4/b53/",
-	"dNzr7zmmKei9SYYy6Y7Vm0Hdak8k5oJiSSAkBaj6criv1kk6qH17rDSFqPqXF87yGcSX3AU1zxXlKS1S",
-	"8g97WmRgz63FcFL3l6qerr6U5Wbbl/zYvF+t9/DgMsl2qlesYdrXPZNg67ctZTJZvi91q09kTPpkwnhM",
-	"djrm3x4Zx5e8T8Yx6Xbwv7v6vz383MPPSBT/7//2OuR/brfJMdntdkjKpKkHwibBFpOhOJ7g9VcLRB9x",
-	"/ew3QV5mJS69/iyvOx8JflXtPBZ4yqjYqEt7w51kN231YW/U2qUHw9azpJO2utAb7dDdYT/ZS6NNb0Fr",
-	"r31YPzjW9OBM5yj7sptKB1z5mubYhUQwa9RGFxyfO/lporNYKefdkVS9qf6UL3/Klz+GfGm0V/tcAqb/",
-	"mIAJBndNK86FyH/D/e0tCcI/aDhOJCYncTLMpvDXquYCf/akVaB3OIqrTvps1BvuQ2sv6dLW7qgDrWe0",
-	"v9/aGR6kvaQLu6O9TrSpv1xvpfe55VUylUpMoDCvU6JVe8NaRXnZ1rQmsaQ9+j+l1Z/S6o8jrc5NaO7L",
-	"mEIbhhqjdW+uVl0qBgJ8tlGj7c9YXdgHbxcX5ZqNZuIG9mgv6Y52oHUw3E1bu0mPtp5Bd9TaT/eGfbqb",
-	"7Ax73Y1lWtVR8fPKM99Jrgu0uuAqC9H/FF1/iq4/kOhyMdnPJbx6Hy+8Nrpl3/DGY1EwOYQgeM+GB8l+",
-	"uget/miXtnaHO0nrIO1BqzvqUPfb5qLJa3X5+YXTwmVfLUIvXUuy+fz/BwAA//8=",
+	"7H0Ncxs3suBfQc3tlaVkSJOUKNtSXe0pXifRiz+0lpx971k6EZxpioiGwGQASmJc/FH3F+6XXaEBzGBm",
+	"QIr0Z95dtrZiioMBGo3+RnfzQ5SIWS44cCWjww/RFGgKBX58C6pYHE8UFPqvFGRSsFwxwaPD6AwSwVNJ",
+	"lCB3lCkyhokogBT6Fcavu1EcyWQKM6pfVYscosOIcQXXUETL5TKOclrQGSi71EkKs1wo4MniF1i0lzsm",
+	"c85+nwO5gQXZ6etlB8MhSaa0oImeZJeoKVVkRm9AEopwMEhJAb/PQSoi6QQOiZoCkXRmZrljaqq/ueD4",
+	"1Vik5jvGyf5TMhXzQpIC8owuJL44YYVUpACZCy6BMC4V0JSICaGJYvyaqDuWQPeCR3EE93SWZ3rPw0k/",
+	"eZbuQWcwfkI7+7C/13lGh8NOLzlIn8Jg8mTc70VxxPQmDeqjOOJ0pt/1kNLRWPFROqP3L4Ffq2l0OBgO",
+	"42jGuPu7HzuES1Uwfm3w7QBHdB8niZhzdcI16Legv0oEV8CV/kjzPGMJ1ah//JvU+P9Q7UiPTPXk1Mxx",
+	"xdwkcTQDKem1fng+BWIHECaJN0bOkwSkjA4nNJOw9Pf0twIm0WH03x5XFPnYPJWPXxSFKF7wW8hEDmZH",
+	"dQrxVxzDlPEUT02ftAdAN1rGPl5P+GkhrgsE6CNwwKqZrhi/yt1cPiqOSyK0FMckaZyshlAqlmWEceJN",
+	"8qVw1QLJssVKsIo558jVGntcQcFphqt8HNbsDFeAU/jIcpMTCcUtFMSN+GKY4GTO4T6HREFqVjsiv8+F",
+	"AsTKv3feGkR1TlJi2FOLHjnPc1EoRMdroX4Uc55+FCa4UFcTfNtHwivziXChiHv6JdmmACnmRQIkFSBx",
+	"VbhnUhFRVN+MIRNaxgnEi2U0RMApXWSCpudCvKTF9cfJktzMcaWEuMpwFh8f9gyMiGaS4IhCC3xO+uQV",
+	"++GL46e+vtCUiQsbBGRUTUQx25IhUOIU8BuSnv58S7N5DSl23qtyUFPCuhHEjTCsDDw9JI6I5jyFjN1C",
+	"QccZkB09N+nv9XuDg9022pZxNOf0lrJMj14LlD+uCZf5S+vEEsKUpUhHlMs7KJyi7feINIbEEYJupyEz",
+	"utDUp//RL03pLZAxANd7UwGwP+95B8BvIZjs+PAWkANVkjClbQYqBd9F7qltGonlLVXwks2YPfOtOaWg",
+	"Cq4yO0EN70KQGeULR62SCI7QpjATWg0eGeOMZFTBlxSpJSAJzbISinw+zlhSAkMmhZgRwYGcnBKaplrh",
+	"aZuxaX12SvMzBJMd/dgzVBGgM+Dpc8EnGUvUlgw5zkRyE+ZHPQtN1JUb0qR6+5xMqSQi18Qi5vrsU5JQ",
+	"bmSoI5g0yHqsZow0l/+6tsYy1srpueB8pXzi89kYiiutw5JynA/Na0HMGL1mOcToECadEvmi7BwGIUaS",
+	"dOfFJLFHGmumpZ9iHJ3DTMsM+CSrQNlJrsLmwWtBaJ4X4lbj0g4l2mVIyUUkihQKfR4TVsxwoYvoCzJ7",
+	"EBYx8Y0EMqMqmYJxoq7ZLXAEVqOapYi0d5zO1VQU7I+PFIpzf4KaJcWk1HJcr8VvacZScnx6ogXQl8UJ",
+	"+pdUorpCoqq5IgYQUZACbsUNGCT8qr/Ejf5IWfaRiLgtJ7mamFniCI1aaV1qxTg1YL633iGaePyRPSYE",
+	"tIDreUYLAve5Fg5McHIR/a/3vc6zyw9P4/5w+beLKLpc1u12synLOofEX+ujUV3hZAOXZsIgSzWCZ9Wh",
+	"z2im1TekR2Rk8DBC4pMEaDIlYjIBnuqx+HI3qiSP7ybrj3khcigUM1oCZpRlXmTDOdpxxPDg9KJUGVfn",
+	"YD+KWxEQ5+O3ZkBP/fc5KzQFvNfT2aGxXfSynEyMtU2i53o+pQEgE19417GFx0B2tG6CWa4WxCwvd8nd",
+	"VPNnUGp2q32MhciAcr12ymSe0cXViv3EUT4VHK7MfG1IrMOn/6IZMXiLScquGVow2cJbNTznlUH5ejz6",
+	"CqoGcQO+9tRBfBvN0Ua5Zz00ydM+KrVOZRNoIUGUCKM3KYDaIyyJKqUKOooh9B9PgDMxZkZ4bHkiMUGu",
+	"KBYEnQnGk2ye1sijgmYlVXChoBHHGvZ68RbsYOGPo8oec8hac2bPzZB/UEWDHIMW3kfgcNOdt+nSrejt",
+	"CN99eBMvbp1yyLI3k+jw/QOKSw//gUqIlnFz56nFx7r3AxhcxhE4IIDPZ96Wuu3D8HDQ2NlltbeXTKqV",
+	"J4OfmYKZ3BDYqFqLFgVdoPDQvp3VgusnOa1Grjg4bTl78605s3e5hEJ9BprzJEKdcVUxByO/KeFwV0oa",
+	"bYjMaAphAfN5SdgB1+TSBxFT6vbNybm0Bj6Fmu2xNDeFM1yuo1P5rSBGBtkCXh/OOsH8qI0eSeAWikV1",
+	"sZHQomCA3ngdxtLaa87z83xGeacAmmKMScG9CiqD0goMUq7gxA6IibFPBCfaip0XQdJtYMBNXlmlIZpD",
+	"O/I5GstNIF7RZMo4VPswgRy84PHhcHKu4XQErkN89y3o063woNuBhpBd34gEhaKFK4J1fiQhcWGSeE2A",
+	"IRyeVVORIuw0y8QdLtiI7F8GiKBuyX8O3knscT7otOG5L32PaN0ryB0vzNA68VoKQCK9fJAwEbwVrFlq",
+	"5PW8eQfjqRA3JgC9kj+t7L0yvsBm1qKTO+0gKOr1R5LYsz/C2ObEQJVCDjx1oT0c6XFoxW2lbfCgWfJa",
+	"a4vSel0BDWHpURWPoUkhpLQ3vdKwqQ11h52GWZDtTwswXjr8PqcZBqdAqlgbvmZVSRI6l5CS8YJQfKg9",
+	"+RgDe3qQFTfdAhJgt5C6t8TEPZKEkinlqQRlbql/E4y7WDLl6VjcOyeg9p31wXbUFFhBKj1rYoqC30Ih",
+	"jVDQ3xXmykoD2NFbJRN2r+YFEJbKXV9w6RFhq6xlapsDjH3SilfpGkvOr63R4FZroqcS0F0bzC//VFTN",
+	"ZSX/1liQceRzpxYiacqMx3Ja44nSVmxN0LQK61TxFmW/1CdtTt5EF3KqpmSHGkbErx5J8m9nb16bJ/Zc",
+	"MW6YCiVjrdGmhEoy0m9c3dKCaRksu73REaGkzIHAIRfzXm8vYRz/ha75U5tR5ouRN9vvc03kKPxHRBRk",
+	"pJfvsnRk+APBo5rs7qYigxKA0W6bTePovnMtOvrLjrxheUfkBpGdXKA4jw61el7G0S+weBVkIc2gN4xj",
+	"LsQNLFwmRgo2moQhIZ8CM6MfkRA15mcieMavoG0u0yoks06ouMiNtpdtcGStaaXHeCJi3ViHBq0TDKM+",
+	"9MaZHdZksSoAjjCGWOoVfHUz8xVsY12+qozChjaaUnVlWTscorGK+GF4cA5zu7qMoymTShSBHKEXqCuN",
+	"FCEF5KLAUL/IUi2zMX0nrmL6zjZ6JIlWjlLRWa5pdCPv8gwXeT6l/BpCwqS+7w2cOi0KreJuRGPO3pCn",
+	"B71+BaTZwrvz50RMJhKQsTZT9lbAboZvs8UWKXg7i1tnXC5RbShM1OZEvz5lG1rdnrzLq/364fxruqjR",
+	"EjHGuX+VHTDTVspQjySRMzC+1g3SSwqKsmyFZmMq28hvT5FKcPSaY3prFfdnCpk17JYN35oUYhZGmgSe",
+	"QvFIWmvp4dhxJpIy+NPQLeYeOojUjCqm5qmPVxsyxin59eqnm4VRygX86ULHMoOUBWz2H0VB2IxeQ0zo",
+	"PGUiJrcsBRGTVCTzmbYutdUoFUtuoDRaQ14EzR12WkiYsAxWRnRXyPgZm8GV+XaDy47whrcUpitBLED7",
+	"5qGjh5n4jYXhX6fC1glHM2VoQwXk2SJ8guO5UoLjUWUM003zLOjsrcC29da2lQstEBXcqzC/6SfG2cJP",
+	"dsvlJScuYp7bvYii2kqYIx11rJWILtVGDyY7eu14Pb3Hjthj4lg+dk6UjAnatiZUE1tQY+IIRG8n1W/K",
+	"hVQwi8mc25y/MkmAwx0URHDYDexprdJsCMC4HkFFSVeGT3HeDYTzV74KCKmG0F1Ay/nb9DLAGSHA1Qq9",
+	"s4F5+ZV0U+1a/UEJsokxiNmYPh5pzjAMxyELekouuriKZb0kkW2ptWXiPUC/9Yv/ErByV2uIWZ/2tyHk",
+	"ks7WETGGK7Yl4NLkblqOVHlmYi3XMKNGWqK08d1mGy+xQS4TBAaKQsMEhcNOtAfIJ/HSR7DGRzl42/PL",
+	"x/g1Wh9aj2rTcOmn8omFcx0H4IhvxAMVhazlguYm1vPBae2ytQ5cbgMH7RPVT2T4kRKKZsGiovrp4ORu",
+	"JvdaCPVnVRCnITpBKoKRVPQlyM/ijihBrC4zkWDtfWCOK9W2Q+bCvG177TfB+JVz/VrchU/zaRG8CjgD",
+	"rGVh0lhcmDnrBZSDMWMlMBiJAerBvqlm6pLz9kBrYFZxkTtR3MicJuCimdoWxVtlfMp4Ku4I7npHFOTO",
+	"esCYCXJHJSlgMpeQ7nbJv6YsA/8lJonIgce+e2yyAt1eDDbDOyowY6sOIZUro++4Hzw8ZYOPWyYmtXH1",
+	"kGvZJMB6XpF/xLFHDkGSBJ5+9eiIXvQtyHm21e2y91Zbr9BZTtn1FvoioIka4bCUUCnZNTdR+bAGDZ62",
+	"M1I2SJ8oc/ztWD9beEWW1teyNM311sOyCoVRuRnPJgvcPdVMDDabZzaDQ88RNCnWHZAJyRS3LIFHkrA0",
+	"Jnh3xjj56cU5eezY/vEHli5rkct1SVbBgFl9xw/fb1U5Z+tRh6bZlOY5cJesbsih+41iqj4bPWh+N8l8",
+	"rdWhmddlrNsiq9WXaXjd3VRr9WutNnJ/pdkcJKqhDx/6y2VMPnwYLJcmFiWI9rQZN/dV6HF3/eLZ99Ex",
+	"p1EcvXn7j86TJ0/7eg9leN5LHOz3BvsPVMDGevyJebfv5RmWEfsSyS54VN/HT4WY57KSDHOeQkEokYqa",
+	"BOLj0xPi5tBbMva7rO0nei1uAZUZ7hVzVbxdDHoPbqLhan6+xM0Kxv5wOOwP9vaHB0/q8Gnwcqr0GtFh",
+	"PR08xBimNmdD2kAjwJRXuhdiwib2Qtt6r1hXw6FBImc5ZrFLaqLYn4U+2uSRUX49DyY/vRQJzYwBdEQ4",
+	"QOougKuMHzrzFAv+xWRVNsE4kXALBc2IW6VBNsCv3p01iGVYPwza+ePywyDeW+5cvT/u/Cft/IHHM4j3",
+	"l7t//9u6zNz6bmyOmYFSUg1fBXmZEs7hrlUJ6gN8zCk5E/M/aB3op701oYsNtIm44xU1sLRL3nBTbFLD",
+	"tCanak4NrpO1NSCfBHTPjHE200qkH9JDtWXasL7GxSeE8nZJzKeBGijq2VZ0NA06T44EFYN/v9my6z6H",
+	"v90Mh1gaK4Mg0rVdsPe5TiFvetvZzA5095IVEKF9n3txtO0UnXYOseoRdVk5UKsIrS9mc6mw+Cl8nZdQ",
+	"Bdf2UnsdTh18z934jQRtCVtDxG4K3facuZlht5FQXVtW4FcP9AdrzTNnHR6fnr598+uLf2yYAWXj8CWo",
+	"3lmtNa1aJ9WiqI2t/oyOIavVe0XvFMuYWmwu19/lORSdhEqrgGyJnttLXdy8Oz95eXL+H9F2CBpDthYT",
+	"4cR+RzWbZ/aXPFpT2oO2UdeAtlppHZRfP627hp8tPG+TuW4V9sdZ75gT4wimpr7r+uUgpLgzGno3oPaD",
+	"b29TfVQFp3z79Yh8HxOMA8mYpFROtTzjKclpAVxNQeq/C7RQAKux9cO0EHneVK/fD4dkp9/fJc+ePjkY",
+	"dvb3Bv21pu/Fxfd/1+Yv2dntXH4ftq6sq1ktclrABArp5YROFBTkgOSz+mIblEGtKapYVTK5OTXXKy1b",
+	"JP0RydMN6O0MIarGTKhkXjC1ONMz2byMnP0Ci59Nd6TgtXmSMYz6YeahrayToMixzdBHhHRX9Vn6987x",
+	"6YntsORECC6pEWo+/XMeDLu8NFc1UhQK/RguOuhaKSEyeUQwTdPVVhL0G3Nt72fiWpbQ4KAKGLtyAJIx",
+	"0AIKvaU2IKPaTg/JDziWyNvkKmO3cNXtdkdkJ0caLCDdLftzYSALB1dLTpXKTY0t4xPhZfnojxbMV2XU",
+	"7Seq4C6UQ4tx69IU/teUKnmc55Wd4DghJjcAuXc1PxFZJu5Mia4d9EiWud0X3JqEmp9dMN6GBF2ivAkC",
+	"x0RNCzG/nmKjCUzTffvi7Fz76t0LfsG/+87Refe778iLWhlM7IpRtJFuqz9iDGG7qQzVGtk0soNHGqgL",
+	"PrJQj47cLJN5Vk4tMYV/QUZauI9iN7v7mpJZsxJlpIlqFJvJKdkfDFwVQFXWHMxUbqcdx/Xk4V2LCE0+",
+	"wJWtMNfoMKfHXb085hCHicwkKt/AwuYp+3QWX/BRyV6HraFl2sjIkPnIskyVGL2TVSx2uIqhLrjmKLxz",
+	"gMqb1srDqIC8zPG/p4nKFniITGJoMjZxZKr0qARS4AmY5H6m0DC+4GMgWIBzqPHhyvft5m1Rv732QMIj",
+	"bEKoeYNUmx+h059Jgan+3Qv+Cyyk9m4KbB43Kll15F11tGPbR2akAqmu8NAlcTFbUyxywYGnmLptbm4K",
+	"prCT1FTPohc48vux4GQpzISZrJzLcJfemHaxbJXRBc+1TDG9ok5OLem47kwslW02KumUco2LqpvWyDkj",
+	"2EdHn8dCzKt+CfSCXwOHAsPvmGRD/olduZgyAQk92hU4unZcBh6vT4eG5wehpuT0zdk50VoMKVdamwCB",
+	"arT1cHC5yzKvWeAFL2tPHmwWKJUosP2gRcOOERPlYqrzFkdDekhUMYfR7pE3fdmekOqDg6LsPIW8f9To",
+	"Y1jes7kOhfY8bH+SC24blNgJes8son6FQjKBrUu++46Mbvsj844WFYeu1ActqDTVfMI1fZECZijPsX0F",
+	"dh3pkudW/Rp2USLDgzPv2YlMX8SMJcDNHafVI9pGLRgoapxZm6PWVi9aDkVxdGtgjg6jfrfX7elXRA6c",
+	"5iw6jPa6ve4e3vmqKRoOj/2y4WtQK+NdGNLyssQpyek1EKoIxcRrzXVAi2Q6qnUzKYM4mlXRJrNBMq1e",
+	"S3I7SbWlwKSz1U1FXdX98n0TqLfiThLNarlNIC6tyGEvbDQgg9b6Q6YwoXgpp1+Z0XsT10IvaV2US9t7",
+	"jfoo7ERnL0BLcUUV6dcg64cBs7fwAbj6Hlj9Hv5vW9DOMQERzyMl9JoyLlV1Ljva2+0wLoFLptgt7K48",
+	"qspKp+j6hHZizn9VD85+yGi/bHTdHPR623V1ce5jRcbvvR4T1qUrLzSjQW9w0On3O4P+eb932NP//8/I",
+	"hG+GvX7lc0XDYb+Pvo51dewW/bCtcWCiSG+iXjBvsjb6ZZJGv8zJ6C9rPWHe/OJ3frFFRJs1fmnVWAc6",
+	"vrzhYLhUTErbETvp7Pf6q+Yvj+NxrecQvrT38EvNtqn6vcHg4fdavX3wxWcPv+h3i1vG0dAQ0Pp36v05",
+	"0aWaz2ZavhopRLzWBYpea6IqxSB29cmFVKHyaCP3xos6/xxiEDER2OYsyxpNs+ydwTxP0ajw225pAwNV",
+	"ygU3JKy1Uzo3DAFG/9qVZnRhXmOcjL4fPeT2H2krgUntKKAWptK/BSM7T4kSpD9sXIeh6N8167pLmlEZ",
+	"ISEu3DHqXnBbnJvBRGGPN/RfTJWmXRJ7pVmlV1cEtbBNWxOEzrYa8rjRJ9mIGNT3P4h0sZ108aI/NuRT",
+	"hXSqOI6TGeEgiRUT64IbGzN9MKC1rEcPrBT5eLHqV0rXmto1ZO1VKTXLwXrtbYRoTRi6izXvXr4mGZdx",
+	"ZJhkW6isFvhEsNzaLbC2FdmNbh4rOmz6rUlcko1wYiL9BlK8t4EwDreN1m/3N1i12Sb3v5zuMH1/qmMi",
+	"1B1jWJEs4+ixiQ6vsrwnTDvorjUepvWZxJCpNoCtrrBNI40iOSJziRERLG6eAs3UlCRTSG7aFvdPoF5B",
+	"9OmyItgC0/GlV45se8JFIpf/kyYz6DpRayyw/UHFi8kMyEuV+tXJ3jJGztT7qpl3zoyj22xaZpI2ek+e",
+	"7j192g+0MDuM+r2D4X5vbzgY7A+eDQbRg4bauvafX3LvVpo1Nt/ecHCXG2xrY3HmFV4/0GzehIpki1a/",
+	"hS36DcTC2VTc1dp9Utt532UiV50vx2KunwlPXrg6fScubHagX88SNkfPMFU4lGuhjTtKkDrcSZBaFQyT",
+	"JJkKCVzbsqNaRsbogttIjbvwHW2ZuYNOZm1elo6OLrjg5aWruhN+qkdcZViPhZpixMW0SVVTWJi7eVy6",
+	"NKrLrJILrjfmwrvGnDUhG5SJDa+4RID9rY5avoVGCs0ySO2kvpVuqbtMOzQrOLXNvdgTpkkGjF4/0dBV",
+	"YX8r09ekcyxO6kKtmd8Ryj2sZd+1DK1aItMTTc/jhWuGstUyjVTEQNZgHZB6xl7Al28kLoXSibaQjKGk",
+	"0S9ipWf2l0naxrCfV74XyBqP7uiMpd2ff7h++er8Xf/1+YvFqz/+2X/9W/Lr8fXx259+OOm9uvm3H1+/",
+	"ezd8e/Mff7x58WLv1c1J//VvJ8eBFFqrkNsmeDOH+8mTem50v6eHuRQUU761DP3QQ7OrvVPByl7pr8dA",
+	"fzUGsPYhhILQNl08ydtnaJd9Pw+9ljBe2/vAJW67Ni/WVTxzL3SJLWwxlSbE1EaY8hasdjEifGV9S60O",
+	"p3Q8JxiXplk3+gTMb8ULD9kJpYgtExGqhPKv7+fsP/xeq4f5pg5Sre3+/8t+kX5rAxDrPwzSMJvs9Wrb",
+	"fJmV+tEZSZZYZdNK+sDS5Ur/6i2oecGNG4V3qPbWXNV/N8RWmZJXdEHGQHKhbQD/x63m2EvbXqzLFW7W",
+	"Co2+6qc1MNu1QACNBeHKK6rrBBSdGIfPqZpWeo2ZyhRf0/jMulVK72cM0H9eDVS2OHr/oSHEalm04YD/",
+	"MvZe8muF1785aLxpK4vXvNQ/3NfLXQaVnutntOpSor7O57o3aHYWWvsDL/Anlb81uftfKkT0VssM6uXs",
+	"1ErZSZWEHRZstVzQoFArszTrYmxKK68sbl7lKjITUpFBrxe+lS3njD6XNPD28f5DLbdbM8igzOj10nit",
+	"dHOZtzbp+omfI12Wgay24j22KtOcl5efi7naKbKh32Fo6jNZP5D/T6IieNGGUZEWPsrc60a8yOOLiiQv",
+	"l35OpLn/9dIA319qmV3Pj/S/s2mL7y+1lDY/qWeIcl5o+nt820f5bdf9sC7KhUEc8ytwWKK9Ouzlxfpc",
+	"E8bWZaJr5hPm5xJprjZszSIVrtrLnNlf92ilHNrmrVkm7vA5Xt05r8bKKW+NUk4FchAqHD2SXg6jS0to",
+	"Xpd6s5axcn0E9x1nYnnXPV3voiocBvuH0+8YEefk5/PzU5PtpIRJoCyzwfwYXQHXTCr9XpcYupGHmKl3",
+	"Zko6OthTYkR2TN9dDfBuTLzndt3FiOyYhCE8Kspto178YZEyDQ0b9V5w26m3PtEZu+ZUzQsYkZ2RnNLB",
+	"8OB/jMj3ZAr35OdXx887Zz8fD4YHjmkKemeSoUy6Y/Ubrm61RxJzQbEkEJICVH053FfnJB3Vvj1WmkJU",
+	"/ctzZ/mM4gvugppnivKUFin5lz0tMrLn1mE4qftLVW9XX8pys90Lfmx+CW9wf+8yyfaqH8PDtK87JsHW",
+	"b1vKZLL8ZdudIZExGZIZ4zHZ65l/B2QaX/Ahmcak38P/7uv/DvDzAD8jUfyf/z3okf++2yXHZL/fIymT",
+	"ph4I2zlbTIbieILXfwQi+oTrZ79d9SorceX1Z3nd+UDwq+pk0uIpo2KjPh2M95L9tDOEg0lnnz4dd54l",
+	"vbTTh8Fkj+6Ph8lBGm17C1r7gY7Ng2NND860tLA/S1TpgEtf0xzXGmTY6ILjcyc/TXQWK+W8O5KqLddf",
+	"8uUv+fLnkC+NznJfSsAMHxIwweCu6ULaivw33N/BiiD8vYbjRGJyEifjbA5/r2ou8LEnrQJt01Fc9dJn",
+	"k8H4CXQOkj7t7E960HlGh086e+On6SDpw/7koBdt6y/Xuwh+aXmVzKUSMyhMz3tadXasVZSXHV1rEkva",
+	"o/9LWv0lrf480urMhOa+jim0Zagx2vTmat2lYiDAZ3tU2taU1YV98HaxLddsNBM3cEAHSX+yB52n4/20",
+	"s58MaOcZ9CedJ+nBeEj3k73xoL+1TKuaSX5ZeeY7yXWBVhdcZSH6X6LrL9H1JxJdLib7pYTX4NOF11a3",
+	"7FveeLQFk0MIgvds/DR5kh5AZzjZp5398V7SeZoOoNOf9Kh7tr1o8rp8fnnh1Lrsq0XopWtJtlz+3wAA",
+	"AP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
