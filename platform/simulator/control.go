@@ -146,7 +146,7 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request, route s
 		switch {
 		case errors.Is(err, ErrUnknownNumber):
 			controlFail(w, http.StatusNotFound, "%v", err)
-		case errors.Is(err, ErrNoWebhookURL):
+		case errors.Is(err, ErrNoWebhookURL), errors.Is(err, ErrNotSubscribed):
 			controlFail(w, http.StatusBadRequest, "%v", err)
 		case err != nil && wamid == "":
 			controlFail(w, http.StatusBadRequest, "%v", err)

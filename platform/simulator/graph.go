@@ -314,7 +314,7 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 	}
 
 	var steps []delayedBody
-	if set.webhookURL != "" {
+	if set.webhookURL != "" && s.subscribed(n.WabaID) {
 		steps = s.statusSteps(acc)
 	}
 	if out.EarlyStatus && len(steps) > 0 && set.webhookURL != "" {

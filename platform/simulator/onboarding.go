@@ -45,6 +45,7 @@ type authCode struct {
 type onboarding struct {
 	codes      map[string]*authCode
 	subscribed map[string]bool        // WABA ids that subscribed the app
+	fresh      map[string]bool        // WABA ids made by NewBusiness: no webhooks until subscribed
 	registered map[string][]time.Time // registrations by phone number id
 }
 
@@ -53,7 +54,20 @@ func (o *onboarding) init() {
 		o.codes = map[string]*authCode{}
 		o.subscribed = map[string]bool{}
 		o.registered = map[string][]time.Time{}
+		o.fresh = map[string]bool{}
 	}
+}
+
+// ErrNotSubscribed: the number's WABA was made by NewBusiness (Embedded Signup) and no app
+// subscribed to its webhooks yet (POST /{waba-id}/subscribed_apps), so no webhook goes out.
+var ErrNotSubscribed = errors.New("simulator: no app subscribed to the WABA's webhooks")
+
+// subscribed reports whether webhooks of the WABA go out: always for WABAs added with
+// AddNumber, after POST /{waba-id}/subscribed_apps for those made by NewBusiness.
+func (s *Simulator) subscribed(wabaID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.onb.fresh[wabaID] || s.onb.subscribed[wabaID]
 }
 
 // Signup is what Embedded Signup hands a business that created a new WhatsApp Business
@@ -78,7 +92,8 @@ type OnboardingState struct {
 
 // NewBusiness creates a fresh WhatsApp Business Account with one new, unregistered number
 // (random ids, a +1 555 display number, its own access token) seeded with DefaultTemplates,
-// as Embedded Signup's "Create a new WhatsApp Business Account" does. An empty name becomes
+// as Embedded Signup's "Create a new WhatsApp Business Account" does. Its number's inbound and
+// status webhooks go out only once an app subscribed to the WABA (ErrNotSubscribed). An empty name becomes
 // "Test Business <n>".
 func (s *Simulator) NewBusiness(name string) Number {
 	name = strings.TrimSpace(name)
@@ -95,6 +110,10 @@ func (s *Simulator) NewBusiness(name string) Number {
 	}
 	s.AddNumber(n)
 	s.SeedTemplates(n.WabaID, DefaultTemplates())
+	s.mu.Lock()
+	s.onb.init()
+	s.onb.fresh[n.WabaID] = true
+	s.mu.Unlock()
 	return n
 }
 

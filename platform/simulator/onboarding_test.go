@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -55,6 +56,11 @@ func TestSignupControlAndGraphEndpoints(t *testing.T) {
 	if code != 200 || len(out["data"].([]any)) != 0 {
 		t.Fatalf("subscribed apps before: %d %v", code, out)
 	}
+	// No webhook for the new WABA before an app subscribes.
+	if _, err := h.sim.InjectInbound(pnid, "15551234567", "Ana", "text", map[string]any{"body": "hi"}); !errors.Is(err, ErrNotSubscribed) {
+		t.Fatalf("inbound before subscription: %v", err)
+	}
+	rc.none()
 	if code, out, _ = h.do(http.MethodPost, "/v23.0/"+wabaID+"/subscribed_apps", tok, nil); code != 200 || out["success"] != true {
 		t.Fatalf("subscribe: %d %v", code, out)
 	}
@@ -62,6 +68,12 @@ func TestSignupControlAndGraphEndpoints(t *testing.T) {
 	if data := out["data"].([]any); code != 200 || len(data) != 1 ||
 		data[0].(map[string]any)["whatsapp_business_api_data"].(map[string]any)["id"] != "42" {
 		t.Fatalf("subscribed apps after: %d %v", code, out)
+	}
+	if _, err := h.sim.InjectInbound(pnid, "15551234567", "Ana", "text", map[string]any{"body": "hi"}); err != nil {
+		t.Fatalf("inbound after subscription: %v", err)
+	}
+	if d := rc.next(); !strings.Contains(string(d.body), `"phone_number_id":"`+pnid+`"`) {
+		t.Fatalf("inbound webhook %s", d.body)
 	}
 
 	code, out, _ = h.do(http.MethodPost, "/v23.0/"+pnid+"/register", tok, map[string]any{"messaging_product": "whatsapp"})
