@@ -18,6 +18,7 @@ import (
 	"math/big"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -114,7 +115,7 @@ type Service struct {
 	Changed func(phoneNumberIDs ...string)
 
 	mu    sync.Mutex
-	codes map[[32]byte]exchanged // by SHA-256 of the code
+	codes map[[32]byte]exchanged // by SHA-256 of the account id and the code
 }
 
 type exchanged struct {
@@ -151,7 +152,7 @@ func (s *Service) ConnectWithCode(ctx context.Context, accountID int64, code, wa
 	if code == "" || wabaID == "" || phoneNumberID == "" {
 		return store.Connection{}, &StepError{StepExchangeCode, errors.New("the sign-up code, WABA id and phone number id are required")}
 	}
-	token, err := s.exchange(ctx, code)
+	token, err := s.exchange(ctx, accountID, code)
 	if err != nil {
 		return store.Connection{}, &StepError{StepExchangeCode, err}
 	}
@@ -214,10 +215,10 @@ func (s *Service) changed(ids ...string) {
 	}
 }
 
-// exchange returns the token for code, from the platform or, for a code exchanged recently,
-// from memory.
-func (s *Service) exchange(ctx context.Context, code string) (string, error) {
-	key := sha256.Sum256([]byte(code))
+// exchange returns the token for code, from the platform or, for a code the same account
+// exchanged recently, from memory.
+func (s *Service) exchange(ctx context.Context, accountID int64, code string) (string, error) {
+	key := sha256.Sum256([]byte(strconv.FormatInt(accountID, 10) + "\x00" + code))
 	now := s.now()
 	s.mu.Lock()
 	for k, e := range s.codes {

@@ -196,8 +196,12 @@ func TestConnectWithCodeFailures(t *testing.T) {
 		t.Fatalf("retry: %v", err)
 	}
 
-	// The number of another workspace.
+	// Another workspace cannot replay a code this one exchanged.
 	other := f.account("other")
+	_, err = f.svc.ConnectWithCode(ctx, other, su.Code, su.WabaID, su.PhoneNumberID)
+	stepError(t, err, onboarding.StepExchangeCode)
+
+	// The number of another workspace.
 	code, _ = f.sim.IssueCode(su.AccessToken)
 	_, err = f.svc.ConnectWithCode(ctx, other, code, su.WabaID, su.PhoneNumberID)
 	stepError(t, err, onboarding.StepSave)
