@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"gateway/server/onboarding"
 )
@@ -40,4 +41,34 @@ func (s *Server) ForgetTenants(phoneNumberIDs ...string) {
 	for _, id := range phoneNumberIDs {
 		delete(s.tenants, id)
 	}
+}
+
+// qualityRefreshTimeout bounds the platform reads a quality update webhook triggers.
+const qualityRefreshTimeout = 10 * time.Second
+
+// handleQualityUpdate refreshes the quality rating and messaging limit of every account whose
+// number belongs to the WABA (the entry id) after a phone_number_quality_update webhook, by
+// reading the number from the platform (the webhook names the number by its display form
+// only). Failures are logged: the webhook itself was handled.
+func (s *Server) handleQualityUpdate(ctx context.Context, wabaID string) error {
+	if s.onboarding == nil {
+		s.log.DebugContext(ctx, "platform webhook: quality update ignored (no onboarding service)", "waba_id", wabaID)
+		return nil
+	}
+	ids, err := s.store.AccountIDsByWabaID(ctx, wabaID)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, qualityRefreshTimeout)
+	defer cancel()
+	for _, accountID := range ids {
+		d, err := s.onboarding.Refresh(ctx, accountID)
+		if err != nil {
+			s.log.WarnContext(ctx, "platform webhook: quality refresh failed", "account_id", accountID, "error", err.Error())
+			continue
+		}
+		s.log.InfoContext(ctx, "platform webhook: number quality refreshed", "account_id", accountID,
+			"quality_rating", d.QualityRating, "messaging_limit", d.MessagingLimit)
+	}
+	return nil
 }

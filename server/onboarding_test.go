@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"net/http/httptest"
 	"testing"
 
 	"gateway/platform/simulator"
@@ -74,5 +75,36 @@ func TestOnboardingWiredByServer(t *testing.T) {
 	want := len(env.Sim.Templates(su.WabaID))
 	if n := pwCount(t, env, `SELECT count(*) FROM templates WHERE account_id = $1`, tn.Account.ID); n != want || want == 0 {
 		t.Fatalf("%d templates synced, want %d", n, want)
+	}
+}
+
+// A phone_number_quality_update webhook refreshes the stored quality rating and messaging limit.
+func TestOnboardingQualityUpdate(t *testing.T) {
+	ctx := context.Background()
+	env := servertest.New(t, servertest.Config{Simulator: &simulator.Config{}})
+	tn := env.NewTenant("Acme Ltd")
+	client := whatsapp.NewClient(env.SimURL+"/v23.0", nil)
+	svc := &onboarding.Service{Store: env.Store, Platform: client, AppID: "42", AppSecret: servertest.AppSecret}
+	srv, err := server.New(server.Options{PlatformAppSecret: servertest.AppSecret, PlatformVerifyToken: "v"},
+		server.Deps{Store: env.Store, Platform: client, Onboarding: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	env.Sim.SetWebhookURL(hs.URL + "/platform/webhook")
+
+	su := env.Sim.Signup("Acme")
+	if _, err := svc.ConnectWithCode(ctx, tn.Account.ID, su.Code, su.WabaID, su.PhoneNumberID); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := env.Store.ConnectionDetailsByAccount(ctx, tn.Account.ID); err != nil || d.QualityRating != "GREEN" || d.MessagingLimit != "TIER_1K" {
+		t.Fatalf("details after connect: %+v, %v", d, err)
+	}
+	if err := env.Sim.SetQuality(su.PhoneNumberID, "YELLOW", "TIER_10K", "DOWNGRADE"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := env.Store.ConnectionDetailsByAccount(ctx, tn.Account.ID); err != nil || d.QualityRating != "YELLOW" || d.MessagingLimit != "TIER_10K" {
+		t.Fatalf("details after the quality update: %+v, %v", d, err)
 	}
 }

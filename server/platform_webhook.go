@@ -178,6 +178,8 @@ func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.Webhook
 				err = s.handleMessagesChange(ctx, ch.Value, tenants)
 			case "message_template_status_update":
 				err = s.handleTemplateStatusUpdate(ctx, e.ID, ch.Value)
+			case "phone_number_quality_update":
+				err = s.handleQualityUpdate(ctx, e.ID)
 			default:
 				s.log.DebugContext(ctx, "platform webhook: field ignored", "field", ch.Field, "waba_id", e.ID)
 			}

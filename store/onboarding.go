@@ -85,3 +85,17 @@ func (s *Store) NumberPIN(ctx context.Context, phoneNumberID, newPIN string) (st
 	}
 	return s.open(stored)
 }
+
+// UpdateConnectionDetails sets the platform's details of the account's connected number when it
+// still is phoneNumberID. It returns ErrNotFound when the account has another number or none.
+func (s *Store) UpdateConnectionDetails(ctx context.Context, accountID int64, phoneNumberID, qualityRating, messagingLimit string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE connections SET quality_rating = $3, messaging_limit = $4, details_for = phone_number_id
+		WHERE account_id = $1 AND phone_number_id = $2`, accountID, phoneNumberID, qualityRating, messagingLimit)
+	if err != nil {
+		return translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

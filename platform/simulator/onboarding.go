@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -455,7 +456,7 @@ func numberFields(n Number, fields []string) map[string]any {
 	return out
 }
 
-// controlOnboarding serves POST /_sim/signup and POST /_sim/codes.
+// controlOnboarding serves POST /_sim/signup, /_sim/codes and /_sim/quality.
 func (s *Simulator) controlOnboarding(w http.ResponseWriter, r *http.Request, route string) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -463,15 +464,31 @@ func (s *Simulator) controlOnboarding(w http.ResponseWriter, r *http.Request, ro
 		return
 	}
 	var b struct {
-		BusinessName string `json:"business_name"`
-		AccessToken  string `json:"access_token"`
+		BusinessName  string `json:"business_name"`
+		AccessToken   string `json:"access_token"`
+		PhoneNumberID string `json:"phone_number_id"`
+		QualityRating string `json:"quality_rating"`
+		Limit         string `json:"messaging_limit_tier"`
+		Event         string `json:"event"`
 	}
 	if err := decodeControl(r, &b); err != nil {
 		controlFail(w, http.StatusBadRequest, "%s: %v", route, err)
 		return
 	}
-	if route == "signup" {
+	switch route {
+	case "signup":
 		writeControl(w, http.StatusOK, s.Signup(b.BusinessName))
+		return
+	case "quality":
+		err := s.SetQuality(b.PhoneNumberID, b.QualityRating, b.Limit, b.Event)
+		switch {
+		case errors.Is(err, ErrUnknownNumber):
+			controlFail(w, http.StatusNotFound, "%v", err)
+		case err != nil:
+			controlFail(w, http.StatusBadGateway, "%v", err)
+		default:
+			writeControl(w, http.StatusOK, map[string]any{"ok": true})
+		}
 		return
 	}
 	code, err := s.IssueCode(b.AccessToken)
@@ -480,4 +497,41 @@ func (s *Simulator) controlOnboarding(w http.ResponseWriter, r *http.Request, ro
 		return
 	}
 	writeControl(w, http.StatusOK, map[string]any{"code": code})
+}
+
+// SetQuality changes a number's quality rating and messaging limit tier (empty values keep
+// the current ones) and POSTs Meta's phone_number_quality_update webhook for its WABA: event
+// (e.g. FLAGGED, UNFLAGGED, DOWNGRADE, UPGRADE), display_phone_number and current_limit. Without
+// a webhook URL only the number changes. It fails with ErrUnknownNumber, or with the last
+// delivery error after every retry failed.
+func (s *Simulator) SetQuality(phoneNumberID, rating, tier, event string) error {
+	s.mu.Lock()
+	n, ok := s.numbers[phoneNumberID]
+	if !ok {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrUnknownNumber, phoneNumberID)
+	}
+	if rating != "" {
+		n.QualityRating = strings.ToUpper(rating)
+	}
+	if tier != "" {
+		n.MessagingLimitTier = strings.ToUpper(tier)
+	}
+	s.numbers[phoneNumberID] = n
+	hookURL := s.set.webhookURL
+	now := s.clock()
+	s.mu.Unlock()
+	if hookURL == "" || !s.subscribed(n.WabaID) {
+		return nil
+	}
+	env := envelope{Object: "whatsapp_business_account", Entry: []entry{{ID: n.WabaID, Time: now.Unix(), Changes: []change{{
+		Field: "phone_number_quality_update",
+		Value: map[string]any{"display_phone_number": displayDigits(n.DisplayPhoneNumber), "event": cmpOrStr(event, "FLAGGED"),
+			"current_limit": cmpOrStr(n.MessagingLimitTier, "TIER_1K")},
+	}}}}}
+	body, err := metaJSON(env)
+	if err != nil {
+		return fmt.Errorf("simulator: quality update payload: %w", err)
+	}
+	return s.hooks.deliverNow(context.Background(), body)
 }

@@ -305,3 +305,22 @@ func randomPIN() (string, error) {
 	}
 	return fmt.Sprintf("%06d", n.Int64()), nil
 }
+
+// Refresh reads the account's connected number from the platform again and stores its quality
+// rating and messaging limit (after a phone_number_quality_update webhook). It returns
+// store.ErrNotFound when no number is connected (or it changed meanwhile), a *StepError
+// (StepReadNumber) when the platform fails, or the store's error.
+func (s *Service) Refresh(ctx context.Context, accountID int64) (store.ConnectionDetails, error) {
+	c, err := s.Store.ConnectionByAccount(ctx, accountID)
+	if err != nil {
+		return store.ConnectionDetails{}, err
+	}
+	num, err := s.Platform.PhoneNumber(ctx, c.AccessToken, c.PhoneNumberID)
+	if err != nil {
+		return store.ConnectionDetails{}, &StepError{StepReadNumber, err}
+	}
+	if err := s.Store.UpdateConnectionDetails(ctx, accountID, c.PhoneNumberID, num.QualityRating, num.MessagingLimitTier); err != nil {
+		return store.ConnectionDetails{}, err
+	}
+	return store.ConnectionDetails{Connection: c, QualityRating: num.QualityRating, MessagingLimit: num.MessagingLimitTier}, nil
+}
