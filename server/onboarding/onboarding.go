@@ -143,7 +143,8 @@ func (s *Service) now() time.Time {
 }
 
 // ConnectWithCode finishes Embedded Signup for the account: it exchanges code for the
-// business token, reads the number, subscribes the app to wabaID, registers the number (with
+// business token, reads the number (and checks it is one of wabaID's numbers), subscribes the
+// app to wabaID, registers the number (with
 // the pin stored for it, created on first use), saves the connection and syncs templates. On
 // failure it returns a *StepError; when only the template sync failed the connection is saved
 // and returned with the error. Retrying with the same code within 15 minutes resumes.
@@ -156,9 +157,9 @@ func (s *Service) ConnectWithCode(ctx context.Context, accountID int64, code, wa
 	if err != nil {
 		return store.Connection{}, &StepError{StepExchangeCode, err}
 	}
-	num, err := s.Platform.PhoneNumber(ctx, token, phoneNumberID)
+	num, err := s.readNumber(ctx, token, wabaID, phoneNumberID)
 	if err != nil {
-		return store.Connection{}, &StepError{StepReadNumber, err}
+		return store.Connection{}, err
 	}
 	if err := s.Platform.SubscribeApp(ctx, token, wabaID); err != nil {
 		return store.Connection{}, &StepError{StepSubscribeApp, err}
@@ -178,21 +179,30 @@ func (s *Service) ConnectWithToken(ctx context.Context, accountID int64, wabaID,
 	if wabaID == "" || phoneNumberID == "" || token == "" {
 		return store.Connection{}, &StepError{StepReadNumber, errors.New("the WABA id, phone number id and token are required")}
 	}
-	num, err := s.Platform.PhoneNumber(ctx, token, phoneNumberID)
+	num, err := s.readNumber(ctx, token, wabaID, phoneNumberID)
 	if err != nil {
-		return store.Connection{}, &StepError{StepReadNumber, err}
-	}
-	list, err := s.Platform.PhoneNumbers(ctx, token, wabaID)
-	if err != nil {
-		return store.Connection{}, &StepError{StepListNumbers, err}
-	}
-	if !slices.ContainsFunc(list, func(n whatsapp.PhoneNumber) bool { return n.ID == phoneNumberID }) {
-		return store.Connection{}, &StepError{StepListNumbers, ErrNumberNotInWABA}
+		return store.Connection{}, err
 	}
 	if err := s.Platform.SubscribeApp(ctx, token, wabaID); err != nil {
 		return store.Connection{}, &StepError{StepSubscribeApp, err}
 	}
 	return s.save(ctx, accountID, wabaID, token, num)
+}
+
+// readNumber reads the number and checks that it is one of the WABA's numbers.
+func (s *Service) readNumber(ctx context.Context, token, wabaID, phoneNumberID string) (whatsapp.PhoneNumber, error) {
+	num, err := s.Platform.PhoneNumber(ctx, token, phoneNumberID)
+	if err != nil {
+		return whatsapp.PhoneNumber{}, &StepError{StepReadNumber, err}
+	}
+	list, err := s.Platform.PhoneNumbers(ctx, token, wabaID)
+	if err != nil {
+		return whatsapp.PhoneNumber{}, &StepError{StepListNumbers, err}
+	}
+	if !slices.ContainsFunc(list, func(n whatsapp.PhoneNumber) bool { return n.ID == phoneNumberID }) {
+		return whatsapp.PhoneNumber{}, &StepError{StepListNumbers, ErrNumberNotInWABA}
+	}
+	return num, nil
 }
 
 // Disconnect removes the account's number (store.ErrNotFound when none is connected) and

@@ -293,3 +293,20 @@ func TestSDKOrigin(t *testing.T) {
 		}
 	}
 }
+
+func TestConnectWithCodeChecksTheWABA(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	acct := f.account("acme")
+	su := f.sim.Signup("Acme")
+	// Another WABA of the same business (the same token sees it).
+	f.sim.AddNumber(simulator.Number{PhoneNumberID: "100000000000777", WabaID: "200000000000777", AccessToken: su.AccessToken})
+	_, err := f.svc.ConnectWithCode(ctx, acct, su.Code, "200000000000777", su.PhoneNumberID)
+	stepError(t, err, onboarding.StepListNumbers)
+	if !errors.Is(err, onboarding.ErrNumberNotInWABA) {
+		t.Fatalf("mismatched WABA: %v", err)
+	}
+	if st, _ := f.sim.Onboarding(su.PhoneNumberID); st.AppSubscribed || st.Registered {
+		t.Fatalf("nothing may happen on the platform after a failed check: %+v", st)
+	}
+}
