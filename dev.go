@@ -50,6 +50,9 @@ func dev(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		DisplayName: devNumber.VerifiedName, AccessToken: devNumber.AccessToken}); err != nil {
 		return err
 	}
+	if err := restoreSimulatorNumbers(ctx, a.store, sim); err != nil {
+		logger.Warn("restoring numbers connected in earlier runs failed", "error", err.Error())
+	}
 	if err := devSyncTemplates(ctx, a, acct.ID); err != nil {
 		logger.Warn("template sync failed", "error", err.Error())
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"gateway/platform/simulator"
+	"gateway/store"
 )
 
 // platformSim runs the Cloud API simulator standalone until ctx ends. It starts empty; seed it
@@ -54,6 +55,31 @@ var devNumber = simulator.Number{
 func seedSimulator(sim *simulator.Simulator) {
 	sim.AddNumber(devNumber)
 	sim.SeedTemplates(devNumber.WabaID, simulator.DefaultTemplates())
+}
+
+// restoreSimulatorNumbers gives a fresh simulator the numbers connected in earlier runs of
+// `gateway dev` (through Embedded Signup, say), registered and with the default templates, so
+// they keep working after a restart. A number the simulator has already is left alone.
+func restoreSimulatorNumbers(ctx context.Context, st *store.Store, sim *simulator.Simulator) error {
+	conns, err := st.Connections(ctx, 1000)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, n := range sim.Numbers() {
+		known[n.PhoneNumberID] = true
+	}
+	for _, c := range conns {
+		if known[c.PhoneNumberID] {
+			continue
+		}
+		sim.AddNumber(simulator.Number{PhoneNumberID: c.PhoneNumberID, WabaID: c.WabaID, DisplayPhoneNumber: c.PhoneNumber,
+			AccessToken: c.AccessToken, VerifiedName: c.DisplayName})
+		if len(sim.Templates(c.WabaID)) == 0 {
+			sim.SeedTemplates(c.WabaID, simulator.DefaultTemplates())
+		}
+	}
+	return nil
 }
 
 // seedSandbox registers the shared sandbox number (SANDBOX_*) on the simulator, so test sends

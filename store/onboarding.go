@@ -99,3 +99,22 @@ func (s *Store) UpdateConnectionDetails(ctx context.Context, accountID int64, ph
 	}
 	return nil
 }
+
+// Connections returns every connected number (tokens decrypted), oldest connection first, at
+// most limit. `gateway dev` uses it to give a restarted simulator the numbers connected in
+// earlier runs. It fails when the database or decryption does.
+func (s *Store) Connections(ctx context.Context, limit int) ([]Connection, error) {
+	var rows []connectionRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+connectionColumns+` FROM connections ORDER BY connected_at, account_id LIMIT $1`, limit); err != nil {
+		return nil, translate(err)
+	}
+	out := make([]Connection, 0, len(rows))
+	for _, r := range rows {
+		c, err := s.unseal(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
