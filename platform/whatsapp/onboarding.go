@@ -94,8 +94,9 @@ func (c *Client) ExchangeCode(ctx context.Context, appID, appSecret, code string
 	data, err := c.do(ctx, http.MethodGet, u+"?"+q.Encode(), "", nil)
 	if err != nil {
 		var ue *url.Error
-		if errors.As(err, &ue) {
-			ue.URL = u // without the query: it holds the secret and the code
+		if errors.As(err, &ue) && errors.Is(err, ErrUnavailable) {
+			// Rebuilt without the query, which holds the secret and the code.
+			return "", fmt.Errorf("%w: %s %q: %w", ErrUnavailable, ue.Op, u, ue.Err)
 		}
 		return "", err
 	}
