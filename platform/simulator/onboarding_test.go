@@ -94,6 +94,23 @@ func TestSignupControlAndGraphEndpoints(t *testing.T) {
 		t.Fatalf("another business's token: %d %v", code, out)
 	}
 
+	// A quality change is reported to the subscribed app and read back from the number.
+	if code, _, _ = h.do(http.MethodPost, "/_sim/quality", "", map[string]any{"phone_number_id": pnid, "quality_rating": "red",
+		"messaging_limit_tier": "TIER_250", "event": "DOWNGRADE"}); code != 200 {
+		t.Fatalf("quality: %d", code)
+	}
+	if d := rc.next(); !strings.Contains(string(d.body), `"field":"phone_number_quality_update"`) ||
+		!strings.Contains(string(d.body), `"current_limit":"TIER_250"`) || !strings.Contains(string(d.body), `"event":"DOWNGRADE"`) {
+		t.Fatalf("quality webhook %s", d.body)
+	}
+	code, out, _ = h.do(http.MethodGet, "/v23.0/"+pnid+"?fields=quality_rating,messaging_limit_tier", tok, nil)
+	if code != 200 || out["quality_rating"] != "RED" || out["messaging_limit_tier"] != "TIER_250" {
+		t.Fatalf("number after the quality change: %d %v", code, out)
+	}
+	if code, _, _ = h.do(http.MethodPost, "/_sim/quality", "", map[string]any{"phone_number_id": "nope"}); code != 404 {
+		t.Fatalf("quality of an unknown number: %d", code)
+	}
+
 	code, out, _ = h.do(http.MethodPost, "/_sim/codes", "", map[string]any{"access_token": testToken})
 	if code != 200 || out["code"] == "" {
 		t.Fatalf("code for an existing number: %d %v", code, out)
