@@ -75,3 +75,13 @@ func (s *Store) RecordSandboxMessage(ctx context.Context, m SandboxMessage) (id 
 	}
 	return ids[0], true, nil
 }
+
+// SandboxParticipantsByAccount returns the handsets whose latest join of the account's sandbox
+// is after since (pass now minus the 24-hour window for the open ones), most recent first, at
+// most limit. It fails only when the database does.
+func (s *Store) SandboxParticipantsByAccount(ctx context.Context, accountID int64, since time.Time, limit int) ([]SandboxParticipant, error) {
+	out := []SandboxParticipant{}
+	err := s.db.SelectContext(ctx, &out, `SELECT account_id, phone, joined_at, real_sent FROM sandbox_participants
+		WHERE account_id = $1 AND joined_at > $2 ORDER BY joined_at DESC, phone LIMIT $3`, accountID, since.UTC(), limit)
+	return out, translate(err)
+}
