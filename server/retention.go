@@ -120,7 +120,7 @@ func (r *Retention) loop(ctx context.Context) {
 			r.log.Error("retention run", "error", err.Error())
 		case n.total() > 0:
 			r.log.Info("retention run", "attempts", n.Attempts, "events", n.Events,
-				"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys)
+				"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys, "sandbox_messages", n.SandboxMessages)
 		}
 		select {
 		case <-ctx.Done():
@@ -132,11 +132,11 @@ func (r *Retention) loop(ctx context.Context) {
 
 // retentionCounts is what one run deleted.
 type retentionCounts struct {
-	Attempts, Events, PlatformWebhooks, IdempotencyKeys int64
+	Attempts, Events, PlatformWebhooks, IdempotencyKeys, SandboxMessages int64
 }
 
 func (c retentionCounts) total() int64 {
-	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys
+	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys + c.SandboxMessages
 }
 
 // runOnce deletes everything past keeping as of the clock's now, batch by batch until a batch
@@ -163,6 +163,7 @@ func (r *Retention) runOnce(ctx context.Context) (retentionCounts, error) {
 	drain(&n.Events, max(1, r.cfg.BatchSize/10), r.store.DeleteEventsBefore)
 	drain(&n.Attempts, r.cfg.BatchSize, r.store.DeleteWebhookAttemptsBefore)
 	drain(&n.PlatformWebhooks, r.cfg.BatchSize, r.store.DeletePlatformWebhooksBefore)
+	drain(&n.SandboxMessages, r.cfg.BatchSize, r.store.DeleteSandboxMessagesBefore)
 	k, err := r.store.DeleteExpiredIdempotencyKeys(ctx, now)
 	n.IdempotencyKeys += k
 	if err != nil {

@@ -85,3 +85,14 @@ func (s *Store) SandboxParticipantsByAccount(ctx context.Context, accountID int6
 		WHERE account_id = $1 AND joined_at > $2 ORDER BY joined_at DESC, phone LIMIT $3`, accountID, since.UTC(), limit)
 	return out, translate(err)
 }
+
+// DeleteSandboxMessagesBefore deletes up to limit sandbox message records created before cutoff
+// (their events go with the events' own retention) and returns how many it deleted.
+func (s *Store) DeleteSandboxMessagesBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM sandbox_messages WHERE id IN (
+		SELECT id FROM sandbox_messages WHERE created_at < $1 ORDER BY created_at LIMIT $2)`, cutoff, limit)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
+}
