@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,12 +14,21 @@ import (
 
 const devEmail = "dev@localhost"
 
+// The Embedded Signup app and configuration ids `gateway dev` uses when none are set.
+const (
+	devAppID      = "100000000000000"
+	devESConfigID = "local-es-config"
+)
+
 // dev is `make run`: it starts the platform simulator in-process, points the gateway at it,
 // seeds (or reuses) a local account connected to the simulator's number, issues a fresh live
 // and test key, prints them with a first curl, and serves.
 func dev(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	logger := cfg.logger(os.Stderr)
 	simCfg := simulator.DefaultConfig()
+	// Embedded Signup runs against the simulator's SDK and window, with local ids unless set.
+	cfg.PlatformAppID = cmp.Or(cfg.PlatformAppID, devAppID)
+	cfg.PlatformESConfigID = cmp.Or(cfg.PlatformESConfigID, devESConfigID)
 	simCfg.AppSecret = cfg.PlatformAppSecret
 	simCfg.AppID = cfg.PlatformAppID
 	simCfg.WebhookURL = "http://" + cfg.Addr + "/platform/webhook"
@@ -31,7 +41,7 @@ func dev(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	}
 	defer sim.Close()
 	cfg.PlatformBaseURL = simURL + "/v23.0"
-	cfg.PlatformSDKURL = simURL + "/sdk.js" // Embedded Signup runs against the simulator's window
+	cfg.PlatformSDKURL = simURL + "/sdk.js"
 
 	a, err := openApp(ctx, cfg, logger)
 	if err != nil {
