@@ -8,19 +8,18 @@ import (
 	"github.com/lib/pq"
 )
 
-// SandboxParticipant is a handset that joined an account's sandbox.
-type SandboxParticipant struct {
+// SandboxJoin is a handset's join of an account's sandbox.
+type SandboxJoin struct {
 	AccountID int64     `db:"account_id" json:"account_id"`
 	Phone     string    `db:"phone" json:"phone"`
 	JoinedAt  time.Time `db:"joined_at" json:"joined_at"`
-	RealSent  int       `db:"real_sent" json:"real_sent"`
 }
 
 // LatestSandboxJoin returns the most recent sandbox join of the handset known by any of phones
 // (its wa_id forms), whatever its age; ErrNotFound when it never joined.
-func (s *Store) LatestSandboxJoin(ctx context.Context, phones []string) (SandboxParticipant, error) {
-	var p SandboxParticipant
-	err := s.db.GetContext(ctx, &p, `SELECT account_id, phone, joined_at, real_sent FROM sandbox_participants
+func (s *Store) LatestSandboxJoin(ctx context.Context, phones []string) (SandboxJoin, error) {
+	var p SandboxJoin
+	err := s.db.GetContext(ctx, &p, `SELECT account_id, phone, joined_at FROM sandbox_participants
 		WHERE phone = ANY($1) ORDER BY joined_at DESC, account_id DESC LIMIT 1`, pq.Array(phones))
 	return p, translate(err)
 }
@@ -74,16 +73,6 @@ func (s *Store) RecordSandboxMessage(ctx context.Context, m SandboxMessage) (id 
 		return 0, false, nil
 	}
 	return ids[0], true, nil
-}
-
-// SandboxParticipantsByAccount returns the handsets whose latest join of the account's sandbox
-// is after since (pass now minus the 24-hour window for the open ones), most recent first, at
-// most limit. It fails only when the database does.
-func (s *Store) SandboxParticipantsByAccount(ctx context.Context, accountID int64, since time.Time, limit int) ([]SandboxParticipant, error) {
-	out := []SandboxParticipant{}
-	err := s.db.SelectContext(ctx, &out, `SELECT account_id, phone, joined_at, real_sent FROM sandbox_participants
-		WHERE account_id = $1 AND joined_at > $2 ORDER BY joined_at DESC, phone LIMIT $3`, accountID, since.UTC(), limit)
-	return out, translate(err)
 }
 
 // DeleteSandboxMessagesBefore deletes up to limit sandbox message records created before cutoff
