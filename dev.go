@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"gateway/platform/simulator"
 	"gateway/store"
@@ -24,7 +23,7 @@ const (
 // seeds (or reuses) a local account connected to the simulator's number, issues a fresh live
 // and test key, prints them with a first curl, and serves.
 func dev(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
-	logger := cfg.logger(os.Stderr)
+	logger := cfg.logger(stderr)
 	simCfg := simulator.DefaultConfig()
 	// Embedded Signup runs against the simulator's SDK and window, with local ids unless set.
 	cfg.PlatformAppID = cmp.Or(cfg.PlatformAppID, devAppID)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,7 +55,7 @@ func (s *Server) handleSandboxMessage(ctx context.Context, m whatsapp.InboundMes
 		at = s.now()
 	}
 	rec := store.SandboxMessage{PlatformMessageID: m.ID, Sender: m.From, Name: name,
-		Type: cmpOrString(m.Type, "unknown"), ReceivedAt: at}
+		Type: cmp.Or(m.Type, "unknown"), ReceivedAt: at}
 	if code, ok := joinPhrase(m); ok {
 		reply, accountID, err := s.sandboxJoin(ctx, code, m.From, at)
 		if err != nil {
