@@ -162,6 +162,27 @@ func (e EventName) Valid() bool {
 	}
 }
 
+// Defines values for HeaderMediaType.
+const (
+	Document HeaderMediaType = "document"
+	Image    HeaderMediaType = "image"
+	Video    HeaderMediaType = "video"
+)
+
+// Valid indicates whether the value is a known member of the HeaderMediaType enum.
+func (e HeaderMediaType) Valid() bool {
+	switch e {
+	case Document:
+		return true
+	case Image:
+		return true
+	case Video:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KeyMode.
 const (
 	KeyModeDemo KeyMode = "demo"
@@ -348,6 +369,42 @@ func (e SendResultMode) Valid() bool {
 	}
 }
 
+// Defines values for TemplateHeaderFormat.
+const (
+	DOCUMENT TemplateHeaderFormat = "DOCUMENT"
+	GIF      TemplateHeaderFormat = "GIF"
+	IMAGE    TemplateHeaderFormat = "IMAGE"
+	LOCATION TemplateHeaderFormat = "LOCATION"
+	NONE     TemplateHeaderFormat = "NONE"
+	PRODUCT  TemplateHeaderFormat = "PRODUCT"
+	TEXT     TemplateHeaderFormat = "TEXT"
+	VIDEO    TemplateHeaderFormat = "VIDEO"
+)
+
+// Valid indicates whether the value is a known member of the TemplateHeaderFormat enum.
+func (e TemplateHeaderFormat) Valid() bool {
+	switch e {
+	case DOCUMENT:
+		return true
+	case GIF:
+		return true
+	case IMAGE:
+		return true
+	case LOCATION:
+		return true
+	case NONE:
+		return true
+	case PRODUCT:
+		return true
+	case TEXT:
+		return true
+	case VIDEO:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TemplateStatus.
 const (
 	APPROVED TemplateStatus = "APPROVED"
@@ -383,6 +440,19 @@ type Account struct {
 	Email string `json:"email"`
 	Id    int64  `json:"id"`
 	Name  string `json:"name"`
+}
+
+// ButtonVariable defines model for ButtonVariable.
+type ButtonVariable struct {
+	// Index The button's 0-based position among the template's buttons (GET /templates `buttons[].index`).
+	Index int `json:"index"`
+
+	// Value The URL suffix for a URL button with {{1}}, the coupon code for COPY_CODE (at most 15
+	// characters), the code for an OTP button, the payload for QUICK_REPLY.
+	//
+	//
+	// Example: SPRING24
+	Value string `json:"value"`
 }
 
 // Chat defines model for Chat.
@@ -525,6 +595,45 @@ type EventName string
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
 
+// HeaderLocation The place shown by a LOCATION header.
+type HeaderLocation struct {
+	// Address Example: Av. Paulista 1000, São Paulo
+	Address *string `json:"address,omitempty"`
+
+	// Latitude Example: -23.5614
+	Latitude float64 `json:"latitude"`
+
+	// Longitude Example: -46.6559
+	Longitude float64 `json:"longitude"`
+
+	// Name Example: Acme Paulista
+	Name *string `json:"name,omitempty"`
+}
+
+// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+type HeaderMedia struct {
+	// Filename Document only. The file name the recipient sees.
+	//
+	// Example: INV-1001.pdf
+	Filename *string `json:"filename,omitempty"`
+
+	// Id The platform's id of media already uploaded.
+	//
+	// Example: 1029384756
+	Id *string `json:"id,omitempty"`
+
+	// Link A public https URL the platform downloads the media from.
+	//
+	// Example: https://cdn.example.com/spring.jpg
+	Link *string `json:"link,omitempty"`
+
+	// Type Must match the template's header_format.
+	Type HeaderMediaType `json:"type"`
+}
+
+// HeaderMediaType Must match the template's header_format.
+type HeaderMediaType string
+
 // KeyMode The kind of key that made the request.
 type KeyMode string
 
@@ -554,6 +663,11 @@ type MeEnvelope struct {
 // Message defines model for Message.
 type Message struct {
 	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
 
 	// Error Why the platform failed the message.
 	Error *MessageError `json:"error,omitempty"`
@@ -651,12 +765,17 @@ type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
-	ChatMessageId  string                `json:"chat_message_id"`
-	ContactId      int64                 `json:"contact_id"`
-	ConversationId int64                 `json:"conversation_id"`
-	Destination    string                `json:"destination"`
-	MessageId      int64                 `json:"message_id"`
-	Source         MessageSentDataSource `json:"source"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string               `json:"client_reference,omitempty"`
+	ContactId       int64                 `json:"contact_id"`
+	ConversationId  int64                 `json:"conversation_id"`
+	Destination     string                `json:"destination"`
+	MessageId       int64                 `json:"message_id"`
+	Source          MessageSentDataSource `json:"source"`
 
 	// Template The template name.
 	Template string `json:"template"`
@@ -689,8 +808,13 @@ type MessageStatus string
 
 // MessageStatusData defines model for MessageStatusData.
 type MessageStatusData struct {
-	ChatMessageId  string `json:"chat_message_id"`
-	ConversationId int64  `json:"conversation_id"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+	ConversationId  int64   `json:"conversation_id"`
 
 	// Error Why the platform failed the message.
 	Error     *MessageError `json:"error,omitempty"`
@@ -756,6 +880,11 @@ type SendResult struct {
 	// ChatMessageId Id assigned by the messaging platform.
 	ChatMessageId string `json:"chat_message_id"`
 
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// ContactCreated true when the send created the contact.
 	ContactCreated bool  `json:"contact_created"`
 	ContactId      int64 `json:"contact_id"`
@@ -770,7 +899,7 @@ type SendResult struct {
 	// Mode Test mode only.
 	Mode *SendResultMode `json:"mode,omitempty"`
 
-	// Note Test mode only. What happened to the send.
+	// Note Test mode only. What happened to the send, and the text the template renders to.
 	Note *string `json:"note,omitempty"`
 
 	// Status What the messaging platform last reported.
@@ -790,15 +919,36 @@ type SendTemplateRequest struct {
 	// Example: ["Ana","ORD-7781"]
 	BodyVariables *[]string `json:"body_variables,omitempty"`
 
+	// ButtonVariables Values for the template's buttons, by index. An AUTHENTICATION template's OTP button
+	// is filled from body_variables[0] when this is omitted.
+	//
+	//
+	// Example: [{"index":0,"value":"SPRING24"}]
+	ButtonVariables *[]ButtonVariable `json:"button_variables,omitempty"`
+
 	// CampaignName Groups the send under a standing API campaign in reports.
 	//
 	// Example: November orders
 	CampaignName *string `json:"campaign_name,omitempty"`
 
+	// ClientReference The caller's own id for this send (an order or ticket id). Stored with the message and
+	// returned in the send response, GET /messages/{id}, and the message.sent and
+	// message.status events.
+	//
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Destination International format, digits only, country code included.
 	//
 	// Example: 15551234567
 	Destination string `json:"destination"`
+
+	// HeaderLocation The place shown by a LOCATION header.
+	HeaderLocation *HeaderLocation `json:"header_location,omitempty"`
+
+	// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+	HeaderMedia *HeaderMedia `json:"header_media,omitempty"`
 
 	// HeaderVariables Values for the header variable, if the template has one.
 	//
@@ -838,10 +988,23 @@ type StatusChange struct {
 // Template defines model for Template.
 type Template struct {
 	// BodyVariables How many body variables a send must give.
-	BodyVariables *int             `json:"body_variables,omitempty"`
-	Category      TemplateCategory `json:"category"`
+	BodyVariables *int `json:"body_variables,omitempty"`
 
-	// HeaderVariables How many header variables a send must give.
+	// Buttons The template's buttons in order; `index` is what `button_variables` refers to.
+	//
+	// Example: [{"index":0,"takes_value":true,"text":"Shop now","type":"URL"},{"index":1,"takes_value":true,"text":"Stop promotions","type":"QUICK_REPLY"}]
+	Buttons  *[]TemplateButton `json:"buttons,omitempty"`
+	Category TemplateCategory  `json:"category"`
+
+	// HeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+	// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+	// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+	//
+	//
+	// Example: IMAGE
+	HeaderFormat *TemplateHeaderFormat `json:"header_format,omitempty"`
+
+	// HeaderVariables How many header variables a send must give (0 unless the header is TEXT with a variable).
 	HeaderVariables *int `json:"header_variables,omitempty"`
 
 	// Id The service's own template id.
@@ -851,10 +1014,50 @@ type Template struct {
 	Language string         `json:"language"`
 	Name     string         `json:"name"`
 	Status   TemplateStatus `json:"status"`
+
+	// Unsupported What this template has that the API cannot fill yet (GIF or PRODUCT header,
+	// CAROUSEL, LIMITED_TIME_OFFER, FLOW or CATALOG button, ...). A send of such a template
+	// is refused with a 422 naming it. Absent when the template can be sent.
+	//
+	//
+	// Example: ["CAROUSEL"]
+	Unsupported *[]string `json:"unsupported,omitempty"`
 }
+
+// TemplateHeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+//
+// Example: IMAGE
+type TemplateHeaderFormat string
 
 // TemplateStatus defines model for Template.Status.
 type TemplateStatus string
+
+// TemplateButton defines model for TemplateButton.
+type TemplateButton struct {
+	// Index The button's 0-based position among the template's buttons.
+	Index int `json:"index"`
+
+	// TakesValue true when a send may give this button a value in `button_variables`. It must for a
+	// URL button with a `{{1}}` suffix, COPY_CODE (the coupon code, at most 15 characters)
+	// and OTP (the code; filled from body_variables[0] when omitted); it may for
+	// QUICK_REPLY (the payload echoed back when the button is tapped).
+	TakesValue bool `json:"takes_value"`
+
+	// Text The button's label.
+	//
+	// Example: Track order
+	Text string `json:"text"`
+
+	// Type The button type as the platform defines it: QUICK_REPLY, URL, PHONE_NUMBER,
+	// COPY_CODE, FLOW, CATALOG, ... The one-time-password button of an AUTHENTICATION
+	// template (copy code or one tap) is listed as OTP.
+	//
+	//
+	// Example: URL
+	Type string `json:"type"`
+}
 
 // TemplateCategory defines model for TemplateCategory.
 type TemplateCategory struct {
@@ -2095,131 +2298,168 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2Nchs30uCroOb2ylIypElKlGSprvYUx0m0sWytJWd/LJ0IzjRFRENgMgAlMS4+1L3CPdkVGsAMZghS",
-	"pH+z35etrZgiMUCj0f/o7nkfJWKSCw5cyejwfTQGmkKBH9+AKmbHIwWF/isFmRQsV0zw6DA6h0TwVBIl",
-	"yD1ligxhJAoghX6E8Zt2FEcyGcOE6kfVLIfoMGJcwQ0U0Xw+j6OcFnQCyi51ksIkFwp4MvsZZovLHZMp",
-	"Z79NgdzCjGx19bK9fp8kY1rQRE+yTdSYKjKhtyAJRTgYpKSA36YgFZF0BIdEjYFIOjGz3DM11t9ccvxq",
-	"KFLzHeNk94CMxbSQpIA8ozOJD45YIRUpQOaCSyCMSwU0JWJEaKIYvyHqniXQvuRRHMEDneSZ3nN/1E2e",
-	"pTvQ6g33aWsXdndaz2i/3+oke+kB9Eb7w24niiOmN2lQH8URpxP9rIeUlsaKj9IJfXgJ/EaNo8Nevx9H",
-	"E8bd393YIVyqgvEbg28HOKL7OEnElKsTrkG/A/1VIrgCrvRHmucZS6hG/dNfpcb/+2pHemSqJ6dmjmvm",
-	"JomjCUhJb/SPF2MgdgBhknhj5DRJQMrocEQzCXN/T38pYBQdRv/jaUWRT82v8umLohDFC34HmcjB7KhO",
-	"If6KQxgznuKp6ZP2AGhH89jH6wk/K8RNgQB9AA5YNdM149e5m8tHxXFJhJbimCSNk9UQSsWyjDBOvEk+",
-	"F64WQLJssRSsYso5crXGHldQcJrhKh+GNTvDNeAUPrLc5ERCcQcFcSM+GyY4mXJ4yCFRkJrVjshvU6EA",
-	"sfLP1huDqNZJSgx7atEjp3kuCoXoeCXUD2LK0w/CBBfqeoRP+0g4NZ8IF4q4Xz8n2xQgxbRIgKQCJK4K",
-	"D0wqIorqmyFkQss4gXixjIYIOKOzTND0QoiXtLj5MFmSmzmulRDXGc7i48OegRHRTBIcUWiBz0mXnLLv",
-	"Pjt+6usLTZm4sEFARtVIFJMNGQIlTgG/Iunpz3c0m9aQYue9Lgc1JawbQdwIw8rA00PiiGjKU8jYHRR0",
-	"mAHZ0nOT7k6309vbXkTbPI6mnN5RlunRK4HyxzXhMn9pnVhCmLIU6YhyeQ+FU7TdDpHGkDhC0O00ZEJn",
-	"mvr0P/qhMb0DMgTgem8qAPanPe8A+AsIJls+vAXkQJUkTGmbgUrBt5F7aptGYnlDFbxkE2bPfGNOKaiC",
-	"68xOUMO7EGRC+cxRqySCI7QpTIRWg0fGOCMZVfA5RWoJSEKzrIQinw4zlpTAkFEhJkRwICdnhKapVnja",
-	"Zmxan63S/AzBZEc/9QxVBOgcePpc8FHGErUhQw4zkdyG+VHPQhN17YY0qd7+TsZUEpFrYhFTffYpSSg3",
-	"MtQRTBpkPVYzRprLf1lbYx5r5fRccL5UPvHpZAjFtdZhSTnOh+aVIGaMXrMcYnQIk06JfFZ2DoMQI0m6",
-	"82KS2CONNdPSjzGOLmCiZQZ8lFWg7CTXYfPglSA0zwtxp3FphxLtMqTkMhJFCoU+jxErJrjQZfQZmT0I",
-	"ixj5RgKZUJWMwThRN+wOOAKrUc1SRNpbTqdqLAr2+wcKxak/Qc2SYlJqOa7X4nc0Yyk5PjvRAujz4gT9",
-	"SypRXSFR1VwRA4goSAF34hYMEn7RX+JGf6As+0BE3JWTXI/MLHGERq20LrVinBow31nvEE08/sQeEwJa",
-	"wM00owWBh1wLByY4uYz+z7tO69nV+4O425//5TKKruZ1u91syrLOIfHX+mBUVzhZw6UZMchSjeBJdegT",
-	"mmn1DekRGRg8DJD4JAGajIkYjYCneiw+3I4qyeO7yfpjXogcCsWMloAJZZkX2XCOdhwxPDi9KFXG1dnb",
-	"jeKFCIjz8RdmQE/9tykrNAW809PZobFd9KqcTAy1TaLnej6mASATX3jXsYXHQLa0boJJrmbELC+3yf1Y",
-	"82dQararfQyFyIByvXbKZJ7R2fWS/cRRPhYcrs18i5BYh0//RTNi8BaTlN0wtGCymbdqeM5rg/LVePQV",
-	"VA3iBnyLUwfxbTTHIso966FJnvanUutUNoEWEkSJMHqTAqg9wpKoUqqgpRhC/+EEOBFDZoTHhicSE+SK",
-	"YkbQmWA8yaZpjTwqaJZSBRcKGnGsfqcTb8AOFv44quwxh6wVZ/bcDPmeKhrkGLTwPgCH6+58kS7dit6O",
-	"8NnHN/HizimHLHs9ig7fPaK49PDvqIRoHjd3nlp8rHo+gMF5HIEDAvh04m2pvXgYHg4aO7uq9vaSSbX0",
-	"ZPAzUzCRawIbVWvRoqAzFB7at7NacPUkZ9XIJQenLWdvvhVn9jaXUKhPQHOeRKgzriqmYOQ3JRzuS0mj",
-	"DZEJTSEsYD4tCTvgmlz6KGJK3b4+OZfWwMdQsz2W5qZwhqtVdCq/FsTIIBvA68NZJ5gftNEjCdxBMasu",
-	"NhJaFAzQG6/DWFp7zXl+mk4obxVAU4wxKXhQQWVQWoFByhWc2AExMfaJ4ERbsdMiSLoNDLjJK6s0RHNo",
-	"Rz5HY7kJxClNxoxDtQ8TyMELHh8OJ+caTkfgOsR334I+3RIPejHQELLrG5GgULRwSbDOjyQkLkwSrwgw",
-	"hMOzaixShJ1mmbjHBRuR/asAEdQt+U/BO4k9zkedNjz3ue8RrXoEueOFGVonXksBSKRXjxImgreENUuN",
-	"vJo372E4FuLWBKCX8qeVvdfGF1jPWnRyZzEIinr9iST27I8wtjkyUKWQA09daA9HehxacVtpGzxqlrzS",
-	"2qK0XpdAQ1h6VMVjaFIIKe1NrzRsakPdYadhEmT7swKMlw6/TWmGwSmQKtaGr1lVkoROJaRkOCMUf9Se",
-	"vC8J9HdhM2fBdjUYif2zipcJb0sfr6wWdqtZ8dYuIAF25wc82jY6Xv6pqJrKSqCsMMniyCd3zZVpyowL",
-	"cFYjstL4WpigaWbV0fwGhanUqDOoNO56TtWYbFFD2fjVE0n+dv76lfnlV8E4pCYQlwolY60ixoRKMtBP",
-	"XN/RgmmhJtudwRGhpEwqwCGX005nJ2Ec/4W2+VPbJeaLgTfbb1NNNShNB0QUZKCXb7N0YAgOwaOSUHI/",
-	"FhmUAAy2F+k+jh5aN6Klv2zJW5a3RG4Q2coFysfoUOu7eRz9DLPTIE1qir9lHJMLbmHmUhtSsOEZjLH4",
-	"FJgZhYOEqDE/EcEzPoVF+5NWMY5VXOpCIdoAtdGGlbaKHuPx3KqxDg1ayFKeDsXDY0+c22FNFqsiyghj",
-	"iKVO4Yvbbaewibl2WllZDfE+purasnY45mE12+Pw4BzmunIeR2MmlSgCSTcvUPkYKUIKyEWBsXORpVoI",
-	"Yj5MXAXJnbHxRBKtbaSik1zT6Fru2jku8nxM+Q2EhEl932t4SVoUWk3YCG+cvyYHe51uBaTZwtuL50SM",
-	"RhKQsdbTnlbArodvs8UFUvB2Fi+ccblEtaEwUZsT/fKUbWh1c/Iu78rrh/OP8axGS8RYu/7dcMDuWSpD",
-	"PZJEzsCAVTtILykoyrIlmo2pbC1HOEUqwdErjumNVdyfKAaVCH4HhTTewdpPjQoxCSNNAk+heCJtCPjx",
-	"YGwmkjKa0tAt5mI3iNSMKqamqY9XG4PFKfnN8l/Xi0uUC/jThY5lAikLGME/iIKwCb2BmNBpykRM7lgK",
-	"IiapSKYTbY5SnhKpWHILhaPOkFlOc4edBSSMWAZLQ6RLZPyETeDafLvG7UF4wxsK06UgFqCd3dDRw0T8",
-	"ysLwr1Jhq4SjmTK0oQLybBY+weFUKcHxqDKG+Zt5FvSelmDbuj+byoUFEBU8qDC/6V+M94Kf7JbLW0Nc",
-	"xPxu9yKKaithjnTUsVIiutwVPZhs6bXj1fQeO2KPiWP52AUZZUzQtjWxj9iCGhNHIHo7qX5SzqSCSUym",
-	"3CbRlbfuHO6hIILDdmBPK5VmQwDG9ZAkSroyHonzriGcv3BsPaQaQsH1Bedv3ei6M0KAqyV6Zw3z8gvp",
-	"pto99aMSZB1jENMbfTzSnGFci0MW9JRcuG4Zy3pZF5tS64KJ9wj91m/SS8DKXa0gZn3aX4eQSzpbRcQY",
-	"rtiUgEuTu2k5UuWZibXkvYwaaYnSxnebbbzERo1MVBUoCg0TZQ070R4gH8VLH8AaH+Tgbc4vH+LXaH1o",
-	"Pap1448fyycWzlUcgCO+Eg9UFLKSC5qbWM0HZ7XbyzpwuQ0cLJ6o/kWGf1JC0SxYpVM/HZzczeQeC6H+",
-	"vAriNEQnSEUmIgXjS5CfxD1RglhdZkKr2vvApFGqbYeMjClPrU9e3+uvgvFr5/otcBf+mo+LYGz9HLA4",
-	"hEljcWEqKnUruRR3G4pyiTBKYDASw8K9XVMe9GhqyhIHqzbzY/5V8xTq2Sr+PmMPJ8FzAZ5+8RCBXvQN",
-	"yGm20Z2l99SicKWTnLKbDYRmQBw3YkIpoVKyG25C02E1Ejxtp6nXuJQvM8ftWD8HdUnuz5cyt8ylyeMM",
-	"ixxZbsYzTFyg3mOcmp5lk2lm8wL0HEG9uuqATFyiuGMJPJGEpTHBGxnGyY8vLshT53w/fc/SeS18typ1",
-	"Jxg1qu/48UueKpNpNerQPhnTPAfuUqANObS/UmDRZ6NHbdAmma9UvZp5XR60Ld1ZfqOEl6hN2V6/21lE",
-	"7i80m4JEWfz+fXc+j8n797353ARkBNHuJuPm0gbdzrZfkvkuOuY0iqPXb75v7e8fdPUeyhi1l47W7fR2",
-	"H6mrjPX4E/Ns18teK8PWJZJdBKW+jx8LMc1lJRmmPAXtCktFTVrq8dkJcXPoLRkjVtb2E70Sd4A6CveK",
-	"GRDeLnqdRzfR8Lc+XTpgBWO33+93ezu7/b39OnwavJwqvUZ0WE8yDjGGqfhYkzY0Xm3RnnsgJswkp5cu",
-	"HFZrcGiQyHmOudGSmlDuJ6GPRfLIKL+ZBlNqXoqEZoAYPSIcIHW3oFUeCZ14igX/YrJKxmecSLiDgmbE",
-	"rdIgG+DXb88bxNKvHwZt/X71vhfvzLeu3x23/k1bv+Px9OLd+fZf/7Iq37O+G5u5ZKCUVMNXQV4mGnO4",
-	"X6gv9AE+5pSci+nvtA70QWeF/76GNhH3vKIGlrbJa25KGGqY1uRUzanBdbK2BuR+QPdMGGcTrUS6IT1U",
-	"W2YR1le4+IhQvlho8XGgBkpFNhUdTYPOkyNBxeBf8i3YdZ/C6WzGBCyNlZEA6Yr57aWmU8jrXvk1c87c",
-	"5VwFRGjfF14waTNFpz0krKVDXVYO1CpC64vJVCosqQnfaSVUwY292V2FUwffczd+LUFbwtYQsetCtzln",
-	"rmfYrSVUVyar+znp3d5K88xZh8dnZ29e//Li+zXTgGwwugTVO6uVptXCSS1Q1NpWf0aHkNWqiKK3imVM",
-	"zdaX62/zHIpWQqVVQLbwy+2lLm7eXpy8PLn4V7QZgoaQrcREOF3cUc36+eIlj9aUdm/RqGtAW620Csov",
-	"nyxcw88GnrfJh7YK+8Osd0wMcQRTU991/bIXUtwZDT0bUPvBpzepaakyV3z79Yh8GxOZ0wRkTFIqx1qe",
-	"8ZTktACuxiD13wVaKIA1vvrHtBB53lSv3/b7ZKvb3SbPDvb3+q3dnV53pel7efntX7X5S7a2W1ffhq0r",
-	"62pWi5wVMIKivMyThI4UFGSP5JP6YmsU16xI1V9WiLc+Ndfr9xZI+gNSchvQ2xlCVI3pQMm0YGp2rmey",
-	"yQk5+xlmP5meO8G74yRjmP+J6Xe2XkuCIsc27xsR0l7WveefreOzE9u3x4kQXFIj1Hz6+zQYdnlp7iuk",
-	"KBT6MVy00LVSQmTyiGCuoqvYI+g35trez8SNLKHBQRUwduUAJEOgBRR6S4uADGo7PSTf4Vgi75LrjN3B",
-	"dbvdHpCtHGmwgHS77PqEgSwcXC05Vio3lZuMj4SX6qI/WjBPy6jbj1TBfSiRFIO3pSn8jzFV8jjPKzvB",
-	"cUJMbgFy7356JLJM3JvCTzvoiSwzhi+5NQk1P7uItA0JuvRrkw4cEzUuxPRmjO0LMFf1zYvzC+2rty/5",
-	"Jf/mG0fn7W++IS9qxRWxK3HQRrqtKYixpYibylCtkU0DO3iggbrkAwv14MjNMppm5dQSE8NnZKCF+yB2",
-	"s7uvKZk06xsGmqgGsZmckt1ez+WWV8WywXTdxdzbuJ5Bu20RockHuLJ1yxod5vS4q8LGRNowkZls3VuY",
-	"2WRdn87iSz4o2etwYWiZOzEwZD6wLFNlB29lFYsdLmOoS645artN0I9w3rRWHkYF5GXm+ANNVDbDQ2QS",
-	"Q5OxiSNTpUclkAJPADFNmELD+JIPgWBZx6HGhysKt5u3peIFjDDOqQmPsBGh5glSbX6ATn8mBVaRti/5",
-	"zzCT2rspsCXZoGTVAaZijJfEto/MSAVSXeOhS+JitqYE4ZIDTzF/GTdxXzCF/YnGeha9wJHf5QMnS2Ei",
-	"zGTlXIa79Ma0i2VrVy55rmWK6UB0cmZJx/X8YalcZKOSTinXuKh6NA2cM4LdWfR5zMS0qsKnl/wGOBQY",
-	"fsdME/J37PXElAlI6NGubM41eTLweN0fNDzfCTUmZ6/PL4jWYki50toECFSjWYSDq00umi3oLnlZ0fBo",
-	"CzqpRIFN7SwatoyYKBdTrTc4GtJDooopDLaPvOnLpndUHxwUZT8j5P2jRne8Mcug1vfOnoftenHJbdsL",
-	"O0HnmUXUL1BIJrAhxjffkMFdd2Ce0aLi0BWQoAWVpppPuKYvUsAE5Tk2RcBeFm3y3Kpfwy5KZHhw5jk7",
-	"kem2l7EEuLnos3pE26gFA0WNM2sTtRbVi5ZDURzdGZijw6jb7rQ7+hGRA6c5iw6jnXanvYMXn2qMhsNT",
-	"vxj1BtTSeBeGtLxUaUpyegOEKkIx+1hzHdAiGQ9qPTLKII5mVbTJbJBMq9eS3E5SbSkw6Wx1U6dV9VR8",
-	"1wTqjbiXRLNabrNoSyuy3wkbDcigta6DKYwoXsrpRyb0wcS10EtaFeXS9l6j6gb7m9kL0FJcUUW6Nci6",
-	"YcDsVXQArq4HVreD/9sUtAvMwsPzSAm9oYxLVZ3LlvZ2W4xL4JIpdgfbS4+qstIpuj6hnZjzX9bZsRsy",
-	"2q8avRx7nc5mvUKc+1iR8Tuvc4F16coLzajX6e21ut1Wr3vR7Rx29P//HZnwTb/TrXyuqN/vdtHXsa6O",
-	"3aIftjUOTBTpTdTLsE3qQrfMVOiWiQndea3TyOuf/X4itpJmvXYiC5W7gT4irzkYLhWj0nbE/iy7ne6y",
-	"+cvjeFrrZIMP7Tz+ULMZp36u13v8uYWOMfjgs8cf9HuQzeOobwho9TP1ro/oUk0nEy1fjRQiXkG8ojea",
-	"qEoxiL1iciFVqOjWyL3hrM4/hxhETAQ2z8qyRisme2cwzVM0KvxmTtrAQJVyyQ0Ja+2UTg1DgNG/dqUJ",
-	"nZnHGCeDbwePuf1H2kpgUjsKqIWp9G/ByNYBUYJ0+43rMBT922Zdd0kzKCMkxIU7Bu1Lbks+Mxgp7ByG",
-	"/osaAyuc4scOXFbp1RVBLWyzqAlCZ1sNedrovmtEDOr770Q620y6eNEfG/KpQjpVHMfJjHCQxIqJVcGN",
-	"tZk+GNCa16MHVop8uFj1629rrdIasva6lJrlYL32JkK0JgzdxZp3L1+TjPM4MkyyKVRWC3wkWG7tBbA2",
-	"FdmNHhFL+jb6DS9cko1wYiL9ClK8s4YwDjcj1k9311i12Xz1P053mG4y1TER6o4xrEjmcfTURIeXWd4j",
-	"ph1013DtXhS3RpTLsTaAra6wrQiNIjkiU4kREazwHQPN1JgkY0huFy3uH0GdQvTxsiLYWNHxpVeTazuN",
-	"RSKX/5smE2g7UWsssN1exYvJBMhLlfolut4yRs7Uu3WZZ86No9tshWWSNjr7BzsHB91AY6zDqNvZ6+92",
-	"dvq93m7vWa8XPWqorWoq+Tn3bqVZY/OLGw7uco1trS3OvOrjR1qYm1CRXKDVr2GLfgWxcD4W97UmktT2",
-	"c3fpuFU/xaGY6t+EJy9csboTFzY70C/qCJuj55h9HMq10MYdJUgd7iRIrRSESZKMhQSubdlBLSNjcMlt",
-	"pMZd+A42zNxBJ7M2L0sHR5dc8PLSVd0LP9XDBBtxlaFQY4y4mOabagwzczePS5dGdZlVcsn1xlx415iz",
-	"JmSDMrHhFZcIsG+AqOVbaKTQLIPUTupb6Za6y7RDs4JT29yLPWGaZMDo9RMNXSny1zJ9TTrH7KQu1Jr5",
-	"HaHcw1r23YKhVUtk2tf0PJy5jiAbLdNIRQxkDdYBqWfsBXz5RuJSKJ1oA8kYShr9LFZ6Zt93sWgM+3nl",
-	"O4Gs8eieTlja/um7m5enF2+7ry5ezE5//3v31a/JL8c3x29+/O6kc3r7tx9evX3bf3P7r99fv3ixc3p7",
-	"0n3168lxIIXWKuRFE7yZw72/X8+N7nb0MJeCYmqY5qHXBzR7pTsVrOyV/moMdJdjQE/QDqEgtE0XT/L2",
-	"Gdpl189DryWM1/bec4nbrteJdRXP3QNtYqs7wNRrmNoIU+OBJR9GhC8t8qgVo5SO5wjj0jRrRx+B+Y14",
-	"4TE7oRSxZSJClVD+5f2c3cefW+iMva6DVGvm/l/ZL9JPrQFi/XUTDbPJXq8umi+TUj86I8kSq2xaSe9Z",
-	"Ol/qX70BNS24caPwDtXemqv62yhsqSU5pTMyBJILbQP4r0yaYodme7Eul7hZSzT6shc2YLZrgQAaC8KV",
-	"V1TXCSg6MQ6fUzWu9BozlSm+pvGZdaOU3k8YoP+0Gqjs8/PufUOI1bJowwH/eew95BfMrn6y13jSlteu",
-	"eKh7uKuXuwoqPdfUZ9mlRH2dT3Vv0Gyvs/K1IfAHlb81ufsfFSJ6o2UG9XJ2avXcpErCDgu2Wi5oUKiV",
-	"WZp1MTamlVcWN69yFZkIqUiv0wnfypZzRp9KGnj7ePe+ltutGaRXZvR6abxWurnMW5t0ve/nSJdlIMut",
-	"eI+tyjTn+dWnYq7FFNlQd/+mPpP1A/lvEhXBizaMiizgo8y9bsSLPL6oSPJq7udEmvtfLw3w3ZWW2fX8",
-	"SP87m7b47kpLafOiNkOU00LT39O7Lspvu+77VVEuDOKYd4vhuySXh728WJ/rRLhwmeg62oT5uUSaqw1b",
-	"sUiFq8Vlzu07IxZSDhF6k2aIv+PVnfNqrJzy1ijlVCAHocLRE+nlMLq0hOZ1qTdrGSvXR/DQciaWd93T",
-	"9i6qwmGw751+x4g4Jz9dXJyZbCclTAJlmQ3mx+gKuGFS6efaxNCNPMRMvXNT0tHCxgoDsmW6uWqAt2Pi",
-	"/W7XnQ3IlkkYwqOi3LZ/xddVlGlo2P71ktv+r/WJztkNp2pawIBsDeSY9vp7/2tAviVjeCA/nR4/b53/",
-	"dNzr7zmmKei9SYYy6Y7Vm0Hdak8k5oJiSSAkBaj6criv1kk6qH17rDSFqPqXF87yGcSX3AU1zxXlKS1S",
-	"8g97WmRgz63FcFL3l6qerr6U5Wbbl/zYvF+t9/DgMsl2qlesYdrXPZNg67ctZTJZvi91q09kTPpkwnhM",
-	"djrm3x4Zx5e8T8Yx6Xbwv7v6vz383MPPSBT/7//2OuR/brfJMdntdkjKpKkHwibBFpOhOJ7g9VcLRB9x",
-	"/ew3QV5mJS69/iyvOx8JflXtPBZ4yqjYqEt7w51kN231YW/U2qUHw9azpJO2utAb7dDdYT/ZS6NNb0Fr",
-	"r31YPzjW9OBM5yj7sptKB1z5mubYhUQwa9RGFxyfO/lporNYKefdkVS9qf6UL3/Klz+GfGm0V/tcAqb/",
-	"mIAJBndNK86FyH/D/e0tCcI/aDhOJCYncTLMpvDXquYCf/akVaB3OIqrTvps1BvuQ2sv6dLW7qgDrWe0",
-	"v9/aGR6kvaQLu6O9TrSpv1xvpfe55VUylUpMoDCvU6JVe8NaRXnZ1rQmsaQ9+j+l1Z/S6o8jrc5NaO7L",
-	"mEIbhhqjdW+uVl0qBgJ8tlGj7c9YXdgHbxcX5ZqNZuIG9mgv6Y52oHUw3E1bu0mPtp5Bd9TaT/eGfbqb",
-	"7Ax73Y1lWtVR8fPKM99Jrgu0uuAqC9H/FF1/iq4/kOhyMdnPJbx6Hy+8Nrpl3/DGY1EwOYQgeM+GB8l+",
-	"uget/miXtnaHO0nrIO1BqzvqUPfb5qLJa3X5+YXTwmVfLUIvXUuy+fz/BwAA//8=",
+	"7H2LcuM2tuCvoLiz1XZCqSXZcvtRW7OO2+n2TfsxfmRmbstXgkjIQkwBDAHZVrr8NfsF+wu7P7aFA4AE",
+	"SejlfiQzm6mptCyRwMHBOQfnjU9BxCcpZ4RJEex/CsYExySDj5dEZrPDkSSZ+ismIspoKilnwX5wRSLO",
+	"YoEkR4+YSjQkI54RlKlXKLtrBmEgojGZYPWqnKUk2A8ok+SOZMHz83MYpDjDEyLNVCcxmaRcEhbNfiKz",
+	"+nSHaMror1OC7skMbbTVtJ1uF0VjnOFIDbKJ5BhLNMH3RCAMcFASo4z8OiVCIoFHZB/JMUECT/Qoj1SO",
+	"1Tc9Bl8Neay/owxt76Ixn2YCZSRN8EzAiyOaCYkyIlLOBEGUCUlwjPgI4UhSdofkI41Is8eCMCBPeJIm",
+	"as3dUTvai7dIozN8gxvbZHursYe73UYr2ol3SWf0ZthuBWFA1SI16oMwYHii3nWQ0lBYcVE6wU8fCLuT",
+	"42C/0+2GwYQy+3c7tAgXMqPsTuPbAg7oPowiPmXyhCnQH4j6KuJMEibVR5ymCY2wQv3rX4TC/6diRerJ",
+	"WA2O9Rh9agcJgwkRAt+pH6/HBJkHEBXIeUZMo4gIEeyPcCLIs7umv2RkFOwH/+11QZGv9a/i9XGW8eyY",
+	"PZCEp0SvqEwh7oxDMqYshl1TO+0A0AyeQxevJ+wi43cZAPQCHNBipD5l/dSO5aLiMCdCQ3FUoMrOKgiF",
+	"pEmCKEPOIF8LVzWQDFvMBSubMgZcrbDHJMkYTmCWl2HNjNAnMISLLDs4EiR7IBmyT3w1TDA0ZeQpJZEk",
+	"sZ7tAP065ZIAVv7RuNSIapzESLOnEj1imqY8k4COMy5/5FMWvwgTjMv+CN52kXCqPyHGJbK/fk22yYjg",
+	"0ywiKOZEwKzkiQqJeFZ8MyQJVzKOA14MowECLvAs4Ti+5vwDzu5eJktSPUZfct5PYBQXH2YPtIimAsET",
+	"mRL4DLXRKf3hq+OnPD9XlAkTawQkWI54NlmTIUDiZOQXID31+QEn0xJSzLj9/KGqhLVPIPuEZmXC4n1k",
+	"iWjKYpLQB5LhYULQhhobtbfarc7OZh1tz2EwZfgB00Q9vRAo97kqXPovdSbmEMY0BjrCTDySzB607RYS",
+	"WpE4ANDNMGiCZ4r61D/qpTF+IGhICFNrkx6wv+x+e8CvIRhtuPBmJCVYCkSl0hmw4GwTuKe0aCCWSyzJ",
+	"BzqhZs/X5pQMS9JPzAAlvHOOJpjNLLUKxBlAG5MJV8fggVbOUIIl+ZoiNQckwkmSQ5FOhwmNcmDQKOMT",
+	"xBlBJxcIx7E68JTOWNU+G7n66YPJPP3aUVQBoCvC4iPORgmN5JoMOUx4dO/nRzUKjmTfPlKlevM7GmOB",
+	"eKqIhU/V3scowkzLUEswsZf1aEkZqU7/bXWN51AdTkecsbnyiU0nQ5L11RkW5c+50JxxpJ9Rc+aP6DOE",
+	"CnuIfFV29oMQAkna/aICmS0NFdPiz1GOrslEyQzyWVqBNIP0/erBGUc4TTP+oHBpHkXKZIhRL+BZTDK1",
+	"HyOaTWCiXvAVmd0LCx+5SgKaYBmNiTai7ugDYQCsQjWNAWk3DE/lmGf0txcKxak7QEmTokIoOa7mYg84",
+	"oTE6vDhRAujr4gTsSyzguAKiKpkiGhCeoYw88HuikfCz+hIW+iOmyQsR8ZAP0h/pUcIAlFphTGpJGdZg",
+	"fjTWIah47JXZJgA0I3fTBGeIPKVKOFDOUC/4r4+txt7tp92w3X3+Sy8Ibp/LertelGGdfeTO9WJUFzhZ",
+	"waQZUZLECsGTYtMnOFHHN4kP0EDjYQDEJxDB0Rjx0YiwWD0LLzeDQvK4ZrL6mGY8JZmk+pQgE0wTx7Nh",
+	"De0woLBxalIstamzsx2ENQ+ItfFrI4Cl/uuUZooCPqrhzKOhmfQ2H4wPlU6ixvphKiVnP+OMWrUNxzFV",
+	"mMHJhQM4YD+srIWymDzVPS7qRBvCuK8EajWGWJAYpVzAsAhPwBoYk5zrXwnzuEAb746v0Wv7g0AD88PH",
+	"2yZMNthUR/0EP9HJdBLs74H3Qn9u+VCVHzx1CG8uPyAxHY3oExqB7FZf6Om0+P70qf38bOX9NOUMgQas",
+	"Hj46v/hn/+j87THawBJNuJCo3e0xx6dk3zMvYIbOry/M8Po3Y7jAz3+7OTn6qX95fPHhn1Uv0NXF5cnZ",
+	"u862XnbuuGm1Wss8NxVygL2yGPGRwtEYe+g1cs/xMhaBJtCGUlPIJJUzpKcWm+hxrES19wBtFiQ95Dwh",
+	"mKm5YyrSBM/6c0g7DNIxZ6Svx6tDYmx/TbZIs1CIYnpHQZlNZs6s/jH7mvsW49DVVUoQV+CrD+3Ft1Yi",
+	"6ih3FMmqpDI/5QpIoR6q8wJJ7kdvlBFstjCXLzGWpCEpQP9yWTThQ5qQF+xIiEBAZjPNJJRFyTQukUcB",
+	"zVyqYFySikuz22qFa0hGA38YFKq5RdaCPTvSj7zFEns5BpT9F+Bw1ZXX6dLO6KwI3l2+iOMHqyckyfko",
+	"2P+4RIdRj/+ABQmew+rKY4OPRe97MPgcBsQCQZiS5fmSmvXNcHBQWdltsbYPVMi5O6PPLkkmYkVgg2Iu",
+	"nGV4BsJDmflGIVo8yEXx5JyNU0aUM96CPbtJBcnkF6A5RyKUGVdmU6LlN0aMPOaSRumkExwTv4D5siRs",
+	"gaty6VLE5Gre6uScK4afQ81mW6qLghFuF9Gp+L0gBgZZA14XzjLB/Kj0X4HIA8lmRYwrwllGCThmyjDm",
+	"in91nPfTCWaNjOAY3I2SPEnvYZAbBF7K5QyZB0Kk9RPOkDJoppmXdCsYsIMXBoqP5sCkOAK7qQrEKY7G",
+	"lJFiHdqnB7E+Fw4r5yr2pycy5lryXvN+jjOl7nPymXgVp6DPcTzHb+s6lSLrMQsX+Jr8nno55jHAjpOE",
+	"P8KElSDPrYcIykbdl+CdyGznUvsd9v3ZNY4XvQLccawfLROvoQAg0tulhAngzWHN/ERezJuPZDjm/F7H",
+	"Iubyp5G9fW0LrKYtWrlTN7LgXH8lrLFzAG7ukYYqJilhsfXywpMOhxbclusGS9WSM3Va5NrrHGgQjQ8K",
+	"1xyOMi6ECfoLzaYm6uE3GiZetr/IiHbYkF+nOAE/JREyBOMOZhUowlNlBw9nCMOP6J7MXEmgvvOrOTXd",
+	"VWMkdPcqnCe8DX2cmVPYzmbEWzMjEaEPru+raQIl+Z8Sy6koBMoClSwMXHKf60twlK/aAFU1q4zmSxCm",
+	"QqFOo1J7blIsx2gDa8qGr14J9B9X52f6l184ZSTWRn3MpQjVETFGWKCBeqP/YLwfotkaHCCM8vwSeKQ3",
+	"bbW2IsrgX9LUfyq9RH8xcEb7daqoBqTpAPEMDdT0TRoPNMEBeFggjB7HPCE5ANqpUd63MHhq3PGG+rIh",
+	"7mna4KlGZCPlIB+DfXXePYfBe4hkfOBRrowu9ODUuSJNcESQGPNHpqnzw/nR4fXJ+ZkJW9dlhIm6lByJ",
+	"weFDE13gaUKFxKjdarVCdPV//xeH73jZe9Fe7r0IgwRLKqea2fJZGp2tZnenvR06kolPTSAx9wq1HLdQ",
+	"Y6+wB415rgbn7M4z+vZOc6fb3Vs4enu3NDz8WRvfKr0OeqIJyfGzNjoqUiDHjbsSH+9r4jglMcUvoIyJ",
+	"eg9kIkMnp4fvjkP088nb43NF22/Pj25Oj8+uDZEcIPKEI5nMIDLHR2iQUHY/gBjWgMaDOhGNaEIsmspT",
+	"v+XRdKIkNXhu0DVkUCU6UGG8zBFNqXpCEH2GFXg+Ofu50W612s00HlV8ZtvLiW7eyWF1oFcCUUjc0qjB",
+	"idLzZmiaqtNNey8KUNqtzt7W7vab7k5lvzu7y6mfsnufA8gEQ8dSpgI8ltIN5sf8kSlIhAmJKxhHGZ+U",
+	"4YKX91+/jmLWNN82Iz55LVI1e/OX9K7qbNwuA7ynlDmplLRgP/gvO5zvtNRf1JTkqXCDBo4fWBNTX7Of",
+	"ezrSCQaF8YHGREmT2NDI8hMTfvXxxk9kduo9zNWG31MG+3xPZjY9MLbEB3EKF7hEa+pwgis+mnDv4XhK",
+	"6oY7LuIEi9QbG05Qlrtx0y408tQzjrKy6FmLBqWdYhYP+dOyN67MY1VMF1FZgNGH81PyzQ3eU7KOnXta",
+	"mKcVvXiMZd/oRH5ncRhEiRJK/YyMSEZYNIe0qk+ZyCaHFJX4AOEh+HKND50R9IgrMi7KJg2I1jbevNlt",
+	"+/iO2ISixZiB1ejko+cwGFMheeZJoT0G+0ErgigjKc8gEs6TWOmxkN0aFiFvR1Yqg0FIPEkV/Ct53K5g",
+	"kqMxZnfEpw+Wd2AFR5fCpTFmKh7qq3O0u9NqF0DqJdxcHyE+GgkCLL6aAWR05NXwrZdYI0pnZWGN2vIp",
+	"igX52Uvv6LfnMc016zNanvlW3py/j2flk007LNxML4/pOleaOyQJnAExh6aXXmIiMU3mGCdUJiv5MkEz",
+	"008v2KZLY3t9oTBCxNkDyYR28Kz8llIP/EhT0ohkr4SJ4i2PpyWODTLXYFio5y/W0+dq2V9IWZ5YNbni",
+	"ROEZAvUjRHgaUx4iUEJCZHUQUHKFpNE9ySx1+jwrOLXYqSHBVYbnKKV1TwSdkL5VsJZ6DfwLXlOYzgUx",
+	"Izjybz2Z8F+oH/5Fh+ki4aiH9C0oI2ky8++gieyrrVImGNRneB1gc7BtPFjryoUaiJI8ST+/qV+0Awo+",
+	"mSXnOUAwif7drIVnxVL8HOlXvysS0WaiqofRhpo7XEzvoSX2EFmWD22cSIQI3BPafR3mGQ+WQNRyYvWm",
+	"mAlJJiGaMpMSn+fQMfJIMmVGbnrWtPDQrAjAsBxVAkmXh5TmmgUV4fyNw6O+o8EXH63571YNkFolhDA5",
+	"59z5l1J0v9EpWcp/WyrLVlFLoWzC3VGcUgiSMJJ4rUdrJc8THk4257p8U1M2l3BSOUMvByxf1QK2UnT3",
+	"+7BUTvGL2EnMdSksYKVc+a/qsFg6CmupKCDBWm6D3HNdCcb5bkIQOkRHMIgvHbLzOxYcQP5NuPoFTPoi",
+	"o3d9zn2Jrad0BGNlrhpW+1yONXAu4kV44nfixoJWF/JjdRGLOfKilJRTBi41bp36jqpfhP8nySVOvHXI",
+	"5d1JtXdSj2Rf86H+qnCxVViLCIkmPCbG6/2ePyLJkTnfdcRQMRiUxWClTyVojFls/BTltf7CKetbc7jG",
+	"XfBrOs68IeMrAuWvVGgtFIptsJ3JFvEZR6HN75QcYmwQ7exs6wLopRmXc4zO0sjLbM7qLpSTMN11hg5O",
+	"vPtCWPzN3SZq0ksipslaqTjOW3UxjycppndrCE3PwVDxk8UIC0HvmI64+g80727/8bTEFbLe8io986xb",
+	"7zMnufZbqaA6K2G56ADZkC/GUdZsJNxh4ZLuQSfTxCTeqTG8usYiUtFeo+yBRgQCZSGClAfKEKT1W9fI",
+	"6080fi45Vxflxnp9euUVL8+iKFKFF6MOdLYxTlPCbLmZJocQPAfSmulu2Apl4CgT5ezrb+ocdtl+qfZe",
+	"ZYaFqoISNrYyzRRTr1kkUk6xqG/BzziZEgFnh6m4+PSp8/ysnWoccRYqAoLcCWDyEu9/DA4ZDsLg/PKt",
+	"Zv5bJ85QCrF3tpfGXCf46US/23aSyPPQg3ZlrLgUf31LqCQoVGI00SFDhzfX74/Prk9MuoXzfFEs0mNU",
+	"oBFNEhLrw7iMz4+tW8vqVECF+YRKZVOUy0g+5sU6rbwopigteb5dMTpTqRaq4KyOspwu/YH+dxmfpqIQ",
+	"uVPFRwgjIbGurTq8OEF2DEUF2mKqiP8z/kBADQHyENVY+/Kg/4rnFE4ScIfzR4ZobHaZClPTjZmeH9x1",
+	"NLonEtF4s4muJM9s8pFb941Z3GMZkdOMaRGZY8Hm0IYeqVmIIddi1YOVdWaTdlYtJ6qdlaVuMDtLcVVx",
+	"hHy5og8nbaLb7bY7W9vdnTfVPIRS3oFbVeiTuyaXwI1KLKLtSh5VMUAeFlj+tk60KV5dXVaYDiH2hRDR",
+	"UfmQgdJwRirS7wpSNpDAOtL0RURfnY0TzO6m3qRtha5E17kdIEZInJN6nqmMJ45mBX9RUVT+UqXmPZAM",
+	"J8jOUmFvwvo3VxWm7pYJATd+u/3UCbeeN/ofDxv/iRu/AWl0wu3nzb/+ZVFFUXk1JjdeQymwgq+APC9l",
+	"Y+Sx1szEBfiQYXTFp79Vsrx2WwuceiuoU0rs5NRA4yY614lWZUwrcirGVOBaNaIE5BuP8pXntLV9ilhp",
+	"mjqsZzA5ZIrVqro/D1RPXfq6Ir5qWzkyzKvzuDkINRPrS/h/qo5CQ2O5e1DYzmFGlluNdNWMhGpVg80d",
+	"KIDwrfva8TCvp8O954+6cQeoafmD6ihXJ9pkKiSYdf6Qu1GOFju2nSJhao7aAzTQRcGKdh6V5j6o6mgD",
+	"BKe61c39+pDE90T0jVakLEEbpQuuxjxFjD8WYN9cfgBj37zdXvi25ClKMz7haj2iGMQp911d97K7o3Uw",
+	"X25MhCW5Mwk8q4x0ZJ8vDixLXL6d0I+8EpAb1ywnhCqtJM8IVRhBA/f0HOjGDljqIKOx7cMey1ONAYv5",
+	"S/bMHoTo+vgf15Vfnd0F8Ux14xTcY/aXJnp38iMAdXF5/vbmyGapCoQzAkFTEityqtbPzohEG4IQNHDC",
+	"koNNo0QZE/Ps/Ow4CAMFWBAGgIYgDAAPQRhYLARhYBcXhMG7kx+DMDDAKOZzElbNAPP0l1XYrqI91BkP",
+	"bbTQlCVECFfboEKjF05snL++6WfT9Y+o1Uz8lbSLhXXBbvlvu7PQBLebeHhxcXn+8/Fbr6/A2fy5YR1w",
+	"kDq6mbTRHm2zAFkps03TlCJHnlWoMeyxo8PL85ur4w8h+nByenJ9/LZ/fXJ63D//8cfjyxD9+OH87+q1",
+	"o8Prww/n7/JgerPZ3GyiQ73HfGQKEHJ4wGTMyAicL2ZvtzsdpdYoZZHKJjp0nGolNTPCzHJD1YQMLLAl",
+	"TXNJBceC0ut83x3JtdAXUZGAtVPqi7ejaAbL+kuUhP+iUlrNjnimuRHIx2akIHhdnWr146uJTqTmYugi",
+	"0WPVJhUYDcBrMjC9LEK3N0WldUWIimYVbv/THlOS8vz6wr6hlPkVXA7G1bB5oCSwWtuIZz3mHG56PNvo",
+	"gkRjrsQuju4LwjNrUdykdJzYyNq6l3V+3ky+twkekqSsO15najbQFtbLjzFwwXGFRSXLnowoIwJRue92",
+	"7gjRzeWHEF28Pz877p/dnP5wfKk43G6HZufQMjNwMdQ2cKbVuEaKhXjkWZzn94A6XXYS9VjOqhsRT40h",
+	"zSFfRqFwE7oc6gMOgx+p6gFQGsyqzULgKYP7MrEv4s8jRw/x5VatdCYMSVIuoLmRNKFytro1d5OmJGtE",
+	"WBiz0/SWsrKmTCg31ycfTq7/GazTO0IDuQgT/jYEeXublfsQ5Jp5yVTv1L2U1dqHfKZFUH77IvQSftYI",
+	"fek6e2Omv8wdDdnqnvIsVjHXd1remjTfux5j3/v2Or1SCoeh6zE7QN+HSKQ4IiJEMRZjpeqxGKU4I0yO",
+	"iSBaw8VRRKCNoPoxzriSrGV6/77bRRvt9iba232z021sb3XaC51tvd73f/3Yauyhjc3G7fd+n4qJsBST",
+	"XBjjy7owER5JkqEdlE7Kk63QtGVBC4h5vb5Wp+Zyi7AaSb+g1LsCvRnBR9VQoxBNMypnV2okkzGd0p/I",
+	"THsV/Qmt2mttFE+jcAoi0aHpJwAIac5rEP6PxuHFiWkNbkUITKkQqj/9beqNNn7QqUuCZ1opYbwBZ5Dk",
+	"PBEHCGpgbScoBF79VOk2Cb8TOTTwUAGMmdkDyZDgjGRqSXVABqWV7qMf4FkkHqJ+Qh9Iv9lsDtBGCjSY",
+	"Kc3CdkEHzQIeLqYcS5nq5nCUjbiTf68+GjBP87D3OyzJo69AGbIncgeYMhXEYZoW6rXlhBDdE5I6SbMj",
+	"niT8UfeWMw+9Enkleo8ZRxCG+IBOCTExeVvWr/39IZLjjE/vxqAQQA305fHVtbJKmj3WY999Z+m8+d13",
+	"6LjUtCO0rTOUPmF6VYQQU7JDaarVsmlgHh7o6MPAQD04sKOMpkk+tICGAzM0UMJ9ENrR7dcYTap9MwaK",
+	"qAahHlzbL6ZnQdGPz1sGXq/pDsuV2ZsGEYp8CJOmNaJCh949Zhs9QoG2n8h0Ffg9mZkicJfOwh4b5Oy1",
+	"X3s0T+geaDIfGJYpqs43koLF9ucxVI8pjtpsIvAeWh+6Ojz0EZDmHQmculwqICIf6kQOLNVTEYkJi4iO",
+	"LFFtbfTYkCBoF7Kv8GH7TprFm26U1sJUhIfoSBsyNEbF4sExhxPBrT35E5kJJCTO4NaDQc6qA8gPH89J",
+	"LjnQT0oiZB82XSCbqqBbW/QYYTHUxcMiHjMqoQX6WI2iJjhwGwnDYDGZcD1YPpbmLrUwLEnD9ETpsVTJ",
+	"FN3k/OTCkI5tK05jUWejnE4xU7go2sAPrN8FzCK1HzM+LRp94h67I4xkkHUC6e/ob9BOnhpDXT1t2zHZ",
+	"PvIaHqfBrILnBy7H6OL86hqpUwwoVxidAICq9KO1cGlzpHTLRY/lnTKW3nIhdKQzR8OGFhP5ZLJxCU+T",
+	"eB8p03iweeAMn9+rgdXGkSxvmQ68f1C5gGNME1K6WsPsh2ms22Oms64ZoLVnEPUzyQTl0HP3u+/Q4KE9",
+	"0O8oUbFvG5OABhXHik+Yoi+UkQnIc+i7Cu1ym+jIHL+aXSRPYOP0e2YgbXklNCJMZ9qZc0TpqBklEmvX",
+	"q6keqR8vSg4FYfCgYQ72g3az1WypV3hKGE5psB9sNVvNLcg8lGNQHF67Tc7uiJwb5YJAllO/iVEKcWmJ",
+	"MJREKq4jOIvGg1Ib3jx0o1gVdDITGlPHa05uJ7HSFKiwurru/1Nc2/KxCtQlfxRIsVpqSvtyLbLb8isN",
+	"wKCli01iMsKQFadeyfs1dFqtxbEtpe9VurnAFQomAzEXV1iidgmyth8wkwvqgavttpFowf/WBe0aSoNg",
+	"P2KE7zBlQhb7sqGs3QZlgjBBJX0gm3O3qtDSMZg+vpXo/Z93eUzbp7TfVq6L6bRa67UjtuZjQcYfnY6Y",
+	"xqTL8/iCTquz02i3G532dbu131L//89A+6q7rXZhcwXdbrsNto4xdcwS3WCtNmACCMmU2/vp3OF2nirc",
+	"zjOD28+lZsbnP7kti02HltU6Ftc6wnlaFZ8zormUj3LdEVpAb7fa88bPt+N1qVk2vLS1/KXqfT/qvU5n",
+	"+Xu1ptTw4t7yF91rDp7DoKsJaPE75YtlwKSaTiZKvmophJxGixLfCfBm269un8Mg5UL6mrlpuTeclfln",
+	"Hxy6EYf+/ElS6fZuMgWmaQxKhdsvXikYcKT0mCZhdTrFU80QRJ+/ZqYJnunXKEOD7wfLzH7wwVKhDAU4",
+	"hbFw827Qxi6SHLW7lQQcEP2bel6bmjHIPSTIujsGzR4zrcQSMpJwOQHYL3JMaGYPfnAMmkOvfBCU3Db1",
+	"k8C3t8UjrysXfGkRA+f9DzyerSddHO+PcfkULp3Cj2Nlht9JYsTEIufGykzvdWg9l70HRoq8XKy6fd1K",
+	"tzFUZG0/l5r5wzqevboQLQlDm07jJJqWJONzGGgmWRcqcwp8Jlh27hpY64rsSu/ROVfDuI1UbW45t2Ii",
+	"/h2keGsFYey/70y93V5h1ur9Tv9yZ4fuUlxsE8J2G/0HyXMYvNbe4Xma94gqA93e6fDIs3stysVYKcDm",
+	"rDC3neiD5ABNBXhEoHPcmOBEjlE0JtF9XeN+R+QpCT5fVnjvbrF86bQsMpcZBDwV/xNHE2LbSRkNbLtT",
+	"8GI0IeiDjN0ORs40Ws6Uu8Drd660oVttsa7TRFtvdrd2IY211ss9aLd2ututrW6ns93Z63SCpYraontr",
+	"vubabfu18uLrC/aucoVlrSzOnOZMS25J1K4iUaPV30MX/R3EwtWYP5buqbFJ2bYerriyZcin6jfuyAvb",
+	"y8uKC5Pe7dZ3+9XRKyj/82VYKuUOI6AOuxOoVBVOBYrGXBDo8Dgo5WEOesx4amxCxmDNfF0wMkvj0nhw",
+	"0GOmEyDkVjxyN8FTOxthliGXY/C46LIvOSYznfCQd/sDpTrPJe0xtTDr3tXqrHbZgEysWMU5Aswls6U4",
+	"vkIKThIolriuaOmGuvM6Gj2DPbaZ43sShMXgXcrDqdoemOj5MIOKIWUy6H581gfo5s+FefLcps5167Fy",
+	"/lxYb8vpS5ZTkNssSZ2QhO+JzTDpsY36JScL8kf0NSVFJcqSfIQDZFuUJjM3LWLT5AN6clsql73oM5Dg",
+	"aFyM+qpI+9OBUdNS0qxyEKLHMY3G2tGc2EQbRkgsmtYvO00ImEaWQBbSwgHCaJjxeyhBJLkD0iZP6X0n",
+	"SawDEwLP1LePNvkrpzd9MagAwjg3CR7IJniI/Toii1d1ZhaVY2VmeTJa74i+LrDHnL2Zkwxisng0f9fS",
+	"eAbFLTUhErzHBp965UTvXrCPegGXaT/hd6Z+theEqFdJCVbPfewF27udvfZWL7h91q5/pERrQiSx+Z4J",
+	"fSCav5guaZ7wmACSBtUqHBhBzi28sZdVUuP19VbZ6MymapXNagU26si34mutYpuySuYW0Nk2ab+XBaxz",
+	"uWcnZd2mmtztq6krlf3U7K1SFcMbdawNZ7bh9FrTVOrFPKVdZUDKpUIel16lasFXSwCajulsVMTbi8P+",
+	"sNrq1lZBl1ooKclO49AK1bxfbRAuwoBtVltHcXll1Uqkol1Ytd+tUX2dxrPGQ5s3TK3XcgSUPXAakT40",
+	"swWEQP8njY1DFt9kSZFz6WDGdAV28JJQdg8c5J40r4Su7DRHzGKUKKK49RVbLi9hrNfx1cvd1sGy7sG7",
+	"Wrtc67mHNrUeFOuH+1Co9ez0yisozk0iXQZiUu72rXvrLe3AXXTaK9poOw32iu7Xrt2St6z2LUpJ3X5M",
+	"MxLpCge1Ms7INZ2QC3PW1UhmzrF3UFyYBhFjdXKJigaymHL04bOMlWoSoXS2wQp+ndLo/pKkyeyQxUeQ",
+	"P1sVCW6Sq81v1WRfpN/qzNsvSu2HPx93WpX6k/zH6/OL/sXl+ek5MMM6ONCQ9vloZK/BXc1g9BWHfxXn",
+	"JTRY9voI3X4XW55uFsEjntC4+f6Huw+n1zfts+vj2elvf2uf/RL9fHh3ePnuh5PW6f1//Hh2c9O9vP/n",
+	"b+fHx1un9yfts19ODoPVJEqtt4T2ZdS9l9WuD2/elLspKClelCroTlDPvsvdqzdZW++FNNmQi7HUno8l",
+	"NUDThybfMm0ozlmnb5Vtt3NFqcVEae0d2+rBdtE2XvYr+0ITmc40RPea0X1ddH46pNNr63dug5pSI53c",
+	"Zz+CkD6GrPEXY34tflnmYsktkjyH0+q6v4eLeHv5e7V7i1f1LZeu2v53dimrt1YA8cLsvNfjZDLT6p6f",
+	"SW5TWP+SIVZRdTAp82aua/oSbCR94EL6mTFsSkZy3rAOneIZGhKUcjAvKROSYChFmsL9uSYnUczxUM+x",
+	"guZdpw/lwbkRZ4oHy5kYIDohhSHFclzYAlT3snFPI5dZ16qB/oK5DV/2lMr7tn/8VBFipbJjf66EUiby",
+	"l9y2g4vf7FTeNE0KF7zU3t9W0916Dz3bpH1ePkd5ni+VclFtlz5HJOcNx/+Q8rckd/+lomuXSmZgJ925",
+	"1BUTFVXrfsFWKqPxCrXCI1sSY1AsbARpWM2CMxVynVbLn9CWjxl8KWngrONj3UZoO/Xxf6yqdbfc3Gh6",
+	"pmwrOMXZPZGU3RWS+PTw8qfj65Ozd55q87wGul7y3NIujT23TDhvCeKxrR1RkZf4qpV/AbQeWQ9rgZLz",
+	"6wsvKrYKVJSzzB0vVckM9iHF1JnPxcnuIpxUzNpV0dJx0eJZWKdYWFGPZ6a0JXQvWMqbhUvx9f/wLOf2",
+	"Sx0L9bo4z8FwWNXERFmU/H8SCoXsOgiF1vCRF1xWgsSORC+E6e2zWwilJaFT+/PxVlFruSjK/c7UKn28",
+	"VdwoSPZgdcpppmj19UMb+NTM+2lRaBsit0OScHYnIK46N9btOMrs7Uy1DELbW99/EuVIszGNBZMUuKpP",
+	"o8wDiE5V64wAel1bZKJXNMuriswJ68yRn7CexOMCR6+EU7hkc5GrOZLOqHmCjNqCp4Y1Dpwcr6aTneaP",
+	"fb+1mimkwTD0/vr6Qpc4SK6rpvISEDcwn5E7KqR6r4k03Yh9KM+50k0rGtDOeIA29NWgCuDNEDm/m3ln",
+	"A7ShqwR0IT4zd4kq9Ba1J3CXKHR1yygR5YGu6B3DcpqRAdoYiDHudHf+xwB9j8bkCb0/PTxqXL0/7HR3",
+	"LNNk+FFXQOgaJxvYKipdXgkoAIPuXyTKiCxPB+tqnMSD0reHUlGILH95bXX2QajjZWr+K4lZjLMY/d3s",
+	"FhqYfWtQGNT+JYu3iy9Fvthmjx0y8Ugy1Hl6suUjWyZ7VhwgqPV4pIKYXqWGMqm9kjVGG10kQtRFE8pC",
+	"tNXS/3bQOOyxLhqHqN2C/26r/3bgcwc+A1H8n//daaH/Ds0yttstFFOh+6PAjbMGk76oHWfle+qDz8g5",
+	"dW/UnWffzM15zHMcl4S6iibaNZ6yQSHcGW5F23GjS3ZGjW28O2zsRa240Sad0RbeHnajnThYN/XRoEf3",
+	"EF/d9Vv1Peg7LJpB5Qy4DUtOd+PMg1Ix4xezfG7lp07JgKZYTmJUcUvGn/LlT/nyx5AvlYtevpaA6S4T",
+	"MN6whL4UrBbnrzhuOnNC7mAtnQhIzWBomEzJXwuTCX52pJXnImoQV614b9QZviGNnaiNG9ujFmns4e6b",
+	"xtZwN+5EbbI92mkF63p6ypf6fG15FU2F5BOS6YweXFy0VGoemV+wVpJYwmz9n9LqT2n1x5FWV9qp/G1U",
+	"oTWd5MGqMddFkXGPa9pc1GTuZyqydL25RHW5ZvzwsIAd3Inaoy3S2B1ux43tqIMbe6Q9aryJd4ZdvB1t",
+	"DTvttWVacaPS15VnrpFcFmhlwZW32vtTdP0puv5AostGE76W8Op8vvBaKz9kzVhdXTBZhAB4e8Pd6E28",
+	"Qxrd0TZubA+3osZu3CGN9qiF7W/riybngqmvL5xqYepSbEnYizWen/9fAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
