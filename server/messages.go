@@ -51,7 +51,7 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 		}
 	}
 	out := gen.Message{MessageId: m.ID, ChatMessageId: m.PlatformMessageID, Status: gen.MessageStatus(m.Status),
-		SentAt: sentAt.UTC(), History: &history}
+		SentAt: sentAt.UTC(), History: &history, ClientReference: m.ClientReference}
 	if m.Status == "failed" && (m.ErrorCode != nil || m.ErrorTitle != nil) {
 		e := gen.MessageError{Code: deref(m.ErrorCode), Title: deref(m.ErrorTitle), Details: m.ErrorDetails}
 		out.Error = &e
@@ -87,6 +87,6 @@ func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.G
 	}
 	return gen.GetMessage200JSONResponse{Success: true, Message: "OK", Data: gen.Message{
 		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, Status: history[len(history)-1].Status,
-		SentAt: sent, History: &history,
+		SentAt: sent, History: &history, ClientReference: tm.ClientReference,
 	}}, nil
 }

@@ -38,26 +38,52 @@ func (a *api) ListTemplates(ctx context.Context, _ gen.ListTemplatesRequestObjec
 }
 
 func templateOut(t store.Template) gen.Template {
-	body, header := t.BodyParams, t.HeaderParams
-	return gen.Template{
+	body, header := t.BodyParams, headerTextParams(t)
+	hf := gen.TemplateHeaderFormat(headerFormat(t))
+	buttons := make([]gen.TemplateButton, len(t.Buttons))
+	for i, b := range t.Buttons {
+		buttons[i] = gen.TemplateButton{Index: b.Index, Type: b.Type, Text: b.Text, TakesValue: b.TakesValue}
+	}
+	out := gen.Template{
 		Id: t.ID, Name: t.Name, Language: t.Language, Status: gen.APPROVED,
 		Category:      gen.TemplateCategory{Id: t.CategoryID, Name: t.CategoryName, Label: t.CategoryLabel},
-		BodyVariables: &body, HeaderVariables: &header,
+		BodyVariables: &body, HeaderVariables: &header, HeaderFormat: &hf, Buttons: &buttons,
 	}
+	if len(t.Unsupported) > 0 {
+		u := []string(t.Unsupported)
+		out.Unsupported = &u
+	}
+	return out
 }
 
 // Test-mode fixtures (DESIGN section 9): the three templates every test and demo key sees,
 // with fixed ids, newest first. Their text is what a sandbox participant receives.
+// otp_login_code is an AUTHENTICATION template like a live one: its copy-code button (listed
+// as URL, as Meta lists it) carries the code.
 var fixtureTemplates = []store.Template{
-	{ID: 3, Name: "sandbox_welcome", Language: "en_US", Status: store.TemplateApproved,
-		CategoryID: 2, CategoryName: "UTILITY", CategoryLabel: "Utility", ParameterFormat: "POSITIONAL",
-		Components: json.RawMessage(`[{"type":"BODY","text":"Welcome to the Messaging Gateway sandbox! Your test messages will arrive here."}]`)},
-	{ID: 2, Name: "order_confirmation_update", Language: "en_US", Status: store.TemplateApproved,
-		CategoryID: 2, CategoryName: "UTILITY", CategoryLabel: "Utility", ParameterFormat: "POSITIONAL", BodyParams: 2,
-		Components: json.RawMessage(`[{"type":"BODY","text":"Hi {{1}}, your order {{2}} has been updated. We'll keep you posted."}]`)},
-	{ID: 1, Name: "otp_login_code", Language: "en_US", Status: store.TemplateApproved,
-		CategoryID: 3, CategoryName: "AUTHENTICATION", CategoryLabel: "Authentication", ParameterFormat: "POSITIONAL", BodyParams: 1,
-		Components: json.RawMessage(`[{"type":"BODY","text":"{{1}} is your verification code. For your security, do not share this code."}]`)},
+	fixture(3, "sandbox_welcome", 2, "UTILITY", "Utility",
+		`[{"type":"BODY","text":"Welcome to the Messaging Gateway sandbox! Your test messages will arrive here."}]`),
+	fixture(2, "order_confirmation_update", 2, "UTILITY", "Utility",
+		`[{"type":"BODY","text":"Hi {{1}}, your order {{2}} has been updated. We'll keep you posted."}]`),
+	fixture(1, "otp_login_code", 3, "AUTHENTICATION", "Authentication",
+		`[{"type":"BODY","text":"{{1}} is your verification code. For your security, do not share this code."},`+
+			`{"type":"BUTTONS","buttons":[{"type":"URL","text":"Copy code","url":"https://www.whatsapp.com/otp/code/?otp_type=COPY_CODE&code=otp{{1}}"}]}]`),
+}
+
+// fixture builds a fixture template through the same parsing as a synced one.
+func fixture(id int64, name string, categoryID int64, category, label, components string) store.Template {
+	wt := whatsapp.Template{Name: name, Language: "en_US", Status: store.TemplateApproved, Category: category}
+	if err := json.Unmarshal([]byte(components), &wt.Components); err != nil {
+		panic("fixture " + name + ": " + err.Error())
+	}
+	in, err := templateInput(wt)
+	if err != nil {
+		panic("fixture " + name + ": " + err.Error())
+	}
+	return store.Template{ID: id, Name: name, Language: in.Language, Status: in.Status, CategoryID: categoryID,
+		CategoryName: category, CategoryLabel: label, ParameterFormat: "POSITIONAL", HeaderFormat: in.HeaderFormat,
+		HeaderParams: in.HeaderParams, BodyParams: in.BodyParams, Components: in.Components, Buttons: in.Buttons,
+		Unsupported: in.Unsupported}
 }
 
 // SyncResult is what one template sync of an account did.
@@ -130,6 +156,10 @@ func templateInput(t whatsapp.Template) (store.TemplateInput, error) {
 	if err != nil {
 		return store.TemplateInput{}, fmt.Errorf("template %s: %w", t.ID, err)
 	}
+	var buttons store.TemplateButtons
+	for _, sb := range t.SendButtons() {
+		buttons = append(buttons, store.TemplateButton{Index: sb.Index, Type: sb.Type, Text: sb.Text, TakesValue: sb.TakesValue})
+	}
 	return store.TemplateInput{
 		PlatformID: t.ID, Name: t.Name, Language: t.Language,
 		Status:          strings.ToUpper(strings.TrimSpace(t.Status)),
@@ -139,5 +169,7 @@ func templateInput(t whatsapp.Template) (store.TemplateInput, error) {
 		HeaderParams:    t.HeaderParamCount(),
 		BodyParams:      t.BodyParamCount(),
 		Components:      b,
+		Buttons:         buttons,
+		Unsupported:     t.Unsupported(),
 	}, nil
 }

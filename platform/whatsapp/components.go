@@ -112,9 +112,9 @@ type HeaderLocation struct {
 // ButtonParam is the parameter of one button: Type (ButtonURL, ButtonQuickReply, ButtonCopyCode
 // or ButtonOTP) decides the sub_type and the parameter's shape.
 type ButtonParam struct {
-	Index int
-	Type  string
-	Value string
+	Index int    `json:"index"`
+	Type  string `json:"type"`
+	Value string `json:"value"`
 }
 
 // templateComponent is one component of a send (lower-case type; buttons carry sub_type and
