@@ -52,4 +52,5 @@ var devNumber = simulator.Number{
 func seedSimulator(sim *simulator.Simulator) {
 	sim.AddNumber(devNumber)
 	sim.SeedTemplates(devNumber.WabaID, simulator.DefaultTemplates())
+	sim.SeedTemplates(devNumber.WabaID, simulator.RichTemplates())
 }

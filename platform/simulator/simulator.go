@@ -160,6 +160,9 @@ type SentMessage struct {
 	TemplateName          string          `json:"template_name,omitempty"`
 	TemplateLanguage      string          `json:"template_language,omitempty"`
 	Parameters            []SentParameter `json:"parameters,omitempty"`
+	// Components is template.components exactly as received (templates only), so tests can
+	// assert the whole shape.
+	Components json.RawMessage `json:"components,omitempty"`
 	TextBody              string          `json:"text_body,omitempty"`
 	BizOpaqueCallbackData string          `json:"biz_opaque_callback_data,omitempty"`
 	At                    time.Time       `json:"at"`  // Config.Clock at acceptance
