@@ -74,7 +74,7 @@ func RichTemplates() []Template {
 				body("*{{1}}* is your verification code. For your security, do not share this code.", "482913"),
 				{"type": "FOOTER", "text": "This code expires in 10 minutes."},
 				buttons(map[string]any{"type": "URL", "text": "Copy code",
-					"url": "https://www.whatsapp.com/otp/code/?otp_type=COPY_CODE&code_expiration_minutes=10&code=otp{{1}}",
+					"url":     "https://www.whatsapp.com/otp/code/?otp_type=COPY_CODE&code_expiration_minutes=10&code=otp{{1}}",
 					"example": []any{"https://www.whatsapp.com/otp/code/?otp_type=COPY_CODE&code=otp482913"}}),
 			}},
 		{ID: "1094411223344107", Name: "holiday_carousel", Language: "en_US", Status: "APPROVED", Category: "MARKETING",
