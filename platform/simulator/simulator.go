@@ -152,17 +152,15 @@ type SentParameter struct {
 
 // SentMessage is one send the simulator accepted.
 type SentMessage struct {
-	PhoneNumberID    string          `json:"phone_number_id"`
-	To               string          `json:"to"` // exactly as sent
-	WaID             string          `json:"wa_id"`
-	Wamid            string          `json:"wamid"`
-	Type             string          `json:"type"` // template or text
-	TemplateName     string          `json:"template_name,omitempty"`
-	TemplateLanguage string          `json:"template_language,omitempty"`
-	Parameters       []SentParameter `json:"parameters,omitempty"`
-	// Components is template.components exactly as received (templates only), so tests can
-	// assert the whole shape.
-	Components            json.RawMessage `json:"components,omitempty"`
+	PhoneNumberID         string          `json:"phone_number_id"`
+	To                    string          `json:"to"` // exactly as sent
+	WaID                  string          `json:"wa_id"`
+	Wamid                 string          `json:"wamid"`
+	Type                  string          `json:"type"` // template or text
+	TemplateName          string          `json:"template_name,omitempty"`
+	TemplateLanguage      string          `json:"template_language,omitempty"`
+	Parameters            []SentParameter `json:"parameters,omitempty"`
+	Components            json.RawMessage `json:"components,omitempty"` // template.components exactly as received
 	TextBody              string          `json:"text_body,omitempty"`
 	BizOpaqueCallbackData string          `json:"biz_opaque_callback_data,omitempty"`
 	At                    time.Time       `json:"at"`  // Config.Clock at acceptance
