@@ -88,7 +88,7 @@ func TestRichSendLive(t *testing.T) {
 	t.Parallel()
 	env, a := richEnv(t)
 	r := send(env, a.Live, map[string]any{"destination": "15551234567", "template_name": "spring_sale", "body_variables": []string{"Ana"},
-		"header_media": map[string]any{"type": "image", "link": "https://cdn.example.com/a.jpg"},
+		"header_media":     map[string]any{"type": "image", "link": "https://cdn.example.com/a.jpg"},
 		"button_variables": []map[string]any{{"index": 0, "value": "SPRING24"}}, "client_reference": "crm-1"})
 	var d struct {
 		sendData
