@@ -243,6 +243,8 @@ func TestE2ERichTemplates(t *testing.T) {
 				"body_variables": []string{"Ana", "X"}, "header_media": media}, "header_media", "the template has no header"},
 			{"header_location on an image template", spring(map[string]any{"header_location": map[string]any{"latitude": 1, "longitude": 2}}),
 				"header_location", "give header_media with type image"},
+			{"latitude out of range", map[string]any{"destination": to, "template_name": "store_directions",
+				"header_location": map[string]any{"latitude": 91, "longitude": 0}}, "header_location.latitude", ""},
 			{"LOCATION without header_location", map[string]any{"destination": to, "template_name": "store_directions"}, "header_location",
 				"the template's header is a LOCATION: give header_location"},
 			{"URL button without its value", spring(map[string]any{"button_variables": nil}), "button_variables",
