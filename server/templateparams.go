@@ -16,8 +16,8 @@ import (
 // The rules of a template send beyond its name (DESIGN sections 6 and 15, issue 9): what the
 // request must give for the template's header, body and buttons, checked before any platform
 // call, each broken rule a 422 naming the field (dotted JSON paths, as the schema validator
-// names them) and saying what the template expects. Live and test sends both use
-// templateParams; the wire shape is platform/whatsapp's.
+// names them) and saying what the template expects. Live and test sends both use sendParams;
+// the wire shape is platform/whatsapp's.
 
 // templateParams is what a send of a template carries besides its name and language.
 type templateParams struct {
@@ -88,8 +88,9 @@ func checkHeader(t store.Template, b *gen.SendTemplateRequest, p *templateParams
 		is = "the template's header is TEXT without variables: it takes no header_variables, header_media or header_location"
 	case hf == "NONE":
 		is = "the template has no header: it takes no header_variables, header_media or header_location"
-	default:
-		is = fmt.Sprintf("the template's header is %s %s, which the API cannot fill", article(hf), hf)
+	default: // a format sync would have listed as unsupported
+		is = fmt.Sprintf("the template's header is %s %s, which the API cannot fill yet", article(hf), hf)
+		fe["template_name"] = []string{is}
 	}
 
 	switch {
