@@ -134,7 +134,23 @@ func TestE2ERichTemplates(t *testing.T) {
 				} `json:"templates"`
 			} `json:"data"`
 		}
-		e.do(http.MethodGet, "/v1/templates", nil).JSON(t, &list)
+		r := e.do(http.MethodGet, "/v1/templates", nil)
+		r.JSON(t, &list)
+		if len(list.Data.Templates) != 14 {
+			t.Fatalf("%d templates listed, want the 14 approved seeds", len(list.Data.Templates))
+		}
+		// Every listed template says its header format and its buttons ([] when none).
+		var raw struct {
+			Data struct {
+				Templates []map[string]any `json:"templates"`
+			} `json:"data"`
+		}
+		r.JSON(t, &raw)
+		for _, tp := range raw.Data.Templates {
+			if _, ok := tp["buttons"].([]any); !ok || tp["header_format"] == nil {
+				t.Errorf("listed without header_format or buttons: %v", tp)
+			}
+		}
 		got := map[string]string{}
 		for _, tp := range list.Data.Templates {
 			var bs []string
