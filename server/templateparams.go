@@ -29,7 +29,7 @@ type templateParams struct {
 
 // sendParams checks the request against the template and returns the parameters to send, or a
 // 422 listing every broken rule.
-func sendParams(t store.Template, b *gen.SendTemplateRequest) (templateParams, *sendFailure) {
+func sendParams(t store.Template, b *gen.SendTemplateRequest) (templateParams, *apiError) {
 	p := templateParams{header: deref(b.HeaderVariables), body: deref(b.BodyVariables)}
 	fe := gen.FieldErrors{}
 	if len(t.Unsupported) > 0 {

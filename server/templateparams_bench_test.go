@@ -43,7 +43,7 @@ func BenchmarkSendParams(b *testing.B) {
 			for b.Loop() {
 				p, fail := sendParams(tpl, &c.req)
 				if fail != nil {
-					b.Fatal(fail.msg)
+					b.Fatal(fail.Message)
 				}
 				if _, err := json.Marshal(sentContent{Language: "en_US", HeaderVariables: orEmpty(p.header), BodyVariables: orEmpty(p.body),
 					HeaderMedia: c.req.HeaderMedia, Buttons: p.buttons}); err != nil {

@@ -56,36 +56,6 @@ func templateOut(t store.Template) gen.Template {
 	return out
 }
 
-// Test-mode fixtures (DESIGN section 9): the three templates every test and demo key sees,
-// with fixed ids, newest first. Their text is what a sandbox participant receives.
-// otp_login_code is an AUTHENTICATION template like a live one: its copy-code button (listed
-// as URL, as Meta lists it) carries the code.
-var fixtureTemplates = []store.Template{
-	fixture(3, "sandbox_welcome", 2, "UTILITY", "Utility",
-		`[{"type":"BODY","text":"Welcome to the Messaging Gateway sandbox! Your test messages will arrive here."}]`),
-	fixture(2, "order_confirmation_update", 2, "UTILITY", "Utility",
-		`[{"type":"BODY","text":"Hi {{1}}, your order {{2}} has been updated. We'll keep you posted."}]`),
-	fixture(1, "otp_login_code", 3, "AUTHENTICATION", "Authentication",
-		`[{"type":"BODY","text":"{{1}} is your verification code. For your security, do not share this code."},`+
-			`{"type":"BUTTONS","buttons":[{"type":"URL","text":"Copy code","url":"https://www.whatsapp.com/otp/code/?otp_type=COPY_CODE&code=otp{{1}}"}]}]`),
-}
-
-// fixture builds a fixture template through the same parsing as a synced one.
-func fixture(id int64, name string, categoryID int64, category, label, components string) store.Template {
-	wt := whatsapp.Template{Name: name, Language: "en_US", Status: store.TemplateApproved, Category: category}
-	if err := json.Unmarshal([]byte(components), &wt.Components); err != nil {
-		panic("fixture " + name + ": " + err.Error())
-	}
-	in, err := templateInput(wt)
-	if err != nil {
-		panic("fixture " + name + ": " + err.Error())
-	}
-	return store.Template{ID: id, Name: name, Language: in.Language, Status: in.Status, CategoryID: categoryID,
-		CategoryName: category, CategoryLabel: label, ParameterFormat: "POSITIONAL", HeaderFormat: in.HeaderFormat,
-		HeaderParams: in.HeaderParams, BodyParams: in.BodyParams, Components: in.Components, Buttons: in.Buttons,
-		Unsupported: in.Unsupported}
-}
-
 // SyncResult is what one template sync of an account did.
 type SyncResult struct {
 	AccountID int64 `json:"account_id"`
