@@ -162,6 +162,27 @@ func (e EventName) Valid() bool {
 	}
 }
 
+// Defines values for HeaderMediaType.
+const (
+	Document HeaderMediaType = "document"
+	Image    HeaderMediaType = "image"
+	Video    HeaderMediaType = "video"
+)
+
+// Valid indicates whether the value is a known member of the HeaderMediaType enum.
+func (e HeaderMediaType) Valid() bool {
+	switch e {
+	case Document:
+		return true
+	case Image:
+		return true
+	case Video:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KeyMode.
 const (
 	KeyModeDemo KeyMode = "demo"
@@ -348,6 +369,42 @@ func (e SendResultMode) Valid() bool {
 	}
 }
 
+// Defines values for TemplateHeaderFormat.
+const (
+	DOCUMENT TemplateHeaderFormat = "DOCUMENT"
+	GIF      TemplateHeaderFormat = "GIF"
+	IMAGE    TemplateHeaderFormat = "IMAGE"
+	LOCATION TemplateHeaderFormat = "LOCATION"
+	NONE     TemplateHeaderFormat = "NONE"
+	PRODUCT  TemplateHeaderFormat = "PRODUCT"
+	TEXT     TemplateHeaderFormat = "TEXT"
+	VIDEO    TemplateHeaderFormat = "VIDEO"
+)
+
+// Valid indicates whether the value is a known member of the TemplateHeaderFormat enum.
+func (e TemplateHeaderFormat) Valid() bool {
+	switch e {
+	case DOCUMENT:
+		return true
+	case GIF:
+		return true
+	case IMAGE:
+		return true
+	case LOCATION:
+		return true
+	case NONE:
+		return true
+	case PRODUCT:
+		return true
+	case TEXT:
+		return true
+	case VIDEO:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TemplateStatus.
 const (
 	APPROVED TemplateStatus = "APPROVED"
@@ -383,6 +440,19 @@ type Account struct {
 	Email string `json:"email"`
 	Id    int64  `json:"id"`
 	Name  string `json:"name"`
+}
+
+// ButtonVariable defines model for ButtonVariable.
+type ButtonVariable struct {
+	// Index The button's 0-based position among the template's buttons (GET /templates `buttons[].index`).
+	Index int `json:"index"`
+
+	// Value The URL suffix for a URL button with {{1}}, the coupon code for COPY_CODE (at most 15
+	// characters), the code for an OTP button, the payload for QUICK_REPLY.
+	//
+	//
+	// Example: SPRING24
+	Value string `json:"value"`
 }
 
 // Chat defines model for Chat.
@@ -525,6 +595,45 @@ type EventName string
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
 
+// HeaderLocation The place shown by a LOCATION header.
+type HeaderLocation struct {
+	// Address Example: Av. Paulista 1000, São Paulo
+	Address *string `json:"address,omitempty"`
+
+	// Latitude Example: -23.5614
+	Latitude float64 `json:"latitude"`
+
+	// Longitude Example: -46.6559
+	Longitude float64 `json:"longitude"`
+
+	// Name Example: Acme Paulista
+	Name *string `json:"name,omitempty"`
+}
+
+// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+type HeaderMedia struct {
+	// Filename Document only. The file name the recipient sees.
+	//
+	// Example: INV-1001.pdf
+	Filename *string `json:"filename,omitempty"`
+
+	// Id The platform's id of media already uploaded.
+	//
+	// Example: 1029384756
+	Id *string `json:"id,omitempty"`
+
+	// Link A public https URL the platform downloads the media from.
+	//
+	// Example: https://cdn.example.com/spring.jpg
+	Link *string `json:"link,omitempty"`
+
+	// Type Must match the template's header_format.
+	Type HeaderMediaType `json:"type"`
+}
+
+// HeaderMediaType Must match the template's header_format.
+type HeaderMediaType string
+
 // KeyMode The kind of key that made the request.
 type KeyMode string
 
@@ -554,6 +663,11 @@ type MeEnvelope struct {
 // Message defines model for Message.
 type Message struct {
 	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
 
 	// Error Why the platform failed the message.
 	Error *MessageError `json:"error,omitempty"`
@@ -651,12 +765,17 @@ type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
-	ChatMessageId  string                `json:"chat_message_id"`
-	ContactId      int64                 `json:"contact_id"`
-	ConversationId int64                 `json:"conversation_id"`
-	Destination    string                `json:"destination"`
-	MessageId      int64                 `json:"message_id"`
-	Source         MessageSentDataSource `json:"source"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string               `json:"client_reference,omitempty"`
+	ContactId       int64                 `json:"contact_id"`
+	ConversationId  int64                 `json:"conversation_id"`
+	Destination     string                `json:"destination"`
+	MessageId       int64                 `json:"message_id"`
+	Source          MessageSentDataSource `json:"source"`
 
 	// Template The template name.
 	Template string `json:"template"`
@@ -689,8 +808,13 @@ type MessageStatus string
 
 // MessageStatusData defines model for MessageStatusData.
 type MessageStatusData struct {
-	ChatMessageId  string `json:"chat_message_id"`
-	ConversationId int64  `json:"conversation_id"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+	ConversationId  int64   `json:"conversation_id"`
 
 	// Error Why the platform failed the message.
 	Error     *MessageError `json:"error,omitempty"`
@@ -756,6 +880,11 @@ type SendResult struct {
 	// ChatMessageId Id assigned by the messaging platform.
 	ChatMessageId string `json:"chat_message_id"`
 
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// ContactCreated true when the send created the contact.
 	ContactCreated bool  `json:"contact_created"`
 	ContactId      int64 `json:"contact_id"`
@@ -770,7 +899,7 @@ type SendResult struct {
 	// Mode Test mode only.
 	Mode *SendResultMode `json:"mode,omitempty"`
 
-	// Note Test mode only. What happened to the send.
+	// Note Test mode only. What happened to the send, and the text the template renders to.
 	Note *string `json:"note,omitempty"`
 
 	// Status What the messaging platform last reported.
@@ -790,15 +919,36 @@ type SendTemplateRequest struct {
 	// Example: ["Ana","ORD-7781"]
 	BodyVariables *[]string `json:"body_variables,omitempty"`
 
+	// ButtonVariables Values for the template's buttons, by index. An AUTHENTICATION template's OTP button
+	// is filled from body_variables[0] when this is omitted.
+	//
+	//
+	// Example: [{"index":0,"value":"SPRING24"}]
+	ButtonVariables *[]ButtonVariable `json:"button_variables,omitempty"`
+
 	// CampaignName Groups the send under a standing API campaign in reports.
 	//
 	// Example: November orders
 	CampaignName *string `json:"campaign_name,omitempty"`
 
+	// ClientReference The caller's own id for this send (an order or ticket id). Stored with the message and
+	// returned in the send response, GET /messages/{id}, and the message.sent and
+	// message.status events.
+	//
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Destination International format, digits only, country code included.
 	//
 	// Example: 15551234567
 	Destination string `json:"destination"`
+
+	// HeaderLocation The place shown by a LOCATION header.
+	HeaderLocation *HeaderLocation `json:"header_location,omitempty"`
+
+	// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+	HeaderMedia *HeaderMedia `json:"header_media,omitempty"`
 
 	// HeaderVariables Values for the header variable, if the template has one.
 	//
@@ -838,10 +988,23 @@ type StatusChange struct {
 // Template defines model for Template.
 type Template struct {
 	// BodyVariables How many body variables a send must give.
-	BodyVariables *int             `json:"body_variables,omitempty"`
-	Category      TemplateCategory `json:"category"`
+	BodyVariables *int `json:"body_variables,omitempty"`
 
-	// HeaderVariables How many header variables a send must give.
+	// Buttons The template's buttons in order; `index` is what `button_variables` refers to.
+	//
+	// Example: [{"index":0,"takes_value":true,"text":"Shop now","type":"URL"},{"index":1,"takes_value":true,"text":"Stop promotions","type":"QUICK_REPLY"}]
+	Buttons  *[]TemplateButton `json:"buttons,omitempty"`
+	Category TemplateCategory  `json:"category"`
+
+	// HeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+	// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+	// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+	//
+	//
+	// Example: IMAGE
+	HeaderFormat *TemplateHeaderFormat `json:"header_format,omitempty"`
+
+	// HeaderVariables How many header variables a send must give (0 unless the header is TEXT with a variable).
 	HeaderVariables *int `json:"header_variables,omitempty"`
 
 	// Id The service's own template id.
@@ -851,10 +1014,50 @@ type Template struct {
 	Language string         `json:"language"`
 	Name     string         `json:"name"`
 	Status   TemplateStatus `json:"status"`
+
+	// Unsupported What this template has that the API cannot fill yet (GIF or PRODUCT header,
+	// CAROUSEL, LIMITED_TIME_OFFER, FLOW or CATALOG button, ...). A send of such a template
+	// is refused with a 422 naming it. Absent when the template can be sent.
+	//
+	//
+	// Example: ["CAROUSEL"]
+	Unsupported *[]string `json:"unsupported,omitempty"`
 }
+
+// TemplateHeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+//
+// Example: IMAGE
+type TemplateHeaderFormat string
 
 // TemplateStatus defines model for Template.Status.
 type TemplateStatus string
+
+// TemplateButton defines model for TemplateButton.
+type TemplateButton struct {
+	// Index The button's 0-based position among the template's buttons.
+	Index int `json:"index"`
+
+	// TakesValue true when a send may give this button a value in `button_variables`. It must for a
+	// URL button with a `{{1}}` suffix, COPY_CODE (the coupon code, at most 15 characters)
+	// and OTP (the code; filled from body_variables[0] when omitted); it may for
+	// QUICK_REPLY (the payload echoed back when the button is tapped).
+	TakesValue bool `json:"takes_value"`
+
+	// Text The button's label.
+	//
+	// Example: Track order
+	Text string `json:"text"`
+
+	// Type The button type as the platform defines it: QUICK_REPLY, URL, PHONE_NUMBER,
+	// COPY_CODE, FLOW, CATALOG, ... The one-time-password button of an AUTHENTICATION
+	// template (copy code or one tap) is listed as OTP.
+	//
+	//
+	// Example: URL
+	Type string `json:"type"`
+}
 
 // TemplateCategory defines model for TemplateCategory.
 type TemplateCategory struct {
@@ -2095,134 +2298,171 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H0Ncxs3suBfQc3tlaVkSJOUKNtSXe0pXifRiz+0lpx971k6EZxpioiGwGQASmJc/FH3F+6XXaEBzGBm",
-	"QIr0Z95dtrZiioMBGo3+RnfzQ5SIWS44cCWjww/RFGgKBX58C6pYHE8UFPqvFGRSsFwxwaPD6AwSwVNJ",
-	"lCB3lCkyhokogBT6Fcavu1EcyWQKM6pfVYscosOIcQXXUETL5TKOclrQGSi71EkKs1wo4MniF1i0lzsm",
-	"c85+nwO5gQXZ6etlB8MhSaa0oImeZJeoKVVkRm9AEopwMEhJAb/PQSoi6QQOiZoCkXRmZrljaqq/ueD4",
-	"1Vik5jvGyf5TMhXzQpIC8owuJL44YYVUpACZCy6BMC4V0JSICaGJYvyaqDuWQPeCR3EE93SWZ3rPw0k/",
-	"eZbuQWcwfkI7+7C/13lGh8NOLzlIn8Jg8mTc70VxxPQmDeqjOOJ0pt/1kNLRWPFROqP3L4Ffq2l0OBgO",
-	"42jGuPu7HzuES1Uwfm3w7QBHdB8niZhzdcI16Legv0oEV8CV/kjzPGMJ1ah//JvU+P9Q7UiPTPXk1Mxx",
-	"xdwkcTQDKem1fng+BWIHECaJN0bOkwSkjA4nNJOw9Pf0twIm0WH03x5XFPnYPJWPXxSFKF7wW8hEDmZH",
-	"dQrxVxzDlPEUT02ftAdAN1rGPl5P+GkhrgsE6CNwwKqZrhi/yt1cPiqOSyK0FMckaZyshlAqlmWEceJN",
-	"8qVw1QLJssVKsIo558jVGntcQcFphqt8HNbsDFeAU/jIcpMTCcUtFMSN+GKY4GTO4T6HREFqVjsiv8+F",
-	"AsTKv3feGkR1TlJi2FOLHjnPc1EoRMdroX4Uc55+FCa4UFcTfNtHwivziXChiHv6JdmmACnmRQIkFSBx",
-	"VbhnUhFRVN+MIRNaxgnEi2U0RMApXWSCpudCvKTF9cfJktzMcaWEuMpwFh8f9gyMiGaS4IhCC3xO+uQV",
-	"++GL46e+vtCUiQsbBGRUTUQx25IhUOIU8BuSnv58S7N5DSl23qtyUFPCuhHEjTCsDDw9JI6I5jyFjN1C",
-	"QccZkB09N+nv9XuDg9022pZxNOf0lrJMj14LlD+uCZf5S+vEEsKUpUhHlMs7KJyi7feINIbEEYJupyEz",
-	"utDUp//RL03pLZAxANd7UwGwP+95B8BvIZjs+PAWkANVkjClbQYqBd9F7qltGonlLVXwks2YPfOtOaWg",
-	"Cq4yO0EN70KQGeULR62SCI7QpjATWg0eGeOMZFTBlxSpJSAJzbISinw+zlhSAkMmhZgRwYGcnBKaplrh",
-	"aZuxaX12SvMzBJMd/dgzVBGgM+Dpc8EnGUvUlgw5zkRyE+ZHPQtN1JUb0qR6+5xMqSQi18Qi5vrsU5JQ",
-	"bmSoI5g0yHqsZow0l/+6tsYy1srpueB8pXzi89kYiiutw5JynA/Na0HMGL1mOcToECadEvmi7BwGIUaS",
-	"dOfFJLFHGmumpZ9iHJ3DTMsM+CSrQNlJrsLmwWtBaJ4X4lbj0g4l2mVIyUUkihQKfR4TVsxwoYvoCzJ7",
-	"EBYx8Y0EMqMqmYJxoq7ZLXAEVqOapYi0d5zO1VQU7I+PFIpzf4KaJcWk1HJcr8VvacZScnx6ogXQl8UJ",
-	"+pdUorpCoqq5IgYQUZACbsUNGCT8qr/Ejf5IWfaRiLgtJ7mamFniCI1aaV1qxTg1YL633iGaePyRPSYE",
-	"tIDreUYLAve5Fg5McHIR/a/3vc6zyw9P4/5w+beLKLpc1u12synLOofEX+ujUV3hZAOXZsIgSzWCZ9Wh",
-	"z2im1TekR2Rk8DBC4pMEaDIlYjIBnuqx+HI3qiSP7ybrj3khcigUM1oCZpRlXmTDOdpxxPDg9KJUGVfn",
-	"YD+KWxEQ5+O3ZkBP/fc5KzQFvNfT2aGxXfSynEyMtU2i53o+pQEgE19417GFx0B2tG6CWa4WxCwvd8nd",
-	"VPNnUGp2q32MhciAcr12ymSe0cXViv3EUT4VHK7MfG1IrMOn/6IZMXiLScquGVow2cJbNTznlUH5ejz6",
-	"CqoGcQO+9tRBfBvN0Ua5Zz00ydM+KrVOZRNoIUGUCKM3KYDaIyyJKqUKOooh9B9PgDMxZkZ4bHkiMUGu",
-	"KBYEnQnGk2ye1sijgmYlVXChoBHHGvZ68RbsYOGPo8oec8hac2bPzZB/UEWDHIMW3kfgcNOdt+nSrejt",
-	"CN99eBMvbp1yyLI3k+jw/QOKSw//gUqIlnFz56nFx7r3AxhcxhE4IIDPZ96Wuu3D8HDQ2NlltbeXTKqV",
-	"J4OfmYKZ3BDYqFqLFgVdoPDQvp3VgusnOa1Grjg4bTl78605s3e5hEJ9BprzJEKdcVUxByO/KeFwV0oa",
-	"bYjMaAphAfN5SdgB1+TSBxFT6vbNybm0Bj6Fmu2xNDeFM1yuo1P5rSBGBtkCXh/OOsH8qI0eSeAWikV1",
-	"sZHQomCA3ngdxtLaa87z83xGeacAmmKMScG9CiqD0goMUq7gxA6IibFPBCfaip0XQdJtYMBNXlmlIZpD",
-	"O/I5GstNIF7RZMo4VPswgRy84PHhcHKu4XQErkN89y3o063woNuBhpBd34gEhaKFK4J1fiQhcWGSeE2A",
-	"IRyeVVORIuw0y8QdLtiI7F8GiKBuyX8O3knscT7otOG5L32PaN0ryB0vzNA68VoKQCK9fJAwEbwVrFlq",
-	"5PW8eQfjqRA3JgC9kj+t7L0yvsBm1qKTO+0gKOr1R5LYsz/C2ObEQJVCDjx1oT0c6XFoxW2lbfCgWfJa",
-	"a4vSel0BDWHpURWPoUkhpLQ3vdKwqQ11h52GWZDtTwswXjr8PqcZBqdAqlgbvmZVSRI6l5CS8YJQfKg9",
-	"+RgDe3qQFTfdAhJgt5C6t8TEPZKEkinlqQRlbql/E4y7WDLl6VjcOyeg9p31wXbUFFhBKj1rYoqC30Ih",
-	"jVDQ3xXmykoD2NFbJRN2r+YFEJbKXV9w6RFhq6xlapsDjH3SilfpGkvOr63R4FZroqcS0F0bzC//VFTN",
-	"ZSX/1liQceRzpxYiacqMx3Ja44nSVmxN0LQK61TxFmW/1CdtTt5EF3KqpmSHGkbErx5J8m9nb16bJ/Zc",
-	"MW6YCiVjrdGmhEoy0m9c3dKCaRksu73REaGkzIHAIRfzXm8vYRz/ha75U5tR5ouRN9vvc03kKPxHRBRk",
-	"pJfvsnRk+APBo5rs7qYigxKA0W6bTePovnMtOvrLjrxheUfkBpGdXKA4jw61el7G0S+weBVkIc2gN4xj",
-	"LsQNLFwmRgo2moQhIZ8CM6MfkRA15mcieMavoG0u0yoks06ouMiNtpdtcGStaaXHeCJi3ViHBq0TDKM+",
-	"9MaZHdZksSoAjjCGWOoVfHUz8xVsY12+qozChjaaUnVlWTscorGK+GF4cA5zu7qMoymTShSBHKEXqCuN",
-	"FCEF5KLAUL/IUi2zMX0nrmL6zjZ6JIlWjlLRWa5pdCPv8gwXeT6l/BpCwqS+7w2cOi0KreJuRGPO3pCn",
-	"B71+BaTZwrvz50RMJhKQsTZT9lbAboZvs8UWKXg7i1tnXC5RbShM1OZEvz5lG1rdnrzLq/364fxruqjR",
-	"EjHGuX+VHTDTVspQjySRMzC+1g3SSwqKsmyFZmMq28hvT5FKcPSaY3prFfdnCpk17JYN35oUYhZGmgSe",
-	"QvFIWmvp4dhxJpIy+NPQLeYeOojUjCqm5qmPVxsyxin59eqnm4VRygX86ULHMoOUBWz2H0VB2IxeQ0zo",
-	"PGUiJrcsBRGTVCTzmbYutdUoFUtuoDRaQ14EzR12WkiYsAxWRnRXyPgZm8GV+XaDy47whrcUpitBLED7",
-	"5qGjh5n4jYXhX6fC1glHM2VoQwXk2SJ8guO5UoLjUWUM003zLOjsrcC29da2lQstEBXcqzC/6SfG2cJP",
-	"dsvlJScuYp7bvYii2kqYIx11rJWILtVGDyY7eu14Pb3Hjthj4lg+dk6UjAnatiZUE1tQY+IIRG8n1W/K",
-	"hVQwi8mc25y/MkmAwx0URHDYDexprdJsCMC4HkFFSVeGT3HeDYTzV74KCKmG0F1Ay/nb9DLAGSHA1Qq9",
-	"s4F5+ZV0U+1a/UEJsokxiNmYPh5pzjAMxyELekouuriKZb0kkW2ptWXiPUC/9Yv/ErByV2uIWZ/2tyHk",
-	"ks7WETGGK7Yl4NLkblqOVHlmYi3XMKNGWqK08d1mGy+xQS4TBAaKQsMEhcNOtAfIJ/HSR7DGRzl42/PL",
-	"x/g1Wh9aj2rTcOmn8omFcx0H4IhvxAMVhazlguYm1vPBae2ytQ5cbgMH7RPVT2T4kRKKZsGiovrp4ORu",
-	"JvdaCPVnVRCnITpBKoKRVPQlyM/ijihBrC4zkWDtfWCOK9W2Q+bCvG177TfB+JVz/VrchU/zaRG8CjgD",
-	"rGVh0lhcmDnrBZSDMWMlMBiJAerBvqlm6pLz9kBrYFZxkTtR3MicJuCimdoWxVtlfMp4Ku4I7npHFOTO",
-	"esCYCXJHJSlgMpeQ7nbJv6YsA/8lJonIgce+e2yyAt1eDDbDOyowY6sOIZUro++4Hzw8ZYOPWyYmtXH1",
-	"kGvZJMB6XpF/xLFHDkGSBJ5+9eiIXvQtyHm21e2y91Zbr9BZTtn1FvoioIka4bCUUCnZNTdR+bAGDZ62",
-	"M1I2SJ8oc/ztWD9beEWW1teyNM311sOyCoVRuRnPJgvcPdVMDDabZzaDQ88RNCnWHZAJyRS3LIFHkrA0",
-	"Jnh3xjj56cU5eezY/vEHli5rkct1SVbBgFl9xw/fb1U5Z+tRh6bZlOY5cJesbsih+41iqj4bPWh+N8l8",
-	"rdWhmddlrNsiq9WXaXjd3VRr9WutNnJ/pdkcJKqhDx/6y2VMPnwYLJcmFiWI9rQZN/dV6HF3/eLZ99Ex",
-	"p1EcvXn7j86TJ0/7eg9leN5LHOz3BvsPVMDGevyJebfv5RmWEfsSyS54VN/HT4WY57KSDHOeQkEokYqa",
-	"BOLj0xPi5tBbMva7rO0nei1uAZUZ7hVzVbxdDHoPbqLhan6+xM0Kxv5wOOwP9vaHB0/q8Gnwcqr0GtFh",
-	"PR08xBimNmdD2kAjwJRXuhdiwib2Qtt6r1hXw6FBImc5ZrFLaqLYn4U+2uSRUX49DyY/vRQJzYwBdEQ4",
-	"QOougKuMHzrzFAv+xWRVNsE4kXALBc2IW6VBNsCv3p01iGVYPwza+ePywyDeW+5cvT/u/Cft/IHHM4j3",
-	"l7t//9u6zNz6bmyOmYFSUg1fBXmZEs7hrlUJ6gN8zCk5E/M/aB3op701oYsNtIm44xU1sLRL3nBTbFLD",
-	"tCanak4NrpO1NSCfBHTPjHE200qkH9JDtWXasL7GxSeE8nZJzKeBGijq2VZ0NA06T44EFYN/v9my6z6H",
-	"v90Mh1gaK4Mg0rVdsPe5TiFvetvZzA5095IVEKF9n3txtO0UnXYOseoRdVk5UKsIrS9mc6mw+Cl8nZdQ",
-	"Bdf2UnsdTh18z934jQRtCVtDxG4K3facuZlht5FQXVtW4FcP9AdrzTNnHR6fnr598+uLf2yYAWXj8CWo",
-	"3lmtNa1aJ9WiqI2t/oyOIavVe0XvFMuYWmwu19/lORSdhEqrgGyJnttLXdy8Oz95eXL+H9F2CBpDthYT",
-	"4cR+RzWbZ/aXPFpT2oO2UdeAtlppHZRfP627hp8tPG+TuW4V9sdZ75gT4wimpr7r+uUgpLgzGno3oPaD",
-	"b29TfVQFp3z79Yh8HxOMA8mYpFROtTzjKclpAVxNQeq/C7RQAKux9cO0EHneVK/fD4dkp9/fJc+ePjkY",
-	"dvb3Bv21pu/Fxfd/1+Yv2dntXH4ftq6sq1ktclrABArp5YROFBTkgOSz+mIblEGtKapYVTK5OTXXKy1b",
-	"JP0RydMN6O0MIarGTKhkXjC1ONMz2byMnP0Ci59Nd6TgtXmSMYz6YeahrayToMixzdBHhHRX9Vn6987x",
-	"6YntsORECC6pEWo+/XMeDLu8NFc1UhQK/RguOuhaKSEyeUQwTdPVVhL0G3Nt72fiWpbQ4KAKGLtyAJIx",
-	"0AIKvaU2IKPaTg/JDziWyNvkKmO3cNXtdkdkJ0caLCDdLftzYSALB1dLTpXKTY0t4xPhZfnojxbMV2XU",
-	"7Seq4C6UQ4tx69IU/teUKnmc55Wd4DghJjcAuXc1PxFZJu5Mia4d9EiWud0X3JqEmp9dMN6GBF2ivAkC",
-	"x0RNCzG/nmKjCUzTffvi7Fz76t0LfsG/+87Refe778iLWhlM7IpRtJFuqz9iDGG7qQzVGtk0soNHGqgL",
-	"PrJQj47cLJN5Vk4tMYV/QUZauI9iN7v7mpJZsxJlpIlqFJvJKdkfDFwVQFXWHMxUbqcdx/Xk4V2LCE0+",
-	"wJWtMNfoMKfHXb085hCHicwkKt/AwuYp+3QWX/BRyV6HraFl2sjIkPnIskyVGL2TVSx2uIqhLrjmKLxz",
-	"gMqb1srDqIC8zPG/p4nKFniITGJoMjZxZKr0qARS4AmY5H6m0DC+4GMgWIBzqPHhyvft5m1Rv732QMIj",
-	"bEKoeYNUmx+h059Jgan+3Qv+Cyyk9m4KbB43Kll15F11tGPbR2akAqmu8NAlcTFbUyxywYGnmLptbm4K",
-	"prCT1FTPohc48vux4GQpzISZrJzLcJfemHaxbJXRBc+1TDG9ok5OLem47kwslW02KumUco2LqpvWyDkj",
-	"2EdHn8dCzKt+CfSCXwOHAsPvmGRD/olduZgyAQk92hU4unZcBh6vT4eG5wehpuT0zdk50VoMKVdamwCB",
-	"arT1cHC5yzKvWeAFL2tPHmwWKJUosP2gRcOOERPlYqrzFkdDekhUMYfR7pE3fdmekOqDg6LsPIW8f9To",
-	"Y1jes7kOhfY8bH+SC24blNgJes8son6FQjKBrUu++46Mbvsj844WFYeu1ActqDTVfMI1fZECZijPsX0F",
-	"dh3pkudW/Rp2USLDgzPv2YlMX8SMJcDNHafVI9pGLRgoapxZm6PWVi9aDkVxdGtgjg6jfrfX7elXRA6c",
-	"5iw6jPa6ve4e3vmqKRoOj/2y4WtQK+NdGNLyssQpyek1EKoIxcRrzXVAi2Q6qnUzKYM4mlXRJrNBMq1e",
-	"S3I7SbWlwKSz1U1FXdX98n0TqLfiThLNarlNIC6tyGEvbDQgg9b6Q6YwoXgpp1+Z0XsT10IvaV2US9t7",
-	"jfoo7ERnL0BLcUUV6dcg64cBs7fwAbj6Hlj9Hv5vW9DOMQERzyMl9JoyLlV1Ljva2+0wLoFLptgt7K48",
-	"qspKp+j6hHZizn9VD85+yGi/bHTdHPR623V1ce5jRcbvvR4T1qUrLzSjQW9w0On3O4P+eb932NP//8/I",
-	"hG+GvX7lc0XDYb+Pvo51dewW/bCtcWCiSG+iXjBvsjb6ZZJGv8zJ6C9rPWHe/OJ3frFFRJs1fmnVWAc6",
-	"vrzhYLhUTErbETvp7Pf6q+Yvj+NxrecQvrT38EvNtqn6vcHg4fdavX3wxWcPv+h3i1vG0dAQ0Pp36v05",
-	"0aWaz2ZavhopRLzWBYpea6IqxSB29cmFVKHyaCP3xos6/xxiEDER2OYsyxpNs+ydwTxP0ajw225pAwNV",
-	"ygU3JKy1Uzo3DAFG/9qVZnRhXmOcjL4fPeT2H2krgUntKKAWptK/BSM7T4kSpD9sXIeh6N8167pLmlEZ",
-	"ISEu3DHqXnBbnJvBRGGPN/RfTJWmXRJ7pVmlV1cEtbBNWxOEzrYa8rjRJ9mIGNT3P4h0sZ108aI/NuRT",
-	"hXSqOI6TGeEgiRUT64IbGzN9MKC1rEcPrBT5eLHqV0rXmto1ZO1VKTXLwXrtbYRoTRi6izXvXr4mGZdx",
-	"ZJhkW6isFvhEsNzaLbC2FdmNbh4rOmz6rUlcko1wYiL9BlK8t4EwDreN1m/3N1i12Sb3v5zuMH1/qmMi",
-	"1B1jWJEs4+ixiQ6vsrwnTDvorjUepvWZxJCpNoCtrrBNI40iOSJziRERLG6eAs3UlCRTSG7aFvdPoF5B",
-	"9OmyItgC0/GlV45se8JFIpf/kyYz6DpRayyw/UHFi8kMyEuV+tXJ3jJGztT7qpl3zoyj22xaZpI2ek+e",
-	"7j192g+0MDuM+r2D4X5vbzgY7A+eDQbRg4bauvafX3LvVpo1Nt/ecHCXG2xrY3HmFV4/0GzehIpki1a/",
-	"hS36DcTC2VTc1dp9Utt532UiV50vx2KunwlPXrg6fScubHagX88SNkfPMFU4lGuhjTtKkDrcSZBaFQyT",
-	"JJkKCVzbsqNaRsbogttIjbvwHW2ZuYNOZm1elo6OLrjg5aWruhN+qkdcZViPhZpixMW0SVVTWJi7eVy6",
-	"NKrLrJILrjfmwrvGnDUhG5SJDa+4RID9rY5avoVGCs0ySO2kvpVuqbtMOzQrOLXNvdgTpkkGjF4/0dBV",
-	"YX8r09ekcyxO6kKtmd8Ryj2sZd+1DK1aItMTTc/jhWuGstUyjVTEQNZgHZB6xl7Al28kLoXSibaQjKGk",
-	"0S9ipWf2l0naxrCfV74XyBqP7uiMpd2ff7h++er8Xf/1+YvFqz/+2X/9W/Lr8fXx259+OOm9uvm3H1+/",
-	"ezd8e/Mff7x58WLv1c1J//VvJ8eBFFqrkNsmeDOH+8mTem50v6eHuRQUU761DP3QQ7OrvVPByl7pr8dA",
-	"fzUGsPYhhILQNl08ydtnaJd9Pw+9ljBe2/vAJW67Ni/WVTxzL3SJLWwxlSbE1EaY8hasdjEifGV9S60O",
-	"p3Q8JxiXplk3+gTMb8ULD9kJpYgtExGqhPKv7+fsP/xeq4f5pg5Sre3+/8t+kX5rAxDrPwzSMJvs9Wrb",
-	"fJmV+tEZSZZYZdNK+sDS5Ur/6i2oecGNG4V3qPbWXNV/N8RWmZJXdEHGQHKhbQD/x63m2EvbXqzLFW7W",
-	"Co2+6qc1MNu1QACNBeHKK6rrBBSdGIfPqZpWeo2ZyhRf0/jMulVK72cM0H9eDVS2OHr/oSHEalm04YD/",
-	"MvZe8muF1785aLxpK4vXvNQ/3NfLXQaVnutntOpSor7O57o3aHYWWvsDL/Anlb81uftfKkT0VssM6uXs",
-	"1ErZSZWEHRZstVzQoFArszTrYmxKK68sbl7lKjITUpFBrxe+lS3njD6XNPD28f5DLbdbM8igzOj10nit",
-	"dHOZtzbp+omfI12Wgay24j22KtOcl5efi7naKbKh32Fo6jNZP5D/T6IieNGGUZEWPsrc60a8yOOLiiQv",
-	"l35OpLn/9dIA319qmV3Pj/S/s2mL7y+1lDY/qWeIcl5o+nt820f5bdf9sC7KhUEc8ytwWKK9Ouzlxfpc",
-	"E8bWZaJr5hPm5xJprjZszSIVrtrLnNlf92ilHNrmrVkm7vA5Xt05r8bKKW+NUk4FchAqHD2SXg6jS0to",
-	"Xpd6s5axcn0E9x1nYnnXPV3voiocBvuH0+8YEefk5/PzU5PtpIRJoCyzwfwYXQHXTCr9XpcYupGHmKl3",
-	"Zko6OthTYkR2TN9dDfBuTLzndt3FiOyYhCE8Kspto178YZEyDQ0b9V5w26m3PtEZu+ZUzQsYkZ2RnNLB",
-	"8OB/jMj3ZAr35OdXx887Zz8fD4YHjmkKemeSoUy6Y/Ubrm61RxJzQbEkEJICVH053FfnJB3Vvj1WmkJU",
-	"/ctzZ/mM4gvugppnivKUFin5lz0tMrLn1mE4qftLVW9XX8pys90Lfmx+CW9wf+8yyfaqH8PDtK87JsHW",
-	"b1vKZLL8ZdudIZExGZIZ4zHZ65l/B2QaX/Ahmcak38P/7uv/DvDzAD8jUfyf/z3okf++2yXHZL/fIymT",
-	"ph4I2zlbTIbieILXfwQi+oTrZ79d9SorceX1Z3nd+UDwq+pk0uIpo2KjPh2M95L9tDOEg0lnnz4dd54l",
-	"vbTTh8Fkj+6Ph8lBGm17C1r7gY7Ng2NND860tLA/S1TpgEtf0xzXGmTY6ILjcyc/TXQWK+W8O5KqLddf",
-	"8uUv+fLnkC+NznJfSsAMHxIwweCu6ULaivw33N/BiiD8vYbjRGJyEifjbA5/r2ou8LEnrQJt01Fc9dJn",
-	"k8H4CXQOkj7t7E960HlGh086e+On6SDpw/7koBdt6y/Xuwh+aXmVzKUSMyhMz3tadXasVZSXHV1rEkva",
-	"o/9LWv0lrf480urMhOa+jim0Zagx2vTmat2lYiDAZ3tU2taU1YV98HaxLddsNBM3cEAHSX+yB52n4/20",
-	"s58MaOcZ9CedJ+nBeEj3k73xoL+1TKuaSX5ZeeY7yXWBVhdcZSH6X6LrL9H1JxJdLib7pYTX4NOF11a3",
-	"7FveeLQFk0MIgvds/DR5kh5AZzjZp5398V7SeZoOoNOf9Kh7tr1o8rp8fnnh1Lrsq0XopWtJtlz+3wAA",
-	"AP//",
+	"7H2Lchs3tuCvoHpny1LSpElKlPWorVlFVmzdWI/RwzNzTV0S7AZFRE2g0wAlMS59zX7B/sLuj23hAOhG",
+	"d4MvxXYys7l1ayKz8Tw45+C88TmI+CTljDApgv3PwZjgmGTw5yWR2exwJEmm/hUTEWU0lZSzYD+4IhFn",
+	"sUCSo0dMJRqSEc8IylQXyu6aQRiIaEwmWHWVs5QE+wFlktyRLHh+fg6DFGd4QqSZ6iQmk5RLwqLZT2RW",
+	"n+4QTRn9ZUrQPZmhjbaattPtomiMMxypQTaRHGOJJvieCIRhHZTEKCO/TImQSOAR2UdyTJDAEz3KI5Vj",
+	"9UuPwU9DHuvfKEPbu2jMp5lAGUkTPBPQcUQzIVFGRMqZIIgyIQmOER8hHEnK7pB8pBFp9lgQBuQJT9JE",
+	"7bk7akd78RZpdIZvcGObbG819nC322hFO/Eu6YzeDNutIAyo2qQGfRAGDE9UXwcoDQUVF6QT/PSBsDs5",
+	"DvY73W4YTCiz/26HFuBCZpTdaXjbhQO4D6OIT5k8YWrpD0T9FHEmCZPqT5ymCY2wAv3rn4WC/+diR6pl",
+	"rAbHeow+tYOEwYQIge/Ux+sxQaYBogI5bcQ0iogQwf4IJ4I8u3v6S0ZGwX7w314XGPlafxWvj7OMZ8fs",
+	"gSQ8JXpHZQxxZxySMWUxnJo6aWcBzeA5dOF6wi4yfpfBgl4AA1qM1Kesn9qxXFAc5khoMI4KVDlZtUIh",
+	"aZIgypAzyNeCVW1JhizmLiubMgZUraDHJMkYTmCWl0HNjNAnMIQLLDs4EiR7IBmyLb4aJBiaMvKUkkiS",
+	"WM92gH6ZckkAKv9oXGpANU5ipMlTsR4xTVOeSQDHGZc/8imLXwQJxmV/BL1dIJzqvxDjEtmvX5NsMiL4",
+	"NIsIijkRMCt5okIinhW/DEnCFY/jABdDaACACzxLOI6vOf+As7uX8ZJUj9GXnPcTGMWFhzkDzaKpQNAi",
+	"UwyfoTY6pT98dfiU5+cKM2FiDYAEyxHPJmsSBHCcjPwMqKf+fsDJtAQUM24/b1TlsLYFsi00KRMW7yOL",
+	"RFMWk4Q+kAwPE4I21NiovdVudXY262B7DoMpww+YJqr1wkW57arr0v9Sd2K+wpjGgEeYiUeS2Yu23UJC",
+	"CxIHsHQzDJrgmcI+9R/VaYwfCBoSwtTepGfZX/a8PcuvARhtuOvNSEqwFIhKJTNgwdkmUE9p04Asl1iS",
+	"D3RCzZmvTSkZlqSfmAFKcOccTTCbWWwViDNYbUwmXF2DB1o4QwmW5Guy1HwhEU6SfBXpdJjQKF8MGmV8",
+	"gjgj6OQC4ThWF56SGavSZyMXP31rMq1fO4IqLOiKsPiIs1FCI7kmQQ4THt376VGNgiPZt02qWG++ozEW",
+	"iKcKWfhUnX2MIsw0D7UIE3tJj5aEker031bWeA7V5XTEGZvLn9h0MiRZX91hUd7OXc0ZR7qNmjNvou8Q",
+	"Kuwl8lXJ2b+EEFDSnhcVyBxpqIgW/xbh6JpMFM8gv0kqkGaQvl88OOMIp2nGHxQsTVOkVIYY9QKexSRT",
+	"5zGi2QQm6gVfkdi9a+EjV0hAEyyjMdFK1B19IAwWq0BNYwDaDcNTOeYZ/fWFTHHqDlCSpKgQio+rudgD",
+	"TmiMDi9OFAP6ujAB/RILuK4AqUqqiF4Iz1BGHvg90UD4qH6Ejf6IafJCQDzkg/RHepQwAKFWGJVaUob1",
+	"Mj8Z7RBEPPbKHBMsNCN30wRniDylijlQzlAv+K9Prcbe7efdsN19/ksvCG6fy3K73pQhnX3kzvViUBcw",
+	"WUGlGVGSxArAk+LQJzhR1zeJD9BAw2EAyCcQwdEY8dGIsFi1hc7NoOA8rpqs/kwznpJMUn1LkAmmiWPZ",
+	"sIp2GFA4ODUpllrV2dkOwpoFxOr4tRFAU/9lSjOFAZ/UcKZpaCa9zQfjQyWTqLF+mErJ2UecUSu24Tim",
+	"CjI4uXAWDtAPK3uhLCZPdYuLutGGMO4rgVqNIRYkRikXMCzCE9AGxiSn+lfCNBdo493xNXptPwg0MB8+",
+	"3TZhssGmuuon+IlOppNgfw+sF/rvlg9U+cVTX+HN5QckpqMRfUIj4N3qBz2dZt+fP7efny2/n6acIZCA",
+	"VeOj84t/9o/O3x6jDSzRhAuJ2t0ec2xKtp/pgBk6v74ww+tvRnGBz3+7OTn6qX95fPHhn1Ur0NXF5cnZ",
+	"u8623nZuuGm1WsssNxV0gLOyEPGhwtEYe/A1cu/xMhQBJ9CGElPIJJUzpKcWm+hxrFi19wJtFig95Dwh",
+	"mKm5YyrSBM/6c1A7DNIxZ6Svx6uvxOj+Gm2RJqEQxfSOgjCbzJxZ/WP2NfUthqErq5RWXFlffWgvvLUQ",
+	"UQe5I0hWOZX5lAsghXio7gskuR+8UUawOcKcv8RYkoaksPqX86IJH9KEvOBEQgQMMptpIqEsSqZxCT2K",
+	"1czFCsYlqZg0u61WuAZnNOsPg0I0t8BacGZHuslbLLGXYkDYfwEMV915HS/tjM6OoO/yTRw/WDkhSc5H",
+	"wf6nJTKMav4DFiR4Dqs7jw08FvX3QPA5DIhdBGGKl+dbatYPw4FBZWe3xd4+UCHnnoy+uySZiBUXGxRz",
+	"4SzDM2AeSs03AtHiQS6KlnMOTilRzngLzuwmFSSTXwDnHI5QJlyZTYnm3xgx8phzGiWTTnBM/Azmy6Kw",
+	"XVyVSpcCJhfzVkfnXDD8LdhsjqW6KRjhdhGeit9rxUAga6zXXWcZYX5U8q9A5IFks8LHFeEsowQMM+U1",
+	"5oJ/dZz30wlmjYzgGMyNkjxJ72WQKwRezOUMmQYh0vIJZ0gpNNPMi7oVCNjBCwXFh3OgUhyB3lRdxCmO",
+	"xpSRYh/apge+Pncdls9V9E+PZ8zV5L3q/RxjSt3m5FPxKkZBn+F4jt3WNSpF1mIWLrA1+S31csxjWDtO",
+	"Ev4IE1acPLceJCgrdV+CdiJznEv1dzj3Z1c5XtQFqONYNy0jr8EAQNLbpYgJy5tDmvmNvJg2H8lwzPm9",
+	"9kXMpU/De/taF1hNWrR8p65kwb3+Slhl5wDM3CO9qpikhMXWygstHQotqC2XDZaKJWfqtsil1zmrQTQ+",
+	"KExzOMq4EMbpLzSZGq+HX2mYeMn+IiPaYEN+meIE7JREyBCUO5hVoAhPlR48nCEMH9E9mYVg41WNDLtp",
+	"ZiQi9IHEthcf2U8CYTTGLBZE6oCFnzll1q2AWTzkT1YJKP1mdLANOSY0Q8U9q83LnD2QTGimoH7LiFHN",
+	"hWxMQHulT3KaEURjsekyLtXCL5XVRG19gKGLWuG8u8ag85kRGuxsVfAUDLpp/Dr5PyWWU1HwvwUSZBi4",
+	"1DnX9OHIirUBqlJhGSsugfcLddL65LWhKcVyjDawJkT46ZVA/3F1fqa/mHMFG0TMpQjVjTZGWKCB6tF/",
+	"MMYa0WwNDhBGeTgMNOlNW62tiDL4L2nqfyoxSv8wcEb7ZaqQHJj/APEMDdT0TRoPNH3A8rBCu8cxT0i+",
+	"AG2DKZ9bGDw17nhD/dgQ9zRt8FQDspFyYOfBvrqen8PgPThePvAol50XGpzqRJwmOCJIjPkj08T04fzo",
+	"8Prk/Mx42esszTiJSnbP4PChiS7wNKFCYtRutVohuvq//4vDb7xsbGkvN7aEQYIllVPNG/JZGp2tZnen",
+	"vR06jJRPjd8zN2K1HCtWY69QX401QQ3O2Z1n9O2d5k63u7dw9PZuaXj4Z218K6M74IkmJIfP2uCocIEc",
+	"Nu5OfLSvkeOUxBS/ADMmqh+wcIZOTg/fHYfo48nb43OF22/Pj25Oj8+uDZIcIPKEI5nMwJHIR2iQUHY/",
+	"AJ44oPGgjkQjmhALpvLUb3k0nSjGC4YmdA0BX4n2qxijeERTqloIoq/cAs4nZx8b7Var3UzjUcXEt70c",
+	"6eZddFZkeyUQjfUdokCDEyWWztA0VZexNrYUS2m3Ontbu9tvujuV8+7sLsd+yu599irjux1LmQowsEo3",
+	"9iDmj0ytRBgPvlrjKOOT8rqg8/7r11HMmubXZsQnr0WqZm/+nN5VbaPb5QXvKdlTKpky2A/+yw7nu9z1",
+	"DzWZfipcH4djttbI1Nfk596OdIJBvn2gMVHcJDY4svzGhK8+2viJzE69soc68HvK4JzvycxGM8YW+cCt",
+	"4i4u0YoF3OCKjibcezmekrqdARdujUXSmPV+PIdBZKzKC3VS1caRrRa1tWBQwrSWcJb1uDLNqpAunMiw",
+	"Rh/MT8k3189PyTpq+WmhTVfE+DGWfSMT+W3bYRAliin1MzIiGWHRHNSqtjKOWA4RNfEBwkOQOo3JnxH0",
+	"iCs8LsomDXAuN9682W376I7Y+KfFkIHd6Fip5zAYUyF55on4PQZ1RwuCKCMpz8Bxz5NYid0QjBsWHnqH",
+	"Vyr9Rkg8SdX6VzIQXsEkR2PM7ohPHiyfwAp2OQVLo3tVDOpX52h3p9UuFqm3cHN9hPhoJAiQ+Gr6mpGR",
+	"V4O33mINKZ2dhTVsy6coNuQnL32i357GNNWsT2h5oF75cP4+npVvNm1fcQPTPJr2XG7uoCRQBrhIml58",
+	"iYnENJmjnFCZrGR6BclMt15wTJdG9/pCXo+K6rliLyUe+IGmuBHJXgmj8C53/yWODjJXYVgo5y+W0+dK",
+	"2V9IWJ5YMbli8+EZAvEjRHgaUx4iEEJCZGUQEHKFpNE9ye0OPkMQTi10akBwheE5QmndcEInpG8FrKVW",
+	"A/+G12Smc5eYERz5j55M+M/Uv/5Fl+ki5qiH9G0oI2ky85+gCURQR6VUMEgn8drr5kDbGNzW5Qu1JUry",
+	"JP30pr5oexn8ZbachyzBJPq72QvPiq34KdIvflc4og2cVY3Rhpo7XIzvoUX2EFmSD60dTIQIzBPa2h7m",
+	"ARoWQdR2YtVTzIQkkxBNmYngz0P+GHkkmVIjNz17WnhpVhhgWHaCAafLPWBz1YIKc/7G3lzf1eBz59bs",
+	"d6v6c60QQpicc+/8Swm63+iWLIXrLeVlq4ilkOXhnihOKfh0GEm82qPVkucxDyf4dF26qQmbSyipHFCY",
+	"Lyzf1QKyUnj3+5BUjvGLyEnMNSksIKVc+K/KsFg6AmsphyHBmm8D33NNCcb4bjwm2qNIMLAv7WH0Gxac",
+	"hfybUPULiPRFSu/6lPsSXU/JCEbLXNUL+Fsp1qxzES1Ci9+JGgtcXUiP1U0spsiLUgxReXGpMevUT1R9",
+	"Ef5PkkuceNOmy6eTauukHsl284H+qjCxVUiLCInAQait3u/5I5IcmftdOzgVgUEWD1byVGK9l3UZ9mdO",
+	"Wd+qwzXqgq/pOPN6uK8IZOtSoaVQyA1y/KReV6jk4GMDv2tnW+dra7t9paERugtb0SPP7kWKI2KddEo+",
+	"B9YBXymL+SOCXW/wDD0aqwAEOD5igTIymgoSbzbR38c0IW4nKhBPiQkNzj2+6h92Lxqa/h1lEJNeXiEW",
+	"c53KsB84PGlMw2vG29ZhtUzdriJgOVzWPeLQQQcvShIWf3OLkZr0kohpslbQlNOrfsPhSYrp3Rr3hedO",
+	"rJgIY4SFoHdMO5v9d7n3tP94AvIK8Yl5PqVp62ZmzQmD/lbSt44fWc41gS3mm3HkVE9wR0nsopNpYkIk",
+	"1RheMWsRqmiDWfZAIwI+whBBcAplCBIwLAN6/ZnGzyW78qIoZq85s7zj5QEkRVD3YtCBuDrGaUqYTQzU",
+	"6KBjaqS1ULgeO5SBjVCU4+S/qV3cJfulikuVGBZKSYrZ2BxCk/a+ZjpPObqkfgQfcTIlAq5Nkxvz+XPn",
+	"+VnbEzniLFQIBGEjQOQl2v8UHDIchMH55VtN/LeOi6UUXdDZXupunuCnE9237YT7514XbcVZcSv+TKRQ",
+	"cVDImWmiQ4YOb67fH59dn5hIE6d9kdbTY1SgEU0SEms5pAzPT61bS+pUwH0/oVKpU+WEn095WlUrT18q",
+	"koCeb1d0TFXyuiowq4Msx0t/jMO7jE9TUbDcqaIjhJGQWGfBHV6cIDuGwgKtLFbY/xl/ICCvAHqIapjB",
+	"8niHFe8pnCTgCeCPDNHYnDIVJvseMz0/WCppdE8kokomu5I8s3FXboY+ZnGPZUROM6ZZZA4FG+0cerhm",
+	"wYZcZV0PVlYXjFRWTfyq3ZWluj07S2FVsQF9ufQcJ2Kk2+22O1vb3Z031RCMUsiFm//p47smjMJ1yCzC",
+	"7UoIWTFA7hFZ3lvHGBVdV+cVppaL7RAiOipfMpDEz0iF+11BtAoSWDvZvgjrq5Nxgtnd1Bter8CVaF3k",
+	"ADFC4hzV85hyPHEkK/gXFUWONlVi3gPJcILsLBXyJqx/c1Uh6m4ZEXDj19vPnXDreaP/6bDxn7jxK6BG",
+	"J9x+3vzrXxblfpV3Y7IY9CoFVusrVp4nHTLyWCs74y74kGF0xae/VgLcdlsL7JkriFOK7eTYQOMmOtcx",
+	"ZmVIK3QqxlTLtWJEaZFvPMJXHs7X9glipWnqaz2DySFIrpZ//9uW6qkgsC6Lr+pWDg/zyjxu+EVNxfoS",
+	"pq+qjdTgWG4ZFbbGm+HlViJdNRijmn9iwyaKRfj2fe0Y19eT4d7zR11iBcS0vKG6ytWNNpkKCWqdP9rA",
+	"CEeLbfpOOjc1V+0BGuj0bYU7j0pyH1RltAGCW93K5n55SOJ7IvpGKlKaoHVQBldjniLGH4tl31x+AGXf",
+	"9G4v7C15itKMT7jajygGcRKzV5e97OloGcwXFhRhSe5M7NIqIx3Z9sWFZZHLdxK6ySsBYYHNciyskkry",
+	"YFgFETRwb8+BLsGBpfavGt0+7LE8yhqgmHeyd/YgRNfH/7iufHVOF9gz1SVucI/ZL0307uRHWNTF5fnb",
+	"myMboCsgFSGhQin2w2kt03lGJNoQhKCB45EdbBohyqiYZ+dnx0EYqIUFYQBgCMIA4BCEgYVCEAZ2c0EY",
+	"vDv5MQgDsxhFfE6srhlgnvyyCtlVpIc64aGNFpqyhAjhShtUaPDCjY3z7pt+Ml3/ilpNxV9JuliYwe0m",
+	"arc7C1Vwe4iHFxeX5x+P33ptBc7hz/VogW3Ykc2kdXRpnQXQSqltGqcUOvKsgo1hjx0dXp7fXB1/CNGH",
+	"k9OT6+O3/euT0+P++Y8/Hl+G6McP539X3Y4Orw8/nL/L4wiazeZmEx3qM+Yjk3uRrwdURmMVtme73eko",
+	"sUYJi1Q20aFjVCuJmRFmlhqqKmRgF1uSNJckryxIks/P3eFcC20RFQ5Yu6W+eOGQZrCsEkiJ+S9Ketbk",
+	"iGeaGgF9bDAOgu7qVqtfX010IjUVQ72PHquWE8FoAFaTgak6ErpVRCpFRkJUlBVxK9X2mOKU59cXtocS",
+	"5lcwORhTw+aB4sBqbyOe9ZhzuenxbEkSEo25Yrs4ui8Qz+xFUZOScWLDa+tW1vkhQ/nZJnhIkrLseJ2p",
+	"2UBaWC80yKwLrissKgkGZEQZEYjKfbfGSohuLj+E6OL9+dlx/+zm9IfjS0Xh9jg0OYeWmIGKwT3EmRbj",
+	"GikW4pFncR7aBOJ02UjUYzmpbkQ8NYo0h1AhBcJNqEepLzgMdqSqBUBJMKuWdYFWBvZlZF9En0eOHOIL",
+	"K1vpThiSpJw7dCNpQuVsdW3uJk1J1oiwMGqnqQJmeU0ZUW6uTz6cXP8zWKfKh17kIkj4C0bkhYhWrhiR",
+	"S+YlVb1Tt1JW0z7ymRat8tuXCyjBZw3Xl66IYNT0l5mjIVDfk5nGKur6Tsubjufr61H2vb3XqWpTGAxd",
+	"i9kB+j5E4IgVIYqxGCtRj8UoxRlhckwE0RIujiICBR/VxzjjirOW8f37bhdttNubaG/3zU63sb3VaS80",
+	"tvV63//1U6uxhzY2G7ff+20qxsNSTHJhlK8i13gkSYZ2UDopT7ZCeZ0FxTrmVWVbHZvLxdxqKP2CpPzK",
+	"6s0IPqyG9IxomlE5u1IjmWDxlP5EZtqq6I/l1VZrI3gagVMQiQ5N5QcASHNeKfd/NA4vTkwRd8tCYEoF",
+	"UP3X36Zeb+MHHbUleKaFEsYbcAdJzhNxgCD919bsQmDVT5Vsk/A7ka8GGhWLMTN7VjIkOCOZ2lJ9IYPS",
+	"TvfRD9AWiYeon9AH0m82mwO0kQIOZkqysPXqQbKAxsWUYylTXcaPshF3Ug/Un2aZp7nb+x2W5NGXmw2B",
+	"I7kBTKkK4jBNC/HaUkKI7glJnXjhEU8S/qirAJpGr0ReM6DHjCEIg39AR8MYn7wtwKDt/SGS44xP78Yg",
+	"EED69+Xx1bXSSpo91mPffWfxvPndd+i4VF4ltEVOlDxhqoqE4FOyQ2ms1bxpYBoPtPdhYFY9OLCjjKZJ",
+	"PrSA0hAzNFDMfRDa0e3PGE2qFU4GCqkGoR5c6y+mukRROdGbAV9PZw/LSembBhAKfQiTpoilAoc+PWZL",
+	"ckJuuh/JdAL8PZmZ/HcXz8IeG+TktV9rmseyDzSaDwzJFAn3G0lBYvvzCKrHFEVB0A8pbOjq8tBXQJrX",
+	"jnBSkqkAj3yoAzmwVK0iEhMWEe1Zolrb6LEhQVDYZV/Bw1YINZs3dUOthqkQD9GRVmRojIrNg2EOJ4Jb",
+	"ffInMhNISJzB+xSDnFQHTqxRPbjkQLeURMg+HLpANlRBFyHpMcJiKAmgQ6cyKqFY/ViNoiY4cEs+w2Ax",
+	"mXA9WD6Wpi61MSxJw1Sv6bFU8RRdjv7kwqCOLQBPY1EnoxxPMVOwKAr2D6zdBdQidR4zPi1KsuIeuyOM",
+	"ZBB1ApH/6G9Q+J8aRV21toWzbMV/vR6nFLBazw9cjtHF+dU1UrcYYK4wMgEsqlI52K7LRqs575H0WF7T",
+	"ZOl7JEJ7OnMwbGg2kU8mG5fQmsT7SKnGg80DZ/j8BRSsDo5keXF7oP2DylMpeaCbfQTFnIcpgdxjpgay",
+	"GaC1ZwD1kWSCcqiO/N13aPDQHug+ilXs2xIyIEHFsaITpvALZWQC/Bwq5EJh4yY6MtevJhfJEzg43c8M",
+	"pDWvhEaE6SBDc48oGTWjRGJtejWJM/XrRfGhIAwe9JqD/aDdbDVbqgtPCcMpDfaDrWaruQVBl3IMgsNr",
+	"txzdHZFzvVzgyHJSVzFKwS8tEYZsUEV1BGfReFAqmJy7bhSpgkxmXGPqes3R7SRWkgIVVlbXlZqKB3Y+",
+	"VRd1yR8FUqSWmqzGXIrstvxCAxBo6QmamIwwRMWpLnmpik6rtdi3peS9St0deOzCRCDm7ApL1C6trO1f",
+	"mAmD9ayr7VbQaMH/rbu0a8iKgvOIEb7DlAlZnMuG0nYblAnCBJX0gWzOPapCSseg+vh2os9/3jM/bZ/Q",
+	"flt52KfTaq1XONqqjwUaf3JqlxqVLo/jCzqtzk6j3W502tft1n5L/f9/BtpW3W21C50r6HbbbdB1jKpj",
+	"tug6a7UCE4BLplyIUYdNt/Mo6XYeFN1+LpWdPv/JLS5titOsVlu6VrvPU1T6nBFNpXyUy45QrHu71Z43",
+	"fn4cr0tlzaHT1vJO1ZeZVL9OZ3m/Wvlw6Li3vKP7IMVzGHQ1Ai3uU34CCFSq6WSi+KvmQsgpiSnxnQBr",
+	"tv3p9jkMUi6kr+ye5nvDWZl+9sGgG3F4SSFJKnX5TaTANI1BqHAr+ysBA66UHtMorG6neKoJguj718w0",
+	"wTPdjTI0+H6wTO0HGywVSlGAWxgLN+4GbewiyVG7WwnAAda/qee1oRmD3EKCrLlj0OwxU/QtISMJz0iA",
+	"/qKrf5kpwTBoLr3yRVAy29RvAt/ZFk1eV55i0ywG7vsfeDxbj7s41h9j8ilMOoUdx/IMv5HEsIlFxo2V",
+	"id5r0HouWw8MF3k5W3Ur8JXezajw2n7ONfPG2p+9OhMtMUMbTuMEmpY443MYaCJZd1XmFviNy7Jz15a1",
+	"LsuuVImd84iPW/LWxpZzyybi34GLt1Zgxv6X6VTv9gqzVl/i+pe7O3Q96eKYELbH6L9InsPgtbYOz5O8",
+	"R1Qp6Pb1Dcir0ZHOYyUAm7vCvEujL5IDNBVgEYGieWOCEzlG0ZhE93WJ+x2RpyT47bzC+8qOpUunWpN5",
+	"diLgqfifOJoQW0nLSGDbnYIWowlBH2TsFm9yptF8plyvX/e50oputRi+DhNtvdnd2oUw1lrV/aDd2ulu",
+	"t7a6nc52Z6/TCZYKaoteGPqae7eV58qbr2/Yu8sVtrUyO3PqUi15z1KbikQNV38PWfR3YAtXY/5YelHI",
+	"BmXbVMDicZ0hn6pv3OEXtoyZZRcmvNtNbfeLo1eQq+eLsFTCHUaAHfYkUCkhngoUjbkgUNxyUIrDHPSY",
+	"sdTYgIzBmvG6oGSWxqXx4KDHTBFEiK145G6AZ1ikOA65HIPFRad9yTGZ6YCHvNAhCNV5LGmPqY1Z864W",
+	"Z7XJBnhiRSvOAWCeAy758RVQcJJAssR1RUo32J3n0egZ7LXNHNuTICwG61LuTrWZkDAfZpAxpFQGXYrQ",
+	"2gDd+LkwD57b1LFuPVaOnwvrFUl9wXJq5TZKUgck4XtiI0x6bKP+HM2C+BGdNVpkoiyJRzhAtjprMnPD",
+	"IjZNPKAntqXyLI++AwmOxsWor4qwP+0YNdU0zS4HIXoc02isDc2JDbRhhMSiae2y04SAamQRZCEuHCCM",
+	"hhm/hxREkhsgbfCUPneSxNoxIfBM/fpog79yfNNPuApAjHMT4IFsgIfYrwOy6Kojs6gcKzXLE9F6R/TD",
+	"jj3mnM2cYBATxaPpuxbGMyjeEwqR4D02+NwrB3r3gn3UC7hM+wm/M/mzvSBEvUpIsGr3qRds73b22lu9",
+	"4PZZm/6RYq0JkcTGeyb0gWj6Yjqbe8JjAkAaVLNwYAQ5N/HGPitKjdXXm2WjI5uqWTarJdioK9+yr7WS",
+	"bcoimZtAZyvE/V4asI7lnp2UZZtqcLcvp66U9lPTt0pZDG/UtTac2Vrba01TyRfzpHaVF1JOFfKY9CpZ",
+	"C75cApB0TFGnwt9eXPaH1Sq/Ngu6VD1KcXYah5ap5qV6g3ARBGyd3jqIyzurZiIVldKqpX6N6OvU3DUW",
+	"2rxWbD2XI6DsgdOI9KGOLwAESl9paByy+CZLiphLBzKmILIDl4Sye6Ag96Z5JXRmp7liFoNEIcWtL9ly",
+	"eQpjPY+vnu62DpR1+eHVKgVbyz1U6PWAWDfuQ6LWs1MmsMA4N4h02RKTcqFzXVZwafHxoshgUUHcqS1Y",
+	"FP529Za8WrdvU4rr9mOakUhnOKidcUau6YRcmLuuhjJzrr2DoqgFeIzVzSUqEshizNGXzzJSqnGE0t0G",
+	"O/hlSqP7S5Ims0MWH0H8bJUluEGuNr5Vo30Rfqsjb78oth9+PO60Kvkn+cfr84v+xeX56TkQwzow0Cvt",
+	"89HIPli8msLoSw7/KsZLqC3ttRG69S62PNUsgkc8oXHz/Q93H06vb9pn18ez01//1j77Ofp4eHd4+e6H",
+	"k9bp/X/8eHZz0728/+ev58fHW6f3J+2zn08Og9U4Sq22hLZl1K2X1aoPb96UqykoLl6kKugiWM++Z/ir",
+	"b45b64U00ZCLodSeDyWo2+IDk2+b1hXn7NO3y7ZbuaJUYqK0944t9WALiBsr+5Xt0ESmKI+ukoN0XRcd",
+	"nw7h9Fr7nVubp1RDKLfZj8CljyFq/MWQX4telplYco0kj+G0su7vYSLeXt6v9sL0qrbl0qPo/84mZdVr",
+	"hSVemJP3WpxMZFrd8jPJdQprXzLIKqoGJqXezDVNX4KOpC9cCD8zik1JSc5r9aFTPENDglIO6iVlQhIM",
+	"qUhTeOnYxCSKORbqOVqQ7+0NyyIKJc4kD5YjMYB1QghDiuW40AWormXj3kYusa6VA/0FYxu+7C2Vl6z/",
+	"9LnCxEppx/5YCSVM5J3ciouLe3YqPU19xgWd2vvbarpb76Vn69PPi+coz/OlQi6qleLnsOS81vofkv+W",
+	"+O6/lHftUvEM7IQ7lwqCoiJr3c/YSmk0XqZWWGRLbAyShQ0jDatRcCZDrtNq+QPa8jGDL8UNnH18qusI",
+	"bSc//o+Vte6mmxtJz6RtBac4uyeSsruCE58eXv50fH1y9s6TbZ7nQNdTnlvapLHnpgnnJUE8urXDKvIU",
+	"X7XzLwDWI2thLUByfn3hBcVWAYpylLljpSqpwT6gmDzzuTDZXQSTilq7Klg6Llg8G+sUGyvy8cyUNoXu",
+	"BVt5s3Arvvofnu3cfqlroZ4X57kYDquSmCizkv9PXKEQXQeu0Bo88oTLipPY4egFM719dhOhNCd0cn8+",
+	"3SpsLSdFub+ZXKVPt4oaBckerEw5zRSuvn5oA52aeT8vcm2D53ZIEs7uoDDqfF+3YyizD1PVIgjtswL+",
+	"mygHmvVpLJikgFV9GqUegHeqmmdkXgJNEv5ovFc0y7OKzA3rzJHfsJ7A4wJGr4STuGRjkasxks6oeYCM",
+	"OoKnhlUOnBivphOd5vd9v7WSKYTBMPT++vpCpzhIrrOm8hQQ1zGfkTsqpOrXRBpvxD6k51zpohUNqOQ8",
+	"QBv6EVe14M0QOd/NvLMB2tBZAjoRn5lXXxV4i9wTePUVqrpllIjyQFf0jmE5zcgAbQzEGHe6O/9jgL5H",
+	"Y/KE3p8eHjWu3h92ujuWaDL8qDMgdI6TdWwVmS6vBCSAQfUvEmVElqeDfTVO4kHp10OpMESWf7y2Mvsg",
+	"1P4yNf+VxCzGWYz+bk4LDcy5NSgMav8li97FjyLfbLPHDpl4JBnqPD3Z9JEtEz0rDhDkejxSQUytUoOZ",
+	"1D6eG6ONLhIh6qIJZSHaaun/dtA47LEuGoeo3YL/3Vb/24G/O/A3IMX/+d+dFvrvUCxju91CMRW6Pgq8",
+	"DWwg6fPacWaQ9iiPXXxxzKn79vE8/WZuzGMe47jE1VXUD6/RlHUK4c5wK9qOG12yM2ps491hYy9qxY02",
+	"6Yy28PawG+3EwbqhjwY8unz66qbfqu1BF5JuBpU74DYsGd3dstTGLmbp3PJPHZIBRbGcwKjigZA/+cuf",
+	"/OWPwV8qb9x8LQbTXcZgvG4J/R5azc9fMdx05rjcQVs6ERCawdAwmZK/FioTfHa4lecNbmBXrXhv1Bm+",
+	"IY2dqI0b26MWaezh7pvG1nA37kRtsj3aaQXrWnrK7xl9bX4VTYXkE5LpiB5cvDFVKh6Zvy1X4ljCHP2f",
+	"3OpPbvXH4VZX2qj8bUShNY3kwao+10WecY9p2rxRZZ6mKqJ0vbFEdb5m7PCwgR3cidqjLdLYHW7Hje2o",
+	"gxt7pD1qvIl3hl28HW0NO+21eVrxmNTX5WeuklxmaGXGlZfa+5N1/cm6/kCsy3oTvhbz6vx25rVWfMia",
+	"vro6Y7IAgeXtDXejN/EOaXRH27ixPdyKGrtxhzTaoxa239ZnTc7bWl+fOdXc1CXfkrAPazw//78AAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
