@@ -27,7 +27,7 @@ db: ## start PostgreSQL if none answers at DATABASE_URL and create its database
 	@.ci/pg-up
 
 run: build db ## build, start PostgreSQL if needed, migrate, seed a local account on the simulator, serve
-	bin/gateway dev
+	GATEWAY_ENV=development bin/gateway dev
 
 test: ## the whole test suite (starts PostgreSQL if needed)
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -13,10 +14,15 @@ import (
 // config is every setting, read once from the environment; each has a default that works on a
 // developer's machine.
 type config struct {
-	DatabaseURL         string
-	Addr                string
-	SecretKey           []byte
-	SecretKeyIsDefault  bool
+	DatabaseURL        string
+	Addr               string
+	SecretKey          []byte
+	SecretKeyIsDefault bool
+	// SecretKeyPrevious (GATEWAY_SECRET_KEY_PREVIOUS) opens secrets sealed before a key
+	// rotation; nil when not set.
+	SecretKeyPrevious []byte
+	// Env is GATEWAY_ENV; "development" allows the built-in secrets.
+	Env                 string
 	PlatformBaseURL     string
 	PlatformAppSecret   string
 	PlatformVerifyToken string
@@ -34,8 +40,12 @@ type config struct {
 	TemplateSyncEvery   time.Duration
 }
 
-// defaultSecretKey is for local use only; serve warns when it is in use.
-const defaultSecretKey = "6c6f63616c2d646576656c6f706d656e742d6b65792d6e6f742d736563726574"
+// The built-in development secrets: serve refuses them unless GATEWAY_ENV=development.
+const (
+	defaultSecretKey   = "6c6f63616c2d646576656c6f706d656e742d6b65792d6e6f742d736563726574"
+	defaultAppSecret   = "local-app-secret"
+	defaultVerifyToken = "local-verify-token"
+)
 
 func loadConfig(getenv func(string) string) (config, error) {
 	get := func(k, def string) string {
@@ -48,12 +58,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DatabaseURL:         get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/gateway?sslmode=disable"),
 		Addr:                get("GATEWAY_ADDR", "127.0.0.1:8080"),
 		PlatformBaseURL:     get("PLATFORM_BASE_URL", "http://127.0.0.1:8081/v23.0"),
-		PlatformAppSecret:   get("PLATFORM_APP_SECRET", "local-app-secret"),
-		PlatformVerifyToken: get("PLATFORM_VERIFY_TOKEN", "local-verify-token"),
+		PlatformAppSecret:   get("PLATFORM_APP_SECRET", defaultAppSecret),
+		PlatformVerifyToken: get("PLATFORM_VERIFY_TOKEN", defaultVerifyToken),
 		SandboxPhoneNumber:  get("SANDBOX_PHONE_NUMBER", "15550009999"),
 		SandboxPhoneID:      get("SANDBOX_PHONE_NUMBER_ID", "100000000000001"),
 		SandboxAccessToken:  get("SANDBOX_ACCESS_TOKEN", "sandbox-access-token"),
 		DemoKey:             getenv("DEMO_KEY"),
+		Env:                 getenv("GATEWAY_ENV"),
 		SimAddr:             get("PLATFORM_SIM_ADDR", "127.0.0.1:8081"),
 		SimWebhookURL:       get("PLATFORM_SIM_WEBHOOK_URL", "http://127.0.0.1:8080/platform/webhook"),
 	}
@@ -83,7 +94,39 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.SecretKey, err = parseKey(key); err != nil {
 		return c, fmt.Errorf("GATEWAY_SECRET_KEY: %w", err)
 	}
+	if prev := getenv("GATEWAY_SECRET_KEY_PREVIOUS"); prev != "" {
+		if c.SecretKeyPrevious, err = parseKey(prev); err != nil {
+			return c, fmt.Errorf("GATEWAY_SECRET_KEY_PREVIOUS: %w", err)
+		}
+	}
 	return c, nil
+}
+
+// development reports whether GATEWAY_ENV=development (make run, gateway dev, the tests).
+func (c config) development() bool { return c.Env == "development" }
+
+// productionProblems names, one line each, the settings that still hold a built-in
+// development value, with how to make a real one; empty when there are none.
+func (c config) productionProblems() []string {
+	var out []string
+	if c.SecretKeyIsDefault || bytes.Equal(c.SecretKey, mustParseKey(defaultSecretKey)) {
+		out = append(out, "GATEWAY_SECRET_KEY is the built-in development key: make one with `openssl rand -hex 32` (keep it: it decrypts the stored secrets)")
+	}
+	if c.PlatformAppSecret == defaultAppSecret {
+		out = append(out, "PLATFORM_APP_SECRET is the built-in development value: set your Meta app's secret (App settings > Basic)")
+	}
+	if c.PlatformVerifyToken == defaultVerifyToken {
+		out = append(out, "PLATFORM_VERIFY_TOKEN is the built-in development value: make one with `openssl rand -hex 32` and give the same to Meta's webhook setup")
+	}
+	return out
+}
+
+func mustParseKey(s string) []byte {
+	b, err := parseKey(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // parseKey accepts 32 bytes as 64 hex characters or standard base64.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"gateway/migrations"
@@ -37,7 +38,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.New(db, cfg.SecretKey)
+	st, err := store.New(db, cfg.SecretKey, previousKeys(cfg)...)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -79,8 +80,14 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 // serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get 15 s).
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func(addr string)) error {
 	logger := cfg.logger(os.Stderr)
-	if cfg.SecretKeyIsDefault {
-		logger.Warn("GATEWAY_SECRET_KEY is not set: using the built-in development key; never do this in production")
+	if problems := cfg.productionProblems(); len(problems) > 0 {
+		if !cfg.development() {
+			return fmt.Errorf("refusing to serve with development secrets (set GATEWAY_ENV=development for local use):\n  %s",
+				strings.Join(problems, "\n  "))
+		}
+		for _, p := range problems {
+			logger.Warn("development secret in use (GATEWAY_ENV=development): " + p)
+		}
 	}
 	a, err := openApp(ctx, cfg, logger)
 	if err != nil {
@@ -132,4 +139,12 @@ func migrateUp(cfg config) error {
 		return fmt.Errorf("migrate up: %w (a dirty database needs `gateway migrate force V` after a fix by hand)", err)
 	}
 	return nil
+}
+
+// previousKeys is GATEWAY_SECRET_KEY_PREVIOUS as store.New takes it.
+func previousKeys(cfg config) [][]byte {
+	if cfg.SecretKeyPrevious == nil {
+		return nil
+	}
+	return [][]byte{cfg.SecretKeyPrevious}
 }
