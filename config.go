@@ -27,6 +27,9 @@ type config struct {
 	PlatformAppSecret   string
 	PlatformVerifyToken string
 	PlatformTimeout     time.Duration
+	// StatementTimeout is every statement's deadline (GATEWAY_STATEMENT_TIMEOUT, default 15 s),
+	// set as statement_timeout on the pool's connections.
+	StatementTimeout    time.Duration
 	SandboxPhoneNumber  string
 	SandboxPhoneID      string
 	SandboxAccessToken  string
@@ -80,6 +83,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.PlatformTimeout, err = time.ParseDuration(get("PLATFORM_TIMEOUT", "10s")); err != nil {
 		return c, fmt.Errorf("PLATFORM_TIMEOUT: %w", err)
+	}
+	if c.StatementTimeout, err = time.ParseDuration(get("GATEWAY_STATEMENT_TIMEOUT", "15s")); err != nil || c.StatementTimeout < time.Millisecond {
+		return c, fmt.Errorf("GATEWAY_STATEMENT_TIMEOUT: want a duration of at least 1ms")
 	}
 	if c.TemplateSyncEvery, err = time.ParseDuration(get("GATEWAY_TEMPLATE_SYNC_EVERY", "15m")); err != nil {
 		return c, fmt.Errorf("GATEWAY_TEMPLATE_SYNC_EVERY: %w", err)

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"gateway/migrations"
 	"gateway/platform/whatsapp"
@@ -77,7 +76,8 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil
 }
 
-// serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get 15 s).
+// serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get
+// serverTimeouts(cfg).Shutdown, 35 s by default).
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func(addr string)) error {
 	logger := cfg.logger(os.Stderr)
 	if problems := cfg.productionProblems(); len(problems) > 0 {
@@ -104,7 +104,8 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: a.server.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	timeouts := serverTimeouts(a.cfg)
+	hs := newHTTPServer(a.server.Handler(), timeouts)
 	if err := a.server.StartServices(ctx); err != nil {
 		ln.Close()
 		return err
@@ -121,7 +122,9 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	// In-flight requests finish first (a send records its outcome), then the deferred calls
+	// stop the background services, and the caller closes the pool.
+	sctx, cancel := context.WithTimeout(context.Background(), timeouts.Shutdown)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)

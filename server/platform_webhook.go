@@ -69,7 +69,7 @@ func (s *Server) platformVerify(c echo.Context) error {
 func (s *Server) platformWebhook(c echo.Context) error {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		return err // the body limit's 413, or a broken connection
+		return s.bodyReadFailed(c.Request(), err) // the body limit's 413, or a slow or broken connection
 	}
 	sig := c.Request().Header.Get(whatsapp.SignatureHeaderName)
 	if !whatsapp.VerifySignature([]byte(s.opts.PlatformAppSecret), body, sig) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -90,14 +89,10 @@ func strictInput(req *http.Request, route *routers.Route, pathParams map[string]
 // strictRequest runs strictInput for apiMiddleware: a refused request is the 422 envelope, a
 // body that could not be read is its read error; otherwise the body is put back for the
 // validator.
-func strictRequest(req *http.Request, route *routers.Route, pathParams map[string]string) error {
+func (s *Server) strictRequest(req *http.Request, route *routers.Route, pathParams map[string]string) error {
 	fe, body, err := strictInput(req, route, pathParams)
 	if err != nil {
-		var he *echo.HTTPError
-		if errors.As(err, &he) {
-			return he
-		}
-		return fmt.Errorf("read request body: %w", err)
+		return s.bodyReadFailed(req, err)
 	}
 	if req.Body != nil && req.Body != http.NoBody {
 		req.Body = io.NopCloser(bytes.NewReader(body))
@@ -107,6 +102,20 @@ func strictRequest(req *http.Request, route *routers.Route, pathParams map[strin
 			Message: "Invalid request: " + strings.Join(sortedKeys(fe), ", "), Errors: fe}
 	}
 	return nil
+}
+
+// bodyReadFailed handles a request body that could not be read: the body limit's 413 is
+// returned as is; anything else (the read deadline passed on a client trickling its body, or
+// the client went away) aborts the connection without an answer, since the client is not
+// reading one: net/http closes it and logs nothing, so this logs one line.
+func (s *Server) bodyReadFailed(req *http.Request, err error) error {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return he
+	}
+	s.log.InfoContext(req.Context(), "request body not received; connection closed", "path", req.URL.Path,
+		"remote", req.RemoteAddr, "error", err.Error())
+	panic(http.ErrAbortHandler)
 }
 
 // badText returns the reason s is refused, or "" when it is acceptable text.

@@ -50,7 +50,7 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		ctx = withPrincipal(ctx, p)
 		ctx = context.WithValue(ctx, routeKey{}, route)
-		if err := strictRequest(req, route, pathParams); err != nil {
+		if err := s.strictRequest(req, route, pathParams); err != nil {
 			return err
 		}
 		in := &openapi3filter.RequestValidationInput{
