@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -41,6 +43,11 @@ type config struct {
 	SimWebhookURL       string
 	LogLevel            slog.Level
 	TemplateSyncEvery   time.Duration
+	// TrustedProxies (GATEWAY_TRUSTED_PROXIES, comma-separated CIDRs or addresses) may name
+	// the client in X-Forwarded-For / X-Real-IP; empty by default.
+	TrustedProxies []netip.Prefix
+	// Replicas (GATEWAY_REPLICAS, default 1) is how many gateways share the demo limit.
+	Replicas int
 }
 
 // The built-in development secrets: serve refuses them unless GATEWAY_ENV=development.
@@ -86,6 +93,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.StatementTimeout, err = time.ParseDuration(get("GATEWAY_STATEMENT_TIMEOUT", "15s")); err != nil || c.StatementTimeout < time.Millisecond {
 		return c, fmt.Errorf("GATEWAY_STATEMENT_TIMEOUT: want a duration of at least 1ms")
+	}
+	if c.TrustedProxies, err = parsePrefixes(getenv("GATEWAY_TRUSTED_PROXIES")); err != nil {
+		return c, fmt.Errorf("GATEWAY_TRUSTED_PROXIES: %w", err)
+	}
+	if c.Replicas, err = strconv.Atoi(get("GATEWAY_REPLICAS", "1")); err != nil || c.Replicas < 1 {
+		return c, fmt.Errorf("GATEWAY_REPLICAS: want a positive integer")
 	}
 	if c.TemplateSyncEvery, err = time.ParseDuration(get("GATEWAY_TEMPLATE_SYNC_EVERY", "15m")); err != nil {
 		return c, fmt.Errorf("GATEWAY_TEMPLATE_SYNC_EVERY: %w", err)
@@ -144,6 +157,26 @@ func parseKey(s string) ([]byte, error) {
 		return b, nil
 	}
 	return nil, fmt.Errorf("want 32 bytes as 64 hex characters or base64")
+}
+
+// parsePrefixes reads comma-separated CIDRs; a bare address is its own /32 or /128.
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if a, err := netip.ParseAddr(f); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR or an address", f)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 func parseBool(s string) (bool, error) { return strconv.ParseBool(s) }

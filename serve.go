@@ -64,6 +64,8 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		PlatformVerifyToken: cfg.PlatformVerifyToken,
 		SendTimeout:         cfg.PlatformTimeout,
 		SchemaVersion:       version,
+		TrustedProxies:      cfg.TrustedProxies,
+		Replicas:            cfg.Replicas,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
 	}, server.Deps{Store: st, Platform: wa, Logger: logger})
 	if err != nil {
