@@ -28,3 +28,10 @@ func (s *Store) RecordDeadLetter(ctx context.Context, d DeadLetter) (int64, erro
 		VALUES ($1, $2, $3, $4, $5) RETURNING id`, d.WebhookID, d.AccountID, d.Kind, d.Item, msg)
 	return id, translate(err)
 }
+
+// DeleteDeadLettersBefore deletes up to limit dead letters created before cutoff, oldest
+// first, and returns how many. It fails only when the database does.
+func (s *Store) DeleteDeadLettersBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	return s.execCount(ctx, `DELETE FROM platform_dead_letters WHERE id IN (
+		SELECT id FROM platform_dead_letters WHERE created_at < $1 ORDER BY created_at LIMIT $2)`, cutoff, limit)
+}
