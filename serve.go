@@ -33,7 +33,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 			return nil, err
 		}
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DBPool)
+	db, err := store.Open(ctx, store.WithStatementTimeout(cfg.DatabaseURL, cfg.StatementTimeout), cfg.DBPool)
 	if err != nil {
 		return nil, err
 	}
