@@ -116,3 +116,39 @@ func TestAdminSecretsRotate(t *testing.T) {
 		t.Fatalf("after rotation with the new key alone: %v %q", err, c.AccessToken)
 	}
 }
+
+// `gateway admin deadletters list` shows the platform webhook items that could not be applied,
+// newest first, with their error.
+func TestAdminDeadLettersList(t *testing.T) {
+	dsn := storetest.DSN(t)
+	vars := map[string]string{"DATABASE_URL": dsn, "LOG_LEVEL": "error"}
+	getenv := func(k string) string { return vars[k] }
+	a, err := openApp(context.Background(), mustConfig(t, getenv), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.store.DB().Exec(`INSERT INTO platform_dead_letters (kind, item, error) VALUES
+		('status', '{"id":"wamid.1"}', 'timestamp out of range'), ('message', '\xff00', 'invalid byte sequence')`); err != nil {
+		t.Fatal(err)
+	}
+	a.close()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"admin", "deadletters", "list"}, getenv, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		DeadLetters []struct {
+			Kind      string `json:"kind"`
+			Error     string `json:"error"`
+			Item      string `json:"item"`
+			ItemBytes []byte `json:"item_bytes"`
+		} `json:"dead_letters"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	d := res.DeadLetters
+	if len(d) != 2 || d[0].Kind != "message" || len(d[0].ItemBytes) != 2 || d[1].Item != `{"id":"wamid.1"}` || d[1].Error != "timestamp out of range" {
+		t.Fatalf("listed %+v", d)
+	}
+}

@@ -35,3 +35,12 @@ func (s *Store) DeleteDeadLettersBefore(ctx context.Context, cutoff time.Time, l
 	return s.execCount(ctx, `DELETE FROM platform_dead_letters WHERE id IN (
 		SELECT id FROM platform_dead_letters WHERE created_at < $1 ORDER BY created_at LIMIT $2)`, cutoff, limit)
 }
+
+// DeadLetters lists the newest dead letters, at most limit, newest first; an empty list when
+// there are none. It fails only when the database does.
+func (s *Store) DeadLetters(ctx context.Context, limit int) ([]DeadLetter, error) {
+	out := []DeadLetter{}
+	err := s.db.SelectContext(ctx, &out, `SELECT id, webhook_id, account_id, kind, item, error, created_at
+		FROM platform_dead_letters ORDER BY id DESC LIMIT $1`, limit)
+	return out, translate(err)
+}
