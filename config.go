@@ -5,12 +5,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"gateway/server/bench"
 )
 
 // config is every setting, read once from the environment; each has a default that works on a
@@ -43,6 +45,7 @@ type config struct {
 	SimWebhookURL       string
 	LogLevel            slog.Level
 	TemplateSyncEvery   time.Duration
+	ReconcileEvery      time.Duration
 	// TrustedProxies (GATEWAY_TRUSTED_PROXIES, comma-separated CIDRs or addresses) may name
 	// the client in X-Forwarded-For / X-Real-IP; empty by default.
 	TrustedProxies []netip.Prefix
@@ -102,6 +105,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.TemplateSyncEvery, err = time.ParseDuration(get("GATEWAY_TEMPLATE_SYNC_EVERY", "15m")); err != nil {
 		return c, fmt.Errorf("GATEWAY_TEMPLATE_SYNC_EVERY: %w", err)
+	}
+	if c.ReconcileEvery, err = time.ParseDuration(get("GATEWAY_RECONCILE_EVERY", "30s")); err != nil || c.ReconcileEvery <= 0 {
+		return c, fmt.Errorf("GATEWAY_RECONCILE_EVERY: want a positive duration")
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("LOG_LEVEL: %w", err)
@@ -181,6 +187,13 @@ func parsePrefixes(s string) ([]netip.Prefix, error) {
 
 func parseBool(s string) (bool, error) { return strconv.ParseBool(s) }
 
-func (c config) logger(w *os.File) *slog.Logger {
+// logger writes JSON lines at the configured level to w (run's stderr).
+func (c config) logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: c.LogLevel}))
+}
+
+// benchConfig is what `gateway bench` takes from the configuration.
+func (c config) benchConfig() bench.Config {
+	return bench.Config{DatabaseURL: c.DatabaseURL, SecretKey: c.SecretKey, PlatformBaseURL: c.PlatformBaseURL,
+		PlatformAppSecret: c.PlatformAppSecret, PlatformTimeout: c.PlatformTimeout, DBPool: c.DBPool, LogLevel: c.LogLevel}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"gateway/platform/simulator"
 	"gateway/store"
@@ -17,7 +16,7 @@ const devEmail = "dev@localhost"
 // seeds (or reuses) a local account connected to the simulator's number, issues a fresh live
 // and test key, prints them with a first curl, and serves.
 func dev(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
-	logger := cfg.logger(os.Stderr)
+	logger := cfg.logger(stderr)
 	simCfg := simulator.DefaultConfig()
 	simCfg.AppSecret = cfg.PlatformAppSecret
 	simCfg.WebhookURL = "http://" + cfg.Addr + "/platform/webhook"

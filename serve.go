@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 
 	"gateway/migrations"
@@ -72,16 +71,18 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		db.Close()
 		return nil, err
 	}
-	srv.AddService(server.NewTemplateSyncer(srv, cfg.TemplateSyncEvery, nil))
+	srv.AddService(server.NewTemplateSyncer(server.TemplateSyncConfig{Accounts: st.ConnectedAccountIDs,
+		Sync: srv.SyncAccountTemplates, Every: cfg.TemplateSyncEvery, Logger: logger}))
 	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger}))
 	srv.AddService(server.NewRetention(st, server.RetentionConfig{Logger: logger}))
+	srv.AddService(server.NewReconciler(st, server.ReconcileConfig{Interval: cfg.ReconcileEvery, Logger: logger}))
 	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil
 }
 
 // serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get
 // serverTimeouts(cfg).Shutdown, 35 s by default).
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func(addr string)) error {
-	logger := cfg.logger(os.Stderr)
+	logger := cfg.logger(stderr)
 	if problems := cfg.productionProblems(); len(problems) > 0 {
 		if !cfg.development() {
 			return fmt.Errorf("refusing to serve with development secrets (set GATEWAY_ENV=development for local use):\n  %s",

@@ -16,8 +16,9 @@ import (
 	"gateway/gen"
 )
 
-// Demo key limits per client (DESIGN sections 9 and 15; clientKey says who a client is): 60
-// requests a minute with a burst of 20, and 10 sends a minute, for the whole deployment.
+// Demo key limits per client (the RateLimited response of openapi/openapi.yaml; clientKey says
+// who a client is): 60 requests a minute with a burst of 20, and 10 sends a minute, for the
+// whole deployment.
 const (
 	demoRatePerMin = 60
 	demoBurst      = 20
