@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +153,30 @@ func TestAdminDeadLettersList(t *testing.T) {
 	d := res.DeadLetters
 	if len(d) != 2 || d[0].Kind != "message" || len(d[0].ItemBytes) != 2 || d[1].Item != `{"id":"wamid.1"}` || d[1].Error != "timestamp out of range" {
 		t.Fatalf("listed %+v", d)
+	}
+}
+
+// The built binary: `gateway serve` on development secrets without GATEWAY_ENV=development
+// exits non-zero, naming the variables, before it listens or touches the database.
+func TestServeBinaryRefusesDevelopmentSecrets(t *testing.T) {
+	cmd := exec.Command(gatewayBinary(t), "serve")
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GATEWAY_ENV", "GATEWAY_SECRET_KEY", "PLATFORM_APP_SECRET", "PLATFORM_VERIFY_TOKEN":
+			continue
+		}
+		cmd.Env = append(cmd.Env, kv)
+	}
+	cmd.Env = append(cmd.Env, "GATEWAY_ADDR=127.0.0.1:0", "DATABASE_URL=postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
+		t.Fatalf("serve exited with %v:\n%s", err, out)
+	}
+	for _, v := range []string{"GATEWAY_SECRET_KEY", "PLATFORM_APP_SECRET", "PLATFORM_VERIFY_TOKEN", "openssl rand -hex 32"} {
+		if !strings.Contains(string(out), v) {
+			t.Errorf("output does not mention %s:\n%s", v, out)
+		}
 	}
 }
