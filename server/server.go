@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,12 @@ type Options struct {
 	// /messages/{id}: delivered, then read, this long after it was sent (default 2 s and 5 s).
 	TestDeliveredAfter time.Duration
 	TestReadAfter      time.Duration
+	// TrustedProxies are the addresses (GATEWAY_TRUSTED_PROXIES) whose X-Forwarded-For and
+	// X-Real-IP headers name the client for the demo limit; empty: none is trusted.
+	TrustedProxies []netip.Prefix
+	// Replicas is how many gateways share the demo limit (GATEWAY_REPLICAS, default 1): each
+	// enforces its share.
+	Replicas int
 }
 
 // Sandbox is the number test keys use for real deliveries to joined handsets.
@@ -123,7 +130,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 	s := &Server{
 		opts: opts, store: deps.Store, platform: deps.Platform, log: deps.Logger, now: deps.Clock,
 		spec: spec, specJSON: specJSON, router: router,
-		demo: newDemoLimiter(deps.Clock), onboarding: deps.Onboarding,
+		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding,
 	}
 	s.wireOnboarding(deps.Onboarding)
 	s.echo = s.routes()

@@ -169,7 +169,13 @@ func fixtureContacts(search string, limit, offset int) store.ContactPage {
 	var match []store.Contact
 	q := strings.ToLower(strings.TrimSpace(search))
 	for _, c := range fixtures {
-		if q == "" || strings.Contains(strings.ToLower(c.Name), q) || strings.Contains(c.Mobile, q) {
+		digits := strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return r
+			}
+			return -1
+		}, q)
+		if q == "" || strings.Contains(strings.ToLower(c.Name), q) || (store.IsPhoneFragment(q) && strings.Contains(c.Mobile, digits)) {
 			match = append(match, c)
 		}
 	}
