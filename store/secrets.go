@@ -36,7 +36,9 @@ type secretRow struct {
 }
 
 // pinRow is the row of a number's two-step pin: number_pins is keyed by phone number id.
-func pinRow(phoneNumberID string) secretRow { return secretRow{table: "number_pins", key: phoneNumberID} }
+func pinRow(phoneNumberID string) secretRow {
+	return secretRow{table: "number_pins", key: phoneNumberID}
+}
 
 func (r secretRow) aad() []byte {
 	if r.key != "" {
