@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 REDOCLY := npx --yes @redocly/cli@2.77.0
 export DATABASE_URL TEST_DATABASE_URL
 
-.PHONY: help generate verify build run test lint bench db
+.PHONY: help generate verify build run test fuzz lint bench db
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -27,12 +27,25 @@ db: ## start PostgreSQL if none answers at DATABASE_URL and create its database
 	@.ci/pg-up
 
 run: build db ## build, start PostgreSQL if needed, migrate, seed a local account on the simulator, serve
-	bin/gateway dev
+	GATEWAY_ENV=development bin/gateway dev
 
 test: ## the whole test suite (starts PostgreSQL if needed; installs chromium and axe-core for the browser tests)
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
 	@.ci/browser-up
 	go test -race -count=1 -timeout 30m ./...
+
+# Every fuzz target, one at a time (one package's fuzzing at once: the machine's cores go to
+# its workers), each for FUZZTIME; the committed corpora under testdata/fuzz run first.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := ./platform/whatsapp:FuzzParseWebhook ./server:FuzzContactsBody ./server:FuzzSendTemplateBody \
+	./server:FuzzPlatformWebhookBody
+
+fuzz: ## run each fuzz target for FUZZTIME (10s): never a 5xx, never a panic
+	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \
+		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
+	done
 
 lint: ## gofmt, go vet, and the OpenAPI linter (Redocly CLI from npm)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "lint: gofmt"; exit 1; }

@@ -165,6 +165,27 @@ func (e EventName) Valid() bool {
 	}
 }
 
+// Defines values for HeaderMediaType.
+const (
+	Document HeaderMediaType = "document"
+	Image    HeaderMediaType = "image"
+	Video    HeaderMediaType = "video"
+)
+
+// Valid indicates whether the value is a known member of the HeaderMediaType enum.
+func (e HeaderMediaType) Valid() bool {
+	switch e {
+	case Document:
+		return true
+	case Image:
+		return true
+	case Video:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KeyMode.
 const (
 	KeyModeDemo KeyMode = "demo"
@@ -351,6 +372,42 @@ func (e SendResultMode) Valid() bool {
 	}
 }
 
+// Defines values for TemplateHeaderFormat.
+const (
+	DOCUMENT TemplateHeaderFormat = "DOCUMENT"
+	GIF      TemplateHeaderFormat = "GIF"
+	IMAGE    TemplateHeaderFormat = "IMAGE"
+	LOCATION TemplateHeaderFormat = "LOCATION"
+	NONE     TemplateHeaderFormat = "NONE"
+	PRODUCT  TemplateHeaderFormat = "PRODUCT"
+	TEXT     TemplateHeaderFormat = "TEXT"
+	VIDEO    TemplateHeaderFormat = "VIDEO"
+)
+
+// Valid indicates whether the value is a known member of the TemplateHeaderFormat enum.
+func (e TemplateHeaderFormat) Valid() bool {
+	switch e {
+	case DOCUMENT:
+		return true
+	case GIF:
+		return true
+	case IMAGE:
+		return true
+	case LOCATION:
+		return true
+	case NONE:
+		return true
+	case PRODUCT:
+		return true
+	case TEXT:
+		return true
+	case VIDEO:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TemplateStatus.
 const (
 	APPROVED TemplateStatus = "APPROVED"
@@ -418,6 +475,19 @@ type Account struct {
 	Name  string `json:"name"`
 }
 
+// ButtonVariable defines model for ButtonVariable.
+type ButtonVariable struct {
+	// Index The button's 0-based position among the template's buttons (GET /templates `buttons[].index`).
+	Index int `json:"index"`
+
+	// Value The URL suffix for a URL button with {{1}}, the coupon code for COPY_CODE (at most 15
+	// characters), the code for an OTP button, the payload for QUICK_REPLY.
+	//
+	//
+	// Example: SPRING24
+	Value string `json:"value"`
+}
+
 // Chat defines model for Chat.
 type Chat struct {
 	// Connected false (and empty strings) when no number is connected.
@@ -458,14 +528,14 @@ type ContactCreatedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *ContactCreatedEventMode `json:"mode,omitempty"`
 }
 
 // ContactCreatedEventEvent defines model for ContactCreatedEvent.Event.
 type ContactCreatedEventEvent string
 
-// ContactCreatedEventMode Present, equal to test, for events caused by a test key.
+// ContactCreatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type ContactCreatedEventMode string
 
 // ContactList defines model for ContactList.
@@ -545,11 +615,11 @@ type EventBase struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *EventBaseMode `json:"mode,omitempty"`
 }
 
-// EventBaseMode Present, equal to test, for events caused by a test key.
+// EventBaseMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type EventBaseMode string
 
 // EventName defines model for EventName.
@@ -557,6 +627,45 @@ type EventName string
 
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
+
+// HeaderLocation The place shown by a LOCATION header.
+type HeaderLocation struct {
+	// Address Example: Av. Paulista 1000, São Paulo
+	Address *string `json:"address,omitempty"`
+
+	// Latitude Example: -23.5614
+	Latitude float64 `json:"latitude"`
+
+	// Longitude Example: -46.6559
+	Longitude float64 `json:"longitude"`
+
+	// Name Example: Acme Paulista
+	Name *string `json:"name,omitempty"`
+}
+
+// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+type HeaderMedia struct {
+	// Filename Document only. The file name the recipient sees.
+	//
+	// Example: INV-1001.pdf
+	Filename *string `json:"filename,omitempty"`
+
+	// Id The platform's id of media already uploaded.
+	//
+	// Example: 1029384756
+	Id *string `json:"id,omitempty"`
+
+	// Link A public https URL the platform downloads the media from.
+	//
+	// Example: https://cdn.example.com/spring.jpg
+	Link *string `json:"link,omitempty"`
+
+	// Type Must match the template's header_format.
+	Type HeaderMediaType `json:"type"`
+}
+
+// HeaderMediaType Must match the template's header_format.
+type HeaderMediaType string
 
 // KeyMode The kind of key that made the request.
 type KeyMode string
@@ -587,6 +696,11 @@ type MeEnvelope struct {
 // Message defines model for Message.
 type Message struct {
 	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
 
 	// Error Why the platform failed the message.
 	Error *MessageError `json:"error,omitempty"`
@@ -672,24 +786,29 @@ type MessageReceivedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageReceivedEventMode `json:"mode,omitempty"`
 }
 
 // MessageReceivedEventEvent defines model for MessageReceivedEvent.Event.
 type MessageReceivedEventEvent string
 
-// MessageReceivedEventMode Present, equal to test, for events caused by a test key.
+// MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
-	ChatMessageId  string                `json:"chat_message_id"`
-	ContactId      int64                 `json:"contact_id"`
-	ConversationId int64                 `json:"conversation_id"`
-	Destination    string                `json:"destination"`
-	MessageId      int64                 `json:"message_id"`
-	Source         MessageSentDataSource `json:"source"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string               `json:"client_reference,omitempty"`
+	ContactId       int64                 `json:"contact_id"`
+	ConversationId  int64                 `json:"conversation_id"`
+	Destination     string                `json:"destination"`
+	MessageId       int64                 `json:"message_id"`
+	Source          MessageSentDataSource `json:"source"`
 
 	// Template The template name.
 	Template string `json:"template"`
@@ -707,14 +826,14 @@ type MessageSentEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageSentEventMode `json:"mode,omitempty"`
 }
 
 // MessageSentEventEvent defines model for MessageSentEvent.Event.
 type MessageSentEventEvent string
 
-// MessageSentEventMode Present, equal to test, for events caused by a test key.
+// MessageSentEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageSentEventMode string
 
 // MessageStatus What the messaging platform last reported.
@@ -722,8 +841,13 @@ type MessageStatus string
 
 // MessageStatusData defines model for MessageStatusData.
 type MessageStatusData struct {
-	ChatMessageId  string `json:"chat_message_id"`
-	ConversationId int64  `json:"conversation_id"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+	ConversationId  int64   `json:"conversation_id"`
 
 	// Error Why the platform failed the message.
 	Error     *MessageError `json:"error,omitempty"`
@@ -743,14 +867,14 @@ type MessageStatusEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageStatusEventMode `json:"mode,omitempty"`
 }
 
 // MessageStatusEventEvent defines model for MessageStatusEvent.Event.
 type MessageStatusEventEvent string
 
-// MessageStatusEventMode Present, equal to test, for events caused by a test key.
+// MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
 
 // Pagination defines model for Pagination.
@@ -764,7 +888,7 @@ type Pagination struct {
 type Sandbox struct {
 	JoinCode string `json:"join_code"`
 
-	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours.
+	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours. The sandbox number replies with the workspace joined and when the window ends (or why the code was refused). While the window is open, the messages the handset sends to the sandbox number reach the workspace as message.received events with mode test.
 	JoinPhrase string `json:"join_phrase"`
 
 	// PhoneNumber The sandbox number, digits only.
@@ -789,6 +913,11 @@ type SendResult struct {
 	// ChatMessageId Id assigned by the messaging platform.
 	ChatMessageId string `json:"chat_message_id"`
 
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// ContactCreated true when the send created the contact.
 	ContactCreated bool  `json:"contact_created"`
 	ContactId      int64 `json:"contact_id"`
@@ -803,7 +932,7 @@ type SendResult struct {
 	// Mode Test mode only.
 	Mode *SendResultMode `json:"mode,omitempty"`
 
-	// Note Test mode only. What happened to the send.
+	// Note Test mode only. What happened to the send, and the text the template renders to.
 	Note *string `json:"note,omitempty"`
 
 	// Status What the messaging platform last reported.
@@ -823,15 +952,36 @@ type SendTemplateRequest struct {
 	// Example: ["Ana","ORD-7781"]
 	BodyVariables *[]string `json:"body_variables,omitempty"`
 
+	// ButtonVariables Values for the template's buttons, by index. An AUTHENTICATION template's OTP button
+	// is filled from body_variables[0] when this is omitted.
+	//
+	//
+	// Example: [{"index":0,"value":"SPRING24"}]
+	ButtonVariables *[]ButtonVariable `json:"button_variables,omitempty"`
+
 	// CampaignName Groups the send under a standing API campaign in reports.
 	//
 	// Example: November orders
 	CampaignName *string `json:"campaign_name,omitempty"`
 
+	// ClientReference The caller's own id for this send (an order or ticket id). Stored with the message and
+	// returned in the send response, GET /messages/{id}, and the message.sent and
+	// message.status events.
+	//
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Destination International format, digits only, country code included.
 	//
 	// Example: 15551234567
 	Destination string `json:"destination"`
+
+	// HeaderLocation The place shown by a LOCATION header.
+	HeaderLocation *HeaderLocation `json:"header_location,omitempty"`
+
+	// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+	HeaderMedia *HeaderMedia `json:"header_media,omitempty"`
 
 	// HeaderVariables Values for the header variable, if the template has one.
 	//
@@ -871,10 +1021,23 @@ type StatusChange struct {
 // Template defines model for Template.
 type Template struct {
 	// BodyVariables How many body variables a send must give.
-	BodyVariables *int             `json:"body_variables,omitempty"`
-	Category      TemplateCategory `json:"category"`
+	BodyVariables *int `json:"body_variables,omitempty"`
 
-	// HeaderVariables How many header variables a send must give.
+	// Buttons The template's buttons in order; `index` is what `button_variables` refers to.
+	//
+	// Example: [{"index":0,"takes_value":true,"text":"Shop now","type":"URL"},{"index":1,"takes_value":true,"text":"Stop promotions","type":"QUICK_REPLY"}]
+	Buttons  *[]TemplateButton `json:"buttons,omitempty"`
+	Category TemplateCategory  `json:"category"`
+
+	// HeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+	// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+	// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+	//
+	//
+	// Example: IMAGE
+	HeaderFormat *TemplateHeaderFormat `json:"header_format,omitempty"`
+
+	// HeaderVariables How many header variables a send must give (0 unless the header is TEXT with a variable).
 	HeaderVariables *int `json:"header_variables,omitempty"`
 
 	// Id The service's own template id.
@@ -884,10 +1047,50 @@ type Template struct {
 	Language string         `json:"language"`
 	Name     string         `json:"name"`
 	Status   TemplateStatus `json:"status"`
+
+	// Unsupported What this template has that the API cannot fill yet (GIF or PRODUCT header,
+	// CAROUSEL, LIMITED_TIME_OFFER, FLOW or CATALOG button, ...). A send of such a template
+	// is refused with a 422 naming it. Absent when the template can be sent.
+	//
+	//
+	// Example: ["CAROUSEL"]
+	Unsupported *[]string `json:"unsupported,omitempty"`
 }
+
+// TemplateHeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+//
+// Example: IMAGE
+type TemplateHeaderFormat string
 
 // TemplateStatus defines model for Template.Status.
 type TemplateStatus string
+
+// TemplateButton defines model for TemplateButton.
+type TemplateButton struct {
+	// Index The button's 0-based position among the template's buttons.
+	Index int `json:"index"`
+
+	// TakesValue true when a send may give this button a value in `button_variables`. It must for a
+	// URL button with a `{{1}}` suffix, COPY_CODE (the coupon code, at most 15 characters)
+	// and OTP (the code; filled from body_variables[0] when omitted); it may for
+	// QUICK_REPLY (the payload echoed back when the button is tapped).
+	TakesValue bool `json:"takes_value"`
+
+	// Text The button's label.
+	//
+	// Example: Track order
+	Text string `json:"text"`
+
+	// Type The button type as the platform defines it: QUICK_REPLY, URL, PHONE_NUMBER,
+	// COPY_CODE, FLOW, CATALOG, ... The one-time-password button of an AUTHENTICATION
+	// template (copy code or one tap) is listed as OTP.
+	//
+	//
+	// Example: URL
+	Type string `json:"type"`
+}
 
 // TemplateCategory defines model for TemplateCategory.
 type TemplateCategory struct {
@@ -967,14 +1170,14 @@ type WebhookTestEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *WebhookTestEventMode `json:"mode,omitempty"`
 }
 
 // WebhookTestEventEvent defines model for WebhookTestEvent.Event.
 type WebhookTestEventEvent string
 
-// WebhookTestEventMode Present, equal to test, for events caused by a test key.
+// WebhookTestEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type WebhookTestEventMode string
 
 // IdempotencyKey defines model for IdempotencyKey.
@@ -2154,139 +2357,181 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H0Ncxs3suBfQc3tlaVkSJOUKMtSXe0pjpPoxR9aS86+90yfCM40RcRDYDIAJTMu/aj7C/fLrtAAZjAz",
-	"IEXalnN7T1tbMUVigEajv9Hd8ylKxDwXHLiS0dGnaAY0hQI/vgFVLE+mCgr9VwoyKViumODRUXQOieCp",
-	"JEqQG8oUmcBUFEAK/QjjV90ojmQygznVj6plDtFRxLiCKyii29vbOMppQeeg7FKnKcxzoYAny19h2V7u",
-	"hCw4+2MB5AMsyU5fLzsYDkkyowVN9CS7RM2oInP6ASShCAeDlBTwxwKkIpJO4YioGRBJ52aWG6Zm+psR",
-	"x68mIjXfMU72D8lMLApJCsgzupT44JQVUpECZC64BMK4VEBTIqaEJorxK6JuWALdEY/iCD7SeZ7pPQ+n",
-	"/eRpugedweQJ7ezD/l7nKR0OO73kID2EwfTJpN+L4ojpTRrUR3HE6Vw/6yGlo7Hio3ROP74AfqVm0dFg",
-	"OIyjOePu737sEC5VwfiVwbcDHNF9kiRiwdUp16Bfg/4qEVwBV/ojzfOMJVSj/vHvUuP/U7UjPTLVk1Mz",
-	"xyVzk8TRHKSkV/rHixkQO4AwSbwxcpEkIGV0NKWZhFt/T38rYBodRf/tcUWRj82v8vHzohDFc34NmcjB",
-	"7KhOIf6KE5gxnuKp6ZP2AOhGt7GP11N+VoirAgH6DBywaqZLxi9zN5ePipOSCC3FMUkaJ6shlIplGWGc",
-	"eJPcF65aIFm2WAlWseAcuVpjjysoOM1wlc/Dmp3hEnAKH1luciKhuIaCuBH3hglOFhw+5pAoSM1qx+SP",
-	"hVCAWPn3zhuDqM5pSgx7atEjF3kuCoXoeCXUT2LB08/CBBfqcopP+0h4aT4RLhRxv94n2xQgxaJIgKQC",
-	"JK4KH5lURBTVNxPIhJZxAvFiGQ0RcEaXmaDphRAvaHH1ebIkN3NcKiEuM5zFx4c9AyOimSQ4otACn5M+",
-	"ecl+uHf81NcXmjJxYYOAjKqpKOZbMgRKnAJ+R9LTn69ptqghxc57WQ5qSlg3grgRhpWBp0fEEdGCp5Cx",
-	"ayjoJAOyo+cm/b1+b3Cw20bbbRwtOL2mLNOj1wLlj2vCZf7SOrGEMGUp0hHl8gYKp2j7PSKNIXGMoNtp",
-	"yJwuNfXpf/RDM3oNZALA9d5UAOyve94B8FsIJjs+vAXkQJUkTGmbgUrBd5F7aptGYnlDFbxgc2bPfGtO",
-	"KaiCy8xOUMO7EGRO+dJRqySCI7QpzIVWg8fGOCMZVXCfIrUEJKFZVkKRLyYZS0pgyLQQcyI4kNMzQtNU",
-	"KzxtMzatz05pfoZgsqMfe4YqAnQOPH0m+DRjidqSISeZSD6E+VHPQhN16YY0qd7+TmZUEpFrYhELffYp",
-	"SSg3MtQRTBpkPVYzRprLf1tb4zbWyumZ4HylfOKL+QSKS63DknKcD80rQcwYvWY5xOgQJp0SuVd2DoMQ",
-	"I0m682KS2CONNdPSLzGOLmCuZQZ8kVWg7CSXYfPglSA0zwtxrXFphxLtMqRkFIkihUKfx5QVc1xoFN0j",
-	"swdhEVPfSCBzqpIZGCfqil0DR2A1qlmKSHvL6ULNRMH+/EyhuPAnqFlSTEotx/Va/JpmLCUnZ6daAN0v",
-	"TtC/pBLVFRJVzRUxgIiCFHAtPoBBwm/6S9zoT5Rln4mI63KSy6mZJY7QqJXWpVaMUwPmO+sdoonHH9lj",
-	"QkALuFpktCDwMdfCgQlORtH/etfrPH3/6TDuD2//Noqi97d1u91syrLOEfHX+mxUVzjZwKWZMshSjeB5",
-	"dehzmmn1DekxGRs8jJH4JAGazIiYToGneiw+3I0qyeO7yfpjXogcCsWMloA5ZZkX2XCOdhwxPDi9KFXG",
-	"1TnYj+JWBMT5+K0Z0FP/Y8EKTQHv9HR2aGwXfV9OJibaJtFzPZvRAJCJL7zr2MJjIDtaN8E8V0tilpe7",
-	"5Gam+TMoNbvVPiZCZEC5XjtlMs/o8nLFfuIonwkOl2a+NiTW4dN/0YwYvMUkZVcMLZhs6a0anvPSoHw9",
-	"Hn0FVYO4AV976iC+jeZoo9yzHprkaX8qtU5lE2ghQZQIozcpgNojLIkqpQo6iiH0n0+AczFhRnhseSIx",
-	"Qa4olgSdCcaTbJHWyKOCZiVVcKGgEcca9nrxFuxg4Y+jyh5zyFpzZs/MkB+pokGOQQvvM3C46c7bdOlW",
-	"9HaEz969iefXTjlk2etpdPTuDsWlh/9AJUS3cXPnqcXHuucDGLyNI3BAAF/MvS1124fh4aCxs/fV3l4w",
-	"qVaeDH5mCuZyQ2Cjai1aFHSJwkP7dlYLrp/krBq54uC05ezNt+bM3uYSCvUVaM6TCHXGVcUCjPymhMNN",
-	"KWm0ITKnKYQFzNclYQdck0vvREyp2zcn59Ia+BJqtsfS3BTO8H4dncq/CmJkkC3g9eGsE8xP2uiRBK6h",
-	"WFYXGwktCgbojddhLK295jy/LOaUdwqgKcaYFHxUQWVQWoFByhWc2AExMfaJ4ERbsYsiSLoNDLjJK6s0",
-	"RHNoRz5DY7kJxEuazBiHah8mkIMXPD4cTs41nI7AdYjvvgV9uhUedDvQELLrG5GgULRwRbDOjyQkLkwS",
-	"rwkwhMOzaiZShJ1mmbjBBRuR/fcBIqhb8l+DdxJ7nHc6bXjut75HtO4R5I7nZmideC0FIJG+v5MwEbwV",
-	"rFlq5PW8eQOTmRAfTAB6JX9a2XtpfIHNrEUnd9pBUNTrjySxZ3+Msc2pgSqFHHjqQns40uPQittK2+BO",
-	"s+SV1hal9boCGsLS4yoeQ5NCSGlveqVhUxvqDjsN8yDbnxVgvHT4Y0EzDE6BVLE2fM2qkiR0ISElkyWh",
-	"+KP25H1JoL8Lmzkt29VgJPbPKl4lvC19vLJa2K1mxVu3gATYtR/w6NroePmnomohK4HSrbSzpajuCtDj",
-	"yKd+zaRpyoxHcFajudIWa03QtLrqWH+DslVqTBrMGu89p2pGdqghdPzqkST/dv76lfnld8E4pCYulwol",
-	"Y60xZoRKMtZPXF7TgmkZJ7u98TGhpMwxwCGjRa+3lzCO/0LX/KnNFPPF2Jvtj4UmIhSuYyIKMtbLd1k6",
-	"NvSH4FFJKLmZiQxKAMa7bTaIo4+dK9HRX3bkB5Z3RG4Q2ckFisvoSKu/2zj6FZYvgySqGeAD45hr8AGW",
-	"LtMhBRutwZCLT5CZ0T94uBrzcxE845fQNkdpFfJYx7QuMqLtURt8WGu66DEeC64b69CgZS7l6UR8vOuJ",
-	"czusyXFVgBlhDHHYS/jmZtxL2MZ6e1kZXQ1pP6Pq0nJ6OARiFd3d8OAc5vbyNo5mTCpRBHJwnqMuMkKF",
-	"FJCLAkPpIku1TMT0mLiKmTvb45EkWvlIRee5ptGNvLdzXOTZjPIrCAmT+r43cJq0ZLSKsRHtOH9NDg96",
-	"/QpIs4W3F8+ImE4lIGNtpkytvN0M32aLLVLwdha3zrhcotpQmKjNiX57yja0uj15l1fn9cP552xZoyVi",
-	"jF//qjhgBq2UoR5JImdg/KobpJcUFGXZCs3GVLaRX5wileDoNcf0xurxrxSSSgS/hkIaZ2Hjp6aFmIeR",
-	"JoGnUDySNiJ8d2w2E0kZXGnoFnPPG0RqRhVTi9THqw3J4pT8avWvm4UpygX86ULHMoeUBWzin0RB2Jxe",
-	"QUzoImUiJtcsBRGTVCSLubZOKU+JVCz5AIWjzpCVTnOHnRYSpiyDlRHTFTJ+zuZwab7d4DIhvOEthelK",
-	"EAvQvm/o6GEufmdh+NepsHXC0UwZ2lABebYMn+BkoZTgeFQZw3TOPAs6Uyuwbb2hbeVCC0QFH1WY3/Qv",
-	"xpnBT3bL5SUiLmJ+t3sRRbWVMEc66lgrEV0qix5MdvTa8Xp6jx2xx8SxfOxijjImaNuaUEhsQY2JIxC9",
-	"nVQ/KZdSwTwmC25z6spLeA43UBDBYTewp7VKsyEA43qEEiVdGZ7EeTcQzt841B5SDaFYe8sX3DTY7owQ",
-	"4GqF3tnAvPxGuql2bX2nBNnEGMRsRx+PNGcY5uKQBT0lF71bxbJeEsa21Noy8e6g3/rFeglYuas1xKxP",
-	"+68h5JLO1hExRi+2JeDS5G5ajlR5ZmItly+jRlqitPHdZhs+sUEkE2QFikLDBF3DTrQHyBfx0mewxmc5",
-	"eNvzy+f4NVofWo9q03Dkl/KJhXMdB+CIv4gHKgpZywXNTazng7PaZWYduNwGDtonqn+R4Z+UUDQLFu3U",
-	"TwcndzO5x0KoP6+COA3RCVKRuUjB+BLkF3FDlCBWl5lIq/Y+MIeUatshIzPKU+uT1/f6u2D80rl+Le7C",
-	"X/NZEQy1nwPWijBpLC7MTKVuJZfxbkNRLi9GCQxGYpR4sG+qhe7MVFnhYNVmvsu/ap5CPXnF32fs4SR4",
-	"LsDTbx4i0Iu+AbnItrrC9J5qC1c6zym72kJoBsRxIyaUEiolu+ImNB1WI8HTdpp6gzv6MpHcjvVTUlek",
-	"An0rc8vcodzNsMiR5WY8w8QF6j3GqelZNl9k9iJCzxHUq+sOyMQlimuWwCNJWBoTvKBhnPz8/II8ds73",
-	"408sva2F79Zl8gSjRvUd333nUyU2rUcd2iczmufAXUa0IYfuXxRY9NnoThu0SeZrVa9mXpcWbSt5Vt8o",
-	"4Z1qU7bX73bayP2NZguQKIs/ferf3sbk06fB7a0JyAii3U3GzaUNup1dv0LzXXTCaRRHr9/82Hny5LCv",
-	"91DGqL3stH5vsH9HmWWsx5+aZ/teMlsZti6R7CIo9X38XIhFLivJsOApaFdYKmqyVE/OTombQ2/JGLGy",
-	"tp/olbgG1FG4V0yI8HYx6N25iYa/9fWyAysY+8PhsD/Y2x8ePKnDp8HLqdJrREf1nOMQY5gCkA1pQ+PV",
-	"1vC5B2LCTK566cJh8QaHBomc55gqLakJ5X4V+miTR0b51SKYYfNCJDQDxOgx4QCpuwWt0kro3FMs+BeT",
-	"VW4+40TCNRQ0I26VBtkAv3x73iCWYf0waOfP958G8d7tzuW7k85/0s6feDyDeP929+9/W5f+Wd+NTWQy",
-	"UEqq4asgL/OOOdy0yg19gE84Jedi8SetA33YW+O/b6BNxA2vqIGlXfKam4qGGqY1OVVzanCdrK0B+SSg",
-	"e+aMs7lWIv2QHqot04b1FS4+JZS36y6+DNRA5ci2oqNp0HlyJKgY/Eu+ll33NZzOZkzA0lgZCZCutt9e",
-	"ajqFvOmVXzMFzV3OVUCE9n3hBZO2U3TaQ8LSOtRl5UCtIrS+mC+kwgqb8J1WQhVc2ZvddTh18D1z4zcS",
-	"tCVsDRG7KXTbc+Zmht1GQnVt7rqfot4frDXPnHV4cnb25vVvz3/cMCvIBqNLUL2zWmtatU6qRVEbW/0Z",
-	"nUBWKyqK3iqWMbXcXK6/zXMoOgmVVgHZOjC3l7q4eXtx+uL04j+i7RA0gWwtJsLZ445qNk8fL3m0prQH",
-	"baOuAW210joov33ucA0/W3jeJj3aKuzPs94xMcQRTE191/XLQUhxZzT0bEDtB5/epsSlylzx7ddj8n1M",
-	"ZE4TkDFJqZxpecZTktMCuJqB1H8XaKEAlvzqH9NC5HlTvX4/HJKdfn+XPD18cjDs7O8N+mtN39Ho+79r",
-	"85fs7Hbefx+2rqyrWS1yVsAUivIyTxI6VVCQA5LP64ttUGuzJnN/VV3e5tRcL+drkfRnZOg2oLczhKn6",
-	"nyb7UTvl4Yg98BSz81bai26AdR6kshmqruhTW65YXqddIqLE7qZhiCrda/3p+BCuT3n3NvuNA99NNIfC",
-	"3nckooaC3pjOlSwKppbneiWbXJKzX2H5i2mhFLz7TzKG6byYPmnL7yQocmLT+JGgu6uaMf175+Ts1LZh",
-	"cioAl9TbMp/+sQiGzV6Y+yYpCoV+KBcddI2VEJk8Jphr6gowCfr9ufbXMnElS2hwUAWMXTkAyQRoAYXe",
-	"UhuQcW2nR+QHHEvkdXKZsWu47Ha7Y7KTowwpIN0tm3hhIBIHV0vOlMpNIS7jU+GlKumPFsyXZdT0Z6rg",
-	"JpQIjMH30pX554wqeZLnlZ3nJFlMPgDkXn7BVGSZuDF1vHbQI1kmgI+4Nek1D7obBRvSddn0Jrs7JmpW",
-	"iMXVDLtRYK7xm+fnF+Tk7LQ74iP+3XdOTnW/+448r9XKxK5iRTtZtkQkxg4xbipDtUa3jO3gsQZqxMcW",
-	"6vGxm2W6yMqpJeb5L8lYM9o4drO7rymZN8tVxpqoxrGZnJL9wcCVClS1z8F063budFzPgN61iNDkA1zZ",
-	"MnSNDnN63BXVYyJ0mMhMtvUHWNpka5/O4hEfl+x11Bpa5r6MDZmPLctU2d07WcViR6sYasQ1R+12CfqB",
-	"LhqiZbJR4XlZCPCRJipb4iEyiaHl2NwDUKVHJZACTwAxTZhCx2bEJ0CwSudI48PV+NvN28r/AqYYp9aE",
-	"R9iUUPMEqTY/xqBNJgUqke6I/wpLqb3TAjvMjUtWHWMqzWzF3cSxGall6iUeuiQu5m4qSka8VGB6EzcF",
-	"U9huaqZn0Qsc+01bcLIU5sJMVs5luEtvTLvIthRpxHMtU0xDqdMzSzquhRNLZZuNSjqlXOOiark1ds4k",
-	"NtvR57EUi6qpAh3xK+BQ4PUJZgqRf2DrLqZMQEmPdlWQrmeXgcdr5qHh+UGoGTl7fX5BtI5DypXWpkOg",
-	"Gr0/HFxdctHsKDjiZYHKnR0FpRIF9ii0aNgxYqJcTHXe4GhIj4gqFjDePfamL3sYUn1wUJTtqZD3jxvN",
-	"Dmcsg1obQ3setonJiNsuJnaC3lOLqN+gkExgf5PvviPj6/7YPKNFxZGrB0ILOE01n3BNX6SAOcpz7HGB",
-	"rUm65JlVv4ZdlMjw4MxzdiLTPDFjCXBzUWv1iPYxCgaKmmCETbRrqxcth6I4ujYwR0dRv9vr9vQjIgdO",
-	"cxYdRXvdXncPL67VDA2Hx35t8RWolfFKDEl6qe6U5PQKCFWEYva45jqgRTIb11qelEE4zapoU9sgp1av",
-	"JbmdptpSYNL5WqbsrmqR+a4J1BtxI4lmtdxmQZdewLAXNhqQQWtNJFOYUrxU1Y/M6UcTl0Qvd12UUluD",
-	"jSIqbFdnL7BLcUUV6dcg64cBs6kEAbj6Hlj9Hv5vW9AuMIsSzyMl9IoyLlV1LjsJldBhXAKXTLFr2F15",
-	"VJWXRdF1De3EnP+qRp39kNP1vtGac9Drbdf6xVniFRm/8xpRWJe8vJCOBr3BQaff7wz6F/3eUU///z8j",
-	"E34b9vqVzxwNh/0++qrWVbVb9MPuxgGNIr2JelW9ST3pl5km/TKxpH9baxzz+le/PYythNqsO0yrEDvQ",
-	"FuY1B8OlYlrajthuZ7/XXzV/eRyPa42J8KG9ux9q9lbVzw0Gdz/XagCEDz69+0G/pdxtHA0NAa1/pt7E",
-	"E12qxXyu5auRQsTrb6DolSaqUgxi659cSBWqoTZyb7Ks888RBoETgb3QsqzRWcve+SzyFI0KvzeXNjBQ",
-	"pYy4IWGtndKFYQgw+teuNKdL8xjjZPz9+K6wzbG2EpjUjgJqYSr9W0yyc6hd+P6wcZ2Jon/XrOsu2cZl",
-	"hIu4cNW4O+K2gjeDqcJGcOi/qBmwwil+bKhmlV5dEdTCbm1NEDrbasjjRjNlI2JQ3/8g0uV20sWL3tmQ",
-	"XRWSq+JwTmaEg1xWTKwLTm3M9MGA5G09OmKlyOeLVb+cutb5riFrL0upWQ7Wa28jRGvC0F2MenkVNcl4",
-	"G0eGSbaFymqBLwTLrd0Ca1uR3Wj5saINp9+/xCVJCScm0r9Aivc2EMbh3tL66f4GqzZ76f7L6Q7THKg6",
-	"JkLdMYYVyW0cPTbR/VWW95RpB931z7sRxQcjyuVMG8BWV9jOkkaRHJOFxIgIVmjPgGZqRpIZJB/aFvfP",
-	"oF5C9OWyItgn0/GlV1NtG8dFIpf/kyZz6DpRayyw/UHFi8kcyAuV+iXW3jJGztSbr5lnzo2j2+xsZpJu",
-	"ek8O9w4P+4E+Z0dRv3cw3O/tDQeD/cHTwSC601Bb1yP0PvdupVlj8+0NB3e5wbY2Fmde9fgdHelNqEi2",
-	"aPWvsEX/ArFwPhM3tZ6g1Lbnd+nUVXvMiVjo34QnL1yzAScubHanX5QTNkfPMXs8lCujjTtKkDrcSZBa",
-	"KQ+TJJkJCVzbsuNaRs14xG2kxl3Yj7fMvEInszYvS8fHIy54eWmuboSfqmOCjbjKRKgZRlxML1U1g6XJ",
-	"rcClS6O6zAoacb0xF9415qwJ2aBMbHjFJQLsCz1q+TIaKTTLILWT+la6pe4ybdSs4NQ292JPmOYaMHr9",
-	"RFFXSv5Xmb4mHWd5WhdqzfycUO5oLXuyZWjVEtGeaHqeLF2Dl62WaaSSBrI+64DUMy4Dvnwj8SyUDraF",
-	"ZAwl/d6LlZ7Z15e0jWG/LmAvkPUf3dA5S7u//HD14uXF2/6ri+fLl3/+o//q9+S3k6uTNz//cNp7+eHf",
-	"fnr19u3wzYf/+PP18+d7Lz+c9l/9fnoSSIG2Crltgjdz8J88qee293t6mEshMjVot6G3QTRb3zsVrGxK",
-	"xnoM9FdjQE/QDaEgtE0XT/L2Gdpl368jqCX81/Y+cIn3rleNdRXP3QNdYqtzwNTbmNoWU6ODJTtGhK8s",
-	"0qkVE5WO5xTj0jTrRl+A+a144S47oRSxZSJJVRDw7f2c/bufazU639RBqvXm///ZL9JPbQBi/e0hDbPJ",
-	"Xq+2zZd5qR+dkWSJVTatpE8svV3pX70BtSi4caPwDtXemqv6y0VsqSx5SZdkAiQX2gbw34C1wIbb9mJd",
-	"rnCzVmj0Ve/fwGzlAgE0FoQrj6muE1B0Yhw+p2pW6TVmKot8TeMz61Yp2V8xQP91NVDZp+ndp4YQq2VB",
-	"hwP+t7H3kF/wvP7JQeNJWx695qH+0b5e7n1Q6bmmTKsuJerrfK17g2Z7pLVvgYH/R+VvTe7+S4WI3miZ",
-	"Qb2cnVo9PqmS6MOCrZbLGxRqZZZtXYzNaOWVxc2rXEXmQioy6PXCt7LlnNHXkgbePt59quXmawYZlBnZ",
-	"Xhq2lW4uc9omzT/xc9zLMp7VVrzHVmWa+u37r8Vc7RTn0MsamvpM1g/kv0hUBC/aMCrSwkeZO9+IF3l8",
-	"UZHk+1s/J9Lc/3ppgO/ea5ldz4/0v7Npi+/eaylt3rtniHJRaPp7fN1H+W3X/bQuyoVBHPOqOHw16Oqw",
-	"lxfrc50kW5eJriNRmJ9LpLnavjWLVLhqL3NuXwHSSjlE6E2aIf6OV3fOq7FyylujlFOBHIQKR4+kl8Po",
-	"0hKa16XerGWsXB/Bx44zsbzrnq53URUOg/3o9DtGxDn55eLizGQ7KWESKGvpzO40C7hiUunnusTQjTzC",
-	"TL1zU5LTwfzgMdkxqc8a4N2YeL/bdZdjsmMShvCoKLe50vj2kTINDbv5jrht51uf6JxdcaoWBYzJzljO",
-	"6GB48D/G5Hsyg4/kl5cnzzrnv5wMhgeOaQp6Y5KhTLpj9aJXt9ojibmgWNIJSQGqvhzuq3OajmvfnihN",
-	"Iar+5YWzfMbxiLug5rmiPKVFSmwCtCRje24dhpO6v1T1dPWlLDc74jvj636sdzqhEg72m5v1pu225uxi",
-	"R9q4hQQzVSeFRKSAV+LKIc4gw97Ljm9mEpJLm/15bn4qhLJ5neZFA5ysxCmGL/VwSMlOSuVsImiRxiVS",
-	"4hEfRW9wgH1iFO2aN3PlBVwzsZBuJqnoUtpkyVrHDfLjojC8SRW+ljGj+YgHUFmmGKobYRIDOhK0I4Im",
-	"hxsmzfIcbuzKj6SNWdqjHfEGaI+ky2vAozKpq5ODfZO6StpfjWPNhG0KwR7qmuylwF4nGLYoRty8YgwV",
-	"+NWicAcJDDP+3HlhzEDaLgyG545X8A8z74IY8TIFo9qt7U2AL9LDnyxGbRFDfaxGmkTSODGvdBx8/Oiy",
-	"HfeqtzpiauINk1CDzoS2zSuad4ZExmRI5ozHZK9n/h2QWTziQzKLSb+H/93X/x3g5wF+RsH1f/73oEf+",
-	"+26XnJD9fo+kTJqaQ+XVaIRizYLX32YSfUGKhN93fZUns/KKvrySvyNAW9VOBLp5m+s7OpjsJftpZwgH",
-	"084+PZx0nia9tNOHwXSP7k+GyUEabXtTX3vTzOYB3GaUwXSns+/XquyU9741dOLCdpjZbCNgThc5HW+4",
-	"EatxvXu8qv/dgw580IEPOvBBBz7owE10YKPN6H0pweFdSjB4SWZaUrduUBthxMGKy8yPGo5TiUmenEyy",
-	"Bfy9ql3Dnz2NGnilBqrUXvp0Opg8gc5B0qed/WkPOk/p8Elnb3KYDpI+7E8PetG2ccd6S9n71qnJQiox",
-	"Rz5BB71s81vrrFK2965pVWmP/kGjPmjUB436oFEfNOqmGvXcXMN9G5dyy2vFaNMslXUJRIHLPNtU2/bS",
-	"rpLzgplEbd1rby5xAwd0kPSne9A5nOynnf1kQDtPoT/tPEkPJkO6n+xNBv2t9W7V/fp+da4fEK8r3bpy",
-	"LZsGPajXB/X6oF4f1OuDet1YvbocgftSsIMvV7BbZX1umYHTVp4OIQje08lh8iQ9gM5wuk87+5O9pHOY",
-	"DqDTn/ao+2179em1zr9/BdpKPqtljMiqxXGtf9CDMn1Qpg/K9EGZPijTTZSp157tnlRpv+mr1vrq7fkp",
-	"Zyd+Fz10m2yOP5CSc7q+6qsJfqv49pLBpE97085TONR+45NJhx5Mhx3YT91PTzdXfK3Gefcdq70bA1pd",
-	"CV4drAbp9v8GAAD//w==",
+	"7H2Lcts4tuCvoLh3K3Y3pUiy5fhRW7Nux0l8O36MHz0zN/KVIBKy0KYANgFZUaf8NfsF+wu7P7aFA4AE",
+	"SeiVTtIzd3Pr1rQjkngcnPcLn4KIT1LOCJMiOPwUjAmOSQZ/XhOZzY9HkmTqXzERUUZTSTkLDoMbEnEW",
+	"CyQ5mmEq0ZCMeEZQpj6h7KEZhIGIxmSC1adynpLgMKBMkgeSBc/Pz2GQ4gxPiDRTncVkknJJWDT/mczr",
+	"0x2jKaO/TQl6JHO01VbTdrpdFI1xhiM1yDaSYyzRBD8SgTCsg5IYZeS3KRESCTwih0iOCRJ4okeZUTlW",
+	"v/QY/DTksf6NMrS7j8Z8mgmUkTTBcwEfjmgmJMqISDkTBFEmJMEx4iOEI0nZA5IzGpFmjwVhQD7iSZqo",
+	"PXdH7egg3iGNzvAVbuyS3Z3GAe52G61oL94nndGrYbsVhAFVm9SgD8KA4Yn61gFKQ0HFBekEf3xP2IMc",
+	"B4edbjcMJpTZf7dDC3AhM8oeNLztwgHcx1HEp0yeMbX0J6J+ijiThEn1J07ThEZYgf7lr0LB/1OxI/Vm",
+	"rAbHeow+tYOEwYQIgR/Uw9sxQeYFRAVy3hHTKCJCBIcjnAjy7O7p3zIyCg6D//aywMiX+ql4eZplPDtl",
+	"TyThKdE7KmOIO+OQjCmL4dTUSTsLaAbPoQvXM3aV8YcMFvQZMKDFSH3K+qkdywXFcY6EBuOoQJWTVSsU",
+	"kiYJogw5g3wtWNWWZMhi4bKyKWNA1Qp6TJKM4QRm+TyomRH6BIZwgWUHR4JkTyRD9o2vBgmGpox8TEkk",
+	"SaxnO0K/TbkkAJW/N641oBpnMdLkqViPmKYpzySA44LLN3zK4s+CBOOyP4KvXSCc678Q4xLZp1+TbDIi",
+	"+DSLCIo5ETAr+UiFRDwrfhmShCsexwEuhtAAAFd4nnAc33L+HmcPn8dLUj1GX3LeT2AUFx7mDDSLpgLB",
+	"G5li+Ay10Tn96avDpzw/V5gJE2sAJFiOeDbZkCCA42TkV0A99fcTTqYloJhx+/lLVQ5r30D2DU3KhMWH",
+	"yCLRlMUkoU8kw8OEoC01NmrvtFudve062J7DYMrwE6aJenvpotz3quvS/1IyMV9hTGPAI8zEjGRW0LZb",
+	"SGhF4giWboZBEzxX2Kf+oz4a4yeChoQwtTfpWfaXPW/P8msARlvuejOSEiwFolLpDFhwtg3UU9o0IMs1",
+	"luQ9nVBz5htTSoYl6SdmgBLcOUcTzOYWWwXiDFYbkwlXYvBIK2cowZJ8TZaaLyTCSZKvIp0OExrli0Gj",
+	"jE8QZwSdXSEcx0rgKZ2xqn02cvXTtybz9ktHUYUF3RAWn3A2SmgkNyTIYcKjRz89qlFwJPv2lSrWm+do",
+	"jAXiqUIWPlVnH6MIM81DLcLEXtKjJWWkOv231TWeQyWcTjhjC/kTm06GJOsrGRbl77mrueBIv6PmzF/R",
+	"MoQKK0S+Kjn7lxACStrzogKZIw0V0eI/ohzdkoniGeQPaQXSDNL3qwcXHOE0zfiTgqV5FSmTIUa9gGcx",
+	"ydR5jGg2gYl6wVckdu9a+MhVEtAEy2hMtBH1QJ8Ig8UqUNMYgHbH8FSOeUZ//0ymOHUHKGlSVAjFx9Vc",
+	"7AknNEbHV2eKAX1dmIB9iQWIK0CqkimiF8IzlJEn/kg0EH5RP8JG32CafCYgnvJB+iM9ShiAUiuMSS0p",
+	"w3qZH4x1CCoee2GOCRaakYdpgjNEPqaKOVDOUC/4zw+txsH9p/2w3X3+t14Q3D+X9Xa9KUM6h8id67NB",
+	"XcBkDZNmREkSKwBPikOf4ESJb0PZY57EAs3GWCK1d0X6LJ0qm340FUSgLYwu7t4XToUwP6u72zeN/RBh",
+	"FE/1McBpbh+hgYbuAFBaIIKjMeKjEWGxWgEsqRkU/Mw1vtWfacZTkkmqZQ+ZYJo4/hJrvocBBXRQW8FS",
+	"G1B7u0FY86tYz0FtBLD/f5vSTOHVBzWceTU0k97ng/Gh0nTUWD9NpeTsF5xRqwziOKYK3ji5chYOZxpW",
+	"9kJZTD7W/ThKTg5h3BcCtRpDLEiMUi5gWIQnYGOMSc5LXgjzukBbb09v0Uv7QKCBefDhvgmTDbaVAjHB",
+	"H+lkOgkOD8Anov9u+UCVi7P6Cu+u3yMxHY3oRzQCiaB+0NNpofDpU/v52UqRacoZAr1avXxyefWP/snl",
+	"61O0hSWacCFRu9tjjqfKfmc+wAxd3l6Z4fUzYw7B47/enZ383L8+vXr/j6pv6ebq+uzibWdXbzt3B7Va",
+	"rVX+oAo6wFlZiPhQ4WSMPfgaudpBGYqAE2hLKT9kkso50lOLbTQbKwHgFcvNAqWHnCcEMzV3TEWa4Hl/",
+	"AWqHQTrmjPT1ePWVGI+CRlukSShEMX2goCInc2dW/5h9TX3LYehqQKUVV9ZXH9oLb62a1EHuqKdV/mce",
+	"5WpNoXQqKYQk94M3ygg2R5jzlxhL0pAUVv/5vGjChzQhn3EiIQIGmc01kVAWJdO4hB7FahZiBeOSVByl",
+	"3VYr3IAzmvWHQaHwW2AtObMT/cprLLGXYsCE+AwYrrvzOl7aGZ0dwberN3H6ZLWPJLkcBYcfVmhG6vWf",
+	"sCDBc1jdeWzgsex7DwSfw4DYRRCmeHm+pWb9MBwYVHZ2X+ztPRVy4clo2SXJRKy52KCYC2cZngPzwA+5",
+	"mrV8kKvizQUHp0wzZ7wlZ3aXCpLJL4BzDkcoE67MpkTzb4wYmeWcRmm6ExwTP4P5sihsF1el0pWAyZXH",
+	"9dE5Vzf/CDabY6luCka4X4an4s9aMRDIBut111lGmDdK/xWIPJFsXkTOIpxllIC7p7zG3JyojvNuOsGs",
+	"kREcgxNTko/SKwxyM8OLuZwh80KItH7CGVJm0jTzom4FAnbwwuzx4RwYKidgjVUXcY6jMWWk2If2FEIE",
+	"0V2H5XMVq9YTb3P9A16nwQIXTd2T5TMcK65Gnzt6gTfYdVVF1g8XLvFg+f3/csxjWDtOEj6DCSuho3sP",
+	"EpRNxS9BO5E5zpVeATj3Z9fkXvYJUMepfrWMvAYDAEnvVyImLG8BaeYSeTltzshwzPmjjnAspE/De/va",
+	"FlhPW7R8p25kgVx/IayxcwTO85FeVUxSwmLrO4Y3HQotqC3XDVaqJRdKWuTa64LVIBofFQ4/HGVcCJNK",
+	"IDSZmliK32iYeMn+KiPaDUR+m+IEvJ9EyBCMO5hVoAhPlR08nCMMD9EjmYfgOVYvGXbTzEhE6BOJ7Vd8",
+	"ZB8JhNEYs1gQqdMgfuWU2WAFZvGQf7RGQOk3Y4NtyTGhGSrkrHZac/ZEMqGZgvotI8Y0F7IxAeuVfpTT",
+	"jCAai22Xcak3/FpZTdXWBxi6qBUukjUGnS+M0mBnq4KnYNBNEy3K/ymxnIqC/zULZcIQQHPB0sPAJdaF",
+	"nhBHdawNUFUSy0hyDaJAqIPXiKC9WSmWY7SFNV3CTy8E+vebywv9xBwzuCRiLkWoBNwYYYEG6ov+k/Hd",
+	"iGZrcIQwynNu4JXetNXaiSiD/5Km/qfSqvQPA2e036YK50EWDBDP0EBN36TxQJMLLA8rLJyNeULyBWiX",
+	"TPkYw+Bj44E31I8N8UjTBk81IBspB+4eHCpp/RwG7yC6855HuSq91P9Up+k0wRFBYsxnTNPW+8uT49uz",
+	"ywsTyq9zOBOJKjlXg+OnJrrC04QKiVG71WqF6Ob//i8Ov/Gy76W92vcSBgmWVE41q8hnaXR2mt299m7o",
+	"8FU+NcHV3KfVcpxajYPCmjXOBTU4Zw+e0Xf3mnvd7sHS0dv7peHhn7XxrcrugCeakBw+G4OjwhRy2Lg7",
+	"8bECjRznJKb4MzBjor4Djs7Q2fnx29MQ/XL2+vRS4fbry5O789OLW4MkR4h8xJFM5hCt5CM0SCh7HACL",
+	"HNB4UEeiEU2IBVN56tc8mk4UHwa/E7qFrLJEB2+M5z2iKVVvCKIlcAHns4tfGu1Wq91M41HF47e7GukW",
+	"yT2rwb0QiMZapCjQ4ERpqXM0TZVs1r6XYintVudgZ3/3VXevct6d/dXYT9mjz31lAsRjKVMB/lbpJjjE",
+	"fMbUSoRJE1BrHGV8Ul4XfHz48mUUs6b5tRnxyUuRqtmbv6YPVVfpbnnBB0oVlUrFDA6D/7TD+WS9/qGm",
+	"4k+FG0hxvNgamfqa/FxhSScY1N0nGhPFTWKDI6sFKDz10cbPZH7uVUXUgT9SBuf8SOY2ZTK2yAexG3dx",
+	"ibYzQCoqOppwr3A8J3W3Ay6iHMuUMxsMeQ6DyDiZl5qo6h1H1Vr2rgWD0q21wrPqixvzWhXSRaQa1uiD",
+	"+Tn55ub6OdnESj8vjOuKVj/Gsm9UJL+rOwyiRDGlfkZGJCMsWoBa1bdMtJdD2k58hPAQlFATAWAEzXCF",
+	"x0XZpAER7MarV/ttH90Rm2S1HDKwG52Q9RwGYyokzzxpxadg/Wi9EGUk5RlkB/AkVlo4ZPyGRRqAwyuV",
+	"uSMknqRq/Wv5C29gkpMxZg/Epw+WT2ANN52CpTHFKv71m0u0v9dqF4vUW7i7PUF8NBIESHw9882ozOvB",
+	"W2+xhpTOzsIatuVTFBvyk5c+0W9PY5pqNie0PBuwfDh/G8/Lkk27W9zsN4/hvZCbOygJlAERk6YXX2Ii",
+	"MU0WGCdUJmt5YkEz028vOaZrY4p9oSBIxRJd8yulHviBprgRyV4IY/+ujgYmjg2y0GBYqucv19MXatlf",
+	"SFmeWDW54gLiGQL1I0R4GlMeIlBCQmR1EFByhaTRI8ndED6/EE4tdGpAcJXhBUpp3Y9CJ6RvFayVTgT/",
+	"hjdkpguXmBEc+Y+eTPiv1L/+ZcJ0GXPUQ/o2lJE0mftP0OQlqKNSJhjUrHjddwugbfxvm/KF2hIl+Sj9",
+	"9KaeaPcZ/GW2nOdFwST6udkLz4qt+CnSr35XOKLNzlUvoy01d7gc30OL7CGyJB9at5gIEbgntPM9zPM1",
+	"LIKo7cTqSzEXkkxCNGWmTCDPK2RkRjJlRm579rRUaFYYYFiOiQGnywNiC82CCnP+xsFdn2jwRXdr7rx1",
+	"w7tWCSFMLpA7/1KK7jeSkqWcwJW8bB21FEpJ3BPFKYUQDyOJ13q0VvIi5uFkuG5KNzVlcwUllbMW84Xl",
+	"u1pCVgrv/hySyjF+GTmJhS6FJaSUK/9VHRZLR2EtFUokWPNt4HuuK8H44k0ARQcYCQb2pQOOfseCs5D/",
+	"IlT9GUT6WUbv5pT7Obae0hGMlbluUPCPUqxZ5zJahDf+JGoscHUpPVY3sZwir0opReXFpcatUz9R9UT4",
+	"H0kuceKtzS6fTqq9k3ok+5kP9DeFi61CWkRIBPFC7fV+x2dIcmTku453KgKDUiGs9KnEBjPrOuyvnLK+",
+	"NYdr1AVP03HmDXjfECgJpkJroVCA5IRNvZFRySHGBmHYzq4uCtd++8qLRukufEUznj2KFEfEBumUfg6s",
+	"A55SFvMZgl1v8QzNjFcA8h1nWJiU9Hi7if42pglxP6IC8ZSYTOE8AKz+YfeioenfUQYp6uUVYrEwxgz7",
+	"gcOTxjW8YfptHVarzO0qApazZ90jDh108KIkYfE39xipSa+JmCYb5VA5X9UlHJ6kmD5sIC88MrHiIowR",
+	"FoI+MB1s9sty72n/8ynIa6Qr5kWb5l23/GtBVvS30r51OslqrglsMd+Mo6d6cj1KahedTBOT5KDG8KpZ",
+	"y1BFO8yyJxoRiBGGCHJVKENQj2EZ0MtPNH4u+ZWXJTV73ZnlHa/OJylyvJeDDtTVMU5Twmz1oUYHnWIj",
+	"rYfCjdihDHyEopw2/0394i7ZrzRcqsSwVEtSzMYWKpra+g2re8rZJfUj+AUnUyJAbJpSmU+fOs/P2p/I",
+	"EWehQiBIGwEiL9H+h+CY4SAMLq9fa+K/d0IspeyCzu7KcPMEfzzT37ad7P886qK9OGtuxV+YFCoOCiU0",
+	"TXTM0PHd7bvTi9szk2nivF9U+fQYFWhEk4TEWg8pw/ND696SOhUg7ydUKnOqXP/zIa+yauXVTEVN0PP9",
+	"moGpSplXBWZ1kOV46c9xeJvxaSoKljtVdIQwEhLrorjjqzNkx1BYoI3FCvu/4E8E9BVAD1FNM1id77Cm",
+	"nMJJApEAPmOIxuaUqTAl/pjp+cFTSaNHIhFVOtmN5JnNu3LbAGAW91hG5DRjmkXmULDJz6GHaxZsyDXW",
+	"9WBlc8FoZdU6sJqsLDUH2lsJq4oP6MtV6zgZI91ut93Z2e3uvaqmYJRSLtwiUx/fNWkUbkBmGW5XUsiK",
+	"AfKIyOqvdY5R8en6vMI0jLEfhIiOykIGOgUwUuF+N5CtggTWQbYvwvrqZJxg9jD1ZtsrcCXaFjlCjJA4",
+	"R/U8xRxPHM0K/kVFUQhOlZr3RDKcIDtLhbwJ69/dVIi6W0YE3Pj9/lMn3Hne6n84bvwHbvwOqNEJd5+3",
+	"//Jvy0rByrsxRQ16lQKr9RUrz2sQGZnVetu4Cz5mGN3w6e+VBLf91hJ/5hrqlGI7OTbQuIkudY5ZGdIK",
+	"nYox1XKtGlFa5CuP8pWn87V9ilhpmvpaL2BySJKrFfn/saV62hRsyuKrtpXDw7w6j5t+UTOxvoTrq+oj",
+	"NTiWe0aFbSRneLnVSNdNxqiWo9i0iWIRvn3fOs71zXS4d3ym+7iAmpa/qES5kmiTqZBg1vmzDYxytNyn",
+	"71R3UyNqj9BAV3Mr3IFS/UFVRxsgkOpWN/frQxI/EtE3WpGyBG2AMrgZ8xQxPiuWfXf9Hox983V76deS",
+	"pyjN+ISr/YhiEKdOe33dy56O1sF8aUERluTB5C6tM9KJfb8QWBa5fCehX3khIC2wWc6FVVpJngyrIIIG",
+	"rvQc6D4fWOr4qrHtwx7Ls6wBivlHVmYPQnR7+vfbylPndIE9U91HB/eYfdJEb8/ewKKuri9f353YBF0B",
+	"lQkJFcqwH05rhc9zItGWIAQNnIjsYNsoUcbEvLi8OA3CQC0sCAMAQxAGAIcgDCwUgjCwmwvC4O3ZmyAM",
+	"zGIU8Tm5umaARfrLOmRX0R7qhIe2WmjKEiKEq21QocELEhvnn2/7yXRzEbWeib+WdrG0oNut2253lprg",
+	"9hCPr66uL385fe31FTiHvzCiBb5hRzeTNtClbRZAK2W2aZxS6MizCjaGPXZyfH15d3P6PkTvz87Pbk9f",
+	"92/Pzk/7l2/enF6H6M37y7+pz06Ob4/fX77N8wiazeZ2Ex3rM+YjU3uRrwdMRuMVtme72+kotUYpi1Q2",
+	"0bHjVCupmRFmlhqqJmRgF1vSNFcUryypmc/P3eFcS30RFQ5Yk1JfvI9IM1jVGKTE/JfVQGtyxHNNjYA+",
+	"NhkHwedKqtXFVxOdSU3F0P6jx6rdRTAagNdkYJqQhG5TkUrPkRAVXUbcdrg9pjjl5e2V/UIp82u4HIyr",
+	"YftIcWC1txHPeswRbno826GERGOu2C6OHgvEM3tR1KR0nNjw2rqXdXHKUH62CR6SpKw73mZqNtAWNksN",
+	"MusCcYVFpcCAjCgjAlF56LZcCdHd9fsQXb27vDjtX9yd/3R6rSjcHocm59ASM1AxhIc402pcI8VCzHgW",
+	"56lNoE6XnUQ9lpPqVsRTY0hzSBVSINyGppdawGHwI1U9AEqDWbfLC7xlYF9G9mX0eeLoIb60srVkwpAk",
+	"5dqhO0kTKufrW3N3aUqyRoSFMTtNqzHLa8qIcnd79v7s9h/BJk0/9CKXQcLfPyLvS7R2A4lcMy+Z6p26",
+	"l7Ja9pHPtGyV3757QAk+G4S+dIMEY6Z/njsaEvU9lWmsYq7vtbzleL5vPca+9+tNmtwUDkPXY3aEfgwR",
+	"BGJFiGIsxkrVYzFKcUaYHBNBtIaLo4hAV0n1MM644qxlfP+x20Vb7fY2Oth/tddt7O502kudbb3ej3/5",
+	"0GocoK3txv2Pfp+KibAUk1wZ46soPR5JkqE9lE7Kk63RbWdJ745Frd/Wx+Zyx7gaSn9GjX5l9WYEP1b/",
+	"TRcU3xKxIBuRsBgKXhd6iewLedG1qVG3fQWR5LrBFmfJHEm+vW70rSgEWn467gqXN71wNvuNk26qYPal",
+	"3Kyo7fYl3EB5TTTNqJzfqJlMsn9KfyZz7RX252LrqIMxHIzBIIhEx6aRByB0c1G//783jq/OTKd/KwJg",
+	"SrUt/ddfp95o8XuddSd4ppVKxhugQ0jOE3GEoHzbtmBDEJVJlW6a8AeRrwZeKhZjZvasZEhwRjK1pfpC",
+	"BqWdHqKf4F0knqJ+Qp9Iv9lsDtBWCjwkU5qhvdQANEN4uZhyLGWqez1SNuJO6Yj60yzzPE9beIslmflq",
+	"6yHxJ3dgKlNPHKdpYR5ZThaiR0JSJ997xJOEz3RTR/PSC5G3gOgx48jDEN/R2Uwmp8L209DxmhDJccan",
+	"D2NQ6KB8//r05lZZlc0e67EffrB8qvnDD+i01C0ntD1rlD5omsSEEBO0Q2ms1bJlYF4e6OjRwKx6cGRH",
+	"GU2TfGgBnT7maKAIbRDa0e3PGE2qDWsGCqkGoR5c25+mWUjRCNPbwaDejiAsNxXYNoC4cfpyKmBc22bW",
+	"SgKeNWDDW9dvTtCr3YOd7UNU6diJtu5+bLVare1K684e040WpyzFir0hMc0y/qBOn4gIK3uAzWdjkoHJ",
+	"VnQA3gLfpyUcLNVrKCapHIeaqHoMVGcR6o0qVDB+mOJ+k20d4Ks0D9UTOScYainvWPU9pu8dIUl8hBiX",
+	"Y7D0BRI6/IgTSTKICivIKcIjTJoesQp2Gu+Z7XgLXRn85KlbPzySuen84FJo2GODnDEd1l7NqzgGmkEM",
+	"DLMpWk1sJQVzOlzEinpM8SJIdyNF9EhJM330ad5ExSnGpwJyUUKdwoSleisiMWER0SCn2s7usSFBgA2H",
+	"Ch4WM8zmTVte61tRJIvoSJvwNEbF5sEljRPBrSflZzJXh4EzuP5lkDO5gZNlV0+rOtJvKmnUB3IRyCbp",
+	"6G48PZaLfkgazKgk+fGrCY7cjuowWEwmXA+Wj6X5ktoYlqRh2jj1WKq4sb7t4ezKoI69X4HGos6AcgrH",
+	"TMGiuA9jYDEdHALqPOZ8WnQ8xj32QBjJIN8Kal7QX+FeDWpcVOpt20HOXqih1+N02lbr+YnLMbq6vLlF",
+	"SjsAzBVGG4ZFVRpz23XZPE3nuh9NUOtd92OILAfDlmaw+WSycQ1vk/gQyWxKBttHzvD5BUNYHRzJ8rsj",
+	"gL6PKjcR5Sme9o4hcx6mw3iPmRbjZoDWgQHULyQTlEPz8R9+QIOn9kB/o5jsoe2lBFwljhWdMIVfKCMT",
+	"kITQgBr6hjfRiVFcNLlInsDB6e/MQNrnkNCIMJ1eaySwss4ySiTWQQdTMlYXzIoPBWHwpNccHAbtZqvZ",
+	"Up/wlDCc0uAw2Gm2mjuQbizHoHK9dPsyPhC5ML4LIVynaBujFDIyJMJQB62ojuAsGg9K/cjzoKUiVbBG",
+	"TFBYKSY5up3FSseiwlqpumVZcX/Vh+qirvlMoBSkwEM5vN9t+dUtINDSDU8xGWHIB1Wf5E1aOq3W8qiu",
+	"0qMrDajgLhmTe5uzKyxRu7Sytn9hJgHcs6622zumBf+36dJuoR4QziNG+AFTJmRxLlsRFqRBmSBMUEmf",
+	"yPbCoyrsUwxGv28n+vwX3aLV9pmr95V7szqt1mZ92a0NU6DxB6eJr3Fm5BmsQafV2Wu0241O+7bdOmyp",
+	"//+PQEdpuq124W0Iut12G6x8Y+SbLbppCtp0DyAYWe5IqgsG2nl9QDsvB2g/l7q6X/7s9m43bZnWa91e",
+	"a2Lp6dl+yYimUj7KtW7ohb/bai8aPz+Ol6VbA+CjndUfVS8+U991Oqu/q3Xnhw8PVn/o3vfyHAZdjUDL",
+	"vynfsAXG6HQyUfxVcyHk9IaV+EFAHMf+dP8cBikX0td/UvO94bxMP4cQyog4XFSSJJVrL0yOzDSNQalw",
+	"L85QCgaIlB7TKCxcJVfLXzPTBM/1Z5ShwY+DVQ4viD5QoUwsreoKN+MMbe0jyVG7W0k9A9a/ree1SUmD",
+	"3DeIrKNv0Owx0/0wISMJt7SA5afb4JkptV6vhV5ZEJQclnVJ4Dvb4pWXlZsONYsBef8Tj+ebcRfH72mc",
+	"nYUzs/BgWp7hdw8aNrHMrbc20Xtduc9lv5LhIp/PVt1WlKVraSq8tp9zzfxlncmxPhMtMUObSOakWJc4",
+	"43MYaCLZdFVGCvzBZdm5a8valGVX2iUvuCPL7f1sqyq4ZRPxn8DFW2swY//Fj+rr9hqzVi+6+5eTHbqx",
+	"enFMCNtj9AuS5zB4qeMiizTvEVUGur3cBirKdI7/WCnARlaYa5+0IDlCUwG+JGgXOSY4kWMUjUn0WNe4",
+	"3xJ5ToI/ziu8l1hZunT6lJn7VwKeiv+JowmxPeSMBrbbKWgxmhD0XsZu2zJnGs1nyhdX6G9utKFbvRVC",
+	"J0i3Xu3v7EMCd+36iaDd2uvutna6nc5u56DTCVYqassu8Pqae7c9F8ubr2/Yu8s1trU2O3M6sq24Lla7",
+	"ikQNV/8MXfRPYAs3Yz4rXdhlyxFsEWxxd9WQT9Uz7vAL28DPsgtT2OA2dfCrozdQperLLVbKHUaAHfYk",
+	"UKkVBBUoGnNBoK3roJSBPOgx46mxqUiDDTPVwcgsjUvjwVGPmfafEI2bcTe1OSyKe4dcjsHjogse5ZjM",
+	"dapP3uITlOo8i7rH1MasY1yrs9plAzyxYhXnADC3bZcyWBRQcJKAQ/i2oqUb7M4ryPQMVmwzx/ckCNMe",
+	"5TyRwNYAw3yYQa2cMhl0E07rA3QzR8M8bXRbZ3n2WDlzNKz34vWliaqV2/xgnYqHH4nNreqxrfq9TEsy",
+	"p3S9dFGDtSIT5wjZvsTJ3E0I2jaZsJ6srsr9VFoGEhyNi1FfFAmvOlJr+siaXQ5CNBvTaKwdzYlNMWOE",
+	"xKJp/bLThIBpZBFkKS4cIYyGGX+E4luSOyBt2mAeX9AhHYHn6teZTXvM8U3fkCwAMS5NahOyqU3isA7I",
+	"4lOdk0jlWJlZnlzuB6LvTe0x52wWpEGZ/DVN37UEtkFxsVaIBO+xwadeucShFxyiXsBl2k/4g6kc7wUh",
+	"6lWS4dV7H3rB7n7noL3TC+6ftesfKdaaEElspnNCn4imL6Yj9BMeEwDSoFp/BiPIhSVn9tZeKp0AT7W+",
+	"TOf0VevL1istUyLfsq+NyszKKplbOmp7I/5ZFrCuYpiflXWbalmDr5q0VPBWs7dK9TuvlFgbzm3T+Y2m",
+	"qVRKeooaywspF8l5XHqVeh1fFQ1oOqadWZGpUAj742p/a1v/X+qbpjg7jUPLVPMm1UG4DAK2Q3UdxOWd",
+	"VWvwih6B1SbXRvV1uk0bD23eJblexRRQ9sRpRPrQwRoAAk3fNDSOWXyXJUW2sQMZ0wrcgUtC2aOJ3RaS",
+	"5oXQNc1GxCwHiUKKe1+Z8eri3XoFa73QcxMo68bb6/XItp576E3tAbF+uQ8lis9Og8wC49z06VVLTMot",
+	"/nVDzZVt94v2mkXvfKerZtHy3rVb8j71vk0prtuPaUYiXdujdsYZuaUTcmVkXQ1lFoi9o6KdC0SMleQS",
+	"FQ1kOeZo4bOKlGocoSTbYAe/TWn0eE3SZH7M4hPIHK+yBDe922Z2a7QvEs91zvkXxfbjX047rUrlVf7w",
+	"9vKqf3V9eX4JxLAJDPRK+3w0sveBr2cw+toifBXnJXRV9/oI3U4vO54+LsEMT2jcfPfTw/vz27v2xe3p",
+	"/Pz3v7Yvfo1+OX44vn7701nr/PHf31zc3XWvH//x++Xp6c7541n74tez42A9jlLrqqJ9GXXvZbXfyatX",
+	"5T4iiosXRTq6/VvJuDfqQ+1Kf+u9kCYPeDmU2ouhBB2LfGDybdOG4px9+nbZdnu2lJqrlPbesU1ObOt8",
+	"42W/sR80kWlHpftDId3RSFdmQCGJtn4XdqUqdc/KffYjCOljqJf4bMhvRC+rXCy5RZJnL1td989wEe+u",
+	"/q52gfu6vmUFjRN719l/ZZey+mqNJV6Zk/d6nExmWt3zM8ltCutfMsgqqg4mZd4sdE1fg42kBS6knxnD",
+	"pmQk510q0TmeoyFBKQfzkjIhCYYivClcJG6yOcUCD/UCK8h364xlEYURZ8pmy5kYwDohhSHFclzYAlR3",
+	"cXKlkUusG1X/f8Hchi8rpfLLGj58qjCxUsG9P1dCKRP5R26v0eVfdipfms6kSz5qH+6q6e69Qs/ezLAo",
+	"n6M8z5dKuajekbCAJee3DPxT8t8S3/2Xiq5dK56BnUTxUitcVPRr8DO2UgGZl6kVHtkSG4MyecNIw2oW",
+	"nKkN7bRa/oS2fMzgS3EDZx8f6jZC2+kM8c/Vr8FttGA0PVOwGJzj7JFIyh4KTnx+fP3z6e3ZxVtPn4W8",
+	"+r9e7N/SLo0Dt0A+b4bjsa0dVpEXt6udfwGwnlgPawGSy9srLyh2ClCUs8wdL1XJDPYBxXRYWAiT/WUw",
+	"qZi164Kl44LFs7FOsbGiEtVMaYtHP2Mrr5Zuxdf5xrOd+y8lFuoVoR7BcFzVxESZlfx/EgqF7DoIhdbg",
+	"kZcaV4LEDkcvmOn9s1tCpjmhUzX14V5ha7mczP3NVHl9uFfUKEj2ZHXKaaZw9eVTG+jUzPtpWWgbIrdD",
+	"knD2AC2BF8e6HUeZvZKtlkFoL9TwS6IcaDamsWSSAlb1aZR5ANGpaoWWuRI3SfjMRK9oltdjGQnrzJFL",
+	"WE/icQGjF8Ip+bK5yNUcSWfUPEFGHcHHhjUOnByvppOd5o99v7aaKaTBMPTu9vZKlzhIruvNStWf9jQz",
+	"8kCFLvpBGm/EIZTn3Oh2LQ0opxygLV0pqha8HSLnuZl3PkBbukpAt6BgprRUgbeoPYHrj6GfYUaJKA90",
+	"Qx8YltOMDNDWQIxxp7v3PwboRzQmH9G78+OTxs274053zxJNhme6AkJXh9nAVlHp8kJA6Rz0vSNRRmR5",
+	"OthX4ywelH49lgpDZPnHW6uzD0IdL1Pz30jMYpzFyNSLCjQw59agMKj9lyy+Ln4U+WZ7bGvw1A7VTodY",
+	"kL3d6madYZu1MZtwJ25YA4IeqhETJdwgD1ZawGlgmGTMwWwsSNQ3xXI3+lHGpSnm0l1JGFoIU8hZUK+T",
+	"GG3FWIyHHGdxmAMl7LFecA0vmC96wbYOqqYZeaJ8KuxIQuK5MBVS5ebor6eZpk0sEX8iWYLTHvOAMq8r",
+	"kjOus4EbgigTGpRl+5rQ0zMyMzO/ECZRwRxtj1WW9kLYZGY4Kl2vNtzb1fVqqP7TIFREWMcQuHReob3g",
+	"UBEIDresx6AkB4EAf5jmYVpCoczHnhd4u4Tp1axp7mgB/VABV3D2WB7uLXZrOhgfw/FDmZWGqKn5Lr+r",
+	"gKZD9MdMzEiGOh8/2hKnHQMUcYSgHmlGBSmtTuezKEqP0VYXiRB10YSyEO209H87aBz2WBeNQ9Ruwf/u",
+	"qv/twN8d+BsY1//5350W+u/Qymi33UIxFbp7lXRK2n2RZc4MYz3J82s/Oy/avah+kQ2+MC83z8NdEY4t",
+	"Ss0994nrwCXuDHei3bjRJXujxi7eHzYOolbcaJPOaAfvDrvRXhxsmp5rwKPr7NcPT1T9Y7rNfzOo6Cn3",
+	"YSkw5F4aYHy3VhZZGa+pEVoWOsl7xfVN32Xgdxn4XQZ+l4HfZeA6MrByS97XEoLdVULQG97VN6rW8qUq",
+	"DvDOgtQl8DqdCUhxY2iYTMlfCtcTPHYkak2MGJHaig9GneEr0tiL2rixO2qRxgHuvmrsDPfjTtQmu6O9",
+	"VrCpx7x8I+LXlqnRVEg+AToBAz2/pbLUfjq/nbYkVYU5+u8S9btE/S5Rv0vU7xJ1XYl6owPI38ak3DAg",
+	"HqybX7UsC84ThjY3sZoLWIuKHG/ecF32mpg7bGAPd6L2aIc09oe7cWM36uDGAWmPGq/ivWEX70Y7w057",
+	"Y7lbXJn6dWWu6xAvC92ycM0bSn8Xr9/F63fx+l28fheva4tXm93ytQRs548L2I3ylTfMHasLTwsQWN7B",
+	"cD96Fe+RRne0ixu7w52osR93SKM9amH7bHPx6dxy/PUFaC1tspTrJIorDkvtVr8L0+/C9Lsw/S5MvwvT",
+	"dYSp0836K4nSdtVWLbUh33FTzo7dpuNgNpnqFIJyymm6oq/E+I3g24k6wzZujRoHZF/Zja+GDbw36jbI",
+	"bmwfHawv+Gp9xr+2r3Y1BJS44qw4WLWk5/8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

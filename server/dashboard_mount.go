@@ -5,13 +5,31 @@ import (
 
 	"gateway/platform/webhook"
 	"gateway/server/dashboard"
+	"gateway/server/onboarding"
 )
 
 // newDashboard builds the web console over the server's store, with the same key format,
-// webhook URL rules and event bodies as the API and the operator commands.
-func (s *Server) newDashboard(c dashboard.Connector) (*dashboard.Dashboard, error) {
+// webhook URL rules and event bodies as the API and the operator commands. Without a
+// Connector the onboarding service connects numbers, and its Embedded Signup settings fill
+// the options left empty.
+func (s *Server) newDashboard(c dashboard.Connector, o *onboarding.Service) (*dashboard.Dashboard, error) {
+	opts := s.opts.Dashboard
+	if c == nil && o != nil {
+		c = o
+	}
+	if o != nil {
+		if opts.PlatformAppID == "" {
+			opts.PlatformAppID = o.AppID
+		}
+		if opts.PlatformESConfigID == "" {
+			opts.PlatformESConfigID = o.ConfigID
+		}
+		if opts.PlatformSDKURL == "" {
+			opts.PlatformSDKURL = o.SDKURL
+		}
+	}
 	return dashboard.New(dashboard.Config{
-		Options:            s.opts.Dashboard,
+		Options:            opts,
 		Store:              s.store,
 		Connector:          c,
 		SandboxPhoneNumber: s.opts.Sandbox.PhoneNumber,

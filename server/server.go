@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"gateway/gen"
 	"gateway/openapi"
 	"gateway/server/dashboard"
+	"gateway/server/onboarding"
 	"gateway/store"
 )
 
@@ -47,6 +49,12 @@ type Options struct {
 	// /messages/{id}: delivered, then read, this long after it was sent (default 2 s and 5 s).
 	TestDeliveredAfter time.Duration
 	TestReadAfter      time.Duration
+	// TrustedProxies are the addresses (GATEWAY_TRUSTED_PROXIES) whose X-Forwarded-For and
+	// X-Real-IP headers name the client for the demo limit; empty: none is trusted.
+	TrustedProxies []netip.Prefix
+	// Replicas is how many gateways share the demo limit (GATEWAY_REPLICAS, default 1): each
+	// enforces its share.
+	Replicas int
 	// Dashboard configures the web console under /dashboard.
 	Dashboard dashboard.Options
 }
@@ -64,7 +72,11 @@ type Deps struct {
 	Platform Platform
 	Logger   *slog.Logger
 	Clock    func() time.Time
-	// Connector connects a workspace's number from the dashboard; nil shows "not configured".
+	// Onboarding connects numbers (Embedded Signup, system-user tokens); New completes its
+	// template sync and tenant-cache hooks. Optional.
+	Onboarding *onboarding.Service
+	// Connector connects a workspace's number from the dashboard; nil means Onboarding (when
+	// set), else the dashboard shows "not configured". Tests set a stand-in.
 	Connector dashboard.Connector
 }
 
@@ -82,6 +94,8 @@ type Server struct {
 	demo     *demoLimiter
 	bg       services
 	dash     *dashboard.Dashboard
+
+	onboarding *onboarding.Service
 
 	tenantMu sync.Mutex
 	tenants  map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
@@ -123,9 +137,10 @@ func New(opts Options, deps Deps) (*Server, error) {
 	s := &Server{
 		opts: opts, store: deps.Store, platform: deps.Platform, log: deps.Logger, now: deps.Clock,
 		spec: spec, specJSON: specJSON, router: router,
-		demo: newDemoLimiter(deps.Clock),
+		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding,
 	}
-	if s.dash, err = s.newDashboard(deps.Connector); err != nil {
+	s.wireOnboarding(deps.Onboarding)
+	if s.dash, err = s.newDashboard(deps.Connector, deps.Onboarding); err != nil {
 		return nil, err
 	}
 	s.echo = s.routes()

@@ -50,6 +50,9 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		ctx = withPrincipal(ctx, p)
 		ctx = context.WithValue(ctx, routeKey{}, route)
+		if err := s.strictRequest(req, route, pathParams); err != nil {
+			return err
+		}
 		in := &openapi3filter.RequestValidationInput{
 			Request:    req.WithContext(ctx),
 			PathParams: pathParams,

@@ -143,9 +143,14 @@ func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit int
 			LeaseUntil: r.LeaseUntil, URL: r.URL, EndpointFailing: r.Failing,
 			Event: Event{ID: r.EventID, AccountID: r.AccountID, Type: r.Type, Test: r.Test, Data: json.RawMessage(r.Data), CreatedAt: r.CreatedAt},
 		}
-		c.Secret, c.SecretErr = s.open(r.Secret)
-		if r.Previous != nil && c.SecretErr == nil {
-			c.PreviousSecret, c.SecretErr = s.open(r.Previous)
+		row := secretRow{table: "webhook_endpoints", account: r.AccountID, id: r.EndpointID}
+		c.Secret, c.SecretErr = s.open(r.Secret, row)
+		if r.Previous != nil {
+			// The previous secret is the blob the rotation moved aside, sealed for the same row.
+			// One that no key opens any more (a key rotation since) only loses its signature.
+			if prev, err := s.open(r.Previous, row); err == nil {
+				c.PreviousSecret = prev
+			}
 		}
 		out[i] = c
 	}

@@ -54,7 +54,7 @@ func (s *Store) EndpointStatusByID(ctx context.Context, accountID, endpointID in
 // secret keeps signing, beside the new one, for overlap. It returns the endpoint, or
 // ErrNotFound.
 func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, endpointID int64, secret string, overlap time.Duration) (WebhookEndpoint, error) {
-	sealed, err := s.seal(secret)
+	sealed, err := s.seal(secret, secretRow{table: "webhook_endpoints", account: accountID, id: endpointID})
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}

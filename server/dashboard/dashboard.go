@@ -184,10 +184,19 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 
 // contentSecurityPolicy allows scripts, frames and connections only from our origin and the
 // Embedded Signup SDK's origin; no inline script or style.
+// With Meta's SDK (a host under facebook.net or facebook.com) Meta's sign-up window and
+// frames at www.facebook.com and web.facebook.com are allowed too.
 func contentSecurityPolicy(sdkURL string) string {
 	extra := ""
 	if u, err := url.Parse(sdkURL); err == nil && u.Host != "" && (u.Scheme == "https" || u.Scheme == "http") {
 		extra = " " + u.Scheme + "://" + u.Host
+		h := strings.ToLower(u.Hostname())
+		for _, meta := range []string{"facebook.net", "facebook.com"} {
+			if h == meta || strings.HasSuffix(h, "."+meta) {
+				extra += " https://www.facebook.com https://web.facebook.com"
+				break
+			}
+		}
 	}
 	return "default-src 'self'; script-src 'self'" + extra + "; style-src 'self'; img-src 'self' data:" + extra +
 		"; connect-src 'self'" + extra + "; frame-src" + orNone(extra) + "; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"

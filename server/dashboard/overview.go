@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -171,7 +172,11 @@ func (d *Dashboard) disconnectForm(w http.ResponseWriter, r *http.Request, s *st
 func (d *Dashboard) disconnect(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	c, err := d.cfg.Store.ConnectionByAccount(r.Context(), s.AccountID)
 	if err == nil {
-		err = d.cfg.Store.DisconnectNumber(r.Context(), s.AccountID)
+		if dc, ok := d.cfg.Connector.(disconnecter); ok {
+			err = dc.Disconnect(r.Context(), s.AccountID)
+		} else {
+			err = d.cfg.Store.DisconnectNumber(r.Context(), s.AccountID)
+		}
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		d.notFound(w, r, s)
@@ -182,4 +187,10 @@ func (d *Dashboard) disconnect(w http.ResponseWriter, r *http.Request, s *store.
 	}
 	d.audit(r, s.AccountID, s.UserID, store.AuditNumberDisconnect, c.PhoneNumber, "phone number id "+c.PhoneNumberID)
 	redirect(w, r, Prefix+"/", "disconnected")
+}
+
+// disconnecter is a Connector that also disconnects (server/onboarding does, and makes the
+// server forget its routing of the number); otherwise the store disconnects directly.
+type disconnecter interface {
+	Disconnect(ctx context.Context, accountID int64) error
 }
