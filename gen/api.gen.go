@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -45,6 +46,36 @@ const (
 func (e ContactCreatedEventMode) Valid() bool {
 	switch e {
 	case ContactCreatedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpsertEnvelopeSuccess.
+const (
+	ContactUpsertEnvelopeSuccessTrue ContactUpsertEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactUpsertEnvelopeSuccess enum.
+func (e ContactUpsertEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactUpsertEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactsEnvelopeSuccess.
+const (
+	ContactsEnvelopeSuccessTrue ContactsEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactsEnvelopeSuccess enum.
+func (e ContactsEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactsEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -138,6 +169,21 @@ func (e EventBaseMode) Valid() bool {
 	}
 }
 
+// Defines values for EventExamplesEnvelopeSuccess.
+const (
+	EventExamplesEnvelopeSuccessTrue EventExamplesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the EventExamplesEnvelopeSuccess enum.
+func (e EventExamplesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case EventExamplesEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventName.
 const (
 	EventNameContactCreated  EventName = "contact.created"
@@ -177,6 +223,36 @@ func (e KeyMode) Valid() bool {
 	case KeyModeLive:
 		return true
 	case KeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeEnvelopeSuccess.
+const (
+	MeEnvelopeSuccessTrue MeEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MeEnvelopeSuccess enum.
+func (e MeEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MeEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageEnvelopeSuccess.
+const (
+	MessageEnvelopeSuccessTrue MessageEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MessageEnvelopeSuccess enum.
+func (e MessageEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MessageEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -315,6 +391,21 @@ func (e MessageStatusEventMode) Valid() bool {
 	}
 }
 
+// Defines values for SendEnvelopeSuccess.
+const (
+	SendEnvelopeSuccessTrue SendEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SendEnvelopeSuccess enum.
+func (e SendEnvelopeSuccess) Valid() bool {
+	switch e {
+	case SendEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendResultDelivery.
 const (
 	Real      SendResultDelivery = "real"
@@ -363,6 +454,21 @@ func (e TemplateStatus) Valid() bool {
 	}
 }
 
+// Defines values for TemplatesEnvelopeSuccess.
+const (
+	TemplatesEnvelopeSuccessTrue TemplatesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the TemplatesEnvelopeSuccess enum.
+func (e TemplatesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case TemplatesEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ValidationErrorEnvelopeSuccess.
 const (
 	ValidationErrorEnvelopeSuccessFalse ValidationErrorEnvelopeSuccess = false
@@ -385,6 +491,9 @@ type Account struct {
 	Name  string `json:"name"`
 }
 
+// AccountInactiveEnvelope The failure envelope of this status; `code` is one of the values listed.
+type AccountInactiveEnvelope = ErrorEnvelope
+
 // Chat defines model for Chat.
 type Chat struct {
 	// Connected false (and empty strings) when no number is connected.
@@ -404,9 +513,9 @@ type Contact struct {
 	Id      int64     `json:"id"`
 
 	// Mobile International format, digits only, country code included.
-	Mobile string  `json:"mobile"`
-	Name   string  `json:"name"`
-	Note   *string `json:"note,omitempty"`
+	Mobile string `json:"mobile"`
+	Name   string `json:"name"`
+	Note   string `json:"note"`
 }
 
 // ContactCreatedData defines model for ContactCreatedData.
@@ -456,22 +565,24 @@ type ContactUpsertEnvelope struct {
 	Data ContactUpsert `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                       `json:"message"`
+	Success ContactUpsertEnvelopeSuccess `json:"success"`
 }
+
+// ContactUpsertEnvelopeSuccess defines model for ContactUpsertEnvelope.Success.
+type ContactUpsertEnvelopeSuccess bool
 
 // ContactsEnvelope defines model for ContactsEnvelope.
 type ContactsEnvelope struct {
 	Data ContactList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                  `json:"message"`
+	Success ContactsEnvelopeSuccess `json:"success"`
 }
+
+// ContactsEnvelopeSuccess defines model for ContactsEnvelope.Success.
+type ContactsEnvelopeSuccess bool
 
 // Envelope Fields every response carries.
 type Envelope struct {
@@ -501,13 +612,10 @@ type ErrorEnvelope struct {
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
 type ErrorEnvelopeSuccess bool
 
-// EventBase Fields every webhook body carries.
+// EventBase Fields every webhook body carries; each event adds its `data`.
 type EventBase struct {
 	CreatedAt time.Time `json:"created_at"`
-
-	// Data The event's payload; its fields depend on the event.
-	Data  map[string]interface{} `json:"data"`
-	Event EventName              `json:"event"`
+	Event     EventName `json:"event"`
 
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
@@ -519,11 +627,35 @@ type EventBase struct {
 // EventBaseMode Present, equal to test, for events caused by a test key.
 type EventBaseMode string
 
+// EventExamples defines model for EventExamples.
+type EventExamples struct {
+	// Events One example of each event, in the order of `WebhookEvent`'s `oneOf`.
+	Events []WebhookEvent `json:"events"`
+}
+
+// EventExamplesEnvelope defines model for EventExamplesEnvelope.
+type EventExamplesEnvelope struct {
+	Data EventExamples `json:"data"`
+
+	// Message Human-readable text.
+	Message string                       `json:"message"`
+	Success EventExamplesEnvelopeSuccess `json:"success"`
+}
+
+// EventExamplesEnvelopeSuccess defines model for EventExamplesEnvelope.Success.
+type EventExamplesEnvelopeSuccess bool
+
 // EventName defines model for EventName.
 type EventName string
 
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
+
+// IdempotencyInProgressEnvelope The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgressEnvelope = ErrorEnvelope
+
+// InternalErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type InternalErrorEnvelope = ErrorEnvelope
 
 // KeyMode The kind of key that made the request.
 type KeyMode string
@@ -534,7 +666,7 @@ type Me struct {
 	Chat    Chat    `json:"chat"`
 
 	// Mode The kind of key that made the request.
-	Mode *KeyMode `json:"mode,omitempty"`
+	Mode KeyMode `json:"mode"`
 
 	// Sandbox Test mode only. How to receive test sends on a real handset.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
@@ -545,11 +677,12 @@ type MeEnvelope struct {
 	Data Me `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string            `json:"message"`
+	Success MeEnvelopeSuccess `json:"success"`
 }
+
+// MeEnvelopeSuccess defines model for MeEnvelope.Success.
+type MeEnvelopeSuccess bool
 
 // Message defines model for Message.
 type Message struct {
@@ -559,8 +692,8 @@ type Message struct {
 	Error *MessageError `json:"error,omitempty"`
 
 	// History Every status reported, oldest first, with the platform's timestamp.
-	History   *[]StatusChange `json:"history,omitempty"`
-	MessageId int64           `json:"message_id"`
+	History   []StatusChange `json:"history"`
+	MessageId int64          `json:"message_id"`
 
 	// SentAt ISO 8601 timestamp with UTC offset.
 	SentAt time.Time `json:"sent_at"`
@@ -574,11 +707,12 @@ type MessageEnvelope struct {
 	Data Message `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                 `json:"message"`
+	Success MessageEnvelopeSuccess `json:"success"`
 }
+
+// MessageEnvelopeSuccess defines model for MessageEnvelope.Success.
+type MessageEnvelopeSuccess bool
 
 // MessageError Why the platform failed the message.
 type MessageError struct {
@@ -698,7 +832,7 @@ type MessageStatusData struct {
 
 	// Status What the messaging platform last reported.
 	Status    MessageStatus `json:"status"`
-	Timestamp *time.Time    `json:"timestamp,omitempty"`
+	Timestamp time.Time     `json:"timestamp"`
 }
 
 // MessageStatusEvent defines model for MessageStatusEvent.
@@ -720,12 +854,27 @@ type MessageStatusEventEvent string
 // MessageStatusEventMode Present, equal to test, for events caused by a test key.
 type MessageStatusEventMode string
 
+// MethodNotAllowedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowedEnvelope = ErrorEnvelope
+
+// NotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type NotFoundEnvelope = ErrorEnvelope
+
 // Pagination defines model for Pagination.
 type Pagination struct {
 	Page  int `json:"page"`
 	Pages int `json:"pages"`
 	Total int `json:"total"`
 }
+
+// PayloadTooLargeEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLargeEnvelope = ErrorEnvelope
+
+// PlatformErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PlatformErrorEnvelope = ErrorEnvelope
+
+// RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type RateLimitedEnvelope = ErrorEnvelope
 
 // Sandbox Test mode only. How to receive test sends on a real handset.
 type Sandbox struct {
@@ -738,16 +887,20 @@ type Sandbox struct {
 	PhoneNumber string `json:"phone_number"`
 }
 
+// SendConflictEnvelope The failure envelope of this status; `code` is one of the values listed.
+type SendConflictEnvelope = ErrorEnvelope
+
 // SendEnvelope defines model for SendEnvelope.
 type SendEnvelope struct {
 	Data SendResult `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string              `json:"message"`
+	Success SendEnvelopeSuccess `json:"success"`
 }
+
+// SendEnvelopeSuccess defines model for SendEnvelope.Success.
+type SendEnvelopeSuccess bool
 
 // SendResult defines model for SendResult.
 type SendResult struct {
@@ -838,11 +991,11 @@ type StatusChange struct {
 // Template defines model for Template.
 type Template struct {
 	// BodyVariables How many body variables a send must give.
-	BodyVariables *int             `json:"body_variables,omitempty"`
+	BodyVariables int              `json:"body_variables"`
 	Category      TemplateCategory `json:"category"`
 
 	// HeaderVariables How many header variables a send must give.
-	HeaderVariables *int `json:"header_variables,omitempty"`
+	HeaderVariables int `json:"header_variables"`
 
 	// Id The service's own template id.
 	Id int64 `json:"id"`
@@ -874,16 +1027,23 @@ type TemplateList struct {
 	Templates []Template `json:"templates"`
 }
 
+// TemplateNotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFoundEnvelope = ErrorEnvelope
+
 // TemplatesEnvelope defines model for TemplatesEnvelope.
 type TemplatesEnvelope struct {
 	Data TemplateList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                   `json:"message"`
+	Success TemplatesEnvelopeSuccess `json:"success"`
 }
+
+// TemplatesEnvelopeSuccess defines model for TemplatesEnvelope.Success.
+type TemplatesEnvelopeSuccess bool
+
+// UnauthorizedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type UnauthorizedEnvelope = ErrorEnvelope
 
 // UpsertContactRequest defines model for UpsertContactRequest.
 type UpsertContactRequest struct {
@@ -918,41 +1078,52 @@ type ValidationErrorEnvelope struct {
 // ValidationErrorEnvelopeSuccess defines model for ValidationErrorEnvelope.Success.
 type ValidationErrorEnvelopeSuccess bool
 
+// ValidationFailedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailedEnvelope = ValidationErrorEnvelope
+
+// WebhookEvent Any webhook event; the `event` field tells which schema the body follows.
+type WebhookEvent struct {
+	union json.RawMessage
+}
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
-// AccountInactive defines model for AccountInactive.
-type AccountInactive = ErrorEnvelope
+// AccountInactive The failure envelope of this status; `code` is one of the values listed.
+type AccountInactive = AccountInactiveEnvelope
 
-// IdempotencyInProgress defines model for IdempotencyInProgress.
-type IdempotencyInProgress = ErrorEnvelope
+// IdempotencyInProgress The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgress = IdempotencyInProgressEnvelope
 
-// InternalError defines model for InternalError.
-type InternalError = ErrorEnvelope
+// InternalError The failure envelope of this status; `code` is one of the values listed.
+type InternalError = InternalErrorEnvelope
 
-// NotFound defines model for NotFound.
-type NotFound = ErrorEnvelope
+// MethodNotAllowed The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowed = MethodNotAllowedEnvelope
 
-// PayloadTooLarge defines model for PayloadTooLarge.
-type PayloadTooLarge = ErrorEnvelope
+// NotFound The failure envelope of this status; `code` is one of the values listed.
+type NotFound = NotFoundEnvelope
 
-// PlatformError defines model for PlatformError.
-type PlatformError = ErrorEnvelope
+// PayloadTooLarge The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLarge = PayloadTooLargeEnvelope
 
-// RateLimited defines model for RateLimited.
-type RateLimited = ErrorEnvelope
+// PlatformError The failure envelope of this status; `code` is one of the values listed.
+type PlatformError = PlatformErrorEnvelope
 
-// SendConflict defines model for SendConflict.
-type SendConflict = ErrorEnvelope
+// RateLimited The failure envelope of this status; `code` is one of the values listed.
+type RateLimited = RateLimitedEnvelope
 
-// TemplateNotFound defines model for TemplateNotFound.
-type TemplateNotFound = ErrorEnvelope
+// SendConflict The failure envelope of this status; `code` is one of the values listed.
+type SendConflict = SendConflictEnvelope
 
-// Unauthorized defines model for Unauthorized.
-type Unauthorized = ErrorEnvelope
+// TemplateNotFound The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFound = TemplateNotFoundEnvelope
 
-// ValidationFailed defines model for ValidationFailed.
-type ValidationFailed = ValidationErrorEnvelope
+// Unauthorized The failure envelope of this status; `code` is one of the values listed.
+type Unauthorized = UnauthorizedEnvelope
+
+// ValidationFailed The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailed = ValidationFailedEnvelope
 
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
@@ -986,6 +1157,179 @@ type UpsertContactJSONRequestBody = UpsertContactRequest
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
 
+// AsMessageReceivedEvent returns the union data inside the WebhookEvent as a MessageReceivedEvent
+func (t WebhookEvent) AsMessageReceivedEvent() (MessageReceivedEvent, error) {
+	var body MessageReceivedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageReceivedEvent overwrites any union data inside the WebhookEvent as the provided MessageReceivedEvent
+func (t *WebhookEvent) FromMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageReceivedEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageReceivedEvent
+func (t *WebhookEvent) MergeMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageSentEvent returns the union data inside the WebhookEvent as a MessageSentEvent
+func (t WebhookEvent) AsMessageSentEvent() (MessageSentEvent, error) {
+	var body MessageSentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageSentEvent overwrites any union data inside the WebhookEvent as the provided MessageSentEvent
+func (t *WebhookEvent) FromMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageSentEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageSentEvent
+func (t *WebhookEvent) MergeMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageStatusEvent returns the union data inside the WebhookEvent as a MessageStatusEvent
+func (t WebhookEvent) AsMessageStatusEvent() (MessageStatusEvent, error) {
+	var body MessageStatusEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageStatusEvent overwrites any union data inside the WebhookEvent as the provided MessageStatusEvent
+func (t *WebhookEvent) FromMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageStatusEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageStatusEvent
+func (t *WebhookEvent) MergeMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContactCreatedEvent returns the union data inside the WebhookEvent as a ContactCreatedEvent
+func (t WebhookEvent) AsContactCreatedEvent() (ContactCreatedEvent, error) {
+	var body ContactCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContactCreatedEvent overwrites any union data inside the WebhookEvent as the provided ContactCreatedEvent
+func (t *WebhookEvent) FromContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	t.union = b
+	return err
+}
+
+// MergeContactCreatedEvent performs a merge with any union data inside the WebhookEvent, using the provided ContactCreatedEvent
+func (t *WebhookEvent) MergeContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "contact.created":
+		return t.AsContactCreatedEvent()
+	case "message.received":
+		return t.AsMessageReceivedEvent()
+	case "message.sent":
+		return t.AsMessageSentEvent()
+	case "message.status":
+		return t.AsMessageStatusEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t WebhookEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// ListContacts List contacts
@@ -994,6 +1338,9 @@ type ServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx echo.Context, params UpsertContactParams) error
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx echo.Context) error
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx echo.Context) error
@@ -1071,6 +1418,15 @@ func (w *ServerInterfaceWrapper) UpsertContact(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpsertContact(ctx, params)
+	return err
+}
+
+// ListEventExamples converts echo context to params.
+func (w *ServerInterfaceWrapper) ListEventExamples(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListEventExamples(ctx)
 	return err
 }
 
@@ -1190,37 +1546,126 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/messages/:id", wrapper.GetMessage, options.OperationMiddlewares["getMessage"]...)
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
+	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
 
 }
 
-type AccountInactiveJSONResponse ErrorEnvelope
+type AccountInactiveResponseHeaders struct {
+	XRequestId string
+}
+type AccountInactiveJSONResponse struct {
+	Body AccountInactiveEnvelope
 
-type IdempotencyInProgressJSONResponse ErrorEnvelope
+	Headers AccountInactiveResponseHeaders
+}
 
-type InternalErrorJSONResponse ErrorEnvelope
+type IdempotencyInProgressResponseHeaders struct {
+	XRequestId string
+}
+type IdempotencyInProgressJSONResponse struct {
+	Body IdempotencyInProgressEnvelope
 
-type NotFoundJSONResponse ErrorEnvelope
+	Headers IdempotencyInProgressResponseHeaders
+}
 
-type PayloadTooLargeJSONResponse ErrorEnvelope
+type InternalErrorResponseHeaders struct {
+	XRequestId string
+}
+type InternalErrorJSONResponse struct {
+	Body InternalErrorEnvelope
 
-type PlatformErrorJSONResponse ErrorEnvelope
+	Headers InternalErrorResponseHeaders
+}
+
+type MethodNotAllowedResponseHeaders struct {
+	Allow      string
+	XRequestId string
+}
+type MethodNotAllowedJSONResponse struct {
+	Body MethodNotAllowedEnvelope
+
+	Headers MethodNotAllowedResponseHeaders
+}
+
+type NotFoundResponseHeaders struct {
+	XRequestId string
+}
+type NotFoundJSONResponse struct {
+	Body NotFoundEnvelope
+
+	Headers NotFoundResponseHeaders
+}
+
+type PayloadTooLargeResponseHeaders struct {
+	XRequestId string
+}
+type PayloadTooLargeJSONResponse struct {
+	Body PayloadTooLargeEnvelope
+
+	Headers PayloadTooLargeResponseHeaders
+}
+
+type PlatformErrorResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type PlatformErrorJSONResponse struct {
+	Body PlatformErrorEnvelope
+
+	Headers PlatformErrorResponseHeaders
+}
 
 type RateLimitedResponseHeaders struct {
-	RetryAfter *int
+	RateLimit       string
+	RateLimitPolicy string
+	RetryAfter      int
+	XRequestId      string
 }
 type RateLimitedJSONResponse struct {
-	Body ErrorEnvelope
+	Body RateLimitedEnvelope
 
 	Headers RateLimitedResponseHeaders
 }
 
-type SendConflictJSONResponse ErrorEnvelope
+type SendConflictResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type SendConflictJSONResponse struct {
+	Body SendConflictEnvelope
 
-type TemplateNotFoundJSONResponse ErrorEnvelope
+	Headers SendConflictResponseHeaders
+}
 
-type UnauthorizedJSONResponse ErrorEnvelope
+type TemplateNotFoundResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type TemplateNotFoundJSONResponse struct {
+	Body TemplateNotFoundEnvelope
 
-type ValidationFailedJSONResponse ValidationErrorEnvelope
+	Headers TemplateNotFoundResponseHeaders
+}
+
+type UnauthorizedResponseHeaders struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+type UnauthorizedJSONResponse struct {
+	Body UnauthorizedEnvelope
+
+	Headers UnauthorizedResponseHeaders
+}
+
+type ValidationFailedResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type ValidationFailedJSONResponse struct {
+	Body ValidationFailedEnvelope
+
+	Headers ValidationFailedResponseHeaders
+}
 
 type ListContactsRequestObject struct {
 	Params ListContactsParams
@@ -1230,15 +1675,23 @@ type ListContactsResponseObject interface {
 	VisitListContactsResponse(w http.ResponseWriter) error
 }
 
-type ListContacts200JSONResponse ContactsEnvelope
+type ListContacts200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListContacts200JSONResponse struct {
+	Body    ContactsEnvelope
+	Headers ListContacts200ResponseHeaders
+}
 
 func (response ListContacts200JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1249,10 +1702,12 @@ type ListContacts401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListContacts401JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1263,10 +1718,11 @@ type ListContacts403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListContacts403JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1277,10 +1733,14 @@ type ListContacts422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response ListContacts422JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1295,9 +1755,10 @@ func (response ListContacts429JSONResponse) VisitListContactsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1308,10 +1769,11 @@ type ListContacts500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListContacts500JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1326,15 +1788,27 @@ type UpsertContactResponseObject interface {
 	VisitUpsertContactResponse(w http.ResponseWriter) error
 }
 
-type UpsertContact200JSONResponse ContactUpsertEnvelope
+type UpsertContact200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type UpsertContact200JSONResponse struct {
+	Body    ContactUpsertEnvelope
+	Headers UpsertContact200ResponseHeaders
+}
 
 func (response UpsertContact200JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1345,10 +1819,12 @@ type UpsertContact401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response UpsertContact401JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1359,10 +1835,11 @@ type UpsertContact403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response UpsertContact403JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1375,10 +1852,11 @@ type UpsertContact409JSONResponse struct {
 func (response UpsertContact409JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1389,10 +1867,11 @@ type UpsertContact413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response UpsertContact413JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1403,10 +1882,14 @@ type UpsertContact422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response UpsertContact422JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1421,9 +1904,10 @@ func (response UpsertContact429JSONResponse) VisitUpsertContactResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1434,10 +1918,104 @@ type UpsertContact500JSONResponse struct{ InternalErrorJSONResponse }
 func (response UpsertContact500JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamplesRequestObject struct {
+}
+
+type ListEventExamplesResponseObject interface {
+	VisitListEventExamplesResponse(w http.ResponseWriter) error
+}
+
+type ListEventExamples200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListEventExamples200JSONResponse struct {
+	Body    EventExamplesEnvelope
+	Headers ListEventExamples200ResponseHeaders
+}
+
+func (response ListEventExamples200JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListEventExamples401JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListEventExamples403JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListEventExamples429JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListEventExamples500JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1450,15 +2028,23 @@ type GetMeResponseObject interface {
 	VisitGetMeResponse(w http.ResponseWriter) error
 }
 
-type GetMe200JSONResponse MeEnvelope
+type GetMe200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMe200JSONResponse struct {
+	Body    MeEnvelope
+	Headers GetMe200ResponseHeaders
+}
 
 func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1469,10 +2055,12 @@ type GetMe401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1483,10 +2071,11 @@ type GetMe403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMe403JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1501,9 +2090,10 @@ func (response GetMe429JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1514,10 +2104,11 @@ type GetMe500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1532,15 +2123,27 @@ type SendTemplateMessageResponseObject interface {
 	VisitSendTemplateMessageResponse(w http.ResponseWriter) error
 }
 
-type SendTemplateMessage200JSONResponse SendEnvelope
+type SendTemplateMessage200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type SendTemplateMessage200JSONResponse struct {
+	Body    SendEnvelope
+	Headers SendTemplateMessage200ResponseHeaders
+}
 
 func (response SendTemplateMessage200JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1551,10 +2154,12 @@ type SendTemplateMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response SendTemplateMessage401JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1565,10 +2170,11 @@ type SendTemplateMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response SendTemplateMessage403JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1579,10 +2185,14 @@ type SendTemplateMessage404JSONResponse struct{ TemplateNotFoundJSONResponse }
 func (response SendTemplateMessage404JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1593,10 +2203,14 @@ type SendTemplateMessage409JSONResponse struct{ SendConflictJSONResponse }
 func (response SendTemplateMessage409JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1607,10 +2221,11 @@ type SendTemplateMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response SendTemplateMessage413JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1621,10 +2236,14 @@ type SendTemplateMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response SendTemplateMessage422JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1639,9 +2258,10 @@ func (response SendTemplateMessage429JSONResponse) VisitSendTemplateMessageRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1652,10 +2272,11 @@ type SendTemplateMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response SendTemplateMessage500JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1666,10 +2287,14 @@ type SendTemplateMessage502JSONResponse struct{ PlatformErrorJSONResponse }
 func (response SendTemplateMessage502JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(502)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1683,15 +2308,23 @@ type GetMessageResponseObject interface {
 	VisitGetMessageResponse(w http.ResponseWriter) error
 }
 
-type GetMessage200JSONResponse MessageEnvelope
+type GetMessage200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMessage200JSONResponse struct {
+	Body    MessageEnvelope
+	Headers GetMessage200ResponseHeaders
+}
 
 func (response GetMessage200JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1702,10 +2335,12 @@ type GetMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMessage401JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1716,10 +2351,11 @@ type GetMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMessage403JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1730,10 +2366,11 @@ type GetMessage404JSONResponse struct{ NotFoundJSONResponse }
 func (response GetMessage404JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1744,10 +2381,14 @@ type GetMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response GetMessage422JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1762,9 +2403,10 @@ func (response GetMessage429JSONResponse) VisitGetMessageResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1775,10 +2417,11 @@ type GetMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMessage500JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1791,15 +2434,23 @@ type ListTemplatesResponseObject interface {
 	VisitListTemplatesResponse(w http.ResponseWriter) error
 }
 
-type ListTemplates200JSONResponse TemplatesEnvelope
+type ListTemplates200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListTemplates200JSONResponse struct {
+	Body    TemplatesEnvelope
+	Headers ListTemplates200ResponseHeaders
+}
 
 func (response ListTemplates200JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1810,10 +2461,12 @@ type ListTemplates401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListTemplates401JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1824,10 +2477,11 @@ type ListTemplates403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListTemplates403JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1842,9 +2496,10 @@ func (response ListTemplates429JSONResponse) VisitListTemplatesResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1855,10 +2510,11 @@ type ListTemplates500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListTemplates500JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1872,6 +2528,9 @@ type StrictServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx context.Context, request UpsertContactRequestObject) (UpsertContactResponseObject, error)
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx context.Context, request ListEventExamplesRequestObject) (ListEventExamplesResponseObject, error)
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
@@ -1965,6 +2624,29 @@ func (sh *strictHandler) UpsertContact(ctx echo.Context, params UpsertContactPar
 		return err
 	} else if validResponse, ok := response.(UpsertContactResponseObject); ok {
 		return validResponse.VisitUpsertContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListEventExamples operation middleware
+func (sh *strictHandler) ListEventExamples(ctx echo.Context) error {
+	var request ListEventExamplesRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEventExamples(ctx.Request().Context(), request.(ListEventExamplesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEventExamples")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListEventExamplesResponseObject); ok {
+		return validResponse.VisitListEventExamplesResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -2095,131 +2777,160 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2Nchs30uCroOb2ylIypElKlGSprvYUx0m0sWytJWd/LJ0IzjRFRENgMgAlMS4+1L3CPdkVGsAMZghS",
-	"pH+z35etrZgiMUCj0f/o7nkfJWKSCw5cyejwfTQGmkKBH9+AKmbHIwWF/isFmRQsV0zw6DA6h0TwVBIl",
-	"yD1ligxhJAoghX6E8Zt2FEcyGcOE6kfVLIfoMGJcwQ0U0Xw+j6OcFnQCyi51ksIkFwp4MvsZZovLHZMp",
-	"Z79NgdzCjGx19bK9fp8kY1rQRE+yTdSYKjKhtyAJRTgYpKSA36YgFZF0BIdEjYFIOjGz3DM11t9ccvxq",
-	"KFLzHeNk94CMxbSQpIA8ozOJD45YIRUpQOaCSyCMSwU0JWJEaKIYvyHqniXQvuRRHMEDneSZ3nN/1E2e",
-	"pTvQ6g33aWsXdndaz2i/3+oke+kB9Eb7w24niiOmN2lQH8URpxP9rIeUlsaKj9IJfXgJ/EaNo8Nevx9H",
-	"E8bd393YIVyqgvEbg28HOKL7OEnElKsTrkG/A/1VIrgCrvRHmucZS6hG/dNfpcb/+2pHemSqJ6dmjmvm",
-	"JomjCUhJb/SPF2MgdgBhknhj5DRJQMrocEQzCXN/T38pYBQdRv/jaUWRT82v8umLohDFC34HmcjB7KhO",
-	"If6KQxgznuKp6ZP2AGhH89jH6wk/K8RNgQB9AA5YNdM149e5m8tHxXFJhJbimCSNk9UQSsWyjDBOvEk+",
-	"F64WQLJssRSsYso5crXGHldQcJrhKh+GNTvDNeAUPrLc5ERCcQcFcSM+GyY4mXJ4yCFRkJrVjshvU6EA",
-	"sfLP1huDqNZJSgx7atEjp3kuCoXoeCXUD2LK0w/CBBfqeoRP+0g4NZ8IF4q4Xz8n2xQgxbRIgKQCJK4K",
-	"D0wqIorqmyFkQss4gXixjIYIOKOzTND0QoiXtLj5MFmSmzmulRDXGc7i48OegRHRTBIcUWiBz0mXnLLv",
-	"Pjt+6usLTZm4sEFARtVIFJMNGQIlTgG/Iunpz3c0m9aQYue9Lgc1JawbQdwIw8rA00PiiGjKU8jYHRR0",
-	"mAHZ0nOT7k6309vbXkTbPI6mnN5RlunRK4HyxzXhMn9pnVhCmLIU6YhyeQ+FU7TdDpHGkDhC0O00ZEJn",
-	"mvr0P/qhMb0DMgTgem8qAPanPe8A+AsIJls+vAXkQJUkTGmbgUrBt5F7aptGYnlDFbxkE2bPfGNOKaiC",
-	"68xOUMO7EGRC+cxRqySCI7QpTIRWg0fGOCMZVfA5RWoJSEKzrIQinw4zlpTAkFEhJkRwICdnhKapVnja",
-	"Zmxan63S/AzBZEc/9QxVBOgcePpc8FHGErUhQw4zkdyG+VHPQhN17YY0qd7+TsZUEpFrYhFTffYpSSg3",
-	"MtQRTBpkPVYzRprLf1lbYx5r5fRccL5UPvHpZAjFtdZhSTnOh+aVIGaMXrMcYnQIk06JfFZ2DoMQI0m6",
-	"82KS2CONNdPSjzGOLmCiZQZ8lFWg7CTXYfPglSA0zwtxp3FphxLtMqTkMhJFCoU+jxErJrjQZfQZmT0I",
-	"ixj5RgKZUJWMwThRN+wOOAKrUc1SRNpbTqdqLAr2+wcKxak/Qc2SYlJqOa7X4nc0Yyk5PjvRAujz4gT9",
-	"SypRXSFR1VwRA4goSAF34hYMEn7RX+JGf6As+0BE3JWTXI/MLHGERq20LrVinBow31nvEE08/sQeEwJa",
-	"wM00owWBh1wLByY4uYz+z7tO69nV+4O425//5TKKruZ1u91syrLOIfHX+mBUVzhZw6UZMchSjeBJdegT",
-	"mmn1DekRGRg8DJD4JAGajIkYjYCneiw+3I4qyeO7yfpjXogcCsWMloAJZZkX2XCOdhwxPDi9KFXG1dnb",
-	"jeKFCIjz8RdmQE/9tykrNAW809PZobFd9KqcTAy1TaLnej6mASATX3jXsYXHQLa0boJJrmbELC+3yf1Y",
-	"82dQararfQyFyIByvXbKZJ7R2fWS/cRRPhYcrs18i5BYh0//RTNi8BaTlN0wtGCymbdqeM5rg/LVePQV",
-	"VA3iBnyLUwfxbTTHIso966FJnvanUutUNoEWEkSJMHqTAqg9wpKoUqqgpRhC/+EEOBFDZoTHhicSE+SK",
-	"YkbQmWA8yaZpjTwqaJZSBRcKGnGsfqcTb8AOFv44quwxh6wVZ/bcDPmeKhrkGLTwPgCH6+58kS7dit6O",
-	"8NnHN/HizimHLHs9ig7fPaK49PDvqIRoHjd3nlp8rHo+gMF5HIEDAvh04m2pvXgYHg4aO7uq9vaSSbX0",
-	"ZPAzUzCRawIbVWvRoqAzFB7at7NacPUkZ9XIJQenLWdvvhVn9jaXUKhPQHOeRKgzriqmYOQ3JRzuS0mj",
-	"DZEJTSEsYD4tCTvgmlz6KGJK3b4+OZfWwMdQsz2W5qZwhqtVdCq/FsTIIBvA68NZJ5gftNEjCdxBMasu",
-	"NhJaFAzQG6/DWFp7zXl+mk4obxVAU4wxKXhQQWVQWoFByhWc2AExMfaJ4ERbsdMiSLoNDLjJK6s0RHNo",
-	"Rz5HY7kJxClNxoxDtQ8TyMELHh8OJ+caTkfgOsR334I+3RIPejHQELLrG5GgULRwSbDOjyQkLkwSrwgw",
-	"hMOzaixShJ1mmbjHBRuR/asAEdQt+U/BO4k9zkedNjz3ue8RrXoEueOFGVonXksBSKRXjxImgreENUuN",
-	"vJo372E4FuLWBKCX8qeVvdfGF1jPWnRyZzEIinr9iST27I8wtjkyUKWQA09daA9HehxacVtpGzxqlrzS",
-	"2qK0XpdAQ1h6VMVjaFIIKe1NrzRsakPdYadhEmT7swKMlw6/TWmGwSmQKtaGr1lVkoROJaRkOCMUf9Se",
-	"vC8J9HdhM2fBdjUYif2zipcJb0sfr6wWdqtZ8dYuIAF25wc82jY6Xv6pqJrKSqCsMMniyCd3zZVpyowL",
-	"cFYjstL4WpigaWbV0fwGhanUqDOoNO56TtWYbFFD2fjVE0n+dv76lfnlV8E4pCYQlwolY60ixoRKMtBP",
-	"XN/RgmmhJtudwRGhpEwqwCGX005nJ2Ec/4W2+VPbJeaLgTfbb1NNNShNB0QUZKCXb7N0YAgOwaOSUHI/",
-	"FhmUAAy2F+k+jh5aN6Klv2zJW5a3RG4Q2coFysfoUOu7eRz9DLPTIE1qir9lHJMLbmHmUhtSsOEZjLH4",
-	"FJgZhYOEqDE/EcEzPoVF+5NWMY5VXOpCIdoAtdGGlbaKHuPx3KqxDg1ayFKeDsXDY0+c22FNFqsiyghj",
-	"iKVO4Yvbbaewibl2WllZDfE+purasnY45mE12+Pw4BzmunIeR2MmlSgCSTcvUPkYKUIKyEWBsXORpVoI",
-	"Yj5MXAXJnbHxRBKtbaSik1zT6Fru2jku8nxM+Q2EhEl932t4SVoUWk3YCG+cvyYHe51uBaTZwtuL50SM",
-	"RhKQsdbTnlbArodvs8UFUvB2Fi+ccblEtaEwUZsT/fKUbWh1c/Iu78rrh/OP8axGS8RYu/7dcMDuWSpD",
-	"PZJEzsCAVTtILykoyrIlmo2pbC1HOEUqwdErjumNVdyfKAaVCH4HhTTewdpPjQoxCSNNAk+heCJtCPjx",
-	"YGwmkjKa0tAt5mI3iNSMKqamqY9XG4PFKfnN8l/Xi0uUC/jThY5lAikLGME/iIKwCb2BmNBpykRM7lgK",
-	"IiapSKYTbY5SnhKpWHILhaPOkFlOc4edBSSMWAZLQ6RLZPyETeDafLvG7UF4wxsK06UgFqCd3dDRw0T8",
-	"ysLwr1Jhq4SjmTK0oQLybBY+weFUKcHxqDKG+Zt5FvSelmDbuj+byoUFEBU8qDC/6V+M94Kf7JbLW0Nc",
-	"xPxu9yKKaithjnTUsVIiutwVPZhs6bXj1fQeO2KPiWP52AUZZUzQtjWxj9iCGhNHIHo7qX5SzqSCSUym",
-	"3CbRlbfuHO6hIILDdmBPK5VmQwDG9ZAkSroyHonzriGcv3BsPaQaQsH1Bedv3ei6M0KAqyV6Zw3z8gvp",
-	"pto99aMSZB1jENMbfTzSnGFci0MW9JRcuG4Zy3pZF5tS64KJ9wj91m/SS8DKXa0gZn3aX4eQSzpbRcQY",
-	"rtiUgEuTu2k5UuWZibXkvYwaaYnSxnebbbzERo1MVBUoCg0TZQ070R4gH8VLH8AaH+Tgbc4vH+LXaH1o",
-	"Pap1448fyycWzlUcgCO+Eg9UFLKSC5qbWM0HZ7XbyzpwuQ0cLJ6o/kWGf1JC0SxYpVM/HZzczeQeC6H+",
-	"vAriNEQnSEUmIgXjS5CfxD1RglhdZkKr2vvApFGqbYeMjClPrU9e3+uvgvFr5/otcBf+mo+LYGz9HLA4",
-	"hEljcWEqKnUruRR3G4pyiTBKYDASw8K9XVMe9GhqyhIHqzbzY/5V8xTq2Sr+PmMPJ8FzAZ5+8RCBXvQN",
-	"yGm20Z2l99SicKWTnLKbDYRmQBw3YkIpoVKyG25C02E1Ejxtp6nXuJQvM8ftWD8HdUnuz5cyt8ylyeMM",
-	"ixxZbsYzTFyg3mOcmp5lk2lm8wL0HEG9uuqATFyiuGMJPJGEpTHBGxnGyY8vLshT53w/fc/SeS18typ1",
-	"Jxg1qu/48UueKpNpNerQPhnTPAfuUqANObS/UmDRZ6NHbdAmma9UvZp5XR60Ld1ZfqOEl6hN2V6/21lE",
-	"7i80m4JEWfz+fXc+j8n797353ARkBNHuJuPm0gbdzrZfkvkuOuY0iqPXb75v7e8fdPUeyhi1l47W7fR2",
-	"H6mrjPX4E/Ns18teK8PWJZJdBKW+jx8LMc1lJRmmPAXtCktFTVrq8dkJcXPoLRkjVtb2E70Sd4A6CveK",
-	"GRDeLnqdRzfR8Lc+XTpgBWO33+93ezu7/b39OnwavJwqvUZ0WE8yDjGGqfhYkzY0Xm3RnnsgJswkp5cu",
-	"HFZrcGiQyHmOudGSmlDuJ6GPRfLIKL+ZBlNqXoqEZoAYPSIcIHW3oFUeCZ14igX/YrJKxmecSLiDgmbE",
-	"rdIgG+DXb88bxNKvHwZt/X71vhfvzLeu3x23/k1bv+Px9OLd+fZf/7Iq37O+G5u5ZKCUVMNXQV4mGnO4",
-	"X6gv9AE+5pSci+nvtA70QWeF/76GNhH3vKIGlrbJa25KGGqY1uRUzanBdbK2BuR+QPdMGGcTrUS6IT1U",
-	"W2YR1le4+IhQvlho8XGgBkpFNhUdTYPOkyNBxeBf8i3YdZ/C6WzGBCyNlZEA6Yr57aWmU8jrXvk1c87c",
-	"5VwFRGjfF14waTNFpz0krKVDXVYO1CpC64vJVCosqQnfaSVUwY292V2FUwffczd+LUFbwtYQsetCtzln",
-	"rmfYrSVUVyar+znp3d5K88xZh8dnZ29e//Li+zXTgGwwugTVO6uVptXCSS1Q1NpWf0aHkNWqiKK3imVM",
-	"zdaX62/zHIpWQqVVQLbwy+2lLm7eXpy8PLn4V7QZgoaQrcREOF3cUc36+eIlj9aUdm/RqGtAW620Csov",
-	"nyxcw88GnrfJh7YK+8Osd0wMcQRTU991/bIXUtwZDT0bUPvBpzepaakyV3z79Yh8GxOZ0wRkTFIqx1qe",
-	"8ZTktACuxiD13wVaKIA1vvrHtBB53lSv3/b7ZKvb3SbPDvb3+q3dnV53pel7efntX7X5S7a2W1ffhq0r",
-	"62pWi5wVMIKivMyThI4UFGSP5JP6YmsU16xI1V9WiLc+Ndfr9xZI+gNSchvQ2xlCVI3pQMm0YGp2rmey",
-	"yQk5+xlmP5meO8G74yRjmP+J6Xe2XkuCIsc27xsR0l7WveefreOzE9u3x4kQXFIj1Hz6+zQYdnlp7iuk",
-	"KBT6MVy00LVSQmTyiGCuoqvYI+g35trez8SNLKHBQRUwduUAJEOgBRR6S4uADGo7PSTf4Vgi75LrjN3B",
-	"dbvdHpCtHGmwgHS77PqEgSwcXC05Vio3lZuMj4SX6qI/WjBPy6jbj1TBfSiRFIO3pSn8jzFV8jjPKzvB",
-	"cUJMbgFy7356JLJM3JvCTzvoiSwzhi+5NQk1P7uItA0JuvRrkw4cEzUuxPRmjO0LMFf1zYvzC+2rty/5",
-	"Jf/mG0fn7W++IS9qxRWxK3HQRrqtKYixpYibylCtkU0DO3iggbrkAwv14MjNMppm5dQSE8NnZKCF+yB2",
-	"s7uvKZk06xsGmqgGsZmckt1ez+WWV8WywXTdxdzbuJ5Bu20RockHuLJ1yxod5vS4q8LGRNowkZls3VuY",
-	"2WRdn87iSz4o2etwYWiZOzEwZD6wLFNlB29lFYsdLmOoS645artN0I9w3rRWHkYF5GXm+ANNVDbDQ2QS",
-	"Q5OxiSNTpUclkAJPADFNmELD+JIPgWBZx6HGhysKt5u3peIFjDDOqQmPsBGh5glSbX6ATn8mBVaRti/5",
-	"zzCT2rspsCXZoGTVAaZijJfEto/MSAVSXeOhS+JitqYE4ZIDTzF/GTdxXzCF/YnGeha9wJHf5QMnS2Ei",
-	"zGTlXIa79Ma0i2VrVy55rmWK6UB0cmZJx/X8YalcZKOSTinXuKh6NA2cM4LdWfR5zMS0qsKnl/wGOBQY",
-	"fsdME/J37PXElAlI6NGubM41eTLweN0fNDzfCTUmZ6/PL4jWYki50toECFSjWYSDq00umi3oLnlZ0fBo",
-	"CzqpRIFN7SwatoyYKBdTrTc4GtJDooopDLaPvOnLpndUHxwUZT8j5P2jRne8Mcug1vfOnoftenHJbdsL",
-	"O0HnmUXUL1BIJrAhxjffkMFdd2Ce0aLi0BWQoAWVpppPuKYvUsAE5Tk2RcBeFm3y3Kpfwy5KZHhw5jk7",
-	"kem2l7EEuLnos3pE26gFA0WNM2sTtRbVi5ZDURzdGZijw6jb7rQ7+hGRA6c5iw6jnXanvYMXn2qMhsNT",
-	"vxj1BtTSeBeGtLxUaUpyegOEKkIx+1hzHdAiGQ9qPTLKII5mVbTJbJBMq9eS3E5SbSkw6Wx1U6dV9VR8",
-	"1wTqjbiXRLNabrNoSyuy3wkbDcigta6DKYwoXsrpRyb0wcS10EtaFeXS9l6j6gb7m9kL0FJcUUW6Nci6",
-	"YcDsVXQArq4HVreD/9sUtAvMwsPzSAm9oYxLVZ3LlvZ2W4xL4JIpdgfbS4+qstIpuj6hnZjzX9bZsRsy",
-	"2q8avRx7nc5mvUKc+1iR8Tuvc4F16coLzajX6e21ut1Wr3vR7Rx29P//HZnwTb/TrXyuqN/vdtHXsa6O",
-	"3aIftjUOTBTpTdTLsE3qQrfMVOiWiQndea3TyOuf/X4itpJmvXYiC5W7gT4irzkYLhWj0nbE/iy7ne6y",
-	"+cvjeFrrZIMP7Tz+ULMZp36u13v8uYWOMfjgs8cf9HuQzeOobwho9TP1ro/oUk0nEy1fjRQiXkG8ojea",
-	"qEoxiL1iciFVqOjWyL3hrM4/hxhETAQ2z8qyRisme2cwzVM0KvxmTtrAQJVyyQ0Ja+2UTg1DgNG/dqUJ",
-	"nZnHGCeDbwePuf1H2kpgUjsKqIWp9G/ByNYBUYJ0+43rMBT922Zdd0kzKCMkxIU7Bu1Lbks+Mxgp7ByG",
-	"/osaAyuc4scOXFbp1RVBLWyzqAlCZ1sNedrovmtEDOr770Q620y6eNEfG/KpQjpVHMfJjHCQxIqJVcGN",
-	"tZk+GNCa16MHVop8uFj1629rrdIasva6lJrlYL32JkK0JgzdxZp3L1+TjPM4MkyyKVRWC3wkWG7tBbA2",
-	"FdmNHhFL+jb6DS9cko1wYiL9ClK8s4YwDjcj1k9311i12Xz1P053mG4y1TER6o4xrEjmcfTURIeXWd4j",
-	"ph1013DtXhS3RpTLsTaAra6wrQiNIjkiU4kREazwHQPN1JgkY0huFy3uH0GdQvTxsiLYWNHxpVeTazuN",
-	"RSKX/5smE2g7UWsssN1exYvJBMhLlfolut4yRs7Uu3WZZ86No9tshWWSNjr7BzsHB91AY6zDqNvZ6+92",
-	"dvq93m7vWa8XPWqorWoq+Tn3bqVZY/OLGw7uco1trS3OvOrjR1qYm1CRXKDVr2GLfgWxcD4W97UmktT2",
-	"c3fpuFU/xaGY6t+EJy9csboTFzY70C/qCJuj55h9HMq10MYdJUgd7iRIrRSESZKMhQSubdlBLSNjcMlt",
-	"pMZd+A42zNxBJ7M2L0sHR5dc8PLSVd0LP9XDBBtxlaFQY4y4mOabagwzczePS5dGdZlVcsn1xlx415iz",
-	"JmSDMrHhFZcIsG+AqOVbaKTQLIPUTupb6Za6y7RDs4JT29yLPWGaZMDo9RMNXSny1zJ9TTrH7KQu1Jr5",
-	"HaHcw1r23YKhVUtk2tf0PJy5jiAbLdNIRQxkDdYBqWfsBXz5RuJSKJ1oA8kYShr9LFZ6Zt93sWgM+3nl",
-	"O4Gs8eieTlja/um7m5enF2+7ry5ezE5//3v31a/JL8c3x29+/O6kc3r7tx9evX3bf3P7r99fv3ixc3p7",
-	"0n3168lxIIXWKuRFE7yZw72/X8+N7nb0MJeCYmqY5qHXBzR7pTsVrOyV/moMdJdjQE/QDqEgtE0XT/L2",
-	"Gdpl189DryWM1/bec4nbrteJdRXP3QNtYqs7wNRrmNoIU+OBJR9GhC8t8qgVo5SO5wjj0jRrRx+B+Y14",
-	"4TE7oRSxZSJClVD+5f2c3cefW+iMva6DVGvm/l/ZL9JPrQFi/XUTDbPJXq8umi+TUj86I8kSq2xaSe9Z",
-	"Ol/qX70BNS24caPwDtXemqv62yhsqSU5pTMyBJILbQP4r0yaYodme7Eul7hZSzT6shc2YLZrgQAaC8KV",
-	"V1TXCSg6MQ6fUzWu9BozlSm+pvGZdaOU3k8YoP+0Gqjs8/PufUOI1bJowwH/eew95BfMrn6y13jSlteu",
-	"eKh7uKuXuwoqPdfUZ9mlRH2dT3Vv0Gyvs/K1IfAHlb81ufsfFSJ6o2UG9XJ2avXcpErCDgu2Wi5oUKiV",
-	"WZp1MTamlVcWN69yFZkIqUiv0wnfypZzRp9KGnj7ePe+ltutGaRXZvR6abxWurnMW5t0ve/nSJdlIMut",
-	"eI+tyjTn+dWnYq7FFNlQd/+mPpP1A/lvEhXBizaMiizgo8y9bsSLPL6oSPJq7udEmvtfLw3w3ZWW2fX8",
-	"SP87m7b47kpLafOiNkOU00LT39O7Lspvu+77VVEuDOKYd4vhuySXh728WJ/rRLhwmeg62oT5uUSaqw1b",
-	"sUiFq8Vlzu07IxZSDhF6k2aIv+PVnfNqrJzy1ijlVCAHocLRE+nlMLq0hOZ1qTdrGSvXR/DQciaWd93T",
-	"9i6qwmGw751+x4g4Jz9dXJyZbCclTAJlmQ3mx+gKuGFS6efaxNCNPMRMvXNT0tHCxgoDsmW6uWqAt2Pi",
-	"/W7XnQ3IlkkYwqOi3LZ/xddVlGlo2P71ktv+r/WJztkNp2pawIBsDeSY9vp7/2tAviVjeCA/nR4/b53/",
-	"dNzr7zmmKei9SYYy6Y7Vm0Hdak8k5oJiSSAkBaj6criv1kk6qH17rDSFqPqXF87yGcSX3AU1zxXlKS1S",
-	"8g97WmRgz63FcFL3l6qerr6U5Wbbl/zYvF+t9/DgMsl2qlesYdrXPZNg67ctZTJZvi91q09kTPpkwnhM",
-	"djrm3x4Zx5e8T8Yx6Xbwv7v6vz383MPPSBT/7//2OuR/brfJMdntdkjKpKkHwibBFpOhOJ7g9VcLRB9x",
-	"/ew3QV5mJS69/iyvOx8JflXtPBZ4yqjYqEt7w51kN231YW/U2qUHw9azpJO2utAb7dDdYT/ZS6NNb0Fr",
-	"r31YPzjW9OBM5yj7sptKB1z5mubYhUQwa9RGFxyfO/lporNYKefdkVS9qf6UL3/Klz+GfGm0V/tcAqb/",
-	"mIAJBndNK86FyH/D/e0tCcI/aDhOJCYncTLMpvDXquYCf/akVaB3OIqrTvps1BvuQ2sv6dLW7qgDrWe0",
-	"v9/aGR6kvaQLu6O9TrSpv1xvpfe55VUylUpMoDCvU6JVe8NaRXnZ1rQmsaQ9+j+l1Z/S6o8jrc5NaO7L",
-	"mEIbhhqjdW+uVl0qBgJ8tlGj7c9YXdgHbxcX5ZqNZuIG9mgv6Y52oHUw3E1bu0mPtp5Bd9TaT/eGfbqb",
-	"7Ax73Y1lWtVR8fPKM99Jrgu0uuAqC9H/FF1/iq4/kOhyMdnPJbx6Hy+8Nrpl3/DGY1EwOYQgeM+GB8l+",
-	"uget/miXtnaHO0nrIO1BqzvqUPfb5qLJa3X5+YXTwmVfLUIvXUuy+fz/BwAA//8=",
+	"7H2Lchs3tuCvoHpny1LSpElKlGWpUrOKoyS68UNjyfG9Y2rVYDdIIuoGOg1QMuPiR+0v7Jdt4QDoRjfB",
+	"lyw5zt5MTcUUiefBwXmfg09BzLOcM8KkCI4+BROCE1LAx5M05XfqQ0JEXNBcUs6Co+ByQlBG5IQnAskJ",
+	"QTmWEySmec4LKdpBGJCPOMtTEhwFP51ehuj8zcVlEAYF+X1KC5IER7KYkjAQ8YRkWA0vZ7lqLGRB2TiY",
+	"z8PgLCFZziVh8i3JUzxTvZrLiNQwEbqbEIbkhApUEJFzJgiiel1C8oIk1dd8hDBDBBcpJQVSyyFCojsq",
+	"J7o5zggqJ45nrV/ITO2mWidh0yw4+hCoiYOr0LPut1iSlzSj0g+1hGQc3ZDZE4FS1SpEdxMsUUEyTJlQ",
+	"C6QSYZboTVH1iyBShIgyJEjMWSLQTgRdv+t1QtORsvF38Icg8ru9aLd+BKtbb3ku5f7OeUrj2dpd/j7l",
+	"EqMcGqOdqNc5vvvuoNNcovl627XoAzxL/Ksw5/tEIJqgHXXA0X+2TJ/WWRKhGZ8iQZgMES8QRmPCSIEl",
+	"SRBnZPcYcYbILSlmJf600b+mXBJ1LJJbfK9vpCC/X/dH3fh5skd6w2d4n+zvPcf9fic+SFbuLsMfXxI2",
+	"lpPgqNs79GIWkcXsZCRJsbjdC4MakqM7TCUakhEvFARkMaNs3N4EsJRJMiYFzPX+/fuTqZwQJmmMJfHD",
+	"F1ctKGconuA0JWxM0M7bH1+g591up3HK3xNcwL3DafbdIBhjSe7wbBBsdezzMMhxgTMiDY1yLuwvxIOQ",
+	"J2jK6O9TohAS7XQVjHr9vlpugWM1yC6S6g5m+IYIhAFoFKiGJg8Cj8hRRR/UKJZiDBh8NeSJ/o4ytH+I",
+	"JnxaKFqkyJamQyNaCOlQJyYkwQmQo1hSNkbyjsakPWA1cFk8ailEailMailUailcOiS90bNhV90Yqjap",
+	"aXYQBgxnqm+DigVLUK3X74dBRlmJeqEP3nbhmiXEMZ8yecbU0m8BNWLOFKFWH3GepwYhnv4mFPw/VTtS",
+	"LRM1ONZjXFM7SBhkRAg8Jha1dANFx502YhrHRIjgaIRTQebunv5RkFFwFPyPpxUre6p/FU8bKz5ltyTl",
+	"OdF786C1mXtIJpQlcH7qzJ2lKKx2mKRLVJatxTR/WpGseY3LxbMzdl7wcQH7uwdIaTXSNWXXuR3LhexJ",
+	"k+VR0WR3aptC0jRVDMcZ5J6g9+5v1QGcbMaVq2UWU8YMhXugI2GSFAynp0XBi/sdhRnhmsAQ7gnYwZEg",
+	"xS0pkG1xX/C6a10JVoamjHzMSazYG8x6DKyZAIhdcCENlwaHexjYvgKZ8TWXIFdqkW5r8GrB85pxeY3N",
+	"MC6I9Rzoh9OXp5enCk8Yl8g0VCz96W33qZoTx/IzELu5k3VEBSRk8pEKKdBwKmFR1SXUW0I7mM10yylT",
+	"R/D0trt7jCKYIkIpdJaO6E1lTej2ye2rDkc3moefc6KvufyRT9n9TlId4Qh61w8QPgGI7K/3PCW7unWn",
+	"UxDBp0VMUMKJRhg4KiUWlt8MScoVp+ZwBIZJPNzVOMezlOPkkvOXuBjfj63meoxryfl1CqO4cDUTammF",
+	"CgQtCiX7MNRFr+j394dzY/HrwV1fCVekEJbwgPBMsRzxItuSjMO0BfkNCKX6fIvTaQ3GZtzrslFTdrEt",
+	"kG2huRhhyRGyuK3ud0pvSYGHKUE7amzU3et2ege7i6cwD4Mpw7eYpqr1ykW57Zrr0n8pabNcYUITTR6Z",
+	"uCOFFWG7HatqHhtyoxed4Zm6Eeof1WmCbwkaEsJAh/Ise3P0cc9qHfJ4trEAaK3t2XUXJCdYKnKppHIs",
+	"ONuFm13bfAPzKvNDy7U/rEJAj8Xi82hrqWrfk1EqXfY6NQPUsIFzlCleYy6iUHxROnr7sdYcUYol+Qzx",
+	"xNnAylO1y4lxmpZryafDlMblktCo4JlSzNHZOcJJogTJxpnVTC8r4Vw2dKHcqiwaG3U2za1m3ipV89VH",
+	"XCrxn4ccF4QlLzgbpTSWW5K3YcrjGz91M4LRtW3SpCHmdzTBAvEcTCVTba+KMdNc0l67xEvIaE3LaU7/",
+	"ZZWYeagkkBecsaXUnk2zISlA1ozLdu5qXnOk26g5yyZaSqDCigmfQxzdg151i/wrCeEu2WOjApmTNSav",
+	"B1G2vgZaeUkyxQ7IZ8mj0gxy7RdMX3OE87zgt+qATVPEcEYSNAh4kZBCIcmIFhlMBHate1LO5nbWHPzi",
+	"svjIFVNRhmU8IVp7GNNbwmDdCgdo8hWe5juGp3LCC/rHPVnf1B2gcYYn52eKoRxpSeHEtIMRj5AxUQ6m",
+	"nc5efENm8IGE6D9bJ+dn6jIcNX9TQPwnzukvZPZd46f7n78LgDVnD/ZILCpDtmOwynCqBCR13afshvE7",
+	"phoU5JbfkKSNLh0hSeCZQHcTGk8M7gyYnBSEIDWAQDteODlwCZGGwS4spiA4MW4MLOGbu0JpT0BnqDwe",
+	"MCoRI7dgDdbSmVm2NoI6+Pj+/ftW0xa9CpWapuvPw8RfcUoT2POPmKb3xMbbcpDrkR4lDMAGI4y1WlKG",
+	"9Yl+CBI6piCRpbMQwe0tZggUBLAih4i0x23U7ff73d7efv/g2TFiHH0bIpHjmAiQbLGYEBFczeumJ1iG",
+	"JflHyJ333ojahM9q296IkjQBxKRCKBEe1AmDo8co0kCJgDgJRDAg44iwRLXVnXeiBWhGu+GAGcRvsi6F",
+	"ejhV6DhDU0ESjYGYcTlxPIA7kSt5xIbbRrsLyPjnE8fyZFxjvPqYFzwnhaRaxiMZpqnHfRIGFOZTIMdS",
+	"GysP9oNwwQlkPQk+v1vlrPmghjNNQzNp5RblQ6WXqbGWmeDVFUrTN6Pg6MNqPGuohmFzv/qmVQ7aBQ+D",
+	"11nbWOeVT99UODYtCCJmck0eQSTCciqOUaTmjsCOwUrGC4KkAJsdAQ77sTXmLTNfczPBiwn2nGHsSqb1",
+	"hcElRTuKwpIslzOkNyV2td+YeWXBdnXMQ85TgpmaO6FCoeX1kuMOg3zCGbnW4y2uxJig1V84RRqtQuQQ",
+	"MWdW/5jXGiNXo5krfddW3Fjf4tA+dHyh5eFFkDuqUZN2mZ9KWbpSeBTnRZL7wRsXBJsjLO9cgiVpSQqr",
+	"v//9zPiQpuQeJ9JgK5TF6TSpoUe1mqVYwbhmxY4zsd/phFtQC7P+MKiUTQssM/yKo3uhW/6AJfZeHNBi",
+	"7wHKTQGwiJ52Rmdj0Hf9Jk5vrTSxGSlUzb/HwkcGEwOPVf09EJyHAbGLsBTUbKltz+Rq3dnqEUK9hsVd",
+	"X1X7fkmFXHpq8JlKkokNNxJUhBwXBQaLTI7HpUi1znRdtlxyqCKojbfiPN/lghTyAfDRIRr1uy2LKdEk",
+	"HiNG7kpipMScDCfET4MeFr2dS1q7yGsBcw+uv5zhb4Hp5ljmjpBborkC6NUizBr7X4/S4s/aHNylx9ma",
+	"u6U6Gv6oRHHRiI5CMS4KSsAqW99OqYQ0x/l5mmHWUtI5+EEk+Si9XMjZnOc+cIZMgxBpwYgzK7b5LkQD",
+	"AnbwSlnyYTLIbC+MlFlfxCscTygj1T60kwHCe9x1WMraME54gmFc+5PXKLXELrlovvWpng2/gM+jtcSh",
+	"5NOSGl/XzbZ+j6THf9+ImbjyIEFdan6Ia2aVhrWKB5z73FXaV3WB23Gqm3pvJiDp+qsJy1tyNUsZYPXd",
+	"vCPDCec32tNq7uexVqyBXSOcJNoxFilCEC3eXUPtr7WCspkIW8oSa8WY14qDlELvovKlF0mT48o4jeOC",
+	"C2Gi9IS+ZMaZ6tc1Mu+lPS+ItpiR36c4BYM9ETJU8rKeVaAYg8VgOEMYfgTzlHOP1XfrxSLgmVY2cqDp",
+	"JTKq2anjqmko9bc2RLu+lzeMIGN1UvCojhfChhXkwDqtfovea4yAmaInAkWckTcjOPiNhC63/6Lk5RMJ",
+	"xfqtfnHmWQf0I7HPEsEdqdqwmHZBYkJvXeN023jRyz/BvFAR9RWCeBi4JEfBMEmo1v/Oa6ApT3hhgKYA",
+	"XUewt8DQhLoA+kJoWxyEKu1gTV3gqycC/cfFm9f6l984ZdbilnApQsWmJwgLFKke17e4oIqxiHYnOkYY",
+	"lWG90ETb0inTpvS2/lNJnPqLyBnt96m6+8DRIsQLFKnp2zSJNNmA5WGBMLqb8JSUC9BB6PWTcww1LXFD",
+	"8xbPNSBbOQcepQOUl4VuPr5haxmv/artW/44xceD0Tph4isCzS9k9srLoNQCbiiDKPEbMrMx6omO2DSW",
+	"a5cdpVp2BK6kdpNxL6l4RRYZC67MyBsEUoOGaiyWKzUU1cZhwKvaWjAoUoxZMuQf1/rFTbMmRa5c7rBG",
+	"M72PBb0iX5zvvCKPxGxeVSpW425MsLw2PMVvaTVi7fqlwxg6nm4eBhMqJC88+RanIHnqK4IKkvMC4hB4",
+	"migZyjixyoADq2k8EUiJk0LiLN9YGLmASV5MMBsTHxer73sDw4viwUbUbRhVL96gw4NOt1qk3sK7yxeI",
+	"j0aCwFXcTDw2nH0zeOstLqCCs7Nw4YzLKaoNVeflvwn6bL/8ddBY+6h3oowArZ/o+8mshoBI68duxKNH",
+	"G1pKqh08husEtvW2F8kSIjFNl8hhVKYbGeQSQC1oveJE3xox84Hs5DFnt6QQ2p6wca9RwTM/0ARhCSme",
+	"COOtWu83SnlcWnUbLEyHBHqBmmJJ5TRx4WrcRTAkGy//dTP7aDmBO5zvWDKSUOzR2XmBaIbHJER4mlAe",
+	"oluaEB6ihMfTDPR0liAhaXxDCoudHkNbjHMLnQUgjGhKlnpzljCGjGbkWn+7gR/Yv+EtKfDSJRYEx/6j",
+	"Jxn/jfrXv4rvraKoekjfhgqSpzP/CQ6nUnIGR6WEP8gA9NpDl0DbGMu2pQsLS5Tk45LsY/WLtpjAJ7Pl",
+	"MmoIJtG/m73wotqK/0Za7FhJEW2QkWqMdtTc4Wp8Dy2yh8he+dA6OyAZWpJCW0tDs9QQWQQJtbUjRGIm",
+	"JMlCNGUmS6YMe2TkjhSQ5evZ00pO2yCAYd01ApSu9IvAuBsQ5y/s//OxBp8DcMFU8RAeQCvVECaX8KQN",
+	"5NUvxLdqgVlrqcsm0iUkGdXCVHIKVnJGUq+yZo3/y66zE4S6LSYvyIxrcLseLlYurNzVCkRXp/3nIHmJ",
+	"Z6sQHAxvD4ncpXzflDixdMTLWgpLijWVBSrlavXGKmgs3Np/QzAQG+3P8ev4zkI+657d49rcS5vc/i7d",
+	"R4lSfNSob5t6Mz73DpWaWDXzqpsCrf+ku1Jhy8rbojf0MPdlSRLto1kGPb7Hr9o6uBD//2iQqbzLXzVA",
+	"zmuBPfUt5cYAtkgs1C/C/5PkEqdLqqC46AyD25FsN99NXpYL+2gnt+hj/7pP0Jvs+XjQ2TS64asGmi+T",
+	"8tFAVosP+arBclG5ChoLIEKijCdEm5LQz/wOSY6MKqO9+YKwBLJNMVQkQhPMEmPHrcPnN07ZtQXSgpAE",
+	"v+aTwhuMcUGgggwVWuGGHFZsZ7K1BIzDw4ZsSw6eU4hE6O3rakJrg6iX2NdqI68zrzUpXj2u2t1n6MDE",
+	"RwO9OYuPx7o2DYb6S/pOFSy/uGFeTfqWiGn6WLGFzgSLqgnOckzHW6gcHmWm4b5JEBaCjpkOX/ArYd5L",
+	"ZrFog5DcsvqAaeum3i5JDvhShgwdHrWeTgIhLDfjqPw2mMOhVzUtlWbT1EQFqzG8WumqA9LegOKWxgTq",
+	"9YU6W4sy9NPpJXpqTd5PP9FkXvO0rQrq9/pq6jteH85VpTqsBh1o9xOc54TZBHCNDu0/yQfoXqO11p0m",
+	"mpcrXEbebYaySU5bHnUEwY5NllqP/1kE7q+aRCoW+OlTdz4P0adPvflcu0E44gwi2yCwB4y9tTqDH4IT",
+	"hoMwePP2h9azZ4ddtYfSnezWWez09tdUvwtV+zPdt+ukt5Qe5hLI1m9R38dPBZ/moqIMuq4TVvxBJzWe",
+	"nJ8hO4bakjYBNWqovua3BEQD2CtEKrvVIjtrN9GwZD5cvlC1Richtb4+tbwcSzVHcBT87w+d1vOrT4dh",
+	"tz//h+9i6KTHDXFDwdWUK7MdQkQ1ly2No1CrgpEGilzkakYksBb9HwQ/FtEjxWw89Ya+v+QxTglA9Bgx",
+	"QhIbKVfFe+PMYSzwFxVVqj8UhL0lBU6RnaWBNoRdv7toIEu/fhi49cfVp164N9+5/nDS+jdu/QHH0wv3",
+	"57v//MeqhLD6bkwygl6lwGp91crLTERG7jz1s6oFnzCMLvj0D1xf9GFnhWV8A27C71iFDTRpozdGFqtB",
+	"WqFTNSaCasKa1tYW+czDezLKaKaYSNfHh2rTLK71NUwOhYkXyjh83lI9NSm2JR1Ngc6hI17G4MbjLMh1",
+	"D2GybVrUDY6VdnRhS66a+CPLkDeNzmnmhmxmvb103DTbMTqlmELtI+BlZUPFIhS/yKZCQsEOfyRJjCUZ",
+	"myCsTcqJvLDtNyK05doaJHbT1W1/MzcT7DYiqiuzWd2k1W5vpXhmpcOT8/O3b349/WHDgH/jAi6X6pyV",
+	"4xNoYIfnUFZh2wvn9H0BBhuBckjSWtGK4J2kKZWzzWn/uzwnRSvGwjApo+Xa/dZJ0rvLs5dnl/8VbAfE",
+	"IUlXQsKfUGoxa/OM0vIe1xh7b1Hwa6y2mmnVKr+cMd+TM/ZV2zgshL58IkgNgx7H1OGt5fNoR19LLvyq",
+	"D12n5RrJ8X5qJAQTW6pUkyPrgs6BT4JMsa+vR/709t6m+kIV7ewqUsdV0Z7QlOwB/TbHBWFyQoT6uwBR",
+	"mUCpPfVjUvA8b8p53/b7aKfb3UXPD58d9Fv7e73uSh1sMPj2n0oPQzu7ratv/WK+sXlUk5wXZESKMpZL",
+	"IDySpEAHKM/qk21QBmJFxnhVUOiRHET3yOFserb11/7bvrQg0sYbWAaB9Xffl+zrTdn9mujC8u0GtVzD",
+	"xZIsrMpvhWADne0VwefIpKhJkqa2rpkGcJUSNuJpyu9AaU6oGjlTuo2OXclwnivAVFHSZf7dRmU1Tm/r",
+	"2XxlEN1mQXnN7hAFtD7UaaGbEWM30LTKhE6DYjOduWjCOOZhAHmia5HXuw+FuRsGa23XobbybaqemD5X",
+	"UE6LxNOCytmFammCyaGU3c/6TQ1vrG+cUsgRhqwsUwpIEFkvJ9he9jpHWTWvIr16SgVo/elfU6/B/qWO",
+	"ExO8kGABY7wFRjnJeSqOEWRC2mJQCCyOOaIMpXwsytVAo2oxZmbPSoZQ5E9tyfP2kr9woriNr1N6S67b",
+	"7XaEdnJgGgVJdst3lECKgsbVlBMpc10xjrIRdy6d+miW+ar01/yk341ZTFMFb2tpRHk/wVKc5HmlYVrW",
+	"FaIbQnInnlhTAp04bRo9EWVW+YAZY4JiwNaFbJxJNQIkQiQnBZ+OJ0D9IBP27enFJTo5P2sP2IB9840l",
+	"b+1vvkGntfIZoS1igXhh6WxoCSkMpSmzFiYi0zhSixqwyKw6OrajjKZpObSA1P+ZyfEP7ej2a4yyZgUL",
+	"TcZDPThG+72erR5QFenzJgMvZvaG9fzcXQOIk9rjQQoc+vSYrc8JabobVees4Vk4YNHyYp1RGeseaTSP",
+	"zJWpco930uqKHS27UAOmbtRuG4EFytphdalMJbPlZXWBjziW6QwOkQpwaoXaA4mlahWThLCYAKQRlWBS",
+	"GbAh8EyaHCl4UFO40WzelPYsyAg8ZArxEB0hrHugavPAhXEqOBQoaw/YL2QGjLqAJ4ei8qpGEDo/WeIV",
+	"PdYtJRHyGg5dIOvt00UmBoywBLKjdcXPgkp4vGGiRlETHLv1vGGwhGRcD1aOpW+X2hiWpGWiTwYsVzRF",
+	"v81wdm5Qxz5kQBOxeI1KPMWs+dyXMWNBbXh1HvXnvwas/v6X89gXmLJVa1tuyT6MotfjZIKr9XzP5QRe",
+	"vEOKkQLmCiPEw6IaJSrtunQ51toTUwNWVr1Y+8RU86m7HU0mPAUrjxA8m7d77AxfPmplK2Papxng7h83",
+	"Xr+a0JTU3rUy52HKRA+YqRNtBug8N4D6lRSCcqgg/c03KLrtRrqPIhVHmowYlSdJ1D2xBWIzoOdQuRbK",
+	"LbfRC8N+9XWRPIWD0/3MQGbOC3hoBxAlempmLEiKJcQBaWfEhAupbyQ8y2Midmwuitk9vIiACKhvVDiw",
+	"U/QKA77hoeDpVBL07u1LdDfhgqBIjR2VptPaK3NahkAjqkRURVN2om7vWbvT7rS7R4edww4sNsrwDUHF",
+	"lEVPhC18b4no+xr3UXssi6ZYpyOYWgEd4XW4GZ8WyN5XDWy7T2LckwMWfWwZviYitKOuit62uoymrogp",
+	"5CsM8opduL5YGCFbHDUqjQAqDJipNgJVSuDamuEkTxXnxoVUxBHq0bhifBtdcCNqKWHHgJAXRv5S3HzA",
+	"OEtnut6wc++ALygKi3Y4zikIS2PCgLuP8DSVu6a0OcmoDs7XJWeUYCIUL4HwAw3Rp7aIviKYclowzZu9",
+	"lVeAe9UhoLWgIxNuNmDlKkMICJtpjyZ4WMbQCASN4olQzEmQwpx5GXegjvukRpx5sUheian6rYs524Cw",
+	"0mBpTzIRiI8AqWkBZvkdJdFKwOF6LXF4ufK28q+K3SMU7UUoMmNf35E05pniyoxXPgNgzL0IRYtOqetp",
+	"nmCpOvQabpDdEEVd1Ufm1ykfm5CzCO106w3V4DhNUQQuz6iNTqoQP+2l0JbpUiXNdGXflMaE6bg9I2We",
+	"FzwvKJFYO0lM2t2i8KlufRAGt5qiBUdBV91b0JNywnBOg6Ngr91p70HMsJyAWvHULXE4JnKpHxVcpU62",
+	"PEY5HhOEJcKQgK54MsFFPIlqld1L56Bi5GBiMc5XJXyX6HamlNCXVFjTm67TVb2o+KG5qLf8TsDdz01O",
+	"dGkU6nf8KgWw79qbg+a26S4Z/qj9pWBZX+U9VVpdo24TPA1l4hlLYQZL1K2trOtfmIni9qyr6yyr24H/",
+	"bbu0S8iphPNIEB5jyoSszmUnxoK0KBOECaq4z+7So6qMbhgsmb6d6PNf9q5j12eDu2q85NjrdLYrZ24N",
+	"6hUaf3BK5hoLbWUm6XV6B61ut9XrXnY7Rx31/38H2i3Y73QrE2rQ73e7YLo0lkuzRTccQNsjAzBL1Yt7",
+	"6qj/bhnk3y1j+rvzWgH0N7+4Zc5NFZ/NqpwvFHn0VDd/w4i+pXxUapYP95zVfqe7rEd5prVXAwLotLe+",
+	"U/M9T9Wv11vfb6EyPnR8vr6j+6zRPAz6GgtX96k/yghWm2mWKSKtSRlyarVKPFaYWdJSqIOfcyF9lRs1",
+	"8RzO6pfwCDzcIPDFiq/Un0cxAS2aa4naAytKCAKpdcD0PVACcDLVt4qYFxf0TBme6W6UoejbaJ0r4Fgp",
+	"IkruNII+Fm6IFto5VNJdt+97MmBXz2sjiKLSa4KsCyRqD5ipG5iSkYRHfcBEouUBM6UWYDTnrHOTmitn",
+	"kZ34zrZq8rTxgK+mU4D93/Nkth2JcjxCxg1UuXkq344lPH7HiaE1qxwemz/k4XNyzeseBUOK7k+b3UKN",
+	"tVeMGgT7uiS9ZWP92vLmlLhGUW3UlxM0WiOv8zDQl2TbVRlW8pnLsnMvLGtbut8oX7zkYTq3FrONAOeW",
+	"THyNr+x8WZ7S2YA1+J9DVr27G8zafELzL8fJtHOiQhqELVL52do8DJqq6VLN4q2jsWY4Ia1pXtNca+Vi",
+	"jQ7sGBB0stSOIAS51gGleIkJzklSWjpTekOckqxPhKm/qDQxXNyQBEVKez0CDS1qo9fGUkj1E0ba5Myc",
+	"L4H5HKGpsA/vg2qnuS5Uw8NSa8ilxZ76uZQSFOqFP+9FdDcjHf76pkvkRq8J4S8rPP4JN8cHxBoyOxfI",
+	"WGXsBdIBIMu08REtsvJtKnTHixstmYmJUoqN6Gce/dNy4TGaCm3qU7LfhOBUTlA8IfHNohb+E5GvSPD5",
+	"rN/7hKFls05xR/MqUMBz8b9wnJG2lZy0Vrbfq1hrnBH0UiZurUdnGi021J+O0X0utGm8+S6LThDoPDvc",
+	"Ozzsel5pOQq6nYP+fmev3+vt9573elUGjy5suU6VW/WY42NCwogqDVAsbt+75603ucX75OvEFfs0oHY8",
+	"iQU8/pv8bE5+Lib8rvbeImaJm/vgPMk35FP1G3cIki2raumRSXVza//41dcLYMq+xAHFJjEChLPHiWoV",
+	"g6hA8YQLwpTuG9XSC6IBM84jG70cbZmGApat2rg0iY4HzAkJknfczVsIzWOBaj1cTsAvod+plBMyc0y4",
+	"pRJepkgM2CWEGBkHC4BSOzaA6DZMcSUAhmTEC1JPHlBAwWlKEjOoq9WbK1Lm0OkZrJjPHHcY5Px5xA83",
+	"a84WvvyzVGWdmzA7q9PJZrKCL5Gulkq2oJjVsnKeKXwezmwJ9K2maeTVeVLg6gupp595DIiNLBxfbsyW",
+	"j/I2MyAfRasHtuBVnt0k6T1PCnRwhzOatH/+fvzy1eW77uvL09mrP/7Vff1b/OvJ+OTtT9+fdV7d/MeP",
+	"r9+967+9+a8/3pye7r26Oeu+/u3sxJMPajj+osreTEh+9qye6NvtqGZlIJow0WQVm7NP4jcfkbdcXZqw",
+	"4NUQ6C6HgBqg7QOBb5vWiO3s07fLrptUXct+ru29V7J3U5XbmJYubIc2MhUiiK75oOsr6DoR4ITWJHxp",
+	"oYhaQYvSUDUCVzlO28FnQH6ru7BO2ChJbBnM7GZH//e2i+yv77fwuvWmBpXaK/H/P9tRVK8NllgrPtQU",
+	"4kz82aIwlZXc2ops5uqIpsz2iSbztSYYhfoQZGbCCmsySFkDEL3CMzQkKOdKIkFKgiEYXgOYwtO51gaz",
+	"RKtcIl8sXs2KYJmoBi3P2LtZeVSBkIMrMsdyUnFZqos+uHzPJR1bZcs+oI/yYflhWe3+w6cGSa0lqPp9",
+	"nvPQ6eRWclzds9foaeo+rujUPdpX0115WbAtbb/ML1uf56Fcp83S8ksYhFNx/a+odG5CxGvE+y9ll34L",
+	"r7k7kdG1aqWoSpL2U8daHqaXMpb5f3VaOMGVohk2Q2IkyriQqNfp+KNbyjGDhyIpzj4+LGoxvXo6trp4",
+	"vTLB1smqNVTTJsJ6M7E72gr1zM11Lss5LFdgnDtcpivPrx7qJi8mafreeG8yT1E/uL+tSlsGNoBVaQGo",
+	"ZZJ1w2jnXMIK/6/mbpqLRl4ns+PDleIy9ZQX9zuTifLhSvEVocNpfVFiWwXVKjyYFupmPL3tBouxVCeN",
+	"aFql0jQjZ8UxpNzoifSkYx2dV0XKVvNMpMyPnj79pJrP1aRhUKt9MClNbCYiLKgH4wY+tlXNB6uAmA1e",
+	"yLZC0avyLD6tMr+CYXBIUs7GEKG7yh5bmqTtO0wLAS220L6foJaIZIvnrJikwp/FaZSorGTQhcwaWL3O",
+	"poHfIXzEasqGUThzlIzCE0xXizitUnVsfF0zZMcZtfSQ+kddFR5dj3MtPUg2XtqZpPQiqXOuPKLehMFl",
+	"9tsfrCho4sd/vrw815kDkhtHoM2scI3LBRlTIVW/NtIXVhxB1suF3k7LBBzvaDeuWvBuiJzfzbyzCO3o",
+	"4HvAB8xs6DLEuduUDnhuc8DMe5v1gS7omGE5LUiEdiIxwb3+wXcR+hZNyEf086uTF62Ln096/QNLrQp8",
+	"p53BOnXIRlVVCSRPBORVQWEmEhdE1qeDfbXOkqj27YlUaCjrX15aITkKB8xa4y8kZgkuEmQPD0Xm3FoU",
+	"BrV/yap39aUoN9sesBMm7kiBeh8/2qyMPRMxJo4RpFDcUUFMFT2D/tS+WpqgnT4SIeqjjLIQ7XX0vz00",
+	"CQesjyYh6nbgv/vqvz343IPPgBT/9//0Ouh/7rbRCdrvdlBCha7KAtHrBpI+AzRn9STI4DPirNxnYZcp",
+	"FEvjfMq4njVW26oM+cKd0gJS0MW94V68n7T65GDU2seHw9bzuJO0uqQ32sP7w358kATbhvvUc0Q3tuo2",
+	"2aHOgG0HDeZ75bL4E2vLgwwsYxaz99wSae1WgHpFTkSrk1L8N335m758FfSlkf39WASmv47AeL0S+hmy",
+	"BZdVw1LSW+I9+qjWcSYgCpehYTol/6zyl+Fnh1p5XvkFctVJno96w2ekdRB3cWt/1CGt57j/rLU3PEx6",
+	"cZfsjw46wbamlUau/SPTq3gqJM9IYYK1qqedmsKTfUNt3qxi8De1+ptafU3U6kJbcb+MKLSlVTrY1OW6",
+	"yhvusQWbh6jM+1NVpInXLb5I14zhGzZwgHtxd7RHWofD/aS1H/dw6znpjlrPkoNhH+/He8Ned2ua5pQC",
+	"eVR65mridYJWJ1xlOcC/SdffpOsrIl3W8v5YxKv3+cRrq/CQLZ1ji4TJAgSW93x4GD9LDkirP9rHrf3h",
+	"Xtw6THqk1R11sP1te9LkFh16dOK04Beu+WGELQw/n/+/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -39,11 +39,10 @@ func (a *api) ListContacts(ctx context.Context, req gen.ListContactsRequestObjec
 	out := gen.ContactList{Contacts: make([]gen.Contact, 0, len(res.Contacts)),
 		Pagination: gen.Pagination{Page: page, Total: res.Total, Pages: (res.Total + limit - 1) / limit}}
 	for _, c := range res.Contacts {
-		note := c.Note
 		out.Contacts = append(out.Contacts, gen.Contact{Id: c.ID, Name: c.Name, Mobile: c.Mobile,
-			Blocked: c.Blocked, Created: c.CreatedAt.UTC(), Note: &note})
+			Blocked: c.Blocked, Created: c.CreatedAt.UTC(), Note: c.Note})
 	}
-	return gen.ListContacts200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.ListContacts200JSONResponse{Body: gen.ContactsEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
 
 // UpsertContact creates the contact or updates the one with the same mobile. The name is built
@@ -56,9 +55,9 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	}
 	mobile, ok := normalizeMobile(req.Body.Mobile)
 	if !ok {
-		return gen.UpsertContact422JSONResponse{ValidationFailedJSONResponse: gen.ValidationFailedJSONResponse{
+		return gen.UpsertContact422JSONResponse{ValidationFailedJSONResponse: gen.ValidationFailedJSONResponse{Body: gen.ValidationFailedEnvelope{
 			Success: false, Code: gen.ErrorCodeValidationFailed, Message: "Invalid request: mobile",
-			Errors: gen.FieldErrors{"mobile": {"must be an international number: 8 to 15 digits with the country code first"}}}}, nil
+			Errors: gen.FieldErrors{"mobile": {"must be an international number: 8 to 15 digits with the country code first"}}}}}, nil
 	}
 	in := store.ContactInput{Mobile: mobile, Note: req.Body.Note}
 	if req.Body.Firstname != nil || req.Body.Lastname != nil {
@@ -80,8 +79,8 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	if created {
 		msg = "Contact created"
 	}
-	return gen.UpsertContact200JSONResponse{Success: true, Message: msg,
-		Data: gen.ContactUpsert{ContactId: c.ID, Created: created, Name: c.Name, Mobile: c.Mobile}}, nil
+	return gen.UpsertContact200JSONResponse{Body: gen.ContactUpsertEnvelope{Success: true, Message: msg,
+		Data: gen.ContactUpsert{ContactId: c.ID, Created: created, Name: c.Name, Mobile: c.Mobile}}}, nil
 }
 
 func joinName(first, last *string) string {

@@ -17,8 +17,8 @@ const (
 )
 
 func messageNotFound() gen.GetMessageResponseObject {
-	return gen.GetMessage404JSONResponse{NotFoundJSONResponse: gen.NotFoundJSONResponse{
-		Success: false, Code: gen.ErrorCodeNotFound, Message: "Message not found"}}
+	return gen.GetMessage404JSONResponse{NotFoundJSONResponse: gen.NotFoundJSONResponse{Body: gen.NotFoundEnvelope{
+		Success: false, Code: gen.ErrorCodeNotFound, Message: "Message not found"}}}
 }
 
 // GetMessage returns a message's last reported status, when it was sent, its status history
@@ -51,12 +51,12 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 		}
 	}
 	out := gen.Message{MessageId: m.ID, ChatMessageId: m.PlatformMessageID, Status: gen.MessageStatus(m.Status),
-		SentAt: sentAt.UTC(), History: &history}
+		SentAt: sentAt.UTC(), History: history}
 	if m.Status == "failed" && (m.ErrorCode != nil || m.ErrorTitle != nil) {
 		e := gen.MessageError{Code: deref(m.ErrorCode), Title: deref(m.ErrorTitle), Details: m.ErrorDetails}
 		out.Error = &e
 	}
-	return gen.GetMessage200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
 
 // getTestMessage reads a test send; its status is derived from its age on the server's clock:
@@ -85,8 +85,8 @@ func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.G
 	if age >= read {
 		history = append(history, gen.StatusChange{Status: gen.Read, Timestamp: sent.Add(read)})
 	}
-	return gen.GetMessage200JSONResponse{Success: true, Message: "OK", Data: gen.Message{
+	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: gen.Message{
 		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, Status: history[len(history)-1].Status,
-		SentAt: sent, History: &history,
-	}}, nil
+		SentAt: sent, History: history,
+	}}}, nil
 }

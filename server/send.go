@@ -45,14 +45,14 @@ func (f *sendFailure) response() gen.SendTemplateMessageResponseObject {
 	env := gen.ErrorEnvelope{Success: false, Code: f.code, Message: f.msg}
 	switch f.status {
 	case http.StatusNotFound:
-		return gen.SendTemplateMessage404JSONResponse{TemplateNotFoundJSONResponse: gen.TemplateNotFoundJSONResponse(env)}
+		return gen.SendTemplateMessage404JSONResponse{TemplateNotFoundJSONResponse: gen.TemplateNotFoundJSONResponse{Body: env}}
 	case http.StatusConflict:
-		return gen.SendTemplateMessage409JSONResponse{SendConflictJSONResponse: gen.SendConflictJSONResponse(env)}
+		return gen.SendTemplateMessage409JSONResponse{SendConflictJSONResponse: gen.SendConflictJSONResponse{Body: env}}
 	case http.StatusBadGateway:
-		return gen.SendTemplateMessage502JSONResponse{PlatformErrorJSONResponse: gen.PlatformErrorJSONResponse(env)}
+		return gen.SendTemplateMessage502JSONResponse{PlatformErrorJSONResponse: gen.PlatformErrorJSONResponse{Body: env}}
 	}
-	return gen.SendTemplateMessage422JSONResponse{ValidationFailedJSONResponse: gen.ValidationFailedJSONResponse{
-		Success: false, Code: gen.ErrorCodeValidationFailed, Message: f.msg, Errors: f.errors}}
+	return gen.SendTemplateMessage422JSONResponse{ValidationFailedJSONResponse: gen.ValidationFailedJSONResponse{Body: gen.ValidationFailedEnvelope{
+		Success: false, Code: gen.ErrorCodeValidationFailed, Message: f.msg, Errors: f.errors}}}
 }
 
 // invalid is a 422 naming the offending fields.
@@ -177,11 +177,11 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 		// The reports stay parked; the retention loop's reconciliation applies them later.
 		s.log.WarnContext(ctx, "apply parked statuses", "message_id", rec.MessageID, "error", err.Error())
 	}
-	return gen.SendTemplateMessage200JSONResponse{Success: true, Message: "Message sent", Data: gen.SendResult{
+	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
 		MessageId: rec.MessageID, ChatMessageId: res.MessageID, CampaignId: rec.CampaignID,
 		ConversationId: rec.ConversationID, ContactId: rec.ContactID, ContactCreated: rec.ContactCreated,
 		Status: gen.Sent,
-	}}, nil
+	}}}, nil
 }
 
 // sentContent is what the message row keeps of a template send.
@@ -421,11 +421,11 @@ func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTempl
 		return nil, err
 	}
 	mode := gen.SendResultModeTest
-	return gen.SendTemplateMessage200JSONResponse{Success: true, Message: "Message sent", Data: gen.SendResult{
+	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
 		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, CampaignId: testCampaignID,
 		ConversationId: testConversationID, ContactId: testContactID, ContactCreated: false, Status: gen.Sent,
 		Mode: &mode, Delivery: &delivery, Note: &note,
-	}}, nil
+	}}}, nil
 }
 
 // resolveFixture finds the fixture template a test-mode send names; only the three fixtures
