@@ -43,12 +43,12 @@ func TestMain(m *testing.M) {
 // optionalByDesign are optional response fields that every response of the suite happens to
 // carry, with the reason they stay optional ("operation status path.field", as reported).
 var optionalByDesign = map[string]string{
-	"getMessage 200 data.error.details": "the platform leaves error_data.details out of some failures; the suite's failures all carry it",
+	"getMessage 200 data.error.details":                                   "the platform leaves error_data.details out of some failures; the suite's failures all carry it",
 	"listEventExamples 200 data.events[](MessageReceivedEvent).data.text": "only text messages and button or list replies have text; the example is a text message",
-	"listEventExamples 200 data.events[](ContactCreatedEvent).mode":        "the examples are all marked test; live deliveries carry no mode",
-	"listEventExamples 200 data.events[](MessageReceivedEvent).mode":       "the examples are all marked test; live deliveries carry no mode",
-	"listEventExamples 200 data.events[](MessageSentEvent).mode":           "the examples are all marked test; live deliveries carry no mode",
-	"listEventExamples 200 data.events[](MessageStatusEvent).mode":         "the examples are all marked test; live deliveries carry no mode",
+	"listEventExamples 200 data.events[](ContactCreatedEvent).mode":       "the examples are all marked test; live deliveries carry no mode",
+	"listEventExamples 200 data.events[](MessageReceivedEvent).mode":      "the examples are all marked test; live deliveries carry no mode",
+	"listEventExamples 200 data.events[](MessageSentEvent).mode":          "the examples are all marked test; live deliveries carry no mode",
+	"listEventExamples 200 data.events[](MessageStatusEvent).mode":        "the examples are all marked test; live deliveries carry no mode",
 }
 
 func filtered() bool {
