@@ -32,6 +32,11 @@ type config struct {
 	SimWebhookURL       string
 	LogLevel            slog.Level
 	TemplateSyncEvery   time.Duration
+	// MetricsAddr is the listen address of /metrics alone (GATEWAY_METRICS_ADDR); empty
+	// means none. MetricsToken (GATEWAY_METRICS_TOKEN) also serves /metrics on Addr to
+	// requests bearing it.
+	MetricsAddr  string
+	MetricsToken string
 }
 
 // defaultSecretKey is for local use only; serve warns when it is in use.
@@ -56,6 +61,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DemoKey:             getenv("DEMO_KEY"),
 		SimAddr:             get("PLATFORM_SIM_ADDR", "127.0.0.1:8081"),
 		SimWebhookURL:       get("PLATFORM_SIM_WEBHOOK_URL", "http://127.0.0.1:8080/platform/webhook"),
+		MetricsAddr:         getenv("GATEWAY_METRICS_ADDR"),
+		MetricsToken:        getenv("GATEWAY_METRICS_TOKEN"),
 	}
 	var err error
 	if c.WebhookAllowPrivate, err = parseBool(get("GATEWAY_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {

@@ -64,6 +64,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		PlatformVerifyToken: cfg.PlatformVerifyToken,
 		SendTimeout:         cfg.PlatformTimeout,
 		SchemaVersion:       version,
+		MetricsToken:        cfg.MetricsToken,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
 	}, server.Deps{Store: st, Platform: wa, Logger: logger})
 	if err != nil {
@@ -71,7 +72,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		return nil, err
 	}
 	srv.AddService(server.NewTemplateSyncer(srv, cfg.TemplateSyncEvery, nil))
-	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger}))
+	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}))
 	srv.AddService(server.NewRetention(st, server.RetentionConfig{Logger: logger}))
 	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil
 }
@@ -103,9 +104,22 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 		return err
 	}
 	defer a.server.StopServices()
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
 	a.log.Info("serving", "addr", ln.Addr().String())
+	var ms *http.Server
+	if a.cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", a.cfg.MetricsAddr)
+		if err != nil {
+			hs.Close()
+			return fmt.Errorf("metrics listener (GATEWAY_METRICS_ADDR): %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", a.server.Metrics().Handler())
+		ms = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- ms.Serve(mln) }()
+		a.log.Info("serving metrics", "addr", mln.Addr().String())
+	}
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -114,11 +128,17 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 		return err
 	case <-ctx.Done():
 	}
+	a.log.Info("shutting down", "addr", ln.Addr().String())
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
+	if ms != nil {
+		ms.Shutdown(sctx)
+	}
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	a.server.StopServices()
+	a.log.Info("shut down")
 	return nil
 }
 

@@ -76,6 +76,9 @@ type DispatcherConfig struct {
 	Rand func() float64
 	// Logger receives the dispatcher's logs. Nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics receives each attempt's outcome, latency and commit-to-attempt lag (the
+	// server's Metrics). Nil records nothing.
+	Metrics DeliveryObserver
 }
 
 // Defaults of DispatcherConfig.
@@ -567,6 +570,9 @@ func (d *Dispatcher) attempt(j job) dispatchResult {
 		}
 	}
 	res.attempt = r
+	if d.cfg.Metrics != nil {
+		d.cfg.Metrics.ObserveDelivery(string(r.Outcome), out.Latency, now.Sub(c.Event.CreatedAt), c.Attempt == 1)
+	}
 	return res
 }
 

@@ -251,6 +251,14 @@ func (s *Server) applyPlatformStatus(ctx context.Context, accountID int64, st wh
 }
 
 func (s *Server) logParked(ctx context.Context, accountID int64, r store.StatusReport, res store.StatusResult) {
+	switch {
+	case res.Parked && !res.Found:
+		s.metrics.observeStatusReport("parked")
+	case res.Changed:
+		s.metrics.observeStatusReport("applied")
+	default:
+		s.metrics.observeStatusReport("ignored")
+	}
 	if res.Parked && !res.Found {
 		s.log.InfoContext(ctx, "platform webhook: status parked until the send is recorded", "account_id", accountID,
 			"wamid", r.PlatformMessageID, "status", r.Status)
@@ -266,6 +274,7 @@ func (s *Server) statusReport(ctx context.Context, accountID int64, st whatsapp.
 	}
 	if st.ID == "" || store.StatusRank(status) < 1 {
 		s.log.WarnContext(ctx, "platform webhook: status ignored", "account_id", accountID, "status", st.Status, "wamid", st.ID)
+		s.metrics.observeStatusReport("ignored")
 		return store.StatusReport{}, false
 	}
 	at, ok := st.Time()

@@ -81,13 +81,39 @@ func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessa
 		return nil, err
 	}
 	b := req.Body
-	if fe := checkSendRequest(b); fe != nil {
-		return invalid(fe).response(), nil
+	var resp gen.SendTemplateMessageResponseObject
+	switch fe := checkSendRequest(b); {
+	case fe != nil:
+		resp = invalid(fe).response()
+	case p.Mode != ModeLive:
+		resp, err = a.s.sendTest(ctx, p.AccountID, b)
+	default:
+		resp, err = a.s.sendLive(ctx, p.AccountID, b)
 	}
-	if p.Mode != ModeLive {
-		return a.s.sendTest(ctx, p.AccountID, b)
+	a.s.countSend(p.Mode, resp, err)
+	return resp, err
+}
+
+// countSend counts a send by its outcome: sent, or the error code of its failure. A platform
+// rejection is counted by sendFailed, which knows the platform's error code.
+func (s *Server) countSend(mode string, resp gen.SendTemplateMessageResponseObject, err error) {
+	outcome := "internal_error"
+	switch r := resp.(type) {
+	case gen.SendTemplateMessage200JSONResponse:
+		outcome = "sent"
+	case gen.SendTemplateMessage404JSONResponse:
+		outcome = string(r.Body.Code)
+	case gen.SendTemplateMessage409JSONResponse:
+		outcome = string(r.Body.Code)
+	case gen.SendTemplateMessage422JSONResponse:
+		outcome = string(r.Body.Code)
+	case gen.SendTemplateMessage502JSONResponse:
+		return
 	}
-	return a.s.sendLive(ctx, p.AccountID, b)
+	if err != nil {
+		outcome = "internal_error"
+	}
+	s.metrics.observeSend(mode, outcome, "")
 }
 
 // checkSendRequest is what the schema cannot say: one of template_name or template_id, and a
@@ -202,6 +228,11 @@ func (s *Server) sendFailed(ctx context.Context, accountID, messageID int64, err
 		return nil, fmt.Errorf("send %d: %w", messageID, err)
 	}
 	s.log.WarnContext(ctx, "platform refused send", "message_id", messageID, "error", err.Error())
+	platformCode := ""
+	if f.Code != nil {
+		platformCode = strconv.Itoa(*f.Code)
+	}
+	s.metrics.observeSend(ModeLive, string(fail.code), platformCode)
 	return fail.response(), nil
 }
 
