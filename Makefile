@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 REDOCLY := npx --yes @redocly/cli@2.77.0
 export DATABASE_URL TEST_DATABASE_URL
 
-.PHONY: help generate verify build run test lint bench db
+.PHONY: help generate verify build run test lint bench db apicheck
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -29,9 +29,14 @@ db: ## start PostgreSQL if none answers at DATABASE_URL and create its database
 run: build db ## build, start PostgreSQL if needed, migrate, seed a local account on the simulator, serve
 	bin/gateway dev
 
-test: ## the whole test suite (starts PostgreSQL if needed)
+test: ## the whole test suite (starts PostgreSQL if needed), then the breaking-change gate
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
 	go test -race -count=1 -timeout 30m ./...
+	@$(MAKE) --no-print-directory apicheck
+
+apicheck: ## fail when openapi.yaml breaks the released v1 (openapi/baseline/v1.yaml), judged by oasdiff
+	@cd openapi/breaking && go test -count=1 ./... >/dev/null 2>&1 || { cd openapi/breaking && go test -count=1 ./...; exit 1; }
+	@echo "apicheck: openapi.yaml is backward compatible with openapi/baseline/v1.yaml"
 
 lint: ## gofmt, go vet, and the OpenAPI linter (Redocly CLI from npm)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "lint: gofmt"; exit 1; }
