@@ -29,8 +29,9 @@ db: ## start PostgreSQL if none answers at DATABASE_URL and create its database
 run: build db ## build, start PostgreSQL if needed, migrate, seed a local account on the simulator, serve
 	bin/gateway dev
 
-test: ## the whole test suite (starts PostgreSQL if needed), then the breaking-change gate
+test: ## the whole test suite (starts PostgreSQL if needed; installs chromium for the browser tests), then the breaking-change gate
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
+	@.ci/browser-up
 	go test -race -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory apicheck
 

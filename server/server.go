@@ -167,6 +167,7 @@ func (s *Server) routes() *echo.Echo {
 	// Public paths: no key needed.
 	e.GET("/healthz", s.healthz)
 	e.GET("/metrics", s.metricsEndpoint)
+	s.docsRoutes(e)
 	e.GET("/readyz", s.readyz)
 	e.GET("/v1/openapi.yaml", s.specYAML)
 	e.GET("/v1/openapi.json", s.specJSONHandler)
