@@ -37,6 +37,9 @@ type config struct {
 	// requests bearing it.
 	MetricsAddr  string
 	MetricsToken string
+	// DevKeysFile, when set, is where `gateway dev` writes the keys it issued, as JSON
+	// (GATEWAY_DEV_KEYS_FILE), for scripts.
+	DevKeysFile string
 }
 
 // defaultSecretKey is for local use only; serve warns when it is in use.
@@ -63,6 +66,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		SimWebhookURL:       get("PLATFORM_SIM_WEBHOOK_URL", "http://127.0.0.1:8080/platform/webhook"),
 		MetricsAddr:         getenv("GATEWAY_METRICS_ADDR"),
 		MetricsToken:        getenv("GATEWAY_METRICS_TOKEN"),
+		DevKeysFile:         getenv("GATEWAY_DEV_KEYS_FILE"),
 	}
 	var err error
 	if c.WebhookAllowPrivate, err = parseBool(get("GATEWAY_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {
