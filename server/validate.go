@@ -50,6 +50,8 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		ctx = withPrincipal(ctx, p)
 		ctx = context.WithValue(ctx, routeKey{}, route)
+		// From here on the request's log lines carry the account, failures included.
+		c.SetRequest(req.WithContext(ctx))
 		in := &openapi3filter.RequestValidationInput{
 			Request:    req.WithContext(ctx),
 			PathParams: pathParams,
