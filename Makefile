@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 REDOCLY := npx --yes @redocly/cli@2.77.0
 export DATABASE_URL TEST_DATABASE_URL
 
-.PHONY: help generate verify build run test lint bench db apicheck
+.PHONY: help generate verify build run test lint bench db apicheck sdkcheck
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -42,6 +42,9 @@ test: ## the whole test suite (starts PostgreSQL if needed; installs chromium fo
 	@.ci/browser-up
 	go test -race -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory apicheck
+
+sdkcheck: ## generated TypeScript and Go clients, built from a running gateway dev's description, type-check and run a scenario
+	@sdkcheck/run.sh
 
 apicheck: ## fail when openapi.yaml breaks the released v1 (openapi/baseline/v1.yaml), judged by oasdiff
 	@cd openapi/breaking && go test -count=1 ./... >/dev/null 2>&1 || { cd openapi/breaking && go test -count=1 ./...; exit 1; }
