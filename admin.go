@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 )
@@ -27,7 +26,7 @@ func registerAdmin(name, usage string, run func(ctx context.Context, a *app, fs 
 
 // admin runs one operator command and prints its result as one JSON object on stdout; failures
 // go to stderr (via main) with a non-zero exit.
-func admin(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
+func admin(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
 	if len(args) < 2 || args[0] == "help" {
 		var names []string
 		for n, c := range adminCommands {
@@ -46,7 +45,7 @@ func admin(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 		return fmt.Errorf("unknown admin command %q (gateway admin help)", name)
 	}
 	cfg.Migrate = false
-	a, err := openApp(ctx, cfg, cfg.logger(os.Stderr))
+	a, err := openApp(ctx, cfg, cfg.logger(stderr))
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,8 @@ func createKey(ctx context.Context, st *store.Store, accountID int64, mode strin
 	return keyCreated{APIKey: k, Key: key}, nil
 }
 
-// newJoinCode is two short words' worth of base36, e.g. "k7m2-q9x4".
+// newJoinCode is two groups of four characters drawn from a 32-character alphabet (the
+// lowercase letters without l and o, and the digits 2 to 9), e.g. "k7m2-q9x4".
 func newJoinCode() string {
 	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
 	b := make([]byte, 9)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"gateway/platform/webhook"
-	"gateway/server"
 	"gateway/store"
 )
 
@@ -113,7 +112,7 @@ type webhookCreated struct {
 
 // createWebhook validates the URL, makes a signing secret and registers the endpoint.
 func createWebhook(ctx context.Context, st *store.Store, accountID int64, rawURL string, allowPrivate bool) (webhookCreated, error) {
-	if err := server.ValidateWebhookURL(rawURL, allowPrivate); err != nil {
+	if err := webhook.ValidateURL(rawURL, allowPrivate); err != nil {
 		return webhookCreated{}, fmt.Errorf("--url: %w", err)
 	}
 	secret, err := webhook.NewSecret()

@@ -4,10 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"time"
+
+	"gateway/server/bench"
 )
 
 // config is every setting, read once from the environment; each has a default that works on a
@@ -32,6 +34,7 @@ type config struct {
 	SimWebhookURL       string
 	LogLevel            slog.Level
 	TemplateSyncEvery   time.Duration
+	ReconcileEvery      time.Duration
 	// MetricsAddr is the listen address of /metrics alone (GATEWAY_METRICS_ADDR); empty
 	// means none. MetricsToken (GATEWAY_METRICS_TOKEN) also serves /metrics on Addr to
 	// requests bearing it.
@@ -84,6 +87,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.TemplateSyncEvery, err = time.ParseDuration(get("GATEWAY_TEMPLATE_SYNC_EVERY", "15m")); err != nil {
 		return c, fmt.Errorf("GATEWAY_TEMPLATE_SYNC_EVERY: %w", err)
 	}
+	if c.ReconcileEvery, err = time.ParseDuration(get("GATEWAY_RECONCILE_EVERY", "30s")); err != nil || c.ReconcileEvery <= 0 {
+		return c, fmt.Errorf("GATEWAY_RECONCILE_EVERY: want a positive duration")
+	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("LOG_LEVEL: %w", err)
 	}
@@ -110,6 +116,13 @@ func parseKey(s string) ([]byte, error) {
 
 func parseBool(s string) (bool, error) { return strconv.ParseBool(s) }
 
-func (c config) logger(w *os.File) *slog.Logger {
+// logger writes JSON lines at the configured level to w (run's stderr).
+func (c config) logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: c.LogLevel}))
+}
+
+// benchConfig is what `gateway bench` takes from the configuration.
+func (c config) benchConfig() bench.Config {
+	return bench.Config{DatabaseURL: c.DatabaseURL, SecretKey: c.SecretKey, PlatformBaseURL: c.PlatformBaseURL,
+		PlatformAppSecret: c.PlatformAppSecret, PlatformTimeout: c.PlatformTimeout, DBPool: c.DBPool, LogLevel: c.LogLevel}
 }

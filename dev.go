@@ -21,7 +21,7 @@ const devEmail = "dev@localhost"
 // connected to the simulator's number, issues a fresh live and test key, prints them with first
 // requests (and writes them to GATEWAY_DEV_KEYS_FILE when set), and serves.
 func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
-	logger := cfg.logger(os.Stderr)
+	logger := cfg.logger(stderr)
 	if err := portsFree(map[string]string{"GATEWAY_ADDR": cfg.Addr, "PLATFORM_SIM_ADDR": cfg.SimAddr}); err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gateway/server/servertest/wait"
 )
 
 // The end-to-end tests run the built binary, as an operator would.
@@ -133,18 +135,14 @@ func tail(s string, n int) string {
 // waitHTTP polls url until it answers 200 or the deadline passes.
 func waitHTTP(t testing.TB, url string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
+	wait.For(t, func() bool {
 		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s did not answer 200 within %s", url, within)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, within, url+" to answer 200")
 }
 
 // adminJSON runs `gateway admin args...` and decodes its one JSON object.

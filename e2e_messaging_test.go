@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gateway/server/servertest"
+	"gateway/server/servertest/wait"
 	"gateway/store/storetest"
 )
 
@@ -90,14 +91,13 @@ func TestE2EMessaging(t *testing.T) {
 	// The simulator reports sent, delivered, read (50/150/300 ms); the status only ever rises.
 	rank := map[string]int{"sent": 1, "delivered": 2, "read": 3}
 	seen, last := []string{}, 0
-	deadline := time.Now().Add(20 * time.Second)
 	var msg struct {
 		Data struct {
 			Status  string
 			History []struct{ Status string }
 		}
 	}
-	for time.Now().Before(deadline) {
+	wait.For(t, func() bool {
 		do(servertest.Request{Method: "GET", Path: fmt.Sprintf("/v1/messages/%d", sent.Data.MessageID)}).JSON(t, &msg)
 		r := rank[msg.Data.Status]
 		if r < last {
@@ -106,14 +106,8 @@ func TestE2EMessaging(t *testing.T) {
 		if r > last {
 			seen, last = append(seen, msg.Data.Status), r
 		}
-		if msg.Data.Status == "read" {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if msg.Data.Status != "read" {
-		t.Fatalf("message never reached read; saw %v", seen)
-	}
+		return msg.Data.Status == "read"
+	}, 20*time.Second, "the message to reach read")
 	if len(msg.Data.History) != 3 {
 		t.Fatalf("history %+v, want sent, delivered, read", msg.Data.History)
 	}

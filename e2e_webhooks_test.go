@@ -25,6 +25,7 @@ import (
 
 	"gateway/server"
 	"gateway/server/servertest"
+	"gateway/server/servertest/wait"
 	"gateway/store/storetest"
 )
 
@@ -315,13 +316,7 @@ func whVerify(secret string, r *http.Request, body []byte) error {
 
 func whWait(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.For(t, cond, within, what)
 }
 
 // TestE2EWebhooks: every event kind arrives with the spec's fields and headers; a receiver

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"gateway/server/bench"
 )
 
 func main() {
@@ -49,11 +51,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "migrate":
 		return migrateCmd(cfg, args[1:], stdout)
 	case "admin":
-		return admin(ctx, cfg, args[1:], stdout)
+		return admin(ctx, cfg, args[1:], stdout, stderr)
 	case "platform-sim":
 		return platformSim(ctx, cfg, args[1:], stdout, stderr)
 	case "bench":
-		return bench(ctx, cfg, args[1:], stdout, stderr)
+		return bench.Run(ctx, cfg.benchConfig(), args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

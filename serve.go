@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"gateway/migrations"
@@ -71,15 +70,17 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		db.Close()
 		return nil, err
 	}
-	srv.AddService(server.NewTemplateSyncer(srv, cfg.TemplateSyncEvery, nil))
+	srv.AddService(server.NewTemplateSyncer(server.TemplateSyncConfig{Accounts: st.ConnectedAccountIDs,
+		Sync: srv.SyncAccountTemplates, Every: cfg.TemplateSyncEvery, Logger: logger}))
 	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}))
 	srv.AddService(server.NewRetention(st, server.RetentionConfig{Logger: logger}))
+	srv.AddService(server.NewReconciler(st, server.ReconcileConfig{Interval: cfg.ReconcileEvery, Logger: logger}))
 	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil
 }
 
 // serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get 15 s).
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func(addr string)) error {
-	logger := cfg.logger(os.Stderr)
+	logger := cfg.logger(stderr)
 	if cfg.SecretKeyIsDefault {
 		logger.Warn("GATEWAY_SECRET_KEY is not set: using the built-in development key; never do this in production")
 	}

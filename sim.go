@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"gateway/platform/simulator"
 )
@@ -34,7 +33,7 @@ func platformSim(ctx context.Context, cfg config, args []string, stdout, stderr 
 		return err
 	}
 	defer sim.Close()
-	cfg.logger(os.Stderr).Info("platform simulator serving", "url", url, "webhook_url", *webhook)
+	cfg.logger(stderr).Info("platform simulator serving", "url", url, "webhook_url", *webhook)
 	fmt.Fprintf(stdout, "platform simulator on %s (Graph API under %s/v23.0, control API under %s/_sim/)\n", url, url, url)
 	<-ctx.Done()
 	return nil

@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"hash/fnv"
 	"strings"
-	"time"
 
 	"gateway/gen"
 	"gateway/store"
@@ -55,9 +53,7 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	}
 	mobile, ok := normalizeMobile(req.Body.Mobile)
 	if !ok {
-		return gen.UpsertContact422JSONResponse{ValidationFailedJSONResponse: gen.ValidationFailedJSONResponse{Body: gen.ValidationFailedEnvelope{
-			Success: false, Code: gen.ErrorCodeValidationFailed, Message: "Invalid request: mobile",
-			Errors: gen.FieldErrors{"mobile": {"must be an international number: 8 to 15 digits with the country code first"}}}}}, nil
+		return nil, invalid(gen.FieldErrors{"mobile": {"must be an international number: 8 to 15 digits with the country code first"}})
 	}
 	in := store.ContactInput{Mobile: mobile, Note: req.Body.Note}
 	if req.Body.Firstname != nil || req.Body.Lastname != nil {
@@ -91,36 +87,4 @@ func joinName(first, last *string) string {
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-// fixtureContacts are what test and demo keys list: fixed, realistic, never from the database.
-var fixtures = []store.Contact{
-	{ID: 3, Mobile: "5511987654321", Name: "Ana Souza", CreatedAt: time.Date(2026, 1, 12, 9, 30, 0, 0, time.UTC)},
-	{ID: 2, Mobile: "447700900123", Name: "Oliver Smith", CreatedAt: time.Date(2026, 1, 10, 15, 0, 0, 0, time.UTC)},
-	{ID: 1, Mobile: "15551234567", Name: "Maria Garcia", Note: "VIP", CreatedAt: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)},
-}
-
-func fixtureContacts(search string, limit, offset int) store.ContactPage {
-	var match []store.Contact
-	q := strings.ToLower(strings.TrimSpace(search))
-	for _, c := range fixtures {
-		if q == "" || strings.Contains(strings.ToLower(c.Name), q) || strings.Contains(c.Mobile, q) {
-			match = append(match, c)
-		}
-	}
-	page := store.ContactPage{Total: len(match), Contacts: []store.Contact{}}
-	if offset < len(match) {
-		page.Contacts = match[offset:min(len(match), offset+limit)]
-	}
-	return page
-}
-
-func fixtureContact(mobile string, name *string) store.Contact {
-	h := fnv.New32a()
-	h.Write([]byte(mobile))
-	c := store.Contact{ID: int64(h.Sum32()%100000) + 1000, Mobile: mobile}
-	if name != nil {
-		c.Name = *name
-	}
-	return c
 }

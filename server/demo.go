@@ -13,7 +13,7 @@ import (
 	"gateway/gen"
 )
 
-// Demo key limits per client IP (DESIGN section 9): 60 requests a minute with a burst of 20,
+// Demo key limits per client IP (the RateLimited response of openapi/openapi.yaml): 60 requests a minute with a burst of 20,
 // and 10 sends a minute.
 const (
 	demoRatePerMin = 60

@@ -2,15 +2,8 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
-	"net/netip"
-	"net/url"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,25 +127,23 @@ type Dispatcher struct {
 	skipScanned time.Time
 	skipTimer   *time.Timer
 	stopping    bool // no more attempts start
-	started     bool
 
 	sem      chan struct{}       // global bound on attempts in flight
 	results  chan dispatchResult // to the recorders
 	capacity chan struct{}       // a claim that was held back may now go ahead
 	more     chan struct{}       // a claim came back full: another claimer may go
 
-	cancel    context.CancelFunc
-	loopDone  chan struct{}
 	runners   sync.WaitGroup
 	recording sync.WaitGroup
-	listener  *store.DeliveryListener
-	stopOnce  sync.Once
+	listener  *store.DeliveryListener // set by the loop goroutine, read after it ended
 
-	// manual (tests) leaves the claim loop unstarted: the test calls runOnce itself.
-	manual bool
-	// recorded counts the results written (attempts and releases), for tests to wait on;
-	// overflowed the claims given back over an endpoint's backlog.
-	recorded, overflowed atomic.Int64
+	lifecycle
+
+	recOnce   sync.Once // starts the recorders, at Start or at the first RunOnce
+	recActive bool      // the recorders were started (under mu)
+	drainOnce sync.Once
+	// overflowed counts the claims given back over an endpoint's backlog.
+	overflowed atomic.Int64
 }
 
 // endpointQueue is one endpoint's claimed deliveries waiting for an attempt, and the number
@@ -168,6 +159,7 @@ type endpointQueue struct {
 type job struct {
 	store.ClaimedDelivery
 	claimedAt time.Time
+	done      *sync.WaitGroup // RunOnce's batch, or nil
 }
 
 // dispatchResult is what a runner hands to the recorders: an attempt to record, or a claim to
@@ -177,6 +169,7 @@ type dispatchResult struct {
 	endpointID int64
 	failing    bool // the endpoint had a failure streak when claimed
 	release    bool
+	done       *sync.WaitGroup // RunOnce's batch, or nil: Done once the result is written
 }
 
 // NewDispatcher returns a dispatcher over st configured by cfg. It starts nothing (Start
@@ -231,6 +224,7 @@ func NewDispatcher(st *store.Store, cfg DispatcherConfig) *Dispatcher {
 	}
 	return &Dispatcher{
 		cfg: cfg, store: st, log: cfg.Logger.With("service", "webhook_dispatcher"), sender: sender,
+		lifecycle: lifecycle{lcName: "webhook dispatcher"},
 		endpoints: map[int64]*endpointQueue{},
 		sem:       make(chan struct{}, cfg.Concurrency),
 		results:   make(chan dispatchResult, 4*cfg.Concurrency),
@@ -242,37 +236,22 @@ func NewDispatcher(st *store.Store, cfg DispatcherConfig) *Dispatcher {
 // Start starts the claim loop, the LISTEN connection (when a DSN is configured) and the
 // recorders, and returns. It fails when the dispatcher was already started.
 func (d *Dispatcher) Start(ctx context.Context) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started {
-		return errors.New("webhook dispatcher: already started")
-	}
-	d.started = true
-	var wake <-chan struct{}
-	if d.cfg.DSN != "" {
-		d.listener = store.ListenDeliveries(d.cfg.DSN, func(err error) {
-			d.log.Warn("webhook listener", "error", err.Error())
-		})
-		wake = d.listener.C()
-	}
-	lctx, cancel := context.WithCancel(ctx)
-	d.cancel = cancel
-	d.loopDone = make(chan struct{})
-	for range recorders {
-		d.recording.Add(1)
-		go d.record()
-	}
-	if d.manual {
-		close(d.loopDone)
-		return nil
-	}
-	var claimers sync.WaitGroup
-	for range d.cfg.Claimers {
-		claimers.Add(1)
-		go func() { defer claimers.Done(); d.loop(lctx, wake) }()
-	}
-	go func() { claimers.Wait(); close(d.loopDone) }()
-	return nil
+	return d.start(ctx, func(ctx context.Context) {
+		var wake <-chan struct{}
+		if d.cfg.DSN != "" {
+			d.listener = store.ListenDeliveries(d.cfg.DSN, func(err error) {
+				d.log.Warn("webhook listener", "error", err.Error())
+			})
+			wake = d.listener.C()
+		}
+		d.startRecorders()
+		var claimers sync.WaitGroup
+		for range d.cfg.Claimers {
+			claimers.Add(1)
+			go func() { defer claimers.Done(); d.loop(ctx, wake) }()
+		}
+		claimers.Wait()
+	})
 }
 
 // Stop stops claiming, gives back the claims not yet attempted, waits for the attempts in
@@ -280,40 +259,78 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 // the LISTEN connection. It is idempotent, and a no-op before Start.
 func (d *Dispatcher) Stop() {
 	d.mu.Lock()
-	started := d.started
+	active := d.recActive
 	d.mu.Unlock()
-	if !started {
+	if !d.started() {
+		if active { // driven by RunOnce only
+			d.drainOnce.Do(d.drain)
+		}
 		return
 	}
-	d.stopOnce.Do(func() {
-		d.cancel()
-		<-d.loopDone
+	d.stop(func() { d.drainOnce.Do(d.drain) })
+}
+
+// drain is the end of Stop once no claim runs: give back the claims not yet attempted, wait
+// for the attempts in flight and for their results to be written, and close the listener.
+func (d *Dispatcher) drain() {
+	d.mu.Lock()
+	d.stopping = true
+	var unattempted []store.ClaimRef
+	for _, q := range d.endpoints {
+		for _, j := range q.queue {
+			unattempted = append(unattempted, j.Ref())
+			defer doneIfSet(j.done) // once given back, below
+		}
+		d.claimed -= len(q.queue)
+		q.held -= len(q.queue)
+		q.queue = nil
+	}
+	d.mu.Unlock()
+	d.runners.Wait()
+	close(d.results)
+	d.recording.Wait()
+	if len(unattempted) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+		if err := d.store.ReleaseDeliveries(ctx, d.dbNow(), unattempted); err != nil {
+			d.log.Error("release claims on stop", "error", err.Error(), "count", len(unattempted))
+		}
+		cancel()
+	}
+	if d.listener != nil {
+		d.listener.Close()
+	}
+}
+
+// RunOnce claims one batch of due deliveries now, as the claim loop does, and returns once
+// every delivery it claimed has been attempted (or given back) and its result written; it
+// returns how many it claimed. It is the "deliver now" of an operator and of tests; a
+// dispatcher that is not started delivers only when RunOnce is called (Stop still gives back
+// what it holds). It fails when the claim fails.
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	var batch sync.WaitGroup
+	n, _, _, err := d.runOnce(ctx, &batch)
+	batch.Wait()
+	return n, err
+}
+
+// startRecorders starts the goroutines that write results, once.
+func (d *Dispatcher) startRecorders() {
+	d.recOnce.Do(func() {
+		for range recorders {
+			d.recording.Add(1)
+			go d.record()
+		}
 		d.mu.Lock()
-		d.stopping = true
-		var unattempted []store.ClaimRef
-		for _, q := range d.endpoints {
-			for _, j := range q.queue {
-				unattempted = append(unattempted, j.Ref())
-			}
-			d.claimed -= len(q.queue)
-			q.held -= len(q.queue)
-			q.queue = nil
-		}
+		d.recActive = true
 		d.mu.Unlock()
-		d.runners.Wait()
-		close(d.results)
-		d.recording.Wait()
-		if len(unattempted) > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
-			if err := d.store.ReleaseDeliveries(ctx, d.dbNow(), unattempted); err != nil {
-				d.log.Error("release claims on stop", "error", err.Error(), "count", len(unattempted))
-			}
-			cancel()
-		}
-		if d.listener != nil {
-			d.listener.Close()
-		}
 	})
+}
+
+// doneIfSet marks one delivery of a RunOnce batch finished.
+func doneIfSet(wg *sync.WaitGroup) {
+	if wg != nil {
+		wg.Done()
+	}
 }
 
 // now is the dispatcher's clock.
@@ -353,7 +370,7 @@ func (d *Dispatcher) loop(ctx context.Context, wake <-chan struct{}) {
 		if ctx.Err() != nil {
 			return
 		}
-		_, _, again, err := d.runOnce(ctx)
+		_, _, again, err := d.runOnce(ctx, nil)
 		more = again
 		if again {
 			select {
@@ -379,7 +396,8 @@ func (d *Dispatcher) loop(ctx context.Context, wake <-chan struct{}) {
 // got room. Otherwise, when it held
 // back or left endpoints out, it asks the runners for a signal once a claim could go ahead
 // (wantCapacity), so no wake-up is lost between concurrent claimers.
-func (d *Dispatcher) runOnce(ctx context.Context) (claimed, limit int, again bool, err error) {
+func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claimed, limit int, again bool, err error) {
+	d.startRecorders()
 	d.mu.Lock()
 	free := d.cfg.MaxClaimed - d.claimed - d.reserved
 	if d.stopping {
@@ -444,7 +462,10 @@ func (d *Dispatcher) runOnce(ctx context.Context) (claimed, limit int, again boo
 			overflow = append(overflow, c.Ref())
 			continue
 		}
-		q.queue = append(q.queue, job{ClaimedDelivery: c, claimedAt: at})
+		if batch != nil {
+			batch.Add(1)
+		}
+		q.queue = append(q.queue, job{ClaimedDelivery: c, claimedAt: at, done: batch})
 		q.held++
 		d.claimed++
 		if q.running < d.cfg.PerEndpoint {
@@ -502,6 +523,7 @@ func (d *Dispatcher) run(q *endpointQueue) {
 		d.sem <- struct{}{}
 		res := d.attempt(j)
 		<-d.sem
+		res.done = j.done
 		d.results <- res
 
 		d.mu.Lock()
@@ -523,236 +545,4 @@ func (d *Dispatcher) signalCapacity() {
 	case d.capacity <- struct{}{}:
 	default:
 	}
-}
-
-// attempt makes one attempt of a claimed delivery and decides what it means.
-func (d *Dispatcher) attempt(j job) dispatchResult {
-	now := d.now()
-	if now.After(j.claimedAt.Add(d.cfg.Lease - d.cfg.SendTimeout - leaseMargin)) {
-		// The claim would lapse before the attempt could finish, and another dispatcher could
-		// then send it at the same time: give it back instead.
-		return dispatchResult{attempt: store.AttemptResult{ClaimRef: j.Ref()}, release: true}
-	}
-	c := j.ClaimedDelivery
-	r := store.AttemptResult{ClaimRef: c.Ref(), AttemptedAt: now}
-	res := dispatchResult{endpointID: c.EndpointID, failing: c.EndpointFailing}
-	var out webhook.Result
-	if c.SecretErr != nil {
-		out.Err = fmt.Errorf("cannot open the endpoint's signing secret: %w", c.SecretErr)
-	} else {
-		out = d.sender.Send(context.Background(), webhook.Request{
-			URL: c.URL, Secret: c.Secret, Event: c.Event.Type, EventID: c.Event.ID, DeliveryID: c.ID,
-			Attempt: c.Attempt, Timestamp: now, Body: EventBody(c.Event),
-		})
-	}
-	r.StatusCode, r.Latency, r.Response = out.StatusCode, out.Latency, out.Body
-	if len(r.Response) > webhook.MaxResponseBytes {
-		r.Response = r.Response[:webhook.MaxResponseBytes]
-	}
-	switch {
-	case out.OK():
-		r.Outcome = store.OutcomeSucceeded
-	case out.Gone() && out.Err == nil:
-		r.Outcome, r.Error = store.OutcomeDead, "HTTP 410 Gone: the endpoint is disabled"
-	case errors.Is(out.Err, webhook.ErrInvalidRequest) || errors.Is(out.Err, webhook.ErrMalformedSecret):
-		// Retrying cannot help: the stored endpoint (URL or secret) is unusable.
-		r.Outcome, r.Error = store.OutcomeDead, out.Err.Error()
-	default:
-		r.Error = attemptError(out, d.cfg.SendTimeout)
-		delay, ok := webhook.RetryDelay(c.Attempt+1, d.cfg.Rand)
-		if c.Event.Test {
-			delay, ok = webhook.TestRetryDelay(c.Attempt+1, d.cfg.Rand)
-		}
-		if ok {
-			r.Outcome, r.RetryIn = store.OutcomeRetry, delay
-		} else {
-			r.Outcome = store.OutcomeDead
-		}
-	}
-	res.attempt = r
-	if d.cfg.Metrics != nil {
-		d.cfg.Metrics.ObserveDelivery(string(r.Outcome), out.Latency, now.Sub(c.Event.CreatedAt), c.Attempt == 1)
-	}
-	return res
-}
-
-// attemptError says why an attempt failed, for the request log.
-func attemptError(out webhook.Result, timeout time.Duration) string {
-	switch {
-	case out.TimedOut():
-		return fmt.Sprintf("timeout: no response within %s (%v)", timeout, out.Err)
-	case out.Err != nil:
-		return out.Err.Error()
-	case out.StatusCode >= 300 && out.StatusCode <= 399:
-		return fmt.Sprintf("HTTP %d %s: redirects are not followed", out.StatusCode, http.StatusText(out.StatusCode))
-	}
-	return fmt.Sprintf("HTTP %d %s", out.StatusCode, http.StatusText(out.StatusCode))
-}
-
-// record writes results in batches: whatever is waiting, up to maxRecordBatch, in one
-// statement.
-func (d *Dispatcher) record() {
-	defer d.recording.Done()
-	batch := make([]dispatchResult, 0, maxRecordBatch)
-	for r := range d.results {
-		batch = append(batch[:0], r)
-	drain:
-		for len(batch) < maxRecordBatch {
-			select {
-			case r, ok := <-d.results:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
-		d.flush(batch)
-		d.recorded.Add(int64(len(batch)))
-	}
-}
-
-// flush writes one batch: the attempts, the endpoints' health, and the claims given back.
-func (d *Dispatcher) flush(batch []dispatchResult) {
-	var attempts []store.AttemptResult
-	var releases []store.ClaimRef
-	for _, r := range batch {
-		if r.release {
-			releases = append(releases, r.attempt.ClaimRef)
-		} else {
-			attempts = append(attempts, r.attempt)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
-	defer cancel()
-	if len(releases) > 0 {
-		if err := d.store.ReleaseDeliveries(ctx, d.dbNow(), releases); err != nil {
-			d.log.Error("release lapsing claims", "error", err.Error(), "count", len(releases))
-		}
-	}
-	if len(attempts) == 0 {
-		return
-	}
-	if err := d.store.RecordAttempts(ctx, d.dbNow(), attempts); err != nil {
-		// One bad row (a delivery deleted with its endpoint mid-statement) must not lose the
-		// others: write them one by one. A result that cannot be written leaves its claim to
-		// lapse, and the delivery is attempted again (at least once).
-		d.log.Warn("record webhook attempts; retrying one by one", "error", err.Error(), "count", len(attempts))
-		for _, a := range attempts {
-			if err := d.store.RecordAttempts(ctx, d.dbNow(), []store.AttemptResult{a}); err != nil {
-				d.log.Error("record webhook attempt", "error", err.Error(), "delivery_id", a.DeliveryID)
-			}
-		}
-	}
-	for _, a := range attempts {
-		if a.Outcome != store.OutcomeSucceeded {
-			d.log.Debug("webhook attempt failed", "account_id", a.AccountID, "delivery_id", a.DeliveryID,
-				"attempt", a.Attempt, "status", a.StatusCode, "error", a.Error, "outcome", string(a.Outcome))
-		}
-	}
-	hs := endpointHealth(batch)
-	if len(hs) == 0 {
-		return
-	}
-	if err := d.store.UpdateEndpointHealth(ctx, d.now().Add(-d.cfg.DisableFailingAfter), hs); err != nil {
-		d.log.Error("update webhook endpoint health", "error", err.Error())
-	}
-	for _, h := range hs {
-		if h.Gone {
-			d.log.Warn("webhook endpoint answered 410 Gone: disabled", "account_id", h.AccountID, "endpoint_id", h.EndpointID)
-		}
-	}
-}
-
-// endpointHealth sums up a batch per endpoint, in attempt order. Endpoints that only
-// succeeded, and had no failure streak, need no write.
-func endpointHealth(batch []dispatchResult) []store.EndpointHealth {
-	type acc struct {
-		store.EndpointHealth
-		needed bool
-	}
-	byID := map[int64]*acc{}
-	sorted := make([]dispatchResult, 0, len(batch))
-	for _, r := range batch {
-		if !r.release {
-			sorted = append(sorted, r)
-		}
-	}
-	sort.SliceStable(sorted, func(i, k int) bool { return sorted[i].attempt.AttemptedAt.Before(sorted[k].attempt.AttemptedAt) })
-	for _, r := range sorted {
-		a := r.attempt
-		h := byID[r.endpointID]
-		if h == nil {
-			h = &acc{EndpointHealth: store.EndpointHealth{AccountID: a.AccountID, EndpointID: r.endpointID}}
-			byID[r.endpointID] = h
-		}
-		switch {
-		case a.Outcome == store.OutcomeSucceeded:
-			if r.failing || !h.FailingSince.IsZero() || h.Recovered {
-				h.Recovered, h.needed = true, true
-			}
-			h.FailingSince = time.Time{}
-		default:
-			if a.StatusCode == http.StatusGone && a.Outcome == store.OutcomeDead {
-				h.Gone = true
-			}
-			if h.FailingSince.IsZero() {
-				h.FailingSince = a.AttemptedAt
-			}
-			h.needed = true
-		}
-	}
-	var out []store.EndpointHealth
-	for _, h := range byID {
-		if h.needed {
-			out = append(out, h.EndpointHealth)
-		}
-	}
-	sort.Slice(out, func(i, k int) bool { return out[i].EndpointID < out[k].EndpointID })
-	return out
-}
-
-// ValidateWebhookURL checks a URL an account registers: absolute, https (http too when
-// allowPrivate, for local development and tests), with a host and no fragment, at most 2048
-// bytes; unless allowPrivate, a literal loopback, private, link-local or unspecified address
-// or a localhost name is refused at once (the sender refuses every such address again at dial
-// time, after DNS). It returns an error saying what is wrong.
-func ValidateWebhookURL(raw string, allowPrivate bool) error {
-	if len(raw) > 2048 {
-		return errors.New("URL is longer than 2048 bytes")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("URL does not parse: %v", err)
-	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && allowPrivate:
-	case u.Scheme == "http":
-		return errors.New("URL must use https (http is allowed only with GATEWAY_WEBHOOK_ALLOW_PRIVATE=true)")
-	default:
-		return fmt.Errorf("URL must be an absolute https URL, got scheme %q", u.Scheme)
-	}
-	host := u.Hostname()
-	if host == "" {
-		return errors.New("URL has no host")
-	}
-	if u.Fragment != "" {
-		return errors.New("URL must not have a fragment")
-	}
-	if allowPrivate {
-		return nil
-	}
-	h := strings.ToLower(strings.TrimSuffix(host, "."))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return fmt.Errorf("URL host %q is the local host (allowed only with GATEWAY_WEBHOOK_ALLOW_PRIVATE=true)", host)
-	}
-	if ip, err := netip.ParseAddr(h); err == nil {
-		ip = ip.Unmap()
-		if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsMulticast() {
-			return fmt.Errorf("URL host %s is not a public address (allowed only with GATEWAY_WEBHOOK_ALLOW_PRIVATE=true)", ip)
-		}
-	}
-	return nil
 }

@@ -3,15 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,367 +15,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-
 	"gateway/platform/webhook"
+	"gateway/server/servertest/wait"
 	"gateway/store"
-	"gateway/store/storetest"
 )
-
-var updateWebhookGolden = flag.Bool("update-webhook-golden", false, "rewrite server/testdata/webhook_deliveries.golden")
-
-// whEnv is a fresh database with a store, and a fake clock for the dispatchers that want one.
-type whEnv struct {
-	t     testing.TB
-	dsn   string
-	st    *store.Store
-	clock *fakeClock
-}
-
-func newWHEnv(t testing.TB) *whEnv {
-	t.Helper()
-	dsn := storetest.DSN(t)
-	db, err := store.Open(context.Background(), dsn, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.New(db, storetest.TestKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close(); db.Close() })
-	return &whEnv{t: t, dsn: dsn, st: st, clock: &fakeClock{now: time.Now().Add(time.Second).Truncate(time.Millisecond)}}
-}
-
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func (e *whEnv) account(name string) store.Account {
-	e.t.Helper()
-	a, err := e.st.CreateAccount(context.Background(), name, name+"@example.com", fmt.Sprintf("%s-%d", name, time.Now().UnixNano()))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return a
-}
-
-// endpoint registers rcv for the account and tells rcv its secret.
-func (e *whEnv) endpoint(accountID int64, rcv *receiver) store.WebhookEndpoint {
-	e.t.Helper()
-	return e.endpointURL(accountID, rcv.URL(), rcv)
-}
-
-func (e *whEnv) endpointURL(accountID int64, url string, rcv *receiver) store.WebhookEndpoint {
-	e.t.Helper()
-	secret, err := webhook.NewSecret()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	w, err := e.st.CreateWebhookEndpoint(context.Background(), accountID, url, secret)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if rcv != nil {
-		rcv.setSecret(secret)
-	}
-	return w
-}
-
-// Event data as the messaging flow writes it (openapi.yaml's *Data schemas).
-var eventData = map[string]string{
-	"message.received": `{"message_id": 1002, "conversation_id": 77, "contact_id": 501, "from": "5511987654321", "name": "Ana Souza", "type": "text", "text": "Is it in blue?"}`,
-	"message.sent":     `{"message_id": 1001, "chat_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgAR", "conversation_id": 77, "contact_id": 501, "destination": "15551234567", "template": "order_confirmation", "source": "api"}`,
-	"message.status":   `{"message_id": 1001, "chat_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgAR", "conversation_id": 77, "status": "delivered", "timestamp": "2026-11-21T10:00:02Z"}`,
-	"contact.created":  `{"contact_id": 501, "mobile": "15551234567", "name": "Ana Souza"}`,
-}
-
-// eventSchemas maps an event name to its body schema in openapi.yaml.
-var eventSchemas = map[string]string{
-	"message.received": "MessageReceivedEvent",
-	"message.sent":     "MessageSentEvent",
-	"message.status":   "MessageStatusEvent",
-	"contact.created":  "ContactCreatedEvent",
-}
-
-func (e *whEnv) event(accountID int64, typ string, test bool) string {
-	e.t.Helper()
-	var id string
-	if err := e.st.DB().GetContext(context.Background(), &id, `INSERT INTO events (account_id, type, test, data)
-		VALUES ($1, $2, $3, $4) RETURNING id`, accountID, typ, test, eventData[typ]); err != nil {
-		e.t.Fatal(err)
-	}
-	return id
-}
-
-// events inserts n contact.created events for the account in one statement.
-func (e *whEnv) events(accountID int64, n int) {
-	e.t.Helper()
-	if _, err := e.st.DB().ExecContext(context.Background(), `INSERT INTO events (account_id, type, data)
-		SELECT $1, 'contact.created', jsonb_build_object('contact_id', g, 'mobile', (15550000000 + g)::text, 'name', 'Contact ' || g)
-		FROM generate_series(1, $2) g`, accountID, n); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
-type deliveryState struct {
-	ID         string    `db:"id"`
-	EventID    string    `db:"event_id"`
-	EndpointID int64     `db:"endpoint_id"`
-	Status     string    `db:"status"`
-	Attempts   int       `db:"attempts"`
-	Next       time.Time `db:"next_attempt_at"`
-	LastError  string    `db:"last_error"`
-}
-
-func (e *whEnv) deliveries(accountID int64) []deliveryState {
-	e.t.Helper()
-	var ds []deliveryState
-	if err := e.st.DB().SelectContext(context.Background(), &ds, `SELECT id, event_id, endpoint_id, status, attempts,
-		next_attempt_at, last_error FROM webhook_deliveries WHERE account_id = $1 ORDER BY created_at, id`, accountID); err != nil {
-		e.t.Fatal(err)
-	}
-	return ds
-}
-
-func (e *whEnv) endpointState(accountID, id int64) store.WebhookEndpoint {
-	e.t.Helper()
-	w, err := e.st.WebhookEndpointByID(context.Background(), accountID, id)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return w
-}
-
-func (e *whEnv) log(accountID int64, deliveryID string) []store.DeliveryAttempt {
-	e.t.Helper()
-	d, err := e.st.DeliveryByID(context.Background(), accountID, deliveryID)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return d.Log
-}
-
-// dispatcher returns a started dispatcher over the env's store, stopped at cleanup. A manual
-// one has no claim loop (the test drives it with step) and uses the fake clock and a jitter
-// of zero (rnd 0.5: every delay is its schedule's base).
-func (e *whEnv) dispatcher(cfg DispatcherConfig, manual bool) *Dispatcher {
-	e.t.Helper()
-	if cfg.Sender == nil {
-		cfg.Sender = webhook.NewSender(webhook.SenderConfig{AllowPrivate: true, Timeout: cfg.SendTimeout, MaxConnsPerHost: -1})
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = testLogger(e.t)
-	}
-	if manual {
-		cfg.Clock = e.clock.Now
-		cfg.Rand = func() float64 { return 0.5 }
-	} else if cfg.DSN == "" {
-		cfg.DSN = e.dsn
-	}
-	d := NewDispatcher(e.st, cfg)
-	d.manual = manual
-	if err := d.Start(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(d.Stop)
-	return d
-}
-
-func testLogger(t testing.TB) *slog.Logger {
-	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(tbWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
-}
-
-type tbWriter struct{ t testing.TB }
-
-func (w tbWriter) Write(b []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(b)))
-	return len(b), nil
-}
-
-// step claims one batch and waits until every claimed delivery's result is written. It
-// returns how many it claimed.
-func step(t testing.TB, d *Dispatcher) int {
-	t.Helper()
-	before := d.recorded.Load()
-	n, _, _, err := d.runOnce(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 10*time.Second, fmt.Sprintf("%d results recorded", n), func() bool { return d.recorded.Load() >= before+int64(n) })
-	return n
-}
-
-// waitFor polls cond until it holds or within passes.
-func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// received is one request a receiver got.
-type received struct {
-	Header http.Header
-	Body   []byte
-	At     time.Time
-	Err    error // what verification found wrong
-}
-
-// receiver is a webhook endpoint on loopback that verifies every delivery independently of
-// platform/webhook and answers what its script says.
-type receiver struct {
-	t      testing.TB
-	srv    *httptest.Server
-	conns  atomic.Int64
-	mu     sync.Mutex
-	secret string
-	reqs   []received
-	// answer decides the response to the n-th request (0-based); nil answers 204.
-	answer func(n int, r received) (status int, body string)
-}
-
-func newReceiver(t testing.TB, answer func(n int, r received) (int, string)) *receiver {
-	rcv := &receiver{t: t, answer: answer}
-	rcv.srv = httptest.NewUnstartedServer(http.HandlerFunc(rcv.serve))
-	rcv.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			rcv.conns.Add(1)
-		}
-	}
-	rcv.srv.Start()
-	t.Cleanup(rcv.srv.Close)
-	return rcv
-}
-
-func (rcv *receiver) URL() string { return rcv.srv.URL + "/hook" }
-
-func (rcv *receiver) setSecret(s string) {
-	rcv.mu.Lock()
-	rcv.secret = s
-	rcv.mu.Unlock()
-}
-
-func (rcv *receiver) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	rec := received{Header: r.Header.Clone(), Body: body, At: time.Now()}
-	rcv.mu.Lock()
-	secret := rcv.secret
-	rcv.mu.Unlock()
-	rec.Err = verifyDelivery(secret, r, body)
-	rcv.mu.Lock()
-	n := len(rcv.reqs)
-	rcv.reqs = append(rcv.reqs, rec)
-	rcv.mu.Unlock()
-	status, text := http.StatusNoContent, ""
-	if rcv.answer != nil {
-		status, text = rcv.answer(n, rec)
-	}
-	w.WriteHeader(status)
-	io.WriteString(w, text)
-}
-
-func (rcv *receiver) requests() []received {
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
-	return append([]received(nil), rcv.reqs...)
-}
-
-func (rcv *receiver) count() int {
-	rcv.mu.Lock()
-	defer rcv.mu.Unlock()
-	return len(rcv.reqs)
-}
-
-// verifyDelivery checks one delivery as a careful receiver would: method, content type, both
-// signatures recomputed from the raw body, and the headers agreeing with the body.
-func verifyDelivery(secret string, r *http.Request, body []byte) error {
-	if r.Method != http.MethodPost {
-		return fmt.Errorf("method %s", r.Method)
-	}
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		return fmt.Errorf("content type %q", ct)
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	if want := "sha256=" + hex.EncodeToString(mac.Sum(nil)); !hmac.Equal([]byte(r.Header.Get("X-Service-Signature")), []byte(want)) {
-		return fmt.Errorf("X-Service-Signature %q, want %q", r.Header.Get("X-Service-Signature"), want)
-	}
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-	if err != nil {
-		return err
-	}
-	id, ts := r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp")
-	mac = hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + ts + "."))
-	mac.Write(body)
-	if want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)); r.Header.Get("webhook-signature") != want {
-		return fmt.Errorf("webhook-signature %q, want %q", r.Header.Get("webhook-signature"), want)
-	}
-	if id == "" || id != r.Header.Get("X-Service-Delivery") {
-		return fmt.Errorf("webhook-id %q vs X-Service-Delivery %q", id, r.Header.Get("X-Service-Delivery"))
-	}
-	if ts == "" || ts != r.Header.Get("X-Service-Timestamp") {
-		return fmt.Errorf("webhook-timestamp %q vs X-Service-Timestamp %q", ts, r.Header.Get("X-Service-Timestamp"))
-	}
-	if n, err := strconv.Atoi(r.Header.Get("X-Service-Attempt")); err != nil || n < 1 {
-		return fmt.Errorf("X-Service-Attempt %q", r.Header.Get("X-Service-Attempt"))
-	}
-	var b struct {
-		ID    string `json:"id"`
-		Event string `json:"event"`
-	}
-	if err := json.Unmarshal(body, &b); err != nil {
-		return fmt.Errorf("body: %v", err)
-	}
-	if b.ID == "" || b.ID != r.Header.Get("X-Service-Event-Id") || b.Event != r.Header.Get("X-Service-Event") {
-		return fmt.Errorf("body id/event %q/%q vs headers %q/%q", b.ID, b.Event, r.Header.Get("X-Service-Event-Id"), r.Header.Get("X-Service-Event"))
-	}
-	return nil
-}
-
-func validateEventBody(t testing.TB, spec *openapi3.T, body []byte) {
-	t.Helper()
-	var b struct {
-		Event string `json:"event"`
-	}
-	json.Unmarshal(body, &b)
-	name, ok := eventSchemas[b.Event]
-	if !ok {
-		t.Fatalf("unknown event in %s", body)
-	}
-	var v any
-	if err := json.Unmarshal(body, &v); err != nil {
-		t.Fatal(err)
-	}
-	if err := spec.Components.Schemas[name].Value.VisitJSON(v, openapi3.MultiErrors()); err != nil {
-		t.Fatalf("%s does not match %s: %v", body, name, err)
-	}
-}
 
 func TestDispatcherDeliversEveryEventKind(t *testing.T) {
 	e := newWHEnv(t)
@@ -402,7 +41,7 @@ func TestDispatcherDeliversEveryEventKind(t *testing.T) {
 	}
 	testID := e.event(acct.ID, "message.sent", true)
 	start := time.Now()
-	waitFor(t, 10*time.Second, "5 deliveries", func() bool { return rcv.count() >= 5 })
+	wait.For(t, func() bool { return rcv.count() >= 5 }, 10*time.Second, "5 deliveries")
 
 	deliveryOf := map[string]string{}
 	for _, d := range e.deliveries(acct.ID) {
@@ -436,14 +75,14 @@ func TestDispatcherDeliversEveryEventKind(t *testing.T) {
 		}
 	}
 	// Every delivery succeeded once and is in the log.
-	waitFor(t, 10*time.Second, "deliveries marked succeeded", func() bool {
+	wait.For(t, func() bool {
 		for _, d := range e.deliveries(acct.ID) {
 			if d.Status != store.DeliverySucceeded {
 				return false
 			}
 		}
 		return true
-	})
+	}, 10*time.Second, "deliveries marked succeeded")
 	for _, d := range e.deliveries(acct.ID) {
 		log := e.log(acct.ID, d.ID)
 		if d.Attempts != 1 || d.EndpointID != ep.ID || len(log) != 1 || log[0].StatusCode == nil || *log[0].StatusCode != 204 {
@@ -770,7 +409,7 @@ func TestDispatcherTenancy(t *testing.T) {
 		aIDs[e.event(a.ID, "contact.created", false)] = true
 	}
 	bID := e.event(b.ID, "message.sent", false)
-	waitFor(t, 10*time.Second, "all deliveries", func() bool { return ra.count() >= 5 && rb.count() >= 1 })
+	wait.For(t, func() bool { return ra.count() >= 5 && rb.count() >= 1 }, 10*time.Second, "all deliveries")
 	for _, r := range ra.requests() {
 		if !aIDs[r.Header.Get("X-Service-Event-Id")] || r.Err != nil {
 			t.Fatalf("A received %s (%v)", r.Body, r.Err)
@@ -807,12 +446,12 @@ func TestDispatcherSlowEndpointDoesNotDelayOthers(t *testing.T) {
 
 	e.events(slowAcct.ID, 40) // first in line
 	e.events(fastAcct.ID, 40)
-	waitFor(t, 15*time.Second, "the fast endpoint's 40 deliveries", func() bool { return fast.count() >= 40 })
+	wait.For(t, func() bool { return fast.count() >= 40 }, 15*time.Second, "the fast endpoint's 40 deliveries")
 	if got := maxSlow.Load(); got > 2 {
 		t.Fatalf("%d attempts in flight to one endpoint, bound is 2", got)
 	}
 	unblock()
-	waitFor(t, 15*time.Second, "the slow endpoint's 40 deliveries", func() bool { return slow.count() >= 40 })
+	wait.For(t, func() bool { return slow.count() >= 40 }, 15*time.Second, "the slow endpoint's 40 deliveries")
 	d.Stop()
 	for _, acct := range []int64{slowAcct.ID, fastAcct.ID} {
 		for _, ds := range e.deliveries(acct) {
@@ -836,7 +475,7 @@ func TestDispatcherStopReleasesUnattemptedClaims(t *testing.T) {
 	e.endpoint(acct.ID, rcv)
 	d := e.dispatcher(DispatcherConfig{Concurrency: 1, PerEndpoint: 1, SendTimeout: time.Minute}, true)
 	e.events(acct.ID, 5)
-	if n, _, _, err := d.runOnce(context.Background()); err != nil || n != 5 {
+	if n, _, _, err := d.runOnce(context.Background(), nil); err != nil || n != 5 {
 		t.Fatalf("claimed %d %v", n, err)
 	}
 	select {
@@ -923,7 +562,7 @@ func TestTwoDispatchersNeverSendOneDeliveryTwice(t *testing.T) {
 	for range 6 {
 		e.events(acct.ID, n/6)
 	}
-	waitFor(t, 30*time.Second, "all deliveries", func() bool { return rcv.count() >= n })
+	wait.For(t, func() bool { return rcv.count() >= n }, 30*time.Second, "all deliveries")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) != n || overlap.Load() != 0 {
@@ -960,36 +599,6 @@ func TestEndpointHealthSummary(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
-	}
-}
-
-func TestValidateWebhookURL(t *testing.T) {
-	for _, c := range []struct {
-		url          string
-		allowPrivate bool
-		ok           bool
-	}{
-		{"https://hooks.example.com/in", false, true},
-		{"https://hooks.example.com:8443/in?x=1", false, true},
-		{"http://hooks.example.com/in", false, false},
-		{"http://hooks.example.com/in", true, true},
-		{"http://127.0.0.1:9000/in", true, true},
-		{"https://127.0.0.1/in", false, false},
-		{"https://10.0.0.1/in", false, false},
-		{"https://169.254.169.254/", false, false},
-		{"https://[::1]/in", false, false},
-		{"https://localhost/in", false, false},
-		{"https://api.localhost/in", false, false},
-		{"ftp://hooks.example.com/in", true, false},
-		{"hooks.example.com/in", false, false},
-		{"https:///in", false, false},
-		{"https://hooks.example.com/in#frag", false, false},
-		{"https://hooks.example.com/" + strings.Repeat("a", 2050), false, false},
-	} {
-		err := ValidateWebhookURL(c.url, c.allowPrivate)
-		if (err == nil) != c.ok {
-			t.Errorf("ValidateWebhookURL(%q, %t) = %v", c.url, c.allowPrivate, err)
-		}
 	}
 }
 
@@ -1048,223 +657,4 @@ func TestWebhookDeliveryGolden(t *testing.T) {
 	if !bytes.Equal(out.Bytes(), want) {
 		t.Fatalf("delivery bytes changed:\n%s\nwant:\n%s", out.Bytes(), want)
 	}
-}
-
-// BenchmarkDispatcher measures the dispatcher against a loopback receiver answering 204:
-// deliveries per second draining a backlog of b.N deliveries with 1 and 10 endpoints, and the
-// lag from an event's commit to its first attempt while events arrive at a steady rate below
-// capacity (b.N events). Run:
-//
-//	go test -run '^$' -bench BenchmarkDispatcher -benchtime 20000x ./server/
-//
-// It also reports the CPU per delivery of this process (dispatcher and receiver) and of the
-// database's backends. The backends connected while the backlog drains are the dispatcher's,
-// so the figure is the dispatcher's database cost (PostgreSQL must run on this machine).
-func BenchmarkDispatcher(b *testing.B) {
-	for _, endpoints := range []int{1, 10} {
-		b.Run(fmt.Sprintf("backlog/endpoints=%d", endpoints), func(b *testing.B) { benchBacklog(b, endpoints) })
-		b.Run(fmt.Sprintf("floor/endpoints=%d", endpoints), func(b *testing.B) { benchFloor(b, endpoints) })
-	}
-	for _, rate := range []int{1000, 3000} {
-		b.Run(fmt.Sprintf("lag/rate=%d", rate), func(b *testing.B) { benchLag(b, rate) })
-	}
-}
-
-// benchReceiver counts deliveries and records the lag from created_at to arrival.
-type benchReceiver struct {
-	srv   *httptest.Server
-	n     atomic.Int64
-	mu    sync.Mutex
-	lags  []time.Duration
-	track bool
-}
-
-func newBenchReceiver(b *testing.B, track bool) *benchReceiver {
-	br := &benchReceiver{track: track}
-	br.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if br.track {
-			var ev struct {
-				CreatedAt time.Time `json:"created_at"`
-			}
-			json.Unmarshal(body, &ev)
-			lag := time.Since(ev.CreatedAt)
-			br.mu.Lock()
-			br.lags = append(br.lags, lag)
-			br.mu.Unlock()
-		}
-		br.n.Add(1)
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	b.Cleanup(br.srv.Close)
-	return br
-}
-
-func benchBacklog(b *testing.B, endpoints int) {
-	e := newWHEnv(b)
-	acct := e.account("bench")
-	rcv := newBenchReceiver(b, false)
-	for range endpoints {
-		e.endpointURL(acct.ID, rcv.srv.URL+"/hook", nil)
-	}
-	events := max(1, b.N/endpoints)
-	for left := events; left > 0; left -= 5000 {
-		e.events(acct.ID, min(left, 5000))
-	}
-	if _, err := e.st.DB().Exec(`VACUUM ANALYZE webhook_deliveries`); err != nil {
-		b.Fatal(err)
-	}
-	total := int64(events * endpoints)
-	b.ResetTimer()
-	start, goCPU0 := time.Now(), processCPU()
-	d := e.dispatcher(DispatcherConfig{}, false)
-	pgCPU0 := backendsCPU(e)
-	for rcv.n.Load() < total {
-		time.Sleep(2 * time.Millisecond)
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-	b.ReportMetric(float64(total)/elapsed.Seconds(), "deliveries/s")
-	b.ReportMetric(float64(d.overflowed.Load()), "given-back")
-	// CPU per delivery: this process (dispatcher and receiver) and the database's backends
-	// serving this database (Linux only; the figures are left out elsewhere).
-	if g := processCPU(); g > 0 {
-		b.ReportMetric(float64((g-goCPU0).Microseconds())/float64(total), "go-µs/delivery")
-	}
-	if p := backendsCPU(e); p > 0 {
-		b.ReportMetric(float64((p-pgCPU0).Microseconds())/float64(total), "pg-µs/delivery")
-	}
-}
-
-// processCPU is the CPU time this process used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// backendsCPU is the CPU time used so far by the PostgreSQL backends connected to the env's
-// database (read from /proc: PostgreSQL must run on this machine), 0 when unknown.
-func backendsCPU(e *whEnv) time.Duration {
-	var pids []int
-	if err := e.st.DB().Select(&pids, `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`); err != nil {
-		return 0
-	}
-	var total time.Duration
-	for _, pid := range pids {
-		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return 0
-		}
-		// Fields after "(comm) ": state is field 3, utime 14 and stime 15, in clock ticks.
-		f := strings.Fields(string(raw)[strings.LastIndexByte(string(raw), ')')+2:])
-		if len(f) < 13 {
-			return 0
-		}
-		u, _ := strconv.Atoi(f[11])
-		s, _ := strconv.Atoi(f[12])
-		total += time.Duration(u+s) * 10 * time.Millisecond // USER_HZ is 100 on Linux
-	}
-	return total
-}
-
-func benchLag(b *testing.B, rate int) {
-	e := newWHEnv(b)
-	acct := e.account("bench")
-	rcv := newBenchReceiver(b, true)
-	e.endpointURL(acct.ID, rcv.srv.URL+"/hook", nil)
-	e.dispatcher(DispatcherConfig{}, false)
-	// Insert b.N events at the rate, in small transactions every 10 ms.
-	per := max(1, rate/100)
-	b.ResetTimer()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for sent := 0; sent < b.N; {
-		<-tick.C
-		k := min(per, b.N-sent)
-		e.events(acct.ID, k)
-		sent += k
-	}
-	for rcv.n.Load() < int64(b.N) {
-		time.Sleep(2 * time.Millisecond)
-	}
-	b.StopTimer()
-	rcv.mu.Lock()
-	lags := append([]time.Duration(nil), rcv.lags...)
-	rcv.mu.Unlock()
-	sort.Slice(lags, func(i, k int) bool { return lags[i] < lags[k] })
-	q := func(p float64) float64 { return float64(lags[int(p*float64(len(lags)-1))].Microseconds()) / 1000 }
-	b.ReportMetric(q(0.5), "lag-p50-ms")
-	b.ReportMetric(q(0.99), "lag-p99-ms")
-	b.ReportMetric(0, "ns/op")
-}
-
-// benchFloor is the bare loop of performance-floors.md measured in the same run on the same
-// schema: 16 workers, each claiming 10 due deliveries, signing the body with HMAC-SHA256,
-// POSTing it over a kept-alive connection and marking the batch delivered. No attempt log, no
-// per-endpoint bounds, no retries: the ceiling the dispatcher is compared with.
-func benchFloor(b *testing.B, endpoints int) {
-	e := newWHEnv(b)
-	acct := e.account("bench")
-	rcv := newBenchReceiver(b, false)
-	for range endpoints {
-		e.endpointURL(acct.ID, rcv.srv.URL+"/hook", nil)
-	}
-	events := max(1, b.N/endpoints)
-	for left := events; left > 0; left -= 5000 {
-		e.events(acct.ID, min(left, 5000))
-	}
-	if _, err := e.st.DB().Exec(`VACUUM ANALYZE webhook_deliveries`); err != nil {
-		b.Fatal(err)
-	}
-	total := int64(events * endpoints)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	body := []byte(`{"id":"00000000-0000-0000-0000-000000000000","event":"message.sent","created_at":"2026-11-21T10:00:00Z","data":{"message_id":1,"chat_message_id":"wamid.x","conversation_id":1,"contact_id":1,"destination":"15551234567","template":"t","source":"api"}}`)
-	ctx := context.Background()
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				ids, _, err := e.st.FloorClaimDeliveries(ctx, 10)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				if len(ids) == 0 {
-					return
-				}
-				for _, id := range ids {
-					mac := hmac.New(sha256.New, []byte("whsec_floor"))
-					mac.Write(body)
-					req, _ := http.NewRequest(http.MethodPost, rcv.srv.URL+"/hook", bytes.NewReader(body))
-					req.Header.Set("X-Service-Signature", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-					req.Header.Set("X-Service-Delivery", id)
-					resp, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-				if err := e.st.FloorMarkDelivered(ctx, ids); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if rcv.n.Load() != total {
-		b.Fatalf("floor delivered %d of %d", rcv.n.Load(), total)
-	}
-	b.ReportMetric(float64(total)/elapsed.Seconds(), "deliveries/s")
 }

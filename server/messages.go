@@ -3,23 +3,14 @@ package server
 import (
 	"context"
 	"errors"
-	"time"
+	"net/http"
 
 	"gateway/gen"
 	"gateway/store"
 )
 
-// Default test-mode aging (DESIGN section 9): a test message reads as delivered 2 s and read
-// 5 s after it was sent. Options.TestDeliveredAfter / TestReadAfter override them.
-const (
-	defaultTestDeliveredAfter = 2 * time.Second
-	defaultTestReadAfter      = 5 * time.Second
-)
-
-func messageNotFound() gen.GetMessageResponseObject {
-	return gen.GetMessage404JSONResponse{NotFoundJSONResponse: gen.NotFoundJSONResponse{Body: gen.NotFoundEnvelope{
-		Success: false, Code: gen.ErrorCodeNotFound, Message: "Message not found"}}}
-}
+// errMessageNotFound is GetMessage's 404.
+var errMessageNotFound = newAPIError(http.StatusNotFound, gen.ErrorCodeNotFound, "Message not found")
 
 // GetMessage returns a message's last reported status, when it was sent, its status history
 // and, for a failed message, the platform's error. Another account's id, an inbound message
@@ -35,7 +26,7 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 	}
 	m, err := a.s.store.MessageByID(ctx, p.AccountID, req.Id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status == "pending") {
-		return messageNotFound(), nil
+		return nil, errMessageNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -57,36 +48,4 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 		out.Error = &e
 	}
 	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: out}}, nil
-}
-
-// getTestMessage reads a test send; its status is derived from its age on the server's clock:
-// sent, then delivered, then read.
-func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.GetMessageResponseObject, error) {
-	tm, err := s.store.TestMessageByID(ctx, accountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return messageNotFound(), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	delivered, read := s.opts.TestDeliveredAfter, s.opts.TestReadAfter
-	if delivered <= 0 {
-		delivered = defaultTestDeliveredAfter
-	}
-	if read <= 0 {
-		read = defaultTestReadAfter
-	}
-	sent := tm.CreatedAt.UTC()
-	age := s.now().Sub(sent)
-	history := []gen.StatusChange{{Status: gen.Sent, Timestamp: sent}}
-	if age >= delivered {
-		history = append(history, gen.StatusChange{Status: gen.Delivered, Timestamp: sent.Add(delivered)})
-	}
-	if age >= read {
-		history = append(history, gen.StatusChange{Status: gen.Read, Timestamp: sent.Add(read)})
-	}
-	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: gen.Message{
-		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, Status: history[len(history)-1].Status,
-		SentAt: sent, History: history,
-	}}}, nil
 }

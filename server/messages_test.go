@@ -11,6 +11,7 @@ import (
 
 	"gateway/platform/simulator"
 	"gateway/server/servertest"
+	"gateway/server/servertest/wait"
 	"gateway/store"
 )
 
@@ -111,17 +112,10 @@ func TestGetMessageFollowsPlatformStatuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m messageData
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(t, func() bool {
 		mustOK(t, getMessage(env, a.Live, d.MessageID), &m)
-		if m.Status == "read" && len(m.History) == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("message never reached read with 3 history rows: %+v", m)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return m.Status == "read" && len(m.History) == 3
+	}, 10*time.Second, "the message to reach read with 3 history rows")
 	if n := dbInt(t, env, `SELECT count(*) FROM parked_statuses WHERE account_id = $1`, a.Account.ID); n != 0 {
 		t.Fatalf("%d statuses still parked", n)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,9 +52,8 @@ const templateSyncTimeout = 10 * time.Second
 func (s *Server) platformVerify(c echo.Context) error {
 	challenge, ok := whatsapp.VerifyChallenge(c.QueryParams(), s.opts.PlatformVerifyToken)
 	if !ok {
-		s.log.WarnContext(c.Request().Context(), "platform webhook: verification refused", "request_id", requestID(c))
-		writeJSON(c, http.StatusForbidden, errorEnvelope(gen.ErrorCodeUnauthorized, "Verification token does not match"))
-		return nil
+		s.log.WarnContext(c.Request().Context(), "platform webhook: verification refused")
+		return newAPIError(http.StatusForbidden, gen.ErrorCodeUnauthorized, "Verification token does not match")
 	}
 	return c.String(http.StatusOK, challenge)
 }
@@ -66,10 +66,9 @@ func (s *Server) platformWebhook(c echo.Context) error {
 	}
 	sig := c.Request().Header.Get(whatsapp.SignatureHeaderName)
 	if !whatsapp.VerifySignature([]byte(s.opts.PlatformAppSecret), body, sig) {
-		s.log.WarnContext(c.Request().Context(), "platform webhook: bad signature", "request_id", requestID(c),
+		s.log.WarnContext(c.Request().Context(), "platform webhook: bad signature",
 			"signature_present", sig != "", "bytes", len(body))
-		writeJSON(c, http.StatusUnauthorized, errorEnvelope(gen.ErrorCodeUnauthorized, "Missing or invalid "+whatsapp.SignatureHeaderName))
-		return nil
+		return newAPIError(http.StatusUnauthorized, gen.ErrorCodeUnauthorized, "Missing or invalid "+whatsapp.SignatureHeaderName)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), platformProcessTimeout)
 	defer cancel()
@@ -286,7 +285,7 @@ func (s *Server) statusReport(ctx context.Context, accountID int64, st whatsapp.
 		e := st.Errors[0]
 		code := e.Code
 		r.ErrorCode = &code
-		r.ErrorTitle = cmpOrString(e.Title, e.Message)
+		r.ErrorTitle = cmp.Or(e.Title, e.Message)
 		r.ErrorDetails = e.ErrorData.Details
 		if r.ErrorDetails == "" && e.Message != r.ErrorTitle {
 			r.ErrorDetails = e.Message
@@ -316,7 +315,7 @@ func (s *Server) recordInbound(ctx context.Context, conn store.Connection, m wha
 		From:              m.From,
 		FromForms:         waIDForms(m.From),
 		ProfileName:       profileName,
-		Type:              cmpOrString(m.Type, "unknown"),
+		Type:              cmp.Or(m.Type, "unknown"),
 		SentAt:            at,
 		Destination:       conn.PhoneNumber,
 		Content:           m.Raw,
@@ -497,51 +496,4 @@ func (s *Server) syncTemplatesAfterWebhook(ctx context.Context, accountID int64,
 	}
 	s.log.InfoContext(ctx, "platform webhook: templates synced after a status update for an unknown template",
 		"account_id", accountID, "template_id", templateID, "fetched", res.Fetched)
-}
-
-// isWaID reports whether s is a usable sender number: 8 to 15 digits (contacts.mobile's rule).
-func isWaID(s string) bool {
-	if len(s) < 8 || len(s) > 15 {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// waIDForms returns the other forms under which the same WhatsApp user may be stored (or be
-// addressed), besides digits itself:
-//   - Mexico: 521 + 10 digits ↔ 52 + 10 digits;
-//   - Brazil: 55 + area code + 8 digits ↔ 55 + area code + 9 + 8 digits (the mobile 9);
-//   - Argentina: 549 + 10 digits ↔ 54 + 10 digits.
-//
-// It returns nil for any other number.
-func waIDForms(digits string) []string {
-	n := len(digits)
-	switch {
-	case strings.HasPrefix(digits, "521") && n == 13:
-		return []string{"52" + digits[3:]}
-	case strings.HasPrefix(digits, "52") && n == 12:
-		return []string{"521" + digits[2:]}
-	case strings.HasPrefix(digits, "549") && n == 13:
-		return []string{"54" + digits[3:]}
-	case strings.HasPrefix(digits, "54") && n == 12:
-		return []string{"549" + digits[2:]}
-	case strings.HasPrefix(digits, "55") && n == 13 && digits[4] == '9':
-		return []string{digits[:4] + digits[5:]}
-	case strings.HasPrefix(digits, "55") && n == 12:
-		return []string{digits[:4] + "9" + digits[4:]}
-	}
-	return nil
-}
-
-// cmpOrString returns s, or def when s is empty.
-func cmpOrString(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

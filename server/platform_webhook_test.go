@@ -20,6 +20,7 @@ import (
 	"gateway/platform/whatsapp"
 	"gateway/server"
 	"gateway/server/servertest"
+	"gateway/server/servertest/wait"
 	"gateway/store"
 )
 
@@ -186,13 +187,7 @@ func pwData(t testing.TB, e store.Event) map[string]any {
 // webhooks).
 func pwWait(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.For(t, cond, 15*time.Second, what)
 }
 
 // ---- the handshake ----

@@ -9,6 +9,7 @@ import (
 
 	"gateway/server"
 	"gateway/server/servertest"
+	"gateway/server/servertest/wait"
 )
 
 // everyOperation is one valid request per operation of the spec.
@@ -113,18 +114,11 @@ func TestUpsertContactIdempotencyInProgress(t *testing.T) {
 		first <- r
 	}()
 	// Wait until the first request holds the key.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(t, func() bool {
 		var n int
 		env.Store.DB().Get(&n, `SELECT count(*) FROM idempotency_keys WHERE account_id = $1 AND status_code IS NULL`, a.Account.ID)
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first request never took the key")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return n == 1
+	}, 10*time.Second, "the first request to take the key")
 	second := env.Do(req)
 	if second.Status != http.StatusConflict || second.Code(t) != "idempotency_in_progress" {
 		t.Fatalf("retry while in flight: %d %s", second.Status, second.Body)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"gateway/store"
@@ -51,11 +50,7 @@ type Retention struct {
 	store *store.Store
 	log   *slog.Logger
 
-	mu       sync.Mutex
-	started  bool
-	cancel   context.CancelFunc
-	done     chan struct{}
-	stopOnce sync.Once
+	lifecycle
 }
 
 // NewRetention returns the retention service over st. It starts nothing and cannot fail.
@@ -75,58 +70,30 @@ func NewRetention(st *store.Store, cfg RetentionConfig) *Retention {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Retention{cfg: cfg, store: st, log: cfg.Logger.With("service", "retention")}
+	return &Retention{cfg: cfg, store: st, log: cfg.Logger.With("service", "retention"),
+		lifecycle: lifecycle{lcName: "retention"}}
 }
 
 // Start starts the loop (first run at once) and returns. It fails when already started.
 func (r *Retention) Start(ctx context.Context) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.started {
-		return errors.New("retention: already started")
-	}
-	r.started = true
-	ctx, r.cancel = context.WithCancel(ctx)
-	r.done = make(chan struct{})
-	go r.loop(ctx)
-	return nil
+	return r.start(ctx, func(ctx context.Context) { everyTick(ctx, r.cfg.Interval, r.run) })
 }
 
 // Stop stops the loop, interrupting a run in progress (the batch in flight is rolled back),
 // and waits for it. It is idempotent, and a no-op before Start.
-func (r *Retention) Stop() {
-	r.mu.Lock()
-	started := r.started
-	r.mu.Unlock()
-	if !started {
-		return
-	}
-	r.stopOnce.Do(func() {
-		r.cancel()
-		<-r.done
-	})
-}
+func (r *Retention) Stop() { r.stop(nil) }
 
-func (r *Retention) loop(ctx context.Context) {
-	defer close(r.done)
-	t := time.NewTicker(r.cfg.Interval)
-	defer t.Stop()
-	for {
-		rctx, cancel := context.WithTimeout(ctx, retentionRunTimeout)
-		n, err := r.runOnce(rctx)
-		cancel()
-		switch {
-		case err != nil && ctx.Err() == nil:
-			r.log.Error("retention run", "error", err.Error())
-		case n.total() > 0:
-			r.log.Info("retention run", "attempts", n.Attempts, "events", n.Events,
-				"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// run is one pass of the loop, bounded in time, logged.
+func (r *Retention) run(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, retentionRunTimeout)
+	n, err := r.runOnce(rctx)
+	cancel()
+	switch {
+	case err != nil && ctx.Err() == nil:
+		r.log.Error("retention run", "error", err.Error())
+	case n.total() > 0:
+		r.log.Info("retention run", "attempts", n.Attempts, "events", n.Events,
+			"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys)
 	}
 }
 

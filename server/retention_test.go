@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"gateway/server/servertest/wait"
 )
 
 func TestRetentionRunOnce(t *testing.T) {
@@ -128,11 +130,11 @@ func TestRetentionServiceRunsAtStartAndStops(t *testing.T) {
 	if err := r.Start(ctx); err == nil {
 		t.Fatal("started twice")
 	}
-	waitFor(t, 10*time.Second, "the first run", func() bool {
+	wait.For(t, func() bool {
 		var n int
 		e.st.DB().GetContext(ctx, &n, `SELECT count(*) FROM platform_webhooks`)
 		return n == 0
-	})
+	}, 10*time.Second, "the first run")
 	r.Stop()
 	r.Stop()
 }

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,59 +18,24 @@ import (
 // defaultCampaign groups API sends that name no campaign.
 const defaultCampaign = "API"
 
-// Sandbox limits (spec, Test mode): real deliveries per joined phone and the join window.
-const (
-	sandboxRealLimit = 20
-	sandboxWindow    = 24 * time.Hour
-)
-
-// Fixture identifiers every test-mode send answers with (they match the fixture contacts).
-const (
-	testCampaignID     = 1
-	testConversationID = 1
-	testContactID      = 1
-)
-
-// sendFailure is an expected failure of a send, rendered as its typed response.
-type sendFailure struct {
-	status int
-	code   gen.ErrorCode
-	msg    string
-	errors gen.FieldErrors
-}
-
-func (f *sendFailure) response() gen.SendTemplateMessageResponseObject {
-	env := gen.ErrorEnvelope{Success: false, Code: f.code, Message: f.msg}
-	switch f.status {
-	case http.StatusNotFound:
-		return gen.SendTemplateMessage404JSONResponse{TemplateNotFoundJSONResponse: gen.TemplateNotFoundJSONResponse{Body: env}}
-	case http.StatusConflict:
-		return gen.SendTemplateMessage409JSONResponse{SendConflictJSONResponse: gen.SendConflictJSONResponse{Body: env}}
-	case http.StatusBadGateway:
-		return gen.SendTemplateMessage502JSONResponse{PlatformErrorJSONResponse: gen.PlatformErrorJSONResponse{Body: env}}
-	}
-	return gen.SendTemplateMessage422JSONResponse{ValidationFailedJSONResponse: gen.ValidationFailedJSONResponse{Body: gen.ValidationFailedEnvelope{
-		Success: false, Code: gen.ErrorCodeValidationFailed, Message: f.msg, Errors: f.errors}}}
-}
-
 // invalid is a 422 naming the offending fields.
-func invalid(fe gen.FieldErrors) *sendFailure {
-	return &sendFailure{status: http.StatusUnprocessableEntity, code: gen.ErrorCodeValidationFailed,
-		msg: "Invalid request: " + strings.Join(sortedKeys(fe), ", "), errors: fe}
+func invalid(fe gen.FieldErrors) *apiError {
+	return &apiError{Status: http.StatusUnprocessableEntity, Code: gen.ErrorCodeValidationFailed,
+		Message: "Invalid request: " + strings.Join(sortedKeys(fe), ", "), Errors: fe}
 }
 
-func templateNotFound(msg string) *sendFailure {
-	return &sendFailure{status: http.StatusNotFound, code: gen.ErrorCodeTemplateNotFound, msg: msg}
+func templateNotFound(msg string) *apiError {
+	return &apiError{Status: http.StatusNotFound, Code: gen.ErrorCodeTemplateNotFound, Message: msg}
 }
 
 var (
-	errNotConnected = &sendFailure{status: http.StatusConflict, code: gen.ErrorCodeNumberNotConnected,
-		msg: "No number is connected to this account"}
-	errBlocked = &sendFailure{status: http.StatusConflict, code: gen.ErrorCodeContactBlocked,
-		msg: "The contact has opted out and cannot be messaged"}
+	errNotConnected = &apiError{Status: http.StatusConflict, Code: gen.ErrorCodeNumberNotConnected,
+		Message: "No number is connected to this account"}
+	errBlocked = &apiError{Status: http.StatusConflict, Code: gen.ErrorCodeContactBlocked,
+		Message: "The contact has opted out and cannot be messaged"}
 )
 
-// SendTemplateMessage sends an approved template (DESIGN section 6). Live keys reach the
+// SendTemplateMessage sends an approved template (POST /v1/messages/template in openapi/openapi.yaml). Live keys reach the
 // platform with the account's number; test and demo keys are simulated (or delivered for real
 // through the sandbox number to a phone that joined it).
 func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessageRequestObject) (gen.SendTemplateMessageResponseObject, error) {
@@ -84,34 +47,30 @@ func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessa
 	var resp gen.SendTemplateMessageResponseObject
 	switch fe := checkSendRequest(b); {
 	case fe != nil:
-		resp = invalid(fe).response()
+		err = invalid(fe)
 	case p.Mode != ModeLive:
 		resp, err = a.s.sendTest(ctx, p.AccountID, b)
 	default:
 		resp, err = a.s.sendLive(ctx, p.AccountID, b)
 	}
-	a.s.countSend(p.Mode, resp, err)
+	a.s.countSend(p.Mode, err)
 	return resp, err
 }
 
-// countSend counts a send by its outcome: sent, or the error code of its failure. A platform
-// rejection is counted by sendFailed, which knows the platform's error code.
-func (s *Server) countSend(mode string, resp gen.SendTemplateMessageResponseObject, err error) {
-	outcome := "internal_error"
-	switch r := resp.(type) {
-	case gen.SendTemplateMessage200JSONResponse:
-		outcome = "sent"
-	case gen.SendTemplateMessage404JSONResponse:
-		outcome = string(r.Body.Code)
-	case gen.SendTemplateMessage409JSONResponse:
-		outcome = string(r.Body.Code)
-	case gen.SendTemplateMessage422JSONResponse:
-		outcome = string(r.Body.Code)
-	case gen.SendTemplateMessage502JSONResponse:
-		return
-	}
+// countSend counts a send by its outcome: sent, or the code of its failure (internal_error for
+// an unexpected one). A live send the platform refused is counted by sendFailed, which knows the
+// platform's error code.
+func (s *Server) countSend(mode string, err error) {
+	outcome := "sent"
 	if err != nil {
-		outcome = "internal_error"
+		outcome = string(gen.ErrorCodeInternalError)
+		var ae *apiError
+		if errors.As(err, &ae) {
+			if mode == ModeLive && ae.Status == http.StatusBadGateway {
+				return
+			}
+			outcome = string(ae.Code)
+		}
 	}
 	s.metrics.observeSend(mode, outcome, "")
 }
@@ -136,18 +95,18 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	// The number and the candidate templates, in one statement.
 	conn, candidates, err := s.store.SendTarget(ctx, accountID, deref(b.TemplateId), deref(b.TemplateName), deref(b.Language))
 	if errors.Is(err, store.ErrNotFound) {
-		return errNotConnected.response(), nil
+		return nil, errNotConnected
 	}
 	if err != nil {
 		return nil, err
 	}
 	tpl, fail := resolveTemplate(candidates, b)
 	if fail != nil {
-		return fail.response(), nil
+		return nil, fail
 	}
 	header, body := deref(b.HeaderVariables), deref(b.BodyVariables)
 	if fail := checkVariables(tpl, header, body); fail != nil {
-		return fail.response(), nil
+		return nil, fail
 	}
 	send := whatsapp.TemplateSend{To: b.Destination, Name: tpl.Name, Language: tpl.Language,
 		HeaderParams: header, BodyParams: body}
@@ -177,7 +136,7 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 		return nil, err
 	}
 	if rec.Blocked {
-		return errBlocked.response(), nil
+		return nil, errBlocked
 	}
 
 	// The message row is committed: from here on the client going away must not stop the
@@ -200,7 +159,8 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 		err = s.store.ApplyParkedStatuses(ctx, accountID, res.MessageID)
 	}
 	if err != nil {
-		// The reports stay parked; the retention loop's reconciliation applies them later.
+		// The reports stay parked; the parked-status reconciliation service
+		// (server/reconcile.go) applies them on its next pass.
 		s.log.WarnContext(ctx, "apply parked statuses", "message_id", rec.MessageID, "error", err.Error())
 	}
 	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
@@ -232,13 +192,13 @@ func (s *Server) sendFailed(ctx context.Context, accountID, messageID int64, err
 	if f.Code != nil {
 		platformCode = strconv.Itoa(*f.Code)
 	}
-	s.metrics.observeSend(ModeLive, string(fail.code), platformCode)
-	return fail.response(), nil
+	s.metrics.observeSend(ModeLive, string(fail.Code), platformCode)
+	return nil, fail
 }
 
 // platformFailure maps a platform client error to what the message row records and the 502 the
 // client sees; fail is nil for errors that are ours (an argument the client refused).
-func platformFailure(err error, timeout time.Duration) (store.SendFailure, *sendFailure) {
+func platformFailure(err error, timeout time.Duration) (store.SendFailure, *apiError) {
 	var pe *whatsapp.Error
 	switch {
 	case errors.As(err, &pe):
@@ -248,22 +208,22 @@ func platformFailure(err error, timeout time.Duration) (store.SendFailure, *send
 		if pe.Code == 0 {
 			where = fmt.Sprintf("HTTP %d", pe.HTTPStatus)
 		}
-		return f, &sendFailure{status: http.StatusBadGateway, code: gen.ErrorCodePlatformRejected,
-			msg: fmt.Sprintf("The platform rejected the send: %s (%s)", pe.Reason(), where)}
+		return f, &apiError{Status: http.StatusBadGateway, Code: gen.ErrorCodePlatformRejected,
+			Message: fmt.Sprintf("The platform rejected the send: %s (%s)", pe.Reason(), where)}
 	case errors.Is(err, whatsapp.ErrInvalidArgument):
 		return store.SendFailure{Title: "Not sent", Details: err.Error()}, nil
 	case errors.Is(err, whatsapp.ErrMalformedResponse):
 		return store.SendFailure{Title: "Platform answer unreadable", Details: "platform answered with an unreadable body; the outcome is unknown"},
-			&sendFailure{status: http.StatusBadGateway, code: gen.ErrorCodePlatformUnavailable,
-				msg: "The messaging platform's answer could not be read; the message may or may not have been sent"}
+			&apiError{Status: http.StatusBadGateway, Code: gen.ErrorCodePlatformUnavailable,
+				Message: "The messaging platform's answer could not be read; the message may or may not have been sent"}
 	case whatsapp.IsTimeout(err):
 		return store.SendFailure{Title: "Platform unavailable", Details: "platform did not answer; the outcome is unknown"},
-			&sendFailure{status: http.StatusBadGateway, code: gen.ErrorCodePlatformUnavailable,
-				msg: "The messaging platform did not answer within " + seconds(timeout) + "; the message may or may not have been sent"}
+			&apiError{Status: http.StatusBadGateway, Code: gen.ErrorCodePlatformUnavailable,
+				Message: "The messaging platform did not answer within " + seconds(timeout) + "; the message may or may not have been sent"}
 	default:
 		return store.SendFailure{Title: "Platform unavailable", Details: "platform could not be reached; the outcome is unknown"},
-			&sendFailure{status: http.StatusBadGateway, code: gen.ErrorCodePlatformUnavailable,
-				msg: "The messaging platform could not be reached; the message may or may not have been sent"}
+			&apiError{Status: http.StatusBadGateway, Code: gen.ErrorCodePlatformUnavailable,
+				Message: "The messaging platform could not be reached; the message may or may not have been sent"}
 	}
 }
 
@@ -296,7 +256,7 @@ func seconds(d time.Duration) string {
 // resolveTemplate picks the approved template a live send names among the candidates
 // store.SendTarget found: by id (any status; only approved ones may be sent), or by name (and
 // language).
-func resolveTemplate(candidates []store.Template, b *gen.SendTemplateRequest) (store.Template, *sendFailure) {
+func resolveTemplate(candidates []store.Template, b *gen.SendTemplateRequest) (store.Template, *apiError) {
 	lang := deref(b.Language)
 	if b.TemplateId != nil {
 		if len(candidates) != 1 || candidates[0].Status != store.TemplateApproved {
@@ -308,7 +268,7 @@ func resolveTemplate(candidates []store.Template, b *gen.SendTemplateRequest) (s
 }
 
 // agrees checks that the template_name and language sent with a template_id name that template.
-func agrees(t store.Template, name *string, lang string) *sendFailure {
+func agrees(t store.Template, name *string, lang string) *apiError {
 	fe := gen.FieldErrors{}
 	if name != nil && *name != t.Name {
 		fe["template_name"] = []string{fmt.Sprintf("template_id %d is the template %q, not %q", t.ID, t.Name, *name)}
@@ -324,7 +284,7 @@ func agrees(t store.Template, name *string, lang string) *sendFailure {
 
 // pickByName chooses among the approved templates with the requested name (already filtered by
 // language when one was given).
-func pickByName(ts []store.Template, name, lang string) (store.Template, *sendFailure) {
+func pickByName(ts []store.Template, name, lang string) (store.Template, *apiError) {
 	switch {
 	case len(ts) == 1:
 		return ts[0], nil
@@ -343,7 +303,7 @@ func pickByName(ts []store.Template, name, lang string) (store.Template, *sendFa
 
 // checkVariables compares the variables sent with what the template takes, before any
 // platform call.
-func checkVariables(t store.Template, header, body []string) *sendFailure {
+func checkVariables(t store.Template, header, body []string) *apiError {
 	fe := gen.FieldErrors{}
 	switch {
 	case t.HeaderFormat != "" && t.HeaderFormat != "TEXT":
@@ -390,122 +350,4 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
-}
-
-// sendTest is a send with a test or demo key: the fixture templates only, nothing written to
-// the account's live data. The send is simulated unless the destination joined the sandbox in
-// the last 24 hours and has real deliveries left; then it goes out for real as text through
-// the sandbox number.
-func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
-	tpl, fail := resolveFixture(b)
-	if fail != nil {
-		return fail.response(), nil
-	}
-	header, body := deref(b.HeaderVariables), deref(b.BodyVariables)
-	if fail := checkVariables(tpl, header, body); fail != nil {
-		return fail.response(), nil
-	}
-	now := s.now()
-	delivery, wamid, note := gen.Simulated, testWamid(), ""
-	sb := s.opts.Sandbox
-	var claim store.SandboxClaim
-	if sb.PhoneNumberID != "" && sb.AccessToken != "" && s.platform != nil {
-		var err error
-		if claim, err = s.store.ClaimSandboxDelivery(ctx, accountID, b.Destination, now.Add(-sandboxWindow), sandboxRealLimit); err != nil {
-			return nil, err
-		}
-	}
-	if claim.Claimed {
-		ctx = context.WithoutCancel(ctx)
-		pctx, cancel := context.WithTimeout(ctx, s.opts.SendTimeout)
-		res, err := s.platform.SendText(pctx, sb.AccessToken, sb.PhoneNumberID, b.Destination, renderFixture(tpl, body))
-		cancel()
-		if err != nil {
-			_, fail := platformFailure(err, s.opts.SendTimeout)
-			if fail == nil {
-				return nil, fmt.Errorf("sandbox send: %w", err)
-			}
-			return fail.response(), nil
-		}
-		delivery, wamid = gen.Real, res.MessageID
-		note = fmt.Sprintf("Delivered for real as text through the sandbox number (%d of %d real messages used by this phone).",
-			claim.RealSent, sandboxRealLimit)
-	} else {
-		p, err := principalFrom(ctx)
-		if err != nil {
-			return nil, err
-		}
-		join := fmt.Sprintf("send \"join %s\" from this phone to the sandbox number %s", p.JoinCode, sb.PhoneNumber)
-		switch {
-		case claim.Active:
-			note = fmt.Sprintf("Simulated: this phone has used its %d real sandbox messages.", sandboxRealLimit)
-		case claim.Joined:
-			note = "Simulated: this phone's 24-hour sandbox window has ended; " + join + " again to receive test messages for real."
-		default:
-			note = "Simulated: nothing was sent. To receive test messages for real, " + join + "."
-		}
-	}
-	tm, err := s.store.RecordTestSend(ctx, accountID, store.TestSendInput{Destination: b.Destination, TemplateName: tpl.Name,
-		Delivery: string(delivery), PlatformMessageID: wamid, CreatedAt: now,
-		ConversationID: testConversationID, ContactID: testContactID})
-	if err != nil {
-		return nil, err
-	}
-	mode := gen.SendResultModeTest
-	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
-		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, CampaignId: testCampaignID,
-		ConversationId: testConversationID, ContactId: testContactID, ContactCreated: false, Status: gen.Sent,
-		Mode: &mode, Delivery: &delivery, Note: &note,
-	}}}, nil
-}
-
-// resolveFixture finds the fixture template a test-mode send names; only the three fixtures
-// exist in test mode.
-func resolveFixture(b *gen.SendTemplateRequest) (store.Template, *sendFailure) {
-	lang := deref(b.Language)
-	if b.TemplateId != nil {
-		for _, t := range fixtureTemplates {
-			if t.ID == *b.TemplateId {
-				return t, agrees(t, b.TemplateName, lang)
-			}
-		}
-		return store.Template{}, templateNotFound(fmt.Sprintf("No approved template with id %d (test mode has the sandbox templates 1, 2 and 3)", *b.TemplateId))
-	}
-	var ts []store.Template
-	for _, t := range fixtureTemplates {
-		if t.Name == *b.TemplateName && (lang == "" || lang == t.Language) {
-			ts = append(ts, t)
-		}
-	}
-	t, fail := pickByName(ts, *b.TemplateName, lang)
-	if fail != nil && fail.status == http.StatusNotFound {
-		fail.msg += " (test mode has the sandbox templates sandbox_welcome, order_confirmation_update and otp_login_code)"
-	}
-	return t, fail
-}
-
-// renderFixture is a fixture template's body with the variables filled in.
-func renderFixture(t store.Template, body []string) string {
-	var comps []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(t.Components, &comps)
-	text := ""
-	for _, c := range comps {
-		if c.Type == "BODY" {
-			text = c.Text
-		}
-	}
-	for i, v := range body {
-		text = strings.ReplaceAll(text, "{{"+strconv.Itoa(i+1)+"}}", v)
-	}
-	return text
-}
-
-// testWamid is a platform-like message id for a simulated send.
-func testWamid() string {
-	var b [18]byte
-	rand.Read(b[:])
-	return "wamid.test." + base64.RawURLEncoding.EncodeToString(b[:])
 }

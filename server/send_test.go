@@ -13,6 +13,7 @@ import (
 	"gateway/platform/simulator"
 	"gateway/server"
 	"gateway/server/servertest"
+	"gateway/server/servertest/wait"
 	"gateway/store"
 )
 
@@ -556,8 +557,7 @@ func TestSendClientDisconnectKeepsPlatformID(t *testing.T) {
 	}
 	// The platform accepted the message; the row gets its id once the platform answers.
 	var wamid string
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(t, func() bool {
 		var rows []struct {
 			Status string  `db:"status"`
 			Wamid  *string `db:"platform_message_id"`
@@ -565,18 +565,15 @@ func TestSendClientDisconnectKeepsPlatformID(t *testing.T) {
 		if err := env.Store.DB().Select(&rows, `SELECT status, platform_message_id FROM messages WHERE account_id = $1`, a.Account.ID); err != nil {
 			t.Fatal(err)
 		}
-		if len(rows) == 1 && rows[0].Wamid != nil {
-			if rows[0].Status != "sent" {
-				t.Fatalf("status %s", rows[0].Status)
-			}
-			wamid = *rows[0].Wamid
-			break
+		if len(rows) != 1 || rows[0].Wamid == nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the message never got its platform id: %+v", rows)
+		if rows[0].Status != "sent" {
+			t.Fatalf("status %s", rows[0].Status)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		wamid = *rows[0].Wamid
+		return true
+	}, 10*time.Second, "the message to get its platform id")
 	sent := env.Sim.Sent()
 	if len(sent) != 1 || sent[0].Wamid != wamid {
 		t.Fatalf("recorded %q, platform accepted %+v", wamid, sent)

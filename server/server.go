@@ -96,6 +96,12 @@ func New(opts Options, deps Deps) (*Server, error) {
 	if opts.IdempotencyWait <= 0 {
 		opts.IdempotencyWait = defaultIdempotencyWait
 	}
+	if opts.TestDeliveredAfter <= 0 {
+		opts.TestDeliveredAfter = defaultTestDeliveredAfter
+	}
+	if opts.TestReadAfter <= 0 {
+		opts.TestReadAfter = defaultTestReadAfter
+	}
 	if deps.Clock == nil {
 		deps.Clock = time.Now
 	}
@@ -240,12 +246,12 @@ func (s *Server) readyz(c echo.Context) error {
 	v, dirty, err := s.store.SchemaVersion(ctx)
 	switch {
 	case err != nil && errors.Is(err, store.ErrNotFound):
-		return c.JSON(http.StatusServiceUnavailable, errorEnvelope(gen.ErrorCodeInternalError, "Database has no schema; run `gateway migrate up`"))
+		return newAPIError(http.StatusServiceUnavailable, gen.ErrorCodeInternalError, "Database has no schema; run `gateway migrate up`")
 	case err != nil:
-		return c.JSON(http.StatusServiceUnavailable, errorEnvelope(gen.ErrorCodeInternalError, "Database unreachable"))
+		return newAPIError(http.StatusServiceUnavailable, gen.ErrorCodeInternalError, "Database unreachable")
 	case dirty || v != s.opts.SchemaVersion:
-		return c.JSON(http.StatusServiceUnavailable, errorEnvelope(gen.ErrorCodeInternalError,
-			fmt.Sprintf("Database schema is at version %d (dirty=%t), expected %d", v, dirty, s.opts.SchemaVersion)))
+		return newAPIError(http.StatusServiceUnavailable, gen.ErrorCodeInternalError,
+			fmt.Sprintf("Database schema is at version %d (dirty=%t), expected %d", v, dirty, s.opts.SchemaVersion))
 	}
 	return c.JSON(http.StatusOK, gen.Envelope{Success: true, Message: "Ready"})
 }

@@ -45,20 +45,6 @@ func templateOut(t store.Template) gen.Template {
 	}
 }
 
-// Test-mode fixtures (DESIGN section 9): the three templates every test and demo key sees,
-// with fixed ids, newest first. Their text is what a sandbox participant receives.
-var fixtureTemplates = []store.Template{
-	{ID: 3, Name: "sandbox_welcome", Language: "en_US", Status: store.TemplateApproved,
-		CategoryID: 2, CategoryName: "UTILITY", CategoryLabel: "Utility", ParameterFormat: "POSITIONAL",
-		Components: json.RawMessage(`[{"type":"BODY","text":"Welcome to the Messaging Gateway sandbox! Your test messages will arrive here."}]`)},
-	{ID: 2, Name: "order_confirmation_update", Language: "en_US", Status: store.TemplateApproved,
-		CategoryID: 2, CategoryName: "UTILITY", CategoryLabel: "Utility", ParameterFormat: "POSITIONAL", BodyParams: 2,
-		Components: json.RawMessage(`[{"type":"BODY","text":"Hi {{1}}, your order {{2}} has been updated. We'll keep you posted."}]`)},
-	{ID: 1, Name: "otp_login_code", Language: "en_US", Status: store.TemplateApproved,
-		CategoryID: 3, CategoryName: "AUTHENTICATION", CategoryLabel: "Authentication", ParameterFormat: "POSITIONAL", BodyParams: 1,
-		Components: json.RawMessage(`[{"type":"BODY","text":"{{1}} is your verification code. For your security, do not share this code."}]`)},
-}
-
 // SyncResult is what one template sync of an account did.
 type SyncResult struct {
 	AccountID int64 `json:"account_id"`

@@ -13,6 +13,7 @@ import (
 	"gateway/platform/simulator"
 	"gateway/server"
 	"gateway/server/servertest"
+	"gateway/server/servertest/wait"
 	"gateway/store"
 )
 
@@ -256,7 +257,7 @@ func TestTemplateSyncer(t *testing.T) {
 	}
 	env.NewTenant("Delta Co") // no number: not synced
 	clock := &fakeClock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
-	sy := server.NewTemplateSyncer(env.Server, 10*time.Minute, clock.Now)
+	sy := newSyncer(env, 10*time.Minute, clock.Now)
 	ctx := context.Background()
 
 	if synced, failed := sy.RunOnce(ctx); synced != 2 || failed != 1 {
@@ -290,20 +291,22 @@ func TestTemplateSyncer(t *testing.T) {
 	}
 
 	// The service shape: Start runs a pass at once; Stop is idempotent, also before Start.
-	server.NewTemplateSyncer(env.Server, time.Minute, nil).Stop()
+	newSyncer(env, time.Minute, nil).Stop()
 	e := env.NewTenant("Zeta Co")
 	env.ConnectNumber(e)
-	live := server.NewTemplateSyncer(env.Server, time.Hour, nil)
+	live := newSyncer(env, time.Hour, nil)
 	if err := live.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for dbInt(t, env, `SELECT count(*) FROM templates WHERE account_id = $1`, e.Account.ID) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the started syncer never synced")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, func() bool {
+		return dbInt(t, env, `SELECT count(*) FROM templates WHERE account_id = $1`, e.Account.ID) > 0
+	}, 10*time.Second, "the started syncer's first sync")
 	live.Stop()
 	live.Stop()
+}
+
+// newSyncer is the syncer serve builds, over env's store and server.
+func newSyncer(env *servertest.Env, every time.Duration, clock func() time.Time) *server.TemplateSyncer {
+	return server.NewTemplateSyncer(server.TemplateSyncConfig{Accounts: env.Store.ConnectedAccountIDs,
+		Sync: env.Server.SyncAccountTemplates, Every: every, Clock: clock})
 }

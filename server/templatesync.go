@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -9,79 +10,72 @@ import (
 // periodicSyncTimeout bounds one account's sync (the listing may take several pages).
 const periodicSyncTimeout = 2 * time.Minute
 
+// TemplateSyncConfig configures NewTemplateSyncer.
+type TemplateSyncConfig struct {
+	// Accounts lists the accounts to keep in step (store.ConnectedAccountIDs).
+	Accounts func(ctx context.Context) ([]int64, error)
+	// Sync syncs one account's templates (Server.SyncAccountTemplates).
+	Sync func(ctx context.Context, accountID int64) error
+	// Every is how often each account is synced. Default 15 minutes.
+	Every time.Duration
+	// Clock is the time; nil means time.Now.
+	Clock func() time.Time
+	// Logger receives the service's logs. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
 // TemplateSyncer is the background service that keeps every connected account's templates in
 // step with the platform: each account is synced once every interval (by this replica; syncs
 // are idempotent, so replicas need no coordination). It wakes at least once a minute, so a
 // newly connected number is picked up quickly. Template status webhooks trigger an immediate
 // sync on their own (Server.SyncTemplates).
 type TemplateSyncer struct {
-	srv   *Server
-	every time.Duration
-	tick  time.Duration
-	now   func() time.Time
+	cfg  TemplateSyncConfig
+	tick time.Duration
+	log  *slog.Logger
 
 	mu   sync.Mutex
-	last map[int64]time.Time // account -> last attempt, on now's clock
+	last map[int64]time.Time // account -> last attempt, on the clock
 
-	stopOnce sync.Once
-	cancel   context.CancelFunc
-	done     chan struct{}
+	lifecycle
 }
 
-// NewTemplateSyncer returns a syncer for srv's accounts that syncs each one every interval
-// (15 minutes when interval <= 0). clock nil means time.Now. Register it with AddService.
-func NewTemplateSyncer(srv *Server, every time.Duration, clock func() time.Time) *TemplateSyncer {
-	if every <= 0 {
-		every = 15 * time.Minute
+// NewTemplateSyncer returns a syncer over cfg's accounts and sync function. Register it with
+// AddService. It starts nothing and cannot fail.
+func NewTemplateSyncer(cfg TemplateSyncConfig) *TemplateSyncer {
+	if cfg.Every <= 0 {
+		cfg.Every = 15 * time.Minute
 	}
-	if clock == nil {
-		clock = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
 	}
-	return &TemplateSyncer{srv: srv, every: every, tick: min(every, time.Minute), now: clock, last: map[int64]time.Time{}}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &TemplateSyncer{cfg: cfg, tick: min(cfg.Every, time.Minute), log: cfg.Logger,
+		last: map[int64]time.Time{}, lifecycle: lifecycle{lcName: "template sync"}}
 }
 
 // Start runs the loop in the background until ctx ends or Stop is called; the first pass runs
-// at once. It never fails.
+// at once. It fails when already started.
 func (t *TemplateSyncer) Start(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	t.cancel, t.done = cancel, make(chan struct{})
-	go func() {
-		defer close(t.done)
-		timer := time.NewTimer(0)
-		defer timer.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-timer.C:
-			}
-			t.runOnce(ctx)
-			timer.Reset(t.tick)
-		}
-	}()
-	return nil
+	return t.start(ctx, func(ctx context.Context) {
+		everyTick(ctx, t.tick, func(ctx context.Context) { t.runOnce(ctx) })
+	})
 }
 
 // Stop stops the loop and waits for a pass in progress to end. It is idempotent and safe
 // before Start.
-func (t *TemplateSyncer) Stop() {
-	t.stopOnce.Do(func() {
-		if t.cancel == nil {
-			return
-		}
-		t.cancel()
-		<-t.done
-	})
-}
+func (t *TemplateSyncer) Stop() { t.stop(nil) }
 
 // runOnce syncs every connected account whose last attempt is at least one interval old (or
 // that was never attempted), and returns how many were synced and how many failed. A failed
 // account is logged and retried after the interval like the others.
 func (t *TemplateSyncer) runOnce(ctx context.Context) (synced, failed int) {
-	ids, err := t.srv.store.ConnectedAccountIDs(ctx)
+	ids, err := t.cfg.Accounts(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
-			t.srv.log.WarnContext(ctx, "template sync: list accounts", "error", err.Error())
+			t.log.WarnContext(ctx, "template sync: list accounts", "error", err.Error())
 		}
 		return 0, 0
 	}
@@ -89,10 +83,10 @@ func (t *TemplateSyncer) runOnce(ctx context.Context) (synced, failed int) {
 		if ctx.Err() != nil {
 			return synced, failed
 		}
-		now := t.now()
+		now := t.cfg.Clock()
 		t.mu.Lock()
 		last, seen := t.last[id]
-		due := !seen || now.Sub(last) >= t.every
+		due := !seen || now.Sub(last) >= t.cfg.Every
 		if due {
 			t.last[id] = now
 		}
@@ -101,16 +95,25 @@ func (t *TemplateSyncer) runOnce(ctx context.Context) (synced, failed int) {
 			continue
 		}
 		actx, cancel := context.WithTimeout(ctx, periodicSyncTimeout)
-		res, err := t.srv.SyncTemplates(actx, id)
+		err := t.cfg.Sync(actx, id)
 		cancel()
 		if err != nil {
 			failed++
-			t.srv.log.WarnContext(ctx, "template sync failed", "account_id", id, "error", err.Error())
+			t.log.WarnContext(ctx, "template sync failed", "account_id", id, "error", err.Error())
 			continue
 		}
 		synced++
-		t.srv.log.InfoContext(ctx, "templates synced", "account_id", id, "fetched", res.Fetched,
-			"approved", res.Approved, "created", res.Created, "updated", res.Updated, "removed", res.Removed)
 	}
 	return synced, failed
+}
+
+// SyncAccountTemplates is SyncTemplates for the TemplateSyncer: it logs what the sync did and
+// returns only the error.
+func (s *Server) SyncAccountTemplates(ctx context.Context, accountID int64) error {
+	res, err := s.SyncTemplates(ctx, accountID)
+	if err == nil {
+		s.log.InfoContext(ctx, "templates synced", "account_id", accountID, "fetched", res.Fetched,
+			"approved", res.Approved, "created", res.Created, "updated", res.Updated, "removed", res.Removed)
+	}
+	return err
 }

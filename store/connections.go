@@ -84,3 +84,12 @@ func (s *Store) unseal(row connectionRow) (Connection, error) {
 	c.AccessToken = tok
 	return c, nil
 }
+
+// AccountIDsByWabaID returns the accounts whose connected number belongs to the WhatsApp
+// Business Account (the entry id of a template webhook), oldest connection first; an empty list
+// when none does. It fails only when the database does.
+func (s *Store) AccountIDsByWabaID(ctx context.Context, wabaID string) ([]int64, error) {
+	ids := []int64{}
+	err := s.db.SelectContext(ctx, &ids, `SELECT account_id FROM connections WHERE waba_id = $1 ORDER BY connected_at, account_id`, wabaID)
+	return ids, translate(err)
+}

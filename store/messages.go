@@ -47,8 +47,7 @@ func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, 
 			m.template_id, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
 			m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at,
 			COALESCE((SELECT json_agg(json_build_object('status', h.status, 'at', h.occurred_at)
-					ORDER BY CASE h.status WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3
-						WHEN 'failed' THEN 9 ELSE 0 END, h.occurred_at)
+					ORDER BY status_rank(h.status), h.occurred_at)
 				FROM message_statuses h WHERE h.account_id = m.account_id AND h.message_id = m.id), '[]') AS history
 		FROM messages m WHERE m.account_id = $1 AND m.id = $2 AND m.direction = 'out'`, accountID, id)
 	if err != nil {

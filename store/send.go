@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The send path (DESIGN section 6) writes twice around the platform call, each time in one
+// The send path (server/send.go) writes twice around the platform call, each time in one
 // prepared statement: BeginSend records the intent (contact, conversation, campaign, the
 // pending message, contact.created) and RecordSent the platform's acceptance (platform id,
 // status sent, history, message.sent). A rejected or unanswered send is closed by

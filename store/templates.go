@@ -214,3 +214,17 @@ func (s *Store) ConnectedAccountIDs(ctx context.Context) ([]int64, error) {
 		WHERE a.active ORDER BY c.account_id`)
 	return ids, translate(err)
 }
+
+// UpdateTemplateStatusByPlatformID sets the status of the account's template with the
+// platform's template id. It returns ErrNotFound when the account has no such template.
+func (s *Store) UpdateTemplateStatusByPlatformID(ctx context.Context, accountID int64, platformID, status string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE templates SET status = $3, updated_at = now()
+		WHERE account_id = $1 AND platform_id = $2`, accountID, platformID, status)
+	if err != nil {
+		return translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

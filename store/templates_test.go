@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -162,5 +163,40 @@ func TestSendTarget(t *testing.T) {
 	}
 	if _, ts, _ := st.SendTarget(ctx, b.ID, 0, "reminder", ""); len(ts) != 0 {
 		t.Fatalf("B by A's name: %+v", ts)
+	}
+}
+
+func TestTemplateStatusByPlatformID(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a, _ := st.CreateAccount(ctx, "acme", "a@example.com", "acme-1")
+	b, _ := st.CreateAccount(ctx, "globex", "b@example.com", "globex-1")
+	for _, acc := range []int64{a.ID, b.ID} {
+		if _, err := st.ConnectNumber(ctx, store.Connection{AccountID: acc, WabaID: "waba-1", PhoneNumberID: fmt.Sprint("pn-", acc),
+			PhoneNumber: "15550000000", DisplayName: "x", AccessToken: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, err := st.AccountIDsByWabaID(ctx, "waba-1")
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("%v %v", ids, err)
+	}
+	if ids, _ := st.AccountIDsByWabaID(ctx, "waba-2"); len(ids) != 0 {
+		t.Fatalf("%v", ids)
+	}
+	if _, err := st.DB().Exec(`INSERT INTO templates (account_id, platform_id, name, language, status, category_id) VALUES
+		($1, '111', 'welcome', 'en_US', 'APPROVED', 1), ($2, '111', 'welcome', 'en_US', 'APPROVED', 1)`, a.ID, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "111", "PAUSED"); err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	st.DB().Select(&statuses, `SELECT status FROM templates ORDER BY account_id`)
+	if fmt.Sprint(statuses) != "[PAUSED APPROVED]" {
+		t.Fatalf("%v", statuses)
+	}
+	if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "222", "PAUSED"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("%v", err)
 	}
 }

@@ -1,9 +1,8 @@
 // Package simulator is a fake WhatsApp Cloud API (Meta's Graph API) served over
 // real HTTP, for end-to-end tests, benchmarks and local runs.
 //
-// It is written from the wire-format reference (shared/reference/whatsapp-cloud-api.md),
-// independently of the gateway's own Graph client, so that it can catch that
-// client's bugs. It implements:
+// It is written from Meta's published wire format of the Cloud API, independently of
+// the gateway's own Graph client, so that it can catch that client's bugs. It implements:
 //
 //   - POST /{version}/{phone-number-id}/messages (template and text sends) with
 //     Meta's validation, error bodies and HTTP statuses: 190, 100/33, 132000,

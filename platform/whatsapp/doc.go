@@ -7,5 +7,6 @@
 // change fields and message types are kept, never rejected.
 //
 // The package uses only the standard library and imports nothing else from this module.
-// Field names and codes follow shared/reference/whatsapp-cloud-api.md.
+// Field names and codes follow Meta's published Cloud API reference; the simulator
+// (platform/simulator) implements the same wire format independently.
 package whatsapp

@@ -1,54 +1,105 @@
-package store
-
-// The benchmark reference ("the floor") of `gateway bench`, and the bench's seeding.
+// Package benchfloor is the benchmark reference ("the floor") of `gateway bench`, and the
+// bench's seeding. It works on the store's connection (store.Store.DB) and is no part of the
+// service.
 //
-// Nothing in the service calls the methods in this file. They are the minimal SQL that does
+// Nothing in the service calls the methods in this package. They are the minimal SQL that does
 // the same database work as the service's three hot paths, written the fastest way measured
-// on this stack (shared/reference/performance-floors.md): server-side prepared statements
-// (Store.prepared) and one data-modifying CTE per write. `gateway bench floor-serve` serves
-// them behind plain net/http, and `gateway bench` prints the service's throughput next to the
-// floor's, so the ratio shows what our stack costs. Keep them minimal: a faster service path
-// belongs in the service's own files, and a slower floor would flatter the ratio.
+// on this stack: server-side prepared statements (Floor.prepared) and one data-modifying CTE
+// per write. `gateway bench floor-serve` (server/bench/floor.go) serves them behind plain
+// net/http, and `gateway bench` prints the service's throughput next to the floor's, so the
+// ratio shows what our stack costs. Keep them minimal: a faster service path belongs in the
+// service's own files, and a slower floor would flatter the ratio.
 //
-//   - send: BenchAccountByKeyHash (one prepared lookup), BenchFloorSend (one CTE: upsert the
+//   - send: AccountByKeyHash (one prepared lookup), Send (one CTE: upsert the
 //     contact by (account, mobile), find or insert its conversation, insert the message
 //     'pending', insert contact.created for a new contact), the platform call, then
-//     BenchFloorRecordSent (one CTE: record the wamid and 'sent', insert message.sent);
-//   - status: BenchFloorStatus (one CTE: resolve the tenant by phone_number_id, guarded UPDATE
+//     RecordSent (one CTE: record the wamid and 'sent', insert message.sent);
+//   - status: Status (one CTE: resolve the tenant by phone_number_id, guarded UPDATE
 //     by (account, platform message id) that only moves the status rank forward, insert the
 //     history row and message.status);
-//   - poll: BenchAccountByKeyHash, then BenchFloorMessage (one SELECT by (id, account) with
+//   - poll: AccountByKeyHash, then Message (one SELECT by (id, account) with
 //     its history).
+package benchfloor
 
 import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"gateway/store"
 )
 
-// BenchWamidPrefix prefixes the platform message id of every seeded bench message:
-// message n (1-based) has platform id BenchWamidPrefix + n.
-const BenchWamidPrefix = "wamid.bench."
+// Floor runs the floor's and the seeding's SQL on a store's connection.
+type Floor struct {
+	st     *store.Store
+	db     *sqlx.DB
+	prepMu sync.Mutex
+	stmts  sync.Map // query text -> *sqlx.Stmt
+}
 
-// BenchMessagesPerContact is how many consecutive seeded messages share one seeded contact.
-const BenchMessagesPerContact = 5
+// New returns a Floor over st's connection (st.DB()).
+func New(st *store.Store) *Floor { return &Floor{st: st, db: st.DB()} }
 
-// BenchContactMobile returns the mobile of seeded contact k (1-based): "1999" and k on eight
+// Close releases the prepared statements (the pool is closed by its owner).
+func (s *Floor) Close() {
+	s.stmts.Range(func(k, v any) bool {
+		v.(*sqlx.Stmt).Close()
+		s.stmts.Delete(k)
+		return true
+	})
+}
+
+// prepared returns the server-side prepared statement for q, preparing it on first use.
+func (s *Floor) prepared(ctx context.Context, q string) (*sqlx.Stmt, error) {
+	if v, ok := s.stmts.Load(q); ok {
+		return v.(*sqlx.Stmt), nil
+	}
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if v, ok := s.stmts.Load(q); ok {
+		return v.(*sqlx.Stmt), nil
+	}
+	st, err := s.db.PreparexContext(context.WithoutCancel(ctx), q)
+	if err != nil {
+		return nil, fmt.Errorf("prepare statement: %w", err)
+	}
+	s.stmts.Store(q, st)
+	return st, nil
+}
+
+// translate maps no rows to store.ErrNotFound, like the store does.
+func translate(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrNotFound
+	}
+	return err
+}
+
+// WamidPrefix prefixes the platform message id of every seeded bench message:
+// message n (1-based) has platform id WamidPrefix + n.
+const WamidPrefix = "wamid.bench."
+
+// MessagesPerContact is how many consecutive seeded messages share one seeded contact.
+const MessagesPerContact = 5
+
+// ContactMobile returns the mobile of seeded contact k (1-based): "1999" and k on eight
 // digits, so it never collides with the eleven-digit destinations the bench sends to.
-func BenchContactMobile(k int64) string { return fmt.Sprintf("1999%08d", k) }
+func ContactMobile(k int64) string { return fmt.Sprintf("1999%08d", k) }
 
-// BenchMessageContact returns the seeded contact (1-based) of seeded message n (1-based).
-func BenchMessageContact(n int64) int64 { return (n-1)/BenchMessagesPerContact + 1 }
+// MessageContact returns the seeded contact (1-based) of seeded message n (1-based).
+func MessageContact(n int64) int64 { return (n-1)/MessagesPerContact + 1 }
 
-// BenchTemplate is the approved template the bench seeds and sends.
-type BenchTemplate struct {
+// Template is the approved template the bench seeds and sends.
+type Template struct {
 	PlatformID string
 	Name       string
 	Language   string
@@ -57,18 +108,18 @@ type BenchTemplate struct {
 	Components json.RawMessage // as the platform lists them
 }
 
-// BenchSeed says what SeedBenchData left in the database.
-type BenchSeed struct {
+// Seed says what SeedData left in the database.
+type Seed struct {
 	AccountID  int64
 	TemplateID int64
 	CampaignID int64
-	Seeded     int64 // seeded messages (platform ids BenchWamidPrefix + 1..Seeded)
+	Seeded     int64 // seeded messages (platform ids WamidPrefix + 1..Seeded)
 	Inserted   int64 // of which this call inserted
 }
 
-// BenchIDs are the service ids of the seeded messages: the range [Min, Max] when it holds
+// IDs are the service ids of the seeded messages: the range [Min, Max] when it holds
 // exactly the seeded rows, otherwise IDs lists them.
-type BenchIDs struct {
+type IDs struct {
 	Min, Max, Count int64
 	IDs             []int64
 }
@@ -104,14 +155,14 @@ func EnsureDatabase(ctx context.Context, dsn string) (bool, error) {
 	return true, nil
 }
 
-// SeedBenchData makes the account ready for the bench: the template approved, the standing
-// "API" campaign, and messages seeded messages (status 'sent', platform ids BenchWamidPrefix+n,
-// BenchMessagesPerContact per contact, each contact with its conversation). It is idempotent
+// SeedData makes the account ready for the bench: the template approved, the standing
+// "API" campaign, and messages seeded messages (status 'sent', platform ids WamidPrefix+n,
+// MessagesPerContact per contact, each contact with its conversation). It is idempotent
 // and tops up: rows already seeded are kept and only the missing ones are inserted, in
 // batches, calling progress after each. The account and its connected number must exist. It
 // fails on any database error; a failed batch is rolled back whole.
-func (s *Store) SeedBenchData(ctx context.Context, accountID int64, t BenchTemplate, messages int64, progress func(done, total int64)) (BenchSeed, error) {
-	seed := BenchSeed{AccountID: accountID}
+func (s *Floor) SeedData(ctx context.Context, accountID int64, t Template, messages int64, progress func(done, total int64)) (Seed, error) {
+	seed := Seed{AccountID: accountID}
 	comps := []byte(t.Components)
 	if len(comps) == 0 {
 		comps = []byte("[]")
@@ -138,7 +189,7 @@ func (s *Store) SeedBenchData(ctx context.Context, accountID int64, t BenchTempl
 	const batch = 200_000
 	for seed.Seeded < messages {
 		lo, hi := seed.Seeded+1, min(seed.Seeded+batch, messages)
-		if err := s.seedBenchBatch(ctx, seed, t, content, lo, hi); err != nil {
+		if err := s.seedBatch(ctx, seed, t, content, lo, hi); err != nil {
 			return seed, fmt.Errorf("seed messages %d..%d: %w", lo, hi, err)
 		}
 		seed.Inserted += hi - lo + 1
@@ -157,10 +208,10 @@ func (s *Store) SeedBenchData(ctx context.Context, accountID int64, t BenchTempl
 	return seed, nil
 }
 
-// seedBenchBatch inserts seeded messages lo..hi with their contacts and conversations in one
+// seedBatch inserts seeded messages lo..hi with their contacts and conversations in one
 // transaction. The rows are consistent by construction, so it skips the foreign-key triggers
 // when the role may (superuser); otherwise they run.
-func (s *Store) seedBenchBatch(ctx context.Context, seed BenchSeed, t BenchTemplate, content []byte, lo, hi int64) error {
+func (s *Floor) seedBatch(ctx context.Context, seed Seed, t Template, content []byte, lo, hi int64) error {
 	run := func(skipTriggers bool) error {
 		tx, err := s.db.BeginTxx(ctx, nil)
 		if err != nil {
@@ -172,7 +223,7 @@ func (s *Store) seedBenchBatch(ctx context.Context, seed BenchSeed, t BenchTempl
 				return errSkipTriggers
 			}
 		}
-		c0, c1 := BenchMessageContact(lo), BenchMessageContact(hi)
+		c0, c1 := MessageContact(lo), MessageContact(hi)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO contacts (account_id, mobile, name, created_at, updated_at)
 			SELECT $1::bigint, '1999' || lpad(g::text, 8, '0'), 'Bench ' || g, now(), now()
 			FROM generate_series($2::bigint, $3::bigint) g
@@ -192,7 +243,7 @@ func (s *Store) seedBenchBatch(ctx context.Context, seed BenchSeed, t BenchTempl
 			FROM generate_series($2::bigint, $3::bigint) g
 			JOIN contacts c ON c.account_id = $1 AND c.mobile = '1999' || lpad(((g - 1) / $8 + 1)::text, 8, '0')
 			JOIN conversations cv ON cv.account_id = $1 AND cv.contact_id = c.id
-			ORDER BY g`, seed.AccountID, lo, hi, seed.CampaignID, seed.TemplateID, t.Name, string(content), BenchMessagesPerContact); err != nil {
+			ORDER BY g`, seed.AccountID, lo, hi, seed.CampaignID, seed.TemplateID, t.Name, string(content), MessagesPerContact); err != nil {
 			return err
 		}
 		return tx.Commit()
@@ -206,17 +257,17 @@ func (s *Store) seedBenchBatch(ctx context.Context, seed BenchSeed, t BenchTempl
 
 var errSkipTriggers = fmt.Errorf("cannot skip triggers")
 
-// BenchSeededIDs returns the service ids of the account's seeded messages; it fails when
+// SeededIDs returns the service ids of the account's seeded messages; it fails when
 // there are none.
-func (s *Store) BenchSeededIDs(ctx context.Context, accountID int64) (BenchIDs, error) {
-	var ids BenchIDs
+func (s *Floor) SeededIDs(ctx context.Context, accountID int64) (IDs, error) {
+	var ids IDs
 	err := s.db.QueryRowxContext(ctx, `SELECT coalesce(min(id), 0), coalesce(max(id), 0), count(*) FROM messages
 		WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%'`, accountID).Scan(&ids.Min, &ids.Max, &ids.Count)
 	if err != nil {
 		return ids, translate(err)
 	}
 	if ids.Count == 0 {
-		return ids, fmt.Errorf("no seeded bench messages: %w", ErrNotFound)
+		return ids, fmt.Errorf("no seeded bench messages: %w", store.ErrNotFound)
 	}
 	if ids.Max-ids.Min+1 == ids.Count {
 		return ids, nil
@@ -226,26 +277,26 @@ func (s *Store) BenchSeededIDs(ctx context.Context, accountID int64) (BenchIDs, 
 	return ids, translate(err)
 }
 
-// BenchSize is the data size a bench figure holds for.
-type BenchSize struct {
+// Size is the data size a bench figure holds for.
+type Size struct {
 	Messages      int64 // rows in messages, all accounts
 	Contacts      int64 // rows in contacts, all accounts
 	ServerVersion string
 }
 
-// BenchDataSize counts the messages and contacts and reads the server's version; it fails on
+// DataSize counts the messages and contacts and reads the server's version; it fails on
 // any database error.
-func (s *Store) BenchDataSize(ctx context.Context) (BenchSize, error) {
-	var z BenchSize
+func (s *Floor) DataSize(ctx context.Context) (Size, error) {
+	var z Size
 	err := s.db.QueryRowxContext(ctx, `SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM contacts),
 		current_setting('server_version')`).Scan(&z.Messages, &z.Contacts, &z.ServerVersion)
 	return z, translate(err)
 }
 
-// BenchResetStatuses puts the account's seeded messages back to 'sent' with no status
+// ResetStatuses puts the account's seeded messages back to 'sent' with no status
 // history, and vacuums, so every status run starts from the same state (the floor
 // measurements reset ranks the same way). It fails on any database error.
-func (s *Store) BenchResetStatuses(ctx context.Context, accountID int64) error {
+func (s *Floor) ResetStatuses(ctx context.Context, accountID int64) error {
 	for _, q := range []string{
 		`UPDATE messages SET status = 'sent' WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%' AND status <> 'sent'`,
 		`DELETE FROM message_statuses WHERE account_id = $1`,
@@ -263,17 +314,17 @@ func (s *Store) BenchResetStatuses(ctx context.Context, accountID int64) error {
 	return nil
 }
 
-// BenchCheckpoint asks PostgreSQL for a checkpoint, so a run does not pay for the previous
+// Checkpoint asks PostgreSQL for a checkpoint, so a run does not pay for the previous
 // run's dirty pages. It fails when the role may not (it needs pg_checkpoint or superuser).
-func (s *Store) BenchCheckpoint(ctx context.Context) error {
+func (s *Floor) Checkpoint(ctx context.Context) error {
 	_, err := s.db.ExecContext(ctx, `CHECKPOINT`)
 	return err
 }
 
-// BenchBusyBackends returns how many other client sessions of this database are running a
+// BusyBackends returns how many other client sessions of this database are running a
 // statement now: the bench waits for zero before a run, so work a target left behind (such as
 // asynchronous status processing) is not billed to the next run.
-func (s *Store) BenchBusyBackends(ctx context.Context) (int, error) {
+func (s *Floor) BusyBackends(ctx context.Context) (int, error) {
 	var n int
 	err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM pg_stat_activity
 		WHERE datname = current_database() AND pid <> pg_backend_pid()
@@ -283,11 +334,11 @@ func (s *Store) BenchBusyBackends(ctx context.Context) (int, error) {
 
 // ---- the floor ----
 
-// BenchFloorAccount is what the floor server loads once at startup: the account's connected
+// Account is what the floor server loads once at startup: the account's connected
 // number (token decrypted), its approved bench template and its standing campaign.
-type BenchFloorAccount struct {
+type Account struct {
 	AccountID  int64
-	Connection Connection
+	Connection store.Connection
 	TemplateID int64
 	Template   string
 	Language   string
@@ -295,17 +346,17 @@ type BenchFloorAccount struct {
 	CampaignID int64
 }
 
-// BenchFloorSetup loads the floor's account by email, with the template (name, language).
-// It returns ErrNotFound when the account, its number, the approved template or the "API"
+// Setup loads the floor's account by email, with the template (name, language).
+// It returns store.ErrNotFound when the account, its number, the approved template or the "API"
 // campaign is missing (run the bench's seeding first).
-func (s *Store) BenchFloorSetup(ctx context.Context, email, template, language string) (BenchFloorAccount, error) {
-	var fa BenchFloorAccount
-	acct, err := s.AccountByEmail(ctx, email)
+func (s *Floor) Setup(ctx context.Context, email, template, language string) (Account, error) {
+	var fa Account
+	acct, err := s.st.AccountByEmail(ctx, email)
 	if err != nil {
 		return fa, err
 	}
 	fa.AccountID = acct.ID
-	if fa.Connection, err = s.ConnectionByAccount(ctx, acct.ID); err != nil {
+	if fa.Connection, err = s.st.ConnectionByAccount(ctx, acct.ID); err != nil {
 		return fa, err
 	}
 	err = s.db.QueryRowxContext(ctx, `SELECT id, name, language, body_params FROM templates
@@ -318,9 +369,9 @@ func (s *Store) BenchFloorSetup(ctx context.Context, email, template, language s
 	return fa, translate(err)
 }
 
-// BenchAccountByKeyHash is the floor's authentication: one prepared lookup of a live key's
-// hash (not revoked, account active). It returns ErrNotFound for any other hash.
-func (s *Store) BenchAccountByKeyHash(ctx context.Context, hash []byte) (int64, error) {
+// AccountByKeyHash is the floor's authentication: one prepared lookup of a live key's
+// hash (not revoked, account active). It returns store.ErrNotFound for any other hash.
+func (s *Floor) AccountByKeyHash(ctx context.Context, hash []byte) (int64, error) {
 	st, err := s.prepared(ctx, `SELECT k.account_id FROM api_keys k JOIN accounts a ON a.id = k.account_id
 		WHERE k.key_hash = $1 AND k.mode = 'live' AND k.revoked_at IS NULL AND a.active`)
 	if err != nil {
@@ -330,8 +381,8 @@ func (s *Store) BenchAccountByKeyHash(ctx context.Context, hash []byte) (int64, 
 	return id, translate(st.QueryRowContext(ctx, hash).Scan(&id))
 }
 
-// BenchFloorSendInput is one floor send's row data.
-type BenchFloorSendInput struct {
+// SendInput is one floor send's row data.
+type SendInput struct {
 	AccountID    int64
 	Mobile       string
 	Name         string
@@ -341,9 +392,9 @@ type BenchFloorSendInput struct {
 	Content      []byte // the message's content JSON
 }
 
-// BenchFloorSent is what BenchFloorSend recorded. Blocked means the contact is blocked and
+// Sent is what Send recorded. Blocked means the contact is blocked and
 // nothing else was written (MessageID and ConversationID are then 0).
-type BenchFloorSent struct {
+type Sent struct {
 	ContactID      int64
 	ContactCreated bool
 	Blocked        bool
@@ -351,10 +402,10 @@ type BenchFloorSent struct {
 	MessageID      int64
 }
 
-// BenchFloorSend is the floor's send transaction, one prepared statement: upsert the contact
+// Send is the floor's send transaction, one prepared statement: upsert the contact
 // by (account, mobile), find or insert its conversation, insert the message 'pending' and,
 // for a new contact, its contact.created event. It fails on any database error.
-func (s *Store) BenchFloorSend(ctx context.Context, in BenchFloorSendInput) (BenchFloorSent, error) {
+func (s *Floor) Send(ctx context.Context, in SendInput) (Sent, error) {
 	st, err := s.prepared(ctx, `WITH c AS (
 			INSERT INTO contacts (account_id, mobile, name) VALUES ($1, $2, $3)
 			ON CONFLICT (account_id, mobile) DO UPDATE SET updated_at = now()
@@ -376,18 +427,18 @@ func (s *Store) BenchFloorSend(ctx context.Context, in BenchFloorSendInput) (Ben
 		SELECT c.id, c.created, c.blocked, coalesce(cv.id, 0), coalesce(m.id, 0)
 		FROM c LEFT JOIN cv ON true LEFT JOIN m ON true`)
 	if err != nil {
-		return BenchFloorSent{}, err
+		return Sent{}, err
 	}
-	var out BenchFloorSent
+	var out Sent
 	err = st.QueryRowContext(ctx, in.AccountID, in.Mobile, in.Name, in.CampaignID, in.TemplateID, in.TemplateName, string(in.Content)).
 		Scan(&out.ContactID, &out.ContactCreated, &out.Blocked, &out.ConversationID, &out.MessageID)
 	return out, translate(err)
 }
 
-// BenchFloorRecordSent is the floor's second write, after the platform accepted the send:
+// RecordSent is the floor's second write, after the platform accepted the send:
 // one prepared statement records the platform id and 'sent' on the pending message and
-// inserts its message.sent event. It returns ErrNotFound when no pending message matched.
-func (s *Store) BenchFloorRecordSent(ctx context.Context, accountID, messageID int64, wamid string) error {
+// inserts its message.sent event. It returns store.ErrNotFound when no pending message matched.
+func (s *Floor) RecordSent(ctx context.Context, accountID, messageID int64, wamid string) error {
 	st, err := s.prepared(ctx, `WITH u AS (
 			UPDATE messages SET platform_message_id = $3, status = 'sent', sent_at = now()
 			WHERE account_id = $1 AND id = $2 AND status = 'pending'
@@ -404,39 +455,22 @@ func (s *Store) BenchFloorRecordSent(ctx context.Context, accountID, messageID i
 		return translate(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	return nil
 }
 
-// BenchStatusRank is the rank of a message status: statuses only move to a higher rank
-// (pending 0 < sent 1 < delivered 2 < read 3 < failed 9). It is 0 for anything else.
-func BenchStatusRank(status string) int {
-	switch status {
-	case "sent":
-		return 1
-	case "delivered":
-		return 2
-	case "read":
-		return 3
-	case "failed":
-		return 9
-	}
-	return 0
-}
-
-// BenchFloorStatus is the floor's status update, one prepared statement: find the tenant by
+// Status is the floor's status update, one prepared statement: find the tenant by
 // the platform's phone number id, move the message with that platform id forward to status
-// (rank must be BenchStatusRank(status); a lower or equal current rank is left alone), and
+// (rank must be store.StatusRank(status); a lower or equal current rank is left alone), and
 // insert the history row and the message.status event. It reports whether the status was
 // applied, and fails on any database error.
-func (s *Store) BenchFloorStatus(ctx context.Context, phoneNumberID, wamid, status string, rank int, at time.Time) (bool, error) {
+func (s *Floor) Status(ctx context.Context, phoneNumberID, wamid, status string, rank int, at time.Time) (bool, error) {
 	st, err := s.prepared(ctx, `WITH u AS (
 			UPDATE messages m SET status = $3
 			WHERE m.account_id = (SELECT account_id FROM connections WHERE phone_number_id = $1)
 			AND m.platform_message_id = $2
-			AND (CASE m.status WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2
-				WHEN 'read' THEN 3 WHEN 'failed' THEN 9 ELSE 99 END) < $4
+			AND status_rank(m.status) BETWEEN 0 AND $4::int - 1
 			RETURNING m.id, m.account_id),
 		h AS (
 			INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
@@ -457,8 +491,8 @@ func (s *Store) BenchFloorStatus(ctx context.Context, phoneNumberID, wamid, stat
 	return n > 0, nil
 }
 
-// BenchFloorMessageRow is one message as the floor's poll reads it.
-type BenchFloorMessageRow struct {
+// MessageRow is one message as the floor's poll reads it.
+type MessageRow struct {
 	ID           int64
 	Wamid        string
 	Status       string
@@ -470,60 +504,22 @@ type BenchFloorMessageRow struct {
 	History      json.RawMessage // [{"status":..., "timestamp":...}] oldest first
 }
 
-// BenchFloorMessage is the floor's poll, one prepared SELECT by (id, account) with the status
-// history aggregated in the same statement. It returns ErrNotFound when the account has no
+// Message is the floor's poll, one prepared SELECT by (id, account) with the status
+// history aggregated in the same statement. It returns store.ErrNotFound when the account has no
 // outbound message with that id.
-func (s *Store) BenchFloorMessage(ctx context.Context, accountID, id int64) (BenchFloorMessageRow, error) {
+func (s *Floor) Message(ctx context.Context, accountID, id int64) (MessageRow, error) {
 	st, err := s.prepared(ctx, `SELECT m.id, coalesce(m.platform_message_id, ''), m.status, m.sent_at, m.created_at,
 			m.error_code, m.error_title, m.error_details,
 			coalesce((SELECT json_agg(json_build_object('status', h.status, 'timestamp', h.occurred_at) ORDER BY h.occurred_at)
 				FROM message_statuses h WHERE h.message_id = m.id), '[]')
 		FROM messages m WHERE m.id = $1 AND m.account_id = $2 AND m.direction = 'out'`)
 	if err != nil {
-		return BenchFloorMessageRow{}, err
+		return MessageRow{}, err
 	}
-	var r BenchFloorMessageRow
+	var r MessageRow
 	var hist []byte
 	err = st.QueryRowContext(ctx, id, accountID).Scan(&r.ID, &r.Wamid, &r.Status, &r.SentAt, &r.CreatedAt,
 		&r.ErrorCode, &r.ErrorTitle, &r.ErrorDetails, &hist)
 	r.History = hist
 	return r, translate(err)
-}
-
-// FloorClaimDeliveries is the webhook-delivery floor's claim (performance-floors.md, claim10):
-// up to n due pending deliveries, pushed out by a 30 s lease, with their event id. It is the
-// bare reference loop BenchmarkDispatcher compares the dispatcher with, not used by the service.
-func (s *Store) FloorClaimDeliveries(ctx context.Context, n int) (ids, eventIDs []string, err error) {
-	st, err := s.prepared(ctx, `WITH c AS (
-			SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now()
-			ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-		UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_attempt_at = now() + interval '30 seconds'
-		FROM c WHERE d.id = c.id RETURNING d.id::text, d.event_id::text`)
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, err := st.QueryContext(ctx, n)
-	if err != nil {
-		return nil, nil, translate(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, ev string
-		if err := rows.Scan(&id, &ev); err != nil {
-			return nil, nil, err
-		}
-		ids, eventIDs = append(ids, id), append(eventIDs, ev)
-	}
-	return ids, eventIDs, translate(rows.Err())
-}
-
-// FloorMarkDelivered is the floor's mark: the claimed deliveries succeeded.
-func (s *Store) FloorMarkDelivered(ctx context.Context, ids []string) error {
-	st, err := s.prepared(ctx, `UPDATE webhook_deliveries SET status = 'succeeded', completed_at = now()
-		WHERE id = ANY($1::uuid[])`)
-	if err != nil {
-		return err
-	}
-	_, err = st.ExecContext(ctx, pq.Array(ids))
-	return translate(err)
 }

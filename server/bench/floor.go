@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -6,25 +6,25 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"gateway/server"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"gateway/platform/whatsapp"
-	"gateway/server"
 	"gateway/store"
+	"gateway/store/benchfloor"
 )
 
 // The floor server (`gateway bench floor-serve`) is the benchmark reference: a minimal
 // handler per hot path that does the same database writes and the same platform call as the
 // gateway, without our stack (no Echo, no OpenAPI validation, no strict server, no
-// middleware, no request log). Its SQL is in store/benchfloor.go: prepared statements and one
-// CTE per write, the fastest shape measured (shared/reference/performance-floors.md).
+// middleware, no request log). Its SQL is in store/benchfloor: prepared statements and one
+// CTE per write, the fastest shape measured on this stack.
 //
 //   - POST /v1/messages/template: Bearer key → one prepared hash lookup; JSON body checked
 //     against the template loaded at startup; one CTE (contact, conversation, message
@@ -38,15 +38,15 @@ import (
 //
 // It serves the account benchAccountEmail that `gateway bench` seeds.
 
-// benchFloorServe runs the floor server until ctx ends.
-func benchFloorServe(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
+// serveFloor runs the floor server until ctx ends.
+func serveFloor(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gateway bench floor-serve", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address (loopback)")
 	email := fs.String("account-email", benchAccountEmail, "the seeded bench account")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	logger := cfg.logger(os.Stderr)
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DBPool)
 	if err != nil {
 		return err
@@ -57,13 +57,15 @@ func benchFloorServe(ctx context.Context, cfg config, args []string, stdout io.W
 		return err
 	}
 	defer st.Close()
-	acct, err := st.BenchFloorSetup(ctx, *email, benchTemplate.Name, benchTemplate.Language)
+	fl := benchfloor.New(st)
+	defer fl.Close()
+	acct, err := fl.Setup(ctx, *email, benchTemplate.Name, benchTemplate.Language)
 	if err != nil {
 		return fmt.Errorf("floor: load the bench account %s (seed it with gateway bench): %w", *email, err)
 	}
 	wa := whatsapp.NewClient(cfg.PlatformBaseURL, nil)
 	wa.SetTimeout(cfg.PlatformTimeout)
-	f := &floor{store: st, wa: wa, acct: acct, appSecret: []byte(cfg.PlatformAppSecret), log: logger}
+	f := &floor{store: fl, wa: wa, acct: acct, appSecret: []byte(cfg.PlatformAppSecret), log: logger}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -88,9 +90,9 @@ func benchFloorServe(ctx context.Context, cfg config, args []string, stdout io.W
 
 // floor holds the floor server's state; everything but the database is loaded at startup.
 type floor struct {
-	store     *store.Store
+	store     *benchfloor.Floor
 	wa        *whatsapp.Client
-	acct      store.BenchFloorAccount
+	acct      benchfloor.Account
 	appSecret []byte
 	log       *slog.Logger
 }
@@ -122,7 +124,7 @@ func floorJSON(w http.ResponseWriter, status int, message string, data any) {
 func (f *floor) authenticate(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if ok {
-		id, err := f.store.BenchAccountByKeyHash(r.Context(), server.HashKey(key))
+		id, err := f.store.AccountByKeyHash(r.Context(), server.HashKey(key))
 		if err == nil {
 			return id, true
 		}
@@ -173,7 +175,7 @@ func (f *floor) send(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	content, _ := json.Marshal(map[string]any{"language": a.Language, "body_variables": req.BodyVariables})
-	rec, err := f.store.BenchFloorSend(r.Context(), store.BenchFloorSendInput{
+	rec, err := f.store.Send(r.Context(), benchfloor.SendInput{
 		AccountID: accountID, Mobile: req.Destination, Name: req.Name, CampaignID: a.CampaignID,
 		TemplateID: a.TemplateID, TemplateName: a.Template, Content: content,
 	})
@@ -196,7 +198,7 @@ func (f *floor) send(w http.ResponseWriter, r *http.Request) {
 		floorJSON(w, http.StatusBadGateway, "Platform error", nil)
 		return
 	}
-	if err := f.store.BenchFloorRecordSent(ctx, accountID, rec.MessageID, res.MessageID); err != nil {
+	if err := f.store.RecordSent(ctx, accountID, rec.MessageID, res.MessageID); err != nil {
 		f.fail(w, r, err)
 		return
 	}
@@ -244,15 +246,15 @@ func (f *floor) status(w http.ResponseWriter, r *http.Request) {
 	for _, e := range hook.Entry {
 		for _, c := range e.Changes {
 			for _, s := range c.Value.Statuses {
-				rank := store.BenchStatusRank(s.Status)
-				if c.Field != "messages" || rank == 0 {
+				rank := store.StatusRank(s.Status)
+				if c.Field != "messages" || rank < 1 {
 					continue
 				}
 				at := time.Now()
 				if sec, err := strconv.ParseInt(s.Timestamp, 10, 64); err == nil {
 					at = time.Unix(sec, 0)
 				}
-				if _, err := f.store.BenchFloorStatus(r.Context(), c.Value.Metadata.PhoneNumberID, s.ID, s.Status, rank, at); err != nil {
+				if _, err := f.store.Status(r.Context(), c.Value.Metadata.PhoneNumberID, s.ID, s.Status, rank, at); err != nil {
 					f.fail(w, r, err)
 					return
 				}
@@ -272,7 +274,7 @@ func (f *floor) poll(w http.ResponseWriter, r *http.Request) {
 		floorJSON(w, http.StatusUnprocessableEntity, "Invalid id", nil)
 		return
 	}
-	m, err := f.store.BenchFloorMessage(r.Context(), accountID, id)
+	m, err := f.store.Message(r.Context(), accountID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		floorJSON(w, http.StatusNotFound, "Message not found", nil)
 		return

@@ -1,0 +1,238 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"gateway/gen"
+	"gateway/store"
+)
+
+// Test mode (the svc_test_ and svc_demo_ keys of openapi/openapi.yaml), in one place: what test and demo keys see instead of the
+// account's live data. The fixture contacts and templates, the test send (simulated, or real
+// through the sandbox number for a joined phone), the rendering of a fixture's text, and the
+// ageing of a test message read back through GET /v1/messages/{id}.
+
+// Sandbox limits (spec, Test mode): real deliveries per joined phone and the join window.
+const (
+	sandboxRealLimit = 20
+	sandboxWindow    = 24 * time.Hour
+)
+
+// Fixture identifiers every test-mode send answers with (they match the fixture contacts).
+const (
+	testCampaignID     = 1
+	testConversationID = 1
+	testContactID      = 1
+)
+
+// sendTest is a send with a test or demo key: the fixture templates only, nothing written to
+// the account's live data. The send is simulated unless the destination joined the sandbox in
+// the last 24 hours and has real deliveries left; then it goes out for real as text through
+// the sandbox number.
+func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
+	tpl, fail := resolveFixture(b)
+	if fail != nil {
+		return nil, fail
+	}
+	header, body := deref(b.HeaderVariables), deref(b.BodyVariables)
+	if fail := checkVariables(tpl, header, body); fail != nil {
+		return nil, fail
+	}
+	now := s.now()
+	delivery, wamid, note := gen.Simulated, testWamid(), ""
+	sb := s.opts.Sandbox
+	var claim store.SandboxClaim
+	if sb.PhoneNumberID != "" && sb.AccessToken != "" && s.platform != nil {
+		var err error
+		if claim, err = s.store.ClaimSandboxDelivery(ctx, accountID, b.Destination, now.Add(-sandboxWindow), sandboxRealLimit); err != nil {
+			return nil, err
+		}
+	}
+	if claim.Claimed {
+		ctx = context.WithoutCancel(ctx)
+		pctx, cancel := context.WithTimeout(ctx, s.opts.SendTimeout)
+		res, err := s.platform.SendText(pctx, sb.AccessToken, sb.PhoneNumberID, b.Destination, renderFixture(tpl, body))
+		cancel()
+		if err != nil {
+			_, fail := platformFailure(err, s.opts.SendTimeout)
+			if fail == nil {
+				return nil, fmt.Errorf("sandbox send: %w", err)
+			}
+			return nil, fail
+		}
+		delivery, wamid = gen.Real, res.MessageID
+		note = fmt.Sprintf("Delivered for real as text through the sandbox number (%d of %d real messages used by this phone).",
+			claim.RealSent, sandboxRealLimit)
+	} else {
+		p, err := principalFrom(ctx)
+		if err != nil {
+			return nil, err
+		}
+		join := fmt.Sprintf("send \"join %s\" from this phone to the sandbox number %s", p.JoinCode, sb.PhoneNumber)
+		switch {
+		case claim.Active:
+			note = fmt.Sprintf("Simulated: this phone has used its %d real sandbox messages.", sandboxRealLimit)
+		case claim.Joined:
+			note = "Simulated: this phone's 24-hour sandbox window has ended; " + join + " again to receive test messages for real."
+		default:
+			note = "Simulated: nothing was sent. To receive test messages for real, " + join + "."
+		}
+	}
+	tm, err := s.store.RecordTestSend(ctx, accountID, store.TestSendInput{Destination: b.Destination, TemplateName: tpl.Name,
+		Delivery: string(delivery), PlatformMessageID: wamid, CreatedAt: now,
+		ConversationID: testConversationID, ContactID: testContactID})
+	if err != nil {
+		return nil, err
+	}
+	mode := gen.SendResultModeTest
+	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
+		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, CampaignId: testCampaignID,
+		ConversationId: testConversationID, ContactId: testContactID, ContactCreated: false, Status: gen.Sent,
+		Mode: &mode, Delivery: &delivery, Note: &note,
+	}}}, nil
+}
+
+// resolveFixture finds the fixture template a test-mode send names; only the three fixtures
+// exist in test mode.
+func resolveFixture(b *gen.SendTemplateRequest) (store.Template, *apiError) {
+	lang := deref(b.Language)
+	if b.TemplateId != nil {
+		for _, t := range fixtureTemplates {
+			if t.ID == *b.TemplateId {
+				return t, agrees(t, b.TemplateName, lang)
+			}
+		}
+		return store.Template{}, templateNotFound(fmt.Sprintf("No approved template with id %d (test mode has the sandbox templates 1, 2 and 3)", *b.TemplateId))
+	}
+	var ts []store.Template
+	for _, t := range fixtureTemplates {
+		if t.Name == *b.TemplateName && (lang == "" || lang == t.Language) {
+			ts = append(ts, t)
+		}
+	}
+	t, fail := pickByName(ts, *b.TemplateName, lang)
+	if fail != nil && fail.Status == http.StatusNotFound {
+		fail.Message += " (test mode has the sandbox templates sandbox_welcome, order_confirmation_update and otp_login_code)"
+	}
+	return t, fail
+}
+
+// renderFixture is a fixture template's body with the variables filled in.
+func renderFixture(t store.Template, body []string) string {
+	var comps []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(t.Components, &comps)
+	text := ""
+	for _, c := range comps {
+		if c.Type == "BODY" {
+			text = c.Text
+		}
+	}
+	for i, v := range body {
+		text = strings.ReplaceAll(text, "{{"+strconv.Itoa(i+1)+"}}", v)
+	}
+	return text
+}
+
+// testWamid is a platform-like message id for a simulated send.
+func testWamid() string {
+	var b [18]byte
+	rand.Read(b[:])
+	return "wamid.test." + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// fixtures are the contacts test and demo keys list: fixed, realistic, never from the database.
+var fixtures = []store.Contact{
+	{ID: 3, Mobile: "5511987654321", Name: "Ana Souza", CreatedAt: time.Date(2026, 1, 12, 9, 30, 0, 0, time.UTC)},
+	{ID: 2, Mobile: "447700900123", Name: "Oliver Smith", CreatedAt: time.Date(2026, 1, 10, 15, 0, 0, 0, time.UTC)},
+	{ID: 1, Mobile: "15551234567", Name: "Maria Garcia", Note: "VIP", CreatedAt: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)},
+}
+
+// fixtureContacts is the page of fixtures matching search (name or mobile), as ListContacts
+// answers a test or demo key.
+func fixtureContacts(search string, limit, offset int) store.ContactPage {
+	var match []store.Contact
+	q := strings.ToLower(strings.TrimSpace(search))
+	for _, c := range fixtures {
+		if q == "" || strings.Contains(strings.ToLower(c.Name), q) || strings.Contains(c.Mobile, q) {
+			match = append(match, c)
+		}
+	}
+	page := store.ContactPage{Total: len(match), Contacts: []store.Contact{}}
+	if offset < len(match) {
+		page.Contacts = match[offset:min(len(match), offset+limit)]
+	}
+	return page
+}
+
+// fixtureContact is the answer to a test-mode upsert: the contact as given, with an id derived
+// from the mobile so the same number always answers the same id.
+func fixtureContact(mobile string, name *string) store.Contact {
+	h := fnv.New32a()
+	h.Write([]byte(mobile))
+	c := store.Contact{ID: int64(h.Sum32()%100000) + 1000, Mobile: mobile}
+	if name != nil {
+		c.Name = *name
+	}
+	return c
+}
+
+// Test-mode fixtures: the three templates every test and demo key sees,
+// with fixed ids, newest first. Their text is what a sandbox participant receives.
+var fixtureTemplates = []store.Template{
+	{ID: 3, Name: "sandbox_welcome", Language: "en_US", Status: store.TemplateApproved,
+		CategoryID: 2, CategoryName: "UTILITY", CategoryLabel: "Utility", ParameterFormat: "POSITIONAL",
+		Components: json.RawMessage(`[{"type":"BODY","text":"Welcome to the Messaging Gateway sandbox! Your test messages will arrive here."}]`)},
+	{ID: 2, Name: "order_confirmation_update", Language: "en_US", Status: store.TemplateApproved,
+		CategoryID: 2, CategoryName: "UTILITY", CategoryLabel: "Utility", ParameterFormat: "POSITIONAL", BodyParams: 2,
+		Components: json.RawMessage(`[{"type":"BODY","text":"Hi {{1}}, your order {{2}} has been updated. We'll keep you posted."}]`)},
+	{ID: 1, Name: "otp_login_code", Language: "en_US", Status: store.TemplateApproved,
+		CategoryID: 3, CategoryName: "AUTHENTICATION", CategoryLabel: "Authentication", ParameterFormat: "POSITIONAL", BodyParams: 1,
+		Components: json.RawMessage(`[{"type":"BODY","text":"{{1}} is your verification code. For your security, do not share this code."}]`)},
+}
+
+// Default test-mode ageing: a test message reads as delivered 2 s and read
+// 5 s after it was sent. Options.TestDeliveredAfter / TestReadAfter override them; New applies
+// these defaults.
+const (
+	defaultTestDeliveredAfter = 2 * time.Second
+	defaultTestReadAfter      = 5 * time.Second
+)
+
+// getTestMessage reads a test send; its status is derived from its age on the server's clock:
+// sent, then delivered, then read.
+func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.GetMessageResponseObject, error) {
+	tm, err := s.store.TestMessageByID(ctx, accountID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errMessageNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	delivered, read := s.opts.TestDeliveredAfter, s.opts.TestReadAfter
+	sent := tm.CreatedAt.UTC()
+	age := s.now().Sub(sent)
+	history := []gen.StatusChange{{Status: gen.Sent, Timestamp: sent}}
+	if age >= delivered {
+		history = append(history, gen.StatusChange{Status: gen.Delivered, Timestamp: sent.Add(delivered)})
+	}
+	if age >= read {
+		history = append(history, gen.StatusChange{Status: gen.Read, Timestamp: sent.Add(read)})
+	}
+	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: gen.Message{
+		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, Status: history[len(history)-1].Status,
+		SentAt: sent, History: history,
+	}}}, nil
+}

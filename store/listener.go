@@ -1,0 +1,84 @@
+package store
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// DeliveriesChannel is the NOTIFY channel the fan-out trigger (and a redelivery) signals.
+const DeliveriesChannel = "webhook_deliveries"
+
+// DeliveryListener wakes dispatchers when deliveries become due: it LISTENs on
+// DeliveriesChannel over a dedicated connection (outside the pool) and coalesces the
+// notifications into a channel of capacity one. After a reconnect, when notifications may have
+// been missed, it wakes too.
+type DeliveryListener struct {
+	l    *pq.Listener
+	c    chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// ListenDeliveries starts listening with the DSN. It does not wait for the connection: it is
+// made, and remade after a loss, in the background, and report (which may be nil) hears of
+// every failure. It cannot fail.
+func ListenDeliveries(dsn string, report func(error)) *DeliveryListener {
+	l := &DeliveryListener{c: make(chan struct{}, 1), done: make(chan struct{})}
+	l.l = pq.NewListener(dsn, 100*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
+		if err != nil && report != nil {
+			report(fmt.Errorf("webhook listener %s: %w", ev, err))
+		}
+	})
+	go func() {
+		// Listen blocks until the connection is up (or Close); polling covers the wait.
+		if err := l.l.Listen(DeliveriesChannel); err != nil && report != nil && !l.closed() {
+			report(fmt.Errorf("LISTEN %s: %w", DeliveriesChannel, err))
+		}
+		l.wake() // anything committed before LISTEN took effect
+	}()
+	go func() {
+		for {
+			select {
+			case <-l.done:
+				return
+			case _, ok := <-l.l.Notify:
+				if !ok {
+					return
+				}
+				// A nil notification follows a reconnect: rescan, like any other wake-up.
+				l.wake()
+			}
+		}
+	}()
+	return l
+}
+
+func (l *DeliveryListener) closed() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *DeliveryListener) wake() {
+	select {
+	case l.c <- struct{}{}:
+	default:
+	}
+}
+
+// C receives a value when deliveries may have become due.
+func (l *DeliveryListener) C() <-chan struct{} { return l.c }
+
+// Close stops listening and closes the connection; it is idempotent and cannot fail.
+func (l *DeliveryListener) Close() {
+	l.once.Do(func() {
+		close(l.done)
+		l.l.Close()
+	})
+}

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Delivery statuses the platform reports, applied monotonically; a report for a message not
+// yet recorded is parked (parked.go).
+//
+// Status ranks: pending 0 < sent 1 < delivered 2 < read 3 < failed 9. A report is applied only
+// when its rank is higher than the stored one, so duplicates and late reports change nothing,
+// read without delivered is a valid move, and nothing leaves failed. Every distinct reported
+// status is kept in message_statuses with the platform's timestamp, whether or not it changed
+// the current status; each real change writes one message.status event in the same statement.
+
+// StatusRank returns the rank of a message status; an unknown status ranks -1. It is the Go
+// twin of the SQL function status_rank (migrations/000012_status_rank_fn.up.sql), which every
+// statement that ranks uses; TestStatusRankAgreesWithSQL keeps the two equal.
+func StatusRank(status string) int {
+	switch status {
+	case "pending":
+		return 0
+	case "sent":
+		return 1
+	case "delivered":
+		return 2
+	case "read":
+		return 3
+	case "failed":
+		return 9
+	}
+	return -1
+}
+
+// StatusReport is one delivery status the platform reported for a message the account sent.
+type StatusReport struct {
+	PlatformMessageID string    // the wamid
+	Status            string    // sent, delivered, read or failed
+	OccurredAt        time.Time // when the platform says it happened
+	// The platform's error, for failed (ErrorCode nil when it gave none).
+	ErrorCode    *int
+	ErrorTitle   string
+	ErrorDetails string
+}
+
+// StatusResult says what ApplyStatus did.
+type StatusResult struct {
+	// Found: the account has a sent message with that platform id.
+	Found bool
+	// Changed: the report moved the message's status (and wrote a message.status event).
+	Changed bool
+	// Parked: no such message yet; the report was parked until the send is recorded. When the
+	// message appeared meanwhile the parked reports were applied at once, and Found/Changed
+	// are those of that application.
+	Parked bool
+}
+
+// applyStatusSQL is the whole status path in one statement: the guarded UPDATE (rank must
+// rise), the history row (every distinct status, once), the message.status event when the
+// UPDATE changed the row, and the parked row when the message is not known (yet).
+//
+// Concurrent reports for one message serialise on the row lock of the UPDATE, and under READ
+// COMMITTED the rank guard is re-evaluated on the newest row version, so two reports never
+// both "raise" the status past each other and each real change writes exactly one event.
+//
+// The event's created_at is the clock time, not the transaction's start, so the reports
+// ApplyParkedStatuses applies in one transaction get events in rank order.
+//
+// $1 account, $2 platform id, $3 status, $4 its rank, $5 occurred_at, $6 error code,
+// $7 error title, $8 error details, $9 occurred_at as RFC 3339 for the event.
+const applyStatusSQL = `WITH m AS (
+		SELECT id FROM messages
+		WHERE account_id = $1 AND platform_message_id = $2::text AND direction = 'out'
+	), u AS (
+		UPDATE messages SET status = $3::text,
+			error_code = CASE WHEN $3::text = 'failed' THEN $6::int ELSE error_code END,
+			error_title = CASE WHEN $3::text = 'failed' THEN $7::text ELSE error_title END,
+			error_details = CASE WHEN $3::text = 'failed' THEN $8::text ELSE error_details END
+		WHERE account_id = $1 AND platform_message_id = $2::text AND direction = 'out'
+			AND status_rank(status) BETWEEN 0 AND $4::int - 1
+		RETURNING id, conversation_id
+	), h AS (
+		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
+		SELECT $1, m.id, $3::text, $5::timestamptz FROM m
+		ON CONFLICT (message_id, status) DO NOTHING
+	), e AS (
+		INSERT INTO events (account_id, type, data, created_at)
+		SELECT $1, 'message.status', jsonb_build_object(
+				'message_id', u.id, 'chat_message_id', $2::text, 'conversation_id', u.conversation_id,
+				'status', $3::text, 'timestamp', $9::text)
+			|| CASE WHEN $3::text = 'failed' AND $6::int IS NOT NULL
+				THEN jsonb_build_object('error', jsonb_strip_nulls(jsonb_build_object(
+					'code', $6::int, 'title', COALESCE($7::text, ''), 'details', $8::text)))
+				ELSE '{}'::jsonb END,
+			clock_timestamp()
+		FROM u
+	), p AS (
+		INSERT INTO parked_statuses (account_id, platform_message_id, status, occurred_at, error_code, error_title, error_details)
+		SELECT $1, $2::text, $3::text, $5::timestamptz, $6::int, $7::text, $8::text
+		WHERE NOT EXISTS (SELECT 1 FROM m)
+		ON CONFLICT (account_id, platform_message_id, status) DO NOTHING
+	)
+	SELECT EXISTS (SELECT 1 FROM m) AS found, EXISTS (SELECT 1 FROM u) AS changed`
+
+const messageRecordedSQL = `SELECT EXISTS (SELECT 1 FROM messages
+	WHERE account_id = $1 AND platform_message_id = $2 AND direction = 'out')`
+
+func statusArgs(accountID int64, r StatusReport) []any {
+	var title, details *string
+	if r.ErrorCode != nil {
+		title, details = &r.ErrorTitle, nil
+		if r.ErrorDetails != "" {
+			details = &r.ErrorDetails
+		}
+	}
+	at := r.OccurredAt.UTC()
+	return []any{accountID, r.PlatformMessageID, r.Status, StatusRank(r.Status), at,
+		r.ErrorCode, title, details, at.Format(time.RFC3339)}
+}
+
+type statusRow struct {
+	Found   bool `db:"found"`
+	Changed bool `db:"changed"`
+}
+
+// ApplyStatus applies one status report to the account's message with that platform id, in
+// one prepared statement (see the package notes on ranks). When the account has no such
+// message yet the report is parked; the send side applies it through ApplyParkedStatuses once
+// it has recorded the platform id.
+//
+// The race between the two sides (a report parked just after ApplyParkedStatuses looked) is
+// closed here: after parking, ApplyStatus checks again in a new statement whether the message
+// has appeared, and if so applies the parked reports itself. Either ApplyParkedStatuses' read
+// comes after the park committed (and it sees the parked row), or it came before, and then the
+// platform id was already committed when this re-check runs. Applying twice is harmless.
+//
+// It fails with an error for a status other than sent, delivered, read or failed, or when the
+// database fails.
+func (s *Store) ApplyStatus(ctx context.Context, accountID int64, r StatusReport) (StatusResult, error) {
+	return s.applyStatus(ctx, accountID, r, nil)
+}
+
+// applyStatusRecordingSQL is applyStatusSQL that also stores the raw webhook body ($10) in the
+// same statement, so the common delivery (one status) costs one round trip and one commit.
+var applyStatusRecordingSQL = strings.Replace(applyStatusSQL, "WITH m AS (",
+	"WITH raw AS (INSERT INTO platform_webhooks (body) VALUES ($10::bytea)), m AS (", 1)
+
+// ApplyStatusRecordingWebhook is ApplyStatus for a delivery that carries just this one status: it
+// stores the raw webhook body (as RecordPlatformWebhook does) in the same statement as the
+// status change, so both commit together. It fails as ApplyStatus does.
+func (s *Store) ApplyStatusRecordingWebhook(ctx context.Context, accountID int64, r StatusReport, body []byte) (StatusResult, error) {
+	return s.applyStatus(ctx, accountID, r, body)
+}
+
+func (s *Store) applyStatus(ctx context.Context, accountID int64, r StatusReport, body []byte) (StatusResult, error) {
+	if StatusRank(r.Status) < 1 {
+		return StatusResult{}, fmt.Errorf("apply status: unknown status %q", r.Status)
+	}
+	var row statusRow
+	q, args := applyStatusSQL, statusArgs(accountID, r)
+	if body != nil {
+		q, args = applyStatusRecordingSQL, append(args, body)
+	}
+	if err := s.getPrepared(ctx, &row, q, args...); err != nil {
+		return StatusResult{}, err
+	}
+	if row.Found {
+		return StatusResult{Found: true, Changed: row.Changed}, nil
+	}
+	// Parked. Re-check with a fresh snapshot (see above).
+	var appeared bool
+	if err := s.getPrepared(ctx, &appeared, messageRecordedSQL, accountID, r.PlatformMessageID); err != nil {
+		return StatusResult{Parked: true}, err
+	}
+	if !appeared {
+		return StatusResult{Parked: true}, nil
+	}
+	n, err := s.applyParked(ctx, accountID, r.PlatformMessageID)
+	return StatusResult{Parked: true, Found: true, Changed: n > 0}, err
+}
