@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 REDOCLY := npx --yes @redocly/cli@2.77.0
 export DATABASE_URL TEST_DATABASE_URL
 
-.PHONY: help generate verify build run test lint bench db apicheck sdkcheck
+.PHONY: help generate verify build run test fuzz lint bench db apicheck sdkcheck
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -35,7 +35,7 @@ db: ## start PostgreSQL if none answers at DATABASE_URL and create its database
 run: build ## check the ports (GATEWAY_ADDR, PLATFORM_SIM_ADDR), start PostgreSQL if needed, migrate, seed a local account on the simulator, serve
 	@bin/gateway dev --check-ports
 	@.ci/pg-up
-	bin/gateway dev
+	GATEWAY_ENV=development bin/gateway dev
 
 test: ## the whole test suite (starts PostgreSQL if needed; installs chromium for the browser tests), then the breaking-change gate
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
@@ -49,6 +49,19 @@ sdkcheck: ## generated TypeScript and Go clients, built from a running gateway d
 apicheck: ## fail when openapi.yaml breaks the released v1 (openapi/baseline/v1.yaml), judged by oasdiff
 	@cd openapi/breaking && go test -count=1 ./... >/dev/null 2>&1 || { cd openapi/breaking && go test -count=1 ./...; exit 1; }
 	@echo "apicheck: openapi.yaml is backward compatible with openapi/baseline/v1.yaml"
+
+# Every fuzz target, one at a time (one package's fuzzing at once: the machine's cores go to
+# its workers), each for FUZZTIME; the committed corpora under testdata/fuzz run first.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := ./platform/whatsapp:FuzzParseWebhook ./server:FuzzContactsBody ./server:FuzzSendTemplateBody \
+	./server:FuzzPlatformWebhookBody
+
+fuzz: ## run each fuzz target for FUZZTIME (10s): never a 5xx, never a panic
+	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \
+		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
+	done
 
 lint: ## gofmt, go vet, and the OpenAPI linter (Redocly CLI from npm)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "lint: gofmt"; exit 1; }

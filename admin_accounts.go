@@ -52,12 +52,17 @@ func init() {
 			fs.Int64Var(&c.AccountID, "account", 0, "account id")
 			fs.StringVar(&c.WabaID, "waba-id", "", "WhatsApp Business Account id")
 			fs.StringVar(&c.PhoneNumberID, "phone-number-id", "", "the platform's phone number id")
-			fs.StringVar(&c.PhoneNumber, "phone-number", "", "the number, digits only")
+			fs.StringVar(&c.PhoneNumber, "phone-number", "", "the number with its country code (stored as digits only)")
 			fs.StringVar(&c.DisplayName, "display-name", "", "display name")
 			fs.StringVar(&c.AccessToken, "access-token", "", "the platform access token (stored encrypted)")
 			if err := parseFlags(fs, args, "account", "waba-id", "phone-number-id", "phone-number", "display-name", "access-token"); err != nil {
 				return nil, err
 			}
+			digits, ok := server.NormalizeMobile(c.PhoneNumber)
+			if !ok {
+				return nil, fmt.Errorf("--phone-number %q: want an international number, 8 to 15 digits with the country code first", c.PhoneNumber)
+			}
+			c.PhoneNumber = digits
 			return a.store.ConnectNumber(ctx, c)
 		})
 	registerAdmin("number disconnect", "--account ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {

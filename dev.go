@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,12 @@ import (
 )
 
 const devEmail = "dev@localhost"
+
+// The Embedded Signup app and configuration ids `gateway dev` uses when none are set.
+const (
+	devAppID      = "100000000000000"
+	devESConfigID = "local-es-config"
+)
 
 // dev is `make run`: it checks that its two ports are free (before anything is created), starts
 // the platform simulator in-process, points the gateway at it, seeds (or reuses) a local account
@@ -32,20 +39,27 @@ func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Write
 	case len(args) > 0:
 		return fmt.Errorf("gateway dev: unknown arguments %q (only --check-ports)", args)
 	}
-	if cfg.SecretKeyIsDefault {
-		logger.Warn("GATEWAY_SECRET_KEY is not set: using the built-in development key; never do this in production")
+	// The same warnings serve logs under GATEWAY_ENV=development: dev is always development.
+	for _, p := range cfg.productionProblems() {
+		logger.Warn("development secret in use (gateway dev): " + p)
 	}
 	simCfg := simulator.DefaultConfig()
+	// Embedded Signup runs against the simulator's SDK and window, with local ids unless set.
+	cfg.PlatformAppID = cmp.Or(cfg.PlatformAppID, devAppID)
+	cfg.PlatformESConfigID = cmp.Or(cfg.PlatformESConfigID, devESConfigID)
 	simCfg.AppSecret = cfg.PlatformAppSecret
+	simCfg.AppID = cfg.PlatformAppID
 	simCfg.WebhookURL = "http://" + cfg.Addr + "/platform/webhook"
 	sim := simulator.New(simCfg)
 	seedSimulator(sim)
+	seedSandbox(sim, cfg)
 	simURL, err := sim.Start(cfg.SimAddr)
 	if err != nil {
 		return fmt.Errorf("start the platform simulator on %s (PLATFORM_SIM_ADDR): %w", cfg.SimAddr, err)
 	}
 	defer sim.Close()
 	cfg.PlatformBaseURL = simURL + "/v23.0"
+	cfg.PlatformSDKURL = simURL + "/sdk.js"
 
 	a, err := openApp(ctx, cfg, logger)
 	if err != nil {
@@ -63,6 +77,9 @@ func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Write
 		PhoneNumberID: devNumber.PhoneNumberID, PhoneNumber: devNumber.DisplayPhoneNumber,
 		DisplayName: devNumber.VerifiedName, AccessToken: devNumber.AccessToken}); err != nil {
 		return err
+	}
+	if err := restoreSimulatorNumbers(ctx, a.store, sim); err != nil {
+		logger.Warn("restoring numbers connected in earlier runs failed", "error", err.Error())
 	}
 	if err := devSyncTemplates(ctx, a, acct.ID); err != nil {
 		logger.Warn("template sync failed", "error", err.Error())
@@ -83,6 +100,11 @@ func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Write
 		}
 	}
 	fmt.Fprint(stdout, devBanner(acct.ID, acct.Name, simURL, base, live.Key, test.Key))
+	fmt.Fprintf(stdout, `Play a handset joining the sandbox (number %s); the simulator's sent log shows the reply:
+  curl -s %s/_sim/inbound -d '{"phone_number_id":"%s","from":"15557654321","type":"text","payload":{"body":"join %s"}}'
+  curl -s %s/_sim/sent
+
+`, cfg.SandboxPhoneNumber, simURL, cfg.SandboxPhoneID, acct.JoinCode, simURL)
 	return a.serve(ctx, nil)
 }
 

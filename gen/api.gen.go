@@ -208,6 +208,27 @@ func (e EventName) Valid() bool {
 	}
 }
 
+// Defines values for HeaderMediaType.
+const (
+	Document HeaderMediaType = "document"
+	Image    HeaderMediaType = "image"
+	Video    HeaderMediaType = "video"
+)
+
+// Valid indicates whether the value is a known member of the HeaderMediaType enum.
+func (e HeaderMediaType) Valid() bool {
+	switch e {
+	case Document:
+		return true
+	case Image:
+		return true
+	case Video:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for KeyMode.
 const (
 	KeyModeDemo KeyMode = "demo"
@@ -439,6 +460,42 @@ func (e SendResultMode) Valid() bool {
 	}
 }
 
+// Defines values for TemplateHeaderFormat.
+const (
+	DOCUMENT TemplateHeaderFormat = "DOCUMENT"
+	GIF      TemplateHeaderFormat = "GIF"
+	IMAGE    TemplateHeaderFormat = "IMAGE"
+	LOCATION TemplateHeaderFormat = "LOCATION"
+	NONE     TemplateHeaderFormat = "NONE"
+	PRODUCT  TemplateHeaderFormat = "PRODUCT"
+	TEXT     TemplateHeaderFormat = "TEXT"
+	VIDEO    TemplateHeaderFormat = "VIDEO"
+)
+
+// Valid indicates whether the value is a known member of the TemplateHeaderFormat enum.
+func (e TemplateHeaderFormat) Valid() bool {
+	switch e {
+	case DOCUMENT:
+		return true
+	case GIF:
+		return true
+	case IMAGE:
+		return true
+	case LOCATION:
+		return true
+	case NONE:
+		return true
+	case PRODUCT:
+		return true
+	case TEXT:
+		return true
+	case VIDEO:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TemplateStatus.
 const (
 	APPROVED TemplateStatus = "APPROVED"
@@ -494,6 +551,19 @@ type Account struct {
 // AccountInactiveEnvelope The failure envelope of this status; `code` is one of the values listed.
 type AccountInactiveEnvelope = ErrorEnvelope
 
+// ButtonVariable defines model for ButtonVariable.
+type ButtonVariable struct {
+	// Index The button's 0-based position among the template's buttons (GET /templates `buttons[].index`).
+	Index int `json:"index"`
+
+	// Value The URL suffix for a URL button with {{1}}, the coupon code for COPY_CODE (at most 15
+	// characters), the code for an OTP button, the payload for QUICK_REPLY.
+	//
+	//
+	// Example: SPRING24
+	Value string `json:"value"`
+}
+
 // Chat defines model for Chat.
 type Chat struct {
 	// Connected false (and empty strings) when no number is connected.
@@ -534,14 +604,14 @@ type ContactCreatedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *ContactCreatedEventMode `json:"mode,omitempty"`
 }
 
 // ContactCreatedEventEvent defines model for ContactCreatedEvent.Event.
 type ContactCreatedEventEvent string
 
-// ContactCreatedEventMode Present, equal to test, for events caused by a test key.
+// ContactCreatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type ContactCreatedEventMode string
 
 // ContactList defines model for ContactList.
@@ -620,11 +690,11 @@ type EventBase struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *EventBaseMode `json:"mode,omitempty"`
 }
 
-// EventBaseMode Present, equal to test, for events caused by a test key.
+// EventBaseMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type EventBaseMode string
 
 // EventExamples defines model for EventExamples.
@@ -650,6 +720,45 @@ type EventName string
 
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
+
+// HeaderLocation The place shown by a LOCATION header.
+type HeaderLocation struct {
+	// Address Example: Av. Paulista 1000, São Paulo
+	Address *string `json:"address,omitempty"`
+
+	// Latitude Example: -23.5614
+	Latitude float64 `json:"latitude"`
+
+	// Longitude Example: -46.6559
+	Longitude float64 `json:"longitude"`
+
+	// Name Example: Acme Paulista
+	Name *string `json:"name,omitempty"`
+}
+
+// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+type HeaderMedia struct {
+	// Filename Document only. The file name the recipient sees.
+	//
+	// Example: INV-1001.pdf
+	Filename *string `json:"filename,omitempty"`
+
+	// Id The platform's id of media already uploaded.
+	//
+	// Example: 1029384756
+	Id *string `json:"id,omitempty"`
+
+	// Link A public https URL the platform downloads the media from.
+	//
+	// Example: https://cdn.example.com/spring.jpg
+	Link *string `json:"link,omitempty"`
+
+	// Type Must match the template's header_format.
+	Type HeaderMediaType `json:"type"`
+}
+
+// HeaderMediaType Must match the template's header_format.
+type HeaderMediaType string
 
 // IdempotencyInProgressEnvelope The failure envelope of this status; `code` is one of the values listed.
 type IdempotencyInProgressEnvelope = ErrorEnvelope
@@ -687,6 +796,11 @@ type MeEnvelopeSuccess bool
 // Message defines model for Message.
 type Message struct {
 	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
 
 	// Error Why the platform failed the message.
 	Error *MessageError `json:"error,omitempty"`
@@ -773,24 +887,29 @@ type MessageReceivedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageReceivedEventMode `json:"mode,omitempty"`
 }
 
 // MessageReceivedEventEvent defines model for MessageReceivedEvent.Event.
 type MessageReceivedEventEvent string
 
-// MessageReceivedEventMode Present, equal to test, for events caused by a test key.
+// MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
-	ChatMessageId  string                `json:"chat_message_id"`
-	ContactId      int64                 `json:"contact_id"`
-	ConversationId int64                 `json:"conversation_id"`
-	Destination    string                `json:"destination"`
-	MessageId      int64                 `json:"message_id"`
-	Source         MessageSentDataSource `json:"source"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string               `json:"client_reference,omitempty"`
+	ContactId       int64                 `json:"contact_id"`
+	ConversationId  int64                 `json:"conversation_id"`
+	Destination     string                `json:"destination"`
+	MessageId       int64                 `json:"message_id"`
+	Source          MessageSentDataSource `json:"source"`
 
 	// Template The template name.
 	Template string `json:"template"`
@@ -808,14 +927,14 @@ type MessageSentEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageSentEventMode `json:"mode,omitempty"`
 }
 
 // MessageSentEventEvent defines model for MessageSentEvent.Event.
 type MessageSentEventEvent string
 
-// MessageSentEventMode Present, equal to test, for events caused by a test key.
+// MessageSentEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageSentEventMode string
 
 // MessageStatus What the messaging platform last reported.
@@ -823,8 +942,13 @@ type MessageStatus string
 
 // MessageStatusData defines model for MessageStatusData.
 type MessageStatusData struct {
-	ChatMessageId  string `json:"chat_message_id"`
-	ConversationId int64  `json:"conversation_id"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+	ConversationId  int64   `json:"conversation_id"`
 
 	// Error Why the platform failed the message.
 	Error     *MessageError `json:"error,omitempty"`
@@ -844,14 +968,14 @@ type MessageStatusEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageStatusEventMode `json:"mode,omitempty"`
 }
 
 // MessageStatusEventEvent defines model for MessageStatusEvent.Event.
 type MessageStatusEventEvent string
 
-// MessageStatusEventMode Present, equal to test, for events caused by a test key.
+// MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
 
 // MethodNotAllowedEnvelope The failure envelope of this status; `code` is one of the values listed.
@@ -880,7 +1004,7 @@ type RateLimitedEnvelope = ErrorEnvelope
 type Sandbox struct {
 	JoinCode string `json:"join_code"`
 
-	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours.
+	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours. The sandbox number replies with the workspace joined and when the window ends (or why the code was refused). While the window is open, the messages the handset sends to the sandbox number reach the workspace as message.received events with mode test.
 	JoinPhrase string `json:"join_phrase"`
 
 	// PhoneNumber The sandbox number, digits only.
@@ -909,6 +1033,11 @@ type SendResult struct {
 	// ChatMessageId Id assigned by the messaging platform.
 	ChatMessageId string `json:"chat_message_id"`
 
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// ContactCreated true when the send created the contact.
 	ContactCreated bool  `json:"contact_created"`
 	ContactId      int64 `json:"contact_id"`
@@ -923,7 +1052,7 @@ type SendResult struct {
 	// Mode Test mode only.
 	Mode *SendResultMode `json:"mode,omitempty"`
 
-	// Note Test mode only. What happened to the send.
+	// Note Test mode only. What happened to the send, and the text the template renders to.
 	Note *string `json:"note,omitempty"`
 
 	// Status What the messaging platform last reported.
@@ -943,15 +1072,36 @@ type SendTemplateRequest struct {
 	// Example: ["Ana","ORD-7781"]
 	BodyVariables *[]string `json:"body_variables,omitempty"`
 
+	// ButtonVariables Values for the template's buttons, by index. An AUTHENTICATION template's OTP button
+	// is filled from body_variables[0] when this is omitted.
+	//
+	//
+	// Example: [{"index":0,"value":"SPRING24"}]
+	ButtonVariables *[]ButtonVariable `json:"button_variables,omitempty"`
+
 	// CampaignName Groups the send under a standing API campaign in reports.
 	//
 	// Example: November orders
 	CampaignName *string `json:"campaign_name,omitempty"`
 
+	// ClientReference The caller's own id for this send (an order or ticket id). Stored with the message and
+	// returned in the send response, GET /messages/{id}, and the message.sent and
+	// message.status events.
+	//
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Destination International format, digits only, country code included.
 	//
 	// Example: 15551234567
 	Destination string `json:"destination"`
+
+	// HeaderLocation The place shown by a LOCATION header.
+	HeaderLocation *HeaderLocation `json:"header_location,omitempty"`
+
+	// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+	HeaderMedia *HeaderMedia `json:"header_media,omitempty"`
 
 	// HeaderVariables Values for the header variable, if the template has one.
 	//
@@ -991,10 +1141,23 @@ type StatusChange struct {
 // Template defines model for Template.
 type Template struct {
 	// BodyVariables How many body variables a send must give.
-	BodyVariables int              `json:"body_variables"`
-	Category      TemplateCategory `json:"category"`
+	BodyVariables int `json:"body_variables"`
 
-	// HeaderVariables How many header variables a send must give.
+	// Buttons The template's buttons in order; `index` is what `button_variables` refers to.
+	//
+	// Example: [{"index":0,"takes_value":true,"text":"Shop now","type":"URL"},{"index":1,"takes_value":true,"text":"Stop promotions","type":"QUICK_REPLY"}]
+	Buttons  []TemplateButton `json:"buttons"`
+	Category TemplateCategory `json:"category"`
+
+	// HeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+	// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+	// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+	//
+	//
+	// Example: IMAGE
+	HeaderFormat TemplateHeaderFormat `json:"header_format"`
+
+	// HeaderVariables How many header variables a send must give (0 unless the header is TEXT with a variable).
 	HeaderVariables int `json:"header_variables"`
 
 	// Id The service's own template id.
@@ -1004,10 +1167,50 @@ type Template struct {
 	Language string         `json:"language"`
 	Name     string         `json:"name"`
 	Status   TemplateStatus `json:"status"`
+
+	// Unsupported What this template has that the API cannot fill yet (GIF or PRODUCT header,
+	// CAROUSEL, LIMITED_TIME_OFFER, FLOW or CATALOG button, ...). A send of such a template
+	// is refused with a 422 naming it. Absent when the template can be sent.
+	//
+	//
+	// Example: ["CAROUSEL"]
+	Unsupported *[]string `json:"unsupported,omitempty"`
 }
+
+// TemplateHeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+//
+// Example: IMAGE
+type TemplateHeaderFormat string
 
 // TemplateStatus defines model for Template.Status.
 type TemplateStatus string
+
+// TemplateButton defines model for TemplateButton.
+type TemplateButton struct {
+	// Index The button's 0-based position among the template's buttons.
+	Index int `json:"index"`
+
+	// TakesValue true when a send may give this button a value in `button_variables`. It must for a
+	// URL button with a `{{1}}` suffix, COPY_CODE (the coupon code, at most 15 characters)
+	// and OTP (the code; filled from body_variables[0] when omitted); it may for
+	// QUICK_REPLY (the payload echoed back when the button is tapped).
+	TakesValue bool `json:"takes_value"`
+
+	// Text The button's label.
+	//
+	// Example: Track order
+	Text string `json:"text"`
+
+	// Type The button type as the platform defines it: QUICK_REPLY, URL, PHONE_NUMBER,
+	// COPY_CODE, FLOW, CATALOG, ... The one-time-password button of an AUTHENTICATION
+	// template (copy code or one tap) is listed as OTP.
+	//
+	//
+	// Example: URL
+	Type string `json:"type"`
+}
 
 // TemplateCategory defines model for TemplateCategory.
 type TemplateCategory struct {
@@ -2777,167 +2980,210 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Lchu30iD8Kqj5z1+WkiFNUqJsS5U6q/g4ib74diw5/r7P9GrAGZBENAQmA1Ay49JD7Svsk22hAcwA",
-	"Q/Cmi+Ps6tSpmCJngEaj0fdufIlSPi04I0yK6PBLNCE4IyV8PM5zfqU+ZESkJS0k5Sw6jM4mBE2JnPBM",
-	"IDkhqMBygsSsKHgpRTuKI/IZT4ucRIfRzy/OYvT2zelZFEcl+WNGS5JFh7KckTgS6YRMsRpezgv1sJAl",
-	"ZePo+jqOTjIyLbgkTL4jRY7n6q0mGIkaJkFXE8KQnFCBSiIKzgRBVMMlJC9JVn/NRwgzRHCZU1IiBQ4R",
-	"El1ROdGP4ylB1cTpvPUrmavV1HASNptGhx8jNXH0KQ7A/Q5L8pJOqQxjLSNTji7I/JFAuXoqRlcTLFFJ",
-	"ppgyoQCkEmGW6UVR9YsgUsSIMiRIylkm0E4Cr/7Q68TmRcrGP8Afgsgf9pJdfwtWP73lvlTre8tzms7X",
-	"rvKPGZcYFfAw2kl6naOrHw46TRDN19vCojfwJAtDYfb3kUA0Qztqg5P/bJl3WidZguZ8hgRhMka8RBiN",
-	"CSMlliRDnJHdI8QZIpeknFf000b/nnFJ1LZIbundX0hJ/jjvj7rps2yP9IZP8D7Z33uG+/1OepCtXN0U",
-	"f35J2FhOosNu72mQsogs58cjScrF5Z4a0pAcXWEq0ZCMeKkwIMs5ZeP2JoilTJIxKWGuDx8+HM/khDBJ",
-	"UyxJGL+4foJyhtIJznPCxgTtvPvpOXrW7XYau/wjwSWcO5xPfxhEYyzJFZ4Poq22/TqOClziKZGGRzkH",
-	"9lcSIMhjNGP0jxlRBIl2ugpHvX5fgVviVA2yi6Q6g1N8QQTCgDQKXEOzB4FH5LDmD2oUyzEGDL4a8kx/",
-	"Rxnaf4omfFYqXqTYluZDI1oK6XAnJiTBGbCjVFI2RvKKpqQ9YB66LB21FCG1FCW1FCm1FC09Jb3Rk2FX",
-	"nRiqFql5dhRHDE/Vuw0uFi0htV6/H0dTyirSi0P4toBrkZCmfMbkCVOgXwJppJwpRq0+4qLIDUE8/l0o",
-	"/H+pV6SezNTgWI9xTu0gcTQlQuAxsaSlH1B83HlGzNKUCBEdjnAuyLW7pn+UZBQdRv/f41qUPda/iscN",
-	"iF+wS5Lzgui1BcjazD0kE8oy2D+15w4oiqodIekylWWwmMcf1yzr2pNy6fyEvS35uIT13QCltB7pnLLz",
-	"wo7lYva4KfKoaIo7tUwhaZ4rgeMMckPUB9e3agOON5PKNZjljDHD4e5oS5gkJcP5i7Lk5c22woxwTmAI",
-	"dwfs4EiQ8pKUyD5xU/S6sK5EK0MzRj4XJFXiDWY9AtFMAMUuupDGS0PC3Q1uX4HO+JpL0Cu1Src1erXi",
-	"ec64PMdmGBfFeg70rxcvX5y9UHTCuETmQSXSH192H6s5cSpvQdjNlaxjKqAhk89USIGGMwlA1YdQLwnt",
-	"YDbXT86Y2oLHl93dI5TAFAnK4WXpqN5Uekp3SG9ftTn6oev4Njv6msuf+IzdbCfVFo7gbX8D4ROgyP56",
-	"w12y0K3bnZIIPitTgjJONMHAVim1sPpmSHKuJDWHLTBC4u6Oxls8zznOzjh/icvxzcRqocc4l5yf5zCK",
-	"i1czodZWqEDwRKl0H4a66BX98eZ4bgC/Ht0+JFyxQgDhDvGZYzni5XRLNg7TluR3YJTq8yXOZx6Ozbjn",
-	"1UNN3cU+gewTWooRlh0iS9vqfOf0kpR4mBO0o8ZG3b1up3ewu7gL13E0Y/gS01w9vRIo97kmXPovpW1W",
-	"EGY00+yRiStSWhW227Gm5pFhNxroKZ6rE6H+US9N8CVBQ0IY2FABsDcnH3ev1hFPYBkLiNbWnoW7JAXB",
-	"UrFLpZVjwdkunGxv8Q3Kq90PLdf/sIoAAx6L2/HWytS+oaBUtux5bgbwqIFzNFWyxhxEoeSidOz2I205",
-	"ohxLcgv1xFnAyl214KQ4zytYitkwp2kFEhqVfKoMc3TyFuEsU4pkY88818tKPFcPulhu1R6NjV42j1vL",
-	"vFWZ5qu3uDLib0ccp4Rlzzkb5TSVW7K3Yc7TizB3M4rRuX2kyUPM72iCBeIFuEpm2l+VYqalpD12WZCR",
-	"Uc/KaU7/dY2Y61hpIM85Y0u5PZtNh6QEXTOtnnOhec2RfkbNWT2itQQqrJpwG+bobvSqUxSGJIazZLeN",
-	"CmR21ri87sTY+hZ45RmZKnFAbqWPSjPIeVgxfc0RLoqSX6oNNo8ihqckQ4OIlxkpFZGMaDmFicCvdUPO",
-	"2VzOmo1fBIuPXDUVTbFMJ0RbD2N6SRjArWiAZt/gbr5neCYnvKR/3lD0zdwBGnt4/PZECZRDrSkcm+dg",
-	"xENkXJSDWaezl16QOXwgaIeX6D9bx29P1Hk4bP4Mh+mfuKC/kvkPjd92b04ELhbWEAA4JbGovdmO12qK",
-	"c6UlqTM/YxeMXzH1QEku+QXJ2ujM0ZQEngt0NaHpxBDQgMlJSQhSAwi0E0RWXGMmRhoJuwBMSXBmYhlY",
-	"wjdXpTKhgNlQeTRgVCJGLsElrFU0A7b2hDpE+eHDh1bTIb2Knpr+69uR4284pxms+SdM8xuS5GU1yPlI",
-	"jxJH4IgRxmUtKcN6Rz9GGR1TUMvyeYzgCJdzBFYCuJJjRNrjNur2+/1ub2+/f/DkCDGOvo+RKHBKBKi3",
-	"WEyIiD5d+/4nAMPy/UPkzntjQm3iZ7WDb0RJngFhUiGUHg82haHRI5RopCTAoQQiGIhxRFimntUv7yQL",
-	"2Ex24wEzhN+UX4r0cK7IcY5mgmSaAjHjcuKEAXcSV/1IjchNdheI8a/nkNXOuB559bEoeUFKSbWiR6aY",
-	"5oEYShxRmE+hHEvtsTzYj+KFSJANJ4SCb3XE5qMazjwam0nr2CgfKuNMjbXMD6+OUJ6/GUWHH1fTWcM+",
-	"jJvr1SetjtIuhBmCEdsGnJ9CRqeisVlJEDGTa/YIehGWM3GEEjV3As4MVklf0CYFOO4IiNnPrTFvmfma",
-	"i4meT3BgD1NXPfUBg0OKdhSHJdNCzpFelNjVwWMWVAjb9TYPOc8JZmrujApFludLtjuOigln5FyPtwiJ",
-	"8UOrv3CONFnFyGFizqzhMc81Ra4mM1cF9yBuwLc4dIgcn2uleBHljn3U5F3mp0qhrq0eJXmR5GH0piXB",
-	"ZgurM5dhSVqSAvQ3P59TPqQ5ucGONMQKZWk+yzzyqKFZShWMa1HsRBT7nU68Bbcw8MdRbXFaZJnhV2zd",
-	"c/3kv7DEwYMDpuwNULkpAhbJ087oLAzeXb+IF5dWm9iMFarHf8QixAYzg49V7wcweB1HxAJhOahZUtvu",
-	"yad1e6tHiDUMi6v+VK/7JRVy6a7BZyrJVGy4kKhm5LgsMbhlCjyuVKp1/uvqySWbKiJvvBX7+b4QpJR3",
-	"QI8O0/DPtixnRLN4jBi5qpiRUnOmOCNhHnS35O0cUu8gr0XMDaT+coG/BaWbbbl2lNyKzBVCPy3irLH+",
-	"9SQt/qrFwVm6n6W5S/LJ8CeliotGihRKcVlSAq5ZfzmVEdIc55fZFLOW0s4hGCLJZxmUQs7iAueBM2Qe",
-	"iJFWjDizalvoQDQwYAevjaUQJYPO9txomT4Qr3A6oYzU69CRBsjxceGwnLXhoQhkxLhOqKBnaolzctGH",
-	"GzI9G8GBUFhrSVQpZCU1vvZ9t+GwZCCI30ic+BQgAl9rvotjZo2GtYYH7Pu1a7SvegVOxwv9aPBkApGu",
-	"P5oA3pKjWekAq8/mFRlOOL/Q4VZzPo+0YQ3iGuEs09GxRDGCZPHsGm5/rg2UzVTYSpdYq8a8VhKkUnoX",
-	"jS8NJM2Oag81TksuhEnVE/qQmYhq2NaYBg/t25Jojxn5Y4Zz8NoTIWOlL+tZBUoxeAyGc4ThR3BPOedY",
-	"fbdeLQKZaXUjB5tBJqMee+HEaxpG/aXN0/bX8oYRZLxOCh/19kLusMIcuKjVb8kHTREwU/JIoIQz8mYE",
-	"G7+R0uW+v6h5hVRCsX6pX114+oi+J/FZEbijVRsR0y5JSuil66Fum1B69Se4F2qmvkIRjyOX5SgcZhnV",
-	"9t9bDzXVDi8M0FSgfQJ7BwJNqAOgD4T2xUG+0g7W3AW+eiTQf5y+ea1/+Z1TZj1uGZciVmJ6grBAiXrj",
-	"/BKXVAkW0e4kRwijKrcXHtHOdMq0L72t/1Qap/4icUb7Y6bOPki0BPESJWr6Ns0SzTYAPCwQRlcTnpMK",
-	"AJ2J7u+c46hpiQtatHihEdkqOMgonaW8LH/z/h1by2TtN+3fCicr3h+O1ikT3xBqfiXzV0EBpQC4oAxS",
-	"xS/I3CaqZzpt03iuXXGUa90RpJJazZQHWcUrsihYcO1G3iCbGixU47FcaaGoZxwBvOpZiwbFijHLhvzz",
-	"2uC4eazJkeu4O8Bopg+JoFfkq8udV+SehM2r2sRqnI0JludGpoQ9rUatXQ86jKGT6q7jaEKF5GWg6OIF",
-	"aJ76iKCSFLyEZASeZ0qHMkGsKuvAWhqPBFLqpJB4WmysjJzCJM8nmI1JSIr5697A8aJksFF1G07V0zfo",
-	"6UGnWwOpl/D+7Dnio5EgcBQ3U4+NZN8M33qJC6TgrCxe2ONqinpB9X6FT4Le269/HDTV3uuZqNJA/R39",
-	"MJl7BIi0feymPQasoaWs2qFjOE7gW28HiSwjEtN8iR5GZb6RQy4D0oKnV+zoO6Nm3pGfPOXskpRC+xM2",
-	"fmtU8mkYaYKwjJSPhIlWrY8b5TytvLoNEabzAoNIzbGkcpa5eDXhIhiSjZf/upl/tJrAHS60LVOSURyw",
-	"2XmJ6BSPSYzwLKM8Rpc0IzxGGU9nU7DTWYaEpOkFKS11BhxtKS4sdhaQMKI5WRrNWSIYpnRKzvW3G8SB",
-	"wwvekgMvBbEkOA1vPZny32kY/lVybxVH1UOGFlSSIp+Hd3A4k5Iz2Cql/EEZYNAfugTbxlm2LV9YAFGS",
-	"z0tKkNUv2mMCn8ySq6whmET/btbCy3op4RNpqWMlR7RJRuphtKPmjlfTe2yJPUb2yMc22AEV0ZKU2lsa",
-	"G1BjZAkk1t6OGIm5kGQaoxkzpTJV7iMjV6SEUt/AmlZK2gYDjP3QCHC6Ki4C427AnL9y/C8kGkIBwAVX",
-	"xV1EAK1WQ5hcIpM20Fe/ktzyErPWcpdNtEuoNPLSVAoKXnJG8qCxZp3/y46zk4m6LSUv6IxraNtPF6sA",
-	"q1a1gtDVbv81RF7R2SoCB8fbXRJ3pd83NU4sHfXSq2PJseaywKVcq954BY2HW8dvCAZmo+M5YRvfAeRW",
-	"5+wGx+ZG1uT2Z+kmRpSSo8Z82zSacdszVFli9cyrTgo8/RedlZpaVp4WvaC7OS9LKmnvzTMYiD1+097B",
-	"hSKAe8NMHV3+phHy1kvs8ZdUGAfYIrNQv4jwT5JLnC9pheKSMwxuR7KvhU7ysoLYe9u5xRj7t72DwYrP",
-	"+8POptkN3zTSQuWU94YyLz/km0bLaR0qaABAhERTnhHtSkK/8CskOTKmjI7mC8IyKDnF0JYITTDLjB/X",
-	"x8/vnLJzi6QFJQl+LSZlMBnjlEAbGSq0wQ2FrNjOZBsKmICHTdmWHCKnkInQ29cthdYmUS/xr3kjr3Ov",
-	"NTmen1ftrjN2cBLigcHCxfsTXZsmQ/0tY6cKl1/dMa8mfUfELL+v3EJngkXTBE8LTMdbmBwBY6YRvskQ",
-	"FoKOmU5fCBthwUNmqWiDlNyqBYF51q2/XVIc8LUcGTo9aj2fBEZYLcYx+W0yh8OvPCuVTme5yQpWYwSt",
-	"0lUbpKMB5SVNCTTti3W1FmXo5xdn6LF1eT/+QrNrL9K2Kqk/GKvxV7w+nasudViNOrDuJ7goCLNV4Joc",
-	"2n9RDNA9Rmu9O00yryBcxt5tmbIpTluedQTJjk2R6uf/LCL3N80ilQj88qV7fR2jL19619c6DMIRZ5DZ",
-	"Bok94Oz1mg1+jI4ZjuLozbt/tZ48edpVa6jCyW6zxU5vf00LvFg9f6Lf7TrlLVWEuUKyjVv46/i55LNC",
-	"1JxBN3fCSj7oosbjtyfIjqGWpF1AjUaqr/klAdUA1gqZym7LyM7aRTQ8mXdXL1TD6BSk+vAp8Aos1RzR",
-	"YfQ/P3Zazz59eRp3+9f/WDgYShRSXafaqitX764i9toWc25Ie2rfTE80+0KMqJbilfMVGmIw0iDB00Kt",
-	"CAmsTYs7ob9F8ssxG8+CqfUveYpzAmg6QoyQzGbi1fnkeOoILviLirqfAHSdvSQlzpGdpUGWhJ2/P20Q",
-	"Y9/fbNz689OXXrx3vXP+8bj137j1J2x/L96/3v3nP1YVnPmrMcUOGkqBFXw15FWlIyNXgSZdNcDHDKNT",
-	"PvsT+0A/7azwvG8grfgVq6mBZm30xuh6HqYVOdVjImhZrHm5B+STgGybUkanSkh1Q3LOm2YR1tcwOXQ/",
-	"XugVcTtQA40vtmVNTYXR4VNBwePm+yzojXfhEm567A2NVX56Yfu6mvwmK/A3zf5p1p5s5h0+c8JA2wlS",
-	"ZfhCgyWQldWDSgQpeTSdCQldQcKZKimWZGySvDbpWfLcPr8Ro61ga7DYTaHb/mRupjhuxFRXVsu6RbHd",
-	"3kr1z2qfx2/fvnvz24t/bVhQYELMFajOXjkxhwZ1BDZlFbU9d3Y/lMCwESqHJPeaYkTvJc2pnG/O+98X",
-	"BSlbKRZGSBkr2q7XZ0nvz05enpz9V7QdEockX4mJcMGqpazNK1arc+wJ9t6iYtmAtp5pFZRfL1gQqEn7",
-	"pn0oFkNfv9DEo6D7caUEewXd29Z7xYvf9Kbrsl+jOd7MTAX7wnIlT4/0FZ2DkAaZ49C7Af0z+PY23R3q",
-	"bGrXOjqqTaDYGEBgPxe4JExOiFB/l6AqE+jnp37MSl4UTT3v+34f7XS7u+jZ0ycH/db+Xq+70sYbDL7/",
-	"p7Lz0M5u69P3YTXf+FTqSd6WZETKKldMIDySpEQHqJj6k23QZmJFRXrdsOieAlA3qBFtRs711+HTvrTh",
-	"0sYLWIaB9Wc/VEwcLAn+lvjC8uVGXi3jYssXVtfPQjKDriZL4HNiSuAkyXPbN00juC45G/E851dgNGdU",
-	"jTxVto3OjZniolCIqbOwq/q+jdp2vLj0qwWrJL3Nkv6ar0OW0fpUqoXXjBq7gaVVFYwaEpvrykiTJnId",
-	"R1CHupZ4g+tQlLthMth2L3iQb9NVxbzzCdp1kXRWUjk/VU+aZHVolfeLvrgjmEuc5hRqkKHqy7QaEkT6",
-	"PQvby64Aqbry1axXT6kQrT/9exYMCLzUeWiClxI8YIy3wNMmOc/FEYJKS9tsCoFHs0CUoZyPRQUNPFQD",
-	"Y2YOQDKEJoJqSYELnsLdGcVlep7TS3LebrcTtFOA0ChJtltd1gRaFDxcTzmRstAd6SgbcefQqY8GzFdV",
-	"POhnfTnNYhksRHMrJ8qHCZbiuChqC9OKrhhdEFI4+cqaE+jCbPPQI1FVrQ+YcSYoAWxD1CZY5TEgESM5",
-	"KflsPAHuB5W2716cnqHjtyftARuw776z7K393XfohdeeI7ZNMhAvLZ+NLSOFoTRn1spEYh5OFFADlhio",
-	"kyM7ymiWV0MLaC0wNz0EYju6/RqjabNDhmbjsR4co/1ez3YnqJsABouNFyuHY7/+d9cg4ti7oUihQ+8e",
-	"s01AoQx4oxagHp3FA5YsbweaVLn0iSbzxByZurZ5J6+P2OGyAzVg6kTtthF4oKwfVrfiVDpbUXUv+IxT",
-	"mc9hE6mAoFmsI5xYqqdSkhGWEsA0ohJcKgM2BJlJs0OFD+Nwt4s3rUNLMoIInCI8REcI6zdQvXiQwjgX",
-	"HBqgtQfsVzIHQV3CvUZJdVQTSM2fLIm6HuknJRHyHDZdIBtN1E0sBoywDKqvdUfRkkq4IWKiRlETHLlN",
-	"w2GwjEy5HqwaS58utTAsSctktwxYoXiKvgDi5K0hHXtbAs3E4jGq6BSz5p1ixo0FDejVfvh3jA2Yf8mY",
-	"c6MYuLLV07adk719RcPjVJoreH7kcgLX6iElSIFyhVHiAahGC0wLl2736t1jNWBVV42191g179Pb0Wwi",
-	"0BDzEMHdfLtHzvDVzVm286a9/wHO/lHjiq0JzYl3eZbZD9OLesBMM2ozQOeZQdRvpBSUQ5vq775DyWU3",
-	"0e8oVnGo2YiIPayxDCnl1mqQYA5lmTpDtjntVPF6aC9aQvlUpo8S4xVYY7i+D1c+cj1RGz03Ihy8mJLn",
-	"sPd6eAOLYX/wjQsGxAEta91h5Mr0QYG2qLHRhdWnutJQWL53CrcLAeEmjw0GSpJjCXlPOjgy4QoixSHg",
-	"LiKToWRrb8xuwDUQiIA5SYWzl4p/YqB/PBQ8n0mC3r97ia4mXBCUqLGTypXrXa2ndRo0okplVjxuJ+n2",
-	"nrQ77U67e/i087QDwCZTfEFQOWPJI2G7/dvFffCkoVpj1STGBlnB9QvHA67Em/NZiSz/0Bts10lMOHbA",
-	"ks8tI2dFgnbU0dXLVszB9FExjYuFOUxiF6gAC6P0i8NGZxUgzQEz3VWgKwuwETOc5LnSJHApFbOG/juu",
-	"WdFGp9yofkr5MijkpdEHlXYxYJzlc91f2aFokFOK46MdjgsKytuYMNA2RniWy13Tz51MqS5G0KSlFCWh",
-	"ZBukW2iMPrY3BygGLmcl07pCsNMMSFMfA5qYD0163YBVUMaQADfXEVaI+IzhIVB8ykdCCUtBSrPnVZ6F",
-	"2u5jT1jwcpHdE9PqXDevtglwlQPV7mQmEB8BUdMSwgQ7SsOWQMN+A3W4rvOyjveK3UOU7CUoMWOfX5E8",
-	"5VOlJTBexzBAUeglKFkMkp3PigxL9UKvEZbZjVHSVe/I4jznY5Nil6Cdrv+gGhznOUogBJu00XGd0qj5",
-	"jfaUVybyVHcyzmlKmM5TNFrv25IXJSUS66CNKTNcVIbVqY/i6FJz2Ogw6qpzC3ZbQRguaHQY7bU77T3I",
-	"kZYTMHMeuy0dx0QujetC6NbpDoBRgccEYYkwFNwrHYHgMp0kXjv7KlipFAtw+ZhgsDIGKnI7UUbxSyqs",
-	"K1D3JauvkfzYBOodvxJw9gtTA145qfqdsIkD6oR30aI5bfqVKf6s47fg6V8VzVVWZqNPFdyHZfI3K+UK",
-	"S9T1IOuGATNZ6wG4ug5Y3Q78b1vQzqCGFPYjQxjEoKz3ZSfFgrQoE4QJqqTP7tKtqp2AGDyroZXo/V92",
-	"mWU35BP81Li+stfpbNe+3Tr4azL+6LQINh7j2m3T6/QOWt1uq9c963YOO+r//x3pMGW/061dulG/3+2C",
-	"K9V4Us0S3fQE7R+NwE3mNzPVVQ7dqqihW9UwdK+9hu9vfnXbupuuRZt1dV9oahno5v6GEX1K+aiydO/u",
-	"Dq/9TnfZG9WeerckRPDS3vqXmpeYqvd6vfXvLdwEAC8+W/+ie5fTdRz1NRWufse/iRK8SLPpVDFpzcqQ",
-	"05tW4rGizIqXQt//ggsZ6lSpmedw7h/CQ4i4g8KXKrni3wljEmy01BLerTKgCivNZsD0OVCKcDbTp4qY",
-	"Gyb0TFM8169RhpLvk3WhiSNlGCm90xgeWLgpaWjnqdLuuv1QQtiuntdmNCVVFAfZkEzSHjDTJzEnIwk3",
-	"GYHLRusDZkqtwGjJ6UsTL7S0KE5Ce1s/8rhxa7HmU0D9P/Jsvh2LciJUJixVh53qWJNlPOFAjuE1qwIw",
-	"m19cEgq6XfsRDsOKbs6b3caU3tVNDYZ9XrHe6mF9xfTmnNjjqDYLzUmS9djrdRzpQ7ItVEaU3BIsO/cC",
-	"WNvy/Ua75iW38bm9p23GO7ds4lu8WujrypTOBqIhfAe0eru7wazNe0P/dpJMB0tqokHYElVYrF3HUdM0",
-	"XWpZvHMs1inOSGtWeJar1x7X2MCOA0EXh+0IQpDrHVCGl5jggmSV5zWnF8RpQftImH6TyhLD5QXJUKKs",
-	"10Ow0JI2em08l1Rf2aR9QMz5EoTPIZoJ8A2axrRG6kL3Pyy1hVxFEGhYSilFwW90eiOmuxnrCPdzXaI3",
-	"Bl0If1vl8S84OSEkesTsHCDjlbEHSCekLLPGR7ScVndxoSteXmjNTEyUUWxUP3PTodYLj9BMaFef0v0m",
-	"BOdygtIJSS8WrfCfiXxFotuL/uC9jVbMOs0szS1IES/E/8DplLSt5qStsv1eLVrTKUEvZeb2tnSm0WqD",
-	"f1WOfudUu+qb99DogojOk6d7T592A7fSHEbdzkF/v7PX7/X2e896vbpiSTfyXGfKrbrB8j4xYVSVBioW",
-	"lx9c89aL3OJS9nXqir0PUQfCxAIdP7CfzdnP6YRfeZdMYpa5tRjOFYRDPlO/cYch2Taylh+Z0j6311HY",
-	"fD0FoRwqZFBiEiMgOLudyOuQRAVKJ1wQpmzfxCt3SAbMBLNsNnWyZVkMeLa8cWmWHA2Yk6Ikr7hbRxGb",
-	"yxEVPFxOIC6hL+eUEzJ3XLiVEV6VbAzYGaQ8mQALoFIHNoDpNlxxFQKGZMRL4hczKKTgPCeZGdS16s0R",
-	"qWoG9QxWzWdOeA5qHAPqh1slaBt9/lWmsq6VmJ/4fLJZPBEqHPRK5xYMM69K6Imi5+HctnzfappGHWGg",
-	"5M8HxC+3CzgQG1VBoVqdLW8iblZ83otVD2IhaDy7ReF7gZLv6ApPadb+5cfxy1dn77uvz17MX/357+7r",
-	"39PfjsfH737+8aTz6uI/fnr9/n3/3cV//fnmxYu9Vxcn3de/nxwH6l+NxF802ZsF2E+e+IXN3Y56rEqM",
-	"Eya7rRZzr+yFq42b861UlyZNeTUGussxoAZoh1AQWqZ1YjvrDK2y6xaRe9Xe3tp7lXg3XciNa+nUvtBG",
-	"piMG0T0udD8J3RcDgtCahS9tjOE18KgcVSOIzuO8Hd0C81udhXXKRsViq+Rqtxr8/22/yP769xau9N7U",
-	"oeJdjf9/sx9FvbUBiF6zpaYSZ/LhFpWpaSWtrcpmjo5o6mxfaHa91gWjSB+S3kyao6eDVD0P0Ss8R0OC",
-	"Cq40EqQ0GILh9oMZXBVsfTBLrMol+sXi0awZlslq0PqMPZt1RBUYOYQiCywntZSlusmFK/dc1rFV9e4d",
-	"xijvVh5W3f0/fmmwVK9gNhzzvI6dl9zOlavf7DXeNH0uV7zUPdxX030KimDbyn9ZXNaf565Cp81W+ksE",
-	"hNNh/u9odG7CxD3m/bfyS7+D2+udTG2vOyuqi7bD3NGrCw1yxqoe0eeFE1wbmnEzJUaiKRcS9TqdKt2H",
-	"lygjU+4lPtlr+xcynyxH9TKgUJUAtSSpKUZJLxmw+8liWua0rtAT3RV3dLbk46JB1vMr3RUP6VW1y07B",
-	"shEAtsY4WOTe0Q61J24ZedUpY7kt5rCjqhL8+tNdMaXF+tfQ9fxNPUD4NPjgINsyRwMcZAtIrerXG/5H",
-	"h5/U9P/p2q0g0sTrFM18/KQEpl9N5H5ninw+flIiUujM4FDC21b5wYoOZqU6GY8vu9FiWthxIzFYWWfN",
-	"JGBxBNVMeiI96VgnGtZJv/U8EymLw8ePv6jHr9WkceS1lZhU3kKT3Bb5ecVRSALX8wEUkH7CS9lWJPqp",
-	"2osvqzzJwHiHJOdsDMnGq1zLlXfdXqG1kJtj70gIy4aKkGxfohWT1PSzOI3S+pU6vVC0BNDrQiX4HQSD",
-	"NfqNzHPmqGReIC/QS56tq6BsqmAz+8gZtQr2hkddlentp+xWwTCb+u1MUgXE1D7Xwd1gLeYyV/S/rFZr",
-	"UuF/OTt7q4syJDcxTVu04vrJSzKmQqr32kgfWHEIBUWnejktkzu9Uyf8K2la/27mnSdoR9c1AD1gZrOw",
-	"IWXfVsvATakDZq5K9Qc6pWOG5axUcjkRE9zrH/yQoO/RhHxGv7w6ft46/eW41z+w3KrEV1p466osmyBW",
-	"1+Y8ElCyBj2vSFoS6U8H62qdZIn37bFUZCj9L8+svp/EA2YDC6cSswyXGbKbhxKzby0Kg9q/ZP12/aWo",
-	"FtsesGMmrkiJep8/24KXPZP8Jo4QVKdcUUFMA0RD/tReOJuhnT4SMeqjKWUx2uvof3toEg9YH01i1O3A",
-	"f/fVf3vwuQefgSj+9//qddD/v6s0uP1uB2VU6IY3kIhvMBnSijjz60s3MXRrEooVkZqbYNUmPqrKDfzs",
-	"28ZNpEtKS70tXWkKL9SAh8CscZwdQrZGVXXhUXO87Abg9npI7aHZzG6fzcDCXwv8zU8NWnpo/P0wE/Sz",
-	"7qjd3mCd1Zm+/a7Yi5dDpEOzpL0heSjd8NawYM0lqix48BZ3NwDBsJeVEGyX8l41BLMwXWEB6UUxes/o",
-	"Z8tHNoCt4nKb4GcFRAuM8dC9wQ7RTNcjOqdsdyl0NUe93aYFYHKxc4R0L3bEcyiFBPEtJC9sweFaAOX9",
-	"IS+57MbqRA+xIAf7zUOd0KxdX1MJlwgfQWwXkplbgiiuDD4CexQFymalrnDSRxyVXK6u3l+QWlvtxm2y",
-	"id3L3pe5zZZms1bZq2tik/XlIgvqlradoy7uDffS/azVJwej1j5+Omw9SztZq0t6oz28P+ynB1m0bVKr",
-	"35lh49hl01LSfSfaUcMu++Raf8c2YgV1zyb4Y1VAq7/r4Dl0CXTqNpxGHg+q54Pq+U2ono2eKw+654Pu",
-	"+aB7PuieD7rng+75lXTP/jrdM5iWpe+dXsjZa4SKe0vS5z4rOE4ElCEyNMxn5J81Z4afHUV2QXszmmwn",
-	"ezbqDZ+Q1kHaxa39UYe0nuH+k9be8GnWS7tkf3TQibaNLTean92zKpvOhORTUppqlfou36bL1V6afd1s",
-	"K/egyD4ost+SInuqdccHJfZBiX1QYh+U2Acl9kGJ/UscqFtmbEabliOsqhQJ5EmaS+nNXfR1FVawZGRR",
-	"5bWyTi3gAPfS7miPtJ4O97PWftrDrWekO2o9yQ6Gfbyf7g173a3VXadt772qum5qh6/r+jptdXXHg1b7",
-	"oNV+Q1qtzUp90Gsf9NoHvfZBr33Qax/02q+k1/Zur9duVVW7ZU3Ros5qZSWA92z4NH2SHZBWf7SPW/vD",
-	"vbT1NOuRVnfUwfa37bVW9+6Ie9dbF8rpvPIVYe8Pvr7+PwEAAP//",
+	"7L2Lctu2uij8Khj++5/YLaVI8iWOPZ113NRNvRtfli/NWjvyMSESslBTAEtAdtSMn+Y8wXmFc17sDD4A",
+	"JEhCN8dJ0z1es6aRJRKXDx++++VTEPNxxhlhUgS7n4IRwQnJ4eN+mvJ79SEhIs5pJilnwW5wMSJoTOSI",
+	"JwLJEUEZliMkJlnGcynaQRiQj3icpSTYDd4eXITo9OT8IgiDnPwxoTlJgl2ZT0gYiHhExlgNL6eZeljI",
+	"nLKb4OEhDA4TMs64JEyekSzFU/VWfRmRGiZC9yPCkBxRgXIiMs4EQVSvS0iek6T8mg8RZojgPKUkR2o5",
+	"REh0T+VIP47HBBUTx9PWr2SqdlOuk7DJONj9EKiJg6vQs+4zLMk7OqbSD7WEjDm6JdMXAqXqqRDdj7BE",
+	"ORljyoRaIJUIs0RviqpfBJEiRJQhQWLOEoHWInj1h14nNC9SdvMD/CGI/GEjWq8ewfynVzyXYn+nPKXx",
+	"dOEu/5hwiVEGD6O1qNfZu/9hu1Nfovl61bXoAzxM/Ksw5/tCIJqgNXXA0b9a5p3WYRKhKZ8gQZgMEc8R",
+	"RjeEkRxLkiDOyPoe4gyRO5JPC/xpo39OuCTqWCS3+F7dSE7+uN4aduPXyQbpDV7hTbK58RpvbXXi7WTu",
+	"7sb44zvCbuQo2O32dryYRWQ+3R9Kkje3e25QQ3J0j6lEAzLkuYKAzKeU3bSXASxlktyQHOZ6//79/kSO",
+	"CJM0xpL44YvLJyhnKB7hNCXshqC1s5/foNfdbqd2yj8SnMO9w+n4h35wgyW5x9N+sNKxP4RBhnM8JtLQ",
+	"KOfC/ko8CLmPJoz+MSEKIdFaV8Got7WllpvjWA2yjqS6g2N8SwTCADQKVEOTB4GHZLekD2oUSzH6DL4a",
+	"8ER/Rxna3EEjPskVLVJkS9OhIc2FdKgTE5LgBMhRLCm7QfKexqTdZxVwWTxqKURqKUxqKVRqKVzaIb3h",
+	"q0FX3RiqNqlpdhAGDI/VuzUqFsxAtd7WVhiMKStQL/TB2y5cs4Q45hMmD5la+h2gRsyZItTqI86y1CDE",
+	"y9+Fgv+nckfqyUQNjvUY19QOEgZjIgS+IRa19AOKjjvPiEkcEyGC3SFOBXlw9/QfORkGu8H/97JkZS/1",
+	"r+JlbcUH7I6kPCN6bx60NnMPyIiyBM5PnbmzFIXVDpN0icqstZjHX5Yk66HC5eLpITvN+U0O+3sESGk5",
+	"0jVl15kdy4Xsfp3lUVFnd2qbQtI0VQzHGeSRoPfub94B7C/Hlctl5hPGDIV7oiNhkuQMpwd5zvPHHYUZ",
+	"4ZrAEO4J2MGRIPkdyZF94rHgddc6F6wMTRj5mJFYsTeYdQ9YMwEQu+BCGi41Dvc0sD0CmfGYS5ArtUi3",
+	"Mni14HnNuLzGZhgXxHoO9NPBu4OLA4UnjEtkHlQs/eVd96WaE8fyMxC7vpNFRAUkZPKRCinQYCJhUeUl",
+	"1FtCa5hN9ZMTpo7g5V13fQ9FMEWEUnhZOqI3lRWh2ye3zzsc/dBD+Dkneszlz3zCHneS6giH8Hb1AOET",
+	"gMj++shTsqtbdDo5EXySxwQlnGiEgaNSYmHxzYCkXHFqDkdgmMTTXY1TPE05Ti44f4fzm8ex1UyPcS05",
+	"v05hFBeuZkItrVCB4IlcyT4MddER/fHxcK4tfjG4qyvhihTCEp4QnimWQ56PVyTjMG1OfgdCqT7f4XRS",
+	"gbEZ97p4qC672CeQfUJzMcKSXWRxW93vlN6RHA9SgtbU2Ki70e30ttebp/AQBhOG7zBN1dNzF+U+V1+X",
+	"/ktJm8UKE5po8sjEPcmtCNvtWFVzz5Abvegxnqobof5RL43wHUEDQhjoUJ5lL48+7lktQh7PNhqA1tqe",
+	"XXdOMoKlIpdKKseCs3W42ZXN1zCvND+0XPvDPAT0WCw+j7YWqvYjGaXSZa9TM0AFGzhHY8VrzEUUii9K",
+	"R2/f05ojSrEknyGeOBuYe6p2OTFO02It2WSQ0rhYEhrmfKwUc3R4inCSKEGydmYV08tcOBcPulBulRaN",
+	"pV42j1vNvFWo5vOPuFDiPw85zglL3nA2TGksVyRvg5THt37qZgSja/tInYaY39EIC8QzMJVMtL0qxkxz",
+	"SXvtEi8hoxUtpz7911ViHkIlgbzhjM2k9mwyHpAcZM24eM5dzTFH+hk1Z/GIlhKosGLC5xBH96Dn3SL/",
+	"SkK4S/bYqEDmZI3J60mUrW+BVl6QsWIH5LPkUWkGufYLpscc4SzL+Z06YPMoYnhMEtQPeJ6QXCHJkOZj",
+	"mAjsWo+knPXtLDj45rL40BVT0RjLeES09nBD7wiDdSscoMk3eJqXDE/kiOf0z0eyvok7QO0M908PFUPZ",
+	"1ZLCvnkORtxFxkTZn3Q6G/EtmcIHgtZ4jv7V2j89VPdht/4zXKZ/4Iz+SqY/1H5bfzwSuFBYgABglMSi",
+	"tGY7VqsxTpWUpO78hN0yfs/UAzm547ckaaMLR1ISeCrQ/YjGI4NAfSZHOSFIDSDQmhdYYQmZEGkgrMNi",
+	"coIT48vAEr65z5UKBcSGyr0+oxIxcgcmYS2imWVrS6iDlO/fv2/VDdLz8Kluv/48dPwNpzSBPf+MafpI",
+	"lLwrBrke6lHCAAwxwpisJWVYn+iHIKE3FMSydBoiuML5FIGWAKbkEJH2TRt1t7a2ur2Nza3tV3uIcfR9",
+	"iESGYyJAvMViRERw9VC1P8EyLN3fRe68j0bUOnzmG/iGlKQJICYVQsnxoFMUOMpzNOJpIjTWCJlTxbhY",
+	"NpEoJ8OJIAKtYXR8+a604Id9Rs3GLi9+bu2ECKNkog8F8Gl9D0Ua1hEQPoEIBhwfEpaoJeg1rUWNQ4rW",
+	"2312ou9TnS0qjMapwvIpmgiSaMTGjMuR411ci1ypJjacHMb91ghvceCuoV99zHKekVxSLT+SMaapxzUT",
+	"BhTmUyeJpTaEbm8GYcPBZL0UPp9e6Qj6oIYzj4Zm0tLlygdK51NjzTLvq5uZpifDYPfDfPStqZ1hfb/6",
+	"ApfO34b3wusIrq3zyqfLKhyb5AQRM7mmuiBuYTkReyhSc0dgI2EFUwchVYA9kAD3/ti64S0zX30zwY8T",
+	"KTn7DefUWg9wklC1CJyeOvuEKx/Wtk5ZQj76vX8DGPeFQJ3WACvsz7iAYREeg6FsRApx5IUwjwu09vbg",
+	"Ar20PwgUmR8+XLVhMu0ZHuOPdKyg/RrcU/pzx4dJhcTeXOHl2TskJsMh/aj4F8LwhZ5OX9VPn7oPD1ZC",
+	"nmScGRLLc/Tm5PTf129OfjpAa1iiMRcSdbf6zHEa2vfMC5ihk4tTM3xooiLAKgY///Py8M2v12cHp+/+",
+	"XXfznZ+eHR6/7W3qbReeuU6ns8g1V7stcFYWIr6b8maEPdc5dhWgKhQBJ9Ca4uFknMkp0lOLdR2ewLwq",
+	"R7u88QPOU4KZmjuhQlGo6xk3PwyyEWfkWo/XXInxdGi0RZrChMhhk86s/jGvNXGaD0NXyausuLa+5tBe",
+	"eGu1qwlyRwOvc0fzU6GylXq1ku2Q5H7wxjnB5ggL8ptgSVqSwuofT6rHfEBT8ogTqQkulMXpJKmgR7ma",
+	"mVjBuBb2nJux1emEKzAOs/4wKG0aFlhm+DlH90Y/+ROW2HtxwFjyCFAuC4AmetoZnY3Bu4s3cXBn5dXl",
+	"uKJ6/EcsfBwxMfCY974Hgg9hQOwiLDM1W2rbM7ladLZ6hFCvobnrq3Lf76iQM09NszdJxmLJjQQlT8d5",
+	"jsHwl+GbQmhf5CEpnpxxqCKojDfnPC8zQXL5BPjoEI3q3Zb5hGgSjxEj9wUxUhLvGCfET4OeFr2dS1q5",
+	"yAsB8wgBcLbstwKmm2N5cNSoAs0VQK+aMKvtfzFKi79qc3CXvszW3C1V0fBnpZWJWhAeinGeUwLG/+p2",
+	"CjW3Ps4vkzFmLaWogbtNko/Sy4WczXnuA2fIPBAiLRhxZiV434WoQcAOXqrjPkwG8f2NUTiqizjC8Ygy",
+	"Uu5D+7Igisxdh6WsNRuYJ+bKNXN6bZ8zzN9NL4HPuFFzP/kcpzP8lj6FufZ11Tvgd3x7wkRqoTlXHiSo",
+	"KlBPcc2s/rhQB4Vzf3DNQvNegdtxoB/13kxA0sVXE5Y342oWMsD8u3lPBiPOb7VD39zPPW1jAXaNcJJo",
+	"/2ukCEHUvLuG2l9rBWU5EbaQJRaKMceKgxRCb1NT1IukyV7pA8FxzoUwwaBCXzLjs/frGmPvpT3NibbJ",
+	"kj8mOAW/EBEyBJ0QZhUoxmA8GkwRhh/RLRhSmVYcDbFo5yQm9I4k9i0+tD8JhNEIs0QQqQNZf+eUWWc4",
+	"ZsmAf7S6Q+U7o7qtyRGhOSp5r3bncXZHcqGvtPouJ0ajF7I11obIj3KSE0QTse6SHfXEYikOWLwV5ZzD",
+	"99JE9diB48CsmaPubOJCFfQnjCCjZStoldgIwfRqM+CzUb9F7zUCw0zRC4EizsjJEPB0KRnRfb8pKPok",
+	"WLF4q1+d11cB/YW4fXEfHSWgjuQlk2yb2JLiTzCMlTxojt4QBi6FnGn3crSAxgB1eb+KYGfAf4W6r/r+",
+	"aisyBPCtYU0M4asXAv3n+cmx/sXcTjBAJVyKUEkVI4QFitQb13fGUifanWgPYVQEu8Mj2rtEmXYutfWf",
+	"SkDWX0TOaH9MFKkCBhwhnqNITd+mSaSpHCwPK+JxP+IpKRagDXDVk3NMjC1xS7MWzzQgWxkHlqrD9h/C",
+	"4BewK7/jcaEVzbU2egIlUxwTJEb8nmmS+O7kzf7F4cmxiUttsg4TDFLxugT7d210iicpFRKjbqfTCdH5",
+	"//1fHL7jVUtbd7GlLQxSLKmcGDuwnaXV22hvbXc3Q4dh8YmJvSosmB3HhNl6XdoujClJDc7ZjWf0ze32",
+	"9tbW67mjd3cqw8OfjfGt9uWAJx6TAj4rg6N22wvYuDvxUTeNHEckofgRmDFW75kUrsOj/bcHIfrt8KeD",
+	"E4XbP528uTw6OL4wSLKnCH8s06k1m0cpZbcRcLaIJh75Y0hTYsFUnfonHk/Gin2ClRHcpeph7UCXEM0Y",
+	"04yqJwQhtey3w+PfWt1Op9vOkmHNvru5GOlmiStWbNaZTSAJKNAUvqhMCcPa0lYupdvpvd7Y2Xy1tV07",
+	"797OYuyn7NZnrDQxWiMpMwHWdenGPyb8nqmV2KBltcZhzsfVdcHLuy9fxglrm2/bMR+/FJmavf17dlM3",
+	"jG9WF/xayf9SyfXBbvA/7XA+EU1/0dCrJsIESNR9FhqZrvX1c2UcOsagY9zRhChqkhgcWSz3wK++uzE/",
+	"U+KL+bJm6VTftEvLn/bw5WC0SGn8hkDzK5keeRURtYBbyoBc3JKpTXlLLA0DN7CL46m2EYA4r3Yz5l4Z",
+	"64g0JXJceo6XyMsCS6TxTM21RKlnHEVr3rMWDEqG1erOwjA781j9wpYRfLBGM73vBh+Rry6wH5EvJKUf",
+	"laa02t0YYXlthHG/Ry0M4lRxw+ucDElOWDwDGetPmbg0DuHkyR7CA1BajaOREXSPa8w1zsctUOFar17t",
+	"dL0WAhv8Px+IsBudKPAQBiMqJM89iaQHYOvQlxXlJOM5BFjyNFFauwnMKSIpHSYt6ZgIicfZ0vrkOUzy",
+	"ZoTZDfEpItUTWMLUr2BpjCs1N975CdrZ7nTLReotXF68QXw4FASIwnIGGaOcLQdvvcUGUjo7CxvYVkxR",
+	"bqg8L/+d1Gf79S+mvj9f9HYWqS3VE30/mlblMG2RdVM5PPa3mUzDwWO4TuDNbXuRLCES03SGKk1lupQL",
+	"CPQI/fScEz0zloIn8szWzF1LvqWEWT/QFAkj+QthjGyLIxVSR2Oeqd7O1Urna5UzdcInUu3GVqmrWYl5",
+	"jkBYDhGeJJSHCETmEFmJGVQyIWl8Swpbp8e1E+PMQqcBBFd1m6FCNY21dEyurTqw0FLp3/CKFHjmEnOC",
+	"Y//RkzH/nfrXP48Dz6OoekjfhnKSpVP/CZqYKXVUSgyF0gZeD9wMaBv3zKp0obFEST7OKKuiftE2evhk",
+	"tlxEQsMk+nezF56XW/HfSL+yWKOINnBaPYzW1NzhfHwPLbKHyF750NreocqLJLn2z4VFLJlFkFAbrEMk",
+	"pkKScYgmzKT/FvkcjNyTHMqXePY0l9PWCGBYdcYDpSs88TOV2Bpx/soRJz7W4As5aVibnyLmxEo1hMkZ",
+	"POlvJTl/JQ5aCXtfSOeWkXMhj7sSrZtR8BAzknoVWGvvmUVYnDyfVe9UQ3pdcMuqwfjFwopdzblyCu/+",
+	"mutWYPy8qyaWMo6tcM0KTaMu+2LpCLqVLOEUa3oP9NK1dBgXk/Hu6tgFgoHs6VgGv93DWch/kxv/iAv8",
+	"KA179Vv9GMVSyRZGpV02puBzb3OhnZYzz7uz8PRfdGtLvJ17b/WGnubmzqiY8sXstp4IoG/adttI9vxi",
+	"kCljvL5pgJxWwmurW8qMebJJLNQvwv+T5BKnM0reueicafeOHsm+5rvJswqffLGTa0a6fdsn6K3s8eWg",
+	"s2yM4TcNNF/ZjC8GskqU5jcNlvPSkVNbABESQUyadtH/wu+R5MiodzqmTslJUFoEQ/lJGzDXNGH8zim7",
+	"tkBqCEnwazbKvSGR5wTKBVKhjRBQsMQJzfNG30kOAUEQ6tfb1KUjdZBB7UFjcyn9C/c8v4VsXxtRVFSN",
+	"hV8pS/g9gl2v8RzdG6MwpOLo5OzhRJBkvY3ej2hK3JfUIWXEJLEVQYbqD7sXDU3/jnIItKuuEIuZcYyw",
+	"Hzg8aRyQK2aGNWG1yNpaJ/bVxC73iEMHHXzk31ub48tx7WWjsf+WTn0Fy6/up1GTnhExSb9UcoMzQVM/",
+	"xOMM05sVtC2PRlnz5iUIC0FvmA5I9GvC3kv27ZmelshOKup9mWfdYjcz8iS/ll1LR4ovZlbAjYrNOBYg",
+	"Txh3xWhBx5PUJEipMbxGinmoot1U+R2NCcSRhbqGAWUIMrQt3X/5iSYPFRfwvPxGrxOxuuPFoeJl1ud8",
+	"0IGxZ4SzjDBbckmjg46el9Yv4EZ1oRw8c6KaSPtVXdjutV9oEqxfhmKFs9iRrRxkCjusmO9fjUBuHsFv",
+	"mqQracUkz3/61Ht40F48jjiD2HoILYZLXrn7H4J9hoMwODn7SV/+KycaohKB2ttcGJI4xh8P9btdJx+4",
+	"CJDQvpMlt+IvVRAqCgpJ9W20z9D+5cUvB8cXhyYa2Xm+zPvvMyrQkKYpSbT4V4Xnh86V06xAMcsxlYo3",
+	"VisCfCjqLnSK+gZllYCHqyVjSGqFH2owa4KswEt/HOzbnE8yUZJcXaIWKxFA11DZPz1EdgyFBdrUWiP/",
+	"x/yOgJgI6CHqoaiLY2KX5FM4TcH/zu8Zook5ZSpMdUjMbO5HjsAdJxFVovC57hdRyNjWvYdZ0mc5kZOc",
+	"aRJZQMFmJYYeqlmSIdcMrgerGtiMMFyvDNHglZXK7dsLYVXzrjxd/r4TVVyWIKqH6VbCcj90Wq+vPu2E",
+	"3a2H/2jQXSUZmgI+rbJW0dPVQHqwdXau3TCLeXenlsZQDlDEOSx+W8e5l68uT4tMBW77QojosMrEoPwi",
+	"IzXqeg4R00hgbeB4EtLaJBMpZjcTb5qtAleqVcw9xAhJiqtU5JbisSO5wV9UlNXroMfJHclxiuwsNfJB",
+	"2PXleY1obFURDbf+vPrUCzce1q4/7Lf+C7f+BNTrhZsP6//4j3nFJ6q7MYnPepUCq/WVKy+qnjBy7ykJ",
+	"7SRaMIzO+eTPWpLFTmeOJ3IJcU2RtQIbaNJGJ0btqkBaoVM5JoIGOVpMqSzylUe4K1JKuj5BrzJNc63H",
+	"MDkkajQqE37eUj1lFldlIXXdzaGRXpnKjcRsqHBP4ZiqezANjhV+S2G7iBheYSXeZeMy63noy/moLhy3",
+	"+Goy4i/8XpfzBTGweFCJCopjjidCgtrojyE0wtd8b7xTT4oaVr6HIl0/SuEOlI6L6jJghEBqsLK/X96S",
+	"+JaIayN16V40OuwoOB/xDDF+Xy778uwd2B3M2925b0ueoSznY672I8pBnMpQy8t29nS0jOeLEI6xJDcm",
+	"jHmZkd7Y50uGZZHLdxL6kRcCcgra1XwsJfUUCVkKIihyuWek7UNY6qgpYzsI+6zI9AMoFi9Znh2F6OLg",
+	"Xxe1X53TtS2zFHfEfWZ/aaO3hz/Dok7PTn66fGOTxAQkNWvrFPRkqJVamhKJ1gQhKHLirGzdPqvCHp8c",
+	"HwRhoBYWhAGAIQgDgEMQBhYKQRjYzQVh8Pbw5yAMzGLU5XPyxcwADd6wWIYorl1NemhePLTWQROWEiFc",
+	"aYMKDV5dxLB4fd1/TVdnUcuZEJaSLuaWkHIrRXV7c1V8e4j7p6dnJ78d/OS1RTiHPzPeBEz+jmwmbRiK",
+	"1okArZRaqHFKoSPPa9gY9tmb/bOTy/ODdyF6d3h0eHHw0/XF4dHB9cnPPx+chejndyfv1Wtv9i/23528",
+	"LaID2+32ehvt6zPmQ5P/W6wHVFJj7Ldnu9nrKbFGCYtUttG+Y7SriJkxZvY21FXUwC62ImkuSKCeU6Wr",
+	"OHeHcjnxFDWe47kPdapVcpJ53M3QzwaPe/K6h+1gUSHDCuuYV5BJX2Y81XcZkM8G6GqTu+KJTebXRodS",
+	"0wAoV9hn9WqIGEVg04lM0cTQLYJYq5EYorIqottJrc8UnT25OLVvKFVgCYOIMYSs7yn6rfY25HmfOaxR",
+	"j2crKpJ4xBXRxvFtibZmL+ouKgkpMZS6aQOeHUZcnG2KByStSp4XuZoNZI3VwoXNuoDZYVFLkSVDyohA",
+	"VO66JSJDdHn2LkSnv5wcH1wfXx79eHCm6IM9Dk0MQksKgAaAz5AzLQS2MizEPc+TItwZhPGqCavPiou+",
+	"FvPM6NYcwocVCNehSYxmjxisXHX7hJJ/lq1KCU8Z2FeRfd79fONIMb5Q86U4yoCk1ez3S0lTKqfL64KX",
+	"WUbyVoyFUVqNg8tSqiqiXF4cvju8+HewSpFCvch5kPAXsyvqqC5dza6Q6yuKfq9pQ60nLhczzVvl1wth",
+	"8tSr+qbdmxZCX7+qSwWDvoyX01up/osdfaWw2Td96LokoLEkPc4jA7ZOTwEPVrMobXe8VUt873rsUd63",
+	"V6n8WtrMXUvtXmmODY0xFhSxDOeEyRERRCthOI4JdJNRPyY5V+y7SlS/39pCa93uOnq982p7q7W50evO",
+	"tTf3+9//40On9Rqtrbeuvveb/YyTsZzk1NgHysJaQ0lytI2ycXWyJUrQzqlWWZbL/0JhcY+oH1eP59Vf",
+	"+2/7zHL/S29gFgQW331foUFvucBviS7M3m5QKRzWrLDCytp64CLSpZsi+ByZelOSpKnt2qEBXNZ3GvI0",
+	"5fegfSRUjTymDEsdsT/GWaYAU+bLFsW0lirpe3BXLc1VpFMtl55Vfx2yMBanmjReM9r8EpbXojqbQbGp",
+	"LkNmgtcfwgCKvi1EXu8+FOYumSyz2guVla9Scdm8cwVdHUg8yamcnqsnTVoxNGrRnip/1qf2tBpjhjFi",
+	"CCKrHXPasxpQFz1hStKrp1SA1p/+OfFGyLzTeTqC51pVZbwFmonkPBV7CMqa2UL0CDzRmdJ4U34jitXA",
+	"Q+VizMyelQyghY3aUnMhkb83kLiLr1N6R67b7XaE1jJgGrnSN22XbZCi4OFyypGUme6HQtmQO5dOfTTL",
+	"PCpCtd7q1ujNmnMQY1o4Vd6PsBT7WVaabCzrCtEtIZmTWaopga6CaB56IYqKln1mnAsYfNo6cNbEkVUI",
+	"kAiRHOV8cjMC6gdl7c4Ozi/Q/ulhu8/67LvvLHlrf/cdOqiU7g1tAV2lZRo6G1pCCkNpyqyFicg8HGmP",
+	"eWRWHe3ZUYaTtBhaQNnRqakvGtrR7dcYjevVczUZD/Xg2iZmKpeWvWK8lf2aZfrCarG9dQOIc6d3jQLG",
+	"me22qESewxZsGFrlv9p8vbG+i2pdbdDa5fedTqezHqJKd5s+0+0mJizDil8jMclzfqNOn4gYZwRhNr0f",
+	"kRwMQWWPtzXgCPbiYKkeQwnJ5CjUl6rPNBcL9UYVKhjbcNlwf10HNdT66+iJnBMMtVjnWBr7TDfCJ2my",
+	"hxiXI7A+Kq4KIRc4lSSHSBgFOad3k6Ix332HNN4z27wLqhUu1bqrckPDPotmt/GKinzxSBOIyBCbsgTj",
+	"WloSp91ZpKjPFC2CyGpSerR1Cy0FlqyoCesUqaMC4u9CHbaJpXoqJglhMdEgp9p612cDkDZosqvgYTHD",
+	"bN60/LL2XnVlER1qwyBNULl5kF9wKri17v5KpiDi5FIdTFQQucgJ6G6Gku7pJyUR8hqui0A2MFGXBu4z",
+	"whIoEqnj03MqSXH8aoI9t9knDJaQMdeDFWNpuqQ2hiVpmWyFPssUNdaNmw9PDerYLsc0EU0CVNxwzBQs",
+	"yjZJkcV0MDOq85jySdlNDffZDWEkhxhTyK5H/4Tm6dSYzdXTtki+7Zqu1+PUdVPr+ZHLETo9Ob9ASgQB",
+	"zBVG/YFF1XpM2XXZlICxvm6KPuoLBV/BxTbNezd3dBIBJAyUnmO4ZAUY1jSB9XSc2kUyn5Bofc8Z3s5Y",
+	"tLayfZvhfjs1k+HBIpsANNeC+tgekn1mmkiaATqvDaB+I7mgHNpLfvcdiu66kX5HEdldTThEWIEaS5BS",
+	"C6zsDRQnSdQdsk3lxopLAr3MoUSIiQxlvFjWDaZqqCLaQE/URm+M8AMGc8lTOHs9vFmLYRzwjbsMiHyz",
+	"TGmNkXtTXRr6joVGi1Cfymo6ouAYJL8jOSBu9NJAICcplmDp12EmIy5MnWehnjYZJ7a+hDkNaN+MCCji",
+	"VDhnqegnBvzHA8HTidRtku5HXBAUqbGjwvWHMCqxXkuDYMsXQOPWom7vVbvT7rS7uzudnQ4sNhrjW4Ly",
+	"CYteCNul127ufUWOUHssSm/bsELwHcL1gOySKZ/kyNIPfcB2n8QEIPZZ9LFlJBQRoTV1dfW2FXEw5Z5N",
+	"w0Fb0FGsax4mjLokdmsFoAE1+8wUgYbi0UBGzHCSp0oGw7mECFEpqgpZG51zIzQrsdWAkOdGklZyWZ9x",
+	"lk51mIKD0WVY/RrHGQWx94YwkNOGeJLKddOHlYyp9i9q1FIiplC8DWIQNURf2o6/ioDLSc60lOUtiA3c",
+	"tAoBjcy7Jl2qz4pVhpAENNWxahA7cwMPgciYvxCKWQqSmzMvQrbVce9XmAXPm+SemDwj3XTSZvUUpmd7",
+	"kolAfAhITXPwM68p3UQCDlcbn74QwGTKIdZ3UbQRociMfX1P0piPlZTAeOkyB0GhF6GoGW50PckSLNUL",
+	"vVqAy3qIoq56R2bXKb8xeUMRWutWH1SD4zRFEQSzRW20X6aoaXqjfQyFcWGs/S4pjQnTeWdGXzjNeZZT",
+	"IrEO2zCldJpqhLr1QRjcaQob7AZddW9B480IwxkNdoONdqe9ATmvcgQK4ku3Uc4NkTMj5CAIzqmAh1EG",
+	"MbMSYSgqp2QEgvN4FFXa0BZhX0qwAGOZCatTalSBboeJ0gipsEZU3e3BSqOgq9eKcvN7AXc/M3XOCvPe",
+	"VsevHII4Ebi9Ls1t068UpZZ7nc78uDiln9eq/ytA2KS0QrjCEnUrK+v6F2aykD3r6roVoDvwv1WXdgF1",
+	"kuA8EoSBDcryXNZiLEiLMkGYoIr7rM88qtJ8isEm7duJPv/KXqoVp5vGuqswKNioer7X6azWdtW6Rko0",
+	"/uA0XjO29tLg1ev0tlvdbqvXveh2djvq//8V6DiXrU63NIYHW1vdLhihjQ3abNEN9NSW5QAMjNUWUTpr",
+	"vVskqXeLnPTuQ6VR68mvbjtWU1x9uW6sjVZBni6sJ4zoW8qHhY2g1gf6M/rlbna6s94ozrTS3TiAlzYW",
+	"v1Tr9Qnv9XqL32t08IUXXy9+0cnFVu9saSyc/06lPDHYncVkPFZEWpMy5HT8kvhGQDiN/erqIQwyLqSv",
+	"/48mnoNp9RLuQkwICHyx4ivVXu4mVFlzLVHpBg+isJJs+kzfA+Hq9aYztJ5pjKf6NcpQ9H20yKkDYRxK",
+	"7rTavXATC9DajpLuulu+sP51Pa+NDY8K/xeyzqyo3Wem+0xKhhLxiRaqkJYHzJRagNGcs8pNKk65Jjvx",
+	"nW35yEtHQQMT4pV2nBAhf+TJdDUS5fj2jEOvdNiVXjpLePwuMENr5rmulm847nNXPlR9Q4YUPZ42u+1+",
+	"1Mcy4qlKsK8L0ls8rANql6fEFYpq4/mdTLoKeX0IA31JVl2VYSWfuSw7d2NZq9L9WhM8D/G/cGjAPRZF",
+	"8iy3ZCJpf2udqb82T+kswRq8Ffvh7e4Ss9Yqx/z9OJl2M5VIg7BFKj9bewiDumo6U7M4czTWMU5Ia5JV",
+	"NNdK0zGjAzsGBF2eQsduO9YBpXiJEc5IUlheU3pLnMZeL4RpiwMRlvktSVCktNdd0NCiNjp2DNdFLl/D",
+	"mr2LJgJsg6bdV1l5Q1t2lYZc+F6on0spQaHaj+lRRHc50uFvOzVDbvSaEP62wuNfcHN8QKwgs3OBjFXG",
+	"XiAdyjNLGx/SfKxFPLDE8vxWS2ZipJRiI/rpuiFGLtxDE6FNfdBFjuBUjlA8IvFtUwt/S+QRCT6f9bvt",
+	"xhts1mkdoTv+7wY8E/8Dx2Niu8MYrWyzV7LWeEzQO5m4nSScabTYUG1Art8516b6endvndbaebWzsQNp",
+	"t4024kG3s7212dnY6vU2e697vbL4gW6bsUiV09FHb746JGxvpSoomtv37nnlTS4tuTidM2aIKwYYxhEm",
+	"Gnj8TH6WJz/nI37v2kiLLHVbksrQD6qY4UT9xh2CZJu2WHpk8t3dKrp+9fUcmLIvJVSxSYwA4exxokrt",
+	"XSpQPOKCQEe4qJI4GvWZcWbZDJJoxQRjsGxVxqVJtNdnTnCXvOduRmpYltoacDkCv4SugyNHZOqYcAsl",
+	"vEh+7bMLCBYzDhYApXZsANGtmeIKAAzIkJsGnEXqgAIKTlPwmV/UtHpzRYrCInoGK+Yzxz2nRCWw1Rfx",
+	"ybYiF8yHGZRQ2UXY9O+yblI34S8ssv3WdXJen1UT/sJmGz9fdp9auU3r1BlUGKQzII19tobRCikrunpZ",
+	"WZpjQQrEHrItDdOpm4mxbhIYPek04GwpHAuGySpmXo76osxT1GGypgWd2WUUmrA98MWnNreHEZKItnVd",
+	"T1ICphSLIHNxYQ9hNMj5LdRkIoWP1mZ7FSEYWnAVeKq+vbfZagW+kY8ZiaEeRZ+dmJwSZHNKxG4TkOWr",
+	"OpWMyhGfeFNwb4iETsB95pzNjPwTkzik73cjcygKC7k6RIL3WfSpX81M7we7qB9U/TH9IET9Wj6Zeu5D",
+	"P9jc6b3ubvSDqwftAUSKtKZEEpugCq4kuF9My/Xg2VJAiuplSWAEObMSiR5yV5vJrMmqXnZEJ1PVy44s",
+	"V3FESRGWfK1UfaQq87kVhWxPm7/KYqaTz6eHVXGpno3uKzJUqYPSsM9Uyi68UmxtMLUNaleaplZAx1Pr",
+	"prqQau0Ujx+hVmbBV/wAxCXjEy+DOUtmv19vjWnLwlWaWCjKTpPQEtWiv2UQzoOAbW7ZBHF1Z/XSKWXD",
+	"lnp/TCNbO40qjVuoaLDYLD4RUHbHaUyuofklAAQ6cGho7LPkMk/LNE8HMqaLqAOXlLJbE95WcpoXQpe6",
+	"MixmPkgUUlz5qk8trunULGzUrP+zCpR1z87l2mtad+HY9Kyqg1g/fA2VZR6cbkUlxrl5q4uWmFa7A+vu",
+	"Rgs79pa9jsq2u06Lo7JbrqsKFS1ufZtSVPc6oTmJdUmGBx0CfkHH5NTwugbKzGB7e6WJB4LqdJhMVQKZ",
+	"jzma+Sy6Sg2KUOFtsIM/JjS+PSNZOt1nyRtI2a2TBDev1qbUarQvM351su+TYvv+bwe9Tq1gRvHjxcnp",
+	"9enZydGJTctYGgZ6pdd8OARP99Jap69a3hdxdoC27PUpuAVANzzlPYN7PKZJ+5cfb94dXVx2jy8Opkd/",
+	"/rN7/Hv82/7N/tnbHw87R7f/+fPx5eXW2e2//zw5ONg4uj3sHv9+uB8sR1EaxTa1saTp7aiXwXz1qlpe",
+	"UlHxsraC7qlRsRAY8QGZbhsNg4g0uXHzodSdDSWoH+wDk2+b1v/v7NO3y65byrNSc7Oy915hGTHtUo1X",
+	"7ty+0EamOLSu1ox0fWGdEg/xe1r7nVkjulLLuvDxDSGwEUOi+qMhv9J9WWSnKTSSIqPPyrrPLqXNxe/V",
+	"06iX9kW5haj/W7ug1FtLLLHSd6Bu/zKpBE071LjQcKy1y1wdUTd3KWVrofdKoT7kCxg1q6KyF42I0BGe",
+	"ogFBGQdllzIhCYZKLhMB2rnxAMwwyM/QyXzt8y3BKlVKU3upGowGhByiuDIsR6VmQnWpYZc3uqRjpRJy",
+	"Txje9bQ8s2j+++FTjaRWqrb5w8WUaFO85LaTmv9mr/amaT4156Xu7qaa7srLgm2n31khbdV5nirqrN5p",
+	"dwaDcBrQ/h3t9csQ8Qrx/lu59M8U4cFOemClZRoqKwf6qWOlGImXMpZG5gothIJthhqH9WhiU2eo1+kU",
+	"kdI8RwkZ80rMeJ/NCBq3FLUSPI6K2PEZ8eAhinpRn32ZAPBZ/v4CPMFTUUfnSD40NbiuU27x2yqC6FYv",
+	"NHK4qeMTHOH8lkhdNtjmze6f/XpwcXj81lO8sCip16yg19EGp9du1bmiwqzH8uGQzqJinNr5E4D1jbV/",
+	"lyA5uTj1gmKjBEU1TdKxIVaMFD6gmLKFM2GyMw8mNaPDsmDpuWDxbKxXbqws0GSmtDWVHrGVV3O34isn",
+	"69nO1VOxyWYZIA+j3K9LpqJKFZ+93SsGXIO3uwHUooxXLZjA4XAlRb56cAspaHLq1A74cKVQvlpUwf3O",
+	"1Dr4cKWutNBpfr7slZWS/RQeTHJ1YV7edYNmjsd+LctvyPNGRp/Yg6IOeiI96Y3OGioz+Mp5RlJmuy9f",
+	"flKPP6hJw6BSknRUuP5NpkpQTRIMfDJhOR+sAmLJeS7bCkWvirP4NC8sBESBAUk5u4HMwXlxIoV9WAcy",
+	"NMFm7SXSL60UiGRdeXMmKfGnOY3SQ8EpW6/dAKvX9RqM05bmRYiikcKcOQopzJPkU8mEK4tB2LyfeiqB",
+	"M2oRuekfdV7aZjX/rohss3mcziRFdJs65zJS01uSZlZcyU9WzzJ5rb9cXJzqDGvJTYCizUB3g15yckOF",
+	"rjmA9IUVu1Ad4Fxvp2USIdfK7F0l35W/m3mnEVrTScq6riazKZWQf2tT3+OcCwEtJHKqBcVyoHN6w7Cc",
+	"5EpSjMQI97a2f4jQ92hEPqJfjvbftM5/2e9tbVtqleN7LU7q4hTWaVwm2r8QULkDWgGQOCeyOh3sq3WY",
+	"RJVv96VCQ1n98sJqoFGofdFq/nOJWYLzBNnDQ5E5txaFQe1fsny7/FIUm2332T4T9yRHvY8fbfb6hslk",
+	"EXsIUs3vqSCmMZJBf4jDUVBM0NoWEiHaQmPKQrTR0f/20Cjssy00ClG3A//dVP/twecefAak+D//u9dB",
+	"/z9Uzt3sdlBChS6WDFm1BpI+OZ2zapmdZUwvJQqFCkmNI18d4osid7iaSlcpijSzwk7lSOcaZxqlsHzL",
+	"LGGc7EIQRpFCXcHmsIxr0nhtDkS0F6/UXprlLEmTCdicFi7+8bcGzbw01fMwE2wl3WG7vcQ+izv9+aei",
+	"D4AmPtShSdReEj2UbPjZa8GaShQpreC/6C6xBENe5q5gtfzVok+CXdM9FpArEKJLRj9aOrLE2goqtwx8",
+	"5qyoQRh3Kz2EaKKLizi3bH3m6kqK+nmH5lmTC509pBvlIp5CXRNg30Ip6aZ6yMIFyi8HvOiuG6obPcCC",
+	"bG/WL3VEk3YxeVtdiGgPAjUhM7EliKLKYLWyV1GgZJLrcgX6iqOcy/lFzBpca6XT+JzUQCP2zDXkzkxN",
+	"K1LRFkQYlZ3fG+KWjcXBvcFGvJm0tsj2sLWJdwat13EnaXVJb7iBNwdb8XYSrJqhVi1Qt7THva4p6fJ7",
+	"7aCml12FlVgHtyutcUdaEdDK7zoSFpqnOEnYTj3DZ9HzWfT8JkTPWunJZ9nzWfZ8lj2fZc9n2fNZ9vxK",
+	"sufWItnTGyio7qon8r4WvNCbEQQPHrJDAckSDA3SCflHSZnhZ0eQbUhvRpLtJK+HvcEr0tqOu7i1OeyQ",
+	"1mu89aq1MdhJenGXbA63O8Gq0Q61GtBfWJSNJ0LyMclN6nlxuxsmV+PGcIVZYY7+WZB9FmS/HUH2XMuO",
+	"z0LssxD7LMQ+C7HPQuyzEPuXGFBXjCEOlk2QmZfG5InchVLmuj2Fk+c0I/GzKfJaXqc2sI17cXe4QVo7",
+	"g82ktRn3cOs16Q5br5LtwRbejDcGve7K4q7TveSLirpuaEdV1q3KtEUj12ep9lmq/YakWhsn/SzXPsu1",
+	"z3Lts1z7LNc+y7VfSa7tfb5cu1Ke94pZbk2Z1fJKWN7rwU78Ktkmra3hJm5tDjbi1k7SI63usIPtb6tL",
+	"rW4LvS8utzYSPCsJVWa7Dw8PD/8vAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -42,7 +42,7 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 		}
 	}
 	out := gen.Message{MessageId: m.ID, ChatMessageId: m.PlatformMessageID, Status: gen.MessageStatus(m.Status),
-		SentAt: sentAt.UTC(), History: history}
+		SentAt: sentAt.UTC(), History: history, ClientReference: m.ClientReference}
 	if m.Status == "failed" && (m.ErrorCode != nil || m.ErrorTitle != nil) {
 		e := gen.MessageError{Code: deref(m.ErrorCode), Title: deref(m.ErrorTitle), Details: m.ErrorDetails}
 		out.Error = &e

@@ -104,12 +104,13 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	if fail != nil {
 		return nil, fail
 	}
-	header, body := deref(b.HeaderVariables), deref(b.BodyVariables)
-	if fail := checkVariables(tpl, header, body); fail != nil {
+	params, fail := sendParams(tpl, b)
+	if fail != nil {
 		return nil, fail
 	}
+	header, body := params.header, params.body
 	send := whatsapp.TemplateSend{To: b.Destination, Name: tpl.Name, Language: tpl.Language,
-		HeaderParams: header, BodyParams: body}
+		HeaderParams: header, BodyParams: body, HeaderMedia: params.media, HeaderLocation: params.location, Buttons: params.buttons}
 	if tpl.ParameterFormat == "NAMED" {
 		if send.HeaderParamNames, send.BodyParamNames, err = namedParams(tpl); err != nil {
 			return nil, err
@@ -118,7 +119,8 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	if s.platform == nil {
 		return nil, errors.New("no messaging platform configured")
 	}
-	content, err := json.Marshal(sentContent{Language: tpl.Language, HeaderVariables: orEmpty(header), BodyVariables: orEmpty(body)})
+	content, err := json.Marshal(sentContent{Language: tpl.Language, HeaderVariables: orEmpty(header), BodyVariables: orEmpty(body),
+		HeaderMedia: b.HeaderMedia, HeaderLocation: b.HeaderLocation, Buttons: params.buttons})
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +133,8 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 		name = *b.Name
 	}
 	rec, err := s.store.BeginSend(ctx, accountID, store.SendInput{Mobile: b.Destination, Name: name,
-		CampaignName: campaign, TemplateID: tpl.ID, TemplateName: tpl.Name, Content: content})
+		CampaignName: campaign, TemplateID: tpl.ID, TemplateName: tpl.Name, Content: content,
+		ClientReference: deref(b.ClientReference)})
 	if err != nil {
 		return nil, err
 	}
@@ -166,15 +169,18 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
 		MessageId: rec.MessageID, ChatMessageId: res.MessageID, CampaignId: rec.CampaignID,
 		ConversationId: rec.ConversationID, ContactId: rec.ContactID, ContactCreated: rec.ContactCreated,
-		Status: gen.Sent,
+		Status: gen.Sent, ClientReference: b.ClientReference,
 	}}}, nil
 }
 
 // sentContent is what the message row keeps of a template send.
 type sentContent struct {
-	Language        string   `json:"language"`
-	HeaderVariables []string `json:"header_variables"`
-	BodyVariables   []string `json:"body_variables"`
+	Language        string                 `json:"language"`
+	HeaderVariables []string               `json:"header_variables"`
+	BodyVariables   []string               `json:"body_variables"`
+	HeaderMedia     *gen.HeaderMedia       `json:"header_media,omitempty"`
+	HeaderLocation  *gen.HeaderLocation    `json:"header_location,omitempty"`
+	Buttons         []whatsapp.ButtonParam `json:"buttons,omitempty"`
 }
 
 // sendFailed closes a send the platform did not accept and answers 502 (or 500 for a request
@@ -299,25 +305,6 @@ func pickByName(ts []store.Template, name, lang string) (store.Template, *apiErr
 	}
 	return store.Template{}, invalid(gen.FieldErrors{"language": {fmt.Sprintf(
 		"the template %q is approved in several languages (%s); say which one", name, strings.Join(langs, ", "))}})
-}
-
-// checkVariables compares the variables sent with what the template takes, before any
-// platform call.
-func checkVariables(t store.Template, header, body []string) *apiError {
-	fe := gen.FieldErrors{}
-	switch {
-	case t.HeaderFormat != "" && t.HeaderFormat != "TEXT":
-		fe["header_variables"] = []string{fmt.Sprintf("the template has a %s header, which this API cannot fill", t.HeaderFormat)}
-	case len(header) != t.HeaderParams:
-		fe["header_variables"] = []string{fmt.Sprintf("the template's header takes %s, got %d", variables(t.HeaderParams), len(header))}
-	}
-	if len(body) != t.BodyParams {
-		fe["body_variables"] = []string{fmt.Sprintf("the template's body takes %s, got %d", variables(t.BodyParams), len(body))}
-	}
-	if len(fe) == 0 {
-		return nil
-	}
-	return invalid(fe)
 }
 
 func variables(n int) string {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ import (
 
 	"gateway/gen"
 	"gateway/openapi"
+	"gateway/server/onboarding"
 	"gateway/store"
 )
 
@@ -49,6 +51,12 @@ type Options struct {
 	// MetricsToken, when set, serves /metrics on the API's listener to requests bearing it
 	// (GATEWAY_METRICS_TOKEN); when empty /metrics is a 404 there.
 	MetricsToken string
+	// TrustedProxies are the addresses (GATEWAY_TRUSTED_PROXIES) whose X-Forwarded-For and
+	// X-Real-IP headers name the client for the demo limit; empty: none is trusted.
+	TrustedProxies []netip.Prefix
+	// Replicas is how many gateways share the demo limit (GATEWAY_REPLICAS, default 1): each
+	// enforces its share.
+	Replicas int
 }
 
 // Sandbox is the number test keys use for real deliveries to joined handsets.
@@ -66,6 +74,9 @@ type Deps struct {
 	Clock    func() time.Time
 	// Metrics receives the server's measurements; nil means a new set (NewMetrics over Store).
 	Metrics *Metrics
+	// Onboarding connects numbers (Embedded Signup, system-user tokens); New completes its
+	// template sync and tenant-cache hooks. Optional.
+	Onboarding *onboarding.Service
 }
 
 // Server holds the wired HTTP application.
@@ -82,6 +93,8 @@ type Server struct {
 	demo     *demoLimiter
 	metrics  *Metrics
 	bg       services
+
+	onboarding *onboarding.Service
 
 	tenantMu sync.Mutex
 	tenants  map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
@@ -129,8 +142,9 @@ func New(opts Options, deps Deps) (*Server, error) {
 	s := &Server{
 		opts: opts, store: deps.Store, platform: deps.Platform, log: slog.New(requestAttrs{deps.Logger.Handler()}), now: deps.Clock,
 		spec: spec, specJSON: specJSON, router: router,
-		demo: newDemoLimiter(deps.Clock), metrics: deps.Metrics,
+		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding, metrics: deps.Metrics,
 	}
+	s.wireOnboarding(deps.Onboarding)
 	s.echo = s.routes()
 	return s, nil
 }

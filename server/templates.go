@@ -38,11 +38,22 @@ func (a *api) ListTemplates(ctx context.Context, _ gen.ListTemplatesRequestObjec
 }
 
 func templateOut(t store.Template) gen.Template {
-	return gen.Template{
+	body, header := t.BodyParams, headerTextParams(t)
+	hf := gen.TemplateHeaderFormat(headerFormat(t))
+	buttons := make([]gen.TemplateButton, len(t.Buttons))
+	for i, b := range t.Buttons {
+		buttons[i] = gen.TemplateButton{Index: b.Index, Type: b.Type, Text: b.Text, TakesValue: b.TakesValue}
+	}
+	out := gen.Template{
 		Id: t.ID, Name: t.Name, Language: t.Language, Status: gen.APPROVED,
 		Category:      gen.TemplateCategory{Id: t.CategoryID, Name: t.CategoryName, Label: t.CategoryLabel},
-		BodyVariables: t.BodyParams, HeaderVariables: t.HeaderParams,
+		BodyVariables: body, HeaderVariables: header, HeaderFormat: hf, Buttons: buttons,
 	}
+	if len(t.Unsupported) > 0 {
+		u := []string(t.Unsupported)
+		out.Unsupported = &u
+	}
+	return out
 }
 
 // SyncResult is what one template sync of an account did.
@@ -115,6 +126,10 @@ func templateInput(t whatsapp.Template) (store.TemplateInput, error) {
 	if err != nil {
 		return store.TemplateInput{}, fmt.Errorf("template %s: %w", t.ID, err)
 	}
+	var buttons store.TemplateButtons
+	for _, sb := range t.SendButtons() {
+		buttons = append(buttons, store.TemplateButton{Index: sb.Index, Type: sb.Type, Text: sb.Text, TakesValue: sb.TakesValue})
+	}
 	return store.TemplateInput{
 		PlatformID: t.ID, Name: t.Name, Language: t.Language,
 		Status:          strings.ToUpper(strings.TrimSpace(t.Status)),
@@ -124,5 +139,7 @@ func templateInput(t whatsapp.Template) (store.TemplateInput, error) {
 		HeaderParams:    t.HeaderParamCount(),
 		BodyParams:      t.BodyParamCount(),
 		Components:      b,
+		Buttons:         buttons,
+		Unsupported:     t.Unsupported(),
 	}, nil
 }
