@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -45,6 +46,36 @@ const (
 func (e ContactCreatedEventMode) Valid() bool {
 	switch e {
 	case ContactCreatedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpsertEnvelopeSuccess.
+const (
+	ContactUpsertEnvelopeSuccessTrue ContactUpsertEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactUpsertEnvelopeSuccess enum.
+func (e ContactUpsertEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactUpsertEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactsEnvelopeSuccess.
+const (
+	ContactsEnvelopeSuccessTrue ContactsEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactsEnvelopeSuccess enum.
+func (e ContactsEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactsEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -138,12 +169,28 @@ func (e EventBaseMode) Valid() bool {
 	}
 }
 
+// Defines values for EventExamplesEnvelopeSuccess.
+const (
+	EventExamplesEnvelopeSuccessTrue EventExamplesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the EventExamplesEnvelopeSuccess enum.
+func (e EventExamplesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case EventExamplesEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventName.
 const (
 	EventNameContactCreated  EventName = "contact.created"
 	EventNameMessageReceived EventName = "message.received"
 	EventNameMessageSent     EventName = "message.sent"
 	EventNameMessageStatus   EventName = "message.status"
+	EventNameWebhookTest     EventName = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the EventName enum.
@@ -156,6 +203,29 @@ func (e EventName) Valid() bool {
 	case EventNameMessageSent:
 		return true
 	case EventNameMessageStatus:
+		return true
+	case EventNameWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HeaderMediaType.
+const (
+	Document HeaderMediaType = "document"
+	Image    HeaderMediaType = "image"
+	Video    HeaderMediaType = "video"
+)
+
+// Valid indicates whether the value is a known member of the HeaderMediaType enum.
+func (e HeaderMediaType) Valid() bool {
+	switch e {
+	case Document:
+		return true
+	case Image:
+		return true
+	case Video:
 		return true
 	default:
 		return false
@@ -177,6 +247,36 @@ func (e KeyMode) Valid() bool {
 	case KeyModeLive:
 		return true
 	case KeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeEnvelopeSuccess.
+const (
+	MeEnvelopeSuccessTrue MeEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MeEnvelopeSuccess enum.
+func (e MeEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MeEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageEnvelopeSuccess.
+const (
+	MessageEnvelopeSuccessTrue MessageEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MessageEnvelopeSuccess enum.
+func (e MessageEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MessageEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -333,6 +433,21 @@ func (e MessageStatusEventMode) Valid() bool {
 	}
 }
 
+// Defines values for SendEnvelopeSuccess.
+const (
+	SendEnvelopeSuccessTrue SendEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SendEnvelopeSuccess enum.
+func (e SendEnvelopeSuccess) Valid() bool {
+	switch e {
+	case SendEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendResultDelivery.
 const (
 	Real      SendResultDelivery = "real"
@@ -366,6 +481,42 @@ func (e SendResultMode) Valid() bool {
 	}
 }
 
+// Defines values for TemplateHeaderFormat.
+const (
+	DOCUMENT TemplateHeaderFormat = "DOCUMENT"
+	GIF      TemplateHeaderFormat = "GIF"
+	IMAGE    TemplateHeaderFormat = "IMAGE"
+	LOCATION TemplateHeaderFormat = "LOCATION"
+	NONE     TemplateHeaderFormat = "NONE"
+	PRODUCT  TemplateHeaderFormat = "PRODUCT"
+	TEXT     TemplateHeaderFormat = "TEXT"
+	VIDEO    TemplateHeaderFormat = "VIDEO"
+)
+
+// Valid indicates whether the value is a known member of the TemplateHeaderFormat enum.
+func (e TemplateHeaderFormat) Valid() bool {
+	switch e {
+	case DOCUMENT:
+		return true
+	case GIF:
+		return true
+	case IMAGE:
+		return true
+	case LOCATION:
+		return true
+	case NONE:
+		return true
+	case PRODUCT:
+		return true
+	case TEXT:
+		return true
+	case VIDEO:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TemplateStatus.
 const (
 	APPROVED TemplateStatus = "APPROVED"
@@ -375,6 +526,21 @@ const (
 func (e TemplateStatus) Valid() bool {
 	switch e {
 	case APPROVED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplatesEnvelopeSuccess.
+const (
+	TemplatesEnvelopeSuccessTrue TemplatesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the TemplatesEnvelopeSuccess enum.
+func (e TemplatesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case TemplatesEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -396,11 +562,57 @@ func (e ValidationErrorEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for WebhookTestEventEvent.
+const (
+	WebhookTestEventEventWebhookTest WebhookTestEventEvent = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventEvent enum.
+func (e WebhookTestEventEvent) Valid() bool {
+	switch e {
+	case WebhookTestEventEventWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookTestEventMode.
+const (
+	WebhookTestEventModeTest WebhookTestEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventMode enum.
+func (e WebhookTestEventMode) Valid() bool {
+	switch e {
+	case WebhookTestEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Account defines model for Account.
 type Account struct {
 	Email string `json:"email"`
 	Id    int64  `json:"id"`
 	Name  string `json:"name"`
+}
+
+// AccountInactiveEnvelope The failure envelope of this status; `code` is one of the values listed.
+type AccountInactiveEnvelope = ErrorEnvelope
+
+// ButtonVariable defines model for ButtonVariable.
+type ButtonVariable struct {
+	// Index The button's 0-based position among the template's buttons (GET /templates `buttons[].index`).
+	Index int `json:"index"`
+
+	// Value The URL suffix for a URL button with {{1}}, the coupon code for COPY_CODE (at most 15
+	// characters), the code for an OTP button, the payload for QUICK_REPLY.
+	//
+	//
+	// Example: SPRING24
+	Value string `json:"value"`
 }
 
 // Campaign defines model for Campaign.
@@ -490,9 +702,9 @@ type Contact struct {
 	Id      int64     `json:"id"`
 
 	// Mobile International format, digits only, country code included.
-	Mobile string  `json:"mobile"`
-	Name   string  `json:"name"`
-	Note   *string `json:"note,omitempty"`
+	Mobile string `json:"mobile"`
+	Name   string `json:"name"`
+	Note   string `json:"note"`
 }
 
 // ContactCreatedData defines model for ContactCreatedData.
@@ -511,14 +723,14 @@ type ContactCreatedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *ContactCreatedEventMode `json:"mode,omitempty"`
 }
 
 // ContactCreatedEventEvent defines model for ContactCreatedEvent.Event.
 type ContactCreatedEventEvent string
 
-// ContactCreatedEventMode Present, equal to test, for events caused by a test key.
+// ContactCreatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type ContactCreatedEventMode string
 
 // ContactList defines model for ContactList.
@@ -542,22 +754,24 @@ type ContactUpsertEnvelope struct {
 	Data ContactUpsert `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                       `json:"message"`
+	Success ContactUpsertEnvelopeSuccess `json:"success"`
 }
+
+// ContactUpsertEnvelopeSuccess defines model for ContactUpsertEnvelope.Success.
+type ContactUpsertEnvelopeSuccess bool
 
 // ContactsEnvelope defines model for ContactsEnvelope.
 type ContactsEnvelope struct {
 	Data ContactList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                  `json:"message"`
+	Success ContactsEnvelopeSuccess `json:"success"`
 }
+
+// ContactsEnvelopeSuccess defines model for ContactsEnvelope.Success.
+type ContactsEnvelopeSuccess bool
 
 // Envelope Fields every response carries.
 type Envelope struct {
@@ -587,23 +801,38 @@ type ErrorEnvelope struct {
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
 type ErrorEnvelopeSuccess bool
 
-// EventBase Fields every webhook body carries.
+// EventBase Fields every webhook body carries; each event adds its `data`.
 type EventBase struct {
 	CreatedAt time.Time `json:"created_at"`
-
-	// Data The event's payload; its fields depend on the event.
-	Data  map[string]interface{} `json:"data"`
-	Event EventName              `json:"event"`
+	Event     EventName `json:"event"`
 
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *EventBaseMode `json:"mode,omitempty"`
 }
 
-// EventBaseMode Present, equal to test, for events caused by a test key.
+// EventBaseMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type EventBaseMode string
+
+// EventExamples defines model for EventExamples.
+type EventExamples struct {
+	// Events One example of each event, in the order of `WebhookEvent`'s `oneOf`.
+	Events []WebhookEvent `json:"events"`
+}
+
+// EventExamplesEnvelope defines model for EventExamplesEnvelope.
+type EventExamplesEnvelope struct {
+	Data EventExamples `json:"data"`
+
+	// Message Human-readable text.
+	Message string                       `json:"message"`
+	Success EventExamplesEnvelopeSuccess `json:"success"`
+}
+
+// EventExamplesEnvelopeSuccess defines model for EventExamplesEnvelope.Success.
+type EventExamplesEnvelopeSuccess bool
 
 // EventName defines model for EventName.
 type EventName string
@@ -619,6 +848,51 @@ type FailureReason struct {
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
 
+// HeaderLocation The place shown by a LOCATION header.
+type HeaderLocation struct {
+	// Address Example: Av. Paulista 1000, São Paulo
+	Address *string `json:"address,omitempty"`
+
+	// Latitude Example: -23.5614
+	Latitude float64 `json:"latitude"`
+
+	// Longitude Example: -46.6559
+	Longitude float64 `json:"longitude"`
+
+	// Name Example: Acme Paulista
+	Name *string `json:"name,omitempty"`
+}
+
+// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+type HeaderMedia struct {
+	// Filename Document only. The file name the recipient sees.
+	//
+	// Example: INV-1001.pdf
+	Filename *string `json:"filename,omitempty"`
+
+	// Id The platform's id of media already uploaded.
+	//
+	// Example: 1029384756
+	Id *string `json:"id,omitempty"`
+
+	// Link A public https URL the platform downloads the media from.
+	//
+	// Example: https://cdn.example.com/spring.jpg
+	Link *string `json:"link,omitempty"`
+
+	// Type Must match the template's header_format.
+	Type HeaderMediaType `json:"type"`
+}
+
+// HeaderMediaType Must match the template's header_format.
+type HeaderMediaType string
+
+// IdempotencyInProgressEnvelope The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgressEnvelope = ErrorEnvelope
+
+// InternalErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type InternalErrorEnvelope = ErrorEnvelope
+
 // KeyMode The kind of key that made the request.
 type KeyMode string
 
@@ -628,7 +902,7 @@ type Me struct {
 	Chat    Chat    `json:"chat"`
 
 	// Mode The kind of key that made the request.
-	Mode *KeyMode `json:"mode,omitempty"`
+	Mode KeyMode `json:"mode"`
 
 	// Sandbox Test mode only. How to receive test sends on a real handset.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
@@ -639,22 +913,28 @@ type MeEnvelope struct {
 	Data Me `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string            `json:"message"`
+	Success MeEnvelopeSuccess `json:"success"`
 }
+
+// MeEnvelopeSuccess defines model for MeEnvelope.Success.
+type MeEnvelopeSuccess bool
 
 // Message defines model for Message.
 type Message struct {
 	ChatMessageId string `json:"chat_message_id"`
 
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Error Why the platform failed the message.
 	Error *MessageError `json:"error,omitempty"`
 
 	// History Every status reported, oldest first, with the platform's timestamp.
-	History   *[]StatusChange `json:"history,omitempty"`
-	MessageId int64           `json:"message_id"`
+	History   []StatusChange `json:"history"`
+	MessageId int64          `json:"message_id"`
 
 	// SentAt ISO 8601 timestamp with UTC offset.
 	SentAt time.Time `json:"sent_at"`
@@ -668,11 +948,12 @@ type MessageEnvelope struct {
 	Data Message `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                 `json:"message"`
+	Success MessageEnvelopeSuccess `json:"success"`
 }
+
+// MessageEnvelopeSuccess defines model for MessageEnvelope.Success.
+type MessageEnvelopeSuccess bool
 
 // MessageError Why the platform failed the message.
 type MessageError struct {
@@ -772,23 +1053,28 @@ type MessageReceivedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageReceivedEventMode `json:"mode,omitempty"`
 }
 
 // MessageReceivedEventEvent defines model for MessageReceivedEvent.Event.
 type MessageReceivedEventEvent string
 
-// MessageReceivedEventMode Present, equal to test, for events caused by a test key.
+// MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
-	ChatMessageId  string `json:"chat_message_id"`
-	ContactId      int64  `json:"contact_id"`
-	ConversationId int64  `json:"conversation_id"`
-	Destination    string `json:"destination"`
-	MessageId      int64  `json:"message_id"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+	ContactId       int64   `json:"contact_id"`
+	ConversationId  int64   `json:"conversation_id"`
+	Destination     string  `json:"destination"`
+	MessageId       int64   `json:"message_id"`
 
 	// Source `api` for a send through POST /messages/template, `panel` for one from the dashboard's send form (same checks, idempotency and events).
 	Source MessageSentDataSource `json:"source"`
@@ -809,14 +1095,14 @@ type MessageSentEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageSentEventMode `json:"mode,omitempty"`
 }
 
 // MessageSentEventEvent defines model for MessageSentEvent.Event.
 type MessageSentEventEvent string
 
-// MessageSentEventMode Present, equal to test, for events caused by a test key.
+// MessageSentEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageSentEventMode string
 
 // MessageSource Where a send came from; `api` for POST /messages/template, `panel` for the dashboard's send form.
@@ -827,8 +1113,13 @@ type MessageStatus string
 
 // MessageStatusData defines model for MessageStatusData.
 type MessageStatusData struct {
-	ChatMessageId  string `json:"chat_message_id"`
-	ConversationId int64  `json:"conversation_id"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+	ConversationId  int64   `json:"conversation_id"`
 
 	// Error Why the platform failed the message.
 	Error     *MessageError `json:"error,omitempty"`
@@ -836,7 +1127,7 @@ type MessageStatusData struct {
 
 	// Status What the messaging platform last reported.
 	Status    MessageStatus `json:"status"`
-	Timestamp *time.Time    `json:"timestamp,omitempty"`
+	Timestamp time.Time     `json:"timestamp"`
 }
 
 // MessageStatusEvent defines model for MessageStatusEvent.
@@ -848,14 +1139,14 @@ type MessageStatusEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageStatusEventMode `json:"mode,omitempty"`
 }
 
 // MessageStatusEventEvent defines model for MessageStatusEvent.Event.
 type MessageStatusEventEvent string
 
-// MessageStatusEventMode Present, equal to test, for events caused by a test key.
+// MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
 
 // MessagesEnvelope defines model for MessagesEnvelope.
@@ -869,6 +1160,12 @@ type MessagesEnvelope struct {
 	Success bool `json:"success"`
 }
 
+// MethodNotAllowedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowedEnvelope = ErrorEnvelope
+
+// NotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type NotFoundEnvelope = ErrorEnvelope
+
 // Pagination defines model for Pagination.
 type Pagination struct {
 	Page  int `json:"page"`
@@ -876,27 +1173,40 @@ type Pagination struct {
 	Total int `json:"total"`
 }
 
+// PayloadTooLargeEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLargeEnvelope = ErrorEnvelope
+
+// PlatformErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PlatformErrorEnvelope = ErrorEnvelope
+
+// RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type RateLimitedEnvelope = ErrorEnvelope
+
 // Sandbox Test mode only. How to receive test sends on a real handset.
 type Sandbox struct {
 	JoinCode string `json:"join_code"`
 
-	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours.
+	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours. The sandbox number replies with the workspace joined and when the window ends (or why the code was refused). While the window is open, the messages the handset sends to the sandbox number reach the workspace as message.received events with mode test.
 	JoinPhrase string `json:"join_phrase"`
 
 	// PhoneNumber The sandbox number, digits only.
 	PhoneNumber string `json:"phone_number"`
 }
 
+// SendConflictEnvelope The failure envelope of this status; `code` is one of the values listed.
+type SendConflictEnvelope = ErrorEnvelope
+
 // SendEnvelope defines model for SendEnvelope.
 type SendEnvelope struct {
 	Data SendResult `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string              `json:"message"`
+	Success SendEnvelopeSuccess `json:"success"`
 }
+
+// SendEnvelopeSuccess defines model for SendEnvelope.Success.
+type SendEnvelopeSuccess bool
 
 // SendResult defines model for SendResult.
 type SendResult struct {
@@ -904,6 +1214,11 @@ type SendResult struct {
 
 	// ChatMessageId Id assigned by the messaging platform.
 	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
 
 	// ContactCreated true when the send created the contact.
 	ContactCreated bool  `json:"contact_created"`
@@ -919,7 +1234,7 @@ type SendResult struct {
 	// Mode Test mode only.
 	Mode *SendResultMode `json:"mode,omitempty"`
 
-	// Note Test mode only. What happened to the send.
+	// Note Test mode only. What happened to the send, and the text the template renders to.
 	Note *string `json:"note,omitempty"`
 
 	// Status What the messaging platform last reported.
@@ -939,15 +1254,36 @@ type SendTemplateRequest struct {
 	// Example: ["Ana","ORD-7781"]
 	BodyVariables *[]string `json:"body_variables,omitempty"`
 
+	// ButtonVariables Values for the template's buttons, by index. An AUTHENTICATION template's OTP button
+	// is filled from body_variables[0] when this is omitted.
+	//
+	//
+	// Example: [{"index":0,"value":"SPRING24"}]
+	ButtonVariables *[]ButtonVariable `json:"button_variables,omitempty"`
+
 	// CampaignName Groups the send under a standing API campaign in reports.
 	//
 	// Example: November orders
 	CampaignName *string `json:"campaign_name,omitempty"`
 
+	// ClientReference The caller's own id for this send (an order or ticket id). Stored with the message and
+	// returned in the send response, GET /messages/{id}, and the message.sent and
+	// message.status events.
+	//
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Destination International format, digits only, country code included.
 	//
 	// Example: 15551234567
 	Destination string `json:"destination"`
+
+	// HeaderLocation The place shown by a LOCATION header.
+	HeaderLocation *HeaderLocation `json:"header_location,omitempty"`
+
+	// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+	HeaderMedia *HeaderMedia `json:"header_media,omitempty"`
 
 	// HeaderVariables Values for the header variable, if the template has one.
 	//
@@ -987,11 +1323,24 @@ type StatusChange struct {
 // Template defines model for Template.
 type Template struct {
 	// BodyVariables How many body variables a send must give.
-	BodyVariables *int             `json:"body_variables,omitempty"`
-	Category      TemplateCategory `json:"category"`
+	BodyVariables int `json:"body_variables"`
 
-	// HeaderVariables How many header variables a send must give.
-	HeaderVariables *int `json:"header_variables,omitempty"`
+	// Buttons The template's buttons in order; `index` is what `button_variables` refers to.
+	//
+	// Example: [{"index":0,"takes_value":true,"text":"Shop now","type":"URL"},{"index":1,"takes_value":true,"text":"Stop promotions","type":"QUICK_REPLY"}]
+	Buttons  []TemplateButton `json:"buttons"`
+	Category TemplateCategory `json:"category"`
+
+	// HeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+	// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+	// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+	//
+	//
+	// Example: IMAGE
+	HeaderFormat TemplateHeaderFormat `json:"header_format"`
+
+	// HeaderVariables How many header variables a send must give (0 unless the header is TEXT with a variable).
+	HeaderVariables int `json:"header_variables"`
 
 	// Id The service's own template id.
 	Id int64 `json:"id"`
@@ -1000,10 +1349,50 @@ type Template struct {
 	Language string         `json:"language"`
 	Name     string         `json:"name"`
 	Status   TemplateStatus `json:"status"`
+
+	// Unsupported What this template has that the API cannot fill yet (GIF or PRODUCT header,
+	// CAROUSEL, LIMITED_TIME_OFFER, FLOW or CATALOG button, ...). A send of such a template
+	// is refused with a 422 naming it. Absent when the template can be sent.
+	//
+	//
+	// Example: ["CAROUSEL"]
+	Unsupported *[]string `json:"unsupported,omitempty"`
 }
+
+// TemplateHeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+//
+// Example: IMAGE
+type TemplateHeaderFormat string
 
 // TemplateStatus defines model for Template.Status.
 type TemplateStatus string
+
+// TemplateButton defines model for TemplateButton.
+type TemplateButton struct {
+	// Index The button's 0-based position among the template's buttons.
+	Index int `json:"index"`
+
+	// TakesValue true when a send may give this button a value in `button_variables`. It must for a
+	// URL button with a `{{1}}` suffix, COPY_CODE (the coupon code, at most 15 characters)
+	// and OTP (the code; filled from body_variables[0] when omitted); it may for
+	// QUICK_REPLY (the payload echoed back when the button is tapped).
+	TakesValue bool `json:"takes_value"`
+
+	// Text The button's label.
+	//
+	// Example: Track order
+	Text string `json:"text"`
+
+	// Type The button type as the platform defines it: QUICK_REPLY, URL, PHONE_NUMBER,
+	// COPY_CODE, FLOW, CATALOG, ... The one-time-password button of an AUTHENTICATION
+	// template (copy code or one tap) is listed as OTP.
+	//
+	//
+	// Example: URL
+	Type string `json:"type"`
+}
 
 // TemplateCategory defines model for TemplateCategory.
 type TemplateCategory struct {
@@ -1023,16 +1412,23 @@ type TemplateList struct {
 	Templates []Template `json:"templates"`
 }
 
+// TemplateNotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFoundEnvelope = ErrorEnvelope
+
 // TemplatesEnvelope defines model for TemplatesEnvelope.
 type TemplatesEnvelope struct {
 	Data TemplateList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                   `json:"message"`
+	Success TemplatesEnvelopeSuccess `json:"success"`
 }
+
+// TemplatesEnvelopeSuccess defines model for TemplatesEnvelope.Success.
+type TemplatesEnvelopeSuccess bool
+
+// UnauthorizedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type UnauthorizedEnvelope = ErrorEnvelope
 
 // UpsertContactRequest defines model for UpsertContactRequest.
 type UpsertContactRequest struct {
@@ -1067,41 +1463,78 @@ type ValidationErrorEnvelope struct {
 // ValidationErrorEnvelopeSuccess defines model for ValidationErrorEnvelope.Success.
 type ValidationErrorEnvelopeSuccess bool
 
+// ValidationFailedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailedEnvelope = ValidationErrorEnvelope
+
+// WebhookEvent Any webhook event; the `event` field tells which schema the body follows.
+type WebhookEvent struct {
+	union json.RawMessage
+}
+
+// WebhookTestData defines model for WebhookTestData.
+type WebhookTestData struct {
+	// EndpointId The endpoint the test event was sent to (and only to).
+	EndpointId int64  `json:"endpoint_id"`
+	Message    string `json:"message"`
+}
+
+// WebhookTestEvent defines model for WebhookTestEvent.
+type WebhookTestEvent struct {
+	CreatedAt time.Time             `json:"created_at"`
+	Data      WebhookTestData       `json:"data"`
+	Event     WebhookTestEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *WebhookTestEventMode `json:"mode,omitempty"`
+}
+
+// WebhookTestEventEvent defines model for WebhookTestEvent.Event.
+type WebhookTestEventEvent string
+
+// WebhookTestEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type WebhookTestEventMode string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
-// AccountInactive defines model for AccountInactive.
-type AccountInactive = ErrorEnvelope
+// AccountInactive The failure envelope of this status; `code` is one of the values listed.
+type AccountInactive = AccountInactiveEnvelope
 
-// IdempotencyInProgress defines model for IdempotencyInProgress.
-type IdempotencyInProgress = ErrorEnvelope
+// IdempotencyInProgress The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgress = IdempotencyInProgressEnvelope
 
-// InternalError defines model for InternalError.
-type InternalError = ErrorEnvelope
+// InternalError The failure envelope of this status; `code` is one of the values listed.
+type InternalError = InternalErrorEnvelope
 
-// NotFound defines model for NotFound.
-type NotFound = ErrorEnvelope
+// MethodNotAllowed The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowed = MethodNotAllowedEnvelope
 
-// PayloadTooLarge defines model for PayloadTooLarge.
-type PayloadTooLarge = ErrorEnvelope
+// NotFound The failure envelope of this status; `code` is one of the values listed.
+type NotFound = NotFoundEnvelope
 
-// PlatformError defines model for PlatformError.
-type PlatformError = ErrorEnvelope
+// PayloadTooLarge The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLarge = PayloadTooLargeEnvelope
 
-// RateLimited defines model for RateLimited.
-type RateLimited = ErrorEnvelope
+// PlatformError The failure envelope of this status; `code` is one of the values listed.
+type PlatformError = PlatformErrorEnvelope
 
-// SendConflict defines model for SendConflict.
-type SendConflict = ErrorEnvelope
+// RateLimited The failure envelope of this status; `code` is one of the values listed.
+type RateLimited = RateLimitedEnvelope
 
-// TemplateNotFound defines model for TemplateNotFound.
-type TemplateNotFound = ErrorEnvelope
+// SendConflict The failure envelope of this status; `code` is one of the values listed.
+type SendConflict = SendConflictEnvelope
 
-// Unauthorized defines model for Unauthorized.
-type Unauthorized = ErrorEnvelope
+// TemplateNotFound The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFound = TemplateNotFoundEnvelope
 
-// ValidationFailed defines model for ValidationFailed.
-type ValidationFailed = ValidationErrorEnvelope
+// Unauthorized The failure envelope of this status; `code` is one of the values listed.
+type Unauthorized = UnauthorizedEnvelope
+
+// ValidationFailed The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailed = ValidationFailedEnvelope
 
 // ListCampaignsParams defines parameters for ListCampaigns.
 type ListCampaignsParams struct {
@@ -1171,6 +1604,215 @@ type UpsertContactJSONRequestBody = UpsertContactRequest
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
 
+// AsMessageReceivedEvent returns the union data inside the WebhookEvent as a MessageReceivedEvent
+func (t WebhookEvent) AsMessageReceivedEvent() (MessageReceivedEvent, error) {
+	var body MessageReceivedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageReceivedEvent overwrites any union data inside the WebhookEvent as the provided MessageReceivedEvent
+func (t *WebhookEvent) FromMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageReceivedEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageReceivedEvent
+func (t *WebhookEvent) MergeMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageSentEvent returns the union data inside the WebhookEvent as a MessageSentEvent
+func (t WebhookEvent) AsMessageSentEvent() (MessageSentEvent, error) {
+	var body MessageSentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageSentEvent overwrites any union data inside the WebhookEvent as the provided MessageSentEvent
+func (t *WebhookEvent) FromMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageSentEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageSentEvent
+func (t *WebhookEvent) MergeMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageStatusEvent returns the union data inside the WebhookEvent as a MessageStatusEvent
+func (t WebhookEvent) AsMessageStatusEvent() (MessageStatusEvent, error) {
+	var body MessageStatusEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageStatusEvent overwrites any union data inside the WebhookEvent as the provided MessageStatusEvent
+func (t *WebhookEvent) FromMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageStatusEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageStatusEvent
+func (t *WebhookEvent) MergeMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContactCreatedEvent returns the union data inside the WebhookEvent as a ContactCreatedEvent
+func (t WebhookEvent) AsContactCreatedEvent() (ContactCreatedEvent, error) {
+	var body ContactCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContactCreatedEvent overwrites any union data inside the WebhookEvent as the provided ContactCreatedEvent
+func (t *WebhookEvent) FromContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	t.union = b
+	return err
+}
+
+// MergeContactCreatedEvent performs a merge with any union data inside the WebhookEvent, using the provided ContactCreatedEvent
+func (t *WebhookEvent) MergeContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookTestEvent returns the union data inside the WebhookEvent as a WebhookTestEvent
+func (t WebhookEvent) AsWebhookTestEvent() (WebhookTestEvent, error) {
+	var body WebhookTestEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookTestEvent overwrites any union data inside the WebhookEvent as the provided WebhookTestEvent
+func (t *WebhookEvent) FromWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	t.union = b
+	return err
+}
+
+// MergeWebhookTestEvent performs a merge with any union data inside the WebhookEvent, using the provided WebhookTestEvent
+func (t *WebhookEvent) MergeWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "contact.created":
+		return t.AsContactCreatedEvent()
+	case "message.received":
+		return t.AsMessageReceivedEvent()
+	case "message.sent":
+		return t.AsMessageSentEvent()
+	case "message.status":
+		return t.AsMessageStatusEvent()
+	case "webhook.test":
+		return t.AsWebhookTestEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t WebhookEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// ListCampaigns List campaigns with their counts
@@ -1185,6 +1827,9 @@ type ServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx echo.Context, params UpsertContactParams) error
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx echo.Context) error
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx echo.Context) error
@@ -1306,6 +1951,15 @@ func (w *ServerInterfaceWrapper) UpsertContact(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpsertContact(ctx, params)
+	return err
+}
+
+// ListEventExamples converts echo context to params.
+func (w *ServerInterfaceWrapper) ListEventExamples(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListEventExamples(ctx)
 	return err
 }
 
@@ -1495,37 +2149,126 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/messages", wrapper.ListMessages, options.OperationMiddlewares["listMessages"]...)
 	router.GET(options.BaseURL+"/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
 	router.GET(options.BaseURL+"/campaigns/:id", wrapper.GetCampaign, options.OperationMiddlewares["getCampaign"]...)
+	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
 
 }
 
-type AccountInactiveJSONResponse ErrorEnvelope
+type AccountInactiveResponseHeaders struct {
+	XRequestId string
+}
+type AccountInactiveJSONResponse struct {
+	Body AccountInactiveEnvelope
 
-type IdempotencyInProgressJSONResponse ErrorEnvelope
+	Headers AccountInactiveResponseHeaders
+}
 
-type InternalErrorJSONResponse ErrorEnvelope
+type IdempotencyInProgressResponseHeaders struct {
+	XRequestId string
+}
+type IdempotencyInProgressJSONResponse struct {
+	Body IdempotencyInProgressEnvelope
 
-type NotFoundJSONResponse ErrorEnvelope
+	Headers IdempotencyInProgressResponseHeaders
+}
 
-type PayloadTooLargeJSONResponse ErrorEnvelope
+type InternalErrorResponseHeaders struct {
+	XRequestId string
+}
+type InternalErrorJSONResponse struct {
+	Body InternalErrorEnvelope
 
-type PlatformErrorJSONResponse ErrorEnvelope
+	Headers InternalErrorResponseHeaders
+}
+
+type MethodNotAllowedResponseHeaders struct {
+	Allow      string
+	XRequestId string
+}
+type MethodNotAllowedJSONResponse struct {
+	Body MethodNotAllowedEnvelope
+
+	Headers MethodNotAllowedResponseHeaders
+}
+
+type NotFoundResponseHeaders struct {
+	XRequestId string
+}
+type NotFoundJSONResponse struct {
+	Body NotFoundEnvelope
+
+	Headers NotFoundResponseHeaders
+}
+
+type PayloadTooLargeResponseHeaders struct {
+	XRequestId string
+}
+type PayloadTooLargeJSONResponse struct {
+	Body PayloadTooLargeEnvelope
+
+	Headers PayloadTooLargeResponseHeaders
+}
+
+type PlatformErrorResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type PlatformErrorJSONResponse struct {
+	Body PlatformErrorEnvelope
+
+	Headers PlatformErrorResponseHeaders
+}
 
 type RateLimitedResponseHeaders struct {
-	RetryAfter *int
+	RateLimit       string
+	RateLimitPolicy string
+	RetryAfter      int
+	XRequestId      string
 }
 type RateLimitedJSONResponse struct {
-	Body ErrorEnvelope
+	Body RateLimitedEnvelope
 
 	Headers RateLimitedResponseHeaders
 }
 
-type SendConflictJSONResponse ErrorEnvelope
+type SendConflictResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type SendConflictJSONResponse struct {
+	Body SendConflictEnvelope
 
-type TemplateNotFoundJSONResponse ErrorEnvelope
+	Headers SendConflictResponseHeaders
+}
 
-type UnauthorizedJSONResponse ErrorEnvelope
+type TemplateNotFoundResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type TemplateNotFoundJSONResponse struct {
+	Body TemplateNotFoundEnvelope
 
-type ValidationFailedJSONResponse ValidationErrorEnvelope
+	Headers TemplateNotFoundResponseHeaders
+}
+
+type UnauthorizedResponseHeaders struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+type UnauthorizedJSONResponse struct {
+	Body UnauthorizedEnvelope
+
+	Headers UnauthorizedResponseHeaders
+}
+
+type ValidationFailedResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type ValidationFailedJSONResponse struct {
+	Body ValidationFailedEnvelope
+
+	Headers ValidationFailedResponseHeaders
+}
 
 type ListCampaignsRequestObject struct {
 	Params ListCampaignsParams
@@ -1535,15 +2278,23 @@ type ListCampaignsResponseObject interface {
 	VisitListCampaignsResponse(w http.ResponseWriter) error
 }
 
-type ListCampaigns200JSONResponse CampaignsEnvelope
+type ListCampaigns200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListCampaigns200JSONResponse struct {
+	Body    CampaignsEnvelope
+	Headers ListCampaigns200ResponseHeaders
+}
 
 func (response ListCampaigns200JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1554,10 +2305,12 @@ type ListCampaigns401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListCampaigns401JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1568,10 +2321,11 @@ type ListCampaigns403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListCampaigns403JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1582,10 +2336,14 @@ type ListCampaigns422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response ListCampaigns422JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1600,9 +2358,10 @@ func (response ListCampaigns429JSONResponse) VisitListCampaignsResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1613,10 +2372,11 @@ type ListCampaigns500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListCampaigns500JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1630,15 +2390,23 @@ type GetCampaignResponseObject interface {
 	VisitGetCampaignResponse(w http.ResponseWriter) error
 }
 
-type GetCampaign200JSONResponse CampaignEnvelope
+type GetCampaign200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetCampaign200JSONResponse struct {
+	Body    CampaignEnvelope
+	Headers GetCampaign200ResponseHeaders
+}
 
 func (response GetCampaign200JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1649,10 +2417,12 @@ type GetCampaign401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetCampaign401JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1663,10 +2433,11 @@ type GetCampaign403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetCampaign403JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1677,10 +2448,11 @@ type GetCampaign404JSONResponse struct{ NotFoundJSONResponse }
 func (response GetCampaign404JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1691,10 +2463,14 @@ type GetCampaign422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response GetCampaign422JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1709,9 +2485,10 @@ func (response GetCampaign429JSONResponse) VisitGetCampaignResponse(w http.Respo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1722,10 +2499,11 @@ type GetCampaign500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetCampaign500JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1739,15 +2517,23 @@ type ListContactsResponseObject interface {
 	VisitListContactsResponse(w http.ResponseWriter) error
 }
 
-type ListContacts200JSONResponse ContactsEnvelope
+type ListContacts200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListContacts200JSONResponse struct {
+	Body    ContactsEnvelope
+	Headers ListContacts200ResponseHeaders
+}
 
 func (response ListContacts200JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1758,10 +2544,12 @@ type ListContacts401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListContacts401JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1772,10 +2560,11 @@ type ListContacts403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListContacts403JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1786,10 +2575,14 @@ type ListContacts422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response ListContacts422JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1804,9 +2597,10 @@ func (response ListContacts429JSONResponse) VisitListContactsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1817,10 +2611,11 @@ type ListContacts500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListContacts500JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1835,15 +2630,27 @@ type UpsertContactResponseObject interface {
 	VisitUpsertContactResponse(w http.ResponseWriter) error
 }
 
-type UpsertContact200JSONResponse ContactUpsertEnvelope
+type UpsertContact200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type UpsertContact200JSONResponse struct {
+	Body    ContactUpsertEnvelope
+	Headers UpsertContact200ResponseHeaders
+}
 
 func (response UpsertContact200JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1854,10 +2661,12 @@ type UpsertContact401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response UpsertContact401JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1868,10 +2677,11 @@ type UpsertContact403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response UpsertContact403JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1884,10 +2694,11 @@ type UpsertContact409JSONResponse struct {
 func (response UpsertContact409JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1898,10 +2709,11 @@ type UpsertContact413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response UpsertContact413JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1912,10 +2724,14 @@ type UpsertContact422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response UpsertContact422JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1930,9 +2746,10 @@ func (response UpsertContact429JSONResponse) VisitUpsertContactResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1943,10 +2760,104 @@ type UpsertContact500JSONResponse struct{ InternalErrorJSONResponse }
 func (response UpsertContact500JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamplesRequestObject struct {
+}
+
+type ListEventExamplesResponseObject interface {
+	VisitListEventExamplesResponse(w http.ResponseWriter) error
+}
+
+type ListEventExamples200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListEventExamples200JSONResponse struct {
+	Body    EventExamplesEnvelope
+	Headers ListEventExamples200ResponseHeaders
+}
+
+func (response ListEventExamples200JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListEventExamples401JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListEventExamples403JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListEventExamples429JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListEventExamples500JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1959,15 +2870,23 @@ type GetMeResponseObject interface {
 	VisitGetMeResponse(w http.ResponseWriter) error
 }
 
-type GetMe200JSONResponse MeEnvelope
+type GetMe200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMe200JSONResponse struct {
+	Body    MeEnvelope
+	Headers GetMe200ResponseHeaders
+}
 
 func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1978,10 +2897,12 @@ type GetMe401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1992,10 +2913,11 @@ type GetMe403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMe403JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2010,9 +2932,10 @@ func (response GetMe429JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2023,10 +2946,11 @@ type GetMe500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2040,15 +2964,23 @@ type ListMessagesResponseObject interface {
 	VisitListMessagesResponse(w http.ResponseWriter) error
 }
 
-type ListMessages200JSONResponse MessagesEnvelope
+type ListMessages200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListMessages200JSONResponse struct {
+	Body    MessagesEnvelope
+	Headers ListMessages200ResponseHeaders
+}
 
 func (response ListMessages200JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2059,10 +2991,12 @@ type ListMessages401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListMessages401JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2073,10 +3007,11 @@ type ListMessages403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListMessages403JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2087,10 +3022,14 @@ type ListMessages422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response ListMessages422JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2105,9 +3044,10 @@ func (response ListMessages429JSONResponse) VisitListMessagesResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2118,10 +3058,11 @@ type ListMessages500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListMessages500JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2136,15 +3077,27 @@ type SendTemplateMessageResponseObject interface {
 	VisitSendTemplateMessageResponse(w http.ResponseWriter) error
 }
 
-type SendTemplateMessage200JSONResponse SendEnvelope
+type SendTemplateMessage200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type SendTemplateMessage200JSONResponse struct {
+	Body    SendEnvelope
+	Headers SendTemplateMessage200ResponseHeaders
+}
 
 func (response SendTemplateMessage200JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2155,10 +3108,12 @@ type SendTemplateMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response SendTemplateMessage401JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2169,10 +3124,11 @@ type SendTemplateMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response SendTemplateMessage403JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2183,10 +3139,14 @@ type SendTemplateMessage404JSONResponse struct{ TemplateNotFoundJSONResponse }
 func (response SendTemplateMessage404JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2197,10 +3157,14 @@ type SendTemplateMessage409JSONResponse struct{ SendConflictJSONResponse }
 func (response SendTemplateMessage409JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2211,10 +3175,11 @@ type SendTemplateMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response SendTemplateMessage413JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2225,10 +3190,14 @@ type SendTemplateMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response SendTemplateMessage422JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2243,9 +3212,10 @@ func (response SendTemplateMessage429JSONResponse) VisitSendTemplateMessageRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2256,10 +3226,11 @@ type SendTemplateMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response SendTemplateMessage500JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2270,10 +3241,14 @@ type SendTemplateMessage502JSONResponse struct{ PlatformErrorJSONResponse }
 func (response SendTemplateMessage502JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(502)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2287,15 +3262,23 @@ type GetMessageResponseObject interface {
 	VisitGetMessageResponse(w http.ResponseWriter) error
 }
 
-type GetMessage200JSONResponse MessageEnvelope
+type GetMessage200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMessage200JSONResponse struct {
+	Body    MessageEnvelope
+	Headers GetMessage200ResponseHeaders
+}
 
 func (response GetMessage200JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2306,10 +3289,12 @@ type GetMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMessage401JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2320,10 +3305,11 @@ type GetMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMessage403JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2334,10 +3320,11 @@ type GetMessage404JSONResponse struct{ NotFoundJSONResponse }
 func (response GetMessage404JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2348,10 +3335,14 @@ type GetMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response GetMessage422JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2366,9 +3357,10 @@ func (response GetMessage429JSONResponse) VisitGetMessageResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2379,10 +3371,11 @@ type GetMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMessage500JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2395,15 +3388,23 @@ type ListTemplatesResponseObject interface {
 	VisitListTemplatesResponse(w http.ResponseWriter) error
 }
 
-type ListTemplates200JSONResponse TemplatesEnvelope
+type ListTemplates200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListTemplates200JSONResponse struct {
+	Body    TemplatesEnvelope
+	Headers ListTemplates200ResponseHeaders
+}
 
 func (response ListTemplates200JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2414,10 +3415,12 @@ type ListTemplates401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListTemplates401JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2428,10 +3431,11 @@ type ListTemplates403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListTemplates403JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2446,9 +3450,10 @@ func (response ListTemplates429JSONResponse) VisitListTemplatesResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2459,10 +3464,11 @@ type ListTemplates500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListTemplates500JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2482,6 +3488,9 @@ type StrictServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx context.Context, request UpsertContactRequestObject) (UpsertContactResponseObject, error)
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx context.Context, request ListEventExamplesRequestObject) (ListEventExamplesResponseObject, error)
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
@@ -2628,6 +3637,29 @@ func (sh *strictHandler) UpsertContact(ctx echo.Context, params UpsertContactPar
 		return err
 	} else if validResponse, ok := response.(UpsertContactResponseObject); ok {
 		return validResponse.VisitUpsertContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListEventExamples operation middleware
+func (sh *strictHandler) ListEventExamples(ctx echo.Context) error {
+	var request ListEventExamplesRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEventExamples(ctx.Request().Context(), request.(ListEventExamplesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEventExamples")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListEventExamplesResponseObject); ok {
+		return validResponse.VisitListEventExamplesResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -2783,159 +3815,248 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2Lcts4tuCvoLizFbtDKZJsOYldW7PudHrat+PEEzsz994oa0EkJKFNAWwCsq1O+aP2F/bLtnDwIEhC",
-	"L8dOeu7NVE1Hlkjg4OC8cF74HCV8lnNGmBTR4edoSnBKCvj4nshicTyWpFB/pUQkBc0l5Sw6jM5Jwlkq",
-	"kOToBlOJRmTMC4IK9Qplk3YURyKZkhlWr8pFTqLDiDJJJqSI7u7u4ijHBZ4RaaY6Scks55KwZPErWTSn",
-	"O0ZzRn+fE3RFFminq6bt9fsomeICJ2qQXSSnWKIZviICYYCDkhQV5Pc5ERIJPCaHSE4JEnimR7mhcqq+",
-	"GTD4asRT/R1laP8FmvJ5IVBB8gwvBLw4poWQqCAi50wQRJmQBKeIjxFOJGUTJG9oQtoDFsURucWzPFNr",
-	"7o+7yct0j7R6o+e4tU/291ovcb/f6iQH6QvSGz8fdTtRHFG1SI36KI4Ynql3PaS0FFZ8lM7w7RvCJnIa",
-	"Hfb6/TiaUWb/7sYW4UIWlE00vi3ggO7jJOFzJk+YAv2aqK8SziRhUn3EeZ7RBCvUP/tNKPx/LleknkzV",
-	"4FiPcUntIHE0I0LgifrxYkqQeQBRgbxnxDxJiBDR4Rhngtz5a/pLQcbRYfQ/npUU+Uz/Kp69LgpevGbX",
-	"JOM50SuqUog/44hMKUth19ROewC0o7vYx+sJOyv4pACA7oEDWo50SdllbsfyUXHsiNBQHBWotrMKQiFp",
-	"liHKkDfIY+GqAZJhi6VgFXPGgKsV9pgkBcMZzHI/rJkRLgkM4SPLDo4EKa5JgewTj4YJhuaM3OYkkSTV",
-	"sx2h3+dcEsDKv7fea0S1TlKk2VOJHjHPc15IQMdbLn/mc5beCxOMy8sxvO0j4VR/QoxLZH99TLYpiODz",
-	"IiEo5UTArOSWCol4UX4zIhlXMo4DXgyjAQLO8CLjOL3g/A0uJveTJbke41JyfpnBKD4+zB5oEU0FgicK",
-	"JfAZ6qJT+uOj46c6P1eUCRNrBGRYjnkx25IhQOIU5DcgPfX5GmfzClLMuJfuobqEtU8g+4RmZcLSQ2SJ",
-	"aM5SktFrUuBRRtCOGht197qd3sFuE213cTRn+BrTTD29Eij/uTpc+i+lEx2EKU2BjjATN6SwirbbQUIb",
-	"EkcAuhkGzfBCUZ/6R700xdcEjQhham0yAPbD7ncA/AaC0Y4Pb0FygqVAVCqbAQvOdoF7KosGYnmPJXlD",
-	"Z9Ts+dacUmBJLjMzQAXvnKMZZgtLrQJxBtCmZMaVGjzSxhnKsCSPKVIdIAnOMgdFPh9lNHHAoHHBZ4gz",
-	"gk7OEE5TpfCUzVi3PlvO/AzBZJ5+5hmqANA5YekrzsYZTeSWDDnKeHIV5kc1Ck7kpX2kTvXmdzTFAvFc",
-	"EQufq71PUYKZlqGWYNIg69GKMVKf/uvaGnexUk6vOGNL5RObz0akuFQ6LHHP+dC85Ug/o+Z0j2gdQoVV",
-	"Io/KzmEQYiBJu19UILOlsWJa/CXG0QWZKZlBvsgqkGaQy7B58JYjnOcFv1a4NI8idWRI0SDiRUoKtR9j",
-	"WsxgokH0iMwehIWPfSMBzbBMpkQfoib0mjAAVqGapoC0DwzP5ZQX9I97CsW5P0DFkqJCKDmu5mLXOKMp",
-	"Oj47UQLocXEC50ssQF0BUVWOIhoQXqCCXPMropHwD/UlLPRnTLN7IuLaDXI51qPEERi1whypJWVYg/nR",
-	"nA7BxGNPzDYBoAWZzDNcIHKbK+FAOUOD6P987LRefvr8Iu727/4yiKJPd1W7XS/KsM4h8ue6N6pLnGxw",
-	"pBlTkqUKwbNy02c4U+qbpEdoqPEwBOITiOBkivh4TFiqnoWX21EpefxjsvqYFzwnhaRaS5AZppnn2bAH",
-	"7TiisHFqUiz1UedgP4obHhB7xm+MACf13+e0UBTwUQ1nHo3NpJ/cYHykbBI11is8yzGdsCagAL9Yh2f7",
-	"/iv99F0cJQXBkqSXWFaWk2JJWpICOI2lGztzcalslKYLZ8f8TlL0VBlJ6S56hnYUh6CnqP4beoo0Ae/G",
-	"qKM0RvcIddDNVAkPrkzHCfCXNqxIihZEKvOhBJTPtWFqoNRKQEGphp0X5FKbaaIJ599eX6BnicGIePaZ",
-	"pneIs2zRRmAbciHRGMicSWQGMzafiBGW+ol+XH+SFgJApJLM1m7Iz3rc9zCsgtosAxcFXsAq1HCXCnlm",
-	"i6pr+KdClDJGtdPKmqkKZQVJlI5IjxAeAfKN5865uKp4XLXhG9N6hjcCVimPx4PWMlzT3rebfan10hiA",
-	"UUa+OELD47OTIRobES4k1vLCvtIOzaQIeAkTAG1vQ/YbUfUKoeExcmylQZ1VfYhXiZdXTphUF/ULv9EW",
-	"v1H8FjlPhN1LgXBBlMEJYldILOcCMX5zhCSXOFNSW04JLZCYz9SKq0LMYWlDchs7BbrBw7nWAM1VvXek",
-	"J/2jtrLuyzOdfyKsy6Dlcyp0bwieMPp/g0cBlRs9W6MX/WKJCjNr7CHewOxwu4pMnJpWZkuWvRtHhx/X",
-	"mFROscd1BZZiiTdVX42FwctNUD95wL6hIqDfnfhXf2wksUsYmsKakVt5mcwLwQOBlDMsBMICDfUDpaxR",
-	"b6EcT4iTfeYoraQp/BAQPjUElOtYtWHim+0YYH+bXZvi0G75p9QqdsHeRDvqEE5muVwgjSixa22J0PHQ",
-	"w+uI84xg2NWUijzDi8slhlsc5VPOyKWRyQ1IjGdb/YUzpFk0RimdUHDVZIugKvHHvNT6ds2OeyfxCsQ1",
-	"+JpDBylEH5GbKPfcJHU73Pzkjtel8wOIWPIweo2i2tzc3Nj6mPERzcg9diRGoDCLBQKvKWVJNk8r5NG0",
-	"Lpo/cG0HeAG7fqcTb2H3G/jjqHQ8WWSt2LNX+pGfDDc2OAZcWffA4aYrb9KlndFbEby7fhGvr+0peDPh",
-	"pB7/EYt7S6cmBu/iiFggCJvPvCW1m5vh4SAkxPR7SzSP/nELxWNYNKB3cjxxx/3Vg5yVTy7ZOGU1euOt",
-	"2LMPuSCFfACa8yRClXFlMSdafmPEyI2TNOrAMMMpCQuYhyVhC1ydS9ci5uvr2sq2bKNszc5/K4i3NQ58",
-	"OKsE8zMlWSoQUUeeMoMjwUVBiWieN5xbq3HQmc8waylLGIJpktzKoDJw7q4g5XKGzAMx0vYJZ9aTECLd",
-	"Ggbs4KX7LURz4DB7BV7BOhCnOJlSRsp1aO8FZLL4cFg5V/OuBvI+fD910Hm9JFTQjKiEHJi1kFcoLLok",
-	"KumHTBIbD4pXRFLCcWg55SnAjrOM38CEtRSGTwEiqLosH4J3ErOda73TsO93vut3pbNJccdr/WiVeA0F",
-	"AJF+WkuYAN4S1nQaeTVv3pDRlPMrHWlfyp/3ck4audP0/oBefyKQ2fsj4zcDqFKizsT24AVPehxacpuz",
-	"DdaaJW+VtnDW6xJoEDVeBwg84aTgQpiUNqHZ1DpwguJnFmT7s4LocAT5fY4ziMIRIWM4b8KsAiV4LkiK",
-	"RguE4Ud0RRa+JFDfhc2chu2qMVLzPy0R3oY+3hotbGcz4q1dkITQaz+y0zb+CfcnOJRKgbLCJIujqm/1",
-	"cBmTNbfGCpknQicKwanAuaWpRBN8TRDjjKAdxo2DaLcdtm1sXGETvw6V2UbmSQqUD0/bGULI9vldiaU0",
-	"pfoMdFZBhLM+Gxis25l1vxn4whXtaFrSgZkcyynawZq14asnAv3b+bu3+pffOGUk1SHXlEsRKx05BceI",
-	"euPyGhdUSXXR7gyPEEYufRQeGcw7nb2EMviXtPWfyjDTXwy90X6fK7YBdTJEvEBDNX2bpkPNcQAeFgij",
-	"mynPiANguNtk/Di6bU14S33ZElc0b/FcI7KVc1AQ0aFS+Hdx9CtZnC6lqyvKII30iixsEmtKTCAOomk+",
-	"C2Za4wInKszPeJDIT0mTsnEZzVolpmzQS1GpcbesNNbUM57QWfWsRYPSMpilI3677o1z81id2MvcAYAx",
-	"ROan5KsbrqdkG3v1tDQzayJoiuWlkW1hp49R7evhgTF0YtpdHE2pkLwIpFe/Bu1r/PIFyXkBWRI8S5UW",
-	"gEBLXKZDeIJQqVsh8SzfOLR1DpO8mmI2ISFhUl33hh7yYFzp5PwdenHQ6ZZA6iV8uHiF+HgsyBbBI6Nh",
-	"NsO3XmKDFLyVxY09dlOUCwoTtd7Rr0/Zmla3J2+XFVkP+i2qcRVt7vtZgAHDbzvdHFa9KZGYZks02z1U",
-	"7YptCrt4bExsYxePN9qJJLM/V4jBrWYNHgDypYGWLbxCfrA2uImbiM/tnVGcXZNC6KPpti6s5WFvFzys",
-	"BrthD6iQlE2eCAQ5XZvLqkqaT4hZTMjDuOPXByHupWseTo47RDlZgZOE5NVs3BLTQN1Yf00lKshYHWp2",
-	"t5D1kAy/qazXD99XRZT+kvBWVfL7NmbGtSqmmp1VdWzWCN2D0KGmdqzbQGG9N2e4BwpH3I8bxwWfhdGs",
-	"iIUUT4RhjfUskfHEMVjNytbJzEGpk2FJ5Tz1xVaZmJRxNln+62YuajeBP1xoW2YkpQF/yM+8QHSGJyRG",
-	"eJ5SHqNrmhIlIngynyl5gVmKhKTJFSlcckdAUePcYqeBhDHNyFLZvURcz+iMXOpvN8iYCy94S3G0FMSC",
-	"4CS89WTGf6Nh+Fdpo1U8rIcMLaggebYI7+BoLiVnsFVKiUAVY9CRtgTbxhO2rYXUAFGSW7lMrN1K7ciC",
-	"T2bJLlMWJtG/m7XwolxKmCMtday0DW1qmXoY7ai549X0Hltij5Fl+djGm0SM4JSv3eCxATVGlkBirbhj",
-	"JBZCklmM5swUjrlMc0ZuSIE4I7vbyvaGlK4IcZB0LjQF424gnL9ymDWkGkJx1oYfcNNAq9W1hMkleufP",
-	"YynWjLY1EmQTc8pZMVWOGOKcDn0bSU4LPp9M0dm78wv0zMr0Z1brx2iYY0Yy/Q5nRJfuQGURFtMRx0X6",
-	"RKdLQg4F2gGndTIlyZXikDLWAgJJe5p3fZcWzimEXhjJgr6sr2khreGrqt3UNIxWMJmiwm/DYI7+VzEX",
-	"eNS3ZawlJPbPKSmIJa9EUYMimSNUkt5GtLaUxLYhnqq9HQAVS8/nUKn5g0OwdYb5c26RHbkEkC8SR/eQ",
-	"Ll/pBHfPE5B1z20azftSljZwrmJWeOIbsWtJISsZtr6IjVhWfCvP4bbJHGeV3KXqtLnxmgeSua1fbUV2",
-	"9JpkaBjcjmRfC5HKeRnBqGklKGLgKTFlI7/wGyQ5MuaLDqxCdQFSRroyFzM0xSw1DunqWn/jlF1av2dD",
-	"GsCv+bQIRtbPtXanQhvZoLaxnclW8ps4jPUJSQ6ROJC/vX3dBWVtYuqSM3Vl5HVH6vouVHNV/XXGHk6C",
-	"+0JY+tWpXE36noh5thWRe289hGe0qT5qAZEUYSHohOm4bFjtBXfbGkEbpOQ5l5x51i+1XZL5+7UsbJ0y",
-	"sZ5hgSPdYjybz0apPcap2AV0Ns9MVqAaI2gHrNog7YoqrmlCnghE0xhBPgZlCIrSnL30maZ3G5aahHNB",
-	"aiten+JR5jGvRh3YU1Oc54TZSm9NDu1vFFXz2WiteV8n85WmgmJeW+5tOpQsT6eAFKq6bK8mNjSR+w+c",
-	"zYkAWfz5c/fuLkafP/fu7rQPjiPOYkUakLHgQgSuJvhjdMxwFEfv3v/Uev78RVetwUWbvGT0bqe3v6Z9",
-	"VKyeP9Hvdr3cdRd9asRkahWVBZ/nopQMc5YSOH7aarrjsxNXNKaWpI1uUVlP9JZfE9BRsFbIf/RW0eus",
-	"XcTKuMiXFAOUMHb7/X63t7ffP3hehU+Bl2Op5ogOq7XUIcbQjS02pA2FV9ObyL4QI6pL8dzpGJpSMFIj",
-	"kfMcSsAF1nHMB6GPJnlkmE3mwYTaNzzBGTGJVIyQ1KYAlVmk6vjoZDH8RUXZc4AyJMg1KXCG7Cw1siHs",
-	"8sN5jVj61c3ArT8+fe7Fe3c7lx+PW/+JW3/A9vTi/bvdv/5l81pSk7esoRRYwVdC7sqMGLlptFHyAT5m",
-	"GJ3z+R+4CvSLzgrXyAbahN+wkhpo2kbvmO7UUMG0IqdyTAWulbUVIJ8HdM+MMjpTSqQbTGLzp2nC+tZU",
-	"3mLW7CfxZaAGOmJsKzrqBp0nR4KKwc9wadh1D3FIXhcfFbZnocnosQp50xhoPePchg1LIELrvvD8dNsp",
-	"OldADLrMPWhdSLO5kNA5ZEkuJZZkYtKaVuHUwvfKPr+RoHWw1UTsptBtz5mbGXYbCdWVpWp+RVq3t9I8",
-	"s9bh8dnZ+3f/eP3ThknAJv7gQPX2aqVp1dipBkVt0XpgRLJKs5Tog6QZlYvN5fqHPCdFK8HCKCBX5q6h",
-	"q4qbDxcnb04u/iPaDkEjkq3ERDiTyFLN5qlEjkcrSrvXNOrqJeJuplVQfn3vUgU/W5y8dTWUUdj3s94h",
-	"K9ISTEV9V/XLQUhxZzj0bkDtB9/epqK1TNv07dcj9DRGIscJETE42ZU8YynKcUGYnBJhWja4TBv1Y1rw",
-	"PK+r16f9PtrpdnfRyxfPD/qt/b1ed6XpOxg8/asyf9HObuvT07B1ZY6a5SRnBRmTwm8nMZakQAcon1Un",
-	"26C0dkWh3rJ+Q5tTc7VNUYOk71GQU4PejBCiasihSuYFlYtzNZLJR8npr2Txi24tHEwXSDIK1R+Qe26q",
-	"tQWR6NhUfQFC2suaFP976/jsxLQntiIEplQI1Z/+Pg+6Xd7o+Irghc7ZYrwFRyvJeSaOECTq23p9BOfG",
-	"XNn7GZ8IBw08VAJjZg5AMiK4IIVaUiAkWlnpIfoRnkXiOrnM6DW5bLfbQ7STAw0WJpUM9gocWfBwOeVU",
-	"ylw3qKJszL3sJvXRgHnqvG5/w5LchKoowHnrTOF/TrEUx3le2gmWE2J0RUjupSSMeZbxG91oxTz0RLh6",
-	"oQEzJqHiZ+uRNi5BW3ylQ7SxCwxzRnShxvvX5xfqrN4esAH74QdL5+0ffkCvK6WVsS1wVEa6qSiMoXOq",
-	"HUpTrZZNQ/PwUAE1YEMD9fDIjjKeZ25oAWVhCzRUwn0Y29Ht1xjN6tWNQ0VUw1gPjtF+r2cry8qeYMFa",
-	"lWbhSVwtH9k1iFDkQ5g07dkUOvTuMdtsDpJvw0SmS1WuyMJUqvh0Fg/Y0LHXYeNRly4z1GQ+NCxTlsbs",
-	"ZCWLHS5jqAFTHLXbRnCOsKdppTy0Cshd3dgtTmS2gE2kAlyTsfYjY6meSkhKWEIA04hKMIwHbEQQFHUe",
-	"KnzY3ndm8aYjnknRBMJDdIywfgOVix/CoT8THJJW2wP2K1kIdbopoPP60LHqELJvpkt820f6SUmEvIRN",
-	"F8j6bHUB4oARlkLxDizipqCSuIZjaoIjv5kpDJaSGdeDubE0d6mFqSOWqVwdsFzJFN1o+eTMkI5tbUxT",
-	"0WQjR6eYKVyUraiH9jACTWjVfiz4vGw2iAdsQhgpwP0OyUXo79DSmkrtkFBP26J528taw+M1uVTw/Mil",
-	"SQxRWgwoVxibAICq9cS0cOlWaZVO+wPm6hnXdtoXkhfQu9+gYUeLCTeZbL2Hp0l6iGQxJ8PdI29419sf",
-	"q40jhWvbDLx/VLsEYEozUmnvb/bDNPccMNPd0wzQeWkQ9Q9SCMqh7+cPP6DhdXeo31Gi4tCWj4IFlaaK",
-	"T5iiL1SQGchz6P0ILTvb6JVRv5pdJM9g4/R7ZiB9qUBGE8J0oM/oEWWjFpRIrA+zJjevqV6UHIri6FrD",
-	"HB1G3Xan3VGv8JwwnNPoMNprd9p7EPiUUzAcnlWaIE3IklQ+48N6IpwHV8SQ12YLhw6rndN0QzXn7d3R",
-	"kVCQIXC4YnzAhhWH8nAX+EmRuWKh2o86RAKRVDVUrDUfEACVQhu9Ao2c5ouBKzWL6j2HPElsgrJtdAYG",
-	"plGjGOmaCSXBKzEYaJup98WxxkmqrBoqpGusFFXvufjY6DHGbwQsytZaOJO33wlbOCBNKjdBpGSMIYKo",
-	"XpnhW+2EgyPdKpecMk6buzn0CkmG9qCbF+Sa8rkwpSI8x7/Pq9BGpxcnS0wyU5Sy7O6Kzlrn26fa3RW9",
-	"Tme73qj2HOnR80e/M6bXXm5fHVZs+7i9jtcdrmO7th0oiHVXtq7CuMkr6PY6nVrBR9Tr9A5a3W6r073o",
-	"vDzsdA47nf9sNN877LRf9BsNHZe9S1M1Vb2jonu6173odsqnzRY0Iydeh8JOu39X7eX67le/Y6upYN2s",
-	"YWuzo1igVes7xch4An4UtyfQA3e/0102gyOBZ5VuwfDS3vqX6heeqPd6vfXvNbrywosv17/o93m/i6O+",
-	"JtrV71Rv1oDz3Hw2U8Jdi5USW+5QTwvkmjpKPFGkXbZ1i+BMWOtlulSYH/t9G53YRFZqWqo1Jwecajka",
-	"h4SoNQEFNEEdsGX9UrWdoEMjWltegWUhzKzKrAc3eowEh1QZZaqghAs4rtqre26mWIJ6rTWfFPQPEhLR",
-	"fyNOQq8T0JX2oNDfWM4LphWOXqnSDQzRVOfXVJvHVmSkYlsQkErDlsxJdbaAPeErdvO5baswywPKyj+Z",
-	"dKw37f1oi0H1VRauoUKvWzeDajdggFOmfHX/pXv1ZfNNxqXXolVyNMOUSUyZsnMzOV0gknCd3Y8Im+AJ",
-	"mamlq234pvL8gaX5uvsyPJbTHPoNhHlnf/17rin/v5z0P27ieJXA93rIBUW97exVsdNj6KoxIQhLhKFm",
-	"Xh2XCS6S6bDSw99FX6Ed9kgdoLQIb4eNYb+B3L+KLXwG7G8yF52fAUvdkLmU6WHATA5pAK6uB1a3A//b",
-	"2kyHiinYjxThCaZMyHJfdhIsSIsyQZigijt2l25Vab1jiFmEVqL3f5n13g152x9QB1ky/ug1HDWxGJeJ",
-	"uExWKsna73TLYEnU73e7EKQwMQqzRD/fQkceIpDg1e6JOue461KMu6Vuu3sweVtvuLfOeDbPf7edN7Gd",
-	"SzHk5Kb9Sp1/ci5kqFeelnujRZV/DsHdkHAocMmy2lUxJtlnnqfgavAvm1GGMfiCBkyTsEAYpXPNEMTe",
-	"MQAzzfBCv0YZGj4drovXHSEqERUDZtxnWPjpa2jnBfST79fy2ED07xpD3GRXDV1oE9k45bA9YKZTW0bG",
-	"Em42gsCDaduup4QbgoJekUq8takJQntbPvKsdjuoFjHgqPuRp4vtpIsXtjWx2jIWWwZgrcwIRzeNmFgV",
-	"ldyY6YOR6Ltq2M9IkfuLVb9tXuUqp5qsvXRS0z2sDySbC9GKMLQZcV5CbUUy3sWRZpJtoTJa4AvBsnM3",
-	"wNpWZNdauy6zk70+tTY7nlsxkX4Lo3kDYRy+LFW93d1g1vrlkP9yukM3gS63CWG7jWFFouxvndaxzPIe",
-	"02Im3IVQN7y40qJcTJUBbHSFuSpNK5IjNBcQyoS+dProqQts2yHfxqm+0ePLZEXw4jfLl14nOXMTUsRz",
-	"8b9xMiNtK2q1BbbfK3kxmRH0RqZ+YzlvGi1nqk329TvnOkJV72Cvs607z1/svXjRDfSzP4y6nYP+fmev",
-	"3+vt9172etFaQ23VpXePuXYjzWqLby44uMoNlrWxOPN65q25Ytk6+Oq0+i1s0W8gFs6n/KZyyR02903b",
-	"OrryvrcRn6vfuCcvbItFKy7KfmAbhNkCKSCrj/Gmc59tTonGNFNW1YDtKMtV38hnvtPJrHC43G1DFoNY",
-	"c/vNgkhw3KovMyqUHhuwYAjtEOVY6OEaUSYLstejDComcVr2KeOMHA0Y2LhLu5WhYxuvg3BtzgVk8yHK",
-	"/JZaaOeKLASB90EPU84GTKFKk3UaI7UB2rm5C75nOPUhIfHCxHhN5JiRG/+Oo4Jek8PKlwOG85zgQhvh",
-	"EKYcF0RMjds8h94jOjgspnQsdWg4J1iiQukDPtYXtmoI2uhXY3Qb17fdNw2Nxjh4KgwelkUobTnwOqfM",
-	"OwW1W+DNlAtSrYu3KeZwgxNt1phEro130L3geh5uKJ5qlWCrwYXwJRVesFnW3PlAeuv9+LthR3490lkp",
-	"NbuvC3/NmuzlqV5FpecnW+KPqhS5PRJgvFZwVF5AaxtzrCnJCAHud9gIOaAgb31N7cZqsG3PPSUuFQnA",
-	"CU4XTSt5sOOaiGoZCm1Dq+RQce37DqjQRtgAyNjcwdzci5VlGRuuxV2St/0yetssQ8/zAOv4L5QHkfRO",
-	"/0hu312c3Jz+dFz+/9X+7elPx7d/+iSJ0hj5WKtBV6xWK/QMRKIaRejRDZ7RtP3Lj5M3pxcfum8vXi9O",
-	"//h79+1vyT+OJ8fv//bjSef06t9+fvvhQ//91X/88e71673Tq5Pu299OjqvlucYDUK/9fv58SVyx5g+u",
-	"VH/WCzU9eLsdNc3aUJxtr2Qa0NhSGdsIpuxZFBJ2arsqHVvX081D+ZgbfUDW+JjLHn/ffcxrfcxglIbN",
-	"cs/6d7ZX1fx/5ve5CnujtUEeqpFUdgFGcDi0BzFU6Y6lTAZlvTE0WqBhpZJyOGAmw9IWag23rLiFGFNl",
-	"XJoOjwZwFYK1C264X6KpM0RglhGXUzhC6JOInJKFPobA1M6n7qpBB0wtzKZl20wVNQC4RGpBMYcA7+JY",
-	"d5oB2zDL4MxyUXPSm8OtEzZ6Buu1Y17OKKQNBuxsv0GA7Z/9rTzfugxzcVL1adTrMkM9A6pys+5nrRQg",
-	"P1f0PFrYezy2mma9ZlklwAOhvFrBcVAMb+4YCTV7eBQnPdzvEPSF+7p479EUbc3vv5n+DehPqw8hF6ii",
-	"vGxyjemi1vDASVOKtxoD3eUYUAO0QygILdOGk711hlbZ9fvHVBq9VNbesw1X7AUdJlJ0bl/QThUQHtBn",
-	"Sfc0si0VqTAifGlzpkoTKWf4j8FpgLN29AWY34oX1rkJl7fq/pPmBlnmruQIbRIfUdh4Ze8W+68cFlFv",
-	"bQDimdn5oNfUlEU1zZeZ04/rrKSVOazvIT1TlF5B452qaH3X0hGd4gUaEZRzZQMgZTMQDE6huaBsYgvi",
-	"xJIoyxKN3mSGUkQ08kerjqWOc+D8S+SIPqwGcpfTfPxcE2KV7hfhA5k6xbuX/Macq9/s1d60p7flL3UP",
-	"99V0n+53aKzM88BHunUi2d2q8j0380FPfu+VzMBerW3IP75csFV6OITDP/aJZijGCtJGCEhC5j3qdTrh",
-	"pEw3ZvRQ0sBbB3iOys4dikF6rhOH137DSDfbMcM0S3nu9zZx7ZuWW/EeW7n2JA9X0dJsbRFgr+O6Pqsd",
-	"/v+bBEXBBwJB0QY+XM+UWrjY44uSJD/d+b0MdPqnV77/8ZOS2dW+Bv53pt3Ax09KSgtSXFvNPC8U/T27",
-	"7oL8NvN+XhXkhhjuiGScTSD0sjzq7YX67fV5jVxCe/lAmJ8d0mxPtxWTlLhqTnOu45bNOLEueXQhQp25",
-	"58p6NBN5czg5FfaQe3WfrveAzUquZ0t6o7pUmeaoNo3dtv87Ml1ywTdU8HmuR654CiBup/sJVqpM/Y6C",
-	"/uwuU15RwG3LWnheslnbS5MLe+F+chUhGJxxv1xcnOkiacl19akrIvczBAoyoUKq99pIk604hAL/c90J",
-	"qgX9o4doR18BqyDejZH3u5l3MUQ7JgY91kFL/QJ013fV63Bn7ICZS2OrA53TCcNyXpAh2hmKKe71D/7X",
-	"ED1FU3KLfjk9ftU6/+W41z+wPFvgG11Drbsk2FTXslYeSq0mUCUtSFIQWZ0O1tU6SYeVb4+lIlBZ/fLC",
-	"Gl7DeMBsSsW52lRcpOifZrfQ0Oxbi8Kg9i9Zvl1+Kdxi2wN2DGkLqHd7awvQ90warzhCUC1+QwUxbV8N",
-	"Y1B79W6KdvpIxKiPZpTFaK+j/+2haTxgfTSNUbcD/91X/+3B5x58BqL4f/+310H/c7eNjtF+t4NSKnQb",
-	"MbhZ2GAy5EbkzPDMK5dEee/k140CJcuSL12y5RrfW9m1vMFTWsNHXdwb7SX7aatPDsatffxi1HqZdNJW",
-	"l/TGe3h/1E8O0mjbHEyDHt20fXPfXP0Aqe8YaUc1FfSpWo5jPDLQbMI4NyyfW/GtncMQAfUytMpbTL7L",
-	"l+/y5c8hX2oX8TyWgOmvEzBB37K+tK0ReKidvntLYgC3Co4TAaURDI2yOflrmY8AP3vSKnDhOIirTvpy",
-	"3Bs9J62DpItb++MOab3E/eetvdGLtJd0yf74oBNte1yvXrr02PIqmQvJZ/bSR1xehFVpROsuwKtILGG2",
-	"/ru0+i6t/jzS6lx7Br+OKbSlp3PjxJUtk1KqOSdrckyacs04U2EBB7iXdMd7pPVitJ+29pMebr0k3XHr",
-	"eXow6uP9ZG/U624t08o7rh5Xnvln9KpAqwou17/2u+j6Lrr+RKLLuoQfS3j1vlx4bRXk3zLg0hRMFiEA",
-	"3svRi+R5ekBa/fE+bu2P9pLWi7RHWt1xB9vfthdN3o1ejy+cGrHGSoBA2Pz1u7v/HwAA//8=",
+	"7L2Jchu3mij8Kqj+5y9LJ02KpBZrqVPnKraSaGJZOpKczBnTVw2xQRFRE+g0QMmMS08zT3Bf4c6L3cKH",
+	"pdHd4CbLjjOlqZoTmY1GAx8+fPvyKRrwcc4ZYVJE+5+iEcEpKeDPwyzj9+qPlIhBQXNJOYv2o8sRQWMi",
+	"RzwVSI4IyrEcITHJc15I0Y7iiHzE4zwj0X7049FljM5OLy6jOCrI7xNakDTal8WExJEYjMgYq+nlNFeD",
+	"hSwou4keHuLoOCXjnEvC5DnJMzxVb9WXkahpEnQ/IgzJERWoICLnTBBE9bqE5AVJy5/5EGGGCC4ySgqk",
+	"lkOERPdUjvRwPCbIfXgwbf1Mpmo35ToJm4yj/feR+nD0IQ6s+xxL8oaOqQxDLSVjjm7J9IVAmRoVo/sR",
+	"lqggY0yZUAukEmGW6k1R9UQQKWJEGRJkwFkq0FoCr/6914nNi5Td/B3+IYj8+2ayXj2C+aNXPBe3vzOe",
+	"0cF04S5/n3CJUQ6D0VrS6xzc/32nU1+i+XnVtegDPE7DqzDn+0IgmqI1dcDJf7TMO63jNEFTPkGCMBkj",
+	"XiCMbggjBZYkRZyR9QPEGSJ3pJg6/Gmjf064JOpYJLf4Xt1IQX6/2h52B3vpJuldv8RbZGtzD29vdwY7",
+	"6dzdjfHHN4TdyFG03+3tBjGLyGJ6OJSkaG73wqCG5OgeU4muyZAXCgKymFJ2014GsJRJckMK+Navv/56",
+	"OJEjwiQdYEnC8MXlCMoZGoxwlhF2Q9Da+Q+v0F6326md8vcEF3DvcDb+ez+6wZLc42k/WunYH+IoxwUe",
+	"E2lolHdhfyYBhDxEE0Z/nxCFkGitq2DU295Wyy3wQE2yjqS6g2N8SwTCADQKVEOTB4GHZL+kD2oWSzH6",
+	"DH665qn+jTK0tYtGfFIoWqTIlqZDQ1oI6VEnJiTBKZCjgaTsBsl7OiDtPquAy+JRSyFSS2FSS6FSS+HS",
+	"LukNX1531Y2hapOaZkdxxPBYvVujYtEMVOttb8fRmDKHenEI3nbhmiUMBnzC5DFTS78D1Bhwpgi1+hPn",
+	"eWYQYuM3oeD/qdyRGpmqybGe44raSeJoTITAN8Silh6g6Lg3RkwGAyJEtD/EmSAP/p7+rSDDaD/6/zZK",
+	"Vrahn4qN2oqP2B3JeE703gJobb59TUaUpXB+6sy9pSis9pikT1RmrcUM3yhJ1kOFyw2mx+ys4DcF7O8R",
+	"IKXlTFeUXeV2Lh+yh3WWR0Wd3altCkmzTDEcb5JHgj64v3kHcLgcVy6XWUwYMxTuiY6ESVIwnB0VBS8e",
+	"dxRmhisCU/gnYCdHghR3pEB2xGPB6691LlgZmjDyMScDxd7gqwfAmgmA2AcX0nCpcbinge0JyIxvuQS5",
+	"Uot0K4NXC55XjMsrbKbxQay/gV4fvTm6PFJ4wrhEZqBi6Rt33Q31TTyQn4HY9Z0sIiogIZOPVEiBricS",
+	"FlVeQr0ltIbZVI+cMHUEG3fd9QOUwCcSlMHL0hO9qawI3SG5fd7h6EEP8eec6Fsuf+AT9riTVEc4hLer",
+	"Bwh/AYjs00eekl3dotMpiOCTYkBQyolGGDgqJRa6X65JxhWn5nAEhkk83dU4w9OM4/SS8ze4uHkcW831",
+	"HFeS86sMZvHhaj6opRUqEIwolOzDUBed0O8fD+fa4heDu7oSrkghLOEJ4ZlhOeTFeEUyDp8tyG9AKNXf",
+	"dzibVGBs5r1yg+qyix2B7AjNxQhL95HFbXW/M3pHCnydEbSm5kbdzW6nt7PePIWHOJowfIdppkbPXZQ/",
+	"rr4u/S8lbboVpjTV5JGJe1JYEbbbsarmgSE3etFjPFU3Qv1HvTTCdwRdE8JAhwose3n08c9qEfIEttEA",
+	"tNb27LoLkhMsFblUUjkWnK3Dza5svoZ5pfmh5dsf5iFgwGLxebTVqdqPZJRKl73KzAQVbOAcjRWvMRdR",
+	"KL4oPb39QGuOKMOSfIZ44m1g7qna5Qxwlrm15JPrjA7cktCw4GOlmKPjM4TTVAmStTOrmF7mwtkN9KHc",
+	"Ki0aS71shlvNvOVU8/lH7JT4z0OOC8LSV5wNMzqQK5K364wPbsPUzQhGV3ZInYaY52iEBeI5mEom2l41",
+	"wExzSXvt0iAhoxUtp/75r6vEPMRKAnnFGZtJ7dlkfE0KkDUHbpy/mrcc6THqm26IlhKosGLC5xBH/6Dn",
+	"3aLwSmK4S/bYqEDmZI3J60mUrW+BVl6SsWIH5LPkUWkmuQoLpm85wnle8Dt1wGYoYnhMUtSPeJGSQiHJ",
+	"kBZj+BDYtR5JOevbWXDwzWXxoS+mojGWgxHR2sMNvSMM1q1wgKbf4Gm+Y3giR7ygfzyS9U38CWpneHh2",
+	"rBjKvpYUDs04mHEfGRNlf9LpbA5uyRT+IGiNF+g/Wodnx+o+7Ncfw2X6B87pz2T699qz9ccjgQ+FBQgA",
+	"RkksSmu2Z7Ua40xJSerOT9gt4/dMDSjIHb8laRtdepKSwFOB7kd0MDII1GdyVBCC1AQCrQWBFZeQiZEG",
+	"wjospiA4Nb4MLOGX+0KpUEBsqDzoMyoRI3dgEtYimlm2toR6SPnrr7+26gbpefhUt19/Hjr+gjOawp5/",
+	"wDR7JEreuUmuhnqWOAJDjDAma0kZ1if6PkrpDQWxLJvGCK5wMUWgJYApOUakfdNG3e3t7W5vc2t75+UB",
+	"Yhx9FyOR4wERIN5iMSIi+vBQtT/BMizd30f+dx+NqHX4zDfwDSnJUkBMKoSS40GncDjKCzTiWSo01ghZ",
+	"UMW4WD6RqCDDiSACrWH09t2b0oIf9xk1G3t3+UNrN0YYpRN9KIBP6wco0bBOgPAJRDDg+JCwVC1Br2kt",
+	"aRxSst7us1N9n+psUWE0zhSWT9FEkFQjNmZcjjzv4lriSzUDw8lh3m+N8LoD9w396s+84DkpJNXyIxlj",
+	"mgVcM3FE4XvqJLHUhtCdrShuOJislyLk0ysdQe/VdGZobD5aulz5tdL51FyzzPvqZmbZ6TDafz8ffWtq",
+	"Z1zfr77ApfO34b0IOoJr6/wQ0mUVjk0Kgoj5uKa6IG5hOREHKFHfTsBGwhxTByFVgD2QAPf+2LrhLfO9",
+	"+mai7ydScvYLLqi1HuA0pWoRODvz9glXPq5tnbKUfAx7/65h3hcCdVrXWGF/zgVMi/AYDGUj4sSRF8IM",
+	"F2jtx6NLtGEfCJSYB+8/tOFj2jM8xh/pWEF7D9xT+u9OCJOcxN5c4bvzN0hMhkP6UfEvhOEH/Tl9VT99",
+	"6j48WAl5knNmSCwv0KvTs39dvTp9fYTWsERjLiTqbveZ5zS075kXMEOnl2dm+thERYBVDB7/893xq5+v",
+	"zo/O3vyr7ua7ODs/fvtjb0tv23nmOp3OItdc7bbAWVmIhG7KKzzOMb1hzSsNCC0W0Xn7/is9+iGOBgXB",
+	"kqRXWFYufoolaUkKF7dBJIzla3pVBD3La+Y5SdF3IEKsow20pgQb9B2qP0PfIU2n12PUUVpX9wB1dOyE",
+	"IsOKtAOVBhMPSdGUgMm2XCifaFOZWaXWoNQqzdW80gYj0Vwn4PHAQERsfKLpA/BrI1EpjBkCD2DS3XMz",
+	"WYwsTm3H9ZGKvaslUknGCw/kBz3vOUwblUQHFwUGywRMd6WAZ46ouodfdZCJMA5qKwZq4W2gVJr0AOFr",
+	"AL4JKXDu7Coc5x340lwhw0stFgjHF1utZU1NemIP+0rrTkNYjFIiFKE+PDtO4KbruCOs5Qr7Sjv0JYXA",
+	"My4B4PYqaL8UVs9hr95Fji01qF9Vf8XzyMsrR0yqm/qJ32s7n+FjFjgvhD1LgXBBEGVaPNNMEDF+f4Ak",
+	"lzgzYV20QGIyVjuuEjEHpSXRbeiE+SUG51pSbO7q3KGe9I3/Iyw867Jvm67ToNnfVOBecnnC6CJLDAVQ",
+	"LjW2hi/6xRIU5quxB3izZgfbeWjyCEFttoyWYomXZV+NjcHLzaV+8Bb7hoqAJOzIP8hKy1Dscg1NYs3I",
+	"R3k1mBSCByK8zrAQCAuU6AElrVFvoRzfEEf7jAFdUVN4ECA+NQCU+5h3YOJPOzGA/iqnNsKh0/ItvVXo",
+	"gvCL1jBLERnncoo0oMS6lSVCtlUPrtecZwTDqaZUKFXsaoaKE0f5iDNyZWhyYyUmpEPL50hf0Rh59oAg",
+	"K/HnvNL8dsGJe9bsyopr62tOHcQQbV9ugtxzNdTNAOaRs02XDgRAYsnD4DWManlxc2npY8yvaUYecSI1",
+	"Cw1lg2ySVtCjKV00H3AtB3gqwHanE6+gIZv1x1HpvLHAMtPPObpXeuRrcykbFwe8Qo8A5bIAaKKn/aK3",
+	"MXh38SaO7qxhbjkapYZ/j8WjiVQTgg9xROwirNXAbKltz+TDorPVM8Rz6ZyecwZzskFOS/Mmc4sDrCnH",
+	"N846uSgUxI2ccahKsPTmm3Oe73JBCvkE+OgRjerdlsWEaBKPESP3jhgpnWKMUxKmQU+L3t4lrVzkhYD5",
+	"+uy4ciwPnr3YobkC6IcmzFZg3QZJ/qzNaVHji2zN31IVDX+gJEtFLdsADXBRUCKaio6z5zc0rMkYs5YS",
+	"wSGuSJKPMsiFvM0F7gNnyAyIkRaMOLMmjNCFqEHATl76HUKYDHbKV8ayWl3ECR6MKCPlPrTZBMLl/XVY",
+	"ylpz9gWCy31/btDJO8PP3wyHCHlxanE2oQixGQFaIc9A7edqGEQ4wi8QD1uLQf4QQIKqpfgprpk1lC80",
+	"tsO5P/j+r7lWLnU7jvTQ4M0EJF18NWF5M66mkwHm3817cj3i/FZHLpr7eaCtFcCuEU5THWiWKEKQNO/u",
+	"YyymTpZYKMa8VRzECb1NE5ZeJDXGCgj2wIOCC2GyXoS+ZNbuEyQe4+ClPSuIdj6T3yc4gwAYImQMaip8",
+	"VaABBi/Z9RRheIhuwWPMtIXcEIt2QQaE3pHUvsWHnnUIjTBLBZE6Y+c3Tpm1rGCWXvOPVneo/GZUtzVt",
+	"Oip5r45b4uyOFEJfafWbsRqqBbbG2uP6UU4Kgmgq1n2yo0YsluKAxVtRzjv8IE1Uw468SK2a3+2OBO1q",
+	"p4wg405Q0CqxEbIG1WYgOEU9S37VCAxfSl4IlHBGTofJ0hZn//2moBiSYMXirX51Xl8F9Bfi9u4+ekpA",
+	"HclLJtk2tjT3TzB+ljyoXYqJhgi1ZyBgHFXdAvuzyHQgS8GwqRdC54iAQus8KlSiG3xHEOOMoDXGjW1z",
+	"vR2Wua3zeBmTJJXZUmJzCvQRRtsvhLDL5xgzHZ6eVtSAYF3/qZt8wY2j6JemZzp8ADI31rBmDvDTC4H+",
+	"/eL0rX5iqBV4HlMuRaykrBHY9NQbV3fGRSvaneQAYeSyHGGIDiuiTEcVtfU/lcKgf0i82X6fKNINAkmC",
+	"eIES9fk2TRNN9WF5WBHT+xHPiFtA4h+kgaXnW26JW5q3eK4B2co5iBg6X/Mhjn6CgII3fOC0xLlu5iDu",
+	"DQgSI37PNIt4c/rq8PL49K1JSGqyUhMFXAm3iQ7v2ugMTzIqJEbdTqcTo4v//i8Ov/Gqi7W72MUaRxmW",
+	"VE5MAID9Squ32d7e6W6FfC6l67rj+a5be52AkzHj7CYw+9ZOe2d7e2/u7N3dyvTwz8b8Vhv1wDMYEwef",
+	"lcFRu48ONv5OQvdRI8cJSSl+BGaM1Xsmd//45PDHoxj9cvz66FTh9uvTV+9Ojt5eGiQ5UIxwILOpjZdI",
+	"MspuE+D0CU0D8tiQZiTs8nvNB5Oxtqdbr64arCMnJaSxDGhO1QhBSK3swfHbX1rdTqfbztNhzbG/tRjp",
+	"ZolvHn2mqZaMFGhcEFKulANteSyX0u309jZ3t15u79TOu7e7GPspuw0Zb01w/kjKXEBYRcX3lfJ7plZi",
+	"s9XUGocFH1fXBS/vb2wMUtY2v7YHfLwhcvX19m/5TT0iYqu64D2lD0ml50T70f+204VEVv1DQ8+cCBMZ",
+	"Ww9W0ch0pa+fL/PRMQad646mRFGT1ODIYjkQnobuxvwU2S8WxDRLx/ymY5nC+a5fDkaLlOhvCDQ/k+nJ",
+	"TLnuljIgF7dkamsdpJaGQfyfj+OZtpmAdKl2M+ZBIfOENCVLXIYMLpGQD1Ki8dTNtcypMZ7iOW+sBYOS",
+	"6bX6tzC/wgyrX9gydQPWaD4fusEn5KsrMCfkC2ktJ6VpsXY3RlheGeUk7GGMo0GmuOFVQYakIGwwK4ym",
+	"NsokJHDIIywjeIzjlUGAT5VzDIpxC1Ta1suXu92gxcRmfc4HIuxGZ4g+xNGICsmLQAWRI7D9mHCUguS8",
+	"gMwanqVESBuR7VJoPCYt6ZgIicf50vr1BXzk1QizGxJSRKonsGRgSDCc6vjiFO3udLrlIvUW3l2+Qnw4",
+	"FGSFmCmjrC4Hb73FBlJ6O4sb2OY+UW6oPK/wndRn+/Uvpr4/X/R2upzmeoDctCqHaQu1n8MbsEeuZgwI",
+	"6/opkZhmM1TpR+j2c0407Ou0FsKlfZ3ebMeSjL+tcBy3mwVwgJXPDEpawT3qBzaGKfsy1H9lr2zV9Lqa",
+	"L3d2iKgLtKsGhsIZUCEpu3khtEV0eQJXSc8JXRZjYzbm58UBO49iUE9H/B2gHK3AgwHJqzn0JaRN/Dz8",
+	"TG0eTrq+AoOA8hrLMgg9+LF8pXTxhY+qkrq59GVcyJeqmVRVD38N0b0VOtDUQnDtyc2hAOfGhvxEMTuP",
+	"u41KrQ+DWSELKV4IczUWX4nMsx3ONPTNtc/Nt6/NtI49kZFrbM1bNf8hLxCYDWKEJynlMQLjQYys7QCM",
+	"U0LSwS1xXrCA03+AcwudBhB8I9YMY1LTjUfH5MoaRhb6sMIbXpEczVxiQfAgfPRkzH+j4fXP40bz7rCe",
+	"MrShguTZNHyCJm1IHZViIlDdLxibMQPaxnG/qoTUWKIkH+UssvZRau8t/GW27JKB4SP6udkLL8qthG9k",
+	"2GxWkw1tGoYajNbUt+P5+B5bZI+RvfKx9cpCoVNJCh25Ebt0KosgsWbcMRJTIck4RhNmKmC5kgaM3JMC",
+	"KniuStsbVLpCxIHSuRitmea8GnH+yrGIIdYQCkZs+CGfIhrR8mHC5Aye9JeyIXwlDloTLRfQuWWEPidr",
+	"1aol45wmviQnRwWf3IygOjPasJzH5WbGKMkxI5l+RwERSvBAnSAsRtccF+kLnQAFUdFoDeJJBiMyuFX3",
+	"uDQwA9nUwQCVCAqcU4hpYiQLmhi/phy34PZXpbum+DaHFKj78OeQAXcT55EAsZT7YoXrPwP9fh2RgljU",
+	"GyhMUeh0gEq0XAoPZ6LfKohV1RgCS8XSs5pUao2BGm9tgP43V8iFmrGQ/yFE8xE08Ctpw4/UJq19dNmA",
+	"vc8lPE6lLL88j7zA6D+JwJR4O5fE6A09IZERf5Zhd9VMtJl1Yr+Y0zIQDvxNOy4bJa6+GGTKgO9vGiBn",
+	"lVyb6pZy45sL5Cdb8/echN8F+b25jm3QM9nXQpRnVrnXL3ZyzbD3b/sEg/VMvxx0lk04+KaBFioW+sVA",
+	"VknZ+KbBclFGMdQWADUweEpMfNpP/B5JjoxGrwPsoTiFEvAwNN2w0fNNq9VvnLIrC6SGUAdP81ERzI+4",
+	"0KokFdruBDqiF6cfDMWXHKJhQaDvbemGGTrCrjbQmNlK5/o9L26hxpkNp3W9cuApZSm/R7DrNV6ge+MR",
+	"hbxc7Q4yngv064hmxH9JHVJOTOkel3Gg/mH3oqEZ3lEBUffVFWIxM6kB9gOHJ030zYpp4k1YLTKw14l9",
+	"NcvbP+LYQ4cQ+Q9WJP1yXHvZ1Ky/ZESbguVXl2XVR8+JmGRfKtPR+8BTuKebGnAtlCVFWAh6w3Q0flhz",
+	"D16yb8/auESqsvPQmrF+id8ZRRO+lilTp40tZlbAjdxmPONaIKerYmSh40lm0mDUHEGjyjxU0Z7J4o4O",
+	"CARRx7pyI2UI6nk549Mnmj4sWaUnnA9X2/HivLGyBMR80IFxaoTznDBbaFqjg06lk9YV5Ic0owKcsaJa",
+	"VeOrxm/5136htbV+GdwKZ7EjWy/ZlLNcscphNf2meQS/aJKupBVTMvDTp97Dg3bccsQZJNpBXo2LK3F3",
+	"/310yHAUR6fnr/Xl/+CFAlbSL3pbC+Pxx/jjsX636xUHcSFL2l225FbCBRpjRUGhlGAbHTJ0+O7yp6O3",
+	"l8cmFccbX1Y77DMq0JBmGUm1+FeF5/vOB69Fo2KWYyoVb6zWQXzvqk12XFXHsjbiw4clAyhr5S5rMGuC",
+	"rBH7VKvyV/BJLkqSqxvz4LLC2+HZsStkprBAm4Zr5P8tvyMgJgJ6iHoexuKEkCX5FM4yCLng9wzR1Jwy",
+	"NUbyNcxsImiBwAMrEVWi8IXukulkbOvRxSzts4LIScE0iXRQsCUK4gDVLMmQ72HQk1UNgkYYrtfDbPDK",
+	"Sr+6nYWwmhur9TnFfLyUmrLwcj1HpZKT8r7T2vvwaTfubj/8W4PuKsnQlC1ulRWan67y84OtLnzlR9bM",
+	"uzu1HL5yAhfasvhtneRVvro8LTJ9x+wLMaLDKhODphOM1KjrBaQLIYG1geNJSGuTTGSY3UyCNTcUuDJi",
+	"MmUZIam7Sq7QBB57khv8i4qyZj90dr0jBc6Q/UqNfBB29e6iRjS2q4iGW398+NSLNx/Wrt4ftv4Tt/4A",
+	"1OvFWw/r//i35etcmiooepUCq/WVK3cl0Bi5DzTC8rIMGUYXfPJHLcNwtzPHybuEuKbImsMGmrbRqVG7",
+	"KpBW6FTOiaAtsBZTKot8GRDuXD5lN5il7H+muda3piooZs1+DJ+31EBziVVZSF1382hkUKby0xAaKtxT",
+	"ONIWxaMK2zvV8Aor8S4bc1ovSrOcT+3SizhYTUZ0xU1BDHQDrcN7PBES1MZwAL0RvuYHOnhVtKlh5Qco",
+	"0VWzFe5AwfykLgMmCKQGK/uH5S2Jb4m4MlKX7sCrI82iixHPEeP35bLfnb8Bu4N5uzv3bclzlBd8zNV+",
+	"RDmJVw97ednOno6W8UIx+wMsyY3J4Vlmpld2fMmwLHKFTkIPeSEgoa5dTUZWUo/LRlYQQYnPPRNtH8JS",
+	"B8oZ20HcZy7NHaDoXrI8O4nR5dF/XNaeeqdrSzMo7oj7zD5pox+Pf4BFnZ2fvn73ymZI6xK72joFnShr",
+	"dRenRKI1QQhKvNA6263AqrBvT98eRXGkFhbFEYAhiiOAQxRHFgpRHNnNRXH04/EPURyZxajL5yVLmwka",
+	"vGGxDOGuXU16aF48tNZBE5YRIXxpgwoNXt26wb0+o6bF6ixqORPCUtLF3HqSftnIbm+uim8P8fDs7Pz0",
+	"l6PXQVuEd/gz42PA5O/JZtKGzWidCNBKqYUapxQ68qKGjXGfvTo8P313cfQmRm+OT44vj15fXR6fHF2d",
+	"/vDD0XmMfnhz+qt67dXh5eGb0x9dQGi73V5vo0N9xnxoil+49YBKaoz99my3ej0l1ihhkco2OvSMdhUx",
+	"c4CZvQ11FTWyi61Imguqh8wp2enO3aNcXvxHjecE7kOdapWcZB53M/SzweOevNtDO1rUvqHCOuZVZ9SX",
+	"GU/1XQbkszHZ2uSueGKT+bXRsdQ0AAIf+6zeAwKjBGw6iWkVEfutH2qdIcq6/d1K//g+U3T29PLMvqFU",
+	"gSUMIsYQsn6g6Lfa25AXfeaxRj2f7SNBBiOuiDYe3JZoa/ai7qKSkFJDqZs24NmR4+5sM3xNsqrkeVmo",
+	"r4GssVqEuFkXMDssavUhyJAyIhCV+35jjBi9O38To7OfTt8eXb19d/L90bmiD/Y4NDGILSkAGgA+Q860",
+	"ENjKsRD3vEhdhDsI41UTVp+5i7424LnRrU2Aq8T5OrTG1ewRg5Wrbp9Q8s+yvThglIF9Fdnn3c9XnhQT",
+	"yi5YiqNck6xa+uWdpBmV0+V1wXd5TorWAAujtLqy/Xp1VUR5d3n85vjyX9EqFYv1IudBIpzt6brHLJ3u",
+	"6eT6iqLfa9pQ61U73JfmrfLrhTAFild+0+5NC6GvH69XwaAv4+UM9uf7YkdfqXL6TR+6rg9sLEmP88iA",
+	"rTNQvYrVLEo7nWDJrtC7AXtU8O1VysCXNnPfUntQmmNjY4wFRSzHBWFyRITpc+JSbtXDtOCKfVeJ6nfb",
+	"22it211He7svd7ZbW5u97lx7c7//3T/ed1p7aG299eG7sNnPOBnLj5wZ+0BZZXMoSYF2UD6ufmyJevRz",
+	"SleXTQK/UFjcI4rJ1uOP9c/h2z6zyeHSG5gFgcV3P1R1OFg7+FuiC7O3G1WqiDbLi7Gy0C64iHTyfgJ/",
+	"J6bYoiRZZnuVagCXxQ2HPMv4PWgfKVUzjynDUmcYjHGemz4+9cqaS9X3P7qr1ul0GXTLZeTVX9d9exZm",
+	"8TReM9r8EpZX+2qlauj86q6XREhX4dVg5lSXMjUx+g9xBIVjF+J8cPsK4ZdMX1rtBW/Di14Jneqid5rg",
+	"+VAis/o1nMFDWArVMmd6OOwAV3jY1Gm2HX2R5Lo3DWfZFEm+vmxkSlnMaUHihbfC+WXbGyD4aikndTCH",
+	"Ek4WVMZdNd0EKmgMJgWV0wu1ClONAFoca29nOFlce+uNQcwYwgSR1V7TUBJKvaEtOFYr2o9cN+XyTPUn",
+	"1Zb1X/+cBKOs3ujcNMELbe5gvAXareQ8EwcI6sLazkYIohlyRBnK+I1wq4FB5WLMlwMruYbmz2pLgVTT",
+	"cFdtcTe4yugduWq32wlay0HwKEwhEThnkMRhcPnJkZS57iRM2ZB7hFv9aZZ54sL9fsSS3IeK9kKcsnPM",
+	"/TrCUhzmeWn2s+JPjG4Jyb2EdM1NdFltM+iFcCXS+8w4qDDERejgaxOLWGFiInYJt4qDQl3g86OLS3R4",
+	"dtzusz77298si2z/7W/oqNILIrYdGRAvLK+OLTOGqTTWaoE0MYMTHXWRmFUnB3aW4SRzUwuoYz81Betj",
+	"O7v9GaNxvR2DFgViPbm2q5pS+GWX5WBp5Gad47harXjdAOLC6/qsgGGUCC02H7dgw2vnP7xCL7f2Ntf3",
+	"Ua0fNFp7912n0+msx6jSF7rPdKPWCcuxIgJITIqC36jTJ2KAc4Iwm95DnirVMfOmhTNIFfbiYKmGoZTk",
+	"chTrS9VnWhKK9UYVKhj/giviLNZ1YEytM7X+kHeCsVYNPGt1n+kuliRLD1xXU5DMIGwHZ5IUEE2lIOd1",
+	"PVc05m9/QxrvmW17D0Wrlmp6X7mhcZ8lsxvgJ67MRKIJRGKITVnDei0ridP+LFLUZ4oWQXQ+KaMidPN5",
+	"BZbcNRnwqvxSATGcsQ79xVKNGpCUsAHRIKfaAtxn1yCx0nRfwcNihtm8aZZvfQbqyiI61MZlmqJy8yAD",
+	"40xw6yH4mUxBTC6kOpjEEbnESwpohiMf6JGKU13BdRHIBrfqXhN95sQCyHEoqCTu+NUHTMNJXYkXJkvJ",
+	"mOvJ3FyaLqmNYUlaJuOlz3JFjSFRGx2fGdQxlwzRVDQJkLvhmClYlA3GE4vpYKpW5zHlE6RPSVvcbwgj",
+	"BcQpQ1EO9M8Jl0QdCtiw1Wjbdcm4nMx6vMK4aj3fc2lKFSjJATBXGBUaFlXrzm7XZdNKxvq6KfqoLxT8",
+	"BBdb/UYZ2trViSiQdFJGH8Alc2BY0wQ20Kt9H8liQpL1A296+0XXFB6+p/BH3W+vCQcMdBkpuhuvpT5w",
+	"1WmW9VkxYcxcfoy2OnsGUL+QQlCunig4JXfdRL+jiOy+JhwirkCNpUiJTFZ/A4qTpuoOMYV7qCBjxSWB",
+	"XhZQWchEFzPulnWDqZrKRazoD7XRKyP8gNNF8gzOXk9v1mIYB/ziLwOiJy1TWmPk3ojB0LE/Npqo+qss",
+	"RygcxyDFHSkAcZMNA4GCZFiCt0iHKo24MI1DhBptspZsWRpzGmTAATqyUAflnaWin9BKGuFrwbOJ1A3G",
+	"70dcEJSouRPnPkYYlVivpUHwBwmgcWtJt/ey3Wl32t393c5uBxabjPEtQcWEJS8EMgWv7OZ+rcgRao+u",
+	"l4sNTQX/M1wPyFCa8knh1Ap9wHafxASx9lnysWUkFJGgNXV19bYVcTD9QwB5qbQVscW65mHCqNxiv9ZR",
+	"BFCzz0xXEehGAmTETCd5pmQwXEiIMpaiqtS30QU3QrMSWw0IeWEkaSWX9RnoQBDq4mF0mZqxxnFOQey9",
+	"IQzktCGeZHJd3yFExlSrWRq1lIgpFG+DOFYN0Q1jGoPIGTkpmJaygh1WgJtWIaCRed+k3PWZW2UMiWRT",
+	"He8I8Vc3MAhExuKFUMxSkMKcuQv7V8d9WGEWvGiSe2Jy1eSoIGVmmHNf2JNMBeJDQGpaQKzCmtJNJOCw",
+	"semYgL4XAphMOcX6Pko2E5SYua/uSTbgYyUlMF6GXYCg0EtQ0gxZu5rkKZbqhV4tSGo9RklXvSPzq4zf",
+	"mNyzBK11qwPV5DjLUAIBkUkbHZZpjpreaD+VM1CNte8uowPCdO6i0RfOCp4XlEisQ39MBa6mGqFufRRH",
+	"d5rCRvtRV91bMH/khOGcRvvRZrvT3oS8aTkCBXGj0hb4hsxwu5aAduNjqF5lawrvV3uJ6xbjLtZ8zaQj",
+	"qpsA22a8z5JKOHuir6uCh7rTtYc684Vb53qs0drdeN0EHF07DScGGUJzD82hoBoaNgfQRmdgPTbqEka6",
+	"Mqq6IZUgcZRyYmK+3dU4TpX2SoV0rYYBnlZ0BttCrQULvxewKVtR1dmztzthTRZkH6tnmjp9QBr0K66x",
+	"Rq/TmR8I+hCHTjPxysUm9i7lBbmjfCJMQVie498n1dVGJ5fHM1RvU3rWX3HF8r8w5PNDHDl+qt7udTpW",
+	"e7aWm1yrIpSzjd9MryC3tNIs4+Hz+0+2O3y14fpWr1M2VN/seP3SO7aP+Y5asbZ3dhXETVmCbq/TqZV1",
+	"jXqd3k6r2211upedvf1OZ7/T+c9GO/r9Tnt3O9auoitX6XTWuzRVn9LOocDoXvey2ylHmyNo5m14Pfs7",
+	"7W2w/5Wx+6c/R56j0TTGKU9vmU7XpaMULB7NRl8KkxR6uTNpuyAgOBNfNp/1UTN8w4w8TvXHtjrdWW84",
+	"PNrwnZ4RvLS5+CVT8P/YdmRU7/V6i9+r+1z0i3uLX/SKCah3tjXmz3+n0lwCjIViMh4rDqFpUwly5/aD",
+	"dnJwG+JI4hsBIWJlL3U1R8kMIDtmJkc4dNO/8GgvsqTXor4xM+FUE+M4RImt1isgVqnPhiCyKxHUOHl0",
+	"P02Tca+j+rWMeAvKlHCiNhpABHiMBAdRRWlnaMCFFjv7TOjMBixBa9DBIW4Tgv5BQnT+R+LI/CIqf+nN",
+	"eEVT5JKRbPgs0gYdauKsgNFUboajZuruA5VVbLq84VRnklqjsA5eLq/sShkCT0hwvzESq/HmyuCN4QKp",
+	"gupmt9Pbcc3eet26LEVA2YA5TT6e/+rWnnt1r/mmEk3d/pVWM8aUSUyZ0kYyOZoiMuC6ECgi7AbfkLF2",
+	"yvzJTOGJWcI8jnBZvXL6hv5VOUJna/F7NtTqr8dCDpsHNY9reM3bg/zC9smuaAwxtA28IWCjhsYeBygR",
+	"BBeDUaI7XRk10WUfjQjSMRuGD7TDYrnfuf2vIpWfAQ0xtVGcfRZL1K0yhvDCTDGswLq6fhe+DvzfygoD",
+	"VGiG80gRBkuaLM9lbYAFaVEmCBNU3Y71mUdV6hEYQqNCO9HnP0uP6IaCep6QkVk0fv8psqVabMhXGXcx",
+	"g+Aq8rzd6ZYxWdH2drcLsVAmFMps0c831AFOEbCBvFpKDUhy19VK65YM8uHJiHa9ff0iMd6Mf5biv5oU",
+	"X9IyR3ztT0qdy7mQoZ70mnheT6uXcB+sJ2AzHuAsKwMCQTQ2GbPa8CX8Oi3amq7E5j7T90D4rkEtmpsv",
+	"jfFUv0YZSr5LFsUWQjYBFX1mHYTCz29Ha7tKlOpuh7LL141KYFKUExeGiWxMZdLuM9MRPSNDifhE22WN",
+	"NmQ+qW2gIeG/EhvaZCehsy2HbHg+HohC+KBldyLk9zydrkaivBBTE1daxo2WwaKW8IQjMQ2tmRdBuTTl",
+	"CEbNPlRjVgwpejxt9lvQqz/LxJsqwb5ypNcN1qrR8pS4QlFtWrlX0KVCXh/iSF+SVVdlWMlnLst+u7Gs",
+	"Vem+PsSFErv57D0WroYTt2QirbGCgKtxEUcoX3FvPMR/IT1gCdYQ7JoKb3eX+GqtgOlfj5PpsMUSaRC2",
+	"SBVma0qlqHm3ZmoW557Ta4xT0prkFecXmKEqoU0VH6R2S+gUYs/BuB73mRjhnKQueCOjt2rh1uTwQpjW",
+	"5JDoV9ySFCVjnpJ9cPIkbfTWi31xJWUaATH7aCIgvEBy7R1yBSB1cAguBHHhW3S2KwLceUcWWI8iusuR",
+	"jsqHFsmNQS/kX1Z4/BNuTgiIFWT2LpBx7NoLpDNKZmnjQ1qMtYgHwRy8uNWSmRgppdiIfrp8pZELD9BE",
+	"6GgBJftpm5Zun9EOGU1PSPT5rN9V0AyxWa99LxljmkX7Ec/F/8KDMbEduo1WttUrWetgTNAbmfrdfL3P",
+	"aLEhpUIxoiv/nQsd7RPVS51CdaXOy93NXaj+5D8EASDqdna2tzqb273eVm+v1ytr8OnWxYtUOZ0E8+qr",
+	"Q8L2t6+Corn94J5X3uTSkovXvXiGuGKA4bwKdTx+Jj/Lk5+LEb/3wyxcsTRbGdnQD6qY4UQ94x5Bso2z",
+	"LT0qm54uEWUQiHSebzs0QSM8tzlvNFNaWJ+tKU1X10A1v+noC7Borbch5LSW8j3CAuz5mIl7MOdPiQSX",
+	"k/rR5A/1WTCCYB/l2BTtaDjZ7ZK9RqxQAxunZTNWzshBn4FOPLMlKzq04QoQW+eKG5iid6ZvKFq7JVNB",
+	"4H2Q2ylnfaZApe9GGiN1ANotsw5eMzA1ISHx1ATkmTA/Ru49dbEo6B3Zr/zYZzjPCS600g5RGsOCiJFx",
+	"+OXQYE1H64kRVZo4VMsmWKJCMRw+ROqwtSlWtNHPRkk3Tjt7bno1GuI6IEnDYZZUZPtvLLIEn6pVuw3q",
+	"ILlK6xxb14kKHYZXL+wWlYluIZum6wa9JI2rVS6dv1yb+1bG2siaIxJQb7EHcj3sgqwHelRKoz7W+bhg",
+	"TxADSYVfJ9gzzs8wgleKsn6hhfFalT9jQaPC9fVaUActtHC/QVfI6g01chYUTJu/bNtYWJFLhQJg8dE1",
+	"cRQ9WHPt1TUNhYbqVXSoOCV9q3foIKzrVn0mfBZza6EtuZdrMuQFedQ2eqtsQ3/nCfbxPygMbNA7+WPw",
+	"8fTy+P7k9WH5/6+2Pp68Pvz4zceIlcLI+1qNd3XValV2Az70RpH36B6Padr+6fubNyeX77pvL4+mJ3/8",
+	"s/v2t8EvhzeH5z9+f9w5uf33H96+e7d9fvuvP06PjjZPbo+7b387PqyWkzYWw3pF85cvZ0RE1JxQlXKy",
+	"9cqv3nq7HfWZhUEEtjuj6VHnEnlNr7iy5WGI2KnjqrSlX4w3T+XYajTeWuDY8hsZPzu2voZjCyTbsGzv",
+	"qRBOgKvqEBt+r82wC0xL9aHqpkq4wAiUVqsSokqHTiV3KBGQoespSio1UJM+Mzk1thhasmKtXPCOV+al",
+	"aXLQZ16dAnnP/eKqcdk15prLEeghWp2RIzL1IsmdI8/Vce2zS6h7YPI8TKCemgAMNzV3vgOAY6yeSgQC",
+	"ZpaB4nNZ8wwaNdtRLP0F6ypgXpYQhF73WZ+5Uju2uQx8DzPoBrCPMIIylC5by69dGbvCleu6zmSfVWtX",
+	"Kt3Q1ak0MwQKVaqV2wqluhggBgsvmFeU2ohWqL6mG/GUVeYXVPM6cHpqNvWLiq2bWpyBynAgq7v8BmOo",
+	"I3gwKmd9UZbc1AIKpNTa2UQSmwoUkBKY2TJ1jJBUtG0G3SQj4I61CDIXFw4QRtcFv4X2IsSlitnChS4T",
+	"VBu/BZ6qX+9t4UWHb+RjTgZQWr3PTk15NGTLo4n9JiDLV3VVRCpHfBKsJntDpFD42Wfe2cwopWZq4On7",
+	"3SiCl8TONq905T5LPvWrRZb70T7qR9W0kH4Uo36tNKIa974fbe329rqb/ejDg05EQoqQZkQSW2sVMlrg",
+	"fjHtG4AEGwWkpF5hP9Ga6ayi+nrKfe1qt27vegV9XRewXkF/ueL5Sq6y5GulQvpVnd1vjmFI/5/mddd1",
+	"lKfHVZNrvbByqF9GVQar+3grFcRfKrZ2baqVrPiZxVLqPGEwEItUqxgeFOmUFGVS88qaEn7YoCsqbAiv",
+	"6XBUacGvKDtNY0tUh2Bi0kX25kDg+O0vLSW2NkFc3Vm9C4Ca3uzITtHO06GxiEfdTm9vc3fr5fZOqcLZ",
+	"LQbqqEeU3XE6gPDiVJfgo2N8QzQ0Dln6rsjKiqUeZJguwOzBJaPs1mTZl5zmhdBdWwyLmQ8ShRQfQo1U",
+	"FrcnafboaLayWAXKajOm/IXY39gYpMy6HtoDPt4Q0Peg/Vt+49V+UXALgVgPvoImCQrAlmmXGOeXYF20",
+	"RL+fhElVVedx10ZneJJRITHqdjqdGF38939x+I1DeI2kcpKSaL/V22xv73S31DrYjf1xa6e9s729V3Wn",
+	"2AmDm1JU9yqlBRno6uIPuizRJR2TM8PrGigzg+0dlG5iyO3X2bpVCWQ+5mjms+gqNShChbfBDn6f0MHt",
+	"Ocmz6SFLX0H12TpJ8EvE2uqwGu3L4rW6bu2TYvvhL0e9Tq32u3t4eXp2dXZ+enJqK4wtDQO90is+HIJd",
+	"ZWmVNNT46YsETIHHLRiX5Ns5Np/eiLEERWn0jdMO1+XsHwH7hbVHCEOsS+OBTcswje4bTlVpyjzOh1J3",
+	"NpSgFWYITKFt2hhib5+hXXb9rnSV9nGVvfecdxV24SL7LuwL2qkFBAE6l+pWmdrmD+ZSrf3ObHdaacvq",
+	"DK9DcNpgqLn8aMivdF8W+XqdRuKKU1pZ9zksbYn0lHpF4KXj2fyeqv+jw9jUW0sssdJCu+5DNxWNmnao",
+	"sdNwFpm75uZi2gg45yM2alZFZbeOzDY6wVN0TVDOQdmlTEiCwUU4EaCdmyiiGUE9M3Sy5tUsCVYjD7Lq",
+	"Zuw4d95fItfxaXnmiCqxcAowrJLUSgOisHleiTbupTL1ctGbvdqb1pY/+6Xu/pb63IfHuRAq33liA/8i",
+	"BmEtD885ht+gH+BcER7sVSkMhVzMpo6VuvrhiCJnLW1E91hq3IgqMi0zep2OK9jCC5SSMa+UrumzGbVr",
+	"LEWt1LBBroTNjLI0MUp6SZ99mTo0s6JjHHiip6KO3pG8b2pwXa9z2LfVz8tvxGXkcNOSIjrBxS2RugOm",
+	"Ld95eP7z0eXx2x8Dfbhcd6hmM6iONjjt+Q2UXLPEgOXDI52u+ZHa+ROA9ZW1f5cgOb08C4JiswRFtVqj",
+	"Z0OsGClCQDEduGbCZHceTGpGh2XB0vPBEthYr9xY2WvEfNK2B3nEVl7O3UooIiiwnScr1NLsaBFglId1",
+	"ybTmj32OmF3Rtw0Rsw2guo40tYBkj8OVFPnDg1/PWZNTr4Tx+w8K5au1nf3fTMnl9x/UlRa62mAoA36l",
+	"moMKDyaFujAbd92oGVF0WCs2OORFo7CgOIDa0vpD+qM3unhZWUiw/M5Iynx/Y+OTGv6gPhpHle56I+f6",
+	"N0FRUbVWYRSSCcvvwSogHxXqUDyAnmDO4tO80HIQBa5JxtkNxCrOizV39mEdDN0Em7WXyLC04hDJuvLm",
+	"fKTEn+ZnLnSgbzOwWpdIczG1WlRxFXw0dfK+4aSwcEiZVyfO1aS2tQPq6cjerC77qzmrLTZhm5UfmKQt",
+	"iIMo+CTXM1fcYRDoqrufV6rS+f3P/a+7ehbhTc0rXlmtQuiSc2w1S+8rLkFHoVmZbBZs7jArrOW1qzCj",
+	"q3v+dHl5puvMSm5yrPzy/BZjC3JDha68jDS9EPtQI/lCb6dlykGulTVMlXhZPjffnSZozUSGD3UosSks",
+	"CVVIbQHgQcGFgGbsBdVyajnRBb1hWE4KJagmYoR72zt/T9B3aEQ+op9ODl+1Ln467G3vWGJZ4HstzeoS",
+	"3dZnXZYbhtJNN1BoVpBBQWT1c7Cv1nGaVH49lOoWyOqPl1YBTmLtClffv1CYg4sU2cNDiTm3FoVJ7b9k",
+	"+Xb5o3Cb7bO15K4bq51eY0F2tuqb9aZtN+ZsKxAkcQMIeqpWSpRkBGn10gJOA8NE+ib3I0EGV6Zi+YV+",
+	"VHBpKmrrpoUMzYQphCOp4SRFaykWo2uOizR2QIn7rB+dwwDzRj9aj6vRpGYmIfFUmDLVCoV6W7qOcRu9",
+	"nhSa/mCJ+B0pMpz3WQCUrrizvOe6uEBLkBxrLuOGidjkVNybL78QXvUxgF5taS+ErY0AR6WLhl/vbOmi",
+	"4aj5UxKrS9jEEAz9XNZdHTJdMrXPdE1XkP5uJi4Cg1CotWzPCwzZmtRYGnww4/5QARmvfeYiOcrdQiJG",
+	"Gx2aQG9iIWqaclTHCqg/plDjEBJeUO/jR1tnetMARRwgKAp9TwWprE6HqqmbnqK1bSRitI3GlMVos6P/",
+	"20OjuM+20ShG3Q7875b63x783YO/gXD93//T66D/H/qkbnU7KKVCt8aVXs+RkCrLWbU7yjLWyZLMwRma",
+	"WBd1y164Kr/VkOdKC5yZvTAqZGeu/XJhsPhlBcbpviuM2qS4cRn6p2mvORDRXrxSS9iXM7ZOJmCWXbj4",
+	"x1P22USoeh7mA9tpd9huL7FPd28+/1T0AdA0hDo0TdpLoodSnz57LVhzMlc5Clx83SWWYFjg3BWsllDg",
+	"uuLbNd1jTaBi9I7Rj5aOLLE2x4mXgc+cFTVI874foIZoqlOlvFu2PnN1JXv+vEMLrMmHzgEqCLRG4RmU",
+	"QgYRU0ie2zr/CxcovxzwFkgwNG3XJJaDBTwapZrnY8uJrEyycJfiUdf5cyrwLJV9MasCjKv4siAIr2wT",
+	"1VAJbLga7l1vDrbS1jbZGba28O51a2/QSVtd0htu4q3r7cFOGq1aCKbaV2zpoJS6MUF3TWtHNdPFh2ph",
+	"QRNmAO1GjMfeqilWxdWCGqRVebXOvO51z+rRs3r0rB49q0fP6tES6lGtq+WzfvSsHz3rR8/60bN+9Kwf",
+	"fSX9aHuRfhSM91Z3NZBAVYtB683IZYJAh2MBOW8MXWcT8o+SMsNjT9lqaBhG2+qke8Pe9UvS2hl0cWtr",
+	"2CGtPbz9srV5vZv2Bl2yNdzpRKsGrdXaS39hdWswEZKPQYQC16W93Q3XlfFG+wqXMEf/rGw9K1vPytaz",
+	"svWsbC2rbF1o/eZZ0XpWtJ4VrWdF61nRela0/hRH1IrpSkvXIluxzli1jNiCsmFNtczyOrWBHdwbdIeb",
+	"pLV7vZW2tgY93Noj3WHrZbpzvY23BpvXve7KKpli119DHfOjSKv6WFXvMiHhz5rXs+b1rHk9a17PmtcK",
+	"mpdNG3zWvZ51r2fd61n3eta9nnWvr6R79T5f91qp7NGKRR+aepXllbC8vevdwct0h7S2h1u4tXW9OWjt",
+	"pj3S6g472D5bXbOCT3wt3apR76RSX0C4jgoWhdq2DNSznvWsZz3rWc961rOetVDPMpC/1KXnvgQr7dbN",
+	"mHZBtnJhWRvBlGjRdBEsaqbIHUHu5rR91lch/IbxbQ56113cGbb2yG7a2hq8vG7hneF2i2yl9tHe8ozP",
+	"g8/XifBYDAHFrpTmaOGolvTw/wIAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

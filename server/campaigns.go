@@ -51,7 +51,7 @@ func (a *api) ListCampaigns(ctx context.Context, req gen.ListCampaignsRequestObj
 	for _, c := range cs {
 		out.Campaigns = append(out.Campaigns, campaignOut(c))
 	}
-	return gen.ListCampaigns200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.ListCampaigns200JSONResponse{Body: gen.CampaignsEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
 
 // GetCampaign is one campaign's report: counts, rates, first and last send and the top failure
@@ -86,7 +86,7 @@ func (a *api) GetCampaign(ctx context.Context, req gen.GetCampaignRequestObject)
 		rs = append(rs, gen.FailureReason{Code: r.Code, Title: r.Title, Count: r.Count})
 	}
 	out.FailureReasons = &rs
-	return gen.GetCampaign200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.GetCampaign200JSONResponse{Body: gen.CampaignEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
 
 func campaignOut(c store.CampaignReport) gen.Campaign {

@@ -53,7 +53,7 @@ func (a *api) ListMessages(ctx context.Context, req gen.ListMessagesRequestObjec
 		next := page.Next.String()
 		out.NextCursor = &next
 	}
-	return gen.ListMessages200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.ListMessages200JSONResponse{Body: gen.MessagesEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
 
 // listItem is a listed message as the API shows it.

@@ -24,6 +24,7 @@ func everyOperation() []servertest.Request {
 		{Method: "GET", Path: "/v1/messages"},
 		{Method: "GET", Path: "/v1/campaigns"},
 		{Method: "GET", Path: "/v1/campaigns/1"},
+		{Method: "GET", Path: "/v1/events/examples"},
 	}
 }
 
