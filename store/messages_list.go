@@ -171,3 +171,24 @@ func messageListQuery(accountID int64, f MessageFilter) (string, []any) {
 		ORDER BY m.created_at DESC, m.id DESC`
 	return q, args
 }
+
+// MessageAttempts returns the webhook attempts of the account's events about one message
+// (message.sent and message.status, recorded at or after since, the message's creation),
+// oldest first, at most limit: the dashboard's message page links each into the request log.
+// It fails only when the database does.
+func (s *Store) MessageAttempts(ctx context.Context, accountID, messageID int64, since time.Time, limit int) ([]LoggedAttempt, error) {
+	out := []LoggedAttempt{}
+	err := s.db.SelectContext(ctx, &out, loggedAttemptSelect+loggedAttemptFrom+`
+		WHERE a.account_id = $1 AND e.account_id = $1 AND e.created_at >= $3::timestamptz
+			AND e.type IN ('message.sent', 'message.status') AND e.data->>'message_id' = $2::bigint::text
+		ORDER BY a.attempted_at, a.id LIMIT $4`, accountID, messageID, since.UTC(), limit)
+	return out, translate(err)
+}
+
+// MessageContent returns what the account's message was sent with (template language and
+// variables, a JSON object as stored); ErrNotFound when the account has no such message.
+func (s *Store) MessageContent(ctx context.Context, accountID, id int64) ([]byte, error) {
+	var b []byte
+	err := s.db.GetContext(ctx, &b, `SELECT content FROM messages WHERE account_id = $1 AND id = $2`, accountID, id)
+	return b, translate(err)
+}

@@ -152,3 +152,29 @@ func (s *Store) CampaignSeries(ctx context.Context, accountID, campaignID int64,
 	}
 	return out, translate(st.SelectContext(ctx, &out, accountID, campaignID, from.UTC(), to.UTC(), unit))
 }
+
+// EachCampaignMessage calls fn for each of the account's messages in the campaign, oldest
+// first, reading the rows as they arrive (a CSV export streams them without holding them all).
+// It stops at fn's first error and returns it; otherwise it fails only when the database does.
+func (s *Store) EachCampaignMessage(ctx context.Context, accountID, campaignID int64, fn func(ListedMessage) error) error {
+	rows, err := s.db.QueryxContext(ctx, `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,
+			m.direction, m.type, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
+			m.status, m.source, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at
+		FROM messages m JOIN campaigns p ON p.account_id = m.account_id AND p.id = m.campaign_id
+		WHERE m.account_id = $1 AND m.campaign_id = $2 AND m.direction = 'out'
+		ORDER BY m.created_at, m.id`, accountID, campaignID)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m ListedMessage
+		if err := rows.StructScan(&m); err != nil {
+			return translate(err)
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return translate(rows.Err())
+}

@@ -172,6 +172,16 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/webhooks/{id}/rotate", d.rotateWebhook)
 	auth("POST /dashboard/webhooks/{id}/test", d.testWebhook)
 	auth("POST /dashboard/webhooks/{id}/delete", d.deleteWebhook)
+	auth("GET /dashboard/campaigns", d.campaigns)
+	auth("GET /dashboard/campaigns/{id}", d.campaignReport)
+	auth("GET /dashboard/campaigns/{id}/export.csv", d.campaignCSV)
+	auth("GET /dashboard/messages", d.messages)
+	auth("GET /dashboard/messages/{id}", d.messagePage)
+	auth("GET /dashboard/contacts", d.contacts)
+	auth("GET /dashboard/contacts/{id}", d.contactPage)
+	auth("POST /dashboard/contacts/{id}", d.editContact)
+	auth("POST /dashboard/contacts/{id}/block", d.blockContact)
+	auth("POST /dashboard/contacts/{id}/unblock", d.unblockContact)
 	auth("GET /dashboard/request-log", d.requestLog)
 	auth("GET /dashboard/request-log/{id}", d.attemptPage)
 	auth("POST /dashboard/deliveries/{id}/redeliver", d.redeliver)
@@ -358,15 +368,18 @@ func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
 
 // notices are the fixed messages a redirect may carry (never free text from the URL).
 var notices = map[string]string{
-	"revoked":      "The key was revoked. Requests with it are refused from now on.",
-	"enabled":      "The endpoint was enabled.",
-	"disabled":     "The endpoint was disabled.",
-	"deleted":      "The endpoint was deleted.",
-	"test":         "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
-	"redelivered":  "The delivery was queued again. The new attempt appears in the request log shortly.",
-	"disconnected": "The number was disconnected.",
-	"password":     "Your password was changed. Other sessions were signed out.",
-	"connected":    "Your WhatsApp number is connected.",
+	"revoked":           "The key was revoked. Requests with it are refused from now on.",
+	"enabled":           "The endpoint was enabled.",
+	"disabled":          "The endpoint was disabled.",
+	"deleted":           "The endpoint was deleted.",
+	"test":              "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
+	"redelivered":       "The delivery was queued again. The new attempt appears in the request log shortly.",
+	"disconnected":      "The number was disconnected.",
+	"password":          "Your password was changed. Other sessions were signed out.",
+	"connected":         "Your WhatsApp number is connected.",
+	"contact-saved":     "The contact was saved.",
+	"contact-blocked":   "The contact is blocked: sends to it are refused (409) until it is unblocked.",
+	"contact-unblocked": "The contact is unblocked and can be sent to again.",
 }
 
 func flash(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }
