@@ -36,6 +36,7 @@ func (s *Server) newDashboard(c dashboard.Connector, o *onboarding.Service) (*da
 		NewAPIKey:          GenerateKey,
 		ValidateWebhookURL: webhook.ValidateURL,
 		EventBody:          EventBody,
+		Sender:             s,
 		Logger:             s.log,
 		Clock:              s.now,
 	})

@@ -81,6 +81,9 @@ type Config struct {
 	ValidateWebhookURL func(raw string, allowPrivate bool) error
 	// EventBody renders the raw JSON body delivered for an event.
 	EventBody func(store.Event) []byte
+	// Sender sends from the panel through the API's send path; nil: the send page says it is
+	// not configured.
+	Sender Sender
 	// ClientAddr is the client's address for the sign-in throttle; nil means the
 	// connection's address (IPv6 per /64).
 	ClientAddr func(*http.Request) string
@@ -172,6 +175,8 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/webhooks/{id}/rotate", d.rotateWebhook)
 	auth("POST /dashboard/webhooks/{id}/test", d.testWebhook)
 	auth("POST /dashboard/webhooks/{id}/delete", d.deleteWebhook)
+	auth("GET /dashboard/send", d.sendForm)
+	auth("POST /dashboard/send", d.send)
 	auth("GET /dashboard/campaigns", d.campaigns)
 	auth("GET /dashboard/campaigns/{id}", d.campaignReport)
 	auth("GET /dashboard/campaigns/{id}/export.csv", d.campaignCSV)
@@ -295,7 +300,8 @@ var funcs = template.FuncMap{
 		}
 		return strconv.Itoa(*p)
 	},
-	"ok": func(p *int) bool { return p != nil && *p >= 200 && *p <= 299 },
+	"ok":  func(p *int) bool { return p != nil && *p >= 200 && *p <= 299 },
+	"inc": func(i int) int { return i + 1 },
 	"json": func(b []byte) string {
 		var out bytes.Buffer
 		if json.Indent(&out, b, "", "  ") != nil {
@@ -378,6 +384,8 @@ var notices = map[string]string{
 	"password":          "Your password was changed. Other sessions were signed out.",
 	"connected":         "Your WhatsApp number is connected.",
 	"contact-saved":     "The contact was saved.",
+	"sent":              "The message was sent. Its status follows here as the platform reports it.",
+	"sent-before":       "This form had already been sent: nothing was sent again. Here is the message it sent.",
 	"contact-blocked":   "The contact is blocked: sends to it are refused (409) until it is unblocked.",
 	"contact-unblocked": "The contact is unblocked and can be sent to again.",
 }

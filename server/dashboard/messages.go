@@ -108,5 +108,5 @@ func (d *Dashboard) messagePage(w http.ResponseWriter, r *http.Request, s *store
 		d.serverError(w, r, err)
 		return
 	}
-	d.render(w, r, http.StatusOK, "messagedetail", page{Title: "Message " + strconv.FormatInt(m.ID, 10), Nav: "messages", Session: s, Data: data})
+	d.render(w, r, http.StatusOK, "messagedetail", page{Title: "Message " + strconv.FormatInt(m.ID, 10), Nav: "messages", Session: s, Flash: flash(r), Data: data})
 }
