@@ -11,3 +11,4 @@ DROP TABLE IF EXISTS campaign_failures;
 DROP TABLE IF EXISTS campaign_counters;
 DROP TABLE IF EXISTS campaign_totals;
 ALTER TABLE messages DROP COLUMN IF EXISTS source;
+ALTER TABLE templates DROP COLUMN IF EXISTS rejected_reason;

@@ -16,6 +16,10 @@
 -- and on a counter row. Campaigns are never deleted; reports join campaigns on (account, id).
 ALTER TABLE messages ADD COLUMN source text NOT NULL DEFAULT 'api' CHECK (source IN ('api', 'panel'));
 
+-- Why the platform rejected a template (its rejected_reason; '' or NONE otherwise), for the
+-- dashboard's templates page.
+ALTER TABLE templates ADD COLUMN rejected_reason text NOT NULL DEFAULT '';
+
 CREATE TABLE campaign_totals (
     account_id  bigint      NOT NULL,
     campaign_id bigint      NOT NULL,

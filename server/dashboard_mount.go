@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
 	"gateway/platform/webhook"
@@ -37,8 +39,12 @@ func (s *Server) newDashboard(c dashboard.Connector, o *onboarding.Service) (*da
 		ValidateWebhookURL: webhook.ValidateURL,
 		EventBody:          EventBody,
 		Sender:             s,
-		Logger:             s.log,
-		Clock:              s.now,
+		Syncer: func(ctx context.Context, accountID int64) error {
+			_, err := s.SyncTemplates(ctx, accountID)
+			return err
+		},
+		Logger: s.log,
+		Clock:  s.now,
 	})
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // templateFields are the fields ListTemplates asks for.
-const templateFields = "id,name,language,status,category,components,parameter_format"
+const templateFields = "id,name,language,status,category,components,parameter_format,rejected_reason"
 
 // maxTemplatePages bounds ListTemplates against a platform that never stops paging.
 const maxTemplatePages = 1000
@@ -25,6 +25,8 @@ type Template struct {
 	Category        string              `json:"category"`         // "MARKETING", "UTILITY", "AUTHENTICATION"
 	ParameterFormat string              `json:"parameter_format"` // "POSITIONAL", "NAMED", or "" when the platform did not say
 	Components      []TemplateComponent `json:"components"`
+	// RejectedReason is why the platform rejected the template ("NONE" or "" otherwise).
+	RejectedReason string `json:"rejected_reason,omitempty"`
 }
 
 // TemplateComponent is one component of a template definition.

@@ -81,6 +81,8 @@ type Config struct {
 	ValidateWebhookURL func(raw string, allowPrivate bool) error
 	// EventBody renders the raw JSON body delivered for an event.
 	EventBody func(store.Event) []byte
+	// Syncer pulls a workspace's templates from the platform ("Sync now"); nil disables it.
+	Syncer TemplateSyncer
 	// Sender sends from the panel through the API's send path; nil: the send page says it is
 	// not configured.
 	Sender Sender
@@ -175,6 +177,8 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/webhooks/{id}/rotate", d.rotateWebhook)
 	auth("POST /dashboard/webhooks/{id}/test", d.testWebhook)
 	auth("POST /dashboard/webhooks/{id}/delete", d.deleteWebhook)
+	auth("GET /dashboard/templates", d.templates)
+	auth("POST /dashboard/templates/sync", d.syncTemplates)
 	auth("GET /dashboard/send", d.sendForm)
 	auth("POST /dashboard/send", d.send)
 	auth("GET /dashboard/campaigns", d.campaigns)
@@ -384,6 +388,9 @@ var notices = map[string]string{
 	"password":          "Your password was changed. Other sessions were signed out.",
 	"connected":         "Your WhatsApp number is connected.",
 	"contact-saved":     "The contact was saved.",
+	"synced":            "The templates were synced from the platform.",
+	"sync-failed":       "The platform could not be reached or refused the sync; try again shortly.",
+	"sync-unavailable":  "Syncing is not configured on this server.",
 	"sent":              "The message was sent. Its status follows here as the platform reports it.",
 	"sent-before":       "This form had already been sent: nothing was sent again. Here is the message it sent.",
 	"contact-blocked":   "The contact is blocked: sends to it are refused (409) until it is unblocked.",
