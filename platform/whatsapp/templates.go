@@ -163,7 +163,7 @@ type templatePage struct {
 }
 
 // ListTemplates returns every template of WhatsApp Business Account wabaID. It asks
-// for fields id,name,language,status,category,components,parameter_format with
+// for fields id,name,language,status,category,components,parameter_format,rejected_reason with
 // limit=100 and follows paging.next until it is absent. A next link pointing to
 // another host than the client's base URL is not followed there: its query string
 // is applied to the client's own endpoint, so the token never leaves the configured

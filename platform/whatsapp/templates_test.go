@@ -92,7 +92,7 @@ func TestListTemplatesFollowsPaging(t *testing.T) {
 }
 
 func TestListTemplatesNextLinks(t *testing.T) {
-	const query = "fields=id%2Cname%2Clanguage%2Cstatus%2Ccategory%2Ccomponents%2Cparameter_format&limit=100&after=CUR2"
+	const query = "fields=id%2Cname%2Clanguage%2Cstatus%2Ccategory%2Ccomponents%2Cparameter_format%2Crejected_reason&limit=100&after=CUR2"
 	tests := []struct {
 		name string
 		next func(base string) string
