@@ -6,7 +6,6 @@ DROP INDEX IF EXISTS messages_newest_idx;
 DROP TRIGGER IF EXISTS messages_count_update ON messages;
 DROP TRIGGER IF EXISTS messages_count_insert ON messages;
 DROP FUNCTION IF EXISTS messages_count();
-DROP FUNCTION IF EXISTS campaign_count(bigint, bigint, timestamptz, smallint, int, int, int, int, int);
 DROP TABLE IF EXISTS campaign_failures;
 DROP TABLE IF EXISTS campaign_counters;
 DROP TABLE IF EXISTS campaign_totals;

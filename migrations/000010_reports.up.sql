@@ -6,7 +6,7 @@
 -- campaign_totals for the whole campaign, campaign_counters per hour of the messages'
 -- created_at (UTC), for charts. A status change moves one count from the old status to the new
 -- one, so summing a campaign's rows gives exactly what a count over its messages would. Rows are
--- split over 8 slots (message id mod 8) so concurrent sends to one campaign do not queue on one
+-- split over 32 slots (message id mod 32) so concurrent sends to one campaign do not queue on one
 -- row lock; readers sum the slots. first_at and last_at are the earliest and latest created_at
 -- counted in a row (a delete does not move them back; the gateway never deletes messages).
 --
@@ -59,43 +59,25 @@ CREATE TABLE campaign_failures (
     PRIMARY KEY (account_id, campaign_id, error_code, error_title)
 );
 
--- campaign_count adds the deltas to a campaign's total and hour rows, in one statement.
-CREATE FUNCTION campaign_count(a bigint, c bigint, at timestamptz, s smallint,
-    dp int, ds int, dd int, dr int, df int) RETURNS void LANGUAGE sql AS $$
-    WITH h AS (
-        INSERT INTO campaign_counters AS k (account_id, campaign_id, bucket, slot, pending, sent, delivered, read, failed)
-        VALUES (a, c, date_trunc('hour', at, 'UTC'), s, dp, ds, dd, dr, df)
-        ON CONFLICT (account_id, campaign_id, bucket, slot) DO UPDATE SET
-            pending = k.pending + EXCLUDED.pending, sent = k.sent + EXCLUDED.sent,
-            delivered = k.delivered + EXCLUDED.delivered, read = k.read + EXCLUDED.read, failed = k.failed + EXCLUDED.failed
-    )
-    INSERT INTO campaign_totals AS t (account_id, campaign_id, slot, pending, sent, delivered, read, failed, first_at, last_at)
-    VALUES (a, c, s, dp, ds, dd, dr, df, at, at)
-    ON CONFLICT (account_id, campaign_id, slot) DO UPDATE SET
-        pending = t.pending + EXCLUDED.pending, sent = t.sent + EXCLUDED.sent,
-        delivered = t.delivered + EXCLUDED.delivered, read = t.read + EXCLUDED.read, failed = t.failed + EXCLUDED.failed,
-        first_at = LEAST(t.first_at, EXCLUDED.first_at), last_at = GREATEST(t.last_at, EXCLUDED.last_at)
-$$;
-
 -- messages_count keeps the counters in step with messages, in the statement that changes the
--- message (so in its transaction): one campaign_count per recorded message or status change,
--- one more upsert when the new status is failed. Only outbound messages with a campaign count.
+-- message (so in its transaction): one statement (the hour row and the total row) per recorded
+-- message or status change, one more when the new status is failed. Only outbound messages
+-- with a campaign count.
 CREATE FUNCTION messages_count() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     r    messages;
     d    int;       -- +1 counts r in, -1 takes it out
     prev text;      -- the status r is moving from in the same rows (NULL: none)
+    n    int := 1;  -- passes: 2 when the message moved to other rows (the gateway never does this)
+    k    int;
+    a bigint; c bigint; at timestamptz; s smallint; dp int; ds int; dd int; dr int; df int;
 BEGIN
     IF TG_OP = 'UPDATE' AND OLD.direction = 'out' AND OLD.campaign_id IS NOT NULL THEN
         IF (OLD.account_id, OLD.campaign_id, OLD.created_at) IS NOT DISTINCT FROM
             (NEW.account_id, NEW.campaign_id, NEW.created_at) AND NEW.direction = 'out' THEN
             prev := OLD.status;
         ELSE
-            -- The message moved to other rows (the gateway never does this): take it out of
-            -- the old ones.
-            PERFORM campaign_count(OLD.account_id, OLD.campaign_id, OLD.created_at, (OLD.id % 8)::smallint,
-                -(OLD.status = 'pending')::int, -(OLD.status = 'sent')::int, -(OLD.status = 'delivered')::int,
-                -(OLD.status = 'read')::int, -(OLD.status = 'failed')::int);
+            n := 2;
         END IF;
     END IF;
     IF TG_OP = 'DELETE' THEN
@@ -105,15 +87,38 @@ BEGIN
         r := NEW;
         d := 1;
     END IF;
-    IF r.direction <> 'out' OR r.campaign_id IS NULL THEN
-        RETURN NULL;
-    END IF;
-    PERFORM campaign_count(r.account_id, r.campaign_id, r.created_at, (r.id % 8)::smallint,
-        d * ((r.status = 'pending')::int - (prev IS NOT DISTINCT FROM 'pending')::int),
-        d * ((r.status = 'sent')::int - (prev IS NOT DISTINCT FROM 'sent')::int),
-        d * ((r.status = 'delivered')::int - (prev IS NOT DISTINCT FROM 'delivered')::int),
-        d * ((r.status = 'read')::int - (prev IS NOT DISTINCT FROM 'read')::int),
-        d * ((r.status = 'failed')::int - (prev IS NOT DISTINCT FROM 'failed')::int));
+    FOR k IN 1..n LOOP
+        IF n = 2 AND k = 1 THEN
+            -- Take the moved message out of its old rows.
+            a := OLD.account_id; c := OLD.campaign_id; at := OLD.created_at; s := OLD.id % 32;
+            dp := -(OLD.status = 'pending')::int; ds := -(OLD.status = 'sent')::int;
+            dd := -(OLD.status = 'delivered')::int; dr := -(OLD.status = 'read')::int; df := -(OLD.status = 'failed')::int;
+        ELSE
+            IF r.direction <> 'out' OR r.campaign_id IS NULL THEN
+                RETURN NULL;
+            END IF;
+            a := r.account_id; c := r.campaign_id; at := r.created_at; s := r.id % 32;
+            dp := d * ((r.status = 'pending')::int - (prev IS NOT DISTINCT FROM 'pending')::int);
+            ds := d * ((r.status = 'sent')::int - (prev IS NOT DISTINCT FROM 'sent')::int);
+            dd := d * ((r.status = 'delivered')::int - (prev IS NOT DISTINCT FROM 'delivered')::int);
+            dr := d * ((r.status = 'read')::int - (prev IS NOT DISTINCT FROM 'read')::int);
+            df := d * ((r.status = 'failed')::int - (prev IS NOT DISTINCT FROM 'failed')::int);
+        END IF;
+        -- One statement (its plan cached by PL/pgSQL) for the hour row and the total row.
+        WITH h AS (
+            INSERT INTO campaign_counters AS x (account_id, campaign_id, bucket, slot, pending, sent, delivered, read, failed)
+            VALUES (a, c, date_trunc('hour', at, 'UTC'), s, dp, ds, dd, dr, df)
+            ON CONFLICT (account_id, campaign_id, bucket, slot) DO UPDATE SET
+                pending = x.pending + EXCLUDED.pending, sent = x.sent + EXCLUDED.sent,
+                delivered = x.delivered + EXCLUDED.delivered, read = x.read + EXCLUDED.read, failed = x.failed + EXCLUDED.failed
+        )
+        INSERT INTO campaign_totals AS t (account_id, campaign_id, slot, pending, sent, delivered, read, failed, first_at, last_at)
+        VALUES (a, c, s, dp, ds, dd, dr, df, at, at)
+        ON CONFLICT (account_id, campaign_id, slot) DO UPDATE SET
+            pending = t.pending + EXCLUDED.pending, sent = t.sent + EXCLUDED.sent,
+            delivered = t.delivered + EXCLUDED.delivered, read = t.read + EXCLUDED.read, failed = t.failed + EXCLUDED.failed,
+            first_at = LEAST(t.first_at, EXCLUDED.first_at), last_at = GREATEST(t.last_at, EXCLUDED.last_at);
+    END LOOP;
     IF r.status = 'failed' AND prev IS DISTINCT FROM 'failed' THEN
         INSERT INTO campaign_failures AS f (account_id, campaign_id, error_code, error_title, count)
         VALUES (r.account_id, r.campaign_id, COALESCE(r.error_code, 0), COALESCE(r.error_title, ''), d)
@@ -133,14 +138,14 @@ CREATE TRIGGER messages_count_update AFTER UPDATE ON messages
 -- The counters of the messages already recorded (the benchmark seeds its counters with the
 -- same three statements).
 INSERT INTO campaign_counters (account_id, campaign_id, bucket, slot, pending, sent, delivered, read, failed)
-SELECT account_id, campaign_id, date_trunc('hour', created_at, 'UTC'), id % 8,
+SELECT account_id, campaign_id, date_trunc('hour', created_at, 'UTC'), id % 32,
     count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'sent'),
     count(*) FILTER (WHERE status = 'delivered'), count(*) FILTER (WHERE status = 'read'),
     count(*) FILTER (WHERE status = 'failed')
 FROM messages WHERE direction = 'out' AND campaign_id IS NOT NULL
 GROUP BY 1, 2, 3, 4;
 INSERT INTO campaign_totals (account_id, campaign_id, slot, pending, sent, delivered, read, failed, first_at, last_at)
-SELECT account_id, campaign_id, id % 8,
+SELECT account_id, campaign_id, id % 32,
     count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'sent'),
     count(*) FILTER (WHERE status = 'delivered'), count(*) FILTER (WHERE status = 'read'),
     count(*) FILTER (WHERE status = 'failed'), min(created_at), max(created_at)
