@@ -34,6 +34,9 @@ type config struct {
 	// StatementTimeout is every statement's deadline (GATEWAY_STATEMENT_TIMEOUT, default 15 s),
 	// set as statement_timeout on the pool's connections.
 	StatementTimeout    time.Duration
+	PlatformAppID       string // the platform app's id: Embedded Signup's FB.init and the code exchange
+	PlatformESConfigID  string // the Embedded Signup configuration id FB.login opens
+	PlatformSDKURL      string // where the dashboard loads the platform's JavaScript SDK from
 	SandboxPhoneNumber  string
 	SandboxPhoneID      string
 	SandboxAccessToken  string
@@ -73,6 +76,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		PlatformBaseURL:     get("PLATFORM_BASE_URL", "http://127.0.0.1:8081/v23.0"),
 		PlatformAppSecret:   get("PLATFORM_APP_SECRET", defaultAppSecret),
 		PlatformVerifyToken: get("PLATFORM_VERIFY_TOKEN", defaultVerifyToken),
+		PlatformAppID:       getenv("PLATFORM_APP_ID"),
+		PlatformESConfigID:  getenv("PLATFORM_ES_CONFIG_ID"),
+		PlatformSDKURL:      getenv("PLATFORM_SDK_URL"),
 		SandboxPhoneNumber:  get("SANDBOX_PHONE_NUMBER", "15550009999"),
 		SandboxPhoneID:      get("SANDBOX_PHONE_NUMBER_ID", "100000000000001"),
 		SandboxAccessToken:  get("SANDBOX_ACCESS_TOKEN", "sandbox-access-token"),

@@ -13,6 +13,7 @@ import (
 	"gateway/migrations"
 	"gateway/platform/whatsapp"
 	"gateway/server"
+	"gateway/server/onboarding"
 	"gateway/store"
 )
 
@@ -58,6 +59,8 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 	}
 	wa := whatsapp.NewClient(cfg.PlatformBaseURL, nil)
 	wa.SetTimeout(cfg.PlatformTimeout)
+	onb := &onboarding.Service{Store: st, Platform: wa, AppID: cfg.PlatformAppID, AppSecret: cfg.PlatformAppSecret,
+		ConfigID: cfg.PlatformESConfigID, SDKURL: cfg.PlatformSDKURL}
 	srv, err := server.New(server.Options{
 		PlatformAppSecret:   cfg.PlatformAppSecret,
 		PlatformVerifyToken: cfg.PlatformVerifyToken,
@@ -66,7 +69,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		TrustedProxies:      cfg.TrustedProxies,
 		Replicas:            cfg.Replicas,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
-	}, server.Deps{Store: st, Platform: wa, Logger: logger})
+	}, server.Deps{Store: st, Platform: wa, Logger: logger, Onboarding: onb})
 	if err != nil {
 		db.Close()
 		return nil, err

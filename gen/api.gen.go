@@ -425,14 +425,14 @@ type ContactCreatedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *ContactCreatedEventMode `json:"mode,omitempty"`
 }
 
 // ContactCreatedEventEvent defines model for ContactCreatedEvent.Event.
 type ContactCreatedEventEvent string
 
-// ContactCreatedEventMode Present, equal to test, for events caused by a test key.
+// ContactCreatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type ContactCreatedEventMode string
 
 // ContactList defines model for ContactList.
@@ -512,11 +512,11 @@ type EventBase struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *EventBaseMode `json:"mode,omitempty"`
 }
 
-// EventBaseMode Present, equal to test, for events caused by a test key.
+// EventBaseMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type EventBaseMode string
 
 // EventName defines model for EventName.
@@ -639,14 +639,14 @@ type MessageReceivedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageReceivedEventMode `json:"mode,omitempty"`
 }
 
 // MessageReceivedEventEvent defines model for MessageReceivedEvent.Event.
 type MessageReceivedEventEvent string
 
-// MessageReceivedEventMode Present, equal to test, for events caused by a test key.
+// MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
@@ -674,14 +674,14 @@ type MessageSentEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageSentEventMode `json:"mode,omitempty"`
 }
 
 // MessageSentEventEvent defines model for MessageSentEvent.Event.
 type MessageSentEventEvent string
 
-// MessageSentEventMode Present, equal to test, for events caused by a test key.
+// MessageSentEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageSentEventMode string
 
 // MessageStatus What the messaging platform last reported.
@@ -710,14 +710,14 @@ type MessageStatusEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageStatusEventMode `json:"mode,omitempty"`
 }
 
 // MessageStatusEventEvent defines model for MessageStatusEvent.Event.
 type MessageStatusEventEvent string
 
-// MessageStatusEventMode Present, equal to test, for events caused by a test key.
+// MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
 
 // Pagination defines model for Pagination.
@@ -731,7 +731,7 @@ type Pagination struct {
 type Sandbox struct {
 	JoinCode string `json:"join_code"`
 
-	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours.
+	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours. The sandbox number replies with the workspace joined and when the window ends (or why the code was refused). While the window is open, the messages the handset sends to the sandbox number reach the workspace as message.received events with mode test.
 	JoinPhrase string `json:"join_phrase"`
 
 	// PhoneNumber The sandbox number, digits only.
@@ -2095,134 +2095,137 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H0Nc9s4suBfQfH2KvYMpUiyZTt2Xe15spkdv8nX2s7sey/OWRDZkjChAA4B2tGk9KPuL9wvu0IDIEEK",
-	"kqV8zb672dqayBIINBr9je7mxygR81xw4EpGpx+jGdAUCvx4CapYnE8UFPqvFGRSsFwxwaPT6AoSwVNJ",
-	"lCD3lCkyhokogBT6Ecan3SiOZDKDOdWPqkUO0WnEuIIpFNFyuYyjnBZ0DsoudZHCPBcKeLL4GRary52T",
-	"krPfSiDvYUH2+nrZwXBIkhktaKIn2SdqRhWZ0/cgCUU4GKSkgN9KkIpIOoFTomZAJJ2bWe6Zmulvbjh+",
-	"NRap+Y5xcnhCZqIsJCkgz+hC4oMTVkhFCpC54BII41IBTYmYEJooxqdE3bMEujc8iiP4QOd5pvc8nPST",
-	"J+kBdAbjY9o5hMODzhM6HHZ6yVF6AoPJ8bjfi+KI6U0a1EdxxOlcP+shpaOx4qN0Tj88Bz5Vs+h0MBzG",
-	"0Zxx93c/dgiXqmB8avDtAEd0nyeJKLm64Br0O9BfJYIr4Ep/pHmesYRq1D/+VWr8f6x3pEemenJq5rhl",
-	"bpI4moOUdKp/vJ4BsQMIk8QbI8skASmj0wnNJCz9Pf2lgEl0Gv23xzVFPja/ysfPikIUz/gdZCIHs6Mm",
-	"hfgrjmHGeIqnpk/aA6AbLWMfrxf8dSGmBQL0CThg9Uy3jN/mbi4fFecVEVqKY5K0TlZDKBXLMsI48Sb5",
-	"WrhaAcmyxVqwipJz5GqNPa6g4DTDVT4Na3aGW8ApfGS5yYmE4g4K4kZ8NUxwUnL4kEOiIDWrnZHfSqEA",
-	"sfLvnUuDqM5FSgx7atEjyzwXhUJ0vBTqR1Hy9JMwwYW6neDTPhJemE+EC0Xcr1+TbQqQoiwSIKkAiavC",
-	"ByYVEUX9zRgyoWWcQLxYRkMEvKaLTND0WojntJh+mizJzRy3SojbDGfx8WHPwIhoJgmOKLTA56RPXrAf",
-	"vjp+musLTZm4sEFARtVEFPMdGQIlTgG/Iunpz3c0KxtIsfPeVoPaEtaNIG6EYWXg6SlxRFTyFDJ2BwUd",
-	"Z0D29Nykf9DvDY72V9G2jKOS0zvKMj16I1D+uDZc5i+tEysIU5YiHVEu76FwirbfI9IYEmcIup2GzOlC",
-	"U5/+Rz80o3dAxgBc700FwP6y5x0AfwXBZM+Ht4AcqJKEKW0zUCn4PnJPY9NILJdUwXM2Z/bMd+aUgiq4",
-	"zewEDbwLQeaULxy1SiI4QpvCXGg1eGaMM5JRBV9TpFaAJDTLKijycpyxpAKGTAoxJ4IDuXhNaJpqhadt",
-	"xrb12anMzxBMdvRjz1BFgK6Ap08Fn2QsUTsy5DgTyfswP+pZaKJu3ZA21dvfyYxKInJNLKLUZ5+ShHIj",
-	"Qx3BpEHWYw1jpL38t7U1lrFWTk8F52vlEy/nYyhutQ5LqnE+NC8FMWP0mtUQo0OYdErkq7JzGIQYSdKd",
-	"F5PEHmmsmZZ+jnF0DXMtM+CzrAJlJ7kNmwcvBaF5Xog7jUs7lGiXISU3kShSKPR5TFgxx4Vuoq/I7EFY",
-	"xMQ3EsicqmQGxomasjvgCKxGNUsRaW84LdVMFOz3TxSKpT9Bw5JiUmo5rtfidzRjKTl/faEF0NfFCfqX",
-	"VKK6QqJquCIGEFGQAu7EezBI+EV/iRv9kbLsExFxV01yOzGzxBEatdK61IpxasB8a71DNPH4I3tMCGgB",
-	"0zKjBYEPuRYOTHByE/2vt73Ok3cfT+L+cPmXmyh6t2za7WZTlnVOib/WJ6O6xskWLs2EQZZqBM/rQ5/T",
-	"TKtvy9kzkaWS3M+oInrvmvV5XmqfflJKkGSPkpdvntdBhbg6qzfXP3ZOYkJJWppjwNPcPyMjg90RkrQk",
-	"QJMZEZMJ8FRDgCB1o1qe+c63/pgXIodCMaN7YE5Z5sVLnPseRwzJQW+FKuNAHR1G8UpcxUUOVmZA//+3",
-	"khWart7q6ezQ2C76rppMjLWlo+d6OqMBIBNfJTTPAA+X7GmNB/NcLYhZXu6T+5nm+qAs7tb7GAuRAeV6",
-	"7ZTJPKOL2zX7iaN8JjjcmvlWIbFupP6LZsTgLSYpmzK0i7KFt2p4zluD8s149NVeA+IWfKtTB/Ft9NEq",
-	"yj2bpE309qdKl9WWhhY9RIkwepMCqD3CiqhSqqCjGEL/6QQ4F2NmRNKOJxIT5IpiQdBFYTzJyrRBHjU0",
-	"a6mCCwWt6Niw14t3YAcLfxzVVp5D1oYze2qG/I0qGuQYtBs/AYfb7nyVLt2K3o7w2Yc38ezOqZwsezWJ",
-	"Tt8+oA718B+ohGgZt3eeWnxsej6AwWUcgQMCeDn3ttRdPQwPB62dvav39pxJtfZk8DNTMJdbAhvVa9Gi",
-	"oAsUHtpjtLp18ySv65FrDk7b4958G87sTS6hUF+A5jyJ0GRcVZRg5DclHO4rSaPNmzlNISxgviwJO+Da",
-	"XPogYiqLYXtyrmyMz6FmeyztTeEM7zbRqfyjIEYG2QFeH84mwfyojR5J4A6KRX1dktCiYIA+fhPGyoZs",
-	"z/NTOae8UwBNMXKl4IMKKoPKtgxSruDEDoiJsU8EJ9o2Losg6bYw4Cavbd0QzaF1+hRN8DYQL2gyYxzq",
-	"fZjwEF4b+XA4OddyZQKXLL5TGPQU1/jlq+GLkLfQii+FYpBrQoB+fCJxwZd4Q9giHPRVM5Ei7DTLxD0u",
-	"2LoveBcggqZ/8CV4J7HH+aAriOe+9P2sTY8gdzwzQ5vEaykAifTdg4SJ4K1hzUojb+bNexjPhHhvwtpr",
-	"+dPK3lvjC2xnLTq5sxpaRb3+SBJ79mcYMZ0YqFLIgacuYIgjPQ6tua2yDR40S15qbVFZr2ugISw9q6M8",
-	"NCmElPb+WBo2tQH0sNMwD7L96wKM7w+/lTTDkBdIFWvD16wqSUJLCSkZLwjFH7VH6UsC/V3YzFmxXQ1G",
-	"Yv+s4nXC29LHS6uF3WpWvHULSIDd+WGUro25V38qqkpZC5QNJlkc+eSuuTJNmXEBXjeIrDK+ViZom1lN",
-	"NF+iMJUadQaVJgiQUzXT3jxSNn71SJJ/u3r10vzyq2AcUhPeS4WSsVYRM0IlGeknbu9owbRQk93e6IxQ",
-	"UqUq4JCbstc7SBjHf6Fr/tR2ifli5M32W6mpBqXpiIiCjPTyXZaODMEheFQSSu5nIoMKgNH+Kt3H0YfO",
-	"VHT0lx35nuUdkRtEdnKB8jE61fpuGUc/w+JFkCY1xb9nHFMW3sPCJUykYIM+GLnxKTAzCgcJUWN+LoJn",
-	"/AJW7U9axzg2cakLhWgD1EYbNtoqeozHc5vGOjRoIUt5OhYfHnriyg5rs1gdp0YYQyz1Ar653fYCdjHX",
-	"XtRWVku8z6i6tawdjnlYzfYwPDiHuQRdxtGMSSWKQCrPM1Q+RoqQAnJRYEReZKkWgphlE9ehd2dsPJJE",
-	"axup6DzXNLqVu3aFizydUT6FkDBp7nsLL0mLQqsJW+GNq1fk5KjXr4E0W3hz/ZSIyUQCMtZ22tMK2O3w",
-	"bba4QgrezuKVM66WqDcUJmpzot+esg2t7k7e1Q1883D+OVs0aIkYa9e/cQ7YPWtlqEeSyBkYsOoG6SUF",
-	"RVm2RrMxlW3lCKdIJTh6wzFdWsX9hWJQieB3UEjjHWz91KQQ8zDSJPAUikfShoAfDsZmIqmiKS3dYq6L",
-	"g0jNqGKqTH282hgsTsmn63/dLi5RLeBPFzqWOaQsYAT/KArC5nQKMaFlykRM7lgKIiapSMq5NkcpT4lU",
-	"LHkPhaPOkFlOc4edFSRMWAZrQ6RrZPyczeHWfLvF7UF4wzsK07UgFqCd3dDRw1z8ysLwb1Jhm4SjmTK0",
-	"oQLybBE+wXGplOB4VBnDrNA8C3pPa7Bt3Z9d5cIKiAo+qDC/6V+M94Kf7Jaru0hcxPxu9yKKeithjnTU",
-	"sVEiuowYPZjs6bXjzfQeO2KPiWP52AUZZUzQtjWxj9iCGhNHIHo7qX5SLqSCeUxKblPzqrt8DvdQEMFh",
-	"P7CnjUqzJQDjZkgSJV0Vj8R5txDO3zi2HlINoeD6ivO3bXTdGSHA1Rq9s4V5+Y10U+P2+0EJso0xiEmT",
-	"Ph5pzjCuxSELekouXLeOZb1cjl2pdcXEe4B+m/fzFWDVrjYQsz7tP4aQKzrbRMQYrtiVgCuTu205UuWZ",
-	"iY2UwIwaaYnSxnebbbzERo1MVBUoCg0TZQ070R4gn8VLn8Aan+Tg7c4vn+LXaH1oPapt44+fyycWzk0c",
-	"gCP+IB6oKWQjF7Q3sZkPXjduL5vA5TZwsHqi+hcZ/kkJRbNg7U/zdHByN5N7LIT6qzqI0xKdIBWZixSM",
-	"L0F+EvdECWJ1mQmtau8DU1Gpth0yMqM8tT55c6+/CsZvneu3wl34az4rgrH1K8CSEyaNxYUJrtSt5BLn",
-	"bSjKJcIogcFIDAsPDk3R0YOpKWscrMbMD/lX7VNoZqv4+4w9nATPBXj6zUMEetFLkGW2052l99SqcKXz",
-	"nLLpDkIzII5bMaGUUCnZlJvQdFiNBE/baeotLuWrfHQ71s9sXZP7863MLXNp8jDDIkdWm/EMExeo9xin",
-	"oWfZvMxsXoCeI6hXNx2QiUsUdyyBR5KwNCZ4I8M4+fuza/LYOd+PP7J02QjfbUrdCUaNmjt++JKnzmTa",
-	"jDq0T2Y0z4G7xGpDDt0/KLDos9GDNmibzDeqXs28LrvaFgStv1HCS9S2bG/e7awi9xealSBRFn/82F8u",
-	"Y/Lx42C5NAEZQbS7ybi5tEG3s+sXer6NzjmN4ujV5d86x8cnfb2HKkbtpaP1e4PDB6o1Yz3+wjzb97LX",
-	"qrB1hWQXQWnu4++FKHNZS4aSp6BdYamoSUs9f31B3Bx6S8aIlY39RC/FHaCOwr1iBoS3i0HvwU20/K0v",
-	"lw5Yw9gfDof9wcHh8Oi4CZ8GL6dKrxGdNlOXQ4xh6ki2pA2NV1sK6B6ICTMp75ULhzUgHFokcpVjxrWk",
-	"JpT7RehjlTwyyqdlMKXmuUhoBojRM8IBUncLWueR0LmnWPAvJusUf8aJhDsoaEbcKi2yAX775qpFLMPm",
-	"YdDO7+8+DuKD5d7t2/POf9LO73g8g/hwuf/Xv2zK92zuxmYuGSgl1fDVkFeJxhzuV6oWfYDPOSVXovyd",
-	"NoE+6W3w37fQJuKe19TA0i55xU1hRAPTmpzqOTW4TtY2gDwO6J4542yulUg/pIcay6zC+hIXnxDKV8s3",
-	"Pg/UQAHKrqKjbdB5ciSoGPxLvhW77ks4ne2YgKWxKhIgXYsAe6npFPK2V37tnDN3OVcDEdr3tRdM2k3R",
-	"aQ8JK/RQl1UDtYrQ+mJeSoWFOuE7rYQqmNqb3U04dfA9deO3ErQVbC0Ruy10u3PmdobdVkJ1Y7K6n5Pe",
-	"H2w0z5x1eP769eWrX579bcs0IBuMrkD1zmqjabVyUisUtbXVn9ExZI3apOiNYhlTi+3l+ps8h6KTUGkV",
-	"kC0nc3tpips31xfPL67/I9oNQWPINmIinC7uqGb7fPGKRxtKe7Bq1LWgrVfaBOW3TxZu4GcHz9vkQ1uF",
-	"/WnWOyaGOIJpqO+mfjkKKe6Mhp4NqP3g07vUtNSZK779eka+j4nMaQIyJimVMy3PeEpyWgBXM5D67wIt",
-	"FMDKYf1jWog8b6vX74dDstfv75MnJ8dHw87hwaC/0fS9ufn+r9r8JXv7nXffh60r62rWi7wuYAJFdZkn",
-	"CZ0oKMgRyefNxbYortmQqr+uvG97am5WBa6Q9Cek5LagtzOEqBrTgZKyYGpxpWeyyQk5+xkWP5lOPsG7",
-	"4yRjmP+J6Xe2XkuCIuc27xsR0l3XE+jfO+evL2w3ICdCcEmNUPPpH2Uw7PLc3FdIUSj0Y7jooGulhMjk",
-	"GcFcRVexR9BvzLW9n4mprKDBQTUwduUAJGOgBRR6S6uAjBo7PSU/4Fgi75LbjN3BbbfbHZG9HGmwgHS/",
-	"6iWFgSwcXC85Uyo39aCMT4SX6qI/WjBfVFG3v1MF96FEUgzeVqbwP2dUyfM8r+0ExwkxeQ+Qe/fTE5Fl",
-	"4t4UftpBj2SVMXzDrUmo+dlFpG1I0KVfm3TgmKhZIcrpDJsiYK7q5bOra+2rd2/4Df/uO0fn3e++I88a",
-	"xRWxK3HQRrqtKYixUYmbylCtkU0jO3ikgbrhIwv16MzNMimzamqJieELMtLCfRS72d3XlMzb9Q0jTVSj",
-	"2ExOyeFg4HLL62LZYLruau5t3Myg3beIuPJqdzUyLl3DCy1BLzq44b3LH5+S48MnB/unpFXVS/befN/r",
-	"9Xr7rfLeGy4K7RCVPKea/Yksi0JM9emDTGgOhPLF/QwK0GxRdwnYQyvaMQ5VehhJIVez2DDVDcfOCTI2",
-	"G9WkYI3bugfaPiKsXWBsFvJOMDZaArHK6Zzx6Q03vckgS88IF2qmyRxbEwi9B5op0C6awZxmPODK1pFr",
-	"3Bm6564qHlOQw+xp8pzfw8KmOfscGt/wUSWYTleGVlknIyMgRlbY1HnVe1ktnE7XiaIbrmXRfpegB+bi",
-	"EFrtmqPPq5z7DzRR2QLJn0kM6sYmAk+VHpVACjwBg3Km0KW44WMgSA2nGh+OMuzmbem+KRRPkWUJmxBq",
-	"niD15kcYLsmkwPrb7g3/GRb6MGiBLeJGlZAbYRLLbM2twJkZqUCqW2QXSVy02xRv3HDgKWZ+4ybuC6ag",
-	"On69wJnfdQUnS2EuzGTVXEYu6Y1p59RW/dzwXEtj0xHq4rUlHdeDiaVyVQBVHE65xkXdM2vkKB275ejz",
-	"WIiy7opAb/gUOBR4cYE5OuQf2HuLKRPK0aNdwaFrumXg8bpxaHh+EGpGXr+6uiZa/yPlSmtNIVCt5h0O",
-	"ri65brcENAy1XUtAy2QVGvaMgK0WU51LHA3pKVFFCaP9M2/6qgkh1QcHRdVfCvn7rNWtcMYyaPQhtOdh",
-	"u5DccNuGxE7Qe2IR9QsUkglsUPLdd2R01x+ZZ7SQPXWlNyhV0lTzCdf0RQqYoybEJhXYW6RLnlrDxbCL",
-	"EhkenHnOTmS6H2YsAW6uSK0G1tZ9wUBREwawKW6rilnLoSiO7gzM0WnU7/a6Pf2IyIHTnEWn0UG31z3A",
-	"K2M1Q5PrsV/GOwW1NlKIwUAvyZySnE4BRTbmbWuuA1oks1GjZ0kV/tKsitasDS9qw6Qit4tU21hMOi/H",
-	"VLjVPS7ftoG6FPeS5KgFps1A8bAXNreQQRtdIFOYULzO1I/M6QcTEUT/clN8UFvKrXol7Ddnr44rcUUV",
-	"6Tcg64cBs5f4Abj6Hlj9Hv5vV9CuMX8RzyMldEoZl6o+l72ESugwLoFLptgd7K89qtq/oeg0hnZizn9d",
-	"p81+yN151+qtOej1duvd4hzvmozfej0frDNcXQVHg97gqNPvdwb9637vtKf//5+RCXwNe/3aW42Gw34f",
-	"vUTrJNot+gFv4/pFkd5Es4DdJH30qxyPfpXS0V82Or+8+tnv72JrkLZr77JS8xzo6/KKg+FSMamsbuyX",
-	"c9jrr5u/Oo7Hjc5C+NDBww+1m6Pq5waDh59b6eCDDz55+EG/J9wyjoaGgDY/0+zCic5oOZ9r+WqkEPFa",
-	"CSg61URViUHs3ZMLqULlykbujRdN/jnF8GsisJlZlrVaY9nbljJP0ajwm2tpAwNVyg03JCx9I9foX7vS",
-	"nC7MY4yT0fejhwImZ9pKYFK7WMbUlf79Idk7IUqQ/rB1kYiif9+s6663RlVsibhA0ah7w22xbAYThZ3c",
-	"0PNTM2CFU/zGrjdKr6kIGgGvVU0QOtt6yONWN2QjYlDf/yDSxW7SxYub2WBZHQyrI2BOZoTDS1ZMbAoL",
-	"bc30wVDgshl3sVLk08WqX7ncaF3XkrW3ldSsBuu1dxGiDWHoriS9jIaGZFzGkWGSXaGyWuAzwXJrr4C1",
-	"q8hudddY00fTbxXi0pOEExPpHyDFe1sI43BzaP10f4tV281w/8vpDtOHpz4mQt0xhhXJMo4em7j6Ost7",
-	"wrSD7hrg3YvivRHlcqYNYKsrbGtIo0jOSCkxloS10TOgmZqRZAbJ+1WL+++gXkD0+bIi2OjS8aVXzWx7",
-	"tEUil/+TJnPoOlFrLLDDQc2LyRzIc5X6xc3eMkbONPucmWeujKPbbiJm0l16xycHJyf9QEux06jfOxoe",
-	"9g6Gg8Hh4MlgED1oqG1q8vk1926lWWvzqxsO7nKLbW0tzry67QdayptQkVyh1T/CFv0DxMLVTNw3mnpS",
-	"21/fJTLX/S3HotS/CU9euDJ/Jy5sXqVfDhM2R68wbzuUpaKNO0qQOtxJkEYRDZMkmQkJXNuyo0Yuy+iG",
-	"20iNuyof7ZjzhE5mY16Wjs5uuODVdbW6F36SjAk24ipjoWYYcTHNUNUMFiarAZeujOoqH+eG6425wLgx",
-	"Z03IBmViyyuuEGDfyNHIVNFIoVmGAeHrlpVuqbtK2DQrOLXNvdgTJpgGjF4/RdMVcf9Rpq9JhFlcNIVa",
-	"OzMmlLXZyFtcMbQaKWDHmp7HC9dLZadlWkmcgXzLJiDNXMeAL99K+QolYu0gGUPptl/FSs/s+0dWjWE/",
-	"I/8gkG8f3dM5S7s//TB9/uL6Tf/l9bPFi9//0X/5a/LL+fT88u8/XPRevP+3H1++eTO8fP8fv7969uzg",
-	"xfuL/stfL84DycdWIa+a4O3s9+PjZlZ5v6eHueQdU/21DL3Ood273qlgZZMhNmOgvx4DeoJuCAWhbbp4",
-	"krfP0C77fgZ/I9W+sfeBS3l3XWKsq3jlHugSWxcDptLFVJWY6hgsljEifG15TKOMp3I8JxiXplk3+gzM",
-	"78QLD9kJlYitUjjqVPxv7+ccPvzcSqfybR2kRnP9/5f9Iv3UFiA2X//RMpvs9eqq+TKv9KMzkiyxyraV",
-	"9JGly7X+1SWosuDGjcI7VJtvoJpvB7FFquQFXZAxkFxoG8B/hVWJHbNtSoJc42at0ejrXqCBecIFAmgs",
-	"CFeYUl8noOjEOHxO1azWa8zU9PiaxmfWnZKhv2CA/stqoKpD0tuPLSHWyD8OB/yXsfeQX2q8+clB60lb",
-	"mLzhof7poV7uXVDpuXZI6y4lmut8qXuDdmOija9xgX9R+duQu/+lQkSXWmZQL9upUQlP6vT1sGBrZNEG",
-	"hVqV39oUYzNae2Vx+ypXkbmQigx6vfCtbDVn9KWkgbePtx8bWfGaQQZVLrSXAG2lm8tZtunqx352eVVA",
-	"s96K99iqShBfvvtSzLWaXBx620Jbn8nmgfx/EhXBizaMiqzgo8pab8WLPL6oSfLd0s8mNfe/XgLl23da",
-	"ZjczS/3vbMLn23daSpsX5xmiLAtNf4/v+ii/7bofN0W5MIhj3vWG7/ZcH/byYn2uh+PKZaLrBRTm5wpp",
-	"rqpuwyI1rlaXubJv21hJ1kToTYIm/o5Xd86rsXLKW6OSU4EchBpHj6SX/enSEtrXpd6sVaxcH8GHjjOx",
-	"vOuerndRFQ6D/c3pd4yIc/LT9fVrk+2khEk9rbLB/BhdAVMmTf4fMXQjTzFT78oUw3SwJcWI7Jk+uBrg",
-	"/Zh4v9t1FyOyZxKG8Kgot41z8UUfVRoaNs694bZzbnOiKzblVJUFjMjeSM7oYHj0P0bkezKDD+SnF+dP",
-	"O1c/nQ+GR45pCnpvkqFMomj9pla32iOJWbRYTAlJAaq5HO6rc5GOGt+eK00hqvnltbN8RvENd0HNK0V5",
-	"SouU/NOeFhnZc+swnNT9peqn6y9ltdnuDT8377sbfPjgMskO6lfeYdrXPZNgK98tZTJZvb92b0hkTIZk",
-	"znhMDnrm3wGZxTd8SGYx6ffwv4f6vwP8PMDPSBT/538PeuS/73fJOTns90jKpKmkwvbKFpOhOJ7gzZcy",
-	"RJ9x/ey3j15nJa69/qyuOx8IftWNUFZ4yqjYqE8H44PkMO0M4WjSOaQn486TpJd2+jCYHNDD8TA5SqNd",
-	"b0EbL8zYPjjW9uBMzy37mqBaB7zzNc25C4lg1qiNLjg+d/LTRGexxtC7I6m7ev0pX/6UL/8a8qXVmO5r",
-	"CZjhQwImGNw1TUxXIv8t93ewJgj/QcNxITE5iZNxVsJf62oV/NmTVoGu6yiueumTyWB8DJ2jpE87h5Me",
-	"dJ7Q4XHnYHySDpI+HE6OetGu/nKzCeHXlldJKZWYQ2FeREXrxpCNWvyqIWxDYkl79H9Kqz+l1b+OtLoy",
-	"oblvYwrtGGqMtr252nSpGAjw2RaXtrNlfWEfvF1clWs2mokbOKKDpD85gM7J+DDtHCYD2nkC/UnnOD0a",
-	"D+lhcjAe9HeWaXUvyq8rz3wnuSnQmoKrKuH/U3T9Kbr+hUSXi8l+LeE1+HzhtdMt+443HquCySEEwXsy",
-	"PkmO0yPoDCeHtHM4Pkg6J+kAOv1Jj7rfdhdNXpPQry+cVi77GhF66Zq5LZf/NwAA//8=",
+	"7H0Nc9s4suBfQfH2KvYMpUiy5Th2Xe15spkdv8nX2s7sey/OWRDZsjChAA4B2tak/KPuL9wvu0IDIEES",
+	"kqV8zb672dqayBIINBr9je7mxygRi1xw4EpGRx+jOdAUCvx4BqpYnswUFPqvFGRSsFwxwaOj6BwSwVNJ",
+	"lCC3lCkyhZkogBT6Ecav+1EcyWQOC6ofVcscoqOIcQXXUET39/dxlNOCLkDZpU5TWORCAU+WP8Oyu9wJ",
+	"KTn7rQTyAZZkZ6iXHY3HJJnTgiZ6kl2i5lSRBf0AklCEg0FKCvitBKmIpDM4ImoORNKFmeWWqbn+5pLj",
+	"V1ORmu8YJ/uHZC7KQpIC8owuJT44Y4VUpACZCy6BMC4V0JSIGaGJYvyaqFuWQP+SR3EEd3SRZ3rP49kw",
+	"eZruQW80fUJ7+7C/13tKx+PeIDlID2E0ezIdDqI4YnqTBvVRHHG60M96SOlprPgoXdC7F8Cv1Tw6Go3H",
+	"cbRg3P09jB3CpSoYvzb4doAjuk+SRJRcnXIN+g3orxLBFXClP9I8z1hCNeof/yo1/j/WO9IjUz05NXNc",
+	"MTdJHC1ASnqtf7yYA7EDCJPEGyPLJAEpo6MZzSTc+3v6SwGz6Cj6b49rinxsfpWPnxeFKJ7zG8hEDmZH",
+	"TQrxV5zCnPEUT02ftAdAP7qPfbye8jeFuC4QoE/AAatnumL8Kndz+ag4qYjQUhyTpHWyGkKpWJYRxok3",
+	"ydfCVQckyxYrwSpKzpGrNfa4goLTDFf5NKzZGa4Ap/CR5SYnEoobKIgb8dUwwUnJ4S6HREFqVjsmv5VC",
+	"AWLl33tnBlG905QY9tSiR5Z5LgqF6Hgl1I+i5OknYYILdTXDp30kvDSfCBeKuF+/JtsUIEVZJEBSARJX",
+	"hTsmFRFF/c0UMqFlnEC8WEZDBLyhy0zQ9EKIF7S4/jRZkps5rpQQVxnO4uPDnoER0UwSHFFogc/JkLxk",
+	"P3x1/DTXF5oycWGDgIyqmSgWWzIESpwCfkXS059vaFY2kGLnvaoGtSWsG0HcCMPKwNMj4oio5Clk7AYK",
+	"Os2A7Oi5yXBvOBgd7HbRdh9HJac3lGV69Fqg/HFtuMxfWidWEKYsRTqiXN5C4RTtcECkMSSOEXQ7DVnQ",
+	"paY+/Y9+aE5vgEwBuN6bCoD9Zc87AH4HwWTHh7eAHKiShCltM1Ap+C5yT2PTSCxnVMELtmD2zLfmlIIq",
+	"uMrsBA28C0EWlC8dtUoiOEKbwkJoNXhsjDOSUQVfU6RWgCQ0yyoo8nKasaQChswKsSCCAzl9Q2iaaoWn",
+	"bca29dmrzM8QTHb0Y89QRYDOgafPBJ9lLFFbMuQ0E8mHMD/qWWiirtyQNtXb38mcSiJyTSyi1GefkoRy",
+	"I0MdwaRB1mMNY6S9/Le1Ne5jrZyeCc5XyideLqZQXGkdllTjfGheCWLG6DWrIUaHMOmUyFdl5zAIMZKk",
+	"Oy8miT3SWDMt/Rzj6AIWWmbAZ1kFyk5yFTYPXglC87wQNxqXdijRLkNKLiNRpFDo85ixYoELXUZfkdmD",
+	"sIiZbySQBVXJHIwTdc1ugCOwGtUsRaS95bRUc1Gw3z9RKJb+BA1Likmp5bhei9/QjKXk5M2pFkBfFyfo",
+	"X1KJ6gqJquGKGEBEQQq4ER/AIOEX/SVu9EfKsk9ExE01ydXMzBJHaNRK61IrxqkB8531DtHE44/sMSGg",
+	"BVyXGS0I3OVaODDByWX0v94Nek/ffzyMh+P7v1xG0fv7pt1uNmVZ54j4a30yqmucbODSzBhkqUbwoj70",
+	"Bc20+racPRdZKsntnCqi965Zn+el9ulnpQRJdih59fZFHVSIq7N6e/Fj7zAmlKSlOQY8zd1jMjHYnSBJ",
+	"SwI0mRMxmwFPNQQIUj+q5ZnvfOuPeSFyKBQzugcWlGVevMS573HEkBz0VqgyDtTBfhR34iouctCZAf3/",
+	"30pWaLp6p6ezQ2O76PtqMjHVlo6e69mcBoBMfJXQPAM8XLKjNR4scrUkZnm5S27nmuuDsrhf72MqRAaU",
+	"67VTJvOMLq9W7CeO8rngcGXm60Ji3Uj9F82IwVtMUnbN0C7Klt6q4TmvDMrX49FXew2IW/B1pw7i2+ij",
+	"Lso9m6RN9PanSpfVloYWPUSJMHqTAqg9woqoUqqgpxhC/+kEuBBTZkTSlicSE+SKYknQRWE8ycq0QR41",
+	"NCupggsFrejYeDCIt2AHC38c1VaeQ9aaM3tmhvyNKhrkGLQbPwGHm+68S5duRW9H+OzDm3h+41ROlr2e",
+	"RUfvHlCHevgPVEJ0H7d3nlp8rHs+gMH7OAIHBPBy4W2p3z0MDwetnb2v9/aCSbXyZPAzU7CQGwIb1WvR",
+	"oqBLFB7aY7S6df0kb+qRKw5O2+PefGvO7G0uoVBfgOY8idBkXFWUYOQ3JRxuK0mjzZsFTSEsYL4sCTvg",
+	"2lz6IGIqi2Fzcq5sjM+hZnss7U3hDO/X0an8oyBGBtkCXh/OJsH8qI0eSeAGimV9XZLQomCAPn4TxsqG",
+	"bM/zU7mgvFcATTFypeBOBZVBZVsGKVdwYgfExNgnghNtG5dFkHRbGHCT17ZuiObQOn2GJngbiJc0mTMO",
+	"9T5MeAivjXw4nJxruTKBSxbfKQx6iiv88m74IuQttOJLoRjkihCgH59IXPAlXhO2CAd91VykCDvNMnGL",
+	"C7buC94HiKDpH3wJ3knscT7oCuK53/t+1rpHkDuem6FN4rUUgET6/kHCRPBWsGalkdfz5i1M50J8MGHt",
+	"lfxpZe+V8QU2sxad3OmGVlGvP5LEnv0xRkxnBqoUcuCpCxjiSI9Da26rbIMHzZJXWltU1usKaAhLj+so",
+	"D00KIaW9P5aGTW0APew0LIJs/6YA4/vDbyXNMOQFUsXa8DWrSpLQUkJKpktC8UftUcYYLtSDrLjpF5AA",
+	"u4HUPSVm7idJKJlTnkpQ5u77V8G4i1BTnk7FnXMCGt9ZH2xHzYEVpNazJlIp+A0U0ggF/V1hLsI0gD29",
+	"VTJjd6osgLBU7vqCS48IW2UdU9scYOyTVrxK11hyfmWNBrdaGz21gO7bK4LqT0VVKWv5t8aCjCOfO7UQ",
+	"SVNmPJY3DZ6obMXOBG2rsEkVZyj7pT5pc/ImZpFTNSc71DAifvVIkn87f/3K/GLPFaORqVAy1hptTqgk",
+	"E/3E1Q0tmJbBsj+YHBNKqswKHHJZDgZ7CeP4L/TNn9qMMl9MvNl+KzWRo/CfEFGQiV6+z9KJ4Q8Ej2qy",
+	"u52LDCoAJrtdNo2ju9616Okve/IDy3siN4js5QLFeXSk1fN9HP0My5dBFtIM+oFxzLD4AEuX35GCjVFh",
+	"oMmnwMzoRyREjfmFCJ7xS+iay7QOyawTKi5yo+1lGxxZa1rpMZ6IWDfWoUHrBMOoDz1xboe1WawOqyOM",
+	"IZZ6Cd/czHwJ21iXL2ujsKWN5lRdWdYOh2isIn4YHpzD3Nnex9GcSSWKQObRc9SVRoqQAnJR4AWCyFIt",
+	"szEpKK5vCpxt9EgSrRylootc0+hG3uU5LvJsTvk1hIRJc98bOHVaFFrF3YrGnL8mhweDYQ2k2cLbi2dE",
+	"zGYSkLE2U/ZWwG6Gb7PFDil4O4s7Z1wtUW8oTNTmRL89ZRta3Z68q4SB5uH8c75s0BIxxrl/QR4w01bK",
+	"UI8kkTMwvtYP0ksKirJshWZjKtvIb0+RSnD0mmM6s4r7C4XMWnbLhk/NCrEII00CT6F4JK219HDsOBNJ",
+	"Ffxp6RZzux1EakYVU2Xq49WGjHFKfr36183CKNUC/nShY1lAygI2+4+iIGxBryEmtEyZiMkNS0HEJBVJ",
+	"udDWpbYapWLJB6iM1pAXQXOHnQ4SZiyDlRHdFTJ+wRZwZb7d4LIjvOEthelKEAvQvnno6GEhfmVh+Nep",
+	"sHXC0UwZ2lABebYMn+C0VEpwPKqMYRJrngWdvRXYtt7atnKhA6KCOxXmN/2Lcbbwk91ydXWKi5jf7V5E",
+	"UW8lzJGOOtZKRJfAoweTHb12vJ7eY0fsMXEsHzsnSsYEbVsTqoktqDFxBKK3k+on5VIqWMSk5DaTsEo9",
+	"4HALBREcdgN7Wqs0WwIwbkZQUdJV4VOcdwPh/I2vAkKqIXQX0HH+Nr0McEYIcLVC72xgXn4j3dS4rH9Q",
+	"gmxiDGKOp49HmjMMw3HIgp6Siy6uYlkv9WRbau2YeA/QbzOdoAKs2tUaYtan/ccQckVn64gYwxXbEnBl",
+	"crctR6o8M7GRwZhRIy1R2vhus42X2CCXCQIDRaFhgsJhJ9oD5LN46RNY45McvO355VP8Gq0PrUe1abj0",
+	"c/nEwrmOA3DEH8QDNYWs5YL2JtbzwZvGZWsTuNwGDronqn+R4Z+UUDQLlio1TwcndzO5x0KoP6+DOC3R",
+	"CVIRjKSiL0F+ErdECWJ1mYkEa+8DM2epth0yF+bt2mu/CsavnOvX4S78NZ8XwauAc8AKGSaNxYX5uF5A",
+	"ORgzVgKDkRigHu2bGqk+uegOtAZmHRe5FcUHmdMEXDRT26J4q4y/Mp6KW4K73hEFubUeMGaC3FJpM7TS",
+	"3T7555xl4D/EJBE58Nh3j02uoduLwWZ4RwVmbDUhpHJl9B33g4enbPBxy8SkLq4eci3bBNjMK/KPOPbI",
+	"IUiSwNNvHh3Ri56BLLOtbpe9p7p6hS5yyq630BcBTdQKh6WESsmuuYnKhzVo8LSdkbJB+kRVOWDH+jnI",
+	"K7K0vpWlaa63HpZVKIyqzXg2WeDuqWFisEWZ2QwOPUfQpFh3QCYkU9ywBB5JwtKY4N0Z4+Tvzy/IY8f2",
+	"jz+y9L4RuVyXZBUMmDV3/PD9Vp1zth51aJrNaZ4Ddynwhhz6f1BM1WejB83vNpmvtTo087o8eFu6tfoy",
+	"Da+722qtea3VRe4vNCtBohr6+HF4fx+Tjx9H9/cmFiWI9rQZN/dV6HH3/ZLcd9EJp1EcvT77W+/Jk8Oh",
+	"3kMVnvcSB4eD0f4DdbWxHn9qnh16eYZVxL5CsgseNffx90KUuawlQ8lTKAglUlGTQHzy5pS4OfSWjP0u",
+	"G/uJXokbQGWGe8VcFW8Xo8GDm2i5ml8ucbOGcTgej4ejvf3xwZMmfBq8nCq9RnTUTDIPMYap+NmQNtAI",
+	"MEWb7oGYsJm90LbeK1brcGiRyHmOufGSmij2F6GPLnlklF+XweSnFyKhmTGAjgkHSN0FcJ3xQxeeYsG/",
+	"mKyLMRgnEm6goBlxq7TIBvjV2/MWsYybh0F7v7//OIr37neu3p30/pP2fsfjGcX797t//cu6zNzmbmyO",
+	"mYFSUg1fDXmVEs7htlNf6gN8wik5F+XvtAn04WBN6GIDbSJueU0NLO2T19yUsDQwrcmpnlOD62RtA8gn",
+	"Ad2zYJwttBIZhvRQY5kurK9w8RmhvFto83mgBkqFthUdbYPOkyNBxeDfb3bsui/hb7fDIZbGqiCIdM0c",
+	"7H2uU8ib3na2swPdvWQNRGjfF14cbTtFp51DrKVEXVYN1CpC64tFKRWWVIWv8xKq4Npeaq/DqYPvmRu/",
+	"kaCtYGuJ2E2h254zNzPsNhKqa8sK/OqB4Witeeasw5M3b85e//L8bxtmQNk4fAWqd1ZrTavOSXUoamOr",
+	"P6NTyBpVZNFbxTKmlpvL9bd5DkUvodIqIFv45/bSFDdvL05fnF78R7QdgqaQrcVEOLHfUc3mmf0VjzaU",
+	"9qhr1LWgrVdaB+W3T+tu4GcLz9tkrluF/WnWO+bEOIJpqO+mfjkIKe6Mhp4NqP3g09tUH9XBKd9+PSbf",
+	"xwTjQDImKZVzLc94SnJaAFdzkPrvAi0UwBpv/WNaiDxvq9fvx2OyMxzukqeHTw7Gvf290XCt6Xt5+f1f",
+	"tflLdnZ7778PW1fW1awXeVPADArp5YTOFBTkgOSL5mIblEGtKapYVYi5OTU36zc7JP0JydMt6O0MIarG",
+	"TKikLJhanuuZbF5Gzn6G5U+m51Lw2jzJGEb9MPPQVtZJUOTEZugjQvqrujf9e+/kzant2+RECC6pEWo+",
+	"/aMMhl1emKsaKQqFfgwXPXStlBCZPCaYpulqKwn6jbm29zNxLStocFANjF05AMkUaAGF3lIXkEljp0fk",
+	"BxxL5E1ylbEbuOr3+xOykyMNFpDuVl2/MJCFg+sl50rlpnKX8Znwsnz0Rwvmyyrq9neq4DaUQ4tx68oU",
+	"/uecKnmS57Wd4DghJh8Acu9qfiayTNyaEl076JGscrsvuTUJNT+7YLwNCbpEeRMEjomaF6K8nmP7CkzT",
+	"PXt+fqF99f4lv+TffefovP/dd+R5owwmdsUo2ki31R8xhrDdVIZqjWya2METDdQln1ioJ8dullmZVVNL",
+	"TOFfkokW7pPYze6+pmTRrkSZaKKaxGZySvZHI1cFUJc1BzOVu2nHcTN5eNci4tyrstbIOHOtSbQEPe3h",
+	"hnfOfnxGnuw/3ds9Iq36a7Lz9vvBYDDYbRViX3JRaIeo5DnV7E9kWRTiWp8+yITmQChf3s6hAM0WdT+H",
+	"HbSiHeNQpYeRFHI1jw1TXXLscSFjs1FNCta4rbvV7Zoc/VYpuFnIO8HYaAnEKqcLxq8vuekiB1l6TLhQ",
+	"c03m2ERC6D3QTIF20QzmNOMBV7biX+PO0D13/Qsw+zrMnibF+wMsbYa3z6HxJZ9UgumoM7RKuJkYATGx",
+	"wqZOKd/JauF0tEoUXXIti/C2Buo4hFa75ujzqjrijiYqWyL5M4lB3dhE4KnSoxJIgSdgUM4UuhSXfAoE",
+	"qeFI48NRht28bbJgL4yQZQmbEWqeIPXmJxguyaTAIon+Jf8ZlvowaIHN/CaVkJt4l0TdW4FjM1KBVFfI",
+	"LpK4aLcps7nkwFNMejd3XgVTUB2/XuDY74+Dk6WwEGayai4jl/TGtHNq67Muea6lsenddfrGko7rlsVS",
+	"2RVAFYdTrnFRdzebOErHvkb6PJairPtX0Et+DRwKvLjA9CTyD+ySxpQJ5ejRrjTUtUcz8Hh9UzQ8Pwg1",
+	"J29en18Qrf+RcqW1phCoVpsVB5e7ZvSaNxqG2qx5o2WyCg07RsBWi6neGY6G9IioooTJ7rE3fdUukuqD",
+	"g6LqBIb8fdzqK1ndULqOkfY8bL+YS24bxtgJBk8ton6BQjKBrWS++45MboYT84wWskeuSAqlSppqPuGa",
+	"vkgBC9SE2E4Eu8D0yTNruBh2USLDgzPP2YlMn8qMJcDN7bDVwNq6LxgoasIANruvq5i1HIri6MbAHB1F",
+	"w/6gP9CPiBw4zVl0FO31B/09vC1XczS5HvsF19egVkYKMRjo5ddTktNrQJGNKeua64AWyXzS6C5Thb80",
+	"q6I1a8OL2jCpyO001TYWk87LMbWIdTfSd22gzsStJDlqgetmoHg8CJtbyKCNfp0pzCheZ+pHFvTORATR",
+	"v1wXH9SWcquyDDsD2qvjSlxRRYYNyIZhwGz+QgCuoQfWcID/2xa0C0zdxPNICb2mjEtVn8tOQiX0GJfA",
+	"JVPsBnZXHlXt31B0GkM7Mee/qifqMOTuvG91QR0NBtt12XGOd03G77zuHNYZrq6Co9FgdNAbDnuj4cVw",
+	"cDTQ///PyAS+xoNh7a1G4/FwiF6idRLtFv2At3H9okhvotlqwOS7DKv0lmGVzTK8b/Toef2z34nHll9t",
+	"1oinU50e6MDzmoPhUjGrrG7sbLQ/GK6avzqOx40eUPjQ3sMPtdvY6udGo4ef6/RawgefPvyg373vPo7G",
+	"hoDWP9Psl4rOaLlYaPlqpBDxmj4oeq2JqhKD2GUpF1KFCsuN3Jsum/xzhOHXRGDbuSxrNTGzty1lnqJR",
+	"4bdB0wYGqpRLbkhY+kau0b92pQVdmscYJ5PvJw8FTI61lcCkdrGMqSv9+0Oyc0iUIMNx6yIRRf+uWddd",
+	"b02q2BJxgaJJ/5LbsuYMZgp77qHnZ+pb7ZLGrjdKr6kIGgGvriYInW095HGrb7URMajvfxDpcjvp4sXN",
+	"bLCsDobVETAnM8LhJSsm1oWFNmb6YCjwvhl3sVLk08WqX2PeaDLYkrVXldSsBuu1txGiDWHoriS9jIaG",
+	"ZLyPI8Mk20JltcBnguXW7oC1rchu9UFZ0fHUb+ri0pOEExPpHyDFBxsI43Abb/30cINV222L/8vpDtMx",
+	"qT4mQt0xhhXJfRw9NnH1VZb3jGkH3bUqxIRIk1Iz1waw1RW2iadRJMeklBhLwrLwOdBMzUkyh+RD1+L+",
+	"O6iXEH2+rAi2JHV86RVy2256kcjl/6TJAvpO1BoLbH9U82KyAPJCpX5dt7eMkTPNjnTmmXPj6LbbvZl0",
+	"l8GTw73Dw2Gg+dtRNBwcjPcHe+PRaH/0dDSKHjTU1rVj/Zp7t9KstfnuhoO73GBbG4szr2T9geb/JlQk",
+	"O7T6R9iif4BYOJ+L20b7VWrfhOByuOtOpFNR6t+EJy9chwMnLmxepV8JFDZHzzHJOpSloo07SpA63EmQ",
+	"Rv0QkySZCwlc27KTRi7L5JLbSI27Kp9smfOETmZjXpZOji+54NV1tboVfpJMXOemT4WaY8TFtK1Vc1ia",
+	"rAZcujKqq3ycS6435gLjxpw1IRuUiS2vuEKAfXdKI1NFI4VmGQaEL1pWuqXuKmHTrODUNvdiT5hgGjB6",
+	"/RRNV7/+R5m+JhFmedoUau3MmFDWZiNvsWNoNVLAnmh6ni5dG5mtlmklcQbyLZuANHMdA758K+UrlIi1",
+	"hWQMpdt+FSs9s2+K6RrDfkb+XiDfPrqlC5b2f/rh+sXLi7fDVxfPly9//8fw1a/JLyfXJ2d//+F08PLD",
+	"v/346u3b8dmH//j99fPney8/nA5f/Xp6Ekg+tgq5a4K3s9+fPGlmlQ8HephL3jGFb/ehF2+03zLgVLCy",
+	"yRDrMTBcjQGsGgmhILRNF0/y9hna5dDP4G+k2jf2PnIp765BjnUVz90DfWJLgkyNDjFVJaYwCOuEjAhf",
+	"WRnUqGCqHM8ZxqVp1o8+A/Nb8cJDdkIlYqsUjjoV/9v7OfsPP9fpKb+pg9R4DcL/y36RfmoDEJsvammZ",
+	"TfZ6tWu+LCr96IwkS6yybSV9ZOn9Sv/qDFRZcONG4R2qzTdQzfe42Ppc8pIuyRRILrQN4L9srMTe5jYl",
+	"Qa5ws1Zo9FWvOsE84QIBNBaEK0yprxNQdGIcPqdqXus1Zmp6fE3jM+tWydBfMED/ZTVQ1Rzq3ceWEGvk",
+	"H4cD/vex95BfZb3+yVHrSVuTveah4dG+Xu59UOm5TlCrLiWa63ype4N2T6a1L9yBf1H525C7/6VCRGda",
+	"ZlAv26nRBIDU6ethwdbIog0KtSq/tSnG5rT2yuL2Va4iCyEVGQ0G4VvZas7oS0kDbx/vPjay4jWDjKpc",
+	"aC8B2ko3l7Ns09Wf+NnlVQHNaiveY6sqQfz+/Zdirm5ycei9GG19JpsH8v9JVAQv2jAq0sFHlbXeihd5",
+	"fFGT5Pt7P5vU3P96CZTv3muZ3cws9b+zCZ/v3mspbV5xaIiyLDT9Pb4Zovy2635cF+XCII55Kx8Wt68O",
+	"e3mxPte+snOZ6Noghfm5QpqrqluzSI2r7jLn9r0onWRN2/Y2y8Qt/o5Xd86rsXLKW6OSU4EchBpHj6SX",
+	"/enSEtrXpd6sVaxcH8Fdz5lY3nVP37uoCofB/ub0O0bEOfnp4uKNyXZSwqSeVtlgfoyugGsmTf4fMXQj",
+	"jzBT79wUw/SwG8eE7JiOxRrg3Zh4v9t1lxOyYxKG8Kgoty2O8ZUsVRoatji+5LbHcXOic3bNqSoLmJCd",
+	"iZzT0fjgf0zI92QOd+SnlyfPeuc/nYzGB45pCnprkqFMomj9Tl232iOJWbRYTAlJAaq5HO6rd5pOGt+e",
+	"KE0hqvnlhbN8JvEld0HNc0V5SouU/NOeFpnYc+sxnNT9peqn6y9ltdn+JT8xbyYc3d25TLK9+uWEmPZ1",
+	"yyTYyndLmUxWbxreGRMZkzFZMB6TvYH5d0Tm8SUfk3lMhgP8777+7wg/j/AzEsX/+d+jAfnvu31yQvaH",
+	"A5IyaSqpsBG2xWQojid48/UZ0WdcP/uNvldZiSuvP6vrzgeCX3UPmA5PGRUbDeloupfsp70xHMx6+/Rw",
+	"2nuaDNLeEEazPbo/HScHabTtLWjj1SabB8faHpxpBmJf6FTrgPe+pjlptBax0QXH505+mugs1hh6dyR1",
+	"Q7M/5cuf8uVfQ760evJ9LQEzfkjABIO7pn9rJ/Lfcn9HK4LwdxqOU4nJSZxMsxL+Wler4M+etAo0nEdx",
+	"NUifzkbTJ9A7SIa0tz8bQO8pHT/p7U0P01EyhP3ZwSDa1l9u9l/82vIqKaUSCyjM2wJo3ROzUYtf9cJt",
+	"SCxpj/5PafWntPrXkVbnJjT3bUyhLUON0aY3V+suFQMBPtvd0zb1rC/sg7eLXblmo5m4gQM6SoazPegd",
+	"TvfT3n4yor2nMJz1nqQH0zHdT/amo+HWMq1uw/l15ZnvJDcFWlNwVSX8f4quP0XXv5DocjHZryW8Rp8v",
+	"vLa6Zd/yxqMrmBxCELyn08PkSXoAvfFsn/b2p3tJ7zAdQW84G1D32/aiyeuP+vWFU+eyrxGhl66Z2/39",
+	"/w0AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

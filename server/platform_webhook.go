@@ -194,6 +194,10 @@ func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.Webhook
 				err = s.handleMessagesChange(ctx, d, ch.Value)
 			case "message_template_status_update":
 				err = s.handleTemplateStatusUpdate(ctx, d, e.ID, ch.Value)
+			case "phone_number_quality_update":
+				if qerr := s.handleQualityUpdate(ctx, e.ID); qerr != nil {
+					err = s.deadLetter(ctx, d, 0, "change", ch, qerr)
+				}
 			default:
 				s.log.DebugContext(ctx, "platform webhook: field ignored", "field", ch.Field, "waba_id", e.ID)
 			}
@@ -456,33 +460,12 @@ func inboundEventFields(m whatsapp.InboundMessage) receivedFields {
 	return f
 }
 
-// handleSandboxChange handles traffic on the shared sandbox number: an inbound text
-// "join <code>" registers the sender for the account with that join code (the start of its
-// 24-hour window is the message's timestamp). Everything else on that number is ignored.
+// handleSandboxChange handles traffic on the shared sandbox number: joins, replies and test
+// events (see sandbox_inbound.go). Statuses of the sandbox's own sends are ignored. A failure
+// dead-letters the change as a whole (the sandbox's messages are applied together).
 func (s *Server) handleSandboxChange(ctx context.Context, d *delivery, v whatsapp.ChangeValue) error {
-	for _, m := range v.Messages {
-		if m.Type != "text" || m.Text == nil || !isWaID(m.From) {
-			continue
-		}
-		f := strings.Fields(m.Text.Body)
-		if len(f) != 2 || !strings.EqualFold(f[0], "join") {
-			continue
-		}
-		at, ok := m.Time()
-		if !ok {
-			at = s.now()
-		}
-		accountID, err := s.store.JoinSandbox(ctx, f[1], m.From, at)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			s.log.InfoContext(ctx, "sandbox: join with an unknown code ignored", "wamid", m.ID)
-		case err != nil:
-			if err := s.deadLetter(ctx, d, 0, "sandbox", rawOr(m.Raw, m), err); err != nil {
-				return err
-			}
-		default:
-			s.log.InfoContext(ctx, "sandbox: handset joined", "account_id", accountID, "wamid", m.ID)
-		}
+	if err := s.handleSandboxMessages(ctx, v); err != nil {
+		return s.deadLetter(ctx, d, 0, "sandbox", v, err)
 	}
 	return nil
 }

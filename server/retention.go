@@ -95,19 +95,19 @@ func (r *Retention) run(ctx context.Context) {
 		r.log.Error("retention run", "error", err.Error())
 	case n.total() > 0:
 		r.log.Info("retention run", "attempts", n.Attempts, "events", n.Events,
-			"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys,
+			"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys, "sandbox_messages", n.SandboxMessages,
 			"test_messages", n.TestMessages, "dead_letters", n.DeadLetters)
 	}
 }
 
 // retentionCounts is what one run deleted.
 type retentionCounts struct {
-	Attempts, Events, PlatformWebhooks, IdempotencyKeys int64
-	TestMessages, DeadLetters                           int64
+	Attempts, Events, PlatformWebhooks, IdempotencyKeys, SandboxMessages int64
+	TestMessages, DeadLetters                                            int64
 }
 
 func (c retentionCounts) total() int64 {
-	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys + c.TestMessages + c.DeadLetters
+	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys + c.SandboxMessages + c.TestMessages + c.DeadLetters
 }
 
 // runOnce deletes everything past keeping as of the clock's now, batch by batch until a batch
@@ -134,6 +134,7 @@ func (r *Retention) runOnce(ctx context.Context) (retentionCounts, error) {
 	drain(&n.Events, max(1, r.cfg.BatchSize/10), r.store.DeleteEventsBefore)
 	drain(&n.Attempts, r.cfg.BatchSize, r.store.DeleteWebhookAttemptsBefore)
 	drain(&n.PlatformWebhooks, r.cfg.BatchSize, r.store.DeletePlatformWebhooksBefore)
+	drain(&n.SandboxMessages, r.cfg.BatchSize, r.store.DeleteSandboxMessagesBefore)
 	drain(&n.DeadLetters, r.cfg.BatchSize, r.store.DeleteDeadLettersBefore)
 	drain(&n.TestMessages, r.cfg.BatchSize, r.store.DeleteTestMessagesBefore)
 	k, err := r.store.DeleteExpiredIdempotencyKeys(ctx, now)

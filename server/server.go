@@ -24,6 +24,7 @@ import (
 
 	"gateway/gen"
 	"gateway/openapi"
+	"gateway/server/onboarding"
 	"gateway/store"
 )
 
@@ -68,6 +69,9 @@ type Deps struct {
 	Platform Platform
 	Logger   *slog.Logger
 	Clock    func() time.Time
+	// Onboarding connects numbers (Embedded Signup, system-user tokens); New completes its
+	// template sync and tenant-cache hooks. Optional.
+	Onboarding *onboarding.Service
 }
 
 // Server holds the wired HTTP application.
@@ -83,6 +87,8 @@ type Server struct {
 	echo     *echo.Echo
 	demo     *demoLimiter
 	bg       services
+
+	onboarding *onboarding.Service
 
 	tenantMu sync.Mutex
 	tenants  map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
@@ -124,8 +130,9 @@ func New(opts Options, deps Deps) (*Server, error) {
 	s := &Server{
 		opts: opts, store: deps.Store, platform: deps.Platform, log: deps.Logger, now: deps.Clock,
 		spec: spec, specJSON: specJSON, router: router,
-		demo: newDemoLimiter(deps.Clock, opts.Replicas),
+		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding,
 	}
+	s.wireOnboarding(deps.Onboarding)
 	s.echo = s.routes()
 	return s, nil
 }

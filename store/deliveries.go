@@ -138,7 +138,7 @@ func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit int
 			LeaseUntil: r.LeaseUntil, URL: r.URL, EndpointFailing: r.Failing,
 			Event: Event{ID: r.EventID, AccountID: r.AccountID, Type: r.Type, Test: r.Test, Data: json.RawMessage(r.Data), CreatedAt: r.CreatedAt},
 		}
-		c.Secret, c.SecretErr = s.open(r.Secret, secretRow{table: "webhook_endpoints", account: r.AccountID, id: r.EndpointID})
+		c.Secret, c.SecretErr = s.open(r.Secret, rowOf("webhook_endpoints", r.AccountID, r.EndpointID))
 		out[i] = c
 	}
 	return out, nil

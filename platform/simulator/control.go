@@ -34,6 +34,9 @@ import (
 //	GET  /_sim/webhooks                                            → WebhookStats
 //	POST /_sim/wait-idle        {timeout_ms?: default 5000}        → WebhookStats, 504 on timeout
 //	POST /_sim/verify-webhook   {verify_token}                     → {"challenge": "..."}
+//	POST /_sim/signup           {business_name?}                   → Signup (a new WABA, number and code)
+//	POST /_sim/codes            {access_token}                     → {"code": "..."} (for an existing number)
+//	POST /_sim/quality          {phone_number_id, quality_rating?, messaging_limit_tier?, event?}
 //
 // Failures answer {"error": "..."} with 400 (bad input), 404 (unknown number
 // or template, unknown route), 405 (wrong method) or 502 (a webhook could not
@@ -144,7 +147,7 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request, route s
 		switch {
 		case errors.Is(err, ErrUnknownNumber):
 			controlFail(w, http.StatusNotFound, "%v", err)
-		case errors.Is(err, ErrNoWebhookURL):
+		case errors.Is(err, ErrNoWebhookURL), errors.Is(err, ErrNotSubscribed):
 			controlFail(w, http.StatusBadRequest, "%v", err)
 		case err != nil && wamid == "":
 			controlFail(w, http.StatusBadRequest, "%v", err)
@@ -258,6 +261,8 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request, route s
 			return
 		}
 		writeControl(w, http.StatusOK, map[string]any{"challenge": challenge})
+	case "signup", "codes", "quality":
+		s.controlOnboarding(w, r, route)
 	default:
 		controlFail(w, http.StatusNotFound, "unknown control route /_sim/%s", route)
 	}
