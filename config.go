@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gateway/server/bench"
+	"gateway/server/dashboard"
 )
 
 // config is every setting, read once from the environment; each has a default that works on a
@@ -31,12 +32,12 @@ type config struct {
 	PlatformAppSecret   string
 	PlatformVerifyToken string
 	PlatformTimeout     time.Duration
-	// StatementTimeout is every statement's deadline (GATEWAY_STATEMENT_TIMEOUT, default 15 s),
-	// set as statement_timeout on the pool's connections.
-	StatementTimeout    time.Duration
 	PlatformAppID       string // the platform app's id: Embedded Signup's FB.init and the code exchange
 	PlatformESConfigID  string // the Embedded Signup configuration id FB.login opens
 	PlatformSDKURL      string // where the dashboard loads the platform's JavaScript SDK from
+	// StatementTimeout is every statement's deadline (GATEWAY_STATEMENT_TIMEOUT, default 15 s),
+	// set as statement_timeout on the pool's connections.
+	StatementTimeout    time.Duration
 	SandboxPhoneNumber  string
 	SandboxPhoneID      string
 	SandboxAccessToken  string
@@ -49,11 +50,20 @@ type config struct {
 	LogLevel            slog.Level
 	TemplateSyncEvery   time.Duration
 	ReconcileEvery      time.Duration
+	// MetricsAddr is the listen address of /metrics alone (GATEWAY_METRICS_ADDR); empty
+	// means none. MetricsToken (GATEWAY_METRICS_TOKEN) also serves /metrics on Addr to
+	// requests bearing it.
+	MetricsAddr  string
+	MetricsToken string
+	// DevKeysFile, when set, is where `gateway dev` writes the keys it issued, as JSON
+	// (GATEWAY_DEV_KEYS_FILE), for scripts.
+	DevKeysFile string
 	// TrustedProxies (GATEWAY_TRUSTED_PROXIES, comma-separated CIDRs or addresses) may name
 	// the client in X-Forwarded-For / X-Real-IP; empty by default.
 	TrustedProxies []netip.Prefix
 	// Replicas (GATEWAY_REPLICAS, default 1) is how many gateways share the demo limit.
-	Replicas int
+	Replicas  int
+	Dashboard dashboard.Options
 }
 
 // The built-in development secrets: serve refuses them unless GATEWAY_ENV=development.
@@ -86,6 +96,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Env:                 getenv("GATEWAY_ENV"),
 		SimAddr:             get("PLATFORM_SIM_ADDR", "127.0.0.1:8081"),
 		SimWebhookURL:       get("PLATFORM_SIM_WEBHOOK_URL", "http://127.0.0.1:8080/platform/webhook"),
+		MetricsAddr:         getenv("GATEWAY_METRICS_ADDR"),
+		MetricsToken:        getenv("GATEWAY_METRICS_TOKEN"),
+		DevKeysFile:         getenv("GATEWAY_DEV_KEYS_FILE"),
 	}
 	var err error
 	if c.WebhookAllowPrivate, err = parseBool(get("GATEWAY_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {
@@ -117,6 +130,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
+	if c.Dashboard, err = loadDashboardOptions(getenv, c.WebhookAllowPrivate); err != nil {
+		return c, err
 	}
 	key := getenv("GATEWAY_SECRET_KEY")
 	if key == "" {

@@ -54,6 +54,7 @@ var devNumber = simulator.Number{
 func seedSimulator(sim *simulator.Simulator) {
 	sim.AddNumber(devNumber)
 	sim.SeedTemplates(devNumber.WabaID, simulator.DefaultTemplates())
+	sim.SeedTemplates(devNumber.WabaID, simulator.RichTemplates())
 }
 
 // restoreSimulatorNumbers gives a fresh simulator the numbers connected in earlier runs of

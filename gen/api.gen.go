@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -45,6 +46,36 @@ const (
 func (e ContactCreatedEventMode) Valid() bool {
 	switch e {
 	case ContactCreatedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpsertEnvelopeSuccess.
+const (
+	ContactUpsertEnvelopeSuccessTrue ContactUpsertEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactUpsertEnvelopeSuccess enum.
+func (e ContactUpsertEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactUpsertEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactsEnvelopeSuccess.
+const (
+	ContactsEnvelopeSuccessTrue ContactsEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactsEnvelopeSuccess enum.
+func (e ContactsEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactsEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -138,12 +169,28 @@ func (e EventBaseMode) Valid() bool {
 	}
 }
 
+// Defines values for EventExamplesEnvelopeSuccess.
+const (
+	EventExamplesEnvelopeSuccessTrue EventExamplesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the EventExamplesEnvelopeSuccess enum.
+func (e EventExamplesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case EventExamplesEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventName.
 const (
 	EventNameContactCreated  EventName = "contact.created"
 	EventNameMessageReceived EventName = "message.received"
 	EventNameMessageSent     EventName = "message.sent"
 	EventNameMessageStatus   EventName = "message.status"
+	EventNameWebhookTest     EventName = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the EventName enum.
@@ -156,6 +203,29 @@ func (e EventName) Valid() bool {
 	case EventNameMessageSent:
 		return true
 	case EventNameMessageStatus:
+		return true
+	case EventNameWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HeaderMediaType.
+const (
+	Document HeaderMediaType = "document"
+	Image    HeaderMediaType = "image"
+	Video    HeaderMediaType = "video"
+)
+
+// Valid indicates whether the value is a known member of the HeaderMediaType enum.
+func (e HeaderMediaType) Valid() bool {
+	switch e {
+	case Document:
+		return true
+	case Image:
+		return true
+	case Video:
 		return true
 	default:
 		return false
@@ -177,6 +247,36 @@ func (e KeyMode) Valid() bool {
 	case KeyModeLive:
 		return true
 	case KeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeEnvelopeSuccess.
+const (
+	MeEnvelopeSuccessTrue MeEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MeEnvelopeSuccess enum.
+func (e MeEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MeEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageEnvelopeSuccess.
+const (
+	MessageEnvelopeSuccessTrue MessageEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MessageEnvelopeSuccess enum.
+func (e MessageEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MessageEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -315,6 +415,21 @@ func (e MessageStatusEventMode) Valid() bool {
 	}
 }
 
+// Defines values for SendEnvelopeSuccess.
+const (
+	SendEnvelopeSuccessTrue SendEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SendEnvelopeSuccess enum.
+func (e SendEnvelopeSuccess) Valid() bool {
+	switch e {
+	case SendEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendResultDelivery.
 const (
 	Real      SendResultDelivery = "real"
@@ -348,6 +463,42 @@ func (e SendResultMode) Valid() bool {
 	}
 }
 
+// Defines values for TemplateHeaderFormat.
+const (
+	DOCUMENT TemplateHeaderFormat = "DOCUMENT"
+	GIF      TemplateHeaderFormat = "GIF"
+	IMAGE    TemplateHeaderFormat = "IMAGE"
+	LOCATION TemplateHeaderFormat = "LOCATION"
+	NONE     TemplateHeaderFormat = "NONE"
+	PRODUCT  TemplateHeaderFormat = "PRODUCT"
+	TEXT     TemplateHeaderFormat = "TEXT"
+	VIDEO    TemplateHeaderFormat = "VIDEO"
+)
+
+// Valid indicates whether the value is a known member of the TemplateHeaderFormat enum.
+func (e TemplateHeaderFormat) Valid() bool {
+	switch e {
+	case DOCUMENT:
+		return true
+	case GIF:
+		return true
+	case IMAGE:
+		return true
+	case LOCATION:
+		return true
+	case NONE:
+		return true
+	case PRODUCT:
+		return true
+	case TEXT:
+		return true
+	case VIDEO:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TemplateStatus.
 const (
 	APPROVED TemplateStatus = "APPROVED"
@@ -357,6 +508,21 @@ const (
 func (e TemplateStatus) Valid() bool {
 	switch e {
 	case APPROVED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplatesEnvelopeSuccess.
+const (
+	TemplatesEnvelopeSuccessTrue TemplatesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the TemplatesEnvelopeSuccess enum.
+func (e TemplatesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case TemplatesEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -378,11 +544,57 @@ func (e ValidationErrorEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for WebhookTestEventEvent.
+const (
+	WebhookTestEventEventWebhookTest WebhookTestEventEvent = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventEvent enum.
+func (e WebhookTestEventEvent) Valid() bool {
+	switch e {
+	case WebhookTestEventEventWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookTestEventMode.
+const (
+	WebhookTestEventModeTest WebhookTestEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventMode enum.
+func (e WebhookTestEventMode) Valid() bool {
+	switch e {
+	case WebhookTestEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Account defines model for Account.
 type Account struct {
 	Email string `json:"email"`
 	Id    int64  `json:"id"`
 	Name  string `json:"name"`
+}
+
+// AccountInactiveEnvelope The failure envelope of this status; `code` is one of the values listed.
+type AccountInactiveEnvelope = ErrorEnvelope
+
+// ButtonVariable defines model for ButtonVariable.
+type ButtonVariable struct {
+	// Index The button's 0-based position among the template's buttons (GET /templates `buttons[].index`).
+	Index int `json:"index"`
+
+	// Value The URL suffix for a URL button with {{1}}, the coupon code for COPY_CODE (at most 15
+	// characters), the code for an OTP button, the payload for QUICK_REPLY.
+	//
+	//
+	// Example: SPRING24
+	Value string `json:"value"`
 }
 
 // Chat defines model for Chat.
@@ -404,9 +616,9 @@ type Contact struct {
 	Id      int64     `json:"id"`
 
 	// Mobile International format, digits only, country code included.
-	Mobile string  `json:"mobile"`
-	Name   string  `json:"name"`
-	Note   *string `json:"note,omitempty"`
+	Mobile string `json:"mobile"`
+	Name   string `json:"name"`
+	Note   string `json:"note"`
 }
 
 // ContactCreatedData defines model for ContactCreatedData.
@@ -456,22 +668,24 @@ type ContactUpsertEnvelope struct {
 	Data ContactUpsert `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                       `json:"message"`
+	Success ContactUpsertEnvelopeSuccess `json:"success"`
 }
+
+// ContactUpsertEnvelopeSuccess defines model for ContactUpsertEnvelope.Success.
+type ContactUpsertEnvelopeSuccess bool
 
 // ContactsEnvelope defines model for ContactsEnvelope.
 type ContactsEnvelope struct {
 	Data ContactList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                  `json:"message"`
+	Success ContactsEnvelopeSuccess `json:"success"`
 }
+
+// ContactsEnvelopeSuccess defines model for ContactsEnvelope.Success.
+type ContactsEnvelopeSuccess bool
 
 // Envelope Fields every response carries.
 type Envelope struct {
@@ -501,13 +715,10 @@ type ErrorEnvelope struct {
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
 type ErrorEnvelopeSuccess bool
 
-// EventBase Fields every webhook body carries.
+// EventBase Fields every webhook body carries; each event adds its `data`.
 type EventBase struct {
 	CreatedAt time.Time `json:"created_at"`
-
-	// Data The event's payload; its fields depend on the event.
-	Data  map[string]interface{} `json:"data"`
-	Event EventName              `json:"event"`
+	Event     EventName `json:"event"`
 
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
@@ -519,11 +730,74 @@ type EventBase struct {
 // EventBaseMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type EventBaseMode string
 
+// EventExamples defines model for EventExamples.
+type EventExamples struct {
+	// Events One example of each event, in the order of `WebhookEvent`'s `oneOf`.
+	Events []WebhookEvent `json:"events"`
+}
+
+// EventExamplesEnvelope defines model for EventExamplesEnvelope.
+type EventExamplesEnvelope struct {
+	Data EventExamples `json:"data"`
+
+	// Message Human-readable text.
+	Message string                       `json:"message"`
+	Success EventExamplesEnvelopeSuccess `json:"success"`
+}
+
+// EventExamplesEnvelopeSuccess defines model for EventExamplesEnvelope.Success.
+type EventExamplesEnvelopeSuccess bool
+
 // EventName defines model for EventName.
 type EventName string
 
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
+
+// HeaderLocation The place shown by a LOCATION header.
+type HeaderLocation struct {
+	// Address Example: Av. Paulista 1000, São Paulo
+	Address *string `json:"address,omitempty"`
+
+	// Latitude Example: -23.5614
+	Latitude float64 `json:"latitude"`
+
+	// Longitude Example: -46.6559
+	Longitude float64 `json:"longitude"`
+
+	// Name Example: Acme Paulista
+	Name *string `json:"name,omitempty"`
+}
+
+// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+type HeaderMedia struct {
+	// Filename Document only. The file name the recipient sees.
+	//
+	// Example: INV-1001.pdf
+	Filename *string `json:"filename,omitempty"`
+
+	// Id The platform's id of media already uploaded.
+	//
+	// Example: 1029384756
+	Id *string `json:"id,omitempty"`
+
+	// Link A public https URL the platform downloads the media from.
+	//
+	// Example: https://cdn.example.com/spring.jpg
+	Link *string `json:"link,omitempty"`
+
+	// Type Must match the template's header_format.
+	Type HeaderMediaType `json:"type"`
+}
+
+// HeaderMediaType Must match the template's header_format.
+type HeaderMediaType string
+
+// IdempotencyInProgressEnvelope The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgressEnvelope = ErrorEnvelope
+
+// InternalErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type InternalErrorEnvelope = ErrorEnvelope
 
 // KeyMode The kind of key that made the request.
 type KeyMode string
@@ -534,7 +808,7 @@ type Me struct {
 	Chat    Chat    `json:"chat"`
 
 	// Mode The kind of key that made the request.
-	Mode *KeyMode `json:"mode,omitempty"`
+	Mode KeyMode `json:"mode"`
 
 	// Sandbox Test mode only. How to receive test sends on a real handset.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
@@ -545,22 +819,28 @@ type MeEnvelope struct {
 	Data Me `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string            `json:"message"`
+	Success MeEnvelopeSuccess `json:"success"`
 }
+
+// MeEnvelopeSuccess defines model for MeEnvelope.Success.
+type MeEnvelopeSuccess bool
 
 // Message defines model for Message.
 type Message struct {
 	ChatMessageId string `json:"chat_message_id"`
 
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Error Why the platform failed the message.
 	Error *MessageError `json:"error,omitempty"`
 
 	// History Every status reported, oldest first, with the platform's timestamp.
-	History   *[]StatusChange `json:"history,omitempty"`
-	MessageId int64           `json:"message_id"`
+	History   []StatusChange `json:"history"`
+	MessageId int64          `json:"message_id"`
 
 	// SentAt ISO 8601 timestamp with UTC offset.
 	SentAt time.Time `json:"sent_at"`
@@ -574,11 +854,12 @@ type MessageEnvelope struct {
 	Data Message `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                 `json:"message"`
+	Success MessageEnvelopeSuccess `json:"success"`
 }
+
+// MessageEnvelopeSuccess defines model for MessageEnvelope.Success.
+type MessageEnvelopeSuccess bool
 
 // MessageError Why the platform failed the message.
 type MessageError struct {
@@ -651,12 +932,17 @@ type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
-	ChatMessageId  string                `json:"chat_message_id"`
-	ContactId      int64                 `json:"contact_id"`
-	ConversationId int64                 `json:"conversation_id"`
-	Destination    string                `json:"destination"`
-	MessageId      int64                 `json:"message_id"`
-	Source         MessageSentDataSource `json:"source"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string               `json:"client_reference,omitempty"`
+	ContactId       int64                 `json:"contact_id"`
+	ConversationId  int64                 `json:"conversation_id"`
+	Destination     string                `json:"destination"`
+	MessageId       int64                 `json:"message_id"`
+	Source          MessageSentDataSource `json:"source"`
 
 	// Template The template name.
 	Template string `json:"template"`
@@ -689,8 +975,13 @@ type MessageStatus string
 
 // MessageStatusData defines model for MessageStatusData.
 type MessageStatusData struct {
-	ChatMessageId  string `json:"chat_message_id"`
-	ConversationId int64  `json:"conversation_id"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+	ConversationId  int64   `json:"conversation_id"`
 
 	// Error Why the platform failed the message.
 	Error     *MessageError `json:"error,omitempty"`
@@ -698,7 +989,7 @@ type MessageStatusData struct {
 
 	// Status What the messaging platform last reported.
 	Status    MessageStatus `json:"status"`
-	Timestamp *time.Time    `json:"timestamp,omitempty"`
+	Timestamp time.Time     `json:"timestamp"`
 }
 
 // MessageStatusEvent defines model for MessageStatusEvent.
@@ -720,12 +1011,27 @@ type MessageStatusEventEvent string
 // MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
 
+// MethodNotAllowedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowedEnvelope = ErrorEnvelope
+
+// NotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type NotFoundEnvelope = ErrorEnvelope
+
 // Pagination defines model for Pagination.
 type Pagination struct {
 	Page  int `json:"page"`
 	Pages int `json:"pages"`
 	Total int `json:"total"`
 }
+
+// PayloadTooLargeEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLargeEnvelope = ErrorEnvelope
+
+// PlatformErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PlatformErrorEnvelope = ErrorEnvelope
+
+// RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type RateLimitedEnvelope = ErrorEnvelope
 
 // Sandbox Test mode only. How to receive test sends on a real handset.
 type Sandbox struct {
@@ -738,16 +1044,20 @@ type Sandbox struct {
 	PhoneNumber string `json:"phone_number"`
 }
 
+// SendConflictEnvelope The failure envelope of this status; `code` is one of the values listed.
+type SendConflictEnvelope = ErrorEnvelope
+
 // SendEnvelope defines model for SendEnvelope.
 type SendEnvelope struct {
 	Data SendResult `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string              `json:"message"`
+	Success SendEnvelopeSuccess `json:"success"`
 }
+
+// SendEnvelopeSuccess defines model for SendEnvelope.Success.
+type SendEnvelopeSuccess bool
 
 // SendResult defines model for SendResult.
 type SendResult struct {
@@ -755,6 +1065,11 @@ type SendResult struct {
 
 	// ChatMessageId Id assigned by the messaging platform.
 	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
 
 	// ContactCreated true when the send created the contact.
 	ContactCreated bool  `json:"contact_created"`
@@ -770,7 +1085,7 @@ type SendResult struct {
 	// Mode Test mode only.
 	Mode *SendResultMode `json:"mode,omitempty"`
 
-	// Note Test mode only. What happened to the send.
+	// Note Test mode only. What happened to the send, and the text the template renders to.
 	Note *string `json:"note,omitempty"`
 
 	// Status What the messaging platform last reported.
@@ -790,15 +1105,36 @@ type SendTemplateRequest struct {
 	// Example: ["Ana","ORD-7781"]
 	BodyVariables *[]string `json:"body_variables,omitempty"`
 
+	// ButtonVariables Values for the template's buttons, by index. An AUTHENTICATION template's OTP button
+	// is filled from body_variables[0] when this is omitted.
+	//
+	//
+	// Example: [{"index":0,"value":"SPRING24"}]
+	ButtonVariables *[]ButtonVariable `json:"button_variables,omitempty"`
+
 	// CampaignName Groups the send under a standing API campaign in reports.
 	//
 	// Example: November orders
 	CampaignName *string `json:"campaign_name,omitempty"`
 
+	// ClientReference The caller's own id for this send (an order or ticket id). Stored with the message and
+	// returned in the send response, GET /messages/{id}, and the message.sent and
+	// message.status events.
+	//
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Destination International format, digits only, country code included.
 	//
 	// Example: 15551234567
 	Destination string `json:"destination"`
+
+	// HeaderLocation The place shown by a LOCATION header.
+	HeaderLocation *HeaderLocation `json:"header_location,omitempty"`
+
+	// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+	HeaderMedia *HeaderMedia `json:"header_media,omitempty"`
 
 	// HeaderVariables Values for the header variable, if the template has one.
 	//
@@ -838,11 +1174,24 @@ type StatusChange struct {
 // Template defines model for Template.
 type Template struct {
 	// BodyVariables How many body variables a send must give.
-	BodyVariables *int             `json:"body_variables,omitempty"`
-	Category      TemplateCategory `json:"category"`
+	BodyVariables int `json:"body_variables"`
 
-	// HeaderVariables How many header variables a send must give.
-	HeaderVariables *int `json:"header_variables,omitempty"`
+	// Buttons The template's buttons in order; `index` is what `button_variables` refers to.
+	//
+	// Example: [{"index":0,"takes_value":true,"text":"Shop now","type":"URL"},{"index":1,"takes_value":true,"text":"Stop promotions","type":"QUICK_REPLY"}]
+	Buttons  []TemplateButton `json:"buttons"`
+	Category TemplateCategory `json:"category"`
+
+	// HeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+	// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+	// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+	//
+	//
+	// Example: IMAGE
+	HeaderFormat TemplateHeaderFormat `json:"header_format"`
+
+	// HeaderVariables How many header variables a send must give (0 unless the header is TEXT with a variable).
+	HeaderVariables int `json:"header_variables"`
 
 	// Id The service's own template id.
 	Id int64 `json:"id"`
@@ -851,10 +1200,50 @@ type Template struct {
 	Language string         `json:"language"`
 	Name     string         `json:"name"`
 	Status   TemplateStatus `json:"status"`
+
+	// Unsupported What this template has that the API cannot fill yet (GIF or PRODUCT header,
+	// CAROUSEL, LIMITED_TIME_OFFER, FLOW or CATALOG button, ...). A send of such a template
+	// is refused with a 422 naming it. Absent when the template can be sent.
+	//
+	//
+	// Example: ["CAROUSEL"]
+	Unsupported *[]string `json:"unsupported,omitempty"`
 }
+
+// TemplateHeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+//
+// Example: IMAGE
+type TemplateHeaderFormat string
 
 // TemplateStatus defines model for Template.Status.
 type TemplateStatus string
+
+// TemplateButton defines model for TemplateButton.
+type TemplateButton struct {
+	// Index The button's 0-based position among the template's buttons.
+	Index int `json:"index"`
+
+	// TakesValue true when a send may give this button a value in `button_variables`. It must for a
+	// URL button with a `{{1}}` suffix, COPY_CODE (the coupon code, at most 15 characters)
+	// and OTP (the code; filled from body_variables[0] when omitted); it may for
+	// QUICK_REPLY (the payload echoed back when the button is tapped).
+	TakesValue bool `json:"takes_value"`
+
+	// Text The button's label.
+	//
+	// Example: Track order
+	Text string `json:"text"`
+
+	// Type The button type as the platform defines it: QUICK_REPLY, URL, PHONE_NUMBER,
+	// COPY_CODE, FLOW, CATALOG, ... The one-time-password button of an AUTHENTICATION
+	// template (copy code or one tap) is listed as OTP.
+	//
+	//
+	// Example: URL
+	Type string `json:"type"`
+}
 
 // TemplateCategory defines model for TemplateCategory.
 type TemplateCategory struct {
@@ -874,16 +1263,23 @@ type TemplateList struct {
 	Templates []Template `json:"templates"`
 }
 
+// TemplateNotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFoundEnvelope = ErrorEnvelope
+
 // TemplatesEnvelope defines model for TemplatesEnvelope.
 type TemplatesEnvelope struct {
 	Data TemplateList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                   `json:"message"`
+	Success TemplatesEnvelopeSuccess `json:"success"`
 }
+
+// TemplatesEnvelopeSuccess defines model for TemplatesEnvelope.Success.
+type TemplatesEnvelopeSuccess bool
+
+// UnauthorizedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type UnauthorizedEnvelope = ErrorEnvelope
 
 // UpsertContactRequest defines model for UpsertContactRequest.
 type UpsertContactRequest struct {
@@ -918,41 +1314,78 @@ type ValidationErrorEnvelope struct {
 // ValidationErrorEnvelopeSuccess defines model for ValidationErrorEnvelope.Success.
 type ValidationErrorEnvelopeSuccess bool
 
+// ValidationFailedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailedEnvelope = ValidationErrorEnvelope
+
+// WebhookEvent Any webhook event; the `event` field tells which schema the body follows.
+type WebhookEvent struct {
+	union json.RawMessage
+}
+
+// WebhookTestData defines model for WebhookTestData.
+type WebhookTestData struct {
+	// EndpointId The endpoint the test event was sent to (and only to).
+	EndpointId int64  `json:"endpoint_id"`
+	Message    string `json:"message"`
+}
+
+// WebhookTestEvent defines model for WebhookTestEvent.
+type WebhookTestEvent struct {
+	CreatedAt time.Time             `json:"created_at"`
+	Data      WebhookTestData       `json:"data"`
+	Event     WebhookTestEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *WebhookTestEventMode `json:"mode,omitempty"`
+}
+
+// WebhookTestEventEvent defines model for WebhookTestEvent.Event.
+type WebhookTestEventEvent string
+
+// WebhookTestEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type WebhookTestEventMode string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
-// AccountInactive defines model for AccountInactive.
-type AccountInactive = ErrorEnvelope
+// AccountInactive The failure envelope of this status; `code` is one of the values listed.
+type AccountInactive = AccountInactiveEnvelope
 
-// IdempotencyInProgress defines model for IdempotencyInProgress.
-type IdempotencyInProgress = ErrorEnvelope
+// IdempotencyInProgress The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgress = IdempotencyInProgressEnvelope
 
-// InternalError defines model for InternalError.
-type InternalError = ErrorEnvelope
+// InternalError The failure envelope of this status; `code` is one of the values listed.
+type InternalError = InternalErrorEnvelope
 
-// NotFound defines model for NotFound.
-type NotFound = ErrorEnvelope
+// MethodNotAllowed The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowed = MethodNotAllowedEnvelope
 
-// PayloadTooLarge defines model for PayloadTooLarge.
-type PayloadTooLarge = ErrorEnvelope
+// NotFound The failure envelope of this status; `code` is one of the values listed.
+type NotFound = NotFoundEnvelope
 
-// PlatformError defines model for PlatformError.
-type PlatformError = ErrorEnvelope
+// PayloadTooLarge The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLarge = PayloadTooLargeEnvelope
 
-// RateLimited defines model for RateLimited.
-type RateLimited = ErrorEnvelope
+// PlatformError The failure envelope of this status; `code` is one of the values listed.
+type PlatformError = PlatformErrorEnvelope
 
-// SendConflict defines model for SendConflict.
-type SendConflict = ErrorEnvelope
+// RateLimited The failure envelope of this status; `code` is one of the values listed.
+type RateLimited = RateLimitedEnvelope
 
-// TemplateNotFound defines model for TemplateNotFound.
-type TemplateNotFound = ErrorEnvelope
+// SendConflict The failure envelope of this status; `code` is one of the values listed.
+type SendConflict = SendConflictEnvelope
 
-// Unauthorized defines model for Unauthorized.
-type Unauthorized = ErrorEnvelope
+// TemplateNotFound The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFound = TemplateNotFoundEnvelope
 
-// ValidationFailed defines model for ValidationFailed.
-type ValidationFailed = ValidationErrorEnvelope
+// Unauthorized The failure envelope of this status; `code` is one of the values listed.
+type Unauthorized = UnauthorizedEnvelope
+
+// ValidationFailed The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailed = ValidationFailedEnvelope
 
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
@@ -986,6 +1419,215 @@ type UpsertContactJSONRequestBody = UpsertContactRequest
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
 
+// AsMessageReceivedEvent returns the union data inside the WebhookEvent as a MessageReceivedEvent
+func (t WebhookEvent) AsMessageReceivedEvent() (MessageReceivedEvent, error) {
+	var body MessageReceivedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageReceivedEvent overwrites any union data inside the WebhookEvent as the provided MessageReceivedEvent
+func (t *WebhookEvent) FromMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageReceivedEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageReceivedEvent
+func (t *WebhookEvent) MergeMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageSentEvent returns the union data inside the WebhookEvent as a MessageSentEvent
+func (t WebhookEvent) AsMessageSentEvent() (MessageSentEvent, error) {
+	var body MessageSentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageSentEvent overwrites any union data inside the WebhookEvent as the provided MessageSentEvent
+func (t *WebhookEvent) FromMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageSentEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageSentEvent
+func (t *WebhookEvent) MergeMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageStatusEvent returns the union data inside the WebhookEvent as a MessageStatusEvent
+func (t WebhookEvent) AsMessageStatusEvent() (MessageStatusEvent, error) {
+	var body MessageStatusEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageStatusEvent overwrites any union data inside the WebhookEvent as the provided MessageStatusEvent
+func (t *WebhookEvent) FromMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageStatusEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageStatusEvent
+func (t *WebhookEvent) MergeMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContactCreatedEvent returns the union data inside the WebhookEvent as a ContactCreatedEvent
+func (t WebhookEvent) AsContactCreatedEvent() (ContactCreatedEvent, error) {
+	var body ContactCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContactCreatedEvent overwrites any union data inside the WebhookEvent as the provided ContactCreatedEvent
+func (t *WebhookEvent) FromContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	t.union = b
+	return err
+}
+
+// MergeContactCreatedEvent performs a merge with any union data inside the WebhookEvent, using the provided ContactCreatedEvent
+func (t *WebhookEvent) MergeContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookTestEvent returns the union data inside the WebhookEvent as a WebhookTestEvent
+func (t WebhookEvent) AsWebhookTestEvent() (WebhookTestEvent, error) {
+	var body WebhookTestEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookTestEvent overwrites any union data inside the WebhookEvent as the provided WebhookTestEvent
+func (t *WebhookEvent) FromWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	t.union = b
+	return err
+}
+
+// MergeWebhookTestEvent performs a merge with any union data inside the WebhookEvent, using the provided WebhookTestEvent
+func (t *WebhookEvent) MergeWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "contact.created":
+		return t.AsContactCreatedEvent()
+	case "message.received":
+		return t.AsMessageReceivedEvent()
+	case "message.sent":
+		return t.AsMessageSentEvent()
+	case "message.status":
+		return t.AsMessageStatusEvent()
+	case "webhook.test":
+		return t.AsWebhookTestEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t WebhookEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// ListContacts List contacts
@@ -994,6 +1636,9 @@ type ServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx echo.Context, params UpsertContactParams) error
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx echo.Context) error
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx echo.Context) error
@@ -1071,6 +1716,15 @@ func (w *ServerInterfaceWrapper) UpsertContact(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpsertContact(ctx, params)
+	return err
+}
+
+// ListEventExamples converts echo context to params.
+func (w *ServerInterfaceWrapper) ListEventExamples(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListEventExamples(ctx)
 	return err
 }
 
@@ -1190,37 +1844,126 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/messages/:id", wrapper.GetMessage, options.OperationMiddlewares["getMessage"]...)
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
+	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
 
 }
 
-type AccountInactiveJSONResponse ErrorEnvelope
+type AccountInactiveResponseHeaders struct {
+	XRequestId string
+}
+type AccountInactiveJSONResponse struct {
+	Body AccountInactiveEnvelope
 
-type IdempotencyInProgressJSONResponse ErrorEnvelope
+	Headers AccountInactiveResponseHeaders
+}
 
-type InternalErrorJSONResponse ErrorEnvelope
+type IdempotencyInProgressResponseHeaders struct {
+	XRequestId string
+}
+type IdempotencyInProgressJSONResponse struct {
+	Body IdempotencyInProgressEnvelope
 
-type NotFoundJSONResponse ErrorEnvelope
+	Headers IdempotencyInProgressResponseHeaders
+}
 
-type PayloadTooLargeJSONResponse ErrorEnvelope
+type InternalErrorResponseHeaders struct {
+	XRequestId string
+}
+type InternalErrorJSONResponse struct {
+	Body InternalErrorEnvelope
 
-type PlatformErrorJSONResponse ErrorEnvelope
+	Headers InternalErrorResponseHeaders
+}
+
+type MethodNotAllowedResponseHeaders struct {
+	Allow      string
+	XRequestId string
+}
+type MethodNotAllowedJSONResponse struct {
+	Body MethodNotAllowedEnvelope
+
+	Headers MethodNotAllowedResponseHeaders
+}
+
+type NotFoundResponseHeaders struct {
+	XRequestId string
+}
+type NotFoundJSONResponse struct {
+	Body NotFoundEnvelope
+
+	Headers NotFoundResponseHeaders
+}
+
+type PayloadTooLargeResponseHeaders struct {
+	XRequestId string
+}
+type PayloadTooLargeJSONResponse struct {
+	Body PayloadTooLargeEnvelope
+
+	Headers PayloadTooLargeResponseHeaders
+}
+
+type PlatformErrorResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type PlatformErrorJSONResponse struct {
+	Body PlatformErrorEnvelope
+
+	Headers PlatformErrorResponseHeaders
+}
 
 type RateLimitedResponseHeaders struct {
-	RetryAfter *int
+	RateLimit       string
+	RateLimitPolicy string
+	RetryAfter      int
+	XRequestId      string
 }
 type RateLimitedJSONResponse struct {
-	Body ErrorEnvelope
+	Body RateLimitedEnvelope
 
 	Headers RateLimitedResponseHeaders
 }
 
-type SendConflictJSONResponse ErrorEnvelope
+type SendConflictResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type SendConflictJSONResponse struct {
+	Body SendConflictEnvelope
 
-type TemplateNotFoundJSONResponse ErrorEnvelope
+	Headers SendConflictResponseHeaders
+}
 
-type UnauthorizedJSONResponse ErrorEnvelope
+type TemplateNotFoundResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type TemplateNotFoundJSONResponse struct {
+	Body TemplateNotFoundEnvelope
 
-type ValidationFailedJSONResponse ValidationErrorEnvelope
+	Headers TemplateNotFoundResponseHeaders
+}
+
+type UnauthorizedResponseHeaders struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+type UnauthorizedJSONResponse struct {
+	Body UnauthorizedEnvelope
+
+	Headers UnauthorizedResponseHeaders
+}
+
+type ValidationFailedResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type ValidationFailedJSONResponse struct {
+	Body ValidationFailedEnvelope
+
+	Headers ValidationFailedResponseHeaders
+}
 
 type ListContactsRequestObject struct {
 	Params ListContactsParams
@@ -1230,15 +1973,23 @@ type ListContactsResponseObject interface {
 	VisitListContactsResponse(w http.ResponseWriter) error
 }
 
-type ListContacts200JSONResponse ContactsEnvelope
+type ListContacts200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListContacts200JSONResponse struct {
+	Body    ContactsEnvelope
+	Headers ListContacts200ResponseHeaders
+}
 
 func (response ListContacts200JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1249,10 +2000,12 @@ type ListContacts401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListContacts401JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1263,10 +2016,11 @@ type ListContacts403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListContacts403JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1277,10 +2031,14 @@ type ListContacts422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response ListContacts422JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1295,9 +2053,10 @@ func (response ListContacts429JSONResponse) VisitListContactsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1308,10 +2067,11 @@ type ListContacts500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListContacts500JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1326,15 +2086,27 @@ type UpsertContactResponseObject interface {
 	VisitUpsertContactResponse(w http.ResponseWriter) error
 }
 
-type UpsertContact200JSONResponse ContactUpsertEnvelope
+type UpsertContact200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type UpsertContact200JSONResponse struct {
+	Body    ContactUpsertEnvelope
+	Headers UpsertContact200ResponseHeaders
+}
 
 func (response UpsertContact200JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1345,10 +2117,12 @@ type UpsertContact401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response UpsertContact401JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1359,10 +2133,11 @@ type UpsertContact403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response UpsertContact403JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1375,10 +2150,11 @@ type UpsertContact409JSONResponse struct {
 func (response UpsertContact409JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1389,10 +2165,11 @@ type UpsertContact413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response UpsertContact413JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1403,10 +2180,14 @@ type UpsertContact422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response UpsertContact422JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1421,9 +2202,10 @@ func (response UpsertContact429JSONResponse) VisitUpsertContactResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1434,10 +2216,104 @@ type UpsertContact500JSONResponse struct{ InternalErrorJSONResponse }
 func (response UpsertContact500JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamplesRequestObject struct {
+}
+
+type ListEventExamplesResponseObject interface {
+	VisitListEventExamplesResponse(w http.ResponseWriter) error
+}
+
+type ListEventExamples200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListEventExamples200JSONResponse struct {
+	Body    EventExamplesEnvelope
+	Headers ListEventExamples200ResponseHeaders
+}
+
+func (response ListEventExamples200JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListEventExamples401JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListEventExamples403JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListEventExamples429JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListEventExamples500JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1450,15 +2326,23 @@ type GetMeResponseObject interface {
 	VisitGetMeResponse(w http.ResponseWriter) error
 }
 
-type GetMe200JSONResponse MeEnvelope
+type GetMe200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMe200JSONResponse struct {
+	Body    MeEnvelope
+	Headers GetMe200ResponseHeaders
+}
 
 func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1469,10 +2353,12 @@ type GetMe401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1483,10 +2369,11 @@ type GetMe403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMe403JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1501,9 +2388,10 @@ func (response GetMe429JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1514,10 +2402,11 @@ type GetMe500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1532,15 +2421,27 @@ type SendTemplateMessageResponseObject interface {
 	VisitSendTemplateMessageResponse(w http.ResponseWriter) error
 }
 
-type SendTemplateMessage200JSONResponse SendEnvelope
+type SendTemplateMessage200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type SendTemplateMessage200JSONResponse struct {
+	Body    SendEnvelope
+	Headers SendTemplateMessage200ResponseHeaders
+}
 
 func (response SendTemplateMessage200JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1551,10 +2452,12 @@ type SendTemplateMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response SendTemplateMessage401JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1565,10 +2468,11 @@ type SendTemplateMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response SendTemplateMessage403JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1579,10 +2483,14 @@ type SendTemplateMessage404JSONResponse struct{ TemplateNotFoundJSONResponse }
 func (response SendTemplateMessage404JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1593,10 +2501,14 @@ type SendTemplateMessage409JSONResponse struct{ SendConflictJSONResponse }
 func (response SendTemplateMessage409JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1607,10 +2519,11 @@ type SendTemplateMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response SendTemplateMessage413JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1621,10 +2534,14 @@ type SendTemplateMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response SendTemplateMessage422JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1639,9 +2556,10 @@ func (response SendTemplateMessage429JSONResponse) VisitSendTemplateMessageRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1652,10 +2570,11 @@ type SendTemplateMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response SendTemplateMessage500JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1666,10 +2585,14 @@ type SendTemplateMessage502JSONResponse struct{ PlatformErrorJSONResponse }
 func (response SendTemplateMessage502JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(502)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1683,15 +2606,23 @@ type GetMessageResponseObject interface {
 	VisitGetMessageResponse(w http.ResponseWriter) error
 }
 
-type GetMessage200JSONResponse MessageEnvelope
+type GetMessage200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMessage200JSONResponse struct {
+	Body    MessageEnvelope
+	Headers GetMessage200ResponseHeaders
+}
 
 func (response GetMessage200JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1702,10 +2633,12 @@ type GetMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMessage401JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1716,10 +2649,11 @@ type GetMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMessage403JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1730,10 +2664,11 @@ type GetMessage404JSONResponse struct{ NotFoundJSONResponse }
 func (response GetMessage404JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1744,10 +2679,14 @@ type GetMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response GetMessage422JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1762,9 +2701,10 @@ func (response GetMessage429JSONResponse) VisitGetMessageResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1775,10 +2715,11 @@ type GetMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMessage500JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1791,15 +2732,23 @@ type ListTemplatesResponseObject interface {
 	VisitListTemplatesResponse(w http.ResponseWriter) error
 }
 
-type ListTemplates200JSONResponse TemplatesEnvelope
+type ListTemplates200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListTemplates200JSONResponse struct {
+	Body    TemplatesEnvelope
+	Headers ListTemplates200ResponseHeaders
+}
 
 func (response ListTemplates200JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1810,10 +2759,12 @@ type ListTemplates401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListTemplates401JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1824,10 +2775,11 @@ type ListTemplates403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListTemplates403JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1842,9 +2794,10 @@ func (response ListTemplates429JSONResponse) VisitListTemplatesResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1855,10 +2808,11 @@ type ListTemplates500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListTemplates500JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1872,6 +2826,9 @@ type StrictServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx context.Context, request UpsertContactRequestObject) (UpsertContactResponseObject, error)
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx context.Context, request ListEventExamplesRequestObject) (ListEventExamplesResponseObject, error)
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
@@ -1965,6 +2922,29 @@ func (sh *strictHandler) UpsertContact(ctx echo.Context, params UpsertContactPar
 		return err
 	} else if validResponse, ok := response.(UpsertContactResponseObject); ok {
 		return validResponse.VisitUpsertContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListEventExamples operation middleware
+func (sh *strictHandler) ListEventExamples(ctx echo.Context) error {
+	var request ListEventExamplesRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEventExamples(ctx.Request().Context(), request.(ListEventExamplesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEventExamples")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListEventExamplesResponseObject); ok {
+		return validResponse.VisitListEventExamplesResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -2095,137 +3075,217 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H0Nc9s4suBfQfH2KvYMpUiy5Th2Xe15spkdv8nX2s7sey/OWRDZsjChAA4B2tak/KPuL9wvu0IDIEES",
-	"kqV8zb672dqayBIINBr9je7mxygRi1xw4EpGRx+jOdAUCvx4BqpYnswUFPqvFGRSsFwxwaOj6BwSwVNJ",
-	"lCC3lCkyhZkogBT6Ecav+1EcyWQOC6ofVcscoqOIcQXXUET39/dxlNOCLkDZpU5TWORCAU+WP8Oyu9wJ",
-	"KTn7rQTyAZZkZ6iXHY3HJJnTgiZ6kl2i5lSRBf0AklCEg0FKCvitBKmIpDM4ImoORNKFmeWWqbn+5pLj",
-	"V1ORmu8YJ/uHZC7KQpIC8owuJT44Y4VUpACZCy6BMC4V0JSIGaGJYvyaqFuWQP+SR3EEd3SRZ3rP49kw",
-	"eZruQW80fUJ7+7C/13tKx+PeIDlID2E0ezIdDqI4YnqTBvVRHHG60M96SOlprPgoXdC7F8Cv1Tw6Go3H",
-	"cbRg3P09jB3CpSoYvzb4doAjuk+SRJRcnXIN+g3orxLBFXClP9I8z1hCNeof/yo1/j/WO9IjUz05NXNc",
-	"MTdJHC1ASnqtf7yYA7EDCJPEGyPLJAEpo6MZzSTc+3v6SwGz6Cj6b49rinxsfpWPnxeFKJ7zG8hEDmZH",
-	"TQrxV5zCnPEUT02ftAdAP7qPfbye8jeFuC4QoE/AAatnumL8Kndz+ag4qYjQUhyTpHWyGkKpWJYRxok3",
-	"ydfCVQckyxYrwSpKzpGrNfa4goLTDFf5NKzZGa4Ap/CR5SYnEoobKIgb8dUwwUnJ4S6HREFqVjsmv5VC",
-	"AWLl33tnBlG905QY9tSiR5Z5LgqF6Hgl1I+i5OknYYILdTXDp30kvDSfCBeKuF+/JtsUIEVZJEBSARJX",
-	"hTsmFRFF/c0UMqFlnEC8WEZDBLyhy0zQ9EKIF7S4/jRZkps5rpQQVxnO4uPDnoER0UwSHFFogc/JkLxk",
-	"P3x1/DTXF5oycWGDgIyqmSgWWzIESpwCfkXS059vaFY2kGLnvaoGtSWsG0HcCMPKwNMj4oio5Clk7AYK",
-	"Os2A7Oi5yXBvOBgd7HbRdh9HJac3lGV69Fqg/HFtuMxfWidWEKYsRTqiXN5C4RTtcECkMSSOEXQ7DVnQ",
-	"paY+/Y9+aE5vgEwBuN6bCoD9Zc87AH4HwWTHh7eAHKiShCltM1Ap+C5yT2PTSCxnVMELtmD2zLfmlIIq",
-	"uMrsBA28C0EWlC8dtUoiOEKbwkJoNXhsjDOSUQVfU6RWgCQ0yyoo8nKasaQChswKsSCCAzl9Q2iaaoWn",
-	"bca29dmrzM8QTHb0Y89QRYDOgafPBJ9lLFFbMuQ0E8mHMD/qWWiirtyQNtXb38mcSiJyTSyi1GefkoRy",
-	"I0MdwaRB1mMNY6S9/Le1Ne5jrZyeCc5XyideLqZQXGkdllTjfGheCWLG6DWrIUaHMOmUyFdl5zAIMZKk",
-	"Oy8miT3SWDMt/Rzj6AIWWmbAZ1kFyk5yFTYPXglC87wQNxqXdijRLkNKLiNRpFDo85ixYoELXUZfkdmD",
-	"sIiZbySQBVXJHIwTdc1ugCOwGtUsRaS95bRUc1Gw3z9RKJb+BA1Likmp5bhei9/QjKXk5M2pFkBfFyfo",
-	"X1KJ6gqJquGKGEBEQQq4ER/AIOEX/SVu9EfKsk9ExE01ydXMzBJHaNRK61IrxqkB8531DtHE44/sMSGg",
-	"BVyXGS0I3OVaODDByWX0v94Nek/ffzyMh+P7v1xG0fv7pt1uNmVZ54j4a30yqmucbODSzBhkqUbwoj70",
-	"Bc20+racPRdZKsntnCqi965Zn+el9ulnpQRJdih59fZFHVSIq7N6e/Fj7zAmlKSlOQY8zd1jMjHYnSBJ",
-	"SwI0mRMxmwFPNQQIUj+q5ZnvfOuPeSFyKBQzugcWlGVevMS573HEkBz0VqgyDtTBfhR34iouctCZAf3/",
-	"30pWaLp6p6ezQ2O76PtqMjHVlo6e69mcBoBMfJXQPAM8XLKjNR4scrUkZnm5S27nmuuDsrhf72MqRAaU",
-	"67VTJvOMLq9W7CeO8rngcGXm60Ji3Uj9F82IwVtMUnbN0C7Klt6q4TmvDMrX49FXew2IW/B1pw7i2+ij",
-	"Lso9m6RN9PanSpfVloYWPUSJMHqTAqg9woqoUqqgpxhC/+kEuBBTZkTSlicSE+SKYknQRWE8ycq0QR41",
-	"NCupggsFrejYeDCIt2AHC38c1VaeQ9aaM3tmhvyNKhrkGLQbPwGHm+68S5duRW9H+OzDm3h+41ROlr2e",
-	"RUfvHlCHevgPVEJ0H7d3nlp8rHs+gMH7OAIHBPBy4W2p3z0MDwetnb2v9/aCSbXyZPAzU7CQGwIb1WvR",
-	"oqBLFB7aY7S6df0kb+qRKw5O2+PefGvO7G0uoVBfgOY8idBkXFWUYOQ3JRxuK0mjzZsFTSEsYL4sCTvg",
-	"2lz6IGIqi2Fzcq5sjM+hZnss7U3hDO/X0an8oyBGBtkCXh/OJsH8qI0eSeAGimV9XZLQomCAPn4TxsqG",
-	"bM/zU7mgvFcATTFypeBOBZVBZVsGKVdwYgfExNgnghNtG5dFkHRbGHCT17ZuiObQOn2GJngbiJc0mTMO",
-	"9T5MeAivjXw4nJxruTKBSxbfKQx6iiv88m74IuQttOJLoRjkihCgH59IXPAlXhO2CAd91VykCDvNMnGL",
-	"C7buC94HiKDpH3wJ3knscT7oCuK53/t+1rpHkDuem6FN4rUUgET6/kHCRPBWsGalkdfz5i1M50J8MGHt",
-	"lfxpZe+V8QU2sxad3OmGVlGvP5LEnv0xRkxnBqoUcuCpCxjiSI9Da26rbIMHzZJXWltU1usKaAhLj+so",
-	"D00KIaW9P5aGTW0APew0LIJs/6YA4/vDbyXNMOQFUsXa8DWrSpLQUkJKpktC8UftUcYYLtSDrLjpF5AA",
-	"u4HUPSVm7idJKJlTnkpQ5u77V8G4i1BTnk7FnXMCGt9ZH2xHzYEVpNazJlIp+A0U0ggF/V1hLsI0gD29",
-	"VTJjd6osgLBU7vqCS48IW2UdU9scYOyTVrxK11hyfmWNBrdaGz21gO7bK4LqT0VVKWv5t8aCjCOfO7UQ",
-	"SVNmPJY3DZ6obMXOBG2rsEkVZyj7pT5pc/ImZpFTNSc71DAifvVIkn87f/3K/GLPFaORqVAy1hptTqgk",
-	"E/3E1Q0tmJbBsj+YHBNKqswKHHJZDgZ7CeP4L/TNn9qMMl9MvNl+KzWRo/CfEFGQiV6+z9KJ4Q8Ej2qy",
-	"u52LDCoAJrtdNo2ju9616Okve/IDy3siN4js5QLFeXSk1fN9HP0My5dBFtIM+oFxzLD4AEuX35GCjVFh",
-	"oMmnwMzoRyREjfmFCJ7xS+iay7QOyawTKi5yo+1lGxxZa1rpMZ6IWDfWoUHrBMOoDz1xboe1WawOqyOM",
-	"IZZ6Cd/czHwJ21iXL2ujsKWN5lRdWdYOh2isIn4YHpzD3Nnex9GcSSWKQObRc9SVRoqQAnJR4AWCyFIt",
-	"szEpKK5vCpxt9EgSrRylootc0+hG3uU5LvJsTvk1hIRJc98bOHVaFFrF3YrGnL8mhweDYQ2k2cLbi2dE",
-	"zGYSkLE2U/ZWwG6Gb7PFDil4O4s7Z1wtUW8oTNTmRL89ZRta3Z68q4SB5uH8c75s0BIxxrl/QR4w01bK",
-	"UI8kkTMwvtYP0ksKirJshWZjKtvIb0+RSnD0mmM6s4r7C4XMWnbLhk/NCrEII00CT6F4JK219HDsOBNJ",
-	"Ffxp6RZzux1EakYVU2Xq49WGjHFKfr36183CKNUC/nShY1lAygI2+4+iIGxBryEmtEyZiMkNS0HEJBVJ",
-	"udDWpbYapWLJB6iM1pAXQXOHnQ4SZiyDlRHdFTJ+wRZwZb7d4LIjvOEthelKEAvQvnno6GEhfmVh+Nep",
-	"sHXC0UwZ2lABebYMn+C0VEpwPKqMYRJrngWdvRXYtt7atnKhA6KCOxXmN/2Lcbbwk91ydXWKi5jf7V5E",
-	"UW8lzJGOOtZKRJfAoweTHb12vJ7eY0fsMXEsHzsnSsYEbVsTqoktqDFxBKK3k+on5VIqWMSk5DaTsEo9",
-	"4HALBREcdgN7Wqs0WwIwbkZQUdJV4VOcdwPh/I2vAkKqIXQX0HH+Nr0McEYIcLVC72xgXn4j3dS4rH9Q",
-	"gmxiDGKOp49HmjMMw3HIgp6Siy6uYlkv9WRbau2YeA/QbzOdoAKs2tUaYtan/ccQckVn64gYwxXbEnBl",
-	"crctR6o8M7GRwZhRIy1R2vhus42X2CCXCQIDRaFhgsJhJ9oD5LN46RNY45McvO355VP8Gq0PrUe1abj0",
-	"c/nEwrmOA3DEH8QDNYWs5YL2JtbzwZvGZWsTuNwGDronqn+R4Z+UUDQLlio1TwcndzO5x0KoP6+DOC3R",
-	"CVIRjKSiL0F+ErdECWJ1mYkEa+8DM2epth0yF+bt2mu/CsavnOvX4S78NZ8XwauAc8AKGSaNxYX5uF5A",
-	"ORgzVgKDkRigHu2bGqk+uegOtAZmHRe5FcUHmdMEXDRT26J4q4y/Mp6KW4K73hEFubUeMGaC3FJpM7TS",
-	"3T7555xl4D/EJBE58Nh3j02uoduLwWZ4RwVmbDUhpHJl9B33g4enbPBxy8SkLq4eci3bBNjMK/KPOPbI",
-	"IUiSwNNvHh3Ri56BLLOtbpe9p7p6hS5yyq630BcBTdQKh6WESsmuuYnKhzVo8LSdkbJB+kRVOWDH+jnI",
-	"K7K0vpWlaa63HpZVKIyqzXg2WeDuqWFisEWZ2QwOPUfQpFh3QCYkU9ywBB5JwtKY4N0Z4+Tvzy/IY8f2",
-	"jz+y9L4RuVyXZBUMmDV3/PD9Vp1zth51aJrNaZ4Ddynwhhz6f1BM1WejB83vNpmvtTo087o8eFu6tfoy",
-	"Da+722qtea3VRe4vNCtBohr6+HF4fx+Tjx9H9/cmFiWI9rQZN/dV6HH3/ZLcd9EJp1EcvT77W+/Jk8Oh",
-	"3kMVnvcSB4eD0f4DdbWxHn9qnh16eYZVxL5CsgseNffx90KUuawlQ8lTKAglUlGTQHzy5pS4OfSWjP0u",
-	"G/uJXokbQGWGe8VcFW8Xo8GDm2i5ml8ucbOGcTgej4ejvf3xwZMmfBq8nCq9RnTUTDIPMYap+NmQNtAI",
-	"MEWb7oGYsJm90LbeK1brcGiRyHmOufGSmij2F6GPLnlklF+XweSnFyKhmTGAjgkHSN0FcJ3xQxeeYsG/",
-	"mKyLMRgnEm6goBlxq7TIBvjV2/MWsYybh0F7v7//OIr37neu3p30/pP2fsfjGcX797t//cu6zNzmbmyO",
-	"mYFSUg1fDXmVEs7htlNf6gN8wik5F+XvtAn04WBN6GIDbSJueU0NLO2T19yUsDQwrcmpnlOD62RtA8gn",
-	"Ad2zYJwttBIZhvRQY5kurK9w8RmhvFto83mgBkqFthUdbYPOkyNBxeDfb3bsui/hb7fDIZbGqiCIdM0c",
-	"7H2uU8ib3na2swPdvWQNRGjfF14cbTtFp51DrKVEXVYN1CpC64tFKRWWVIWv8xKq4Npeaq/DqYPvmRu/",
-	"kaCtYGuJ2E2h254zNzPsNhKqa8sK/OqB4Witeeasw5M3b85e//L8bxtmQNk4fAWqd1ZrTavOSXUoamOr",
-	"P6NTyBpVZNFbxTKmlpvL9bd5DkUvodIqIFv45/bSFDdvL05fnF78R7QdgqaQrcVEOLHfUc3mmf0VjzaU",
-	"9qhr1LWgrVdaB+W3T+tu4GcLz9tkrluF/WnWO+bEOIJpqO+mfjkIKe6Mhp4NqP3g09tUH9XBKd9+PSbf",
-	"xwTjQDImKZVzLc94SnJaAFdzkPrvAi0UwBpv/WNaiDxvq9fvx2OyMxzukqeHTw7Gvf290XCt6Xt5+f1f",
-	"tflLdnZ7778PW1fW1awXeVPADArp5YTOFBTkgOSL5mIblEGtKapYVYi5OTU36zc7JP0JydMt6O0MIarG",
-	"TKikLJhanuuZbF5Gzn6G5U+m51Lw2jzJGEb9MPPQVtZJUOTEZugjQvqrujf9e+/kzant2+RECC6pEWo+",
-	"/aMMhl1emKsaKQqFfgwXPXStlBCZPCaYpulqKwn6jbm29zNxLStocFANjF05AMkUaAGF3lIXkEljp0fk",
-	"BxxL5E1ylbEbuOr3+xOykyMNFpDuVl2/MJCFg+sl50rlpnKX8Znwsnz0Rwvmyyrq9neq4DaUQ4tx68oU",
-	"/uecKnmS57Wd4DghJh8Acu9qfiayTNyaEl076JGscrsvuTUJNT+7YLwNCbpEeRMEjomaF6K8nmP7CkzT",
-	"PXt+fqF99f4lv+TffefovP/dd+R5owwmdsUo2ki31R8xhrDdVIZqjWya2METDdQln1ioJ8dullmZVVNL",
-	"TOFfkokW7pPYze6+pmTRrkSZaKKaxGZySvZHI1cFUJc1BzOVu2nHcTN5eNci4tyrstbIOHOtSbQEPe3h",
-	"hnfOfnxGnuw/3ds9Iq36a7Lz9vvBYDDYbRViX3JRaIeo5DnV7E9kWRTiWp8+yITmQChf3s6hAM0WdT+H",
-	"HbSiHeNQpYeRFHI1jw1TXXLscSFjs1FNCta4rbvV7Zoc/VYpuFnIO8HYaAnEKqcLxq8vuekiB1l6TLhQ",
-	"c03m2ERC6D3QTIF20QzmNOMBV7biX+PO0D13/Qsw+zrMnibF+wMsbYa3z6HxJZ9UgumoM7RKuJkYATGx",
-	"wqZOKd/JauF0tEoUXXIti/C2Buo4hFa75ujzqjrijiYqWyL5M4lB3dhE4KnSoxJIgSdgUM4UuhSXfAoE",
-	"qeFI48NRht28bbJgL4yQZQmbEWqeIPXmJxguyaTAIon+Jf8ZlvowaIHN/CaVkJt4l0TdW4FjM1KBVFfI",
-	"LpK4aLcps7nkwFNMejd3XgVTUB2/XuDY74+Dk6WwEGayai4jl/TGtHNq67Muea6lsenddfrGko7rlsVS",
-	"2RVAFYdTrnFRdzebOErHvkb6PJairPtX0Et+DRwKvLjA9CTyD+ySxpQJ5ejRrjTUtUcz8Hh9UzQ8Pwg1",
-	"J29en18Qrf+RcqW1phCoVpsVB5e7ZvSaNxqG2qx5o2WyCg07RsBWi6neGY6G9IioooTJ7rE3fdUukuqD",
-	"g6LqBIb8fdzqK1ndULqOkfY8bL+YS24bxtgJBk8ton6BQjKBrWS++45MboYT84wWskeuSAqlSppqPuGa",
-	"vkgBC9SE2E4Eu8D0yTNruBh2USLDgzPP2YlMn8qMJcDN7bDVwNq6LxgoasIANruvq5i1HIri6MbAHB1F",
-	"w/6gP9CPiBw4zVl0FO31B/09vC1XczS5HvsF19egVkYKMRjo5ddTktNrQJGNKeua64AWyXzS6C5Thb80",
-	"q6I1a8OL2jCpyO001TYWk87LMbWIdTfSd22gzsStJDlqgetmoHg8CJtbyKCNfp0pzCheZ+pHFvTORATR",
-	"v1wXH9SWcquyDDsD2qvjSlxRRYYNyIZhwGz+QgCuoQfWcID/2xa0C0zdxPNICb2mjEtVn8tOQiX0GJfA",
-	"JVPsBnZXHlXt31B0GkM7Mee/qifqMOTuvG91QR0NBtt12XGOd03G77zuHNYZrq6Co9FgdNAbDnuj4cVw",
-	"cDTQ///PyAS+xoNh7a1G4/FwiF6idRLtFv2At3H9okhvotlqwOS7DKv0lmGVzTK8b/Toef2z34nHll9t",
-	"1oinU50e6MDzmoPhUjGrrG7sbLQ/GK6avzqOx40eUPjQ3sMPtdvY6udGo4ef6/RawgefPvyg373vPo7G",
-	"hoDWP9Psl4rOaLlYaPlqpBDxmj4oeq2JqhKD2GUpF1KFCsuN3Jsum/xzhOHXRGDbuSxrNTGzty1lnqJR",
-	"4bdB0wYGqpRLbkhY+kau0b92pQVdmscYJ5PvJw8FTI61lcCkdrGMqSv9+0Oyc0iUIMNx6yIRRf+uWddd",
-	"b02q2BJxgaJJ/5LbsuYMZgp77qHnZ+pb7ZLGrjdKr6kIGgGvriYInW095HGrb7URMajvfxDpcjvp4sXN",
-	"bLCsDobVETAnM8LhJSsm1oWFNmb6YCjwvhl3sVLk08WqX2PeaDLYkrVXldSsBuu1txGiDWHoriS9jIaG",
-	"ZLyPI8Mk20JltcBnguXW7oC1rchu9UFZ0fHUb+ri0pOEExPpHyDFBxsI43Abb/30cINV222L/8vpDtMx",
-	"qT4mQt0xhhXJfRw9NnH1VZb3jGkH3bUqxIRIk1Iz1waw1RW2iadRJMeklBhLwrLwOdBMzUkyh+RD1+L+",
-	"O6iXEH2+rAi2JHV86RVy2256kcjl/6TJAvpO1BoLbH9U82KyAPJCpX5dt7eMkTPNjnTmmXPj6LbbvZl0",
-	"l8GTw73Dw2Gg+dtRNBwcjPcHe+PRaH/0dDSKHjTU1rVj/Zp7t9KstfnuhoO73GBbG4szr2T9geb/JlQk",
-	"O7T6R9iif4BYOJ+L20b7VWrfhOByuOtOpFNR6t+EJy9chwMnLmxepV8JFDZHzzHJOpSloo07SpA63EmQ",
-	"Rv0QkySZCwlc27KTRi7L5JLbSI27Kp9smfOETmZjXpZOji+54NV1tboVfpJMXOemT4WaY8TFtK1Vc1ia",
-	"rAZcujKqq3ycS6435gLjxpw1IRuUiS2vuEKAfXdKI1NFI4VmGQaEL1pWuqXuKmHTrODUNvdiT5hgGjB6",
-	"/RRNV7/+R5m+JhFmedoUau3MmFDWZiNvsWNoNVLAnmh6ni5dG5mtlmklcQbyLZuANHMdA758K+UrlIi1",
-	"hWQMpdt+FSs9s2+K6RrDfkb+XiDfPrqlC5b2f/rh+sXLi7fDVxfPly9//8fw1a/JLyfXJ2d//+F08PLD",
-	"v/346u3b8dmH//j99fPney8/nA5f/Xp6Ekg+tgq5a4K3s9+fPGlmlQ8HephL3jGFb/ehF2+03zLgVLCy",
-	"yRDrMTBcjQGsGgmhILRNF0/y9hna5dDP4G+k2jf2PnIp765BjnUVz90DfWJLgkyNDjFVJaYwCOuEjAhf",
-	"WRnUqGCqHM8ZxqVp1o8+A/Nb8cJDdkIlYqsUjjoV/9v7OfsPP9fpKb+pg9R4DcL/y36RfmoDEJsvammZ",
-	"TfZ6tWu+LCr96IwkS6yybSV9ZOn9Sv/qDFRZcONG4R2qzTdQzfe42Ppc8pIuyRRILrQN4L9srMTe5jYl",
-	"Qa5ws1Zo9FWvOsE84QIBNBaEK0yprxNQdGIcPqdqXus1Zmp6fE3jM+tWydBfMED/ZTVQ1Rzq3ceWEGvk",
-	"H4cD/vex95BfZb3+yVHrSVuTveah4dG+Xu59UOm5TlCrLiWa63ype4N2T6a1L9yBf1H525C7/6VCRGda",
-	"ZlAv26nRBIDU6ethwdbIog0KtSq/tSnG5rT2yuL2Va4iCyEVGQ0G4VvZas7oS0kDbx/vPjay4jWDjKpc",
-	"aC8B2ko3l7Ns09Wf+NnlVQHNaiveY6sqQfz+/Zdirm5ycei9GG19JpsH8v9JVAQv2jAq0sFHlbXeihd5",
-	"fFGT5Pt7P5vU3P96CZTv3muZ3cws9b+zCZ/v3mspbV5xaIiyLDT9Pb4Zovy2635cF+XCII55Kx8Wt68O",
-	"e3mxPte+snOZ6Noghfm5QpqrqluzSI2r7jLn9r0onWRN2/Y2y8Qt/o5Xd86rsXLKW6OSU4EchBpHj6SX",
-	"/enSEtrXpd6sVaxcH8Fdz5lY3nVP37uoCofB/ub0O0bEOfnp4uKNyXZSwqSeVtlgfoyugGsmTf4fMXQj",
-	"jzBT79wUw/SwG8eE7JiOxRrg3Zh4v9t1lxOyYxKG8Kgoty2O8ZUsVRoatji+5LbHcXOic3bNqSoLmJCd",
-	"iZzT0fjgf0zI92QOd+SnlyfPeuc/nYzGB45pCnprkqFMomj9Tl232iOJWbRYTAlJAaq5HO6rd5pOGt+e",
-	"KE0hqvnlhbN8JvEld0HNc0V5SouU/NOeFpnYc+sxnNT9peqn6y9ltdn+JT8xbyYc3d25TLK9+uWEmPZ1",
-	"yyTYyndLmUxWbxreGRMZkzFZMB6TvYH5d0Tm8SUfk3lMhgP8777+7wg/j/AzEsX/+d+jAfnvu31yQvaH",
-	"A5IyaSqpsBG2xWQojid48/UZ0WdcP/uNvldZiSuvP6vrzgeCX3UPmA5PGRUbDeloupfsp70xHMx6+/Rw",
-	"2nuaDNLeEEazPbo/HScHabTtLWjj1SabB8faHpxpBmJf6FTrgPe+pjlptBax0QXH505+mugs1hh6dyR1",
-	"Q7M/5cuf8uVfQ760evJ9LQEzfkjABIO7pn9rJ/Lfcn9HK4LwdxqOU4nJSZxMsxL+Wler4M+etAo0nEdx",
-	"NUifzkbTJ9A7SIa0tz8bQO8pHT/p7U0P01EyhP3ZwSDa1l9u9l/82vIqKaUSCyjM2wJo3ROzUYtf9cJt",
-	"SCxpj/5PafWntPrXkVbnJjT3bUyhLUON0aY3V+suFQMBPtvd0zb1rC/sg7eLXblmo5m4gQM6SoazPegd",
-	"TvfT3n4yor2nMJz1nqQH0zHdT/amo+HWMq1uw/l15ZnvJDcFWlNwVSX8f4quP0XXv5DocjHZryW8Rp8v",
-	"vLa6Zd/yxqMrmBxCELyn08PkSXoAvfFsn/b2p3tJ7zAdQW84G1D32/aiyeuP+vWFU+eyrxGhl66Z2/39",
-	"/w0AAP//",
+	"7L2Lctu2ujD6KhiefSZ2SymSfIljT2cdN3Vb7yaxl+20e+3Ix4RIyEJNASwB2dHK+GnOE5xX+P8X+wcf",
+	"LgRJ6GLnsrL2eM+eVUckcfnw4btfPkYpnxacESZFtP8xmhCckRL+PMxzfqf+yIhIS1pIylm0H11MCJoS",
+	"OeGZQHJCUIHlBIlZUfBSim4UR+QDnhY5ifajX44uYnR6cn4RxVFJ/prRkmTRvixnJI5EOiFTrIaX80K9",
+	"LGRJ2XV0fx9HxxmZFlwSJs9IkeO5+qq5jEQNk6C7CWFITqhAJREFZ4IgqtclJC9JVv3MxwgzRHCZU1Ii",
+	"tRwiJLqjcqJfx1OC3MTpvPMbmavdVOskbDaN9t9HauLoMg6s+wxL8ppOqQxDLSNTjm7I/JlAuXorRncT",
+	"LFFJppgyoRZIJcIs05ui6okgUsSIMiRIylkm0EYCn/4w6MXmQ8quf4B/CCJ/2Eo260ew/O0Hnovb3ynP",
+	"aTpfucu/ZlxiVMDLaCMZ9A7uftjtNZdofn7oWvQBHmfhVZjzfSYQzdCGOuDkvzrmm85xlqA5nyFBmIwR",
+	"LxFG14SREkuSIc7I5gHiDJFbUs4d/nTR32dcEnUsklt8r2+kJH9d7Yz76ctsiwxGL/A22d56iXd2eulu",
+	"tnR3U/zhNWHXchLt9wd7QcwispwfjiUp29s9N6ghObrDVKIRGfNSQUCWc8quu+sAljJJrkkJc/3xxx+H",
+	"MzkhTNIUSxKGL67eoJyhdILznLBrgjbOfn6FXvb7vcYp/0hwCfcO59MfhtE1luQOz4fRg479Po4KXOIp",
+	"kYZGeRf2NxJAyEM0Y/SvGVEIiTb6CkaDnR213BKnapBNJNUdnOIbIhAGoFGgGpo8CDwm+xV9UKNYijFk",
+	"8NOIZ/o3ytD2HprwWalokSJbmg6NaSmkR52YkARnQI5SSdk1knc0Jd0hq4HL4lFHIVJHYVJHoVJH4dIe",
+	"GYxfjPrqxlC1SU2zozhieKq+bVCxaAGqDXZ24mhKmUO9OARvu3DNEtKUz5g8Zmrpt4AaKWeKUKs/cVHk",
+	"BiGe/ykU/D9WO1JvZmpwrMe4onaQOJoSIfA1sailX1B03HtHzNKUCBHtj3EuyL2/p/8oyTjaj/6v5xUr",
+	"e66fiueNFR+xW5Lzgui9BdDazD0iE8oyOD915t5SFFZ7TNInKovWYl5/XpGs+xqXS+fH7LTk1yXs7xEg",
+	"pdVIV5RdFXYsH7KHTZZHRZPdqW0KSfNcMRxvkEeCPri/ZQdwuB5XrpZZzhgzFO4zHQmTpGQ4PypLXj7u",
+	"KMwIVwSG8E/ADo4EKW9JiewbjwWvv9alYGVoxsiHgqSKvcGsB8CaCYDYBxfScGlwuM8D2zcgM77lEuRK",
+	"LdI9GLxa8LxiXF5hM4wPYj0H+uno9dHFkcITxiUyLyqW/vy2/1zNiVP5CYjd3MkqogISMvlAhRRoNJOw",
+	"qOoS6i2hDczm+s0ZU0fw/La/eYASmCJBOXwsPdGbyprQHZLblx2Ofuk+/pQTfcvlz3zGHneS6gjH8HX9",
+	"AOEvAJF9+shTsqtbdTolEXxWpgRlnGiEgaNSYqH7ZURyrjg1hyMwTOLzXY1TPM85zi44f43L68ex1UKP",
+	"cSU5v8phFB+uZkItrVCB4I1SyT4M9dEb+uPj4dxY/Gpw11fCFSmEJXxGeOZYjnk5fSAZh2lL8icQSvX3",
+	"Lc5nNRibca/cS03Zxb6B7BuaixGW7SOL2+p+5/SWlHiUE7Shxkb9rX5vsLvZPoX7OJoxfItprt5euij/",
+	"vea69L+UtOlWmNFMk0cm7khpRdh+z6qaB4bc6EVP8VzdCPUf9dEE3xI0IoSBDhVY9vro45/VKuQJbKMF",
+	"aK3t2XWXpCBYKnKppHIsONuEm13bfAPzKvNDx7c/LEPAgMXi02irU7UfySiVLnuVmwFq2MA5mipeYy6i",
+	"UHxRenr7gdYcUY4l+QTxxNvA0lO1y0lxnru1FLNRTlO3JDQu+VQp5uj4FOEsU4Jk48xqppelcHYv+lDu",
+	"VBaNtT42r1vNvONU8+VH7JT4T0OOc8KyV5yNc5rKB5K3Uc7TmzB1M4LRlX2lSUPMczTBAvECTCUzba9K",
+	"MdNc0l67LEjIaE3LaU7/dZWY+1hJIK84YwupPZtNR6QEWTN17/mrecuRfkfN6V7RUgIVVkz4FOLoH/Sy",
+	"WxReSQx3yR4bFcicrDF5fRZl61uglRdkqtgB+SR5VJpBrsKC6VuOcFGU/FYdsHkVMTwlGRpGvMxIqZBk",
+	"TMspTAR2rUdSzuZ2Vhx8e1l87IupaIplOiFae7imt4TBuhUO0OwbPM13DM/khJf0n49kfTN/gMYZHp4e",
+	"K4ayryWFQ/MejLiPjIlyOOv1ttIbMoc/CNrgJfqvzuHpsboP+83HcJn+hgv6G5n/0Hi2+Xgk8KGwAgHA",
+	"KIlFZc32rFZTnCspSd35Gbth/I6pF0pyy29I1kUXnqQk8FyguwlNJwaBhkxOSkKQGkCgjSCw4goyMdJA",
+	"2ITFlARnxpeBJfxyVyoVCogNlQdDRiVi5BZMwlpEM8vWllAPKf/4449O0yC9DJ+a9utPQ8ffcU4z2PPP",
+	"mOaPRMlbN8jVWI8SR2CIEcZkLSnD+kTfRxm9piCW5fMYwRUu5wi0BDAlx4h0r7uov7Oz0x9sbe/svjhA",
+	"jKPvYyQKnBIB4i0WEyKiy/u6/QmWYen+PvLnfTSiNuGz3MA3piTPADGpEEqOB53C4Sgv0YTnmdBYI2RJ",
+	"FeNixUyikoxnggi0gdHbd68rC348ZNRs7N3Fz529GGGUzfShAD5tHqBEwzoBwicQwYDjY8IytQS9po2k",
+	"dUjJZnfITvR9arJFhdE4V1g+RzNBMo3YmHE58byLG4kv1aSGk8O43xrhdQfuG/rVn0XJC1JKquVHMsU0",
+	"D7hm4ojCfOoksdSG0N3tKG45mKyXIuTTqxxB79Vw5tXYTFq5XPlI6XxqrEXmfXUz8/xkHO2/X46+DbUz",
+	"bu5XX+DK+dvyXgQdwY11XoZ0WYVjs5IgYibXVBfELSxn4gAlau4EbCTMMXUQUgXYAwlw7w+da94x8zU3",
+	"E/04k5Kz33FJrfUAZxlVi8D5qbdPuPJxY+uUZeRD2Ps3gnGfCdTrjLDC/oILGBbhKRjKJsSJI8+EeV2g",
+	"jV+OLtBz+0CgxDx4f9mFybRneIo/0KmC9ktwT+m/eyFMchJ7e4Xvzl4jMRuP6QfFvxCGH/R0+qp+/Ni/",
+	"v7cS8qzgzJBYXqJXJ6f/uHp18tMR2sASTbmQqL8zZJ7T0H5nPsAMnVycmuFjExUBVjF4/Pd3x69+uzo7",
+	"On39j6ab7/z07PjtL4NtvW3nmev1eqtcc43bAmdlIRK6Ka8mOHCdU18BqkMRcAJtKB5OpoWcIz212NTh",
+	"CSyocnSrGz/iPCeYqbkzKhSFulpw8+OomHBGrvR47ZUYT4dGW6QpTIw8NunNGh7zShOn5TD0lbzaihvr",
+	"aw8dhLdWu9og9zTwJnc0j5zKVunVSrZDkofBm5YEmyN05DfDknQkhdU/nlRP+Yjm5BEn0hBcKEvzWVZD",
+	"j2o1C7GCcS3seTdjp9eLH8A4zPrjqLJpWGCZ4Zcc3Sv95k9Y4uDFAWPJI0C5LgDa6Gln9DYG367exNGt",
+	"lVfX44rq9R+xCHHEzMBj2fcBCN7HEbGLsMzUbKlrz+Ry1dnqEWK9hvauL6t9v6ZCLjw1zd4kmYo1NxJV",
+	"PB2XJQbDX4GvndC+ykPi3lxwqCKqjbfkPN8VgpTyM+CjRzTqd1uWM6JJPEaM3DlipCTeKc5ImAZ9XvT2",
+	"LmntIq8EzCMEwMWy3wMw3RzLvadGOTRXAL1sw6yx/9UoLf5Vm4O79GW25m+pjoY/K61MNILwUIrLkhIw",
+	"/te349Tc5ji/zqaYdZSiBu42ST7IIBfyNhe4D5wh80KMtGDEmZXgQxeiAQE7eKWOhzAZxPdXRuGoL+IN",
+	"TieUkWof2pcFUWT+OixlbdjAAjFXvpkzaPtcYP5uewlCxo2G+ynkOF3gtwwpzI2f696BsOM7ECbSCM25",
+	"DCBBXYH6HNfM6o8rdVA493vfLLTsE7gdR/rV4M0EJF19NWF5C66mkwGW3807MppwfqMd+uZ+HmgbC7Br",
+	"hLNM+18TRQiS9t011P5KKyjribBOllgpxrxVHMQJvW1NUS+SZgeVDwSnJRfCBIMKfcmMzz6sa0yDl/a0",
+	"JNomS/6a4Rz8QkTIGHRCmFWgFIPxaDRHGB6iGzCkMq04GmLRLUlK6C3J7Fd8bB8JhNEEs0wQqQNZ/+SU",
+	"WWc4ZtmIf7C6Q+03o7ptyAmhJap4r3bncXZLSqGvtPqtJEajF7Iz1YbID3JWEkQzsemTHfXGaikOWLwV",
+	"5bzDD9JE9dqR58BsmKNubeJCHfQnjCCjZStoVdgIwfRqM+CzUc+SPzQCw0zJM4ESzsjJGPB0LRnR/74t",
+	"KIYkWLF6q1+d19cB/YW4vbuPnhLQRPKKSXZNbIn7JxjGKh7UrcREQ4S6CxAwjnyCudAM5ikFrQGa4n8d",
+	"386AHQt1ffV11kZliOfbwJo2wk/PBPrP85O3+om5rGCPyrgUsRIyJggLlKgvrm6N4U50e8kBwsjFvsMr",
+	"2tlEmfY1dfU/lbysf0i80f6aKcoF/DhBvESJmr5Ls0QTPVgeVrTkbsJz4hag7XH1g/Qsjh1xQ4sOLzQg",
+	"OwUHDquj+O/j6FcwM7/mqVOSlhofA3GTOU4JEhN+xzSFfH3y6vDi+OStCVNtcxITG1JzwkSHt110imc5",
+	"FRKjfq/Xi9H5//7/OPzG64a3/mrDWxzlWFI5M2ZhO0tnsNXd2e1vxx7/4jMTiuUMmj3Potl5WZkyjGVJ",
+	"Dc7ZdWD07d3u7s7Oy6Wj9/dqw8M/W+NbZcwDTzolDj4PBkfj8jvY+DsJETuNHG9IRvEjMGOqvjMZXcdv",
+	"Dn85itHvxz8dnSjc/unk1bs3R28vDJIcKD6QynxurehJTtlNAowuoVlAHBnTnFgw1af+iaezqeKmYHQE",
+	"76l6WfvTJQQ3prSg6g1BSCMZ7vjt751+r9fvFtm4Ye7dXo10i6QXK0XrRCcQDBRonGuqULKxNrxVS+n3",
+	"Bi+39rZf7Ow2znuwtxr7KbsJ2S5NyNZEykKAsV364ZAZv2NqJTaGWa1xXPJpfV3w8f7z52nGuubXbsqn",
+	"z0WhZu/+WVw37eTb9QW/VOqAVGJ+tB/9v3a4kMSmf2ipWTNh4iWaLgyNTFf6+vkiD51iUDluaUYUNckM",
+	"jqwWg+Bp6G4sT5z4Yq6tRSrWN+3hCmdBfDkYrdIhvyHQ/Ebmb4J6iVrADWVALm7I3GbAZZaGgVfYx/Fc",
+	"mwxAuFK7mfKgjPWGtAV0XDmS10jTAsOkcVQtNUypdzy9a9m7FgxKpNXaz8qoO/Na88JWAX2wRjN96Aa/",
+	"IV9dfn9DvpDQ/qayrDXuxgTLKyObhx1scZTmihtelWRMSsLSBcjYfMuEqXGILs8OEB6BDmv8joygO9xg",
+	"rmk57YBG13nxYq8fNBjYXIDlQITd6LyB+ziaUCF5GcgrPQLTh76sqCQFLyHekueZUuJNnI4LrPSYtKRT",
+	"IiSeFmurl+cwyasJZtckpIjUT2ANy7+CpbG1NLx65ydob7fXrxapt/Du4hXi47EgQBTWs88YXW09eOst",
+	"tpDS21ncwjY3RbWh6rzCd1Kf7de/mPr+fNHb6TJd6if6x2Rel8O0gdbP7AiY4xYyDQ+P4TqBc7cbRLKM",
+	"SEzzBao0lflaHiHQI/TbS070zBgOPpOjtmH9WvMrJcyGgaZIGCmfCWNzWx24kHsa80L1dqlWulyrXKgT",
+	"fibVbmqVuobRmJcIhOUY4VlGeYxAZI6RlZhBJROSpjfEmT4Dnp4UFxY6LSD4qtsCFaptu6VTcmXVgZWG",
+	"y/CGH0iBFy6xJDgNHz2Z8j9peP3LOPAyiqqHDG2oJEU+D5+gCaFSR6XEUKh0EHTILYC28dY8lC60lijJ",
+	"hwVVVtQTbbKHv8yWXWA0TKKfm73wstpK+EaGlcUGRbRx1OpltKHmjpfje2yRPUb2ysfWFA9FXyQptbsu",
+	"dqFlFkFibb+OkZgLSaYxmjGTDezSOxi5IyVUMwnsaSmnbRDAuO6bB0rnHPMLldgGcf7KASgh1hCKQGkZ",
+	"nz9HCIqVagiTC3jSv5Xk/JU4aC0KfiWdW0fOhbTuWvBuQcFhzEgeVGCtvWcRYfHSfh56p1rS64pbVo/N",
+	"dwtzu1py5RTe/Wuum8P4ZVdNrGUce8A1c5pGU/bF0hN0a0nDOdb0Huilb+kwHifj7NWhDAQD2dOhDWG7",
+	"h7eQ/yE3/hEX+FEa9sNv9WMUSyVbGJV23RCDT73NTjutZl52Z+Htf9GtrfB26b3VG/o8N3dBAZUvZrcN",
+	"BAR907bbVu7nF4NMFfL1TQPktBZtW99SYcyTbWKhnojwI8klzhdUwPPRudDuHT2S/Sx0kxfVQfliJ9cO",
+	"fPu2TzBY6OPLQWfdkMNvGmihKhpfDGS1oM1vGiznlSOnsQAiJIIQNe2i/5XfIcmRUe90iJ2Sk6DSCIZq",
+	"lDZ+rm3C+JNTdmWB1BKS4GkxKYMRkucEqgdSoY0QUL/Ei9QLBuNJDgFBEPk32NaVJHWQQeNFY3Op/At3",
+	"vLyB5F8bUeSKyMJTyjJ+h2DXG7xEd8YoDJk5Old7PBMk2+yiPyY0J/5H6pAKYnLaXMyh+ofdi4ZmeEcl",
+	"xN3VV4jFwrBG2A8cnjQOyAcmirVhtcra2iT29Twv/4hjDx1C5D9YquPLce11g7P/LZ36CpZf3U+jJj0j",
+	"YpZ/qVwHb4K2foinBabXD9C2Ahplw5uXISwEvWY6IDGsCQcv2bdnelojWcmV/zLv+rVvFqRNfi27lg4c",
+	"X82sgBu5zXgWoEBUd81oQaez3ATCqjGCRoplqKLdVOUtTQnEkcW6pAFlCBK2Ld1//pFm9zUX8LJ0x6AT",
+	"sb7j1ZHjVRLoctCBsWeCi4IwW4FJo4MOppfWL+BHdaESPHOinlf7VV3Y/rVfaRJsXga3wkXsyBYSMnUe",
+	"Hpj+X49Abh/B75qkK2nF5NJ//Di4v9dePI44g1B7CC2GS167+++jQ4ajODo5+0lf/ksvGqIWgTrYXhmS",
+	"OMUfjvW3fS892AVIaN/JmlsJVy6IFQWFHPsuOmTo8N3Fr0dvL45NNLL3flUGYMioQGOa5yTT4l8dnu97",
+	"l17vAsUsp1Qq3lgvEPDelWHouXIHVdGA+8s1Y0gadSAaMGuDzOFlOA72l5LPClGRXF2xFisRQJdUOTw9",
+	"RnYMhQXa1Nog/2/5LQExEdBDNENRV8fErsmncJ6D/53fMUQzc8pUmGKRmNlUkBKBO04iqkThc90+wsnY",
+	"1r2HWTZkJZGzkmkS6aBgkxTjANWsyJBvBteD1Q1sRhhuFopo8cpaIffdlbBqeFc+Xzq/F1VcVSRqhunW",
+	"wnLf9zovLz/uxf2d+/9o0V0lGZp6Pp2qdNHnK4l0b8vuXPlhFsvuTiONoRrAxTms/lrHuVefrk+LTEFu",
+	"+0GM6LjOxKAaIyMN6noOEdNIYG3g+CyktU0mcsyuZ8GsWwWuXKuYB4gRkrmr5FJN8dST3OBfVFTF7KDl",
+	"yS0pcY7sLA3yQdjVu/MG0dipIxru/PPy4yDeut+4en/Y+W/c+Seg3iDevt/8238sq0VR343Jg9arFFit",
+	"r1q5K4LCyF2gQrSXaMEwOuezfzaSLPZ6SzyRa4hriqw5bKBZF50YtasGaYVO1ZgI+uVoMaW2yBcB4c6l",
+	"lPRDgl5tmvZa38LkkKjRKlT4aUsNVF18KAtp6m4ejQzKVH4kZkuF+xyOqaYH0+CY81sK21TE8Aor8a4b",
+	"l9lMS1/PR3XhucUfJiP+yu90dV8QA92LSlRQHHM6ExLUxnAMoRG+lnvjvfJS1LDyA5ToclIKd6CSXNKU",
+	"ARMEUoOV/cPylsQ3RFwZqUu3ptFhR9H5hBeI8btq2e/OXoPdwXzdX/q15AUqSj7laj+iGsQrFLW+bGdP",
+	"R8t4oQjhFEtybcKY1xnplX2/YlgWuUInoV95JiCnoFvPx1JSj0vIUhBBic89E20fwlJHTRnbQTxkLtMP",
+	"oOg+sjw7idHF0X9dNJ56p2s7aCnuiIfMPumiX45/hkWdnp389O6VTRITkOOsrVPQoqFReWlOJNoQhKDE",
+	"i7OyZfysCvv25O1RFEdqYVEcARiiOAI4RHFkoRDFkd1cFEe/HP8cxZFZjLp8Xr6YGaDFG1bLEO7aNaSH",
+	"9sVDGz00YzkRwpc2qNDg1TUN3eeb4Wv6cBa1nglhLeliaUUpv3BUf7BUxbeHeHh6enby+9FPQVuEd/gL",
+	"403A5O/JZtKGoWidCNBKqYUapxQ68rKBjfGQvTo8O3l3fvQ6Rq+P3xxfHP10dXH85ujq5Oefj85i9PPr",
+	"kz/UZ68OLw5fn/ziogO73e5mFx3qM+Zjk//r1gMqqTH227PdHgyUWKOERSq76NAz2tXEzBQzexuaKmpk",
+	"F1uTNFckUC8p2uXO3aNcXjxFg+cE7kOTalWcZBl3M/SzxeM+exnEbrSqrmGNdSyrz6QvM57ruwzIZwN0",
+	"tcld8cQ28+uiY6lpAFQvHLJmcUSMErDpJKaGYuzXRGyUTIxRVSTRb6w2ZIrOnlyc2i+UKrCGQcQYQjYP",
+	"FP1Wexvzcsg81qjHswUWSTrhimjj9KZCW7MXdReVhJQZSt22AS8OI3Znm+MRyeuS50WpZgNZ42HhwmZd",
+	"wOywaKTIkjFlRCAq9/2KkTF6d/Y6Rqe/nrw9unr77s2PR2eKPtjj0MQgtqQAaAD4DDnTQmCnwELc8TJz",
+	"4c4gjNdNWEPmLvpGygujW3MIH1Yg3ISeMZo9YrByNe0TSv5Zt0glvGVgX0f2ZffzlSfFhELN1+IoI5LX",
+	"s9/fSZpTOV9fF3xXFKTspFgYpdU4uCylqiPKu4vj18cX/4geUrNQL3IZJMK17VxZ1bWL2zm5vqboD9o2",
+	"1Gbisptp2Sq/XghToHzVN+3etBD6+kVeahj0ZbycwcL1X+zoa3XOvulD1xUCjSXpcR4ZsHUGCniwhkVp",
+	"txesWhL6NmCPCn79kEKwlc3ct9QeVObY2BhjQRErcEmYnBBBtBKG05RAcxn1MCu5Yt91ovr9zg7a6Pc3",
+	"0cu9F7s7ne2tQX+pvXk4/P5v73udl2hjs3P5fdjsZ5yM1SSnxj5Q1dkaS1KiXVRM65OtUZF2SfHKqnr+",
+	"FwqLe0Q5uWY8r/45fNsXVv9fewOLILD67ofqDgarB35LdGHxdqNaHbF2hRVWldoDF5Eu3ZTA34mpNyVJ",
+	"ntsmHhrAVX2nMc9zfgfaR0bVyFPKsNQR+1NcFAowVb6sq621VoXfo9t6pS6XTrVeelbzc8jCWJ1q0vrM",
+	"aPNrWF7tp7W6Ycvru10QIV2NN4OZc13MzMS838cRlI5bifPB7SuEXzPH5mEfeBte9UnoVFd90wbPZYXM",
+	"6tdwRgxhGRQMW+jhsC+40oOmUqNtdYMk19XpOcvnSPLNdSNTqnoWKxIZvBUuL9zaAsFXS+FogjmUwLGi",
+	"Nt5D0zeggkQ6K6mcn6tVmNR06P2jvZ3hzGHtrTcGMWMIE0TWmzB1F/U0d22GqjPVU6ot67/+PgtGWb3W",
+	"uV6Cl9rcwXgHtFvJeS4OEJTGs70NEEQzFIgylPNr4VYDL1WLMTMHVjKCrkhqS+2FJOF2U+I2vcrpLbnq",
+	"drsJ2ihA8ChJBvgM5wySOLxcTTmRstAtdigbc49wqz/NMt+4cL9fdLf9dt1CiFN2jrk/JliKw6KozH5W",
+	"/InRDSGFl52suYkurGleeiZckdQhMw4qDHEROvjaxCLWmJiIkZyUfHY9AQ4KpRHPjs4v0OHpcXfIhuy7",
+	"7yyL7H73HTqqVYOObU1mxEvLq2PLjGEojbVaIE3My4mOukjMqpMDO8p4lruhBVSynZuStbEd3f6M0bRZ",
+	"kFmLArEeXNtVTTHcqv1QsDpku9RjXC/YuGkAce61Q1LAOLMNPJXYfNyBDW+c/fwKvdh+ubW5jxqNktDG",
+	"u+97vV5vM0a1hklDpjuYzFiBFRFAYlaW/FqdPhEpLgjCbH43ISUYE6u2gRsgVdiLg6V6DWWkkJNYX6oh",
+	"05JQrDeqUMH4F1wdS7GpA2MaLZv0RN4Jxlo18KzVQ6UzaDgeIMblBCzYSjKDsB2cS1JCNJWCnNcOTNGY",
+	"775DGu+Z7QcHFS/X6gZXu6HxkCWLO8MlruZAoglEYohNVcZzI6+I0/4iUjRkihZBdD6poiJ0VzYFlsKV",
+	"GfYKHVIBMZyxDv3FUr2VkoywlGiQU20BHrIRSKw021fwsJhhNm+6yFmfgbqyiI61cZlmqNo8yMA4F9x6",
+	"CH4jcxCTS6kOJnFELvGSAtrhyAf6TcWpruC6CGSDW3W16SFzYgHkOJRUEnf8aoIDv38sDJaRKdeDubE0",
+	"XVIbw5J0TMbLkBWKGute4MenBnVs42yaiTYBcjccMwWLqvNWYjEdTNXqPOZ8VjXow0N2TRgpIU4ZKjSg",
+	"v0M/fmpcL+pt23fBNuLX6/FqA6r1/MjlBJ2enF8gJTkA5gqjQsOiGm3L7LpsWslUXzdFH/WFgp/gYpt+",
+	"0Nt7OhEFkk6q6AO4ZA4MG5rABpqY7SNZzkiyeeANb2d03dJsK3C4314ZbnjRZaSA9cNRH9uWdMhMX1Iz",
+	"QO+lAdTvpBSUQ8fS775DyW0/0d8oIruvCYeIa1BjGVIik9XfgOJkmbpDtk/hVHFJoJcllJkx0cWMu2Vd",
+	"Y6qGchEreqIuemWEH3C6SJ7D2evhzVoM44Bf/GVA9KRlShuM3BkxGFrZxUYTVX9VFZmE4xikvCUlIG7y",
+	"3ECgJDmW4C3SoUoTLkzpcKHeNllLtkaJOQ3oCI4IGHOo8M5S0U8M+I9HguczqTtv3U24IChRYyfOfYww",
+	"qrBeS4PgDxJA4zaS/uBFt9ftdfv7e729Hiw2meIbgsoZS54J2/jZbu6Pmhyh9uiqudvQVPA/w/WADKU5",
+	"n5VOrdAHbPdJTBDrkCUfOkZCEQnaUFdXb1sRB1NB3PSwtEVBxabmYcKo3GK/UVMcUHPITF1xqEcOZMQM",
+	"J3muZDBcSogylqKu1HfROTdCsxJbDQh5aSRpJZcNGehAEOriYXSVmrHBcUFB7L0mDOS0MZ7lctO09iVT",
+	"qtUsjVpKxBSKt0Ecq4boc9tEWhFwOSuZlrKCNdaBm9YhoJF536TcDZlbZQyJZHMd7wjxV9fwEoiM5TOh",
+	"mKUgpTlzF/avjvuwxix42Sb3xOSq6T6mNjPMuS/sSWYC8TEgNS0hVmFD6SYScLjeS/eZACZTDbG5j5Kt",
+	"BCVm7Ks7kqd8qqQExquwCxAUBglK2iFrV7Miw1J9MGgESW3GKOmrb2RxlfNrk3uWoI1+/UU1OM5zlEBA",
+	"ZNJFh1Wao6Y32k/lDFRT7bvLaUqYzl00+sJpyYuSEol16I8px9RWI9Stj+LoVlPYaD/qq3sL5o+CMFzQ",
+	"aD/a6va6W5A3LSegID73ey9dE7kwyhICKb0qihgVEHctEYbChEpGILhMJ0mts7ELHVSCBRhcTWimUqMc",
+	"uh1nSiOkwhridQMRK42Cut4o7M7vBNz9wtTKcybinV5YOQRxIvLbp5rbpj9x5boHvd7y2Mr7uNVQQgHC",
+	"JjY64QpL1K+trB9emMlkD6yr71cR78H/PXRpF1BrC84jQxjYoKzOZSPFgnQoE4QJqrjP5sKjqkzwGPwa",
+	"oZ3o86/tpV61vG3kuIwjx0bV+4Ne72GdfK01pkLj914vP+OvqYymg95gt9Pvdwb9i35vv6f+/78jHSu1",
+	"0+tXDpVoZ6ffB0eG8WOYLfrBwto7EYGRut51TFc+6LtCB31X16B/X+v9e/Kb3+HXFOhfr8Fvq/tUoLHv",
+	"CSP6lvKxsxE0Wot/Qgvm7V5/0RfuTGsNsyP4aGv1R432sfDdYLD6u1ZTaPjw5eoPvXx+9c2OxsLl39RK",
+	"XIO9TsymU0WkNSlDXhM5ia8FhGTZny7v46jgQoZaSmniOZrXL+E+xBWBwJcqvuK8eSDwmXB3zbWEn2Sp",
+	"RWEl2QyZvgfC1+tNs3E90xTP9WeUoeT7ZJVjEEKBlNxptXvhJ6egjT0l3fV3Qqkhm3pem1+QOB8qsg7R",
+	"pDtkpqFRTsYS8ZkWqpCWB8yUWoDRnLPOTWqO3TY7CZ1t9cpzT0EDE+KltsYSIX/k2fxhJMrzDxuncOX0",
+	"rTy9lvCE3aiG1ixzf67fwz7k8r6vG5wNKXo8bfY7SKk/q6i5OsG+cqTXvayDstenxDWKanNCvGzMGnm9",
+	"jyN9SR66KsNKPnFZdu7Wsh5K9xt9FQPE/8KjAXdYuARsbslE1v3Wmp1/bZ7SW4M1BLs+wNf9NWZtVB/6",
+	"9+Nk2udYIQ3CFqnCbO0+jpqq6ULN4szTWKc4I51ZUdNca33sjA7sGRB0iRMd/+9ZB5TiJSa4IJmzvOb0",
+	"hni94p4J01oJonTLG5KhRGmv+6ChJV301jNcu3zQljV7H80E2AZNB7mqeou27CoN2fleaJhLKUGh3uLr",
+	"UUR3PdIR7mS2QG4MmhD+bYXHf8HNCQGxhszeBTJWGXuBdDjYIm18TMupFvHAEsvLGy2ZiYlSio3op2vP",
+	"GLnwAM2ENvVBY0KCczlB6YSkN20t/Bci35Do01m/38G+xWa99iNkimke7Ue8EP8PTqfEdhgyWtn2oGKt",
+	"6ZSg1zLzu5F402ixod7TXn9zrk31zYbxOjW692Jvaw9St1ud6aN+b3dnu7e1MxhsD14OBlUBDd16ZZUq",
+	"pyPYXn11SNj+XHVQtLcf3PODN7m25OJ1X1kgrhhgGEeYaOHxE/lZn/ycT/idbyN1lQ5sWTNDP6hihjP1",
+	"jHsEyTb+sfTI1EzwKzGH1ddzYMqhtGLFJjEChLPHiWr1m6lA6YQLAl0Fk1rycTJkxplls5CSByapg2Wr",
+	"Ni7NkoMh8wIE5R33s5rjqlzbiMsJ+CV0LSU5IXPPhOuUcJdAPWQXEHBoHCwASu3YAKLbMMU5AIzImJue",
+	"ri79RAEF5zn4zC8aWr25Iq44jZ7BivnMc88pUQls9S7G3VZ1g/kwgzI8+wibHnDWTeonjcYuY3RTJ3gO",
+	"WT1pNG63ggxliKqV29RgnYWHQToD0jhkGxg9IO1JV8CryrusSKM5QLYtZj73s3k2TRJsICULnC3OsWCY",
+	"rGLm1ajPqlxXHehm2hiaXSaxCf0EX3xu88MYIZnoWtf1LCdgSrEIshQXDhBGo5LfQF0v4ny0NmPQhWBo",
+	"wVXgufr1zmY8OnwjHwqSQk2TITsxeUnI5iWJ/TYgq091OiKVEz4LpnFfEwnNpYfMO5sFOUwm+Uzf71b2",
+	"WRI7uTpGgg9Z8nFYr24wjPbRMKr7Y4ZRjIaNnET13vthtL03eNnfGkaX99oDiBRpzYkkNskZXElwv5iW",
+	"68GzpYCUNEvbwAhyYTUbPeS+NpNZk1WzdI1OyGuWrlmvao2SIiz5elAFm7rM51elsn2R/lUWM13AYH5c",
+	"F5eaFQ1ChapqtXRa9pla6Y4Xiq2N5rbn8YOmaRRhCtRLqi+kXn8n4EdolOoIFdAAccn4xKtgzorZHzbb",
+	"q9rSgrVGKIqy0yy2RNX1SI3iZRCwDVLbIK7vrFl+p2r60+yxamRrr9mpcQu5Jp3tAiYRZbecpuQKGqgC",
+	"QKCLi4bGIcvelXmVKuxBxnSi9eCSU3ZjwtsqTvNM6HJphsUsB4lCistQBbPVdcHaxbHaNaQeAmXd93W9",
+	"Fq3WXTg1fc+aINYvX0F1onuv41WFcX7u86ol5vUO07pD1squz1W/rKp1s9cmq+q47KtCrk1yaFOK6l5l",
+	"tCSpLutxr/MBLuiUnBpe10KZBWzvoDLxQFCdDpOpSyDLMUczn1VXqUURarwNdvDXjKY3Z6TI54csewVp",
+	"302S4Odm27RsjfZV1rhOGP+s2H74+9Gg1yi64h5enJxenZ6dvDmxqT1rw0Cv9IqPx+DpXlvrDFVc/CLO",
+	"DtCWgz4Fv4jsVqBEbHSHpzTr/vrj9es3F+/6by+O5m/++ff+2z/T3w+vD89++fG49+bmP39+++7dztnN",
+	"P/55cnS09ebmuP/2z+PDaD2K0irYqo0lbW9Hs5Tqixf1EqWKilf1OXRflpqFwIgPyHRsaRlEpMmvXA6l",
+	"/mIoQQ3qEJhC27T+f2+foV32/XKwtbqttb0PnGXEtNw1Xrlz+0EXmQLjuuI30jWqdVkFiN/T2u/COuO1",
+	"eujOxzeGwEYMxQ4eDfkH3ZdVdhqnkbisUCvrPrmUtld/10zFX9sX5Rcz/x/tglJfrbHEWu+Kpv3LpBK0",
+	"7VBTp+FYa5e5OqJp7lLK1krvlUJ9yBcwalZNZXfNrNAbPEcjggoOyi5lQhIM1YBmArRz4wFYYJBfoJO1",
+	"r2ZFsCqV0tTvqgejASGHKK4Cy0mlmVBdrtrnjT7peFAZws8Y3vV5eaZrIP3+Y4Ok1ir/hcPFlGjjPvJb",
+	"ki3/ctD40jQwW/JRf39bTXcZZMG2W/SikLb6PJ8r6qzZrXkBg/CaGP872uvXIeI14v1v5dI/U4QHe+mB",
+	"tbZ7qKo+GaaOtYI2QcpYGZlrtBCK/hlqHDejiU2tqkGv5yKleYkyMuW1mPEhWxA0bilqLXgcudjxBfHg",
+	"MUoGyZB9mQDwRf5+B57oc1FH70jetzW4vley89sqpOlXwDRyuKkFFb3B5Q2RuvS0zZs9PPvt6OL47S+B",
+	"ApiuLGO7CmNPG5xe+pULXZXigOXDI52u6qDa+WcA6ytr/65AcnJxGgTFVgWKepqkZ0OsGSlCQDGlLxfC",
+	"ZG8ZTBpGh3XBMvDBEtjYoNpYVeTLTGnrcj1iKy+WbiVUkjiwncvPxSbbpaQCjPKwKZmKOlV88nY/MOAa",
+	"vN0toLpScI1gAo/DVRT58t4vpKDJqVc74P2lQvl6UQX/N1Pr4P2lutJCp/mFslcelOyn8GBWqgvz/LYf",
+	"tXM8DhtZfmNetjL6xAEUddAT6UmvddZQlcFXzTORsth//vyjev1eTRpHtbK2E+f6N5kqUT1JMArJhNV8",
+	"sAqIJeel7CoUvXRn8XFZWAiIAiOSc3YNmYPL4kScfVgHMrTBZu0lMiytOESyrrwlk1T4055G6aHglG3W",
+	"boDV63oNxmlLSxeiaKQwbw4nhQWSfGqZcFUxCJv300wl8EZ1kZvhUZelbdbz71xkm83j9CZx0W3qnKtI",
+	"zWBZo0VxJT9ZPcvktf56cXGqM6wlNwGKfmEaizIluaZC1xxA+sKKfagOcK630zGJkBtV9q6S76rnZt55",
+	"gjZ0krKuzcpsSiXk39rU97TkQkAbkpJqQbEa6JxeMyxnpZIUEzHBg53dHxL0PZqQD+jXN4evOue/Hg52",
+	"di21KvGdFid1cQrrNK4S7Z8JqNwB7SRIWhJZnw721TnOktqvh1Khoaz/eGE10CTWvmg1/7nELMNlhuzh",
+	"ocScW4fCoPZfsvq6+lG4zQ7ZRnLbj9VOR1iQ3e3mZr1hu60xuwoESdwCgh6qkxElmkBOirSA08AwiRHJ",
+	"3USQ9MrU6jjXj0ouTS0JXa6XoYUwhXgg9TrJ0EaGxWTEcZnFDijxkA2jM3jBfDGMNnXAQlGSW8pnwo4k",
+	"JJ4LU6Ch3kryp1mpCQCWiN+SMsfFkAVA6coayDuuM3M6ghRYk3n3mtDTM3JnZn4mTBCQOdohayztmbCJ",
+	"RXBUulzGaHdbl8tA7Z+SWF3CNoZAC2eF9oJ7ycJDprOZQfy6nrkQCEKhyoA9L7AkC9NiTd+5gwX3hwoI",
+	"Fx8yF0pR7dY0HjuE44cqDxqiphxV/V0FNB3+csjEHSnR4MMHW2FhywBFHCAoh3BHBamtTseKqZueoY0d",
+	"JGK0g6aUxWirp/87QJN4yHbQJEb9HvzvtvrfAfw9gL+BcP2v/3/QQ/83VAjf7vdQRoUuCi+9alshXZKz",
+	"el2wdcyDFZmDMzTBJuqWPXP57fV0z1rxt4VVoGpkZ6kBsVXmKrTMCsbZPgQKuTT/GsWNq9g7TXvNgYju",
+	"6pVawr6etXM2A7voysU/nrIvJkL18zAT7GT9cbe7xj7dvfn0U9EHQLMQ6tAs6a6JHkp/+eS1YM3JXNo1",
+	"+Nj6ayzBsMClK3hYjrXrB2PXdIc1gYrRO0Y/WDqyxtocJ14HPktW1CLN+7VeaTTTBXC8W7a5cHUVe/60",
+	"QwusyYfOAdINwRHPofYOiJhC8sJWuFm5QPnlgLdCgqFZtyGxHKzg0SjTPB9bTmRlkpW7FI+6zp+SvmpE",
+	"86XOhoXpky5dckUUXFUgsaUS2HgxPBhtpdtZZ4fsjjvbeG/UeZn2sk6fDMZbeHu0k+5m0UOzKOsVNdeO",
+	"Cmlq87peaDdq2A4u41o8jt9927jMrZpidUwtqEGTKK9QgFe39Uk9elKPntSjJ/XoST1aQz1q1HN+0o+e",
+	"9KMn/ehJP3rSj570o6+kH+2s0o+CAdfqrgYymBpBYIMFyUQQaXAsIOmMoVE+I3+rKDM89pStloZhtK1e",
+	"9nI8GL0gnd20jzvb4x7pvMQ7Lzpbo71skPbJ9ni3Fz00aqzRWOELq1vpTEg+BREKfIf2drdcV8Yd7Ctc",
+	"whz9k7L1pGw9KVtPytaTsrWusnWu9ZsnRetJ0XpStJ4UrSdF60nR+pc4oh6YLxStmwy7LGU5kKUDbUt0",
+	"Kyovp3lBkYe2WmZ5ndrALh6k/fEW6eyNtrPOdjrAnZekP+68yHZHO3g73RoN+g9Wyby2dV9UHfPDOOv6",
+	"WF3vco3/nzSvJ83rSfN60ryeNK+1NS+bt/ekez3pXk+615Pu9aR7PeleX0n3Gny67vWgukMPrLrQ1qss",
+	"r4TlvRztpS+yXdLZGW/jzvZoK+3sZQPS6Y972D57uGbl9/f+4rpVq+BILcHfbFcNUu+s/qRnPelZT3rW",
+	"k571pGetoWd5Tf2jL8NK+00zpl2QLR1YFScwNVI0XQSLmqkyR5C7OV2f9dUIv2F8W+lg1Me9cecl2cs6",
+	"2+mLUQfvjnc6ZDuzj16uz/g8+HydCI/VEFDsSveK1XBUS7r/PwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

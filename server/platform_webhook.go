@@ -59,7 +59,7 @@ const templateSyncTimeout = 10 * time.Second
 func (s *Server) platformVerify(c echo.Context) error {
 	challenge, ok := whatsapp.VerifyChallenge(c.QueryParams(), s.opts.PlatformVerifyToken)
 	if !ok {
-		s.log.WarnContext(c.Request().Context(), "platform webhook: verification refused", "request_id", requestID(c))
+		s.log.WarnContext(c.Request().Context(), "platform webhook: verification refused")
 		return newAPIError(http.StatusForbidden, gen.ErrorCodeUnauthorized, "Verification token does not match")
 	}
 	return c.String(http.StatusOK, challenge)
@@ -73,7 +73,7 @@ func (s *Server) platformWebhook(c echo.Context) error {
 	}
 	sig := c.Request().Header.Get(whatsapp.SignatureHeaderName)
 	if !whatsapp.VerifySignature([]byte(s.opts.PlatformAppSecret), body, sig) {
-		s.log.WarnContext(c.Request().Context(), "platform webhook: bad signature", "request_id", requestID(c),
+		s.log.WarnContext(c.Request().Context(), "platform webhook: bad signature",
 			"signature_present", sig != "", "bytes", len(body))
 		return newAPIError(http.StatusUnauthorized, gen.ErrorCodeUnauthorized, "Missing or invalid "+whatsapp.SignatureHeaderName)
 	}
@@ -195,9 +195,7 @@ func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.Webhook
 			case "message_template_status_update":
 				err = s.handleTemplateStatusUpdate(ctx, d, e.ID, ch.Value)
 			case "phone_number_quality_update":
-				if qerr := s.handleQualityUpdate(ctx, e.ID); qerr != nil {
-					err = s.deadLetter(ctx, d, 0, "change", ch, qerr)
-				}
+				err = s.handleQualityUpdate(ctx, e.ID)
 			default:
 				s.log.DebugContext(ctx, "platform webhook: field ignored", "field", ch.Field, "waba_id", e.ID)
 			}
@@ -307,6 +305,14 @@ func (s *Server) applyPlatformStatus(ctx context.Context, accountID int64, st wh
 }
 
 func (s *Server) logParked(ctx context.Context, accountID int64, r store.StatusReport, res store.StatusResult) {
+	switch {
+	case res.Parked && !res.Found:
+		s.metrics.observeStatusReport("parked")
+	case res.Changed:
+		s.metrics.observeStatusReport("applied")
+	default:
+		s.metrics.observeStatusReport("ignored")
+	}
 	if res.Parked && !res.Found {
 		s.log.InfoContext(ctx, "platform webhook: status parked until the send is recorded", "account_id", accountID,
 			"wamid", r.PlatformMessageID, "status", r.Status)
@@ -322,6 +328,7 @@ func (s *Server) statusReport(ctx context.Context, accountID int64, st whatsapp.
 	}
 	if st.ID == "" || store.StatusRank(status) < 1 {
 		s.log.WarnContext(ctx, "platform webhook: status ignored", "account_id", accountID, "status", st.Status, "wamid", st.ID)
+		s.metrics.observeStatusReport("ignored")
 		return store.StatusReport{}, false
 	}
 	at, ok := st.Time()
@@ -461,13 +468,9 @@ func inboundEventFields(m whatsapp.InboundMessage) receivedFields {
 }
 
 // handleSandboxChange handles traffic on the shared sandbox number: joins, replies and test
-// events (see sandbox_inbound.go). Statuses of the sandbox's own sends are ignored. A failure
-// dead-letters the change as a whole (the sandbox's messages are applied together).
+// events (see sandbox_inbound.go). Statuses of the sandbox's own sends are ignored.
 func (s *Server) handleSandboxChange(ctx context.Context, d *delivery, v whatsapp.ChangeValue) error {
-	if err := s.handleSandboxMessages(ctx, v); err != nil {
-		return s.deadLetter(ctx, d, 0, "sandbox", v, err)
-	}
-	return nil
+	return s.handleSandboxMessages(ctx, d, v)
 }
 
 // handleTemplateStatusUpdate sets the status of the template with the platform's id for every

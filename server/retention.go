@@ -95,19 +95,19 @@ func (r *Retention) run(ctx context.Context) {
 		r.log.Error("retention run", "error", err.Error())
 	case n.total() > 0:
 		r.log.Info("retention run", "attempts", n.Attempts, "events", n.Events,
-			"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys, "sandbox_messages", n.SandboxMessages,
-			"test_messages", n.TestMessages, "dead_letters", n.DeadLetters)
+			"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys,
+			"test_messages", n.TestMessages, "dead_letters", n.DeadLetters, "sandbox_messages", n.SandboxMessages)
 	}
 }
 
 // retentionCounts is what one run deleted.
 type retentionCounts struct {
-	Attempts, Events, PlatformWebhooks, IdempotencyKeys, SandboxMessages int64
-	TestMessages, DeadLetters                                            int64
+	Attempts, Events, PlatformWebhooks, IdempotencyKeys int64
+	TestMessages, DeadLetters, SandboxMessages          int64
 }
 
 func (c retentionCounts) total() int64 {
-	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys + c.SandboxMessages + c.TestMessages + c.DeadLetters
+	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys + c.TestMessages + c.DeadLetters + c.SandboxMessages
 }
 
 // runOnce deletes everything past keeping as of the clock's now, batch by batch until a batch

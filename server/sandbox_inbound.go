@@ -30,8 +30,9 @@ import (
 // sandboxReplyTimeFormat is how reply texts show a window's end.
 const sandboxReplyTimeFormat = "2 Jan 2006 15:04 UTC"
 
-// handleSandboxMessages handles the inbound messages of a change on the sandbox number.
-func (s *Server) handleSandboxMessages(ctx context.Context, v whatsapp.ChangeValue) error {
+// handleSandboxMessages handles the inbound messages of a change on the sandbox number, each on
+// its own: a message that cannot be handled becomes a dead letter and the rest are applied.
+func (s *Server) handleSandboxMessages(ctx context.Context, d *delivery, v whatsapp.ChangeValue) error {
 	names := make(map[string]string, len(v.Contacts))
 	for _, c := range v.Contacts {
 		if c.WaID != "" {
@@ -43,7 +44,9 @@ func (s *Server) handleSandboxMessages(ctx context.Context, v whatsapp.ChangeVal
 			continue
 		}
 		if err := s.handleSandboxMessage(ctx, m, names[m.From]); err != nil {
-			return err
+			if err := s.deadLetter(ctx, d, 0, "sandbox", rawOr(m.Raw, m), err); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -37,7 +37,7 @@ func (s *Store) unsealDetails(row connectionDetailsRow) (ConnectionDetails, erro
 // platform's details, in one statement. It returns ErrNotFound when the account does not exist
 // and ErrConflict when the phone number id is connected to another account.
 func (s *Store) ConnectNumberDetails(ctx context.Context, d ConnectionDetails) (ConnectionDetails, error) {
-	sealed, err := s.seal(d.AccessToken, rowOf("connections", d.AccountID, d.AccountID))
+	sealed, err := s.seal(d.AccessToken, secretRow{table: "connections", account: d.AccountID, id: d.AccountID})
 	if err != nil {
 		return ConnectionDetails{}, err
 	}
@@ -72,7 +72,7 @@ func (s *Store) ConnectionDetailsByAccount(ctx context.Context, accountID int64)
 // first when there is none, so every registration of a number uses the same pin. It fails only
 // when the database (or decryption) does.
 func (s *Store) NumberPIN(ctx context.Context, phoneNumberID, newPIN string) (string, error) {
-	sealed, err := s.seal(newPIN, secretRow{table: "number_pins", id: phoneNumberID})
+	sealed, err := s.seal(newPIN, pinRow(phoneNumberID))
 	if err != nil {
 		return "", err
 	}
@@ -83,7 +83,7 @@ func (s *Store) NumberPIN(ctx context.Context, phoneNumberID, newPIN string) (st
 	if err != nil {
 		return "", translate(err)
 	}
-	return s.open(stored, secretRow{table: "number_pins", id: phoneNumberID})
+	return s.open(stored, pinRow(phoneNumberID))
 }
 
 // UpdateConnectionDetails sets the platform's details of the account's connected number when it

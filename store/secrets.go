@@ -26,30 +26,35 @@ import (
 const sealV1 = 1
 
 // secretRow names the row a secret belongs to. Connections have no id of their own (one per
-// account): their id is the account id. Number pins belong to a number, not an account:
-// account 0, id the phone number id.
+// account): their id is the account id.
 type secretRow struct {
 	table   string
 	account int64
-	id      string
+	id      int64
+	// key replaces account and id for rows keyed by text (number_pins by phone number id).
+	key string
 }
 
-func rowOf(table string, account, id int64) secretRow {
-	return secretRow{table: table, account: account, id: strconv.FormatInt(id, 10)}
+// pinRow is the row of a number's two-step pin: number_pins is keyed by phone number id.
+func pinRow(phoneNumberID string) secretRow {
+	return secretRow{table: "number_pins", key: phoneNumberID}
 }
 
 func (r secretRow) aad() []byte {
-	return []byte("gateway.secret.v1/" + r.table + "/" + strconv.FormatInt(r.account, 10) + "/" + r.id)
+	if r.key != "" {
+		return []byte("gateway.secret.v1/" + r.table + "/" + r.key)
+	}
+	return []byte("gateway.secret.v1/" + r.table + "/" + strconv.FormatInt(r.account, 10) + "/" + strconv.FormatInt(r.id, 10))
 }
 
 func (r secretRow) String() string {
-	switch r.table {
-	case "connections":
-		return "connections account " + strconv.FormatInt(r.account, 10)
-	case "number_pins":
-		return "number_pins " + r.id
+	if r.key != "" {
+		return r.table + " " + r.key
 	}
-	return r.table + " " + r.id + " (account " + strconv.FormatInt(r.account, 10) + ")"
+	if r.table == "connections" {
+		return "connections account " + strconv.FormatInt(r.account, 10)
+	}
+	return r.table + " " + strconv.FormatInt(r.id, 10) + " (account " + strconv.FormatInt(r.account, 10) + ")"
 }
 
 // seal encrypts a secret for its row with the current key.
@@ -95,7 +100,7 @@ func (s *Store) open(sealed []byte, row secretRow) (string, error) {
 type ResealResult struct {
 	Connections      int `json:"connections"`
 	WebhookEndpoints int `json:"webhook_endpoints"`
-	NumberPins       int `json:"number_pins"`
+	NumberPINs       int `json:"number_pins"`
 	// Unreadable names the rows no key opened; they are left as they are.
 	Unreadable []string `json:"unreadable"`
 }
@@ -108,19 +113,17 @@ func (s *Store) ResealSecrets(ctx context.Context) (ResealResult, error) {
 	res := ResealResult{Unreadable: []string{}}
 	type sealedRow struct {
 		Account int64  `db:"account"`
-		ID      string `db:"id"`
+		ID      int64  `db:"id"`
 		Sealed  []byte `db:"sealed"`
 	}
 	tables := []struct {
 		table, query, update string
 		count                *int
 	}{
-		{"connections", `SELECT account_id AS account, account_id::text AS id, access_token AS sealed FROM connections ORDER BY account_id`,
-			`UPDATE connections SET access_token = $3 WHERE account_id = $1 AND account_id::text = $2 AND access_token = $4`, &res.Connections},
-		{"webhook_endpoints", `SELECT account_id AS account, id::text AS id, secret AS sealed FROM webhook_endpoints ORDER BY id`,
-			`UPDATE webhook_endpoints SET secret = $3 WHERE account_id = $1 AND id::text = $2 AND secret = $4`, &res.WebhookEndpoints},
-		{"number_pins", `SELECT 0::bigint AS account, phone_number_id AS id, pin AS sealed FROM number_pins ORDER BY phone_number_id`,
-			`UPDATE number_pins SET pin = $3 WHERE $1::bigint = 0 AND phone_number_id = $2 AND pin = $4`, &res.NumberPins},
+		{"connections", `SELECT account_id AS account, account_id AS id, access_token AS sealed FROM connections ORDER BY account_id`,
+			`UPDATE connections SET access_token = $3 WHERE account_id = $1 AND account_id = $2 AND access_token = $4`, &res.Connections},
+		{"webhook_endpoints", `SELECT account_id AS account, id, secret AS sealed FROM webhook_endpoints ORDER BY id`,
+			`UPDATE webhook_endpoints SET secret = $3 WHERE account_id = $1 AND id = $2 AND secret = $4`, &res.WebhookEndpoints},
 	}
 	for _, t := range tables {
 		var rows []sealedRow
@@ -144,5 +147,34 @@ func (s *Store) ResealSecrets(ctx context.Context) (ResealResult, error) {
 			*t.count++
 		}
 	}
-	return res, nil
+	return res, s.resealPINs(ctx, &res)
+}
+
+// resealPINs is ResealSecrets for number_pins, whose rows are keyed by phone number id.
+func (s *Store) resealPINs(ctx context.Context, res *ResealResult) error {
+	var rows []struct {
+		PhoneNumberID string `db:"phone_number_id"`
+		Sealed        []byte `db:"pin"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT phone_number_id, pin FROM number_pins ORDER BY phone_number_id`); err != nil {
+		return translate(err)
+	}
+	for _, r := range rows {
+		row := pinRow(r.PhoneNumberID)
+		plain, _, err := s.openSecret(r.Sealed, row)
+		if err != nil {
+			res.Unreadable = append(res.Unreadable, row.String())
+			continue
+		}
+		sealed, err := s.seal(plain, row)
+		if err != nil {
+			return err
+		}
+		if _, err := s.db.ExecContext(ctx, `UPDATE number_pins SET pin = $2 WHERE phone_number_id = $1 AND pin = $3`,
+			r.PhoneNumberID, sealed, r.Sealed); err != nil {
+			return translate(err)
+		}
+		res.NumberPINs++
+	}
+	return nil
 }

@@ -39,7 +39,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, accountID int64, url,
 	if err := s.db.GetContext(ctx, &id, `SELECT nextval(pg_get_serial_sequence('webhook_endpoints', 'id'))`); err != nil {
 		return WebhookEndpoint{}, translate(err)
 	}
-	sealed, err := s.seal(secret, rowOf("webhook_endpoints", accountID, id))
+	sealed, err := s.seal(secret, secretRow{table: "webhook_endpoints", account: accountID, id: id})
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}

@@ -19,7 +19,10 @@ import (
 //
 //	POST /_sim/numbers          Number, or an array of them        → {"numbers": [...]}
 //	GET  /_sim/numbers                                             → {"numbers": [...]}
-//	POST /_sim/templates        {waba_id, templates: [Template], defaults: bool}
+//	POST /_sim/templates        {waba_id, templates: [Template], defaults: bool, rich: bool}
+//	                            (a template with the name and language of a stored one
+//	                            replaces it: a change on the platform the gateway sees only
+//	                            at its next sync)
 //	GET  /_sim/templates?waba_id=...                               → {"data": [...]}
 //	POST /_sim/script           {recipient, fail_sync, fail_async, skip_delivered,
 //	                             reorder, duplicate, early_status, hang_ms}
@@ -303,6 +306,7 @@ func (s *Simulator) controlTemplates(w http.ResponseWriter, r *http.Request) {
 		WabaID    string     `json:"waba_id"`
 		Templates []Template `json:"templates"`
 		Defaults  bool       `json:"defaults"`
+		Rich      bool       `json:"rich"`
 	}
 	if err := decodeControl(r, &b); err != nil {
 		controlFail(w, http.StatusBadRequest, "templates: %v", err)
@@ -320,6 +324,9 @@ func (s *Simulator) controlTemplates(w http.ResponseWriter, r *http.Request) {
 	}
 	if b.Defaults {
 		s.SeedTemplates(b.WabaID, DefaultTemplates())
+	}
+	if b.Rich {
+		s.SeedTemplates(b.WabaID, RichTemplates())
 	}
 	s.SeedTemplates(b.WabaID, b.Templates)
 	writeControl(w, http.StatusOK, map[string]any{"data": s.Templates(b.WabaID)})

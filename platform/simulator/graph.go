@@ -255,6 +255,7 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 	case "template":
 		acc.template = true
 		ge = s.checkTemplate(n.WabaID, req.Template, &sm, &acc)
+		sm.Components = rawComponents(raw)
 	case "text":
 		switch {
 		case req.Text == nil:
@@ -342,6 +343,19 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 		}
 		s.hooks.enqueue(queued)
 	}
+}
+
+// rawComponents returns template.components of a send body as received, or nil.
+func rawComponents(body []byte) json.RawMessage {
+	var b struct {
+		Template struct {
+			Components json.RawMessage `json:"components"`
+		} `json:"template"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return nil
+	}
+	return b.Template.Components
 }
 
 // hang waits d, or until the client goes away or the simulator closes.

@@ -173,6 +173,7 @@ type SentMessage struct {
 	TemplateName          string          `json:"template_name,omitempty"`
 	TemplateLanguage      string          `json:"template_language,omitempty"`
 	Parameters            []SentParameter `json:"parameters,omitempty"`
+	Components            json.RawMessage `json:"components,omitempty"` // template.components exactly as received
 	TextBody              string          `json:"text_body,omitempty"`
 	BizOpaqueCallbackData string          `json:"biz_opaque_callback_data,omitempty"`
 	At                    time.Time       `json:"at"`  // Config.Clock at acceptance
