@@ -50,6 +50,14 @@ type config struct {
 	LogLevel            slog.Level
 	TemplateSyncEvery   time.Duration
 	ReconcileEvery      time.Duration
+	// MetricsAddr is the listen address of /metrics alone (GATEWAY_METRICS_ADDR); empty
+	// means none. MetricsToken (GATEWAY_METRICS_TOKEN) also serves /metrics on Addr to
+	// requests bearing it.
+	MetricsAddr  string
+	MetricsToken string
+	// DevKeysFile, when set, is where `gateway dev` writes the keys it issued, as JSON
+	// (GATEWAY_DEV_KEYS_FILE), for scripts.
+	DevKeysFile string
 	// TrustedProxies (GATEWAY_TRUSTED_PROXIES, comma-separated CIDRs or addresses) may name
 	// the client in X-Forwarded-For / X-Real-IP; empty by default.
 	TrustedProxies []netip.Prefix
@@ -88,6 +96,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Env:                 getenv("GATEWAY_ENV"),
 		SimAddr:             get("PLATFORM_SIM_ADDR", "127.0.0.1:8081"),
 		SimWebhookURL:       get("PLATFORM_SIM_WEBHOOK_URL", "http://127.0.0.1:8080/platform/webhook"),
+		MetricsAddr:         getenv("GATEWAY_METRICS_ADDR"),
+		MetricsToken:        getenv("GATEWAY_METRICS_TOKEN"),
+		DevKeysFile:         getenv("GATEWAY_DEV_KEYS_FILE"),
 	}
 	var err error
 	if c.WebhookAllowPrivate, err = parseBool(get("GATEWAY_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {

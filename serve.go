@@ -66,6 +66,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		PlatformVerifyToken: cfg.PlatformVerifyToken,
 		SendTimeout:         cfg.PlatformTimeout,
 		SchemaVersion:       version,
+		MetricsToken:        cfg.MetricsToken,
 		TrustedProxies:      cfg.TrustedProxies,
 		Replicas:            cfg.Replicas,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
@@ -77,7 +78,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 	}
 	srv.AddService(server.NewTemplateSyncer(server.TemplateSyncConfig{Accounts: st.ConnectedAccountIDs,
 		Sync: srv.SyncAccountTemplates, Every: cfg.TemplateSyncEvery, Logger: logger}))
-	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger}))
+	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}))
 	srv.AddService(server.NewRetention(st, server.RetentionConfig{Logger: logger}))
 	srv.AddService(server.NewReconciler(st, server.ReconcileConfig{Interval: cfg.ReconcileEvery, Logger: logger}))
 	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil
@@ -118,9 +119,22 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 		return err
 	}
 	defer a.server.StopServices()
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
 	a.log.Info("serving", "addr", ln.Addr().String())
+	var ms *http.Server
+	if a.cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", a.cfg.MetricsAddr)
+		if err != nil {
+			hs.Close()
+			return fmt.Errorf("metrics listener (GATEWAY_METRICS_ADDR): %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", a.server.Metrics().Handler())
+		ms = newHTTPServer(mux, timeouts)
+		go func() { errc <- ms.Serve(mln) }()
+		a.log.Info("serving metrics", "addr", mln.Addr().String())
+	}
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -129,13 +143,19 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 		return err
 	case <-ctx.Done():
 	}
+	a.log.Info("shutting down", "addr", ln.Addr().String())
 	// In-flight requests finish first (a send records its outcome), then the deferred calls
 	// stop the background services, and the caller closes the pool.
 	sctx, cancel := context.WithTimeout(context.Background(), timeouts.Shutdown)
 	defer cancel()
+	if ms != nil {
+		ms.Shutdown(sctx)
+	}
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	a.server.StopServices()
+	a.log.Info("shut down")
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -45,6 +46,36 @@ const (
 func (e ContactCreatedEventMode) Valid() bool {
 	switch e {
 	case ContactCreatedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpsertEnvelopeSuccess.
+const (
+	ContactUpsertEnvelopeSuccessTrue ContactUpsertEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactUpsertEnvelopeSuccess enum.
+func (e ContactUpsertEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactUpsertEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactsEnvelopeSuccess.
+const (
+	ContactsEnvelopeSuccessTrue ContactsEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactsEnvelopeSuccess enum.
+func (e ContactsEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactsEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -138,6 +169,21 @@ func (e EventBaseMode) Valid() bool {
 	}
 }
 
+// Defines values for EventExamplesEnvelopeSuccess.
+const (
+	EventExamplesEnvelopeSuccessTrue EventExamplesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the EventExamplesEnvelopeSuccess enum.
+func (e EventExamplesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case EventExamplesEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventName.
 const (
 	EventNameContactCreated  EventName = "contact.created"
@@ -201,6 +247,36 @@ func (e KeyMode) Valid() bool {
 	case KeyModeLive:
 		return true
 	case KeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeEnvelopeSuccess.
+const (
+	MeEnvelopeSuccessTrue MeEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MeEnvelopeSuccess enum.
+func (e MeEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MeEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageEnvelopeSuccess.
+const (
+	MessageEnvelopeSuccessTrue MessageEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MessageEnvelopeSuccess enum.
+func (e MessageEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MessageEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -339,6 +415,21 @@ func (e MessageStatusEventMode) Valid() bool {
 	}
 }
 
+// Defines values for SendEnvelopeSuccess.
+const (
+	SendEnvelopeSuccessTrue SendEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SendEnvelopeSuccess enum.
+func (e SendEnvelopeSuccess) Valid() bool {
+	switch e {
+	case SendEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendResultDelivery.
 const (
 	Real      SendResultDelivery = "real"
@@ -423,6 +514,21 @@ func (e TemplateStatus) Valid() bool {
 	}
 }
 
+// Defines values for TemplatesEnvelopeSuccess.
+const (
+	TemplatesEnvelopeSuccessTrue TemplatesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the TemplatesEnvelopeSuccess enum.
+func (e TemplatesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case TemplatesEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ValidationErrorEnvelopeSuccess.
 const (
 	ValidationErrorEnvelopeSuccessFalse ValidationErrorEnvelopeSuccess = false
@@ -475,6 +581,9 @@ type Account struct {
 	Name  string `json:"name"`
 }
 
+// AccountInactiveEnvelope The failure envelope of this status; `code` is one of the values listed.
+type AccountInactiveEnvelope = ErrorEnvelope
+
 // ButtonVariable defines model for ButtonVariable.
 type ButtonVariable struct {
 	// Index The button's 0-based position among the template's buttons (GET /templates `buttons[].index`).
@@ -507,9 +616,9 @@ type Contact struct {
 	Id      int64     `json:"id"`
 
 	// Mobile International format, digits only, country code included.
-	Mobile string  `json:"mobile"`
-	Name   string  `json:"name"`
-	Note   *string `json:"note,omitempty"`
+	Mobile string `json:"mobile"`
+	Name   string `json:"name"`
+	Note   string `json:"note"`
 }
 
 // ContactCreatedData defines model for ContactCreatedData.
@@ -559,22 +668,24 @@ type ContactUpsertEnvelope struct {
 	Data ContactUpsert `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                       `json:"message"`
+	Success ContactUpsertEnvelopeSuccess `json:"success"`
 }
+
+// ContactUpsertEnvelopeSuccess defines model for ContactUpsertEnvelope.Success.
+type ContactUpsertEnvelopeSuccess bool
 
 // ContactsEnvelope defines model for ContactsEnvelope.
 type ContactsEnvelope struct {
 	Data ContactList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                  `json:"message"`
+	Success ContactsEnvelopeSuccess `json:"success"`
 }
+
+// ContactsEnvelopeSuccess defines model for ContactsEnvelope.Success.
+type ContactsEnvelopeSuccess bool
 
 // Envelope Fields every response carries.
 type Envelope struct {
@@ -604,13 +715,10 @@ type ErrorEnvelope struct {
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
 type ErrorEnvelopeSuccess bool
 
-// EventBase Fields every webhook body carries.
+// EventBase Fields every webhook body carries; each event adds its `data`.
 type EventBase struct {
 	CreatedAt time.Time `json:"created_at"`
-
-	// Data The event's payload; its fields depend on the event.
-	Data  map[string]interface{} `json:"data"`
-	Event EventName              `json:"event"`
+	Event     EventName `json:"event"`
 
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
@@ -621,6 +729,24 @@ type EventBase struct {
 
 // EventBaseMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type EventBaseMode string
+
+// EventExamples defines model for EventExamples.
+type EventExamples struct {
+	// Events One example of each event, in the order of `WebhookEvent`'s `oneOf`.
+	Events []WebhookEvent `json:"events"`
+}
+
+// EventExamplesEnvelope defines model for EventExamplesEnvelope.
+type EventExamplesEnvelope struct {
+	Data EventExamples `json:"data"`
+
+	// Message Human-readable text.
+	Message string                       `json:"message"`
+	Success EventExamplesEnvelopeSuccess `json:"success"`
+}
+
+// EventExamplesEnvelopeSuccess defines model for EventExamplesEnvelope.Success.
+type EventExamplesEnvelopeSuccess bool
 
 // EventName defines model for EventName.
 type EventName string
@@ -667,6 +793,12 @@ type HeaderMedia struct {
 // HeaderMediaType Must match the template's header_format.
 type HeaderMediaType string
 
+// IdempotencyInProgressEnvelope The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgressEnvelope = ErrorEnvelope
+
+// InternalErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type InternalErrorEnvelope = ErrorEnvelope
+
 // KeyMode The kind of key that made the request.
 type KeyMode string
 
@@ -676,7 +808,7 @@ type Me struct {
 	Chat    Chat    `json:"chat"`
 
 	// Mode The kind of key that made the request.
-	Mode *KeyMode `json:"mode,omitempty"`
+	Mode KeyMode `json:"mode"`
 
 	// Sandbox Test mode only. How to receive test sends on a real handset.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
@@ -687,11 +819,12 @@ type MeEnvelope struct {
 	Data Me `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string            `json:"message"`
+	Success MeEnvelopeSuccess `json:"success"`
 }
+
+// MeEnvelopeSuccess defines model for MeEnvelope.Success.
+type MeEnvelopeSuccess bool
 
 // Message defines model for Message.
 type Message struct {
@@ -706,8 +839,8 @@ type Message struct {
 	Error *MessageError `json:"error,omitempty"`
 
 	// History Every status reported, oldest first, with the platform's timestamp.
-	History   *[]StatusChange `json:"history,omitempty"`
-	MessageId int64           `json:"message_id"`
+	History   []StatusChange `json:"history"`
+	MessageId int64          `json:"message_id"`
 
 	// SentAt ISO 8601 timestamp with UTC offset.
 	SentAt time.Time `json:"sent_at"`
@@ -721,11 +854,12 @@ type MessageEnvelope struct {
 	Data Message `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                 `json:"message"`
+	Success MessageEnvelopeSuccess `json:"success"`
 }
+
+// MessageEnvelopeSuccess defines model for MessageEnvelope.Success.
+type MessageEnvelopeSuccess bool
 
 // MessageError Why the platform failed the message.
 type MessageError struct {
@@ -855,7 +989,7 @@ type MessageStatusData struct {
 
 	// Status What the messaging platform last reported.
 	Status    MessageStatus `json:"status"`
-	Timestamp *time.Time    `json:"timestamp,omitempty"`
+	Timestamp time.Time     `json:"timestamp"`
 }
 
 // MessageStatusEvent defines model for MessageStatusEvent.
@@ -877,12 +1011,27 @@ type MessageStatusEventEvent string
 // MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
 
+// MethodNotAllowedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowedEnvelope = ErrorEnvelope
+
+// NotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type NotFoundEnvelope = ErrorEnvelope
+
 // Pagination defines model for Pagination.
 type Pagination struct {
 	Page  int `json:"page"`
 	Pages int `json:"pages"`
 	Total int `json:"total"`
 }
+
+// PayloadTooLargeEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLargeEnvelope = ErrorEnvelope
+
+// PlatformErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PlatformErrorEnvelope = ErrorEnvelope
+
+// RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type RateLimitedEnvelope = ErrorEnvelope
 
 // Sandbox Test mode only. How to receive test sends on a real handset.
 type Sandbox struct {
@@ -895,16 +1044,20 @@ type Sandbox struct {
 	PhoneNumber string `json:"phone_number"`
 }
 
+// SendConflictEnvelope The failure envelope of this status; `code` is one of the values listed.
+type SendConflictEnvelope = ErrorEnvelope
+
 // SendEnvelope defines model for SendEnvelope.
 type SendEnvelope struct {
 	Data SendResult `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string              `json:"message"`
+	Success SendEnvelopeSuccess `json:"success"`
 }
+
+// SendEnvelopeSuccess defines model for SendEnvelope.Success.
+type SendEnvelopeSuccess bool
 
 // SendResult defines model for SendResult.
 type SendResult struct {
@@ -1021,13 +1174,13 @@ type StatusChange struct {
 // Template defines model for Template.
 type Template struct {
 	// BodyVariables How many body variables a send must give.
-	BodyVariables *int `json:"body_variables,omitempty"`
+	BodyVariables int `json:"body_variables"`
 
 	// Buttons The template's buttons in order; `index` is what `button_variables` refers to.
 	//
 	// Example: [{"index":0,"takes_value":true,"text":"Shop now","type":"URL"},{"index":1,"takes_value":true,"text":"Stop promotions","type":"QUICK_REPLY"}]
-	Buttons  *[]TemplateButton `json:"buttons,omitempty"`
-	Category TemplateCategory  `json:"category"`
+	Buttons  []TemplateButton `json:"buttons"`
+	Category TemplateCategory `json:"category"`
 
 	// HeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
 	// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
@@ -1035,10 +1188,10 @@ type Template struct {
 	//
 	//
 	// Example: IMAGE
-	HeaderFormat *TemplateHeaderFormat `json:"header_format,omitempty"`
+	HeaderFormat TemplateHeaderFormat `json:"header_format"`
 
 	// HeaderVariables How many header variables a send must give (0 unless the header is TEXT with a variable).
-	HeaderVariables *int `json:"header_variables,omitempty"`
+	HeaderVariables int `json:"header_variables"`
 
 	// Id The service's own template id.
 	Id int64 `json:"id"`
@@ -1110,16 +1263,23 @@ type TemplateList struct {
 	Templates []Template `json:"templates"`
 }
 
+// TemplateNotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFoundEnvelope = ErrorEnvelope
+
 // TemplatesEnvelope defines model for TemplatesEnvelope.
 type TemplatesEnvelope struct {
 	Data TemplateList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                   `json:"message"`
+	Success TemplatesEnvelopeSuccess `json:"success"`
 }
+
+// TemplatesEnvelopeSuccess defines model for TemplatesEnvelope.Success.
+type TemplatesEnvelopeSuccess bool
+
+// UnauthorizedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type UnauthorizedEnvelope = ErrorEnvelope
 
 // UpsertContactRequest defines model for UpsertContactRequest.
 type UpsertContactRequest struct {
@@ -1154,6 +1314,14 @@ type ValidationErrorEnvelope struct {
 // ValidationErrorEnvelopeSuccess defines model for ValidationErrorEnvelope.Success.
 type ValidationErrorEnvelopeSuccess bool
 
+// ValidationFailedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailedEnvelope = ValidationErrorEnvelope
+
+// WebhookEvent Any webhook event; the `event` field tells which schema the body follows.
+type WebhookEvent struct {
+	union json.RawMessage
+}
+
 // WebhookTestData defines model for WebhookTestData.
 type WebhookTestData struct {
 	// EndpointId The endpoint the test event was sent to (and only to).
@@ -1183,38 +1351,41 @@ type WebhookTestEventMode string
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
-// AccountInactive defines model for AccountInactive.
-type AccountInactive = ErrorEnvelope
+// AccountInactive The failure envelope of this status; `code` is one of the values listed.
+type AccountInactive = AccountInactiveEnvelope
 
-// IdempotencyInProgress defines model for IdempotencyInProgress.
-type IdempotencyInProgress = ErrorEnvelope
+// IdempotencyInProgress The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgress = IdempotencyInProgressEnvelope
 
-// InternalError defines model for InternalError.
-type InternalError = ErrorEnvelope
+// InternalError The failure envelope of this status; `code` is one of the values listed.
+type InternalError = InternalErrorEnvelope
 
-// NotFound defines model for NotFound.
-type NotFound = ErrorEnvelope
+// MethodNotAllowed The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowed = MethodNotAllowedEnvelope
 
-// PayloadTooLarge defines model for PayloadTooLarge.
-type PayloadTooLarge = ErrorEnvelope
+// NotFound The failure envelope of this status; `code` is one of the values listed.
+type NotFound = NotFoundEnvelope
 
-// PlatformError defines model for PlatformError.
-type PlatformError = ErrorEnvelope
+// PayloadTooLarge The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLarge = PayloadTooLargeEnvelope
 
-// RateLimited defines model for RateLimited.
-type RateLimited = ErrorEnvelope
+// PlatformError The failure envelope of this status; `code` is one of the values listed.
+type PlatformError = PlatformErrorEnvelope
 
-// SendConflict defines model for SendConflict.
-type SendConflict = ErrorEnvelope
+// RateLimited The failure envelope of this status; `code` is one of the values listed.
+type RateLimited = RateLimitedEnvelope
 
-// TemplateNotFound defines model for TemplateNotFound.
-type TemplateNotFound = ErrorEnvelope
+// SendConflict The failure envelope of this status; `code` is one of the values listed.
+type SendConflict = SendConflictEnvelope
 
-// Unauthorized defines model for Unauthorized.
-type Unauthorized = ErrorEnvelope
+// TemplateNotFound The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFound = TemplateNotFoundEnvelope
 
-// ValidationFailed defines model for ValidationFailed.
-type ValidationFailed = ValidationErrorEnvelope
+// Unauthorized The failure envelope of this status; `code` is one of the values listed.
+type Unauthorized = UnauthorizedEnvelope
+
+// ValidationFailed The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailed = ValidationFailedEnvelope
 
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
@@ -1248,6 +1419,215 @@ type UpsertContactJSONRequestBody = UpsertContactRequest
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
 
+// AsMessageReceivedEvent returns the union data inside the WebhookEvent as a MessageReceivedEvent
+func (t WebhookEvent) AsMessageReceivedEvent() (MessageReceivedEvent, error) {
+	var body MessageReceivedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageReceivedEvent overwrites any union data inside the WebhookEvent as the provided MessageReceivedEvent
+func (t *WebhookEvent) FromMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageReceivedEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageReceivedEvent
+func (t *WebhookEvent) MergeMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageSentEvent returns the union data inside the WebhookEvent as a MessageSentEvent
+func (t WebhookEvent) AsMessageSentEvent() (MessageSentEvent, error) {
+	var body MessageSentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageSentEvent overwrites any union data inside the WebhookEvent as the provided MessageSentEvent
+func (t *WebhookEvent) FromMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageSentEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageSentEvent
+func (t *WebhookEvent) MergeMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageStatusEvent returns the union data inside the WebhookEvent as a MessageStatusEvent
+func (t WebhookEvent) AsMessageStatusEvent() (MessageStatusEvent, error) {
+	var body MessageStatusEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageStatusEvent overwrites any union data inside the WebhookEvent as the provided MessageStatusEvent
+func (t *WebhookEvent) FromMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageStatusEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageStatusEvent
+func (t *WebhookEvent) MergeMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContactCreatedEvent returns the union data inside the WebhookEvent as a ContactCreatedEvent
+func (t WebhookEvent) AsContactCreatedEvent() (ContactCreatedEvent, error) {
+	var body ContactCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContactCreatedEvent overwrites any union data inside the WebhookEvent as the provided ContactCreatedEvent
+func (t *WebhookEvent) FromContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	t.union = b
+	return err
+}
+
+// MergeContactCreatedEvent performs a merge with any union data inside the WebhookEvent, using the provided ContactCreatedEvent
+func (t *WebhookEvent) MergeContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookTestEvent returns the union data inside the WebhookEvent as a WebhookTestEvent
+func (t WebhookEvent) AsWebhookTestEvent() (WebhookTestEvent, error) {
+	var body WebhookTestEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookTestEvent overwrites any union data inside the WebhookEvent as the provided WebhookTestEvent
+func (t *WebhookEvent) FromWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	t.union = b
+	return err
+}
+
+// MergeWebhookTestEvent performs a merge with any union data inside the WebhookEvent, using the provided WebhookTestEvent
+func (t *WebhookEvent) MergeWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "contact.created":
+		return t.AsContactCreatedEvent()
+	case "message.received":
+		return t.AsMessageReceivedEvent()
+	case "message.sent":
+		return t.AsMessageSentEvent()
+	case "message.status":
+		return t.AsMessageStatusEvent()
+	case "webhook.test":
+		return t.AsWebhookTestEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t WebhookEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// ListContacts List contacts
@@ -1256,6 +1636,9 @@ type ServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx echo.Context, params UpsertContactParams) error
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx echo.Context) error
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx echo.Context) error
@@ -1333,6 +1716,15 @@ func (w *ServerInterfaceWrapper) UpsertContact(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpsertContact(ctx, params)
+	return err
+}
+
+// ListEventExamples converts echo context to params.
+func (w *ServerInterfaceWrapper) ListEventExamples(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListEventExamples(ctx)
 	return err
 }
 
@@ -1452,37 +1844,126 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/messages/:id", wrapper.GetMessage, options.OperationMiddlewares["getMessage"]...)
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
+	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
 
 }
 
-type AccountInactiveJSONResponse ErrorEnvelope
+type AccountInactiveResponseHeaders struct {
+	XRequestId string
+}
+type AccountInactiveJSONResponse struct {
+	Body AccountInactiveEnvelope
 
-type IdempotencyInProgressJSONResponse ErrorEnvelope
+	Headers AccountInactiveResponseHeaders
+}
 
-type InternalErrorJSONResponse ErrorEnvelope
+type IdempotencyInProgressResponseHeaders struct {
+	XRequestId string
+}
+type IdempotencyInProgressJSONResponse struct {
+	Body IdempotencyInProgressEnvelope
 
-type NotFoundJSONResponse ErrorEnvelope
+	Headers IdempotencyInProgressResponseHeaders
+}
 
-type PayloadTooLargeJSONResponse ErrorEnvelope
+type InternalErrorResponseHeaders struct {
+	XRequestId string
+}
+type InternalErrorJSONResponse struct {
+	Body InternalErrorEnvelope
 
-type PlatformErrorJSONResponse ErrorEnvelope
+	Headers InternalErrorResponseHeaders
+}
+
+type MethodNotAllowedResponseHeaders struct {
+	Allow      string
+	XRequestId string
+}
+type MethodNotAllowedJSONResponse struct {
+	Body MethodNotAllowedEnvelope
+
+	Headers MethodNotAllowedResponseHeaders
+}
+
+type NotFoundResponseHeaders struct {
+	XRequestId string
+}
+type NotFoundJSONResponse struct {
+	Body NotFoundEnvelope
+
+	Headers NotFoundResponseHeaders
+}
+
+type PayloadTooLargeResponseHeaders struct {
+	XRequestId string
+}
+type PayloadTooLargeJSONResponse struct {
+	Body PayloadTooLargeEnvelope
+
+	Headers PayloadTooLargeResponseHeaders
+}
+
+type PlatformErrorResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type PlatformErrorJSONResponse struct {
+	Body PlatformErrorEnvelope
+
+	Headers PlatformErrorResponseHeaders
+}
 
 type RateLimitedResponseHeaders struct {
-	RetryAfter *int
+	RateLimit       string
+	RateLimitPolicy string
+	RetryAfter      int
+	XRequestId      string
 }
 type RateLimitedJSONResponse struct {
-	Body ErrorEnvelope
+	Body RateLimitedEnvelope
 
 	Headers RateLimitedResponseHeaders
 }
 
-type SendConflictJSONResponse ErrorEnvelope
+type SendConflictResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type SendConflictJSONResponse struct {
+	Body SendConflictEnvelope
 
-type TemplateNotFoundJSONResponse ErrorEnvelope
+	Headers SendConflictResponseHeaders
+}
 
-type UnauthorizedJSONResponse ErrorEnvelope
+type TemplateNotFoundResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type TemplateNotFoundJSONResponse struct {
+	Body TemplateNotFoundEnvelope
 
-type ValidationFailedJSONResponse ValidationErrorEnvelope
+	Headers TemplateNotFoundResponseHeaders
+}
+
+type UnauthorizedResponseHeaders struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+type UnauthorizedJSONResponse struct {
+	Body UnauthorizedEnvelope
+
+	Headers UnauthorizedResponseHeaders
+}
+
+type ValidationFailedResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type ValidationFailedJSONResponse struct {
+	Body ValidationFailedEnvelope
+
+	Headers ValidationFailedResponseHeaders
+}
 
 type ListContactsRequestObject struct {
 	Params ListContactsParams
@@ -1492,15 +1973,23 @@ type ListContactsResponseObject interface {
 	VisitListContactsResponse(w http.ResponseWriter) error
 }
 
-type ListContacts200JSONResponse ContactsEnvelope
+type ListContacts200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListContacts200JSONResponse struct {
+	Body    ContactsEnvelope
+	Headers ListContacts200ResponseHeaders
+}
 
 func (response ListContacts200JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1511,10 +2000,12 @@ type ListContacts401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListContacts401JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1525,10 +2016,11 @@ type ListContacts403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListContacts403JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1539,10 +2031,14 @@ type ListContacts422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response ListContacts422JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1557,9 +2053,10 @@ func (response ListContacts429JSONResponse) VisitListContactsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1570,10 +2067,11 @@ type ListContacts500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListContacts500JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1588,15 +2086,27 @@ type UpsertContactResponseObject interface {
 	VisitUpsertContactResponse(w http.ResponseWriter) error
 }
 
-type UpsertContact200JSONResponse ContactUpsertEnvelope
+type UpsertContact200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type UpsertContact200JSONResponse struct {
+	Body    ContactUpsertEnvelope
+	Headers UpsertContact200ResponseHeaders
+}
 
 func (response UpsertContact200JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1607,10 +2117,12 @@ type UpsertContact401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response UpsertContact401JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1621,10 +2133,11 @@ type UpsertContact403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response UpsertContact403JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1637,10 +2150,11 @@ type UpsertContact409JSONResponse struct {
 func (response UpsertContact409JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1651,10 +2165,11 @@ type UpsertContact413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response UpsertContact413JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1665,10 +2180,14 @@ type UpsertContact422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response UpsertContact422JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1683,9 +2202,10 @@ func (response UpsertContact429JSONResponse) VisitUpsertContactResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1696,10 +2216,104 @@ type UpsertContact500JSONResponse struct{ InternalErrorJSONResponse }
 func (response UpsertContact500JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamplesRequestObject struct {
+}
+
+type ListEventExamplesResponseObject interface {
+	VisitListEventExamplesResponse(w http.ResponseWriter) error
+}
+
+type ListEventExamples200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListEventExamples200JSONResponse struct {
+	Body    EventExamplesEnvelope
+	Headers ListEventExamples200ResponseHeaders
+}
+
+func (response ListEventExamples200JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListEventExamples401JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListEventExamples403JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListEventExamples429JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListEventExamples500JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1712,15 +2326,23 @@ type GetMeResponseObject interface {
 	VisitGetMeResponse(w http.ResponseWriter) error
 }
 
-type GetMe200JSONResponse MeEnvelope
+type GetMe200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMe200JSONResponse struct {
+	Body    MeEnvelope
+	Headers GetMe200ResponseHeaders
+}
 
 func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1731,10 +2353,12 @@ type GetMe401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1745,10 +2369,11 @@ type GetMe403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMe403JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1763,9 +2388,10 @@ func (response GetMe429JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1776,10 +2402,11 @@ type GetMe500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1794,15 +2421,27 @@ type SendTemplateMessageResponseObject interface {
 	VisitSendTemplateMessageResponse(w http.ResponseWriter) error
 }
 
-type SendTemplateMessage200JSONResponse SendEnvelope
+type SendTemplateMessage200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type SendTemplateMessage200JSONResponse struct {
+	Body    SendEnvelope
+	Headers SendTemplateMessage200ResponseHeaders
+}
 
 func (response SendTemplateMessage200JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1813,10 +2452,12 @@ type SendTemplateMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response SendTemplateMessage401JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1827,10 +2468,11 @@ type SendTemplateMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response SendTemplateMessage403JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1841,10 +2483,14 @@ type SendTemplateMessage404JSONResponse struct{ TemplateNotFoundJSONResponse }
 func (response SendTemplateMessage404JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1855,10 +2501,14 @@ type SendTemplateMessage409JSONResponse struct{ SendConflictJSONResponse }
 func (response SendTemplateMessage409JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1869,10 +2519,11 @@ type SendTemplateMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response SendTemplateMessage413JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1883,10 +2534,14 @@ type SendTemplateMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response SendTemplateMessage422JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1901,9 +2556,10 @@ func (response SendTemplateMessage429JSONResponse) VisitSendTemplateMessageRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1914,10 +2570,11 @@ type SendTemplateMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response SendTemplateMessage500JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1928,10 +2585,14 @@ type SendTemplateMessage502JSONResponse struct{ PlatformErrorJSONResponse }
 func (response SendTemplateMessage502JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(502)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1945,15 +2606,23 @@ type GetMessageResponseObject interface {
 	VisitGetMessageResponse(w http.ResponseWriter) error
 }
 
-type GetMessage200JSONResponse MessageEnvelope
+type GetMessage200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMessage200JSONResponse struct {
+	Body    MessageEnvelope
+	Headers GetMessage200ResponseHeaders
+}
 
 func (response GetMessage200JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1964,10 +2633,12 @@ type GetMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMessage401JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1978,10 +2649,11 @@ type GetMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMessage403JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1992,10 +2664,11 @@ type GetMessage404JSONResponse struct{ NotFoundJSONResponse }
 func (response GetMessage404JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2006,10 +2679,14 @@ type GetMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response GetMessage422JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2024,9 +2701,10 @@ func (response GetMessage429JSONResponse) VisitGetMessageResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2037,10 +2715,11 @@ type GetMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMessage500JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2053,15 +2732,23 @@ type ListTemplatesResponseObject interface {
 	VisitListTemplatesResponse(w http.ResponseWriter) error
 }
 
-type ListTemplates200JSONResponse TemplatesEnvelope
+type ListTemplates200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListTemplates200JSONResponse struct {
+	Body    TemplatesEnvelope
+	Headers ListTemplates200ResponseHeaders
+}
 
 func (response ListTemplates200JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2072,10 +2759,12 @@ type ListTemplates401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListTemplates401JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2086,10 +2775,11 @@ type ListTemplates403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListTemplates403JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2104,9 +2794,10 @@ func (response ListTemplates429JSONResponse) VisitListTemplatesResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2117,10 +2808,11 @@ type ListTemplates500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListTemplates500JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2134,6 +2826,9 @@ type StrictServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx context.Context, request UpsertContactRequestObject) (UpsertContactResponseObject, error)
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx context.Context, request ListEventExamplesRequestObject) (ListEventExamplesResponseObject, error)
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
@@ -2227,6 +2922,29 @@ func (sh *strictHandler) UpsertContact(ctx echo.Context, params UpsertContactPar
 		return err
 	} else if validResponse, ok := response.(UpsertContactResponseObject); ok {
 		return validResponse.VisitUpsertContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListEventExamples operation middleware
+func (sh *strictHandler) ListEventExamples(ctx echo.Context) error {
+	var request ListEventExamplesRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEventExamples(ctx.Request().Context(), request.(ListEventExamplesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEventExamples")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListEventExamplesResponseObject); ok {
+		return validResponse.VisitListEventExamplesResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -2357,181 +3075,217 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2Lcts4tuCvoLh3K3Y3pUiy5fhRW7Nux0l8O36MHz0zN/KVIBKy0KYANgFZUaf8NfsF+wu7P7aFA4AE",
-	"SeiVTtIzd3Pr1rQjkngcnPcLn4KIT1LOCJMiOPwUjAmOSQZ/XhOZzY9HkmTqXzERUUZTSTkLDoMbEnEW",
-	"CyQ5mmEq0ZCMeEZQpj6h7KEZhIGIxmSC1adynpLgMKBMkgeSBc/Pz2GQ4gxPiDRTncVkknJJWDT/mczr",
-	"0x2jKaO/TQl6JHO01VbTdrpdFI1xhiM1yDaSYyzRBD8SgTCsg5IYZeS3KRESCTwih0iOCRJ4okeZUTlW",
-	"v/QY/DTksf6NMrS7j8Z8mgmUkTTBcwEfjmgmJMqISDkTBFEmJMEx4iOEI0nZA5IzGpFmjwVhQD7iSZqo",
-	"PXdH7egg3iGNzvAVbuyS3Z3GAe52G61oL94nndGrYbsVhAFVm9SgD8KA4Yn61gFKQ0HFBekEf3xP2IMc",
-	"B4edbjcMJpTZf7dDC3AhM8oeNLztwgHcx1HEp0yeMbX0J6J+ijiThEn1J07ThEZYgf7lr0LB/1OxI/Vm",
-	"rAbHeow+tYOEwYQIgR/Uw9sxQeYFRAVy3hHTKCJCBIcjnAjy7O7p3zIyCg6D//aywMiX+ql4eZplPDtl",
-	"TyThKdE7KmOIO+OQjCmL4dTUSTsLaAbPoQvXM3aV8YcMFvQZMKDFSH3K+qkdywXFcY6EBuOoQJWTVSsU",
-	"kiYJogw5g3wtWNWWZMhi4bKyKWNA1Qp6TJKM4QRm+TyomRH6BIZwgWUHR4JkTyRD9o2vBgmGpox8TEkk",
-	"SaxnO0K/TbkkAJW/N641oBpnMdLkqViPmKYpzySA44LLN3zK4s+CBOOyP4KvXSCc678Q4xLZp1+TbDIi",
-	"+DSLCIo5ETAr+UiFRDwrfhmShCsexwEuhtAAAFd4nnAc33L+HmcPn8dLUj1GX3LeT2AUFx7mDDSLpgLB",
-	"G5li+Ay10Tn96avDpzw/V5gJE2sAJFiOeDbZkCCA42TkV0A99fcTTqYloJhx+/lLVQ5r30D2DU3KhMWH",
-	"yCLRlMUkoU8kw8OEoC01NmrvtFudve062J7DYMrwE6aJenvpotz3quvS/1IyMV9hTGPAI8zEjGRW0LZb",
-	"SGhF4giWboZBEzxX2Kf+oz4a4yeChoQwtTfpWfaXPW/P8msARlvuejOSEiwFolLpDFhwtg3UU9o0IMs1",
-	"luQ9nVBz5htTSoYl6SdmgBLcOUcTzOYWWwXiDFYbkwlXYvBIK2cowZJ8TZaaLyTCSZKvIp0OExrli0Gj",
-	"jE8QZwSdXSEcx0rgKZ2xqn02cvXTtybz9ktHUYUF3RAWn3A2SmgkNyTIYcKjRz89qlFwJPv2lSrWm+do",
-	"jAXiqUIWPlVnH6MIM81DLcLEXtKjJWWkOv231TWeQyWcTjhjC/kTm06GJOsrGRbl77mrueBIv6PmzF/R",
-	"MoQKK0S+Kjn7lxACStrzogKZIw0V0eI/ohzdkoniGeQPaQXSDNL3qwcXHOE0zfiTgqV5FSmTIUa9gGcx",
-	"ydR5jGg2gYl6wVckdu9a+MhVEtAEy2hMtBH1QJ8Ig8UqUNMYgHbH8FSOeUZ//0ymOHUHKGlSVAjFx9Vc",
-	"7AknNEbHV2eKAX1dmIB9iQWIK0CqkimiF8IzlJEn/kg0EH5RP8JG32CafCYgnvJB+iM9ShiAUiuMSS0p",
-	"w3qZH4x1CCoee2GOCRaakYdpgjNEPqaKOVDOUC/4zw+txsH9p/2w3X3+t14Q3D+X9Xa9KUM6h8id67NB",
-	"XcBkDZNmREkSKwBPikOf4ESJb0PZY57EAs3GWCK1d0X6LJ0qm340FUSgLYwu7t4XToUwP6u72zeN/RBh",
-	"FE/1McBpbh+hgYbuAFBaIIKjMeKjEWGxWgEsqRkU/Mw1vtWfacZTkkmqZQ+ZYJo4/hJrvocBBXRQW8FS",
-	"G1B7u0FY86tYz0FtBLD/f5vSTOHVBzWceTU0k97ng/Gh0nTUWD9NpeTsF5xRqwziOKYK3ji5chYOZxpW",
-	"9kJZTD7W/ThKTg5h3BcCtRpDLEiMUi5gWIQnYGOMSc5LXgjzukBbb09v0Uv7QKCBefDhvgmTDbaVAjHB",
-	"H+lkOgkOD8Anov9u+UCVi7P6Cu+u3yMxHY3oRzQCiaB+0NNpofDpU/v52UqRacoZAr1avXxyefWP/snl",
-	"61O0hSWacCFRu9tjjqfKfmc+wAxd3l6Z4fUzYw7B47/enZ383L8+vXr/j6pv6ebq+uzibWdXbzt3B7Va",
-	"rVX+oAo6wFlZiPhQ4WSMPfgaudpBGYqAE2hLKT9kkso50lOLbTQbKwHgFcvNAqWHnCcEMzV3TEWa4Hl/",
-	"AWqHQTrmjPT1ePWVGI+CRlukSShEMX2goCInc2dW/5h9TX3LYehqQKUVV9ZXH9oLb62a1EHuqKdV/mce",
-	"5WpNoXQqKYQk94M3ygg2R5jzlxhL0pAUVv/5vGjChzQhn3EiIQIGmc01kVAWJdO4hB7FahZiBeOSVByl",
-	"3VYr3IAzmvWHQaHwW2AtObMT/cprLLGXYsCE+AwYrrvzOl7aGZ0dwberN3H6ZLWPJLkcBYcfVmhG6vWf",
-	"sCDBc1jdeWzgsex7DwSfw4DYRRCmeHm+pWb9MBwYVHZ2X+ztPRVy4clo2SXJRKy52KCYC2cZngPzwA+5",
-	"mrV8kKvizQUHp0wzZ7wlZ3aXCpLJL4BzDkcoE67MpkTzb4wYmeWcRmm6ExwTP4P5sihsF1el0pWAyZXH",
-	"9dE5Vzf/CDabY6luCka4X4an4s9aMRDIBut111lGmDdK/xWIPJFsXkTOIpxllIC7p7zG3JyojvNuOsGs",
-	"kREcgxNTko/SKwxyM8OLuZwh80KItH7CGVJm0jTzom4FAnbwwuzx4RwYKidgjVUXcY6jMWWk2If2FEIE",
-	"0V2H5XMVq9YTb3P9A16nwQIXTd2T5TMcK65Gnzt6gTfYdVVF1g8XLvFg+f3/csxjWDtOEj6DCSuho3sP",
-	"EpRNxS9BO5E5zpVeATj3Z9fkXvYJUMepfrWMvAYDAEnvVyImLG8BaeYSeTltzshwzPmjjnAspE/De/va",
-	"FlhPW7R8p25kgVx/IayxcwTO85FeVUxSwmLrO4Y3HQotqC3XDVaqJRdKWuTa64LVIBofFQ4/HGVcCJNK",
-	"IDSZmliK32iYeMn+KiPaDUR+m+IEvJ9EyBCMO5hVoAhPlR08nCMMD9EjmYfgOVYvGXbTzEhE6BOJ7Vd8",
-	"ZB8JhNEYs1gQqdMgfuWU2WAFZvGQf7RGQOk3Y4NtyTGhGSrkrHZac/ZEMqGZgvotI8Y0F7IxAeuVfpTT",
-	"jCAai22Xcak3/FpZTdXWBxi6qBUukjUGnS+M0mBnq4KnYNBNEy3K/ymxnIqC/zULZcIQQHPB0sPAJdaF",
-	"nhBHdawNUFUSy0hyDaJAqIPXiKC9WSmWY7SFNV3CTy8E+vebywv9xBwzuCRiLkWoBNwYYYEG6ov+k/Hd",
-	"iGZrcIQwynNu4JXetNXaiSiD/5Km/qfSqvQPA2e036YK50EWDBDP0EBN36TxQJMLLA8rLJyNeULyBWiX",
-	"TPkYw+Bj44E31I8N8UjTBk81IBspB+4eHCpp/RwG7yC6855HuSq91P9Up+k0wRFBYsxnTNPW+8uT49uz",
-	"ywsTyq9zOBOJKjlXg+OnJrrC04QKiVG71WqF6Ob//i8Ov/Gy76W92vcSBgmWVE41q8hnaXR2mt299m7o",
-	"8FU+NcHV3KfVcpxajYPCmjXOBTU4Zw+e0Xf3mnvd7sHS0dv7peHhn7XxrcrugCeakBw+G4OjwhRy2Lg7",
-	"8bECjRznJKb4MzBjor4Djs7Q2fnx29MQ/XL2+vRS4fbry5O789OLW4MkR4h8xJFM5hCt5CM0SCh7HACL",
-	"HNB4UEeiEU2IBVN56tc8mk4UHwa/E7qFrLJEB2+M5z2iKVVvCKIlcAHns4tfGu1Wq91M41HF47e7GukW",
-	"yT2rwb0QiMZapCjQ4ERpqXM0TZVs1r6XYintVudgZ3/3VXevct6d/dXYT9mjz31lAsRjKVMB/lbpJjjE",
-	"fMbUSoRJE1BrHGV8Ul4XfHz48mUUs6b5tRnxyUuRqtmbv6YPVVfpbnnBB0oVlUrFDA6D/7TD+WS9/qGm",
-	"4k+FG0hxvNgamfqa/FxhSScY1N0nGhPFTWKDI6sFKDz10cbPZH7uVUXUgT9SBuf8SOY2ZTK2yAexG3dx",
-	"ibYzQCoqOppwr3A8J3W3Ay6iHMuUMxsMeQ6DyDiZl5qo6h1H1Vr2rgWD0q21wrPqixvzWhXSRaQa1uiD",
-	"+Tn55ub6OdnESj8vjOuKVj/Gsm9UJL+rOwyiRDGlfkZGJCMsWoBa1bdMtJdD2k58hPAQlFATAWAEzXCF",
-	"x0XZpAER7MarV/ttH90Rm2S1HDKwG52Q9RwGYyokzzxpxadg/Wi9EGUk5RlkB/AkVlo4ZPyGRRqAwyuV",
-	"uSMknqRq/Wv5C29gkpMxZg/Epw+WT2ANN52CpTHFKv71m0u0v9dqF4vUW7i7PUF8NBIESHw9882ozOvB",
-	"W2+xhpTOzsIatuVTFBvyk5c+0W9PY5pqNie0PBuwfDh/G8/Lkk27W9zsN4/hvZCbOygJlAERk6YXX2Ii",
-	"MU0WGCdUJmt5YkEz028vOaZrY4p9oSBIxRJd8yulHviBprgRyV4IY/+ujgYmjg2y0GBYqucv19MXatlf",
-	"SFmeWDW54gLiGQL1I0R4GlMeIlBCQmR1EFByhaTRI8ndED6/EE4tdGpAcJXhBUpp3Y9CJ6RvFayVTgT/",
-	"hjdkpguXmBEc+Y+eTPiv1L/+ZcJ0GXPUQ/o2lJE0mftP0OQlqKNSJhjUrHjddwugbfxvm/KF2hIl+Sj9",
-	"9KaeaPcZ/GW2nOdFwST6udkLz4qt+CnSr35XOKLNzlUvoy01d7gc30OL7CGyJB9at5gIEbgntPM9zPM1",
-	"LIKo7cTqSzEXkkxCNGWmTCDPK2RkRjJlRm579rRUaFYYYFiOiQGnywNiC82CCnP+xsFdn2jwRXdr7rx1",
-	"w7tWCSFMLpA7/1KK7jeSkqWcwJW8bB21FEpJ3BPFKYUQDyOJ13q0VvIi5uFkuG5KNzVlcwUllbMW84Xl",
-	"u1pCVgrv/hySyjF+GTmJhS6FJaSUK/9VHRZLR2EtFUokWPNt4HuuK8H44k0ARQcYCQb2pQOOfseCs5D/",
-	"IlT9GUT6WUbv5pT7Obae0hGMlbluUPCPUqxZ5zJahDf+JGoscHUpPVY3sZwir0opReXFpcatUz9R9UT4",
-	"H0kuceKtzS6fTqq9k3ok+5kP9DeFi61CWkRIBPFC7fV+x2dIcmTku453KgKDUiGs9KnEBjPrOuyvnLK+",
-	"NYdr1AVP03HmDXjfECgJpkJroVCA5IRNvZFRySHGBmHYzq4uCtd++8qLRukufEUznj2KFEfEBumUfg6s",
-	"A55SFvMZgl1v8QzNjFcA8h1nWJiU9Hi7if42pglxP6IC8ZSYTOE8AKz+YfeioenfUQYp6uUVYrEwxgz7",
-	"gcOTxjW8YfptHVarzO0qApazZ90jDh108KIkYfE39xipSa+JmCYb5VA5X9UlHJ6kmD5sIC88MrHiIowR",
-	"FoI+MB1s9sty72n/8ynIa6Qr5kWb5l23/GtBVvS30r51OslqrglsMd+Mo6d6cj1KahedTBOT5KDG8KpZ",
-	"y1BFO8yyJxoRiBGGCHJVKENQj2EZ0MtPNH4u+ZWXJTV73ZnlHa/OJylyvJeDDtTVMU5Twmz1oUYHnWIj",
-	"rYfCjdihDHyEopw2/0394i7ZrzRcqsSwVEtSzMYWKpra+g2re8rZJfUj+AUnUyJAbJpSmU+fOs/P2p/I",
-	"EWehQiBIGwEiL9H+h+CY4SAMLq9fa+K/d0IspeyCzu7KcPMEfzzT37ad7P886qK9OGtuxV+YFCoOCiU0",
-	"TXTM0PHd7bvTi9szk2nivF9U+fQYFWhEk4TEWg8pw/ND696SOhUg7ydUKnOqXP/zIa+yauXVTEVN0PP9",
-	"moGpSplXBWZ1kOV46c9xeJvxaSoKljtVdIQwEhLrorjjqzNkx1BYoI3FCvu/4E8E9BVAD1FNM1id77Cm",
-	"nMJJApEAPmOIxuaUqTAl/pjp+cFTSaNHIhFVOtmN5JnNu3LbAGAW91hG5DRjmkXmULDJz6GHaxZsyDXW",
-	"9WBlc8FoZdU6sJqsLDUH2lsJq4oP6MtV6zgZI91ut93Z2e3uvaqmYJRSLtwiUx/fNWkUbkBmGW5XUsiK",
-	"AfKIyOqvdY5R8en6vMI0jLEfhIiOykIGOgUwUuF+N5CtggTWQbYvwvrqZJxg9jD1ZtsrcCXaFjlCjJA4",
-	"R/U8xRxPHM0K/kVFUQhOlZr3RDKcIDtLhbwJ69/dVIi6W0YE3Pj9/lMn3Hne6n84bvwHbvwOqNEJd5+3",
-	"//Jvy0rByrsxRQ16lQKr9RUrz2sQGZnVetu4Cz5mGN3w6e+VBLf91hJ/5hrqlGI7OTbQuIkudY5ZGdIK",
-	"nYox1XKtGlFa5CuP8pWn87V9ilhpmvpaL2BySJKrFfn/saV62hRsyuKrtpXDw7w6j5t+UTOxvoTrq+oj",
-	"NTiWe0aFbSRneLnVSNdNxqiWo9i0iWIRvn3fOs71zXS4d3ym+7iAmpa/qES5kmiTqZBg1vmzDYxytNyn",
-	"71R3UyNqj9BAV3Mr3IFS/UFVRxsgkOpWN/frQxI/EtE3WpGyBG2AMrgZ8xQxPiuWfXf9Hox983V76deS",
-	"pyjN+ISr/YhiEKdOe33dy56O1sF8aUERluTB5C6tM9KJfb8QWBa5fCehX3khIC2wWc6FVVpJngyrIIIG",
-	"rvQc6D4fWOr4qrHtwx7Ls6wBivlHVmYPQnR7+vfbylPndIE9U91HB/eYfdJEb8/ewKKuri9f353YBF0B",
-	"lQkJFcqwH05rhc9zItGWIAQNnIjsYNsoUcbEvLi8OA3CQC0sCAMAQxAGAIcgDCwUgjCwmwvC4O3ZmyAM",
-	"zGIU8Tm5umaARfrLOmRX0R7qhIe2WmjKEiKEq21QocELEhvnn2/7yXRzEbWeib+WdrG0oNut2253lprg",
-	"9hCPr66uL385fe31FTiHvzCiBb5hRzeTNtClbRZAK2W2aZxS6MizCjaGPXZyfH15d3P6PkTvz87Pbk9f",
-	"92/Pzk/7l2/enF6H6M37y7+pz06Ob4/fX77N8wiazeZ2Ex3rM+YjU3uRrwdMRuMVtme72+kotUYpi1Q2",
-	"0bHjVCupmRFmlhqqJmRgF1vSNFcUryypmc/P3eFcS30RFQ5Yk1JfvI9IM1jVGKTE/JfVQGtyxHNNjYA+",
-	"NhkHwedKqtXFVxOdSU3F0P6jx6rdRTAagNdkYJqQhG5TkUrPkRAVXUbcdrg9pjjl5e2V/UIp82u4HIyr",
-	"YftIcWC1txHPeswRbno826GERGOu2C6OHgvEM3tR1KR0nNjw2rqXdXHKUH62CR6SpKw73mZqNtAWNksN",
-	"MusCcYVFpcCAjCgjAlF56LZcCdHd9fsQXb27vDjtX9yd/3R6rSjcHocm59ASM1AxhIc402pcI8VCzHgW",
-	"56lNoE6XnUQ9lpPqVsRTY0hzSBVSINyGppdawGHwI1U9AEqDWbfLC7xlYF9G9mX0eeLoIb60srVkwpAk",
-	"5dqhO0kTKufrW3N3aUqyRoSFMTtNqzHLa8qIcnd79v7s9h/BJk0/9CKXQcLfPyLvS7R2A4lcMy+Z6p26",
-	"l7Ja9pHPtGyV3757QAk+G4S+dIMEY6Z/njsaEvU9lWmsYq7vtbzleL5vPca+9+tNmtwUDkPXY3aEfgwR",
-	"BGJFiGIsxkrVYzFKcUaYHBNBtIaLo4hAV0n1MM644qxlfP+x20Vb7fY2Oth/tddt7O502kudbb3ej3/5",
-	"0GocoK3txv2Pfp+KibAUk1wZ46soPR5JkqE9lE7Kk63RbWdJ745Frd/Wx+Zyx7gaSn9GjX5l9WYEP1b/",
-	"TRcU3xKxIBuRsBgKXhd6iewLedG1qVG3fQWR5LrBFmfJHEm+vW70rSgEWn467gqXN71wNvuNk26qYPal",
-	"3Kyo7fYl3EB5TTTNqJzfqJlMsn9KfyZz7RX252LrqIMxHIzBIIhEx6aRByB0c1G//783jq/OTKd/KwJg",
-	"SrUt/ddfp95o8XuddSd4ppVKxhugQ0jOE3GEoHzbtmBDEJVJlW6a8AeRrwZeKhZjZvasZEhwRjK1pfpC",
-	"BqWdHqKf4F0knqJ+Qp9Iv9lsDtBWCjwkU5qhvdQANEN4uZhyLGWqez1SNuJO6Yj60yzzPE9beIslmflq",
-	"6yHxJ3dgKlNPHKdpYR5ZThaiR0JSJ997xJOEz3RTR/PSC5G3gOgx48jDEN/R2Uwmp8L209DxmhDJccan",
-	"D2NQ6KB8//r05lZZlc0e67EffrB8qvnDD+i01C0ntD1rlD5omsSEEBO0Q2ms1bJlYF4e6OjRwKx6cGRH",
-	"GU2TfGgBnT7maKAIbRDa0e3PGE2qDWsGCqkGoR5c25+mWUjRCNPbwaDejiAsNxXYNoC4cfpyKmBc22bW",
-	"SgKeNWDDW9dvTtCr3YOd7UNU6diJtu5+bLVare1K684e040WpyzFir0hMc0y/qBOn4gIK3uAzWdjkoHJ",
-	"VnQA3gLfpyUcLNVrKCapHIeaqHoMVGcR6o0qVDB+mOJ+k20d4Ks0D9UTOScYainvWPU9pu8dIUl8hBiX",
-	"Y7D0BRI6/IgTSTKICivIKcIjTJoesQp2Gu+Z7XgLXRn85KlbPzySuen84FJo2GODnDEd1l7NqzgGmkEM",
-	"DLMpWk1sJQVzOlzEinpM8SJIdyNF9EhJM330ad5ExSnGpwJyUUKdwoSleisiMWER0SCn2s7usSFBgA2H",
-	"Ch4WM8zmTVte61tRJIvoSJvwNEbF5sEljRPBrSflZzJXh4EzuP5lkDO5gZNlV0+rOtJvKmnUB3IRyCbp",
-	"6G48PZaLfkgazKgk+fGrCY7cjuowWEwmXA+Wj6X5ktoYlqRh2jj1WKq4sb7t4ezKoI69X4HGos6AcgrH",
-	"TMGiuA9jYDEdHALqPOZ8WnQ8xj32QBjJIN8Kal7QX+FeDWpcVOpt20HOXqih1+N02lbr+YnLMbq6vLlF",
-	"SjsAzBVGG4ZFVRpz23XZPE3nuh9NUOtd92OILAfDlmaw+WSycQ1vk/gQyWxKBttHzvD5BUNYHRzJ8rsj",
-	"gL6PKjcR5Sme9o4hcx6mw3iPmRbjZoDWgQHULyQTlEPz8R9+QIOn9kB/o5jsoe2lBFwljhWdMIVfKCMT",
-	"kITQgBr6hjfRiVFcNLlInsDB6e/MQNrnkNCIMJ1eaySwss4ySiTWQQdTMlYXzIoPBWHwpNccHAbtZqvZ",
-	"Up/wlDCc0uAw2Gm2mjuQbizHoHK9dPsyPhC5ML4LIVynaBujFDIyJMJQB62ojuAsGg9K/cjzoKUiVbBG",
-	"TFBYKSY5up3FSseiwlqpumVZcX/Vh+qirvlMoBSkwEM5vN9t+dUtINDSDU8xGWHIB1Wf5E1aOq3W8qiu",
-	"0qMrDajgLhmTe5uzKyxRu7Sytn9hJgHcs6622zumBf+36dJuoR4QziNG+AFTJmRxLlsRFqRBmSBMUEmf",
-	"yPbCoyrsUwxGv28n+vwX3aLV9pmr95V7szqt1mZ92a0NU6DxB6eJr3Fm5BmsQafV2Wu0241O+7bdOmyp",
-	"//+PQEdpuq124W0Iut12G6x8Y+SbLbppCtp0DyAYWe5IqgsG2nl9QDsvB2g/l7q6X/7s9m43bZnWa91e",
-	"a2Lp6dl+yYimUj7KtW7ohb/bai8aPz+Ol6VbA+CjndUfVS8+U991Oqu/q3Xnhw8PVn/o3vfyHAZdjUDL",
-	"vynfsAXG6HQyUfxVcyHk9IaV+EFAHMf+dP8cBikX0td/UvO94bxMP4cQyog4XFSSJJVrL0yOzDSNQalw",
-	"L85QCgaIlB7TKCxcJVfLXzPTBM/1Z5ShwY+DVQ4viD5QoUwsreoKN+MMbe0jyVG7W0k9A9a/ree1SUmD",
-	"3DeIrKNv0Owx0/0wISMJt7SA5afb4JkptV6vhV5ZEJQclnVJ4Dvb4pWXlZsONYsBef8Tj+ebcRfH72mc",
-	"nYUzs/BgWp7hdw8aNrHMrbc20Xtduc9lv5LhIp/PVt1WlKVraSq8tp9zzfxlncmxPhMtMUObSOakWJc4",
-	"43MYaCLZdFVGCvzBZdm5a8valGVX2iUvuCPL7f1sqyq4ZRPxn8DFW2swY//Fj+rr9hqzVi+6+5eTHbqx",
-	"enFMCNtj9AuS5zB4qeMiizTvEVUGur3cBirKdI7/WCnARlaYa5+0IDlCUwG+JGgXOSY4kWMUjUn0WNe4",
-	"3xJ5ToI/ziu8l1hZunT6lJn7VwKeiv+JowmxPeSMBrbbKWgxmhD0XsZu2zJnGs1nyhdX6G9utKFbvRVC",
-	"J0i3Xu3v7EMCd+36iaDd2uvutna6nc5u56DTCVYqassu8Pqae7c9F8ubr2/Yu8s1trU2O3M6sq24Lla7",
-	"ikQNV/8MXfRPYAs3Yz4rXdhlyxFsEWxxd9WQT9Uz7vAL28DPsgtT2OA2dfCrozdQperLLVbKHUaAHfYk",
-	"UKkVBBUoGnNBoK3roJSBPOgx46mxqUiDDTPVwcgsjUvjwVGPmfafEI2bcTe1OSyKe4dcjsHjogse5ZjM",
-	"dapP3uITlOo8i7rH1MasY1yrs9plAzyxYhXnADC3bZcyWBRQcJKAQ/i2oqUb7M4ryPQMVmwzx/ckCNMe",
-	"5TyRwNYAw3yYQa2cMhl0E07rA3QzR8M8bXRbZ3n2WDlzNKz34vWliaqV2/xgnYqHH4nNreqxrfq9TEsy",
-	"p3S9dFGDtSIT5wjZvsTJ3E0I2jaZsJ6srsr9VFoGEhyNi1FfFAmvOlJr+siaXQ5CNBvTaKwdzYlNMWOE",
-	"xKJp/bLThIBpZBFkKS4cIYyGGX+E4luSOyBt2mAeX9AhHYHn6teZTXvM8U3fkCwAMS5NahOyqU3isA7I",
-	"4lOdk0jlWJlZnlzuB6LvTe0x52wWpEGZ/DVN37UEtkFxsVaIBO+xwadeucShFxyiXsBl2k/4g6kc7wUh",
-	"6lWS4dV7H3rB7n7noL3TC+6ftesfKdaaEElspnNCn4imL6Yj9BMeEwDSoFp/BiPIhSVn9tZeKp0AT7W+",
-	"TOf0VevL1istUyLfsq+NyszKKplbOmp7I/5ZFrCuYpiflXWbalmDr5q0VPBWs7dK9TuvlFgbzm3T+Y2m",
-	"qVRKeooaywspF8l5XHqVeh1fFQ1oOqadWZGpUAj742p/a1v/X+qbpjg7jUPLVPMm1UG4DAK2Q3UdxOWd",
-	"VWvwih6B1SbXRvV1uk0bD23eJblexRRQ9sRpRPrQwRoAAk3fNDSOWXyXJUW2sQMZ0wrcgUtC2aOJ3RaS",
-	"5oXQNc1GxCwHiUKKe1+Z8eri3XoFa73QcxMo68bb6/XItp576E3tAbF+uQ8lis9Og8wC49z06VVLTMot",
-	"/nVDzZVt94v2mkXvfKerZtHy3rVb8j71vk0prtuPaUYiXdujdsYZuaUTcmVkXQ1lFoi9o6KdC0SMleQS",
-	"FQ1kOeZo4bOKlGocoSTbYAe/TWn0eE3SZH7M4hPIHK+yBDe922Z2a7QvEs91zvkXxfbjX047rUrlVf7w",
-	"9vKqf3V9eX4JxLAJDPRK+3w0sveBr2cw+toifBXnJXRV9/oI3U4vO54+LsEMT2jcfPfTw/vz27v2xe3p",
-	"/Pz3v7Yvfo1+OX44vn7701nr/PHf31zc3XWvH//x++Xp6c7541n74tez42A9jlLrqqJ9GXXvZbXfyatX",
-	"5T4iiosXRTq6/VvJuDfqQ+1Kf+u9kCYPeDmU2ouhBB2LfGDybdOG4px9+nbZdnu2lJqrlPbesU1ObOt8",
-	"42W/sR80kWlHpftDId3RSFdmQCGJtn4XdqUqdc/KffYjCOljqJf4bMhvRC+rXCy5RZJnL1td989wEe+u",
-	"/q52gfu6vmUFjRN719l/ZZey+mqNJV6Zk/d6nExmWt3zM8ltCutfMsgqqg4mZd4sdE1fg42kBS6knxnD",
-	"pmQk510q0TmeoyFBKQfzkjIhCYYivClcJG6yOcUCD/UCK8h364xlEYURZ8pmy5kYwDohhSHFclzYAlR3",
-	"cXKlkUusG1X/f8Hchi8rpfLLGj58qjCxUsG9P1dCKRP5R26v0eVfdipfms6kSz5qH+6q6e69Qs/ezLAo",
-	"n6M8z5dKuajekbCAJee3DPxT8t8S3/2Xiq5dK56BnUTxUitcVPRr8DO2UgGZl6kVHtkSG4MyecNIw2oW",
-	"nKkN7bRa/oS2fMzgS3EDZx8f6jZC2+kM8c/Vr8FttGA0PVOwGJzj7JFIyh4KTnx+fP3z6e3ZxVtPn4W8",
-	"+r9e7N/SLo0Dt0A+b4bjsa0dVpEXt6udfwGwnlgPawGSy9srLyh2ClCUs8wdL1XJDPYBxXRYWAiT/WUw",
-	"qZi164Kl44LFs7FOsbGiEtVMaYtHP2Mrr5Zuxdf5xrOd+y8lFuoVoR7BcFzVxESZlfx/EgqF7DoIhdbg",
-	"kZcaV4LEDkcvmOn9s1tCpjmhUzX14V5ha7mczP3NVHl9uFfUKEj2ZHXKaaZw9eVTG+jUzPtpWWgbIrdD",
-	"knD2AC2BF8e6HUeZvZKtlkFoL9TwS6IcaDamsWSSAlb1aZR5ANGpaoWWuRI3SfjMRK9oltdjGQnrzJFL",
-	"WE/icQGjF8Ip+bK5yNUcSWfUPEFGHcHHhjUOnByvppOd5o99v7aaKaTBMPTu9vZKlzhIruvNStWf9jQz",
-	"8kCFLvpBGm/EIZTn3Oh2LQ0opxygLV0pqha8HSLnuZl3PkBbukpAt6BgprRUgbeoPYHrj6GfYUaJKA90",
-	"Qx8YltOMDNDWQIxxp7v3PwboRzQmH9G78+OTxs274053zxJNhme6AkJXh9nAVlHp8kJA6Rz0vSNRRmR5",
-	"OthX4ywelH49lgpDZPnHW6uzD0IdL1Pz30jMYpzFyNSLCjQw59agMKj9lyy+Ln4U+WZ7bGvw1A7VTodY",
-	"kL3d6madYZu1MZtwJ25YA4IeqhETJdwgD1ZawGlgmGTMwWwsSNQ3xXI3+lHGpSnm0l1JGFoIU8hZUK+T",
-	"GG3FWIyHHGdxmAMl7LFecA0vmC96wbYOqqYZeaJ8KuxIQuK5MBVS5ebor6eZpk0sEX8iWYLTHvOAMq8r",
-	"kjOus4EbgigTGpRl+5rQ0zMyMzO/ECZRwRxtj1WW9kLYZGY4Kl2vNtzb1fVqqP7TIFREWMcQuHReob3g",
-	"UBEIDresx6AkB4EAf5jmYVpCoczHnhd4u4Tp1axp7mgB/VABV3D2WB7uLXZrOhgfw/FDmZWGqKn5Lr+r",
-	"gKZD9MdMzEiGOh8/2hKnHQMUcYSgHmlGBSmtTuezKEqP0VYXiRB10YSyEO209H87aBz2WBeNQ9Ruwf/u",
-	"qv/twN8d+BsY1//5350W+u/Qymi33UIxFbp7lXRK2n2RZc4MYz3J82s/Oy/avah+kQ2+MC83z8NdEY4t",
-	"Ss0994nrwCXuDHei3bjRJXujxi7eHzYOolbcaJPOaAfvDrvRXhxsmp5rwKPr7NcPT1T9Y7rNfzOo6Cn3",
-	"YSkw5F4aYHy3VhZZGa+pEVoWOsl7xfVN32Xgdxn4XQZ+l4HfZeA6MrByS97XEoLdVULQG97VN6rW8qUq",
-	"DvDOgtQl8DqdCUhxY2iYTMlfCtcTPHYkak2MGJHaig9GneEr0tiL2rixO2qRxgHuvmrsDPfjTtQmu6O9",
-	"VrCpx7x8I+LXlqnRVEg+AToBAz2/pbLUfjq/nbYkVYU5+u8S9btE/S5Rv0vU7xJ1XYl6owPI38ak3DAg",
-	"HqybX7UsC84ThjY3sZoLWIuKHG/ecF32mpg7bGAPd6L2aIc09oe7cWM36uDGAWmPGq/ivWEX70Y7w057",
-	"Y7lbXJn6dWWu6xAvC92ycM0bSn8Xr9/F63fx+l28fheva4tXm93ytQRs548L2I3ylTfMHasLTwsQWN7B",
-	"cD96Fe+RRne0ixu7w52osR93SKM9amH7bHPx6dxy/PUFaC1tspTrJIorDkvtVr8L0+/C9Lsw/S5MvwvT",
-	"dYSp0836K4nSdtVWLbUh33FTzo7dpuNgNpnqFIJyymm6oq/E+I3g24k6wzZujRoHZF/Zja+GDbw36jbI",
-	"bmwfHawv+Gp9xr+2r3Y1BJS44qw4WLWk5/8XAAD//w==",
+	"7L2Lctu2ujD6KhiefSZ2SymSfIljT2cdN3Vb7yaxl+20e+3Ix4RIyEJNASwB2dHK+GnOE5xX+P8X+wcf",
+	"LgRJ6GLnsrL2eM+eVUckcfnw4btfPkYpnxacESZFtP8xmhCckRL+PMxzfqf+yIhIS1pIylm0H11MCJoS",
+	"OeGZQHJCUIHlBIlZUfBSim4UR+QDnhY5ifajX44uYnR6cn4RxVFJ/prRkmTRvixnJI5EOiFTrIaX80K9",
+	"LGRJ2XV0fx9HxxmZFlwSJs9IkeO5+qq5jEQNk6C7CWFITqhAJREFZ4IgqtclJC9JVv3MxwgzRHCZU1Ii",
+	"tRwiJLqjcqJfx1OC3MTpvPMbmavdVOskbDaN9t9HauLoMg6s+wxL8ppOqQxDLSNTjm7I/JlAuXorRncT",
+	"LFFJppgyoRZIJcIs05ui6okgUsSIMiRIylkm0EYCn/4w6MXmQ8quf4B/CCJ/2Eo260ew/O0Hnovb3ynP",
+	"aTpfucu/ZlxiVMDLaCMZ9A7uftjtNZdofn7oWvQBHmfhVZjzfSYQzdCGOuDkvzrmm85xlqA5nyFBmIwR",
+	"LxFG14SREkuSIc7I5gHiDJFbUs4d/nTR32dcEnUsklt8r2+kJH9d7Yz76ctsiwxGL/A22d56iXd2eulu",
+	"tnR3U/zhNWHXchLt9wd7QcwispwfjiUp29s9N6ghObrDVKIRGfNSQUCWc8quu+sAljJJrkkJc/3xxx+H",
+	"MzkhTNIUSxKGL67eoJyhdILznLBrgjbOfn6FXvb7vcYp/0hwCfcO59MfhtE1luQOz4fRg479Po4KXOIp",
+	"kYZGeRf2NxJAyEM0Y/SvGVEIiTb6CkaDnR213BKnapBNJNUdnOIbIhAGoFGgGpo8CDwm+xV9UKNYijFk",
+	"8NOIZ/o3ytD2HprwWalokSJbmg6NaSmkR52YkARnQI5SSdk1knc0Jd0hq4HL4lFHIVJHYVJHoVJH4dIe",
+	"GYxfjPrqxlC1SU2zozhieKq+bVCxaAGqDXZ24mhKmUO9OARvu3DNEtKUz5g8Zmrpt4AaKWeKUKs/cVHk",
+	"BiGe/ykU/D9WO1JvZmpwrMe4onaQOJoSIfA1sailX1B03HtHzNKUCBHtj3EuyL2/p/8oyTjaj/6v5xUr",
+	"e66fiueNFR+xW5Lzgui9BdDazD0iE8oyOD915t5SFFZ7TNInKovWYl5/XpGs+xqXS+fH7LTk1yXs7xEg",
+	"pdVIV5RdFXYsH7KHTZZHRZPdqW0KSfNcMRxvkEeCPri/ZQdwuB5XrpZZzhgzFO4zHQmTpGQ4PypLXj7u",
+	"KMwIVwSG8E/ADo4EKW9JiewbjwWvv9alYGVoxsiHgqSKvcGsB8CaCYDYBxfScGlwuM8D2zcgM77lEuRK",
+	"LdI9GLxa8LxiXF5hM4wPYj0H+uno9dHFkcITxiUyLyqW/vy2/1zNiVP5CYjd3MkqogISMvlAhRRoNJOw",
+	"qOoS6i2hDczm+s0ZU0fw/La/eYASmCJBOXwsPdGbyprQHZLblx2Ofuk+/pQTfcvlz3zGHneS6gjH8HX9",
+	"AOEvAJF9+shTsqtbdTolEXxWpgRlnGiEgaNSYqH7ZURyrjg1hyMwTOLzXY1TPM85zi44f43L68ex1UKP",
+	"cSU5v8phFB+uZkItrVCB4I1SyT4M9dEb+uPj4dxY/Gpw11fCFSmEJXxGeOZYjnk5fSAZh2lL8icQSvX3",
+	"Lc5nNRibca/cS03Zxb6B7BuaixGW7SOL2+p+5/SWlHiUE7Shxkb9rX5vsLvZPoX7OJoxfItprt5euij/",
+	"vea69L+UtOlWmNFMk0cm7khpRdh+z6qaB4bc6EVP8VzdCPUf9dEE3xI0IoSBDhVY9vro45/VKuQJbKMF",
+	"aK3t2XWXpCBYKnKppHIsONuEm13bfAPzKvNDx7c/LEPAgMXi02irU7UfySiVLnuVmwFq2MA5mipeYy6i",
+	"UHxRenr7gdYcUY4l+QTxxNvA0lO1y0lxnru1FLNRTlO3JDQu+VQp5uj4FOEsU4Jk48xqppelcHYv+lDu",
+	"VBaNtT42r1vNvONU8+VH7JT4T0OOc8KyV5yNc5rKB5K3Uc7TmzB1M4LRlX2lSUPMczTBAvECTCUzba9K",
+	"MdNc0l67LEjIaE3LaU7/dZWY+1hJIK84YwupPZtNR6QEWTN17/mrecuRfkfN6V7RUgIVVkz4FOLoH/Sy",
+	"WxReSQx3yR4bFcicrDF5fRZl61uglRdkqtgB+SR5VJpBrsKC6VuOcFGU/FYdsHkVMTwlGRpGvMxIqZBk",
+	"TMspTAR2rUdSzuZ2Vhx8e1l87IupaIplOiFae7imt4TBuhUO0OwbPM13DM/khJf0n49kfTN/gMYZHp4e",
+	"K4ayryWFQ/MejLiPjIlyOOv1ttIbMoc/CNrgJfqvzuHpsboP+83HcJn+hgv6G5n/0Hi2+Xgk8KGwAgHA",
+	"KIlFZc32rFZTnCspSd35Gbth/I6pF0pyy29I1kUXnqQk8FyguwlNJwaBhkxOSkKQGkCgjSCw4goyMdJA",
+	"2ITFlARnxpeBJfxyVyoVCogNlQdDRiVi5BZMwlpEM8vWllAPKf/4449O0yC9DJ+a9utPQ8ffcU4z2PPP",
+	"mOaPRMlbN8jVWI8SR2CIEcZkLSnD+kTfRxm9piCW5fMYwRUu5wi0BDAlx4h0r7uov7Oz0x9sbe/svjhA",
+	"jKPvYyQKnBIB4i0WEyKiy/u6/QmWYen+PvLnfTSiNuGz3MA3piTPADGpEEqOB53C4Sgv0YTnmdBYI2RJ",
+	"FeNixUyikoxnggi0gdHbd68rC348ZNRs7N3Fz529GGGUzfShAD5tHqBEwzoBwicQwYDjY8IytQS9po2k",
+	"dUjJZnfITvR9arJFhdE4V1g+RzNBMo3YmHE58byLG4kv1aSGk8O43xrhdQfuG/rVn0XJC1JKquVHMsU0",
+	"D7hm4ojCfOoksdSG0N3tKG45mKyXIuTTqxxB79Vw5tXYTFq5XPlI6XxqrEXmfXUz8/xkHO2/X46+DbUz",
+	"bu5XX+DK+dvyXgQdwY11XoZ0WYVjs5IgYibXVBfELSxn4gAlau4EbCTMMXUQUgXYAwlw7w+da94x8zU3",
+	"E/04k5Kz33FJrfUAZxlVi8D5qbdPuPJxY+uUZeRD2Ps3gnGfCdTrjLDC/oILGBbhKRjKJsSJI8+EeV2g",
+	"jV+OLtBz+0CgxDx4f9mFybRneIo/0KmC9ktwT+m/eyFMchJ7e4Xvzl4jMRuP6QfFvxCGH/R0+qp+/Ni/",
+	"v7cS8qzgzJBYXqJXJ6f/uHp18tMR2sASTbmQqL8zZJ7T0H5nPsAMnVycmuFjExUBVjF4/Pd3x69+uzo7",
+	"On39j6ab7/z07PjtL4NtvW3nmev1eqtcc43bAmdlIRK6Ka8mOHCdU18BqkMRcAJtKB5OpoWcIz212NTh",
+	"CSyocnSrGz/iPCeYqbkzKhSFulpw8+OomHBGrvR47ZUYT4dGW6QpTIw8NunNGh7zShOn5TD0lbzaihvr",
+	"aw8dhLdWu9og9zTwJnc0j5zKVunVSrZDkofBm5YEmyN05DfDknQkhdU/nlRP+Yjm5BEn0hBcKEvzWVZD",
+	"j2o1C7GCcS3seTdjp9eLH8A4zPrjqLJpWGCZ4Zcc3Sv95k9Y4uDFAWPJI0C5LgDa6Gln9DYG367exNGt",
+	"lVfX44rq9R+xCHHEzMBj2fcBCN7HEbGLsMzUbKlrz+Ry1dnqEWK9hvauL6t9v6ZCLjw1zd4kmYo1NxJV",
+	"PB2XJQbDX4GvndC+ykPi3lxwqCKqjbfkPN8VgpTyM+CjRzTqd1uWM6JJPEaM3DlipCTeKc5ImAZ9XvT2",
+	"LmntIq8EzCMEwMWy3wMw3RzLvadGOTRXAL1sw6yx/9UoLf5Vm4O79GW25m+pjoY/K61MNILwUIrLkhIw",
+	"/te349Tc5ji/zqaYdZSiBu42ST7IIBfyNhe4D5wh80KMtGDEmZXgQxeiAQE7eKWOhzAZxPdXRuGoL+IN",
+	"TieUkWof2pcFUWT+OixlbdjAAjFXvpkzaPtcYP5uewlCxo2G+ynkOF3gtwwpzI2f696BsOM7ECbSCM25",
+	"DCBBXYH6HNfM6o8rdVA493vfLLTsE7gdR/rV4M0EJF19NWF5C66mkwGW3807MppwfqMd+uZ+HmgbC7Br",
+	"hLNM+18TRQiS9t011P5KKyjribBOllgpxrxVHMQJvW1NUS+SZgeVDwSnJRfCBIMKfcmMzz6sa0yDl/a0",
+	"JNomS/6a4Rz8QkTIGHRCmFWgFIPxaDRHGB6iGzCkMq04GmLRLUlK6C3J7Fd8bB8JhNEEs0wQqQNZ/+SU",
+	"WWc4ZtmIf7C6Q+03o7ptyAmhJap4r3bncXZLSqGvtPqtJEajF7Iz1YbID3JWEkQzsemTHfXGaikOWLwV",
+	"5bzDD9JE9dqR58BsmKNubeJCHfQnjCCjZStoVdgIwfRqM+CzUc+SPzQCw0zJM4ESzsjJGPB0LRnR/74t",
+	"KIYkWLF6q1+d19cB/YW4vbuPnhLQRPKKSXZNbIn7JxjGKh7UrcREQ4S6CxAwjnyCudAM5ikFrQGa4n8d",
+	"386AHQt1ffV11kZliOfbwJo2wk/PBPrP85O3+om5rGCPyrgUsRIyJggLlKgvrm6N4U50e8kBwsjFvsMr",
+	"2tlEmfY1dfU/lbysf0i80f6aKcoF/DhBvESJmr5Ls0QTPVgeVrTkbsJz4hag7XH1g/Qsjh1xQ4sOLzQg",
+	"OwUHDquj+O/j6FcwM7/mqVOSlhofA3GTOU4JEhN+xzSFfH3y6vDi+OStCVNtcxITG1JzwkSHt110imc5",
+	"FRKjfq/Xi9H5//7/OPzG64a3/mrDWxzlWFI5M2ZhO0tnsNXd2e1vxx7/4jMTiuUMmj3Potl5WZkyjGVJ",
+	"Dc7ZdWD07d3u7s7Oy6Wj9/dqw8M/W+NbZcwDTzolDj4PBkfj8jvY+DsJETuNHG9IRvEjMGOqvjMZXcdv",
+	"Dn85itHvxz8dnSjc/unk1bs3R28vDJIcKD6QynxurehJTtlNAowuoVlAHBnTnFgw1af+iaezqeKmYHQE",
+	"76l6WfvTJQQ3prSg6g1BSCMZ7vjt751+r9fvFtm4Ye7dXo10i6QXK0XrRCcQDBRonGuqULKxNrxVS+n3",
+	"Bi+39rZf7Ow2znuwtxr7KbsJ2S5NyNZEykKAsV364ZAZv2NqJTaGWa1xXPJpfV3w8f7z52nGuubXbsqn",
+	"z0WhZu/+WVw37eTb9QW/VOqAVGJ+tB/9v3a4kMSmf2ipWTNh4iWaLgyNTFf6+vkiD51iUDluaUYUNckM",
+	"jqwWg+Bp6G4sT5z4Yq6tRSrWN+3hCmdBfDkYrdIhvyHQ/Ebmb4J6iVrADWVALm7I3GbAZZaGgVfYx/Fc",
+	"mwxAuFK7mfKgjPWGtAV0XDmS10jTAsOkcVQtNUypdzy9a9m7FgxKpNXaz8qoO/Na88JWAX2wRjN96Aa/",
+	"IV9dfn9DvpDQ/qayrDXuxgTLKyObhx1scZTmihtelWRMSsLSBcjYfMuEqXGILs8OEB6BDmv8joygO9xg",
+	"rmk57YBG13nxYq8fNBjYXIDlQITd6LyB+ziaUCF5GcgrPQLTh76sqCQFLyHekueZUuJNnI4LrPSYtKRT",
+	"IiSeFmurl+cwyasJZtckpIjUT2ANy7+CpbG1NLx65ydob7fXrxapt/Du4hXi47EgQBTWs88YXW09eOst",
+	"tpDS21ncwjY3RbWh6rzCd1Kf7de/mPr+fNHb6TJd6if6x2Rel8O0gdbP7AiY4xYyDQ+P4TqBc7cbRLKM",
+	"SEzzBao0lflaHiHQI/TbS070zBgOPpOjtmH9WvMrJcyGgaZIGCmfCWNzWx24kHsa80L1dqlWulyrXKgT",
+	"fibVbmqVuobRmJcIhOUY4VlGeYxAZI6RlZhBJROSpjfEmT4Dnp4UFxY6LSD4qtsCFaptu6VTcmXVgZWG",
+	"y/CGH0iBFy6xJDgNHz2Z8j9peP3LOPAyiqqHDG2oJEU+D5+gCaFSR6XEUKh0EHTILYC28dY8lC60lijJ",
+	"hwVVVtQTbbKHv8yWXWA0TKKfm73wstpK+EaGlcUGRbRx1OpltKHmjpfje2yRPUb2ysfWFA9FXyQptbsu",
+	"dqFlFkFibb+OkZgLSaYxmjGTDezSOxi5IyVUMwnsaSmnbRDAuO6bB0rnHPMLldgGcf7KASgh1hCKQGkZ",
+	"nz9HCIqVagiTC3jSv5Xk/JU4aC0KfiWdW0fOhbTuWvBuQcFhzEgeVGCtvWcRYfHSfh56p1rS64pbVo/N",
+	"dwtzu1py5RTe/Wuum8P4ZVdNrGUce8A1c5pGU/bF0hN0a0nDOdb0Huilb+kwHifj7NWhDAQD2dOhDWG7",
+	"h7eQ/yE3/hEX+FEa9sNv9WMUSyVbGJV23RCDT73NTjutZl52Z+Htf9GtrfB26b3VG/o8N3dBAZUvZrcN",
+	"BAR907bbVu7nF4NMFfL1TQPktBZtW99SYcyTbWKhnojwI8klzhdUwPPRudDuHT2S/Sx0kxfVQfliJ9cO",
+	"fPu2TzBY6OPLQWfdkMNvGmihKhpfDGS1oM1vGiznlSOnsQAiJIIQNe2i/5XfIcmRUe90iJ2Sk6DSCIZq",
+	"lDZ+rm3C+JNTdmWB1BKS4GkxKYMRkucEqgdSoY0QUL/Ei9QLBuNJDgFBEPk32NaVJHWQQeNFY3Op/At3",
+	"vLyB5F8bUeSKyMJTyjJ+h2DXG7xEd8YoDJk5Old7PBMk2+yiPyY0J/5H6pAKYnLaXMyh+ofdi4ZmeEcl",
+	"xN3VV4jFwrBG2A8cnjQOyAcmirVhtcra2iT29Twv/4hjDx1C5D9YquPLce11g7P/LZ36CpZf3U+jJj0j",
+	"YpZ/qVwHb4K2foinBabXD9C2Ahplw5uXISwEvWY6IDGsCQcv2bdnelojWcmV/zLv+rVvFqRNfi27lg4c",
+	"X82sgBu5zXgWoEBUd81oQaez3ATCqjGCRoplqKLdVOUtTQnEkcW6pAFlCBK2Ld1//pFm9zUX8LJ0x6AT",
+	"sb7j1ZHjVRLoctCBsWeCi4IwW4FJo4MOppfWL+BHdaESPHOinlf7VV3Y/rVfaRJsXga3wkXsyBYSMnUe",
+	"Hpj+X49Abh/B75qkK2nF5NJ//Di4v9dePI44g1B7CC2GS167+++jQ4ajODo5+0lf/ksvGqIWgTrYXhmS",
+	"OMUfjvW3fS892AVIaN/JmlsJVy6IFQWFHPsuOmTo8N3Fr0dvL45NNLL3flUGYMioQGOa5yTT4l8dnu97",
+	"l17vAsUsp1Qq3lgvEPDelWHouXIHVdGA+8s1Y0gadSAaMGuDzOFlOA72l5LPClGRXF2xFisRQJdUOTw9",
+	"RnYMhQXa1Nog/2/5LQExEdBDNENRV8fErsmncJ6D/53fMUQzc8pUmGKRmNlUkBKBO04iqkThc90+wsnY",
+	"1r2HWTZkJZGzkmkS6aBgkxTjANWsyJBvBteD1Q1sRhhuFopo8cpaIffdlbBqeFc+Xzq/F1VcVSRqhunW",
+	"wnLf9zovLz/uxf2d+/9o0V0lGZp6Pp2qdNHnK4l0b8vuXPlhFsvuTiONoRrAxTms/lrHuVefrk+LTEFu",
+	"+0GM6LjOxKAaIyMN6noOEdNIYG3g+CyktU0mcsyuZ8GsWwWuXKuYB4gRkrmr5FJN8dST3OBfVFTF7KDl",
+	"yS0pcY7sLA3yQdjVu/MG0dipIxru/PPy4yDeut+4en/Y+W/c+Seg3iDevt/8238sq0VR343Jg9arFFit",
+	"r1q5K4LCyF2gQrSXaMEwOuezfzaSLPZ6SzyRa4hriqw5bKBZF50YtasGaYVO1ZgI+uVoMaW2yBcB4c6l",
+	"lPRDgl5tmvZa38LkkKjRKlT4aUsNVF18KAtp6m4ejQzKVH4kZkuF+xyOqaYH0+CY81sK21TE8Aor8a4b",
+	"l9lMS1/PR3XhucUfJiP+yu90dV8QA92LSlRQHHM6ExLUxnAMoRG+lnvjvfJS1LDyA5ToclIKd6CSXNKU",
+	"ARMEUoOV/cPylsQ3RFwZqUu3ptFhR9H5hBeI8btq2e/OXoPdwXzdX/q15AUqSj7laj+iGsQrFLW+bGdP",
+	"R8t4oQjhFEtybcKY1xnplX2/YlgWuUInoV95JiCnoFvPx1JSj0vIUhBBic89E20fwlJHTRnbQTxkLtMP",
+	"oOg+sjw7idHF0X9dNJ56p2s7aCnuiIfMPumiX45/hkWdnp389O6VTRITkOOsrVPQoqFReWlOJNoQhKDE",
+	"i7OyZfysCvv25O1RFEdqYVEcARiiOAI4RHFkoRDFkd1cFEe/HP8cxZFZjLp8Xr6YGaDFG1bLEO7aNaSH",
+	"9sVDGz00YzkRwpc2qNDg1TUN3eeb4Wv6cBa1nglhLeliaUUpv3BUf7BUxbeHeHh6enby+9FPQVuEd/gL",
+	"403A5O/JZtKGoWidCNBKqYUapxQ68rKBjfGQvTo8O3l3fvQ6Rq+P3xxfHP10dXH85ujq5Oefj85i9PPr",
+	"kz/UZ68OLw5fn/ziogO73e5mFx3qM+Zjk//r1gMqqTH227PdHgyUWKOERSq76NAz2tXEzBQzexuaKmpk",
+	"F1uTNFckUC8p2uXO3aNcXjxFg+cE7kOTalWcZBl3M/SzxeM+exnEbrSqrmGNdSyrz6QvM57ruwzIZwN0",
+	"tcld8cQ28+uiY6lpAFQvHLJmcUSMErDpJKaGYuzXRGyUTIxRVSTRb6w2ZIrOnlyc2i+UKrCGQcQYQjYP",
+	"FP1Wexvzcsg81qjHswUWSTrhimjj9KZCW7MXdReVhJQZSt22AS8OI3Znm+MRyeuS50WpZgNZ42HhwmZd",
+	"wOywaKTIkjFlRCAq9/2KkTF6d/Y6Rqe/nrw9unr77s2PR2eKPtjj0MQgtqQAaAD4DDnTQmCnwELc8TJz",
+	"4c4gjNdNWEPmLvpGygujW3MIH1Yg3ISeMZo9YrByNe0TSv5Zt0glvGVgX0f2ZffzlSfFhELN1+IoI5LX",
+	"s9/fSZpTOV9fF3xXFKTspFgYpdU4uCylqiPKu4vj18cX/4geUrNQL3IZJMK17VxZ1bWL2zm5vqboD9o2",
+	"1Gbisptp2Sq/XghToHzVN+3etBD6+kVeahj0ZbycwcL1X+zoa3XOvulD1xUCjSXpcR4ZsHUGCniwhkVp",
+	"txesWhL6NmCPCn79kEKwlc3ct9QeVObY2BhjQRErcEmYnBBBtBKG05RAcxn1MCu5Yt91ovr9zg7a6Pc3",
+	"0cu9F7s7ne2tQX+pvXk4/P5v73udl2hjs3P5fdjsZ5yM1SSnxj5Q1dkaS1KiXVRM65OtUZF2SfHKqnr+",
+	"FwqLe0Q5uWY8r/45fNsXVv9fewOLILD67ofqDgarB35LdGHxdqNaHbF2hRVWldoDF5Eu3ZTA34mpNyVJ",
+	"ntsmHhrAVX2nMc9zfgfaR0bVyFPKsNQR+1NcFAowVb6sq621VoXfo9t6pS6XTrVeelbzc8jCWJ1q0vrM",
+	"aPNrWF7tp7W6Ycvru10QIV2NN4OZc13MzMS838cRlI5bifPB7SuEXzPH5mEfeBte9UnoVFd90wbPZYXM",
+	"6tdwRgxhGRQMW+jhsC+40oOmUqNtdYMk19XpOcvnSPLNdSNTqnoWKxIZvBUuL9zaAsFXS+FogjmUwLGi",
+	"Nt5D0zeggkQ6K6mcn6tVmNR06P2jvZ3hzGHtrTcGMWMIE0TWmzB1F/U0d22GqjPVU6ot67/+PgtGWb3W",
+	"uV6Cl9rcwXgHtFvJeS4OEJTGs70NEEQzFIgylPNr4VYDL1WLMTMHVjKCrkhqS+2FJOF2U+I2vcrpLbnq",
+	"drsJ2ihA8ChJBvgM5wySOLxcTTmRstAtdigbc49wqz/NMt+4cL9fdLf9dt1CiFN2jrk/JliKw6KozH5W",
+	"/InRDSGFl52suYkurGleeiZckdQhMw4qDHEROvjaxCLWmJiIkZyUfHY9AQ4KpRHPjs4v0OHpcXfIhuy7",
+	"7yyL7H73HTqqVYOObU1mxEvLq2PLjGEojbVaIE3My4mOukjMqpMDO8p4lruhBVSynZuStbEd3f6M0bRZ",
+	"kFmLArEeXNtVTTHcqv1QsDpku9RjXC/YuGkAce61Q1LAOLMNPJXYfNyBDW+c/fwKvdh+ubW5jxqNktDG",
+	"u+97vV5vM0a1hklDpjuYzFiBFRFAYlaW/FqdPhEpLgjCbH43ISUYE6u2gRsgVdiLg6V6DWWkkJNYX6oh",
+	"05JQrDeqUMH4F1wdS7GpA2MaLZv0RN4Jxlo18KzVQ6UzaDgeIMblBCzYSjKDsB2cS1JCNJWCnNcOTNGY",
+	"775DGu+Z7QcHFS/X6gZXu6HxkCWLO8MlruZAoglEYohNVcZzI6+I0/4iUjRkihZBdD6poiJ0VzYFlsKV",
+	"GfYKHVIBMZyxDv3FUr2VkoywlGiQU20BHrIRSKw021fwsJhhNm+6yFmfgbqyiI61cZlmqNo8yMA4F9x6",
+	"CH4jcxCTS6kOJnFELvGSAtrhyAf6TcWpruC6CGSDW3W16SFzYgHkOJRUEnf8aoIDv38sDJaRKdeDubE0",
+	"XVIbw5J0TMbLkBWKGute4MenBnVs42yaiTYBcjccMwWLqvNWYjEdTNXqPOZ8VjXow0N2TRgpIU4ZKjSg",
+	"v0M/fmpcL+pt23fBNuLX6/FqA6r1/MjlBJ2enF8gJTkA5gqjQsOiGm3L7LpsWslUXzdFH/WFgp/gYpt+",
+	"0Nt7OhEFkk6q6AO4ZA4MG5rABpqY7SNZzkiyeeANb2d03dJsK3C4314ZbnjRZaSA9cNRH9uWdMhMX1Iz",
+	"QO+lAdTvpBSUQ8fS775DyW0/0d8oIruvCYeIa1BjGVIik9XfgOJkmbpDtk/hVHFJoJcllJkx0cWMu2Vd",
+	"Y6qGchEreqIuemWEH3C6SJ7D2evhzVoM44Bf/GVA9KRlShuM3BkxGFrZxUYTVX9VFZmE4xikvCUlIG7y",
+	"3ECgJDmW4C3SoUoTLkzpcKHeNllLtkaJOQ3oCI4IGHOo8M5S0U8M+I9HguczqTtv3U24IChRYyfOfYww",
+	"qrBeS4PgDxJA4zaS/uBFt9ftdfv7e729Hiw2meIbgsoZS54J2/jZbu6Pmhyh9uiqudvQVPA/w/WADKU5",
+	"n5VOrdAHbPdJTBDrkCUfOkZCEQnaUFdXb1sRB1NB3PSwtEVBxabmYcKo3GK/UVMcUHPITF1xqEcOZMQM",
+	"J3muZDBcSogylqKu1HfROTdCsxJbDQh5aSRpJZcNGehAEOriYXSVmrHBcUFB7L0mDOS0MZ7lctO09iVT",
+	"qtUsjVpKxBSKt0Ecq4boc9tEWhFwOSuZlrKCNdaBm9YhoJF536TcDZlbZQyJZHMd7wjxV9fwEoiM5TOh",
+	"mKUgpTlzF/avjvuwxix42Sb3xOSq6T6mNjPMuS/sSWYC8TEgNS0hVmFD6SYScLjeS/eZACZTDbG5j5Kt",
+	"BCVm7Ks7kqd8qqQExquwCxAUBglK2iFrV7Miw1J9MGgESW3GKOmrb2RxlfNrk3uWoI1+/UU1OM5zlEBA",
+	"ZNJFh1Wao6Y32k/lDFRT7bvLaUqYzl00+sJpyYuSEol16I8px9RWI9Stj+LoVlPYaD/qq3sL5o+CMFzQ",
+	"aD/a6va6W5A3LSegID73ey9dE7kwyhICKb0qihgVEHctEYbChEpGILhMJ0mts7ELHVSCBRhcTWimUqMc",
+	"uh1nSiOkwhridQMRK42Cut4o7M7vBNz9wtTKcybinV5YOQRxIvLbp5rbpj9x5boHvd7y2Mr7uNVQQgHC",
+	"JjY64QpL1K+trB9emMlkD6yr71cR78H/PXRpF1BrC84jQxjYoKzOZSPFgnQoE4QJqrjP5sKjqkzwGPwa",
+	"oZ3o86/tpV61vG3kuIwjx0bV+4Ne72GdfK01pkLj914vP+OvqYymg95gt9Pvdwb9i35vv6f+/78jHSu1",
+	"0+tXDpVoZ6ffB0eG8WOYLfrBwto7EYGRut51TFc+6LtCB31X16B/X+v9e/Kb3+HXFOhfr8Fvq/tUoLHv",
+	"CSP6lvKxsxE0Wot/Qgvm7V5/0RfuTGsNsyP4aGv1R432sfDdYLD6u1ZTaPjw5eoPvXx+9c2OxsLl39RK",
+	"XIO9TsymU0WkNSlDXhM5ia8FhGTZny7v46jgQoZaSmniOZrXL+E+xBWBwJcqvuK8eSDwmXB3zbWEn2Sp",
+	"RWEl2QyZvgfC1+tNs3E90xTP9WeUoeT7ZJVjEEKBlNxptXvhJ6egjT0l3fV3Qqkhm3pem1+QOB8qsg7R",
+	"pDtkpqFRTsYS8ZkWqpCWB8yUWoDRnLPOTWqO3TY7CZ1t9cpzT0EDE+KltsYSIX/k2fxhJMrzDxuncOX0",
+	"rTy9lvCE3aiG1ixzf67fwz7k8r6vG5wNKXo8bfY7SKk/q6i5OsG+cqTXvayDstenxDWKanNCvGzMGnm9",
+	"jyN9SR66KsNKPnFZdu7Wsh5K9xt9FQPE/8KjAXdYuARsbslE1v3Wmp1/bZ7SW4M1BLs+wNf9NWZtVB/6",
+	"9+Nk2udYIQ3CFqnCbO0+jpqq6ULN4szTWKc4I51ZUdNca33sjA7sGRB0iRMd/+9ZB5TiJSa4IJmzvOb0",
+	"hni94p4J01oJonTLG5KhRGmv+6ChJV301jNcu3zQljV7H80E2AZNB7mqeou27CoN2fleaJhLKUGh3uLr",
+	"UUR3PdIR7mS2QG4MmhD+bYXHf8HNCQGxhszeBTJWGXuBdDjYIm18TMupFvHAEsvLGy2ZiYlSio3op2vP",
+	"GLnwAM2ENvVBY0KCczlB6YSkN20t/Bci35Do01m/38G+xWa99iNkimke7Ue8EP8PTqfEdhgyWtn2oGKt",
+	"6ZSg1zLzu5F402ixod7TXn9zrk31zYbxOjW692Jvaw9St1ud6aN+b3dnu7e1MxhsD14OBlUBDd16ZZUq",
+	"pyPYXn11SNj+XHVQtLcf3PODN7m25OJ1X1kgrhhgGEeYaOHxE/lZn/ycT/idbyN1lQ5sWTNDP6hihjP1",
+	"jHsEyTb+sfTI1EzwKzGH1ddzYMqhtGLFJjEChLPHiWr1m6lA6YQLAl0Fk1rycTJkxplls5CSByapg2Wr",
+	"Ni7NkoMh8wIE5R33s5rjqlzbiMsJ+CV0LSU5IXPPhOuUcJdAPWQXEHBoHCwASu3YAKLbMMU5AIzImJue",
+	"ri79RAEF5zn4zC8aWr25Iq44jZ7BivnMc88pUQls9S7G3VZ1g/kwgzI8+wibHnDWTeonjcYuY3RTJ3gO",
+	"WT1pNG63ggxliKqV29RgnYWHQToD0jhkGxg9IO1JV8CryrusSKM5QLYtZj73s3k2TRJsICULnC3OsWCY",
+	"rGLm1ajPqlxXHehm2hiaXSaxCf0EX3xu88MYIZnoWtf1LCdgSrEIshQXDhBGo5LfQF0v4ny0NmPQhWBo",
+	"wVXgufr1zmY8OnwjHwqSQk2TITsxeUnI5iWJ/TYgq091OiKVEz4LpnFfEwnNpYfMO5sFOUwm+Uzf71b2",
+	"WRI7uTpGgg9Z8nFYr24wjPbRMKr7Y4ZRjIaNnET13vthtL03eNnfGkaX99oDiBRpzYkkNskZXElwv5iW",
+	"68GzpYCUNEvbwAhyYTUbPeS+NpNZk1WzdI1OyGuWrlmvao2SIiz5elAFm7rM51elsn2R/lUWM13AYH5c",
+	"F5eaFQ1ChapqtXRa9pla6Y4Xiq2N5rbn8YOmaRRhCtRLqi+kXn8n4EdolOoIFdAAccn4xKtgzorZHzbb",
+	"q9rSgrVGKIqy0yy2RNX1SI3iZRCwDVLbIK7vrFl+p2r60+yxamRrr9mpcQu5Jp3tAiYRZbecpuQKGqgC",
+	"QKCLi4bGIcvelXmVKuxBxnSi9eCSU3ZjwtsqTvNM6HJphsUsB4lCistQBbPVdcHaxbHaNaQeAmXd93W9",
+	"Fq3WXTg1fc+aINYvX0F1onuv41WFcX7u86ol5vUO07pD1squz1W/rKp1s9cmq+q47KtCrk1yaFOK6l5l",
+	"tCSpLutxr/MBLuiUnBpe10KZBWzvoDLxQFCdDpOpSyDLMUczn1VXqUURarwNdvDXjKY3Z6TI54csewVp",
+	"302S4Odm27RsjfZV1rhOGP+s2H74+9Gg1yi64h5enJxenZ6dvDmxqT1rw0Cv9IqPx+DpXlvrDFVc/CLO",
+	"DtCWgz4Fv4jsVqBEbHSHpzTr/vrj9es3F+/6by+O5m/++ff+2z/T3w+vD89++fG49+bmP39+++7dztnN",
+	"P/55cnS09ebmuP/2z+PDaD2K0irYqo0lbW9Hs5Tqixf1EqWKilf1OXRflpqFwIgPyHRsaRlEpMmvXA6l",
+	"/mIoQQ3qEJhC27T+f2+foV32/XKwtbqttb0PnGXEtNw1Xrlz+0EXmQLjuuI30jWqdVkFiN/T2u/COuO1",
+	"eujOxzeGwEYMxQ4eDfkH3ZdVdhqnkbisUCvrPrmUtld/10zFX9sX5Rcz/x/tglJfrbHEWu+Kpv3LpBK0",
+	"7VBTp+FYa5e5OqJp7lLK1krvlUJ9yBcwalZNZXfNrNAbPEcjggoOyi5lQhIM1YBmArRz4wFYYJBfoJO1",
+	"r2ZFsCqV0tTvqgejASGHKK4Cy0mlmVBdrtrnjT7peFAZws8Y3vV5eaZrIP3+Y4Ok1ir/hcPFlGjjPvJb",
+	"ki3/ctD40jQwW/JRf39bTXcZZMG2W/SikLb6PJ8r6qzZrXkBg/CaGP872uvXIeI14v1v5dI/U4QHe+mB",
+	"tbZ7qKo+GaaOtYI2QcpYGZlrtBCK/hlqHDejiU2tqkGv5yKleYkyMuW1mPEhWxA0bilqLXgcudjxBfHg",
+	"MUoGyZB9mQDwRf5+B57oc1FH70jetzW4vley89sqpOlXwDRyuKkFFb3B5Q2RuvS0zZs9PPvt6OL47S+B",
+	"ApiuLGO7CmNPG5xe+pULXZXigOXDI52u6qDa+WcA6ytr/65AcnJxGgTFVgWKepqkZ0OsGSlCQDGlLxfC",
+	"ZG8ZTBpGh3XBMvDBEtjYoNpYVeTLTGnrcj1iKy+WbiVUkjiwncvPxSbbpaQCjPKwKZmKOlV88nY/MOAa",
+	"vN0toLpScI1gAo/DVRT58t4vpKDJqVc74P2lQvl6UQX/N1Pr4P2lutJCp/mFslcelOyn8GBWqgvz/LYf",
+	"tXM8DhtZfmNetjL6xAEUddAT6UmvddZQlcFXzTORsth//vyjev1eTRpHtbK2E+f6N5kqUT1JMArJhNV8",
+	"sAqIJeel7CoUvXRn8XFZWAiIAiOSc3YNmYPL4kScfVgHMrTBZu0lMiytOESyrrwlk1T4055G6aHglG3W",
+	"boDV63oNxmlLSxeiaKQwbw4nhQWSfGqZcFUxCJv300wl8EZ1kZvhUZelbdbz71xkm83j9CZx0W3qnKtI",
+	"zWBZo0VxJT9ZPcvktf56cXGqM6wlNwGKfmEaizIluaZC1xxA+sKKfagOcK630zGJkBtV9q6S76rnZt55",
+	"gjZ0krKuzcpsSiXk39rU97TkQkAbkpJqQbEa6JxeMyxnpZIUEzHBg53dHxL0PZqQD+jXN4evOue/Hg52",
+	"di21KvGdFid1cQrrNK4S7Z8JqNwB7SRIWhJZnw721TnOktqvh1Khoaz/eGE10CTWvmg1/7nELMNlhuzh",
+	"ocScW4fCoPZfsvq6+lG4zQ7ZRnLbj9VOR1iQ3e3mZr1hu60xuwoESdwCgh6qkxElmkBOirSA08AwiRHJ",
+	"3USQ9MrU6jjXj0ouTS0JXa6XoYUwhXgg9TrJ0EaGxWTEcZnFDijxkA2jM3jBfDGMNnXAQlGSW8pnwo4k",
+	"JJ4LU6Ch3kryp1mpCQCWiN+SMsfFkAVA6coayDuuM3M6ghRYk3n3mtDTM3JnZn4mTBCQOdohayztmbCJ",
+	"RXBUulzGaHdbl8tA7Z+SWF3CNoZAC2eF9oJ7ycJDprOZQfy6nrkQCEKhyoA9L7AkC9NiTd+5gwX3hwoI",
+	"Fx8yF0pR7dY0HjuE44cqDxqiphxV/V0FNB3+csjEHSnR4MMHW2FhywBFHCAoh3BHBamtTseKqZueoY0d",
+	"JGK0g6aUxWirp/87QJN4yHbQJEb9HvzvtvrfAfw9gL+BcP2v/3/QQ/83VAjf7vdQRoUuCi+9alshXZKz",
+	"el2wdcyDFZmDMzTBJuqWPXP57fV0z1rxt4VVoGpkZ6kBsVXmKrTMCsbZPgQKuTT/GsWNq9g7TXvNgYju",
+	"6pVawr6etXM2A7voysU/nrIvJkL18zAT7GT9cbe7xj7dvfn0U9EHQLMQ6tAs6a6JHkp/+eS1YM3JXNo1",
+	"+Nj6ayzBsMClK3hYjrXrB2PXdIc1gYrRO0Y/WDqyxtocJ14HPktW1CLN+7VeaTTTBXC8W7a5cHUVe/60",
+	"QwusyYfOAdINwRHPofYOiJhC8sJWuFm5QPnlgLdCgqFZtyGxHKzg0SjTPB9bTmRlkpW7FI+6zp+SvmpE",
+	"86XOhoXpky5dckUUXFUgsaUS2HgxPBhtpdtZZ4fsjjvbeG/UeZn2sk6fDMZbeHu0k+5m0UOzKOsVNdeO",
+	"Cmlq87peaDdq2A4u41o8jt9927jMrZpidUwtqEGTKK9QgFe39Uk9elKPntSjJ/XoST1aQz1q1HN+0o+e",
+	"9KMn/ehJP3rSj570o6+kH+2s0o+CAdfqrgYymBpBYIMFyUQQaXAsIOmMoVE+I3+rKDM89pStloZhtK1e",
+	"9nI8GL0gnd20jzvb4x7pvMQ7Lzpbo71skPbJ9ni3Fz00aqzRWOELq1vpTEg+BREKfIf2drdcV8Yd7Ctc",
+	"whz9k7L1pGw9KVtPytaTsrWusnWu9ZsnRetJ0XpStJ4UrSdF60nR+pc4oh6YLxStmwy7LGU5kKUDbUt0",
+	"Kyovp3lBkYe2WmZ5ndrALh6k/fEW6eyNtrPOdjrAnZekP+68yHZHO3g73RoN+g9Wyby2dV9UHfPDOOv6",
+	"WF3vco3/nzSvJ83rSfN60ryeNK+1NS+bt/ekez3pXk+615Pu9aR7PeleX0n3Gny67vWgukMPrLrQ1qss",
+	"r4TlvRztpS+yXdLZGW/jzvZoK+3sZQPS6Y972D57uGbl9/f+4rpVq+BILcHfbFcNUu+s/qRnPelZT3rW",
+	"k571pGetoWd5Tf2jL8NK+00zpl2QLR1YFScwNVI0XQSLmqkyR5C7OV2f9dUIv2F8W+lg1Me9cecl2cs6",
+	"2+mLUQfvjnc6ZDuzj16uz/g8+HydCI/VEFDsSveK1XBUS7r/PwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -37,11 +37,10 @@ func (a *api) ListContacts(ctx context.Context, req gen.ListContactsRequestObjec
 	out := gen.ContactList{Contacts: make([]gen.Contact, 0, len(res.Contacts)),
 		Pagination: gen.Pagination{Page: page, Total: res.Total, Pages: (res.Total + limit - 1) / limit}}
 	for _, c := range res.Contacts {
-		note := c.Note
 		out.Contacts = append(out.Contacts, gen.Contact{Id: c.ID, Name: c.Name, Mobile: c.Mobile,
-			Blocked: c.Blocked, Created: c.CreatedAt.UTC(), Note: &note})
+			Blocked: c.Blocked, Created: c.CreatedAt.UTC(), Note: c.Note})
 	}
-	return gen.ListContacts200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.ListContacts200JSONResponse{Body: gen.ContactsEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
 
 // UpsertContact creates the contact or updates the one with the same mobile. firstname and
@@ -79,8 +78,8 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	if created {
 		msg = "Contact created"
 	}
-	return gen.UpsertContact200JSONResponse{Success: true, Message: msg,
-		Data: gen.ContactUpsert{ContactId: c.ID, Created: created, Name: c.Name, Mobile: c.Mobile}}, nil
+	return gen.UpsertContact200JSONResponse{Body: gen.ContactUpsertEnvelope{Success: true, Message: msg,
+		Data: gen.ContactUpsert{ContactId: c.ID, Created: created, Name: c.Name, Mobile: c.Mobile}}}, nil
 }
 
 // trimmed is the value without surrounding spaces; nil stays nil.

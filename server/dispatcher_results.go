@@ -60,6 +60,9 @@ func (d *Dispatcher) attempt(j job) dispatchResult {
 		}
 	}
 	res.attempt = r
+	if d.cfg.Metrics != nil {
+		d.cfg.Metrics.ObserveDelivery(string(r.Outcome), out.Latency, now.Sub(c.Event.CreatedAt), c.Attempt == 1)
+	}
 	return res
 }
 

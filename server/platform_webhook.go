@@ -59,7 +59,7 @@ const templateSyncTimeout = 10 * time.Second
 func (s *Server) platformVerify(c echo.Context) error {
 	challenge, ok := whatsapp.VerifyChallenge(c.QueryParams(), s.opts.PlatformVerifyToken)
 	if !ok {
-		s.log.WarnContext(c.Request().Context(), "platform webhook: verification refused", "request_id", requestID(c))
+		s.log.WarnContext(c.Request().Context(), "platform webhook: verification refused")
 		return newAPIError(http.StatusForbidden, gen.ErrorCodeUnauthorized, "Verification token does not match")
 	}
 	return c.String(http.StatusOK, challenge)
@@ -73,7 +73,7 @@ func (s *Server) platformWebhook(c echo.Context) error {
 	}
 	sig := c.Request().Header.Get(whatsapp.SignatureHeaderName)
 	if !whatsapp.VerifySignature([]byte(s.opts.PlatformAppSecret), body, sig) {
-		s.log.WarnContext(c.Request().Context(), "platform webhook: bad signature", "request_id", requestID(c),
+		s.log.WarnContext(c.Request().Context(), "platform webhook: bad signature",
 			"signature_present", sig != "", "bytes", len(body))
 		return newAPIError(http.StatusUnauthorized, gen.ErrorCodeUnauthorized, "Missing or invalid "+whatsapp.SignatureHeaderName)
 	}
@@ -305,6 +305,14 @@ func (s *Server) applyPlatformStatus(ctx context.Context, accountID int64, st wh
 }
 
 func (s *Server) logParked(ctx context.Context, accountID int64, r store.StatusReport, res store.StatusResult) {
+	switch {
+	case res.Parked && !res.Found:
+		s.metrics.observeStatusReport("parked")
+	case res.Changed:
+		s.metrics.observeStatusReport("applied")
+	default:
+		s.metrics.observeStatusReport("ignored")
+	}
 	if res.Parked && !res.Found {
 		s.log.InfoContext(ctx, "platform webhook: status parked until the send is recorded", "account_id", accountID,
 			"wamid", r.PlatformMessageID, "status", r.Status)
@@ -320,6 +328,7 @@ func (s *Server) statusReport(ctx context.Context, accountID int64, st whatsapp.
 	}
 	if st.ID == "" || store.StatusRank(status) < 1 {
 		s.log.WarnContext(ctx, "platform webhook: status ignored", "account_id", accountID, "status", st.Status, "wamid", st.ID)
+		s.metrics.observeStatusReport("ignored")
 		return store.StatusReport{}, false
 	}
 	at, ok := st.Time()

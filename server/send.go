@@ -44,13 +44,35 @@ func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessa
 		return nil, err
 	}
 	b := req.Body
-	if fe := checkSendRequest(b); fe != nil {
-		return nil, invalid(fe)
+	var resp gen.SendTemplateMessageResponseObject
+	switch fe := checkSendRequest(b); {
+	case fe != nil:
+		err = invalid(fe)
+	case p.Mode != ModeLive:
+		resp, err = a.s.sendTest(ctx, p.AccountID, b)
+	default:
+		resp, err = a.s.sendLive(ctx, p.AccountID, b)
 	}
-	if p.Mode != ModeLive {
-		return a.s.sendTest(ctx, p.AccountID, b)
+	a.s.countSend(p.Mode, err)
+	return resp, err
+}
+
+// countSend counts a send by its outcome: sent, or the code of its failure (internal_error for
+// an unexpected one). A live send the platform refused is counted by sendFailed, which knows the
+// platform's error code.
+func (s *Server) countSend(mode string, err error) {
+	outcome := "sent"
+	if err != nil {
+		outcome = string(gen.ErrorCodeInternalError)
+		var ae *apiError
+		if errors.As(err, &ae) {
+			if mode == ModeLive && ae.Status == http.StatusBadGateway {
+				return
+			}
+			outcome = string(ae.Code)
+		}
 	}
-	return a.s.sendLive(ctx, p.AccountID, b)
+	s.metrics.observeSend(mode, outcome, "")
 }
 
 // checkSendRequest is what the schema cannot say: one of template_name or template_id, and a
@@ -144,11 +166,11 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 		// (server/reconcile.go) applies them on its next pass.
 		s.log.WarnContext(ctx, "apply parked statuses", "message_id", rec.MessageID, "error", err.Error())
 	}
-	return gen.SendTemplateMessage200JSONResponse{Success: true, Message: "Message sent", Data: gen.SendResult{
+	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
 		MessageId: rec.MessageID, ChatMessageId: res.MessageID, CampaignId: rec.CampaignID,
 		ConversationId: rec.ConversationID, ContactId: rec.ContactID, ContactCreated: rec.ContactCreated,
 		Status: gen.Sent, ClientReference: b.ClientReference,
-	}}, nil
+	}}}, nil
 }
 
 // sentContent is what the message row keeps of a template send.
@@ -172,6 +194,11 @@ func (s *Server) sendFailed(ctx context.Context, accountID, messageID int64, err
 		return nil, fmt.Errorf("send %d: %w", messageID, err)
 	}
 	s.log.WarnContext(ctx, "platform refused send", "message_id", messageID, "error", err.Error())
+	platformCode := ""
+	if f.Code != nil {
+		platformCode = strconv.Itoa(*f.Code)
+	}
+	s.metrics.observeSend(ModeLive, string(fail.Code), platformCode)
 	return nil, fail
 }
 

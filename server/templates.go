@@ -34,7 +34,7 @@ func (a *api) ListTemplates(ctx context.Context, _ gen.ListTemplatesRequestObjec
 	for _, t := range ts {
 		out.Templates = append(out.Templates, templateOut(t))
 	}
-	return gen.ListTemplates200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.ListTemplates200JSONResponse{Body: gen.TemplatesEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
 
 func templateOut(t store.Template) gen.Template {
@@ -47,7 +47,7 @@ func templateOut(t store.Template) gen.Template {
 	out := gen.Template{
 		Id: t.ID, Name: t.Name, Language: t.Language, Status: gen.APPROVED,
 		Category:      gen.TemplateCategory{Id: t.CategoryID, Name: t.CategoryName, Label: t.CategoryLabel},
-		BodyVariables: &body, HeaderVariables: &header, HeaderFormat: &hf, Buttons: &buttons,
+		BodyVariables: body, HeaderVariables: header, HeaderFormat: hf, Buttons: buttons,
 	}
 	if len(t.Unsupported) > 0 {
 		u := []string(t.Unsupported)

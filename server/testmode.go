@@ -98,11 +98,11 @@ func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTempl
 		return nil, err
 	}
 	mode := gen.SendResultModeTest
-	return gen.SendTemplateMessage200JSONResponse{Success: true, Message: "Message sent", Data: gen.SendResult{
+	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
 		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, CampaignId: testCampaignID,
 		ConversationId: testConversationID, ContactId: testContactID, ContactCreated: false, Status: gen.Sent,
 		Mode: &mode, Delivery: &delivery, Note: &note, ClientReference: b.ClientReference,
-	}}, nil
+	}}}, nil
 }
 
 // resolveFixture finds the fixture template a test-mode send names; only the three fixtures
@@ -256,8 +256,8 @@ func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.G
 	if age >= read {
 		history = append(history, gen.StatusChange{Status: gen.Read, Timestamp: sent.Add(read)})
 	}
-	return gen.GetMessage200JSONResponse{Success: true, Message: "OK", Data: gen.Message{
+	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: gen.Message{
 		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, Status: history[len(history)-1].Status,
-		SentAt: sent, History: &history, ClientReference: tm.ClientReference,
-	}}, nil
+		SentAt: sent, History: history, ClientReference: tm.ClientReference,
+	}}}, nil
 }

@@ -324,7 +324,14 @@ func validateExchange(spec *openapi3.T, router routers.Router, base string, r Re
 		if resp.Status != http.StatusNotFound && resp.Status != http.StatusMethodNotAllowed {
 			return fmt.Errorf("unrouted request answered %d", resp.Status)
 		}
-		return ValidateSchema(spec, "ErrorEnvelope", resp.Body)
+		if resp.Status == http.StatusMethodNotAllowed {
+			// components/responses/MethodNotAllowed: the Allow header and the code of a 405.
+			if resp.Header.Get("Allow") == "" {
+				return fmt.Errorf("405 without an Allow header")
+			}
+			return ValidateSchema(spec, "MethodNotAllowedEnvelope", resp.Body)
+		}
+		return ValidateSchema(spec, "NotFoundEnvelope", resp.Body)
 	}
 	Cover(route.Operation.OperationID, resp.Status)
 	in := &openapi3filter.ResponseValidationInput{
@@ -335,7 +342,11 @@ func validateExchange(spec *openapi3.T, router routers.Router, base string, r Re
 		Body:    io.NopCloser(bytes.NewReader(resp.Body)),
 		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 	}
-	return openapi3filter.ValidateResponse(context.Background(), in)
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		return err
+	}
+	recordFields(route.Operation, resp)
+	return nil
 }
 
 // Contract sends requests to a gateway running elsewhere (for example the built binary) and
