@@ -68,6 +68,9 @@ func TestEmbeddedSignupWithSimulator(t *testing.T) {
 	if !strings.Contains(txt, "Your WhatsApp number is connected") {
 		t.Fatalf("overview after Embedded Signup: %s", txt)
 	}
+	if !strings.Contains(txt, "Quality rating") || !strings.Contains(txt, "GREEN") {
+		t.Fatalf("overview after Embedded Signup shows no quality rating from the platform: %s", txt)
+	}
 	conn, err := env.Store.ConnectionByAccount(context.Background(), accountOf(t, env.Store, "sim@example.com"))
 	if err != nil || conn.PhoneNumberID == "" || !strings.Contains(txt, conn.PhoneNumberID) {
 		t.Fatalf("connection %+v, %v", conn, err)
