@@ -37,7 +37,7 @@ run: build ## check the ports (GATEWAY_ADDR, PLATFORM_SIM_ADDR), start PostgreSQ
 	@.ci/pg-up
 	GATEWAY_ENV=development bin/gateway dev
 
-test: ## the whole test suite (starts PostgreSQL if needed; installs chromium for the browser tests), then the breaking-change gate
+test: ## the whole test suite (starts PostgreSQL if needed; installs chromium and axe-core for the browser tests), then the breaking-change gate
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
 	@.ci/browser-up
 	go test -race -count=1 -timeout 30m ./...

@@ -37,14 +37,22 @@ func init() {
 		if err := parseFlags(fs, args, "account"); err != nil {
 			return nil, err
 		}
-		return createKey(ctx, a.store, *id, *mode)
+		k, err := createKey(ctx, a.store, *id, *mode)
+		if err == nil {
+			operatorAudit(ctx, a, *id, store.AuditKeyCreated, k.Prefix, "("+k.Mode+") by the operator")
+		}
+		return k, err
 	})
 	registerAdmin("key revoke", "--key ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
 		id := fs.Int64("key", 0, "key id")
 		if err := parseFlags(fs, args, "key"); err != nil {
 			return nil, err
 		}
-		return a.store.RevokeAPIKey(ctx, *id)
+		k, err := a.store.RevokeAPIKey(ctx, *id)
+		if err == nil {
+			operatorAudit(ctx, a, k.AccountID, store.AuditKeyRevoked, k.Prefix, "("+k.Mode+") by the operator")
+		}
+		return k, err
 	})
 	registerAdmin("number connect", "--account ID --waba-id W --phone-number-id P --phone-number N --display-name D --access-token T",
 		func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
@@ -63,7 +71,11 @@ func init() {
 				return nil, fmt.Errorf("--phone-number %q: want an international number, 8 to 15 digits with the country code first", c.PhoneNumber)
 			}
 			c.PhoneNumber = digits
-			return a.store.ConnectNumber(ctx, c)
+			conn, err := a.store.ConnectNumber(ctx, c)
+			if err == nil {
+				operatorAudit(ctx, a, c.AccountID, store.AuditNumberConnected, c.PhoneNumber, "by the operator; phone number id "+c.PhoneNumberID)
+			}
+			return conn, err
 		})
 	registerAdmin("number disconnect", "--account ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
 		id := fs.Int64("account", 0, "account id")
@@ -73,6 +85,7 @@ func init() {
 		if err := a.store.DisconnectNumber(ctx, *id); err != nil {
 			return nil, err
 		}
+		operatorAudit(ctx, a, *id, store.AuditNumberDisconnect, "", "by the operator")
 		return map[string]any{"account_id": *id, "connected": false}, nil
 	})
 	for _, verb := range []string{"block", "unblock"} {

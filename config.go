@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gateway/server/bench"
+	"gateway/server/dashboard"
 )
 
 // config is every setting, read once from the environment; each has a default that works on a
@@ -61,7 +62,8 @@ type config struct {
 	// the client in X-Forwarded-For / X-Real-IP; empty by default.
 	TrustedProxies []netip.Prefix
 	// Replicas (GATEWAY_REPLICAS, default 1) is how many gateways share the demo limit.
-	Replicas int
+	Replicas  int
+	Dashboard dashboard.Options
 }
 
 // The built-in development secrets: serve refuses them unless GATEWAY_ENV=development.
@@ -128,6 +130,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
+	if c.Dashboard, err = loadDashboardOptions(getenv, c.WebhookAllowPrivate); err != nil {
+		return c, err
 	}
 	key := getenv("GATEWAY_SECRET_KEY")
 	if key == "" {

@@ -60,6 +60,8 @@ func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Write
 	defer sim.Close()
 	cfg.PlatformBaseURL = simURL + "/v23.0"
 	cfg.PlatformSDKURL = simURL + "/sdk.js"
+	// The dashboard over plain http on this machine, open to sign-ups.
+	cfg.Dashboard.Development, cfg.Dashboard.SignupOpen = true, true
 
 	a, err := openApp(ctx, cfg, logger)
 	if err != nil {

@@ -70,6 +70,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		TrustedProxies:      cfg.TrustedProxies,
 		Replicas:            cfg.Replicas,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
+		Dashboard:           cfg.Dashboard,
 	}, server.Deps{Store: st, Platform: wa, Logger: logger, Onboarding: onb})
 	if err != nil {
 		db.Close()

@@ -190,6 +190,7 @@ const (
 	EventNameMessageReceived EventName = "message.received"
 	EventNameMessageSent     EventName = "message.sent"
 	EventNameMessageStatus   EventName = "message.status"
+	EventNameWebhookTest     EventName = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the EventName enum.
@@ -202,6 +203,8 @@ func (e EventName) Valid() bool {
 	case EventNameMessageSent:
 		return true
 	case EventNameMessageStatus:
+		return true
+	case EventNameWebhookTest:
 		return true
 	default:
 		return false
@@ -535,6 +538,36 @@ const (
 func (e ValidationErrorEnvelopeSuccess) Valid() bool {
 	switch e {
 	case ValidationErrorEnvelopeSuccessFalse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookTestEventEvent.
+const (
+	WebhookTestEventEventWebhookTest WebhookTestEventEvent = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventEvent enum.
+func (e WebhookTestEventEvent) Valid() bool {
+	switch e {
+	case WebhookTestEventEventWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookTestEventMode.
+const (
+	WebhookTestEventModeTest WebhookTestEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventMode enum.
+func (e WebhookTestEventMode) Valid() bool {
+	switch e {
+	case WebhookTestEventModeTest:
 		return true
 	default:
 		return false
@@ -1289,6 +1322,32 @@ type WebhookEvent struct {
 	union json.RawMessage
 }
 
+// WebhookTestData defines model for WebhookTestData.
+type WebhookTestData struct {
+	// EndpointId The endpoint the test event was sent to (and only to).
+	EndpointId int64  `json:"endpoint_id"`
+	Message    string `json:"message"`
+}
+
+// WebhookTestEvent defines model for WebhookTestEvent.
+type WebhookTestEvent struct {
+	CreatedAt time.Time             `json:"created_at"`
+	Data      WebhookTestData       `json:"data"`
+	Event     WebhookTestEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *WebhookTestEventMode `json:"mode,omitempty"`
+}
+
+// WebhookTestEventEvent defines model for WebhookTestEvent.Event.
+type WebhookTestEventEvent string
+
+// WebhookTestEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type WebhookTestEventMode string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1496,6 +1555,40 @@ func (t *WebhookEvent) MergeContactCreatedEvent(v ContactCreatedEvent) error {
 	return err
 }
 
+// AsWebhookTestEvent returns the union data inside the WebhookEvent as a WebhookTestEvent
+func (t WebhookEvent) AsWebhookTestEvent() (WebhookTestEvent, error) {
+	var body WebhookTestEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookTestEvent overwrites any union data inside the WebhookEvent as the provided WebhookTestEvent
+func (t *WebhookEvent) FromWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	t.union = b
+	return err
+}
+
+// MergeWebhookTestEvent performs a merge with any union data inside the WebhookEvent, using the provided WebhookTestEvent
+func (t *WebhookEvent) MergeWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEvent) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"event"`
@@ -1518,6 +1611,8 @@ func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
 		return t.AsMessageSentEvent()
 	case "message.status":
 		return t.AsMessageStatusEvent()
+	case "webhook.test":
+		return t.AsWebhookTestEvent()
 	default:
 		return nil, errors.New("unknown discriminator value: " + discriminator)
 	}
@@ -2980,210 +3075,217 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Lctu2uij8Khj++5/YLaVI8iWOPZ113NRNvRtfli/NWjvyMSESslBTAEtAdtSMn+Y8wXmFc17sDD4A",
-	"JEhCN8dJ0z1es6aRJRKXDx++++VTEPNxxhlhUgS7n4IRwQnJ4eN+mvJ79SEhIs5pJilnwW5wMSJoTOSI",
-	"JwLJEUEZliMkJlnGcynaQRiQj3icpSTYDd4eXITo9OT8IgiDnPwxoTlJgl2ZT0gYiHhExlgNL6eZeljI",
-	"nLKb4OEhDA4TMs64JEyekSzFU/VWfRmRGiZC9yPCkBxRgXIiMs4EQVSvS0iek6T8mg8RZojgPKUkR2o5",
-	"REh0T+VIP47HBBUTx9PWr2SqdlOuk7DJONj9EKiJg6vQs+4zLMk7OqbSD7WEjDm6JdMXAqXqqRDdj7BE",
-	"ORljyoRaIJUIs0RviqpfBJEiRJQhQWLOEoHWInj1h14nNC9SdvMD/CGI/GEjWq8ewfynVzyXYn+nPKXx",
-	"dOEu/5hwiVEGD6O1qNfZu/9hu1Nfovl61bXoAzxM/Ksw5/tCIJqgNXXA0b9a5p3WYRKhKZ8gQZgMEc8R",
-	"RjeEkRxLkiDOyPoe4gyRO5JPC/xpo39OuCTqWCS3+F7dSE7+uN4aduPXyQbpDV7hTbK58RpvbXXi7WTu",
-	"7sb44zvCbuQo2O32dryYRWQ+3R9Kkje3e25QQ3J0j6lEAzLkuYKAzKeU3bSXASxlktyQHOZ6//79/kSO",
-	"CJM0xpL44YvLJyhnKB7hNCXshqC1s5/foNfdbqd2yj8SnMO9w+n4h35wgyW5x9N+sNKxP4RBhnM8JtLQ",
-	"KOfC/ko8CLmPJoz+MSEKIdFaV8Got7WllpvjWA2yjqS6g2N8SwTCADQKVEOTB4GHZLekD2oUSzH6DL4a",
-	"8ER/Rxna3EEjPskVLVJkS9OhIc2FdKgTE5LgBMhRLCm7QfKexqTdZxVwWTxqKURqKUxqKVRqKVzaIb3h",
-	"q0FX3RiqNqlpdhAGDI/VuzUqFsxAtd7WVhiMKStQL/TB2y5cs4Q45hMmD5la+h2gRsyZItTqI86y1CDE",
-	"y9+Fgv+nckfqyUQNjvUY19QOEgZjIgS+IRa19AOKjjvPiEkcEyGC3SFOBXlw9/QfORkGu8H/97JkZS/1",
-	"r+JlbcUH7I6kPCN6bx60NnMPyIiyBM5PnbmzFIXVDpN0icqstZjHX5Yk66HC5eLpITvN+U0O+3sESGk5",
-	"0jVl15kdy4Xsfp3lUVFnd2qbQtI0VQzHGeSRoPfub94B7C/Hlctl5hPGDIV7oiNhkuQMpwd5zvPHHYUZ",
-	"4ZrAEO4J2MGRIPkdyZF94rHgddc6F6wMTRj5mJFYsTeYdQ9YMwEQu+BCGi41Dvc0sD0CmfGYS5ArtUi3",
-	"Mni14HnNuLzGZhgXxHoO9NPBu4OLA4UnjEtkHlQs/eVd96WaE8fyMxC7vpNFRAUkZPKRCinQYCJhUeUl",
-	"1FtCa5hN9ZMTpo7g5V13fQ9FMEWEUnhZOqI3lRWh2ye3zzsc/dBD+Dkneszlz3zCHneS6giH8Hb1AOET",
-	"gMj++shTsqtbdDo5EXySxwQlnGiEgaNSYmHxzYCkXHFqDkdgmMTTXY1TPE05Ti44f4fzm8ex1UyPcS05",
-	"v05hFBeuZkItrVCB4IlcyT4MddER/fHxcK4tfjG4qyvhihTCEp4QnimWQ56PVyTjMG1OfgdCqT7f4XRS",
-	"gbEZ97p4qC672CeQfUJzMcKSXWRxW93vlN6RHA9SgtbU2Ki70e30ttebp/AQBhOG7zBN1dNzF+U+V1+X",
-	"/ktJm8UKE5po8sjEPcmtCNvtWFVzz5Abvegxnqobof5RL43wHUEDQhjoUJ5lL48+7lktQh7PNhqA1tqe",
-	"XXdOMoKlIpdKKseCs3W42ZXN1zCvND+0XPvDPAT0WCw+j7YWqvYjGaXSZa9TM0AFGzhHY8VrzEUUii9K",
-	"R2/f05ojSrEknyGeOBuYe6p2OTFO02It2WSQ0rhYEhrmfKwUc3R4inCSKEGydmYV08tcOBcPulBulRaN",
-	"pV42j1vNvFWo5vOPuFDiPw85zglL3nA2TGksVyRvg5THt37qZgSja/tInYaY39EIC8QzMJVMtL0qxkxz",
-	"SXvtEi8hoxUtpz7911ViHkIlgbzhjM2k9mwyHpAcZM24eM5dzTFH+hk1Z/GIlhKosGLC5xBH96Dn3SL/",
-	"SkK4S/bYqEDmZI3J60mUrW+BVl6QsWIH5LPkUWkGufYLpscc4SzL+Z06YPMoYnhMEtQPeJ6QXCHJkOZj",
-	"mAjsWo+knPXtLDj45rL40BVT0RjLeES09nBD7wiDdSscoMk3eJqXDE/kiOf0z0eyvok7QO0M908PFUPZ",
-	"1ZLCvnkORtxFxkTZn3Q6G/EtmcIHgtZ4jv7V2j89VPdht/4zXKZ/4Iz+SqY/1H5bfzwSuFBYgABglMSi",
-	"tGY7VqsxTpWUpO78hN0yfs/UAzm547ckaaMLR1ISeCrQ/YjGI4NAfSZHOSFIDSDQmhdYYQmZEGkgrMNi",
-	"coIT48vAEr65z5UKBcSGyr0+oxIxcgcmYS2imWVrS6iDlO/fv2/VDdLz8Kluv/48dPwNpzSBPf+MafpI",
-	"lLwrBrke6lHCAAwxwpisJWVYn+iHIKE3FMSydBoiuML5FIGWAKbkEJH2TRt1t7a2ur2Nza3tV3uIcfR9",
-	"iESGYyJAvMViRERw9VC1P8EyLN3fRe68j0bUOnzmG/iGlKQJICYVQsnxoFMUOMpzNOJpIjTWCJlTxbhY",
-	"NpEoJ8OJIAKtYXR8+a604Id9Rs3GLi9+bu2ECKNkog8F8Gl9D0Ua1hEQPoEIBhwfEpaoJeg1rUWNQ4rW",
-	"2312ou9TnS0qjMapwvIpmgiSaMTGjMuR411ci1ypJjacHMb91ghvceCuoV99zHKekVxSLT+SMaapxzUT",
-	"BhTmUyeJpTaEbm8GYcPBZL0UPp9e6Qj6oIYzj4Zm0tLlygdK51NjzTLvq5uZpifDYPfDfPStqZ1hfb/6",
-	"ApfO34b3wusIrq3zyqfLKhyb5AQRM7mmuiBuYTkReyhSc0dgI2EFUwchVYA9kAD3/ti64S0zX30zwY8T",
-	"KTn7DefUWg9wklC1CJyeOvuEKx/Wtk5ZQj76vX8DGPeFQJ3WACvsz7iAYREeg6FsRApx5IUwjwu09vbg",
-	"Ar20PwgUmR8+XLVhMu0ZHuOPdKyg/RrcU/pzx4dJhcTeXOHl2TskJsMh/aj4F8LwhZ5OX9VPn7oPD1ZC",
-	"nmScGRLLc/Tm5PTf129OfjpAa1iiMRcSdbf6zHEa2vfMC5ihk4tTM3xooiLAKgY///Py8M2v12cHp+/+",
-	"XXfznZ+eHR6/7W3qbReeuU6ns8g1V7stcFYWIr6b8maEPdc5dhWgKhQBJ9Ca4uFknMkp0lOLdR2ewLwq",
-	"R7u88QPOU4KZmjuhQlGo6xk3PwyyEWfkWo/XXInxdGi0RZrChMhhk86s/jGvNXGaD0NXyausuLa+5tBe",
-	"eGu1qwlyRwOvc0fzU6GylXq1ku2Q5H7wxjnB5ggL8ptgSVqSwuofT6rHfEBT8ogTqQkulMXpJKmgR7ma",
-	"mVjBuBb2nJux1emEKzAOs/4wKG0aFlhm+DlH90Y/+ROW2HtxwFjyCFAuC4AmetoZnY3Bu4s3cXBn5dXl",
-	"uKJ6/EcsfBwxMfCY974Hgg9hQOwiLDM1W2rbM7ladLZ6hFCvobnrq3Lf76iQM09NszdJxmLJjQQlT8d5",
-	"jsHwl+GbQmhf5CEpnpxxqCKojDfnPC8zQXL5BPjoEI3q3Zb5hGgSjxEj9wUxUhLvGCfET4OeFr2dS1q5",
-	"yAsB8wgBcLbstwKmm2N5cNSoAs0VQK+aMKvtfzFKi79qc3CXvszW3C1V0fBnpZWJWhAeinGeUwLG/+p2",
-	"CjW3Ps4vkzFmLaWogbtNko/Sy4WczXnuA2fIPBAiLRhxZiV434WoQcAOXqrjPkwG8f2NUTiqizjC8Ygy",
-	"Uu5D+7Igisxdh6WsNRuYJ+bKNXN6bZ8zzN9NL4HPuFFzP/kcpzP8lj6FufZ11Tvgd3x7wkRqoTlXHiSo",
-	"KlBPcc2s/rhQB4Vzf3DNQvNegdtxoB/13kxA0sVXE5Y342oWMsD8u3lPBiPOb7VD39zPPW1jAXaNcJJo",
-	"/2ukCEHUvLuG2l9rBWU5EbaQJRaKMceKgxRCb1NT1IukyV7pA8FxzoUwwaBCXzLjs/frGmPvpT3NibbJ",
-	"kj8mOAW/EBEyBJ0QZhUoxmA8GkwRhh/RLRhSmVYcDbFo5yQm9I4k9i0+tD8JhNEIs0QQqQNZf+eUWWc4",
-	"ZsmAf7S6Q+U7o7qtyRGhOSp5r3bncXZHcqGvtPouJ0ajF7I11obIj3KSE0QTse6SHfXEYikOWLwV5ZzD",
-	"99JE9diB48CsmaPubOJCFfQnjCCjZStoldgIwfRqM+CzUb9F7zUCw0zRC4EizsjJEPB0KRnRfb8pKPok",
-	"WLF4q1+d11cB/YW4fXEfHSWgjuQlk2yb2JLiTzCMlTxojt4QBi6FnGn3crSAxgB1eb+KYGfAf4W6r/r+",
-	"aisyBPCtYU0M4asXAv3n+cmx/sXcTjBAJVyKUEkVI4QFitQb13fGUifanWgPYVQEu8Mj2rtEmXYutfWf",
-	"SkDWX0TOaH9MFKkCBhwhnqNITd+mSaSpHCwPK+JxP+IpKRagDXDVk3NMjC1xS7MWzzQgWxkHlqrD9h/C",
-	"4BewK7/jcaEVzbU2egIlUxwTJEb8nmmS+O7kzf7F4cmxiUttsg4TDFLxugT7d210iicpFRKjbqfTCdH5",
-	"//1fHL7jVUtbd7GlLQxSLKmcGDuwnaXV22hvbXc3Q4dh8YmJvSosmB3HhNl6XdoujClJDc7ZjWf0ze32",
-	"9tbW67mjd3cqw8OfjfGt9uWAJx6TAj4rg6N22wvYuDvxUTeNHEckofgRmDFW75kUrsOj/bcHIfrt8KeD",
-	"E4XbP528uTw6OL4wSLKnCH8s06k1m0cpZbcRcLaIJh75Y0hTYsFUnfonHk/Gin2ClRHcpeph7UCXEM0Y",
-	"04yqJwQhtey3w+PfWt1Op9vOkmHNvru5GOlmiStWbNaZTSAJKNAUvqhMCcPa0lYupdvpvd7Y2Xy1tV07",
-	"797OYuyn7NZnrDQxWiMpMwHWdenGPyb8nqmV2KBltcZhzsfVdcHLuy9fxglrm2/bMR+/FJmavf17dlM3",
-	"jG9WF/xayf9SyfXBbvA/7XA+EU1/0dCrJsIESNR9FhqZrvX1c2UcOsagY9zRhChqkhgcWSz3wK++uzE/",
-	"U+KL+bJm6VTftEvLn/bw5WC0SGn8hkDzK5keeRURtYBbyoBc3JKpTXlLLA0DN7CL46m2EYA4r3Yz5l4Z",
-	"64g0JXJceo6XyMsCS6TxTM21RKlnHEVr3rMWDEqG1erOwjA781j9wpYRfLBGM73vBh+Rry6wH5EvJKUf",
-	"laa02t0YYXlthHG/Ry0M4lRxw+ucDElOWDwDGetPmbg0DuHkyR7CA1BajaOREXSPa8w1zsctUOFar17t",
-	"dL0WAhv8Px+IsBudKPAQBiMqJM89iaQHYOvQlxXlJOM5BFjyNFFauwnMKSIpHSYt6ZgIicfZ0vrkOUzy",
-	"ZoTZDfEpItUTWMLUr2BpjCs1N975CdrZ7nTLReotXF68QXw4FASIwnIGGaOcLQdvvcUGUjo7CxvYVkxR",
-	"bqg8L/+d1Gf79S+mvj9f9HYWqS3VE30/mlblMG2RdVM5PPa3mUzDwWO4TuDNbXuRLCES03SGKk1lupQL",
-	"CPQI/fScEz0zloIn8szWzF1LvqWEWT/QFAkj+QthjGyLIxVSR2Oeqd7O1Urna5UzdcInUu3GVqmrWYl5",
-	"jkBYDhGeJJSHCETmEFmJGVQyIWl8Swpbp8e1E+PMQqcBBFd1m6FCNY21dEyurTqw0FLp3/CKFHjmEnOC",
-	"Y//RkzH/nfrXP48Dz6OoekjfhnKSpVP/CZqYKXVUSgyF0gZeD9wMaBv3zKp0obFEST7OKKuiftE2evhk",
-	"tlxEQsMk+nezF56XW/HfSL+yWKOINnBaPYzW1NzhfHwPLbKHyF750NreocqLJLn2z4VFLJlFkFAbrEMk",
-	"pkKScYgmzKT/FvkcjNyTHMqXePY0l9PWCGBYdcYDpSs88TOV2Bpx/soRJz7W4As5aVibnyLmxEo1hMkZ",
-	"POlvJTl/JQ5aCXtfSOeWkXMhj7sSrZtR8BAzknoVWGvvmUVYnDyfVe9UQ3pdcMuqwfjFwopdzblyCu/+",
-	"mutWYPy8qyaWMo6tcM0KTaMu+2LpCLqVLOEUa3oP9NK1dBgXk/Hu6tgFgoHs6VgGv93DWch/kxv/iAv8",
-	"KA179Vv9GMVSyRZGpV02puBzb3OhnZYzz7uz8PRfdGtLvJ17b/WGnubmzqiY8sXstp4IoG/adttI9vxi",
-	"kCljvL5pgJxWwmurW8qMebJJLNQvwv+T5BKnM0reueicafeOHsm+5rvJswqffLGTa0a6fdsn6K3s8eWg",
-	"s2yM4TcNNF/ZjC8GskqU5jcNlvPSkVNbABESQUyadtH/wu+R5MiodzqmTslJUFoEQ/lJGzDXNGH8zim7",
-	"tkBqCEnwazbKvSGR5wTKBVKhjRBQsMQJzfNG30kOAUEQ6tfb1KUjdZBB7UFjcyn9C/c8v4VsXxtRVFSN",
-	"hV8pS/g9gl2v8RzdG6MwpOLo5OzhRJBkvY3ej2hK3JfUIWXEJLEVQYbqD7sXDU3/jnIItKuuEIuZcYyw",
-	"Hzg8aRyQK2aGNWG1yNpaJ/bVxC73iEMHHXzk31ub48tx7WWjsf+WTn0Fy6/up1GTnhExSb9UcoMzQVM/",
-	"xOMM05sVtC2PRlnz5iUIC0FvmA5I9GvC3kv27ZmelshOKup9mWfdYjcz8iS/ll1LR4ovZlbAjYrNOBYg",
-	"Txh3xWhBx5PUJEipMbxGinmoot1U+R2NCcSRhbqGAWUIMrQt3X/5iSYPFRfwvPxGrxOxuuPFoeJl1ud8",
-	"0IGxZ4SzjDBbckmjg46el9Yv4EZ1oRw8c6KaSPtVXdjutV9oEqxfhmKFs9iRrRxkCjusmO9fjUBuHsFv",
-	"mqQracUkz3/61Ht40F48jjiD2HoILYZLXrn7H4J9hoMwODn7SV/+KycaohKB2ttcGJI4xh8P9btdJx+4",
-	"CJDQvpMlt+IvVRAqCgpJ9W20z9D+5cUvB8cXhyYa2Xm+zPvvMyrQkKYpSbT4V4Xnh86V06xAMcsxlYo3",
-	"VisCfCjqLnSK+gZllYCHqyVjSGqFH2owa4KswEt/HOzbnE8yUZJcXaIWKxFA11DZPz1EdgyFBdrUWiP/",
-	"x/yOgJgI6CHqoaiLY2KX5FM4TcH/zu8Zook5ZSpMdUjMbO5HjsAdJxFVovC57hdRyNjWvYdZ0mc5kZOc",
-	"aRJZQMFmJYYeqlmSIdcMrgerGtiMMFyvDNHglZXK7dsLYVXzrjxd/r4TVVyWIKqH6VbCcj90Wq+vPu2E",
-	"3a2H/2jQXSUZmgI+rbJW0dPVQHqwdXau3TCLeXenlsZQDlDEOSx+W8e5l68uT4tMBW77QojosMrEoPwi",
-	"IzXqeg4R00hgbeB4EtLaJBMpZjcTb5qtAleqVcw9xAhJiqtU5JbisSO5wV9UlNXroMfJHclxiuwsNfJB",
-	"2PXleY1obFURDbf+vPrUCzce1q4/7Lf+C7f+BNTrhZsP6//4j3nFJ6q7MYnPepUCq/WVKy+qnjBy7ykJ",
-	"7SRaMIzO+eTPWpLFTmeOJ3IJcU2RtQIbaNJGJ0btqkBaoVM5JoIGOVpMqSzylUe4K1JKuj5BrzJNc63H",
-	"MDkkajQqE37eUj1lFldlIXXdzaGRXpnKjcRsqHBP4ZiqezANjhV+S2G7iBheYSXeZeMy63noy/moLhy3",
-	"+Goy4i/8XpfzBTGweFCJCopjjidCgtrojyE0wtd8b7xTT4oaVr6HIl0/SuEOlI6L6jJghEBqsLK/X96S",
-	"+JaIayN16V40OuwoOB/xDDF+Xy778uwd2B3M2925b0ueoSznY672I8pBnMpQy8t29nS0jOeLEI6xJDcm",
-	"jHmZkd7Y50uGZZHLdxL6kRcCcgra1XwsJfUUCVkKIihyuWek7UNY6qgpYzsI+6zI9AMoFi9Znh2F6OLg",
-	"Xxe1X53TtS2zFHfEfWZ/aaO3hz/Dok7PTn66fGOTxAQkNWvrFPRkqJVamhKJ1gQhKHLirGzdPqvCHp8c",
-	"HwRhoBYWhAGAIQgDgEMQBhYKQRjYzQVh8Pbw5yAMzGLU5XPyxcwADd6wWIYorl1NemhePLTWQROWEiFc",
-	"aYMKDV5dxLB4fd1/TVdnUcuZEJaSLuaWkHIrRXV7c1V8e4j7p6dnJ78d/OS1RTiHPzPeBEz+jmwmbRiK",
-	"1okArZRaqHFKoSPPa9gY9tmb/bOTy/ODdyF6d3h0eHHw0/XF4dHB9cnPPx+chejndyfv1Wtv9i/23528",
-	"LaID2+32ehvt6zPmQ5P/W6wHVFJj7Ldnu9nrKbFGCYtUttG+Y7SriJkxZvY21FXUwC62ImkuSKCeU6Wr",
-	"OHeHcjnxFDWe47kPdapVcpJ53M3QzwaPe/K6h+1gUSHDCuuYV5BJX2Y81XcZkM8G6GqTu+KJTebXRodS",
-	"0wAoV9hn9WqIGEVg04lM0cTQLYJYq5EYorIqottJrc8UnT25OLVvKFVgCYOIMYSs7yn6rfY25HmfOaxR",
-	"j2crKpJ4xBXRxvFtibZmL+ouKgkpMZS6aQOeHUZcnG2KByStSp4XuZoNZI3VwoXNuoDZYVFLkSVDyohA",
-	"VO66JSJDdHn2LkSnv5wcH1wfXx79eHCm6IM9Dk0MQksKgAaAz5AzLQS2MizEPc+TItwZhPGqCavPiou+",
-	"FvPM6NYcwocVCNehSYxmjxisXHX7hJJ/lq1KCU8Z2FeRfd79fONIMb5Q86U4yoCk1ez3S0lTKqfL64KX",
-	"WUbyVoyFUVqNg8tSqiqiXF4cvju8+HewSpFCvch5kPAXsyvqqC5dza6Q6yuKfq9pQ60nLhczzVvl1wth",
-	"8tSr+qbdmxZCX7+qSwWDvoyX01up/osdfaWw2Td96LokoLEkPc4jA7ZOTwEPVrMobXe8VUt873rsUd63",
-	"V6n8WtrMXUvtXmmODY0xFhSxDOeEyRERRCthOI4JdJNRPyY5V+y7SlS/39pCa93uOnq982p7q7W50evO",
-	"tTf3+9//40On9Rqtrbeuvveb/YyTsZzk1NgHysJaQ0lytI2ycXWyJUrQzqlWWZbL/0JhcY+oH1eP59Vf",
-	"+2/7zHL/S29gFgQW331foUFvucBviS7M3m5QKRzWrLDCytp64CLSpZsi+ByZelOSpKnt2qEBXNZ3GvI0",
-	"5fegfSRUjTymDEsdsT/GWaYAU+bLFsW0lirpe3BXLc1VpFMtl55Vfx2yMBanmjReM9r8EpbXojqbQbGp",
-	"LkNmgtcfwgCKvi1EXu8+FOYumSyz2guVla9Scdm8cwVdHUg8yamcnqsnTVoxNGrRnip/1qf2tBpjhjFi",
-	"CCKrHXPasxpQFz1hStKrp1SA1p/+OfFGyLzTeTqC51pVZbwFmonkPBV7CMqa2UL0CDzRmdJ4U34jitXA",
-	"Q+VizMyelQyghY3aUnMhkb83kLiLr1N6R67b7XaE1jJgGrnSN22XbZCi4OFyypGUme6HQtmQO5dOfTTL",
-	"PCpCtd7q1ujNmnMQY1o4Vd6PsBT7WVaabCzrCtEtIZmTWaopga6CaB56IYqKln1mnAsYfNo6cNbEkVUI",
-	"kAiRHOV8cjMC6gdl7c4Ozi/Q/ulhu8/67LvvLHlrf/cdOqiU7g1tAV2lZRo6G1pCCkNpyqyFicg8HGmP",
-	"eWRWHe3ZUYaTtBhaQNnRqakvGtrR7dcYjevVczUZD/Xg2iZmKpeWvWK8lf2aZfrCarG9dQOIc6d3jQLG",
-	"me22qESewxZsGFrlv9p8vbG+i2pdbdDa5fedTqezHqJKd5s+0+0mJizDil8jMclzfqNOn4gYZwRhNr0f",
-	"kRwMQWWPtzXgCPbiYKkeQwnJ5CjUl6rPNBcL9UYVKhjbcNlwf10HNdT66+iJnBMMtVjnWBr7TDfCJ2my",
-	"hxiXI7A+Kq4KIRc4lSSHSBgFOad3k6Ix332HNN4z27wLqhUu1bqrckPDPotmt/GKinzxSBOIyBCbsgTj",
-	"WloSp91ZpKjPFC2CyGpSerR1Cy0FlqyoCesUqaMC4u9CHbaJpXoqJglhMdEgp9p612cDkDZosqvgYTHD",
-	"bN60/LL2XnVlER1qwyBNULl5kF9wKri17v5KpiDi5FIdTFQQucgJ6G6Gku7pJyUR8hqui0A2MFGXBu4z",
-	"whIoEqnj03MqSXH8aoI9t9knDJaQMdeDFWNpuqQ2hiVpmWyFPssUNdaNmw9PDerYLsc0EU0CVNxwzBQs",
-	"yjZJkcV0MDOq85jySdlNDffZDWEkhxhTyK5H/4Tm6dSYzdXTtki+7Zqu1+PUdVPr+ZHLETo9Ob9ASgQB",
-	"zBVG/YFF1XpM2XXZlICxvm6KPuoLBV/BxTbNezd3dBIBJAyUnmO4ZAUY1jSB9XSc2kUyn5Bofc8Z3s5Y",
-	"tLayfZvhfjs1k+HBIpsANNeC+tgekn1mmkiaATqvDaB+I7mgHNpLfvcdiu66kX5HEdldTThEWIEaS5BS",
-	"C6zsDRQnSdQdsk3lxopLAr3MoUSIiQxlvFjWDaZqqCLaQE/URm+M8AMGc8lTOHs9vFmLYRzwjbsMiHyz",
-	"TGmNkXtTXRr6joVGi1Cfymo6ouAYJL8jOSBu9NJAICcplmDp12EmIy5MnWehnjYZJ7a+hDkNaN+MCCji",
-	"VDhnqegnBvzHA8HTidRtku5HXBAUqbGjwvWHMCqxXkuDYMsXQOPWom7vVbvT7rS7uzudnQ4sNhrjW4Ly",
-	"CYteCNul127ufUWOUHssSm/bsELwHcL1gOySKZ/kyNIPfcB2n8QEIPZZ9LFlJBQRoTV1dfW2FXEw5Z5N",
-	"w0Fb0FGsax4mjLokdmsFoAE1+8wUgYbi0UBGzHCSp0oGw7mECFEpqgpZG51zIzQrsdWAkOdGklZyWZ9x",
-	"lk51mIKD0WVY/RrHGQWx94YwkNOGeJLKddOHlYyp9i9q1FIiplC8DWIQNURf2o6/ioDLSc60lOUtiA3c",
-	"tAoBjcy7Jl2qz4pVhpAENNWxahA7cwMPgciYvxCKWQqSmzMvQrbVce9XmAXPm+SemDwj3XTSZvUUpmd7",
-	"kolAfAhITXPwM68p3UQCDlcbn74QwGTKIdZ3UbQRociMfX1P0piPlZTAeOkyB0GhF6GoGW50PckSLNUL",
-	"vVqAy3qIoq56R2bXKb8xeUMRWutWH1SD4zRFEQSzRW20X6aoaXqjfQyFcWGs/S4pjQnTeWdGXzjNeZZT",
-	"IrEO2zCldJpqhLr1QRjcaQob7AZddW9B480IwxkNdoONdqe9ATmvcgQK4ku3Uc4NkTMj5CAIzqmAh1EG",
-	"MbMSYSgqp2QEgvN4FFXa0BZhX0qwAGOZCatTalSBboeJ0gipsEZU3e3BSqOgq9eKcvN7AXc/M3XOCvPe",
-	"VsevHII4Ebi9Ls1t068UpZZ7nc78uDiln9eq/ytA2KS0QrjCEnUrK+v6F2aykD3r6roVoDvwv1WXdgF1",
-	"kuA8EoSBDcryXNZiLEiLMkGYoIr7rM88qtJ8isEm7duJPv/KXqoVp5vGuqswKNioer7X6azWdtW6Rko0",
-	"/uA0XjO29tLg1ev0tlvdbqvXveh2djvq//8V6DiXrU63NIYHW1vdLhihjQ3abNEN9NSW5QAMjNUWUTpr",
-	"vVskqXeLnPTuQ6VR68mvbjtWU1x9uW6sjVZBni6sJ4zoW8qHhY2g1gf6M/rlbna6s94ozrTS3TiAlzYW",
-	"v1Tr9Qnv9XqL32t08IUXXy9+0cnFVu9saSyc/06lPDHYncVkPFZEWpMy5HT8kvhGQDiN/erqIQwyLqSv",
-	"/48mnoNp9RLuQkwICHyx4ivVXu4mVFlzLVHpBg+isJJs+kzfA+Hq9aYztJ5pjKf6NcpQ9H20yKkDYRxK",
-	"7rTavXATC9DajpLuulu+sP51Pa+NDY8K/xeyzqyo3Wem+0xKhhLxiRaqkJYHzJRagNGcs8pNKk65Jjvx",
-	"nW35yEtHQQMT4pV2nBAhf+TJdDUS5fj2jEOvdNiVXjpLePwuMENr5rmulm847nNXPlR9Q4YUPZ42u+1+",
-	"1Mcy4qlKsK8L0ls8rANql6fEFYpq4/mdTLoKeX0IA31JVl2VYSWfuSw7d2NZq9L9WhM8D/G/cGjAPRZF",
-	"8iy3ZCJpf2udqb82T+kswRq8Ffvh7e4Ss9Yqx/z9OJl2M5VIg7BFKj9bewiDumo6U7M4czTWMU5Ia5JV",
-	"NNdK0zGjAzsGBF2eQsduO9YBpXiJEc5IUlheU3pLnMZeL4RpiwMRlvktSVCktNdd0NCiNjp2DNdFLl/D",
-	"mr2LJgJsg6bdV1l5Q1t2lYZc+F6on0spQaHaj+lRRHc50uFvOzVDbvSaEP62wuNfcHN8QKwgs3OBjFXG",
-	"XiAdyjNLGx/SfKxFPLDE8vxWS2ZipJRiI/rpuiFGLtxDE6FNfdBFjuBUjlA8IvFtUwt/S+QRCT6f9bvt",
-	"xhts1mkdoTv+7wY8E/8Dx2Niu8MYrWyzV7LWeEzQO5m4nSScabTYUG1Art8516b6endvndbaebWzsQNp",
-	"t4024kG3s7212dnY6vU2e697vbL4gW6bsUiV09FHb746JGxvpSoomtv37nnlTS4tuTidM2aIKwYYxhEm",
-	"Gnj8TH6WJz/nI37v2kiLLHVbksrQD6qY4UT9xh2CZJu2WHpk8t3dKrp+9fUcmLIvJVSxSYwA4exxokrt",
-	"XSpQPOKCQEe4qJI4GvWZcWbZDJJoxQRjsGxVxqVJtNdnTnCXvOduRmpYltoacDkCv4SugyNHZOqYcAsl",
-	"vEh+7bMLCBYzDhYApXZsANGtmeIKAAzIkJsGnEXqgAIKTlPwmV/UtHpzRYrCInoGK+Yzxz2nRCWw1Rfx",
-	"ybYiF8yHGZRQ2UXY9O+yblI34S8ssv3WdXJen1UT/sJmGz9fdp9auU3r1BlUGKQzII19tobRCikrunpZ",
-	"WZpjQQrEHrItDdOpm4mxbhIYPek04GwpHAuGySpmXo76osxT1GGypgWd2WUUmrA98MWnNreHEZKItnVd",
-	"T1ICphSLIHNxYQ9hNMj5LdRkIoWP1mZ7FSEYWnAVeKq+vbfZagW+kY8ZiaEeRZ+dmJwSZHNKxG4TkOWr",
-	"OpWMyhGfeFNwb4iETsB95pzNjPwTkzik73cjcygKC7k6RIL3WfSpX81M7we7qB9U/TH9IET9Wj6Zeu5D",
-	"P9jc6b3ubvSDqwftAUSKtKZEEpugCq4kuF9My/Xg2VJAiuplSWAEObMSiR5yV5vJrMmqXnZEJ1PVy44s",
-	"V3FESRGWfK1UfaQq87kVhWxPm7/KYqaTz6eHVXGpno3uKzJUqYPSsM9Uyi68UmxtMLUNaleaplZAx1Pr",
-	"prqQau0Ujx+hVmbBV/wAxCXjEy+DOUtmv19vjWnLwlWaWCjKTpPQEtWiv2UQzoOAbW7ZBHF1Z/XSKWXD",
-	"lnp/TCNbO40qjVuoaLDYLD4RUHbHaUyuofklAAQ6cGho7LPkMk/LNE8HMqaLqAOXlLJbE95WcpoXQpe6",
-	"MixmPkgUUlz5qk8trunULGzUrP+zCpR1z87l2mtad+HY9Kyqg1g/fA2VZR6cbkUlxrl5q4uWmFa7A+vu",
-	"Rgs79pa9jsq2u06Lo7JbrqsKFS1ufZtSVPc6oTmJdUmGBx0CfkHH5NTwugbKzGB7e6WJB4LqdJhMVQKZ",
-	"jzma+Sy6Sg2KUOFtsIM/JjS+PSNZOt1nyRtI2a2TBDev1qbUarQvM351su+TYvv+bwe9Tq1gRvHjxcnp",
-	"9enZydGJTctYGgZ6pdd8OARP99Jap69a3hdxdoC27PUpuAVANzzlPYN7PKZJ+5cfb94dXVx2jy8Opkd/",
-	"/rN7/Hv82/7N/tnbHw87R7f/+fPx5eXW2e2//zw5ONg4uj3sHv9+uB8sR1EaxTa1saTp7aiXwXz1qlpe",
-	"UlHxsraC7qlRsRAY8QGZbhsNg4g0uXHzodSdDSWoH+wDk2+b1v/v7NO3y65byrNSc7Oy915hGTHtUo1X",
-	"7ty+0EamOLSu1ox0fWGdEg/xe1r7nVkjulLLuvDxDSGwEUOi+qMhv9J9WWSnKTSSIqPPyrrPLqXNxe/V",
-	"06iX9kW5haj/W7ug1FtLLLHSd6Bu/zKpBE071LjQcKy1y1wdUTd3KWVrofdKoT7kCxg1q6KyF42I0BGe",
-	"ogFBGQdllzIhCYZKLhMB2rnxAMwwyM/QyXzt8y3BKlVKU3upGowGhByiuDIsR6VmQnWpYZc3uqRjpRJy",
-	"Txje9bQ8s2j+++FTjaRWqrb5w8WUaFO85LaTmv9mr/amaT4156Xu7qaa7srLgm2n31khbdV5nirqrN5p",
-	"dwaDcBrQ/h3t9csQ8Qrx/lu59M8U4cFOemClZRoqKwf6qWOlGImXMpZG5gothIJthhqH9WhiU2eo1+kU",
-	"kdI8RwkZ80rMeJ/NCBq3FLUSPI6K2PEZ8eAhinpRn32ZAPBZ/v4CPMFTUUfnSD40NbiuU27x2yqC6FYv",
-	"NHK4qeMTHOH8lkhdNtjmze6f/XpwcXj81lO8sCip16yg19EGp9du1bmiwqzH8uGQzqJinNr5E4D1jbV/",
-	"lyA5uTj1gmKjBEU1TdKxIVaMFD6gmLKFM2GyMw8mNaPDsmDpuWDxbKxXbqws0GSmtDWVHrGVV3O34isn",
-	"69nO1VOxyWYZIA+j3K9LpqJKFZ+93SsGXIO3uwHUooxXLZjA4XAlRb56cAspaHLq1A74cKVQvlpUwf3O",
-	"1Dr4cKWutNBpfr7slZWS/RQeTHJ1YV7edYNmjsd+LctvyPNGRp/Yg6IOeiI96Y3OGioz+Mp5RlJmuy9f",
-	"flKPP6hJw6BSknRUuP5NpkpQTRIMfDJhOR+sAmLJeS7bCkWvirP4NC8sBESBAUk5u4HMwXlxIoV9WAcy",
-	"NMFm7SXSL60UiGRdeXMmKfGnOY3SQ8EpW6/dAKvX9RqM05bmRYiikcKcOQopzJPkU8mEK4tB2LyfeiqB",
-	"M2oRuekfdV7aZjX/rohss3mcziRFdJs65zJS01uSZlZcyU9WzzJ5rb9cXJzqDGvJTYCizUB3g15yckOF",
-	"rjmA9IUVu1Ad4Fxvp2USIdfK7F0l35W/m3mnEVrTScq6riazKZWQf2tT3+OcCwEtJHKqBcVyoHN6w7Cc",
-	"5EpSjMQI97a2f4jQ92hEPqJfjvbftM5/2e9tbVtqleN7LU7q4hTWaVwm2r8QULkDWgGQOCeyOh3sq3WY",
-	"RJVv96VCQ1n98sJqoFGofdFq/nOJWYLzBNnDQ5E5txaFQe1fsny7/FIUm2332T4T9yRHvY8fbfb6hslk",
-	"EXsIUs3vqSCmMZJBf4jDUVBM0NoWEiHaQmPKQrTR0f/20Cjssy00ClG3A//dVP/twecefAak+D//u9dB",
-	"/z9Uzt3sdlBChS6WDFm1BpI+OZ2zapmdZUwvJQqFCkmNI18d4osid7iaSlcpijSzwk7lSOcaZxqlsHzL",
-	"LGGc7EIQRpFCXcHmsIxr0nhtDkS0F6/UXprlLEmTCdicFi7+8bcGzbw01fMwE2wl3WG7vcQ+izv9+aei",
-	"D4AmPtShSdReEj2UbPjZa8GaShQpreC/6C6xBENe5q5gtfzVok+CXdM9FpArEKJLRj9aOrLE2goqtwx8",
-	"5qyoQRh3Kz2EaKKLizi3bH3m6kqK+nmH5lmTC509pBvlIp5CXRNg30Ip6aZ6yMIFyi8HvOiuG6obPcCC",
-	"bG/WL3VEk3YxeVtdiGgPAjUhM7EliKLKYLWyV1GgZJLrcgX6iqOcy/lFzBpca6XT+JzUQCP2zDXkzkxN",
-	"K1LRFkQYlZ3fG+KWjcXBvcFGvJm0tsj2sLWJdwat13EnaXVJb7iBNwdb8XYSrJqhVi1Qt7THva4p6fJ7",
-	"7aCml12FlVgHtyutcUdaEdDK7zoSFpqnOEnYTj3DZ9HzWfT8JkTPWunJZ9nzWfZ8lj2fZc9n2fNZ9vxK",
-	"sufWItnTGyio7qon8r4WvNCbEQQPHrJDAckSDA3SCflHSZnhZ0eQbUhvRpLtJK+HvcEr0tqOu7i1OeyQ",
-	"1mu89aq1MdhJenGXbA63O8Gq0Q61GtBfWJSNJ0LyMclN6nlxuxsmV+PGcIVZYY7+WZB9FmS/HUH2XMuO",
-	"z0LssxD7LMQ+C7HPQuyzEPuXGFBXjCEOlk2QmZfG5InchVLmuj2Fk+c0I/GzKfJaXqc2sI17cXe4QVo7",
-	"g82ktRn3cOs16Q5br5LtwRbejDcGve7K4q7TveSLirpuaEdV1q3KtEUj12ep9lmq/YakWhsn/SzXPsu1",
-	"z3Lts1z7LNc+y7VfSa7tfb5cu1Ke94pZbk2Z1fJKWN7rwU78Ktkmra3hJm5tDjbi1k7SI63usIPtb6tL",
-	"rW4LvS8utzYSPCsJVWa7Dw8PD/8vAAD//w==",
+	"7L2Lctu2ujD6KhiefSZ2SymSfIljT2cdN3Vb7yaxl+20e+3Ix4RIyEJNASwB2dHK+GnOE5xX+P8X+wcf",
+	"LgRJ6GLnsrL2eM+eVUckcfnw4btfPkYpnxacESZFtP8xmhCckRL+PMxzfqf+yIhIS1pIylm0H11MCJoS",
+	"OeGZQHJCUIHlBIlZUfBSim4UR+QDnhY5ifajX44uYnR6cn4RxVFJ/prRkmTRvixnJI5EOiFTrIaX80K9",
+	"LGRJ2XV0fx9HxxmZFlwSJs9IkeO5+qq5jEQNk6C7CWFITqhAJREFZ4IgqtclJC9JVv3MxwgzRHCZU1Ii",
+	"tRwiJLqjcqJfx1OC3MTpvPMbmavdVOskbDaN9t9HauLoMg6s+wxL8ppOqQxDLSNTjm7I/JlAuXorRncT",
+	"LFFJppgyoRZIJcIs05ui6okgUsSIMiRIylkm0EYCn/4w6MXmQ8quf4B/CCJ/2Eo260ew/O0Hnovb3ynP",
+	"aTpfucu/ZlxiVMDLaCMZ9A7uftjtNZdofn7oWvQBHmfhVZjzfSYQzdCGOuDkvzrmm85xlqA5nyFBmIwR",
+	"LxFG14SREkuSIc7I5gHiDJFbUs4d/nTR32dcEnUsklt8r2+kJH9d7Yz76ctsiwxGL/A22d56iXd2eulu",
+	"tnR3U/zhNWHXchLt9wd7QcwispwfjiUp29s9N6ghObrDVKIRGfNSQUCWc8quu+sAljJJrkkJc/3xxx+H",
+	"MzkhTNIUSxKGL67eoJyhdILznLBrgjbOfn6FXvb7vcYp/0hwCfcO59MfhtE1luQOz4fRg479Po4KXOIp",
+	"kYZGeRf2NxJAyEM0Y/SvGVEIiTb6CkaDnR213BKnapBNJNUdnOIbIhAGoFGgGpo8CDwm+xV9UKNYijFk",
+	"8NOIZ/o3ytD2HprwWalokSJbmg6NaSmkR52YkARnQI5SSdk1knc0Jd0hq4HL4lFHIVJHYVJHoVJH4dIe",
+	"GYxfjPrqxlC1SU2zozhieKq+bVCxaAGqDXZ24mhKmUO9OARvu3DNEtKUz5g8Zmrpt4AaKWeKUKs/cVHk",
+	"BiGe/ykU/D9WO1JvZmpwrMe4onaQOJoSIfA1sailX1B03HtHzNKUCBHtj3EuyL2/p/8oyTjaj/6v5xUr",
+	"e66fiueNFR+xW5Lzgui9BdDazD0iE8oyOD915t5SFFZ7TNInKovWYl5/XpGs+xqXS+fH7LTk1yXs7xEg",
+	"pdVIV5RdFXYsH7KHTZZHRZPdqW0KSfNcMRxvkEeCPri/ZQdwuB5XrpZZzhgzFO4zHQmTpGQ4PypLXj7u",
+	"KMwIVwSG8E/ADo4EKW9JiewbjwWvv9alYGVoxsiHgqSKvcGsB8CaCYDYBxfScGlwuM8D2zcgM77lEuRK",
+	"LdI9GLxa8LxiXF5hM4wPYj0H+uno9dHFkcITxiUyLyqW/vy2/1zNiVP5CYjd3MkqogISMvlAhRRoNJOw",
+	"qOoS6i2hDczm+s0ZU0fw/La/eYASmCJBOXwsPdGbyprQHZLblx2Ofuk+/pQTfcvlz3zGHneS6gjH8HX9",
+	"AOEvAJF9+shTsqtbdTolEXxWpgRlnGiEgaNSYqH7ZURyrjg1hyMwTOLzXY1TPM85zi44f43L68ex1UKP",
+	"cSU5v8phFB+uZkItrVCB4I1SyT4M9dEb+uPj4dxY/Gpw11fCFSmEJXxGeOZYjnk5fSAZh2lL8icQSvX3",
+	"Lc5nNRibca/cS03Zxb6B7BuaixGW7SOL2+p+5/SWlHiUE7Shxkb9rX5vsLvZPoX7OJoxfItprt5euij/",
+	"vea69L+UtOlWmNFMk0cm7khpRdh+z6qaB4bc6EVP8VzdCPUf9dEE3xI0IoSBDhVY9vro45/VKuQJbKMF",
+	"aK3t2XWXpCBYKnKppHIsONuEm13bfAPzKvNDx7c/LEPAgMXi02irU7UfySiVLnuVmwFq2MA5mipeYy6i",
+	"UHxRenr7gdYcUY4l+QTxxNvA0lO1y0lxnru1FLNRTlO3JDQu+VQp5uj4FOEsU4Jk48xqppelcHYv+lDu",
+	"VBaNtT42r1vNvONU8+VH7JT4T0OOc8KyV5yNc5rKB5K3Uc7TmzB1M4LRlX2lSUPMczTBAvECTCUzba9K",
+	"MdNc0l67LEjIaE3LaU7/dZWY+1hJIK84YwupPZtNR6QEWTN17/mrecuRfkfN6V7RUgIVVkz4FOLoH/Sy",
+	"WxReSQx3yR4bFcicrDF5fRZl61uglRdkqtgB+SR5VJpBrsKC6VuOcFGU/FYdsHkVMTwlGRpGvMxIqZBk",
+	"TMspTAR2rUdSzuZ2Vhx8e1l87IupaIplOiFae7imt4TBuhUO0OwbPM13DM/khJf0n49kfTN/gMYZHp4e",
+	"K4ayryWFQ/MejLiPjIlyOOv1ttIbMoc/CNrgJfqvzuHpsboP+83HcJn+hgv6G5n/0Hi2+Xgk8KGwAgHA",
+	"KIlFZc32rFZTnCspSd35Gbth/I6pF0pyy29I1kUXnqQk8FyguwlNJwaBhkxOSkKQGkCgjSCw4goyMdJA",
+	"2ITFlARnxpeBJfxyVyoVCogNlQdDRiVi5BZMwlpEM8vWllAPKf/4449O0yC9DJ+a9utPQ8ffcU4z2PPP",
+	"mOaPRMlbN8jVWI8SR2CIEcZkLSnD+kTfRxm9piCW5fMYwRUu5wi0BDAlx4h0r7uov7Oz0x9sbe/svjhA",
+	"jKPvYyQKnBIB4i0WEyKiy/u6/QmWYen+PvLnfTSiNuGz3MA3piTPADGpEEqOB53C4Sgv0YTnmdBYI2RJ",
+	"FeNixUyikoxnggi0gdHbd68rC348ZNRs7N3Fz529GGGUzfShAD5tHqBEwzoBwicQwYDjY8IytQS9po2k",
+	"dUjJZnfITvR9arJFhdE4V1g+RzNBMo3YmHE58byLG4kv1aSGk8O43xrhdQfuG/rVn0XJC1JKquVHMsU0",
+	"D7hm4ojCfOoksdSG0N3tKG45mKyXIuTTqxxB79Vw5tXYTFq5XPlI6XxqrEXmfXUz8/xkHO2/X46+DbUz",
+	"bu5XX+DK+dvyXgQdwY11XoZ0WYVjs5IgYibXVBfELSxn4gAlau4EbCTMMXUQUgXYAwlw7w+da94x8zU3",
+	"E/04k5Kz33FJrfUAZxlVi8D5qbdPuPJxY+uUZeRD2Ps3gnGfCdTrjLDC/oILGBbhKRjKJsSJI8+EeV2g",
+	"jV+OLtBz+0CgxDx4f9mFybRneIo/0KmC9ktwT+m/eyFMchJ7e4Xvzl4jMRuP6QfFvxCGH/R0+qp+/Ni/",
+	"v7cS8qzgzJBYXqJXJ6f/uHp18tMR2sASTbmQqL8zZJ7T0H5nPsAMnVycmuFjExUBVjF4/Pd3x69+uzo7",
+	"On39j6ab7/z07PjtL4NtvW3nmev1eqtcc43bAmdlIRK6Ka8mOHCdU18BqkMRcAJtKB5OpoWcIz212NTh",
+	"CSyocnSrGz/iPCeYqbkzKhSFulpw8+OomHBGrvR47ZUYT4dGW6QpTIw8NunNGh7zShOn5TD0lbzaihvr",
+	"aw8dhLdWu9og9zTwJnc0j5zKVunVSrZDkofBm5YEmyN05DfDknQkhdU/nlRP+Yjm5BEn0hBcKEvzWVZD",
+	"j2o1C7GCcS3seTdjp9eLH8A4zPrjqLJpWGCZ4Zcc3Sv95k9Y4uDFAWPJI0C5LgDa6Gln9DYG367exNGt",
+	"lVfX44rq9R+xCHHEzMBj2fcBCN7HEbGLsMzUbKlrz+Ry1dnqEWK9hvauL6t9v6ZCLjw1zd4kmYo1NxJV",
+	"PB2XJQbDX4GvndC+ykPi3lxwqCKqjbfkPN8VgpTyM+CjRzTqd1uWM6JJPEaM3DlipCTeKc5ImAZ9XvT2",
+	"LmntIq8EzCMEwMWy3wMw3RzLvadGOTRXAL1sw6yx/9UoLf5Vm4O79GW25m+pjoY/K61MNILwUIrLkhIw",
+	"/te349Tc5ji/zqaYdZSiBu42ST7IIBfyNhe4D5wh80KMtGDEmZXgQxeiAQE7eKWOhzAZxPdXRuGoL+IN",
+	"TieUkWof2pcFUWT+OixlbdjAAjFXvpkzaPtcYP5uewlCxo2G+ynkOF3gtwwpzI2f696BsOM7ECbSCM25",
+	"DCBBXYH6HNfM6o8rdVA493vfLLTsE7gdR/rV4M0EJF19NWF5C66mkwGW3807MppwfqMd+uZ+HmgbC7Br",
+	"hLNM+18TRQiS9t011P5KKyjribBOllgpxrxVHMQJvW1NUS+SZgeVDwSnJRfCBIMKfcmMzz6sa0yDl/a0",
+	"JNomS/6a4Rz8QkTIGHRCmFWgFIPxaDRHGB6iGzCkMq04GmLRLUlK6C3J7Fd8bB8JhNEEs0wQqQNZ/+SU",
+	"WWc4ZtmIf7C6Q+03o7ptyAmhJap4r3bncXZLSqGvtPqtJEajF7Iz1YbID3JWEkQzsemTHfXGaikOWLwV",
+	"5bzDD9JE9dqR58BsmKNubeJCHfQnjCCjZStoVdgIwfRqM+CzUc+SPzQCw0zJM4ESzsjJGPB0LRnR/74t",
+	"KIYkWLF6q1+d19cB/YW4vbuPnhLQRPKKSXZNbIn7JxjGKh7UrcREQ4S6CxAwjnyCudAM5ikFrQGa4n8d",
+	"386AHQt1ffV11kZliOfbwJo2wk/PBPrP85O3+om5rGCPyrgUsRIyJggLlKgvrm6N4U50e8kBwsjFvsMr",
+	"2tlEmfY1dfU/lbysf0i80f6aKcoF/DhBvESJmr5Ls0QTPVgeVrTkbsJz4hag7XH1g/Qsjh1xQ4sOLzQg",
+	"OwUHDquj+O/j6FcwM7/mqVOSlhofA3GTOU4JEhN+xzSFfH3y6vDi+OStCVNtcxITG1JzwkSHt110imc5",
+	"FRKjfq/Xi9H5//7/OPzG64a3/mrDWxzlWFI5M2ZhO0tnsNXd2e1vxx7/4jMTiuUMmj3Potl5WZkyjGVJ",
+	"Dc7ZdWD07d3u7s7Oy6Wj9/dqw8M/W+NbZcwDTzolDj4PBkfj8jvY+DsJETuNHG9IRvEjMGOqvjMZXcdv",
+	"Dn85itHvxz8dnSjc/unk1bs3R28vDJIcKD6QynxurehJTtlNAowuoVlAHBnTnFgw1af+iaezqeKmYHQE",
+	"76l6WfvTJQQ3prSg6g1BSCMZ7vjt751+r9fvFtm4Ye7dXo10i6QXK0XrRCcQDBRonGuqULKxNrxVS+n3",
+	"Bi+39rZf7Ow2znuwtxr7KbsJ2S5NyNZEykKAsV364ZAZv2NqJTaGWa1xXPJpfV3w8f7z52nGuubXbsqn",
+	"z0WhZu/+WVw37eTb9QW/VOqAVGJ+tB/9v3a4kMSmf2ipWTNh4iWaLgyNTFf6+vkiD51iUDluaUYUNckM",
+	"jqwWg+Bp6G4sT5z4Yq6tRSrWN+3hCmdBfDkYrdIhvyHQ/Ebmb4J6iVrADWVALm7I3GbAZZaGgVfYx/Fc",
+	"mwxAuFK7mfKgjPWGtAV0XDmS10jTAsOkcVQtNUypdzy9a9m7FgxKpNXaz8qoO/Na88JWAX2wRjN96Aa/",
+	"IV9dfn9DvpDQ/qayrDXuxgTLKyObhx1scZTmihtelWRMSsLSBcjYfMuEqXGILs8OEB6BDmv8joygO9xg",
+	"rmk57YBG13nxYq8fNBjYXIDlQITd6LyB+ziaUCF5GcgrPQLTh76sqCQFLyHekueZUuJNnI4LrPSYtKRT",
+	"IiSeFmurl+cwyasJZtckpIjUT2ANy7+CpbG1NLx65ydob7fXrxapt/Du4hXi47EgQBTWs88YXW09eOst",
+	"tpDS21ncwjY3RbWh6rzCd1Kf7de/mPr+fNHb6TJd6if6x2Rel8O0gdbP7AiY4xYyDQ+P4TqBc7cbRLKM",
+	"SEzzBao0lflaHiHQI/TbS070zBgOPpOjtmH9WvMrJcyGgaZIGCmfCWNzWx24kHsa80L1dqlWulyrXKgT",
+	"fibVbmqVuobRmJcIhOUY4VlGeYxAZI6RlZhBJROSpjfEmT4Dnp4UFxY6LSD4qtsCFaptu6VTcmXVgZWG",
+	"y/CGH0iBFy6xJDgNHz2Z8j9peP3LOPAyiqqHDG2oJEU+D5+gCaFSR6XEUKh0EHTILYC28dY8lC60lijJ",
+	"hwVVVtQTbbKHv8yWXWA0TKKfm73wstpK+EaGlcUGRbRx1OpltKHmjpfje2yRPUb2ysfWFA9FXyQptbsu",
+	"dqFlFkFibb+OkZgLSaYxmjGTDezSOxi5IyVUMwnsaSmnbRDAuO6bB0rnHPMLldgGcf7KASgh1hCKQGkZ",
+	"nz9HCIqVagiTC3jSv5Xk/JU4aC0KfiWdW0fOhbTuWvBuQcFhzEgeVGCtvWcRYfHSfh56p1rS64pbVo/N",
+	"dwtzu1py5RTe/Wuum8P4ZVdNrGUce8A1c5pGU/bF0hN0a0nDOdb0Huilb+kwHifj7NWhDAQD2dOhDWG7",
+	"h7eQ/yE3/hEX+FEa9sNv9WMUSyVbGJV23RCDT73NTjutZl52Z+Htf9GtrfB26b3VG/o8N3dBAZUvZrcN",
+	"BAR907bbVu7nF4NMFfL1TQPktBZtW99SYcyTbWKhnojwI8klzhdUwPPRudDuHT2S/Sx0kxfVQfliJ9cO",
+	"fPu2TzBY6OPLQWfdkMNvGmihKhpfDGS1oM1vGiznlSOnsQAiJIIQNe2i/5XfIcmRUe90iJ2Sk6DSCIZq",
+	"lDZ+rm3C+JNTdmWB1BKS4GkxKYMRkucEqgdSoY0QUL/Ei9QLBuNJDgFBEPk32NaVJHWQQeNFY3Op/At3",
+	"vLyB5F8bUeSKyMJTyjJ+h2DXG7xEd8YoDJk5Old7PBMk2+yiPyY0J/5H6pAKYnLaXMyh+ofdi4ZmeEcl",
+	"xN3VV4jFwrBG2A8cnjQOyAcmirVhtcra2iT29Twv/4hjDx1C5D9YquPLce11g7P/LZ36CpZf3U+jJj0j",
+	"YpZ/qVwHb4K2foinBabXD9C2Ahplw5uXISwEvWY6IDGsCQcv2bdnelojWcmV/zLv+rVvFqRNfi27lg4c",
+	"X82sgBu5zXgWoEBUd81oQaez3ATCqjGCRoplqKLdVOUtTQnEkcW6pAFlCBK2Ld1//pFm9zUX8LJ0x6AT",
+	"sb7j1ZHjVRLoctCBsWeCi4IwW4FJo4MOppfWL+BHdaESPHOinlf7VV3Y/rVfaRJsXga3wkXsyBYSMnUe",
+	"Hpj+X49Abh/B75qkK2nF5NJ//Di4v9dePI44g1B7CC2GS167+++jQ4ajODo5+0lf/ksvGqIWgTrYXhmS",
+	"OMUfjvW3fS892AVIaN/JmlsJVy6IFQWFHPsuOmTo8N3Fr0dvL45NNLL3flUGYMioQGOa5yTT4l8dnu97",
+	"l17vAsUsp1Qq3lgvEPDelWHouXIHVdGA+8s1Y0gadSAaMGuDzOFlOA72l5LPClGRXF2xFisRQJdUOTw9",
+	"RnYMhQXa1Nog/2/5LQExEdBDNENRV8fErsmncJ6D/53fMUQzc8pUmGKRmNlUkBKBO04iqkThc90+wsnY",
+	"1r2HWTZkJZGzkmkS6aBgkxTjANWsyJBvBteD1Q1sRhhuFopo8cpaIffdlbBqeFc+Xzq/F1VcVSRqhunW",
+	"wnLf9zovLz/uxf2d+/9o0V0lGZp6Pp2qdNHnK4l0b8vuXPlhFsvuTiONoRrAxTms/lrHuVefrk+LTEFu",
+	"+0GM6LjOxKAaIyMN6noOEdNIYG3g+CyktU0mcsyuZ8GsWwWuXKuYB4gRkrmr5FJN8dST3OBfVFTF7KDl",
+	"yS0pcY7sLA3yQdjVu/MG0dipIxru/PPy4yDeut+4en/Y+W/c+Seg3iDevt/8238sq0VR343Jg9arFFit",
+	"r1q5K4LCyF2gQrSXaMEwOuezfzaSLPZ6SzyRa4hriqw5bKBZF50YtasGaYVO1ZgI+uVoMaW2yBcB4c6l",
+	"lPRDgl5tmvZa38LkkKjRKlT4aUsNVF18KAtp6m4ejQzKVH4kZkuF+xyOqaYH0+CY81sK21TE8Aor8a4b",
+	"l9lMS1/PR3XhucUfJiP+yu90dV8QA92LSlRQHHM6ExLUxnAMoRG+lnvjvfJS1LDyA5ToclIKd6CSXNKU",
+	"ARMEUoOV/cPylsQ3RFwZqUu3ptFhR9H5hBeI8btq2e/OXoPdwXzdX/q15AUqSj7laj+iGsQrFLW+bGdP",
+	"R8t4oQjhFEtybcKY1xnplX2/YlgWuUInoV95JiCnoFvPx1JSj0vIUhBBic89E20fwlJHTRnbQTxkLtMP",
+	"oOg+sjw7idHF0X9dNJ56p2s7aCnuiIfMPumiX45/hkWdnp389O6VTRITkOOsrVPQoqFReWlOJNoQhKDE",
+	"i7OyZfysCvv25O1RFEdqYVEcARiiOAI4RHFkoRDFkd1cFEe/HP8cxZFZjLp8Xr6YGaDFG1bLEO7aNaSH",
+	"9sVDGz00YzkRwpc2qNDg1TUN3eeb4Wv6cBa1nglhLeliaUUpv3BUf7BUxbeHeHh6enby+9FPQVuEd/gL",
+	"403A5O/JZtKGoWidCNBKqYUapxQ68rKBjfGQvTo8O3l3fvQ6Rq+P3xxfHP10dXH85ujq5Oefj85i9PPr",
+	"kz/UZ68OLw5fn/ziogO73e5mFx3qM+Zjk//r1gMqqTH227PdHgyUWKOERSq76NAz2tXEzBQzexuaKmpk",
+	"F1uTNFckUC8p2uXO3aNcXjxFg+cE7kOTalWcZBl3M/SzxeM+exnEbrSqrmGNdSyrz6QvM57ruwzIZwN0",
+	"tcld8cQ28+uiY6lpAFQvHLJmcUSMErDpJKaGYuzXRGyUTIxRVSTRb6w2ZIrOnlyc2i+UKrCGQcQYQjYP",
+	"FP1Wexvzcsg81qjHswUWSTrhimjj9KZCW7MXdReVhJQZSt22AS8OI3Znm+MRyeuS50WpZgNZ42HhwmZd",
+	"wOywaKTIkjFlRCAq9/2KkTF6d/Y6Rqe/nrw9unr77s2PR2eKPtjj0MQgtqQAaAD4DDnTQmCnwELc8TJz",
+	"4c4gjNdNWEPmLvpGygujW3MIH1Yg3ISeMZo9YrByNe0TSv5Zt0glvGVgX0f2ZffzlSfFhELN1+IoI5LX",
+	"s9/fSZpTOV9fF3xXFKTspFgYpdU4uCylqiPKu4vj18cX/4geUrNQL3IZJMK17VxZ1bWL2zm5vqboD9o2",
+	"1Gbisptp2Sq/XghToHzVN+3etBD6+kVeahj0ZbycwcL1X+zoa3XOvulD1xUCjSXpcR4ZsHUGCniwhkVp",
+	"txesWhL6NmCPCn79kEKwlc3ct9QeVObY2BhjQRErcEmYnBBBtBKG05RAcxn1MCu5Yt91ovr9zg7a6Pc3",
+	"0cu9F7s7ne2tQX+pvXk4/P5v73udl2hjs3P5fdjsZ5yM1SSnxj5Q1dkaS1KiXVRM65OtUZF2SfHKqnr+",
+	"FwqLe0Q5uWY8r/45fNsXVv9fewOLILD67ofqDgarB35LdGHxdqNaHbF2hRVWldoDF5Eu3ZTA34mpNyVJ",
+	"ntsmHhrAVX2nMc9zfgfaR0bVyFPKsNQR+1NcFAowVb6sq621VoXfo9t6pS6XTrVeelbzc8jCWJ1q0vrM",
+	"aPNrWF7tp7W6Ycvru10QIV2NN4OZc13MzMS838cRlI5bifPB7SuEXzPH5mEfeBte9UnoVFd90wbPZYXM",
+	"6tdwRgxhGRQMW+jhsC+40oOmUqNtdYMk19XpOcvnSPLNdSNTqnoWKxIZvBUuL9zaAsFXS+FogjmUwLGi",
+	"Nt5D0zeggkQ6K6mcn6tVmNR06P2jvZ3hzGHtrTcGMWMIE0TWmzB1F/U0d22GqjPVU6ot67/+PgtGWb3W",
+	"uV6Cl9rcwXgHtFvJeS4OEJTGs70NEEQzFIgylPNr4VYDL1WLMTMHVjKCrkhqS+2FJOF2U+I2vcrpLbnq",
+	"drsJ2ihA8ChJBvgM5wySOLxcTTmRstAtdigbc49wqz/NMt+4cL9fdLf9dt1CiFN2jrk/JliKw6KozH5W",
+	"/InRDSGFl52suYkurGleeiZckdQhMw4qDHEROvjaxCLWmJiIkZyUfHY9AQ4KpRHPjs4v0OHpcXfIhuy7",
+	"7yyL7H73HTqqVYOObU1mxEvLq2PLjGEojbVaIE3My4mOukjMqpMDO8p4lruhBVSynZuStbEd3f6M0bRZ",
+	"kFmLArEeXNtVTTHcqv1QsDpku9RjXC/YuGkAce61Q1LAOLMNPJXYfNyBDW+c/fwKvdh+ubW5jxqNktDG",
+	"u+97vV5vM0a1hklDpjuYzFiBFRFAYlaW/FqdPhEpLgjCbH43ISUYE6u2gRsgVdiLg6V6DWWkkJNYX6oh",
+	"05JQrDeqUMH4F1wdS7GpA2MaLZv0RN4Jxlo18KzVQ6UzaDgeIMblBCzYSjKDsB2cS1JCNJWCnNcOTNGY",
+	"775DGu+Z7QcHFS/X6gZXu6HxkCWLO8MlruZAoglEYohNVcZzI6+I0/4iUjRkihZBdD6poiJ0VzYFlsKV",
+	"GfYKHVIBMZyxDv3FUr2VkoywlGiQU20BHrIRSKw021fwsJhhNm+6yFmfgbqyiI61cZlmqNo8yMA4F9x6",
+	"CH4jcxCTS6kOJnFELvGSAtrhyAf6TcWpruC6CGSDW3W16SFzYgHkOJRUEnf8aoIDv38sDJaRKdeDubE0",
+	"XVIbw5J0TMbLkBWKGute4MenBnVs42yaiTYBcjccMwWLqvNWYjEdTNXqPOZ8VjXow0N2TRgpIU4ZKjSg",
+	"v0M/fmpcL+pt23fBNuLX6/FqA6r1/MjlBJ2enF8gJTkA5gqjQsOiGm3L7LpsWslUXzdFH/WFgp/gYpt+",
+	"0Nt7OhEFkk6q6AO4ZA4MG5rABpqY7SNZzkiyeeANb2d03dJsK3C4314ZbnjRZaSA9cNRH9uWdMhMX1Iz",
+	"QO+lAdTvpBSUQ8fS775DyW0/0d8oIruvCYeIa1BjGVIik9XfgOJkmbpDtk/hVHFJoJcllJkx0cWMu2Vd",
+	"Y6qGchEreqIuemWEH3C6SJ7D2evhzVoM44Bf/GVA9KRlShuM3BkxGFrZxUYTVX9VFZmE4xikvCUlIG7y",
+	"3ECgJDmW4C3SoUoTLkzpcKHeNllLtkaJOQ3oCI4IGHOo8M5S0U8M+I9HguczqTtv3U24IChRYyfOfYww",
+	"qrBeS4PgDxJA4zaS/uBFt9ftdfv7e729Hiw2meIbgsoZS54J2/jZbu6Pmhyh9uiqudvQVPA/w/WADKU5",
+	"n5VOrdAHbPdJTBDrkCUfOkZCEQnaUFdXb1sRB1NB3PSwtEVBxabmYcKo3GK/UVMcUHPITF1xqEcOZMQM",
+	"J3muZDBcSogylqKu1HfROTdCsxJbDQh5aSRpJZcNGehAEOriYXSVmrHBcUFB7L0mDOS0MZ7lctO09iVT",
+	"qtUsjVpKxBSKt0Ecq4boc9tEWhFwOSuZlrKCNdaBm9YhoJF536TcDZlbZQyJZHMd7wjxV9fwEoiM5TOh",
+	"mKUgpTlzF/avjvuwxix42Sb3xOSq6T6mNjPMuS/sSWYC8TEgNS0hVmFD6SYScLjeS/eZACZTDbG5j5Kt",
+	"BCVm7Ks7kqd8qqQExquwCxAUBglK2iFrV7Miw1J9MGgESW3GKOmrb2RxlfNrk3uWoI1+/UU1OM5zlEBA",
+	"ZNJFh1Wao6Y32k/lDFRT7bvLaUqYzl00+sJpyYuSEol16I8px9RWI9Stj+LoVlPYaD/qq3sL5o+CMFzQ",
+	"aD/a6va6W5A3LSegID73ey9dE7kwyhICKb0qihgVEHctEYbChEpGILhMJ0mts7ELHVSCBRhcTWimUqMc",
+	"uh1nSiOkwhridQMRK42Cut4o7M7vBNz9wtTKcybinV5YOQRxIvLbp5rbpj9x5boHvd7y2Mr7uNVQQgHC",
+	"JjY64QpL1K+trB9emMlkD6yr71cR78H/PXRpF1BrC84jQxjYoKzOZSPFgnQoE4QJqrjP5sKjqkzwGPwa",
+	"oZ3o86/tpV61vG3kuIwjx0bV+4Ne72GdfK01pkLj914vP+OvqYymg95gt9Pvdwb9i35vv6f+/78jHSu1",
+	"0+tXDpVoZ6ffB0eG8WOYLfrBwto7EYGRut51TFc+6LtCB31X16B/X+v9e/Kb3+HXFOhfr8Fvq/tUoLHv",
+	"CSP6lvKxsxE0Wot/Qgvm7V5/0RfuTGsNsyP4aGv1R432sfDdYLD6u1ZTaPjw5eoPvXx+9c2OxsLl39RK",
+	"XIO9TsymU0WkNSlDXhM5ia8FhGTZny7v46jgQoZaSmniOZrXL+E+xBWBwJcqvuK8eSDwmXB3zbWEn2Sp",
+	"RWEl2QyZvgfC1+tNs3E90xTP9WeUoeT7ZJVjEEKBlNxptXvhJ6egjT0l3fV3Qqkhm3pem1+QOB8qsg7R",
+	"pDtkpqFRTsYS8ZkWqpCWB8yUWoDRnLPOTWqO3TY7CZ1t9cpzT0EDE+KltsYSIX/k2fxhJMrzDxuncOX0",
+	"rTy9lvCE3aiG1ixzf67fwz7k8r6vG5wNKXo8bfY7SKk/q6i5OsG+cqTXvayDstenxDWKanNCvGzMGnm9",
+	"jyN9SR66KsNKPnFZdu7Wsh5K9xt9FQPE/8KjAXdYuARsbslE1v3Wmp1/bZ7SW4M1BLs+wNf9NWZtVB/6",
+	"9+Nk2udYIQ3CFqnCbO0+jpqq6ULN4szTWKc4I51ZUdNca33sjA7sGRB0iRMd/+9ZB5TiJSa4IJmzvOb0",
+	"hni94p4J01oJonTLG5KhRGmv+6ChJV301jNcu3zQljV7H80E2AZNB7mqeou27CoN2fleaJhLKUGh3uLr",
+	"UUR3PdIR7mS2QG4MmhD+bYXHf8HNCQGxhszeBTJWGXuBdDjYIm18TMupFvHAEsvLGy2ZiYlSio3op2vP",
+	"GLnwAM2ENvVBY0KCczlB6YSkN20t/Bci35Do01m/38G+xWa99iNkimke7Ue8EP8PTqfEdhgyWtn2oGKt",
+	"6ZSg1zLzu5F402ixod7TXn9zrk31zYbxOjW692Jvaw9St1ud6aN+b3dnu7e1MxhsD14OBlUBDd16ZZUq",
+	"pyPYXn11SNj+XHVQtLcf3PODN7m25OJ1X1kgrhhgGEeYaOHxE/lZn/ycT/idbyN1lQ5sWTNDP6hihjP1",
+	"jHsEyTb+sfTI1EzwKzGH1ddzYMqhtGLFJjEChLPHiWr1m6lA6YQLAl0Fk1rycTJkxplls5CSByapg2Wr",
+	"Ni7NkoMh8wIE5R33s5rjqlzbiMsJ+CV0LSU5IXPPhOuUcJdAPWQXEHBoHCwASu3YAKLbMMU5AIzImJue",
+	"ri79RAEF5zn4zC8aWr25Iq44jZ7BivnMc88pUQls9S7G3VZ1g/kwgzI8+wibHnDWTeonjcYuY3RTJ3gO",
+	"WT1pNG63ggxliKqV29RgnYWHQToD0jhkGxg9IO1JV8CryrusSKM5QLYtZj73s3k2TRJsICULnC3OsWCY",
+	"rGLm1ajPqlxXHehm2hiaXSaxCf0EX3xu88MYIZnoWtf1LCdgSrEIshQXDhBGo5LfQF0v4ny0NmPQhWBo",
+	"wVXgufr1zmY8OnwjHwqSQk2TITsxeUnI5iWJ/TYgq091OiKVEz4LpnFfEwnNpYfMO5sFOUwm+Uzf71b2",
+	"WRI7uTpGgg9Z8nFYr24wjPbRMKr7Y4ZRjIaNnET13vthtL03eNnfGkaX99oDiBRpzYkkNskZXElwv5iW",
+	"68GzpYCUNEvbwAhyYTUbPeS+NpNZk1WzdI1OyGuWrlmvao2SIiz5elAFm7rM51elsn2R/lUWM13AYH5c",
+	"F5eaFQ1ChapqtXRa9pla6Y4Xiq2N5rbn8YOmaRRhCtRLqi+kXn8n4EdolOoIFdAAccn4xKtgzorZHzbb",
+	"q9rSgrVGKIqy0yy2RNX1SI3iZRCwDVLbIK7vrFl+p2r60+yxamRrr9mpcQu5Jp3tAiYRZbecpuQKGqgC",
+	"QKCLi4bGIcvelXmVKuxBxnSi9eCSU3ZjwtsqTvNM6HJphsUsB4lCistQBbPVdcHaxbHaNaQeAmXd93W9",
+	"Fq3WXTg1fc+aINYvX0F1onuv41WFcX7u86ol5vUO07pD1squz1W/rKp1s9cmq+q47KtCrk1yaFOK6l5l",
+	"tCSpLutxr/MBLuiUnBpe10KZBWzvoDLxQFCdDpOpSyDLMUczn1VXqUURarwNdvDXjKY3Z6TI54csewVp",
+	"302S4Odm27RsjfZV1rhOGP+s2H74+9Gg1yi64h5enJxenZ6dvDmxqT1rw0Cv9IqPx+DpXlvrDFVc/CLO",
+	"DtCWgz4Fv4jsVqBEbHSHpzTr/vrj9es3F+/6by+O5m/++ff+2z/T3w+vD89++fG49+bmP39+++7dztnN",
+	"P/55cnS09ebmuP/2z+PDaD2K0irYqo0lbW9Hs5Tqixf1EqWKilf1OXRflpqFwIgPyHRsaRlEpMmvXA6l",
+	"/mIoQQ3qEJhC27T+f2+foV32/XKwtbqttb0PnGXEtNw1Xrlz+0EXmQLjuuI30jWqdVkFiN/T2u/COuO1",
+	"eujOxzeGwEYMxQ4eDfkH3ZdVdhqnkbisUCvrPrmUtld/10zFX9sX5Rcz/x/tglJfrbHEWu+Kpv3LpBK0",
+	"7VBTp+FYa5e5OqJp7lLK1krvlUJ9yBcwalZNZXfNrNAbPEcjggoOyi5lQhIM1YBmArRz4wFYYJBfoJO1",
+	"r2ZFsCqV0tTvqgejASGHKK4Cy0mlmVBdrtrnjT7peFAZws8Y3vV5eaZrIP3+Y4Ok1ir/hcPFlGjjPvJb",
+	"ki3/ctD40jQwW/JRf39bTXcZZMG2W/SikLb6PJ8r6qzZrXkBg/CaGP872uvXIeI14v1v5dI/U4QHe+mB",
+	"tbZ7qKo+GaaOtYI2QcpYGZlrtBCK/hlqHDejiU2tqkGv5yKleYkyMuW1mPEhWxA0bilqLXgcudjxBfHg",
+	"MUoGyZB9mQDwRf5+B57oc1FH70jetzW4vley89sqpOlXwDRyuKkFFb3B5Q2RuvS0zZs9PPvt6OL47S+B",
+	"ApiuLGO7CmNPG5xe+pULXZXigOXDI52u6qDa+WcA6ytr/65AcnJxGgTFVgWKepqkZ0OsGSlCQDGlLxfC",
+	"ZG8ZTBpGh3XBMvDBEtjYoNpYVeTLTGnrcj1iKy+WbiVUkjiwncvPxSbbpaQCjPKwKZmKOlV88nY/MOAa",
+	"vN0toLpScI1gAo/DVRT58t4vpKDJqVc74P2lQvl6UQX/N1Pr4P2lutJCp/mFslcelOyn8GBWqgvz/LYf",
+	"tXM8DhtZfmNetjL6xAEUddAT6UmvddZQlcFXzTORsth//vyjev1eTRpHtbK2E+f6N5kqUT1JMArJhNV8",
+	"sAqIJeel7CoUvXRn8XFZWAiIAiOSc3YNmYPL4kScfVgHMrTBZu0lMiytOESyrrwlk1T4055G6aHglG3W",
+	"boDV63oNxmlLSxeiaKQwbw4nhQWSfGqZcFUxCJv300wl8EZ1kZvhUZelbdbz71xkm83j9CZx0W3qnKtI",
+	"zWBZo0VxJT9ZPcvktf56cXGqM6wlNwGKfmEaizIluaZC1xxA+sKKfagOcK630zGJkBtV9q6S76rnZt55",
+	"gjZ0krKuzcpsSiXk39rU97TkQkAbkpJqQbEa6JxeMyxnpZIUEzHBg53dHxL0PZqQD+jXN4evOue/Hg52",
+	"di21KvGdFid1cQrrNK4S7Z8JqNwB7SRIWhJZnw721TnOktqvh1Khoaz/eGE10CTWvmg1/7nELMNlhuzh",
+	"ocScW4fCoPZfsvq6+lG4zQ7ZRnLbj9VOR1iQ3e3mZr1hu60xuwoESdwCgh6qkxElmkBOirSA08AwiRHJ",
+	"3USQ9MrU6jjXj0ouTS0JXa6XoYUwhXgg9TrJ0EaGxWTEcZnFDijxkA2jM3jBfDGMNnXAQlGSW8pnwo4k",
+	"JJ4LU6Ch3kryp1mpCQCWiN+SMsfFkAVA6coayDuuM3M6ghRYk3n3mtDTM3JnZn4mTBCQOdohayztmbCJ",
+	"RXBUulzGaHdbl8tA7Z+SWF3CNoZAC2eF9oJ7ycJDprOZQfy6nrkQCEKhyoA9L7AkC9NiTd+5gwX3hwoI",
+	"Fx8yF0pR7dY0HjuE44cqDxqiphxV/V0FNB3+csjEHSnR4MMHW2FhywBFHCAoh3BHBamtTseKqZueoY0d",
+	"JGK0g6aUxWirp/87QJN4yHbQJEb9HvzvtvrfAfw9gL+BcP2v/3/QQ/83VAjf7vdQRoUuCi+9alshXZKz",
+	"el2wdcyDFZmDMzTBJuqWPXP57fV0z1rxt4VVoGpkZ6kBsVXmKrTMCsbZPgQKuTT/GsWNq9g7TXvNgYju",
+	"6pVawr6etXM2A7voysU/nrIvJkL18zAT7GT9cbe7xj7dvfn0U9EHQLMQ6tAs6a6JHkp/+eS1YM3JXNo1",
+	"+Nj6ayzBsMClK3hYjrXrB2PXdIc1gYrRO0Y/WDqyxtocJ14HPktW1CLN+7VeaTTTBXC8W7a5cHUVe/60",
+	"QwusyYfOAdINwRHPofYOiJhC8sJWuFm5QPnlgLdCgqFZtyGxHKzg0SjTPB9bTmRlkpW7FI+6zp+SvmpE",
+	"86XOhoXpky5dckUUXFUgsaUS2HgxPBhtpdtZZ4fsjjvbeG/UeZn2sk6fDMZbeHu0k+5m0UOzKOsVNdeO",
+	"Cmlq87peaDdq2A4u41o8jt9927jMrZpidUwtqEGTKK9QgFe39Uk9elKPntSjJ/XoST1aQz1q1HN+0o+e",
+	"9KMn/ehJP3rSj570o6+kH+2s0o+CAdfqrgYymBpBYIMFyUQQaXAsIOmMoVE+I3+rKDM89pStloZhtK1e",
+	"9nI8GL0gnd20jzvb4x7pvMQ7Lzpbo71skPbJ9ni3Fz00aqzRWOELq1vpTEg+BREKfIf2drdcV8Yd7Ctc",
+	"whz9k7L1pGw9KVtPytaTsrWusnWu9ZsnRetJ0XpStJ4UrSdF60nR+pc4oh6YLxStmwy7LGU5kKUDbUt0",
+	"Kyovp3lBkYe2WmZ5ndrALh6k/fEW6eyNtrPOdjrAnZekP+68yHZHO3g73RoN+g9Wyby2dV9UHfPDOOv6",
+	"WF3vco3/nzSvJ83rSfN60ryeNK+1NS+bt/ekez3pXk+615Pu9aR7PeleX0n3Gny67vWgukMPrLrQ1qss",
+	"r4TlvRztpS+yXdLZGW/jzvZoK+3sZQPS6Y972D57uGbl9/f+4rpVq+BILcHfbFcNUu+s/qRnPelZT3rW",
+	"k571pGetoWd5Tf2jL8NK+00zpl2QLR1YFScwNVI0XQSLmqkyR5C7OV2f9dUIv2F8W+lg1Me9cecl2cs6",
+	"2+mLUQfvjnc6ZDuzj16uz/g8+HydCI/VEFDsSveK1XBUS7r/PwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -40,12 +40,16 @@ func eventExamples(now time.Time) ([]gen.WebhookEvent, error) {
 	contact := gen.ContactCreatedEvent{Id: "evt_example_contact_created", Event: "contact.created", CreatedAt: now,
 		Mode: ptr(gen.ContactCreatedEventMode("test")),
 		Data: gen.ContactCreatedData{ContactId: 501, Mobile: "15551234567", Name: "Ana Souza"}}
-	out := make([]gen.WebhookEvent, 4)
+	test := gen.WebhookTestEvent{Id: "evt_example_webhook_test", Event: "webhook.test", CreatedAt: now,
+		Mode: ptr(gen.WebhookTestEventMode("test")),
+		Data: gen.WebhookTestData{EndpointId: 3, Message: "A test event sent from the dashboard"}}
+	out := make([]gen.WebhookEvent, 5)
 	for i, set := range []func(*gen.WebhookEvent) error{
 		func(w *gen.WebhookEvent) error { return w.FromMessageReceivedEvent(received) },
 		func(w *gen.WebhookEvent) error { return w.FromMessageSentEvent(sent) },
 		func(w *gen.WebhookEvent) error { return w.FromMessageStatusEvent(status) },
 		func(w *gen.WebhookEvent) error { return w.FromContactCreatedEvent(contact) },
+		func(w *gen.WebhookEvent) error { return w.FromWebhookTestEvent(test) },
 	} {
 		if err := set(&out[i]); err != nil {
 			return nil, err

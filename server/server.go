@@ -24,6 +24,7 @@ import (
 
 	"gateway/gen"
 	"gateway/openapi"
+	"gateway/server/dashboard"
 	"gateway/server/onboarding"
 	"gateway/store"
 )
@@ -57,6 +58,8 @@ type Options struct {
 	// Replicas is how many gateways share the demo limit (GATEWAY_REPLICAS, default 1): each
 	// enforces its share.
 	Replicas int
+	// Dashboard configures the web console under /dashboard.
+	Dashboard dashboard.Options
 }
 
 // Sandbox is the number test keys use for real deliveries to joined handsets.
@@ -77,6 +80,9 @@ type Deps struct {
 	// Onboarding connects numbers (Embedded Signup, system-user tokens); New completes its
 	// template sync and tenant-cache hooks. Optional.
 	Onboarding *onboarding.Service
+	// Connector connects a workspace's number from the dashboard; nil means Onboarding (when
+	// set), else the dashboard shows "not configured". Tests set a stand-in.
+	Connector dashboard.Connector
 }
 
 // Server holds the wired HTTP application.
@@ -93,6 +99,7 @@ type Server struct {
 	demo     *demoLimiter
 	metrics  *Metrics
 	bg       services
+	dash     *dashboard.Dashboard
 
 	onboarding *onboarding.Service
 
@@ -145,6 +152,9 @@ func New(opts Options, deps Deps) (*Server, error) {
 		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding, metrics: deps.Metrics,
 	}
 	s.wireOnboarding(deps.Onboarding)
+	if s.dash, err = s.newDashboard(deps.Connector, deps.Onboarding); err != nil {
+		return nil, err
+	}
 	s.echo = s.routes()
 	return s, nil
 }
@@ -193,6 +203,7 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/v1/openapi.json", s.specJSONHandler)
 	e.GET("/platform/webhook", s.platformVerify)
 	e.POST("/platform/webhook", s.platformWebhook)
+	s.mountDashboard(e)
 
 	// The API: every route of the spec, behind route lookup, authentication and validation.
 	v1 := e.Group("/v1", s.apiMiddleware, s.idempotency)

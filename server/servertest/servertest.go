@@ -27,6 +27,7 @@ import (
 	"gateway/platform/simulator"
 	"gateway/platform/whatsapp"
 	"gateway/server"
+	"gateway/server/dashboard"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -58,6 +59,8 @@ type Config struct {
 	// gateway's /platform/webhook with the shared app secret (AppSecret and WebhookURL are set
 	// here).
 	Simulator *simulator.Config
+	// Connector connects numbers from the dashboard (nil: not configured).
+	Connector dashboard.Connector
 }
 
 // AppSecret is the platform app secret tests share between the simulator and the gateway.
@@ -122,7 +125,7 @@ func New(t testing.TB, cfg Config) *Env {
 			cfg.Platform = wa
 		}
 	}
-	srv, err := server.New(cfg.Options, server.Deps{Store: st, Platform: cfg.Platform, Logger: logger, Clock: cfg.Clock})
+	srv, err := server.New(cfg.Options, server.Deps{Store: st, Platform: cfg.Platform, Logger: logger, Clock: cfg.Clock, Connector: cfg.Connector})
 	if err != nil {
 		t.Fatal(err)
 	}
