@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -85,20 +84,7 @@ func (d *Dashboard) campaignReport(w http.ResponseWriter, r *http.Request, s *st
 // campaignOf reads the campaign of the path's id; it answers 404 (another workspace's id
 // included) or 500 itself and returns false.
 func (d *Dashboard) campaignOf(w http.ResponseWriter, r *http.Request, s *store.Session) (store.CampaignReport, bool) {
-	id, ok := pathID(r, "id")
-	if !ok {
-		d.notFound(w, r, s)
-		return store.CampaignReport{}, false
-	}
-	c, err := d.cfg.Store.CampaignByID(r.Context(), s.AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, s)
-		return c, false
-	} else if err != nil {
-		d.serverError(w, r, err)
-		return c, false
-	}
-	return c, true
+	return loadByPathID(d, w, r, s, d.cfg.Store.CampaignByID)
 }
 
 // campaignCSV streams the campaign's messages as CSV, oldest first, row by row as the

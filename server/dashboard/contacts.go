@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -96,20 +95,7 @@ func (d *Dashboard) contactForm(w http.ResponseWriter, r *http.Request, s *store
 // contactOf reads the contact of the path's id; it answers 404 (another workspace's id
 // included) or 500 itself and returns false.
 func (d *Dashboard) contactOf(w http.ResponseWriter, r *http.Request, s *store.Session) (store.Contact, bool) {
-	id, ok := pathID(r, "id")
-	if !ok {
-		d.notFound(w, r, s)
-		return store.Contact{}, false
-	}
-	c, err := d.cfg.Store.ContactByID(r.Context(), s.AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, s)
-		return c, false
-	} else if err != nil {
-		d.serverError(w, r, err)
-		return c, false
-	}
-	return c, true
+	return loadByPathID(d, w, r, s, d.cfg.Store.ContactByID)
 }
 
 // editContact changes the contact's name and note through the same upsert as POST

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -81,21 +80,13 @@ type messageData struct {
 // platform's error when it failed, the variables it was sent with, and the webhook attempts of
 // its events, each linking into the request log.
 func (d *Dashboard) messagePage(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	id, ok := pathID(r, "id")
+	m, ok := loadByPathID(d, w, r, s, d.cfg.Store.MessageByID)
 	if !ok {
-		d.notFound(w, r, s)
 		return
 	}
 	ctx := r.Context()
-	m, err := d.cfg.Store.MessageByID(ctx, s.AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, s)
-		return
-	} else if err != nil {
-		d.serverError(w, r, err)
-		return
-	}
 	data := messageData{Message: m}
+	var err error
 	if data.Contact, err = d.cfg.Store.ContactByID(ctx, s.AccountID, m.ContactID); err != nil {
 		d.serverError(w, r, err)
 		return
