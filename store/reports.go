@@ -8,7 +8,7 @@ import (
 // Campaign reports read the counters migrations/000010_reports.up.sql keeps as messages are
 // recorded and their statuses change (campaign_totals, campaign_counters per hour,
 // campaign_failures), never a count over messages: a report reads at most 32 rows per campaign
-// (a chart 32 per hour shown) whatever the campaign's size.
+// (a chart 8 per hour shown) whatever the campaign's size.
 
 // StatusCounts is how many messages are in each status now.
 type StatusCounts struct {
