@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // The send path (server/send.go) writes twice around the platform call, each time in one
@@ -20,6 +22,9 @@ type SendInput struct {
 	TemplateID   int64           // the service's template id
 	TemplateName string          // the template's name
 	Content      json.RawMessage // what was sent (language and variables), a JSON object
+	// IdempotencyKey is the Idempotency-Key the request holds, as stored (IdempotencyKeyFrom);
+	// "" for none.
+	IdempotencyKey string
 }
 
 // SendRecord is what BeginSend wrote. When Blocked is true the contact has opted out and
@@ -41,9 +46,23 @@ type SendRecord struct {
 // read found nothing, and ON CONFLICT DO UPDATE returns the row a concurrent send committed
 // after this statement's snapshot (which the plain read cannot see).
 //
-// $1 account, $2 mobile, $3 name, $4 campaign, $5 template id, $6 template name, $7 content.
-const beginSendSQL = `WITH c_old AS (
-		SELECT id, name, blocked, false AS created FROM contacts WHERE account_id = $1::bigint AND mobile = $2::text
+// The contact is the person (ContactByMobile): the mobile or another form of it, as a mobile or
+// an alias, and it is blocked when any contact that is this person is. When the send holds an
+// Idempotency-Key, the key is bound to the new message in the same statement: from then on the
+// platform call may happen, and the key is never released for a re-send (IdempotencyRecord).
+//
+// $1 account, $2 mobile, $3 name, $4 campaign, $5 template id, $6 template name, $7 content,
+// $8 the held Idempotency-Key ("" for none), $9 the mobile and its other forms.
+const beginSendSQL = `WITH x AS (
+		SELECT id, 0 AS src, mobile AS matched FROM contacts WHERE account_id = $1::bigint AND mobile = ANY($9::text[])
+		UNION ALL
+		SELECT contact_id, 1, alias FROM contact_aliases WHERE account_id = $1::bigint AND alias = ANY($9::text[])
+	), c_old AS (
+		SELECT id, name, EXISTS (SELECT 1 FROM contacts b
+				WHERE b.account_id = $1::bigint AND b.blocked AND b.id IN (SELECT id FROM x)) AS blocked,
+			false AS created
+		FROM contacts WHERE account_id = $1::bigint
+			AND id = (SELECT id FROM x ORDER BY array_position($9::text[], matched), src LIMIT 1)
 	), c_new AS (
 		INSERT INTO contacts (account_id, mobile, name)
 		SELECT $1::bigint, $2::text, $3::text WHERE NOT EXISTS (SELECT 1 FROM c_old)
@@ -80,6 +99,10 @@ const beginSendSQL = `WITH c_old AS (
 		INSERT INTO events (account_id, type, data)
 		SELECT $1::bigint, 'contact.created', jsonb_build_object('contact_id', c.id, 'mobile', $2::text, 'name', c.name)
 		FROM c WHERE c.created
+	), k AS (
+		UPDATE idempotency_keys SET message_id = m.id FROM m
+		WHERE idempotency_keys.account_id = $1::bigint AND idempotency_keys.key = $8::text
+			AND idempotency_keys.status_code IS NULL
 	)
 	SELECT c.id AS contact_id, c.created AS contact_created, c.blocked,
 		COALESCE((SELECT id FROM conv), 0) AS conversation_id,
@@ -96,7 +119,7 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 	}
 	var r SendRecord
 	err := s.getPrepared(ctx, &r, beginSendSQL, accountID, in.Mobile, in.Name, in.CampaignName,
-		in.TemplateID, in.TemplateName, content)
+		in.TemplateID, in.TemplateName, content, in.IdempotencyKey, pq.Array(mobileAndForms(in.Mobile)))
 	return r, err
 }
 
@@ -106,7 +129,8 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 //
 // $1 account, $2 message id, $3 platform id, $4 accepted at, $5 wa_id ("" when unknown).
 const recordSentSQL = `WITH m AS (
-		UPDATE messages SET platform_message_id = $3::text, status = 'sent', sent_at = $4::timestamptz
+		UPDATE messages SET platform_message_id = $3::text, status = 'sent', sent_at = $4::timestamptz,
+			outcome_unknown = false
 		WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
 		RETURNING id, contact_id, conversation_id, destination, template_name
 	), h AS (
@@ -139,6 +163,44 @@ func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, plat
 		return ErrNotFound
 	}
 	return nil
+}
+
+// MarkOutcomeUnknown records that the platform call of the account's pending message may have
+// happened but its answer was lost (a timeout, an unreadable answer, a recording that failed):
+// the message stays pending, shown as sent with outcome_unknown, until a status report adopts
+// it (ApplyStatus, through the callback data) or the send path records it. It returns
+// ErrNotFound when the account has no such pending message, and fails otherwise only when the
+// database does.
+func (s *Store) MarkOutcomeUnknown(ctx context.Context, accountID, messageID int64) error {
+	var n int
+	err := s.getPrepared(ctx, &n, `WITH m AS (
+			UPDATE messages SET outcome_unknown = true
+			WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
+			RETURNING id
+		)
+		SELECT count(*) FROM m`, accountID, messageID)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// MarkOrphanedSends is the reconciler's sweep for sends whose process died between recording
+// the intent and recording the platform's answer: pending messages created before cutoff are
+// marked outcome_unknown (at most limit per call), so GET /messages/{id} shows them and a
+// status report can adopt them. It returns how many it marked and fails only when the
+// database does.
+func (s *Store) MarkOrphanedSends(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE messages SET outcome_unknown = true WHERE id IN (
+			SELECT id FROM messages WHERE status = 'pending' AND created_at < $1 AND NOT outcome_unknown LIMIT $2)`,
+		cutoff.UTC(), limit)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
 }
 
 // SendFailure is why a pending send failed: the platform's error, or an unknown outcome.

@@ -1,0 +1,4 @@
+ALTER TABLE parked_statuses DROP COLUMN IF EXISTS callback_message_id;
+ALTER TABLE idempotency_keys DROP COLUMN IF EXISTS message_id;
+DROP INDEX IF EXISTS messages_pending_idx;
+ALTER TABLE messages DROP COLUMN IF EXISTS outcome_unknown;

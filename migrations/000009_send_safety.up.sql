@@ -1,0 +1,17 @@
+-- A send is never made twice (issue 8, item 1).
+--
+-- outcome_unknown: the platform call of a pending message may have happened but its answer was
+-- lost (timeout, unreadable answer, recording failed, process died). The message stays pending
+-- until a status report adopts it through biz_opaque_callback_data; the API shows it as sent
+-- with outcome_unknown: true, never as failed.
+ALTER TABLE messages ADD COLUMN outcome_unknown boolean NOT NULL DEFAULT false;
+CREATE INDEX messages_pending_idx ON messages (created_at) WHERE status = 'pending';
+
+-- message_id: the message a live send created under this key, set in the statement that
+-- created it. A key bound to a message is never released nor taken over: a retry gets the
+-- message's recorded outcome or a 409 while it is being confirmed.
+ALTER TABLE idempotency_keys ADD COLUMN message_id bigint;
+
+-- callback_message_id: our message id echoed in biz_opaque_callback_data, kept with a parked
+-- report so the reconciler can adopt the wamid later.
+ALTER TABLE parked_statuses ADD COLUMN callback_message_id bigint;
