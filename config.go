@@ -23,6 +23,7 @@ type config struct {
 	PlatformAppSecret   string
 	PlatformVerifyToken string
 	PlatformTimeout     time.Duration
+	SendRecordRetry     time.Duration
 	SandboxPhoneNumber  string
 	SandboxPhoneID      string
 	SandboxAccessToken  string
@@ -72,6 +73,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.PlatformTimeout, err = time.ParseDuration(get("PLATFORM_TIMEOUT", "10s")); err != nil {
 		return c, fmt.Errorf("PLATFORM_TIMEOUT: %w", err)
+	}
+	if c.SendRecordRetry, err = time.ParseDuration(get("GATEWAY_SEND_RECORD_RETRY", "5s")); err != nil || c.SendRecordRetry <= 0 {
+		return c, fmt.Errorf("GATEWAY_SEND_RECORD_RETRY: want a positive duration")
 	}
 	if c.TemplateSyncEvery, err = time.ParseDuration(get("GATEWAY_TEMPLATE_SYNC_EVERY", "15m")); err != nil {
 		return c, fmt.Errorf("GATEWAY_TEMPLATE_SYNC_EVERY: %w", err)

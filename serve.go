@@ -62,6 +62,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		PlatformAppSecret:   cfg.PlatformAppSecret,
 		PlatformVerifyToken: cfg.PlatformVerifyToken,
 		SendTimeout:         cfg.PlatformTimeout,
+		RecordRetry:         cfg.SendRecordRetry,
 		SchemaVersion:       version,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
 	}, server.Deps{Store: st, Platform: wa, Logger: logger})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -250,6 +251,10 @@ func (s *Server) applyPlatformStatus(ctx context.Context, accountID int64, st wh
 }
 
 func (s *Server) logParked(ctx context.Context, accountID int64, r store.StatusReport, res store.StatusResult) {
+	if res.Adopted {
+		s.log.InfoContext(ctx, "platform webhook: send of unknown outcome confirmed by its callback data", "account_id", accountID,
+			"message_id", r.CallbackMessageID, "wamid", r.PlatformMessageID, "status", r.Status)
+	}
 	if res.Parked && !res.Found {
 		s.log.InfoContext(ctx, "platform webhook: status parked until the send is recorded", "account_id", accountID,
 			"wamid", r.PlatformMessageID, "status", r.Status)
@@ -272,6 +277,11 @@ func (s *Server) statusReport(ctx context.Context, accountID int64, st whatsapp.
 		at = s.now()
 	}
 	r := store.StatusReport{PlatformMessageID: st.ID, Status: status, OccurredAt: at}
+	// Our sends carry our message id as biz_opaque_callback_data (server/send.go): it lets a
+	// report for an unknown wamid adopt it (store.ApplyStatus).
+	if id, err := strconv.ParseInt(st.BizOpaqueCallbackData, 10, 64); err == nil && id > 0 {
+		r.CallbackMessageID = id
+	}
 	if status == "failed" && len(st.Errors) > 0 {
 		e := st.Errors[0]
 		code := e.Code

@@ -36,6 +36,10 @@ type Options struct {
 	SendTimeout time.Duration
 	// Sandbox is the shared test-mode number.
 	Sandbox Sandbox
+	// RecordRetry bounds the retries of recording a send the platform accepted before the
+	// send answers 502 with its outcome unknown (default 5 s; recording goes on in the
+	// background).
+	RecordRetry time.Duration
 	// IdempotencyWait is how long a request waits for an earlier request with the same
 	// Idempotency-Key to finish before answering 409 (default 15 s).
 	IdempotencyWait time.Duration
@@ -77,6 +81,11 @@ type Server struct {
 	demo     *demoLimiter
 	bg       services
 
+	// Background recordings of accepted sends (recordLater); StopServices cancels and waits.
+	later     sync.WaitGroup
+	laterCtx  context.Context
+	laterStop context.CancelFunc
+
 	tenantMu sync.Mutex
 	tenants  map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
 }
@@ -86,6 +95,9 @@ type Server struct {
 func New(opts Options, deps Deps) (*Server, error) {
 	if opts.SendTimeout <= 0 {
 		opts.SendTimeout = 10 * time.Second
+	}
+	if opts.RecordRetry <= 0 {
+		opts.RecordRetry = 5 * time.Second
 	}
 	if opts.IdempotencyWait <= 0 {
 		opts.IdempotencyWait = defaultIdempotencyWait
@@ -119,6 +131,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 		spec: spec, specJSON: specJSON, router: router,
 		demo: newDemoLimiter(deps.Clock),
 	}
+	s.laterCtx, s.laterStop = context.WithCancel(context.Background())
 	s.echo = s.routes()
 	return s, nil
 }
