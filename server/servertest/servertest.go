@@ -49,7 +49,10 @@ type Env struct {
 type Config struct {
 	Options  server.Options
 	Platform server.Platform // overrides the simulator's client when set
-	Clock    func() time.Time
+	// WrapPlatform, when set, wraps the platform the server gets (the simulator's client or
+	// Platform): a fault-injection hook around the platform call.
+	WrapPlatform func(server.Platform) server.Platform
+	Clock        func() time.Time
 	// Logger receives the server's logs; nil discards them (or, with -v, shows warnings
 	// through t.Log).
 	Logger *slog.Logger
@@ -122,10 +125,14 @@ func New(t testing.TB, cfg Config) *Env {
 			cfg.Platform = wa
 		}
 	}
+	if cfg.WrapPlatform != nil {
+		cfg.Platform = cfg.WrapPlatform(cfg.Platform)
+	}
 	srv, err := server.New(cfg.Options, server.Deps{Store: st, Platform: cfg.Platform, Logger: logger, Clock: cfg.Clock})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(srv.StopServices)
 	hs.Config.Handler = srv.Handler()
 	hs.Start()
 	t.Cleanup(hs.Close)
