@@ -29,8 +29,9 @@ type Message struct {
 	OutcomeUnknown bool `db:"outcome_unknown" json:"outcome_unknown"`
 	// ContactCreated: the send that recorded the message created its contact.
 	ContactCreated bool `db:"contact_created" json:"-"`
-	// History is every status recorded for the message, in rank order (sent, delivered, read,
-	// failed), each with the platform's timestamp.
+	// History is every status recorded for the message, oldest first in whole seconds (the
+	// platform's precision, which the send path's own times are truncated to), ties in rank
+	// order (sent, delivered, read, failed), each with the platform's timestamp.
 	History []StatusChange `db:"-" json:"history"`
 }
 
@@ -54,7 +55,7 @@ func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, 
 			COALESCE((SELECT c.created_at = m.created_at FROM contacts c
 				WHERE c.account_id = m.account_id AND c.id = m.contact_id), false) AS contact_created,
 			COALESCE((SELECT json_agg(json_build_object('status', h.status, 'at', h.occurred_at)
-					ORDER BY status_rank(h.status), h.occurred_at)
+					ORDER BY date_trunc('second', h.occurred_at), status_rank(h.status))
 				FROM message_statuses h WHERE h.account_id = m.account_id AND h.message_id = m.id), '[]') AS history
 		FROM messages m WHERE m.account_id = $1 AND m.id = $2 AND m.direction = 'out'`, accountID, id)
 	if err != nil {

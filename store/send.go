@@ -156,7 +156,7 @@ const recordSentSQL = `WITH m AS (
 // written), and fails otherwise only when the database does.
 func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, platformMessageID, waID string, at time.Time) error {
 	var n int
-	if err := s.getPrepared(ctx, &n, recordSentSQL, accountID, messageID, platformMessageID, at.UTC(), waID); err != nil {
+	if err := s.getPrepared(ctx, &n, recordSentSQL, accountID, messageID, platformMessageID, statusTime(at), waID); err != nil {
 		return err
 	}
 	if n == 0 {
@@ -203,6 +203,11 @@ func (s *Store) MarkOrphanedSends(ctx context.Context, cutoff time.Time, limit i
 	return res.RowsAffected()
 }
 
+// statusTime is a time of ours as the status history keeps it: in the platform's precision,
+// whole seconds (its webhook timestamps), so that our accepted time and the platform's reports
+// order by time, ties broken by rank (MessageByID).
+func statusTime(at time.Time) time.Time { return at.UTC().Truncate(time.Second) }
+
 // SendFailure is why a pending send failed: the platform's error, or an unknown outcome.
 type SendFailure struct {
 	Code    *int // the platform's error code; nil when it gave none (no answer)
@@ -224,7 +229,7 @@ func (s *Store) RecordSendFailure(ctx context.Context, accountID, messageID int6
 			SELECT $1::bigint, m.id, 'failed', $6::timestamptz FROM m
 			ON CONFLICT (message_id, status) DO NOTHING
 		)
-		SELECT count(*) FROM m`, accountID, messageID, f.Code, f.Title, f.Details, at.UTC())
+		SELECT count(*) FROM m`, accountID, messageID, f.Code, f.Title, f.Details, statusTime(at))
 	if err != nil {
 		return err
 	}

@@ -206,7 +206,7 @@ func (s *Store) applyStatus(ctx context.Context, accountID int64, r StatusReport
 // pending message; changed counts the parked reports that changed it.
 func (s *Store) adoptByCallback(ctx context.Context, accountID, messageID int64, wamid string, at time.Time) (adopted bool, changed int, err error) {
 	var n int
-	if err := s.getPrepared(ctx, &n, recordSentSQL, accountID, messageID, wamid, at.UTC(), ""); err != nil {
+	if err := s.getPrepared(ctx, &n, recordSentSQL, accountID, messageID, wamid, statusTime(at), ""); err != nil {
 		return false, 0, err
 	}
 	if n == 0 {
