@@ -1,3 +1,4 @@
+ALTER TABLE templates DROP COLUMN IF EXISTS status_at;
 ALTER TABLE parked_statuses DROP COLUMN IF EXISTS callback_message_id;
 ALTER TABLE idempotency_keys DROP COLUMN IF EXISTS message_id;
 DROP INDEX IF EXISTS messages_pending_idx;

@@ -15,3 +15,8 @@ ALTER TABLE idempotency_keys ADD COLUMN message_id bigint;
 -- callback_message_id: our message id echoed in biz_opaque_callback_data, kept with a parked
 -- report so the reconciler can adopt the wamid later.
 ALTER TABLE parked_statuses ADD COLUMN callback_message_id bigint;
+
+-- status_at: the time of the event that set the template's status (a status webhook's
+-- entry.time, or the sync that read it), so a late event never undoes a newer one: a late
+-- APPROVED after a PAUSED does not make the template sendable again.
+ALTER TABLE templates ADD COLUMN status_at timestamptz;

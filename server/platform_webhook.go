@@ -177,7 +177,7 @@ func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.Webhook
 			case "messages":
 				err = s.handleMessagesChange(ctx, ch.Value, tenants)
 			case "message_template_status_update":
-				err = s.handleTemplateStatusUpdate(ctx, e.ID, ch.Value)
+				err = s.handleTemplateStatusUpdate(ctx, e.ID, e.Time, ch.Value)
 			default:
 				s.log.DebugContext(ctx, "platform webhook: field ignored", "field", ch.Field, "waba_id", e.ID)
 			}
@@ -445,12 +445,18 @@ func (s *Server) handleSandboxChange(ctx context.Context, v whatsapp.ChangeValue
 // handleTemplateStatusUpdate sets the status of the template with the platform's id for every
 // account whose number belongs to the WABA (the entry id); an account that does not have the
 // template yet syncs its templates instead.
-func (s *Server) handleTemplateStatusUpdate(ctx context.Context, wabaID string, v whatsapp.ChangeValue) error {
+func (s *Server) handleTemplateStatusUpdate(ctx context.Context, wabaID string, eventTime int64, v whatsapp.ChangeValue) error {
 	if v.MessageTemplateID == "" || v.Event == "" {
 		s.log.WarnContext(ctx, "platform webhook: template status update without id or event ignored", "waba_id", wabaID)
 		return nil
 	}
 	status := templateStatusOf(v.Event)
+	// Applied by event time (entry.time): a late event never undoes a newer one. An event
+	// without a time is taken as happening now.
+	at := s.now()
+	if eventTime > 0 {
+		at = time.Unix(eventTime, 0)
+	}
 	ids, err := s.store.AccountIDsByWabaID(ctx, wabaID)
 	if err != nil {
 		return err
@@ -460,7 +466,7 @@ func (s *Server) handleTemplateStatusUpdate(ctx context.Context, wabaID string, 
 			"template_id", v.MessageTemplateID)
 	}
 	for _, accountID := range ids {
-		err := s.store.UpdateTemplateStatusByPlatformID(ctx, accountID, v.MessageTemplateID, status)
+		err := s.store.UpdateTemplateStatusByPlatformID(ctx, accountID, v.MessageTemplateID, status, at)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			s.syncTemplatesAfterWebhook(ctx, accountID, v.MessageTemplateID)

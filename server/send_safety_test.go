@@ -367,3 +367,33 @@ func tenantConn(tn servertest.Tenant) store.Connection {
 	id := tn.Account.ID
 	return store.Connection{AccountID: id, WabaID: fmt.Sprintf("waba-%d", id), PhoneNumberID: fmt.Sprintf("1065403522%05d", id)}
 }
+
+// Template status updates are applied by event time (entry.time): a late APPROVED after a
+// PAUSED does not make the template sendable again. Before the fix the last delivery won.
+func TestPlatformWebhookTemplateStatusByEventTime(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t, servertest.Config{})
+	tn := pwNewTenant(t, env, "Acme Ltd")
+	pwSeedTemplate(t, env, tn.Account.ID, "1689556908129835", "abandoned_cart")
+	update := func(event string, at int64) []byte {
+		return []byte(fmt.Sprintf(`{"object":"whatsapp_business_account","entry":[{"id":%q,"time":%d,"changes":[{"field":"message_template_status_update",`+
+			`"value":{"event":%q,"message_template_id":1689556908129835,"message_template_name":"abandoned_cart","message_template_language":"en_US","reason":"NONE"}}]}]}`,
+			tn.Conn.WabaID, at, event))
+	}
+	const t0 = 1751247548
+	for _, s := range []struct {
+		event string
+		at    int64
+		want  string
+	}{
+		{"PAUSED", t0 + 60, "PAUSED"},
+		{"APPROVED", t0, "PAUSED"}, // late: happened before the pause
+		{"REINSTATED", t0 + 120, "APPROVED"},
+		{"PAUSED", t0 + 90, "APPROVED"}, // late again
+	} {
+		pwPostOK(t, env, update(s.event, s.at))
+		if got := pwTemplateStatus(t, env, tn.Account.ID, "1689556908129835"); got != s.want {
+			t.Fatalf("%s at %d: status %s, want %s", s.event, s.at, got, s.want)
+		}
+	}
+}
