@@ -1,3 +1,5 @@
+DROP TRIGGER IF EXISTS connections_notify ON connections;
+DROP FUNCTION IF EXISTS notify_connection_change();
 ALTER TABLE templates DROP COLUMN IF EXISTS status_at;
 ALTER TABLE parked_statuses DROP COLUMN IF EXISTS callback_message_id;
 ALTER TABLE idempotency_keys DROP COLUMN IF EXISTS message_id;

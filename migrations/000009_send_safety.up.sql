@@ -20,3 +20,19 @@ ALTER TABLE parked_statuses ADD COLUMN callback_message_id bigint;
 -- entry.time, or the sync that read it), so a late event never undoes a newer one: a late
 -- APPROVED after a PAUSED does not make the template sendable again.
 ALTER TABLE templates ADD COLUMN status_at timestamptz;
+
+-- A number connected, moved or disconnected is announced on the connections_changed channel
+-- (payload: the phone number id), so every replica drops its phone-number-id → account cache
+-- entry at once (store.ListenConnections), whichever process made the change.
+CREATE FUNCTION notify_connection_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        PERFORM pg_notify('connections_changed', OLD.phone_number_id);
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        PERFORM pg_notify('connections_changed', NEW.phone_number_id);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER connections_notify AFTER INSERT OR UPDATE OR DELETE ON connections
+    FOR EACH ROW EXECUTE FUNCTION notify_connection_change();

@@ -127,9 +127,13 @@ func (s *Server) applySingleStatus(ctx context.Context, p *whatsapp.WebhookPaylo
 	return true, nil
 }
 
-// tenantTTL is how long a phone number id → account mapping is reused. A number moved to
-// another account is routed to the new one at most this long after the move.
-const tenantTTL = 10 * time.Second
+// tenantTTL is how long a phone number id → account mapping is reused when nothing tells the
+// server of changes. With a TenantListener running, a connected, moved or disconnected number
+// drops its entry at once (LISTEN/NOTIFY) and entries live for tenantListenedTTL, a safety net.
+const (
+	tenantTTL         = 10 * time.Second
+	tenantListenedTTL = 10 * time.Minute
+)
 
 type tenantEntry struct {
 	conn store.Connection
@@ -141,10 +145,15 @@ type tenantEntry struct {
 // connected number works at once). It fails only when the database does.
 func (s *Server) tenantByPhoneNumberID(ctx context.Context, pnid string) (*store.Connection, error) {
 	now := s.now()
+	ttl := tenantTTL
+	if s.tenantsListened.Load() {
+		ttl = tenantListenedTTL
+	}
 	s.tenantMu.Lock()
 	e, ok := s.tenants[pnid]
+	gen := s.tenantGen
 	s.tenantMu.Unlock()
-	if ok && now.Sub(e.at) < tenantTTL {
+	if ok && now.Sub(e.at) < ttl {
 		return &e.conn, nil
 	}
 	c, err := s.store.ConnectionByPhoneNumberID(ctx, pnid)
@@ -161,9 +170,24 @@ func (s *Server) tenantByPhoneNumberID(ctx context.Context, pnid string) (*store
 	if s.tenants == nil || len(s.tenants) > 10000 {
 		s.tenants = map[string]tenantEntry{}
 	}
-	s.tenants[pnid] = tenantEntry{conn: c, at: now}
+	// A change announced while this read ran may predate it: do not cache what may be stale.
+	if s.tenantGen == gen {
+		s.tenants[pnid] = tenantEntry{conn: c, at: now}
+	}
 	s.tenantMu.Unlock()
 	return &c, nil
+}
+
+// forgetTenant drops the cached mapping of a phone number id ("" drops them all).
+func (s *Server) forgetTenant(pnid string) {
+	s.tenantMu.Lock()
+	s.tenantGen++
+	if pnid == "" {
+		s.tenants = nil
+	} else {
+		delete(s.tenants, pnid)
+	}
+	s.tenantMu.Unlock()
 }
 
 // processPlatformWebhook applies one verified delivery. It returns an error only when the

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -86,8 +87,10 @@ type Server struct {
 	laterCtx  context.Context
 	laterStop context.CancelFunc
 
-	tenantMu sync.Mutex
-	tenants  map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
+	tenantMu        sync.Mutex
+	tenantGen       uint64                 // bumped by every invalidation (forgetTenant)
+	tenantsListened atomic.Bool            // a TenantListener is listening: entries live longer
+	tenants         map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
 }
 
 // New builds the server: it loads and validates the embedded spec, builds the route table, and

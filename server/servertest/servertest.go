@@ -35,6 +35,7 @@ import (
 type Env struct {
 	T      testing.TB
 	Store  *store.Store
+	DSN    string // the test database, for LISTEN connections
 	Server *server.Server
 	HTTP   *httptest.Server
 	URL    string
@@ -69,7 +70,7 @@ const AppSecret = "test-app-secret"
 // New starts a gateway on loopback over a fresh database; everything stops at test cleanup.
 func New(t testing.TB, cfg Config) *Env {
 	t.Helper()
-	st := storetest.New(t)
+	st, dsn := storetest.NewWithDSN(t)
 	spec, err := server.LoadSpec()
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func New(t testing.TB, cfg Config) *Env {
 	if cfg.Options.PlatformVerifyToken == "" {
 		cfg.Options.PlatformVerifyToken = "test-verify-token"
 	}
-	env := &Env{T: t, Store: st, Spec: spec, router: router,
+	env := &Env{T: t, Store: st, DSN: dsn, Spec: spec, router: router,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	// The listener comes first so the simulator knows where to send webhooks.
 	hs := httptest.NewUnstartedServer(nil)
