@@ -1,3 +1,5 @@
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+DROP INDEX IF EXISTS webhook_deliveries_endpoint_due_idx;
 DROP TRIGGER IF EXISTS connections_notify ON connections;
 DROP FUNCTION IF EXISTS notify_connection_change();
 ALTER TABLE templates DROP COLUMN IF EXISTS status_at;

@@ -36,3 +36,9 @@ BEGIN
 END $$;
 CREATE TRIGGER connections_notify AFTER INSERT OR UPDATE OR DELETE ON connections
     FOR EACH ROW EXECUTE FUNCTION notify_connection_change();
+
+-- The claim reads due deliveries endpoint by endpoint (store.claimSQL), so that one endpoint's
+-- large due backlog does not slow claims for the others. The global due index goes: with it
+-- the planner walked one endpoint's whole backlog to find the others' due rows.
+CREATE INDEX webhook_deliveries_endpoint_due_idx ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
+DROP INDEX webhook_deliveries_due_idx;
