@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -45,6 +46,36 @@ const (
 func (e ContactCreatedEventMode) Valid() bool {
 	switch e {
 	case ContactCreatedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpsertEnvelopeSuccess.
+const (
+	ContactUpsertEnvelopeSuccessTrue ContactUpsertEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactUpsertEnvelopeSuccess enum.
+func (e ContactUpsertEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactUpsertEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactsEnvelopeSuccess.
+const (
+	ContactsEnvelopeSuccessTrue ContactsEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactsEnvelopeSuccess enum.
+func (e ContactsEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactsEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -138,12 +169,28 @@ func (e EventBaseMode) Valid() bool {
 	}
 }
 
+// Defines values for EventExamplesEnvelopeSuccess.
+const (
+	EventExamplesEnvelopeSuccessTrue EventExamplesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the EventExamplesEnvelopeSuccess enum.
+func (e EventExamplesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case EventExamplesEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventName.
 const (
 	EventNameContactCreated  EventName = "contact.created"
 	EventNameMessageReceived EventName = "message.received"
 	EventNameMessageSent     EventName = "message.sent"
 	EventNameMessageStatus   EventName = "message.status"
+	EventNameWebhookTest     EventName = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the EventName enum.
@@ -156,6 +203,29 @@ func (e EventName) Valid() bool {
 	case EventNameMessageSent:
 		return true
 	case EventNameMessageStatus:
+		return true
+	case EventNameWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HeaderMediaType.
+const (
+	Document HeaderMediaType = "document"
+	Image    HeaderMediaType = "image"
+	Video    HeaderMediaType = "video"
+)
+
+// Valid indicates whether the value is a known member of the HeaderMediaType enum.
+func (e HeaderMediaType) Valid() bool {
+	switch e {
+	case Document:
+		return true
+	case Image:
+		return true
+	case Video:
 		return true
 	default:
 		return false
@@ -177,6 +247,36 @@ func (e KeyMode) Valid() bool {
 	case KeyModeLive:
 		return true
 	case KeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeEnvelopeSuccess.
+const (
+	MeEnvelopeSuccessTrue MeEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MeEnvelopeSuccess enum.
+func (e MeEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MeEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageEnvelopeSuccess.
+const (
+	MessageEnvelopeSuccessTrue MessageEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MessageEnvelopeSuccess enum.
+func (e MessageEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MessageEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -315,6 +415,21 @@ func (e MessageStatusEventMode) Valid() bool {
 	}
 }
 
+// Defines values for SendEnvelopeSuccess.
+const (
+	SendEnvelopeSuccessTrue SendEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SendEnvelopeSuccess enum.
+func (e SendEnvelopeSuccess) Valid() bool {
+	switch e {
+	case SendEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendResultDelivery.
 const (
 	Real      SendResultDelivery = "real"
@@ -348,6 +463,42 @@ func (e SendResultMode) Valid() bool {
 	}
 }
 
+// Defines values for TemplateHeaderFormat.
+const (
+	DOCUMENT TemplateHeaderFormat = "DOCUMENT"
+	GIF      TemplateHeaderFormat = "GIF"
+	IMAGE    TemplateHeaderFormat = "IMAGE"
+	LOCATION TemplateHeaderFormat = "LOCATION"
+	NONE     TemplateHeaderFormat = "NONE"
+	PRODUCT  TemplateHeaderFormat = "PRODUCT"
+	TEXT     TemplateHeaderFormat = "TEXT"
+	VIDEO    TemplateHeaderFormat = "VIDEO"
+)
+
+// Valid indicates whether the value is a known member of the TemplateHeaderFormat enum.
+func (e TemplateHeaderFormat) Valid() bool {
+	switch e {
+	case DOCUMENT:
+		return true
+	case GIF:
+		return true
+	case IMAGE:
+		return true
+	case LOCATION:
+		return true
+	case NONE:
+		return true
+	case PRODUCT:
+		return true
+	case TEXT:
+		return true
+	case VIDEO:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TemplateStatus.
 const (
 	APPROVED TemplateStatus = "APPROVED"
@@ -357,6 +508,21 @@ const (
 func (e TemplateStatus) Valid() bool {
 	switch e {
 	case APPROVED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplatesEnvelopeSuccess.
+const (
+	TemplatesEnvelopeSuccessTrue TemplatesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the TemplatesEnvelopeSuccess enum.
+func (e TemplatesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case TemplatesEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -378,11 +544,57 @@ func (e ValidationErrorEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for WebhookTestEventEvent.
+const (
+	WebhookTestEventEventWebhookTest WebhookTestEventEvent = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventEvent enum.
+func (e WebhookTestEventEvent) Valid() bool {
+	switch e {
+	case WebhookTestEventEventWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookTestEventMode.
+const (
+	WebhookTestEventModeTest WebhookTestEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventMode enum.
+func (e WebhookTestEventMode) Valid() bool {
+	switch e {
+	case WebhookTestEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Account defines model for Account.
 type Account struct {
 	Email string `json:"email"`
 	Id    int64  `json:"id"`
 	Name  string `json:"name"`
+}
+
+// AccountInactiveEnvelope The failure envelope of this status; `code` is one of the values listed.
+type AccountInactiveEnvelope = ErrorEnvelope
+
+// ButtonVariable defines model for ButtonVariable.
+type ButtonVariable struct {
+	// Index The button's 0-based position among the template's buttons (GET /templates `buttons[].index`).
+	Index int `json:"index"`
+
+	// Value The URL suffix for a URL button with {{1}}, the coupon code for COPY_CODE (at most 15
+	// characters), the code for an OTP button, the payload for QUICK_REPLY.
+	//
+	//
+	// Example: SPRING24
+	Value string `json:"value"`
 }
 
 // Chat defines model for Chat.
@@ -404,9 +616,9 @@ type Contact struct {
 	Id      int64     `json:"id"`
 
 	// Mobile International format, digits only, country code included.
-	Mobile string  `json:"mobile"`
-	Name   string  `json:"name"`
-	Note   *string `json:"note,omitempty"`
+	Mobile string `json:"mobile"`
+	Name   string `json:"name"`
+	Note   string `json:"note"`
 }
 
 // ContactCreatedData defines model for ContactCreatedData.
@@ -425,14 +637,14 @@ type ContactCreatedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *ContactCreatedEventMode `json:"mode,omitempty"`
 }
 
 // ContactCreatedEventEvent defines model for ContactCreatedEvent.Event.
 type ContactCreatedEventEvent string
 
-// ContactCreatedEventMode Present, equal to test, for events caused by a test key.
+// ContactCreatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type ContactCreatedEventMode string
 
 // ContactList defines model for ContactList.
@@ -456,22 +668,24 @@ type ContactUpsertEnvelope struct {
 	Data ContactUpsert `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                       `json:"message"`
+	Success ContactUpsertEnvelopeSuccess `json:"success"`
 }
+
+// ContactUpsertEnvelopeSuccess defines model for ContactUpsertEnvelope.Success.
+type ContactUpsertEnvelopeSuccess bool
 
 // ContactsEnvelope defines model for ContactsEnvelope.
 type ContactsEnvelope struct {
 	Data ContactList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                  `json:"message"`
+	Success ContactsEnvelopeSuccess `json:"success"`
 }
+
+// ContactsEnvelopeSuccess defines model for ContactsEnvelope.Success.
+type ContactsEnvelopeSuccess bool
 
 // Envelope Fields every response carries.
 type Envelope struct {
@@ -509,29 +723,89 @@ type ErrorEnvelope struct {
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
 type ErrorEnvelopeSuccess bool
 
-// EventBase Fields every webhook body carries.
+// EventBase Fields every webhook body carries; each event adds its `data`.
 type EventBase struct {
 	CreatedAt time.Time `json:"created_at"`
-
-	// Data The event's payload; its fields depend on the event.
-	Data  map[string]interface{} `json:"data"`
-	Event EventName              `json:"event"`
+	Event     EventName `json:"event"`
 
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *EventBaseMode `json:"mode,omitempty"`
 }
 
-// EventBaseMode Present, equal to test, for events caused by a test key.
+// EventBaseMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type EventBaseMode string
+
+// EventExamples defines model for EventExamples.
+type EventExamples struct {
+	// Events One example of each event, in the order of `WebhookEvent`'s `oneOf`.
+	Events []WebhookEvent `json:"events"`
+}
+
+// EventExamplesEnvelope defines model for EventExamplesEnvelope.
+type EventExamplesEnvelope struct {
+	Data EventExamples `json:"data"`
+
+	// Message Human-readable text.
+	Message string                       `json:"message"`
+	Success EventExamplesEnvelopeSuccess `json:"success"`
+}
+
+// EventExamplesEnvelopeSuccess defines model for EventExamplesEnvelope.Success.
+type EventExamplesEnvelopeSuccess bool
 
 // EventName defines model for EventName.
 type EventName string
 
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
+
+// HeaderLocation The place shown by a LOCATION header.
+type HeaderLocation struct {
+	// Address Example: Av. Paulista 1000, São Paulo
+	Address *string `json:"address,omitempty"`
+
+	// Latitude Example: -23.5614
+	Latitude float64 `json:"latitude"`
+
+	// Longitude Example: -46.6559
+	Longitude float64 `json:"longitude"`
+
+	// Name Example: Acme Paulista
+	Name *string `json:"name,omitempty"`
+}
+
+// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+type HeaderMedia struct {
+	// Filename Document only. The file name the recipient sees.
+	//
+	// Example: INV-1001.pdf
+	Filename *string `json:"filename,omitempty"`
+
+	// Id The platform's id of media already uploaded.
+	//
+	// Example: 1029384756
+	Id *string `json:"id,omitempty"`
+
+	// Link A public https URL the platform downloads the media from.
+	//
+	// Example: https://cdn.example.com/spring.jpg
+	Link *string `json:"link,omitempty"`
+
+	// Type Must match the template's header_format.
+	Type HeaderMediaType `json:"type"`
+}
+
+// HeaderMediaType Must match the template's header_format.
+type HeaderMediaType string
+
+// IdempotencyInProgressEnvelope The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgressEnvelope = ErrorEnvelope
+
+// InternalErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type InternalErrorEnvelope = ErrorEnvelope
 
 // KeyMode The kind of key that made the request.
 type KeyMode string
@@ -542,7 +816,7 @@ type Me struct {
 	Chat    Chat    `json:"chat"`
 
 	// Mode The kind of key that made the request.
-	Mode *KeyMode `json:"mode,omitempty"`
+	Mode KeyMode `json:"mode"`
 
 	// Sandbox Test mode only. How to receive test sends on a real handset.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
@@ -553,22 +827,28 @@ type MeEnvelope struct {
 	Data Me `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string            `json:"message"`
+	Success MeEnvelopeSuccess `json:"success"`
 }
+
+// MeEnvelopeSuccess defines model for MeEnvelope.Success.
+type MeEnvelopeSuccess bool
 
 // Message defines model for Message.
 type Message struct {
 	ChatMessageId string `json:"chat_message_id"`
 
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Error Why the platform failed the message.
 	Error *MessageError `json:"error,omitempty"`
 
 	// History Every status reported, oldest first, with the platform's timestamp.
-	History   *[]StatusChange `json:"history,omitempty"`
-	MessageId int64           `json:"message_id"`
+	History   []StatusChange `json:"history"`
+	MessageId int64          `json:"message_id"`
 
 	// OutcomeUnknown true while the platform's answer to the send is unknown (it did not answer in time,
 	// its answer could not be read, or the accepted send could not be recorded): the
@@ -590,11 +870,12 @@ type MessageEnvelope struct {
 	Data Message `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                 `json:"message"`
+	Success MessageEnvelopeSuccess `json:"success"`
 }
+
+// MessageEnvelopeSuccess defines model for MessageEnvelope.Success.
+type MessageEnvelopeSuccess bool
 
 // MessageError Why the platform failed the message.
 type MessageError struct {
@@ -655,24 +936,29 @@ type MessageReceivedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageReceivedEventMode `json:"mode,omitempty"`
 }
 
 // MessageReceivedEventEvent defines model for MessageReceivedEvent.Event.
 type MessageReceivedEventEvent string
 
-// MessageReceivedEventMode Present, equal to test, for events caused by a test key.
+// MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
-	ChatMessageId  string                `json:"chat_message_id"`
-	ContactId      int64                 `json:"contact_id"`
-	ConversationId int64                 `json:"conversation_id"`
-	Destination    string                `json:"destination"`
-	MessageId      int64                 `json:"message_id"`
-	Source         MessageSentDataSource `json:"source"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string               `json:"client_reference,omitempty"`
+	ContactId       int64                 `json:"contact_id"`
+	ConversationId  int64                 `json:"conversation_id"`
+	Destination     string                `json:"destination"`
+	MessageId       int64                 `json:"message_id"`
+	Source          MessageSentDataSource `json:"source"`
 
 	// Template The template name.
 	Template string `json:"template"`
@@ -690,14 +976,14 @@ type MessageSentEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageSentEventMode `json:"mode,omitempty"`
 }
 
 // MessageSentEventEvent defines model for MessageSentEvent.Event.
 type MessageSentEventEvent string
 
-// MessageSentEventMode Present, equal to test, for events caused by a test key.
+// MessageSentEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageSentEventMode string
 
 // MessageStatus What the messaging platform last reported.
@@ -705,8 +991,13 @@ type MessageStatus string
 
 // MessageStatusData defines model for MessageStatusData.
 type MessageStatusData struct {
-	ChatMessageId  string `json:"chat_message_id"`
-	ConversationId int64  `json:"conversation_id"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+	ConversationId  int64   `json:"conversation_id"`
 
 	// Error Why the platform failed the message.
 	Error     *MessageError `json:"error,omitempty"`
@@ -714,7 +1005,7 @@ type MessageStatusData struct {
 
 	// Status What the messaging platform last reported.
 	Status    MessageStatus `json:"status"`
-	Timestamp *time.Time    `json:"timestamp,omitempty"`
+	Timestamp time.Time     `json:"timestamp"`
 }
 
 // MessageStatusEvent defines model for MessageStatusEvent.
@@ -726,15 +1017,21 @@ type MessageStatusEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageStatusEventMode `json:"mode,omitempty"`
 }
 
 // MessageStatusEventEvent defines model for MessageStatusEvent.Event.
 type MessageStatusEventEvent string
 
-// MessageStatusEventMode Present, equal to test, for events caused by a test key.
+// MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
+
+// MethodNotAllowedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowedEnvelope = ErrorEnvelope
+
+// NotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type NotFoundEnvelope = ErrorEnvelope
 
 // Pagination defines model for Pagination.
 type Pagination struct {
@@ -743,27 +1040,40 @@ type Pagination struct {
 	Total int `json:"total"`
 }
 
+// PayloadTooLargeEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLargeEnvelope = ErrorEnvelope
+
+// PlatformErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PlatformErrorEnvelope = ErrorEnvelope
+
+// RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type RateLimitedEnvelope = ErrorEnvelope
+
 // Sandbox Test mode only. How to receive test sends on a real handset.
 type Sandbox struct {
 	JoinCode string `json:"join_code"`
 
-	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours.
+	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours. The sandbox number replies with the workspace joined and when the window ends (or why the code was refused). While the window is open, the messages the handset sends to the sandbox number reach the workspace as message.received events with mode test.
 	JoinPhrase string `json:"join_phrase"`
 
 	// PhoneNumber The sandbox number, digits only.
 	PhoneNumber string `json:"phone_number"`
 }
 
+// SendConflictEnvelope The failure envelope of this status; `code` is one of the values listed.
+type SendConflictEnvelope = ErrorEnvelope
+
 // SendEnvelope defines model for SendEnvelope.
 type SendEnvelope struct {
 	Data SendResult `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string              `json:"message"`
+	Success SendEnvelopeSuccess `json:"success"`
 }
+
+// SendEnvelopeSuccess defines model for SendEnvelope.Success.
+type SendEnvelopeSuccess bool
 
 // SendResult defines model for SendResult.
 type SendResult struct {
@@ -771,6 +1081,11 @@ type SendResult struct {
 
 	// ChatMessageId Id assigned by the messaging platform.
 	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
 
 	// ContactCreated true when the send created the contact.
 	ContactCreated bool  `json:"contact_created"`
@@ -786,7 +1101,7 @@ type SendResult struct {
 	// Mode Test mode only.
 	Mode *SendResultMode `json:"mode,omitempty"`
 
-	// Note Test mode only. What happened to the send.
+	// Note Test mode only. What happened to the send, and the text the template renders to.
 	Note *string `json:"note,omitempty"`
 
 	// Status What the messaging platform last reported.
@@ -806,15 +1121,36 @@ type SendTemplateRequest struct {
 	// Example: ["Ana","ORD-7781"]
 	BodyVariables *[]string `json:"body_variables,omitempty"`
 
+	// ButtonVariables Values for the template's buttons, by index. An AUTHENTICATION template's OTP button
+	// is filled from body_variables[0] when this is omitted.
+	//
+	//
+	// Example: [{"index":0,"value":"SPRING24"}]
+	ButtonVariables *[]ButtonVariable `json:"button_variables,omitempty"`
+
 	// CampaignName Groups the send under a standing API campaign in reports.
 	//
 	// Example: November orders
 	CampaignName *string `json:"campaign_name,omitempty"`
 
+	// ClientReference The caller's own id for this send (an order or ticket id). Stored with the message and
+	// returned in the send response, GET /messages/{id}, and the message.sent and
+	// message.status events.
+	//
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Destination International format, digits only, country code included.
 	//
 	// Example: 15551234567
 	Destination string `json:"destination"`
+
+	// HeaderLocation The place shown by a LOCATION header.
+	HeaderLocation *HeaderLocation `json:"header_location,omitempty"`
+
+	// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+	HeaderMedia *HeaderMedia `json:"header_media,omitempty"`
 
 	// HeaderVariables Values for the header variable, if the template has one.
 	//
@@ -854,11 +1190,24 @@ type StatusChange struct {
 // Template defines model for Template.
 type Template struct {
 	// BodyVariables How many body variables a send must give.
-	BodyVariables *int             `json:"body_variables,omitempty"`
-	Category      TemplateCategory `json:"category"`
+	BodyVariables int `json:"body_variables"`
 
-	// HeaderVariables How many header variables a send must give.
-	HeaderVariables *int `json:"header_variables,omitempty"`
+	// Buttons The template's buttons in order; `index` is what `button_variables` refers to.
+	//
+	// Example: [{"index":0,"takes_value":true,"text":"Shop now","type":"URL"},{"index":1,"takes_value":true,"text":"Stop promotions","type":"QUICK_REPLY"}]
+	Buttons  []TemplateButton `json:"buttons"`
+	Category TemplateCategory `json:"category"`
+
+	// HeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+	// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+	// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+	//
+	//
+	// Example: IMAGE
+	HeaderFormat TemplateHeaderFormat `json:"header_format"`
+
+	// HeaderVariables How many header variables a send must give (0 unless the header is TEXT with a variable).
+	HeaderVariables int `json:"header_variables"`
 
 	// Id The service's own template id.
 	Id int64 `json:"id"`
@@ -867,10 +1216,50 @@ type Template struct {
 	Language string         `json:"language"`
 	Name     string         `json:"name"`
 	Status   TemplateStatus `json:"status"`
+
+	// Unsupported What this template has that the API cannot fill yet (GIF or PRODUCT header,
+	// CAROUSEL, LIMITED_TIME_OFFER, FLOW or CATALOG button, ...). A send of such a template
+	// is refused with a 422 naming it. Absent when the template can be sent.
+	//
+	//
+	// Example: ["CAROUSEL"]
+	Unsupported *[]string `json:"unsupported,omitempty"`
 }
+
+// TemplateHeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+//
+// Example: IMAGE
+type TemplateHeaderFormat string
 
 // TemplateStatus defines model for Template.Status.
 type TemplateStatus string
+
+// TemplateButton defines model for TemplateButton.
+type TemplateButton struct {
+	// Index The button's 0-based position among the template's buttons.
+	Index int `json:"index"`
+
+	// TakesValue true when a send may give this button a value in `button_variables`. It must for a
+	// URL button with a `{{1}}` suffix, COPY_CODE (the coupon code, at most 15 characters)
+	// and OTP (the code; filled from body_variables[0] when omitted); it may for
+	// QUICK_REPLY (the payload echoed back when the button is tapped).
+	TakesValue bool `json:"takes_value"`
+
+	// Text The button's label.
+	//
+	// Example: Track order
+	Text string `json:"text"`
+
+	// Type The button type as the platform defines it: QUICK_REPLY, URL, PHONE_NUMBER,
+	// COPY_CODE, FLOW, CATALOG, ... The one-time-password button of an AUTHENTICATION
+	// template (copy code or one tap) is listed as OTP.
+	//
+	//
+	// Example: URL
+	Type string `json:"type"`
+}
 
 // TemplateCategory defines model for TemplateCategory.
 type TemplateCategory struct {
@@ -890,16 +1279,23 @@ type TemplateList struct {
 	Templates []Template `json:"templates"`
 }
 
+// TemplateNotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFoundEnvelope = ErrorEnvelope
+
 // TemplatesEnvelope defines model for TemplatesEnvelope.
 type TemplatesEnvelope struct {
 	Data TemplateList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                   `json:"message"`
+	Success TemplatesEnvelopeSuccess `json:"success"`
 }
+
+// TemplatesEnvelopeSuccess defines model for TemplatesEnvelope.Success.
+type TemplatesEnvelopeSuccess bool
+
+// UnauthorizedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type UnauthorizedEnvelope = ErrorEnvelope
 
 // UpsertContactRequest defines model for UpsertContactRequest.
 type UpsertContactRequest struct {
@@ -942,41 +1338,78 @@ type ValidationErrorEnvelope struct {
 // ValidationErrorEnvelopeSuccess defines model for ValidationErrorEnvelope.Success.
 type ValidationErrorEnvelopeSuccess bool
 
+// ValidationFailedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailedEnvelope = ValidationErrorEnvelope
+
+// WebhookEvent Any webhook event; the `event` field tells which schema the body follows.
+type WebhookEvent struct {
+	union json.RawMessage
+}
+
+// WebhookTestData defines model for WebhookTestData.
+type WebhookTestData struct {
+	// EndpointId The endpoint the test event was sent to (and only to).
+	EndpointId int64  `json:"endpoint_id"`
+	Message    string `json:"message"`
+}
+
+// WebhookTestEvent defines model for WebhookTestEvent.
+type WebhookTestEvent struct {
+	CreatedAt time.Time             `json:"created_at"`
+	Data      WebhookTestData       `json:"data"`
+	Event     WebhookTestEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *WebhookTestEventMode `json:"mode,omitempty"`
+}
+
+// WebhookTestEventEvent defines model for WebhookTestEvent.Event.
+type WebhookTestEventEvent string
+
+// WebhookTestEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type WebhookTestEventMode string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
-// AccountInactive defines model for AccountInactive.
-type AccountInactive = ErrorEnvelope
+// AccountInactive The failure envelope of this status; `code` is one of the values listed.
+type AccountInactive = AccountInactiveEnvelope
 
-// IdempotencyInProgress defines model for IdempotencyInProgress.
-type IdempotencyInProgress = ErrorEnvelope
+// IdempotencyInProgress The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgress = IdempotencyInProgressEnvelope
 
-// InternalError defines model for InternalError.
-type InternalError = ErrorEnvelope
+// InternalError The failure envelope of this status; `code` is one of the values listed.
+type InternalError = InternalErrorEnvelope
 
-// NotFound defines model for NotFound.
-type NotFound = ErrorEnvelope
+// MethodNotAllowed The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowed = MethodNotAllowedEnvelope
 
-// PayloadTooLarge defines model for PayloadTooLarge.
-type PayloadTooLarge = ErrorEnvelope
+// NotFound The failure envelope of this status; `code` is one of the values listed.
+type NotFound = NotFoundEnvelope
 
-// PlatformError defines model for PlatformError.
-type PlatformError = ErrorEnvelope
+// PayloadTooLarge The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLarge = PayloadTooLargeEnvelope
 
-// RateLimited defines model for RateLimited.
-type RateLimited = ErrorEnvelope
+// PlatformError The failure envelope of this status; `code` is one of the values listed.
+type PlatformError = PlatformErrorEnvelope
 
-// SendConflict defines model for SendConflict.
-type SendConflict = ErrorEnvelope
+// RateLimited The failure envelope of this status; `code` is one of the values listed.
+type RateLimited = RateLimitedEnvelope
 
-// TemplateNotFound defines model for TemplateNotFound.
-type TemplateNotFound = ErrorEnvelope
+// SendConflict The failure envelope of this status; `code` is one of the values listed.
+type SendConflict = SendConflictEnvelope
 
-// Unauthorized defines model for Unauthorized.
-type Unauthorized = ErrorEnvelope
+// TemplateNotFound The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFound = TemplateNotFoundEnvelope
 
-// ValidationFailed defines model for ValidationFailed.
-type ValidationFailed = ValidationErrorEnvelope
+// Unauthorized The failure envelope of this status; `code` is one of the values listed.
+type Unauthorized = UnauthorizedEnvelope
+
+// ValidationFailed The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailed = ValidationFailedEnvelope
 
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
@@ -1010,6 +1443,215 @@ type UpsertContactJSONRequestBody = UpsertContactRequest
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
 
+// AsMessageReceivedEvent returns the union data inside the WebhookEvent as a MessageReceivedEvent
+func (t WebhookEvent) AsMessageReceivedEvent() (MessageReceivedEvent, error) {
+	var body MessageReceivedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageReceivedEvent overwrites any union data inside the WebhookEvent as the provided MessageReceivedEvent
+func (t *WebhookEvent) FromMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageReceivedEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageReceivedEvent
+func (t *WebhookEvent) MergeMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageSentEvent returns the union data inside the WebhookEvent as a MessageSentEvent
+func (t WebhookEvent) AsMessageSentEvent() (MessageSentEvent, error) {
+	var body MessageSentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageSentEvent overwrites any union data inside the WebhookEvent as the provided MessageSentEvent
+func (t *WebhookEvent) FromMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageSentEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageSentEvent
+func (t *WebhookEvent) MergeMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageStatusEvent returns the union data inside the WebhookEvent as a MessageStatusEvent
+func (t WebhookEvent) AsMessageStatusEvent() (MessageStatusEvent, error) {
+	var body MessageStatusEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageStatusEvent overwrites any union data inside the WebhookEvent as the provided MessageStatusEvent
+func (t *WebhookEvent) FromMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageStatusEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageStatusEvent
+func (t *WebhookEvent) MergeMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContactCreatedEvent returns the union data inside the WebhookEvent as a ContactCreatedEvent
+func (t WebhookEvent) AsContactCreatedEvent() (ContactCreatedEvent, error) {
+	var body ContactCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContactCreatedEvent overwrites any union data inside the WebhookEvent as the provided ContactCreatedEvent
+func (t *WebhookEvent) FromContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	t.union = b
+	return err
+}
+
+// MergeContactCreatedEvent performs a merge with any union data inside the WebhookEvent, using the provided ContactCreatedEvent
+func (t *WebhookEvent) MergeContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookTestEvent returns the union data inside the WebhookEvent as a WebhookTestEvent
+func (t WebhookEvent) AsWebhookTestEvent() (WebhookTestEvent, error) {
+	var body WebhookTestEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookTestEvent overwrites any union data inside the WebhookEvent as the provided WebhookTestEvent
+func (t *WebhookEvent) FromWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	t.union = b
+	return err
+}
+
+// MergeWebhookTestEvent performs a merge with any union data inside the WebhookEvent, using the provided WebhookTestEvent
+func (t *WebhookEvent) MergeWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "contact.created":
+		return t.AsContactCreatedEvent()
+	case "message.received":
+		return t.AsMessageReceivedEvent()
+	case "message.sent":
+		return t.AsMessageSentEvent()
+	case "message.status":
+		return t.AsMessageStatusEvent()
+	case "webhook.test":
+		return t.AsWebhookTestEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t WebhookEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// ListContacts List contacts
@@ -1018,6 +1660,9 @@ type ServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx echo.Context, params UpsertContactParams) error
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx echo.Context) error
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx echo.Context) error
@@ -1095,6 +1740,15 @@ func (w *ServerInterfaceWrapper) UpsertContact(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpsertContact(ctx, params)
+	return err
+}
+
+// ListEventExamples converts echo context to params.
+func (w *ServerInterfaceWrapper) ListEventExamples(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListEventExamples(ctx)
 	return err
 }
 
@@ -1214,37 +1868,126 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/messages/:id", wrapper.GetMessage, options.OperationMiddlewares["getMessage"]...)
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
+	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
 
 }
 
-type AccountInactiveJSONResponse ErrorEnvelope
+type AccountInactiveResponseHeaders struct {
+	XRequestId string
+}
+type AccountInactiveJSONResponse struct {
+	Body AccountInactiveEnvelope
 
-type IdempotencyInProgressJSONResponse ErrorEnvelope
+	Headers AccountInactiveResponseHeaders
+}
 
-type InternalErrorJSONResponse ErrorEnvelope
+type IdempotencyInProgressResponseHeaders struct {
+	XRequestId string
+}
+type IdempotencyInProgressJSONResponse struct {
+	Body IdempotencyInProgressEnvelope
 
-type NotFoundJSONResponse ErrorEnvelope
+	Headers IdempotencyInProgressResponseHeaders
+}
 
-type PayloadTooLargeJSONResponse ErrorEnvelope
+type InternalErrorResponseHeaders struct {
+	XRequestId string
+}
+type InternalErrorJSONResponse struct {
+	Body InternalErrorEnvelope
 
-type PlatformErrorJSONResponse ErrorEnvelope
+	Headers InternalErrorResponseHeaders
+}
+
+type MethodNotAllowedResponseHeaders struct {
+	Allow      string
+	XRequestId string
+}
+type MethodNotAllowedJSONResponse struct {
+	Body MethodNotAllowedEnvelope
+
+	Headers MethodNotAllowedResponseHeaders
+}
+
+type NotFoundResponseHeaders struct {
+	XRequestId string
+}
+type NotFoundJSONResponse struct {
+	Body NotFoundEnvelope
+
+	Headers NotFoundResponseHeaders
+}
+
+type PayloadTooLargeResponseHeaders struct {
+	XRequestId string
+}
+type PayloadTooLargeJSONResponse struct {
+	Body PayloadTooLargeEnvelope
+
+	Headers PayloadTooLargeResponseHeaders
+}
+
+type PlatformErrorResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type PlatformErrorJSONResponse struct {
+	Body PlatformErrorEnvelope
+
+	Headers PlatformErrorResponseHeaders
+}
 
 type RateLimitedResponseHeaders struct {
-	RetryAfter *int
+	RateLimit       string
+	RateLimitPolicy string
+	RetryAfter      int
+	XRequestId      string
 }
 type RateLimitedJSONResponse struct {
-	Body ErrorEnvelope
+	Body RateLimitedEnvelope
 
 	Headers RateLimitedResponseHeaders
 }
 
-type SendConflictJSONResponse ErrorEnvelope
+type SendConflictResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type SendConflictJSONResponse struct {
+	Body SendConflictEnvelope
 
-type TemplateNotFoundJSONResponse ErrorEnvelope
+	Headers SendConflictResponseHeaders
+}
 
-type UnauthorizedJSONResponse ErrorEnvelope
+type TemplateNotFoundResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type TemplateNotFoundJSONResponse struct {
+	Body TemplateNotFoundEnvelope
 
-type ValidationFailedJSONResponse ValidationErrorEnvelope
+	Headers TemplateNotFoundResponseHeaders
+}
+
+type UnauthorizedResponseHeaders struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+type UnauthorizedJSONResponse struct {
+	Body UnauthorizedEnvelope
+
+	Headers UnauthorizedResponseHeaders
+}
+
+type ValidationFailedResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type ValidationFailedJSONResponse struct {
+	Body ValidationFailedEnvelope
+
+	Headers ValidationFailedResponseHeaders
+}
 
 type ListContactsRequestObject struct {
 	Params ListContactsParams
@@ -1254,15 +1997,23 @@ type ListContactsResponseObject interface {
 	VisitListContactsResponse(w http.ResponseWriter) error
 }
 
-type ListContacts200JSONResponse ContactsEnvelope
+type ListContacts200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListContacts200JSONResponse struct {
+	Body    ContactsEnvelope
+	Headers ListContacts200ResponseHeaders
+}
 
 func (response ListContacts200JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1273,10 +2024,12 @@ type ListContacts401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListContacts401JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1287,10 +2040,11 @@ type ListContacts403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListContacts403JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1301,10 +2055,14 @@ type ListContacts422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response ListContacts422JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1319,9 +2077,10 @@ func (response ListContacts429JSONResponse) VisitListContactsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1332,10 +2091,11 @@ type ListContacts500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListContacts500JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1350,15 +2110,27 @@ type UpsertContactResponseObject interface {
 	VisitUpsertContactResponse(w http.ResponseWriter) error
 }
 
-type UpsertContact200JSONResponse ContactUpsertEnvelope
+type UpsertContact200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type UpsertContact200JSONResponse struct {
+	Body    ContactUpsertEnvelope
+	Headers UpsertContact200ResponseHeaders
+}
 
 func (response UpsertContact200JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1369,10 +2141,12 @@ type UpsertContact401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response UpsertContact401JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1383,10 +2157,11 @@ type UpsertContact403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response UpsertContact403JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1399,10 +2174,11 @@ type UpsertContact409JSONResponse struct {
 func (response UpsertContact409JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1413,10 +2189,11 @@ type UpsertContact413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response UpsertContact413JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1427,10 +2204,14 @@ type UpsertContact422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response UpsertContact422JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1445,9 +2226,10 @@ func (response UpsertContact429JSONResponse) VisitUpsertContactResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1458,10 +2240,104 @@ type UpsertContact500JSONResponse struct{ InternalErrorJSONResponse }
 func (response UpsertContact500JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamplesRequestObject struct {
+}
+
+type ListEventExamplesResponseObject interface {
+	VisitListEventExamplesResponse(w http.ResponseWriter) error
+}
+
+type ListEventExamples200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListEventExamples200JSONResponse struct {
+	Body    EventExamplesEnvelope
+	Headers ListEventExamples200ResponseHeaders
+}
+
+func (response ListEventExamples200JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListEventExamples401JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListEventExamples403JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListEventExamples429JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListEventExamples500JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1474,15 +2350,23 @@ type GetMeResponseObject interface {
 	VisitGetMeResponse(w http.ResponseWriter) error
 }
 
-type GetMe200JSONResponse MeEnvelope
+type GetMe200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMe200JSONResponse struct {
+	Body    MeEnvelope
+	Headers GetMe200ResponseHeaders
+}
 
 func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1493,10 +2377,12 @@ type GetMe401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1507,10 +2393,11 @@ type GetMe403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMe403JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1525,9 +2412,10 @@ func (response GetMe429JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1538,10 +2426,11 @@ type GetMe500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1556,15 +2445,27 @@ type SendTemplateMessageResponseObject interface {
 	VisitSendTemplateMessageResponse(w http.ResponseWriter) error
 }
 
-type SendTemplateMessage200JSONResponse SendEnvelope
+type SendTemplateMessage200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type SendTemplateMessage200JSONResponse struct {
+	Body    SendEnvelope
+	Headers SendTemplateMessage200ResponseHeaders
+}
 
 func (response SendTemplateMessage200JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1575,10 +2476,12 @@ type SendTemplateMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response SendTemplateMessage401JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1589,10 +2492,11 @@ type SendTemplateMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response SendTemplateMessage403JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1603,10 +2507,14 @@ type SendTemplateMessage404JSONResponse struct{ TemplateNotFoundJSONResponse }
 func (response SendTemplateMessage404JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1617,10 +2525,14 @@ type SendTemplateMessage409JSONResponse struct{ SendConflictJSONResponse }
 func (response SendTemplateMessage409JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1631,10 +2543,11 @@ type SendTemplateMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response SendTemplateMessage413JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1645,10 +2558,14 @@ type SendTemplateMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response SendTemplateMessage422JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1663,9 +2580,10 @@ func (response SendTemplateMessage429JSONResponse) VisitSendTemplateMessageRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1676,10 +2594,11 @@ type SendTemplateMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response SendTemplateMessage500JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1690,10 +2609,14 @@ type SendTemplateMessage502JSONResponse struct{ PlatformErrorJSONResponse }
 func (response SendTemplateMessage502JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(502)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1707,15 +2630,23 @@ type GetMessageResponseObject interface {
 	VisitGetMessageResponse(w http.ResponseWriter) error
 }
 
-type GetMessage200JSONResponse MessageEnvelope
+type GetMessage200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMessage200JSONResponse struct {
+	Body    MessageEnvelope
+	Headers GetMessage200ResponseHeaders
+}
 
 func (response GetMessage200JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1726,10 +2657,12 @@ type GetMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMessage401JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1740,10 +2673,11 @@ type GetMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMessage403JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1754,10 +2688,11 @@ type GetMessage404JSONResponse struct{ NotFoundJSONResponse }
 func (response GetMessage404JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1768,10 +2703,14 @@ type GetMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response GetMessage422JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1786,9 +2725,10 @@ func (response GetMessage429JSONResponse) VisitGetMessageResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1799,10 +2739,11 @@ type GetMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMessage500JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1815,15 +2756,23 @@ type ListTemplatesResponseObject interface {
 	VisitListTemplatesResponse(w http.ResponseWriter) error
 }
 
-type ListTemplates200JSONResponse TemplatesEnvelope
+type ListTemplates200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListTemplates200JSONResponse struct {
+	Body    TemplatesEnvelope
+	Headers ListTemplates200ResponseHeaders
+}
 
 func (response ListTemplates200JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1834,10 +2783,12 @@ type ListTemplates401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListTemplates401JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1848,10 +2799,11 @@ type ListTemplates403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListTemplates403JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1866,9 +2818,10 @@ func (response ListTemplates429JSONResponse) VisitListTemplatesResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1879,10 +2832,11 @@ type ListTemplates500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListTemplates500JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1896,6 +2850,9 @@ type StrictServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx context.Context, request UpsertContactRequestObject) (UpsertContactResponseObject, error)
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx context.Context, request ListEventExamplesRequestObject) (ListEventExamplesResponseObject, error)
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
@@ -1989,6 +2946,29 @@ func (sh *strictHandler) UpsertContact(ctx echo.Context, params UpsertContactPar
 		return err
 	} else if validResponse, ok := response.(UpsertContactResponseObject); ok {
 		return validResponse.VisitUpsertContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListEventExamples operation middleware
+func (sh *strictHandler) ListEventExamples(ctx echo.Context) error {
+	var request ListEventExamplesRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEventExamples(ctx.Request().Context(), request.(ListEventExamplesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEventExamples")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListEventExamplesResponseObject); ok {
+		return validResponse.VisitListEventExamplesResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -2119,143 +3099,229 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H0Nc9u2tuBfwXDvTuyWUkTZchJ7du66uWnr1zjJjZ3e916UtSASklCTAEuAttWMftT+hf1lOzgASJCE",
-	"ZMn56tvtnTuNLIHAwcH5xjmHH4OYZzlnhEkRHH8MFgQnpICPb4kslqczSQr1V0JEXNBcUs6C4+CCxJwl",
-	"AkmObjGVaEpmvCCoUI9QNu8HYSDiBcmwelQucxIcB5RJMidFsFqtwiDHBc6INEudJSTLuSQsXv5Clt3l",
-	"TlHJ6O8lQddkifYitexwNELxAhc4VpPsI7nAEmX4mgiEAQ5KElSQ30siJBJ4Ro6RXBAkcKZnuaVyob4Z",
-	"M/hqyhP9HWXo8Cla8LIQqCB5ipcCHpzRQkhUEJFzJgiiTEiCE8RnCMeSsjmStzQm/TELwoDc4SxP1Z5H",
-	"syh+lhyQ3nD6BPcOyeFB7xkejXqD+Ch5SoazJ9NoEIQBVZvUqA/CgOFMPesgpaew4qI0w3cvCZvLRXA8",
-	"HI3CIKPM/h2FFuFCFpTNNb4t4IDu0zjmJZNnTIF+Q9RXMWeSMKk+4jxPaYwV6h//JhT+P9Y7UiMTNTnW",
-	"c1xRO0kYZEQIPFc/Xi4IMgMQFcgZI8o4JkIExzOcCrJy9/S3gsyC4+C/Pa4p8rH+VTx+URS8eMFuSMpz",
-	"onfUpBB3xSlZUJbAqamTdgDoB6vQxesZe1PweQEAPQAHtJ7pirKr3M7louK0IkJDcVSg1skqCIWkaYoo",
-	"Q84kXwpXHZAMW6wFqygZA65W2GOSFAynsMrDsGZmuCIwhYssOzkSpLghBbIjvhgmGCoZuctJLEmiVztB",
-	"v5dcEsDKv/feakT1zhKk2VOJHlHmOS8koOMVlz/ykiUPwgTj8moGT7tIONefEOMS2V+/JNsURPCyiAlK",
-	"OBGwKrmjQiJe1N9MScqVjOOAF8NogIA3eJlynFxy/hIX84fJklzPcSU5v0phFhcf5gy0iKYCwYhCCXyG",
-	"InROf/ji+GmuzxVlwsIaASmWM15kOzIESJyC/Aakpz7f4LRsIMXMe1UNaktYOwLZEZqVCUuOkSWikiUk",
-	"pTekwNOUoD01N4oOosHwaL+LtlUYlAzfYJqq0RuBcse14dJ/KZ1YQZjQBOgIM3FLCqtoowES2pA4AdDN",
-	"NCjDS0V96h/10ALfEDQlhKm9yXq5K5oEx9FgEIUBL2XMM3JVsmvGb1lwLIuSdPf3eQnDs8/OSaA9d2MF",
-	"yQmWAlGpjAssONsHNmtgB6jqLZbkJc2oIY6dWarAklylZoLGAXGOMsyWlqwF4gygTUjGlb480VYcSrEk",
-	"X1L2VoDEOE0rKPJymtK4AgbNCp4hzgg6e4NwkijNqIzLtpnaq+xUH0xm9GPHogWALghLnnM2S2ksd+Tc",
-	"acrjaz/jqllwLK/skDZ7mN/RAgvEc0UsvFRnn6AYMy1sLcEkXh6lDaulvfzXNUpWodJizzljawUZK7Mp",
-	"Ka6UsourcS40rzjSY9Sa1RCtbKiw2sa7tuH7d5btH4aOS8usGU7IBpTsWT5WQmdfcXC8MLxuJUCIpqUE",
-	"/jag1XicEiUqYs5mtMhIcoKoQn+aGgULwg3hOaasj94q3+KnF5fo8U302KwqHqtl/xziz39kIaDC0jcV",
-	"yLBAqIQc9ludY3af2alVQUIQ1od0u+CCuOhtIXbM9iYthBwjhZBJqJdWpzOpkTjZV17bKgwuSaaOkXyS",
-	"TSfNJFd+4+4VRzjPC36j6MYMRcrhS9A44EVCiiuzEVhoHHxBCeyFhc9cEw9lWMYLol3gOb0hDIBVR0IT",
-	"UFTvGC7lghf0jwdqqtKdoGEHUyHM8VN2g1OaoNM3Z0orfFmcQHQAC+BHoNyGI6kB4QUqyA2/JhoJv6ov",
-	"YaM/Ypo+EBE31SRXMz1LGIBLIkxARFKGNZjvjW8PBjp7ZI4JAC3IvExxgchdruQc5QyNg//1ftB79uHj",
-	"0zAarf42DoIPq6bXpTdl+PMYuWs9GNU1TrZwSGeUpIlCcFYfeoZTJVGVpJxoPEyA+ARSchfx2YywRI2F",
-	"h/tBLd7cIIf6mBc8J4WkWnWTDNPUiUvZMEkYUDg4tSiW2lE9OgzCTvzKRmg6M0Cc5feSFooC3qvpzNDQ",
-	"LPqhmoxPlaGo5nq+wB4gY1ejNrEFx4D2lMFAslwukV5e7KPbheJPr2ju1/uYcp4SDBIvoSJP8fJqzX7C",
-	"IF9wRq70fF1IjLuu/sIp0ngLUULnoP9YunRW9c95pVG+GY+u1dCAuAVfd2ovvrV66qLcMena5Gl+qlRb",
-	"baiB0pbcj964INgcYUVUCZakJylA/3ACzPiUauGx44mECLiiWCJwBSmL0zJpkEcNzVqqYFySVhRyNBiE",
-	"O7CDgT8MaiPZImvDmT3XQ/6BJfZyDJjdD8Dhtjvv0qVd0dkRPHv/Jl7cWOWQpq9nwfH7exSXGv4DFiRY",
-	"he2dJwYfm573YHAVBsQCQViZOVvqdw/DwUFrZx/qvb2kQq49GfhMJcnElsAG9Vq4KPAShIdyuI0W3DzJ",
-	"m3rkmoNTToAz34Yze5cLUsjPQHOORGgyrrJPtfzGiJHbStIoQ0QZv34B83lJ2ALX5tJ7EVPp9u3JubIG",
-	"PoWazbG0NwUzfNhEp+JbQQwMsgO8LpxNgvlRGT0CkRtSLOtrqRgXBSUQImnCWFl77Xl+LjPMegXBCUQI",
-	"JbmTXmVQWYFeyuUMmQEh0vYJZ0hZsWXhJd0WBuzktVXqozmwI5+DsdwG4hzHC8pIvQ8dXYPrORcOK+da",
-	"TofnMst137w+3ZqwRjf647PrW+E5X6x3TajVjWfENnYVbghz+IPrcsETgB2nKb+FBVv3Mh88RNC05D8H",
-	"78TmOO912uDcV65HtOkR4I4XeuiqGTFpk85rtjawYKIHaG80GCLfeYTocPAMrcH9ftgIalOJChIrFz85",
-	"UeSZ6PiPXOg4TxXk+UiTlSLVLbRJJ+yzXqu4MSoIrENQHccxyRvhahu9soF6LFDKheyjS7gqV0OovhIy",
-	"d+wnjakfCSQkliXcnfNCChuWQVSGEOP86cXlmDm7rY9mhcSC3wqFloxgdrugqQnGrQnn6Mv2rlZ0RJXh",
-	"dxBJH+4VQ0CMawRxZX9tlsS3ZLrg/FpfFq2VxkbTXmnPbzvfwGqZ7j0EWHGPBDKcfgIHONNQJSRXZ2ai",
-	"6zDSkce1bK0swXuN0FfKNqh8lTXQIGoIAy6WcVxwIQzFCC2UzbWU30XMvEL+TUF0TIb8XuIU4sNEyFC5",
-	"OXpVgWJcCpKg6RJh+BFdk6Ur99V3fqO246lojITuWYXrVLWhj1fG5rKrGdruFyQm9MYNb/WbN1l9zTS1",
-	"+thggIeBK9yUDE4Sqh2+Nw0iq0ztzgRto7qJ5regOoVCnUalDs7kWC7QHtaUDV89EujfLl6/0r/8xikj",
-	"iebXhEsRKoNggbBAE/XE1Q0uqBKZoj+YnCCMqgQgGDIuB4ODmDL4l/T1n8oK1V9MnNl+LxXVgO6cIF6g",
-	"iVq+T5OJJjgADwuElThPSQXAZL9L92Fw15vznvqyJ65p3uO5RmQv56ANdSB9FQa/kOW5lyYVxV9TBolA",
-	"12Rp05ASYoJxEFFzKTDV5gUQosJ8xr1nfE663gauI1qbuNQGvpS7YWJLGy1TNcbhuU1jLRqUkMUsmfK7",
-	"+564MMPaLFZf6gCMPpY6J1/dSj8nuxjn57VN3RLvCyyvmjZH54CJTRfYDA/MoVMLVmGwoELywpMg9wKU",
-	"T0P1wrVLmighCLlrYX3v4mhrpW2ExFmuaHQr5/wCFnm+wGxOfMKkue/PaMUoc6AFvbFSTFqKtU4qs43K",
-	"duIBZbDjcMwcIyfmZZrYWzhlmVVR/8o+gqlb47Qtt3+sswjd3IVmwkIfTfTBTBRwUlljE/X9BO0tMEvs",
-	"Tad7h8i4HLPqQms/RJMWScFUOvqrjKqJIYz66xCVTNJUmbYuUYwZXKg3rEGzjqhwCDeTyspTJk1FTSBJ",
-	"tQMzqQ20/pidTiEIygvr+ckFKW6pIGvtM8KkMX1a0cuL1+jp0SCqqVLT7LvL54jPZoLIhmG80VwyGnU7",
-	"BtM03eF9h5TDDlNXS9Qb8ksxzcJfX5Rp4bS7PKsSmZqH86/Fskk3mhZcH8dj6K5Vmg4XgyiEeHTfKyAS",
-	"IjFN15gyVKZbxbkSoBIYveGY3hpL7TOFmGPObkghtPO/9VOKRf1IU9xJikfC3PDcf9eS8rgKlraMCZ1M",
-	"40VqiiWVZeLi1VyxwJRsvv7X7cKO1QLudL5jyUhCPV7Pj7xANMNzEiJcJpSH6IYmhIco4XGZQR4FS5CQ",
-	"NL4mhaVOnx+Gc4udDhJmNCVrb0DWKPWMZuRKf7vF5aB/wztqz7UgFgTH/qMnGf+N+uHfZLNsEo56St+G",
-	"CpKnS/8JTkspOYOjSikk1+ep111eg23j7+4qFzogSnIn/fymftHuKnwyW67MA1hE/272wot6K36OtNSx",
-	"USJaY0INRntq7XAzvYeW2ENkWT60dwgiRODM6NBmaEANkSUQtZ1EPSmWQpJMWQ4mw7nK3GFE2UmckX3P",
-	"njYqzZYADJs3DiDpqusGmHcL4fyVr858qsF3d9bx9re9PLNGCGFyjd7Zwp/4SrqpkYZyrwTZYkKde+7i",
-	"EecUwtaMpF7X2Ebj17Gsk1S1K7V2TLx76LeZKFMBVu1qAzGr0/42hFzR2SYihvjUrgRcmdxtyxFLx0xs",
-	"JEynWEtLkDZunMQEyEyYUF+aEAxCQ1+i+KMmDiCfxEsPYI0HefS788tD/BqlD41HtW3A+VP5xMC5iQNg",
-	"xDfigZpCNnJBexOb+eBNIzmhCVxuIkXdE1W/CP9Pkkuceksom6cDk9uZ7GM+1F/UUbuW6CRCoownRPsS",
-	"6Gd+iyRHRpfpWLryPiBRHyvbIUULzBLjkzf3+hun7Mq6fh3ugl/zReG9TLkgULlHhba4IFqB7UpVoEfv",
-	"wua5SQ7RZ7gHGB7q2s17M8/WOFiNme/zr9qn0ExGc/cZOjjxngthyVcPEahF3xJRpjulJDhPdYUrznJM",
-	"5zsITY84bsWEEoSFoHOm7yL8asR72lZTb5FzU0UPzVg3j31Nat/XMrf0Ldn9DAscWW3GMUzszYzDOA09",
-	"S7MyNWk/ag6vXt10QDouUdzQmDwSiCYhgis4yh5+r+2//mvt+P5bvTpRcTPqwD5Z4DwnrA7GKnLof6PA",
-	"ostG99qgbTLfqHoV89oyB1NXuf4KEcK5bdnevMzrIvdXnJZEgCz++DFarUL08eNwtdIBGY6Uu0mZvqUD",
-	"t7Pv1su/D04ZDsLg9dt/9J48eRqpPVSXEk62aTQYHt5T9B6q8Wf62chJTq3uKSok2whKcx8/FbzM65g4",
-	"FFIWOpyus85P35whO4fakkl4aOwneMVvCOgo2CskODm7GA7u3UTL3/p82b41jNFoNIqGB4ejoydN+BR4",
-	"OZZqjeC4WUPgYwxdZbclbSi8mopq+0CIqK49qVw4qJBjpEUiFzmUPgisQ7mfhT665JFiNi+9GXMveYxT",
-	"Ahg9QYyQxF5712liOHMUC/xFRV1rQxkS5IYUOEV2lRbZEHb17qJFLKPmYeDeHx8+DsOD1d7V+9Pef+Le",
-	"H3A8w/Bwtf/3v21K527uxiQmaigFVvDVkFd1BIzcdoq/XYBPGUYXvPwDN4F+Otjgv2+hTfgtq6mBJn30",
-	"mukKpQamFTnVcypwraxtAPnEo3syymimlEjk00ONZbqwvoLFZwizbh3Vp4HqqQTbVXS0DTpHjngVg3ur",
-	"27HrPofT2Y4JtJPShO20Yi4srULe9sqvnVJqL+dqIHz7vnSCSbspOuUhQf0y6LJqoE0mzEohoWLOf6cV",
-	"Y0nm5ip/E04tfM/t+K0EbQVbS8RuC93unLmdYbeVUN1Yi+KWnETDjeaZtQ5P37x5+/rXF//YMu/LBKMr",
-	"UJ2z2mhadU6qQ1FbW/0pnpK0USQYvJM0pXK5vVx/l+ek6MVYGAVk6jrtXpri5t3l2cuzy/8IdkPQlKQb",
-	"MeGvBrFUs305SMWjDaU97Bp1LWjrlTZB+fVrARr42cHz1uUORmE/zHqHTCBLMA313dQvRz7FnWLfsx61",
-	"7316l5K1OlXJtV9P0PchEjmOiQhRgsVCyTOWoBwXhMkFEervwsnaUT8mBc/ztnr9fjRCe1G0j549fXI0",
-	"6h0eDKONpu94/P3flfmL9vZ7H773W1fG1awXeVOQGSmqyzyB8EySAh2hPGsutkXt3IZKnHV1tttTc7M8",
-	"t0PSD8i4b0FvZvBRNaQDxWVB5fJCzWSSE3L6C1n+rBuiee+O45RCwi/kW5pyTEEkOjVlHYCQ/rrWav/e",
-	"O31zZpqqWRECSyqE6k//LL1hl5f6vkLwQoIfw3gPXCvJeSpOECSn2oJcBH5jruz9lM9FBQ0MqoExK3sg",
-	"mRJckEJtqQvIpLHTY/QDjEXiJr5K6Q256vf7E7SXAw0WJNmvWvJBIAsG10supMx1YTZlM+6kuqiPBszz",
-	"Kur2E5bk1pc5DMHbyhT+1wJLcZrntZ1gOSFE14Tkzv30jKcpv9V13WbQI1GliI+ZMQkVP9uItAkJ2nx7",
-	"nf8dIrkoeDlfQMsYSE5+++LiUvnq/TEbs+++s3Te/+479KJROxXaCiadyQYlQyH0e7JTaao1JQlm8EQB",
-	"NWa2ncTkxM4yK9NqagGVAEs0UcJ9EtrZ7dcYZe3ypYkiqkmoJ8focDi0xQR1Lbw3P7ubbB02U6b3DSIU",
-	"+RAmTVsChQ59esw2WYB8Pz+R6fTsa7I02dkunYVjNqnY67gztMqdmGgynxiWqdPB99KaxY7XMdSYKY7a",
-	"7yPwI6w3rZSHVgF5VSpwh2OZLuEQqYDQZKjjyFiqUTFJCIuJrk2hEgzjMZsSBFVbxwoftueD2bzpBFGQ",
-	"GcQ5FeEhOkNYP4HqzUMyJk4F11mgY/YLWUJ5TAH9IicVq050J5k1se0TPVISIa/g0AWyMVtdczJmhCWQ",
-	"sA6buC2ohOZxCzWLWuDE7awEkyUk43qyai7NXWpjysUypWljliuZotvDnb0xpGMbstFEdNmoolPMFC7q",
-	"BnoT64xARyx1Hkte1k028JjNCSMFhN8h0wT9ExrxUakDEmq0rYq1Hfg0PE4DGQXPD1wu0JvXF5dIaTGg",
-	"XGFsAgCq1W/GwgUlTs3+oGNWlbDc2x9USF5Ax1GDhj0tJqrFZO8tjCaJqV7aP3GmrzqSYgbps1WzOeD9",
-	"k1br0ioV2jYlNedhGueMme2coycYPDOI+pUUgnJo5fjdd2hyE030M0pUHNuKIbCgkkTxiU0AzkCeQ88T",
-	"aFXTR8+N+tXsInkKB6efMxPp7N+UxoTpiz6jR5SNWlAisXZmTaJWV70oORSEwY2GOTgOov6gP4CE8Zww",
-	"nNPgODjoD/oHcPEpF2A4PHZrzedEro13QUjLyY3HKMdzgrBEGLKPFdcRXMSLSaMFThXEUawKNpkJkin1",
-	"WpHbWaIsBSqsra7LMOuGt+/bQL3ltwIpVstNFm1lRY4GfqMBGLTREjYhMwyXcuqRDN/puBZ4SZuiXMre",
-	"a5VZQfNJcwFaiSssUdSALPIDZq6iPXBFDljRAP63K2iXkIUH55HoVllC1ueyp7zdHmWCMEElvSH7a4+q",
-	"ttIxuD6+nejzX9d2N/IZ7R9ajXaHg8FurYCs+1iT8XunMYlx6aoLzWA4GB71oqg3jC6jwfFA/f8/Ax2+",
-	"GQ2i2ucKRqMoAl/HuDpmi27YVjswQaA20eyyoFMXoipTIaoSE6JVo5HQ61/cdkGmdGq7bkGdwnxPm6DX",
-	"jGgu5bPKdoT2S4eDaN381XE8bjSqgocO7n+o3SlZPTcc3v9cpyEUPPjs/gfdvo+rMBhpAtr8TLMlL7hU",
-	"ZZYp+aqlEHL6XUg8V0RViUFoBZVzIX019VruTZdN/jmGIGLMoWFhmraaCJs7gzJPwKhwG8IpAwNUyphp",
-	"ElbaKSk1QxCtf81KGV7qxyhDk+8n97n9pmJFOQqghbFwb8HQ3lMkOYpGreswEP37el17STOpIiTIhjsm",
-	"/TEzNb4pmUno1gj+i1wQWljFD30HjdJrKoJG2KarCXxnWw953GqNrkUM6PsfeLLcTbo40R8T8qlDOnUc",
-	"x8oMf5DEiIlNwY2tmd4b0Fo1owdGijxcrLoF140GkS1Ze1VJzWqw7qK4vRBtCEN7sebcyzck4yoMNJPs",
-	"CpXRAp8Ill27A9auIrvVAmZNr1y3n41NsuFWTCTfQIoPthDG/k7x6uloi1XbnbH/y+kO3SyqPiaE7TH6",
-	"FckqDB7r6PA6y7uuMwQ/hhfXWpTrxg9GV5j2r1qRnKBSQEQESroXBKdygeIFia+7FvdPRJ6T4NNlhbeZ",
-	"reVLpwjbNBIMeC7+J44z0reiVltgh8OaF+OMoJcycWuynWW0nGk249PPXGhHt93pTidtDJ48PXj6NPL0",
-	"vTsOosHR6HBwMBoOD4fPhsPgXkNtUyPfL7l3I81am+9u2LvLLba1tThzys3veb+EDhWJDq1+C1v0G4iF",
-	"iwW/bfSIxeZlGzYdt26XOuWl+o078sJ2J7DiwmQHukUdfnP0ArKPfbkWyrjDCKjDngRqlIJQgeIFF4Qp",
-	"W3bSyMiYjJmJ1NgL38mOmTvgZDbmpcnkZMw4qy5d5S13Uz10sBFWmXK5gIiL7q0rF2Sp7+Zh6cqorrJK",
-	"xkxtzIZ3tTmrQzYgE1tecYUA83qeRr6FQgpOU5KYSV0r3VB3lXaoV7BqmzmxJ0iTRKeNhFOIrSpr3Aaz",
-	"YD0ok9OF+TkpBGdVGauOCJ6TOxpjhkbDSDdO+qHAf9CUYmadgmehLrU/LeaEScrUT89shVpNe04z/rpy",
-	"Xdvq1ZUETfZ1MT6WBprjMbPnvqzbsoeNxgIQS7OZgGwJ+4LQ2mk1RIfMdAMQeCEQes1isqb9ErQI0IcQ",
-	"mrcWdV5M1A1X6iV013xqOoYfq09zIoVpO6J7E1S9rPYKE3vcD8eMF6ETQlzfRzs0+52s6W81MTHSNd2Z",
-	"KrHgtto2AXt/Gweqe02hPcYV7TQaNijGL1l1P6J/3alPgyGeei2MRoMhmvj6ek029p2yO6uvfa6q9jNV",
-	"ty/T6aGiwenSkw99DwZ1C4fN/bX2bhc0XiASLzjiZVEDkOxXLSQQlT7H1E0Gtu0CvpV7qlOulmdNw6Od",
-	"g+XLD25kyHacoUay4ROlc6ZL26Zpp2Va6cKezN4mIM2sWk+8rZVc6Ev528F68SV2fxFPOjUvDOs6rG7t",
-	"x4GnsiO4xRlN+j//MH95fvkuenX5Ynn+xz+jV7/Fv57OT9/+9MPZ4Pz633589e7d6O31f/zx+sWLg/Pr",
-	"s+jVb2ennjR3YzR33eR2ncWTJ743Jtg0MV1nuPK9f8lUIHbMZGnSbjZjIFqPATVB34cC3zZtzNfZp2+X",
-	"kVsr0ijqaOx9aIsrbAMqE865sA/0kanAIrqmStcvIdM1hgpjZq0txGoUjFXBoRncHeG0H3wC5nfihfts",
-	"+UoZd1ogfotYxOH9z3VeTrFtEKPxkpv/l2MX6qktQGy+r6vl2pgUiK6LkVX60ToyhlhF25NRen1tDOQt",
-	"kWXBtJUGeQ5Gm3vt1j46x0tlw+RcmYjuOydLeEmCSX4Ra0IhazT6uhdZQUZ6AQBqK9+WQNVXfiA64a4s",
-	"x3JR6zWqq8dcTeMy605p95/xEu3zaqCq+dr7jy0h1sh091/KrULnIbeoffOTw9aTpgR+w0PR8aFa7oNX",
-	"6dnGW+suDpvrfK67vXYLrI2vUyN/UvnbkLv/pcK48C4p7OTVNXouoLpQwi/YGvnaXqFWZVI3xdgC15GT",
-	"sJ1uIVGmXL3hYODPnKjmDD6XNHD28f5jo/5CMciwyrp3Uu2NdLPZ8aYw4olbx1CVaq234h22qkoRVh8+",
-	"F3N109h9L9hp6zPRPJD/TyKXcBkO8YIOPqr6iFZM1+GLmiQ/rNy8ZZ2j4aTqvv+gZHYzh9n9zqQWv/+g",
-	"pLR+060myrJQ9Pf4JgL5bdb9uCkSDYFW/XJWeBn3+tC0E4+37WE7F/6265Sfnyuk2frNDYvUuOouc2Fe",
-	"29RJCwbodSow/A4hO+vVGDnlrFHJKU+eUI2jR8LJM7apQ+2UBmfW6j5LHcFdz5pYzpVs37lM9oeq/2H1",
-	"O9xaMfTz5eUbnZEouU5yrjI23Th6QeZUSPVcH2m6EceQTXuhy6560PxkgvZ0i20F8H6InN/NussJ2tNJ",
-	"fXBUmJme3PDGqCpVFHpyj5lpyt2c6ILOGZZlQSZobyIWeDg6+h8T9D1akDv08/np897Fz6fD0ZFlmgLf",
-	"6oRFnZJcRzDtao8E5GtD2S6JCyKby8G+emfJpPHtqVQUIptfXlrLZxKOmY0wXkjMElwk6F/mtNDEnFuP",
-	"wqT2L1k/XX8pqs32x+xUhweHd3c22/Ogfkdt1dnU9FgwlElF9cL5vRESIRqhjLIQHQz0v0O0CMdshBYh",
-	"igbw30P13yF8HsJnIIr/87+HA/Tf9/voFB1GA5RQoWv2oHO7waQvjsdZ8+0+wSekiLid6ddZiWtTFKqU",
-	"hHuCX3XLnQ5PaRUbRHg4PYgPk96IHM16h/jptPcsHiS9iAxnB/hwOoqPkmDXTIXGm5e2D461PTjd3c28",
-	"b67WAR9cTXNqQyLuO0Itn1v5qW9QoJrVuces+8f9JV/+ki9/DvnSaoH4pQTM6D4B4w3u6na5nch/y/0d",
-	"rgnC3yk4zuAmjTI0TUvy97ouCn52pJXnhQ4grgbJs9lw+oT0juII9w5nA9J7hkdPegfTp8kwjsjh7GgQ",
-	"7OovN9tdfml5FZdC8owU5jXEdQvSRteH6s62IbGEOfq/pNVf0urPI60udGju65hCO4Yag21vrjZdKnoC",
-	"fKaZqumhWifVeG8Xu3LNRDNhA0d4GEezA9J7Oj1MeofxEPeekWjWe5IcTUf4MD6YDqOdZVrd9fTLyjPX",
-	"SW4KtKbgqppF/CW6/hJdfyLRZWOyX0p4DT9deO10y77jjUdXMFmEAHjPpk/jJ8kR6Y1mh7h3OD2Ie0+T",
-	"IelFswG2v+0umpx2tF9eOHmS1JwIvbBtA1er/xsAAP//",
+	"7L2Jchu3uiD8Kqj+71+mTpo0SS3WUqkziqM4urEtHUlOzrmmRg12gyKiJsA0QMmMS08zTzCvMPNiU/iw",
+	"NLobXCQvx7mlW7dOZHY3lg8fvn35GKV8MuWMMCmi/Y/RmOCMFPDnYZ7zO/VHRkRa0KmknEX70cWYoAmR",
+	"Y54JJMcETbEcIzGbTnkhRSeKI/IBT6Y5ifajV0cXMTo9Ob+I4qggf8xoQbJoXxYzEkciHZMJVsPL+VS9",
+	"LGRB2XV0fx9HxxmZTLkkTJ6RaY7n6qv6MhI1TILuxoQhOaYCFURMORMEUb0uIXlBsvJnPkKYIYKLnJIC",
+	"qeUQIdEdlWP9Op4Q5CZO5+1fyFztplwnYbNJtP8+UhNHl3Fg3WdYktd0QmUYahmZcHRD5s8EytVbMbob",
+	"Y4kKMsGUCbVAKhFmmd4UVU8EkSJGlCFBUs4ygVoJfPp9vxubDym7/h7+IYj8fjPZqB7B8rcfeC5uf6c8",
+	"p+l85S7/mHGJ0RReRq2k3z24+36nW1+i+fmha9EHeJyFV2HO95lANEMtdcDJP9vmm/ZxlqA5nyFBmIwR",
+	"LxBG14SRAkuSIc7IxgHiDJFbUswd/nTQP2ZcEnUsklt8r26kIH9cbY966V62SfrDF3iLbG3u4e3tbrqT",
+	"Ld3dBH94Tdi1HEf7vf5uELOILOaHI0mK5nbPDWpIju4wlWhIRrxQEJDFnLLrzjqApUySa1LAXL/99tvh",
+	"TI4JkzTFkoThi8s3KGcoHeM8J+yaoNbZTy/RXq/XrZ3yDwQXcO9wPvl+EF1jSe7wfBA96Njv42iKCzwh",
+	"0tAo78L+QgIIeYhmjP4xIwohUaunYNTf3lbLLXCqBtlAUt3BCb4hAmEAGgWqocmDwCOyX9IHNYqlGAMG",
+	"Pw15pn+jDG3tojGfFYoWKbKl6dCIFkJ61IkJSXAG5CiVlF0jeUdT0hmwCrgsHrUVIrUVJrUVKrUVLu2S",
+	"/ujFsKduDFWb1DQ7iiOGJ+rbGhWLFqBaf3s7jiaUOdSLQ/C2C9csIU35jMljppZ+C6iRcqYItfoTT6e5",
+	"QYjnvwsF/4/ljtSbmRoc6zGuqB0kjiZECHxNLGrpFxQd994RszQlQkT7I5wLcu/v6T8KMor2o//vecnK",
+	"nuun4nltxUfsluR8SvTeAmht5h6SMWUZnJ86c28pCqs9JukTlUVrMa8/L0nWfYXLpfNjdlrw6wL29wiQ",
+	"0nKkK8qupnYsH7KHdZZHRZ3dqW0KSfNcMRxvkEeCPri/ZQdwuB5XLpdZzBgzFO4zHQmTpGA4PyoKXjzu",
+	"KMwIVwSG8E/ADo4EKW5JgewbjwWvv9alYGVoxsiHKUkVe4NZD4A1EwCxDy6k4VLjcJ8Htm9AZnzLJciV",
+	"WqR7MHi14HnFuLzCZhgfxHoO9OPR66OLI4UnjEtkXlQs/flt77maE6fyExC7vpNVRAUkZPKBCinQcCZh",
+	"UeUl1FtCLczm+s0ZU0fw/La3cYASmCJBOXwsPdGbyorQHZLblx2Ofuk+/pQTfcvlT3zGHneS6ghH8HX1",
+	"AOEvAJF9+shTsqtbdToFEXxWpARlnGiEgaNSYqH7ZUhyrjg1hyMwTOLzXY1TPM85zi44f42L68ex1ake",
+	"40pyfpXDKD5czYRaWqECwRuFkn0Y6qE39IfHw7m2+NXgrq6EK1IIS/iM8MyxHPFi8kAyDtMW5HcglOrv",
+	"W5zPKjA24165l+qyi30D2Tc0FyMs20cWt9X9zuktKfAwJ6ilxka9zV63v7PRPIX7OJoxfItprt5euij/",
+	"vfq69L+UtOlWmNFMk0cm7khhRdhe16qaB4bc6EVP8FzdCPUf9dEY3xI0JISBDlVOd0WzaL/X7fbiiM9k",
+	"yifkasZuGL9jTriv7W99PPMPdRWWBfbbOBGtFtoNFmRKsFR0VYnvWHC2ASSgAqUaipZ2irZvqFiGqQHT",
+	"xqcRYaeTP5KjKqX3KjcDVNCGczRRTMncWKEYqPQU/AOtYqIcS/IJcoy3gaWnapeT4jx3a5nOhjlN3ZLQ",
+	"qOATpcGj41OEs0xJnLUzq9holsLZvehDuV2aPtb62LxuVfi20+GXH7HT9j8NOc4Jy15yNsppKh9IB4c5",
+	"T2/CZNBIUFf2lTqxMc/RGAvEp2BTmWnDVoqZZqf22mVBikcr6lB9+q+r7dzHSlR5yRlbyBbYbDIkBQil",
+	"qXvPX81bjvQ7ak73ihYnqLDyRHBuQ0XfWSL6OHBcWJI3wRlZApKWpYaKhG8oOpiODcW0dDQGEVZRSbO0",
+	"Eo5DoghuytmIFhOSHSgZ9U49MGeuWAXC15iyDjojOEOvji5AJDeziudq2q/CTPyLsYzqhE8uBohYNKcC",
+	"mZtgbIlBLXbAVqmxmr9mBGF9VndjLogP5Rp8B6yV1OCyj8AqHuup1SElJSyTDW1k+sYY2AWZKNwin6RN",
+	"SDPIVViteMsRnk4LfquQ2byKGJ6QDA0iXmSkuDJghYnAKvlIdlbfzgrsai6Lj3wlA02wTMdE637X9JYw",
+	"WLfCFZp9g+LIO4ZncswL+ucj5ZGZP0DtDA9PjxWX39f349C8ByPuI2NgHsy63c30hszhD4JavED/bB+e",
+	"Hqs7t19/DDf273hKfyHz72vPNh6PBD4UViAAmJSxKH0Rns1xgnNFchVhMRdcvVCQW35Dsg668MRXgecC",
+	"3Y1pOjYINGByXBCC1AACtYLAikvIxEgDYQMWUyjqrD1RWMIvd4VSgA1ZORgwKhEjt2DQ13KzWXaDxPz2",
+	"22/tujthGT7VvQ+fho6/4pxmsOefMM0fiZK3bpCrkR4ljsCMJozDQVKG9Ym+jzJ6DcyR5fMYwRUu5gh0",
+	"PHAExIh0rjuot7293etvbm3vvDhAjKPvYiSmOCUCdA4sxkREl/dV6yEswzKXfeTP+2hErcNnuXl2REme",
+	"AWJSIRzHcjjKCzTmeSY01ghZUMUd2XQmUUFGM0EEamH09t3r0v8SDxg1G3t38VN7N0YYZTN9KIBPGwco",
+	"0bBOgPAJpGQSxEcjwjK1BL2mVtI4JGB3J/o+1VmvwmicKyyfo5kgmUZszLgce77hVuLLVqkRF75JNuoO",
+	"3HfTqD+nBZ+SQlIt1JMJpnnAsRZHFOZTJ4mlNmPvbEVxwz1ofUwhj2zpxnuvhjOvxmbS0mHOh0oRV2Mt",
+	"cs6om5nnJ6No//1y9K3ZAuL6fvUFLl33Dd9T0I1fW+dlyMCgcGxWEETM5JrqgkiH5UwcoETNnYCFizmm",
+	"DrK7AGsuAe79oX3N22a++maiH2ZScvYrLqi1/eAso2oROD/19glXPq5tnbKMfAj7bocw7jOBuu0hVtg/",
+	"5QKGRXgCZs4xceLIM2FeF6gF4rp9IFBiHry/7MBk2q8/wR/oREF7D5yL+u9uCJOcItNc4buz10jMRiP6",
+	"QfEvhOEHPZ2+qh8/9u7vrRg+m3JmSCwv0MuT039dvTz58Qi1sEQTLiTqbQ+Y5/K135kPMEMnF6dm+NjE",
+	"tIBNEx7/493xy1+uzo5OX/+r7qQ9Pz07fvuqv6W37fyq3W53lWO1dlvgrCxEQjfl5RgHrnPqa6VVKAJO",
+	"oJbi4WQylXOkpxYbOriEBfWaTnnjh5znBDM1d0aFolBXC25+HE3HnJErPV5zJcZPpdEWaQoTI49NerOG",
+	"x7zSxGk5DH3Nu7Li2vqaQwfhrXW7Jsg9s0idO5pHTi8sjR2g+EoeBm9aEGyO0JHfDEvSlhRW/3hSPeFD",
+	"mpNHnEhNcKEszWdZBT3K1SzECsa1sOfdjO1uN34A4zDrj6PS0GSBZYZfcnQv9Zs/YomDFwcsWI8A5boA",
+	"aKKnndHbGHy7ehNHt1ZeXY8rqtd/wCLEETMDj2XfByB4H0fELsIyU7Oljj2Ty1Vnq0eI9Rqau74s9/2a",
+	"Crnw1DR7k2Qi1txIVPJ0XBQYrLFTfO2E9lX+LffmgkMVUWW8Jef5bipIIT8DPnpEo3q3ZTEjmsRjxMid",
+	"I0ZK4p3gjIRp0OdFb++SVi7ySsA8QgBcLPs9ANPNsdx7apRDcwXQyybMavtfjdLi37U5uEtfZmv+lqpo",
+	"+JPSykQthBKluCgoAY9MdTtOza2P8/NsgllbKWrgLJXkgwxyIW9zgfvAGTIvxEgLRpxZCT50IWoQsIOX",
+	"6ngIk0F8f2kUjuoi3uB0TBkp96EdjBAD6K/DUtaaDSwQMeebOYO2zwU+iabrJmTcqPkEQ27vBV7nkMJc",
+	"+7nqowiHLQSCfGqBVZcBJKgqUJ/jmln9caUOCud+75uFln0Ct+NIv3pfdXfUUeeELXQHWJNga7vbR6Hz",
+	"iNFWdw8tgL3Rgqz9EKLNU15kJDvQ5j9qHBig9TkPzUea3StUXYNHNXw2i3mV72CCGAOIL8BpSqYVj711",
+	"PdmYBSxQzoUEU+iAwSsm6MsE8h5Uhn5m1XNUEIicss4URGUM9s5XRxcD5u22PJp7JMb8DuKuJgSzuzHN",
+	"jSdtgRNGK4tNXtukw0CSVhNiQMYFhNhJfMsp8R0Zjjm/0cE3hhofaIsaCGcIZ5kOgUgU2U+alNrw9iut",
+	"jq6nsDjJcaXQ+lbJC07FadoF9CKpOVYIDsVpwYUw5y00STXxNWHNchIk0acF0RZ48scM5+CaJULGYAGA",
+	"WQVKMZgKh3OE4SG6AbM502YCgymdgqSE3pLMfsVH9pFAGI0xywSROuj8d06ZxW7MsiH/YDXFym9GUW/J",
+	"MaEFKiUt7VHn7JYUQhNw9VtBjP1GyPZEm50/yFlBEM3Ehs9k1BurZXYQ6Kzg7h1+kAOq1468GIKa8fHW",
+	"JhnVSRxBxqaioFViIyS+qM2Ah049S37TCAwzJc8ESjgjJyPA07U0Av/7ploQ0lfE6q1+dcmuCugvJNu5",
+	"++ipfHUkL0WiTjUOrKPpbClxdEqlwBChzgIEjCOfPS40enoqYGOAurJXxbczEL6Eur76OmsXAsTetrCm",
+	"jfDTM4H+8/zkrX5iLitQ/IxLESuRcoywQIn64urWmGlFp5scIIxcngq8ol2LlGnPYkf/U2lH+ofEG+2P",
+	"maJcIH0liBcoUdN3aJZoogfLw4qW3I15TtwCtPW1epCefbktbui0zacakO0pB3lKx1Hcx9HP4FR4zVOn",
+	"Ei81NQdinHOcEmCRTFPI1ycvDy+OT96akPImJzHhWRWXW3R420GneJZTITHqdbvdGJ3/3//F4TdeNbP2",
+	"VptZ4yjHksqZcQLYWdr9zc72Tm/Lk2IyPjNhk8583fXs1+290nBl7IhqcM6uA6Nv7XR2trf3lo7e260M",
+	"D/9sjG9Vbw886YQ4+DwYHLXL72Dj7yRE7DRyvCEZxY/AjIn6zmRfHr85fHUUo1+Pfzw6Ubj948nLd2+O",
+	"3l4YJDlQfCCV+dz6TJKcspsEGF1Cs4A4MqI5sWCqTv0jT2cTxU3BxAy+cvWyjp6QEIic0ilVbwhCaomr",
+	"x29/bfe63V5nmo1qxv2t1Ui3SHrxxFCaacFAgcY5IqdKE9Jm1nIpvW5/b3N368X2Tu28+7ursZ+ym5Cl",
+	"2kRNjqWcCnCtVOTvjN8xtRKbb6DWOCr4pLou+Hj/+fM0Yx3zayflk+diqmbv/D69rntFtqoL3lPKn1RK",
+	"XbQf/U87XEhi0z80lOqZMNExdYeVRqYrff18kYdOMCiYtzQjippkBkdWi0HwNHQ3lic5fTFH5iKF+pv2",
+	"Z4Yzlr4cjFZZDL4h0PxC5m+CeolawA1lQC5uyNxmq2aWhkEMgI/juTYQgXCldjPhQRnrDWkK6LgMG1gj",
+	"pRLM0MYtudQMqd7x9K5l71owKJFWaz8rAznNa/ULW8bUwhrN9KEb/IZ8dfn9DflCQvub0o5auxtjLK+q",
+	"dqYGSqS54oZXBRmRgrB0ATLW3zJBiRwyQbIDhIegwxovMyPoDteYa1pM2qDRtV+82O0FDQY2b2c5EGE3",
+	"OsfnPo7GVEheBHLAj8D0UTH8QLRSnikl3kRluVhdj0lLOiFC4sl0bfXyHCZ5OcbsmoQUkeoJfEYbmpJs",
+	"aqs3NjJrTDC2MWc0pLKeAaSUbToh8YB5JraUz/LMBnArOcXFKDrrHAxde09bEjf2dSSin0RUzRzqoEQf",
+	"TGLKdjCUqN8T1BpjltkgeT/8nHE5YC4IeiNGSQ25YSgd9ACCo0GM8ucYzZikOcJVpBgwyB6pyEJmHuFg",
+	"CEHtVJTBj4BNoIWZsLPSPNgZsEN9G3hh/Q5yTIo7KshC66C6XDhQQOT4/ATt7nR7JVZqnH138RLx0UgQ",
+	"WTHLLjXIGeV8vQumcbpBhTxUjhvkxU1Rbqi8oGEirC/z16fEmmB+UXLs0hCrJ/rbeF5FNo1Avlk+YH9d",
+	"KCV4Vx/oJ8RudIJUJSMS03yB7YTKfC2HLyiO+u0lJ3pmLEWfKQ6jZu5c8yt1r8NAU1eaFM+EMbKujkvK",
+	"PRPJQnvGUjPEcjPCQiPAZ9LlJ1aLr3kJeIFAO4oRnmWUxwh0pBhZFQlIqZA0vSHO1h1w5KZ4aqHTAIKv",
+	"qy/QmZvGejohV1b/W2mpDm/4gSx34RILgtPw0ZMJ/52G179M5FpGUfWQoQ0VZJrPwydoIiTVUSm9A8rQ",
+	"BP3tC6BtnLEPpQuNJUryYUEJLPVE+2jgL7NlJ1PAJPq52Qsvyq2Eb2TYOlCjiFYCUS+jlpo7Xo7vsUX2",
+	"GNkrH1vfC1TkkqTQ3vjYRY5aBIm1wyJGYi4kmShxw5RqcClijCjhijOyEdjTUk5bI4BxNfQGKJ2Lu1lo",
+	"tagR568cXxZiDaEAs4a34XNEmFmphjC5gCf9pVSlr8RBK0kuK+ncGgPqmhuV2PwphXgQRvKgxcIa+BYR",
+	"Fi+r76F3qiG9rrhl1dQbtzC3qyVXTuHdv+e6OYxfdtXEWtbQB1wzp2nUZV8sPUG3Uqghx5reA730TVvG",
+	"xWi8+zpSiWAgezpyKWzo8hby3+TGP+ICP8qk8vBb/RjFUskWRqVdN6bkU2+z007LmZfdWXj733RrS7xd",
+	"em/1hj7PzV1Q3eqLGeoD8X7ftLG+kdr9xSBTRnR+0wA5rQTTV7c0NfboJrFQT0T4keQS5wvKk/roPNX+",
+	"PD2S/Sx0kxcVqfpiJ9eMa/22TzBYXOnLQWfdiOJvGmihykVfDGSVmOxvGiznpeeutgAiJIKYRB2T8TO/",
+	"Q5Ijo97pmEolJ0F1Jwylgm3AZNOE8Tun7MoCqSEkwdPpuAiGxJ4TKO1KhTZCgNXfC80MRl9KDhFgEOrZ",
+	"39JlfnVUSe1FY3MpHUp3vLiB3H4bQuYqfMNTyjJ+h2DXLV6gO2MUhsQ7XYphNBMk2+ig35yXx3ykDmlK",
+	"WCWQW3sq7F40NMM7guI+tRVisTCOFfYDhyeNx/mBeaBNWK2yttaJfTWN0z/i2EOHEPkPlvv5clx73dyL",
+	"v2QUh4LlV/fTqEnPiJjlXyqVyZugqR/iyRTT6wdoWwGNsubNyxAWgl4zHYEa1oSDl+zbMz2tkYvoPNDm",
+	"Xb9+1oKs6K9l19KZAquZFXAjtxnPAhQI468YLehklpvIZzVG0EixDFW0m6q4pSmBwMFYVyyh7PGZOeEU",
+	"iNqOV6cKlDney0EHxp4xnk4JKx36Ch109oS0fgE/jA8V4JkT1bT5r+rC9q/9SpNg/TK4FS5iR7ZOmCnj",
+	"8sDqHtWQ8+YR/KpJupJWTKmMjx/79/fai8cRZ5BbAbHkcMkrd/99dMhwFEcnZz/qy3/phb9UQo77Wytj",
+	"UCf4w7H+tudl/7uIGO07WXMr4cIksaKgUEKjgw4ZOnx38fPR24tjE37uvV9W+RgwKtCI5jnJtPhXhef7",
+	"7qXXWEYxywmVijdW63+8d1VWuq6aSVkT5P5yzaChWpmXGsyaIHN4GQ58flXw2bQMWDHlxCHWRVdMOjw9",
+	"RnYMhQUmF65K/t/yWwJiIqCHqMcerw6CXpNP4TwH/zu/Y4hm5pSpMAV6MbO5PwUCd5xEVInC57q3j5Ox",
+	"rXsPs2zACiJnBdMk0kHB5iDHAapZkiHfDK4HqxrYjDBcrwPT4JWVLhs7K2FV8658vmodXhh5WXCsHpdd",
+	"icN+323vXX7cjXvb9//RoLtKMjTlutplZbLPV/Hs3lbVuvLDLJbdnVreSjmAi3NY/bVObCg/XZ8WmW4J",
+	"9oMY0VGViUEFXEZq1PUcQuSRwNrA8VlIa5NM5Jhdz4JJ9QpcuVYxDxAjJHNXyWWS44knucG/qChrVUI/",
+	"qltS4BzZWWrkg7Crd+c1orFdRTTc/vPyYz/evG9dvT9s/xdu/wmo14+37jf+/h/LSs1Ud2PKHOhVCqzW",
+	"V67c1Thi5C5Qvt/LrGEYnfPZn7Wsmt3uEk/kGuKaImsOG2jWQSdG7apAWqFTOSaCZmZaTKks8kVAuHM5",
+	"RL2QoFeZprnWtzA5ZOY06pB+2lIDRVUfykLquptHI4MylR9621DhPodjqu7BrOetC9vxyfAKK/GuG5dZ",
+	"rzqxno/qwnOLP0xG/Jnf6YrqIAa6F229gclMSFAbwzGERvha7o33qsdRw8oPUKKrxSncgUKRSV0GTBBI",
+	"DVb2D8tbEt8QcWWkLl0NWocdRedjPkWM35XLfnf2GuwO5uve0q8ln6JpwSdc7UeUg3h14NaX7ezpaBkv",
+	"FBKeYkmuTdz6OiO9tO+XDMsiV+gk9CvPBCSRdKoJeErqcRl4CiIo8blnou1DWOqoKWM7iAfMpXYCFN1H",
+	"lmcnMbo4+udF7al3ura9oeKOeMDskw56dfwTLOr07OTHdy9tVqCApHZtnYIKELXCanMiUUsQghIvzspW",
+	"6bQq7NuTt0dRHKmFRXEEYIjiCOAQxZGFQhRHdnNRHL06/imKI7MYdfm8BEEzQIM3rJYh3LWrSQ/Ni4da",
+	"XTRjORHClzao0ODVJUvd5xvha/pwFrWeCWEt6WJpwTi/Llyvv1TFt4d4eHp6dvLr0Y9BW4R3+AvjTcDk",
+	"78lm0oahaJ0I0EqphRqnFDryooaN8YC9PDw7eXd+9DpGr4/fHF8c/Xh1cfzm6Orkp5+OzmL00+uT39Rn",
+	"Lw8vDl+fvHLRgZ1OZ6ODDvUZ85FJ+HbrAZXUGPvt2W71+0qsUcIilR106BntKmJmipm9DXUVNbKLrUia",
+	"KzLml9Tkc+fuUS4vnqLGcwL3oU61Sk6yjLsZ+tngcZ+9ymknWlW2tMI6lpVfMw0X5vouA/LZAF1tclc8",
+	"scn8OuhYahoAxUkHrF77FKMEbDqJKZEa+yVPaxVRY1TWQPW7Xg6YorMnF6f2C6UKrGEQMYaQDUiDUXsb",
+	"8WLAPNaox7P1U0k65opo4/SmRFuzF3UXlYSUbSzKhVkcRuzONsdDklclz4tCzQayxsPChc26gNlhUcuJ",
+	"JiPKiEBU7vsFYWP07ux1jE5/Pnl7dPX23Zsfjs4UfbDHoYlBbEkB0ADwGXKmhcD2FAtxx4vMhTuDMF41",
+	"YQ2Yu+itlE+Nbs0hfFiBcAMaemn2iMHKVbdPKPln3Rq08JaBfRXZl93Pl54UEwo1X4ujDEleLXfwTtKc",
+	"yvn6uuC76ZQU7RQLo7QaB5elVFVEeXdx/Pr44l/RQ0qS6kUug0S4dKWrmrx27Uon11cU/X7ThlrPVHcz",
+	"LVvl1wthClSn+6bdmxZCX7+qTwWDvoyXM9iX4osdfaWM4Td96LoAqLEkPc4jA7bOQMUWVrMo7XSDZWpC",
+	"3wbsUcGvH1LnubSZ+5bag9IcGxtjLChiU1wQJsdEEK2EuZxf9TAruGLfVaL63fY2avV6G2hv98XOdntr",
+	"s99bam8eDL77+/tuew+1NtqX34XNfsbJWE5yauwDZWG1kSQF2kHTSXWyNQpOL6lNWzbH+EJhcY+oFlmP",
+	"59U/h2/7wuYea29gEQRW3/1QWdFgcdBviS4s3m5UKRzXLKnDytqK4CLStboS+DsxBcYkyXPbo0cDuCzo",
+	"NeJ5zu9A+8ioGnlCGZY6Yn+Cp1MFmDJf1hVTW6uA99FttTSbS6daLz2r/jlkYaxONWl8ZrT5NSyv9tNK",
+	"objlBf0uiJCuqJ/BzLmuXmdi3u/jCGoFrsT54PYVwq+ZY/OwD7wNr/okdKqrvmmC57JEZvVrOCOGsAwq",
+	"xC30cNgXXK1JU5rTdrJCkuvmE5zlcyT5xrqRKWUBkxWJDN4Kl9dlboDgq6Vw1MEcSuBYUQzxoekbUEEi",
+	"nRVUzs/VKkxqOrT20t7OcOaw9tYbg5gxhAkiqz3WoAyK+kJbcKxWtB+5LmLlmeop1Zb1X/+YBaOsXutc",
+	"L8ELbe5gvA3areQ8FwcIaiHa1iUIohmmiDKU82vhVgMvlYsxMwdWMoSmZ2pLzYUk4W5y4ja9yuktuep0",
+	"OglqTUHwKEgG+AznDJI4vFxOOZZyqjtoUTbiHuFWf5plvnHhfq+wJHehQpUQp+wcc7+NsRSH02lp9rPi",
+	"T4xuCJl62cmam+hKqualZ8JVxR0w46DCEBehg69NLGKFiYkYyXHBZ9dj4KBQC/Ps6PwCHZ4edwZswP72",
+	"N8siO3/7GzqqFHuPbcl1XfwEeHVsmTEMpbHW1FA2Lyc66sJ2rUwO7CijWe6GFlC6eG5qFMd2dPszRpN6",
+	"vXUtCsR6cG1XNdWPy+5iwXKgzdqecbVC54YBxLnX7UwB48w2TVZi83EbNtw6++klerG1t7mxj2p90FDr",
+	"3Xfdbre7EaNKP7QB0w2KZmyKFRFAYlYU/FqdPhEpnhKE2fxuTAowJpatR1sgVdiLg6V6DWVkKsexvlQD",
+	"piWhWG9UoYLxL7jCpWJDB8bUOrLpibwTjLVq4FmrB0pn0HA8QIzLMViwlWQGYTs4l6SAaCoFOa/bn6Ix",
+	"f/sb0njPbLtHKK6zVrPHyg2NByxZ3PgxcTUHEk0gEkNsyrqtrbwkTvuLSNGAKVoE0fmkjIrQTRcVWKau",
+	"rrRX2ZIKiOGMdegvluqtlGSEpUSDnGoL8IANQWKl2b6Ch8UMs3nTJNL6DNSVRXSkjcs0Q+XmQQbGueDW",
+	"Q/ALmYOYXEh1MIkjcomXFNAMRz7QbypOdQXXRSAb3KrLiw+YEwsgx6GgkrjjVxMc+D27YbCMTLgezI2l",
+	"6ZLaGJakbTJeBmyqqDGkV6PjU4M65pIhmokmAXI3HDMFi7KxXmIxHUzV6jzmfFb238QDdk0YKSBOGSo0",
+	"oH/MuIQS+WDDVm/btirG5WTW4xWDVOv5gcsxOj05v0BKcgDMFUaFhkXVuhLaddm0kom+boo+6gsFP8HF",
+	"Ns36t3Z1IgoknZTRB3DJHBhamsAGehSaQvUbB97wdkbXDBHmU/ij7rdXdx1edBkpYP1w1Md2Nh4w29pY",
+	"D9DdM4D6lRSCcvVEwSm57SX6G0Vk9zXhEHEFaixDSmSy+htQnCxTd8hW4pooLgn0soAyMya6mHG3rGtM",
+	"1VAuYkVP1EEvjfADThfJczh7PbxZi2Ec8Iu/DIietEypxcidEYOhU2VsNFH1V1mRSTiOQYpbUgDiJs8N",
+	"BAqSYwneIh2qNObC1IoX6m2TtWRrlJjTICkH6MhCHZR3lop+YsB/PBQ8n0ndWE83kkjU2IlzHyOMSqzX",
+	"0iD4gwTQuFbS67/odDvdTm9/t7vbhcUmE3xDUDFjyTNhm+3bzf1WkSPUHl35fhuaCv5nuB6QoTTns8Kp",
+	"FfqA7T6JCWIdsORD20goIkEtdXX1thVxMCXjXedrEzywoXmYMCq32K8VkQfUHDBTSB4K0AMZMcNJnisZ",
+	"DBcSooylqCr1HXTOjdCsxFYDQl4YSVrJZQMGOhCEungYXaZmtDieUhB7rwkDOW2EZ7ncMN3ByYRqNUuj",
+	"lhIxheJtEMeqIfrcNu5XBFzOCqalrGBRfeCmVQhoZN43KXcD5lYZQyLZXMc7QvzVNbwEImPxTChmKUhh",
+	"ztyF/avjPqwwC140yT0xuWq6TbHNDHPuC3uSmUB8BEhNC4hVaCndROpmKJVW2c8EMJlyiI19lGwmKDFj",
+	"X92RPOUTJSUwXoZdgKDQT1DSDFm7mk0zLNUH/VqQ1EaMkp76Rk6vcn5tcs8S1OpVX1SD4zxHCQREJh10",
+	"WKY5anqj/VTOQDXRvrucpoTp3EWjL5wWfFpQIrEO/THlmJpqhLr1URzdagob7Uc9dW/B/DElDE9ptB9t",
+	"drqdTciblmNQEJ/7rdWuiVwYZQmBlF7ZTIymEHctEYbChEpGILhIx0mlcbkLHVSCBRhcTWimUqMcuh1n",
+	"SiOkwhridX8gK42Cul6r5M/vBNz9qamV50zE292wcgjiROR3Rza3TX/i6rP3u93lsZX3caODiAKETWx0",
+	"whWWqFdZWS+8MJPJHlhXzy8b34X/e+jSLqDWFpxHhjCwQVmeSyvFgrQpE4QJqrjPxsKjKk3wGPwaoZ3o",
+	"86/spVqmvmnkuIwjx0bV+/1u92GNuq01pkTj916rTuOvKY2m/W5/p93rtfu9i153v6v+/78iHSu13e2V",
+	"DpVoe7vXA0eG8WOYLfrBwto7EYGRutpUUFc+6LlCBz1X16B3X2ntffKL38DbdGRYr393o7lcoG/3CSP6",
+	"lvKRsxF0qg2sP6HD+la3t+gLd6aVfvgRfLS5+qNad2j4rt9f/V2j5zt8uLf6Qy+fX32zrbFw+TeVmuZg",
+	"rxOzyUQRaU3KkNcjUuJrASFZ9qfL+ziaciFDHeM08RzOq5dwH+KKQOBLFV9x3jwQ+Ey4u+Zawk+y1KKw",
+	"kmwGTN8D4ev1WuUwM03wXH9GGUq+S1Y5Bk1F3AGz2r3wk1NQa1dJd73tUGrIhp7X5hckzoeKrEM06QyY",
+	"6WCVk5FEfKaFKqTlATOlFmA056xyk4pjt8lOQmdbvvLcU9DAhHiprbFEyB94Nn8YifL8w8YpXDp9S0+v",
+	"JTxhN6qhNcvcn2tTjqDL+75qcDak6PG02W8Zpv4so+aqBPvKkV73sg7KXp8SVyiqzQnxsjEr5PU+jvQl",
+	"eeiqDCv5xGXZuRvLeijdr7VNDRD/C48G3GHhErC5JRNZjRUE7ASrOEL5ifviPv7r8JTuGqwh2OYDvu6t",
+	"MWut+tBfj5Npn2OJNAhbpAqztfs4qqumCzWLM09jneCMtGfTiuZaaVxodGDPgKBLnOj4f886oBQvMcZT",
+	"kjnLa05viNcc8JkwvbQgSre4IRlKlPa6Dxpa0kFvPcO1ywdtWLP30UyAbdC0DCyrt2jLrtKQne+FhrmU",
+	"EhSqPd0eRXTXIx3h1nUL5MagCeEvKzz+G25OCIgVZPYukLHK2Aukw8EWaeNlWwKwxPLiRktmukupEf10",
+	"7RkjFx6gmdCmPuhESXAuxygdk/SmqYW/IvINiT6d9bvyNyE26/WbIRNM82g/4lPxP3A6IballNHKtvol",
+	"a00nBL2Wmd9+xptGiw0ZFYoRXfnfnGtTfVSvUwSp0d0Xu5u7kLrtPwQBIOp1d7a3upvb/f5Wf6/fLwto",
+	"6F47q1Q5HcH28qtDwjZkq4Kiuf3gnh+8ybUlF6/dzgJxxQDDOMJEA4+fyM/65Od8zO98G6mrdGDLmhn6",
+	"QRUznKln3CNIttOTpUemZoJfiTmsvp4DUw6lFSs2iREgnD1OVKnfTAVKx1wQaCOZVJKPkwEzziybhZQ8",
+	"MEkdLFuVcWmWHAyYFyAo77if1RyX5dqGXI7BL6FrKckxmXsmXKeEuwTqAbuAgEPjYAFQascGEN2aKc4B",
+	"YEhGvKh28wGg4DwHn/lFTas3V8QVp9EzWDGfee45JSp10GGleBEIKUp7t/4+mA8q8OtGQVNSCEi18doQ",
+	"ozfkA00xQ9v9nq4+90OB/6Q5xcwaEfZi3frnsLgmTFKmHu3Z4vcl7rkd+p10tG7v4l1otqGbAylxClaz",
+	"P2D23OeIQ0Ayn8m40ugI3I22+AkDH8YEHBWH7hXtOdTN1O5oCinvKVnQjBxaFulDiMEJIou5M78MGBx9",
+	"06Orp1CfQedwOPB99dc1MY4w2yvJdXZvFUaJUiIsL2LPy+o1fx8SJYW6Nkix2W+yoKRcYtzIC3qVO7KQ",
+	"eG2UTExDuK0U1Z3XUYtxhTuVBlI6YMUF3+inD+obZZCnnAuj7W4fJaEaocnSLux2Z2VM0ZVrpet635vO",
+	"Uw4Hh/NAlZgVENQtpZZ3m2/p4F+Sjjnis6JcQLbhWlohqqMJXB6KrbwINAEzKJW1j7BpzGlDGfzE7thl",
+	"dW/oJOwBqyZ2x83+vKEsbswyl76vM2UxaFAgvgxYC6MHpCbq21mWYFqR6naAbK/ifO5n3G2YRPVA2iQc",
+	"mXP+GUFYCdzlqM/KfHQdjGp6y5pdJrEJz4Z4mdzmcDJCMtGx4SWznADBtER8Kb0+QBgNC34DtfeIi6Ow",
+	"Wb0uTEorlwLP1a93NivZ8QTyYUpSqDs0YCcmdxDZ3EGx3wRk+alOGaZyzGfBUgtAiKgUA+adzYI8Q5Mg",
+	"qu9bI0M0iZ3uGyPBByz5OKhWIBlE+2gQVX2mgyhGg1resHrv/SDa2u3v9TYH0eW99tIjJf7kRBJbiADc",
+	"vcADmda9wfusgJTUy0/Z/nILKk7pIfdNczcRLi+lk2br5aXWqyylJH0rYjyoylRVL/Mrx9neZf8uq7Yu",
+	"MjI/rqo09aojoWJylXpXDRtqpbzOCyV6Due2Ef2DpqkVSgvUNKsupFojK+Drq5XTCRW5AZXGxK2UAdel",
+	"QH5Y73lty39WmhUpyk6z2BJV17g6ipdBwHatboK4urN6iayyMVe98bXRf70O1MZ16zonN4sMRZTdcpqS",
+	"K+hqDQCBTksaGocse1fkZTq/BxnTHtyDS07ZjQlBLTnNM6FLGhoWsxwkCikuQ1UGV9fuaxawa9Z5ewiU",
+	"dTPu9fpmW5f+xPQmrINYv3wFFcTuva50Jcb59QlWLTGvtv3XXexWtuIve9qV/fS9VnZlG3zfXOF614c2",
+	"pajuVUYLkurSO/c6Z+eCTsip4XUNlFnA9g5KMywEvupQtqoEshxzNPNZdZUaFKHC22AHf8xoenNGpvn8",
+	"kGUvoTRDnST49RNs6QSN9mVlB13U4bNi++GvR/1urTCSe3hxcnp1enby5sSm360NA73SKz4aQTTK2pah",
+	"UFXUL+KQBItW0O/nF3reDJRxju7whGadn3+4fv3m4l3v7cXR/M2f/+i9/T399fD68OzVD8fdNzf/+dPb",
+	"d++2z27+9efJ0dHmm5vj3tvfjw+j9ShKo6iyNmg2PZL1cscvXlTLCCsqXtbQ0b2TKlY8Iz4g01WpYbSU",
+	"Jgd6OZR6i6EEdeJDYApt08boePsM7bLnl2yu1Fau7L3vrJemD7rxnJ/bDzrINAHQVfmRriOPTANgKoyF",
+	"amEvgErPAueHH0HwMYaCJI+G/IPuyypbqtNInNZtZd0nt+/W6u/q5TLW9hf7DQf+W7uJ1VdrLLHSX6Zu",
+	"ozbpPk1b8cRpONYiba6OqJuklbK10sOsUB9yeoyaFTRAdtAbPEdDgqYclF3KhCQYKnbNBGjnxku3wGm2",
+	"QCdrXs2SYJUqpamxVw0YBUIOkZZTLMelZkJ1SXmfN/qk40GlQj9jCObn5Zmuq//7jzWSWqnOGQ7pVKKN",
+	"+8hvG7j8y37tS9NkcMlHvf0tNd1lkAXbju6Lwk6r83yuyNB6R/UFDMJrNP5X9KmtQ8QrxPsvFXZzpggP",
+	"9lJ4K60xUVkhNkwdK0WngpSxNDJXaCEU5jTUOK5H/Jt6cv1u12Uz8AJlZMIreR0DtiCxw1LUSoIHcvkd",
+	"C3I2YpT0kwH7Mkkai2JyHHiiz0UdvSN539Tgel5Z3W+r2K1fpdbI4aZeW/QGFzdE6vLwNrf98OyXo4vj",
+	"t68CRWpd6dRmpdSuNjjt+dVFXSXxgOXDI52uMqja+WcA60tr/y5BcnJxGgTFZgmKaiqzZ0OsGClCQDHl",
+	"aRfCZHcZTGpGh3XB0vfBEthYv9xYWYjPTGlr5z1iKy+WbiVUNjywncvPxSab5d4CjPKwLpmKKlV8ikh5",
+	"YFIE+IEbQHXlGmsBPx6HKyny5b1f7ESTU6++x/tLhfLVwif+b6YeyftLdaWFTsUNZZg9KCFX4cGsUBfm",
+	"+W0vauZhHdYycUe8aGTdigMovKIn0pNe68y+Msu2nGcs5XT/+fOP6vV7NWkcVUpPj114jskmi6qJvFFI",
+	"Jizng1VAvgcvZEeh6KU7i4/LQrdAFBiSnLNryO5dFsvl7MM62KgJNmsvkWFpxSGSdeUtmaTEn+Y0Sg8F",
+	"p2y9vgqsXtdUMU5bWrgwYiOFeXM4KSyQiFfJVi0LttjcvHq6jzeqi64Oj7ostbqaI+uiT22utTeJi0BV",
+	"51xGUwdLjy2K/frR6lkm9/zni4tTXQVBchNE7BePsihTkGsqdF0QpC+s2IcKHud6O22TrNwqM+yVfFc+",
+	"N/POE9TShQR0/WRm054hR96Wp0gLLgS0CiqoFhTLgc7pNcNyVihJMRFj3N/e+T5B36Ex+YB+fnP4sn3+",
+	"82F/e8dSqwLfaXFSF5ApQ4LsbM8EVNeBli8kLYisTgf7ah9nSeXXQ6nQUFZ/vLAaaBJrX7Sa/1xiluEi",
+	"Q/bwUGLOrU1hUPsvWX5d/ijcZgesldz2YrXTIRZkZ6u+WW/YTmPMjgJBEjeAoIdqZ0SJJpA3Ji3gNDBM",
+	"8lJyNxYkvTL1dM71o4JLU+9Fl9RmaCFMIWZPvU4y1MqwGA85LrLYASUesEF0Bi+YLwaRDjNC04LcUj4T",
+	"diQh8VyYIirVdq8/zgpNALBE/JYUOZ4OWACUrvSIvOM6e64tyBRrMu9eE3p6Ru7MzM+ECdRzMUu1pT0T",
+	"NvkPjkqXtBnubOmSNqj5UxKrS9jEEGizrtBecC+hf8B0xQEQv65nLgSCUIgMtOcFlmRh2iDqO3ew4P5Q",
+	"AeF1A+ZCKcrdmuaAh3D8EN2mIWpKxlXfVUDT4S+HOias/+GDrYKyaYAiDhCEMN5RQSqr0/Gc6qZnqLWN",
+	"RIy20YSyGG129X/7aBwP2DYax6jXhf/dUv/bh7/78DcQrv/zv/td9P9DFf+tXhdlVOjGDdKriBfSJTmr",
+	"1u5bxzxYkjk4QxNsom7ZM1eDopqSXSnQuLBSW4XsLDUgNkrRhZZZwjjbh0AhV4qjQnHjMj5W015zIKKz",
+	"eqWWsK9n7ZzNwC66cvGPp+yLiVD1PMwE21lv1OmssU93bz79VPQB0CyEOjRLOmuih9JfPnktWHMyVxoB",
+	"fGy9NZZgWODSFTysDoKLZ7VrusOaQMXoHaMfLB1ZY22OE68DnyUrapDm/Wpkaqbjrb1btrFwdSV7/rRD",
+	"C6zJh84B0k37Ec+hPhaImELyqa1CtXKB8ssBb4UEQ7NOTWI5WMGjUaZ5PracyMokK3cpHnWdPyXF3Ijm",
+	"S50NC1OcXUrziii4sohpQyWw8WK4P9xMt7L2NtkZtbfw7rC9l3azdo/0R5t4a7id7mTRQzOdq1Vv144K",
+	"qWvzuqZvJ6rZDi7jSjyO3yHfuMytmmJ1TC2oQSM3r5iHV1v5ST16Uo+e1KMn9ehJPVpDParVXH/Sj570",
+	"oyf96Ek/etKPnvSjr6Qfba/Sj4IB1+quBjKYakFg/QXJRBBpcAyJwZShYT4jfy8pMzz2lK2GhmG0rW62",
+	"N+oPX5D2TtrD7a1Rl7T38PaL9uZwN+unPbI12ulGD40aqzU/+cLqVjoTkk9AhALfob3dDdeVcQf7Cpcw",
+	"R/+kbD0pW0/K1pOy9aRsratsnWv95knRelK0nhStJ0XrSdF6UrT+LY6oB+YLResmwy5LWQ5k6UBrId0u",
+	"zstpXlDkoamWWV6nNrCD+2lvtEnau8OtrL2V9nF7j/RG7RfZznAbb6Wbw37vwSqZ11ryi6pjfhhnVR+r",
+	"6l0mJvtJ83rSvJ40ryfN60nzeoDmZfP2nnSvJ93rSfd60r2edK8n3esr6V79T9e9HlR36IFVF5p6leWV",
+	"sLy94W76Itsh7e3RFm5vDTfT9m7WJ+3eqIvts4drVn4P/i+uWwUqHnsJ/ma7apBKZ/gnPetJz3rSs570",
+	"rCc9ax09y0D+Qtd++xKstFc3Y9oF2dKBZXECUyNF00WwqJkqcwS5m9PxWV+F8BvGt5n2hz3cHbX3yG7W",
+	"3kpfDNt4Z7TdJluZfbS3PuPz4PN1IjxWQ0CxK93PWcNRLen+/wUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

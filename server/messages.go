@@ -43,7 +43,7 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 		}
 	}
 	out := gen.Message{MessageId: m.ID, ChatMessageId: m.PlatformMessageID, Status: gen.MessageStatus(m.Status),
-		SentAt: sentAt.UTC(), History: &history}
+		SentAt: sentAt.UTC(), History: history, ClientReference: m.ClientReference}
 	if m.OutcomeUnknown {
 		// Handed to the platform, its answer lost: shown as sent, never as failed, until a
 		// status report confirms it (openapi.yaml, Message.outcome_unknown).
@@ -53,5 +53,5 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 		e := gen.MessageError{Code: deref(m.ErrorCode), Title: deref(m.ErrorTitle), Details: m.ErrorDetails}
 		out.Error = &e
 	}
-	return gen.GetMessage200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }

@@ -24,6 +24,7 @@ type Message struct {
 	ErrorDetails      *string    `db:"error_details" json:"error_details,omitempty"`
 	CreatedAt         time.Time  `db:"created_at" json:"created_at"`
 	SentAt            *time.Time `db:"sent_at" json:"sent_at,omitempty"`
+	ClientReference   *string    `db:"client_reference" json:"client_reference,omitempty"`
 	// OutcomeUnknown: the message is pending and its platform call may have happened, but the
 	// answer was lost; a status report will adopt it (MarkOutcomeUnknown).
 	OutcomeUnknown bool `db:"outcome_unknown" json:"outcome_unknown"`
@@ -51,7 +52,8 @@ func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, 
 	}
 	err := s.getPrepared(ctx, &row, `SELECT m.id, m.account_id, m.contact_id, m.conversation_id, m.campaign_id,
 			m.template_id, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
-			m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at, m.outcome_unknown,
+			m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at, m.client_reference,
+			m.outcome_unknown,
 			COALESCE((SELECT c.created_at = m.created_at FROM contacts c
 				WHERE c.account_id = m.account_id AND c.id = m.contact_id), false) AS contact_created,
 			COALESCE((SELECT json_agg(json_build_object('status', h.status, 'at', h.occurred_at)

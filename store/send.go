@@ -22,6 +22,9 @@ type SendInput struct {
 	TemplateID   int64           // the service's template id
 	TemplateName string          // the template's name
 	Content      json.RawMessage // what was sent (language and variables), a JSON object
+	// ClientReference is the caller's own id for the send ("" for none): kept on the message
+	// and put in its message.sent and message.status events.
+	ClientReference string
 	// IdempotencyKey is the Idempotency-Key the request holds, as stored (IdempotencyKeyFrom);
 	// "" for none.
 	IdempotencyKey string
@@ -52,17 +55,18 @@ type SendRecord struct {
 // platform call may happen, and the key is never released for a re-send (IdempotencyRecord).
 //
 // $1 account, $2 mobile, $3 name, $4 campaign, $5 template id, $6 template name, $7 content,
-// $8 the held Idempotency-Key ("" for none), $9 the mobile and its other forms.
+// $8 client reference (NULL for none), $9 the held Idempotency-Key ("" for none), $10 the
+// mobile and its other forms.
 const beginSendSQL = `WITH x AS (
-		SELECT id, 0 AS src, mobile AS matched FROM contacts WHERE account_id = $1::bigint AND mobile = ANY($9::text[])
+		SELECT id, 0 AS src, mobile AS matched FROM contacts WHERE account_id = $1::bigint AND mobile = ANY($10::text[])
 		UNION ALL
-		SELECT contact_id, 1, alias FROM contact_aliases WHERE account_id = $1::bigint AND alias = ANY($9::text[])
+		SELECT contact_id, 1, alias FROM contact_aliases WHERE account_id = $1::bigint AND alias = ANY($10::text[])
 	), c_old AS (
 		SELECT id, name, EXISTS (SELECT 1 FROM contacts b
 				WHERE b.account_id = $1::bigint AND b.blocked AND b.id IN (SELECT id FROM x)) AS blocked,
 			false AS created
 		FROM contacts WHERE account_id = $1::bigint
-			AND id = (SELECT id FROM x ORDER BY array_position($9::text[], matched), src LIMIT 1)
+			AND id = (SELECT id FROM x ORDER BY array_position($10::text[], matched), src LIMIT 1)
 	), c_new AS (
 		INSERT INTO contacts (account_id, mobile, name)
 		SELECT $1::bigint, $2::text, $3::text WHERE NOT EXISTS (SELECT 1 FROM c_old)
@@ -91,8 +95,9 @@ const beginSendSQL = `WITH x AS (
 		SELECT id FROM camp_old UNION ALL SELECT id FROM camp_new
 	), m AS (
 		INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, template_id, direction, type,
-			destination, template_name, content, status)
-		SELECT $1::bigint, c.id, conv.id, camp.id, $5::bigint, 'out', 'template', $2::text, $6::text, $7::jsonb, 'pending'
+			destination, template_name, content, status, client_reference)
+		SELECT $1::bigint, c.id, conv.id, camp.id, $5::bigint, 'out', 'template', $2::text, $6::text, $7::jsonb, 'pending',
+			$8::text
 		FROM c, conv, camp WHERE NOT c.blocked
 		RETURNING id
 	), e AS (
@@ -101,7 +106,7 @@ const beginSendSQL = `WITH x AS (
 		FROM c WHERE c.created
 	), k AS (
 		UPDATE idempotency_keys SET message_id = m.id FROM m
-		WHERE idempotency_keys.account_id = $1::bigint AND idempotency_keys.key = $8::text
+		WHERE idempotency_keys.account_id = $1::bigint AND idempotency_keys.key = $9::text
 			AND idempotency_keys.status_code IS NULL
 	)
 	SELECT c.id AS contact_id, c.created AS contact_created, c.blocked,
@@ -119,7 +124,8 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 	}
 	var r SendRecord
 	err := s.getPrepared(ctx, &r, beginSendSQL, accountID, in.Mobile, in.Name, in.CampaignName,
-		in.TemplateID, in.TemplateName, content, in.IdempotencyKey, pq.Array(mobileAndForms(in.Mobile)))
+		in.TemplateID, in.TemplateName, content, nullString(in.ClientReference), in.IdempotencyKey,
+		pq.Array(mobileAndForms(in.Mobile)))
 	return r, err
 }
 
@@ -132,7 +138,7 @@ const recordSentSQL = `WITH m AS (
 		UPDATE messages SET platform_message_id = $3::text, status = 'sent', sent_at = $4::timestamptz,
 			outcome_unknown = false
 		WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
-		RETURNING id, contact_id, conversation_id, destination, template_name
+		RETURNING id, contact_id, conversation_id, destination, template_name, client_reference
 	), h AS (
 		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
 		SELECT $1::bigint, m.id, 'sent', $4::timestamptz FROM m
@@ -142,6 +148,7 @@ const recordSentSQL = `WITH m AS (
 		SELECT $1::bigint, 'message.sent', jsonb_build_object('message_id', m.id, 'chat_message_id', $3::text,
 			'conversation_id', m.conversation_id, 'contact_id', m.contact_id, 'destination', m.destination,
 			'template', m.template_name, 'source', 'api')
+			|| jsonb_strip_nulls(jsonb_build_object('client_reference', m.client_reference))
 		FROM m
 	), a AS (
 		INSERT INTO contact_aliases (account_id, alias, contact_id)
@@ -276,6 +283,7 @@ type TestMessage struct {
 	Delivery          string    `db:"delivery" json:"delivery"` // simulated or real
 	PlatformMessageID string    `db:"platform_message_id" json:"platform_message_id"`
 	CreatedAt         time.Time `db:"created_at" json:"created_at"`
+	ClientReference   *string   `db:"client_reference" json:"client_reference,omitempty"`
 }
 
 // TestSendInput is a test-mode send to record. ConversationID and ContactID are the fixture
@@ -288,9 +296,11 @@ type TestSendInput struct {
 	CreatedAt         time.Time
 	ConversationID    int64
 	ContactID         int64
+	ClientReference   string // "" for none
 }
 
-const testMessageColumns = `id, account_id, destination, template_name, delivery, platform_message_id, created_at`
+const testMessageColumns = `id, account_id, destination, template_name, delivery, platform_message_id, created_at,
+	client_reference`
 
 // RecordTestSend stores a test-mode send and its message.sent event (marked test) in one
 // statement. It fails only when the database does (or for a delivery other than simulated or
@@ -298,18 +308,20 @@ const testMessageColumns = `id, account_id, destination, template_name, delivery
 func (s *Store) RecordTestSend(ctx context.Context, accountID int64, in TestSendInput) (TestMessage, error) {
 	var m TestMessage
 	err := s.getPrepared(ctx, &m, `WITH t AS (
-			INSERT INTO test_messages (account_id, destination, template_name, delivery, platform_message_id, created_at)
-			VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text, $6::timestamptz)
+			INSERT INTO test_messages (account_id, destination, template_name, delivery, platform_message_id, created_at,
+				client_reference)
+			VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text, $6::timestamptz, $9::text)
 			RETURNING `+testMessageColumns+`
 		), e AS (
 			INSERT INTO events (account_id, type, test, data)
 			SELECT $1::bigint, 'message.sent', true, jsonb_build_object('message_id', t.id,
 				'chat_message_id', t.platform_message_id, 'conversation_id', $7::bigint, 'contact_id', $8::bigint,
 				'destination', t.destination, 'template', t.template_name, 'source', 'api')
+				|| jsonb_strip_nulls(jsonb_build_object('client_reference', t.client_reference))
 			FROM t
 		)
 		SELECT * FROM t`, accountID, in.Destination, in.TemplateName, in.Delivery, in.PlatformMessageID,
-		in.CreatedAt.UTC(), in.ConversationID, in.ContactID)
+		in.CreatedAt.UTC(), in.ConversationID, in.ContactID, nullString(in.ClientReference))
 	return m, err
 }
 
@@ -340,6 +352,8 @@ type sendTargetRow struct {
 	THeaderParams    int             `db:"t_header_params"`
 	TBodyParams      int             `db:"t_body_params"`
 	TComponents      json.RawMessage `db:"t_components"`
+	TButtons         TemplateButtons `db:"t_buttons"`
+	TUnsupported     pq.StringArray  `db:"t_unsupported"`
 	TCreatedAt       time.Time       `db:"t_created_at"`
 	TUpdatedAt       time.Time       `db:"t_updated_at"`
 }
@@ -352,6 +366,7 @@ const sendTargetSelect = `SELECT c.account_id, c.waba_id, c.phone_number_id, c.p
 		COALESCE(t.category_label, '') AS t_category_label, COALESCE(t.parameter_format, '') AS t_parameter_format,
 		COALESCE(t.header_format, '') AS t_header_format, COALESCE(t.header_params, 0) AS t_header_params,
 		COALESCE(t.body_params, 0) AS t_body_params, COALESCE(t.components, '[]') AS t_components,
+		COALESCE(t.buttons, '[]') AS t_buttons, COALESCE(t.unsupported, '{}') AS t_unsupported,
 		COALESCE(t.created_at, c.connected_at) AS t_created_at, COALESCE(t.updated_at, c.connected_at) AS t_updated_at
 	FROM connections c LEFT JOIN LATERAL (
 		SELECT t.*, k.name AS category_name, k.label AS category_label
@@ -399,6 +414,7 @@ func (s *Store) SendTarget(ctx context.Context, accountID, templateID int64, nam
 			Language: r.TLanguage, Status: r.TStatus, CategoryID: r.TCategoryID, CategoryName: r.TCategoryName,
 			CategoryLabel: r.TCategoryLabel, ParameterFormat: r.TParameterFormat, HeaderFormat: r.THeaderFormat,
 			HeaderParams: r.THeaderParams, BodyParams: r.TBodyParams, Components: r.TComponents,
+			Buttons: r.TButtons, Unsupported: r.TUnsupported,
 			CreatedAt: r.TCreatedAt, UpdatedAt: r.TUpdatedAt})
 	}
 	return conn, ts, nil
