@@ -230,7 +230,7 @@ func seedReports(b *testing.B, db *sqlx.DB, hash string) {
 // the counters of the messages already recorded.
 func backfillStatements(b *testing.B) []string {
 	b.Helper()
-	up, err := fs.ReadFile(migrations.FS, "000010_reports.up.sql")
+	up, err := fs.ReadFile(migrations.FS, "000013_reports.up.sql")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // The message listing (GET /v1/messages, the dashboard's messages and contact pages): newest
 // first, filtered, a page at a time by keyset on (created_at, id) descending, so a page never
 // shifts while new messages arrive. Each filter combination walks one of the newest-first
-// indexes of migrations/000010_reports.up.sql.
+// indexes of migrations/000013_reports.up.sql.
 
 // MessageFilter selects messages of an account. Zero values do not filter.
 type MessageFilter struct {
