@@ -69,6 +69,12 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboar
 				Message: "This form was already submitted. Open the send page again to send another message."}
 		}
 	}
+	// The key rides in the context like the API's, so the send binds it to its message before
+	// the platform call (store.BeginSend): from then on no failure releases it for a re-send.
+	held := &heldKey{key: key}
+	if key != "" {
+		ctx = context.WithValue(ctx, heldKeyCtx{}, held)
+	}
 	resp, err := s.sendLive(ctx, accountID, b, "panel")
 	ctx = context.WithoutCancel(ctx)
 	var sent dashboard.PanelSent
@@ -94,7 +100,7 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboar
 		refused = &dashboard.SendRefused{Status: ae.Status, Message: msg}
 		err = refused
 	}
-	if key != "" {
+	if key != "" && !held.outcomeUnknown.Load() { // an unknown outcome leaves the key held, unfinished
 		switch {
 		case refused != nil && refused.Status != http.StatusBadGateway && refused.Status != http.StatusConflict:
 			// Refused before anything was sent (a wrong variable count, a missing template):
@@ -103,6 +109,7 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboar
 		case refused != nil:
 			s.store.FinishIdempotent(ctx, accountID, key, refused.Status, []byte(refused.Message))
 		case err != nil:
+			// Released only if no message holds it yet (store.ReleaseIdempotent keeps bound keys).
 			s.store.ReleaseIdempotent(ctx, accountID, key)
 		default:
 			out, _ := json.Marshal(sent)

@@ -70,6 +70,12 @@ func TestPanelSend(t *testing.T) {
 	if sent := env.Sim.Sent(); len(sent) != 1 || sent[0].TemplateName != "order_confirmation" || sent[0].BizOpaqueCallbackData != fmt.Sprint(m.ID) {
 		t.Fatalf("the platform got %+v", sent)
 	}
+	// The form's key is bound to the message, as an API send's Idempotency-Key is, so no later
+	// failure can release it for a second send.
+	var bound int64
+	if err := env.Store.DB().Get(&bound, `SELECT message_id FROM idempotency_keys WHERE account_id = $1 AND key = $2`, acc, "panel:"+key); err != nil || bound != m.ID {
+		t.Fatalf("the form's key is bound to message %d (%v), want %d", bound, err, m.ID)
+	}
 	evs, err := env.Store.EventsByAccount(context.Background(), acc, "message.sent", 10)
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("message.sent events %v %v", evs, err)
