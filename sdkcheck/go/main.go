@@ -171,7 +171,7 @@ func run(ctx context.Context) error {
 		},
 		func(w *client.WebhookEvent) error {
 			return w.FromMessageSentEvent(client.MessageSentEvent{Id: "evt_2", Event: client.MessageSentEventEventMessageSent, CreatedAt: at,
-				Data: client.MessageSentData{MessageId: 1001, ChatMessageId: "wamid.X", ConversationId: 77, ContactId: 501, Destination: "15551234567", Template: "order_confirmation", Source: client.Api}})
+				Data: client.MessageSentData{MessageId: 1001, ChatMessageId: "wamid.X", ConversationId: 77, ContactId: 501, Destination: "15551234567", Template: "order_confirmation", Source: client.MessageSentDataSourceApi}})
 		},
 		func(w *client.WebhookEvent) error {
 			return w.FromMessageStatusEvent(client.MessageStatusEvent{Id: "evt_3", Event: client.MessageStatusEventEventMessageStatus, CreatedAt: at,
