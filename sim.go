@@ -18,12 +18,14 @@ func platformSim(ctx context.Context, cfg config, args []string, stdout, stderr 
 	addr := fs.String("addr", cfg.SimAddr, "listen address (PLATFORM_SIM_ADDR)")
 	webhook := fs.String("webhook-url", cfg.SimWebhookURL, "where signed webhooks go (PLATFORM_SIM_WEBHOOK_URL)")
 	seed := fs.Bool("seed", false, "register the local development number and default templates")
+	workers := fs.Int("webhook-workers", 0, "concurrent webhook POSTs (0 = the simulator's default, 8)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	simCfg := simulator.DefaultConfig()
 	simCfg.AppSecret = cfg.PlatformAppSecret
 	simCfg.WebhookURL = *webhook
+	simCfg.WebhookWorkers = max(*workers, 0)
 	sim := simulator.New(simCfg)
 	if *seed {
 		seedSimulator(sim)
