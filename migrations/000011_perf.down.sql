@@ -1,3 +1,6 @@
+ALTER TABLE events ALTER COLUMN id SET DEFAULT gen_random_uuid();
+ALTER TABLE webhook_deliveries ALTER COLUMN id SET DEFAULT gen_random_uuid();
+DROP FUNCTION IF EXISTS uuid_v7();
 DROP TRIGGER IF EXISTS contacts_index_insert ON contacts;
 DROP TRIGGER IF EXISTS contacts_index_delete ON contacts;
 DROP TRIGGER IF EXISTS contacts_index_rename ON contacts;
