@@ -63,6 +63,13 @@ func (f *inboundFixture) message(t *testing.T, status, platformID string) int64 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if status != "pending" {
+		// Every writer of a status writes its history row with it (RecordSent, ApplyStatus).
+		if _, err := f.st.DB().Exec(`INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
+			VALUES ($1, $2, $3, now())`, f.accountID, id, status); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return id
 }
 
