@@ -373,16 +373,14 @@ func (lc *lifecycle) receiverStats(ctx context.Context, reset bool) receiverStat
 
 // lcCPU is one reading of the CPU ticks of every process of the run.
 type lcCPU struct {
-	procs         map[string]uint64
-	pg            map[int]uint64
-	machine, tot  uint64
-	ok            bool
-	pgPIDs        []int
-	busy, allBusy uint64
+	procs     map[string]uint64
+	pg, aux   map[int]uint64
+	busy, tot uint64
+	ok        bool
 }
 
-func (lc *lifecycle) sampleCPU(pgPIDs []int) lcCPU {
-	c := lcCPU{procs: map[string]uint64{}, pg: map[int]uint64{}, pgPIDs: pgPIDs, ok: true}
+func (lc *lifecycle) sampleCPU(pgPIDs, auxPIDs []int) lcCPU {
+	c := lcCPU{procs: map[string]uint64{}, pg: map[int]uint64{}, aux: map[int]uint64{}, ok: true}
 	for name, pid := range map[string]string{
 		"gateway":   strconv.Itoa(lc.gateway.pid()),
 		"simulator": strconv.Itoa(lc.sim.pid()),
@@ -398,6 +396,11 @@ func (lc *lifecycle) sampleCPU(pgPIDs []int) lcCPU {
 			c.pg[pid] = t
 		}
 	}
+	for _, pid := range auxPIDs {
+		if t, ok := procTicks(strconv.Itoa(pid)); ok {
+			c.aux[pid] = t
+		}
+	}
 	var ok bool
 	c.busy, _, c.tot, ok = machineTicks()
 	c.ok = c.ok && ok
@@ -405,7 +408,8 @@ func (lc *lifecycle) sampleCPU(pgPIDs []int) lcCPU {
 }
 
 // cpuPer divides the CPU of each process between a and b by n lifecycles. PostgreSQL is the
-// sum over the backends present at both readings.
+// sum over this database's backends present at both readings; pg-aux that of the WAL writer,
+// checkpointer and background writer, which every database on the server shares.
 func cpuPer(a, b lcCPU, n int) (map[string]time.Duration, time.Duration, float64) {
 	out := map[string]time.Duration{}
 	if !a.ok || !b.ok || n <= 0 {
@@ -414,13 +418,17 @@ func cpuPer(a, b lcCPU, n int) (map[string]time.Duration, time.Duration, float64
 	for name, t := range b.procs {
 		out[name] = time.Duration(t-a.procs[name]) * clockTick / time.Duration(n)
 	}
-	var pg uint64
-	for pid, t := range b.pg {
-		if t0, ok := a.pg[pid]; ok && t >= t0 {
-			pg += t - t0
+	sum := func(a, b map[int]uint64) time.Duration {
+		var ticks uint64
+		for pid, t := range b {
+			if t0, ok := a[pid]; ok && t >= t0 {
+				ticks += t - t0
+			}
 		}
+		return time.Duration(ticks) * clockTick / time.Duration(n)
 	}
-	out["postgres"] = time.Duration(pg) * clockTick / time.Duration(n)
+	out["postgres"] = sum(a.pg, b.pg)
+	out["pg-aux"] = sum(a.aux, b.aux)
 	busy := -1.0
 	if b.tot > a.tot {
 		busy = float64(b.busy-a.busy) / float64(b.tot-a.tot)
@@ -513,16 +521,16 @@ func (lc *lifecycle) step(ctx context.Context, rate int) stepResult {
 		}
 	}
 	wait(measure)
-	pgPIDs, err := lc.rig.floor.ServerPIDs(ctx)
+	pgPIDs, auxPIDs, err := lc.rig.floor.ServerPIDs(ctx)
 	if err != nil {
 		fmt.Fprintf(lc.rig.log, "bench: postgres pids: %v\n", err)
 	}
 	lc.receiverStats(ctx, true)
-	before := lc.sampleCPU(pgPIDs)
+	before := lc.sampleCPU(pgPIDs, auxPIDs)
 	wait(measure.Add(o.Step / 2))
 	res.Mid = lc.backlog(ctx)
 	wait(end)
-	after := lc.sampleCPU(pgPIDs)
+	after := lc.sampleCPU(pgPIDs, auxPIDs)
 	res.Recv = lc.receiverStats(ctx, false)
 	res.End = lc.backlog(ctx)
 	wg.Wait()
@@ -602,16 +610,17 @@ func formatLifecycle(rs []stepResult, o lifecycleOptions) string {
 		o.Warmup, o.Step, o.Accounts, o.Clients)
 	b.WriteString("lifecycles/s = read-status webhooks verified by the receiver per second; send latency from the due time;\n")
 	b.WriteString("lag = receiver arrival - event created_at (status applied in the gateway -> customer webhook);\n")
-	b.WriteString("CPU per lifecycle by process (postgres = this database's backends + WAL writer, checkpointer, bgwriter);\n")
+	b.WriteString("CPU per lifecycle by process (postgres = this database's backends; pg-aux = WAL writer, checkpointer,\n")
+	b.WriteString("bgwriter, shared with every other database on the server);\n")
 	b.WriteString("machine = all busy CPU of the machine per lifecycle (other users' work included)\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rate\tlifecycles/s\tsends/s\tsend p50\tsend p99\tlag p50\tlag p99\terrors\tgateway\tpostgres\tsimulator\treceiver\tgenerator\tmachine\tbusy\tbacklog end (due/parked/sim)\tdrain\tverdict\t")
+	fmt.Fprintln(tw, "rate\tlifecycles/s\tsends/s\tsend p50\tsend p99\tlag p50\tlag p99\terrors\tgateway\tpostgres\tpg-aux\tsimulator\treceiver\tgenerator\tmachine\tbusy\tbacklog end (due/parked/sim)\tdrain\tverdict\t")
 	best := 0.0
 	for _, r := range rs {
 		us := func(name string) string { return fmtMicros(r.CPU[name]) }
-		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d/%d\t%s\t%s\t\n", r.Rate, r.LifecyclesSec,
+		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d/%d\t%s\t%s\t\n", r.Rate, r.LifecyclesSec,
 			r.SendsPerSec, fmtDur(r.SendP50), fmtDur(r.SendP99), fmtDur(r.Recv.StatusLagP50), fmtDur(r.Recv.StatusLagP99),
-			r.Errors, us("gateway"), us("postgres"), us("simulator"), us("receiver"), us("generator"), fmtMicros(r.MachineCPU),
+			r.Errors, us("gateway"), us("postgres"), us("pg-aux"), us("simulator"), us("receiver"), us("generator"), fmtMicros(r.MachineCPU),
 			fmtShare(r.Busy), r.End.Due, r.End.Parked, r.End.SimPending, r.Drained.Round(100*time.Millisecond), verdictWord(r))
 		if r.Sustained {
 			best = max(best, r.LifecyclesSec)

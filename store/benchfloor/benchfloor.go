@@ -370,14 +370,24 @@ func (s *Floor) Backlog(ctx context.Context, accountIDs []int64) (Backlog, error
 }
 
 // ServerPIDs returns the process ids of the PostgreSQL backends connected to this database
-// and of the server's WAL writer, checkpointer and background writer (which serve every
-// database: their CPU is shared with whatever else the server runs). It fails on any database
-// error.
-func (s *Floor) ServerPIDs(ctx context.Context) ([]int, error) {
-	var pids []int
-	err := s.db.SelectContext(ctx, &pids, `SELECT pid FROM pg_stat_activity
+// (backends), and of the server's WAL writer, checkpointer and background writer (aux: they
+// serve every database, so their CPU is shared with whatever else the server runs). It fails on
+// any database error.
+func (s *Floor) ServerPIDs(ctx context.Context) (backends, aux []int, err error) {
+	var rows []struct {
+		PID int  `db:"pid"`
+		Aux bool `db:"aux"`
+	}
+	err = s.db.SelectContext(ctx, &rows, `SELECT pid, datname IS DISTINCT FROM current_database() AS aux FROM pg_stat_activity
 		WHERE datname = current_database() OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`)
-	return pids, translate(err)
+	for _, r := range rows {
+		if r.Aux {
+			aux = append(aux, r.PID)
+		} else {
+			backends = append(backends, r.PID)
+		}
+	}
+	return backends, aux, translate(err)
 }
 
 // DeleteEndpoints removes every webhook endpoint of the account (and, by cascade, their
