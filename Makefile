@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 REDOCLY := npx --yes @redocly/cli@2.77.0
 export DATABASE_URL TEST_DATABASE_URL
 
-.PHONY: help generate verify build run test lint bench db
+.PHONY: help generate verify build run test fuzz lint bench db apicheck sdkcheck
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -15,10 +15,16 @@ help: ## list the targets
 generate: ## regenerate gen/ from openapi/openapi.yaml
 	go generate ./openapi/
 
-verify: generate lint ## fail when gen/, go.mod or go.sum is stale, or gofmt/vet/the spec linter complain
-	@git diff --exit-code -- gen openapi || { echo "verify: gen/ is stale: run make generate and commit"; exit 1; }
+# quiet runs a command with its output kept back, shown only when it fails.
+quiet = out=$$(mktemp); if ! { $(1); } >$$out 2>&1; then cat $$out; rm -f $$out; exit 1; fi; rm -f $$out
+
+verify: ## fail when gen/, go.mod or go.sum is stale, or gofmt/vet/the spec linter complain; one line when all is well
+	@$(call quiet,go generate ./openapi/)
+	@git diff --quiet -- gen openapi || { git diff --stat -- gen openapi; echo "verify: gen/ is stale: run make generate and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- gen)" || { echo "verify: untracked files in gen/"; exit 1; }
-	@go mod tidy -diff || { echo "verify: go.mod/go.sum are stale: run go mod tidy"; exit 1; }
+	@$(call quiet,go mod tidy -diff) || { echo "verify: go.mod/go.sum are stale: run go mod tidy"; exit 1; }
+	@$(call quiet,$(MAKE) --no-print-directory lint)
+	@echo "verify: ok (gen/ current, go.mod tidy, gofmt, go vet and the OpenAPI linter clean)"
 
 build: ## build bin/gateway
 	go build -o bin/gateway .
@@ -26,12 +32,36 @@ build: ## build bin/gateway
 db: ## start PostgreSQL if none answers at DATABASE_URL and create its database
 	@.ci/pg-up
 
-run: build db ## build, start PostgreSQL if needed, migrate, seed a local account on the simulator, serve
-	bin/gateway dev
+run: build ## check the ports (GATEWAY_ADDR, PLATFORM_SIM_ADDR), start PostgreSQL if needed, migrate, seed a local account on the simulator, serve
+	@bin/gateway dev --check-ports
+	@.ci/pg-up
+	GATEWAY_ENV=development bin/gateway dev
 
-test: ## the whole test suite (starts PostgreSQL if needed)
+test: ## the whole test suite (starts PostgreSQL if needed; installs chromium and axe-core for the browser tests), then the breaking-change gate
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
+	@.ci/browser-up
 	go test -race -count=1 -timeout 30m ./...
+	@$(MAKE) --no-print-directory apicheck
+
+sdkcheck: ## generated TypeScript and Go clients, built from a running gateway dev's description, type-check and run a scenario
+	@sdkcheck/run.sh
+
+apicheck: ## fail when openapi.yaml breaks the released v1 (openapi/baseline/v1.yaml), judged by oasdiff
+	@cd openapi/breaking && go test -count=1 ./... >/dev/null 2>&1 || { cd openapi/breaking && go test -count=1 ./...; exit 1; }
+	@echo "apicheck: openapi.yaml is backward compatible with openapi/baseline/v1.yaml"
+
+# Every fuzz target, one at a time (one package's fuzzing at once: the machine's cores go to
+# its workers), each for FUZZTIME; the committed corpora under testdata/fuzz run first.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := ./platform/whatsapp:FuzzParseWebhook ./server:FuzzContactsBody ./server:FuzzSendTemplateBody \
+	./server:FuzzPlatformWebhookBody
+
+fuzz: ## run each fuzz target for FUZZTIME (10s): never a 5xx, never a panic
+	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \
+		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
+	done
 
 lint: ## gofmt, go vet, and the OpenAPI linter (Redocly CLI from npm)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "lint: gofmt"; exit 1; }

@@ -37,14 +37,22 @@ func init() {
 		if err := parseFlags(fs, args, "account"); err != nil {
 			return nil, err
 		}
-		return createKey(ctx, a.store, *id, *mode)
+		k, err := createKey(ctx, a.store, *id, *mode)
+		if err == nil {
+			operatorAudit(ctx, a, *id, store.AuditKeyCreated, k.Prefix, "("+k.Mode+") by the operator")
+		}
+		return k, err
 	})
 	registerAdmin("key revoke", "--key ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
 		id := fs.Int64("key", 0, "key id")
 		if err := parseFlags(fs, args, "key"); err != nil {
 			return nil, err
 		}
-		return a.store.RevokeAPIKey(ctx, *id)
+		k, err := a.store.RevokeAPIKey(ctx, *id)
+		if err == nil {
+			operatorAudit(ctx, a, k.AccountID, store.AuditKeyRevoked, k.Prefix, "("+k.Mode+") by the operator")
+		}
+		return k, err
 	})
 	registerAdmin("number connect", "--account ID --waba-id W --phone-number-id P --phone-number N --display-name D --access-token T",
 		func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
@@ -52,13 +60,22 @@ func init() {
 			fs.Int64Var(&c.AccountID, "account", 0, "account id")
 			fs.StringVar(&c.WabaID, "waba-id", "", "WhatsApp Business Account id")
 			fs.StringVar(&c.PhoneNumberID, "phone-number-id", "", "the platform's phone number id")
-			fs.StringVar(&c.PhoneNumber, "phone-number", "", "the number, digits only")
+			fs.StringVar(&c.PhoneNumber, "phone-number", "", "the number with its country code (stored as digits only)")
 			fs.StringVar(&c.DisplayName, "display-name", "", "display name")
 			fs.StringVar(&c.AccessToken, "access-token", "", "the platform access token (stored encrypted)")
 			if err := parseFlags(fs, args, "account", "waba-id", "phone-number-id", "phone-number", "display-name", "access-token"); err != nil {
 				return nil, err
 			}
-			return a.store.ConnectNumber(ctx, c)
+			digits, ok := server.NormalizeMobile(c.PhoneNumber)
+			if !ok {
+				return nil, fmt.Errorf("--phone-number %q: want an international number, 8 to 15 digits with the country code first", c.PhoneNumber)
+			}
+			c.PhoneNumber = digits
+			conn, err := a.store.ConnectNumber(ctx, c)
+			if err == nil {
+				operatorAudit(ctx, a, c.AccountID, store.AuditNumberConnected, c.PhoneNumber, "by the operator; phone number id "+c.PhoneNumberID)
+			}
+			return conn, err
 		})
 	registerAdmin("number disconnect", "--account ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
 		id := fs.Int64("account", 0, "account id")
@@ -68,6 +85,7 @@ func init() {
 		if err := a.store.DisconnectNumber(ctx, *id); err != nil {
 			return nil, err
 		}
+		operatorAudit(ctx, a, *id, store.AuditNumberDisconnect, "", "by the operator")
 		return map[string]any{"account_id": *id, "connected": false}, nil
 	})
 	for _, verb := range []string{"block", "unblock"} {

@@ -58,7 +58,7 @@ func TestAdminTemplatesSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res["account_id"] != acct["id"] || res["fetched"] != 8.0 || res["approved"] != 6.0 || res["created"] != 8.0 || res["removed"] != 0.0 {
+	if res["account_id"] != acct["id"] || res["fetched"] != 16.0 || res["approved"] != 14.0 || res["created"] != 16.0 || res["removed"] != 0.0 {
 		t.Fatalf("sync printed %v", res)
 	}
 	if _, err := adminRun("templates", "sync"); err == nil || !strings.Contains(err.Error(), "--account") {

@@ -19,7 +19,11 @@ func init() {
 		if err := parseFlags(fs, args, "account", "url"); err != nil {
 			return nil, err
 		}
-		return createWebhook(ctx, a.store, *id, *u, a.cfg.WebhookAllowPrivate)
+		w, err := createWebhook(ctx, a.store, *id, *u, a.cfg.WebhookAllowPrivate)
+		if err == nil {
+			operatorAudit(ctx, a, *id, store.AuditWebhookAdded, w.URL, "by the operator")
+		}
+		return w, err
 	})
 	registerAdmin("webhook list", "--account ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
 		id := fs.Int64("account", 0, "account id")
@@ -45,6 +49,7 @@ func init() {
 		if err != nil {
 			return nil, webhookNotFound(err, *id)
 		}
+		operatorAudit(ctx, a, accountID, store.AuditWebhookDeleted, w.URL, "by the operator")
 		return map[string]any{"webhook": w, "deleted": true}, nil
 	})
 	for _, verb := range []string{"enable", "disable"} {

@@ -94,7 +94,9 @@ func (s *syncBuffer) String() string {
 func startProcess(t testing.TB, env []string, args ...string) *process {
 	t.Helper()
 	p := &process{cmd: exec.Command(gatewayBinary(t), args...), out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
+	// The tests run on development secrets (the platform simulator's app secret and verify
+	// token), which serve refuses outside development.
+	p.cmd.Env = append(append(os.Environ(), "GATEWAY_ENV=development"), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

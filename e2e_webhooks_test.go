@@ -136,8 +136,8 @@ func (d *whDeployment) webhook(accountID string, rcv *whReceiver) string {
 // Event data as the messaging flow writes it (openapi.yaml's *Data schemas).
 var whEventData = map[string]string{
 	"message.received": `{"message_id": 1002, "conversation_id": 77, "contact_id": 501, "from": "5511987654321", "name": "Ana Souza", "type": "text", "text": "Is it in blue?"}`,
-	"message.sent":     `{"message_id": 1001, "chat_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgAR", "conversation_id": 77, "contact_id": 501, "destination": "15551234567", "template": "order_confirmation", "source": "api"}`,
-	"message.status":   `{"message_id": 1001, "chat_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgAR", "conversation_id": 77, "status": "delivered", "timestamp": "2026-11-21T10:00:02Z"}`,
+	"message.sent":     `{"message_id": 1001, "chat_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgAR", "conversation_id": 77, "contact_id": 501, "destination": "15551234567", "template": "order_confirmation", "source": "api", "client_reference": "crm-7781"}`,
+	"message.status":   `{"message_id": 1001, "chat_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgAR", "conversation_id": 77, "status": "delivered", "timestamp": "2026-11-21T10:00:02Z", "client_reference": "crm-7781"}`,
 	"contact.created":  `{"contact_id": 501, "mobile": "15551234567", "name": "Ana Souza"}`,
 }
 
@@ -644,7 +644,7 @@ func TestE2EWebhookMessagingFlow(t *testing.T) {
 	rcv := newWHReceiver(t, true, nil)
 	d.webhook(acct, rcv)
 
-	body := `{"destination":"15551234567","template_name":"order_confirmation","name":"Ana","body_variables":["Ana","ORD-7781"]}`
+	body := `{"destination":"15551234567","template_name":"order_confirmation","name":"Ana","body_variables":["Ana","ORD-7781"],"client_reference":"crm-order-7781"}`
 	req, _ := http.NewRequest(http.MethodPost, "http://"+gwAddr+"/v1/messages/template", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
@@ -659,6 +659,15 @@ func TestE2EWebhookMessagingFlow(t *testing.T) {
 	}
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("send: %d %s", resp.StatusCode, respBody)
+	}
+	var sent struct {
+		Data struct {
+			MessageID       int64  `json:"message_id"`
+			ClientReference string `json:"client_reference"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(respBody, &sent); err != nil || sent.Data.ClientReference != "crm-order-7781" {
+		t.Fatalf("send response without the client_reference: %s", respBody)
 	}
 	inbound := `{"phone_number_id":"` + devNumber.PhoneNumberID + `","from":"15557654321","name":"Bruno","type":"text","payload":{"body":"Is it in blue?"}}`
 	if resp, err := http.Post("http://"+simAddr+"/_sim/inbound", "application/json", strings.NewReader(inbound)); err != nil {
@@ -695,6 +704,29 @@ func TestE2EWebhookMessagingFlow(t *testing.T) {
 		if err := servertest.ValidateSchema(spec, name, r.Body); err != nil {
 			t.Fatalf("%s does not match %s: %v", r.Body, name, err)
 		}
+		// The send's client_reference is in its message.sent and message.status data.
+		var ev struct {
+			Data struct {
+				MessageID       int64   `json:"message_id"`
+				ClientReference *string `json:"client_reference"`
+			} `json:"data"`
+		}
+		json.Unmarshal(r.Body, &ev)
+		switch r.Header.Get("X-Service-Event") {
+		case "message.sent", "message.status":
+			if ev.Data.MessageID != sent.Data.MessageID || ev.Data.ClientReference == nil || *ev.Data.ClientReference != "crm-order-7781" {
+				t.Fatalf("%s without the client_reference: %s", r.Header.Get("X-Service-Event"), r.Body)
+			}
+		}
+	}
+	// GET /messages/{id} returns it too, checked against the contract.
+	msg, err := servertest.NewContract(t, "http://"+gwAddr).Do(servertest.Request{Method: http.MethodGet,
+		Path: fmt.Sprintf("/v1/messages/%d", sent.Data.MessageID), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := msg.Map(t)["data"].(map[string]any); msg.Status != http.StatusOK || m["client_reference"] != "crm-order-7781" {
+		t.Fatalf("GET /messages/%d: %d %s", sent.Data.MessageID, msg.Status, msg.Body)
 	}
 	t.Logf("events received: %v", got)
 }

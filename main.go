@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "serve":
 		return serve(ctx, cfg, stdout, stderr, nil)
 	case "dev":
-		return dev(ctx, cfg, stdout, stderr)
+		return dev(ctx, cfg, args[1:], stdout, stderr)
 	case "migrate":
 		return migrateCmd(cfg, args[1:], stdout)
 	case "admin":

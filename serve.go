@@ -8,11 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
+	"strings"
 
 	"gateway/migrations"
 	"gateway/platform/whatsapp"
 	"gateway/server"
+	"gateway/server/onboarding"
 	"gateway/store"
 )
 
@@ -32,11 +33,11 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 			return nil, err
 		}
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL, cfg.DBPool)
+	db, err := store.Open(ctx, store.WithStatementTimeout(cfg.DatabaseURL, cfg.StatementTimeout), cfg.DBPool)
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.New(db, cfg.SecretKey)
+	st, err := store.New(db, cfg.SecretKey, previousKeys(cfg)...)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -58,30 +59,43 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 	}
 	wa := whatsapp.NewClient(cfg.PlatformBaseURL, nil)
 	wa.SetTimeout(cfg.PlatformTimeout)
+	onb := &onboarding.Service{Store: st, Platform: wa, AppID: cfg.PlatformAppID, AppSecret: cfg.PlatformAppSecret,
+		ConfigID: cfg.PlatformESConfigID, SDKURL: cfg.PlatformSDKURL}
 	srv, err := server.New(server.Options{
 		PlatformAppSecret:   cfg.PlatformAppSecret,
 		PlatformVerifyToken: cfg.PlatformVerifyToken,
 		SendTimeout:         cfg.PlatformTimeout,
 		SchemaVersion:       version,
+		MetricsToken:        cfg.MetricsToken,
+		TrustedProxies:      cfg.TrustedProxies,
+		Replicas:            cfg.Replicas,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
-	}, server.Deps{Store: st, Platform: wa, Logger: logger})
+		Dashboard:           cfg.Dashboard,
+	}, server.Deps{Store: st, Platform: wa, Logger: logger, Onboarding: onb})
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	srv.AddService(server.NewTemplateSyncer(server.TemplateSyncConfig{Accounts: st.ConnectedAccountIDs,
 		Sync: srv.SyncAccountTemplates, Every: cfg.TemplateSyncEvery, Logger: logger}))
-	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger}))
+	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}))
 	srv.AddService(server.NewRetention(st, server.RetentionConfig{Logger: logger}))
 	srv.AddService(server.NewReconciler(st, server.ReconcileConfig{Interval: cfg.ReconcileEvery, Logger: logger}))
 	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil
 }
 
-// serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get 15 s).
+// serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get
+// serverTimeouts(cfg).Shutdown, 35 s by default).
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func(addr string)) error {
 	logger := cfg.logger(stderr)
-	if cfg.SecretKeyIsDefault {
-		logger.Warn("GATEWAY_SECRET_KEY is not set: using the built-in development key; never do this in production")
+	if problems := cfg.productionProblems(); len(problems) > 0 {
+		if !cfg.development() {
+			return fmt.Errorf("refusing to serve with development secrets (set GATEWAY_ENV=development for local use):\n  %s",
+				strings.Join(problems, "\n  "))
+		}
+		for _, p := range problems {
+			logger.Warn("development secret in use (GATEWAY_ENV=development): " + p)
+		}
 	}
 	a, err := openApp(ctx, cfg, logger)
 	if err != nil {
@@ -98,15 +112,29 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: a.server.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	timeouts := serverTimeouts(a.cfg)
+	hs := newHTTPServer(a.server.Handler(), timeouts)
 	if err := a.server.StartServices(ctx); err != nil {
 		ln.Close()
 		return err
 	}
 	defer a.server.StopServices()
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
 	a.log.Info("serving", "addr", ln.Addr().String())
+	var ms *http.Server
+	if a.cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", a.cfg.MetricsAddr)
+		if err != nil {
+			hs.Close()
+			return fmt.Errorf("metrics listener (GATEWAY_METRICS_ADDR): %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", a.server.Metrics().Handler())
+		ms = newHTTPServer(mux, timeouts)
+		go func() { errc <- ms.Serve(mln) }()
+		a.log.Info("serving metrics", "addr", mln.Addr().String())
+	}
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -115,11 +143,19 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	a.log.Info("shutting down", "addr", ln.Addr().String())
+	// In-flight requests finish first (a send records its outcome), then the deferred calls
+	// stop the background services, and the caller closes the pool.
+	sctx, cancel := context.WithTimeout(context.Background(), timeouts.Shutdown)
 	defer cancel()
+	if ms != nil {
+		ms.Shutdown(sctx)
+	}
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	a.server.StopServices()
+	a.log.Info("shut down")
 	return nil
 }
 
@@ -133,4 +169,12 @@ func migrateUp(cfg config) error {
 		return fmt.Errorf("migrate up: %w (a dirty database needs `gateway migrate force V` after a fix by hand)", err)
 	}
 	return nil
+}
+
+// previousKeys is GATEWAY_SECRET_KEY_PREVIOUS as store.New takes it.
+func previousKeys(cfg config) [][]byte {
+	if cfg.SecretKeyPrevious == nil {
+		return nil
+	}
+	return [][]byte{cfg.SecretKeyPrevious}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"gateway/platform/simulator"
+	"gateway/store"
 )
 
 // platformSim runs the Cloud API simulator standalone until ctx ends. It starts empty; seed it
@@ -24,11 +25,13 @@ func platformSim(ctx context.Context, cfg config, args []string, stdout, stderr 
 	}
 	simCfg := simulator.DefaultConfig()
 	simCfg.AppSecret = cfg.PlatformAppSecret
+	simCfg.AppID = cfg.PlatformAppID
 	simCfg.WebhookURL = *webhook
 	simCfg.WebhookWorkers = max(*workers, 0)
 	sim := simulator.New(simCfg)
 	if *seed {
 		seedSimulator(sim)
+		seedSandbox(sim, cfg)
 	}
 	url, err := sim.Start(*addr)
 	if err != nil {
@@ -53,4 +56,39 @@ var devNumber = simulator.Number{
 func seedSimulator(sim *simulator.Simulator) {
 	sim.AddNumber(devNumber)
 	sim.SeedTemplates(devNumber.WabaID, simulator.DefaultTemplates())
+	sim.SeedTemplates(devNumber.WabaID, simulator.RichTemplates())
+}
+
+// restoreSimulatorNumbers gives a fresh simulator the numbers connected in earlier runs of
+// `gateway dev` (through Embedded Signup, say), registered and with the default templates, so
+// they keep working after a restart. A number the simulator has already is left alone.
+func restoreSimulatorNumbers(ctx context.Context, st *store.Store, sim *simulator.Simulator) error {
+	conns, err := st.Connections(ctx, 1000)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, n := range sim.Numbers() {
+		known[n.PhoneNumberID] = true
+	}
+	for _, c := range conns {
+		if known[c.PhoneNumberID] {
+			continue
+		}
+		sim.AddNumber(simulator.Number{PhoneNumberID: c.PhoneNumberID, WabaID: c.WabaID, DisplayPhoneNumber: c.PhoneNumber,
+			AccessToken: c.AccessToken, VerifiedName: c.DisplayName})
+		if len(sim.Templates(c.WabaID)) == 0 {
+			sim.SeedTemplates(c.WabaID, simulator.DefaultTemplates())
+		}
+	}
+	return nil
+}
+
+// seedSandbox registers the shared sandbox number (SANDBOX_*) on the simulator, so test sends
+// to joined handsets and the sandbox's replies go through it. Play a handset with
+// POST /_sim/inbound {"phone_number_id": SANDBOX_PHONE_NUMBER_ID, "from": "<digits>",
+// "type": "text", "payload": {"body": "join <code>"}}.
+func seedSandbox(sim *simulator.Simulator, cfg config) {
+	sim.AddNumber(simulator.Number{PhoneNumberID: cfg.SandboxPhoneID, WabaID: "100000000000002",
+		DisplayPhoneNumber: cfg.SandboxPhoneNumber, AccessToken: cfg.SandboxAccessToken, VerifiedName: "Gateway Sandbox"})
 }

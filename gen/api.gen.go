@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -45,6 +46,36 @@ const (
 func (e ContactCreatedEventMode) Valid() bool {
 	switch e {
 	case ContactCreatedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpsertEnvelopeSuccess.
+const (
+	ContactUpsertEnvelopeSuccessTrue ContactUpsertEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactUpsertEnvelopeSuccess enum.
+func (e ContactUpsertEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactUpsertEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactsEnvelopeSuccess.
+const (
+	ContactsEnvelopeSuccessTrue ContactsEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ContactsEnvelopeSuccess enum.
+func (e ContactsEnvelopeSuccess) Valid() bool {
+	switch e {
+	case ContactsEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -138,12 +169,28 @@ func (e EventBaseMode) Valid() bool {
 	}
 }
 
+// Defines values for EventExamplesEnvelopeSuccess.
+const (
+	EventExamplesEnvelopeSuccessTrue EventExamplesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the EventExamplesEnvelopeSuccess enum.
+func (e EventExamplesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case EventExamplesEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventName.
 const (
 	EventNameContactCreated  EventName = "contact.created"
 	EventNameMessageReceived EventName = "message.received"
 	EventNameMessageSent     EventName = "message.sent"
 	EventNameMessageStatus   EventName = "message.status"
+	EventNameWebhookTest     EventName = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the EventName enum.
@@ -156,6 +203,29 @@ func (e EventName) Valid() bool {
 	case EventNameMessageSent:
 		return true
 	case EventNameMessageStatus:
+		return true
+	case EventNameWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HeaderMediaType.
+const (
+	Document HeaderMediaType = "document"
+	Image    HeaderMediaType = "image"
+	Video    HeaderMediaType = "video"
+)
+
+// Valid indicates whether the value is a known member of the HeaderMediaType enum.
+func (e HeaderMediaType) Valid() bool {
+	switch e {
+	case Document:
+		return true
+	case Image:
+		return true
+	case Video:
 		return true
 	default:
 		return false
@@ -177,6 +247,36 @@ func (e KeyMode) Valid() bool {
 	case KeyModeLive:
 		return true
 	case KeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeEnvelopeSuccess.
+const (
+	MeEnvelopeSuccessTrue MeEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MeEnvelopeSuccess enum.
+func (e MeEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MeEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageEnvelopeSuccess.
+const (
+	MessageEnvelopeSuccessTrue MessageEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MessageEnvelopeSuccess enum.
+func (e MessageEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MessageEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -315,6 +415,21 @@ func (e MessageStatusEventMode) Valid() bool {
 	}
 }
 
+// Defines values for SendEnvelopeSuccess.
+const (
+	SendEnvelopeSuccessTrue SendEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SendEnvelopeSuccess enum.
+func (e SendEnvelopeSuccess) Valid() bool {
+	switch e {
+	case SendEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendResultDelivery.
 const (
 	Real      SendResultDelivery = "real"
@@ -348,6 +463,42 @@ func (e SendResultMode) Valid() bool {
 	}
 }
 
+// Defines values for TemplateHeaderFormat.
+const (
+	DOCUMENT TemplateHeaderFormat = "DOCUMENT"
+	GIF      TemplateHeaderFormat = "GIF"
+	IMAGE    TemplateHeaderFormat = "IMAGE"
+	LOCATION TemplateHeaderFormat = "LOCATION"
+	NONE     TemplateHeaderFormat = "NONE"
+	PRODUCT  TemplateHeaderFormat = "PRODUCT"
+	TEXT     TemplateHeaderFormat = "TEXT"
+	VIDEO    TemplateHeaderFormat = "VIDEO"
+)
+
+// Valid indicates whether the value is a known member of the TemplateHeaderFormat enum.
+func (e TemplateHeaderFormat) Valid() bool {
+	switch e {
+	case DOCUMENT:
+		return true
+	case GIF:
+		return true
+	case IMAGE:
+		return true
+	case LOCATION:
+		return true
+	case NONE:
+		return true
+	case PRODUCT:
+		return true
+	case TEXT:
+		return true
+	case VIDEO:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TemplateStatus.
 const (
 	APPROVED TemplateStatus = "APPROVED"
@@ -357,6 +508,21 @@ const (
 func (e TemplateStatus) Valid() bool {
 	switch e {
 	case APPROVED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TemplatesEnvelopeSuccess.
+const (
+	TemplatesEnvelopeSuccessTrue TemplatesEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the TemplatesEnvelopeSuccess enum.
+func (e TemplatesEnvelopeSuccess) Valid() bool {
+	switch e {
+	case TemplatesEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -378,11 +544,57 @@ func (e ValidationErrorEnvelopeSuccess) Valid() bool {
 	}
 }
 
+// Defines values for WebhookTestEventEvent.
+const (
+	WebhookTestEventEventWebhookTest WebhookTestEventEvent = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventEvent enum.
+func (e WebhookTestEventEvent) Valid() bool {
+	switch e {
+	case WebhookTestEventEventWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookTestEventMode.
+const (
+	WebhookTestEventModeTest WebhookTestEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the WebhookTestEventMode enum.
+func (e WebhookTestEventMode) Valid() bool {
+	switch e {
+	case WebhookTestEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Account defines model for Account.
 type Account struct {
 	Email string `json:"email"`
 	Id    int64  `json:"id"`
 	Name  string `json:"name"`
+}
+
+// AccountInactiveEnvelope The failure envelope of this status; `code` is one of the values listed.
+type AccountInactiveEnvelope = ErrorEnvelope
+
+// ButtonVariable defines model for ButtonVariable.
+type ButtonVariable struct {
+	// Index The button's 0-based position among the template's buttons (GET /templates `buttons[].index`).
+	Index int `json:"index"`
+
+	// Value The URL suffix for a URL button with {{1}}, the coupon code for COPY_CODE (at most 15
+	// characters), the code for an OTP button, the payload for QUICK_REPLY.
+	//
+	//
+	// Example: SPRING24
+	Value string `json:"value"`
 }
 
 // Chat defines model for Chat.
@@ -404,9 +616,9 @@ type Contact struct {
 	Id      int64     `json:"id"`
 
 	// Mobile International format, digits only, country code included.
-	Mobile string  `json:"mobile"`
-	Name   string  `json:"name"`
-	Note   *string `json:"note,omitempty"`
+	Mobile string `json:"mobile"`
+	Name   string `json:"name"`
+	Note   string `json:"note"`
 }
 
 // ContactCreatedData defines model for ContactCreatedData.
@@ -425,14 +637,14 @@ type ContactCreatedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *ContactCreatedEventMode `json:"mode,omitempty"`
 }
 
 // ContactCreatedEventEvent defines model for ContactCreatedEvent.Event.
 type ContactCreatedEventEvent string
 
-// ContactCreatedEventMode Present, equal to test, for events caused by a test key.
+// ContactCreatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type ContactCreatedEventMode string
 
 // ContactList defines model for ContactList.
@@ -456,22 +668,24 @@ type ContactUpsertEnvelope struct {
 	Data ContactUpsert `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                       `json:"message"`
+	Success ContactUpsertEnvelopeSuccess `json:"success"`
 }
+
+// ContactUpsertEnvelopeSuccess defines model for ContactUpsertEnvelope.Success.
+type ContactUpsertEnvelopeSuccess bool
 
 // ContactsEnvelope defines model for ContactsEnvelope.
 type ContactsEnvelope struct {
 	Data ContactList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                  `json:"message"`
+	Success ContactsEnvelopeSuccess `json:"success"`
 }
+
+// ContactsEnvelopeSuccess defines model for ContactsEnvelope.Success.
+type ContactsEnvelopeSuccess bool
 
 // Envelope Fields every response carries.
 type Envelope struct {
@@ -501,29 +715,89 @@ type ErrorEnvelope struct {
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
 type ErrorEnvelopeSuccess bool
 
-// EventBase Fields every webhook body carries.
+// EventBase Fields every webhook body carries; each event adds its `data`.
 type EventBase struct {
 	CreatedAt time.Time `json:"created_at"`
-
-	// Data The event's payload; its fields depend on the event.
-	Data  map[string]interface{} `json:"data"`
-	Event EventName              `json:"event"`
+	Event     EventName `json:"event"`
 
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *EventBaseMode `json:"mode,omitempty"`
 }
 
-// EventBaseMode Present, equal to test, for events caused by a test key.
+// EventBaseMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type EventBaseMode string
+
+// EventExamples defines model for EventExamples.
+type EventExamples struct {
+	// Events One example of each event, in the order of `WebhookEvent`'s `oneOf`.
+	Events []WebhookEvent `json:"events"`
+}
+
+// EventExamplesEnvelope defines model for EventExamplesEnvelope.
+type EventExamplesEnvelope struct {
+	Data EventExamples `json:"data"`
+
+	// Message Human-readable text.
+	Message string                       `json:"message"`
+	Success EventExamplesEnvelopeSuccess `json:"success"`
+}
+
+// EventExamplesEnvelopeSuccess defines model for EventExamplesEnvelope.Success.
+type EventExamplesEnvelopeSuccess bool
 
 // EventName defines model for EventName.
 type EventName string
 
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
+
+// HeaderLocation The place shown by a LOCATION header.
+type HeaderLocation struct {
+	// Address Example: Av. Paulista 1000, São Paulo
+	Address *string `json:"address,omitempty"`
+
+	// Latitude Example: -23.5614
+	Latitude float64 `json:"latitude"`
+
+	// Longitude Example: -46.6559
+	Longitude float64 `json:"longitude"`
+
+	// Name Example: Acme Paulista
+	Name *string `json:"name,omitempty"`
+}
+
+// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+type HeaderMedia struct {
+	// Filename Document only. The file name the recipient sees.
+	//
+	// Example: INV-1001.pdf
+	Filename *string `json:"filename,omitempty"`
+
+	// Id The platform's id of media already uploaded.
+	//
+	// Example: 1029384756
+	Id *string `json:"id,omitempty"`
+
+	// Link A public https URL the platform downloads the media from.
+	//
+	// Example: https://cdn.example.com/spring.jpg
+	Link *string `json:"link,omitempty"`
+
+	// Type Must match the template's header_format.
+	Type HeaderMediaType `json:"type"`
+}
+
+// HeaderMediaType Must match the template's header_format.
+type HeaderMediaType string
+
+// IdempotencyInProgressEnvelope The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgressEnvelope = ErrorEnvelope
+
+// InternalErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type InternalErrorEnvelope = ErrorEnvelope
 
 // KeyMode The kind of key that made the request.
 type KeyMode string
@@ -534,7 +808,7 @@ type Me struct {
 	Chat    Chat    `json:"chat"`
 
 	// Mode The kind of key that made the request.
-	Mode *KeyMode `json:"mode,omitempty"`
+	Mode KeyMode `json:"mode"`
 
 	// Sandbox Test mode only. How to receive test sends on a real handset.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
@@ -545,22 +819,28 @@ type MeEnvelope struct {
 	Data Me `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string            `json:"message"`
+	Success MeEnvelopeSuccess `json:"success"`
 }
+
+// MeEnvelopeSuccess defines model for MeEnvelope.Success.
+type MeEnvelopeSuccess bool
 
 // Message defines model for Message.
 type Message struct {
 	ChatMessageId string `json:"chat_message_id"`
 
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Error Why the platform failed the message.
 	Error *MessageError `json:"error,omitempty"`
 
 	// History Every status reported, oldest first, with the platform's timestamp.
-	History   *[]StatusChange `json:"history,omitempty"`
-	MessageId int64           `json:"message_id"`
+	History   []StatusChange `json:"history"`
+	MessageId int64          `json:"message_id"`
 
 	// SentAt ISO 8601 timestamp with UTC offset.
 	SentAt time.Time `json:"sent_at"`
@@ -574,11 +854,12 @@ type MessageEnvelope struct {
 	Data Message `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                 `json:"message"`
+	Success MessageEnvelopeSuccess `json:"success"`
 }
+
+// MessageEnvelopeSuccess defines model for MessageEnvelope.Success.
+type MessageEnvelopeSuccess bool
 
 // MessageError Why the platform failed the message.
 type MessageError struct {
@@ -639,24 +920,29 @@ type MessageReceivedEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageReceivedEventMode `json:"mode,omitempty"`
 }
 
 // MessageReceivedEventEvent defines model for MessageReceivedEvent.Event.
 type MessageReceivedEventEvent string
 
-// MessageReceivedEventMode Present, equal to test, for events caused by a test key.
+// MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
 
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
-	ChatMessageId  string                `json:"chat_message_id"`
-	ContactId      int64                 `json:"contact_id"`
-	ConversationId int64                 `json:"conversation_id"`
-	Destination    string                `json:"destination"`
-	MessageId      int64                 `json:"message_id"`
-	Source         MessageSentDataSource `json:"source"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string               `json:"client_reference,omitempty"`
+	ContactId       int64                 `json:"contact_id"`
+	ConversationId  int64                 `json:"conversation_id"`
+	Destination     string                `json:"destination"`
+	MessageId       int64                 `json:"message_id"`
+	Source          MessageSentDataSource `json:"source"`
 
 	// Template The template name.
 	Template string `json:"template"`
@@ -674,14 +960,14 @@ type MessageSentEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageSentEventMode `json:"mode,omitempty"`
 }
 
 // MessageSentEventEvent defines model for MessageSentEvent.Event.
 type MessageSentEventEvent string
 
-// MessageSentEventMode Present, equal to test, for events caused by a test key.
+// MessageSentEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageSentEventMode string
 
 // MessageStatus What the messaging platform last reported.
@@ -689,8 +975,13 @@ type MessageStatus string
 
 // MessageStatusData defines model for MessageStatusData.
 type MessageStatusData struct {
-	ChatMessageId  string `json:"chat_message_id"`
-	ConversationId int64  `json:"conversation_id"`
+	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+	ConversationId  int64   `json:"conversation_id"`
 
 	// Error Why the platform failed the message.
 	Error     *MessageError `json:"error,omitempty"`
@@ -698,7 +989,7 @@ type MessageStatusData struct {
 
 	// Status What the messaging platform last reported.
 	Status    MessageStatus `json:"status"`
-	Timestamp *time.Time    `json:"timestamp,omitempty"`
+	Timestamp time.Time     `json:"timestamp"`
 }
 
 // MessageStatusEvent defines model for MessageStatusEvent.
@@ -710,15 +1001,21 @@ type MessageStatusEvent struct {
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
 
-	// Mode Present, equal to test, for events caused by a test key.
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 	Mode *MessageStatusEventMode `json:"mode,omitempty"`
 }
 
 // MessageStatusEventEvent defines model for MessageStatusEvent.Event.
 type MessageStatusEventEvent string
 
-// MessageStatusEventMode Present, equal to test, for events caused by a test key.
+// MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
+
+// MethodNotAllowedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowedEnvelope = ErrorEnvelope
+
+// NotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type NotFoundEnvelope = ErrorEnvelope
 
 // Pagination defines model for Pagination.
 type Pagination struct {
@@ -727,27 +1024,40 @@ type Pagination struct {
 	Total int `json:"total"`
 }
 
+// PayloadTooLargeEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLargeEnvelope = ErrorEnvelope
+
+// PlatformErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PlatformErrorEnvelope = ErrorEnvelope
+
+// RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type RateLimitedEnvelope = ErrorEnvelope
+
 // Sandbox Test mode only. How to receive test sends on a real handset.
 type Sandbox struct {
 	JoinCode string `json:"join_code"`
 
-	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours.
+	// JoinPhrase Send this text from a handset to the sandbox number to join for 24 hours. The sandbox number replies with the workspace joined and when the window ends (or why the code was refused). While the window is open, the messages the handset sends to the sandbox number reach the workspace as message.received events with mode test.
 	JoinPhrase string `json:"join_phrase"`
 
 	// PhoneNumber The sandbox number, digits only.
 	PhoneNumber string `json:"phone_number"`
 }
 
+// SendConflictEnvelope The failure envelope of this status; `code` is one of the values listed.
+type SendConflictEnvelope = ErrorEnvelope
+
 // SendEnvelope defines model for SendEnvelope.
 type SendEnvelope struct {
 	Data SendResult `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string              `json:"message"`
+	Success SendEnvelopeSuccess `json:"success"`
 }
+
+// SendEnvelopeSuccess defines model for SendEnvelope.Success.
+type SendEnvelopeSuccess bool
 
 // SendResult defines model for SendResult.
 type SendResult struct {
@@ -755,6 +1065,11 @@ type SendResult struct {
 
 	// ChatMessageId Id assigned by the messaging platform.
 	ChatMessageId string `json:"chat_message_id"`
+
+	// ClientReference The client_reference given on send; absent when none was.
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
 
 	// ContactCreated true when the send created the contact.
 	ContactCreated bool  `json:"contact_created"`
@@ -770,7 +1085,7 @@ type SendResult struct {
 	// Mode Test mode only.
 	Mode *SendResultMode `json:"mode,omitempty"`
 
-	// Note Test mode only. What happened to the send.
+	// Note Test mode only. What happened to the send, and the text the template renders to.
 	Note *string `json:"note,omitempty"`
 
 	// Status What the messaging platform last reported.
@@ -790,15 +1105,36 @@ type SendTemplateRequest struct {
 	// Example: ["Ana","ORD-7781"]
 	BodyVariables *[]string `json:"body_variables,omitempty"`
 
+	// ButtonVariables Values for the template's buttons, by index. An AUTHENTICATION template's OTP button
+	// is filled from body_variables[0] when this is omitted.
+	//
+	//
+	// Example: [{"index":0,"value":"SPRING24"}]
+	ButtonVariables *[]ButtonVariable `json:"button_variables,omitempty"`
+
 	// CampaignName Groups the send under a standing API campaign in reports.
 	//
 	// Example: November orders
 	CampaignName *string `json:"campaign_name,omitempty"`
 
+	// ClientReference The caller's own id for this send (an order or ticket id). Stored with the message and
+	// returned in the send response, GET /messages/{id}, and the message.sent and
+	// message.status events.
+	//
+	//
+	// Example: crm-order-7781
+	ClientReference *string `json:"client_reference,omitempty"`
+
 	// Destination International format, digits only, country code included.
 	//
 	// Example: 15551234567
 	Destination string `json:"destination"`
+
+	// HeaderLocation The place shown by a LOCATION header.
+	HeaderLocation *HeaderLocation `json:"header_location,omitempty"`
+
+	// HeaderMedia The media of an IMAGE, VIDEO or DOCUMENT header; exactly one of `link` and `id`.
+	HeaderMedia *HeaderMedia `json:"header_media,omitempty"`
 
 	// HeaderVariables Values for the header variable, if the template has one.
 	//
@@ -838,11 +1174,24 @@ type StatusChange struct {
 // Template defines model for Template.
 type Template struct {
 	// BodyVariables How many body variables a send must give.
-	BodyVariables *int             `json:"body_variables,omitempty"`
-	Category      TemplateCategory `json:"category"`
+	BodyVariables int `json:"body_variables"`
 
-	// HeaderVariables How many header variables a send must give.
-	HeaderVariables *int `json:"header_variables,omitempty"`
+	// Buttons The template's buttons in order; `index` is what `button_variables` refers to.
+	//
+	// Example: [{"index":0,"takes_value":true,"text":"Shop now","type":"URL"},{"index":1,"takes_value":true,"text":"Stop promotions","type":"QUICK_REPLY"}]
+	Buttons  []TemplateButton `json:"buttons"`
+	Category TemplateCategory `json:"category"`
+
+	// HeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+	// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+	// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+	//
+	//
+	// Example: IMAGE
+	HeaderFormat TemplateHeaderFormat `json:"header_format"`
+
+	// HeaderVariables How many header variables a send must give (0 unless the header is TEXT with a variable).
+	HeaderVariables int `json:"header_variables"`
 
 	// Id The service's own template id.
 	Id int64 `json:"id"`
@@ -851,10 +1200,50 @@ type Template struct {
 	Language string         `json:"language"`
 	Name     string         `json:"name"`
 	Status   TemplateStatus `json:"status"`
+
+	// Unsupported What this template has that the API cannot fill yet (GIF or PRODUCT header,
+	// CAROUSEL, LIMITED_TIME_OFFER, FLOW or CATALOG button, ...). A send of such a template
+	// is refused with a 422 naming it. Absent when the template can be sent.
+	//
+	//
+	// Example: ["CAROUSEL"]
+	Unsupported *[]string `json:"unsupported,omitempty"`
 }
+
+// TemplateHeaderFormat The header's kind. IMAGE, VIDEO and DOCUMENT take `header_media` of that type on send,
+// LOCATION takes `header_location`, TEXT takes `header_variables` when it has a
+// variable. GIF and PRODUCT headers are listed but cannot be sent yet (see `unsupported`).
+//
+// Example: IMAGE
+type TemplateHeaderFormat string
 
 // TemplateStatus defines model for Template.Status.
 type TemplateStatus string
+
+// TemplateButton defines model for TemplateButton.
+type TemplateButton struct {
+	// Index The button's 0-based position among the template's buttons.
+	Index int `json:"index"`
+
+	// TakesValue true when a send may give this button a value in `button_variables`. It must for a
+	// URL button with a `{{1}}` suffix, COPY_CODE (the coupon code, at most 15 characters)
+	// and OTP (the code; filled from body_variables[0] when omitted); it may for
+	// QUICK_REPLY (the payload echoed back when the button is tapped).
+	TakesValue bool `json:"takes_value"`
+
+	// Text The button's label.
+	//
+	// Example: Track order
+	Text string `json:"text"`
+
+	// Type The button type as the platform defines it: QUICK_REPLY, URL, PHONE_NUMBER,
+	// COPY_CODE, FLOW, CATALOG, ... The one-time-password button of an AUTHENTICATION
+	// template (copy code or one tap) is listed as OTP.
+	//
+	//
+	// Example: URL
+	Type string `json:"type"`
+}
 
 // TemplateCategory defines model for TemplateCategory.
 type TemplateCategory struct {
@@ -874,16 +1263,23 @@ type TemplateList struct {
 	Templates []Template `json:"templates"`
 }
 
+// TemplateNotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFoundEnvelope = ErrorEnvelope
+
 // TemplatesEnvelope defines model for TemplatesEnvelope.
 type TemplatesEnvelope struct {
 	Data TemplateList `json:"data"`
 
 	// Message Human-readable text.
-	Message string `json:"message"`
-
-	// Success true on success, false on failure.
-	Success bool `json:"success"`
+	Message string                   `json:"message"`
+	Success TemplatesEnvelopeSuccess `json:"success"`
 }
+
+// TemplatesEnvelopeSuccess defines model for TemplatesEnvelope.Success.
+type TemplatesEnvelopeSuccess bool
+
+// UnauthorizedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type UnauthorizedEnvelope = ErrorEnvelope
 
 // UpsertContactRequest defines model for UpsertContactRequest.
 type UpsertContactRequest struct {
@@ -918,41 +1314,78 @@ type ValidationErrorEnvelope struct {
 // ValidationErrorEnvelopeSuccess defines model for ValidationErrorEnvelope.Success.
 type ValidationErrorEnvelopeSuccess bool
 
+// ValidationFailedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailedEnvelope = ValidationErrorEnvelope
+
+// WebhookEvent Any webhook event; the `event` field tells which schema the body follows.
+type WebhookEvent struct {
+	union json.RawMessage
+}
+
+// WebhookTestData defines model for WebhookTestData.
+type WebhookTestData struct {
+	// EndpointId The endpoint the test event was sent to (and only to).
+	EndpointId int64  `json:"endpoint_id"`
+	Message    string `json:"message"`
+}
+
+// WebhookTestEvent defines model for WebhookTestEvent.
+type WebhookTestEvent struct {
+	CreatedAt time.Time             `json:"created_at"`
+	Data      WebhookTestData       `json:"data"`
+	Event     WebhookTestEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *WebhookTestEventMode `json:"mode,omitempty"`
+}
+
+// WebhookTestEventEvent defines model for WebhookTestEvent.Event.
+type WebhookTestEventEvent string
+
+// WebhookTestEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type WebhookTestEventMode string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
-// AccountInactive defines model for AccountInactive.
-type AccountInactive = ErrorEnvelope
+// AccountInactive The failure envelope of this status; `code` is one of the values listed.
+type AccountInactive = AccountInactiveEnvelope
 
-// IdempotencyInProgress defines model for IdempotencyInProgress.
-type IdempotencyInProgress = ErrorEnvelope
+// IdempotencyInProgress The failure envelope of this status; `code` is one of the values listed.
+type IdempotencyInProgress = IdempotencyInProgressEnvelope
 
-// InternalError defines model for InternalError.
-type InternalError = ErrorEnvelope
+// InternalError The failure envelope of this status; `code` is one of the values listed.
+type InternalError = InternalErrorEnvelope
 
-// NotFound defines model for NotFound.
-type NotFound = ErrorEnvelope
+// MethodNotAllowed The failure envelope of this status; `code` is one of the values listed.
+type MethodNotAllowed = MethodNotAllowedEnvelope
 
-// PayloadTooLarge defines model for PayloadTooLarge.
-type PayloadTooLarge = ErrorEnvelope
+// NotFound The failure envelope of this status; `code` is one of the values listed.
+type NotFound = NotFoundEnvelope
 
-// PlatformError defines model for PlatformError.
-type PlatformError = ErrorEnvelope
+// PayloadTooLarge The failure envelope of this status; `code` is one of the values listed.
+type PayloadTooLarge = PayloadTooLargeEnvelope
 
-// RateLimited defines model for RateLimited.
-type RateLimited = ErrorEnvelope
+// PlatformError The failure envelope of this status; `code` is one of the values listed.
+type PlatformError = PlatformErrorEnvelope
 
-// SendConflict defines model for SendConflict.
-type SendConflict = ErrorEnvelope
+// RateLimited The failure envelope of this status; `code` is one of the values listed.
+type RateLimited = RateLimitedEnvelope
 
-// TemplateNotFound defines model for TemplateNotFound.
-type TemplateNotFound = ErrorEnvelope
+// SendConflict The failure envelope of this status; `code` is one of the values listed.
+type SendConflict = SendConflictEnvelope
 
-// Unauthorized defines model for Unauthorized.
-type Unauthorized = ErrorEnvelope
+// TemplateNotFound The failure envelope of this status; `code` is one of the values listed.
+type TemplateNotFound = TemplateNotFoundEnvelope
 
-// ValidationFailed defines model for ValidationFailed.
-type ValidationFailed = ValidationErrorEnvelope
+// Unauthorized The failure envelope of this status; `code` is one of the values listed.
+type Unauthorized = UnauthorizedEnvelope
+
+// ValidationFailed The failure envelope of this status; `code` is one of the values listed.
+type ValidationFailed = ValidationFailedEnvelope
 
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
@@ -986,6 +1419,215 @@ type UpsertContactJSONRequestBody = UpsertContactRequest
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
 
+// AsMessageReceivedEvent returns the union data inside the WebhookEvent as a MessageReceivedEvent
+func (t WebhookEvent) AsMessageReceivedEvent() (MessageReceivedEvent, error) {
+	var body MessageReceivedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageReceivedEvent overwrites any union data inside the WebhookEvent as the provided MessageReceivedEvent
+func (t *WebhookEvent) FromMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageReceivedEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageReceivedEvent
+func (t *WebhookEvent) MergeMessageReceivedEvent(v MessageReceivedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageSentEvent returns the union data inside the WebhookEvent as a MessageSentEvent
+func (t WebhookEvent) AsMessageSentEvent() (MessageSentEvent, error) {
+	var body MessageSentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageSentEvent overwrites any union data inside the WebhookEvent as the provided MessageSentEvent
+func (t *WebhookEvent) FromMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageSentEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageSentEvent
+func (t *WebhookEvent) MergeMessageSentEvent(v MessageSentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.sent"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageStatusEvent returns the union data inside the WebhookEvent as a MessageStatusEvent
+func (t WebhookEvent) AsMessageStatusEvent() (MessageStatusEvent, error) {
+	var body MessageStatusEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageStatusEvent overwrites any union data inside the WebhookEvent as the provided MessageStatusEvent
+func (t *WebhookEvent) FromMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageStatusEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageStatusEvent
+func (t *WebhookEvent) MergeMessageStatusEvent(v MessageStatusEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.status"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContactCreatedEvent returns the union data inside the WebhookEvent as a ContactCreatedEvent
+func (t WebhookEvent) AsContactCreatedEvent() (ContactCreatedEvent, error) {
+	var body ContactCreatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContactCreatedEvent overwrites any union data inside the WebhookEvent as the provided ContactCreatedEvent
+func (t *WebhookEvent) FromContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	t.union = b
+	return err
+}
+
+// MergeContactCreatedEvent performs a merge with any union data inside the WebhookEvent, using the provided ContactCreatedEvent
+func (t *WebhookEvent) MergeContactCreatedEvent(v ContactCreatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookTestEvent returns the union data inside the WebhookEvent as a WebhookTestEvent
+func (t WebhookEvent) AsWebhookTestEvent() (WebhookTestEvent, error) {
+	var body WebhookTestEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookTestEvent overwrites any union data inside the WebhookEvent as the provided WebhookTestEvent
+func (t *WebhookEvent) FromWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	t.union = b
+	return err
+}
+
+// MergeWebhookTestEvent performs a merge with any union data inside the WebhookEvent, using the provided WebhookTestEvent
+func (t *WebhookEvent) MergeWebhookTestEvent(v WebhookTestEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"webhook.test"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WebhookEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "contact.created":
+		return t.AsContactCreatedEvent()
+	case "message.received":
+		return t.AsMessageReceivedEvent()
+	case "message.sent":
+		return t.AsMessageSentEvent()
+	case "message.status":
+		return t.AsMessageStatusEvent()
+	case "webhook.test":
+		return t.AsWebhookTestEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t WebhookEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WebhookEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// ListContacts List contacts
@@ -994,6 +1636,9 @@ type ServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx echo.Context, params UpsertContactParams) error
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx echo.Context) error
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx echo.Context) error
@@ -1071,6 +1716,15 @@ func (w *ServerInterfaceWrapper) UpsertContact(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpsertContact(ctx, params)
+	return err
+}
+
+// ListEventExamples converts echo context to params.
+func (w *ServerInterfaceWrapper) ListEventExamples(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListEventExamples(ctx)
 	return err
 }
 
@@ -1190,37 +1844,126 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/messages/:id", wrapper.GetMessage, options.OperationMiddlewares["getMessage"]...)
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
+	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
 
 }
 
-type AccountInactiveJSONResponse ErrorEnvelope
+type AccountInactiveResponseHeaders struct {
+	XRequestId string
+}
+type AccountInactiveJSONResponse struct {
+	Body AccountInactiveEnvelope
 
-type IdempotencyInProgressJSONResponse ErrorEnvelope
+	Headers AccountInactiveResponseHeaders
+}
 
-type InternalErrorJSONResponse ErrorEnvelope
+type IdempotencyInProgressResponseHeaders struct {
+	XRequestId string
+}
+type IdempotencyInProgressJSONResponse struct {
+	Body IdempotencyInProgressEnvelope
 
-type NotFoundJSONResponse ErrorEnvelope
+	Headers IdempotencyInProgressResponseHeaders
+}
 
-type PayloadTooLargeJSONResponse ErrorEnvelope
+type InternalErrorResponseHeaders struct {
+	XRequestId string
+}
+type InternalErrorJSONResponse struct {
+	Body InternalErrorEnvelope
 
-type PlatformErrorJSONResponse ErrorEnvelope
+	Headers InternalErrorResponseHeaders
+}
+
+type MethodNotAllowedResponseHeaders struct {
+	Allow      string
+	XRequestId string
+}
+type MethodNotAllowedJSONResponse struct {
+	Body MethodNotAllowedEnvelope
+
+	Headers MethodNotAllowedResponseHeaders
+}
+
+type NotFoundResponseHeaders struct {
+	XRequestId string
+}
+type NotFoundJSONResponse struct {
+	Body NotFoundEnvelope
+
+	Headers NotFoundResponseHeaders
+}
+
+type PayloadTooLargeResponseHeaders struct {
+	XRequestId string
+}
+type PayloadTooLargeJSONResponse struct {
+	Body PayloadTooLargeEnvelope
+
+	Headers PayloadTooLargeResponseHeaders
+}
+
+type PlatformErrorResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type PlatformErrorJSONResponse struct {
+	Body PlatformErrorEnvelope
+
+	Headers PlatformErrorResponseHeaders
+}
 
 type RateLimitedResponseHeaders struct {
-	RetryAfter *int
+	RateLimit       string
+	RateLimitPolicy string
+	RetryAfter      int
+	XRequestId      string
 }
 type RateLimitedJSONResponse struct {
-	Body ErrorEnvelope
+	Body RateLimitedEnvelope
 
 	Headers RateLimitedResponseHeaders
 }
 
-type SendConflictJSONResponse ErrorEnvelope
+type SendConflictResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type SendConflictJSONResponse struct {
+	Body SendConflictEnvelope
 
-type TemplateNotFoundJSONResponse ErrorEnvelope
+	Headers SendConflictResponseHeaders
+}
 
-type UnauthorizedJSONResponse ErrorEnvelope
+type TemplateNotFoundResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type TemplateNotFoundJSONResponse struct {
+	Body TemplateNotFoundEnvelope
 
-type ValidationFailedJSONResponse ValidationErrorEnvelope
+	Headers TemplateNotFoundResponseHeaders
+}
+
+type UnauthorizedResponseHeaders struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+type UnauthorizedJSONResponse struct {
+	Body UnauthorizedEnvelope
+
+	Headers UnauthorizedResponseHeaders
+}
+
+type ValidationFailedResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type ValidationFailedJSONResponse struct {
+	Body ValidationFailedEnvelope
+
+	Headers ValidationFailedResponseHeaders
+}
 
 type ListContactsRequestObject struct {
 	Params ListContactsParams
@@ -1230,15 +1973,23 @@ type ListContactsResponseObject interface {
 	VisitListContactsResponse(w http.ResponseWriter) error
 }
 
-type ListContacts200JSONResponse ContactsEnvelope
+type ListContacts200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListContacts200JSONResponse struct {
+	Body    ContactsEnvelope
+	Headers ListContacts200ResponseHeaders
+}
 
 func (response ListContacts200JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1249,10 +2000,12 @@ type ListContacts401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListContacts401JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1263,10 +2016,11 @@ type ListContacts403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListContacts403JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1277,10 +2031,14 @@ type ListContacts422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response ListContacts422JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1295,9 +2053,10 @@ func (response ListContacts429JSONResponse) VisitListContactsResponse(w http.Res
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1308,10 +2067,11 @@ type ListContacts500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListContacts500JSONResponse) VisitListContactsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1326,15 +2086,27 @@ type UpsertContactResponseObject interface {
 	VisitUpsertContactResponse(w http.ResponseWriter) error
 }
 
-type UpsertContact200JSONResponse ContactUpsertEnvelope
+type UpsertContact200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type UpsertContact200JSONResponse struct {
+	Body    ContactUpsertEnvelope
+	Headers UpsertContact200ResponseHeaders
+}
 
 func (response UpsertContact200JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1345,10 +2117,12 @@ type UpsertContact401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response UpsertContact401JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1359,10 +2133,11 @@ type UpsertContact403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response UpsertContact403JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1375,10 +2150,11 @@ type UpsertContact409JSONResponse struct {
 func (response UpsertContact409JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1389,10 +2165,11 @@ type UpsertContact413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response UpsertContact413JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1403,10 +2180,14 @@ type UpsertContact422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response UpsertContact422JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1421,9 +2202,10 @@ func (response UpsertContact429JSONResponse) VisitUpsertContactResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1434,10 +2216,104 @@ type UpsertContact500JSONResponse struct{ InternalErrorJSONResponse }
 func (response UpsertContact500JSONResponse) VisitUpsertContactResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamplesRequestObject struct {
+}
+
+type ListEventExamplesResponseObject interface {
+	VisitListEventExamplesResponse(w http.ResponseWriter) error
+}
+
+type ListEventExamples200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListEventExamples200JSONResponse struct {
+	Body    EventExamplesEnvelope
+	Headers ListEventExamples200ResponseHeaders
+}
+
+func (response ListEventExamples200JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListEventExamples401JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListEventExamples403JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListEventExamples429JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListEventExamples500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListEventExamples500JSONResponse) VisitListEventExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1450,15 +2326,23 @@ type GetMeResponseObject interface {
 	VisitGetMeResponse(w http.ResponseWriter) error
 }
 
-type GetMe200JSONResponse MeEnvelope
+type GetMe200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMe200JSONResponse struct {
+	Body    MeEnvelope
+	Headers GetMe200ResponseHeaders
+}
 
 func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1469,10 +2353,12 @@ type GetMe401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1483,10 +2369,11 @@ type GetMe403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMe403JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1501,9 +2388,10 @@ func (response GetMe429JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1514,10 +2402,11 @@ type GetMe500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1532,15 +2421,27 @@ type SendTemplateMessageResponseObject interface {
 	VisitSendTemplateMessageResponse(w http.ResponseWriter) error
 }
 
-type SendTemplateMessage200JSONResponse SendEnvelope
+type SendTemplateMessage200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type SendTemplateMessage200JSONResponse struct {
+	Body    SendEnvelope
+	Headers SendTemplateMessage200ResponseHeaders
+}
 
 func (response SendTemplateMessage200JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1551,10 +2452,12 @@ type SendTemplateMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response SendTemplateMessage401JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1565,10 +2468,11 @@ type SendTemplateMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response SendTemplateMessage403JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1579,10 +2483,14 @@ type SendTemplateMessage404JSONResponse struct{ TemplateNotFoundJSONResponse }
 func (response SendTemplateMessage404JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1593,10 +2501,14 @@ type SendTemplateMessage409JSONResponse struct{ SendConflictJSONResponse }
 func (response SendTemplateMessage409JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(409)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1607,10 +2519,11 @@ type SendTemplateMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
 func (response SendTemplateMessage413JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(413)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1621,10 +2534,14 @@ type SendTemplateMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response SendTemplateMessage422JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1639,9 +2556,10 @@ func (response SendTemplateMessage429JSONResponse) VisitSendTemplateMessageRespo
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1652,10 +2570,11 @@ type SendTemplateMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response SendTemplateMessage500JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1666,10 +2585,14 @@ type SendTemplateMessage502JSONResponse struct{ PlatformErrorJSONResponse }
 func (response SendTemplateMessage502JSONResponse) VisitSendTemplateMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(502)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1683,15 +2606,23 @@ type GetMessageResponseObject interface {
 	VisitGetMessageResponse(w http.ResponseWriter) error
 }
 
-type GetMessage200JSONResponse MessageEnvelope
+type GetMessage200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetMessage200JSONResponse struct {
+	Body    MessageEnvelope
+	Headers GetMessage200ResponseHeaders
+}
 
 func (response GetMessage200JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1702,10 +2633,12 @@ type GetMessage401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response GetMessage401JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1716,10 +2649,11 @@ type GetMessage403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response GetMessage403JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1730,10 +2664,11 @@ type GetMessage404JSONResponse struct{ NotFoundJSONResponse }
 func (response GetMessage404JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1744,10 +2679,14 @@ type GetMessage422JSONResponse struct{ ValidationFailedJSONResponse }
 func (response GetMessage422JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1762,9 +2701,10 @@ func (response GetMessage429JSONResponse) VisitGetMessageResponse(w http.Respons
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1775,10 +2715,11 @@ type GetMessage500JSONResponse struct{ InternalErrorJSONResponse }
 func (response GetMessage500JSONResponse) VisitGetMessageResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1791,15 +2732,23 @@ type ListTemplatesResponseObject interface {
 	VisitListTemplatesResponse(w http.ResponseWriter) error
 }
 
-type ListTemplates200JSONResponse TemplatesEnvelope
+type ListTemplates200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListTemplates200JSONResponse struct {
+	Body    TemplatesEnvelope
+	Headers ListTemplates200ResponseHeaders
+}
 
 func (response ListTemplates200JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1810,10 +2759,12 @@ type ListTemplates401JSONResponse struct{ UnauthorizedJSONResponse }
 func (response ListTemplates401JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1824,10 +2775,11 @@ type ListTemplates403JSONResponse struct{ AccountInactiveJSONResponse }
 func (response ListTemplates403JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1842,9 +2794,10 @@ func (response ListTemplates429JSONResponse) VisitListTemplatesResponse(w http.R
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if response.Headers.RetryAfter != nil {
-		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
-	}
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1855,10 +2808,11 @@ type ListTemplates500JSONResponse struct{ InternalErrorJSONResponse }
 func (response ListTemplates500JSONResponse) VisitListTemplatesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1872,6 +2826,9 @@ type StrictServerInterface interface {
 	// UpsertContact Create or update a contact
 	// (POST /contacts)
 	UpsertContact(ctx context.Context, request UpsertContactRequestObject) (UpsertContactResponseObject, error)
+	// ListEventExamples One example of each webhook event
+	// (GET /events/examples)
+	ListEventExamples(ctx context.Context, request ListEventExamplesRequestObject) (ListEventExamplesResponseObject, error)
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
@@ -1965,6 +2922,29 @@ func (sh *strictHandler) UpsertContact(ctx echo.Context, params UpsertContactPar
 		return err
 	} else if validResponse, ok := response.(UpsertContactResponseObject); ok {
 		return validResponse.VisitUpsertContactResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListEventExamples operation middleware
+func (sh *strictHandler) ListEventExamples(ctx echo.Context) error {
+	var request ListEventExamplesRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListEventExamples(ctx.Request().Context(), request.(ListEventExamplesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListEventExamples")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListEventExamplesResponseObject); ok {
+		return validResponse.VisitListEventExamplesResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -2095,131 +3075,217 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H2Nchs30uCroOb2ylIypElKlGSprvYUx0m0sWytJWd/LJ0IzjRFRENgMgAlMS4+1L3CPdkVGsAMZghS",
-	"pH+z35etrZgiMUCj0f/o7nkfJWKSCw5cyejwfTQGmkKBH9+AKmbHIwWF/isFmRQsV0zw6DA6h0TwVBIl",
-	"yD1ligxhJAoghX6E8Zt2FEcyGcOE6kfVLIfoMGJcwQ0U0Xw+j6OcFnQCyi51ksIkFwp4MvsZZovLHZMp",
-	"Z79NgdzCjGx19bK9fp8kY1rQRE+yTdSYKjKhtyAJRTgYpKSA36YgFZF0BIdEjYFIOjGz3DM11t9ccvxq",
-	"KFLzHeNk94CMxbSQpIA8ozOJD45YIRUpQOaCSyCMSwU0JWJEaKIYvyHqniXQvuRRHMEDneSZ3nN/1E2e",
-	"pTvQ6g33aWsXdndaz2i/3+oke+kB9Eb7w24niiOmN2lQH8URpxP9rIeUlsaKj9IJfXgJ/EaNo8Nevx9H",
-	"E8bd393YIVyqgvEbg28HOKL7OEnElKsTrkG/A/1VIrgCrvRHmucZS6hG/dNfpcb/+2pHemSqJ6dmjmvm",
-	"JomjCUhJb/SPF2MgdgBhknhj5DRJQMrocEQzCXN/T38pYBQdRv/jaUWRT82v8umLohDFC34HmcjB7KhO",
-	"If6KQxgznuKp6ZP2AGhH89jH6wk/K8RNgQB9AA5YNdM149e5m8tHxXFJhJbimCSNk9UQSsWyjDBOvEk+",
-	"F64WQLJssRSsYso5crXGHldQcJrhKh+GNTvDNeAUPrLc5ERCcQcFcSM+GyY4mXJ4yCFRkJrVjshvU6EA",
-	"sfLP1huDqNZJSgx7atEjp3kuCoXoeCXUD2LK0w/CBBfqeoRP+0g4NZ8IF4q4Xz8n2xQgxbRIgKQCJK4K",
-	"D0wqIorqmyFkQss4gXixjIYIOKOzTND0QoiXtLj5MFmSmzmulRDXGc7i48OegRHRTBIcUWiBz0mXnLLv",
-	"Pjt+6usLTZm4sEFARtVIFJMNGQIlTgG/Iunpz3c0m9aQYue9Lgc1JawbQdwIw8rA00PiiGjKU8jYHRR0",
-	"mAHZ0nOT7k6309vbXkTbPI6mnN5RlunRK4HyxzXhMn9pnVhCmLIU6YhyeQ+FU7TdDpHGkDhC0O00ZEJn",
-	"mvr0P/qhMb0DMgTgem8qAPanPe8A+AsIJls+vAXkQJUkTGmbgUrBt5F7aptGYnlDFbxkE2bPfGNOKaiC",
-	"68xOUMO7EGRC+cxRqySCI7QpTIRWg0fGOCMZVfA5RWoJSEKzrIQinw4zlpTAkFEhJkRwICdnhKapVnja",
-	"Zmxan63S/AzBZEc/9QxVBOgcePpc8FHGErUhQw4zkdyG+VHPQhN17YY0qd7+TsZUEpFrYhFTffYpSSg3",
-	"MtQRTBpkPVYzRprLf1lbYx5r5fRccL5UPvHpZAjFtdZhSTnOh+aVIGaMXrMcYnQIk06JfFZ2DoMQI0m6",
-	"82KS2CONNdPSjzGOLmCiZQZ8lFWg7CTXYfPglSA0zwtxp3FphxLtMqTkMhJFCoU+jxErJrjQZfQZmT0I",
-	"ixj5RgKZUJWMwThRN+wOOAKrUc1SRNpbTqdqLAr2+wcKxak/Qc2SYlJqOa7X4nc0Yyk5PjvRAujz4gT9",
-	"SypRXSFR1VwRA4goSAF34hYMEn7RX+JGf6As+0BE3JWTXI/MLHGERq20LrVinBow31nvEE08/sQeEwJa",
-	"wM00owWBh1wLByY4uYz+z7tO69nV+4O425//5TKKruZ1u91syrLOIfHX+mBUVzhZw6UZMchSjeBJdegT",
-	"mmn1DekRGRg8DJD4JAGajIkYjYCneiw+3I4qyeO7yfpjXogcCsWMloAJZZkX2XCOdhwxPDi9KFXG1dnb",
-	"jeKFCIjz8RdmQE/9tykrNAW809PZobFd9KqcTAy1TaLnej6mASATX3jXsYXHQLa0boJJrmbELC+3yf1Y",
-	"82dQararfQyFyIByvXbKZJ7R2fWS/cRRPhYcrs18i5BYh0//RTNi8BaTlN0wtGCymbdqeM5rg/LVePQV",
-	"VA3iBnyLUwfxbTTHIso966FJnvanUutUNoEWEkSJMHqTAqg9wpKoUqqgpRhC/+EEOBFDZoTHhicSE+SK",
-	"YkbQmWA8yaZpjTwqaJZSBRcKGnGsfqcTb8AOFv44quwxh6wVZ/bcDPmeKhrkGLTwPgCH6+58kS7dit6O",
-	"8NnHN/HizimHLHs9ig7fPaK49PDvqIRoHjd3nlp8rHo+gMF5HIEDAvh04m2pvXgYHg4aO7uq9vaSSbX0",
-	"ZPAzUzCRawIbVWvRoqAzFB7at7NacPUkZ9XIJQenLWdvvhVn9jaXUKhPQHOeRKgzriqmYOQ3JRzuS0mj",
-	"DZEJTSEsYD4tCTvgmlz6KGJK3b4+OZfWwMdQsz2W5qZwhqtVdCq/FsTIIBvA68NZJ5gftNEjCdxBMasu",
-	"NhJaFAzQG6/DWFp7zXl+mk4obxVAU4wxKXhQQWVQWoFByhWc2AExMfaJ4ERbsdMiSLoNDLjJK6s0RHNo",
-	"Rz5HY7kJxClNxoxDtQ8TyMELHh8OJ+caTkfgOsR334I+3RIPejHQELLrG5GgULRwSbDOjyQkLkwSrwgw",
-	"hMOzaixShJ1mmbjHBRuR/asAEdQt+U/BO4k9zkedNjz3ue8RrXoEueOFGVonXksBSKRXjxImgreENUuN",
-	"vJo372E4FuLWBKCX8qeVvdfGF1jPWnRyZzEIinr9iST27I8wtjkyUKWQA09daA9HehxacVtpGzxqlrzS",
-	"2qK0XpdAQ1h6VMVjaFIIKe1NrzRsakPdYadhEmT7swKMlw6/TWmGwSmQKtaGr1lVkoROJaRkOCMUf9Se",
-	"vC8J9HdhM2fBdjUYif2zipcJb0sfr6wWdqtZ8dYuIAF25wc82jY6Xv6pqJrKSqCsMMniyCd3zZVpyowL",
-	"cFYjstL4WpigaWbV0fwGhanUqDOoNO56TtWYbFFD2fjVE0n+dv76lfnlV8E4pCYQlwolY60ixoRKMtBP",
-	"XN/RgmmhJtudwRGhpEwqwCGX005nJ2Ec/4W2+VPbJeaLgTfbb1NNNShNB0QUZKCXb7N0YAgOwaOSUHI/",
-	"FhmUAAy2F+k+jh5aN6Klv2zJW5a3RG4Q2coFysfoUOu7eRz9DLPTIE1qir9lHJMLbmHmUhtSsOEZjLH4",
-	"FJgZhYOEqDE/EcEzPoVF+5NWMY5VXOpCIdoAtdGGlbaKHuPx3KqxDg1ayFKeDsXDY0+c22FNFqsiyghj",
-	"iKVO4Yvbbaewibl2WllZDfE+purasnY45mE12+Pw4BzmunIeR2MmlSgCSTcvUPkYKUIKyEWBsXORpVoI",
-	"Yj5MXAXJnbHxRBKtbaSik1zT6Fru2jku8nxM+Q2EhEl932t4SVoUWk3YCG+cvyYHe51uBaTZwtuL50SM",
-	"RhKQsdbTnlbArodvs8UFUvB2Fi+ccblEtaEwUZsT/fKUbWh1c/Iu78rrh/OP8axGS8RYu/7dcMDuWSpD",
-	"PZJEzsCAVTtILykoyrIlmo2pbC1HOEUqwdErjumNVdyfKAaVCH4HhTTewdpPjQoxCSNNAk+heCJtCPjx",
-	"YGwmkjKa0tAt5mI3iNSMKqamqY9XG4PFKfnN8l/Xi0uUC/jThY5lAikLGME/iIKwCb2BmNBpykRM7lgK",
-	"IiapSKYTbY5SnhKpWHILhaPOkFlOc4edBSSMWAZLQ6RLZPyETeDafLvG7UF4wxsK06UgFqCd3dDRw0T8",
-	"ysLwr1Jhq4SjmTK0oQLybBY+weFUKcHxqDKG+Zt5FvSelmDbuj+byoUFEBU8qDC/6V+M94Kf7JbLW0Nc",
-	"xPxu9yKKaithjnTUsVIiutwVPZhs6bXj1fQeO2KPiWP52AUZZUzQtjWxj9iCGhNHIHo7qX5SzqSCSUym",
-	"3CbRlbfuHO6hIILDdmBPK5VmQwDG9ZAkSroyHonzriGcv3BsPaQaQsH1Bedv3ei6M0KAqyV6Zw3z8gvp",
-	"pto99aMSZB1jENMbfTzSnGFci0MW9JRcuG4Zy3pZF5tS64KJ9wj91m/SS8DKXa0gZn3aX4eQSzpbRcQY",
-	"rtiUgEuTu2k5UuWZibXkvYwaaYnSxnebbbzERo1MVBUoCg0TZQ070R4gH8VLH8AaH+Tgbc4vH+LXaH1o",
-	"Pap1448fyycWzlUcgCO+Eg9UFLKSC5qbWM0HZ7XbyzpwuQ0cLJ6o/kWGf1JC0SxYpVM/HZzczeQeC6H+",
-	"vAriNEQnSEUmIgXjS5CfxD1RglhdZkKr2vvApFGqbYeMjClPrU9e3+uvgvFr5/otcBf+mo+LYGz9HLA4",
-	"hEljcWEqKnUruRR3G4pyiTBKYDASw8K9XVMe9GhqyhIHqzbzY/5V8xTq2Sr+PmMPJ8FzAZ5+8RCBXvQN",
-	"yGm20Z2l99SicKWTnLKbDYRmQBw3YkIpoVKyG25C02E1Ejxtp6nXuJQvM8ftWD8HdUnuz5cyt8ylyeMM",
-	"ixxZbsYzTFyg3mOcmp5lk2lm8wL0HEG9uuqATFyiuGMJPJGEpTHBGxnGyY8vLshT53w/fc/SeS18typ1",
-	"Jxg1qu/48UueKpNpNerQPhnTPAfuUqANObS/UmDRZ6NHbdAmma9UvZp5XR60Ld1ZfqOEl6hN2V6/21lE",
-	"7i80m4JEWfz+fXc+j8n797353ARkBNHuJuPm0gbdzrZfkvkuOuY0iqPXb75v7e8fdPUeyhi1l47W7fR2",
-	"H6mrjPX4E/Ns18teK8PWJZJdBKW+jx8LMc1lJRmmPAXtCktFTVrq8dkJcXPoLRkjVtb2E70Sd4A6CveK",
-	"GRDeLnqdRzfR8Lc+XTpgBWO33+93ezu7/b39OnwavJwqvUZ0WE8yDjGGqfhYkzY0Xm3RnnsgJswkp5cu",
-	"HFZrcGiQyHmOudGSmlDuJ6GPRfLIKL+ZBlNqXoqEZoAYPSIcIHW3oFUeCZ14igX/YrJKxmecSLiDgmbE",
-	"rdIgG+DXb88bxNKvHwZt/X71vhfvzLeu3x23/k1bv+Px9OLd+fZf/7Iq37O+G5u5ZKCUVMNXQV4mGnO4",
-	"X6gv9AE+5pSci+nvtA70QWeF/76GNhH3vKIGlrbJa25KGGqY1uRUzanBdbK2BuR+QPdMGGcTrUS6IT1U",
-	"W2YR1le4+IhQvlho8XGgBkpFNhUdTYPOkyNBxeBf8i3YdZ/C6WzGBCyNlZEA6Yr57aWmU8jrXvk1c87c",
-	"5VwFRGjfF14waTNFpz0krKVDXVYO1CpC64vJVCosqQnfaSVUwY292V2FUwffczd+LUFbwtYQsetCtzln",
-	"rmfYrSVUVyar+znp3d5K88xZh8dnZ29e//Li+zXTgGwwugTVO6uVptXCSS1Q1NpWf0aHkNWqiKK3imVM",
-	"zdaX62/zHIpWQqVVQLbwy+2lLm7eXpy8PLn4V7QZgoaQrcREOF3cUc36+eIlj9aUdm/RqGtAW620Csov",
-	"nyxcw88GnrfJh7YK+8Osd0wMcQRTU991/bIXUtwZDT0bUPvBpzepaakyV3z79Yh8GxOZ0wRkTFIqx1qe",
-	"8ZTktACuxiD13wVaKIA1vvrHtBB53lSv3/b7ZKvb3SbPDvb3+q3dnV53pel7efntX7X5S7a2W1ffhq0r",
-	"62pWi5wVMIKivMyThI4UFGSP5JP6YmsU16xI1V9WiLc+Ndfr9xZI+gNSchvQ2xlCVI3pQMm0YGp2rmey",
-	"yQk5+xlmP5meO8G74yRjmP+J6Xe2XkuCIsc27xsR0l7WveefreOzE9u3x4kQXFIj1Hz6+zQYdnlp7iuk",
-	"KBT6MVy00LVSQmTyiGCuoqvYI+g35trez8SNLKHBQRUwduUAJEOgBRR6S4uADGo7PSTf4Vgi75LrjN3B",
-	"dbvdHpCtHGmwgHS77PqEgSwcXC05Vio3lZuMj4SX6qI/WjBPy6jbj1TBfSiRFIO3pSn8jzFV8jjPKzvB",
-	"cUJMbgFy7356JLJM3JvCTzvoiSwzhi+5NQk1P7uItA0JuvRrkw4cEzUuxPRmjO0LMFf1zYvzC+2rty/5",
-	"Jf/mG0fn7W++IS9qxRWxK3HQRrqtKYixpYibylCtkU0DO3iggbrkAwv14MjNMppm5dQSE8NnZKCF+yB2",
-	"s7uvKZk06xsGmqgGsZmckt1ez+WWV8WywXTdxdzbuJ5Bu20RockHuLJ1yxod5vS4q8LGRNowkZls3VuY",
-	"2WRdn87iSz4o2etwYWiZOzEwZD6wLFNlB29lFYsdLmOoS645artN0I9w3rRWHkYF5GXm+ANNVDbDQ2QS",
-	"Q5OxiSNTpUclkAJPADFNmELD+JIPgWBZx6HGhysKt5u3peIFjDDOqQmPsBGh5glSbX6ATn8mBVaRti/5",
-	"zzCT2rspsCXZoGTVAaZijJfEto/MSAVSXeOhS+JitqYE4ZIDTzF/GTdxXzCF/YnGeha9wJHf5QMnS2Ei",
-	"zGTlXIa79Ma0i2VrVy55rmWK6UB0cmZJx/X8YalcZKOSTinXuKh6NA2cM4LdWfR5zMS0qsKnl/wGOBQY",
-	"fsdME/J37PXElAlI6NGubM41eTLweN0fNDzfCTUmZ6/PL4jWYki50toECFSjWYSDq00umi3oLnlZ0fBo",
-	"CzqpRIFN7SwatoyYKBdTrTc4GtJDooopDLaPvOnLpndUHxwUZT8j5P2jRne8Mcug1vfOnoftenHJbdsL",
-	"O0HnmUXUL1BIJrAhxjffkMFdd2Ce0aLi0BWQoAWVpppPuKYvUsAE5Tk2RcBeFm3y3Kpfwy5KZHhw5jk7",
-	"kem2l7EEuLnos3pE26gFA0WNM2sTtRbVi5ZDURzdGZijw6jb7rQ7+hGRA6c5iw6jnXanvYMXn2qMhsNT",
-	"vxj1BtTSeBeGtLxUaUpyegOEKkIx+1hzHdAiGQ9qPTLKII5mVbTJbJBMq9eS3E5SbSkw6Wx1U6dV9VR8",
-	"1wTqjbiXRLNabrNoSyuy3wkbDcigta6DKYwoXsrpRyb0wcS10EtaFeXS9l6j6gb7m9kL0FJcUUW6Nci6",
-	"YcDsVXQArq4HVreD/9sUtAvMwsPzSAm9oYxLVZ3LlvZ2W4xL4JIpdgfbS4+qstIpuj6hnZjzX9bZsRsy",
-	"2q8avRx7nc5mvUKc+1iR8Tuvc4F16coLzajX6e21ut1Wr3vR7Rx29P//HZnwTb/TrXyuqN/vdtHXsa6O",
-	"3aIftjUOTBTpTdTLsE3qQrfMVOiWiQndea3TyOuf/X4itpJmvXYiC5W7gT4irzkYLhWj0nbE/iy7ne6y",
-	"+cvjeFrrZIMP7Tz+ULMZp36u13v8uYWOMfjgs8cf9HuQzeOobwho9TP1ro/oUk0nEy1fjRQiXkG8ojea",
-	"qEoxiL1iciFVqOjWyL3hrM4/hxhETAQ2z8qyRisme2cwzVM0KvxmTtrAQJVyyQ0Ja+2UTg1DgNG/dqUJ",
-	"nZnHGCeDbwePuf1H2kpgUjsKqIWp9G/ByNYBUYJ0+43rMBT922Zdd0kzKCMkxIU7Bu1Lbks+Mxgp7ByG",
-	"/osaAyuc4scOXFbp1RVBLWyzqAlCZ1sNedrovmtEDOr770Q620y6eNEfG/KpQjpVHMfJjHCQxIqJVcGN",
-	"tZk+GNCa16MHVop8uFj1629rrdIasva6lJrlYL32JkK0JgzdxZp3L1+TjPM4MkyyKVRWC3wkWG7tBbA2",
-	"FdmNHhFL+jb6DS9cko1wYiL9ClK8s4YwDjcj1k9311i12Xz1P053mG4y1TER6o4xrEjmcfTURIeXWd4j",
-	"ph1013DtXhS3RpTLsTaAra6wrQiNIjkiU4kREazwHQPN1JgkY0huFy3uH0GdQvTxsiLYWNHxpVeTazuN",
-	"RSKX/5smE2g7UWsssN1exYvJBMhLlfolut4yRs7Uu3WZZ86No9tshWWSNjr7BzsHB91AY6zDqNvZ6+92",
-	"dvq93m7vWa8XPWqorWoq+Tn3bqVZY/OLGw7uco1trS3OvOrjR1qYm1CRXKDVr2GLfgWxcD4W97UmktT2",
-	"c3fpuFU/xaGY6t+EJy9csboTFzY70C/qCJuj55h9HMq10MYdJUgd7iRIrRSESZKMhQSubdlBLSNjcMlt",
-	"pMZd+A42zNxBJ7M2L0sHR5dc8PLSVd0LP9XDBBtxlaFQY4y4mOabagwzczePS5dGdZlVcsn1xlx415iz",
-	"JmSDMrHhFZcIsG+AqOVbaKTQLIPUTupb6Za6y7RDs4JT29yLPWGaZMDo9RMNXSny1zJ9TTrH7KQu1Jr5",
-	"HaHcw1r23YKhVUtk2tf0PJy5jiAbLdNIRQxkDdYBqWfsBXz5RuJSKJ1oA8kYShr9LFZ6Zt93sWgM+3nl",
-	"O4Gs8eieTlja/um7m5enF2+7ry5ezE5//3v31a/JL8c3x29+/O6kc3r7tx9evX3bf3P7r99fv3ixc3p7",
-	"0n3168lxIIXWKuRFE7yZw72/X8+N7nb0MJeCYmqY5qHXBzR7pTsVrOyV/moMdJdjQE/QDqEgtE0XT/L2",
-	"Gdpl189DryWM1/bec4nbrteJdRXP3QNtYqs7wNRrmNoIU+OBJR9GhC8t8qgVo5SO5wjj0jRrRx+B+Y14",
-	"4TE7oRSxZSJClVD+5f2c3cefW+iMva6DVGvm/l/ZL9JPrQFi/XUTDbPJXq8umi+TUj86I8kSq2xaSe9Z",
-	"Ol/qX70BNS24caPwDtXemqv62yhsqSU5pTMyBJILbQP4r0yaYodme7Eul7hZSzT6shc2YLZrgQAaC8KV",
-	"V1TXCSg6MQ6fUzWu9BozlSm+pvGZdaOU3k8YoP+0Gqjs8/PufUOI1bJowwH/eew95BfMrn6y13jSlteu",
-	"eKh7uKuXuwoqPdfUZ9mlRH2dT3Vv0Gyvs/K1IfAHlb81ufsfFSJ6o2UG9XJ2avXcpErCDgu2Wi5oUKiV",
-	"WZp1MTamlVcWN69yFZkIqUiv0wnfypZzRp9KGnj7ePe+ltutGaRXZvR6abxWurnMW5t0ve/nSJdlIMut",
-	"eI+tyjTn+dWnYq7FFNlQd/+mPpP1A/lvEhXBizaMiizgo8y9bsSLPL6oSPJq7udEmvtfLw3w3ZWW2fX8",
-	"SP87m7b47kpLafOiNkOU00LT39O7Lspvu+77VVEuDOKYd4vhuySXh728WJ/rRLhwmeg62oT5uUSaqw1b",
-	"sUiFq8Vlzu07IxZSDhF6k2aIv+PVnfNqrJzy1ijlVCAHocLRE+nlMLq0hOZ1qTdrGSvXR/DQciaWd93T",
-	"9i6qwmGw751+x4g4Jz9dXJyZbCclTAJlmQ3mx+gKuGFS6efaxNCNPMRMvXNT0tHCxgoDsmW6uWqAt2Pi",
-	"/W7XnQ3IlkkYwqOi3LZ/xddVlGlo2P71ktv+r/WJztkNp2pawIBsDeSY9vp7/2tAviVjeCA/nR4/b53/",
-	"dNzr7zmmKei9SYYy6Y7Vm0Hdak8k5oJiSSAkBaj6criv1kk6qH17rDSFqPqXF87yGcSX3AU1zxXlKS1S",
-	"8g97WmRgz63FcFL3l6qerr6U5Wbbl/zYvF+t9/DgMsl2qlesYdrXPZNg67ctZTJZvi91q09kTPpkwnhM",
-	"djrm3x4Zx5e8T8Yx6Xbwv7v6vz383MPPSBT/7//2OuR/brfJMdntdkjKpKkHwibBFpOhOJ7g9VcLRB9x",
-	"/ew3QV5mJS69/iyvOx8JflXtPBZ4yqjYqEt7w51kN231YW/U2qUHw9azpJO2utAb7dDdYT/ZS6NNb0Fr",
-	"r31YPzjW9OBM5yj7sptKB1z5mubYhUQwa9RGFxyfO/lporNYKefdkVS9qf6UL3/Klz+GfGm0V/tcAqb/",
-	"mIAJBndNK86FyH/D/e0tCcI/aDhOJCYncTLMpvDXquYCf/akVaB3OIqrTvps1BvuQ2sv6dLW7qgDrWe0",
-	"v9/aGR6kvaQLu6O9TrSpv1xvpfe55VUylUpMoDCvU6JVe8NaRXnZ1rQmsaQ9+j+l1Z/S6o8jrc5NaO7L",
-	"mEIbhhqjdW+uVl0qBgJ8tlGj7c9YXdgHbxcX5ZqNZuIG9mgv6Y52oHUw3E1bu0mPtp5Bd9TaT/eGfbqb",
-	"7Ax73Y1lWtVR8fPKM99Jrgu0uuAqC9H/FF1/iq4/kOhyMdnPJbx6Hy+8Nrpl3/DGY1EwOYQgeM+GB8l+",
-	"uget/miXtnaHO0nrIO1BqzvqUPfb5qLJa3X5+YXTwmVfLUIvXUuy+fz/BwAA//8=",
+	"7L2Lctu2ujD6KhiefSZ2SymSfIljT2cdN3Vb7yaxl+20e+3Ix4RIyEJNASwB2dHK+GnOE5xX+P8X+wcf",
+	"LgRJ6GLnsrL2eM+eVUckcfnw4btfPkYpnxacESZFtP8xmhCckRL+PMxzfqf+yIhIS1pIylm0H11MCJoS",
+	"OeGZQHJCUIHlBIlZUfBSim4UR+QDnhY5ifajX44uYnR6cn4RxVFJ/prRkmTRvixnJI5EOiFTrIaX80K9",
+	"LGRJ2XV0fx9HxxmZFlwSJs9IkeO5+qq5jEQNk6C7CWFITqhAJREFZ4IgqtclJC9JVv3MxwgzRHCZU1Ii",
+	"tRwiJLqjcqJfx1OC3MTpvPMbmavdVOskbDaN9t9HauLoMg6s+wxL8ppOqQxDLSNTjm7I/JlAuXorRncT",
+	"LFFJppgyoRZIJcIs05ui6okgUsSIMiRIylkm0EYCn/4w6MXmQ8quf4B/CCJ/2Eo260ew/O0Hnovb3ynP",
+	"aTpfucu/ZlxiVMDLaCMZ9A7uftjtNZdofn7oWvQBHmfhVZjzfSYQzdCGOuDkvzrmm85xlqA5nyFBmIwR",
+	"LxFG14SREkuSIc7I5gHiDJFbUs4d/nTR32dcEnUsklt8r2+kJH9d7Yz76ctsiwxGL/A22d56iXd2eulu",
+	"tnR3U/zhNWHXchLt9wd7QcwispwfjiUp29s9N6ghObrDVKIRGfNSQUCWc8quu+sAljJJrkkJc/3xxx+H",
+	"MzkhTNIUSxKGL67eoJyhdILznLBrgjbOfn6FXvb7vcYp/0hwCfcO59MfhtE1luQOz4fRg479Po4KXOIp",
+	"kYZGeRf2NxJAyEM0Y/SvGVEIiTb6CkaDnR213BKnapBNJNUdnOIbIhAGoFGgGpo8CDwm+xV9UKNYijFk",
+	"8NOIZ/o3ytD2HprwWalokSJbmg6NaSmkR52YkARnQI5SSdk1knc0Jd0hq4HL4lFHIVJHYVJHoVJH4dIe",
+	"GYxfjPrqxlC1SU2zozhieKq+bVCxaAGqDXZ24mhKmUO9OARvu3DNEtKUz5g8Zmrpt4AaKWeKUKs/cVHk",
+	"BiGe/ykU/D9WO1JvZmpwrMe4onaQOJoSIfA1sailX1B03HtHzNKUCBHtj3EuyL2/p/8oyTjaj/6v5xUr",
+	"e66fiueNFR+xW5Lzgui9BdDazD0iE8oyOD915t5SFFZ7TNInKovWYl5/XpGs+xqXS+fH7LTk1yXs7xEg",
+	"pdVIV5RdFXYsH7KHTZZHRZPdqW0KSfNcMRxvkEeCPri/ZQdwuB5XrpZZzhgzFO4zHQmTpGQ4PypLXj7u",
+	"KMwIVwSG8E/ADo4EKW9JiewbjwWvv9alYGVoxsiHgqSKvcGsB8CaCYDYBxfScGlwuM8D2zcgM77lEuRK",
+	"LdI9GLxa8LxiXF5hM4wPYj0H+uno9dHFkcITxiUyLyqW/vy2/1zNiVP5CYjd3MkqogISMvlAhRRoNJOw",
+	"qOoS6i2hDczm+s0ZU0fw/La/eYASmCJBOXwsPdGbyprQHZLblx2Ofuk+/pQTfcvlz3zGHneS6gjH8HX9",
+	"AOEvAJF9+shTsqtbdTolEXxWpgRlnGiEgaNSYqH7ZURyrjg1hyMwTOLzXY1TPM85zi44f43L68ex1UKP",
+	"cSU5v8phFB+uZkItrVCB4I1SyT4M9dEb+uPj4dxY/Gpw11fCFSmEJXxGeOZYjnk5fSAZh2lL8icQSvX3",
+	"Lc5nNRibca/cS03Zxb6B7BuaixGW7SOL2+p+5/SWlHiUE7Shxkb9rX5vsLvZPoX7OJoxfItprt5euij/",
+	"vea69L+UtOlWmNFMk0cm7khpRdh+z6qaB4bc6EVP8VzdCPUf9dEE3xI0IoSBDhVY9vro45/VKuQJbKMF",
+	"aK3t2XWXpCBYKnKppHIsONuEm13bfAPzKvNDx7c/LEPAgMXi02irU7UfySiVLnuVmwFq2MA5mipeYy6i",
+	"UHxRenr7gdYcUY4l+QTxxNvA0lO1y0lxnru1FLNRTlO3JDQu+VQp5uj4FOEsU4Jk48xqppelcHYv+lDu",
+	"VBaNtT42r1vNvONU8+VH7JT4T0OOc8KyV5yNc5rKB5K3Uc7TmzB1M4LRlX2lSUPMczTBAvECTCUzba9K",
+	"MdNc0l67LEjIaE3LaU7/dZWY+1hJIK84YwupPZtNR6QEWTN17/mrecuRfkfN6V7RUgIVVkz4FOLoH/Sy",
+	"WxReSQx3yR4bFcicrDF5fRZl61uglRdkqtgB+SR5VJpBrsKC6VuOcFGU/FYdsHkVMTwlGRpGvMxIqZBk",
+	"TMspTAR2rUdSzuZ2Vhx8e1l87IupaIplOiFae7imt4TBuhUO0OwbPM13DM/khJf0n49kfTN/gMYZHp4e",
+	"K4ayryWFQ/MejLiPjIlyOOv1ttIbMoc/CNrgJfqvzuHpsboP+83HcJn+hgv6G5n/0Hi2+Xgk8KGwAgHA",
+	"KIlFZc32rFZTnCspSd35Gbth/I6pF0pyy29I1kUXnqQk8FyguwlNJwaBhkxOSkKQGkCgjSCw4goyMdJA",
+	"2ITFlARnxpeBJfxyVyoVCogNlQdDRiVi5BZMwlpEM8vWllAPKf/4449O0yC9DJ+a9utPQ8ffcU4z2PPP",
+	"mOaPRMlbN8jVWI8SR2CIEcZkLSnD+kTfRxm9piCW5fMYwRUu5wi0BDAlx4h0r7uov7Oz0x9sbe/svjhA",
+	"jKPvYyQKnBIB4i0WEyKiy/u6/QmWYen+PvLnfTSiNuGz3MA3piTPADGpEEqOB53C4Sgv0YTnmdBYI2RJ",
+	"FeNixUyikoxnggi0gdHbd68rC348ZNRs7N3Fz529GGGUzfShAD5tHqBEwzoBwicQwYDjY8IytQS9po2k",
+	"dUjJZnfITvR9arJFhdE4V1g+RzNBMo3YmHE58byLG4kv1aSGk8O43xrhdQfuG/rVn0XJC1JKquVHMsU0",
+	"D7hm4ojCfOoksdSG0N3tKG45mKyXIuTTqxxB79Vw5tXYTFq5XPlI6XxqrEXmfXUz8/xkHO2/X46+DbUz",
+	"bu5XX+DK+dvyXgQdwY11XoZ0WYVjs5IgYibXVBfELSxn4gAlau4EbCTMMXUQUgXYAwlw7w+da94x8zU3",
+	"E/04k5Kz33FJrfUAZxlVi8D5qbdPuPJxY+uUZeRD2Ps3gnGfCdTrjLDC/oILGBbhKRjKJsSJI8+EeV2g",
+	"jV+OLtBz+0CgxDx4f9mFybRneIo/0KmC9ktwT+m/eyFMchJ7e4Xvzl4jMRuP6QfFvxCGH/R0+qp+/Ni/",
+	"v7cS8qzgzJBYXqJXJ6f/uHp18tMR2sASTbmQqL8zZJ7T0H5nPsAMnVycmuFjExUBVjF4/Pd3x69+uzo7",
+	"On39j6ab7/z07PjtL4NtvW3nmev1eqtcc43bAmdlIRK6Ka8mOHCdU18BqkMRcAJtKB5OpoWcIz212NTh",
+	"CSyocnSrGz/iPCeYqbkzKhSFulpw8+OomHBGrvR47ZUYT4dGW6QpTIw8NunNGh7zShOn5TD0lbzaihvr",
+	"aw8dhLdWu9og9zTwJnc0j5zKVunVSrZDkofBm5YEmyN05DfDknQkhdU/nlRP+Yjm5BEn0hBcKEvzWVZD",
+	"j2o1C7GCcS3seTdjp9eLH8A4zPrjqLJpWGCZ4Zcc3Sv95k9Y4uDFAWPJI0C5LgDa6Gln9DYG367exNGt",
+	"lVfX44rq9R+xCHHEzMBj2fcBCN7HEbGLsMzUbKlrz+Ry1dnqEWK9hvauL6t9v6ZCLjw1zd4kmYo1NxJV",
+	"PB2XJQbDX4GvndC+ykPi3lxwqCKqjbfkPN8VgpTyM+CjRzTqd1uWM6JJPEaM3DlipCTeKc5ImAZ9XvT2",
+	"LmntIq8EzCMEwMWy3wMw3RzLvadGOTRXAL1sw6yx/9UoLf5Vm4O79GW25m+pjoY/K61MNILwUIrLkhIw",
+	"/te349Tc5ji/zqaYdZSiBu42ST7IIBfyNhe4D5wh80KMtGDEmZXgQxeiAQE7eKWOhzAZxPdXRuGoL+IN",
+	"TieUkWof2pcFUWT+OixlbdjAAjFXvpkzaPtcYP5uewlCxo2G+ynkOF3gtwwpzI2f696BsOM7ECbSCM25",
+	"DCBBXYH6HNfM6o8rdVA493vfLLTsE7gdR/rV4M0EJF19NWF5C66mkwGW3807MppwfqMd+uZ+HmgbC7Br",
+	"hLNM+18TRQiS9t011P5KKyjribBOllgpxrxVHMQJvW1NUS+SZgeVDwSnJRfCBIMKfcmMzz6sa0yDl/a0",
+	"JNomS/6a4Rz8QkTIGHRCmFWgFIPxaDRHGB6iGzCkMq04GmLRLUlK6C3J7Fd8bB8JhNEEs0wQqQNZ/+SU",
+	"WWc4ZtmIf7C6Q+03o7ptyAmhJap4r3bncXZLSqGvtPqtJEajF7Iz1YbID3JWEkQzsemTHfXGaikOWLwV",
+	"5bzDD9JE9dqR58BsmKNubeJCHfQnjCCjZStoVdgIwfRqM+CzUc+SPzQCw0zJM4ESzsjJGPB0LRnR/74t",
+	"KIYkWLF6q1+d19cB/YW4vbuPnhLQRPKKSXZNbIn7JxjGKh7UrcREQ4S6CxAwjnyCudAM5ikFrQGa4n8d",
+	"386AHQt1ffV11kZliOfbwJo2wk/PBPrP85O3+om5rGCPyrgUsRIyJggLlKgvrm6N4U50e8kBwsjFvsMr",
+	"2tlEmfY1dfU/lbysf0i80f6aKcoF/DhBvESJmr5Ls0QTPVgeVrTkbsJz4hag7XH1g/Qsjh1xQ4sOLzQg",
+	"OwUHDquj+O/j6FcwM7/mqVOSlhofA3GTOU4JEhN+xzSFfH3y6vDi+OStCVNtcxITG1JzwkSHt110imc5",
+	"FRKjfq/Xi9H5//7/OPzG64a3/mrDWxzlWFI5M2ZhO0tnsNXd2e1vxx7/4jMTiuUMmj3Potl5WZkyjGVJ",
+	"Dc7ZdWD07d3u7s7Oy6Wj9/dqw8M/W+NbZcwDTzolDj4PBkfj8jvY+DsJETuNHG9IRvEjMGOqvjMZXcdv",
+	"Dn85itHvxz8dnSjc/unk1bs3R28vDJIcKD6QynxurehJTtlNAowuoVlAHBnTnFgw1af+iaezqeKmYHQE",
+	"76l6WfvTJQQ3prSg6g1BSCMZ7vjt751+r9fvFtm4Ye7dXo10i6QXK0XrRCcQDBRonGuqULKxNrxVS+n3",
+	"Bi+39rZf7Ow2znuwtxr7KbsJ2S5NyNZEykKAsV364ZAZv2NqJTaGWa1xXPJpfV3w8f7z52nGuubXbsqn",
+	"z0WhZu/+WVw37eTb9QW/VOqAVGJ+tB/9v3a4kMSmf2ipWTNh4iWaLgyNTFf6+vkiD51iUDluaUYUNckM",
+	"jqwWg+Bp6G4sT5z4Yq6tRSrWN+3hCmdBfDkYrdIhvyHQ/Ebmb4J6iVrADWVALm7I3GbAZZaGgVfYx/Fc",
+	"mwxAuFK7mfKgjPWGtAV0XDmS10jTAsOkcVQtNUypdzy9a9m7FgxKpNXaz8qoO/Na88JWAX2wRjN96Aa/",
+	"IV9dfn9DvpDQ/qayrDXuxgTLKyObhx1scZTmihtelWRMSsLSBcjYfMuEqXGILs8OEB6BDmv8joygO9xg",
+	"rmk57YBG13nxYq8fNBjYXIDlQITd6LyB+ziaUCF5GcgrPQLTh76sqCQFLyHekueZUuJNnI4LrPSYtKRT",
+	"IiSeFmurl+cwyasJZtckpIjUT2ANy7+CpbG1NLx65ydob7fXrxapt/Du4hXi47EgQBTWs88YXW09eOst",
+	"tpDS21ncwjY3RbWh6rzCd1Kf7de/mPr+fNHb6TJd6if6x2Rel8O0gdbP7AiY4xYyDQ+P4TqBc7cbRLKM",
+	"SEzzBao0lflaHiHQI/TbS070zBgOPpOjtmH9WvMrJcyGgaZIGCmfCWNzWx24kHsa80L1dqlWulyrXKgT",
+	"fibVbmqVuobRmJcIhOUY4VlGeYxAZI6RlZhBJROSpjfEmT4Dnp4UFxY6LSD4qtsCFaptu6VTcmXVgZWG",
+	"y/CGH0iBFy6xJDgNHz2Z8j9peP3LOPAyiqqHDG2oJEU+D5+gCaFSR6XEUKh0EHTILYC28dY8lC60lijJ",
+	"hwVVVtQTbbKHv8yWXWA0TKKfm73wstpK+EaGlcUGRbRx1OpltKHmjpfje2yRPUb2ysfWFA9FXyQptbsu",
+	"dqFlFkFibb+OkZgLSaYxmjGTDezSOxi5IyVUMwnsaSmnbRDAuO6bB0rnHPMLldgGcf7KASgh1hCKQGkZ",
+	"nz9HCIqVagiTC3jSv5Xk/JU4aC0KfiWdW0fOhbTuWvBuQcFhzEgeVGCtvWcRYfHSfh56p1rS64pbVo/N",
+	"dwtzu1py5RTe/Wuum8P4ZVdNrGUce8A1c5pGU/bF0hN0a0nDOdb0Huilb+kwHifj7NWhDAQD2dOhDWG7",
+	"h7eQ/yE3/hEX+FEa9sNv9WMUSyVbGJV23RCDT73NTjutZl52Z+Htf9GtrfB26b3VG/o8N3dBAZUvZrcN",
+	"BAR907bbVu7nF4NMFfL1TQPktBZtW99SYcyTbWKhnojwI8klzhdUwPPRudDuHT2S/Sx0kxfVQfliJ9cO",
+	"fPu2TzBY6OPLQWfdkMNvGmihKhpfDGS1oM1vGiznlSOnsQAiJIIQNe2i/5XfIcmRUe90iJ2Sk6DSCIZq",
+	"lDZ+rm3C+JNTdmWB1BKS4GkxKYMRkucEqgdSoY0QUL/Ei9QLBuNJDgFBEPk32NaVJHWQQeNFY3Op/At3",
+	"vLyB5F8bUeSKyMJTyjJ+h2DXG7xEd8YoDJk5Old7PBMk2+yiPyY0J/5H6pAKYnLaXMyh+ofdi4ZmeEcl",
+	"xN3VV4jFwrBG2A8cnjQOyAcmirVhtcra2iT29Twv/4hjDx1C5D9YquPLce11g7P/LZ36CpZf3U+jJj0j",
+	"YpZ/qVwHb4K2foinBabXD9C2Ahplw5uXISwEvWY6IDGsCQcv2bdnelojWcmV/zLv+rVvFqRNfi27lg4c",
+	"X82sgBu5zXgWoEBUd81oQaez3ATCqjGCRoplqKLdVOUtTQnEkcW6pAFlCBK2Ld1//pFm9zUX8LJ0x6AT",
+	"sb7j1ZHjVRLoctCBsWeCi4IwW4FJo4MOppfWL+BHdaESPHOinlf7VV3Y/rVfaRJsXga3wkXsyBYSMnUe",
+	"Hpj+X49Abh/B75qkK2nF5NJ//Di4v9dePI44g1B7CC2GS167+++jQ4ajODo5+0lf/ksvGqIWgTrYXhmS",
+	"OMUfjvW3fS892AVIaN/JmlsJVy6IFQWFHPsuOmTo8N3Fr0dvL45NNLL3flUGYMioQGOa5yTT4l8dnu97",
+	"l17vAsUsp1Qq3lgvEPDelWHouXIHVdGA+8s1Y0gadSAaMGuDzOFlOA72l5LPClGRXF2xFisRQJdUOTw9",
+	"RnYMhQXa1Nog/2/5LQExEdBDNENRV8fErsmncJ6D/53fMUQzc8pUmGKRmNlUkBKBO04iqkThc90+wsnY",
+	"1r2HWTZkJZGzkmkS6aBgkxTjANWsyJBvBteD1Q1sRhhuFopo8cpaIffdlbBqeFc+Xzq/F1VcVSRqhunW",
+	"wnLf9zovLz/uxf2d+/9o0V0lGZp6Pp2qdNHnK4l0b8vuXPlhFsvuTiONoRrAxTms/lrHuVefrk+LTEFu",
+	"+0GM6LjOxKAaIyMN6noOEdNIYG3g+CyktU0mcsyuZ8GsWwWuXKuYB4gRkrmr5FJN8dST3OBfVFTF7KDl",
+	"yS0pcY7sLA3yQdjVu/MG0dipIxru/PPy4yDeut+4en/Y+W/c+Seg3iDevt/8238sq0VR343Jg9arFFit",
+	"r1q5K4LCyF2gQrSXaMEwOuezfzaSLPZ6SzyRa4hriqw5bKBZF50YtasGaYVO1ZgI+uVoMaW2yBcB4c6l",
+	"lPRDgl5tmvZa38LkkKjRKlT4aUsNVF18KAtp6m4ejQzKVH4kZkuF+xyOqaYH0+CY81sK21TE8Aor8a4b",
+	"l9lMS1/PR3XhucUfJiP+yu90dV8QA92LSlRQHHM6ExLUxnAMoRG+lnvjvfJS1LDyA5ToclIKd6CSXNKU",
+	"ARMEUoOV/cPylsQ3RFwZqUu3ptFhR9H5hBeI8btq2e/OXoPdwXzdX/q15AUqSj7laj+iGsQrFLW+bGdP",
+	"R8t4oQjhFEtybcKY1xnplX2/YlgWuUInoV95JiCnoFvPx1JSj0vIUhBBic89E20fwlJHTRnbQTxkLtMP",
+	"oOg+sjw7idHF0X9dNJ56p2s7aCnuiIfMPumiX45/hkWdnp389O6VTRITkOOsrVPQoqFReWlOJNoQhKDE",
+	"i7OyZfysCvv25O1RFEdqYVEcARiiOAI4RHFkoRDFkd1cFEe/HP8cxZFZjLp8Xr6YGaDFG1bLEO7aNaSH",
+	"9sVDGz00YzkRwpc2qNDg1TUN3eeb4Wv6cBa1nglhLeliaUUpv3BUf7BUxbeHeHh6enby+9FPQVuEd/gL",
+	"403A5O/JZtKGoWidCNBKqYUapxQ68rKBjfGQvTo8O3l3fvQ6Rq+P3xxfHP10dXH85ujq5Oefj85i9PPr",
+	"kz/UZ68OLw5fn/ziogO73e5mFx3qM+Zjk//r1gMqqTH227PdHgyUWKOERSq76NAz2tXEzBQzexuaKmpk",
+	"F1uTNFckUC8p2uXO3aNcXjxFg+cE7kOTalWcZBl3M/SzxeM+exnEbrSqrmGNdSyrz6QvM57ruwzIZwN0",
+	"tcld8cQ28+uiY6lpAFQvHLJmcUSMErDpJKaGYuzXRGyUTIxRVSTRb6w2ZIrOnlyc2i+UKrCGQcQYQjYP",
+	"FP1Wexvzcsg81qjHswUWSTrhimjj9KZCW7MXdReVhJQZSt22AS8OI3Znm+MRyeuS50WpZgNZ42HhwmZd",
+	"wOywaKTIkjFlRCAq9/2KkTF6d/Y6Rqe/nrw9unr77s2PR2eKPtjj0MQgtqQAaAD4DDnTQmCnwELc8TJz",
+	"4c4gjNdNWEPmLvpGygujW3MIH1Yg3ISeMZo9YrByNe0TSv5Zt0glvGVgX0f2ZffzlSfFhELN1+IoI5LX",
+	"s9/fSZpTOV9fF3xXFKTspFgYpdU4uCylqiPKu4vj18cX/4geUrNQL3IZJMK17VxZ1bWL2zm5vqboD9o2",
+	"1Gbisptp2Sq/XghToHzVN+3etBD6+kVeahj0ZbycwcL1X+zoa3XOvulD1xUCjSXpcR4ZsHUGCniwhkVp",
+	"txesWhL6NmCPCn79kEKwlc3ct9QeVObY2BhjQRErcEmYnBBBtBKG05RAcxn1MCu5Yt91ovr9zg7a6Pc3",
+	"0cu9F7s7ne2tQX+pvXk4/P5v73udl2hjs3P5fdjsZ5yM1SSnxj5Q1dkaS1KiXVRM65OtUZF2SfHKqnr+",
+	"FwqLe0Q5uWY8r/45fNsXVv9fewOLILD67ofqDgarB35LdGHxdqNaHbF2hRVWldoDF5Eu3ZTA34mpNyVJ",
+	"ntsmHhrAVX2nMc9zfgfaR0bVyFPKsNQR+1NcFAowVb6sq621VoXfo9t6pS6XTrVeelbzc8jCWJ1q0vrM",
+	"aPNrWF7tp7W6Ycvru10QIV2NN4OZc13MzMS838cRlI5bifPB7SuEXzPH5mEfeBte9UnoVFd90wbPZYXM",
+	"6tdwRgxhGRQMW+jhsC+40oOmUqNtdYMk19XpOcvnSPLNdSNTqnoWKxIZvBUuL9zaAsFXS+FogjmUwLGi",
+	"Nt5D0zeggkQ6K6mcn6tVmNR06P2jvZ3hzGHtrTcGMWMIE0TWmzB1F/U0d22GqjPVU6ot67/+PgtGWb3W",
+	"uV6Cl9rcwXgHtFvJeS4OEJTGs70NEEQzFIgylPNr4VYDL1WLMTMHVjKCrkhqS+2FJOF2U+I2vcrpLbnq",
+	"drsJ2ihA8ChJBvgM5wySOLxcTTmRstAtdigbc49wqz/NMt+4cL9fdLf9dt1CiFN2jrk/JliKw6KozH5W",
+	"/InRDSGFl52suYkurGleeiZckdQhMw4qDHEROvjaxCLWmJiIkZyUfHY9AQ4KpRHPjs4v0OHpcXfIhuy7",
+	"7yyL7H73HTqqVYOObU1mxEvLq2PLjGEojbVaIE3My4mOukjMqpMDO8p4lruhBVSynZuStbEd3f6M0bRZ",
+	"kFmLArEeXNtVTTHcqv1QsDpku9RjXC/YuGkAce61Q1LAOLMNPJXYfNyBDW+c/fwKvdh+ubW5jxqNktDG",
+	"u+97vV5vM0a1hklDpjuYzFiBFRFAYlaW/FqdPhEpLgjCbH43ISUYE6u2gRsgVdiLg6V6DWWkkJNYX6oh",
+	"05JQrDeqUMH4F1wdS7GpA2MaLZv0RN4Jxlo18KzVQ6UzaDgeIMblBCzYSjKDsB2cS1JCNJWCnNcOTNGY",
+	"775DGu+Z7QcHFS/X6gZXu6HxkCWLO8MlruZAoglEYohNVcZzI6+I0/4iUjRkihZBdD6poiJ0VzYFlsKV",
+	"GfYKHVIBMZyxDv3FUr2VkoywlGiQU20BHrIRSKw021fwsJhhNm+6yFmfgbqyiI61cZlmqNo8yMA4F9x6",
+	"CH4jcxCTS6kOJnFELvGSAtrhyAf6TcWpruC6CGSDW3W16SFzYgHkOJRUEnf8aoIDv38sDJaRKdeDubE0",
+	"XVIbw5J0TMbLkBWKGute4MenBnVs42yaiTYBcjccMwWLqvNWYjEdTNXqPOZ8VjXow0N2TRgpIU4ZKjSg",
+	"v0M/fmpcL+pt23fBNuLX6/FqA6r1/MjlBJ2enF8gJTkA5gqjQsOiGm3L7LpsWslUXzdFH/WFgp/gYpt+",
+	"0Nt7OhEFkk6q6AO4ZA4MG5rABpqY7SNZzkiyeeANb2d03dJsK3C4314ZbnjRZaSA9cNRH9uWdMhMX1Iz",
+	"QO+lAdTvpBSUQ8fS775DyW0/0d8oIruvCYeIa1BjGVIik9XfgOJkmbpDtk/hVHFJoJcllJkx0cWMu2Vd",
+	"Y6qGchEreqIuemWEH3C6SJ7D2evhzVoM44Bf/GVA9KRlShuM3BkxGFrZxUYTVX9VFZmE4xikvCUlIG7y",
+	"3ECgJDmW4C3SoUoTLkzpcKHeNllLtkaJOQ3oCI4IGHOo8M5S0U8M+I9HguczqTtv3U24IChRYyfOfYww",
+	"qrBeS4PgDxJA4zaS/uBFt9ftdfv7e729Hiw2meIbgsoZS54J2/jZbu6Pmhyh9uiqudvQVPA/w/WADKU5",
+	"n5VOrdAHbPdJTBDrkCUfOkZCEQnaUFdXb1sRB1NB3PSwtEVBxabmYcKo3GK/UVMcUHPITF1xqEcOZMQM",
+	"J3muZDBcSogylqKu1HfROTdCsxJbDQh5aSRpJZcNGehAEOriYXSVmrHBcUFB7L0mDOS0MZ7lctO09iVT",
+	"qtUsjVpKxBSKt0Ecq4boc9tEWhFwOSuZlrKCNdaBm9YhoJF536TcDZlbZQyJZHMd7wjxV9fwEoiM5TOh",
+	"mKUgpTlzF/avjvuwxix42Sb3xOSq6T6mNjPMuS/sSWYC8TEgNS0hVmFD6SYScLjeS/eZACZTDbG5j5Kt",
+	"BCVm7Ks7kqd8qqQExquwCxAUBglK2iFrV7Miw1J9MGgESW3GKOmrb2RxlfNrk3uWoI1+/UU1OM5zlEBA",
+	"ZNJFh1Wao6Y32k/lDFRT7bvLaUqYzl00+sJpyYuSEol16I8px9RWI9Stj+LoVlPYaD/qq3sL5o+CMFzQ",
+	"aD/a6va6W5A3LSegID73ey9dE7kwyhICKb0qihgVEHctEYbChEpGILhMJ0mts7ELHVSCBRhcTWimUqMc",
+	"uh1nSiOkwhridQMRK42Cut4o7M7vBNz9wtTKcybinV5YOQRxIvLbp5rbpj9x5boHvd7y2Mr7uNVQQgHC",
+	"JjY64QpL1K+trB9emMlkD6yr71cR78H/PXRpF1BrC84jQxjYoKzOZSPFgnQoE4QJqrjP5sKjqkzwGPwa",
+	"oZ3o86/tpV61vG3kuIwjx0bV+4Ne72GdfK01pkLj914vP+OvqYymg95gt9Pvdwb9i35vv6f+/78jHSu1",
+	"0+tXDpVoZ6ffB0eG8WOYLfrBwto7EYGRut51TFc+6LtCB31X16B/X+v9e/Kb3+HXFOhfr8Fvq/tUoLHv",
+	"CSP6lvKxsxE0Wot/Qgvm7V5/0RfuTGsNsyP4aGv1R432sfDdYLD6u1ZTaPjw5eoPvXx+9c2OxsLl39RK",
+	"XIO9TsymU0WkNSlDXhM5ia8FhGTZny7v46jgQoZaSmniOZrXL+E+xBWBwJcqvuK8eSDwmXB3zbWEn2Sp",
+	"RWEl2QyZvgfC1+tNs3E90xTP9WeUoeT7ZJVjEEKBlNxptXvhJ6egjT0l3fV3Qqkhm3pem1+QOB8qsg7R",
+	"pDtkpqFRTsYS8ZkWqpCWB8yUWoDRnLPOTWqO3TY7CZ1t9cpzT0EDE+KltsYSIX/k2fxhJMrzDxuncOX0",
+	"rTy9lvCE3aiG1ixzf67fwz7k8r6vG5wNKXo8bfY7SKk/q6i5OsG+cqTXvayDstenxDWKanNCvGzMGnm9",
+	"jyN9SR66KsNKPnFZdu7Wsh5K9xt9FQPE/8KjAXdYuARsbslE1v3Wmp1/bZ7SW4M1BLs+wNf9NWZtVB/6",
+	"9+Nk2udYIQ3CFqnCbO0+jpqq6ULN4szTWKc4I51ZUdNca33sjA7sGRB0iRMd/+9ZB5TiJSa4IJmzvOb0",
+	"hni94p4J01oJonTLG5KhRGmv+6ChJV301jNcu3zQljV7H80E2AZNB7mqeou27CoN2fleaJhLKUGh3uLr",
+	"UUR3PdIR7mS2QG4MmhD+bYXHf8HNCQGxhszeBTJWGXuBdDjYIm18TMupFvHAEsvLGy2ZiYlSio3op2vP",
+	"GLnwAM2ENvVBY0KCczlB6YSkN20t/Bci35Do01m/38G+xWa99iNkimke7Ue8EP8PTqfEdhgyWtn2oGKt",
+	"6ZSg1zLzu5F402ixod7TXn9zrk31zYbxOjW692Jvaw9St1ud6aN+b3dnu7e1MxhsD14OBlUBDd16ZZUq",
+	"pyPYXn11SNj+XHVQtLcf3PODN7m25OJ1X1kgrhhgGEeYaOHxE/lZn/ycT/idbyN1lQ5sWTNDP6hihjP1",
+	"jHsEyTb+sfTI1EzwKzGH1ddzYMqhtGLFJjEChLPHiWr1m6lA6YQLAl0Fk1rycTJkxplls5CSByapg2Wr",
+	"Ni7NkoMh8wIE5R33s5rjqlzbiMsJ+CV0LSU5IXPPhOuUcJdAPWQXEHBoHCwASu3YAKLbMMU5AIzImJue",
+	"ri79RAEF5zn4zC8aWr25Iq44jZ7BivnMc88pUQls9S7G3VZ1g/kwgzI8+wibHnDWTeonjcYuY3RTJ3gO",
+	"WT1pNG63ggxliKqV29RgnYWHQToD0jhkGxg9IO1JV8CryrusSKM5QLYtZj73s3k2TRJsICULnC3OsWCY",
+	"rGLm1ajPqlxXHehm2hiaXSaxCf0EX3xu88MYIZnoWtf1LCdgSrEIshQXDhBGo5LfQF0v4ny0NmPQhWBo",
+	"wVXgufr1zmY8OnwjHwqSQk2TITsxeUnI5iWJ/TYgq091OiKVEz4LpnFfEwnNpYfMO5sFOUwm+Uzf71b2",
+	"WRI7uTpGgg9Z8nFYr24wjPbRMKr7Y4ZRjIaNnET13vthtL03eNnfGkaX99oDiBRpzYkkNskZXElwv5iW",
+	"68GzpYCUNEvbwAhyYTUbPeS+NpNZk1WzdI1OyGuWrlmvao2SIiz5elAFm7rM51elsn2R/lUWM13AYH5c",
+	"F5eaFQ1ChapqtXRa9pla6Y4Xiq2N5rbn8YOmaRRhCtRLqi+kXn8n4EdolOoIFdAAccn4xKtgzorZHzbb",
+	"q9rSgrVGKIqy0yy2RNX1SI3iZRCwDVLbIK7vrFl+p2r60+yxamRrr9mpcQu5Jp3tAiYRZbecpuQKGqgC",
+	"QKCLi4bGIcvelXmVKuxBxnSi9eCSU3ZjwtsqTvNM6HJphsUsB4lCistQBbPVdcHaxbHaNaQeAmXd93W9",
+	"Fq3WXTg1fc+aINYvX0F1onuv41WFcX7u86ol5vUO07pD1squz1W/rKp1s9cmq+q47KtCrk1yaFOK6l5l",
+	"tCSpLutxr/MBLuiUnBpe10KZBWzvoDLxQFCdDpOpSyDLMUczn1VXqUURarwNdvDXjKY3Z6TI54csewVp",
+	"302S4Odm27RsjfZV1rhOGP+s2H74+9Gg1yi64h5enJxenZ6dvDmxqT1rw0Cv9IqPx+DpXlvrDFVc/CLO",
+	"DtCWgz4Fv4jsVqBEbHSHpzTr/vrj9es3F+/6by+O5m/++ff+2z/T3w+vD89++fG49+bmP39+++7dztnN",
+	"P/55cnS09ebmuP/2z+PDaD2K0irYqo0lbW9Hs5Tqixf1EqWKilf1OXRflpqFwIgPyHRsaRlEpMmvXA6l",
+	"/mIoQQ3qEJhC27T+f2+foV32/XKwtbqttb0PnGXEtNw1Xrlz+0EXmQLjuuI30jWqdVkFiN/T2u/COuO1",
+	"eujOxzeGwEYMxQ4eDfkH3ZdVdhqnkbisUCvrPrmUtld/10zFX9sX5Rcz/x/tglJfrbHEWu+Kpv3LpBK0",
+	"7VBTp+FYa5e5OqJp7lLK1krvlUJ9yBcwalZNZXfNrNAbPEcjggoOyi5lQhIM1YBmArRz4wFYYJBfoJO1",
+	"r2ZFsCqV0tTvqgejASGHKK4Cy0mlmVBdrtrnjT7peFAZws8Y3vV5eaZrIP3+Y4Ok1ir/hcPFlGjjPvJb",
+	"ki3/ctD40jQwW/JRf39bTXcZZMG2W/SikLb6PJ8r6qzZrXkBg/CaGP872uvXIeI14v1v5dI/U4QHe+mB",
+	"tbZ7qKo+GaaOtYI2QcpYGZlrtBCK/hlqHDejiU2tqkGv5yKleYkyMuW1mPEhWxA0bilqLXgcudjxBfHg",
+	"MUoGyZB9mQDwRf5+B57oc1FH70jetzW4vley89sqpOlXwDRyuKkFFb3B5Q2RuvS0zZs9PPvt6OL47S+B",
+	"ApiuLGO7CmNPG5xe+pULXZXigOXDI52u6qDa+WcA6ytr/65AcnJxGgTFVgWKepqkZ0OsGSlCQDGlLxfC",
+	"ZG8ZTBpGh3XBMvDBEtjYoNpYVeTLTGnrcj1iKy+WbiVUkjiwncvPxSbbpaQCjPKwKZmKOlV88nY/MOAa",
+	"vN0toLpScI1gAo/DVRT58t4vpKDJqVc74P2lQvl6UQX/N1Pr4P2lutJCp/mFslcelOyn8GBWqgvz/LYf",
+	"tXM8DhtZfmNetjL6xAEUddAT6UmvddZQlcFXzTORsth//vyjev1eTRpHtbK2E+f6N5kqUT1JMArJhNV8",
+	"sAqIJeel7CoUvXRn8XFZWAiIAiOSc3YNmYPL4kScfVgHMrTBZu0lMiytOESyrrwlk1T4055G6aHglG3W",
+	"boDV63oNxmlLSxeiaKQwbw4nhQWSfGqZcFUxCJv300wl8EZ1kZvhUZelbdbz71xkm83j9CZx0W3qnKtI",
+	"zWBZo0VxJT9ZPcvktf56cXGqM6wlNwGKfmEaizIluaZC1xxA+sKKfagOcK630zGJkBtV9q6S76rnZt55",
+	"gjZ0krKuzcpsSiXk39rU97TkQkAbkpJqQbEa6JxeMyxnpZIUEzHBg53dHxL0PZqQD+jXN4evOue/Hg52",
+	"di21KvGdFid1cQrrNK4S7Z8JqNwB7SRIWhJZnw721TnOktqvh1Khoaz/eGE10CTWvmg1/7nELMNlhuzh",
+	"ocScW4fCoPZfsvq6+lG4zQ7ZRnLbj9VOR1iQ3e3mZr1hu60xuwoESdwCgh6qkxElmkBOirSA08AwiRHJ",
+	"3USQ9MrU6jjXj0ouTS0JXa6XoYUwhXgg9TrJ0EaGxWTEcZnFDijxkA2jM3jBfDGMNnXAQlGSW8pnwo4k",
+	"JJ4LU6Ch3kryp1mpCQCWiN+SMsfFkAVA6coayDuuM3M6ghRYk3n3mtDTM3JnZn4mTBCQOdohayztmbCJ",
+	"RXBUulzGaHdbl8tA7Z+SWF3CNoZAC2eF9oJ7ycJDprOZQfy6nrkQCEKhyoA9L7AkC9NiTd+5gwX3hwoI",
+	"Fx8yF0pR7dY0HjuE44cqDxqiphxV/V0FNB3+csjEHSnR4MMHW2FhywBFHCAoh3BHBamtTseKqZueoY0d",
+	"JGK0g6aUxWirp/87QJN4yHbQJEb9HvzvtvrfAfw9gL+BcP2v/3/QQ/83VAjf7vdQRoUuCi+9alshXZKz",
+	"el2wdcyDFZmDMzTBJuqWPXP57fV0z1rxt4VVoGpkZ6kBsVXmKrTMCsbZPgQKuTT/GsWNq9g7TXvNgYju",
+	"6pVawr6etXM2A7voysU/nrIvJkL18zAT7GT9cbe7xj7dvfn0U9EHQLMQ6tAs6a6JHkp/+eS1YM3JXNo1",
+	"+Nj6ayzBsMClK3hYjrXrB2PXdIc1gYrRO0Y/WDqyxtocJ14HPktW1CLN+7VeaTTTBXC8W7a5cHUVe/60",
+	"QwusyYfOAdINwRHPofYOiJhC8sJWuFm5QPnlgLdCgqFZtyGxHKzg0SjTPB9bTmRlkpW7FI+6zp+SvmpE",
+	"86XOhoXpky5dckUUXFUgsaUS2HgxPBhtpdtZZ4fsjjvbeG/UeZn2sk6fDMZbeHu0k+5m0UOzKOsVNdeO",
+	"Cmlq87peaDdq2A4u41o8jt9927jMrZpidUwtqEGTKK9QgFe39Uk9elKPntSjJ/XoST1aQz1q1HN+0o+e",
+	"9KMn/ehJP3rSj570o6+kH+2s0o+CAdfqrgYymBpBYIMFyUQQaXAsIOmMoVE+I3+rKDM89pStloZhtK1e",
+	"9nI8GL0gnd20jzvb4x7pvMQ7Lzpbo71skPbJ9ni3Fz00aqzRWOELq1vpTEg+BREKfIf2drdcV8Yd7Ctc",
+	"whz9k7L1pGw9KVtPytaTsrWusnWu9ZsnRetJ0XpStJ4UrSdF60nR+pc4oh6YLxStmwy7LGU5kKUDbUt0",
+	"Kyovp3lBkYe2WmZ5ndrALh6k/fEW6eyNtrPOdjrAnZekP+68yHZHO3g73RoN+g9Wyby2dV9UHfPDOOv6",
+	"WF3vco3/nzSvJ83rSfN60ryeNK+1NS+bt/ekez3pXk+615Pu9aR7PeleX0n3Gny67vWgukMPrLrQ1qss",
+	"r4TlvRztpS+yXdLZGW/jzvZoK+3sZQPS6Y972D57uGbl9/f+4rpVq+BILcHfbFcNUu+s/qRnPelZT3rW",
+	"k571pGetoWd5Tf2jL8NK+00zpl2QLR1YFScwNVI0XQSLmqkyR5C7OV2f9dUIv2F8W+lg1Me9cecl2cs6",
+	"2+mLUQfvjnc6ZDuzj16uz/g8+HydCI/VEFDsSveK1XBUS7r/PwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -36,11 +36,32 @@ func withPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-var (
-	// errUnauthorized carries the challenge every 401 must send (RFC 9110, section 11.6.1).
-	errUnauthorized = &apiError{Status: http.StatusUnauthorized, Code: gen.ErrorCodeUnauthorized, Message: "Missing or invalid API key",
+var errInactive = newAPIError(http.StatusForbidden, gen.ErrorCodeAccountInactive, "The account is inactive")
+
+// keyForms names, for people, where each security scheme's key was read.
+var keyForms = map[string]string{
+	"bearerAuth":   "the Authorization: Bearer header",
+	"apiKeyHeader": "the X-API-Key header",
+	"apiKeyQuery":  "the apiKey query parameter",
+}
+
+// unauthorized is a 401 that says which form of key was read and what was wrong with it,
+// never the key itself. Every 401 carries the challenge (RFC 9110, section 11.6.1).
+func unauthorized(scheme, problem string) *apiError {
+	msg := "No API key: send Authorization: Bearer <key> (or X-API-Key: <key>, or ?apiKey=<key>)"
+	if scheme != "" {
+		msg = "The key in " + keyForms[scheme] + " " + problem
+	}
+	return &apiError{Status: http.StatusUnauthorized, Code: gen.ErrorCodeUnauthorized, Message: msg,
 		Header: http.Header{"Www-Authenticate": {`Bearer realm="gateway"`}}}
-	errInactive = newAPIError(http.StatusForbidden, gen.ErrorCodeAccountInactive, "The account is inactive")
+}
+
+const (
+	keyMissing   = "is empty"
+	keyNotBearer = "is not a Bearer key: send Authorization: Bearer <key>"
+	keyMalformed = "is malformed: keys are svc_live_, svc_test_ or svc_demo_ followed by 38 letters and digits, copied whole"
+	keyUnknown   = "is not a key of this service (deleted, or from another environment)"
+	keyRevoked   = "was revoked; create a new key"
 )
 
 // credential picks the one key a request carries, by precedence: Authorization: Bearer, then
@@ -71,22 +92,30 @@ func credential(r *http.Request) (key, scheme string, ok bool) {
 // through (rendered as 500).
 func (s *Server) authenticate(ctx context.Context, r *http.Request) (Principal, error) {
 	key, scheme, ok := credential(r)
-	if !ok {
-		return Principal{}, errUnauthorized
+	switch {
+	case !ok:
+		return Principal{}, unauthorized("", "")
+	case key == "" && scheme == "bearerAuth" && !hasBearerPrefix(r):
+		return Principal{}, unauthorized(scheme, keyNotBearer)
+	case key == "":
+		return Principal{}, unauthorized(scheme, keyMissing)
 	}
 	mode, err := ParseKey(key)
 	if err != nil {
-		return Principal{}, errUnauthorized
+		return Principal{}, unauthorized(scheme, keyMalformed)
 	}
 	p, err := s.store.PrincipalByKeyHash(ctx, HashKey(key))
 	if errors.Is(err, store.ErrNotFound) {
-		return Principal{}, errUnauthorized
+		return Principal{}, unauthorized(scheme, keyUnknown)
 	}
 	if err != nil {
 		return Principal{}, err
 	}
-	if p.Revoked || p.Mode != mode {
-		return Principal{}, errUnauthorized
+	if p.Mode != mode {
+		return Principal{}, unauthorized(scheme, keyUnknown)
+	}
+	if p.Revoked {
+		return Principal{}, unauthorized(scheme, keyRevoked)
 	}
 	if !p.AccountActive {
 		return Principal{}, errInactive
@@ -98,4 +127,9 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (Principal, 
 	}
 	return Principal{KeyID: p.KeyID, AccountID: p.AccountID, Mode: p.Mode, Scheme: scheme,
 		AccountName: p.AccountName, AccountEmail: p.AccountEmail, JoinCode: p.JoinCode}, nil
+}
+
+func hasBearerPrefix(r *http.Request) bool {
+	h := strings.TrimSpace(r.Header.Get("Authorization"))
+	return strings.EqualFold(h, "bearer") || (len(h) >= 7 && strings.EqualFold(h[:7], "bearer "))
 }

@@ -37,15 +37,15 @@ func (a *api) ListContacts(ctx context.Context, req gen.ListContactsRequestObjec
 	out := gen.ContactList{Contacts: make([]gen.Contact, 0, len(res.Contacts)),
 		Pagination: gen.Pagination{Page: page, Total: res.Total, Pages: (res.Total + limit - 1) / limit}}
 	for _, c := range res.Contacts {
-		note := c.Note
 		out.Contacts = append(out.Contacts, gen.Contact{Id: c.ID, Name: c.Name, Mobile: c.Mobile,
-			Blocked: c.Blocked, Created: c.CreatedAt.UTC(), Note: &note})
+			Blocked: c.Blocked, Created: c.CreatedAt.UTC(), Note: c.Note})
 	}
-	return gen.ListContacts200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.ListContacts200JSONResponse{Body: gen.ContactsEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
 
-// UpsertContact creates the contact or updates the one with the same mobile. The name is built
-// from firstname and lastname when either is given; fields left out keep their values. Test and
+// UpsertContact creates the contact or updates the one with the same mobile. firstname and
+// lastname are stored apart and the name is their join: a part left out keeps its stored
+// value, as every other field left out does. Test and
 // demo keys get the fixture answer and nothing is written.
 func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObject) (gen.UpsertContactResponseObject, error) {
 	p, err := principalFrom(ctx)
@@ -56,11 +56,8 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	if !ok {
 		return nil, invalid(gen.FieldErrors{"mobile": {"must be an international number: 8 to 15 digits with the country code first"}})
 	}
-	in := store.ContactInput{Mobile: mobile, Note: req.Body.Note}
-	if req.Body.Firstname != nil || req.Body.Lastname != nil {
-		name := joinName(req.Body.Firstname, req.Body.Lastname)
-		in.Name = &name
-	}
+	in := store.ContactInput{Mobile: mobile, Note: req.Body.Note,
+		Firstname: trimmed(req.Body.Firstname), Lastname: trimmed(req.Body.Lastname)}
 	var c store.Contact
 	var created bool
 	if p.Mode == ModeLive {
@@ -69,15 +66,29 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 			return nil, err
 		}
 	} else {
-		c = fixtureContact(mobile, in.Name)
+		var name *string
+		if in.Firstname != nil || in.Lastname != nil {
+			n := joinName(in.Firstname, in.Lastname)
+			name = &n
+		}
+		c = fixtureContact(mobile, name)
 		created = true
 	}
 	msg := "Contact updated"
 	if created {
 		msg = "Contact created"
 	}
-	return gen.UpsertContact200JSONResponse{Success: true, Message: msg,
-		Data: gen.ContactUpsert{ContactId: c.ID, Created: created, Name: c.Name, Mobile: c.Mobile}}, nil
+	return gen.UpsertContact200JSONResponse{Body: gen.ContactUpsertEnvelope{Success: true, Message: msg,
+		Data: gen.ContactUpsert{ContactId: c.ID, Created: created, Name: c.Name, Mobile: c.Mobile}}}, nil
+}
+
+// trimmed is the value without surrounding spaces; nil stays nil.
+func trimmed(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	v := strings.TrimSpace(*p)
+	return &v
 }
 
 func joinName(first, last *string) string {

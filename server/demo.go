@@ -3,7 +3,10 @@ package server
 import (
 	"math"
 	"net/http"
+	"net/netip"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,8 +16,9 @@ import (
 	"gateway/gen"
 )
 
-// Demo key limits per client IP (the RateLimited response of openapi/openapi.yaml): 60 requests a minute with a burst of 20,
-// and 10 sends a minute.
+// Demo key limits per client (the RateLimited response of openapi/openapi.yaml; clientKey says
+// who a client is): 60 requests a minute with a burst of 20, and 10 sends a minute, for the
+// whole deployment.
 const (
 	demoRatePerMin = 60
 	demoBurst      = 20
@@ -22,42 +26,62 @@ const (
 	demoSendBurst  = 10
 )
 
-// demoLimiter is a token bucket per client IP, one for all calls and one for sends.
+// demoLimiter is a token bucket per client, one for all calls and one for sends.
+//
+// Across replicas: each replica enforces its share of the limit (rate and burst divided by
+// GATEWAY_REPLICAS), so a deployment of N replicas allows a client at most the documented rate
+// and burst in total, however the load balancer spreads its requests. The buckets are not kept
+// in PostgreSQL on purpose: the demo key is public, and a limiter that costs a database write
+// per request would turn a flood of demo calls into a flood of writes on the database the
+// paying tenants use, which is what the limit is there to prevent. The price is that a client
+// pinned to one replica gets 1/N of the limit; for a demo that is acceptable.
+//
+// Memory is bounded: at most max buckets. When a new client would pass the cap, the buckets
+// that have refilled (idle long enough to be full, so dropping them changes nothing) are
+// evicted, and if that is not enough, the least recently used ones down to 90% of the cap.
 type demoLimiter struct {
 	mu      sync.Mutex
 	now     func() time.Time
+	share   float64 // 1 / replicas
+	max     int
 	buckets map[string]*bucket
-	sweep   time.Time
 }
 
 type bucket struct {
 	tokens float64
 	last   time.Time
+	burst  float64
+	rate   float64 // tokens per second
 }
 
-func newDemoLimiter(now func() time.Time) *demoLimiter {
-	return &demoLimiter{now: now, buckets: map[string]*bucket{}}
+// demoMaxBuckets bounds the limiter's memory (about 100 bytes a bucket: 10 MB).
+const demoMaxBuckets = 100_000
+
+func newDemoLimiter(now func() time.Time, replicas int) *demoLimiter {
+	if replicas < 1 {
+		replicas = 1
+	}
+	return &demoLimiter{now: now, share: 1 / float64(replicas), max: demoMaxBuckets, buckets: map[string]*bucket{}}
 }
+
+// shareOf is this replica's share of a documented burst or rate (at least one call).
+func (l *demoLimiter) shareOf(v float64) float64 { return max(1, math.Floor(v*l.share)) }
 
 // take removes a token from key's bucket; when none is left it returns the wait until one is.
+// perMin and burst are the deployment's limits; the replica applies its share.
 func (l *demoLimiter) take(key string, perMin, burst float64) (ok bool, wait time.Duration, remaining int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	if now.Sub(l.sweep) > 10*time.Minute {
-		for k, b := range l.buckets {
-			if now.Sub(b.last) > 10*time.Minute {
-				delete(l.buckets, k)
-			}
-		}
-		l.sweep = now
-	}
+	burst, rate := l.shareOf(burst), l.shareOf(perMin)/60
 	b, found := l.buckets[key]
 	if !found {
-		b = &bucket{tokens: burst, last: now}
+		if len(l.buckets) >= l.max {
+			l.evict(now)
+		}
+		b = &bucket{tokens: burst, last: now, burst: burst, rate: rate}
 		l.buckets[key] = b
 	}
-	rate := perMin / 60
 	b.tokens = math.Min(burst, b.tokens+now.Sub(b.last).Seconds()*rate)
 	b.last = now
 	if b.tokens < 1 {
@@ -67,14 +91,111 @@ func (l *demoLimiter) take(key string, perMin, burst float64) (ok bool, wait tim
 	return true, 0, int(b.tokens)
 }
 
+// evict makes room: refilled buckets first, then the least recently used down to 90% of max.
+func (l *demoLimiter) evict(now time.Time) {
+	for k, b := range l.buckets {
+		if b.tokens+now.Sub(b.last).Seconds()*b.rate >= b.burst {
+			delete(l.buckets, k)
+		}
+	}
+	target := l.max * 9 / 10
+	if len(l.buckets) <= target {
+		return
+	}
+	lasts := make([]time.Time, 0, len(l.buckets))
+	for _, b := range l.buckets {
+		lasts = append(lasts, b.last)
+	}
+	slices.SortFunc(lasts, func(a, b time.Time) int { return a.Compare(b) })
+	cutoff := lasts[len(lasts)-target] // keep the target most recent
+	for k, b := range l.buckets {
+		if b.last.Before(cutoff) {
+			delete(l.buckets, k)
+		}
+	}
+	for k, b := range l.buckets { // ties at the cutoff
+		if len(l.buckets) <= target {
+			break
+		}
+		if b.last.Equal(cutoff) {
+			delete(l.buckets, k)
+		}
+	}
+}
+
+// clientKey is who the demo limit counts: the connection's address, or, when the connection
+// comes from a trusted proxy (GATEWAY_TRUSTED_PROXIES), the rightmost address of
+// X-Forwarded-For that is not itself a trusted proxy, else X-Real-IP. IPv6 clients are
+// counted per /64 (one subscriber's allocation); IPv4 per address.
+func clientKey(req *http.Request, trusted []netip.Prefix) string {
+	addr := remoteAddr(req.RemoteAddr)
+	if addr.IsValid() && isTrusted(addr, trusted) {
+		if c, ok := forwardedClient(req, trusted); ok {
+			addr = c
+		}
+	}
+	if !addr.IsValid() {
+		return req.RemoteAddr
+	}
+	if addr.Is6() {
+		p, _ := addr.Prefix(64)
+		return p.String()
+	}
+	return addr.String()
+}
+
+func remoteAddr(s string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap()
+	}
+	a, _ := netip.ParseAddr(s)
+	return a.Unmap()
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// forwardedClient walks X-Forwarded-For (every header line, right to left) past trusted
+// proxies; the first untrusted address is the client. A malformed entry stops the walk (what
+// is left of it was written by the client). X-Real-IP is used when X-Forwarded-For names no
+// untrusted address.
+func forwardedClient(req *http.Request, trusted []netip.Prefix) (netip.Addr, bool) {
+	var hops []string
+	for _, line := range req.Header.Values("X-Forwarded-For") {
+		for _, h := range strings.Split(line, ",") {
+			hops = append(hops, strings.TrimSpace(h))
+		}
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		a := remoteAddr(hops[i])
+		if !a.IsValid() {
+			break
+		}
+		if !isTrusted(a, trusted) {
+			return a, true
+		}
+	}
+	if a := remoteAddr(strings.TrimSpace(req.Header.Get("X-Real-IP"))); a.IsValid() {
+		return a, true
+	}
+	return netip.Addr{}, false
+}
+
 // demoLimit applies the demo key's per-IP limits; 429 with Retry-After and RateLimit headers.
 func (s *Server) demoLimit(c echo.Context, route *routers.Route) error {
-	ip := c.RealIP()
+	ip := clientKey(c.Request(), s.opts.TrustedProxies)
 	perMin, burst, key := float64(demoRatePerMin), float64(demoBurst), "all|"+ip
 	if route.Operation != nil && route.Operation.OperationID == "sendTemplateMessage" {
 		perMin, burst, key = demoSendPerMin, demoSendBurst, "send|"+ip
 	}
 	ok, wait, remaining := s.demo.take(key, perMin, burst)
+	burst = s.demo.shareOf(burst)
 	h := c.Response().Header()
 	h.Set("RateLimit-Policy", strconv.Itoa(int(burst))+";w=60")
 	if ok {

@@ -69,6 +69,9 @@ type DispatcherConfig struct {
 	Rand func() float64
 	// Logger receives the dispatcher's logs. Nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics receives each attempt's outcome, latency and commit-to-attempt lag (the
+	// server's Metrics). Nil records nothing.
+	Metrics DeliveryObserver
 }
 
 // Defaults of DispatcherConfig.

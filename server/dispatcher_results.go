@@ -31,7 +31,7 @@ func (d *Dispatcher) attempt(j job) dispatchResult {
 		out.Err = fmt.Errorf("cannot open the endpoint's signing secret: %w", c.SecretErr)
 	} else {
 		out = d.sender.Send(context.Background(), webhook.Request{
-			URL: c.URL, Secret: c.Secret, Event: c.Event.Type, EventID: c.Event.ID, DeliveryID: c.ID,
+			URL: c.URL, Secret: c.Secret, PreviousSecret: c.PreviousSecret, Event: c.Event.Type, EventID: c.Event.ID, DeliveryID: c.ID,
 			Attempt: c.Attempt, Timestamp: now, Body: EventBody(c.Event),
 		})
 	}
@@ -60,6 +60,9 @@ func (d *Dispatcher) attempt(j job) dispatchResult {
 		}
 	}
 	res.attempt = r
+	if d.cfg.Metrics != nil {
+		d.cfg.Metrics.ObserveDelivery(string(r.Outcome), out.Latency, now.Sub(c.Event.CreatedAt), c.Attempt == 1)
+	}
 	return res
 }
 

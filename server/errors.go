@@ -81,7 +81,7 @@ func (s *Server) classify(err error, c echo.Context) *apiError {
 		}
 	}
 	s.log.ErrorContext(c.Request().Context(), "request failed",
-		"request_id", requestID(c), "method", c.Request().Method, "path", c.Request().URL.Path, "error", err.Error())
+		"method", c.Request().Method, "path", c.Request().URL.Path, "error", err.Error())
 	return newAPIError(http.StatusInternalServerError, gen.ErrorCodeInternalError, "Internal server error; quote the X-Request-Id header to support")
 }
 

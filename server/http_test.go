@@ -403,7 +403,11 @@ func TestHTTPPanicIsInternalError(t *testing.T) {
 		}
 		id := r.Header.Get("X-Request-Id")
 		out := logs.String()
-		if !strings.Contains(out, "msg=panic request_id="+id) || !strings.Contains(out, "nil pointer dereference") {
+		panicLogged := false
+		for _, line := range strings.Split(out, "\n") {
+			panicLogged = panicLogged || (strings.Contains(line, "msg=panic ") && strings.Contains(line, " request_id="+id))
+		}
+		if !panicLogged || !strings.Contains(out, "nil pointer dereference") {
 			t.Fatalf("panic not logged with its request id %s:\n%s", id, out)
 		}
 		if !strings.Contains(out, "goroutine") || !strings.Contains(out, "gateway/store") {

@@ -18,13 +18,13 @@ func (a *api) GetMe(ctx context.Context, _ gen.GetMeRequestObject) (gen.GetMeRes
 	mode := gen.KeyMode(p.Mode)
 	me := gen.Me{
 		Account: gen.Account{Id: p.AccountID, Name: p.AccountName, Email: p.AccountEmail},
-		Mode:    &mode,
+		Mode:    mode,
 	}
 	if p.Mode != ModeLive {
 		sb := a.s.opts.Sandbox
 		me.Chat = gen.Chat{Connected: true, DisplayName: "Sandbox", PhoneNumber: sb.PhoneNumber, PhoneNumberId: sb.PhoneNumberID}
 		me.Sandbox = &gen.Sandbox{PhoneNumber: sb.PhoneNumber, JoinCode: p.JoinCode, JoinPhrase: "join " + p.JoinCode}
-		return gen.GetMe200JSONResponse{Success: true, Message: "OK", Data: me}, nil
+		return gen.GetMe200JSONResponse{Body: gen.MeEnvelope{Success: true, Message: "OK", Data: me}}, nil
 	}
 	conn, err := a.s.store.ConnectionByAccount(ctx, p.AccountID)
 	switch {
@@ -35,5 +35,5 @@ func (a *api) GetMe(ctx context.Context, _ gen.GetMeRequestObject) (gen.GetMeRes
 	default:
 		me.Chat = gen.Chat{Connected: true, DisplayName: conn.DisplayName, PhoneNumber: conn.PhoneNumber, PhoneNumberId: conn.PhoneNumberID}
 	}
-	return gen.GetMe200JSONResponse{Success: true, Message: "OK", Data: me}, nil
+	return gen.GetMe200JSONResponse{Body: gen.MeEnvelope{Success: true, Message: "OK", Data: me}}, nil
 }

@@ -42,10 +42,10 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 		}
 	}
 	out := gen.Message{MessageId: m.ID, ChatMessageId: m.PlatformMessageID, Status: gen.MessageStatus(m.Status),
-		SentAt: sentAt.UTC(), History: &history}
+		SentAt: sentAt.UTC(), History: history, ClientReference: m.ClientReference}
 	if m.Status == "failed" && (m.ErrorCode != nil || m.ErrorTitle != nil) {
 		e := gen.MessageError{Code: deref(m.ErrorCode), Title: deref(m.ErrorTitle), Details: m.ErrorDetails}
 		out.Error = &e
 	}
-	return gen.GetMessage200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }

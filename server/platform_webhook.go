@@ -25,8 +25,15 @@ import (
 // and the delivery is processed synchronously — every entry, change, status and message of a
 // batch — before answering 200. Processing is idempotent (unique keys), so a retried delivery
 // changes nothing. A delivery for an unknown number, a malformed body or an unknown field is
-// answered 200 and logged, so Meta does not retry garbage for days; only a database failure
-// answers 500, so that Meta retries.
+// answered 200 and logged, so Meta does not retry garbage for days.
+//
+// Each item of a delivery (a status, an inbound message, a template update for one account, a
+// sandbox join) is applied on its own. An item that cannot be applied (a value PostgreSQL
+// refuses, a timestamp out of range, a failing statement) is kept in platform_dead_letters
+// with its error and the rest is applied: one poison item never makes Meta retry, for 7 days,
+// a delivery whose other reports would be lost meanwhile. The answer is 500 only when the raw
+// delivery, or a dead letter, could not be stored: then nothing durable holds the item, and
+// Meta's retry is what we want (applying is idempotent).
 //
 // Decisions:
 //   - played (a voice message was played) is taken as read: it implies it, ranks like it, and
@@ -52,7 +59,7 @@ const templateSyncTimeout = 10 * time.Second
 func (s *Server) platformVerify(c echo.Context) error {
 	challenge, ok := whatsapp.VerifyChallenge(c.QueryParams(), s.opts.PlatformVerifyToken)
 	if !ok {
-		s.log.WarnContext(c.Request().Context(), "platform webhook: verification refused", "request_id", requestID(c))
+		s.log.WarnContext(c.Request().Context(), "platform webhook: verification refused")
 		return newAPIError(http.StatusForbidden, gen.ErrorCodeUnauthorized, "Verification token does not match")
 	}
 	return c.String(http.StatusOK, challenge)
@@ -62,11 +69,11 @@ func (s *Server) platformVerify(c echo.Context) error {
 func (s *Server) platformWebhook(c echo.Context) error {
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
-		return err // the body limit's 413, or a broken connection
+		return s.bodyReadFailed(c.Request(), err) // the body limit's 413, or a slow or broken connection
 	}
 	sig := c.Request().Header.Get(whatsapp.SignatureHeaderName)
 	if !whatsapp.VerifySignature([]byte(s.opts.PlatformAppSecret), body, sig) {
-		s.log.WarnContext(c.Request().Context(), "platform webhook: bad signature", "request_id", requestID(c),
+		s.log.WarnContext(c.Request().Context(), "platform webhook: bad signature",
 			"signature_present", sig != "", "bytes", len(body))
 		return newAPIError(http.StatusUnauthorized, gen.ErrorCodeUnauthorized, "Missing or invalid "+whatsapp.SignatureHeaderName)
 	}
@@ -76,20 +83,23 @@ func (s *Server) platformWebhook(c echo.Context) error {
 	if perr == nil {
 		// The common delivery, one status of a known number, is stored and applied in one statement.
 		done, err := s.applySingleStatus(ctx, p, body)
-		if err != nil {
-			return fmt.Errorf("process platform webhook: %w", err)
-		}
-		if done {
+		switch {
+		case err != nil:
+			// Nothing was written (one statement): the raw body is stored below on its own, and
+			// the status applied again as an item, dead-lettered if it fails again.
+			s.log.WarnContext(ctx, "platform webhook: single status failed; applying it as an item", "error", err.Error())
+		case done:
 			writeJSON(c, http.StatusOK, gen.Envelope{Success: true, Message: "OK"})
 			return nil
 		}
 	}
-	if _, err := s.store.RecordPlatformWebhook(ctx, body); err != nil {
+	webhookID, err := s.store.RecordPlatformWebhook(ctx, body)
+	if err != nil {
 		return fmt.Errorf("store platform webhook: %w", err)
 	}
 	if perr != nil {
 		s.log.WarnContext(ctx, "platform webhook: malformed payload ignored", "error", perr.Error())
-	} else if err := s.processPlatformWebhook(ctx, p); err != nil {
+	} else if err := s.processPlatformWebhook(ctx, p, webhookID); err != nil {
 		return fmt.Errorf("process platform webhook: %w", err)
 	}
 	writeJSON(c, http.StatusOK, gen.Envelope{Success: true, Message: "OK"})
@@ -165,18 +175,27 @@ func (s *Server) tenantByPhoneNumberID(ctx context.Context, pnid string) (*store
 	return &c, nil
 }
 
-// processPlatformWebhook applies one verified delivery. It returns an error only when the
-// database fails; everything else is logged and skipped.
-func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.WebhookPayload) error {
-	tenants := map[string]*store.Connection{} // by phone number id, for this delivery
+// delivery is one verified platform webhook being applied.
+type delivery struct {
+	id      int64                        // its raw body's row in platform_webhooks
+	tenants map[string]*store.Connection // by phone number id
+}
+
+// processPlatformWebhook applies one verified delivery, item by item. It returns an error only
+// when an item failed and its dead letter could not be stored; everything else is applied,
+// dead-lettered, or logged and skipped.
+func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.WebhookPayload, webhookID int64) error {
+	d := &delivery{id: webhookID, tenants: map[string]*store.Connection{}}
 	for _, e := range p.Entry {
 		for _, ch := range e.Changes {
 			var err error
 			switch ch.Field {
 			case "messages":
-				err = s.handleMessagesChange(ctx, ch.Value, tenants)
+				err = s.handleMessagesChange(ctx, d, ch.Value)
 			case "message_template_status_update":
-				err = s.handleTemplateStatusUpdate(ctx, e.ID, ch.Value)
+				err = s.handleTemplateStatusUpdate(ctx, d, e.ID, ch.Value)
+			case "phone_number_quality_update":
+				err = s.handleQualityUpdate(ctx, e.ID)
 			default:
 				s.log.DebugContext(ctx, "platform webhook: field ignored", "field", ch.Field, "waba_id", e.ID)
 			}
@@ -188,8 +207,37 @@ func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.Webhook
 	return nil
 }
 
+// isolate applies one item of a delivery; when apply fails the item is kept as a dead letter
+// (see deadLetter) and the delivery goes on.
+func (s *Server) isolate(ctx context.Context, d *delivery, accountID int64, kind string, item any, apply func() error) error {
+	if err := apply(); err != nil {
+		return s.deadLetter(ctx, d, accountID, kind, item, err)
+	}
+	return nil
+}
+
+// deadLetter keeps an item that could not be applied, with its error, in
+// platform_dead_letters (accountID 0: tenant unknown). It fails only when that insert fails.
+func (s *Server) deadLetter(ctx context.Context, d *delivery, accountID int64, kind string, item any, cause error) error {
+	raw, err := json.Marshal(item)
+	if err != nil {
+		raw = []byte(fmt.Sprintf("%q", fmt.Sprintf("%+v", item)))
+	}
+	dl := store.DeadLetter{WebhookID: &d.id, Kind: kind, Item: raw, Error: cause.Error()}
+	if accountID != 0 {
+		dl.AccountID = &accountID
+	}
+	id, err := s.store.RecordDeadLetter(ctx, dl)
+	if err != nil {
+		return fmt.Errorf("%s item failed (%v) and its dead letter could not be stored: %w", kind, cause, err)
+	}
+	s.log.WarnContext(ctx, "platform webhook: item dead-lettered", "dead_letter_id", id, "webhook_id", d.id,
+		"account_id", accountID, "kind", kind, "error", cause.Error())
+	return nil
+}
+
 // handleMessagesChange applies the statuses and inbound messages of a "messages" change.
-func (s *Server) handleMessagesChange(ctx context.Context, v whatsapp.ChangeValue, tenants map[string]*store.Connection) error {
+func (s *Server) handleMessagesChange(ctx context.Context, d *delivery, v whatsapp.ChangeValue) error {
 	pnid := v.Metadata.PhoneNumberID
 	for _, e := range v.Errors {
 		s.log.WarnContext(ctx, "platform webhook: system error", "phone_number_id", pnid, "code", e.Code, "title", e.Title,
@@ -200,15 +248,15 @@ func (s *Server) handleMessagesChange(ctx context.Context, v whatsapp.ChangeValu
 		return nil
 	}
 	if s.opts.Sandbox.PhoneNumberID != "" && pnid == s.opts.Sandbox.PhoneNumberID {
-		return s.handleSandboxChange(ctx, v)
+		return s.handleSandboxChange(ctx, d, v)
 	}
-	conn, ok := tenants[pnid]
+	conn, ok := d.tenants[pnid]
 	if !ok {
 		var err error
 		if conn, err = s.tenantByPhoneNumberID(ctx, pnid); err != nil {
-			return err
+			return s.deadLetter(ctx, d, 0, "change", v, err)
 		}
-		tenants[pnid] = conn
+		d.tenants[pnid] = conn
 	}
 	if conn == nil {
 		s.log.WarnContext(ctx, "platform webhook: unknown phone number id; ignored", "phone_number_id", pnid,
@@ -216,7 +264,10 @@ func (s *Server) handleMessagesChange(ctx context.Context, v whatsapp.ChangeValu
 		return nil
 	}
 	for _, st := range v.Statuses {
-		if err := s.applyPlatformStatus(ctx, conn.AccountID, st); err != nil {
+		err := s.isolate(ctx, d, conn.AccountID, "status", rawOr(st.Raw, st), func() error {
+			return s.applyPlatformStatus(ctx, conn.AccountID, st)
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -227,7 +278,11 @@ func (s *Server) handleMessagesChange(ctx context.Context, v whatsapp.ChangeValu
 		}
 	}
 	for _, m := range v.Messages {
-		if err := s.recordInbound(ctx, *conn, m, names[m.From]); err != nil {
+		item := map[string]any{"message": rawOr(m.Raw, m), "profile_name": names[m.From]}
+		err := s.isolate(ctx, d, conn.AccountID, "message", item, func() error {
+			return s.recordInbound(ctx, *conn, m, names[m.From])
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -250,6 +305,14 @@ func (s *Server) applyPlatformStatus(ctx context.Context, accountID int64, st wh
 }
 
 func (s *Server) logParked(ctx context.Context, accountID int64, r store.StatusReport, res store.StatusResult) {
+	switch {
+	case res.Parked && !res.Found:
+		s.metrics.observeStatusReport("parked")
+	case res.Changed:
+		s.metrics.observeStatusReport("applied")
+	default:
+		s.metrics.observeStatusReport("ignored")
+	}
 	if res.Parked && !res.Found {
 		s.log.InfoContext(ctx, "platform webhook: status parked until the send is recorded", "account_id", accountID,
 			"wamid", r.PlatformMessageID, "status", r.Status)
@@ -265,6 +328,7 @@ func (s *Server) statusReport(ctx context.Context, accountID int64, st whatsapp.
 	}
 	if st.ID == "" || store.StatusRank(status) < 1 {
 		s.log.WarnContext(ctx, "platform webhook: status ignored", "account_id", accountID, "status", st.Status, "wamid", st.ID)
+		s.metrics.observeStatusReport("ignored")
 		return store.StatusReport{}, false
 	}
 	at, ok := st.Time()
@@ -403,47 +467,25 @@ func inboundEventFields(m whatsapp.InboundMessage) receivedFields {
 	return f
 }
 
-// handleSandboxChange handles traffic on the shared sandbox number: an inbound text
-// "join <code>" registers the sender for the account with that join code (the start of its
-// 24-hour window is the message's timestamp). Everything else on that number is ignored.
-func (s *Server) handleSandboxChange(ctx context.Context, v whatsapp.ChangeValue) error {
-	for _, m := range v.Messages {
-		if m.Type != "text" || m.Text == nil || !isWaID(m.From) {
-			continue
-		}
-		f := strings.Fields(m.Text.Body)
-		if len(f) != 2 || !strings.EqualFold(f[0], "join") {
-			continue
-		}
-		at, ok := m.Time()
-		if !ok {
-			at = s.now()
-		}
-		accountID, err := s.store.JoinSandbox(ctx, f[1], m.From, at)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			s.log.InfoContext(ctx, "sandbox: join with an unknown code ignored", "wamid", m.ID)
-		case err != nil:
-			return err
-		default:
-			s.log.InfoContext(ctx, "sandbox: handset joined", "account_id", accountID, "wamid", m.ID)
-		}
-	}
-	return nil
+// handleSandboxChange handles traffic on the shared sandbox number: joins, replies and test
+// events (see sandbox_inbound.go). Statuses of the sandbox's own sends are ignored.
+func (s *Server) handleSandboxChange(ctx context.Context, d *delivery, v whatsapp.ChangeValue) error {
+	return s.handleSandboxMessages(ctx, d, v)
 }
 
 // handleTemplateStatusUpdate sets the status of the template with the platform's id for every
 // account whose number belongs to the WABA (the entry id); an account that does not have the
 // template yet syncs its templates instead.
-func (s *Server) handleTemplateStatusUpdate(ctx context.Context, wabaID string, v whatsapp.ChangeValue) error {
+func (s *Server) handleTemplateStatusUpdate(ctx context.Context, d *delivery, wabaID string, v whatsapp.ChangeValue) error {
 	if v.MessageTemplateID == "" || v.Event == "" {
 		s.log.WarnContext(ctx, "platform webhook: template status update without id or event ignored", "waba_id", wabaID)
 		return nil
 	}
 	status := templateStatusOf(v.Event)
+	item := map[string]any{"waba_id": wabaID, "value": v}
 	ids, err := s.store.AccountIDsByWabaID(ctx, wabaID)
 	if err != nil {
-		return err
+		return s.deadLetter(ctx, d, 0, "template_status", item, err)
 	}
 	if len(ids) == 0 {
 		s.log.WarnContext(ctx, "platform webhook: template status update for an unknown WABA ignored", "waba_id", wabaID,
@@ -455,10 +497,20 @@ func (s *Server) handleTemplateStatusUpdate(ctx context.Context, wabaID string, 
 		case errors.Is(err, store.ErrNotFound):
 			s.syncTemplatesAfterWebhook(ctx, accountID, v.MessageTemplateID)
 		case err != nil:
-			return err
+			if err := s.deadLetter(ctx, d, accountID, "template_status", item, err); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// rawOr is an item as received when the parser kept it, else the parsed value.
+func rawOr(raw json.RawMessage, parsed any) any {
+	if len(raw) > 0 {
+		return raw
+	}
+	return parsed
 }
 
 // templateStatusOf maps a template webhook event to the status the template listing would

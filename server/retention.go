@@ -41,7 +41,9 @@ const retentionRunTimeout = 5 * time.Minute
 //   - webhook attempts (the request log) older than Keep;
 //   - events older than Keep with no pending delivery and no delivery completed within Keep,
 //     with their deliveries and attempts;
-//   - raw platform webhooks received more than Keep ago;
+//   - raw platform webhooks received more than Keep ago, and the dead letters of their items;
+//   - what test and demo keys leave: test messages sent more than Keep ago (sandbox
+//     participants are kept: their count of real deliveries is a lifetime cap per handset);
 //   - Idempotency-Key records past their 48-hour replay window.
 //
 // Create it with NewRetention; it is a Service.
@@ -93,17 +95,19 @@ func (r *Retention) run(ctx context.Context) {
 		r.log.Error("retention run", "error", err.Error())
 	case n.total() > 0:
 		r.log.Info("retention run", "attempts", n.Attempts, "events", n.Events,
-			"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys)
+			"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys,
+			"test_messages", n.TestMessages, "dead_letters", n.DeadLetters, "sandbox_messages", n.SandboxMessages)
 	}
 }
 
 // retentionCounts is what one run deleted.
 type retentionCounts struct {
 	Attempts, Events, PlatformWebhooks, IdempotencyKeys int64
+	TestMessages, DeadLetters, SandboxMessages          int64
 }
 
 func (c retentionCounts) total() int64 {
-	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys
+	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys + c.TestMessages + c.DeadLetters + c.SandboxMessages
 }
 
 // runOnce deletes everything past keeping as of the clock's now, batch by batch until a batch
@@ -130,6 +134,9 @@ func (r *Retention) runOnce(ctx context.Context) (retentionCounts, error) {
 	drain(&n.Events, max(1, r.cfg.BatchSize/10), r.store.DeleteEventsBefore)
 	drain(&n.Attempts, r.cfg.BatchSize, r.store.DeleteWebhookAttemptsBefore)
 	drain(&n.PlatformWebhooks, r.cfg.BatchSize, r.store.DeletePlatformWebhooksBefore)
+	drain(&n.SandboxMessages, r.cfg.BatchSize, r.store.DeleteSandboxMessagesBefore)
+	drain(&n.DeadLetters, r.cfg.BatchSize, r.store.DeleteDeadLettersBefore)
+	drain(&n.TestMessages, r.cfg.BatchSize, r.store.DeleteTestMessagesBefore)
 	k, err := r.store.DeleteExpiredIdempotencyKeys(ctx, now)
 	n.IdempotencyKeys += k
 	if err != nil {

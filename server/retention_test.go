@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -68,12 +69,17 @@ func TestRetentionRunOnce(t *testing.T) {
 	exec(`INSERT INTO idempotency_keys (account_id, key, fingerprint, status_code, created_at) VALUES
 		($1, 'old', '\x00', 200, $2), ($1, 'new', '\x00', 200, $3)`, acct.ID, now.Add(-49*time.Hour), now.Add(-time.Hour))
 
+	for i, age := range []int{31, 32, 1} {
+		exec(`INSERT INTO sandbox_messages (platform_message_id, sender, type, received_at, created_at) VALUES ($1, '1', 'text', $2, $2)`,
+			fmt.Sprint("wamid.sbx", i), now.Add(-time.Duration(age)*day))
+	}
+
 	r := NewRetention(e.st, RetentionConfig{BatchSize: 2, Clock: func() time.Time { return now }, Logger: testLogger(t)})
 	n, err := r.runOnce(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Events != 6 || n.PlatformWebhooks != 4 || n.IdempotencyKeys != 1 || n.Attempts != 1 {
+	if n.Events != 6 || n.PlatformWebhooks != 4 || n.IdempotencyKeys != 1 || n.Attempts != 1 || n.SandboxMessages != 2 {
 		t.Fatalf("deleted %+v", n)
 	}
 

@@ -44,13 +44,35 @@ func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessa
 		return nil, err
 	}
 	b := req.Body
-	if fe := checkSendRequest(b); fe != nil {
-		return nil, invalid(fe)
+	var resp gen.SendTemplateMessageResponseObject
+	switch fe := checkSendRequest(b); {
+	case fe != nil:
+		err = invalid(fe)
+	case p.Mode != ModeLive:
+		resp, err = a.s.sendTest(ctx, p.AccountID, b)
+	default:
+		resp, err = a.s.sendLive(ctx, p.AccountID, b)
 	}
-	if p.Mode != ModeLive {
-		return a.s.sendTest(ctx, p.AccountID, b)
+	a.s.countSend(p.Mode, err)
+	return resp, err
+}
+
+// countSend counts a send by its outcome: sent, or the code of its failure (internal_error for
+// an unexpected one). A live send the platform refused is counted by sendFailed, which knows the
+// platform's error code.
+func (s *Server) countSend(mode string, err error) {
+	outcome := "sent"
+	if err != nil {
+		outcome = string(gen.ErrorCodeInternalError)
+		var ae *apiError
+		if errors.As(err, &ae) {
+			if mode == ModeLive && ae.Status == http.StatusBadGateway {
+				return
+			}
+			outcome = string(ae.Code)
+		}
 	}
-	return a.s.sendLive(ctx, p.AccountID, b)
+	s.metrics.observeSend(mode, outcome, "")
 }
 
 // checkSendRequest is what the schema cannot say: one of template_name or template_id, and a
@@ -82,12 +104,13 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	if fail != nil {
 		return nil, fail
 	}
-	header, body := deref(b.HeaderVariables), deref(b.BodyVariables)
-	if fail := checkVariables(tpl, header, body); fail != nil {
+	params, fail := sendParams(tpl, b)
+	if fail != nil {
 		return nil, fail
 	}
+	header, body := params.header, params.body
 	send := whatsapp.TemplateSend{To: b.Destination, Name: tpl.Name, Language: tpl.Language,
-		HeaderParams: header, BodyParams: body}
+		HeaderParams: header, BodyParams: body, HeaderMedia: params.media, HeaderLocation: params.location, Buttons: params.buttons}
 	if tpl.ParameterFormat == "NAMED" {
 		if send.HeaderParamNames, send.BodyParamNames, err = namedParams(tpl); err != nil {
 			return nil, err
@@ -96,7 +119,8 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	if s.platform == nil {
 		return nil, errors.New("no messaging platform configured")
 	}
-	content, err := json.Marshal(sentContent{Language: tpl.Language, HeaderVariables: orEmpty(header), BodyVariables: orEmpty(body)})
+	content, err := json.Marshal(sentContent{Language: tpl.Language, HeaderVariables: orEmpty(header), BodyVariables: orEmpty(body),
+		HeaderMedia: b.HeaderMedia, HeaderLocation: b.HeaderLocation, Buttons: params.buttons})
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +133,8 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 		name = *b.Name
 	}
 	rec, err := s.store.BeginSend(ctx, accountID, store.SendInput{Mobile: b.Destination, Name: name,
-		CampaignName: campaign, TemplateID: tpl.ID, TemplateName: tpl.Name, Content: content})
+		CampaignName: campaign, TemplateID: tpl.ID, TemplateName: tpl.Name, Content: content,
+		ClientReference: deref(b.ClientReference)})
 	if err != nil {
 		return nil, err
 	}
@@ -141,18 +166,21 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 		// (server/reconcile.go) applies them on its next pass.
 		s.log.WarnContext(ctx, "apply parked statuses", "message_id", rec.MessageID, "error", err.Error())
 	}
-	return gen.SendTemplateMessage200JSONResponse{Success: true, Message: "Message sent", Data: gen.SendResult{
+	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
 		MessageId: rec.MessageID, ChatMessageId: res.MessageID, CampaignId: rec.CampaignID,
 		ConversationId: rec.ConversationID, ContactId: rec.ContactID, ContactCreated: rec.ContactCreated,
-		Status: gen.Sent,
-	}}, nil
+		Status: gen.Sent, ClientReference: b.ClientReference,
+	}}}, nil
 }
 
 // sentContent is what the message row keeps of a template send.
 type sentContent struct {
-	Language        string   `json:"language"`
-	HeaderVariables []string `json:"header_variables"`
-	BodyVariables   []string `json:"body_variables"`
+	Language        string                 `json:"language"`
+	HeaderVariables []string               `json:"header_variables"`
+	BodyVariables   []string               `json:"body_variables"`
+	HeaderMedia     *gen.HeaderMedia       `json:"header_media,omitempty"`
+	HeaderLocation  *gen.HeaderLocation    `json:"header_location,omitempty"`
+	Buttons         []whatsapp.ButtonParam `json:"buttons,omitempty"`
 }
 
 // sendFailed closes a send the platform did not accept and answers 502 (or 500 for a request
@@ -166,6 +194,11 @@ func (s *Server) sendFailed(ctx context.Context, accountID, messageID int64, err
 		return nil, fmt.Errorf("send %d: %w", messageID, err)
 	}
 	s.log.WarnContext(ctx, "platform refused send", "message_id", messageID, "error", err.Error())
+	platformCode := ""
+	if f.Code != nil {
+		platformCode = strconv.Itoa(*f.Code)
+	}
+	s.metrics.observeSend(ModeLive, string(fail.Code), platformCode)
 	return nil, fail
 }
 
@@ -272,25 +305,6 @@ func pickByName(ts []store.Template, name, lang string) (store.Template, *apiErr
 	}
 	return store.Template{}, invalid(gen.FieldErrors{"language": {fmt.Sprintf(
 		"the template %q is approved in several languages (%s); say which one", name, strings.Join(langs, ", "))}})
-}
-
-// checkVariables compares the variables sent with what the template takes, before any
-// platform call.
-func checkVariables(t store.Template, header, body []string) *apiError {
-	fe := gen.FieldErrors{}
-	switch {
-	case t.HeaderFormat != "" && t.HeaderFormat != "TEXT":
-		fe["header_variables"] = []string{fmt.Sprintf("the template has a %s header, which this API cannot fill", t.HeaderFormat)}
-	case len(header) != t.HeaderParams:
-		fe["header_variables"] = []string{fmt.Sprintf("the template's header takes %s, got %d", variables(t.HeaderParams), len(header))}
-	}
-	if len(body) != t.BodyParams {
-		fe["body_variables"] = []string{fmt.Sprintf("the template's body takes %s, got %d", variables(t.BodyParams), len(body))}
-	}
-	if len(fe) == 0 {
-		return nil
-	}
-	return invalid(fe)
 }
 
 func variables(n int) string {

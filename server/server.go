@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,8 @@ import (
 
 	"gateway/gen"
 	"gateway/openapi"
+	"gateway/server/dashboard"
+	"gateway/server/onboarding"
 	"gateway/store"
 )
 
@@ -46,6 +49,17 @@ type Options struct {
 	// /messages/{id}: delivered, then read, this long after it was sent (default 2 s and 5 s).
 	TestDeliveredAfter time.Duration
 	TestReadAfter      time.Duration
+	// MetricsToken, when set, serves /metrics on the API's listener to requests bearing it
+	// (GATEWAY_METRICS_TOKEN); when empty /metrics is a 404 there.
+	MetricsToken string
+	// TrustedProxies are the addresses (GATEWAY_TRUSTED_PROXIES) whose X-Forwarded-For and
+	// X-Real-IP headers name the client for the demo limit; empty: none is trusted.
+	TrustedProxies []netip.Prefix
+	// Replicas is how many gateways share the demo limit (GATEWAY_REPLICAS, default 1): each
+	// enforces its share.
+	Replicas int
+	// Dashboard configures the web console under /dashboard.
+	Dashboard dashboard.Options
 }
 
 // Sandbox is the number test keys use for real deliveries to joined handsets.
@@ -61,6 +75,14 @@ type Deps struct {
 	Platform Platform
 	Logger   *slog.Logger
 	Clock    func() time.Time
+	// Metrics receives the server's measurements; nil means a new set (NewMetrics over Store).
+	Metrics *Metrics
+	// Onboarding connects numbers (Embedded Signup, system-user tokens); New completes its
+	// template sync and tenant-cache hooks. Optional.
+	Onboarding *onboarding.Service
+	// Connector connects a workspace's number from the dashboard; nil means Onboarding (when
+	// set), else the dashboard shows "not configured". Tests set a stand-in.
+	Connector dashboard.Connector
 }
 
 // Server holds the wired HTTP application.
@@ -75,7 +97,11 @@ type Server struct {
 	router   routers.Router
 	echo     *echo.Echo
 	demo     *demoLimiter
+	metrics  *Metrics
 	bg       services
+	dash     *dashboard.Dashboard
+
+	onboarding *onboarding.Service
 
 	tenantMu sync.Mutex
 	tenants  map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
@@ -114,10 +140,20 @@ func New(opts Options, deps Deps) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec routes: %w", err)
 	}
+	if deps.Metrics == nil {
+		deps.Metrics = NewMetrics(deps.Store)
+	}
+	if deps.Platform != nil {
+		deps.Platform = measuredPlatform{p: deps.Platform, m: deps.Metrics}
+	}
 	s := &Server{
-		opts: opts, store: deps.Store, platform: deps.Platform, log: deps.Logger, now: deps.Clock,
+		opts: opts, store: deps.Store, platform: deps.Platform, log: slog.New(requestAttrs{deps.Logger.Handler()}), now: deps.Clock,
 		spec: spec, specJSON: specJSON, router: router,
-		demo: newDemoLimiter(deps.Clock),
+		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding, metrics: deps.Metrics,
+	}
+	s.wireOnboarding(deps.Onboarding)
+	if s.dash, err = s.newDashboard(deps.Connector, deps.Onboarding); err != nil {
+		return nil, err
 	}
 	s.echo = s.routes()
 	return s, nil
@@ -152,7 +188,7 @@ func (s *Server) routes() *echo.Echo {
 		// The stack is captured for LogErrorFunc, which logs it; Echo prints nothing itself.
 		DisablePrintStack: false,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			s.log.ErrorContext(c.Request().Context(), "panic", "request_id", requestID(c), "error", err.Error(), "stack", string(stack))
+			s.log.ErrorContext(c.Request().Context(), "panic", "error", err.Error(), "stack", string(stack))
 			return err
 		},
 	}))
@@ -160,11 +196,14 @@ func (s *Server) routes() *echo.Echo {
 
 	// Public paths: no key needed.
 	e.GET("/healthz", s.healthz)
+	e.GET("/metrics", s.metricsEndpoint)
+	s.docsRoutes(e)
 	e.GET("/readyz", s.readyz)
 	e.GET("/v1/openapi.yaml", s.specYAML)
 	e.GET("/v1/openapi.json", s.specJSONHandler)
 	e.GET("/platform/webhook", s.platformVerify)
 	e.POST("/platform/webhook", s.platformWebhook)
+	s.mountDashboard(e)
 
 	// The API: every route of the spec, behind route lookup, authentication and validation.
 	v1 := e.Group("/v1", s.apiMiddleware, s.idempotency)
@@ -188,7 +227,13 @@ func requestIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			rand.Read(b[:])
 			id = "req_" + hex.EncodeToString(b[:])
 		}
-		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		res := c.Response()
+		res.Header().Set(echo.HeaderXRequestID, id)
+		c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), requestIDKey{}, id)))
+		// The generated strict responses set the headers openapi.yaml declares, X-Request-Id
+		// included, from fields the handlers leave empty; this puts the id back just before the
+		// status line is written, whatever wrote the headers.
+		res.Before(func() { res.Header().Set(echo.HeaderXRequestID, id) })
 		return next(c)
 	}
 }
@@ -202,11 +247,14 @@ func (s *Server) logMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
-		attrs := []any{"request_id", requestID(c), "method", c.Request().Method, "path", c.Request().URL.Path,
-			"status", c.Response().Status, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}
+		took := time.Since(start)
+		s.metrics.observeRequest(routeLabel(c), c.Request().Method, c.Response().Status, took)
+		attrs := []any{"method", c.Request().Method, "path", c.Request().URL.Path,
+			"status", c.Response().Status, "duration_ms", float64(took.Microseconds()) / 1000}
 		if p, perr := principalFrom(c.Request().Context()); perr == nil {
-			attrs = append(attrs, "account_id", p.AccountID, "key_id", p.KeyID)
+			attrs = append(attrs, "key_id", p.KeyID)
 		}
+		// request_id and account_id come from the context (requestAttrs).
 		s.log.InfoContext(c.Request().Context(), "request", attrs...)
 		return nil
 	}

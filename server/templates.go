@@ -34,16 +34,26 @@ func (a *api) ListTemplates(ctx context.Context, _ gen.ListTemplatesRequestObjec
 	for _, t := range ts {
 		out.Templates = append(out.Templates, templateOut(t))
 	}
-	return gen.ListTemplates200JSONResponse{Success: true, Message: "OK", Data: out}, nil
+	return gen.ListTemplates200JSONResponse{Body: gen.TemplatesEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
 
 func templateOut(t store.Template) gen.Template {
-	body, header := t.BodyParams, t.HeaderParams
-	return gen.Template{
+	body, header := t.BodyParams, headerTextParams(t)
+	hf := gen.TemplateHeaderFormat(headerFormat(t))
+	buttons := make([]gen.TemplateButton, len(t.Buttons))
+	for i, b := range t.Buttons {
+		buttons[i] = gen.TemplateButton{Index: b.Index, Type: b.Type, Text: b.Text, TakesValue: b.TakesValue}
+	}
+	out := gen.Template{
 		Id: t.ID, Name: t.Name, Language: t.Language, Status: gen.APPROVED,
 		Category:      gen.TemplateCategory{Id: t.CategoryID, Name: t.CategoryName, Label: t.CategoryLabel},
-		BodyVariables: &body, HeaderVariables: &header,
+		BodyVariables: body, HeaderVariables: header, HeaderFormat: hf, Buttons: buttons,
 	}
+	if len(t.Unsupported) > 0 {
+		u := []string(t.Unsupported)
+		out.Unsupported = &u
+	}
+	return out
 }
 
 // SyncResult is what one template sync of an account did.
@@ -116,6 +126,10 @@ func templateInput(t whatsapp.Template) (store.TemplateInput, error) {
 	if err != nil {
 		return store.TemplateInput{}, fmt.Errorf("template %s: %w", t.ID, err)
 	}
+	var buttons store.TemplateButtons
+	for _, sb := range t.SendButtons() {
+		buttons = append(buttons, store.TemplateButton{Index: sb.Index, Type: sb.Type, Text: sb.Text, TakesValue: sb.TakesValue})
+	}
 	return store.TemplateInput{
 		PlatformID: t.ID, Name: t.Name, Language: t.Language,
 		Status:          strings.ToUpper(strings.TrimSpace(t.Status)),
@@ -125,5 +139,7 @@ func templateInput(t whatsapp.Template) (store.TemplateInput, error) {
 		HeaderParams:    t.HeaderParamCount(),
 		BodyParams:      t.BodyParamCount(),
 		Components:      b,
+		Buttons:         buttons,
+		Unsupported:     t.Unsupported(),
 	}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gateway/gen"
+	"gateway/platform/whatsapp"
 	"gateway/store"
 )
 
@@ -44,10 +45,11 @@ func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTempl
 	if fail != nil {
 		return nil, fail
 	}
-	header, body := deref(b.HeaderVariables), deref(b.BodyVariables)
-	if fail := checkVariables(tpl, header, body); fail != nil {
+	params, fail := sendParams(tpl, b)
+	if fail != nil {
 		return nil, fail
 	}
+	body := params.body
 	now := s.now()
 	delivery, wamid, note := gen.Simulated, testWamid(), ""
 	sb := s.opts.Sandbox
@@ -88,18 +90,19 @@ func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTempl
 			note = "Simulated: nothing was sent. To receive test messages for real, " + join + "."
 		}
 	}
+	note += " " + renderedNote(tpl, params)
 	tm, err := s.store.RecordTestSend(ctx, accountID, store.TestSendInput{Destination: b.Destination, TemplateName: tpl.Name,
 		Delivery: string(delivery), PlatformMessageID: wamid, CreatedAt: now,
-		ConversationID: testConversationID, ContactID: testContactID})
+		ConversationID: testConversationID, ContactID: testContactID, ClientReference: deref(b.ClientReference)})
 	if err != nil {
 		return nil, err
 	}
 	mode := gen.SendResultModeTest
-	return gen.SendTemplateMessage200JSONResponse{Success: true, Message: "Message sent", Data: gen.SendResult{
+	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
 		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, CampaignId: testCampaignID,
 		ConversationId: testConversationID, ContactId: testContactID, ContactCreated: false, Status: gen.Sent,
-		Mode: &mode, Delivery: &delivery, Note: &note,
-	}}, nil
+		Mode: &mode, Delivery: &delivery, Note: &note, ClientReference: b.ClientReference,
+	}}}, nil
 }
 
 // resolveFixture finds the fixture template a test-mode send names; only the three fixtures
@@ -166,7 +169,13 @@ func fixtureContacts(search string, limit, offset int) store.ContactPage {
 	var match []store.Contact
 	q := strings.ToLower(strings.TrimSpace(search))
 	for _, c := range fixtures {
-		if q == "" || strings.Contains(strings.ToLower(c.Name), q) || strings.Contains(c.Mobile, q) {
+		digits := strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return r
+			}
+			return -1
+		}, q)
+		if q == "" || strings.Contains(strings.ToLower(c.Name), q) || (store.IsPhoneFragment(q) && strings.Contains(c.Mobile, digits)) {
 			match = append(match, c)
 		}
 	}
@@ -189,18 +198,34 @@ func fixtureContact(mobile string, name *string) store.Contact {
 	return c
 }
 
-// Test-mode fixtures: the three templates every test and demo key sees,
+// Test-mode fixtures (DESIGN section 9): the three templates every test and demo key sees,
 // with fixed ids, newest first. Their text is what a sandbox participant receives.
+// otp_login_code is an AUTHENTICATION template like a live one: its copy-code button (listed
+// as URL, as Meta lists it) carries the code.
 var fixtureTemplates = []store.Template{
-	{ID: 3, Name: "sandbox_welcome", Language: "en_US", Status: store.TemplateApproved,
-		CategoryID: 2, CategoryName: "UTILITY", CategoryLabel: "Utility", ParameterFormat: "POSITIONAL",
-		Components: json.RawMessage(`[{"type":"BODY","text":"Welcome to the Messaging Gateway sandbox! Your test messages will arrive here."}]`)},
-	{ID: 2, Name: "order_confirmation_update", Language: "en_US", Status: store.TemplateApproved,
-		CategoryID: 2, CategoryName: "UTILITY", CategoryLabel: "Utility", ParameterFormat: "POSITIONAL", BodyParams: 2,
-		Components: json.RawMessage(`[{"type":"BODY","text":"Hi {{1}}, your order {{2}} has been updated. We'll keep you posted."}]`)},
-	{ID: 1, Name: "otp_login_code", Language: "en_US", Status: store.TemplateApproved,
-		CategoryID: 3, CategoryName: "AUTHENTICATION", CategoryLabel: "Authentication", ParameterFormat: "POSITIONAL", BodyParams: 1,
-		Components: json.RawMessage(`[{"type":"BODY","text":"{{1}} is your verification code. For your security, do not share this code."}]`)},
+	fixture(3, "sandbox_welcome", 2, "UTILITY", "Utility",
+		`[{"type":"BODY","text":"Welcome to the Messaging Gateway sandbox! Your test messages will arrive here."}]`),
+	fixture(2, "order_confirmation_update", 2, "UTILITY", "Utility",
+		`[{"type":"BODY","text":"Hi {{1}}, your order {{2}} has been updated. We'll keep you posted."}]`),
+	fixture(1, "otp_login_code", 3, "AUTHENTICATION", "Authentication",
+		`[{"type":"BODY","text":"{{1}} is your verification code. For your security, do not share this code."},`+
+			`{"type":"BUTTONS","buttons":[{"type":"URL","text":"Copy code","url":"https://www.whatsapp.com/otp/code/?otp_type=COPY_CODE&code=otp{{1}}"}]}]`),
+}
+
+// fixture builds a fixture template through the same parsing as a synced one.
+func fixture(id int64, name string, categoryID int64, category, label, components string) store.Template {
+	wt := whatsapp.Template{Name: name, Language: "en_US", Status: store.TemplateApproved, Category: category}
+	if err := json.Unmarshal([]byte(components), &wt.Components); err != nil {
+		panic("fixture " + name + ": " + err.Error())
+	}
+	in, err := templateInput(wt)
+	if err != nil {
+		panic("fixture " + name + ": " + err.Error())
+	}
+	return store.Template{ID: id, Name: name, Language: in.Language, Status: in.Status, CategoryID: categoryID,
+		CategoryName: category, CategoryLabel: label, ParameterFormat: "POSITIONAL", HeaderFormat: in.HeaderFormat,
+		HeaderParams: in.HeaderParams, BodyParams: in.BodyParams, Components: in.Components, Buttons: in.Buttons,
+		Unsupported: in.Unsupported}
 }
 
 // Default test-mode ageing: a test message reads as delivered 2 s and read
@@ -231,8 +256,8 @@ func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.G
 	if age >= read {
 		history = append(history, gen.StatusChange{Status: gen.Read, Timestamp: sent.Add(read)})
 	}
-	return gen.GetMessage200JSONResponse{Success: true, Message: "OK", Data: gen.Message{
+	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: gen.Message{
 		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, Status: history[len(history)-1].Status,
-		SentAt: sent, History: &history,
-	}}, nil
+		SentAt: sent, History: history, ClientReference: tm.ClientReference,
+	}}}, nil
 }

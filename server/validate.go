@@ -50,6 +50,11 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		ctx = withPrincipal(ctx, p)
 		ctx = context.WithValue(ctx, routeKey{}, route)
+		// From here on the request's log lines carry the account, failures included.
+		c.SetRequest(req.WithContext(ctx))
+		if err := s.strictRequest(req, route, pathParams); err != nil {
+			return err
+		}
 		in := &openapi3filter.RequestValidationInput{
 			Request:    req.WithContext(ctx),
 			PathParams: pathParams,
@@ -151,6 +156,11 @@ func fieldErrors(err error) gen.FieldErrors {
 		case *openapi3.SchemaError:
 			key := strings.Join(e.JSONPointer(), ".")
 			reason := e.Reason
+			// A field whose schema says what a valid value looks like (x-invalid-message) gets
+			// that sentence instead of the raw pattern or length rule.
+			if msg, ok := e.Schema.Extensions["x-invalid-message"].(string); ok && e.SchemaField != "type" {
+				reason = msg
+			}
 			if key == "" && strings.HasPrefix(reason, "property \"") && strings.HasSuffix(reason, "\" is unsupported") {
 				key = strings.TrimSuffix(strings.TrimPrefix(reason, "property \""), "\" is unsupported")
 				reason = "unknown field"

@@ -27,7 +27,7 @@ const connectionColumns = `account_id, waba_id, phone_number_id, phone_number, d
 // It returns ErrNotFound when the account does not exist and ErrConflict when the phone number
 // id is connected to another account.
 func (s *Store) ConnectNumber(ctx context.Context, c Connection) (Connection, error) {
-	sealed, err := s.seal(c.AccessToken)
+	sealed, err := s.seal(c.AccessToken, secretRow{table: "connections", account: c.AccountID, id: c.AccountID})
 	if err != nil {
 		return Connection{}, err
 	}
@@ -76,7 +76,7 @@ func (s *Store) ConnectionByPhoneNumberID(ctx context.Context, phoneNumberID str
 }
 
 func (s *Store) unseal(row connectionRow) (Connection, error) {
-	tok, err := s.open(row.Sealed)
+	tok, err := s.open(row.Sealed, secretRow{table: "connections", account: row.AccountID, id: row.AccountID})
 	if err != nil {
 		return Connection{}, err
 	}

@@ -20,10 +20,15 @@ type Contact struct {
 }
 
 // ContactInput is an upsert: nil fields keep their stored values (or default to "" on create).
+// The name is stored as firstname and lastname (name is their join, kept by the database):
+// Firstname or Lastname replaces that part only; Name, when neither is given, replaces the
+// whole name (split at its first space).
 type ContactInput struct {
-	Mobile string // digits only, already normalised
-	Name   *string
-	Note   *string
+	Mobile    string // digits only, already normalised
+	Firstname *string
+	Lastname  *string
+	Name      *string
+	Note      *string
 }
 
 const contactColumns = `id, account_id, mobile, name, note, blocked, created_at`
@@ -36,17 +41,24 @@ func (s *Store) UpsertContact(ctx context.Context, accountID int64, in ContactIn
 		Contact
 		Created bool `db:"created"`
 	}
+	// A part given wins over a whole name (the trigger contacts_name_parts rebuilds name).
+	name := in.Name
+	if in.Firstname != nil || in.Lastname != nil {
+		name = nil
+	}
 	err = s.getPrepared(ctx, &row, `WITH c AS (
-			INSERT INTO contacts (account_id, mobile, name, note) VALUES ($1, $2, COALESCE($3, ''), COALESCE($4, ''))
+			INSERT INTO contacts (account_id, mobile, name, note, firstname, lastname)
+			VALUES ($1, $2, COALESCE($3, ''), COALESCE($4, ''), COALESCE($5, ''), COALESCE($6, ''))
 			ON CONFLICT (account_id, mobile) DO UPDATE
-				SET name = COALESCE($3, contacts.name), note = COALESCE($4, contacts.note), updated_at = now()
+				SET name = COALESCE($3, contacts.name), note = COALESCE($4, contacts.note),
+					firstname = COALESCE($5, contacts.firstname), lastname = COALESCE($6, contacts.lastname), updated_at = now()
 			RETURNING `+contactColumns+`, (xmax = 0) AS created
 		), e AS (
 			INSERT INTO events (account_id, type, data)
 			SELECT c.account_id, 'contact.created', jsonb_build_object('contact_id', c.id, 'mobile', c.mobile, 'name', c.name)
 			FROM c WHERE c.created
 		)
-		SELECT * FROM c`, accountID, in.Mobile, in.Name, in.Note)
+		SELECT * FROM c`, accountID, in.Mobile, name, in.Note, in.Firstname, in.Lastname)
 	return row.Contact, row.Created, err
 }
 
@@ -68,8 +80,8 @@ const suffixLen = 16
 // written in the transaction that writes the contact), and the page is a walk of the
 // newest-first index: the cost does not grow with the account.
 //
-// A non-empty search matches the name (case-insensitive substring) or, when it contains
-// digits, the mobile (substring of its digits). The name side is a range scan of
+// A non-empty search matches the name (case-insensitive substring) or, when it is a phone
+// fragment (IsPhoneFragment), the mobile (substring of its digits). The name side is a range scan of
 // contact_name_suffixes, the suffixes of every name: a name contains the term exactly when
 // one of its suffixes starts with it, and that index holds the contact's id and created_at,
 // so the matching contacts are counted exactly, and the page picked, without reading the
@@ -137,7 +149,7 @@ func contactListQuery(accountID int64, search string, limit, offset int) contact
 				AND lower(c.name) LIKE lower($` + strconv.Itoa(len(args)) + `::text))`
 	}
 	m := `SELECT DISTINCT id, created_at FROM (` + name + `) n`
-	if digits := onlyDigits(search); digits != "" {
+	if digits := onlyDigits(search); digits != "" && IsPhoneFragment(search) {
 		args = append(args, "%"+digits+"%")
 		m = name + `
 			UNION
@@ -165,6 +177,23 @@ func (s *Store) SetContactBlocked(ctx context.Context, accountID int64, mobile s
 	err := s.db.GetContext(ctx, &c, `UPDATE contacts SET blocked = $3, updated_at = now()
 		WHERE account_id = $1 AND mobile = $2 RETURNING `+contactColumns, accountID, mobile, blocked)
 	return c, translate(err)
+}
+
+// IsPhoneFragment reports whether a search term is part of a phone number: digits, optionally
+// with + spaces dashes and parentheses, and at least one digit. Only such a term is looked for
+// in the mobile; "yxu8uamq" is a name.
+func IsPhoneFragment(s string) bool {
+	digits := false
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits = true
+		case r == '+' || r == ' ' || r == '-' || r == '(' || r == ')':
+		default:
+			return false
+		}
+	}
+	return digits
 }
 
 func escapeLike(s string) string {

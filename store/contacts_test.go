@@ -241,13 +241,17 @@ func TestContactListingIndexes(t *testing.T) {
 		var n int
 		q, args := `SELECT count(*) FROM contacts WHERE account_id = $1`, []any{accountID}
 		if term = strings.TrimSpace(term); term != "" {
-			q += ` AND (strpos(lower(name), lower($2)) > 0 OR ($3 <> '' AND strpos(mobile, $3) > 0))`
-			args = append(args, term, strings.Map(func(r rune) rune {
+			digits := strings.Map(func(r rune) rune {
 				if r >= '0' && r <= '9' {
 					return r
 				}
 				return -1
-			}, term))
+			}, term)
+			if !store.IsPhoneFragment(term) {
+				digits = ""
+			}
+			q += ` AND (strpos(lower(name), lower($2)) > 0 OR ($3 <> '' AND strpos(mobile, $3) > 0))`
+			args = append(args, term, digits)
 		}
 		if err := s.DB().Get(&n, q, args...); err != nil {
 			t.Fatal(err)

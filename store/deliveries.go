@@ -51,6 +51,9 @@ type ClaimedDelivery struct {
 	// SecretErr is set when the sealed secret could not be opened (wrong GATEWAY_SECRET_KEY);
 	// the attempt cannot be signed then.
 	SecretErr error
+	// PreviousSecret is the secret a rotation replaced, while its overlap runs ("" otherwise):
+	// attempts are signed with both.
+	PreviousSecret string
 	// EndpointFailing reports whether the endpoint had a failure streak when claimed, so a
 	// success knows it must clear it.
 	EndpointFailing bool
@@ -73,7 +76,8 @@ func (c ClaimedDelivery) Ref() ClaimRef {
 func dbNow(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t.IsZero()} }
 
 const claimSQL = `WITH c AS (
-		SELECT d.id, w.enabled, w.url, w.secret, w.failing_since IS NOT NULL AS failing
+		SELECT d.id, w.enabled, w.url, w.secret, w.failing_since IS NOT NULL AS failing,
+			CASE WHEN w.previous_secret_expires_at > COALESCE($1::timestamptz, now()) THEN w.previous_secret END AS previous_secret
 		FROM webhook_deliveries d
 		JOIN webhook_endpoints w ON w.account_id = d.account_id AND w.id = d.endpoint_id
 		WHERE d.status = 'pending' AND d.next_attempt_at <= COALESCE($1::timestamptz, now())
@@ -90,9 +94,9 @@ const claimSQL = `WITH c AS (
 			completed_at    = CASE WHEN c.enabled THEN NULL ELSE COALESCE($1::timestamptz, now()) END
 		FROM c WHERE d.id = c.id
 		RETURNING d.id, d.account_id, d.endpoint_id, d.attempts, d.event_id, d.next_attempt_at AS lease_until,
-			c.enabled, c.url, c.secret, c.failing
+			c.enabled, c.url, c.secret, c.failing, c.previous_secret
 	)
-	SELECT u.id, u.account_id, u.endpoint_id, u.attempts, u.lease_until, u.url, u.secret, u.failing,
+	SELECT u.id, u.account_id, u.endpoint_id, u.attempts, u.lease_until, u.url, u.secret, u.failing, u.previous_secret,
 		e.id AS event_id, e.type, e.test, e.data, e.created_at
 	FROM u JOIN events e ON e.account_id = u.account_id AND e.id = u.event_id
 	WHERE u.enabled`
@@ -105,6 +109,7 @@ type claimRow struct {
 	LeaseUntil time.Time `db:"lease_until"`
 	URL        string    `db:"url"`
 	Secret     []byte    `db:"secret"`
+	Previous   []byte    `db:"previous_secret"`
 	Failing    bool      `db:"failing"`
 	EventID    string    `db:"event_id"`
 	Type       string    `db:"type"`
@@ -138,7 +143,15 @@ func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit int
 			LeaseUntil: r.LeaseUntil, URL: r.URL, EndpointFailing: r.Failing,
 			Event: Event{ID: r.EventID, AccountID: r.AccountID, Type: r.Type, Test: r.Test, Data: json.RawMessage(r.Data), CreatedAt: r.CreatedAt},
 		}
-		c.Secret, c.SecretErr = s.open(r.Secret)
+		row := secretRow{table: "webhook_endpoints", account: r.AccountID, id: r.EndpointID}
+		c.Secret, c.SecretErr = s.open(r.Secret, row)
+		if r.Previous != nil {
+			// The previous secret is the blob the rotation moved aside, sealed for the same row.
+			// One that no key opens any more (a key rotation since) only loses its signature.
+			if prev, err := s.open(r.Previous, row); err == nil {
+				c.PreviousSecret = prev
+			}
+		}
 		out[i] = c
 	}
 	return out, nil

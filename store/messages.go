@@ -24,6 +24,7 @@ type Message struct {
 	ErrorDetails      *string    `db:"error_details" json:"error_details,omitempty"`
 	CreatedAt         time.Time  `db:"created_at" json:"created_at"`
 	SentAt            *time.Time `db:"sent_at" json:"sent_at,omitempty"`
+	ClientReference   *string    `db:"client_reference" json:"client_reference,omitempty"`
 	// History is every status recorded for the message, in rank order (sent, delivered, read,
 	// failed), each with the platform's timestamp.
 	History []StatusChange `db:"-" json:"history"`
@@ -45,7 +46,7 @@ func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, 
 	}
 	err := s.getPrepared(ctx, &row, `SELECT m.id, m.account_id, m.contact_id, m.conversation_id, m.campaign_id,
 			m.template_id, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
-			m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at,
+			m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at, m.client_reference,
 			COALESCE((SELECT json_agg(json_build_object('status', h.status, 'at', h.occurred_at)
 					ORDER BY status_rank(h.status), h.occurred_at)
 				FROM message_statuses h WHERE h.account_id = m.account_id AND h.message_id = m.id), '[]') AS history

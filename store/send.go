@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // The send path (server/send.go) writes twice around the platform call, each time in one
@@ -20,6 +22,9 @@ type SendInput struct {
 	TemplateID   int64           // the service's template id
 	TemplateName string          // the template's name
 	Content      json.RawMessage // what was sent (language and variables), a JSON object
+	// ClientReference is the caller's own id for the send ("" for none): kept on the message
+	// and put in its message.sent and message.status events.
+	ClientReference string
 }
 
 // SendRecord is what BeginSend wrote. When Blocked is true the contact has opted out and
@@ -41,7 +46,8 @@ type SendRecord struct {
 // read found nothing, and ON CONFLICT DO UPDATE returns the row a concurrent send committed
 // after this statement's snapshot (which the plain read cannot see).
 //
-// $1 account, $2 mobile, $3 name, $4 campaign, $5 template id, $6 template name, $7 content.
+// $1 account, $2 mobile, $3 name, $4 campaign, $5 template id, $6 template name, $7 content,
+// $8 client reference (NULL for none).
 const beginSendSQL = `WITH c_old AS (
 		SELECT id, name, blocked, false AS created FROM contacts WHERE account_id = $1::bigint AND mobile = $2::text
 	), c_new AS (
@@ -72,8 +78,9 @@ const beginSendSQL = `WITH c_old AS (
 		SELECT id FROM camp_old UNION ALL SELECT id FROM camp_new
 	), m AS (
 		INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, template_id, direction, type,
-			destination, template_name, content, status)
-		SELECT $1::bigint, c.id, conv.id, camp.id, $5::bigint, 'out', 'template', $2::text, $6::text, $7::jsonb, 'pending'
+			destination, template_name, content, status, client_reference)
+		SELECT $1::bigint, c.id, conv.id, camp.id, $5::bigint, 'out', 'template', $2::text, $6::text, $7::jsonb, 'pending',
+			$8::text
 		FROM c, conv, camp WHERE NOT c.blocked
 		RETURNING id
 	), e AS (
@@ -96,7 +103,7 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 	}
 	var r SendRecord
 	err := s.getPrepared(ctx, &r, beginSendSQL, accountID, in.Mobile, in.Name, in.CampaignName,
-		in.TemplateID, in.TemplateName, content)
+		in.TemplateID, in.TemplateName, content, nullString(in.ClientReference))
 	return r, err
 }
 
@@ -108,7 +115,7 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 const recordSentSQL = `WITH m AS (
 		UPDATE messages SET platform_message_id = $3::text, status = 'sent', sent_at = $4::timestamptz
 		WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
-		RETURNING id, contact_id, conversation_id, destination, template_name
+		RETURNING id, contact_id, conversation_id, destination, template_name, client_reference
 	), h AS (
 		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
 		SELECT $1::bigint, m.id, 'sent', $4::timestamptz FROM m
@@ -118,6 +125,7 @@ const recordSentSQL = `WITH m AS (
 		SELECT $1::bigint, 'message.sent', jsonb_build_object('message_id', m.id, 'chat_message_id', $3::text,
 			'conversation_id', m.conversation_id, 'contact_id', m.contact_id, 'destination', m.destination,
 			'template', m.template_name, 'source', 'api')
+			|| jsonb_strip_nulls(jsonb_build_object('client_reference', m.client_reference))
 		FROM m
 	), a AS (
 		INSERT INTO contact_aliases (account_id, alias, contact_id)
@@ -209,6 +217,7 @@ type TestMessage struct {
 	Delivery          string    `db:"delivery" json:"delivery"` // simulated or real
 	PlatformMessageID string    `db:"platform_message_id" json:"platform_message_id"`
 	CreatedAt         time.Time `db:"created_at" json:"created_at"`
+	ClientReference   *string   `db:"client_reference" json:"client_reference,omitempty"`
 }
 
 // TestSendInput is a test-mode send to record. ConversationID and ContactID are the fixture
@@ -221,9 +230,11 @@ type TestSendInput struct {
 	CreatedAt         time.Time
 	ConversationID    int64
 	ContactID         int64
+	ClientReference   string // "" for none
 }
 
-const testMessageColumns = `id, account_id, destination, template_name, delivery, platform_message_id, created_at`
+const testMessageColumns = `id, account_id, destination, template_name, delivery, platform_message_id, created_at,
+	client_reference`
 
 // RecordTestSend stores a test-mode send and its message.sent event (marked test) in one
 // statement. It fails only when the database does (or for a delivery other than simulated or
@@ -231,18 +242,20 @@ const testMessageColumns = `id, account_id, destination, template_name, delivery
 func (s *Store) RecordTestSend(ctx context.Context, accountID int64, in TestSendInput) (TestMessage, error) {
 	var m TestMessage
 	err := s.getPrepared(ctx, &m, `WITH t AS (
-			INSERT INTO test_messages (account_id, destination, template_name, delivery, platform_message_id, created_at)
-			VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text, $6::timestamptz)
+			INSERT INTO test_messages (account_id, destination, template_name, delivery, platform_message_id, created_at,
+				client_reference)
+			VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text, $6::timestamptz, $9::text)
 			RETURNING `+testMessageColumns+`
 		), e AS (
 			INSERT INTO events (account_id, type, test, data)
 			SELECT $1::bigint, 'message.sent', true, jsonb_build_object('message_id', t.id,
 				'chat_message_id', t.platform_message_id, 'conversation_id', $7::bigint, 'contact_id', $8::bigint,
 				'destination', t.destination, 'template', t.template_name, 'source', 'api')
+				|| jsonb_strip_nulls(jsonb_build_object('client_reference', t.client_reference))
 			FROM t
 		)
 		SELECT * FROM t`, accountID, in.Destination, in.TemplateName, in.Delivery, in.PlatformMessageID,
-		in.CreatedAt.UTC(), in.ConversationID, in.ContactID)
+		in.CreatedAt.UTC(), in.ConversationID, in.ContactID, nullString(in.ClientReference))
 	return m, err
 }
 
@@ -273,6 +286,8 @@ type sendTargetRow struct {
 	THeaderParams    int             `db:"t_header_params"`
 	TBodyParams      int             `db:"t_body_params"`
 	TComponents      json.RawMessage `db:"t_components"`
+	TButtons         TemplateButtons `db:"t_buttons"`
+	TUnsupported     pq.StringArray  `db:"t_unsupported"`
 	TCreatedAt       time.Time       `db:"t_created_at"`
 	TUpdatedAt       time.Time       `db:"t_updated_at"`
 }
@@ -285,6 +300,7 @@ const sendTargetSelect = `SELECT c.account_id, c.waba_id, c.phone_number_id, c.p
 		COALESCE(t.category_label, '') AS t_category_label, COALESCE(t.parameter_format, '') AS t_parameter_format,
 		COALESCE(t.header_format, '') AS t_header_format, COALESCE(t.header_params, 0) AS t_header_params,
 		COALESCE(t.body_params, 0) AS t_body_params, COALESCE(t.components, '[]') AS t_components,
+		COALESCE(t.buttons, '[]') AS t_buttons, COALESCE(t.unsupported, '{}') AS t_unsupported,
 		COALESCE(t.created_at, c.connected_at) AS t_created_at, COALESCE(t.updated_at, c.connected_at) AS t_updated_at
 	FROM connections c LEFT JOIN LATERAL (
 		SELECT t.*, k.name AS category_name, k.label AS category_label
@@ -332,6 +348,7 @@ func (s *Store) SendTarget(ctx context.Context, accountID, templateID int64, nam
 			Language: r.TLanguage, Status: r.TStatus, CategoryID: r.TCategoryID, CategoryName: r.TCategoryName,
 			CategoryLabel: r.TCategoryLabel, ParameterFormat: r.TParameterFormat, HeaderFormat: r.THeaderFormat,
 			HeaderParams: r.THeaderParams, BodyParams: r.TBodyParams, Components: r.TComponents,
+			Buttons: r.TButtons, Unsupported: r.TUnsupported,
 			CreatedAt: r.TCreatedAt, UpdatedAt: r.TUpdatedAt})
 	}
 	return conn, ts, nil

@@ -91,7 +91,7 @@ const applyStatusSQL = `WITH m AS (
 		FROM m
 		WHERE messages.id = m.id AND messages.account_id = $1 AND status_rank(m.status) BETWEEN 0 AND $4::int - 1
 			AND status_rank(messages.status) BETWEEN 0 AND $4::int - 1
-		RETURNING messages.id, messages.conversation_id
+		RETURNING messages.id, messages.conversation_id, messages.client_reference
 	), h AS (
 		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
 		SELECT $1, m.id, $3::text, $5::timestamptz FROM m WHERE m.status <> $3::text
@@ -102,6 +102,7 @@ const applyStatusSQL = `WITH m AS (
 		SELECT $1, 'message.status', jsonb_build_object(
 				'message_id', u.id, 'chat_message_id', $2::text, 'conversation_id', u.conversation_id,
 				'status', $3::text, 'timestamp', $9::text)
+			|| jsonb_strip_nulls(jsonb_build_object('client_reference', u.client_reference))
 			|| CASE WHEN $3::text = 'failed' AND $6::int IS NOT NULL
 				THEN jsonb_build_object('error', jsonb_strip_nulls(jsonb_build_object(
 					'code', $6::int, 'title', COALESCE($7::text, ''), 'details', $8::text)))

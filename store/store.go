@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -29,7 +28,9 @@ var ErrConflict = errors.New("conflict")
 // encrypts secrets at rest.
 type Store struct {
 	db   *sqlx.DB
-	aead cipher.AEAD
+	aead cipher.AEAD // seals; also the first of readKeys
+	// readKeys open: the current key, then the previous ones.
+	readKeys []cipher.AEAD
 
 	prepMu sync.Mutex
 	stmts  sync.Map // SQL text -> *sqlx.Stmt
@@ -57,20 +58,29 @@ func Open(ctx context.Context, dsn string, maxConns int) (*sqlx.DB, error) {
 	return db, nil
 }
 
-// New returns a Store over db. secretKey must be 32 bytes (AES-256); New fails otherwise.
-func New(db *sqlx.DB, secretKey []byte) (*Store, error) {
-	if len(secretKey) != 32 {
-		return nil, fmt.Errorf("secret key must be 32 bytes, got %d", len(secretKey))
+// New returns a Store over db. secretKey must be 32 bytes (AES-256); previous keys (the one
+// being rotated away from, GATEWAY_SECRET_KEY_PREVIOUS) are tried for reading only. New fails
+// when a key is not 32 bytes.
+func New(db *sqlx.DB, secretKey []byte, previous ...[]byte) (*Store, error) {
+	var keys []cipher.AEAD
+	for i, k := range append([][]byte{secretKey}, previous...) {
+		if len(k) != 32 {
+			if i == 0 {
+				return nil, fmt.Errorf("secret key must be 32 bytes, got %d", len(k))
+			}
+			return nil, fmt.Errorf("previous secret key must be 32 bytes, got %d", len(k))
+		}
+		block, err := aes.NewCipher(k)
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, aead)
 	}
-	block, err := aes.NewCipher(secretKey)
-	if err != nil {
-		return nil, err
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	return &Store{db: db, aead: aead}, nil
+	return &Store{db: db, aead: keys[0], readKeys: keys}, nil
 }
 
 // DB returns the underlying pool, for health checks and tests.
@@ -129,26 +139,4 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %v", ErrConflict, err)
 	}
 	return err
-}
-
-// seal encrypts a secret with AES-256-GCM; the result is nonce || ciphertext.
-func (s *Store) seal(plain string) ([]byte, error) {
-	nonce := make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, err
-	}
-	return s.aead.Seal(nonce, nonce, []byte(plain), nil), nil
-}
-
-// open decrypts what seal produced; it fails when the data was not sealed with this key.
-func (s *Store) open(sealed []byte) (string, error) {
-	n := s.aead.NonceSize()
-	if len(sealed) < n {
-		return "", errors.New("sealed secret too short")
-	}
-	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], nil)
-	if err != nil {
-		return "", fmt.Errorf("decrypt secret (wrong GATEWAY_SECRET_KEY?): %w", err)
-	}
-	return string(plain), nil
 }

@@ -28,6 +28,8 @@ type Template struct {
 	HeaderParams    int             `db:"header_params" json:"header_params"`
 	BodyParams      int             `db:"body_params" json:"body_params"`
 	Components      json.RawMessage `db:"components" json:"components"`
+	Buttons         TemplateButtons `db:"buttons" json:"buttons"`
+	Unsupported     pq.StringArray  `db:"unsupported" json:"unsupported"`
 	CreatedAt       time.Time       `db:"created_at" json:"created_at"`
 	UpdatedAt       time.Time       `db:"updated_at" json:"updated_at"`
 }
@@ -40,7 +42,7 @@ const TemplateDeleted = "DELETED"
 
 const templateColumns = `t.id, t.account_id, t.platform_id, t.name, t.language, t.status, t.category_id,
 	c.name AS category_name, c.label AS category_label, t.parameter_format, t.header_format,
-	t.header_params, t.body_params, t.components, t.created_at, t.updated_at`
+	t.header_params, t.body_params, t.components, t.buttons, t.unsupported, t.created_at, t.updated_at`
 
 // ApprovedTemplates returns the account's approved templates, newest first (first seen, then
 // id), at most limit. It returns an empty list when there are none and fails only when the
@@ -83,6 +85,8 @@ type TemplateInput struct {
 	HeaderParams    int
 	BodyParams      int
 	Components      json.RawMessage // a JSON array; nil is stored as []
+	Buttons         TemplateButtons // what a send needs of each button, parsed from Components
+	Unsupported     []string        // what a send cannot fill yet ("GIF header", "CAROUSEL", ...)
 }
 
 // TemplateSyncCounts says what SyncTemplates changed.
@@ -149,17 +153,20 @@ func (s *Store) SyncTemplates(ctx context.Context, accountID int64, ts []Templat
 	}
 	defer rekey.Close()
 	upsert, err := tx.PreparexContext(ctx, `INSERT INTO templates (account_id, platform_id, name, language, status,
-			category_id, parameter_format, header_format, header_params, body_params, components)
-		SELECT $1, $2, $3, $4, $5, c.id, $7, $8, $9, $10, $11::jsonb FROM template_categories c WHERE c.name = $6
+			category_id, parameter_format, header_format, header_params, body_params, components, buttons, unsupported)
+		SELECT $1, $2, $3, $4, $5, c.id, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13::text[]
+		FROM template_categories c WHERE c.name = $6
 		ON CONFLICT (account_id, platform_id) DO UPDATE SET name = EXCLUDED.name, language = EXCLUDED.language,
 			status = EXCLUDED.status, category_id = EXCLUDED.category_id, parameter_format = EXCLUDED.parameter_format,
 			header_format = EXCLUDED.header_format, header_params = EXCLUDED.header_params,
-			body_params = EXCLUDED.body_params, components = EXCLUDED.components, updated_at = now()
+			body_params = EXCLUDED.body_params, components = EXCLUDED.components, buttons = EXCLUDED.buttons,
+			unsupported = EXCLUDED.unsupported, updated_at = now()
 		WHERE (templates.name, templates.language, templates.status, templates.category_id, templates.parameter_format,
-				templates.header_format, templates.header_params, templates.body_params, templates.components)
+				templates.header_format, templates.header_params, templates.body_params, templates.components,
+				templates.buttons, templates.unsupported)
 			IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.language, EXCLUDED.status, EXCLUDED.category_id,
 				EXCLUDED.parameter_format, EXCLUDED.header_format, EXCLUDED.header_params, EXCLUDED.body_params,
-				EXCLUDED.components)
+				EXCLUDED.components, EXCLUDED.buttons, EXCLUDED.unsupported)
 		RETURNING (xmax = 0) AS created`)
 	if err != nil {
 		return counts, translate(err)
@@ -171,7 +178,8 @@ func (s *Store) SyncTemplates(ctx context.Context, accountID int64, ts []Templat
 		}
 		var created []bool
 		if err := upsert.SelectContext(ctx, &created, accountID, t.PlatformID, t.Name, t.Language, t.Status,
-			t.Category, t.ParameterFormat, t.HeaderFormat, t.HeaderParams, t.BodyParams, string(t.Components)); err != nil {
+			t.Category, t.ParameterFormat, t.HeaderFormat, t.HeaderParams, t.BodyParams, string(t.Components),
+			t.Buttons, pq.StringArray(orNoStrings(t.Unsupported))); err != nil {
 			return counts, translate(err)
 		}
 		switch {

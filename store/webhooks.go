@@ -34,14 +34,19 @@ const webhookEndpointColumns = `id, account_id, url, enabled, disabled_reason, f
 // sealed before it is stored. The URL is stored as given: validating it is the caller's job.
 // It returns ErrNotFound when the account does not exist.
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, accountID int64, url, secret string) (WebhookEndpoint, error) {
-	sealed, err := s.seal(secret)
+	// The id comes first: the sealed secret is bound to it.
+	var id int64
+	if err := s.db.GetContext(ctx, &id, `SELECT nextval(pg_get_serial_sequence('webhook_endpoints', 'id'))`); err != nil {
+		return WebhookEndpoint{}, translate(err)
+	}
+	sealed, err := s.seal(secret, secretRow{table: "webhook_endpoints", account: accountID, id: id})
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
 	var w WebhookEndpoint
-	err = s.db.GetContext(ctx, &w, `INSERT INTO webhook_endpoints (account_id, url, secret)
-		SELECT id, $2, $3 FROM accounts WHERE id = $1
-		RETURNING `+webhookEndpointColumns, accountID, url, sealed)
+	err = s.db.GetContext(ctx, &w, `INSERT INTO webhook_endpoints (id, account_id, url, secret)
+		SELECT $4, id, $2, $3 FROM accounts WHERE id = $1
+		RETURNING `+webhookEndpointColumns, accountID, url, sealed, id)
 	return w, translate(err)
 }
 

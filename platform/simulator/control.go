@@ -19,7 +19,10 @@ import (
 //
 //	POST /_sim/numbers          Number, or an array of them        → {"numbers": [...]}
 //	GET  /_sim/numbers                                             → {"numbers": [...]}
-//	POST /_sim/templates        {waba_id, templates: [Template], defaults: bool}
+//	POST /_sim/templates        {waba_id, templates: [Template], defaults: bool, rich: bool}
+//	                            (a template with the name and language of a stored one
+//	                            replaces it: a change on the platform the gateway sees only
+//	                            at its next sync)
 //	GET  /_sim/templates?waba_id=...                               → {"data": [...]}
 //	POST /_sim/script           {recipient, fail_sync, fail_async, skip_delivered,
 //	                             reorder, duplicate, early_status, hang_ms}
@@ -34,6 +37,9 @@ import (
 //	GET  /_sim/webhooks                                            → WebhookStats
 //	POST /_sim/wait-idle        {timeout_ms?: default 5000}        → WebhookStats, 504 on timeout
 //	POST /_sim/verify-webhook   {verify_token}                     → {"challenge": "..."}
+//	POST /_sim/signup           {business_name?}                   → Signup (a new WABA, number and code)
+//	POST /_sim/codes            {access_token}                     → {"code": "..."} (for an existing number)
+//	POST /_sim/quality          {phone_number_id, quality_rating?, messaging_limit_tier?, event?}
 //
 // Failures answer {"error": "..."} with 400 (bad input), 404 (unknown number
 // or template, unknown route), 405 (wrong method) or 502 (a webhook could not
@@ -144,7 +150,7 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request, route s
 		switch {
 		case errors.Is(err, ErrUnknownNumber):
 			controlFail(w, http.StatusNotFound, "%v", err)
-		case errors.Is(err, ErrNoWebhookURL):
+		case errors.Is(err, ErrNoWebhookURL), errors.Is(err, ErrNotSubscribed):
 			controlFail(w, http.StatusBadRequest, "%v", err)
 		case err != nil && wamid == "":
 			controlFail(w, http.StatusBadRequest, "%v", err)
@@ -258,6 +264,8 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request, route s
 			return
 		}
 		writeControl(w, http.StatusOK, map[string]any{"challenge": challenge})
+	case "signup", "codes", "quality":
+		s.controlOnboarding(w, r, route)
 	default:
 		controlFail(w, http.StatusNotFound, "unknown control route /_sim/%s", route)
 	}
@@ -298,6 +306,7 @@ func (s *Simulator) controlTemplates(w http.ResponseWriter, r *http.Request) {
 		WabaID    string     `json:"waba_id"`
 		Templates []Template `json:"templates"`
 		Defaults  bool       `json:"defaults"`
+		Rich      bool       `json:"rich"`
 	}
 	if err := decodeControl(r, &b); err != nil {
 		controlFail(w, http.StatusBadRequest, "templates: %v", err)
@@ -315,6 +324,9 @@ func (s *Simulator) controlTemplates(w http.ResponseWriter, r *http.Request) {
 	}
 	if b.Defaults {
 		s.SeedTemplates(b.WabaID, DefaultTemplates())
+	}
+	if b.Rich {
+		s.SeedTemplates(b.WabaID, RichTemplates())
 	}
 	s.SeedTemplates(b.WabaID, b.Templates)
 	writeControl(w, http.StatusOK, map[string]any{"data": s.Templates(b.WabaID)})

@@ -9,8 +9,17 @@
 //     132001, 132005, 132012, 132015, 132016, 130429, 131056, scripted others;
 //   - GET /{version}/{waba-id}/message_templates with filters and cursor paging;
 //   - GET /{version}/{phone-number-id} (the number's public fields);
+//   - a Tech Provider's onboarding (onboarding.go): GET /{version}/oauth/access_token
+//     (single-use codes expiring after 30 s), POST/GET /{version}/{waba-id}/subscribed_apps,
+//     POST /{version}/{phone-number-id}/register (two-step pin, 133005, 133016),
+//     GET /{version}/{waba-id}/phone_numbers; sends from an unregistered number fail
+//     with 133010, and a new business's webhooks wait for the app's subscription;
+//   - the browser side of Embedded Signup (signup.go): a stand-in of Meta's
+//     JavaScript SDK at /sdk.js and its sign-up window, where each Finish creates a
+//     fresh WABA and number seeded with the default templates;
 //   - signed webhooks (X-Hub-Signature-256) for statuses, inbound messages and
-//     template status updates, retried with compressed backoff;
+//     template status updates (and account_update, phone_number_quality_update),
+//     retried with compressed backoff;
 //   - a control API under /_sim/ and Go methods to set numbers, templates,
 //     per-recipient outcomes and configuration, and to read what was sent.
 //

@@ -75,7 +75,9 @@ var errorTable = map[int]errorInfo{
 	132015: {http.StatusBadRequest, "Template is Paused", "Template is paused due to low quality so it cannot be sent in a template message.", false},
 	132016: {http.StatusBadRequest, "Template is Disabled", "Template has been paused too many times due to low quality and is now permanently disabled.", false},
 	133004: {http.StatusServiceUnavailable, "Server temporarily unavailable", "Server is temporarily unavailable.", false},
+	133005: {http.StatusBadRequest, "Two step verification PIN Mismatch", "Verify that the two-step verification PIN included in the request is correct.", false},
 	133010: {http.StatusBadRequest, "Account not registered", "Phone number not registered on the WhatsApp Business Platform.", false},
+	133016: {http.StatusBadRequest, "Account register deregister rate limit exceeded", "Registration or Deregistration failed because there were too many attempts for this phone number in a short period of time.", false},
 	135000: {http.StatusBadRequest, "Generic user error", "Message failed to send because of an unknown error with your request parameters.", false},
 }
 

@@ -20,6 +20,9 @@ const maxRequestBody = 4 << 20
 // serveHTTP routes Graph paths and the control API.
 func (s *Simulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.Trim(r.URL.Path, "/")
+	if s.serveBrowser(w, r, path) {
+		return
+	}
 	if path == "_sim" || strings.HasPrefix(path, "_sim/") {
 		s.serveControl(w, r, strings.TrimPrefix(strings.TrimPrefix(path, "_sim"), "/"))
 		return
@@ -35,6 +38,14 @@ func (s *Simulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("facebook-api-version", segs[0])
 	id := segs[1]
 	switch {
+	case len(segs) == 3 && segs[1] == "oauth" && segs[2] == "access_token":
+		s.serveExchange(w, r, trace)
+	case len(segs) == 3 && segs[2] == "subscribed_apps":
+		s.serveSubscribedApps(w, r, id, trace)
+	case len(segs) == 3 && segs[2] == "phone_numbers":
+		s.servePhoneNumbers(w, r, id, trace)
+	case len(segs) == 3 && segs[2] == "register":
+		s.serveRegister(w, r, id, trace)
 	case len(segs) == 3 && segs[2] == "messages":
 		if r.Method != http.MethodPost {
 			unknownObjectError(strings.ToLower(r.Method), id).write(w, trace)
@@ -178,6 +189,8 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 		ge = unknownObjectError("post", phoneID)
 	case n.AccessToken != tok:
 		ge = tokenError()
+	case n.Unregistered:
+		ge = waError(133010, "")
 	case set.rate > 0:
 		b := s.buckets[phoneID]
 		if b == nil {
@@ -242,6 +255,7 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 	case "template":
 		acc.template = true
 		ge = s.checkTemplate(n.WabaID, req.Template, &sm, &acc)
+		sm.Components = rawComponents(raw)
 	case "text":
 		switch {
 		case req.Text == nil:
@@ -300,7 +314,7 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 	}
 
 	var steps []delayedBody
-	if set.webhookURL != "" {
+	if set.webhookURL != "" && s.subscribed(n.WabaID) {
 		steps = s.statusSteps(acc)
 	}
 	if out.EarlyStatus && len(steps) > 0 && set.webhookURL != "" {
@@ -329,6 +343,19 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 		}
 		s.hooks.enqueue(queued)
 	}
+}
+
+// rawComponents returns template.components of a send body as received, or nil.
+func rawComponents(body []byte) json.RawMessage {
+	var b struct {
+		Template struct {
+			Components json.RawMessage `json:"components"`
+		} `json:"template"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return nil
+	}
+	return b.Template.Components
 }
 
 // hang waits d, or until the client goes away or the simulator closes.
@@ -468,7 +495,8 @@ func (s *Simulator) statusSteps(a accepted) []delayedBody {
 
 // ---- GET /{version}/{phone-number-id} ----
 
-// serveNumber returns the public fields of a business phone number.
+// serveNumber returns the public fields of a business phone number (those named by the
+// fields parameter, with id; all of them when it is absent).
 func (s *Simulator) serveNumber(w http.ResponseWriter, r *http.Request, id, trace string) {
 	tok := bearer(r)
 	s.mu.Lock()
@@ -483,22 +511,6 @@ func (s *Simulator) serveNumber(w http.ResponseWriter, r *http.Request, id, trac
 	case n.AccessToken != tok:
 		tokenError().write(w, trace)
 	default:
-		name := n.VerifiedName
-		if name == "" {
-			name = "Test Business"
-		}
-		display := n.DisplayPhoneNumber
-		if display == "" {
-			display = "+" + onlyDigits(n.PhoneNumberID)
-		}
-		writeGraphJSON(w, http.StatusOK, map[string]any{
-			"verified_name":            name,
-			"code_verification_status": "VERIFIED",
-			"display_phone_number":     display,
-			"quality_rating":           "GREEN",
-			"platform_type":            "CLOUD_API",
-			"throughput":               map[string]any{"level": "STANDARD"},
-			"id":                       n.PhoneNumberID,
-		})
+		writeGraphJSON(w, http.StatusOK, numberFields(n, requestedFields(r)))
 	}
 }

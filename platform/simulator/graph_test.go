@@ -159,6 +159,17 @@ func TestTemplateErrors(t *testing.T) {
 			}},
 		{ID: "5004", Name: "repeat_var", Language: "en_US",
 			Components: []map[string]any{{"type": "BODY", "text": "{{1}} and {{1}} and {{2}}"}}},
+		{ID: "5005", Name: "coupon", Language: "en_US", Category: "MARKETING",
+			Components: []map[string]any{
+				{"type": "BODY", "text": "Save"},
+				{"type": "BUTTONS", "buttons": []any{map[string]any{"type": "COPY_CODE", "example": "SAVE20"},
+					map[string]any{"type": "QUICK_REPLY", "text": "Stop"}, map[string]any{"type": "PHONE_NUMBER", "text": "Call", "phone_number": "+15550001111"}}},
+			}},
+		{ID: "5006", Name: "otp", Language: "en_US", Category: "AUTHENTICATION",
+			Components: []map[string]any{
+				{"type": "BODY", "text": "*{{1}}* is your verification code."},
+				{"type": "BUTTONS", "buttons": []any{map[string]any{"type": "URL", "text": "Copy code", "url": "https://www.whatsapp.com/otp/code/?otp_type=COPY_CODE&code=otp{{1}}"}}},
+			}},
 	})
 	to := "+15551234567"
 	long := strings.Repeat("x", 1100)
@@ -171,6 +182,9 @@ func TestTemplateErrors(t *testing.T) {
 	}
 	image := map[string]any{"type": "image", "image": map[string]any{"link": "https://cdn.example/a.jpg"}}
 	urlButton := map[string]any{"type": "button", "sub_type": "url", "index": "0", "parameters": []any{map[string]any{"type": "text", "text": "ORD-1"}}}
+	coupon := func(code string) map[string]any {
+		return map[string]any{"type": "button", "sub_type": "copy_code", "index": 0, "parameters": []any{map[string]any{"type": "coupon_code", "coupon_code": code}}}
+	}
 	named := func(pairs ...string) map[string]any {
 		var ps []any
 		for i := 0; i < len(pairs); i += 2 {
@@ -202,8 +216,21 @@ func TestTemplateErrors(t *testing.T) {
 			"header: number of localizable_params (0) does not match the expected number of params (1)"},
 		{"header on template without one", templateSend(to, "welcome", "en_US", header(map[string]any{"type": "text", "text": "x"})), 400, 132000,
 			"header: number of localizable_params (1) does not match the expected number of params (0)"},
-		{"missing media header", templateSend(to, "promo_image", "en_US", bodyParams("x"), urlButton), 400, 132000,
-			"header: number of localizable_params (0) does not match the expected number of params (1)"},
+		{"missing media header", templateSend(to, "promo_image", "en_US", bodyParams("x"), urlButton), 400, 132012,
+			"header: Format mismatch, expected IMAGE, received UNKNOWN"},
+		{"video for an image header", templateSend(to, "promo_image", "en_US", header(map[string]any{"type": "video", "video": map[string]any{"id": "1"}}), bodyParams("x"), urlButton), 400, 132012,
+			"header: Format mismatch, expected IMAGE, received VIDEO"},
+		{"coupon missing", templateSend(to, "coupon", "en_US"), 400, 131008,
+			"buttons: Button at index 0 of type Copy_code requires a parameter"},
+		{"otp button missing", templateSend(to, "otp", "en_US", bodyParams("482913")), 400, 131008,
+			"buttons: Button at index 0 of type Url requires a parameter"},
+		{"parameter for a phone button", templateSend(to, "coupon", "en_US", coupon("SAVE20"),
+			map[string]any{"type": "button", "sub_type": "url", "index": "2", "parameters": []any{map[string]any{"type": "text", "text": "x"}}}), 400, 132000,
+			"buttons: Button at index 2 of type Phone_number does not take parameters"},
+		{"quick reply as url", templateSend(to, "coupon", "en_US", coupon("SAVE20"),
+			map[string]any{"type": "button", "sub_type": "url", "index": "1", "parameters": []any{map[string]any{"type": "text", "text": "x"}}}), 400, 132000,
+			"buttons: Button at index 1 of type Quick_reply does not match sub_type url"},
+		{"coupon too long", templateSend(to, "coupon", "en_US", coupon("SAVE20SAVE20SAVE20")), 400, 131009, ""},
 		{"media header wrong type", templateSend(to, "promo_image", "en_US", header(map[string]any{"type": "text", "text": "x"}), bodyParams("x"), urlButton), 400, 132012,
 			"header: Format mismatch, expected IMAGE, received TEXT"},
 		{"url button missing", templateSend(to, "promo_image", "en_US", header(image), bodyParams("x")), 400, 131008,

@@ -61,6 +61,9 @@ func (s *Simulator) InjectInboundMessage(in Inbound) (wamid string, err error) {
 	if url == "" {
 		return "", ErrNoWebhookURL
 	}
+	if !s.subscribed(n.WabaID) {
+		return "", fmt.Errorf("%w: WABA %q", ErrNotSubscribed, n.WabaID)
+	}
 	wamid = newWamid(waID, false)
 	msg := inboundMessage{
 		From:      waID,

@@ -54,7 +54,11 @@ var (
 // statuses sent immediately, no rate limit, time.Now.
 type Config struct {
 	// AppSecret signs webhooks: X-Hub-Signature-256: sha256=<hex HMAC-SHA256(raw body, AppSecret)>.
+	// It is also the client_secret GET /oauth/access_token requires (any when empty).
 	AppSecret string
+	// AppID is the client_id GET /oauth/access_token requires and FB.init's appId the
+	// sign-up window checks ("" accepts any).
+	AppID string
 	// WebhookURL is where status, inbound and template webhooks are POSTed ("" = none are sent).
 	WebhookURL string
 	// SentDelay, DeliveredDelay and ReadDelay are measured from the moment
@@ -112,6 +116,15 @@ type Number struct {
 	// VerifiedName is returned by GET /{version}/{phone-number-id}
 	// (optional; "Test Business" when empty).
 	VerifiedName string `json:"verified_name,omitempty"`
+	// QualityRating and MessagingLimitTier are reported by GET
+	// /{version}/{phone-number-id} (GREEN and TIER_1K when empty).
+	QualityRating      string `json:"quality_rating,omitempty"`
+	MessagingLimitTier string `json:"messaging_limit_tier,omitempty"`
+	// PIN is the number's two-step verification pin; POST .../register with
+	// another pin fails with 133005 ("" = none set yet: the first register sets it).
+	PIN string `json:"pin,omitempty"`
+	// Unregistered numbers answer sends with 133010 until POST .../register.
+	Unregistered bool `json:"unregistered,omitempty"`
 }
 
 // Outcome scripts what happens to every send to one recipient. The zero
@@ -160,6 +173,7 @@ type SentMessage struct {
 	TemplateName          string          `json:"template_name,omitempty"`
 	TemplateLanguage      string          `json:"template_language,omitempty"`
 	Parameters            []SentParameter `json:"parameters,omitempty"`
+	Components            json.RawMessage `json:"components,omitempty"` // template.components exactly as received
 	TextBody              string          `json:"text_body,omitempty"`
 	BizOpaqueCallbackData string          `json:"biz_opaque_callback_data,omitempty"`
 	At                    time.Time       `json:"at"`  // Config.Clock at acceptance
@@ -215,6 +229,7 @@ func (b *bucket) take(now time.Time, rate int) bool {
 type Simulator struct {
 	clock   func() time.Time
 	secret  string
+	appID   string
 	maxSent int
 	hooks   *sender
 	handler http.Handler
@@ -231,6 +246,7 @@ type Simulator struct {
 	buckets     map[string]*bucket   // by phone number id
 	lastPair    map[string]time.Time // phone number id + "|" + wa_id
 	lastInbound map[string]time.Time // phone number id + "|" + wa_id
+	onb         onboarding           // codes, subscriptions, registrations (onboarding.go)
 
 	srvMu     sync.Mutex
 	srv       *http.Server
@@ -252,6 +268,7 @@ func New(cfg Config) *Simulator {
 	s := &Simulator{
 		clock:   clock,
 		secret:  cfg.AppSecret,
+		appID:   cfg.AppID,
 		maxSent: cmpOr(cfg.MaxSent, DefaultMaxSent),
 		done:    make(chan struct{}),
 		set: settings{
@@ -487,6 +504,7 @@ func (s *Simulator) Reset(all bool) {
 		s.numbers = map[string]Number{}
 		s.tokens = map[string]int{}
 		s.templates = map[string][]*storedTemplate{}
+		s.onb = onboarding{}
 	}
 }
 

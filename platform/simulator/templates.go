@@ -60,7 +60,7 @@ type templateSpec struct {
 	headerVars   []string
 	bodyText     string
 	bodyVars     []string
-	buttons      []string     // upper-case button types by index
+	buttons      []string     // upper-case button types by index; OTP for an AUTHENTICATION template's code button
 	urlVar       map[int]bool // URL buttons whose url has a placeholder
 }
 
@@ -78,6 +78,7 @@ func str(v any) string {
 // parseSpec reads the definition's components.
 func parseSpec(t Template) templateSpec {
 	sp := templateSpec{named: strings.EqualFold(t.ParameterFormat, "NAMED"), urlVar: map[int]bool{}}
+	auth := strings.EqualFold(t.Category, "AUTHENTICATION")
 	for _, c := range t.Components {
 		switch strings.ToUpper(str(c["type"])) {
 		case "HEADER":
@@ -97,6 +98,11 @@ func parseSpec(t Template) templateSpec {
 			for i, b := range list {
 				m, _ := b.(map[string]any)
 				bt := strings.ToUpper(str(m["type"]))
+				if auth && (bt == "URL" || bt == "OTP") {
+					// Meta lists an authentication template's copy-code button as URL; at send time
+					// it takes the code as a url button's text (reference §10).
+					bt = "OTP"
+				}
 				sp.buttons = append(sp.buttons, bt)
 				if bt == "URL" && placeholderRE.MatchString(str(m["url"])) {
 					sp.urlVar[i] = true
@@ -280,6 +286,9 @@ func validateTemplateSend(sp templateSpec, comps []sendComponent) ([]SentParamet
 		}
 		out = appendParams(out, "header", "", "", headerParams)
 	default:
+		if len(headerParams) == 0 {
+			return nil, waError(132012, fmt.Sprintf("header: Format mismatch, expected %s, received UNKNOWN", sp.headerFormat))
+		}
 		if len(headerParams) != 1 {
 			return nil, waError(132000, countDetails("header", len(headerParams), 1))
 		}
@@ -335,31 +344,85 @@ func validateTemplateSend(sp templateSpec, comps []sendComponent) ([]SentParamet
 		}
 		seen[idx] = true
 		sub := strings.ToLower(b.SubType)
-		if sub == "url" {
-			expected := 0
-			if sp.urlVar[idx] {
-				expected = 1
-			}
-			if len(b.Parameters) != expected {
-				return nil, waError(132000, countDetails(fmt.Sprintf("button at index %d", idx), len(b.Parameters), expected))
-			}
-			for _, p := range b.Parameters {
-				if p.Text == nil {
-					return nil, waError(131008, fmt.Sprintf("buttons: Button at index %d of type Url requires a text parameter", idx))
-				}
-				if prob := textProblem(*p.Text); prob != "" {
-					return nil, waError(132012, fmt.Sprintf("button at index %d: %s", idx, prob))
-				}
-			}
+		if ge := checkButton(sp, idx, sub, b.Parameters); ge != nil {
+			return nil, ge
 		}
 		out = appendParams(out, "button", sub, strconv.Itoa(idx), b.Parameters)
 	}
 	for i := range sp.buttons {
-		if sp.urlVar[i] && !seen[i] {
-			return nil, waError(131008, fmt.Sprintf("buttons: Button at index %d of type Url requires a parameter", i))
+		if !seen[i] && buttonNeedsParam(sp, i) {
+			return nil, waError(131008, fmt.Sprintf("buttons: Button at index %d of type %s requires a parameter", i, metaButtonType(sp.buttons[i])))
 		}
 	}
 	return out, nil
+}
+
+// buttonSubTypes is the sub_type and parameter type a send uses for each button type that
+// takes a parameter (reference §10).
+var buttonSubTypes = map[string]struct{ sub, param string }{
+	"URL":         {"url", "text"},
+	"OTP":         {"url", "text"},
+	"QUICK_REPLY": {"quick_reply", "payload"},
+	"COPY_CODE":   {"copy_code", "coupon_code"},
+}
+
+// buttonNeedsParam: Meta refuses a send that gives no component for this button (131008).
+func buttonNeedsParam(sp templateSpec, i int) bool {
+	switch sp.buttons[i] {
+	case "URL":
+		return sp.urlVar[i]
+	case "OTP", "COPY_CODE":
+		return true
+	}
+	return false
+}
+
+// metaButtonType is a button type as Meta's error details write it: "Url", "Copy_code".
+func metaButtonType(t string) string {
+	if t == "OTP" {
+		t = "URL"
+	}
+	return t[:1] + strings.ToLower(t[1:])
+}
+
+// checkButton validates one button component against the definition's button at idx: the
+// sub_type must be the button's, and it takes its one parameter (optional for quick reply, none
+// for a URL without a placeholder or a button type that takes none), else 132000.
+func checkButton(sp templateSpec, idx int, sub string, params []sendParameter) *graphError {
+	bt := sp.buttons[idx]
+	want, takes := buttonSubTypes[bt]
+	switch {
+	case !takes:
+		return waError(132000, fmt.Sprintf("buttons: Button at index %d of type %s does not take parameters", idx, metaButtonType(bt)))
+	case sub != want.sub:
+		return waError(132000, fmt.Sprintf("buttons: Button at index %d of type %s does not match sub_type %s", idx, metaButtonType(bt), sub))
+	}
+	expected := 1
+	if (bt == "QUICK_REPLY" && len(params) == 0) || (bt == "URL" && !sp.urlVar[idx]) {
+		expected = 0
+	}
+	if len(params) != expected {
+		return waError(132000, countDetails(fmt.Sprintf("button at index %d", idx), len(params), expected))
+	}
+	for _, p := range params {
+		var v *string
+		switch strings.ToLower(p.Type) {
+		case want.param:
+			v = map[string]*string{"text": p.Text, "payload": p.Payload, "coupon_code": p.CouponCode}[want.param]
+		}
+		if v == nil {
+			return waError(131008, fmt.Sprintf("buttons: Button at index %d of type %s requires a %s parameter", idx, metaButtonType(bt), want.param))
+		}
+		if want.param == "text" {
+			if prob := textProblem(*v); prob != "" {
+				return waError(132012, fmt.Sprintf("button at index %d: %s", idx, prob))
+			}
+		}
+		if want.param == "coupon_code" && utf8.RuneCountInString(*v) > 15 {
+			return waError(131009, fmt.Sprintf("buttons: coupon_code of the button at index %d is longer than 15 characters", idx))
+		}
+	}
+	return nil
 }
 
 // checkTextComponent validates the parameters of a header (TEXT) or body

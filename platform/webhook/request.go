@@ -47,6 +47,11 @@ type Request struct {
 	URL string
 	// Secret is the endpoint's signing secret, "whsec_..." as made by NewSecret.
 	Secret string
+	// PreviousSecret, when set, is the secret a rotation replaced, still valid during the
+	// overlap: Webhook-Signature then carries a second signature made with it, after the
+	// first and separated by a space (Standard Webhooks allows several); X-Service-Signature
+	// is made with Secret only.
+	PreviousSecret string
 	// Event is the event name, such as "message.sent".
 	Event string
 	// EventID is the event's id, the "id" field of the body.
@@ -66,7 +71,8 @@ type Request struct {
 // (application/json), User-Agent, X-Service-Event, X-Service-Delivery,
 // X-Service-Signature, X-Service-Event-Id, X-Service-Attempt,
 // X-Service-Timestamp (unix seconds), and the Standard Webhooks Webhook-Id
-// (= DeliveryID), Webhook-Timestamp and Webhook-Signature. It returns an error
+// (= DeliveryID), Webhook-Timestamp and Webhook-Signature (two space-separated
+// signatures when PreviousSecret is set). It returns an error
 // wrapping ErrMalformedSecret for a bad secret, or ErrInvalidRequest for an
 // empty or non-printable Event, EventID or DeliveryID, an Attempt below 1, or
 // a zero Timestamp.
@@ -80,6 +86,14 @@ func (r Request) Headers() (http.Header, error) {
 	}
 	unix := r.Timestamp.Unix()
 	ts := strconv.FormatInt(unix, 10)
+	sig := standardSignature(key, r.DeliveryID, unix, r.Body)
+	if r.PreviousSecret != "" {
+		prev, err := standardKey(r.PreviousSecret)
+		if err != nil {
+			return nil, err
+		}
+		sig += " " + standardSignature(prev, r.DeliveryID, unix, r.Body)
+	}
 	return http.Header{
 		headerContentType:      {contentTypeJSON},
 		headerUserAgent:        {UserAgent},
@@ -91,7 +105,7 @@ func (r Request) Headers() (http.Header, error) {
 		HeaderTimestamp:        {ts},
 		HeaderWebhookID:        {r.DeliveryID},
 		HeaderWebhookTimestamp: {ts},
-		HeaderWebhookSignature: {standardSignature(key, r.DeliveryID, unix, r.Body)},
+		HeaderWebhookSignature: {sig},
 	}, nil
 }
 

@@ -141,7 +141,9 @@ func (c *Client) do(ctx context.Context, method, rawURL, token string, body []by
 	if err != nil {
 		return nil, fmt.Errorf("%w: build request: %v", ErrInvalidArgument, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" { // empty only for the code exchange, which authenticates with the app secret
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 

@@ -24,6 +24,12 @@ type TemplateSend struct {
 	// positional templates.
 	HeaderParamNames []string
 	BodyParamNames   []string
+
+	// A media or location header instead of HeaderParams (at most one of the three), and the
+	// button parameters, sent after the body in the order given.
+	HeaderMedia    *HeaderMedia
+	HeaderLocation *HeaderLocation
+	Buttons        []ButtonParam
 }
 
 // SendResult is the platform's answer to an accepted send.
@@ -53,17 +59,6 @@ type templatePayload struct {
 type templateLanguage struct {
 	Code   string `json:"code"`
 	Policy string `json:"policy"`
-}
-
-type templateComponent struct {
-	Type       string          `json:"type"`
-	Parameters []textParameter `json:"parameters"`
-}
-
-type textParameter struct {
-	Type          string `json:"type"`
-	ParameterName string `json:"parameter_name,omitempty"`
-	Text          string `json:"text"`
 }
 
 type textPayload struct {
@@ -97,20 +92,9 @@ func (c *Client) SendTemplate(ctx context.Context, token, phoneNumberID string, 
 	if err := checkID("template language", m.Language); err != nil {
 		return SendResult{}, err
 	}
-	var comps []templateComponent
-	if len(m.HeaderParams) > 0 {
-		p, err := textParameters("header", m.HeaderParams, m.HeaderParamNames)
-		if err != nil {
-			return SendResult{}, err
-		}
-		comps = append(comps, templateComponent{Type: "header", Parameters: p})
-	}
-	if len(m.BodyParams) > 0 {
-		p, err := textParameters("body", m.BodyParams, m.BodyParamNames)
-		if err != nil {
-			return SendResult{}, err
-		}
-		comps = append(comps, templateComponent{Type: "body", Parameters: p})
+	comps, err := templateComponents(m)
+	if err != nil {
+		return SendResult{}, err
 	}
 	return c.send(ctx, token, phoneNumberID, sendRequest{
 		MessagingProduct: "whatsapp",
@@ -203,21 +187,4 @@ func recipient(to string) (string, error) {
 		}
 	}
 	return "+" + digits, nil
-}
-
-func textParameters(component string, values, names []string) ([]textParameter, error) {
-	if len(names) != 0 && len(names) != len(values) {
-		return nil, fmt.Errorf("%w: %d %s parameter names for %d values", ErrInvalidArgument, len(names), component, len(values))
-	}
-	ps := make([]textParameter, len(values))
-	for i, v := range values {
-		ps[i] = textParameter{Type: "text", Text: v}
-		if len(names) != 0 {
-			if names[i] == "" {
-				return nil, fmt.Errorf("%w: empty %s parameter name at %d", ErrInvalidArgument, component, i)
-			}
-			ps[i].ParameterName = names[i]
-		}
-	}
-	return ps, nil
 }

@@ -27,6 +27,7 @@ import (
 	"gateway/platform/simulator"
 	"gateway/platform/whatsapp"
 	"gateway/server"
+	"gateway/server/dashboard"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -58,6 +59,8 @@ type Config struct {
 	// gateway's /platform/webhook with the shared app secret (AppSecret and WebhookURL are set
 	// here).
 	Simulator *simulator.Config
+	// Connector connects numbers from the dashboard (nil: not configured).
+	Connector dashboard.Connector
 }
 
 // AppSecret is the platform app secret tests share between the simulator and the gateway.
@@ -122,7 +125,7 @@ func New(t testing.TB, cfg Config) *Env {
 			cfg.Platform = wa
 		}
 	}
-	srv, err := server.New(cfg.Options, server.Deps{Store: st, Platform: cfg.Platform, Logger: logger, Clock: cfg.Clock})
+	srv, err := server.New(cfg.Options, server.Deps{Store: st, Platform: cfg.Platform, Logger: logger, Clock: cfg.Clock, Connector: cfg.Connector})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +324,14 @@ func validateExchange(spec *openapi3.T, router routers.Router, base string, r Re
 		if resp.Status != http.StatusNotFound && resp.Status != http.StatusMethodNotAllowed {
 			return fmt.Errorf("unrouted request answered %d", resp.Status)
 		}
-		return ValidateSchema(spec, "ErrorEnvelope", resp.Body)
+		if resp.Status == http.StatusMethodNotAllowed {
+			// components/responses/MethodNotAllowed: the Allow header and the code of a 405.
+			if resp.Header.Get("Allow") == "" {
+				return fmt.Errorf("405 without an Allow header")
+			}
+			return ValidateSchema(spec, "MethodNotAllowedEnvelope", resp.Body)
+		}
+		return ValidateSchema(spec, "NotFoundEnvelope", resp.Body)
 	}
 	Cover(route.Operation.OperationID, resp.Status)
 	in := &openapi3filter.ResponseValidationInput{
@@ -332,7 +342,11 @@ func validateExchange(spec *openapi3.T, router routers.Router, base string, r Re
 		Body:    io.NopCloser(bytes.NewReader(resp.Body)),
 		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 	}
-	return openapi3filter.ValidateResponse(context.Background(), in)
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		return err
+	}
+	recordFields(route.Operation, resp)
+	return nil
 }
 
 // Contract sends requests to a gateway running elsewhere (for example the built binary) and

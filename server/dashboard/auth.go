@@ -1,0 +1,326 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/mail"
+	"strings"
+	"time"
+
+	"gateway/store"
+)
+
+// Sign-in throttle: failures per email and per client address within a window, counted in
+// PostgreSQL (every replica sees them).
+const (
+	throttleWindow      = 15 * time.Minute
+	maxFailuresPerEmail = 5
+	maxFailuresPerAddr  = 20
+)
+
+// cookieName is the session cookie's name.
+func (d *Dashboard) cookieName() string {
+	if d.cfg.Development {
+		return "session"
+	}
+	return "__Host-session"
+}
+
+func hashToken(tok string) []byte {
+	h := sha256.Sum256([]byte(tok))
+	return h[:]
+}
+
+// newToken returns 256 random bits, base64url.
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+type sessionHandler func(w http.ResponseWriter, r *http.Request, s *store.Session)
+
+type sessionKey struct{}
+
+// requireSession runs h with the request's live session, or redirects to the sign-in page.
+// ownerOnly pages answer 404 to developers.
+func (d *Dashboard) requireSession(h sessionHandler, ownerOnly bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, ok := d.session(r)
+		if !ok {
+			http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
+			return
+		}
+		if ownerOnly && s.Role != store.RoleOwner {
+			d.notFound(w, r, &s)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, &s)), &s)
+	})
+}
+
+// session reads the request's session cookie and its live session.
+func (d *Dashboard) session(r *http.Request) (store.Session, bool) {
+	c, err := r.Cookie(d.cookieName())
+	if err != nil || c.Value == "" || len(c.Value) > 100 {
+		return store.Session{}, false
+	}
+	s, err := d.cfg.Store.SessionByHash(r.Context(), hashToken(c.Value), SessionIdle, SessionAbsolute)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			d.log.ErrorContext(r.Context(), "read session", "error", err.Error())
+		}
+		return store.Session{}, false
+	}
+	return s, true
+}
+
+// startSession makes a new session id for the membership, replacing any session the browser
+// had, and sets the cookie.
+func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, accountID, userID int64) error {
+	if c, err := r.Cookie(d.cookieName()); err == nil && c.Value != "" {
+		d.cfg.Store.DeleteSession(r.Context(), hashToken(c.Value))
+	}
+	tok, err := newToken()
+	if err != nil {
+		return err
+	}
+	if err := d.cfg.Store.CreateSession(r.Context(), hashToken(tok), accountID, userID, SessionIdle, SessionAbsolute); err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: d.cookieName(), Value: tok, Path: "/", HttpOnly: true, Secure: !d.cfg.Development,
+		SameSite: http.SameSiteLaxMode, Expires: d.cfg.Clock().Add(SessionAbsolute),
+	})
+	return nil
+}
+
+func (d *Dashboard) clearCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: d.cookieName(), Value: "", Path: "/", HttpOnly: true, Secure: !d.cfg.Development,
+		SameSite: http.SameSiteLaxMode, MaxAge: -1})
+}
+
+type authForm struct {
+	Email       string
+	Workspace   string
+	Invite      string
+	InviteName  string
+	SignupOpen  bool
+	FieldErrors map[string]string
+}
+
+func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
+	f := authForm{Invite: r.URL.Query().Get("invite"), SignupOpen: d.cfg.SignupOpen}
+	if f.Invite != "" {
+		inv, err := d.cfg.Store.InvitationByToken(r.Context(), hashToken(f.Invite))
+		if err != nil {
+			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: "This invitation link is not valid: it was used, has expired, or was mistyped.", Data: f})
+			return
+		}
+		f.InviteName, f.Email = inv.AccountName, inv.Email
+	} else if !d.cfg.SignupOpen {
+		d.render(w, r, http.StatusForbidden, "signup", page{Title: "Sign up", Error: "Sign-up is closed on this server. Ask a workspace owner for an invitation.", Data: f})
+		return
+	}
+	d.render(w, r, http.StatusOK, "signup", page{Title: "Sign up", Data: f})
+}
+
+func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
+	f := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
+		Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen, FieldErrors: map[string]string{}}
+	pw := r.PostFormValue("password")
+	if f.Invite == "" && !d.cfg.SignupOpen {
+		d.render(w, r, http.StatusForbidden, "signup", page{Title: "Sign up", Error: "Sign-up is closed on this server. Ask a workspace owner for an invitation.", Data: f})
+		return
+	}
+	if a, err := mail.ParseAddress(f.Email); err != nil || a.Address != f.Email || len(f.Email) > 254 {
+		f.FieldErrors["email"] = "Enter an email address like name@example.com"
+	}
+	if err := CheckNewPassword(pw); err != nil {
+		f.FieldErrors["password"] = err.Error()
+	}
+	if f.Invite == "" && (f.Workspace == "" || len(f.Workspace) > 100) {
+		f.FieldErrors["workspace"] = "Enter a workspace name (up to 100 characters)"
+	}
+	if len(f.FieldErrors) > 0 {
+		d.render(w, r, http.StatusUnprocessableEntity, "signup", page{Title: "Sign up", Error: "Please correct the fields below.", Data: f})
+		return
+	}
+	hash, err := HashPassword(pw)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	var accountID, userID int64
+	if f.Invite != "" {
+		inv, u, err := d.cfg.Store.AcceptInvitation(r.Context(), hashToken(f.Invite), f.Email, hash)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: "This invitation link is not valid: it was used, has expired, or was mistyped.", Data: f})
+			return
+		case errors.Is(err, store.ErrEmailTaken):
+			f.FieldErrors["email"] = "This email cannot be used to sign up. If it is yours, sign in instead."
+			d.render(w, r, http.StatusUnprocessableEntity, "signup", page{Title: "Sign up", Error: "Please correct the fields below.", Data: f})
+			return
+		case err != nil:
+			d.serverError(w, r, err)
+			return
+		}
+		accountID, userID = inv.AccountID, u.ID
+		d.audit(r, accountID, userID, store.AuditInvitationAccepted, u.Email, "role "+inv.Role)
+	} else {
+		var a store.Account
+		var u store.User
+		for range 5 {
+			a, u, err = d.cfg.Store.SignUp(r.Context(), f.Workspace, f.Email, hash, NewJoinCode())
+			if err == nil || !errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrEmailTaken) {
+				break
+			}
+		}
+		switch {
+		case errors.Is(err, store.ErrEmailTaken):
+			f.FieldErrors["email"] = "This email cannot be used to sign up. If it is yours, sign in instead."
+			d.render(w, r, http.StatusUnprocessableEntity, "signup", page{Title: "Sign up", Error: "Please correct the fields below.", Data: f})
+			return
+		case err != nil:
+			d.serverError(w, r, err)
+			return
+		}
+		accountID, userID = a.ID, u.ID
+		d.audit(r, accountID, userID, store.AuditWorkspaceCreated, a.Name, "")
+	}
+	if err := d.startSession(w, r, accountID, userID); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	redirect(w, r, Prefix+"/", "")
+}
+
+func (d *Dashboard) signinForm(w http.ResponseWriter, r *http.Request) {
+	if _, ok := d.session(r); ok {
+		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+		return
+	}
+	d.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Data: authForm{SignupOpen: d.cfg.SignupOpen}})
+}
+
+// errBadSignIn is the one message of every failed sign-in, whether or not the email exists.
+const errBadSignIn = "The email or password is incorrect."
+
+func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
+	email := strings.TrimSpace(r.PostFormValue("email"))
+	pw := r.PostFormValue("password")
+	f := authForm{Email: email, SignupOpen: d.cfg.SignupOpen}
+	keys := []string{"email:" + strings.ToLower(email), "addr:" + d.cfg.ClientAddr(r)}
+	counts, err := d.cfg.Store.SignInFailures(r.Context(), keys, throttleWindow)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	if counts[keys[0]] >= maxFailuresPerEmail || counts[keys[1]] >= maxFailuresPerAddr {
+		w.Header().Set("Retry-After", "900")
+		d.render(w, r, http.StatusTooManyRequests, "signin", page{Title: "Sign in",
+			Error: "Too many failed sign-in attempts. Wait 15 minutes, then try again.", Data: f})
+		return
+	}
+	u, err := d.cfg.Store.UserByEmail(r.Context(), email)
+	hash := u.PasswordHash
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			d.serverError(w, r, err)
+			return
+		}
+		hash = dummyHash
+	}
+	ok := len(pw) <= MaxPasswordLen && CheckPassword(hash, pw) && err == nil
+	var ms []store.Membership
+	if ok {
+		if ms, err = d.cfg.Store.MembershipsByUser(r.Context(), u.ID); err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+		ok = len(ms) > 0
+	}
+	if !ok {
+		if err := d.cfg.Store.RecordSignInFailure(r.Context(), keys, throttleWindow); err != nil {
+			d.log.ErrorContext(r.Context(), "record sign-in failure", "error", err.Error())
+		}
+		d.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Error: errBadSignIn, Data: f})
+		return
+	}
+	d.cfg.Store.ClearSignInFailures(r.Context(), keys[:1])
+	if err := d.startSession(w, r, ms[0].AccountID, u.ID); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	redirect(w, r, Prefix+"/", "")
+}
+
+func (d *Dashboard) signout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(d.cookieName()); err == nil && c.Value != "" {
+		if err := d.cfg.Store.DeleteSession(r.Context(), hashToken(c.Value)); err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+	}
+	d.clearCookie(w)
+	http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
+}
+
+func (d *Dashboard) passwordForm(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	d.render(w, r, http.StatusOK, "password", page{Title: "Change password", Session: s, Flash: flash(r)})
+}
+
+func (d *Dashboard) changePassword(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	cur, next := r.PostFormValue("current_password"), r.PostFormValue("new_password")
+	u, err := d.cfg.Store.UserByID(r.Context(), s.UserID)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	if len(cur) > MaxPasswordLen || !CheckPassword(u.PasswordHash, cur) {
+		d.render(w, r, http.StatusUnprocessableEntity, "password", page{Title: "Change password", Session: s, Error: "The current password is incorrect."})
+		return
+	}
+	if err := CheckNewPassword(next); err != nil {
+		d.render(w, r, http.StatusUnprocessableEntity, "password", page{Title: "Change password", Session: s, Error: err.Error()})
+		return
+	}
+	hash, err := HashPassword(next)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	c, _ := r.Cookie(d.cookieName())
+	if err := d.cfg.Store.SetUserPassword(r.Context(), s.UserID, hash, hashToken(c.Value)); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	d.audit(r, s.AccountID, s.UserID, store.AuditPasswordChanged, u.Email, "")
+	redirect(w, r, Prefix+"/password", "password")
+}
+
+// audit records an action; a failure to record is logged, not shown.
+func (d *Dashboard) audit(r *http.Request, accountID, userID int64, action, target, detail string) {
+	if err := d.cfg.Store.AddAudit(r.Context(), accountID, userID, action, target, detail); err != nil {
+		d.log.ErrorContext(r.Context(), "audit", "action", action, "error", err.Error())
+	}
+}
+
+// NewJoinCode is a sandbox join code: two groups of four, e.g. "k7m2-q9x4".
+func NewJoinCode() string {
+	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+	b := make([]byte, 9)
+	rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	b[4] = '-'
+	return string(b)
+}

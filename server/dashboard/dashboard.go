@@ -1,0 +1,372 @@
+// Package dashboard is the business's web console under /dashboard: sign-up and sign-in,
+// the workspace overview and its WhatsApp connection, API keys, webhooks, the request log and
+// the audit log. Pages are rendered on the server with html/template from one layout; the
+// templates, the stylesheet and the little script (copy buttons, the Embedded Signup launcher)
+// are embedded and served from our own origin under a strict Content-Security-Policy.
+//
+// The account of every query comes from the session's membership, never from a URL or form;
+// an id that belongs to another account is a 404, as in the API.
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"gateway/store"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Prefix is where the dashboard is mounted.
+const Prefix = "/dashboard"
+
+// Connector connects a workspace's WhatsApp number (implemented by server/onboarding).
+type Connector interface {
+	// ConnectWithCode runs Embedded Signup's server steps (exchange code, read number, subscribe app, register, store sealed, sync templates). Its error text names the failed step and the platform's reason.
+	ConnectWithCode(ctx context.Context, accountID int64, code, wabaID, phoneNumberID string) (store.Connection, error)
+	// ConnectWithToken validates a system-user token against the platform and stores the connection.
+	ConnectWithToken(ctx context.Context, accountID int64, wabaID, phoneNumberID, token string) (store.Connection, error)
+}
+
+// Options are the dashboard's settings (from the environment, through server.Options).
+type Options struct {
+	// Development names the session cookie "session" without Secure, so that it works over
+	// plain http on a developer's machine; otherwise it is "__Host-session", Secure.
+	Development bool
+	// SignupOpen lets anyone create a workspace (GATEWAY_SIGNUP=open); when false, new users
+	// join only through an invitation or `gateway admin user create`.
+	SignupOpen bool
+	// BaseURL is the API's public base URL shown in the first-request snippet; empty means
+	// the scheme and host of the request.
+	BaseURL string
+	// WebhookAllowPrivate allows http and private addresses for endpoint URLs
+	// (GATEWAY_WEBHOOK_ALLOW_PRIVATE).
+	WebhookAllowPrivate bool
+	// PlatformAppID, PlatformESConfigID and PlatformSDKURL configure Embedded Signup
+	// (PLATFORM_APP_ID, PLATFORM_ES_CONFIG_ID, PLATFORM_SDK_URL).
+	PlatformAppID      string
+	PlatformESConfigID string
+	PlatformSDKURL     string
+}
+
+// Config is what New needs: the options and the collaborators the server wires in.
+type Config struct {
+	Options
+	Store *store.Store
+	// Connector connects numbers; nil shows "not configured" in place of the connect forms.
+	Connector Connector
+	// SandboxPhoneNumber is the shared test-mode number handsets join through.
+	SandboxPhoneNumber string
+	// NewAPIKey makes a key of the mode: the key, its SHA-256 hash and a display prefix.
+	NewAPIKey func(mode string) (key string, hash []byte, prefix string, err error)
+	// ValidateWebhookURL checks an endpoint URL as the admin command does.
+	ValidateWebhookURL func(raw string, allowPrivate bool) error
+	// EventBody renders the raw JSON body delivered for an event.
+	EventBody func(store.Event) []byte
+	// ClientAddr is the client's address for the sign-in throttle; nil means the
+	// connection's address (IPv6 per /64).
+	ClientAddr func(*http.Request) string
+	Logger     *slog.Logger
+	Clock      func() time.Time
+}
+
+// Session lifetimes (DESIGN section 14).
+const (
+	SessionIdle     = 12 * time.Hour
+	SessionAbsolute = 30 * 24 * time.Hour
+	// RotationOverlap is how long a replaced webhook secret keeps signing.
+	RotationOverlap = 24 * time.Hour
+)
+
+// Dashboard is the console's HTTP handler.
+type Dashboard struct {
+	cfg     Config
+	pages   map[string]*template.Template
+	handler http.Handler
+	log     *slog.Logger
+	csp     string
+}
+
+// New parses the templates and builds the routes; it fails when a template does not parse
+// or a function collaborator is missing. (A nil Store is accepted, as by server.New: every
+// page then fails.)
+func New(cfg Config) (*Dashboard, error) {
+	if cfg.NewAPIKey == nil || cfg.ValidateWebhookURL == nil || cfg.EventBody == nil {
+		return nil, errors.New("dashboard: NewAPIKey, ValidateWebhookURL and EventBody are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.ClientAddr == nil {
+		cfg.ClientAddr = connAddr
+	}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger.With("component", "dashboard")}
+	if err := d.parseTemplates(); err != nil {
+		return nil, err
+	}
+	d.csp = contentSecurityPolicy(cfg.PlatformSDKURL)
+	mux := http.NewServeMux()
+	d.routes(mux)
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "Cross-origin request refused", http.StatusForbidden)
+	}))
+	d.handler = d.securityHeaders(cop.Handler(mux))
+	return d, nil
+}
+
+// ServeHTTP serves every path under Prefix.
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.handler.ServeHTTP(w, r) }
+
+func (d *Dashboard) routes(mux *http.ServeMux) {
+	static, _ := fs.Sub(staticFS, "static")
+	mux.Handle("GET /dashboard/static/", http.StripPrefix("/dashboard/static/", cacheStatic(http.FileServerFS(static))))
+	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /dashboard/signup", d.signupForm)
+	mux.HandleFunc("POST /dashboard/signup", d.signup)
+	mux.HandleFunc("GET /dashboard/signin", d.signinForm)
+	mux.HandleFunc("POST /dashboard/signin", d.signin)
+	mux.HandleFunc("POST /dashboard/signout", d.signout)
+
+	auth := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, false)) }
+	owner := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, true)) }
+	auth("GET /dashboard/{$}", d.overview)
+	auth("GET /dashboard/password", d.passwordForm)
+	auth("POST /dashboard/password", d.changePassword)
+	auth("POST /dashboard/connect/embedded", d.connectEmbedded)
+	auth("POST /dashboard/connect/token", d.connectToken)
+	owner("GET /dashboard/disconnect", d.disconnectForm)
+	owner("POST /dashboard/disconnect", d.disconnect)
+	auth("GET /dashboard/keys", d.keys)
+	auth("POST /dashboard/keys", d.createKey)
+	auth("GET /dashboard/keys/{id}", d.keyPage)
+	auth("POST /dashboard/keys/{id}/revoke", d.revokeKey)
+	auth("GET /dashboard/webhooks", d.webhooks)
+	auth("POST /dashboard/webhooks", d.addWebhook)
+	auth("GET /dashboard/webhooks/{id}", d.webhookPage)
+	auth("POST /dashboard/webhooks/{id}/enable", d.enableWebhook)
+	auth("POST /dashboard/webhooks/{id}/disable", d.disableWebhook)
+	auth("POST /dashboard/webhooks/{id}/rotate", d.rotateWebhook)
+	auth("POST /dashboard/webhooks/{id}/test", d.testWebhook)
+	auth("POST /dashboard/webhooks/{id}/delete", d.deleteWebhook)
+	auth("GET /dashboard/request-log", d.requestLog)
+	auth("GET /dashboard/request-log/{id}", d.attemptPage)
+	auth("POST /dashboard/deliveries/{id}/redeliver", d.redeliver)
+	owner("GET /dashboard/audit", d.auditLog)
+	owner("GET /dashboard/audit/{id}", d.auditEntry)
+	owner("GET /dashboard/invite", d.inviteForm)
+	owner("POST /dashboard/invite", d.invite)
+	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) { d.notFound(w, r, nil) })
+}
+
+// contentSecurityPolicy allows scripts, frames and connections only from our origin and the
+// Embedded Signup SDK's origin; no inline script or style.
+// With Meta's SDK (a host under facebook.net or facebook.com) Meta's sign-up window and
+// frames at www.facebook.com and web.facebook.com are allowed too.
+func contentSecurityPolicy(sdkURL string) string {
+	extra := ""
+	if u, err := url.Parse(sdkURL); err == nil && u.Host != "" && (u.Scheme == "https" || u.Scheme == "http") {
+		extra = " " + u.Scheme + "://" + u.Host
+		h := strings.ToLower(u.Hostname())
+		for _, meta := range []string{"facebook.net", "facebook.com"} {
+			if h == meta || strings.HasSuffix(h, "."+meta) {
+				extra += " https://www.facebook.com https://web.facebook.com"
+				break
+			}
+		}
+	}
+	return "default-src 'self'; script-src 'self'" + extra + "; style-src 'self'; img-src 'self' data:" + extra +
+		"; connect-src 'self'" + extra + "; frame-src" + orNone(extra) + "; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return " 'none'"
+	}
+	return s
+}
+
+// securityHeaders sets the headers every response of the dashboard carries.
+func (d *Dashboard) securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", d.csp)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin-allow-popups")
+		if !strings.HasPrefix(r.URL.Path, Prefix+"/static/") {
+			h.Set("Cache-Control", "no-store")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func cacheStatic(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// connAddr is the connection's address; IPv6 is limited per /64.
+func connAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// page is what every template gets.
+type page struct {
+	Title   string
+	Nav     string
+	Session *store.Session
+	Flash   string
+	Error   string
+	Data    any
+}
+
+// IsOwner reports whether the signed-in user owns the workspace.
+func (p page) IsOwner() bool { return p.Session != nil && p.Session.Role == store.RoleOwner }
+
+var funcs = template.FuncMap{
+	"time": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			if v.IsZero() {
+				return "—"
+			}
+			return v.UTC().Format("2006-01-02 15:04:05 UTC")
+		case *time.Time:
+			if v == nil {
+				return "—"
+			}
+			return v.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+		return fmt.Sprint(t)
+	},
+	"status": func(p *int) string {
+		if p == nil {
+			return "—"
+		}
+		return strconv.Itoa(*p)
+	},
+	"ok": func(p *int) bool { return p != nil && *p >= 200 && *p <= 299 },
+	"json": func(b []byte) string {
+		var out bytes.Buffer
+		if json.Indent(&out, b, "", "  ") != nil {
+			return string(b)
+		}
+		return out.String()
+	},
+}
+
+// parseTemplates makes one template set per page: the layout plus the page's file.
+func (d *Dashboard) parseTemplates() error {
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return err
+	}
+	d.pages = map[string]*template.Template{}
+	for _, n := range names {
+		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if base == "layout" {
+			continue
+		}
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		if err != nil {
+			return fmt.Errorf("dashboard template %s: %w", n, err)
+		}
+		d.pages[base] = t
+	}
+	return nil
+}
+
+// render writes a page with the status; a template failure is logged and answered 500.
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	t, ok := d.pages[name]
+	if !ok {
+		d.serverError(w, r, fmt.Errorf("no template %q", name))
+		return
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func (d *Dashboard) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	d.log.ErrorContext(r.Context(), "dashboard", "path", r.URL.Path, "error", err.Error())
+	http.Error(w, "Something went wrong on our side. Please try again.", http.StatusInternalServerError)
+}
+
+func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	d.render(w, r, http.StatusNotFound, "notfound", page{Title: "Not found", Session: s})
+}
+
+// pathID reads a positive integer path value; false when it is not one.
+func pathID(r *http.Request, name string) (int64, bool) {
+	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	return id, err == nil && id > 0
+}
+
+// redirect answers a form post with 303 to path, with an optional notice code.
+func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
+	if notice != "" {
+		path += "?notice=" + url.QueryEscape(notice)
+	}
+	http.Redirect(w, r, path, http.StatusSeeOther)
+}
+
+// notices are the fixed messages a redirect may carry (never free text from the URL).
+var notices = map[string]string{
+	"revoked":      "The key was revoked. Requests with it are refused from now on.",
+	"enabled":      "The endpoint was enabled.",
+	"disabled":     "The endpoint was disabled.",
+	"deleted":      "The endpoint was deleted.",
+	"test":         "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
+	"redelivered":  "The delivery was queued again. The new attempt appears in the request log shortly.",
+	"disconnected": "The number was disconnected.",
+	"password":     "Your password was changed. Other sessions were signed out.",
+	"connected":    "Your WhatsApp number is connected.",
+}
+
+func flash(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }

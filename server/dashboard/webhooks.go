@@ -1,0 +1,179 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"gateway/platform/webhook"
+	"gateway/store"
+)
+
+type webhooksData struct {
+	Endpoints []store.EndpointStatus
+	URL       string
+}
+
+type webhookData struct {
+	Endpoint store.EndpointStatus
+	Secret   string // shown once, after creation or rotation
+	Confirm  string // "delete" or "rotate": the confirmation asked for
+	Rotated  bool
+	Overlap  string
+}
+
+func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, s *store.Session, status int, data webhooksData, errMsg string) {
+	es, err := d.cfg.Store.EndpointStatuses(r.Context(), s.AccountID)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	data.Endpoints = es
+	d.render(w, r, status, "webhooks", page{Title: "Webhooks", Nav: "webhooks", Session: s, Flash: flash(r), Error: errMsg, Data: data})
+}
+
+func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	d.webhooksPage(w, r, s, http.StatusOK, webhooksData{}, "")
+}
+
+func (d *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	u := strings.TrimSpace(r.PostFormValue("url"))
+	if err := d.cfg.ValidateWebhookURL(u, d.cfg.WebhookAllowPrivate); err != nil {
+		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u}, "Endpoint URL: "+err.Error()+".")
+		return
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	e, err := d.cfg.Store.CreateWebhookEndpoint(r.Context(), s.AccountID, u, secret)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	d.audit(r, s.AccountID, s.UserID, store.AuditWebhookAdded, u, "endpoint "+strconv.FormatInt(e.ID, 10))
+	d.webhookView(w, r, s, e.ID, webhookData{Secret: secret})
+}
+
+// endpointFor reads the endpoint named by the path for the session's account; false after a
+// 404 or 500 was written.
+func (d *Dashboard) endpointFor(w http.ResponseWriter, r *http.Request, s *store.Session) (store.EndpointStatus, bool) {
+	id, ok := pathID(r, "id")
+	if !ok {
+		d.notFound(w, r, s)
+		return store.EndpointStatus{}, false
+	}
+	e, err := d.cfg.Store.EndpointStatusByID(r.Context(), s.AccountID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		d.notFound(w, r, s)
+		return e, false
+	} else if err != nil {
+		d.serverError(w, r, err)
+		return e, false
+	}
+	return e, true
+}
+
+func (d *Dashboard) webhookView(w http.ResponseWriter, r *http.Request, s *store.Session, id int64, data webhookData) {
+	e, err := d.cfg.Store.EndpointStatusByID(r.Context(), s.AccountID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		d.notFound(w, r, s)
+		return
+	} else if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	data.Endpoint = e
+	data.Overlap = "24 hours"
+	d.render(w, r, http.StatusOK, "webhook", page{Title: "Webhook endpoint", Nav: "webhooks", Session: s, Flash: flash(r), Data: data})
+}
+
+func (d *Dashboard) webhookPage(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	e, ok := d.endpointFor(w, r, s)
+	if !ok {
+		return
+	}
+	c := r.URL.Query().Get("confirm")
+	if c != "delete" && c != "rotate" {
+		c = ""
+	}
+	d.render(w, r, http.StatusOK, "webhook", page{Title: "Webhook endpoint", Nav: "webhooks", Session: s, Flash: flash(r),
+		Data: webhookData{Endpoint: e, Confirm: c, Overlap: "24 hours"}})
+}
+
+func (d *Dashboard) setEnabled(w http.ResponseWriter, r *http.Request, s *store.Session, enabled bool) {
+	e, ok := d.endpointFor(w, r, s)
+	if !ok {
+		return
+	}
+	if _, err := d.cfg.Store.SetWebhookEndpointEnabled(r.Context(), s.AccountID, e.ID, enabled, store.DisabledOperator); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	action, notice := store.AuditWebhookDisabled, "disabled"
+	if enabled {
+		action, notice = store.AuditWebhookEnabled, "enabled"
+	}
+	d.audit(r, s.AccountID, s.UserID, action, e.URL, "endpoint "+strconv.FormatInt(e.ID, 10))
+	redirect(w, r, Prefix+"/webhooks/"+strconv.FormatInt(e.ID, 10), notice)
+}
+
+func (d *Dashboard) enableWebhook(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	d.setEnabled(w, r, s, true)
+}
+
+func (d *Dashboard) disableWebhook(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	d.setEnabled(w, r, s, false)
+}
+
+func (d *Dashboard) rotateWebhook(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	e, ok := d.endpointFor(w, r, s)
+	if !ok {
+		return
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	if _, err := d.cfg.Store.RotateWebhookSecret(r.Context(), s.AccountID, e.ID, secret, RotationOverlap); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	d.audit(r, s.AccountID, s.UserID, store.AuditWebhookRotated, e.URL, "endpoint "+strconv.FormatInt(e.ID, 10)+"; previous secret valid 24 h")
+	d.webhookView(w, r, s, e.ID, webhookData{Secret: secret, Rotated: true})
+}
+
+func (d *Dashboard) testWebhook(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	e, ok := d.endpointFor(w, r, s)
+	if !ok {
+		return
+	}
+	data, _ := json.Marshal(map[string]any{"endpoint_id": e.ID, "message": "A test event sent from the dashboard."})
+	_, err := d.cfg.Store.SendTestEvent(r.Context(), s.AccountID, e.ID, data)
+	if errors.Is(err, store.ErrEndpointDisabled) {
+		d.render(w, r, http.StatusConflict, "webhook", page{Title: "Webhook endpoint", Nav: "webhooks", Session: s,
+			Error: "This endpoint is disabled: enable it first, then send a test event.", Data: webhookData{Endpoint: e, Overlap: "24 hours"}})
+		return
+	} else if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	redirect(w, r, Prefix+"/webhooks/"+strconv.FormatInt(e.ID, 10), "test")
+}
+
+func (d *Dashboard) deleteWebhook(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	e, ok := d.endpointFor(w, r, s)
+	if !ok {
+		return
+	}
+	if _, err := d.cfg.Store.DeleteWebhookEndpoint(r.Context(), s.AccountID, e.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		d.serverError(w, r, err)
+		return
+	}
+	d.audit(r, s.AccountID, s.UserID, store.AuditWebhookDeleted, e.URL, "endpoint "+strconv.FormatInt(e.ID, 10))
+	redirect(w, r, Prefix+"/webhooks", "deleted")
+}

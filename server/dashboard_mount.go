@@ -1,0 +1,50 @@
+package server
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"gateway/platform/webhook"
+	"gateway/server/dashboard"
+	"gateway/server/onboarding"
+)
+
+// newDashboard builds the web console over the server's store, with the same key format,
+// webhook URL rules and event bodies as the API and the operator commands. Without a
+// Connector the onboarding service connects numbers, and its Embedded Signup settings fill
+// the options left empty.
+func (s *Server) newDashboard(c dashboard.Connector, o *onboarding.Service) (*dashboard.Dashboard, error) {
+	opts := s.opts.Dashboard
+	if c == nil && o != nil {
+		c = o
+	}
+	if o != nil {
+		if opts.PlatformAppID == "" {
+			opts.PlatformAppID = o.AppID
+		}
+		if opts.PlatformESConfigID == "" {
+			opts.PlatformESConfigID = o.ConfigID
+		}
+		if opts.PlatformSDKURL == "" {
+			opts.PlatformSDKURL = o.SDKURL
+		}
+	}
+	return dashboard.New(dashboard.Config{
+		Options:            opts,
+		Store:              s.store,
+		Connector:          c,
+		SandboxPhoneNumber: s.opts.Sandbox.PhoneNumber,
+		NewAPIKey:          GenerateKey,
+		ValidateWebhookURL: webhook.ValidateURL,
+		EventBody:          EventBody,
+		Logger:             s.log,
+		Clock:              s.now,
+	})
+}
+
+// mountDashboard serves /dashboard and everything under it with the console's own handler
+// (HTML pages, its own security headers and cross-origin protection).
+func (s *Server) mountDashboard(e *echo.Echo) {
+	h := echo.WrapHandler(s.dash)
+	e.Any(dashboard.Prefix, h)
+	e.Any(dashboard.Prefix+"/*", h)
+}

@@ -1,0 +1,80 @@
+package server_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"gateway/platform/whatsapp"
+	"gateway/server/servertest"
+)
+
+// The fuzz targets send arbitrary bodies through the whole stack (the validation middleware,
+// the handlers, PostgreSQL) and require that nothing answers 5xx or panics (a recovered panic
+// is a 500), and that every answer matches openapi.yaml. Their seed corpora are under
+// testdata/fuzz/; `make fuzz` runs each for a bounded time.
+
+// fuzzLogger discards the server's logs: the default test logger writes through the F, which
+// the fuzzing engine forbids inside the target.
+var fuzzLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// fuzzPost sends body and fails on a transport error, a 5xx or a contract violation.
+func fuzzPost(t *testing.T, env *servertest.Env, r servertest.Request) *servertest.Response {
+	resp, err := env.DoConcurrent(r)
+	if resp == nil {
+		t.Fatalf("%s %s: %v", r.Method, r.Path, err)
+	}
+	if resp.Status >= 500 {
+		t.Fatalf("%s %s %q → %d %s", r.Method, r.Path, r.Body, resp.Status, resp.Body)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func FuzzContactsBody(f *testing.F) {
+	for _, s := range []string{
+		`{"mobile":"+55 (11) 98765-4321","firstname":"Ana","lastname":"Souza","note":"VIP"}`,
+		`{"mobile":"15551234567","lastname":"\u0000"}`,
+		`{"mobile":"15551234567","mobile":"15551234568"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	env := servertest.New(f, servertest.Config{Logger: fuzzLogger})
+	a := env.NewTenant("Fuzz Ltd")
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzPost(t, env, servertest.Request{Method: http.MethodPost, Path: "/v1/contacts", Key: a.Live, Body: body})
+	})
+}
+
+func FuzzSendTemplateBody(f *testing.F) {
+	for _, s := range []string{
+		`{"destination":"15551234567","template_name":"order_confirmation","body_variables":["Ana","ORD-7781"]}`,
+		`{"destination":"15551234567","template_name":"order_confirmation","body_variables":["Ana","\u0000"],"campaign_name":"x"}`,
+		`{"destination":"15551234567","template_id":1,"name":"Ana","header_variables":[]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	env, tn := sendEnv(f, servertest.Config{Logger: fuzzLogger})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzPost(t, env, servertest.Request{Method: http.MethodPost, Path: "/v1/messages/template", Key: tn.Live, Body: body})
+	})
+}
+
+// FuzzPlatformWebhookBody signs whatever it is given: the body is stored and applied item by
+// item, and a poison item is a dead letter, so the answer is never a 5xx (the raw body can
+// always be stored here).
+func FuzzPlatformWebhookBody(f *testing.F) {
+	env := servertest.New(f, servertest.Config{Logger: fuzzLogger})
+	tn := pwNewTenant(f, env, "Fuzz Ltd")
+	pwSeedMessage(f, env, tn, "wamid.F1", "sent")
+	f.Add(pwStatuses(f, tn.Conn, pwStatus("wamid.F1", "delivered", 1767268800)))
+	f.Add(pwStatuses(f, tn.Conn, pwStatus("wamid.F1", "read", 99999999999999)))
+	f.Add(pwInbound(f, tn.Conn.PhoneNumberID, "15550000001", "Bad\x00Name", "wamid.I1", "text", map[string]any{"body": "hi\x00"}))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzPost(t, env, servertest.Request{Method: http.MethodPost, Path: "/platform/webhook", Body: body,
+			Header: map[string]string{whatsapp.SignatureHeaderName: pwSign(body)}})
+	})
+}

@@ -1,0 +1,230 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"gateway/platform/whatsapp"
+	"gateway/store"
+)
+
+// Every metric the gateway exports is registered here, on a registry of its own (never the
+// global one, so several servers in one test process do not collide). Hot paths call the small
+// methods below with a few fixed label values; the label children they need are looked up in a
+// map guarded by the client library, with no allocation beyond the first use of a combination.
+
+// Metrics holds the gateway's Prometheus metrics. A nil *Metrics records nothing.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	requests      *prometheus.CounterVec
+	requestTime   *prometheus.HistogramVec
+	sends         *prometheus.CounterVec
+	platformTime  *prometheus.HistogramVec
+	statusReports *prometheus.CounterVec
+	deliveries    *prometheus.CounterVec
+	attemptTime   prometheus.Histogram
+	deliveryLag   prometheus.Histogram
+}
+
+// DeliveryObserver is what the webhook dispatcher reports of each attempt: its outcome
+// (succeeded, retry, dead), how long the receiver took, and, for a first attempt, how long after
+// the event was committed the attempt started.
+type DeliveryObserver interface {
+	ObserveDelivery(outcome string, latency time.Duration, lag time.Duration, first bool)
+}
+
+// NewMetrics registers every metric; st, when not nil, adds the database pool's statistics and
+// the backlog gauges (due deliveries, parked statuses), read from the database at each scrape.
+func NewMetrics(st *store.Store) *Metrics {
+	reg := prometheus.NewRegistry()
+	latency := []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	m := &Metrics{
+		reg: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_http_requests_total",
+			Help: "HTTP requests by route (the spec's path template), method and status."}, []string{"route", "method", "status"}),
+		requestTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gateway_http_request_duration_seconds",
+			Help: "HTTP request latency by route and method.", Buckets: latency}, []string{"route", "method"}),
+		sends: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_sends_total",
+			Help: "Template sends by key mode, outcome (sent or the error code) and the platform's error code when it rejected the send."},
+			[]string{"mode", "outcome", "platform_code"}),
+		platformTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gateway_platform_call_duration_seconds",
+			Help: "Calls to the messaging platform by call and outcome (ok, rejected, unavailable).", Buckets: latency}, []string{"call", "outcome"}),
+		statusReports: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_status_reports_total",
+			Help: "Platform status reports by result: applied (the status moved), ignored (duplicate, regression or unusable), parked (send not recorded yet)."},
+			[]string{"result"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_webhook_deliveries_total",
+			Help: "Webhook delivery attempts by outcome: succeeded, retry (failed, will be retried), dead (failed for good)."}, []string{"outcome"}),
+		attemptTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gateway_webhook_attempt_duration_seconds",
+			Help: "How long customer endpoints took to answer an attempt.", Buckets: latency}),
+		deliveryLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gateway_webhook_commit_to_attempt_seconds",
+			Help: "From an event's commit to the start of its first delivery attempt.", Buckets: latency}),
+	}
+	reg.MustRegister(m.requests, m.requestTime, m.sends, m.platformTime, m.statusReports, m.deliveries, m.attemptTime, m.deliveryLag,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, r := range []string{"applied", "ignored", "parked"} {
+		m.statusReports.WithLabelValues(r)
+	}
+	for _, o := range []string{"succeeded", "retry", "dead"} {
+		m.deliveries.WithLabelValues(o)
+	}
+	if st != nil {
+		reg.MustRegister(collectors.NewDBStatsCollector(st.DB().DB, "gateway"), backlogCollector{st})
+	}
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func (m *Metrics) observeRequest(route, method string, status int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.requestTime.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+func (m *Metrics) observeSend(mode, outcome, platformCode string) {
+	if m == nil {
+		return
+	}
+	m.sends.WithLabelValues(mode, outcome, platformCode).Inc()
+}
+
+func (m *Metrics) observeStatusReport(result string) {
+	if m == nil {
+		return
+	}
+	m.statusReports.WithLabelValues(result).Inc()
+}
+
+// ObserveDelivery implements DeliveryObserver.
+func (m *Metrics) ObserveDelivery(outcome string, latency, lag time.Duration, first bool) {
+	if m == nil {
+		return
+	}
+	m.deliveries.WithLabelValues(outcome).Inc()
+	m.attemptTime.Observe(latency.Seconds())
+	if first {
+		m.deliveryLag.Observe(max(lag, 0).Seconds())
+	}
+}
+
+// routeLabel is the request's route as the spec writes it (/v1/messages/{id}), from Echo's
+// registered pattern, never the raw path; requests no route matched share "unmatched".
+func routeLabel(c echo.Context) string {
+	p := c.Path()
+	if p == "" || strings.HasSuffix(p, "/*") {
+		return "unmatched"
+	}
+	if !strings.Contains(p, ":") {
+		return p
+	}
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		if strings.HasPrefix(s, ":") {
+			parts[i] = "{" + s[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// backlogCollector reads the due deliveries and parked statuses at scrape time.
+type backlogCollector struct{ st *store.Store }
+
+var (
+	dueDesc       = prometheus.NewDesc("gateway_webhook_deliveries_due", "Webhook deliveries pending and due now.", nil, nil)
+	oldestDueDesc = prometheus.NewDesc("gateway_webhook_oldest_due_seconds", "How long the oldest due webhook delivery has been due.", nil, nil)
+	parkedDesc    = prometheus.NewDesc("gateway_parked_statuses", "Status reports parked until their send is recorded.", nil, nil)
+)
+
+func (b backlogCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- dueDesc
+	ch <- oldestDueDesc
+	ch <- parkedDesc
+}
+
+func (b backlogCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	bl, err := b.st.Backlog(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(dueDesc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(dueDesc, prometheus.GaugeValue, float64(bl.DueDeliveries))
+	ch <- prometheus.MustNewConstMetric(oldestDueDesc, prometheus.GaugeValue, bl.OldestDueSeconds)
+	ch <- prometheus.MustNewConstMetric(parkedDesc, prometheus.GaugeValue, float64(bl.ParkedStatuses))
+}
+
+// measuredPlatform times every platform call.
+type measuredPlatform struct {
+	p Platform
+	m *Metrics
+}
+
+func (mp measuredPlatform) observe(call string, start time.Time, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "unavailable"
+		var pe *whatsapp.Error
+		if errors.As(err, &pe) {
+			outcome = "rejected"
+		}
+	}
+	mp.m.platformTime.WithLabelValues(call, outcome).Observe(time.Since(start).Seconds())
+}
+
+func (mp measuredPlatform) SendTemplate(ctx context.Context, token, phoneNumberID string, t whatsapp.TemplateSend) (whatsapp.SendResult, error) {
+	start := time.Now()
+	r, err := mp.p.SendTemplate(ctx, token, phoneNumberID, t)
+	mp.observe("send_template", start, err)
+	return r, err
+}
+
+func (mp measuredPlatform) SendText(ctx context.Context, token, phoneNumberID, to, body string) (whatsapp.SendResult, error) {
+	start := time.Now()
+	r, err := mp.p.SendText(ctx, token, phoneNumberID, to, body)
+	mp.observe("send_text", start, err)
+	return r, err
+}
+
+func (mp measuredPlatform) ListTemplates(ctx context.Context, token, wabaID string) ([]whatsapp.Template, error) {
+	start := time.Now()
+	r, err := mp.p.ListTemplates(ctx, token, wabaID)
+	mp.observe("list_templates", start, err)
+	return r, err
+}
+
+// metricsEndpoint serves /metrics on the API's listener, only with the configured bearer token
+// (GATEWAY_METRICS_TOKEN); without one configured it is a 404 there, and the metrics are served
+// only on GATEWAY_METRICS_ADDR.
+func (s *Server) metricsEndpoint(c echo.Context) error {
+	want := s.opts.MetricsToken
+	if want == "" {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	got, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+		return newAPIError(http.StatusUnauthorized, "unauthorized", "Send the metrics token as Authorization: Bearer <token>")
+	}
+	s.metrics.Handler().ServeHTTP(c.Response(), c.Request())
+	return nil
+}
+
+// Metrics returns the server's metrics (for the dispatcher and a separate metrics listener).
+func (s *Server) Metrics() *Metrics { return s.metrics }

@@ -1,0 +1,53 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// Retention also prunes what test and demo keys leave behind (test_messages) and the platform
+// webhook dead letters, on the same horizon as the raw deliveries they point to. Sandbox
+// participants stay: their real-delivery count is a lifetime cap per handset.
+func TestRetentionPrunesTestRowsAndDeadLetters(t *testing.T) {
+	e := newWHEnv(t)
+	ctx := context.Background()
+	db := e.st.DB()
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	acct := e.account("acme")
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, age := range []time.Duration{31 * day, 40 * day, 29 * day} {
+		exec(`INSERT INTO test_messages (account_id, destination, template_name, delivery, platform_message_id, created_at)
+			VALUES ($1, '15551234567', 't', 'simulated', $2, $3)`, acct.ID, "wamid.T"+string(rune('a'+i)), now.Add(-age))
+	}
+	exec(`INSERT INTO sandbox_participants (account_id, phone, joined_at) VALUES ($1, '15550000001', $2), ($1, '15550000002', $3)`,
+		acct.ID, now.Add(-31*day), now.Add(-2*day))
+	exec(`INSERT INTO platform_dead_letters (kind, item, error, created_at) VALUES ('status', '\x7b7d', 'x', $1), ('status', '\x7b7d', 'y', $2)`,
+		now.Add(-31*day), now.Add(-day))
+
+	r := NewRetention(e.st, RetentionConfig{BatchSize: 2, Clock: func() time.Time { return now }, Logger: testLogger(t)})
+	n, err := r.runOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.TestMessages != 2 || n.DeadLetters != 1 {
+		t.Fatalf("deleted %+v", n)
+	}
+	count := func(q string) int {
+		var c int
+		if err := db.GetContext(ctx, &c, q); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if count(`SELECT count(*) FROM test_messages`) != 1 || count(`SELECT count(*) FROM sandbox_participants`) != 2 ||
+		count(`SELECT count(*) FROM platform_dead_letters WHERE error = 'y'`) != 1 {
+		t.Fatal("a row within the horizon was deleted")
+	}
+}

@@ -1,0 +1,224 @@
+package server
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gateway/gen"
+	"gateway/platform/whatsapp"
+	"gateway/store"
+)
+
+// The rules of a template send beyond its name (DESIGN sections 6 and 15, issue 9): what the
+// request must give for the template's header, body and buttons, checked before any platform
+// call, each broken rule a 422 naming the field (dotted JSON paths, as the schema validator
+// names them) and saying what the template expects. Live and test sends both use sendParams;
+// the wire shape is platform/whatsapp's.
+
+// templateParams is what a send of a template carries besides its name and language.
+type templateParams struct {
+	header, body []string
+	media        *whatsapp.HeaderMedia
+	location     *whatsapp.HeaderLocation
+	buttons      []whatsapp.ButtonParam
+}
+
+// sendParams checks the request against the template and returns the parameters to send, or a
+// 422 listing every broken rule.
+func sendParams(t store.Template, b *gen.SendTemplateRequest) (templateParams, *apiError) {
+	p := templateParams{header: deref(b.HeaderVariables), body: deref(b.BodyVariables)}
+	fe := gen.FieldErrors{}
+	if len(t.Unsupported) > 0 {
+		field := "template_name"
+		if b.TemplateName == nil {
+			field = "template_id"
+		}
+		fe[field] = []string{fmt.Sprintf("the template %q has %s, which the API cannot send yet", t.Name, strings.Join(t.Unsupported, " and "))}
+		return p, invalid(fe)
+	}
+	checkHeader(t, b, &p, fe)
+	if len(p.body) != t.BodyParams {
+		fe["body_variables"] = []string{fmt.Sprintf("the template's body takes %s, got %d", variables(t.BodyParams), len(p.body))}
+	}
+	checkButtons(t, b, &p, fe)
+	if len(fe) > 0 {
+		return p, invalid(fe)
+	}
+	return p, nil
+}
+
+// headerFormat is the template's header format as GET /templates lists it: NONE when there is
+// no header.
+func headerFormat(t store.Template) string {
+	if t.HeaderFormat == "" {
+		return "NONE"
+	}
+	return t.HeaderFormat
+}
+
+// headerTextParams is how many header_variables the template takes: only a TEXT header takes any.
+func headerTextParams(t store.Template) int {
+	if t.HeaderFormat != "TEXT" {
+		return 0
+	}
+	return t.HeaderParams
+}
+
+// mediaHeaders maps a media header format to the header_media type it takes.
+var mediaHeaders = map[string]gen.HeaderMediaType{"IMAGE": gen.Image, "VIDEO": gen.Video, "DOCUMENT": gen.Document}
+
+func checkHeader(t store.Template, b *gen.SendTemplateRequest, p *templateParams, fe gen.FieldErrors) {
+	hf := headerFormat(t)
+	wantMedia, isMedia := mediaHeaders[hf]
+	n := headerTextParams(t)
+	// What the header takes, in the words every message about it uses.
+	var is string
+	switch {
+	case isMedia:
+		is = fmt.Sprintf("the template's header is %s %s: give header_media with type %s", article(hf), hf, wantMedia)
+	case hf == "LOCATION":
+		is = "the template's header is a LOCATION: give header_location"
+	case hf == "TEXT" && n > 0:
+		is = fmt.Sprintf("the template's header is TEXT with %s: give header_variables only", variables(n))
+	case hf == "TEXT":
+		is = "the template's header is TEXT without variables: it takes no header_variables, header_media or header_location"
+	case hf == "NONE":
+		is = "the template has no header: it takes no header_variables, header_media or header_location"
+	default: // a format sync would have listed as unsupported
+		is = fmt.Sprintf("the template's header is %s %s, which the API cannot fill yet", article(hf), hf)
+		fe["template_name"] = []string{is}
+	}
+
+	switch {
+	case hf == "TEXT" && n > 0 && len(p.header) != n:
+		fe["header_variables"] = []string{fmt.Sprintf("the template's header takes %s, got %d", variables(n), len(p.header))}
+	case hf != "TEXT" || n == 0:
+		if len(p.header) > 0 {
+			fe["header_variables"] = []string{is}
+		}
+	}
+	if m := b.HeaderMedia; m != nil {
+		switch {
+		case !isMedia:
+			fe["header_media"] = []string{is}
+		case m.Type != wantMedia:
+			fe["header_media.type"] = []string{fmt.Sprintf("%s, not %s", is, m.Type)}
+		}
+		if (deref(m.Link) == "") == (deref(m.Id) == "") {
+			fe["header_media"] = append(fe["header_media"], "give exactly one of link and id")
+		}
+		if m.Filename != nil && m.Type != gen.Document {
+			fe["header_media.filename"] = []string{"filename is for a document header only"}
+		}
+		p.media = &whatsapp.HeaderMedia{Type: string(m.Type), Link: deref(m.Link), ID: deref(m.Id), Filename: deref(m.Filename)}
+	} else if isMedia {
+		fe["header_media"] = []string{is}
+	}
+	if l := b.HeaderLocation; l != nil {
+		if hf != "LOCATION" {
+			fe["header_location"] = []string{is}
+		}
+		p.location = &whatsapp.HeaderLocation{Latitude: l.Latitude, Longitude: l.Longitude, Name: deref(l.Name), Address: deref(l.Address)}
+	} else if hf == "LOCATION" {
+		fe["header_location"] = []string{is}
+	}
+}
+
+// article is "an" before a vowel sound, else "a".
+func article(word string) string {
+	if strings.ContainsRune("AEIOU", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// valueRequired: a button of this type must be given a value (QUICK_REPLY's payload is optional).
+func valueRequired(bt store.TemplateButton) bool {
+	return bt.TakesValue && bt.Type != whatsapp.ButtonQuickReply
+}
+
+// buttonValueName says what a button's value is, for messages.
+func buttonValueName(bt store.TemplateButton) string {
+	switch bt.Type {
+	case whatsapp.ButtonURL:
+		return "the URL suffix for {{1}}"
+	case whatsapp.ButtonCopyCode:
+		return "the coupon code"
+	case whatsapp.ButtonOTP:
+		return "the one-time password"
+	case whatsapp.ButtonQuickReply:
+		return "the payload"
+	}
+	return "a value"
+}
+
+func describeButton(bt store.TemplateButton) string {
+	return fmt.Sprintf("button %d (%s %q)", bt.Index, bt.Type, bt.Text)
+}
+
+func checkButtons(t store.Template, b *gen.SendTemplateRequest, p *templateParams, fe gen.FieldErrors) {
+	given := map[int]bool{}
+	for i, bv := range deref(b.ButtonVariables) {
+		field := "button_variables." + strconv.Itoa(i)
+		if bv.Index >= len(t.Buttons) {
+			fe[field+".index"] = []string{fmt.Sprintf("the template has %s; there is no button %d", buttonCount(len(t.Buttons)), bv.Index)}
+			continue
+		}
+		if given[bv.Index] {
+			fe[field+".index"] = []string{fmt.Sprintf("button %d is given more than once", bv.Index)}
+			continue
+		}
+		given[bv.Index] = true
+		bt := t.Buttons[bv.Index]
+		if !bt.TakesValue {
+			fe[field] = []string{fmt.Sprintf("the template's %s takes no value", describeButton(bt))}
+			continue
+		}
+		if n := utf8.RuneCountInString(bv.Value); bt.Type == whatsapp.ButtonCopyCode && n > whatsapp.MaxCouponCode {
+			fe[field+".value"] = []string{fmt.Sprintf("the template's %s takes a coupon code of at most %d characters, got %d",
+				describeButton(bt), whatsapp.MaxCouponCode, n)}
+			continue
+		}
+		p.buttons = append(p.buttons, whatsapp.ButtonParam{Index: bv.Index, Type: bt.Type, Value: bv.Value})
+	}
+	for _, bt := range t.Buttons {
+		if given[bt.Index] || !valueRequired(bt) {
+			continue
+		}
+		// A one-time-password template's code button carries the code of the body (reference §10).
+		if bt.Type == whatsapp.ButtonOTP && len(p.body) > 0 {
+			p.buttons = append(p.buttons, whatsapp.ButtonParam{Index: bt.Index, Type: bt.Type, Value: p.body[0]})
+			continue
+		}
+		fe["button_variables"] = append(fe["button_variables"], fmt.Sprintf("the template's %s needs a value in button_variables: %s",
+			describeButton(bt), buttonValueName(bt)))
+	}
+	// Meta's order: buttons by index.
+	slices.SortFunc(p.buttons, func(x, y whatsapp.ButtonParam) int { return cmp.Compare(x.Index, y.Index) })
+}
+
+func buttonCount(n int) string {
+	switch n {
+	case 0:
+		return "no buttons"
+	case 1:
+		return "1 button (index 0)"
+	}
+	return fmt.Sprintf("%d buttons (indexes 0 to %d)", n, n-1)
+}
+
+// renderedNote is the text a test send renders to, for its note: the body with the variables
+// filled in, and the value each button carries.
+func renderedNote(t store.Template, p templateParams) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Rendered: %q", renderFixture(t, p.body))
+	for _, bp := range p.buttons {
+		fmt.Fprintf(&sb, "; %s carries %q", describeButton(t.Buttons[bp.Index]), bp.Value)
+	}
+	sb.WriteString(".")
+	return sb.String()
+}
