@@ -62,12 +62,13 @@ type StatusResult struct {
 // rise), the history row (every distinct status, once), the message.status event when the
 // UPDATE changed the row, and the parked row when the message is not known (yet).
 //
-// A report that changes nothing costs one indexed read and writes nothing: m reads the
-// message (id and status) once by (account, platform id); the UPDATE runs only for the row m
-// saw below the reported rank, and the history insert only when the reported status is not
-// the message's current one (the current status always has its history row). So a duplicate
-// stops at m; a late report of a lower status that was never reported before (delivered
-// after read) still keeps its history row, as documented above.
+// A report that changes nothing writes nothing: m reads the message (id and status) once by
+// (account, platform id); the UPDATE runs only for the row m saw below the reported rank (so a
+// duplicate or a lower status does not probe the row again), and the history insert of a
+// status already kept finds its key and inserts nothing. A duplicate therefore costs two
+// index reads (the message, the history key) and no write; a late report of a lower status
+// that was never reported before (delivered after read) still keeps its history row, as
+// documented above.
 //
 // Concurrent reports for one message serialise on the row lock of the UPDATE, and under READ
 // COMMITTED the rank guard is re-evaluated on the newest row version, so two reports never
@@ -94,7 +95,7 @@ const applyStatusSQL = `WITH m AS (
 		RETURNING messages.id, messages.conversation_id, messages.client_reference
 	), h AS (
 		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
-		SELECT $1, m.id, $3::text, $5::timestamptz FROM m WHERE m.status <> $3::text
+		SELECT $1, m.id, $3::text, $5::timestamptz FROM m
 		ON CONFLICT (message_id, status) DO NOTHING
 		RETURNING 1
 	), e AS (
