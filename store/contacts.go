@@ -73,6 +73,9 @@ type ContactPage struct {
 // characters and then checked against the name.
 const suffixLen = 16
 
+// mobileProbe is how many digits of a phone fragment probe the mobile trigram index.
+const mobileProbe = 7
+
 // ListContacts returns the account's contacts newest first, one page, and how many match,
 // in one statement (one snapshot, so the total and the page agree).
 //
@@ -88,9 +91,10 @@ const suffixLen = 16
 // contacts table. What a search reads is therefore bounded by the number of contacts it
 // matches (one index entry for each suffix that starts with the term), never by the size of
 // the account: a common surname matching 14,000 of 1,000,000 contacts reads about 14,000
-// index entries. The mobile side uses the digit trigram index and checks the account on the
-// rows it finds. Terms of one or two characters match most names and read most of the
-// account's suffixes: they stay exact, and cost what they match.
+// index entries. The mobile side probes the digit trigram index with the fragment's last 7
+// digits and checks the account and the whole fragment on the rows it finds. Terms of one or
+// two characters match most names and read most of the account's suffixes: they stay exact,
+// and cost what they match.
 func (s *Store) ListContacts(ctx context.Context, accountID int64, search string, limit, offset int) (ContactPage, error) {
 	page := ContactPage{Contacts: []Contact{}}
 	q := contactListQuery(accountID, search, limit, offset)
@@ -150,10 +154,15 @@ func contactListQuery(accountID int64, search string, limit, offset int) contact
 	}
 	m := `SELECT DISTINCT id, created_at FROM (` + name + `) n`
 	if digits := onlyDigits(search); digits != "" && IsPhoneFragment(search) {
-		args = append(args, "%"+digits+"%")
+		// The trigram index is probed with the last mobileProbe digits only (a longer run costs
+		// a posting list per trigram and selects no better; the leading digits are country
+		// codes, shared by many numbers), and the whole run is checked on the rows found.
+		probe := digits[max(len(digits)-mobileProbe, 0):]
+		args = append(args, "%"+probe+"%", digits)
 		m = name + `
 			UNION
-			SELECT id, created_at FROM contacts WHERE account_id = $1 AND mobile LIKE $` + strconv.Itoa(len(args)) + `::text`
+			SELECT id, created_at FROM contacts WHERE account_id = $1 AND mobile LIKE $` + strconv.Itoa(len(args)-1) + `::text
+				AND strpos(mobile, $` + strconv.Itoa(len(args)) + `::text) > 0`
 	}
 	return contactListing{args: args, sql: `WITH m AS MATERIALIZED (` + m + `),
 		p AS (SELECT id FROM m ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3)
