@@ -395,6 +395,9 @@ func (r *benchRig) childEnv(simAddr string) []string {
 		"PLATFORM_TIMEOUT="+r.cfg.PlatformTimeout.String(),
 		"LOG_LEVEL="+r.opts.LogLevel,
 		"PLATFORM_SIM_WEBHOOK_URL=",
+		// The children serve loopback only, with whatever secrets the bench was given: the
+		// built-in development ones included (serve refuses them otherwise).
+		"GATEWAY_ENV=development",
 	), r.extraEnv...)
 }
 
