@@ -49,6 +49,7 @@ var optionalByDesign = map[string]string{
 	"listEventExamples 200 data.events[](MessageReceivedEvent).mode":      "the examples are all marked test; live deliveries carry no mode",
 	"listEventExamples 200 data.events[](MessageSentEvent).mode":          "the examples are all marked test; live deliveries carry no mode",
 	"listEventExamples 200 data.events[](MessageStatusEvent).mode":        "the examples are all marked test; live deliveries carry no mode",
+	"listEventExamples 200 data.events[](WebhookTestEvent).mode":          "the examples are all marked test; a webhook.test of a live endpoint carries no mode",
 }
 
 func filtered() bool {

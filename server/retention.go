@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"gateway/server/dashboard"
 	"gateway/store"
 )
 
@@ -96,7 +97,7 @@ func (r *Retention) run(ctx context.Context) {
 	case n.total() > 0:
 		r.log.Info("retention run", "attempts", n.Attempts, "events", n.Events,
 			"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys,
-			"test_messages", n.TestMessages, "dead_letters", n.DeadLetters, "sandbox_messages", n.SandboxMessages)
+			"test_messages", n.TestMessages, "sessions", n.Sessions, "dead_letters", n.DeadLetters, "sandbox_messages", n.SandboxMessages)
 	}
 }
 
@@ -104,10 +105,11 @@ func (r *Retention) run(ctx context.Context) {
 type retentionCounts struct {
 	Attempts, Events, PlatformWebhooks, IdempotencyKeys int64
 	TestMessages, DeadLetters, SandboxMessages          int64
+	Sessions                                            int64 // the dashboard's, past their idle or absolute expiry
 }
 
 func (c retentionCounts) total() int64 {
-	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys + c.TestMessages + c.DeadLetters + c.SandboxMessages
+	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys + c.TestMessages + c.DeadLetters + c.SandboxMessages + c.Sessions
 }
 
 // runOnce deletes everything past keeping as of the clock's now, batch by batch until a batch
@@ -139,6 +141,11 @@ func (r *Retention) runOnce(ctx context.Context) (retentionCounts, error) {
 	drain(&n.TestMessages, r.cfg.BatchSize, r.store.DeleteTestMessagesBefore)
 	k, err := r.store.DeleteExpiredIdempotencyKeys(ctx, now)
 	n.IdempotencyKeys += k
+	if err != nil {
+		errs = append(errs, err)
+	}
+	k, err = r.store.DeleteExpiredSessions(ctx, now, dashboard.SessionIdle, dashboard.SessionAbsolute)
+	n.Sessions += k
 	if err != nil {
 		errs = append(errs, err)
 	}

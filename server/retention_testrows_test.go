@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -31,10 +32,26 @@ func TestRetentionPrunesTestRowsAndDeadLetters(t *testing.T) {
 	exec(`INSERT INTO platform_dead_letters (kind, item, error, created_at) VALUES ('status', '\x7b7d', 'x', $1), ('status', '\x7b7d', 'y', $2)`,
 		now.Add(-31*day), now.Add(-day))
 
+	// The dashboard's sessions: one idle for 13 h, one signed in 31 days ago and still in use,
+	// one in use: only the last stays.
+	_, u, err := e.st.SignUp(ctx, "Sessions Ltd", "s@example.com", "hash", "SESSJOIN")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, at := range [][2]time.Time{{now.Add(-14 * time.Hour), now.Add(-13 * time.Hour)},
+		{now.Add(-31 * day), now.Add(-time.Minute)}, {now.Add(-2 * day), now.Add(-time.Hour)}} {
+		exec(`INSERT INTO sessions (id_hash, account_id, user_id, created_at, last_seen_at)
+			SELECT decode(repeat($1, 32), 'hex'), account_id, user_id, $2, $3 FROM memberships WHERE user_id = $4`,
+			fmt.Sprintf("%02x", i+1), at[0], at[1], u.ID)
+	}
+
 	r := NewRetention(e.st, RetentionConfig{BatchSize: 2, Clock: func() time.Time { return now }, Logger: testLogger(t)})
 	n, err := r.runOnce(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n.Sessions != 2 {
+		t.Fatalf("deleted %d expired sessions, want 2", n.Sessions)
 	}
 	if n.TestMessages != 2 || n.DeadLetters != 1 {
 		t.Fatalf("deleted %+v", n)

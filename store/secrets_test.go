@@ -89,6 +89,20 @@ func TestSealedSecretsBindTheirRow(t *testing.T) {
 		WHERE id = $2`, f.wa.ID, f.wb.ID); err != nil {
 		t.Fatal(err)
 	}
+	// Two-step pins are bound to their number.
+	if _, err := s.NumberPIN(ctx, "pa", "111111"); err != nil {
+		t.Fatal(err)
+	}
+	if pin, err := s.NumberPIN(ctx, "pb", "222222"); err != nil || pin != "222222" {
+		t.Fatalf("pin: %q %v", pin, err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `UPDATE number_pins SET pin = (SELECT pin FROM number_pins WHERE phone_number_id = 'pa')
+		WHERE phone_number_id = 'pb'`); err != nil {
+		t.Fatal(err)
+	}
+	if pin, err := s.NumberPIN(ctx, "pb", "333333"); err == nil {
+		t.Fatalf("pa's pin copied to pb opened: %q", pin)
+	}
 	got := endpointSecrets(t, s, f.a.ID, f.b.ID)
 	if c := got[f.wa.ID]; c.SecretErr != nil || c.Secret != "whsec_alpha" {
 		t.Fatalf("A's own secret: %v %q", c.SecretErr, c.Secret)

@@ -64,9 +64,9 @@ func (s *Store) DeleteSession(ctx context.Context, idHash []byte) error {
 	return translate(err)
 }
 
-// DeleteExpiredSessions removes sessions past their idle or absolute expiry and returns how
-// many it removed.
-func (s *Store) DeleteExpiredSessions(ctx context.Context, idle, absolute time.Duration) (int64, error) {
-	return s.execCount(ctx, `DELETE FROM sessions WHERE last_seen_at < now() - $1 * interval '1 second'
-		OR created_at < now() - $2 * interval '1 second'`, idle.Seconds(), absolute.Seconds())
+// DeleteExpiredSessions removes the sessions that are past their idle or absolute expiry as of
+// now and returns how many it removed; it fails only when the database does.
+func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time, idle, absolute time.Duration) (int64, error) {
+	return s.execCount(ctx, `DELETE FROM sessions WHERE last_seen_at < $1 OR created_at < $2`,
+		now.Add(-idle), now.Add(-absolute))
 }

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -309,16 +310,9 @@ func (s *Simulator) serveSubscribedApps(w http.ResponseWriter, r *http.Request, 
 	data := []any{}
 	if subscribed {
 		data = append(data, map[string]any{"whatsapp_business_api_data": map[string]any{
-			"id": cmpOrStr(appID, "000000000000000"), "link": "https://www.facebook.com/games/?app_id=" + appID, "name": "Messaging Gateway"}})
+			"id": cmp.Or(appID, "000000000000000"), "link": "https://www.facebook.com/games/?app_id=" + appID, "name": "Messaging Gateway"}})
 	}
 	writeGraphJSON(w, http.StatusOK, map[string]any{"data": data})
-}
-
-func cmpOrStr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // servePhoneNumbers implements GET /{version}/{waba-id}/phone_numbers (one page, sorted by id).
@@ -435,14 +429,14 @@ func numberFields(n Number, fields []string) map[string]any {
 	}
 	all := map[string]any{
 		"id":                       n.PhoneNumberID,
-		"verified_name":            cmpOrStr(n.VerifiedName, "Test Business"),
+		"verified_name":            cmp.Or(n.VerifiedName, "Test Business"),
 		"code_verification_status": verification,
 		"display_phone_number":     display,
-		"quality_rating":           cmpOrStr(n.QualityRating, "GREEN"),
+		"quality_rating":           cmp.Or(n.QualityRating, "GREEN"),
 		"name_status":              "APPROVED",
 		"platform_type":            "CLOUD_API",
 		"throughput":               map[string]any{"level": "STANDARD"},
-		"messaging_limit_tier":     cmpOrStr(n.MessagingLimitTier, "TIER_1K"),
+		"messaging_limit_tier":     cmp.Or(n.MessagingLimitTier, "TIER_1K"),
 	}
 	if len(fields) == 0 {
 		return all
@@ -526,8 +520,8 @@ func (s *Simulator) SetQuality(phoneNumberID, rating, tier, event string) error 
 	}
 	env := envelope{Object: "whatsapp_business_account", Entry: []entry{{ID: n.WabaID, Time: now.Unix(), Changes: []change{{
 		Field: "phone_number_quality_update",
-		Value: map[string]any{"display_phone_number": displayDigits(n.DisplayPhoneNumber), "event": cmpOrStr(event, "FLAGGED"),
-			"current_limit": cmpOrStr(n.MessagingLimitTier, "TIER_1K")},
+		Value: map[string]any{"display_phone_number": displayDigits(n.DisplayPhoneNumber), "event": cmp.Or(event, "FLAGGED"),
+			"current_limit": cmp.Or(n.MessagingLimitTier, "TIER_1K")},
 	}}}}}
 	body, err := metaJSON(env)
 	if err != nil {

@@ -24,7 +24,7 @@ type participantView struct {
 
 type overviewData struct {
 	Account      store.Account
-	Connection   *store.Connection
+	Connection   *store.ConnectionDetails
 	Participants []participantView
 	SandboxPhone string
 	BaseURL      string
@@ -65,7 +65,7 @@ func (d *Dashboard) overviewData(r *http.Request, s *store.Session) (overviewDat
 		return o, err
 	}
 	o.Account = a
-	c, err := d.cfg.Store.ConnectionByAccount(ctx, s.AccountID)
+	c, err := d.cfg.Store.ConnectionDetailsByAccount(ctx, s.AccountID)
 	switch {
 	case err == nil:
 		o.Connection = &c
