@@ -32,6 +32,7 @@ type config struct {
 	PlatformAppSecret   string
 	PlatformVerifyToken string
 	PlatformTimeout     time.Duration
+	SendRecordRetry     time.Duration
 	PlatformAppID       string // the platform app's id: Embedded Signup's FB.init and the code exchange
 	PlatformESConfigID  string // the Embedded Signup configuration id FB.login opens
 	PlatformSDKURL      string // where the dashboard loads the platform's JavaScript SDK from
@@ -112,6 +113,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.PlatformTimeout, err = time.ParseDuration(get("PLATFORM_TIMEOUT", "10s")); err != nil {
 		return c, fmt.Errorf("PLATFORM_TIMEOUT: %w", err)
+	}
+	if c.SendRecordRetry, err = time.ParseDuration(get("GATEWAY_SEND_RECORD_RETRY", "5s")); err != nil || c.SendRecordRetry <= 0 {
+		return c, fmt.Errorf("GATEWAY_SEND_RECORD_RETRY: want a positive duration")
 	}
 	if c.StatementTimeout, err = time.ParseDuration(get("GATEWAY_STATEMENT_TIMEOUT", "15s")); err != nil || c.StatementTimeout < time.Millisecond {
 		return c, fmt.Errorf("GATEWAY_STATEMENT_TIMEOUT: want a duration of at least 1ms")

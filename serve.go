@@ -65,6 +65,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		PlatformAppSecret:   cfg.PlatformAppSecret,
 		PlatformVerifyToken: cfg.PlatformVerifyToken,
 		SendTimeout:         cfg.PlatformTimeout,
+		RecordRetry:         cfg.SendRecordRetry,
 		SchemaVersion:       version,
 		MetricsToken:        cfg.MetricsToken,
 		TrustedProxies:      cfg.TrustedProxies,
@@ -80,7 +81,9 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		Sync: srv.SyncAccountTemplates, Every: cfg.TemplateSyncEvery, Logger: logger}))
 	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}))
 	srv.AddService(server.NewRetention(st, server.RetentionConfig{Logger: logger}))
-	srv.AddService(server.NewReconciler(st, server.ReconcileConfig{Interval: cfg.ReconcileEvery, Logger: logger}))
+	srv.AddService(server.NewTenantListener(srv, cfg.DatabaseURL, logger))
+	srv.AddService(server.NewReconciler(st, server.ReconcileConfig{Interval: cfg.ReconcileEvery, Logger: logger,
+		OnPass: srv.Metrics().ObserveReconcile}))
 	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil
 }
 

@@ -45,8 +45,14 @@ func (s *Server) StartServices(ctx context.Context) error {
 	return nil
 }
 
-// StopServices stops the started services in reverse order and waits for them.
+// StopServices stops the started services in reverse order and waits for them, and the
+// background recordings of accepted sends (which give up: the platform's status reports adopt
+// those sends).
 func (s *Server) StopServices() {
+	if s.laterStop != nil {
+		s.laterStop()
+	}
+	s.later.Wait()
 	s.bg.mu.Lock()
 	defer s.bg.mu.Unlock()
 	for i := len(s.bg.started) - 1; i >= 0; i-- {

@@ -39,6 +39,14 @@ type DispatcherConfig struct {
 	// PerEndpoint bounds the attempts in flight at once to one endpoint, so a slow receiver
 	// holds at most this many of the Concurrency slots. Default 16.
 	PerEndpoint int
+	// PerAccount bounds the attempts in flight at once for one account, all its endpoints
+	// together, so one tenant's slow or failing endpoints hold at most this many of the
+	// Concurrency slots. Default Concurrency / 2; at least PerEndpoint.
+	PerAccount int
+	// AccountBacklog is EndpointBacklog for one account, all its endpoints together: an
+	// account a claim could push over it is left out of the claim, so one tenant's backlog
+	// never holds every claim. Default EndpointBacklog.
+	AccountBacklog int
 	// EndpointBacklog is how many claimed deliveries of one endpoint may be held (queued or
 	// in flight) locally: an endpoint that a claim could push over it is left out of the claim
 	// (and claims over it are given back at once), so a slow endpoint holds at most this many
@@ -117,6 +125,7 @@ type Dispatcher struct {
 
 	mu        sync.Mutex
 	endpoints map[int64]*endpointQueue
+	accounts  map[int64]*accountShare
 	claimed   int // deliveries held: queued or in flight
 	reserved  int // room taken by claims in flight
 	// wantCapacity: a claimer held back or left a saturated endpoint out; the next runner
@@ -153,6 +162,23 @@ type endpointQueue struct {
 	queue   []job
 	running int
 	held    int // queued + running
+}
+
+// accountShare is one account's part of the dispatcher: its claimed deliveries held (all its
+// endpoints) and the semaphore bounding its attempts in flight (PerAccount).
+type accountShare struct {
+	held int
+	sem  chan struct{}
+}
+
+// account returns the account's share, made on first use (under mu).
+func (d *Dispatcher) account(id int64) *accountShare {
+	a := d.accounts[id]
+	if a == nil {
+		a = &accountShare{sem: make(chan struct{}, d.cfg.PerAccount)}
+		d.accounts[id] = a
+	}
+	return a
 }
 
 // job is one claimed delivery and when this dispatcher claimed it (by its own clock).
@@ -196,6 +222,14 @@ func NewDispatcher(st *store.Store, cfg DispatcherConfig) *Dispatcher {
 		cfg.EndpointBacklog = max(cfg.PerEndpoint, cfg.MaxClaimed/2)
 	}
 	cfg.EndpointBacklog = max(cfg.EndpointBacklog, cfg.BatchSize)
+	if cfg.PerAccount <= 0 {
+		cfg.PerAccount = cfg.Concurrency / 2
+	}
+	cfg.PerAccount = min(max(cfg.PerAccount, cfg.PerEndpoint), cfg.Concurrency)
+	if cfg.AccountBacklog <= 0 {
+		cfg.AccountBacklog = cfg.EndpointBacklog
+	}
+	cfg.AccountBacklog = max(cfg.AccountBacklog, cfg.BatchSize)
 	if cfg.Lease <= 0 {
 		cfg.Lease = DefaultDispatcherLease
 	}
@@ -226,6 +260,7 @@ func NewDispatcher(st *store.Store, cfg DispatcherConfig) *Dispatcher {
 		cfg: cfg, store: st, log: cfg.Logger.With("service", "webhook_dispatcher"), sender: sender,
 		lifecycle: lifecycle{lcName: "webhook dispatcher"},
 		endpoints: map[int64]*endpointQueue{},
+		accounts:  map[int64]*accountShare{},
 		sem:       make(chan struct{}, cfg.Concurrency),
 		results:   make(chan dispatchResult, 4*cfg.Concurrency),
 		capacity:  make(chan struct{}, 1),
@@ -283,6 +318,9 @@ func (d *Dispatcher) drain() {
 		}
 		d.claimed -= len(q.queue)
 		q.held -= len(q.queue)
+		for _, j := range q.queue {
+			d.account(j.AccountID).held--
+		}
 		q.queue = nil
 	}
 	d.mu.Unlock()
@@ -413,13 +451,19 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 	d.reserved += limit
 	// Leave out every endpoint this claim, with the claims already in flight, could push over
 	// its backlog.
-	var skip []int64
+	var skip, skipAccounts []int64
 	for id, q := range d.endpoints {
 		if q.held+d.reserved > d.cfg.EndpointBacklog {
 			skip = append(skip, id)
 		}
 	}
-	if len(skip) > 0 {
+	for id, a := range d.accounts {
+		if a.held+d.reserved > d.cfg.AccountBacklog {
+			skipAccounts = append(skipAccounts, id)
+		}
+	}
+	skipping := len(skip) > 0 || len(skipAccounts) > 0
+	if skipping {
 		if wait := skipScanInterval - time.Since(d.skipScanned); wait > 0 {
 			// The last such claim found nothing beyond the left-out endpoints: try again
 			// later (or when one of them has room), not on every wake-up.
@@ -441,7 +485,7 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 
 	ctx, cancel := context.WithTimeout(ctx, claimTimeout)
 	defer cancel()
-	cs, err := d.store.ClaimDueDeliveries(ctx, d.dbNow(), limit, d.cfg.Lease, skip)
+	cs, err := d.store.ClaimDueDeliveries(ctx, d.dbNow(), limit, d.cfg.Lease, skip, skipAccounts)
 	at := d.now()
 	d.mu.Lock()
 	d.reserved -= limit
@@ -456,9 +500,10 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 			q = &endpointQueue{id: c.EndpointID}
 			d.endpoints[c.EndpointID] = q
 		}
-		if q.held >= d.cfg.EndpointBacklog {
-			// Claims running at the same time filled the endpoint's backlog: give this one back
-			// at once, so a slow endpoint never holds more than its share.
+		a := d.account(c.AccountID)
+		if q.held >= d.cfg.EndpointBacklog || a.held >= d.cfg.AccountBacklog {
+			// Claims running at the same time filled the endpoint's (or the account's) backlog:
+			// give this one back at once, so a slow endpoint never holds more than its share.
 			overflow = append(overflow, c.Ref())
 			continue
 		}
@@ -467,6 +512,7 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 		}
 		q.queue = append(q.queue, job{ClaimedDelivery: c, claimedAt: at, done: batch})
 		q.held++
+		a.held++
 		d.claimed++
 		if q.running < d.cfg.PerEndpoint {
 			q.running++
@@ -475,17 +521,22 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 		}
 	}
 	again = len(cs) == limit
-	if !again && len(skip) > 0 {
+	if !again && skipping {
 		for _, id := range skip {
 			if q := d.endpoints[id]; q == nil || q.held+d.reserved+d.cfg.BatchSize <= d.cfg.EndpointBacklog {
 				again = true // it got room while we claimed: its due deliveries were left out
 			}
 		}
+		for _, id := range skipAccounts {
+			if a := d.accounts[id]; a == nil || a.held+d.reserved+d.cfg.BatchSize <= d.cfg.AccountBacklog {
+				again = true
+			}
+		}
 	}
-	if !again && (len(skip) > 0 || len(overflow) > 0) {
+	if !again && (skipping || len(overflow) > 0) {
 		d.wantCapacity = true
 	}
-	if len(skip) > 0 && len(cs) < limit {
+	if skipping && len(cs) < limit {
 		d.skipScanned = time.Now()
 	}
 	d.mu.Unlock()
@@ -518,16 +569,25 @@ func (d *Dispatcher) run(q *endpointQueue) {
 		j := q.queue[0]
 		q.queue[0] = job{}
 		q.queue = q.queue[1:]
+		a := d.account(j.AccountID)
 		d.mu.Unlock()
 
+		// The account's share first, so a tenant at its bound waits without holding a global
+		// slot.
+		a.sem <- struct{}{}
 		d.sem <- struct{}{}
 		res := d.attempt(j)
 		<-d.sem
+		<-a.sem
 		res.done = j.done
 		d.results <- res
 
 		d.mu.Lock()
 		q.held--
+		a.held--
+		if a.held == 0 && len(d.accounts) > maxIdleEndpoints {
+			delete(d.accounts, j.AccountID)
+		}
 		d.claimed--
 		// Wake a claimer that held back (or left this endpoint out) once a claim can go ahead.
 		if d.wantCapacity && d.cfg.MaxClaimed-d.claimed-d.reserved >= d.cfg.BatchSize &&

@@ -335,7 +335,7 @@ func TestDispatcherRescuesStuckClaim(t *testing.T) {
 	e.event(acct.ID, "message.status", false)
 
 	// A dispatcher claims the delivery and dies holding it.
-	cs, err := e.st.ClaimDueDeliveries(context.Background(), e.clock.Now(), 10, 30*time.Second, nil)
+	cs, err := e.st.ClaimDueDeliveries(context.Background(), e.clock.Now(), 10, 30*time.Second, nil, nil)
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("claim: %v %d", err, len(cs))
 	}
@@ -518,7 +518,7 @@ func TestDispatcherReleasesClaimsAboutToLapse(t *testing.T) {
 	d := e.dispatcher(DispatcherConfig{Lease: 30 * time.Second}, true)
 	e.event(acct.ID, "contact.created", false)
 	// Claimed, then (as if it waited in the queue) the clock moves past what the lease allows.
-	cs, err := e.st.ClaimDueDeliveries(context.Background(), e.clock.Now(), 1, 30*time.Second, nil)
+	cs, err := e.st.ClaimDueDeliveries(context.Background(), e.clock.Now(), 1, 30*time.Second, nil, nil)
 	if err != nil || len(cs) != 1 {
 		t.Fatal(err)
 	}

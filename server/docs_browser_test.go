@@ -54,10 +54,24 @@ func TestDocsRenderOfflineInChromium(t *testing.T) {
 		}
 	}
 
+	// A fresh profile, removed best-effort: Chromium's helper processes may still be writing
+	// into it for a moment after the browser exits, which would fail t.TempDir's cleanup.
+	profile, err := os.MkdirTemp("", "gateway-docs-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(profile), chromedp.WindowSize(1400, 1000),
 	}
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()
@@ -89,7 +103,7 @@ func TestDocsRenderOfflineInChromium(t *testing.T) {
 	var labels []string
 	var body string
 	var shot []byte
-	err := chromedp.Run(ctx,
+	err = chromedp.Run(ctx,
 		network.Enable(), log.Enable(), runtime.Enable(),
 		chromedp.Navigate(env.URL+"/docs"),
 		chromedp.WaitVisible(`.menu-content`, chromedp.ByQuery),

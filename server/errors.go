@@ -18,7 +18,11 @@ type apiError struct {
 	Message string
 	Errors  gen.FieldErrors
 	Header  http.Header
-	cause   error
+	// MessageID and OutcomeUnknown mark a send whose outcome is unknown (502, or 409 on a retry):
+	// the message it recorded, which the platform may have accepted.
+	MessageID      int64
+	OutcomeUnknown bool
+	cause          error
 }
 
 func (e *apiError) Error() string {
@@ -52,7 +56,11 @@ func (s *Server) renderError(err error, c echo.Context) {
 			c.Response().Header().Add(k, v)
 		}
 	}
-	var body any = errorEnvelope(ae.Code, ae.Message)
+	env := errorEnvelope(ae.Code, ae.Message)
+	if ae.OutcomeUnknown {
+		env.MessageId, env.OutcomeUnknown = &ae.MessageID, &ae.OutcomeUnknown
+	}
+	var body any = env
 	if ae.Errors != nil {
 		body = gen.ValidationErrorEnvelope{Success: false, Message: ae.Message, Code: ae.Code, Errors: ae.Errors}
 	}

@@ -14,7 +14,8 @@ var errMessageNotFound = newAPIError(http.StatusNotFound, gen.ErrorCodeNotFound,
 
 // GetMessage returns a message's last reported status, when it was sent, its status history
 // and, for a failed message, the platform's error. Another account's id, an inbound message
-// and a send still waiting for the platform's answer are 404. Test and demo keys read their
+// and a send still waiting for the platform's answer are 404; a send whose answer was lost is
+// shown as sent with outcome_unknown. Test and demo keys read their
 // test sends, whose status ages with time.
 func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (gen.GetMessageResponseObject, error) {
 	p, err := principalFrom(ctx)
@@ -25,7 +26,7 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 		return a.s.getTestMessage(ctx, p.AccountID, req.Id)
 	}
 	m, err := a.s.store.MessageByID(ctx, p.AccountID, req.Id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status == "pending") {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status == "pending" && !m.OutcomeUnknown) {
 		return nil, errMessageNotFound
 	}
 	if err != nil {
@@ -43,6 +44,11 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 	}
 	out := gen.Message{MessageId: m.ID, ChatMessageId: m.PlatformMessageID, Status: gen.MessageStatus(m.Status),
 		SentAt: sentAt.UTC(), History: history, ClientReference: m.ClientReference}
+	if m.OutcomeUnknown {
+		// Handed to the platform, its answer lost: shown as sent, never as failed, until a
+		// status report confirms it (openapi.yaml, Message.outcome_unknown).
+		out.Status, out.OutcomeUnknown = gen.Sent, &m.OutcomeUnknown
+	}
 	if m.Status == "failed" && (m.ErrorCode != nil || m.ErrorTitle != nil) {
 		e := gen.MessageError{Code: deref(m.ErrorCode), Title: deref(m.ErrorTitle), Details: m.ErrorDetails}
 		out.Error = &e

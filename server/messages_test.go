@@ -60,7 +60,8 @@ func TestGetMessage(t *testing.T) {
 
 	// The platform reports delivered and read: the last status shows, with the history and
 	// each status's platform timestamp.
-	delivered := time.Date(2026, 3, 1, 10, 0, 2, 0, time.UTC)
+	// (After the send: the history is ordered by time.)
+	delivered := time.Now().UTC().Truncate(time.Second).Add(2 * time.Second)
 	read := delivered.Add(90 * time.Second)
 	for _, rep := range []store.StatusReport{
 		{PlatformMessageID: d.ChatMessageID, Status: "read", OccurredAt: read},
@@ -73,8 +74,8 @@ func TestGetMessage(t *testing.T) {
 	r = getMessage(env, a.Live, d.MessageID)
 	mustOK(t, r, &m)
 	if m.Status != "read" || len(m.History) != 3 || m.History[0].Status != "sent" ||
-		m.History[1].Status != "delivered" || m.History[1].Timestamp != "2026-03-01T10:00:02Z" ||
-		m.History[2].Status != "read" || m.History[2].Timestamp != "2026-03-01T10:01:32Z" {
+		m.History[1].Status != "delivered" || m.History[1].Timestamp != delivered.Format(time.RFC3339) ||
+		m.History[2].Status != "read" || m.History[2].Timestamp != read.Format(time.RFC3339) {
 		t.Fatalf("GET after delivered and read: %s", r.Body)
 	}
 }

@@ -35,6 +35,7 @@ type Metrics struct {
 	deliveries    *prometheus.CounterVec
 	attemptTime   prometheus.Histogram
 	deliveryLag   prometheus.Histogram
+	reconciled    *prometheus.CounterVec
 }
 
 // DeliveryObserver is what the webhook dispatcher reports of each attempt: its outcome
@@ -69,14 +70,20 @@ func NewMetrics(st *store.Store) *Metrics {
 			Help: "How long customer endpoints took to answer an attempt.", Buckets: latency}),
 		deliveryLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gateway_webhook_commit_to_attempt_seconds",
 			Help: "From an event's commit to the start of its first delivery attempt.", Buckets: latency}),
+		reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_reconciliation_total",
+			Help: "What the parked-status reconciliation did: applied (parked reports applied), adopted (sends of unknown outcome that took a reported wamid), orphaned (pending sends marked outcome unknown), pruned (parked reports too old to apply)."},
+			[]string{"result"}),
 	}
-	reg.MustRegister(m.requests, m.requestTime, m.sends, m.platformTime, m.statusReports, m.deliveries, m.attemptTime, m.deliveryLag,
+	reg.MustRegister(m.requests, m.requestTime, m.sends, m.platformTime, m.statusReports, m.deliveries, m.attemptTime, m.deliveryLag, m.reconciled,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{"applied", "ignored", "parked"} {
 		m.statusReports.WithLabelValues(r)
 	}
 	for _, o := range []string{"succeeded", "retry", "dead"} {
 		m.deliveries.WithLabelValues(o)
+	}
+	for _, r := range []string{"applied", "adopted", "orphaned", "pruned"} {
+		m.reconciled.WithLabelValues(r)
 	}
 	if st != nil {
 		reg.MustRegister(collectors.NewDBStatsCollector(st.DB().DB, "gateway"), backlogCollector{st})
@@ -87,6 +94,17 @@ func NewMetrics(st *store.Store) *Metrics {
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// ObserveReconcile counts what one reconciliation pass did; it is ReconcileConfig.OnPass.
+func (m *Metrics) ObserveReconcile(n ReconcileCounts) {
+	if m == nil {
+		return
+	}
+	m.reconciled.WithLabelValues("applied").Add(float64(n.Applied))
+	m.reconciled.WithLabelValues("adopted").Add(float64(n.Adopted))
+	m.reconciled.WithLabelValues("orphaned").Add(float64(n.Orphaned))
+	m.reconciled.WithLabelValues("pruned").Add(float64(n.Pruned))
 }
 
 func (m *Metrics) observeRequest(route, method string, status int, d time.Duration) {

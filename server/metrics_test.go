@@ -194,3 +194,18 @@ func TestLogLinesCarryRequestAndAccount(t *testing.T) {
 		t.Fatal("the key reached the logs")
 	}
 }
+
+// The reconciliation's figures reach /metrics through ObserveReconcile, its OnPass hook.
+func TestMetricsCountReconciliation(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t, servertest.Config{Options: server.Options{MetricsToken: metricsToken}})
+	before := scrape(t, env)
+	env.Server.Metrics().ObserveReconcile(server.ReconcileCounts{Applied: 2, Adopted: 1, Orphaned: 3, Pruned: 4})
+	after := scrape(t, env)
+	for result, want := range map[string]float64{"applied": 2, "adopted": 1, "orphaned": 3, "pruned": 4} {
+		l := map[string]string{"result": result}
+		if got := value(after, "gateway_reconciliation_total", l) - value(before, "gateway_reconciliation_total", l); got != want {
+			t.Errorf("gateway_reconciliation_total{result=%q} moved by %v, want %v", result, got, want)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package server
 
-import "strings"
+import (
+	"strings"
+
+	"gateway/store"
+)
 
 // normalizeMobile turns a number given with +, spaces, dashes, dots or parentheses into digits
 // only; a leading international prefix 00 is dropped. ok is false unless 8 to 15 digits remain
@@ -40,27 +44,5 @@ func isWaID(s string) bool {
 }
 
 // waIDForms returns the other forms under which the same WhatsApp user may be stored (or be
-// addressed), besides digits itself:
-//   - Mexico: 521 + 10 digits ↔ 52 + 10 digits;
-//   - Brazil: 55 + area code + 8 digits ↔ 55 + area code + 9 + 8 digits (the mobile 9);
-//   - Argentina: 549 + 10 digits ↔ 54 + 10 digits.
-//
-// It returns nil for any other number.
-func waIDForms(digits string) []string {
-	n := len(digits)
-	switch {
-	case strings.HasPrefix(digits, "521") && n == 13:
-		return []string{"52" + digits[3:]}
-	case strings.HasPrefix(digits, "52") && n == 12:
-		return []string{"521" + digits[2:]}
-	case strings.HasPrefix(digits, "549") && n == 13:
-		return []string{"54" + digits[3:]}
-	case strings.HasPrefix(digits, "54") && n == 12:
-		return []string{"549" + digits[2:]}
-	case strings.HasPrefix(digits, "55") && n == 13 && digits[4] == '9':
-		return []string{digits[:4] + digits[5:]}
-	case strings.HasPrefix(digits, "55") && n == 12:
-		return []string{digits[:4] + "9" + digits[4:]}
-	}
-	return nil
-}
+// addressed), besides digits itself (store.MobileForms).
+func waIDForms(digits string) []string { return store.MobileForms(digits) }

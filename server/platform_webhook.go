@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -136,9 +137,13 @@ func (s *Server) applySingleStatus(ctx context.Context, p *whatsapp.WebhookPaylo
 	return true, nil
 }
 
-// tenantTTL is how long a phone number id → account mapping is reused. A number moved to
-// another account is routed to the new one at most this long after the move.
-const tenantTTL = 10 * time.Second
+// tenantTTL is how long a phone number id → account mapping is reused when nothing tells the
+// server of changes. With a TenantListener running, a connected, moved or disconnected number
+// drops its entry at once (LISTEN/NOTIFY) and entries live for tenantListenedTTL, a safety net.
+const (
+	tenantTTL         = 10 * time.Second
+	tenantListenedTTL = 10 * time.Minute
+)
 
 type tenantEntry struct {
 	conn store.Connection
@@ -150,10 +155,15 @@ type tenantEntry struct {
 // connected number works at once). It fails only when the database does.
 func (s *Server) tenantByPhoneNumberID(ctx context.Context, pnid string) (*store.Connection, error) {
 	now := s.now()
+	ttl := tenantTTL
+	if s.tenantsListened.Load() {
+		ttl = tenantListenedTTL
+	}
 	s.tenantMu.Lock()
 	e, ok := s.tenants[pnid]
+	gen := s.tenantGen
 	s.tenantMu.Unlock()
-	if ok && now.Sub(e.at) < tenantTTL {
+	if ok && now.Sub(e.at) < ttl {
 		return &e.conn, nil
 	}
 	c, err := s.store.ConnectionByPhoneNumberID(ctx, pnid)
@@ -170,9 +180,24 @@ func (s *Server) tenantByPhoneNumberID(ctx context.Context, pnid string) (*store
 	if s.tenants == nil || len(s.tenants) > 10000 {
 		s.tenants = map[string]tenantEntry{}
 	}
-	s.tenants[pnid] = tenantEntry{conn: c, at: now}
+	// A change announced while this read ran may predate it: do not cache what may be stale.
+	if s.tenantGen == gen {
+		s.tenants[pnid] = tenantEntry{conn: c, at: now}
+	}
 	s.tenantMu.Unlock()
 	return &c, nil
+}
+
+// forgetTenant drops the cached mapping of a phone number id ("" drops them all).
+func (s *Server) forgetTenant(pnid string) {
+	s.tenantMu.Lock()
+	s.tenantGen++
+	if pnid == "" {
+		s.tenants = nil
+	} else {
+		delete(s.tenants, pnid)
+	}
+	s.tenantMu.Unlock()
 }
 
 // delivery is one verified platform webhook being applied.
@@ -193,7 +218,7 @@ func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.Webhook
 			case "messages":
 				err = s.handleMessagesChange(ctx, d, ch.Value)
 			case "message_template_status_update":
-				err = s.handleTemplateStatusUpdate(ctx, d, e.ID, ch.Value)
+				err = s.handleTemplateStatusUpdate(ctx, d, e.ID, e.Time, ch.Value)
 			case "phone_number_quality_update":
 				err = s.handleQualityUpdate(ctx, e.ID)
 			default:
@@ -305,6 +330,10 @@ func (s *Server) applyPlatformStatus(ctx context.Context, accountID int64, st wh
 }
 
 func (s *Server) logParked(ctx context.Context, accountID int64, r store.StatusReport, res store.StatusResult) {
+	if res.Adopted {
+		s.log.InfoContext(ctx, "platform webhook: send of unknown outcome confirmed by its callback data", "account_id", accountID,
+			"message_id", r.CallbackMessageID, "wamid", r.PlatformMessageID, "status", r.Status)
+	}
 	switch {
 	case res.Parked && !res.Found:
 		s.metrics.observeStatusReport("parked")
@@ -336,6 +365,11 @@ func (s *Server) statusReport(ctx context.Context, accountID int64, st whatsapp.
 		at = s.now()
 	}
 	r := store.StatusReport{PlatformMessageID: st.ID, Status: status, OccurredAt: at}
+	// Our sends carry our message id as biz_opaque_callback_data (server/send.go): it lets a
+	// report for an unknown wamid adopt it (store.ApplyStatus).
+	if id, err := strconv.ParseInt(st.BizOpaqueCallbackData, 10, 64); err == nil && id > 0 {
+		r.CallbackMessageID = id
+	}
 	if status == "failed" && len(st.Errors) > 0 {
 		e := st.Errors[0]
 		code := e.Code
@@ -476,12 +510,18 @@ func (s *Server) handleSandboxChange(ctx context.Context, d *delivery, v whatsap
 // handleTemplateStatusUpdate sets the status of the template with the platform's id for every
 // account whose number belongs to the WABA (the entry id); an account that does not have the
 // template yet syncs its templates instead.
-func (s *Server) handleTemplateStatusUpdate(ctx context.Context, d *delivery, wabaID string, v whatsapp.ChangeValue) error {
+func (s *Server) handleTemplateStatusUpdate(ctx context.Context, d *delivery, wabaID string, eventTime int64, v whatsapp.ChangeValue) error {
 	if v.MessageTemplateID == "" || v.Event == "" {
 		s.log.WarnContext(ctx, "platform webhook: template status update without id or event ignored", "waba_id", wabaID)
 		return nil
 	}
 	status := templateStatusOf(v.Event)
+	// Applied by event time (entry.time): a late event never undoes a newer one. An event
+	// without a time is taken as happening now.
+	at := s.now()
+	if eventTime > 0 {
+		at = time.Unix(eventTime, 0)
+	}
 	item := map[string]any{"waba_id": wabaID, "value": v}
 	ids, err := s.store.AccountIDsByWabaID(ctx, wabaID)
 	if err != nil {
@@ -492,7 +532,7 @@ func (s *Server) handleTemplateStatusUpdate(ctx context.Context, d *delivery, wa
 			"template_id", v.MessageTemplateID)
 	}
 	for _, accountID := range ids {
-		err := s.store.UpdateTemplateStatusByPlatformID(ctx, accountID, v.MessageTemplateID, status)
+		err := s.store.UpdateTemplateStatusByPlatformID(ctx, accountID, v.MessageTemplateID, status, at)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			s.syncTemplatesAfterWebhook(ctx, accountID, v.MessageTemplateID)

@@ -14,6 +14,10 @@ type ReconcileConfig struct {
 	Interval time.Duration
 	// MaxAge is how long a parked report for a message never recorded is kept. Default 7 days.
 	MaxAge time.Duration
+	// OrphanAfter is the age after which a send still pending (its process died between the
+	// platform call and the recording) is marked outcome_unknown. Default 5 minutes
+	// (store.AbandonAfter), well beyond any platform timeout.
+	OrphanAfter time.Duration
 	// BatchSize is the most platform ids applied, or parked rows deleted, per statement.
 	// Default 500.
 	BatchSize int
@@ -21,6 +25,8 @@ type ReconcileConfig struct {
 	Clock func() time.Time
 	// Logger receives the service's logs. Nil means slog.Default().
 	Logger *slog.Logger
+	// OnPass, when set, receives the figures of every pass (the hook for /metrics counters).
+	OnPass func(ReconcileCounts)
 }
 
 // Defaults of ReconcileConfig.
@@ -58,6 +64,9 @@ func NewReconciler(st *store.Store, cfg ReconcileConfig) *Reconciler {
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = DefaultReconcileMaxAge
 	}
+	if cfg.OrphanAfter <= 0 {
+		cfg.OrphanAfter = store.AbandonAfter
+	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = DefaultReconcileBatch
 	}
@@ -87,31 +96,69 @@ func (r *Reconciler) run(ctx context.Context) {
 	cancel()
 	switch {
 	case err != nil && ctx.Err() == nil:
-		r.log.Error("parked-status reconciliation", "error", err.Error(), "applied", n.Applied, "pruned", n.Pruned)
-	case n.Applied > 0 || n.Pruned > 0:
-		r.log.Info("parked-status reconciliation", "applied", n.Applied, "pruned", n.Pruned)
+		r.log.Error("parked-status reconciliation", "error", err.Error(), "applied", n.Applied, "adopted", n.Adopted,
+			"orphaned", n.Orphaned, "pruned", n.Pruned)
+	case n != ReconcileCounts{}:
+		r.log.Info("parked-status reconciliation", "applied", n.Applied, "adopted", n.Adopted,
+			"orphaned", n.Orphaned, "pruned", n.Pruned)
+	}
+	if r.cfg.OnPass != nil {
+		r.cfg.OnPass(n)
 	}
 }
 
 // ReconcileCounts is what one pass did: Applied platform message ids whose parked reports
-// were applied, Pruned parked reports deleted as too old.
+// were applied, Adopted sends of unknown outcome that took a parked report's wamid through its
+// callback data, Orphaned pending sends marked outcome_unknown, Pruned parked reports deleted
+// as too old. Each is a counter for /metrics (ReconcileConfig.OnPass).
 type ReconcileCounts struct {
-	Applied int
-	Pruned  int64
+	Applied  int
+	Adopted  int
+	Orphaned int64
+	Pruned   int64
 }
 
-// RunOnce makes one pass now, as of the clock: it applies the parked reports whose message has
-// been recorded, batch by batch, then deletes the parked reports received more than MaxAge
+// RunOnce makes one pass now, as of the clock: it marks sends pending for longer than
+// OrphanAfter as outcome_unknown, lets pending sends adopt the wamid of parked reports whose
+// callback data names them, applies the parked reports whose message has been recorded, batch
+// by batch, then deletes the parked reports received more than MaxAge
 // ago. It returns what it did, and the first error (pruning is still tried after a failed
 // apply).
 func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileCounts, error) {
 	var n ReconcileCounts
 	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	for range reconcileMaxBatches {
+		k, err := r.store.MarkOrphanedSends(ctx, r.cfg.Clock().Add(-r.cfg.OrphanAfter), r.cfg.BatchSize)
+		n.Orphaned += k
+		if err != nil {
+			keep(err)
+			break
+		}
+		if k < int64(r.cfg.BatchSize) {
+			break
+		}
+	}
+	for range reconcileMaxBatches {
+		k, err := r.store.AdoptParkedByCallback(ctx, r.cfg.BatchSize)
+		n.Adopted += k
+		if err != nil {
+			keep(err)
+			break
+		}
+		if k < r.cfg.BatchSize {
+			break
+		}
+	}
 	for range reconcileMaxBatches {
 		k, err := r.store.ReconcileParkedStatuses(ctx, r.cfg.BatchSize)
 		n.Applied += k
 		if err != nil {
-			first = err
+			keep(err)
 			break
 		}
 		if k < r.cfg.BatchSize {
@@ -123,9 +170,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (ReconcileCounts, error) {
 		k, err := r.store.DeleteParkedStatusesBefore(ctx, cutoff, r.cfg.BatchSize)
 		n.Pruned += k
 		if err != nil {
-			if first == nil {
-				first = err
-			}
+			keep(err)
 			break
 		}
 		if k < int64(r.cfg.BatchSize) {

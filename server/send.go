@@ -132,9 +132,19 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	if b.Name != nil {
 		name = *b.Name
 	}
+	held := heldKeyFrom(ctx)
+	idemKey := ""
+	if held != nil {
+		idemKey = held.key
+	}
+	// The contact check. A STOP that commits after this statement's snapshot does not stop this
+	// send (it is on its way to the platform: the window is this statement plus the platform
+	// call); it does stop every send whose BeginSend starts after the STOP committed, under any
+	// form of the number, because blocking and this check both resolve the person through
+	// store.MobileForms and the aliases, and the check sees every contact that is the person.
 	rec, err := s.store.BeginSend(ctx, accountID, store.SendInput{Mobile: b.Destination, Name: name,
 		CampaignName: campaign, TemplateID: tpl.ID, TemplateName: tpl.Name, Content: content,
-		ClientReference: deref(b.ClientReference)})
+		ClientReference: deref(b.ClientReference), IdempotencyKey: idemKey})
 	if err != nil {
 		return nil, err
 	}
@@ -150,10 +160,23 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	res, err := s.platform.SendTemplate(pctx, conn.AccessToken, conn.PhoneNumberID, send)
 	cancel()
 	if err != nil {
-		return s.sendFailed(ctx, accountID, rec.MessageID, err)
+		return s.sendFailed(ctx, accountID, rec.MessageID, held, err)
 	}
-	if err := s.store.RecordSent(ctx, accountID, rec.MessageID, res.MessageID, res.WaID, s.now()); err != nil {
-		return nil, fmt.Errorf("record accepted send %d (%s): %w", rec.MessageID, res.MessageID, err)
+	if err := s.recordAccepted(ctx, accountID, rec.MessageID, res); err != nil {
+		// The platform accepted the send but it is not recorded. The key stays held (bound to
+		// the message), so a retry never sends again; the recording goes on in the background,
+		// and the platform's status reports, which echo our message id, adopt the wamid in any
+		// case (store.ApplyStatus).
+		if held != nil {
+			held.outcomeUnknown.Store(true)
+		}
+		s.log.ErrorContext(ctx, "accepted send not recorded; recording it in the background", "message_id", rec.MessageID,
+			"wamid", res.MessageID, "error", err.Error())
+		s.recordLater(accountID, rec.MessageID, res)
+		return nil, &apiError{Status: http.StatusBadGateway, Code: gen.ErrorCodePlatformUnavailable,
+			Message: fmt.Sprintf("The platform accepted the send but it could not be recorded yet; its outcome is being confirmed "+
+				"and it will not be sent again. Read GET /v1/messages/%d", rec.MessageID),
+			MessageID: rec.MessageID, OutcomeUnknown: true, cause: err}
 	}
 	// Reports that arrived before the id was recorded were parked: apply them. Both reads run
 	// after the id is committed (store.ApplyStatus explains why that closes the race).
@@ -183,10 +206,83 @@ type sentContent struct {
 	Buttons         []whatsapp.ButtonParam `json:"buttons,omitempty"`
 }
 
+// recordAccepted records the platform's acceptance (store.RecordSent), retrying a failing
+// database for at most Options.RecordRetry. A message that already has this wamid (a status
+// report adopted it meanwhile) counts as recorded.
+func (s *Server) recordAccepted(ctx context.Context, accountID, messageID int64, res whatsapp.SendResult) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RecordRetry)
+	defer cancel()
+	at := s.now()
+	for delay := 20 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		err := s.store.RecordSent(ctx, accountID, messageID, res.MessageID, res.WaID, at)
+		if errors.Is(err, store.ErrNotFound) {
+			m, merr := s.store.MessageByID(ctx, accountID, messageID)
+			if merr == nil && m.PlatformMessageID == res.MessageID {
+				return nil
+			}
+			return err
+		}
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+	}
+}
+
+// recordLaterFor bounds the background recording of an accepted send whose recording failed.
+const recordLaterFor = 10 * time.Minute
+
+// recordLater keeps recording an accepted send in the background (bounded by recordLaterFor),
+// so that the message gets its wamid as soon as the database is back even when no status
+// report comes. A process that dies meanwhile loses nothing the platform's status reports
+// cannot restore (store.ApplyStatus adopts through the callback data).
+func (s *Server) recordLater(accountID, messageID int64, res whatsapp.SendResult) {
+	s.later.Add(1)
+	go func() {
+		defer s.later.Done()
+		ctx, cancel := context.WithTimeout(s.laterCtx, recordLaterFor)
+		defer cancel()
+		for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+			err := s.recordAccepted(ctx, accountID, messageID, res)
+			if err == nil || errors.Is(err, store.ErrNotFound) {
+				if err == nil {
+					s.log.Info("accepted send recorded late", "message_id", messageID, "wamid", res.MessageID)
+				}
+				return
+			}
+			select {
+			case <-ctx.Done():
+				s.log.Error("accepted send still not recorded; the platform's status reports will adopt it",
+					"message_id", messageID, "wamid", res.MessageID, "error", err.Error())
+				return
+			case <-time.After(delay):
+			}
+		}
+	}()
+}
+
 // sendFailed closes a send the platform did not accept and answers 502 (or 500 for a request
-// our own client refused to make).
-func (s *Server) sendFailed(ctx context.Context, accountID, messageID int64, err error) (gen.SendTemplateMessageResponseObject, error) {
+// our own client refused to make). A send whose outcome is unknown (no answer, an unreadable
+// answer) is not closed as failed: it is marked outcome_unknown, its key stays held, and the
+// 502 says so; the platform's status reports settle it.
+func (s *Server) sendFailed(ctx context.Context, accountID, messageID int64, held *heldKey, err error) (gen.SendTemplateMessageResponseObject, error) {
 	f, fail := platformFailure(err, s.opts.SendTimeout)
+	if fail != nil && fail.Code == gen.ErrorCodePlatformUnavailable {
+		if held != nil {
+			held.outcomeUnknown.Store(true)
+		}
+		fail.MessageID, fail.OutcomeUnknown = messageID, true
+		if merr := s.store.MarkOutcomeUnknown(ctx, accountID, messageID); merr != nil {
+			// The reconciler marks orphaned pending sends (store.MarkOrphanedSends).
+			s.log.WarnContext(ctx, "mark send outcome unknown", "message_id", messageID, "error", merr.Error())
+		}
+		s.log.WarnContext(ctx, "platform send outcome unknown", "message_id", messageID, "error", err.Error())
+		return nil, fail
+	}
 	if rerr := s.store.RecordSendFailure(ctx, accountID, messageID, f, s.now()); rerr != nil {
 		return nil, fmt.Errorf("record failed send %d (%v): %w", messageID, err, rerr)
 	}

@@ -500,8 +500,9 @@ func TestSendPlatformRejects(t *testing.T) {
 	}
 }
 
-// A platform that does not answer in time: 502 platform_unavailable with a clear message, and
-// the row records the unknown outcome.
+// A platform that does not answer in time: 502 platform_unavailable with a clear message that
+// says the outcome is unknown (outcome_unknown, message_id), and the row records the unknown
+// outcome: still pending, not failed (TestSendTimeoutOutcomeUnknownIsAdopted goes on).
 func TestSendPlatformTimeout(t *testing.T) {
 	t.Parallel()
 	env, a := sendEnv(t, servertest.Config{Options: server.Options{SendTimeout: 300 * time.Millisecond}})
@@ -515,12 +516,18 @@ func TestSendPlatformTimeout(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("the send took %v with a 300ms platform timeout", d)
 	}
-	var details string
-	if err := env.Store.DB().Get(&details, `SELECT error_details FROM messages WHERE account_id = $1 AND status = 'failed'`, a.Account.ID); err != nil {
+	var row struct {
+		Status         string `db:"status"`
+		OutcomeUnknown bool   `db:"outcome_unknown"`
+	}
+	if err := env.Store.DB().Get(&row, `SELECT status, outcome_unknown FROM messages WHERE account_id = $1`, a.Account.ID); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(details, "outcome is unknown") {
-		t.Fatalf("details %q", details)
+	if row.Status != "pending" || !row.OutcomeUnknown {
+		t.Fatalf("unanswered send recorded as %+v, want pending with its outcome unknown", row)
+	}
+	if !strings.Contains(string(r.Body), `"outcome_unknown":true`) {
+		t.Fatalf("the 502 does not say the outcome is unknown: %s", r.Body)
 	}
 	if n := len(events(t, env, a.Account.ID, "message.sent")); n != 0 {
 		t.Fatalf("%d message.sent events for an unanswered send", n)

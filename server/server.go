@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -39,6 +40,10 @@ type Options struct {
 	SendTimeout time.Duration
 	// Sandbox is the shared test-mode number.
 	Sandbox Sandbox
+	// RecordRetry bounds the retries of recording a send the platform accepted before the
+	// send answers 502 with its outcome unknown (default 5 s; recording goes on in the
+	// background).
+	RecordRetry time.Duration
 	// IdempotencyWait is how long a request waits for an earlier request with the same
 	// Idempotency-Key to finish before answering 409 (default 15 s).
 	IdempotencyWait time.Duration
@@ -103,8 +108,15 @@ type Server struct {
 
 	onboarding *onboarding.Service
 
-	tenantMu sync.Mutex
-	tenants  map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
+	// Background recordings of accepted sends (recordLater); StopServices cancels and waits.
+	later     sync.WaitGroup
+	laterCtx  context.Context
+	laterStop context.CancelFunc
+
+	tenantMu        sync.Mutex
+	tenantGen       uint64                 // bumped by every invalidation (forgetTenant)
+	tenantsListened atomic.Bool            // a TenantListener is listening: entries live longer
+	tenants         map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
 }
 
 // New builds the server: it loads and validates the embedded spec, builds the route table, and
@@ -112,6 +124,9 @@ type Server struct {
 func New(opts Options, deps Deps) (*Server, error) {
 	if opts.SendTimeout <= 0 {
 		opts.SendTimeout = 10 * time.Second
+	}
+	if opts.RecordRetry <= 0 {
+		opts.RecordRetry = 5 * time.Second
 	}
 	if opts.IdempotencyWait <= 0 {
 		opts.IdempotencyWait = defaultIdempotencyWait
@@ -155,6 +170,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 	if s.dash, err = s.newDashboard(deps.Connector, deps.Onboarding); err != nil {
 		return nil, err
 	}
+	s.laterCtx, s.laterStop = context.WithCancel(context.Background())
 	s.echo = s.routes()
 	return s, nil
 }

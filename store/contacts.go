@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lib/pq"
 )
 
 // Contact is a number known to the account.
@@ -36,7 +39,15 @@ const contactColumns = `id, account_id, mobile, name, note, blocked, created_at`
 // UpsertContact creates the contact or updates it when the mobile is already known, in one
 // statement, so concurrent calls with one mobile never create a duplicate. A creation writes
 // its contact.created event in the same statement. created reports whether a row was made.
+// A mobile that is another form of a known contact's number, or one of its aliases (see
+// ContactByMobile), updates that contact.
 func (s *Store) UpsertContact(ctx context.Context, accountID int64, in ContactInput) (c Contact, created bool, err error) {
+	switch known, err := s.ContactByMobile(ctx, accountID, in.Mobile); {
+	case err == nil:
+		in.Mobile = known.Mobile
+	case !errors.Is(err, ErrNotFound):
+		return Contact{}, false, err
+	}
 	var row struct {
 		Contact
 		Created bool `db:"created"`
@@ -179,13 +190,28 @@ func prefixed(prefix, columns string) string {
 	return strings.Join(parts, ", ")
 }
 
-// SetContactBlocked blocks or unblocks the account's contact with that mobile; ErrNotFound when
-// the account has no such contact.
+// SetContactBlocked blocks or unblocks the person with that mobile: every contact of the account
+// that is the mobile or another form of it, as a mobile or an alias (see ContactByMobile), in
+// one statement. It returns the best match; ErrNotFound when the account has no such contact.
 func (s *Store) SetContactBlocked(ctx context.Context, accountID int64, mobile string, blocked bool) (Contact, error) {
-	var c Contact
-	err := s.db.GetContext(ctx, &c, `UPDATE contacts SET blocked = $3, updated_at = now()
-		WHERE account_id = $1 AND mobile = $2 RETURNING `+contactColumns, accountID, mobile, blocked)
-	return c, translate(err)
+	var rows []struct {
+		Contact
+		Pos int `db:"pos"`
+		Src int `db:"src"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `WITH x AS (`+contactMatchesSQL+`), u AS (
+			UPDATE contacts SET blocked = $3, updated_at = now()
+			WHERE account_id = $1 AND id IN (SELECT id FROM x) RETURNING `+contactColumns+`
+		)
+		SELECT u.*, x.pos, x.src FROM u JOIN x ON x.id = u.id ORDER BY x.pos, x.src`,
+		accountID, pq.Array(mobileAndForms(mobile)), blocked)
+	if err != nil {
+		return Contact{}, translate(err)
+	}
+	if len(rows) == 0 {
+		return Contact{}, ErrNotFound
+	}
+	return rows[0].Contact, nil
 }
 
 // IsPhoneFragment reports whether a search term is part of a phone number: digits, optionally

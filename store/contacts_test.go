@@ -226,6 +226,49 @@ func TestSetContactBlocked(t *testing.T) {
 	}
 }
 
+// Blocking, and the person lookup, go through every form of the number and the aliases: the
+// admin's `contact block` with the Brazilian form with the 9 blocks the contact stored without
+// it, and a wa_id alias finds its contact. Before the fix only the exact mobile matched.
+func TestContactByMobileForms(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	ctx := context.Background()
+	a := newContactsAccount(t, s, "acme")
+	b := newContactsAccount(t, s, "beta")
+	c, _, err := s.UpsertContact(ctx, a.ID, store.ContactInput{Mobile: "551187654321"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetContactBlocked(ctx, b.ID, "5511987654321", true); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("B blocking A's contact under another form: %v, want ErrNotFound", err)
+	}
+	got, err := s.SetContactBlocked(ctx, a.ID, "5511987654321", true)
+	if err != nil || got.ID != c.ID || !got.Blocked {
+		t.Fatalf("block under the other form: %+v %v, want contact %d blocked", got, err, c.ID)
+	}
+	if got, err = s.ContactByMobile(ctx, a.ID, "5511987654321"); err != nil || got.ID != c.ID || !got.Blocked {
+		t.Fatalf("lookup under the other form: %+v %v", got, err)
+	}
+	// An upsert under the other form updates the same contact.
+	u, created, err := s.UpsertContact(ctx, a.ID, store.ContactInput{Mobile: "5511987654321", Name: contactStrPtr("Ana")})
+	if err != nil || created || u.ID != c.ID || u.Mobile != "551187654321" || !u.Blocked {
+		t.Fatalf("upsert under the other form: %+v created=%v %v", u, created, err)
+	}
+	// An alias (a wa_id the platform reported) resolves too; another account's alias does not.
+	if _, err := s.DB().Exec(`INSERT INTO contact_aliases (account_id, alias, contact_id) VALUES ($1, '4915790356237', $2)`, a.ID, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.ContactByMobile(ctx, a.ID, "4915790356237"); err != nil || got.ID != c.ID {
+		t.Fatalf("lookup by alias: %+v %v", got, err)
+	}
+	if _, err = s.ContactByMobile(ctx, b.ID, "4915790356237"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("B's lookup of A's alias: %v", err)
+	}
+	if got, err = s.SetContactBlocked(ctx, a.ID, "4915790356237", false); err != nil || got.ID != c.ID || got.Blocked {
+		t.Fatalf("unblock by alias: %+v %v", got, err)
+	}
+}
+
 // TestContactListingIndexes checks that the count and the name suffixes the listing reads stay
 // in step with the contacts through creations (concurrent ones too), renames and deletions:
 // every total equals a plain count over the contacts.

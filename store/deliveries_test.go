@@ -59,7 +59,7 @@ func (f *whFixture) events(t *testing.T, n int) {
 
 func (f *whFixture) claim(t *testing.T, now time.Time, limit int) []store.ClaimedDelivery {
 	t.Helper()
-	cs, err := f.s.ClaimDueDeliveries(context.Background(), now, limit, 30*time.Second, nil)
+	cs, err := f.s.ClaimDueDeliveries(context.Background(), now, limit, 30*time.Second, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestFanOutAndClaim(t *testing.T) {
 
 	// The skip list leaves an endpoint out.
 	f.event(t, "message.sent")
-	cs, err = f.s.ClaimDueDeliveries(ctx, now, 10, time.Minute, []int64{second.ID})
+	cs, err = f.s.ClaimDueDeliveries(ctx, now, 10, time.Minute, []int64{second.ID}, nil)
 	if err != nil || len(cs) != 1 || cs[0].EndpointID != f.endpoint.ID {
 		t.Fatalf("skip: %v %+v", err, cs)
 	}
@@ -170,7 +170,7 @@ func TestClaimIsExclusiveUnderConcurrency(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				cs, err := f.s.ClaimDueDeliveries(context.Background(), now, 10, time.Minute, nil)
+				cs, err := f.s.ClaimDueDeliveries(context.Background(), now, 10, time.Minute, nil, nil)
 				if err != nil {
 					t.Error(err)
 					return

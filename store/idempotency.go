@@ -27,6 +27,10 @@ type IdempotencyRecord struct {
 	State      IdempotencyState
 	StatusCode int
 	Response   []byte
+	// MessageID is the message a live send created under the key (BeginSend binds it), 0 for
+	// none. A key bound to a message while in flight is never released (ReleaseIdempotent) nor
+	// taken over as abandoned: its platform call may have happened.
+	MessageID int64
 }
 
 // IdempotencyTTL is how long a key's response is replayed; AbandonAfter is how long an
@@ -56,6 +60,7 @@ func (s *Store) beginIdempotent(ctx context.Context, accountID int64, key string
 		Fingerprint []byte `db:"fingerprint"`
 		StatusCode  *int   `db:"status_code"`
 		Response    []byte `db:"response"`
+		MessageID   *int64 `db:"message_id"`
 	}
 	// Insert, or take over an expired/abandoned row; otherwise return the existing row.
 	err := s.getPrepared(ctx, &row, `WITH ins AS (
@@ -63,12 +68,13 @@ func (s *Store) beginIdempotent(ctx context.Context, accountID int64, key string
 			ON CONFLICT (account_id, key) DO UPDATE
 				SET fingerprint = EXCLUDED.fingerprint, status_code = NULL, response = NULL, created_at = now()
 				WHERE idempotency_keys.created_at < now() - make_interval(secs => $4)
-				   OR (idempotency_keys.status_code IS NULL AND idempotency_keys.created_at < now() - make_interval(secs => $5))
-			RETURNING true AS inserted, fingerprint, status_code, response
+				   OR (idempotency_keys.status_code IS NULL AND idempotency_keys.message_id IS NULL
+				       AND idempotency_keys.created_at < now() - make_interval(secs => $5))
+			RETURNING true AS inserted, fingerprint, status_code, response, message_id
 		)
 		SELECT * FROM ins
 		UNION ALL
-		SELECT false, fingerprint, status_code, response FROM idempotency_keys
+		SELECT false, fingerprint, status_code, response, message_id FROM idempotency_keys
 		WHERE account_id = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM ins)`,
 		accountID, key, fingerprint, IdempotencyTTL.Seconds(), AbandonAfter.Seconds())
 	if err != nil {
@@ -80,7 +86,11 @@ func (s *Store) beginIdempotent(ctx context.Context, accountID int64, key string
 	case !bytes.Equal(row.Fingerprint, fingerprint):
 		return IdempotencyRecord{State: IdempotencyMismatch}, nil
 	case row.StatusCode == nil:
-		return IdempotencyRecord{State: IdempotencyInFlight}, nil
+		var id int64
+		if row.MessageID != nil {
+			id = *row.MessageID
+		}
+		return IdempotencyRecord{State: IdempotencyInFlight, MessageID: id}, nil
 	}
 	return IdempotencyRecord{State: IdempotencyReplay, StatusCode: *row.StatusCode, Response: row.Response}, nil
 }
@@ -97,9 +107,11 @@ func (s *Store) FinishIdempotent(ctx context.Context, accountID int64, key strin
 }
 
 // ReleaseIdempotent frees an unfinished key (the request failed unexpectedly), so a retry runs
-// again.
+// again — unless a send bound a message to it (BeginSend): its platform call may have happened,
+// so the key stays held and a retry gets the message's outcome instead of sending again.
 func (s *Store) ReleaseIdempotent(ctx context.Context, accountID int64, key string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND status_code IS NULL`, accountID, key)
+	_, err := s.db.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND status_code IS NULL AND message_id IS NULL`,
+		accountID, key)
 	return translate(err)
 }
 

@@ -82,3 +82,78 @@ func (l *DeliveryListener) Close() {
 		l.l.Close()
 	})
 }
+
+// ConnectionsChannel is the NOTIFY channel a trigger on connections signals with the phone
+// number id of every number connected, moved or disconnected (migration 000009).
+const ConnectionsChannel = "connections_changed"
+
+// ConnectionListener hears of connected, moved and disconnected numbers: it LISTENs on
+// ConnectionsChannel over a dedicated connection (outside the pool), the shape of
+// DeliveryListener.
+type ConnectionListener struct {
+	l    *pq.Listener
+	done chan struct{}
+	once sync.Once
+}
+
+// ListenConnections starts listening with the DSN and calls changed (from one goroutine) with
+// the phone number id of every change, and with "" — forget everything — once listening starts
+// and after every reconnect, when changes may have been missed. The connection is made, and
+// remade after a loss, in the background; report (which may be nil) hears of every failure.
+// It cannot fail.
+func ListenConnections(dsn string, changed func(phoneNumberID string), report func(error)) *ConnectionListener {
+	l := &ConnectionListener{done: make(chan struct{})}
+	l.l = pq.NewListener(dsn, 100*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
+		if err != nil && report != nil {
+			report(fmt.Errorf("connections listener %s: %w", ev, err))
+		}
+	})
+	listening := make(chan struct{})
+	go func() {
+		defer close(listening)
+		if err := l.l.Listen(ConnectionsChannel); err != nil && report != nil && !l.closed() {
+			report(fmt.Errorf("LISTEN %s: %w", ConnectionsChannel, err))
+		}
+	}()
+	go func() {
+		select {
+		case <-l.done:
+			return
+		case <-listening:
+			changed("") // anything changed before LISTEN took effect
+		}
+		for {
+			select {
+			case <-l.done:
+				return
+			case n, ok := <-l.l.Notify:
+				if !ok {
+					return
+				}
+				if n == nil { // a reconnect: notifications may have been missed
+					changed("")
+					continue
+				}
+				changed(n.Extra)
+			}
+		}
+	}()
+	return l
+}
+
+func (l *ConnectionListener) closed() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close stops listening and closes the connection; it is idempotent and cannot fail.
+func (l *ConnectionListener) Close() {
+	l.once.Do(func() {
+		close(l.done)
+		l.l.Close()
+	})
+}

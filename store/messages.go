@@ -25,8 +25,14 @@ type Message struct {
 	CreatedAt         time.Time  `db:"created_at" json:"created_at"`
 	SentAt            *time.Time `db:"sent_at" json:"sent_at,omitempty"`
 	ClientReference   *string    `db:"client_reference" json:"client_reference,omitempty"`
-	// History is every status recorded for the message, in rank order (sent, delivered, read,
-	// failed), each with the platform's timestamp.
+	// OutcomeUnknown: the message is pending and its platform call may have happened, but the
+	// answer was lost; a status report will adopt it (MarkOutcomeUnknown).
+	OutcomeUnknown bool `db:"outcome_unknown" json:"outcome_unknown"`
+	// ContactCreated: the send that recorded the message created its contact.
+	ContactCreated bool `db:"contact_created" json:"-"`
+	// History is every status recorded for the message, oldest first in whole seconds (the
+	// platform's precision, which the send path's own times are truncated to), ties in rank
+	// order (sent, delivered, read, failed), each with the platform's timestamp.
 	History []StatusChange `db:"-" json:"history"`
 }
 
@@ -47,8 +53,11 @@ func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, 
 	err := s.getPrepared(ctx, &row, `SELECT m.id, m.account_id, m.contact_id, m.conversation_id, m.campaign_id,
 			m.template_id, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
 			m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at, m.client_reference,
+			m.outcome_unknown,
+			COALESCE((SELECT c.created_at = m.created_at FROM contacts c
+				WHERE c.account_id = m.account_id AND c.id = m.contact_id), false) AS contact_created,
 			COALESCE((SELECT json_agg(json_build_object('status', h.status, 'at', h.occurred_at)
-					ORDER BY status_rank(h.status), h.occurred_at)
+					ORDER BY date_trunc('second', h.occurred_at), status_rank(h.status))
 				FROM message_statuses h WHERE h.account_id = m.account_id AND h.message_id = m.id), '[]') AS history
 		FROM messages m WHERE m.account_id = $1 AND m.id = $2 AND m.direction = 'out'`, accountID, id)
 	if err != nil {

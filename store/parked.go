@@ -24,12 +24,13 @@ type parkedRow struct {
 	ErrorCode    *int      `db:"error_code"`
 	ErrorTitle   *string   `db:"error_title"`
 	ErrorDetails *string   `db:"error_details"`
+	CallbackID   *int64    `db:"callback_message_id"`
 }
 
 // applyParked returns how many parked reports changed the message.
 func (s *Store) applyParked(ctx context.Context, accountID int64, platformMessageID string) (changed int, err error) {
 	take, err := s.prepared(ctx, `DELETE FROM parked_statuses WHERE account_id = $1 AND platform_message_id = $2
-		RETURNING status, occurred_at, error_code, error_title, error_details`)
+		RETURNING status, occurred_at, error_code, error_title, error_details, callback_message_id`)
 	if err != nil {
 		return 0, err
 	}
@@ -58,6 +59,9 @@ func (s *Store) applyParked(ctx context.Context, accountID int64, platformMessag
 		}
 		if p.ErrorDetails != nil {
 			r.ErrorDetails = *p.ErrorDetails
+		}
+		if p.CallbackID != nil {
+			r.CallbackMessageID = *p.CallbackID
 		}
 		var row statusRow
 		if err := st.GetContext(ctx, &row, statusArgs(accountID, r)...); err != nil {
@@ -95,4 +99,37 @@ func (s *Store) ReconcileParkedStatuses(ctx context.Context, limit int) (int, er
 		}
 	}
 	return len(ids), nil
+}
+
+// AdoptParkedByCallback is the reconciler's pass over unknown outcomes: for parked reports of
+// a wamid no message has, whose callback data names a pending message of the same account, the
+// message adopts the wamid and the reports are applied (see ApplyStatus). At most limit wamids
+// per call; it returns how many were adopted, and fails only when the database does.
+func (s *Store) AdoptParkedByCallback(ctx context.Context, limit int) (int, error) {
+	var rows []struct {
+		AccountID         int64     `db:"account_id"`
+		PlatformMessageID string    `db:"platform_message_id"`
+		MessageID         int64     `db:"message_id"`
+		At                time.Time `db:"at"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `SELECT p.account_id, p.platform_message_id, min(p.callback_message_id) AS message_id,
+			min(p.occurred_at) AS at
+		FROM parked_statuses p JOIN messages m ON m.account_id = p.account_id AND m.id = p.callback_message_id
+			AND m.direction = 'out' AND m.status = 'pending'
+		WHERE p.callback_message_id IS NOT NULL
+		GROUP BY p.account_id, p.platform_message_id LIMIT $1`, limit)
+	if err != nil {
+		return 0, translate(err)
+	}
+	adopted := 0
+	for _, r := range rows {
+		ok, _, err := s.adoptByCallback(ctx, r.AccountID, r.MessageID, r.PlatformMessageID, r.At)
+		if err != nil {
+			return adopted, err
+		}
+		if ok {
+			adopted++
+		}
+	}
+	return adopted, nil
 }

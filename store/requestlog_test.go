@@ -120,7 +120,7 @@ func TestTestEventAndRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	cs, err := s.ClaimDueDeliveries(ctx, now, 10, time.Minute, nil)
+	cs, err := s.ClaimDueDeliveries(ctx, now, 10, time.Minute, nil, nil)
 	if err != nil || len(cs) != 1 || cs[0].EndpointID != e1.ID {
 		t.Fatalf("claims %+v, %v: want one, for the first endpoint only", cs, err)
 	}
@@ -130,7 +130,7 @@ func TestTestEventAndRotation(t *testing.T) {
 	s.SendTestEvent(ctx, a.ID, e1.ID, json.RawMessage(`{"endpoint_id":1,"message":"x"}`))
 	// Both deliveries are due by then (the first one's lease lapsed): neither carries the
 	// previous secret.
-	cs, err = s.ClaimDueDeliveries(ctx, now.Add(25*time.Hour), 10, time.Minute, nil)
+	cs, err = s.ClaimDueDeliveries(ctx, now.Add(25*time.Hour), 10, time.Minute, nil, nil)
 	if err != nil || len(cs) != 2 || cs[0].PreviousSecret != "" || cs[1].PreviousSecret != "" || cs[0].Secret != "whsec_bmV3" {
 		t.Fatalf("after the overlap: %+v, %v", cs, err)
 	}

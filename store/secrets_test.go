@@ -57,7 +57,7 @@ func endpointSecrets(t *testing.T, s *store.Store, accounts ...int64) map[int64]
 			t.Fatal(err)
 		}
 	}
-	claims, err := s.ClaimDueDeliveries(ctx, time.Time{}, 100, time.Minute, nil)
+	claims, err := s.ClaimDueDeliveries(ctx, time.Time{}, 100, time.Minute, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

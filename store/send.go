@@ -25,6 +25,9 @@ type SendInput struct {
 	// ClientReference is the caller's own id for the send ("" for none): kept on the message
 	// and put in its message.sent and message.status events.
 	ClientReference string
+	// IdempotencyKey is the Idempotency-Key the request holds, as stored (IdempotencyKeyFrom);
+	// "" for none.
+	IdempotencyKey string
 }
 
 // SendRecord is what BeginSend wrote. When Blocked is true the contact has opted out and
@@ -46,10 +49,24 @@ type SendRecord struct {
 // read found nothing, and ON CONFLICT DO UPDATE returns the row a concurrent send committed
 // after this statement's snapshot (which the plain read cannot see).
 //
+// The contact is the person (ContactByMobile): the mobile or another form of it, as a mobile or
+// an alias, and it is blocked when any contact that is this person is. When the send holds an
+// Idempotency-Key, the key is bound to the new message in the same statement: from then on the
+// platform call may happen, and the key is never released for a re-send (IdempotencyRecord).
+//
 // $1 account, $2 mobile, $3 name, $4 campaign, $5 template id, $6 template name, $7 content,
-// $8 client reference (NULL for none).
-const beginSendSQL = `WITH c_old AS (
-		SELECT id, name, blocked, false AS created FROM contacts WHERE account_id = $1::bigint AND mobile = $2::text
+// $8 client reference (NULL for none), $9 the held Idempotency-Key ("" for none), $10 the
+// mobile and its other forms.
+const beginSendSQL = `WITH x AS (
+		SELECT id, 0 AS src, mobile AS matched FROM contacts WHERE account_id = $1::bigint AND mobile = ANY($10::text[])
+		UNION ALL
+		SELECT contact_id, 1, alias FROM contact_aliases WHERE account_id = $1::bigint AND alias = ANY($10::text[])
+	), c_old AS (
+		SELECT id, name, EXISTS (SELECT 1 FROM contacts b
+				WHERE b.account_id = $1::bigint AND b.blocked AND b.id IN (SELECT id FROM x)) AS blocked,
+			false AS created
+		FROM contacts WHERE account_id = $1::bigint
+			AND id = (SELECT id FROM x ORDER BY array_position($10::text[], matched), src LIMIT 1)
 	), c_new AS (
 		INSERT INTO contacts (account_id, mobile, name)
 		SELECT $1::bigint, $2::text, $3::text WHERE NOT EXISTS (SELECT 1 FROM c_old)
@@ -87,6 +104,10 @@ const beginSendSQL = `WITH c_old AS (
 		INSERT INTO events (account_id, type, data)
 		SELECT $1::bigint, 'contact.created', jsonb_build_object('contact_id', c.id, 'mobile', $2::text, 'name', c.name)
 		FROM c WHERE c.created
+	), k AS (
+		UPDATE idempotency_keys SET message_id = m.id FROM m
+		WHERE idempotency_keys.account_id = $1::bigint AND idempotency_keys.key = $9::text
+			AND idempotency_keys.status_code IS NULL
 	)
 	SELECT c.id AS contact_id, c.created AS contact_created, c.blocked,
 		COALESCE((SELECT id FROM conv), 0) AS conversation_id,
@@ -103,7 +124,8 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 	}
 	var r SendRecord
 	err := s.getPrepared(ctx, &r, beginSendSQL, accountID, in.Mobile, in.Name, in.CampaignName,
-		in.TemplateID, in.TemplateName, content, nullString(in.ClientReference))
+		in.TemplateID, in.TemplateName, content, nullString(in.ClientReference), in.IdempotencyKey,
+		pq.Array(mobileAndForms(in.Mobile)))
 	return r, err
 }
 
@@ -113,7 +135,8 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 //
 // $1 account, $2 message id, $3 platform id, $4 accepted at, $5 wa_id ("" when unknown).
 const recordSentSQL = `WITH m AS (
-		UPDATE messages SET platform_message_id = $3::text, status = 'sent', sent_at = $4::timestamptz
+		UPDATE messages SET platform_message_id = $3::text, status = 'sent', sent_at = $4::timestamptz,
+			outcome_unknown = false
 		WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
 		RETURNING id, contact_id, conversation_id, destination, template_name, client_reference
 	), h AS (
@@ -140,7 +163,7 @@ const recordSentSQL = `WITH m AS (
 // written), and fails otherwise only when the database does.
 func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, platformMessageID, waID string, at time.Time) error {
 	var n int
-	if err := s.getPrepared(ctx, &n, recordSentSQL, accountID, messageID, platformMessageID, at.UTC(), waID); err != nil {
+	if err := s.getPrepared(ctx, &n, recordSentSQL, accountID, messageID, platformMessageID, statusTime(at), waID); err != nil {
 		return err
 	}
 	if n == 0 {
@@ -148,6 +171,49 @@ func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, plat
 	}
 	return nil
 }
+
+// MarkOutcomeUnknown records that the platform call of the account's pending message may have
+// happened but its answer was lost (a timeout, an unreadable answer, a recording that failed):
+// the message stays pending, shown as sent with outcome_unknown, until a status report adopts
+// it (ApplyStatus, through the callback data) or the send path records it. It returns
+// ErrNotFound when the account has no such pending message, and fails otherwise only when the
+// database does.
+func (s *Store) MarkOutcomeUnknown(ctx context.Context, accountID, messageID int64) error {
+	var n int
+	err := s.getPrepared(ctx, &n, `WITH m AS (
+			UPDATE messages SET outcome_unknown = true
+			WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
+			RETURNING id
+		)
+		SELECT count(*) FROM m`, accountID, messageID)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// MarkOrphanedSends is the reconciler's sweep for sends whose process died between recording
+// the intent and recording the platform's answer: pending messages created before cutoff are
+// marked outcome_unknown (at most limit per call), so GET /messages/{id} shows them and a
+// status report can adopt them. It returns how many it marked and fails only when the
+// database does.
+func (s *Store) MarkOrphanedSends(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE messages SET outcome_unknown = true WHERE id IN (
+			SELECT id FROM messages WHERE status = 'pending' AND created_at < $1 AND NOT outcome_unknown LIMIT $2)`,
+		cutoff.UTC(), limit)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
+}
+
+// statusTime is a time of ours as the status history keeps it: in the platform's precision,
+// whole seconds (its webhook timestamps), so that our accepted time and the platform's reports
+// order by time, ties broken by rank (MessageByID).
+func statusTime(at time.Time) time.Time { return at.UTC().Truncate(time.Second) }
 
 // SendFailure is why a pending send failed: the platform's error, or an unknown outcome.
 type SendFailure struct {
@@ -170,7 +236,7 @@ func (s *Store) RecordSendFailure(ctx context.Context, accountID, messageID int6
 			SELECT $1::bigint, m.id, 'failed', $6::timestamptz FROM m
 			ON CONFLICT (message_id, status) DO NOTHING
 		)
-		SELECT count(*) FROM m`, accountID, messageID, f.Code, f.Title, f.Details, at.UTC())
+		SELECT count(*) FROM m`, accountID, messageID, f.Code, f.Title, f.Details, statusTime(at))
 	if err != nil {
 		return err
 	}

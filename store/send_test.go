@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -225,5 +226,48 @@ func TestSandboxAndTestSends(t *testing.T) {
 	}
 	if _, err := st.RecordTestSend(ctx, a.ID, store.TestSendInput{Delivery: "bogus", CreatedAt: now}); err == nil {
 		t.Fatal("a bad delivery was stored")
+	}
+}
+
+// Status history keeps one precision, the platform's whole seconds, and is ordered by time,
+// ties broken by rank: our accepted time (12:00:00.700) and the platform's delivered and read
+// (12:00:00) come out sent, delivered, read, and sent_at agrees with the history. Before the fix
+// our clock kept its microseconds, so sent (12:00:00.700) came after the delivered it preceded.
+func TestStatusHistoryOnePrecision(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "acme")
+	r, err := st.BeginSend(ctx, a.ID, sendIn("15551234567", "Ana", "API"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	if err := st.RecordSent(ctx, a.ID, r.MessageID, "wamid.H1", "", sec.Add(700*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"read", "delivered"} {
+		if _, err := st.ApplyStatus(ctx, a.ID, store.StatusReport{PlatformMessageID: "wamid.H1", Status: s, OccurredAt: sec}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A failed that arrives last but happened first sorts first: oldest first.
+	if _, err := st.ApplyStatus(ctx, a.ID, store.StatusReport{PlatformMessageID: "wamid.H1", Status: "failed", OccurredAt: sec.Add(-time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.MessageByID(ctx, a.ID, r.MessageID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range m.History {
+		got = append(got, h.Status+"@"+h.At.UTC().Format("15:04:05.000"))
+	}
+	want := "[failed@11:59:59.000 sent@12:00:00.000 delivered@12:00:00.000 read@12:00:00.000]"
+	if s := fmt.Sprint(got); s != want {
+		t.Fatalf("history %s, want %s", s, want)
+	}
+	if m.SentAt == nil || !m.SentAt.Equal(sec) {
+		t.Fatalf("sent_at %v, want %v", m.SentAt, sec)
 	}
 }

@@ -44,6 +44,10 @@ type StatusReport struct {
 	ErrorCode    *int
 	ErrorTitle   string
 	ErrorDetails string
+	// CallbackMessageID is our message id as the platform echoed it in biz_opaque_callback_data
+	// (0 when absent): a report for an unknown wamid adopts that wamid for the account's
+	// pending message with this id (see ApplyStatus).
+	CallbackMessageID int64
 }
 
 // StatusResult says what ApplyStatus did.
@@ -56,6 +60,9 @@ type StatusResult struct {
 	// message appeared meanwhile the parked reports were applied at once, and Found/Changed
 	// are those of that application.
 	Parked bool
+	// Adopted: the wamid was unknown, and the callback data named the account's pending
+	// message, which took the wamid (recorded as sent, then the report applied).
+	Adopted bool
 }
 
 // applyStatusSQL is the whole status path in one statement: the guarded UPDATE (rank must
@@ -80,7 +87,8 @@ type StatusResult struct {
 // ApplyParkedStatuses applies in one transaction get events in rank order.
 //
 // $1 account, $2 platform id, $3 status, $4 its rank, $5 occurred_at, $6 error code,
-// $7 error title, $8 error details, $9 occurred_at as RFC 3339 for the event.
+// $7 error title, $8 error details, $9 occurred_at as RFC 3339 for the event, $10 the callback
+// message id (0 for none).
 const applyStatusSQL = `WITH m AS (
 		SELECT id, status FROM messages
 		WHERE account_id = $1 AND platform_message_id = $2::text AND direction = 'out'
@@ -111,8 +119,9 @@ const applyStatusSQL = `WITH m AS (
 			clock_timestamp()
 		FROM u
 	), p AS (
-		INSERT INTO parked_statuses (account_id, platform_message_id, status, occurred_at, error_code, error_title, error_details)
-		SELECT $1, $2::text, $3::text, $5::timestamptz, $6::int, $7::text, $8::text
+		INSERT INTO parked_statuses (account_id, platform_message_id, status, occurred_at, error_code, error_title, error_details,
+			callback_message_id)
+		SELECT $1, $2::text, $3::text, $5::timestamptz, $6::int, $7::text, $8::text, NULLIF($10::bigint, 0)
 		WHERE NOT EXISTS (SELECT 1 FROM m)
 		ON CONFLICT (account_id, platform_message_id, status) DO NOTHING
 		RETURNING 1
@@ -132,7 +141,7 @@ func statusArgs(accountID int64, r StatusReport) []any {
 	}
 	at := r.OccurredAt.UTC()
 	return []any{accountID, r.PlatformMessageID, r.Status, StatusRank(r.Status), at,
-		r.ErrorCode, title, details, at.Format(time.RFC3339)}
+		r.ErrorCode, title, details, at.Format(time.RFC3339), r.CallbackMessageID}
 }
 
 type statusRow struct {
@@ -151,19 +160,24 @@ type statusRow struct {
 // comes after the park committed (and it sees the parked row), or it came before, and then the
 // platform id was already committed when this re-check runs. Applying twice is harmless.
 //
+// Unknown outcomes are reconciled here: a report for a wamid the account does not know whose
+// CallbackMessageID names the account's pending message (a send whose answer was lost, or
+// whose recording failed) adopts the wamid — the message is recorded as sent (as RecordSent
+// would have, with the report's time) and the parked report is applied at once.
+//
 // It fails with an error for a status other than sent, delivered, read or failed, or when the
 // database fails.
 func (s *Store) ApplyStatus(ctx context.Context, accountID int64, r StatusReport) (StatusResult, error) {
 	return s.applyStatus(ctx, accountID, r, nil)
 }
 
-// applyStatusRecordingSQL is applyStatusSQL that also stores the raw webhook body ($10) in the
+// applyStatusRecordingSQL is applyStatusSQL that also stores the raw webhook body ($11) in the
 // same statement, so the common delivery (one status) costs one round trip and one commit. The
 // body is stored when the report wrote something (a status change, a history row, a parked
 // report); a report that changed nothing (a duplicate) leaves no trace, so it writes nothing.
 var applyStatusRecordingSQL = strings.Replace(applyStatusSQL, "\n\tSELECT EXISTS (SELECT 1 FROM m) AS found",
 	`, raw AS (
-		INSERT INTO platform_webhooks (body) SELECT $10::bytea
+		INSERT INTO platform_webhooks (body) SELECT $11::bytea
 		WHERE EXISTS (SELECT 1 FROM u) OR EXISTS (SELECT 1 FROM h) OR EXISTS (SELECT 1 FROM p)
 	)
 	SELECT EXISTS (SELECT 1 FROM m) AS found`, 1)
@@ -197,8 +211,28 @@ func (s *Store) applyStatus(ctx context.Context, accountID int64, r StatusReport
 		return StatusResult{Parked: true}, err
 	}
 	if !appeared {
-		return StatusResult{Parked: true}, nil
+		if r.CallbackMessageID <= 0 {
+			return StatusResult{Parked: true}, nil
+		}
+		adopted, n, err := s.adoptByCallback(ctx, accountID, r.CallbackMessageID, r.PlatformMessageID, r.OccurredAt)
+		return StatusResult{Parked: true, Found: adopted, Changed: adopted || n > 0, Adopted: adopted}, err
 	}
 	n, err := s.applyParked(ctx, accountID, r.PlatformMessageID)
 	return StatusResult{Parked: true, Found: true, Changed: n > 0}, err
+}
+
+// adoptByCallback gives the wamid to the account's pending message messageID (the unknown
+// outcome of its send is now known: the platform accepted it) and applies the reports parked
+// for the wamid. adopted is false, and nothing is written, when the account has no such
+// pending message; changed counts the parked reports that changed it.
+func (s *Store) adoptByCallback(ctx context.Context, accountID, messageID int64, wamid string, at time.Time) (adopted bool, changed int, err error) {
+	var n int
+	if err := s.getPrepared(ctx, &n, recordSentSQL, accountID, messageID, wamid, statusTime(at), ""); err != nil {
+		return false, 0, err
+	}
+	if n == 0 {
+		return false, 0, nil
+	}
+	changed, err = s.applyParked(ctx, accountID, wamid)
+	return true, changed, err
 }

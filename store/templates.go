@@ -160,7 +160,8 @@ func (s *Store) SyncTemplates(ctx context.Context, accountID int64, ts []Templat
 			status = EXCLUDED.status, category_id = EXCLUDED.category_id, parameter_format = EXCLUDED.parameter_format,
 			header_format = EXCLUDED.header_format, header_params = EXCLUDED.header_params,
 			body_params = EXCLUDED.body_params, components = EXCLUDED.components, buttons = EXCLUDED.buttons,
-			unsupported = EXCLUDED.unsupported, updated_at = now()
+			unsupported = EXCLUDED.unsupported, updated_at = now(),
+			status_at = CASE WHEN templates.status IS DISTINCT FROM EXCLUDED.status THEN now() ELSE templates.status_at END
 		WHERE (templates.name, templates.language, templates.status, templates.category_id, templates.parameter_format,
 				templates.header_format, templates.header_params, templates.body_params, templates.components,
 				templates.buttons, templates.unsupported)
@@ -224,14 +225,21 @@ func (s *Store) ConnectedAccountIDs(ctx context.Context) ([]int64, error) {
 }
 
 // UpdateTemplateStatusByPlatformID sets the status of the account's template with the
-// platform's template id. It returns ErrNotFound when the account has no such template.
-func (s *Store) UpdateTemplateStatusByPlatformID(ctx context.Context, accountID int64, platformID, status string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE templates SET status = $3, updated_at = now()
-		WHERE account_id = $1 AND platform_id = $2`, accountID, platformID, status)
+// platform's template id, as of the event's time at: an event older than the one that set the
+// current status (a late APPROVED after a PAUSED) changes nothing. It returns ErrNotFound when
+// the account has no such template, and fails otherwise only when the database does.
+func (s *Store) UpdateTemplateStatusByPlatformID(ctx context.Context, accountID int64, platformID, status string, at time.Time) error {
+	var found bool
+	err := s.getPrepared(ctx, &found, `WITH u AS (
+			UPDATE templates SET status = $3, status_at = $4, updated_at = now()
+			WHERE account_id = $1 AND platform_id = $2 AND (status_at IS NULL OR status_at <= $4)
+		)
+		SELECT EXISTS (SELECT 1 FROM templates WHERE account_id = $1 AND platform_id = $2)`,
+		accountID, platformID, status, at.UTC())
 	if err != nil {
-		return translate(err)
+		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !found {
 		return ErrNotFound
 	}
 	return nil

@@ -188,7 +188,7 @@ func TestTemplateStatusByPlatformID(t *testing.T) {
 		($1, '111', 'welcome', 'en_US', 'APPROVED', 1), ($2, '111', 'welcome', 'en_US', 'APPROVED', 1)`, a.ID, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "111", "PAUSED"); err != nil {
+	if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "111", "PAUSED", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	var statuses []string
@@ -196,7 +196,7 @@ func TestTemplateStatusByPlatformID(t *testing.T) {
 	if fmt.Sprint(statuses) != "[PAUSED APPROVED]" {
 		t.Fatalf("%v", statuses)
 	}
-	if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "222", "PAUSED"); !errors.Is(err, store.ErrNotFound) {
+	if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "222", "PAUSED", time.Now()); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("%v", err)
 	}
 }

@@ -181,6 +181,10 @@ func run(ctx context.Context) error {
 			return w.FromContactCreatedEvent(client.ContactCreatedEvent{Id: "evt_4", Event: client.ContactCreatedEventEventContactCreated, CreatedAt: at,
 				Data: client.ContactCreatedData{ContactId: 501, Mobile: "15551234567", Name: "Ana Souza"}})
 		},
+		func(w *client.WebhookEvent) error {
+			return w.FromWebhookTestEvent(client.WebhookTestEvent{Id: "evt_5", Event: client.WebhookTestEventEventWebhookTest, CreatedAt: at,
+				Data: client.WebhookTestData{EndpointId: 3, Message: "A test event sent from the dashboard"}})
+		},
 	}
 	for _, set := range events {
 		var w client.WebhookEvent
@@ -203,7 +207,7 @@ func run(ctx context.Context) error {
 		}
 		names = append(names, n)
 	}
-	if got := strings.Join(names, ","); got != "message.received,message.sent,message.status,contact.created" {
+	if got := strings.Join(names, ","); got != "message.received,message.sent,message.status,contact.created,webhook.test" {
 		return fmt.Errorf("event examples: %s", got)
 	}
 	fmt.Printf("sdkcheck (go): me, templates, send %d → %s, contacts, 401, 404, 422 and %d event types OK\n", id, status, len(names))
@@ -225,6 +229,8 @@ func describe(w client.WebhookEvent) (string, error) {
 		_ = e.Data.Timestamp.String() + string(e.Data.Status)
 	case client.ContactCreatedEvent:
 		_ = e.Data.Name + e.Data.Mobile
+	case client.WebhookTestEvent:
+		_ = fmt.Sprint(e.Data.EndpointId) + e.Data.Message
 	default:
 		return "", fmt.Errorf("unknown event %T", v)
 	}

@@ -120,6 +120,10 @@ const contactEvent: Schemas["ContactCreatedEvent"] = {
   id: "evt_4", event: "contact.created", created_at: "2026-11-21T10:00:00Z",
   data: { contact_id: 501, mobile: "15551234567", name: "Ana Souza" },
 };
+const testEvent: Schemas["WebhookTestEvent"] = {
+  id: "evt_5", event: "webhook.test", created_at: "2026-11-21T10:00:00Z", mode: "test",
+  data: { endpoint_id: 3, message: "A test event sent from the dashboard" },
+};
 function describe(e: Schemas["WebhookEvent"]): string {
   switch (e.event) {
     case "message.received":
@@ -130,12 +134,14 @@ function describe(e: Schemas["WebhookEvent"]): string {
       return `${e.data.message_id} ${e.data.status} at ${e.data.timestamp}`;
     case "contact.created":
       return `${e.data.name} ${e.data.mobile}`;
+    case "webhook.test":
+      return `${e.data.endpoint_id}: ${e.data.message}`;
   }
 }
-for (const e of [received, sentEvent, statusEvent, contactEvent]) describe(e);
+for (const e of [received, sentEvent, statusEvent, contactEvent, testEvent]) describe(e);
 const examples = await live.GET("/events/examples");
 check(examples.data !== undefined, `GET /events/examples: ${examples.response.status}`);
 const names = examples.data.data.events.map((e) => (describe(e), e.event));
-check(names.join(",") === "message.received,message.sent,message.status,contact.created", `examples ${names}`);
+check(names.join(",") === "message.received,message.sent,message.status,contact.created,webhook.test", `examples ${names}`);
 
 console.log(`sdkcheck (ts): me, templates, send ${messageId} → ${status}, contacts, 401, 404, 422 and ${names.length} event types OK`);

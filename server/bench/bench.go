@@ -41,9 +41,10 @@ const benchUsage = `usage: gateway bench [flags]
 
 Seeds DATABASE_URL's server (database gateway_bench unless --database-url is given), starts
 the platform simulator, the gateway and the floor server on loopback ports, then measures
-send (POST /v1/messages/template), status (POST /platform/webhook) and poll
+send (POST /v1/messages/template), send-rich (the same with an image header and a URL button
+value, gateway only: the floor has no such send), status (POST /platform/webhook) and poll
 (GET /v1/messages/{id}) against the gateway and against the floor, interleaved, and prints
-req/s, p50, p99, errors and the ratio gateway/floor.
+req/s, p50, p99, errors, CPU per request and the ratio gateway/floor.
 
 flags:
 `
@@ -76,10 +77,15 @@ var benchTemplate = func() benchfloor.Template {
 
 // Phases, in the order they run by default.
 const (
-	phaseSend   = "send"
-	phaseStatus = "status"
-	phasePoll   = "poll"
+	phaseSend     = "send"
+	phaseSendRich = "send-rich"
+	phaseStatus   = "status"
+	phasePoll     = "poll"
 )
+
+// richTemplate is what a send-rich request fills: the simulator's spring_sale, an IMAGE header,
+// one body variable and a URL button with a {{1}} suffix at index 0.
+const richTemplate = "spring_sale"
 
 // Targets.
 const (
@@ -114,7 +120,7 @@ func parseBenchFlags(args []string, defaultDSN string, out io.Writer) (benchOpti
 	fs.DurationVar(&o.Warmup, "warmup", 2*time.Second, "warm-up before each measured run (not counted)")
 	conc := fs.String("concurrency", "16,64", "comma-separated numbers of concurrent clients")
 	fs.Int64Var(&o.Messages, "messages", 1_000_000, "seeded messages (the table holds at least this many)")
-	only := fs.String("only", "send,status,poll", "phases to run, comma-separated: send, status, poll")
+	only := fs.String("only", "send,send-rich,status,poll", "phases to run, comma-separated: send, send-rich, status, poll")
 	fs.BoolVar(&o.Floor, "floor", true, "also measure the floor server")
 	fs.BoolVar(&o.Gateway, "gateway", true, "measure the gateway")
 	fs.StringVar(&o.DatabaseURL, "database-url", defaultDSN, "database to seed and serve from (created and migrated if missing)")
@@ -165,13 +171,13 @@ func parseIntList(s string) ([]int, error) {
 	return out, nil
 }
 
-// parsePhases parses "send,status,poll" (any subset, in the given order, no repeats).
+// parsePhases parses "send,send-rich,status,poll" (any subset, in the given order, no repeats).
 func parsePhases(s string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if f != phaseSend && f != phaseStatus && f != phasePoll {
-			return nil, fmt.Errorf("unknown phase %q (send, status, poll)", f)
+		if f != phaseSend && f != phaseSendRich && f != phaseStatus && f != phasePoll {
+			return nil, fmt.Errorf("unknown phase %q (send, send-rich, status, poll)", f)
 		}
 		if slices.Contains(out, f) {
 			return nil, fmt.Errorf("phase %q given twice", f)
@@ -290,7 +296,7 @@ func runBench(ctx context.Context, cfg Config, opts benchOptions, stdout, stderr
 		for _, c := range opts.Concurrency {
 			for round := 1; round <= opts.Rounds; round++ {
 				for _, target := range []string{targetGateway, targetFloor} {
-					if rig.targets[target] == nil || ctx.Err() != nil {
+					if rig.targets[target] == nil || ctx.Err() != nil || (phase == phaseSendRich && target == targetFloor) {
 						continue
 					}
 					row, err := rig.run(ctx, phase, c, target)
@@ -350,7 +356,7 @@ func (r *benchRig) startProcesses(ctx context.Context) error {
 		body any
 	}{
 		{"/_sim/numbers", benchNumber},
-		{"/_sim/templates", map[string]any{"waba_id": benchNumber.WabaID, "defaults": true}},
+		{"/_sim/templates", map[string]any{"waba_id": benchNumber.WabaID, "defaults": true, "rich": true}},
 		{"/_sim/config", map[string]any{"webhook_url": ""}},
 	} {
 		if err := postJSON(ctx, r.simURL+c.path, c.body); err != nil {
@@ -460,6 +466,11 @@ func (r *benchRig) preflight(ctx context.Context) {
 // phase at one concurrency against one target.
 func (r *benchRig) run(ctx context.Context, phase string, c int, target string) (runStats, error) {
 	p := r.targets[target]
+	if phase == phaseSendRich {
+		if err := r.waitRichTemplate(ctx, 30*time.Second); err != nil {
+			return runStats{}, err
+		}
+	}
 	if phase == phaseStatus {
 		if err := r.floor.ResetStatuses(ctx, r.seed.AccountID); err != nil {
 			return runStats{}, err
@@ -486,6 +497,31 @@ func (r *benchRig) run(ctx context.Context, phase string, c int, target string) 
 	s.Phase, s.Concurrency, s.Target, s.Settle = phase, c, target, settle
 	s.ServerCPU, s.ClientCPU, s.Busy, s.Steal = cpuPerRequest(before, after, s.OK)
 	return s, nil
+}
+
+// waitRichTemplate waits (at most max) until the gateway's template sync, which runs when it
+// starts, has stored the simulator's rich template as approved for the bench account.
+func (r *benchRig) waitRichTemplate(ctx context.Context, max time.Duration) error {
+	deadline := time.Now().Add(max)
+	for {
+		ts, err := r.store.ApprovedTemplates(ctx, r.seed.AccountID, 200)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			if t.Name == richTemplate {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the gateway did not sync the template %s within %s", richTemplate, max)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // settle waits (at most max) until no other session is running a statement in the bench

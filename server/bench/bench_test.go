@@ -191,7 +191,7 @@ func TestParseBenchFlags(t *testing.T) {
 	}
 	if o.Duration != 10*time.Second || o.Warmup != 2*time.Second || o.Messages != 1_000_000 ||
 		len(o.Concurrency) != 2 || o.Concurrency[0] != 16 || o.Concurrency[1] != 64 ||
-		strings.Join(o.Phases, ",") != "send,status,poll" || !o.Floor || !o.Gateway || o.DatabaseURL != "postgres://x/gateway_bench" {
+		strings.Join(o.Phases, ",") != "send,send-rich,status,poll" || !o.Floor || !o.Gateway || o.DatabaseURL != "postgres://x/gateway_bench" {
 		t.Errorf("defaults = %+v", o)
 	}
 	o, err = parseBenchFlags([]string{"--duration", "2s", "--concurrency", "4, 8", "--only", "poll,send", "--floor=false"}, "d", io.Discard)
@@ -346,5 +346,29 @@ func TestRunLoadCountsOnlyTheWindow(t *testing.T) {
 	}
 	if res.Samples["503 "] == 0 {
 		t.Errorf("samples = %v, want 503s", res.Samples)
+	}
+}
+
+// The report compares the gateway's CPU per rich send with its CPU per text send, per
+// concurrency, against the +10 % limit; it says nothing when either row is missing.
+func TestRichCost(t *testing.T) {
+	us := func(n int) time.Duration { return time.Duration(n) * time.Microsecond }
+	rows := []runStats{
+		{Phase: phaseSend, Concurrency: 16, Target: targetGateway, ServerCPU: us(1000), Round: 1},
+		{Phase: phaseSend, Concurrency: 16, Target: targetFloor, ServerCPU: us(400), Round: 1},
+		{Phase: phaseSendRich, Concurrency: 16, Target: targetGateway, ServerCPU: us(1050), Round: 1},
+	}
+	if got := richCost(rows); !strings.Contains(got, "c=16") || !strings.Contains(got, "+5%") || !strings.Contains(got, "meets") {
+		t.Fatalf("5 %% dearer: %q", got)
+	}
+	rows[2].ServerCPU = us(1200)
+	if got := richCost(rows); !strings.Contains(got, "+20%") || !strings.Contains(got, "ABOVE") {
+		t.Fatalf("20 %% dearer: %q", got)
+	}
+	if got := richCost(rows[:2]); got != "" {
+		t.Fatalf("no send-rich row: %q", got)
+	}
+	if ps, err := parsePhases("send,send-rich"); err != nil || len(ps) != 2 || ps[1] != phaseSendRich {
+		t.Fatalf("parsePhases: %v %v", ps, err)
 	}
 }

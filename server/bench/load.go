@@ -33,6 +33,10 @@ func (r *benchRig) maker(phase, addr string) requestMaker {
 		return func(dst []byte, rng *rand.Rand) []byte {
 			return appendRequest(dst, "POST", addr, "/v1/messages/template", sendBody(rng), auth, "Content-Type: application/json")
 		}
+	case phaseSendRich:
+		return func(dst []byte, rng *rand.Rand) []byte {
+			return appendRequest(dst, "POST", addr, "/v1/messages/template", sendRichBody(rng), auth, "Content-Type: application/json")
+		}
 	case phaseStatus:
 		seeded := r.seed.Seeded
 		return func(dst []byte, rng *rand.Rand) []byte {
@@ -85,6 +89,16 @@ func sendBody(rng *rand.Rand) []byte {
 	order := rng.IntN(1_000_000)
 	return fmt.Appendf(nil, `{"destination":"%d","template_name":%q,"language":%q,"name":"Bench User","body_variables":["Ana","ORD-%06d"]}`,
 		dest, benchTemplate.Name, benchTemplate.Language, order)
+}
+
+// sendRichBody is a send of the rich template to a random new number: an image header by
+// link, one body variable and the URL button's suffix.
+func sendRichBody(rng *rand.Rand) []byte {
+	dest := 10_000_000_000 + rng.Int64N(10_000_000_000)
+	order := rng.IntN(1_000_000)
+	return fmt.Appendf(nil, `{"destination":"%d","template_name":%q,"language":"en_US","name":"Bench User",`+
+		`"header_media":{"type":"image","link":"https://cdn.example.com/spring.jpg"},"body_variables":["Ana"],`+
+		`"button_variables":[{"index":0,"value":"ORD-%06d"}]}`, dest, richTemplate, order)
 }
 
 // statusBody is a platform status webhook for one message, shaped as the Cloud API sends it.

@@ -163,7 +163,57 @@ func formatReport(rows []runStats, duration, warmup time.Duration) string {
 		}
 		b.WriteString("\n" + label + "\n" + strings.Join(verdicts, "\n") + "\n")
 	}
+	if line := richCost(rows); line != "" {
+		b.WriteString("\n" + line + "\n")
+	}
 	return b.String()
+}
+
+// richCostGoal is how much more gateway CPU a rich send (media header, button value) may cost
+// than a text-only one.
+const richCostGoal = 0.10
+
+// richCost compares the gateway's CPU per send-rich request with its CPU per text-only send,
+// the median of each over every run at each concurrency; "" when either is missing.
+func richCost(rows []runStats) string {
+	median := func(phase string, c int) (time.Duration, bool) {
+		var ds []time.Duration
+		for _, r := range rows {
+			if r.Phase == phase && r.Concurrency == c && r.Target == targetGateway && r.ServerCPU > 0 {
+				ds = append(ds, r.ServerCPU)
+			}
+		}
+		if len(ds) == 0 {
+			return 0, false
+		}
+		slices.Sort(ds)
+		return ds[len(ds)/2], true
+	}
+	var parts []string
+	worst := math.Inf(-1)
+	for _, r := range rows {
+		if r.Phase != phaseSendRich || r.Target != targetGateway || slices.ContainsFunc(parts, func(p string) bool {
+			return strings.HasPrefix(p, fmt.Sprintf("c=%d ", r.Concurrency))
+		}) {
+			continue
+		}
+		rich, ok1 := median(phaseSendRich, r.Concurrency)
+		text, ok2 := median(phaseSend, r.Concurrency)
+		if !ok1 || !ok2 {
+			continue
+		}
+		extra := float64(rich)/float64(text) - 1
+		worst = max(worst, extra)
+		parts = append(parts, fmt.Sprintf("c=%d %s vs %s (%+.0f%%)", r.Concurrency, fmtMicros(rich), fmtMicros(text), 100*extra))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	verdict := "meets"
+	if worst > richCostGoal {
+		verdict = "ABOVE"
+	}
+	return fmt.Sprintf("gateway CPU per send, send-rich vs send: %s: %s the +%.0f%% limit", strings.Join(parts, ", "), verdict, 100*richCostGoal)
 }
 
 func fmtShare(v float64) string {

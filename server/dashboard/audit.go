@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"errors"
 	"net/http"
 	"net/mail"
 	"strconv"
@@ -34,17 +33,8 @@ func (d *Dashboard) auditLog(w http.ResponseWriter, r *http.Request, s *store.Se
 }
 
 func (d *Dashboard) auditEntry(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	id, ok := pathID(r, "id")
+	e, ok := loadByPathID(d, w, r, s, d.cfg.Store.AuditEntryByID)
 	if !ok {
-		d.notFound(w, r, s)
-		return
-	}
-	e, err := d.cfg.Store.AuditEntryByID(r.Context(), s.AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, s)
-		return
-	} else if err != nil {
-		d.serverError(w, r, err)
 		return
 	}
 	d.render(w, r, http.StatusOK, "auditentry", page{Title: "Audit entry", Nav: "audit", Session: s, Data: e})

@@ -348,6 +348,27 @@ func pathID(r *http.Request, name string) (int64, bool) {
 	return id, err == nil && id > 0
 }
 
+// loadByPathID runs load for the id the path names, in the session's workspace. A malformed id
+// or store.ErrNotFound (which is also what another workspace's id gives) renders the 404 page,
+// any other error the 500; in both cases ok is false and the response is written.
+func loadByPathID[T any](d *Dashboard, w http.ResponseWriter, r *http.Request, s *store.Session,
+	load func(ctx context.Context, accountID, id int64) (T, error)) (v T, ok bool) {
+	id, ok := pathID(r, "id")
+	if !ok {
+		d.notFound(w, r, s)
+		return v, false
+	}
+	v, err := load(r.Context(), s.AccountID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		d.notFound(w, r, s)
+		return v, false
+	} else if err != nil {
+		d.serverError(w, r, err)
+		return v, false
+	}
+	return v, true
+}
+
 // redirect answers a form post with 303 to path, with an optional notice code.
 func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
 	if notice != "" {

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
@@ -61,34 +60,16 @@ func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request, s *store.S
 
 // keyPage is a key's page: its details and the revoke confirmation.
 func (d *Dashboard) keyPage(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	id, ok := pathID(r, "id")
+	k, ok := loadByPathID(d, w, r, s, d.cfg.Store.APIKeyByID)
 	if !ok {
-		d.notFound(w, r, s)
-		return
-	}
-	k, err := d.cfg.Store.APIKeyByID(r.Context(), s.AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, s)
-		return
-	} else if err != nil {
-		d.serverError(w, r, err)
 		return
 	}
 	d.render(w, r, http.StatusOK, "key", page{Title: "API key " + k.Name, Nav: "keys", Session: s, Data: k})
 }
 
 func (d *Dashboard) revokeKey(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	id, ok := pathID(r, "id")
+	k, ok := loadByPathID(d, w, r, s, d.cfg.Store.RevokeAccountAPIKey)
 	if !ok {
-		d.notFound(w, r, s)
-		return
-	}
-	k, err := d.cfg.Store.RevokeAccountAPIKey(r.Context(), s.AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, s)
-		return
-	} else if err != nil {
-		d.serverError(w, r, err)
 		return
 	}
 	d.audit(r, s.AccountID, s.UserID, store.AuditKeyRevoked, k.Prefix+"…"+k.Last4, k.Name+" ("+k.Mode+")")

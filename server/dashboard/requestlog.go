@@ -91,17 +91,8 @@ type attemptData struct {
 }
 
 func (d *Dashboard) attemptPage(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	id, ok := pathID(r, "id")
+	a, ok := loadByPathID(d, w, r, s, d.cfg.Store.AttemptByID)
 	if !ok {
-		d.notFound(w, r, s)
-		return
-	}
-	a, err := d.cfg.Store.AttemptByID(r.Context(), s.AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, s)
-		return
-	} else if err != nil {
-		d.serverError(w, r, err)
 		return
 	}
 	body := d.cfg.EventBody(a.Ev)

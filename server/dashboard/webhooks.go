@@ -61,20 +61,7 @@ func (d *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *store.
 // endpointFor reads the endpoint named by the path for the session's account; false after a
 // 404 or 500 was written.
 func (d *Dashboard) endpointFor(w http.ResponseWriter, r *http.Request, s *store.Session) (store.EndpointStatus, bool) {
-	id, ok := pathID(r, "id")
-	if !ok {
-		d.notFound(w, r, s)
-		return store.EndpointStatus{}, false
-	}
-	e, err := d.cfg.Store.EndpointStatusByID(r.Context(), s.AccountID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, s)
-		return e, false
-	} else if err != nil {
-		d.serverError(w, r, err)
-		return e, false
-	}
-	return e, true
+	return loadByPathID(d, w, r, s, d.cfg.Store.EndpointStatusByID)
 }
 
 func (d *Dashboard) webhookView(w http.ResponseWriter, r *http.Request, s *store.Session, id int64, data webhookData) {

@@ -36,6 +36,7 @@ import (
 type Env struct {
 	T      testing.TB
 	Store  *store.Store
+	DSN    string // the test database, for LISTEN connections
 	Server *server.Server
 	HTTP   *httptest.Server
 	URL    string
@@ -50,7 +51,10 @@ type Env struct {
 type Config struct {
 	Options  server.Options
 	Platform server.Platform // overrides the simulator's client when set
-	Clock    func() time.Time
+	// WrapPlatform, when set, wraps the platform the server gets (the simulator's client or
+	// Platform): a fault-injection hook around the platform call.
+	WrapPlatform func(server.Platform) server.Platform
+	Clock        func() time.Time
 	// Logger receives the server's logs; nil discards them (or, with -v, shows warnings
 	// through t.Log).
 	Logger *slog.Logger
@@ -69,7 +73,7 @@ const AppSecret = "test-app-secret"
 // New starts a gateway on loopback over a fresh database; everything stops at test cleanup.
 func New(t testing.TB, cfg Config) *Env {
 	t.Helper()
-	st := storetest.New(t)
+	st, dsn := storetest.NewWithDSN(t)
 	spec, err := server.LoadSpec()
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +105,7 @@ func New(t testing.TB, cfg Config) *Env {
 	if cfg.Options.PlatformVerifyToken == "" {
 		cfg.Options.PlatformVerifyToken = "test-verify-token"
 	}
-	env := &Env{T: t, Store: st, Spec: spec, router: router,
+	env := &Env{T: t, Store: st, DSN: dsn, Spec: spec, router: router,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	// The listener comes first so the simulator knows where to send webhooks.
 	hs := httptest.NewUnstartedServer(nil)
@@ -125,10 +129,14 @@ func New(t testing.TB, cfg Config) *Env {
 			cfg.Platform = wa
 		}
 	}
+	if cfg.WrapPlatform != nil {
+		cfg.Platform = cfg.WrapPlatform(cfg.Platform)
+	}
 	srv, err := server.New(cfg.Options, server.Deps{Store: st, Platform: cfg.Platform, Logger: logger, Clock: cfg.Clock, Connector: cfg.Connector})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(srv.StopServices)
 	hs.Config.Handler = srv.Handler()
 	hs.Start()
 	t.Cleanup(hs.Close)

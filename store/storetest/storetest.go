@@ -139,7 +139,15 @@ var TestKey = []byte("0123456789abcdef0123456789abcdef")
 // New returns a Store over a fresh database, closed at cleanup.
 func New(t testing.TB) *store.Store {
 	t.Helper()
-	db, err := store.Open(context.Background(), DSN(t), 16)
+	s, _ := NewWithDSN(t)
+	return s
+}
+
+// NewWithDSN is New that also returns the database's DSN (for LISTEN connections).
+func NewWithDSN(t testing.TB) (*store.Store, string) {
+	t.Helper()
+	dsn := DSN(t)
+	db, err := store.Open(context.Background(), dsn, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,5 +156,5 @@ func New(t testing.TB) *store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(); db.Close() })
-	return s
+	return s, dsn
 }

@@ -1,0 +1,4 @@
+package store
+
+// ClaimSQL is the claim statement, for plan tests.
+const ClaimSQL = claimSQL
