@@ -315,16 +315,16 @@ func (e MessageReceivedEventMode) Valid() bool {
 
 // Defines values for MessageSentDataSource.
 const (
-	Api   MessageSentDataSource = "api"
-	Panel MessageSentDataSource = "panel"
+	MessageSentDataSourceApi   MessageSentDataSource = "api"
+	MessageSentDataSourcePanel MessageSentDataSource = "panel"
 )
 
 // Valid indicates whether the value is a known member of the MessageSentDataSource enum.
 func (e MessageSentDataSource) Valid() bool {
 	switch e {
-	case Api:
+	case MessageSentDataSourceApi:
 		return true
-	case Panel:
+	case MessageSentDataSourcePanel:
 		return true
 	default:
 		return false
@@ -355,6 +355,24 @@ const (
 func (e MessageSentEventMode) Valid() bool {
 	switch e {
 	case MessageSentEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageSource.
+const (
+	MessageSourceApi   MessageSource = "api"
+	MessageSourcePanel MessageSource = "panel"
+)
+
+// Valid indicates whether the value is a known member of the MessageSource enum.
+func (e MessageSource) Valid() bool {
+	switch e {
+	case MessageSourceApi:
+		return true
+	case MessageSourcePanel:
 		return true
 	default:
 		return false
@@ -597,6 +615,74 @@ type ButtonVariable struct {
 	Value string `json:"value"`
 }
 
+// Campaign defines model for Campaign.
+type Campaign struct {
+	// Counts How many of the campaign's messages are in each status now; total is their sum.
+	Counts    CampaignCounts `json:"counts"`
+	CreatedAt time.Time      `json:"created_at"`
+
+	// DeliveryRate (delivered + read) / (sent + delivered + read + failed), 0 to 1; 0 when nothing was answered yet.
+	DeliveryRate float64 `json:"delivery_rate"`
+
+	// FailureReasons GET /campaigns/{id} only. The most frequent failure reasons, at most 5, most frequent first.
+	FailureReasons *[]FailureReason `json:"failure_reasons,omitempty"`
+
+	// FirstSentAt When its first message was recorded; absent before the first.
+	FirstSentAt *time.Time `json:"first_sent_at,omitempty"`
+	Id          int64      `json:"id"`
+
+	// LastSentAt When its latest message was recorded; absent before the first.
+	LastSentAt *time.Time `json:"last_sent_at,omitempty"`
+
+	// Name The campaign_name of its sends; `API` for the standing campaign.
+	Name string `json:"name"`
+
+	// ReadRate read / (sent + delivered + read + failed), 0 to 1.
+	ReadRate float64 `json:"read_rate"`
+}
+
+// CampaignCounts How many of the campaign's messages are in each status now; total is their sum.
+type CampaignCounts struct {
+	Delivered int64 `json:"delivered"`
+	Failed    int64 `json:"failed"`
+
+	// Pending Recorded; the platform has not answered the send yet.
+	Pending int64 `json:"pending"`
+	Read    int64 `json:"read"`
+	Sent    int64 `json:"sent"`
+	Total   int64 `json:"total"`
+}
+
+// CampaignEnvelope defines model for CampaignEnvelope.
+type CampaignEnvelope struct {
+	Data Campaign `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
+
+// CampaignList defines model for CampaignList.
+type CampaignList struct {
+	Campaigns []Campaign `json:"campaigns"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
+// CampaignsEnvelope defines model for CampaignsEnvelope.
+type CampaignsEnvelope struct {
+	Data CampaignList `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
+
 // Chat defines model for Chat.
 type Chat struct {
 	// Connected false (and empty strings) when no number is connected.
@@ -759,6 +845,14 @@ type EventExamplesEnvelopeSuccess bool
 // EventName defines model for EventName.
 type EventName string
 
+// FailureReason defines model for FailureReason.
+type FailureReason struct {
+	// Code The platform's error code; 0 when it gave none (no answer).
+	Code  int    `json:"code"`
+	Count int64  `json:"count"`
+	Title string `json:"title"`
+}
+
 // FieldErrors Reasons keyed by field path (a body field's JSON path joined with dots, such as `body_variables.0`; a parameter as `<in>.<name>`, such as `query.limit` or `path.id`; the body as a whole as `body`).
 type FieldErrors map[string][]string
 
@@ -885,6 +979,45 @@ type MessageError struct {
 	Title   string  `json:"title"`
 }
 
+// MessageList defines model for MessageList.
+type MessageList struct {
+	Messages []MessageListItem `json:"messages"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
+// MessageListItem defines model for MessageListItem.
+type MessageListItem struct {
+	CampaignId     *int64  `json:"campaign_id,omitempty"`
+	CampaignName   *string `json:"campaign_name,omitempty"`
+	ChatMessageId  string  `json:"chat_message_id"`
+	ContactId      int64   `json:"contact_id"`
+	ConversationId int64   `json:"conversation_id"`
+
+	// CreatedAt When the send was recorded; the listing's order.
+	CreatedAt time.Time `json:"created_at"`
+
+	// Destination The number sent to, digits only.
+	Destination string `json:"destination"`
+
+	// Error Why the platform failed the message.
+	Error     *MessageError `json:"error,omitempty"`
+	MessageId int64         `json:"message_id"`
+
+	// SentAt When the platform accepted the send (created_at for a send it refused).
+	SentAt time.Time `json:"sent_at"`
+
+	// Source Where a send came from; `api` for POST /messages/template, `panel` for the dashboard's send form.
+	Source MessageSource `json:"source"`
+
+	// Status What the messaging platform last reported.
+	Status MessageStatus `json:"status"`
+
+	// Template The template name.
+	Template string `json:"template"`
+}
+
 // MessageReceivedData defines model for MessageReceivedData.
 type MessageReceivedData struct {
 	ContactId      int64 `json:"contact_id"`
@@ -953,18 +1086,20 @@ type MessageSentData struct {
 	// ClientReference The client_reference given on send; absent when none was.
 	//
 	// Example: crm-order-7781
-	ClientReference *string               `json:"client_reference,omitempty"`
-	ContactId       int64                 `json:"contact_id"`
-	ConversationId  int64                 `json:"conversation_id"`
-	Destination     string                `json:"destination"`
-	MessageId       int64                 `json:"message_id"`
-	Source          MessageSentDataSource `json:"source"`
+	ClientReference *string `json:"client_reference,omitempty"`
+	ContactId       int64   `json:"contact_id"`
+	ConversationId  int64   `json:"conversation_id"`
+	Destination     string  `json:"destination"`
+	MessageId       int64   `json:"message_id"`
+
+	// Source `api` for a send through POST /messages/template, `panel` for one from the dashboard's send form (same checks, idempotency and events).
+	Source MessageSentDataSource `json:"source"`
 
 	// Template The template name.
 	Template string `json:"template"`
 }
 
-// MessageSentDataSource defines model for MessageSentData.Source.
+// MessageSentDataSource `api` for a send through POST /messages/template, `panel` for one from the dashboard's send form (same checks, idempotency and events).
 type MessageSentDataSource string
 
 // MessageSentEvent defines model for MessageSentEvent.
@@ -985,6 +1120,9 @@ type MessageSentEventEvent string
 
 // MessageSentEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageSentEventMode string
+
+// MessageSource Where a send came from; `api` for POST /messages/template, `panel` for the dashboard's send form.
+type MessageSource string
 
 // MessageStatus What the messaging platform last reported.
 type MessageStatus string
@@ -1026,6 +1164,17 @@ type MessageStatusEventEvent string
 
 // MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
+
+// MessagesEnvelope defines model for MessagesEnvelope.
+type MessagesEnvelope struct {
+	Data MessageList `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
 
 // MethodNotAllowedEnvelope The failure envelope of this status; `code` is one of the values listed.
 type MethodNotAllowedEnvelope = ErrorEnvelope
@@ -1411,6 +1560,15 @@ type Unauthorized = UnauthorizedEnvelope
 // ValidationFailed The failure envelope of this status; `code` is one of the values listed.
 type ValidationFailed = ValidationFailedEnvelope
 
+// ListCampaignsParams defines parameters for ListCampaigns.
+type ListCampaignsParams struct {
+	// Limit Rows per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; opaque.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ListContactsParams defines parameters for ListContacts.
 type ListContactsParams struct {
 	// Limit Rows per page.
@@ -1428,6 +1586,33 @@ type UpsertContactParams struct {
 	// IdempotencyKey A unique key (1 to 255 characters) that makes a retried request safe: the same key with the
 	// same body within 48 hours replays the first response instead of acting twice.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListMessagesParams defines parameters for ListMessages.
+type ListMessagesParams struct {
+	// Status Only messages whose last reported status is this one.
+	Status *MessageStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// CampaignId Only messages of this campaign (the campaign_id of a send, or an id from GET /campaigns).
+	CampaignId *int64 `form:"campaign_id,omitempty" json:"campaign_id,omitempty"`
+
+	// ContactId Only messages to this contact.
+	ContactId *int64 `form:"contact_id,omitempty" json:"contact_id,omitempty"`
+
+	// Template Only messages of the template with this name.
+	Template *string `form:"template,omitempty" json:"template,omitempty"`
+
+	// CreatedAfter Only messages recorded at or after this time (ISO 8601 with offset).
+	CreatedAfter *time.Time `form:"created_after,omitempty" json:"created_after,omitempty"`
+
+	// CreatedBefore Only messages recorded before this time (ISO 8601 with offset).
+	CreatedBefore *time.Time `form:"created_before,omitempty" json:"created_before,omitempty"`
+
+	// Limit Rows per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; opaque.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // SendTemplateMessageParams defines parameters for SendTemplateMessage.
@@ -1654,6 +1839,12 @@ func (t *WebhookEvent) UnmarshalJSON(b []byte) error {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListCampaigns List campaigns with their counts
+	// (GET /campaigns)
+	ListCampaigns(ctx echo.Context, params ListCampaignsParams) error
+	// GetCampaign A campaign's report
+	// (GET /campaigns/{id})
+	GetCampaign(ctx echo.Context, id int64) error
 	// ListContacts List contacts
 	// (GET /contacts)
 	ListContacts(ctx echo.Context, params ListContactsParams) error
@@ -1666,6 +1857,9 @@ type ServerInterface interface {
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx echo.Context) error
+	// ListMessages List sent messages, newest first
+	// (GET /messages)
+	ListMessages(ctx echo.Context, params ListMessagesParams) error
 	// SendTemplateMessage Send an approved template message
 	// (POST /messages/template)
 	SendTemplateMessage(ctx echo.Context, params SendTemplateMessageParams) error
@@ -1680,6 +1874,47 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// ListCampaigns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListCampaigns(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCampaignsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListCampaigns(ctx, params)
+	return err
+}
+
+// GetCampaign converts echo context to params.
+func (w *ServerInterfaceWrapper) GetCampaign(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id int64
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetCampaign(ctx, id)
+	return err
 }
 
 // ListContacts converts echo context to params.
@@ -1758,6 +1993,73 @@ func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMe(ctx)
+	return err
+}
+
+// ListMessages converts echo context to params.
+func (w *ServerInterfaceWrapper) ListMessages(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMessagesParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "campaign_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "campaign_id", ctx.QueryParams(), &params.CampaignId, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter campaign_id: %s", err))
+	}
+
+	// ------------- Optional query parameter "contact_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "contact_id", ctx.QueryParams(), &params.ContactId, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter contact_id: %s", err))
+	}
+
+	// ------------- Optional query parameter "template" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "template", ctx.QueryParams(), &params.Template, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter template: %s", err))
+	}
+
+	// ------------- Optional query parameter "created_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "created_after", ctx.QueryParams(), &params.CreatedAfter, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter created_after: %s", err))
+	}
+
+	// ------------- Optional query parameter "created_before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "created_before", ctx.QueryParams(), &params.CreatedBefore, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter created_before: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListMessages(ctx, params)
 	return err
 }
 
@@ -1868,6 +2170,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/messages/:id", wrapper.GetMessage, options.OperationMiddlewares["getMessage"]...)
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
+	router.GET(options.BaseURL+"/messages", wrapper.ListMessages, options.OperationMiddlewares["listMessages"]...)
+	router.GET(options.BaseURL+"/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
+	router.GET(options.BaseURL+"/campaigns/:id", wrapper.GetCampaign, options.OperationMiddlewares["getCampaign"]...)
 	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
 
 }
@@ -1987,6 +2292,245 @@ type ValidationFailedJSONResponse struct {
 	Body ValidationFailedEnvelope
 
 	Headers ValidationFailedResponseHeaders
+}
+
+type ListCampaignsRequestObject struct {
+	Params ListCampaignsParams
+}
+
+type ListCampaignsResponseObject interface {
+	VisitListCampaignsResponse(w http.ResponseWriter) error
+}
+
+type ListCampaigns200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListCampaigns200JSONResponse struct {
+	Body    CampaignsEnvelope
+	Headers ListCampaigns200ResponseHeaders
+}
+
+func (response ListCampaigns200JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListCampaigns401JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListCampaigns403JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ListCampaigns422JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListCampaigns429JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCampaigns500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListCampaigns500JSONResponse) VisitListCampaignsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaignRequestObject struct {
+	Id int64 `json:"id"`
+}
+
+type GetCampaignResponseObject interface {
+	VisitGetCampaignResponse(w http.ResponseWriter) error
+}
+
+type GetCampaign200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetCampaign200JSONResponse struct {
+	Body    CampaignEnvelope
+	Headers GetCampaign200ResponseHeaders
+}
+
+func (response GetCampaign200JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetCampaign401JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response GetCampaign403JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetCampaign404JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response GetCampaign422JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetCampaign429JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCampaign500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetCampaign500JSONResponse) VisitGetCampaignResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type ListContactsRequestObject struct {
@@ -2436,6 +2980,118 @@ func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 	return err
 }
 
+type ListMessagesRequestObject struct {
+	Params ListMessagesParams
+}
+
+type ListMessagesResponseObject interface {
+	VisitListMessagesResponse(w http.ResponseWriter) error
+}
+
+type ListMessages200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListMessages200JSONResponse struct {
+	Body    MessagesEnvelope
+	Headers ListMessages200ResponseHeaders
+}
+
+func (response ListMessages200JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListMessages401JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListMessages403JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ListMessages422JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListMessages429JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListMessages500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListMessages500JSONResponse) VisitListMessagesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendTemplateMessageRequestObject struct {
 	Params SendTemplateMessageParams
 	Body   *SendTemplateMessageJSONRequestBody
@@ -2844,6 +3500,12 @@ func (response ListTemplates500JSONResponse) VisitListTemplatesResponse(w http.R
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListCampaigns List campaigns with their counts
+	// (GET /campaigns)
+	ListCampaigns(ctx context.Context, request ListCampaignsRequestObject) (ListCampaignsResponseObject, error)
+	// GetCampaign A campaign's report
+	// (GET /campaigns/{id})
+	GetCampaign(ctx context.Context, request GetCampaignRequestObject) (GetCampaignResponseObject, error)
 	// ListContacts List contacts
 	// (GET /contacts)
 	ListContacts(ctx context.Context, request ListContactsRequestObject) (ListContactsResponseObject, error)
@@ -2856,6 +3518,9 @@ type StrictServerInterface interface {
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// ListMessages List sent messages, newest first
+	// (GET /messages)
+	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
 	// SendTemplateMessage Send an approved template message
 	// (POST /messages/template)
 	SendTemplateMessage(ctx context.Context, request SendTemplateMessageRequestObject) (SendTemplateMessageResponseObject, error)
@@ -2877,6 +3542,56 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// ListCampaigns operation middleware
+func (sh *strictHandler) ListCampaigns(ctx echo.Context, params ListCampaignsParams) error {
+	var request ListCampaignsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCampaigns(ctx.Request().Context(), request.(ListCampaignsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCampaigns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListCampaignsResponseObject); ok {
+		return validResponse.VisitListCampaignsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetCampaign operation middleware
+func (sh *strictHandler) GetCampaign(ctx echo.Context, id int64) error {
+	var request GetCampaignRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCampaign(ctx.Request().Context(), request.(GetCampaignRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCampaign")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetCampaignResponseObject); ok {
+		return validResponse.VisitGetCampaignResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListContacts operation middleware
@@ -2998,6 +3713,31 @@ func (sh *strictHandler) GetMe(ctx echo.Context) error {
 	return nil
 }
 
+// ListMessages operation middleware
+func (sh *strictHandler) ListMessages(ctx echo.Context, params ListMessagesParams) error {
+	var request ListMessagesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListMessages(ctx.Request().Context(), request.(ListMessagesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListMessages")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListMessagesResponseObject); ok {
+		return validResponse.VisitListMessagesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // SendTemplateMessage operation middleware
 func (sh *strictHandler) SendTemplateMessage(ctx echo.Context, params SendTemplateMessageParams) error {
 	var request SendTemplateMessageRequestObject
@@ -3099,229 +3839,261 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Jchu3uiD8Kqj+71+mTpo0SS3WUqkziqM4urEtHUlOzrmmRg12gyKiJsA0QMmMS08zTzCvMPNiU/iw",
-	"NLobXCQvx7mlW7dOZHY3lg8fvn35GKV8MuWMMCmi/Y/RmOCMFPDnYZ7zO/VHRkRa0KmknEX70cWYoAmR",
-	"Y54JJMcETbEcIzGbTnkhRSeKI/IBT6Y5ifajV0cXMTo9Ob+I4qggf8xoQbJoXxYzEkciHZMJVsPL+VS9",
-	"LGRB2XV0fx9HxxmZTLkkTJ6RaY7n6qv6MhI1TILuxoQhOaYCFURMORMEUb0uIXlBsvJnPkKYIYKLnJIC",
-	"qeUQIdEdlWP9Op4Q5CZO5+1fyFztplwnYbNJtP8+UhNHl3Fg3WdYktd0QmUYahmZcHRD5s8EytVbMbob",
-	"Y4kKMsGUCbVAKhFmmd4UVU8EkSJGlCFBUs4ygVoJfPp9vxubDym7/h7+IYj8fjPZqB7B8rcfeC5uf6c8",
-	"p+l85S7/mHGJ0RReRq2k3z24+36nW1+i+fmha9EHeJyFV2HO95lANEMtdcDJP9vmm/ZxlqA5nyFBmIwR",
-	"LxBG14SRAkuSIc7IxgHiDJFbUswd/nTQP2ZcEnUsklt8r26kIH9cbY966V62SfrDF3iLbG3u4e3tbrqT",
-	"Ld3dBH94Tdi1HEf7vf5uELOILOaHI0mK5nbPDWpIju4wlWhIRrxQEJDFnLLrzjqApUySa1LAXL/99tvh",
-	"TI4JkzTFkoThi8s3KGcoHeM8J+yaoNbZTy/RXq/XrZ3yDwQXcO9wPvl+EF1jSe7wfBA96Njv42iKCzwh",
-	"0tAo78L+QgIIeYhmjP4xIwohUaunYNTf3lbLLXCqBtlAUt3BCb4hAmEAGgWqocmDwCOyX9IHNYqlGAMG",
-	"Pw15pn+jDG3tojGfFYoWKbKl6dCIFkJ61IkJSXAG5CiVlF0jeUdT0hmwCrgsHrUVIrUVJrUVKrUVLu2S",
-	"/ujFsKduDFWb1DQ7iiOGJ+rbGhWLFqBaf3s7jiaUOdSLQ/C2C9csIU35jMljppZ+C6iRcqYItfoTT6e5",
-	"QYjnvwsF/4/ljtSbmRoc6zGuqB0kjiZECHxNLGrpFxQd994RszQlQkT7I5wLcu/v6T8KMor2o//vecnK",
-	"nuun4nltxUfsluR8SvTeAmht5h6SMWUZnJ86c28pCqs9JukTlUVrMa8/L0nWfYXLpfNjdlrw6wL29wiQ",
-	"0nKkK8qupnYsH7KHdZZHRZ3dqW0KSfNcMRxvkEeCPri/ZQdwuB5XLpdZzBgzFO4zHQmTpGA4PyoKXjzu",
-	"KMwIVwSG8E/ADo4EKW5JgewbjwWvv9alYGVoxsiHKUkVe4NZD4A1EwCxDy6k4VLjcJ8Htm9AZnzLJciV",
-	"WqR7MHi14HnFuLzCZhgfxHoO9OPR66OLI4UnjEtkXlQs/flt77maE6fyExC7vpNVRAUkZPKBCinQcCZh",
-	"UeUl1FtCLczm+s0ZU0fw/La3cYASmCJBOXwsPdGbyorQHZLblx2Ofuk+/pQTfcvlT3zGHneS6ghH8HX1",
-	"AOEvAJF9+shTsqtbdToFEXxWpARlnGiEgaNSYqH7ZUhyrjg1hyMwTOLzXY1TPM85zi44f42L68ex1ake",
-	"40pyfpXDKD5czYRaWqECwRuFkn0Y6qE39IfHw7m2+NXgrq6EK1IIS/iM8MyxHPFi8kAyDtMW5HcglOrv",
-	"W5zPKjA24165l+qyi30D2Tc0FyMs20cWt9X9zuktKfAwJ6ilxka9zV63v7PRPIX7OJoxfItprt5euij/",
-	"vfq69L+UtOlWmNFMk0cm7khhRdhe16qaB4bc6EVP8FzdCPUf9dEY3xI0JISBDlVOd0WzaL/X7fbiiM9k",
-	"yifkasZuGL9jTriv7W99PPMPdRWWBfbbOBGtFtoNFmRKsFR0VYnvWHC2ASSgAqUaipZ2irZvqFiGqQHT",
-	"xqcRYaeTP5KjKqX3KjcDVNCGczRRTMncWKEYqPQU/AOtYqIcS/IJcoy3gaWnapeT4jx3a5nOhjlN3ZLQ",
-	"qOATpcGj41OEs0xJnLUzq9holsLZvehDuV2aPtb62LxuVfi20+GXH7HT9j8NOc4Jy15yNsppKh9IB4c5",
-	"T2/CZNBIUFf2lTqxMc/RGAvEp2BTmWnDVoqZZqf22mVBikcr6lB9+q+r7dzHSlR5yRlbyBbYbDIkBQil",
-	"qXvPX81bjvQ7ak73ihYnqLDyRHBuQ0XfWSL6OHBcWJI3wRlZApKWpYaKhG8oOpiODcW0dDQGEVZRSbO0",
-	"Eo5DoghuytmIFhOSHSgZ9U49MGeuWAXC15iyDjojOEOvji5AJDeziudq2q/CTPyLsYzqhE8uBohYNKcC",
-	"mZtgbIlBLXbAVqmxmr9mBGF9VndjLogP5Rp8B6yV1OCyj8AqHuup1SElJSyTDW1k+sYY2AWZKNwin6RN",
-	"SDPIVViteMsRnk4LfquQ2byKGJ6QDA0iXmSkuDJghYnAKvlIdlbfzgrsai6Lj3wlA02wTMdE637X9JYw",
-	"WLfCFZp9g+LIO4ZncswL+ucj5ZGZP0DtDA9PjxWX39f349C8ByPuI2NgHsy63c30hszhD4JavED/bB+e",
-	"Hqs7t19/DDf273hKfyHz72vPNh6PBD4UViAAmJSxKH0Rns1xgnNFchVhMRdcvVCQW35Dsg668MRXgecC",
-	"3Y1pOjYINGByXBCC1AACtYLAikvIxEgDYQMWUyjqrD1RWMIvd4VSgA1ZORgwKhEjt2DQ13KzWXaDxPz2",
-	"22/tujthGT7VvQ+fho6/4pxmsOefMM0fiZK3bpCrkR4ljsCMJozDQVKG9Ym+jzJ6DcyR5fMYwRUu5gh0",
-	"PHAExIh0rjuot7293etvbm3vvDhAjKPvYiSmOCUCdA4sxkREl/dV6yEswzKXfeTP+2hErcNnuXl2REme",
-	"AWJSIRzHcjjKCzTmeSY01ghZUMUd2XQmUUFGM0EEamH09t3r0v8SDxg1G3t38VN7N0YYZTN9KIBPGwco",
-	"0bBOgPAJpGQSxEcjwjK1BL2mVtI4JGB3J/o+1VmvwmicKyyfo5kgmUZszLgce77hVuLLVqkRF75JNuoO",
-	"3HfTqD+nBZ+SQlIt1JMJpnnAsRZHFOZTJ4mlNmPvbEVxwz1ofUwhj2zpxnuvhjOvxmbS0mHOh0oRV2Mt",
-	"cs6om5nnJ6No//1y9K3ZAuL6fvUFLl33Dd9T0I1fW+dlyMCgcGxWEETM5JrqgkiH5UwcoETNnYCFizmm",
-	"DrK7AGsuAe79oX3N22a++maiH2ZScvYrLqi1/eAso2oROD/19glXPq5tnbKMfAj7bocw7jOBuu0hVtg/",
-	"5QKGRXgCZs4xceLIM2FeF6gF4rp9IFBiHry/7MBk2q8/wR/oREF7D5yL+u9uCJOcItNc4buz10jMRiP6",
-	"QfEvhOEHPZ2+qh8/9u7vrRg+m3JmSCwv0MuT039dvTz58Qi1sEQTLiTqbQ+Y5/K135kPMEMnF6dm+NjE",
-	"tIBNEx7/493xy1+uzo5OX/+r7qQ9Pz07fvuqv6W37fyq3W53lWO1dlvgrCxEQjfl5RgHrnPqa6VVKAJO",
-	"oJbi4WQylXOkpxYbOriEBfWaTnnjh5znBDM1d0aFolBXC25+HE3HnJErPV5zJcZPpdEWaQoTI49NerOG",
-	"x7zSxGk5DH3Nu7Li2vqaQwfhrXW7Jsg9s0idO5pHTi8sjR2g+EoeBm9aEGyO0JHfDEvSlhRW/3hSPeFD",
-	"mpNHnEhNcKEszWdZBT3K1SzECsa1sOfdjO1uN34A4zDrj6PS0GSBZYZfcnQv9Zs/YomDFwcsWI8A5boA",
-	"aKKnndHbGHy7ehNHt1ZeXY8rqtd/wCLEETMDj2XfByB4H0fELsIyU7Oljj2Ty1Vnq0eI9Rqau74s9/2a",
-	"Crnw1DR7k2Qi1txIVPJ0XBQYrLFTfO2E9lX+LffmgkMVUWW8Jef5bipIIT8DPnpEo3q3ZTEjmsRjxMid",
-	"I0ZK4p3gjIRp0OdFb++SVi7ySsA8QgBcLPs9ANPNsdx7apRDcwXQyybMavtfjdLi37U5uEtfZmv+lqpo",
-	"+JPSykQthBKluCgoAY9MdTtOza2P8/NsgllbKWrgLJXkgwxyIW9zgfvAGTIvxEgLRpxZCT50IWoQsIOX",
-	"6ngIk0F8f2kUjuoi3uB0TBkp96EdjBAD6K/DUtaaDSwQMeebOYO2zwU+iabrJmTcqPkEQ27vBV7nkMJc",
-	"+7nqowiHLQSCfGqBVZcBJKgqUJ/jmln9caUOCud+75uFln0Ct+NIv3pfdXfUUeeELXQHWJNga7vbR6Hz",
-	"iNFWdw8tgL3Rgqz9EKLNU15kJDvQ5j9qHBig9TkPzUea3StUXYNHNXw2i3mV72CCGAOIL8BpSqYVj711",
-	"PdmYBSxQzoUEU+iAwSsm6MsE8h5Uhn5m1XNUEIicss4URGUM9s5XRxcD5u22PJp7JMb8DuKuJgSzuzHN",
-	"jSdtgRNGK4tNXtukw0CSVhNiQMYFhNhJfMsp8R0Zjjm/0cE3hhofaIsaCGcIZ5kOgUgU2U+alNrw9iut",
-	"jq6nsDjJcaXQ+lbJC07FadoF9CKpOVYIDsVpwYUw5y00STXxNWHNchIk0acF0RZ48scM5+CaJULGYAGA",
-	"WQVKMZgKh3OE4SG6AbM502YCgymdgqSE3pLMfsVH9pFAGI0xywSROuj8d06ZxW7MsiH/YDXFym9GUW/J",
-	"MaEFKiUt7VHn7JYUQhNw9VtBjP1GyPZEm50/yFlBEM3Ehs9k1BurZXYQ6Kzg7h1+kAOq1468GIKa8fHW",
-	"JhnVSRxBxqaioFViIyS+qM2Ah049S37TCAwzJc8ESjgjJyPA07U0Av/7ploQ0lfE6q1+dcmuCugvJNu5",
-	"++ipfHUkL0WiTjUOrKPpbClxdEqlwBChzgIEjCOfPS40enoqYGOAurJXxbczEL6Eur76OmsXAsTetrCm",
-	"jfDTM4H+8/zkrX5iLitQ/IxLESuRcoywQIn64urWmGlFp5scIIxcngq8ol2LlGnPYkf/U2lH+ofEG+2P",
-	"maJcIH0liBcoUdN3aJZoogfLw4qW3I15TtwCtPW1epCefbktbui0zacakO0pB3lKx1Hcx9HP4FR4zVOn",
-	"Ei81NQdinHOcEmCRTFPI1ycvDy+OT96akPImJzHhWRWXW3R420GneJZTITHqdbvdGJ3/3//F4TdeNbP2",
-	"VptZ4yjHksqZcQLYWdr9zc72Tm/Lk2IyPjNhk8583fXs1+290nBl7IhqcM6uA6Nv7XR2trf3lo7e260M",
-	"D/9sjG9Vbw886YQ4+DwYHLXL72Dj7yRE7DRyvCEZxY/AjIn6zmRfHr85fHUUo1+Pfzw6Ubj948nLd2+O",
-	"3l4YJDlQfCCV+dz6TJKcspsEGF1Cs4A4MqI5sWCqTv0jT2cTxU3BxAy+cvWyjp6QEIic0ilVbwhCaomr",
-	"x29/bfe63V5nmo1qxv2t1Ui3SHrxxFCaacFAgcY5IqdKE9Jm1nIpvW5/b3N368X2Tu28+7ursZ+ym5Cl",
-	"2kRNjqWcCnCtVOTvjN8xtRKbb6DWOCr4pLou+Hj/+fM0Yx3zayflk+diqmbv/D69rntFtqoL3lPKn1RK",
-	"XbQf/U87XEhi0z80lOqZMNExdYeVRqYrff18kYdOMCiYtzQjippkBkdWi0HwNHQ3lic5fTFH5iKF+pv2",
-	"Z4Yzlr4cjFZZDL4h0PxC5m+CeolawA1lQC5uyNxmq2aWhkEMgI/juTYQgXCldjPhQRnrDWkK6LgMG1gj",
-	"pRLM0MYtudQMqd7x9K5l71owKJFWaz8rAznNa/ULW8bUwhrN9KEb/IZ8dfn9DflCQvub0o5auxtjLK+q",
-	"dqYGSqS54oZXBRmRgrB0ATLW3zJBiRwyQbIDhIegwxovMyPoDteYa1pM2qDRtV+82O0FDQY2b2c5EGE3",
-	"OsfnPo7GVEheBHLAj8D0UTH8QLRSnikl3kRluVhdj0lLOiFC4sl0bfXyHCZ5OcbsmoQUkeoJfEYbmpJs",
-	"aqs3NjJrTDC2MWc0pLKeAaSUbToh8YB5JraUz/LMBnArOcXFKDrrHAxde09bEjf2dSSin0RUzRzqoEQf",
-	"TGLKdjCUqN8T1BpjltkgeT/8nHE5YC4IeiNGSQ25YSgd9ACCo0GM8ucYzZikOcJVpBgwyB6pyEJmHuFg",
-	"CEHtVJTBj4BNoIWZsLPSPNgZsEN9G3hh/Q5yTIo7KshC66C6XDhQQOT4/ATt7nR7JVZqnH138RLx0UgQ",
-	"WTHLLjXIGeV8vQumcbpBhTxUjhvkxU1Rbqi8oGEirC/z16fEmmB+UXLs0hCrJ/rbeF5FNo1Avlk+YH9d",
-	"KCV4Vx/oJ8RudIJUJSMS03yB7YTKfC2HLyiO+u0lJ3pmLEWfKQ6jZu5c8yt1r8NAU1eaFM+EMbKujkvK",
-	"PRPJQnvGUjPEcjPCQiPAZ9LlJ1aLr3kJeIFAO4oRnmWUxwh0pBhZFQlIqZA0vSHO1h1w5KZ4aqHTAIKv",
-	"qy/QmZvGejohV1b/W2mpDm/4gSx34RILgtPw0ZMJ/52G179M5FpGUfWQoQ0VZJrPwydoIiTVUSm9A8rQ",
-	"BP3tC6BtnLEPpQuNJUryYUEJLPVE+2jgL7NlJ1PAJPq52Qsvyq2Eb2TYOlCjiFYCUS+jlpo7Xo7vsUX2",
-	"GNkrH1vfC1TkkqTQ3vjYRY5aBIm1wyJGYi4kmShxw5RqcClijCjhijOyEdjTUk5bI4BxNfQGKJ2Lu1lo",
-	"tagR568cXxZiDaEAs4a34XNEmFmphjC5gCf9pVSlr8RBK0kuK+ncGgPqmhuV2PwphXgQRvKgxcIa+BYR",
-	"Fi+r76F3qiG9rrhl1dQbtzC3qyVXTuHdv+e6OYxfdtXEWtbQB1wzp2nUZV8sPUG3Uqghx5reA730TVvG",
-	"xWi8+zpSiWAgezpyKWzo8hby3+TGP+ICP8qk8vBb/RjFUskWRqVdN6bkU2+z007LmZfdWXj733RrS7xd",
-	"em/1hj7PzV1Q3eqLGeoD8X7ftLG+kdr9xSBTRnR+0wA5rQTTV7c0NfboJrFQT0T4keQS5wvKk/roPNX+",
-	"PD2S/Sx0kxcVqfpiJ9eMa/22TzBYXOnLQWfdiOJvGmihykVfDGSVmOxvGiznpeeutgAiJIKYRB2T8TO/",
-	"Q5Ijo97pmEolJ0F1Jwylgm3AZNOE8Tun7MoCqSEkwdPpuAiGxJ4TKO1KhTZCgNXfC80MRl9KDhFgEOrZ",
-	"39JlfnVUSe1FY3MpHUp3vLiB3H4bQuYqfMNTyjJ+h2DXLV6gO2MUhsQ7XYphNBMk2+ig35yXx3ykDmlK",
-	"WCWQW3sq7F40NMM7guI+tRVisTCOFfYDhyeNx/mBeaBNWK2yttaJfTWN0z/i2EOHEPkPlvv5clx73dyL",
-	"v2QUh4LlV/fTqEnPiJjlXyqVyZugqR/iyRTT6wdoWwGNsubNyxAWgl4zHYEa1oSDl+zbMz2tkYvoPNDm",
-	"Xb9+1oKs6K9l19KZAquZFXAjtxnPAhQI468YLehklpvIZzVG0EixDFW0m6q4pSmBwMFYVyyh7PGZOeEU",
-	"iNqOV6cKlDney0EHxp4xnk4JKx36Ch109oS0fgE/jA8V4JkT1bT5r+rC9q/9SpNg/TK4FS5iR7ZOmCnj",
-	"8sDqHtWQ8+YR/KpJupJWTKmMjx/79/fai8cRZ5BbAbHkcMkrd/99dMhwFEcnZz/qy3/phb9UQo77Wytj",
-	"UCf4w7H+tudl/7uIGO07WXMr4cIksaKgUEKjgw4ZOnx38fPR24tjE37uvV9W+RgwKtCI5jnJtPhXhef7",
-	"7qXXWEYxywmVijdW63+8d1VWuq6aSVkT5P5yzaChWpmXGsyaIHN4GQ58flXw2bQMWDHlxCHWRVdMOjw9",
-	"RnYMhQUmF65K/t/yWwJiIqCHqMcerw6CXpNP4TwH/zu/Y4hm5pSpMAV6MbO5PwUCd5xEVInC57q3j5Ox",
-	"rXsPs2zACiJnBdMk0kHB5iDHAapZkiHfDK4HqxrYjDBcrwPT4JWVLhs7K2FV8658vmodXhh5WXCsHpdd",
-	"icN+323vXX7cjXvb9//RoLtKMjTlutplZbLPV/Hs3lbVuvLDLJbdnVreSjmAi3NY/bVObCg/XZ8WmW4J",
-	"9oMY0VGViUEFXEZq1PUcQuSRwNrA8VlIa5NM5Jhdz4JJ9QpcuVYxDxAjJHNXyWWS44knucG/qChrVUI/",
-	"qltS4BzZWWrkg7Crd+c1orFdRTTc/vPyYz/evG9dvT9s/xdu/wmo14+37jf+/h/LSs1Ud2PKHOhVCqzW",
-	"V67c1Thi5C5Qvt/LrGEYnfPZn7Wsmt3uEk/kGuKaImsOG2jWQSdG7apAWqFTOSaCZmZaTKks8kVAuHM5",
-	"RL2QoFeZprnWtzA5ZOY06pB+2lIDRVUfykLquptHI4MylR9621DhPodjqu7BrOetC9vxyfAKK/GuG5dZ",
-	"rzqxno/qwnOLP0xG/Jnf6YrqIAa6F229gclMSFAbwzGERvha7o33qsdRw8oPUKKrxSncgUKRSV0GTBBI",
-	"DVb2D8tbEt8QcWWkLl0NWocdRedjPkWM35XLfnf2GuwO5uve0q8ln6JpwSdc7UeUg3h14NaX7ezpaBkv",
-	"FBKeYkmuTdz6OiO9tO+XDMsiV+gk9CvPBCSRdKoJeErqcRl4CiIo8blnou1DWOqoKWM7iAfMpXYCFN1H",
-	"lmcnMbo4+udF7al3ura9oeKOeMDskw56dfwTLOr07OTHdy9tVqCApHZtnYIKELXCanMiUUsQghIvzspW",
-	"6bQq7NuTt0dRHKmFRXEEYIjiCOAQxZGFQhRHdnNRHL06/imKI7MYdfm8BEEzQIM3rJYh3LWrSQ/Ni4da",
-	"XTRjORHClzao0ODVJUvd5xvha/pwFrWeCWEt6WJpwTi/Llyvv1TFt4d4eHp6dvLr0Y9BW4R3+AvjTcDk",
-	"78lm0oahaJ0I0EqphRqnFDryooaN8YC9PDw7eXd+9DpGr4/fHF8c/Xh1cfzm6Orkp5+OzmL00+uT39Rn",
-	"Lw8vDl+fvHLRgZ1OZ6ODDvUZ85FJ+HbrAZXUGPvt2W71+0qsUcIilR106BntKmJmipm9DXUVNbKLrUia",
-	"KzLml9Tkc+fuUS4vnqLGcwL3oU61Sk6yjLsZ+tngcZ+9ymknWlW2tMI6lpVfMw0X5vouA/LZAF1tclc8",
-	"scn8OuhYahoAxUkHrF77FKMEbDqJKZEa+yVPaxVRY1TWQPW7Xg6YorMnF6f2C6UKrGEQMYaQDUiDUXsb",
-	"8WLAPNaox7P1U0k65opo4/SmRFuzF3UXlYSUbSzKhVkcRuzONsdDklclz4tCzQayxsPChc26gNlhUcuJ",
-	"JiPKiEBU7vsFYWP07ux1jE5/Pnl7dPX23Zsfjs4UfbDHoYlBbEkB0ADwGXKmhcD2FAtxx4vMhTuDMF41",
-	"YQ2Yu+itlE+Nbs0hfFiBcAMaemn2iMHKVbdPKPln3Rq08JaBfRXZl93Pl54UEwo1X4ujDEleLXfwTtKc",
-	"yvn6uuC76ZQU7RQLo7QaB5elVFVEeXdx/Pr44l/RQ0qS6kUug0S4dKWrmrx27Uon11cU/X7ThlrPVHcz",
-	"LVvl1wthClSn+6bdmxZCX7+qTwWDvoyXM9iX4osdfaWM4Td96LoAqLEkPc4jA7bOQMUWVrMo7XSDZWpC",
-	"3wbsUcGvH1LnubSZ+5bag9IcGxtjLChiU1wQJsdEEK2EuZxf9TAruGLfVaL63fY2avV6G2hv98XOdntr",
-	"s99bam8eDL77+/tuew+1NtqX34XNfsbJWE5yauwDZWG1kSQF2kHTSXWyNQpOL6lNWzbH+EJhcY+oFlmP",
-	"59U/h2/7wuYea29gEQRW3/1QWdFgcdBviS4s3m5UKRzXLKnDytqK4CLStboS+DsxBcYkyXPbo0cDuCzo",
-	"NeJ5zu9A+8ioGnlCGZY6Yn+Cp1MFmDJf1hVTW6uA99FttTSbS6daLz2r/jlkYaxONWl8ZrT5NSyv9tNK",
-	"objlBf0uiJCuqJ/BzLmuXmdi3u/jCGoFrsT54PYVwq+ZY/OwD7wNr/okdKqrvmmC57JEZvVrOCOGsAwq",
-	"xC30cNgXXK1JU5rTdrJCkuvmE5zlcyT5xrqRKWUBkxWJDN4Kl9dlboDgq6Vw1MEcSuBYUQzxoekbUEEi",
-	"nRVUzs/VKkxqOrT20t7OcOaw9tYbg5gxhAkiqz3WoAyK+kJbcKxWtB+5LmLlmeop1Zb1X/+YBaOsXutc",
-	"L8ELbe5gvA3areQ8FwcIaiHa1iUIohmmiDKU82vhVgMvlYsxMwdWMoSmZ2pLzYUk4W5y4ja9yuktuep0",
-	"OglqTUHwKEgG+AznDJI4vFxOOZZyqjtoUTbiHuFWf5plvnHhfq+wJHehQpUQp+wcc7+NsRSH02lp9rPi",
-	"T4xuCJl62cmam+hKqualZ8JVxR0w46DCEBehg69NLGKFiYkYyXHBZ9dj4KBQC/Ps6PwCHZ4edwZswP72",
-	"N8siO3/7GzqqFHuPbcl1XfwEeHVsmTEMpbHW1FA2Lyc66sJ2rUwO7CijWe6GFlC6eG5qFMd2dPszRpN6",
-	"vXUtCsR6cG1XNdWPy+5iwXKgzdqecbVC54YBxLnX7UwB48w2TVZi83EbNtw6++klerG1t7mxj2p90FDr",
-	"3Xfdbre7EaNKP7QB0w2KZmyKFRFAYlYU/FqdPhEpnhKE2fxuTAowJpatR1sgVdiLg6V6DWVkKsexvlQD",
-	"piWhWG9UoYLxL7jCpWJDB8bUOrLpibwTjLVq4FmrB0pn0HA8QIzLMViwlWQGYTs4l6SAaCoFOa/bn6Ix",
-	"f/sb0njPbLtHKK6zVrPHyg2NByxZ3PgxcTUHEk0gEkNsyrqtrbwkTvuLSNGAKVoE0fmkjIrQTRcVWKau",
-	"rrRX2ZIKiOGMdegvluqtlGSEpUSDnGoL8IANQWKl2b6Ch8UMs3nTJNL6DNSVRXSkjcs0Q+XmQQbGueDW",
-	"Q/ALmYOYXEh1MIkjcomXFNAMRz7QbypOdQXXRSAb3KrLiw+YEwsgx6GgkrjjVxMc+D27YbCMTLgezI2l",
-	"6ZLaGJakbTJeBmyqqDGkV6PjU4M65pIhmokmAXI3HDMFi7KxXmIxHUzV6jzmfFb238QDdk0YKSBOGSo0",
-	"oH/MuIQS+WDDVm/btirG5WTW4xWDVOv5gcsxOj05v0BKcgDMFUaFhkXVuhLaddm0kom+boo+6gsFP8HF",
-	"Ns36t3Z1IgoknZTRB3DJHBhamsAGehSaQvUbB97wdkbXDBHmU/ij7rdXdx1edBkpYP1w1Md2Nh4w29pY",
-	"D9DdM4D6lRSCcvVEwSm57SX6G0Vk9zXhEHEFaixDSmSy+htQnCxTd8hW4pooLgn0soAyMya6mHG3rGtM",
-	"1VAuYkVP1EEvjfADThfJczh7PbxZi2Ec8Iu/DIietEypxcidEYOhU2VsNFH1V1mRSTiOQYpbUgDiJs8N",
-	"BAqSYwneIh2qNObC1IoX6m2TtWRrlJjTICkH6MhCHZR3lop+YsB/PBQ8n0ndWE83kkjU2IlzHyOMSqzX",
-	"0iD4gwTQuFbS67/odDvdTm9/t7vbhcUmE3xDUDFjyTNhm+3bzf1WkSPUHl35fhuaCv5nuB6QoTTns8Kp",
-	"FfqA7T6JCWIdsORD20goIkEtdXX1thVxMCXjXedrEzywoXmYMCq32K8VkQfUHDBTSB4K0AMZMcNJnisZ",
-	"DBcSooylqCr1HXTOjdCsxFYDQl4YSVrJZQMGOhCEungYXaZmtDieUhB7rwkDOW2EZ7ncMN3ByYRqNUuj",
-	"lhIxheJtEMeqIfrcNu5XBFzOCqalrGBRfeCmVQhoZN43KXcD5lYZQyLZXMc7QvzVNbwEImPxTChmKUhh",
-	"ztyF/avjPqwwC140yT0xuWq6TbHNDHPuC3uSmUB8BEhNC4hVaCndROpmKJVW2c8EMJlyiI19lGwmKDFj",
-	"X92RPOUTJSUwXoZdgKDQT1DSDFm7mk0zLNUH/VqQ1EaMkp76Rk6vcn5tcs8S1OpVX1SD4zxHCQREJh10",
-	"WKY5anqj/VTOQDXRvrucpoTp3EWjL5wWfFpQIrEO/THlmJpqhLr1URzdagob7Uc9dW/B/DElDE9ptB9t",
-	"drqdTciblmNQEJ/7rdWuiVwYZQmBlF7ZTIymEHctEYbChEpGILhIx0mlcbkLHVSCBRhcTWimUqMcuh1n",
-	"SiOkwhridX8gK42Cul6r5M/vBNz9qamV50zE292wcgjiROR3Rza3TX/i6rP3u93lsZX3caODiAKETWx0",
-	"whWWqFdZWS+8MJPJHlhXzy8b34X/e+jSLqDWFpxHhjCwQVmeSyvFgrQpE4QJqrjPxsKjKk3wGPwaoZ3o",
-	"86/spVqmvmnkuIwjx0bV+/1u92GNuq01pkTj916rTuOvKY2m/W5/p93rtfu9i153v6v+/78iHSu13e2V",
-	"DpVoe7vXA0eG8WOYLfrBwto7EYGRutpUUFc+6LlCBz1X16B3X2ntffKL38DbdGRYr393o7lcoG/3CSP6",
-	"lvKRsxF0qg2sP6HD+la3t+gLd6aVfvgRfLS5+qNad2j4rt9f/V2j5zt8uLf6Qy+fX32zrbFw+TeVmuZg",
-	"rxOzyUQRaU3KkNcjUuJrASFZ9qfL+ziaciFDHeM08RzOq5dwH+KKQOBLFV9x3jwQ+Ey4u+Zawk+y1KKw",
-	"kmwGTN8D4ev1WuUwM03wXH9GGUq+S1Y5Bk1F3AGz2r3wk1NQa1dJd73tUGrIhp7X5hckzoeKrEM06QyY",
-	"6WCVk5FEfKaFKqTlATOlFmA056xyk4pjt8lOQmdbvvLcU9DAhHiprbFEyB94Nn8YifL8w8YpXDp9S0+v",
-	"JTxhN6qhNcvcn2tTjqDL+75qcDak6PG02W8Zpv4so+aqBPvKkV73sg7KXp8SVyiqzQnxsjEr5PU+jvQl",
-	"eeiqDCv5xGXZuRvLeijdr7VNDRD/C48G3GHhErC5JRNZjRUE7ASrOEL5ifviPv7r8JTuGqwh2OYDvu6t",
-	"MWut+tBfj5Npn2OJNAhbpAqztfs4qqumCzWLM09jneCMtGfTiuZaaVxodGDPgKBLnOj4f886oBQvMcZT",
-	"kjnLa05viNcc8JkwvbQgSre4IRlKlPa6Dxpa0kFvPcO1ywdtWLP30UyAbdC0DCyrt2jLrtKQne+FhrmU",
-	"EhSqPd0eRXTXIx3h1nUL5MagCeEvKzz+G25OCIgVZPYukLHK2Aukw8EWaeNlWwKwxPLiRktmukupEf10",
-	"7RkjFx6gmdCmPuhESXAuxygdk/SmqYW/IvINiT6d9bvyNyE26/WbIRNM82g/4lPxP3A6IballNHKtvol",
-	"a00nBL2Wmd9+xptGiw0ZFYoRXfnfnGtTfVSvUwSp0d0Xu5u7kLrtPwQBIOp1d7a3upvb/f5Wf6/fLwto",
-	"6F47q1Q5HcH28qtDwjZkq4Kiuf3gnh+8ybUlF6/dzgJxxQDDOMJEA4+fyM/65Od8zO98G6mrdGDLmhn6",
-	"QRUznKln3CNIttOTpUemZoJfiTmsvp4DUw6lFSs2iREgnD1OVKnfTAVKx1wQaCOZVJKPkwEzziybhZQ8",
-	"MEkdLFuVcWmWHAyYFyAo77if1RyX5dqGXI7BL6FrKckxmXsmXKeEuwTqAbuAgEPjYAFQascGEN2aKc4B",
-	"YEhGvKh28wGg4DwHn/lFTas3V8QVp9EzWDGfee45JSp10GGleBEIKUp7t/4+mA8q8OtGQVNSCEi18doQ",
-	"ozfkA00xQ9v9nq4+90OB/6Q5xcwaEfZi3frnsLgmTFKmHu3Z4vcl7rkd+p10tG7v4l1otqGbAylxClaz",
-	"P2D23OeIQ0Ayn8m40ugI3I22+AkDH8YEHBWH7hXtOdTN1O5oCinvKVnQjBxaFulDiMEJIou5M78MGBx9",
-	"06Orp1CfQedwOPB99dc1MY4w2yvJdXZvFUaJUiIsL2LPy+o1fx8SJYW6Nkix2W+yoKRcYtzIC3qVO7KQ",
-	"eG2UTExDuK0U1Z3XUYtxhTuVBlI6YMUF3+inD+obZZCnnAuj7W4fJaEaocnSLux2Z2VM0ZVrpet635vO",
-	"Uw4Hh/NAlZgVENQtpZZ3m2/p4F+Sjjnis6JcQLbhWlohqqMJXB6KrbwINAEzKJW1j7BpzGlDGfzE7thl",
-	"dW/oJOwBqyZ2x83+vKEsbswyl76vM2UxaFAgvgxYC6MHpCbq21mWYFqR6naAbK/ifO5n3G2YRPVA2iQc",
-	"mXP+GUFYCdzlqM/KfHQdjGp6y5pdJrEJz4Z4mdzmcDJCMtGx4SWznADBtER8Kb0+QBgNC34DtfeIi6Ow",
-	"Wb0uTEorlwLP1a93NivZ8QTyYUpSqDs0YCcmdxDZ3EGx3wRk+alOGaZyzGfBUgtAiKgUA+adzYI8Q5Mg",
-	"qu9bI0M0iZ3uGyPBByz5OKhWIBlE+2gQVX2mgyhGg1resHrv/SDa2u3v9TYH0eW99tIjJf7kRBJbiADc",
-	"vcADmda9wfusgJTUy0/Z/nILKk7pIfdNczcRLi+lk2br5aXWqyylJH0rYjyoylRVL/Mrx9neZf8uq7Yu",
-	"MjI/rqo09aojoWJylXpXDRtqpbzOCyV6Due2Ef2DpqkVSgvUNKsupFojK+Drq5XTCRW5AZXGxK2UAdel",
-	"QH5Y73lty39WmhUpyk6z2BJV17g6ipdBwHatboK4urN6iayyMVe98bXRf70O1MZ16zonN4sMRZTdcpqS",
-	"K+hqDQCBTksaGocse1fkZTq/BxnTHtyDS07ZjQlBLTnNM6FLGhoWsxwkCikuQ1UGV9fuaxawa9Z5ewiU",
-	"dTPu9fpmW5f+xPQmrINYv3wFFcTuva50Jcb59QlWLTGvtv3XXexWtuIve9qV/fS9VnZlG3zfXOF614c2",
-	"pajuVUYLkurSO/c6Z+eCTsip4XUNlFnA9g5KMywEvupQtqoEshxzNPNZdZUaFKHC22AHf8xoenNGpvn8",
-	"kGUvoTRDnST49RNs6QSN9mVlB13U4bNi++GvR/1urTCSe3hxcnp1enby5sSm360NA73SKz4aQTTK2pah",
-	"UFXUL+KQBItW0O/nF3reDJRxju7whGadn3+4fv3m4l3v7cXR/M2f/+i9/T399fD68OzVD8fdNzf/+dPb",
-	"d++2z27+9efJ0dHmm5vj3tvfjw+j9ShKo6iyNmg2PZL1cscvXlTLCCsqXtbQ0b2TKlY8Iz4g01WpYbSU",
-	"Jgd6OZR6i6EEdeJDYApt08boePsM7bLnl2yu1Fau7L3vrJemD7rxnJ/bDzrINAHQVfmRriOPTANgKoyF",
-	"amEvgErPAueHH0HwMYaCJI+G/IPuyypbqtNInNZtZd0nt+/W6u/q5TLW9hf7DQf+W7uJ1VdrLLHSX6Zu",
-	"ozbpPk1b8cRpONYiba6OqJuklbK10sOsUB9yeoyaFTRAdtAbPEdDgqYclF3KhCQYKnbNBGjnxku3wGm2",
-	"QCdrXs2SYJUqpamxVw0YBUIOkZZTLMelZkJ1SXmfN/qk40GlQj9jCObn5Zmuq//7jzWSWqnOGQ7pVKKN",
-	"+8hvG7j8y37tS9NkcMlHvf0tNd1lkAXbju6Lwk6r83yuyNB6R/UFDMJrNP5X9KmtQ8QrxPsvFXZzpggP",
-	"9lJ4K60xUVkhNkwdK0WngpSxNDJXaCEU5jTUOK5H/Jt6cv1u12Uz8AJlZMIreR0DtiCxw1LUSoIHcvkd",
-	"C3I2YpT0kwH7Mkkai2JyHHiiz0UdvSN539Tgel5Z3W+r2K1fpdbI4aZeW/QGFzdE6vLwNrf98OyXo4vj",
-	"t68CRWpd6dRmpdSuNjjt+dVFXSXxgOXDI52uMqja+WcA60tr/y5BcnJxGgTFZgmKaiqzZ0OsGClCQDHl",
-	"aRfCZHcZTGpGh3XB0vfBEthYv9xYWYjPTGlr5z1iKy+WbiVUNjywncvPxSab5d4CjPKwLpmKKlV8ikh5",
-	"YFIE+IEbQHXlGmsBPx6HKyny5b1f7ESTU6++x/tLhfLVwif+b6YeyftLdaWFTsUNZZg9KCFX4cGsUBfm",
-	"+W0vauZhHdYycUe8aGTdigMovKIn0pNe68y+Msu2nGcs5XT/+fOP6vV7NWkcVUpPj114jskmi6qJvFFI",
-	"Jizng1VAvgcvZEeh6KU7i4/LQrdAFBiSnLNryO5dFsvl7MM62KgJNmsvkWFpxSGSdeUtmaTEn+Y0Sg8F",
-	"p2y9vgqsXtdUMU5bWrgwYiOFeXM4KSyQiFfJVi0LttjcvHq6jzeqi64Oj7ostbqaI+uiT22utTeJi0BV",
-	"51xGUwdLjy2K/frR6lkm9/zni4tTXQVBchNE7BePsihTkGsqdF0QpC+s2IcKHud6O22TrNwqM+yVfFc+",
-	"N/POE9TShQR0/WRm054hR96Wp0gLLgS0CiqoFhTLgc7pNcNyVihJMRFj3N/e+T5B36Ex+YB+fnP4sn3+",
-	"82F/e8dSqwLfaXFSF5ApQ4LsbM8EVNeBli8kLYisTgf7ah9nSeXXQ6nQUFZ/vLAaaBJrX7Sa/1xiluEi",
-	"Q/bwUGLOrU1hUPsvWX5d/ijcZgesldz2YrXTIRZkZ6u+WW/YTmPMjgJBEjeAoIdqZ0SJJpA3Ji3gNDBM",
-	"8lJyNxYkvTL1dM71o4JLU+9Fl9RmaCFMIWZPvU4y1MqwGA85LrLYASUesEF0Bi+YLwaRDjNC04LcUj4T",
-	"diQh8VyYIirVdq8/zgpNALBE/JYUOZ4OWACUrvSIvOM6e64tyBRrMu9eE3p6Ru7MzM+ECdRzMUu1pT0T",
-	"NvkPjkqXtBnubOmSNqj5UxKrS9jEEGizrtBecC+hf8B0xQEQv65nLgSCUIgMtOcFlmRh2iDqO3ew4P5Q",
-	"AeF1A+ZCKcrdmuaAh3D8EN2mIWpKxlXfVUDT4S+HOias/+GDrYKyaYAiDhCEMN5RQSqr0/Gc6qZnqLWN",
-	"RIy20YSyGG129X/7aBwP2DYax6jXhf/dUv/bh7/78DcQrv/zv/td9P9DFf+tXhdlVOjGDdKriBfSJTmr",
-	"1u5bxzxYkjk4QxNsom7ZM1eDopqSXSnQuLBSW4XsLDUgNkrRhZZZwjjbh0AhV4qjQnHjMj5W015zIKKz",
-	"eqWWsK9n7ZzNwC66cvGPp+yLiVD1PMwE21lv1OmssU93bz79VPQB0CyEOjRLOmuih9JfPnktWHMyVxoB",
-	"fGy9NZZgWODSFTysDoKLZ7VrusOaQMXoHaMfLB1ZY22OE68DnyUrapDm/Wpkaqbjrb1btrFwdSV7/rRD",
-	"C6zJh84B0k37Ec+hPhaImELyqa1CtXKB8ssBb4UEQ7NOTWI5WMGjUaZ5PracyMokK3cpHnWdPyXF3Ijm",
-	"S50NC1OcXUrziii4sohpQyWw8WK4P9xMt7L2NtkZtbfw7rC9l3azdo/0R5t4a7id7mTRQzOdq1Vv144K",
-	"qWvzuqZvJ6rZDi7jSjyO3yHfuMytmmJ1TC2oQSM3r5iHV1v5ST16Uo+e1KMn9ehJPVpDParVXH/Sj570",
-	"oyf96Ek/etKPnvSjr6Qfba/Sj4IB1+quBjKYakFg/QXJRBBpcAyJwZShYT4jfy8pMzz2lK2GhmG0rW62",
-	"N+oPX5D2TtrD7a1Rl7T38PaL9uZwN+unPbI12ulGD40aqzU/+cLqVjoTkk9AhALfob3dDdeVcQf7Cpcw",
-	"R/+kbD0pW0/K1pOy9aRsratsnWv95knRelK0nhStJ0XrSdF6UrT+LY6oB+YLResmwy5LWQ5k6UBrId0u",
-	"zstpXlDkoamWWV6nNrCD+2lvtEnau8OtrL2V9nF7j/RG7RfZznAbb6Wbw37vwSqZ11ryi6pjfhhnVR+r",
-	"6l0mJvtJ83rSvJ40ryfN60nzeoDmZfP2nnSvJ93rSfd60r2edK8n3esr6V79T9e9HlR36IFVF5p6leWV",
-	"sLy94W76Itsh7e3RFm5vDTfT9m7WJ+3eqIvts4drVn4P/i+uWwUqHnsJ/ma7apBKZ/gnPetJz3rSs570",
-	"rCc9ax09y0D+Qtd++xKstFc3Y9oF2dKBZXECUyNF00WwqJkqcwS5m9PxWV+F8BvGt5n2hz3cHbX3yG7W",
-	"3kpfDNt4Z7TdJluZfbS3PuPz4PN1IjxWQ0CxK93PWcNRLen+/wUAAP//",
+	"7L2Jchu3tij6K6h+55WlkyZNUoMtqXbtpzhKohvb0rbk5Oxr+qmhblBE1ASYBiiZcelr7he8X3j3x25h",
+	"LQCNHjhIHuKc0qk6OzK7G8PCwpqHj1EqJ1MpmNAq2v8YjRnNWAF/Hua5vDV/ZEylBZ9qLkW0H52PGZkw",
+	"PZaZInrMyJTqMVGz6VQWWnWjOGIf6GSas2g/+unoPCanJ2fnURwV7I8ZL1gW7etixuJIpWM2oWZ4PZ+a",
+	"l5UuuLiK7u7i6Dhjk6nUTOg3bJrTufmqvozEDJOQ2zETRI+5IgVTUykUIxzXpbQsWFb+LEeECsJokXNW",
+	"ELMcpjS55XqMr9MJI37idN75hc3Nbsp1MjGbRPvvIjNx9D5uWfcbqtlLPuG6HWoZm0hyzeZPFMnNWzG5",
+	"HVNNCjahXCizQK4JFRluipsnimkVEy6IYqkUmSIbCXz6j0Evth9ycfUP+Idi+h9byWb1CJa/fc9z8fs7",
+	"lTlP5yt3+cdMakqm8DLZSAa9g9t/7PbqS7Q/33cteIDHWfsq7Pk+UYRnZMMccPJfHftN5zhLyFzOiGJC",
+	"x0QWhJIrJlhBNcuIFGzzgEhB2A0r5h5/uuRfM6mZORYtHb5XN1KwPy52Rv10L9tig8tndJttb+3RnZ1e",
+	"upst3d2EfnjJxJUeR/v9wfNWzGK6mB+ONCua2z2zqKEluaVck0s2koWBgC7mXFx11wEsF5pdsQLm+u23",
+	"3w5nesyE5inVrB2+tHyDS0HSMc1zJq4Y2Xjz4wuy1+/3aqf8PaMF3DuaT/4xjK6oZrd0Pozudex3cTSl",
+	"BZ0wbWlUcGF/YS0IeUhmgv8xYwYhyUbfwGiws2OWW9DUDLJJtLmDE3rNFKEANA5UA8mDoiO2X9IHM4qj",
+	"GEMBP13KDH/jgmw/J2M5KwwtMmQL6dCIF0oH1EkozWgG5CjVXFwRfctT1h2KCrgcHnUMInUMJnUMKnUM",
+	"Lj1ng9Gzy765MdxsEml2FEeCTsy3NSoWLUC1wc5OHE248KgXt8HbLRxZQprKmdDHwiz9BlAjlcIQavMn",
+	"nU5zixBPf1cG/h/LHZk3MzM4xTEuuBskjiZMKXrFHGrhC4aOB++oWZoypaL9Ec0Vuwv39B8FG0X70f/1",
+	"tGRlT/Gpelpb8ZG4YbmcMtxbC1rbuS/ZmIsMzs+cebAUg9UBkwyJyqK12NefliTrrsLl0vmxOC3kVQH7",
+	"ewBIeTnSBRcXUzdWCNnDOsvjqs7uzDaV5nluGE4wyANB37q/ZQdwuB5XLpdZzISwFO4zHYnQrBA0PyoK",
+	"WTzsKOwIFwyGCE/ADU4UK25YQdwbDwVvuNalYBVkJtiHKUsNe4NZD4A1MwBxCC6CcKlxuM8D21cgM76W",
+	"GuRKFOnuDV4UPC+E1BfUDhOCGOcgPxy9PDo/MngipCb2RcPSn970n5o5aao/AbHrO1lFVEBCZh+40opc",
+	"zjQsqryEuCWyQcUc35wJcwRPb/qbBySBKRKSw8c6EL25rgjdbXL7ssPBl+7iTznR11L/KGfiYSdpjnAE",
+	"X1cPEP4CELmnDzwlt7pVp1MwJWdFykgmGSIMHJURC/0vlyyXhlNLOALLJD7f1Til81zS7FzKl7S4ehhb",
+	"neIYF1rKixxGCeFqJ0RphSsCbxRG9hGkT17x7x8O59riV4O7uhJpSCEs4TPCM6d6JIvJPck4TFuw34FQ",
+	"mr9vaD6rwNiOe+Ffqssu7g3i3kAuxkS2Txxum/ud8xtW0MuckQ0zNulv9XuD3c3mKdzF0UzQG8pz8/bS",
+	"RYXv1deF/zLSpl9hxjMkj0LdssKJsP2eUzUPLLnBRU/o3NwI8x/z0ZjeMHLJmAAdqpzugmfRfr/X68eR",
+	"nOlUTtjFTFwLeSu8cF/b3/p4Fh7qKixr2W/jRFAtdBss2JRRbeiqEd+pkmITSEAFSjUULe0UndBQsQxT",
+	"W0wbn0aEvU7+QI5qlN6L3A5QQRspycQwJXtjlWGgOlDwD1DFJDnV7BPkmGADS0/VLSelee7XMp1d5jz1",
+	"SyKjQk6MBk+OTwnNMiNx1s6sYqNZCmf/YgjlTmn6WOtj+7pT4Tteh19+xF7b/zTkOGMieyHFKOepvicd",
+	"vMxlet1OBq0EdeFeqRMb+5yMqSJyCjaVGRq2UiqQnbprl7VSPF5Rh+rTf11t5y42osoLKcRCtiBmk0tW",
+	"gFCa+vfC1byWBN8xc/pXUJzgyskTrXNbKvrWEdGHgePckbwJzdgSkGw4amhI+Kahg+nYUkxHR2MQYQ2V",
+	"tEsr4XjJDMFNpRjxYsKyAyOj3poH9swNqyD0inLRJW8YzchPR+cgkttZ1VMz7VdhJuHFWEZ12k8uBog4",
+	"NOeK2JtgbYmtWuxQrFJjkb9mjFA8q9uxVCyEcg2+Q7GR1OCyT8AqHuPU5pCSEpbJJhqZvjEGds4mBrfY",
+	"J2kT2g5y0a5WvJaETqeFvDHIbF8lgk5YRoaRLDJWXFiwwkRglXwgO6tvZwV2NZclR6GSQSZUp2OGut8V",
+	"v2EC1m1whWffoDjyVtCZHsuC//lAeWQWDlA7w8PTY8Pl9/F+HNr3YMR9Yg3Mw1mvt5Veszn8wciGLMh/",
+	"dQ5Pj82d268/hhv7Tzrlv7D5P2rPNh+OBCEUViAAmJSpKn0Rgc1xQnNDcg1hsRfcvFCwG3nNsi45D8RX",
+	"ReeK3I55OrYINBR6XDBGzACKbLQCKy4hExMEwiYspjDUGT1RVMMvt4VRgC1ZORgKrolgN2DQR7nZLrtB",
+	"Yn777bdO3Z2wDJ/q3odPQ8dfac4z2POPlOcPRMkbP8jFCEeJIzCjKetw0FxQPNF3UcavgDmKfB4TuMLF",
+	"nICOB46AmLDuVZf0d3Z2+oOt7Z3dZwdESPJdTNSUpkyBzkHVmKno/V3VegjLcMxln4TzPhhR6/BZbp4d",
+	"cZZngJhcKc+xPI7KgoxlninEGqULbrijmM40KdhoppgiG5S8fvuy9L/EQ8Htxt6e/9h5HhNKshkeCuDT",
+	"5gFJENYJED5FjExC5GjERGaWgGvaSBqHBOzuBO9TnfUajKa5wfI5mSmWIWJTIfU48A1vJKFslVpx4Ztk",
+	"o/7AQzeN+XNayCkrNEehnk0oz1sca3HEYT5zklSjGXt3O4ob7kHnY2rzyJZuvHdmOPtqbCctHeby0iji",
+	"ZqxFzhlzM/P8ZBTtv1uOvjVbQFzfL17g0nXf8D21uvFr63zfZmAwODYrGGF2cqS6INJRPVMHJDFzJ2Dh",
+	"Ep6pg+yuwJrLgHt/6FzJjp2vvpno+5nWUvxKC+5sPzTLuFkEzU+DfcKVj2tb5yJjH9p9t5cw7hNFep1L",
+	"arB/KhUMS+gEzJxj5sWRJ8q+rsgGiOvugSKJffDufRcmQ7/+hH7gEwPtPXAu4t+9NkzyikxzhW/fvCRq",
+	"NhrxD4Z/EQo/4HR4VT9+7N/dOTF8NpXCklhZkBcnp/++eHHywxHZoJpMpNKkvzMUgcvXfWc/oIKcnJ/a",
+	"4WMb0wI2TXj8r7fHL365eHN0+vLfdSft2emb49c/DbZx296v2uv1VjlWa7cFzspBpO2mvKCTKeVXonml",
+	"AaHVKjrvvn+Bb9/FUVowqll2QXXl4mdUs47mcHEbRMLaLecXRWtcwIZ9zjLyHYgQm+Qp2QCt7ztSf0a+",
+	"I0inN2PSM6pw/4D0MPLFkGFD2oFKg92NZWTOwOBeLlTO0NBpV4lqmlmlvZoXaMVTzXUCHqcWIurpR57d",
+	"Ab+2EpXBmBHwAKH9PbeDxcTh1E5cf9Owd7NErtlk5YH8iOO+gWGjkujQoqBgLoLhLgzw7BFV9/Abhggp",
+	"G17gxEAU3lKj0mQHhF4C8G1AiA9GqMJx2YGvzRVyutZigXB8sdU61tSkJ+6wL1B3GsFijBJhCPXh6XEC",
+	"Nx2jxijKFe6TbttMBoEXXALA7fug/VpYvYS9Bhc5dtSgflXDFS8jLy88Malu6md5i8ZXy8cccJ4od5aK",
+	"0IIRLlA8QyZIhLw9IFpqmtugPF4QNZuYHVeJmIfSmug28sL8Gi9PUVJs7uqNR73QwAVmy9LkHzoM6jRo",
+	"8ZwG3GsuT1ldZI1XAZRrvVvDF/ywBIWdNQ4Ab9fsYbsMTR4gqC2W0TKq6brsq7Ex+Li51PfBYl9y1SIJ",
+	"e/IPstI6FLtcQ5NYC/ZBX6SzQsmW+LxTqhShiiT4QklrzFdkSq+Yp33Wq2GoKTxoIT41AJT7WHZg6i87",
+	"MYD+fU5tTNtOKzS/V6ELwi/ZoCIjbDLVc4KAUptOlmgz4AZwvZQyZxRONePKqGIXC1ScOJqOpWAXliY3",
+	"VmIDclA+J3hFYxLYA1pZSTjmBfLbFSceuBgqK66trzl0K4agEbsJ8sD/UzcD2EfeAF56dQCJtWwHr2VU",
+	"64uba0sfE3nJc/aAE6lZaLhI81lWQY+mdNF8IFEOCFSAnV4vvoeGbNcfR6VHzQHLDr/k6F7gmz/YS9m4",
+	"OOCqewAo1wVAEz3djMHG4NvVmzi6cYa59WiUef17qh5MpJoQvIsj5hbhrAZ2S113Ju9XnS2OEC+lczjm",
+	"AubkQtTW5k32Frewpim98tbJVYE8/s0Fh2oEy2C8Jef5dqpYoT8DPgZEo3q3dTFjSOIpEezWEyOjU0xo",
+	"xtpp0OdF7+CSVi7ySsB8fXZcOZa7wF7s0dwA9H0TZvdg3RZJ/qrNoajxRbYWbqmKhj9ylmeqlitCUloU",
+	"nKmmouPt+Q0NazahomNEcIgK0+yDbuVCweZa7oMUxL4QExSMpHAmjLYLUYOAG7z0O7RhMtgpX1jLanUR",
+	"r2g65oKV+0CzCSQ7hOtwlLXm7GtJDQj9ua1O3gXBF80YlTYvTi34qS2+b0F4XZtnoPZzNRijPT6zJZq5",
+	"FkH+vgUJqpbiz3HNnKF8pbEdzv0u9H8ttXKZ23GEr95V4zrqqHMiFsY9ON/nxk5vQNrOIybbvT2yAPbW",
+	"3OtsTpBW5/R+sMhwG6kBZkEfivKRZ3drKvuN4JTFvKpiaJjQOQZS0jRl00pooouxccGZVJFcKg0WyqGA",
+	"V2x0u81Yqtownjg/BCkYhIi7qBHCdQyO3Z+Ozoci2G15NHdEjeUtBJhPGBW3Y57bkKEF0SZoFW/y2iYd",
+	"BpK0mhADMi4gxF7iW06Jb9nlWMprjDK21PgAbVMgnBGaZRjrmRiynzQp9UPs415yXCm0vjbygldxmgZL",
+	"XCS3xwpZMDQtpFL2vBWSVGfla2UVk1YSfVowDDVgf8xoDjFoTOkYjBIwqyIpBZ/o5ZxQeEiuIT5AoD/E",
+	"Ykq3YCnjNyxzX8lRYAskYyoyxTRm1/0uuXDYTUV2KT84TbHym1XUN9BQWEpaGDooxQ0rFBJw85u1EZsF",
+	"diboX/+gZwUjPFObIZMxb6yW2UGgc4J7cPitHNC8dhQES9a8rDes1Yp6IhixziMDrRIbIcPXbAZCkcyz",
+	"5DdEYJgpeaJIIgU7GSVr+xfC75tqQZu+olZv9atLdlVAfyHZzt/HQOWrI3kpEnWrAe9dpLOlxNEtlQJL",
+	"hLoLEDCOqk6g/UVMuSWjqKTzwIjBfOH9Z1yTK8NWhBSMbAhpuchmt13DcqEC6xiguc7XUpIyoI/wtpuh",
+	"DbtC+WChezvQgRsQrGu7dQM/OO0M/UJ6hsEikGW1QZE5wE9PFPkfZyev8YmlVsDyMqlVbGTqMVhwzRcX",
+	"N9Yhr7q95IBQ4jOS4RUMIuMCY8i6+E+jHuIPSTDaHzNDukH8TIgsSGKm7/IsQaoPy6OGmN6OZc78ApLw",
+	"IC0sg0iCjrrm046cIiA7UwkCJUbM3sXRzxA+8lKm3iawNKigFfdSBjKCQBbx8uTF4fnxyWubPNhkpTYQ",
+	"vxJcFR3edMkpneVcaUr6vV4vJmf/+39J+E1WHer91Q71OMqp5npmwz3cLJ3BVndnt7/d5mErAxV6QaRC",
+	"Z6/X4lLOpbhqGX17t7u7s7O3dPT+88rw8M/G+M72EIAnnTAPn3uDo3YfPWzCnbTdR0SOVyzj9AGYMTHf",
+	"2Tobx68OfzqKya/HPxydGNz+4eTF21dHr88tkhwYRpjqfO6iY5Kci+sEOH3CsxZ5bMRz1u7g/UGmswl6",
+	"T5wP37yMcbIaUs5SPuXmDcVYrUTJ8etfO/1er9+dZqNaGMf2aqRbJL4F9JlnKBkZ0PiQs6lRBdHOXC6l",
+	"3xvsbT3ffrazWzvvwfPV2M/FdZup3ubHjLWeKgiiqSggmbwVZiUus9SscVTISXVd8PH+06dpJrr2124q",
+	"J0/V1Mze/X16VY9/2a4ueM9ov9potdF+9P+64dpEVvyhYVWYKRsHXQ9NQmS6wOsXynx8QkHDvuEZM9Qk",
+	"sziyWg6Ep213Y3k6+xcLWVtkUfimI9fac9O/HIxWmUy+IdD8wuavFsp111wAubhmc1eXJHM0DKI9QxzP",
+	"0UIG0qXZzUS2CpmvWFOypGWA6BrFM0BKtH7ZpXZY806geC5714HByPSo/q1M2bGv1S9smT0Fa7TTt93g",
+	"V+yrKzCv2BfSWl6VhuTa3RhTfVE1tDVQIs0NN7wo2IgVTKSLgqZqb9n0Ewk5v2W8lnWzCwjnqnKOtJh0",
+	"QKXtPHv2vN9qMXEZ2suBCLvBbO67OBpzpWXRUu3nCGw/FcsXxKXnGVPaxd/7rKyASWs+YUrTyXRt/foM",
+	"JnkxpuKKtSki1RP4jEZEI9nUVm+NhM6aYo2D3mrKdT3XmwvYcTwUgY0xlbM8c6l6Rk7x2SjePAlD195D",
+	"U+rmPuachOni1RzxLknwYBIbCyZIYn5PyMaYisylQ4aJhkLqofDpbpsxSWrIDUNh1AcIjhYxyp9jMhOa",
+	"54RWkWIoIE+4IgvZeZSHIaQvclWmuQA2gRZmEwxK+2h3KA5tBE/hHC96zIpbrthC8+iiaMnjsxPyfLfX",
+	"L7EScfbt+QsiRyPF7hESaa0T610wxOkGFQpQOW6QFz9FuaHygrYTYbzMX58SI8H8ouTYF5yox7/Oq8iG",
+	"CBT6JVoM0Pez/rQbdzKmKc8X2E4eYMxZcqLtoQzOJLx2KEMw2rFmk28r2s7vZgUcYOULYw7vEf0Qxi23",
+	"s/J12P29gy6qtvb7hWosjgD33Kka9w1nwJXm4uqJQhP4+gSukn3XdlmsU8H6G1bH4z1IIrk3t18eKl+h",
+	"FU3n4EYJaZsegzzfpdllm/dgEFD7aF0GgS8/lK+UHvz2o6pkZq99GVfypWqiZDWAp4bowQo9aGoR9u7k",
+	"llCAN9Zp8JlC8h52G42E0w5mgyyseKLs1Vh9JfLAWLzQsrvUILvcoLrQHPqZrJoTZ8+sOYxlQcBOFBM6",
+	"y7iMCViLYuKMRSBUKs3Ta+bdni0xPSmdOug0gBBaLRdYD5t+Wz5hF84SttJp2b7he5KjhUssGE3bj55N",
+	"5O+8ff3LuNGyO4xDtm2oYNN83n6CNivQHJVhIlB6tTX0agG0bVzOfSWkxhI1+6AXkbUPGt318Jfdsteu",
+	"YBJ8bvcii3Ir7Tey3U5akw2dLmZeJhtm7ng5vscO2WPirnzs3PBQhVqzAgOzYp8t6RAkRsYdEzVXmk2M",
+	"4mXLE/qyKIIZNVMKtnlf2t6g0hUiDpTOh2AutN/WiPNXDjVuYw1tscYNx/PnCDZ2fJgJvYAn/a2MRl+J",
+	"g9ZEyxV0bh2hz8tatVL2dMqTUJLT40LOrsZQOj8ISXOySUySKRUsx28MEL05I6NqfClpkT3B/EZIeiAb",
+	"EECUjll6be5x6VEAsonRH5WQGTrlELIoWN5qU/6actyK21+V7pri2xJSYO7DX0MG/E1cRgLUWv6qe1z/",
+	"Bej325gVvuhUajDFoNMBKdFyLTxciH73QayqxtCyVKoDq0mlviOo8c5MF855j1THBQv5b0I0H0ADv5I2",
+	"/EBt0tlH143Q/FTC41XKcuZl5AXe/osITIm3S0kMbugzEhn1Vxl275tourCI9xfzUrdE+3/TnupGBbsv",
+	"Bpkyn+ObBshpJZWuuqWpdca2lB9w5u8l+fwr0venGMyCI7nP2ijPolrcX+zkmlkt3/YJttaQ/nLQWTef",
+	"6JsGWluB5i8GskpG1jcNlrMybKW2AChxIzNmAxJ/lrdES2I1esyogNozRsCj0BHJpUs0rVa/Sy4uHJAa",
+	"Qh08nY6L1oSYM1QluUK7E+iIQWJGa+6FlhD+DAL9YBu7GWFIZe1Fa2YroyluZXENJQxd/LRvZAZPucjk",
+	"LYFdb8iC3FqPKKTdozvIei7Ibz7EwX5kDmnKRCWNC930bi8IzfYdQQ3j2gqpWpjFAvuBw9M23OqeVSCa",
+	"sFplYK8T+2oRh/CI4wAd2sh/a1XjL8e11828/FuGMBpYfnVZ1kz6hqlZ/qUSmYMJPod7uqkB10JZMkKV",
+	"4lcC0y/aNffWS/btWRvXqETgPbT23bBM+IKaKF/LlIl5gquZFXAjv5nAuNaSxFcxsvDJLLd5T2aMVqPK",
+	"MlRBz2Rxw1MGUfMxFmbl4uF5ue0JkLUdr04ULCu8LAcdGKfGdDplooxmM+iAuZPauYLCGHZSgDNWVYvm",
+	"fNX4rfDar7S21i+DX+EiduTKodtqtfcsYlrNt2oewa9I0o20YiuCfvw4uLtDx60kUkBmJSRS+bgSf/ff",
+	"RYeCRnF08uYHvPzvg9jPSr7NYHtlAsaEfjjGb/tB7R8fsoTusjW30l5/NTYUFCqFdsmhIIdvz38+en1+",
+	"bHOvgvfLYqZDwRUZ8TxnGYp/VXi+670P+ucaZjnh2vDGapnTd76YbM8XbS1Ln969XzNitlbNtgazJsga",
+	"sU+1Ip6FnE3LaE3bNY2WBRwPT499nUKDBTYTvkr+X8sbBmIioIeqJ96szgBak0/RPIeQC3krCM/sKXNr",
+	"JN+gwmX+FgQ8sJpwIwqfYQtjL2M7jy4V2VAUTM8KgSTSQ8FVIIlbqGZJhkIPAw5WNQhaYbhe7rbBKyvN",
+	"RHdXwmpprNan1OoKcqjKuur1pKRKEtK7Xmfv/cfncX/n7j8adNdIhrYqeacswP75CrvfueLhF2FkzbK7",
+	"U0vaLAfwoS2rv8asvvLT9WmRbQrpPogJH1WZGDT6EaxGXc8gP4woigaOz0Jam2Qip+Jq1lpSx4ArZzY1",
+	"WjCW+avk68jQSSC5wb+4KltyQNvtG1bQnLhZauSDiYu3ZzWisVNFNNr58/3HQbx1t3Hx7rDzP2nnT0C9",
+	"Qbx9t/nP/1i/jK0tcoSrVNSsr1y5r3Ao2G1Ll8IgrVRQciZnf9ZSSp/3ljh51xDXDFnz2MCzLjmxalcF",
+	"0gadyjEJ9GxHMaWyyGctwp1PoO23pqWH0zTX+toW/aWi2W7l05ba0jvmviykrrsFNLJVpgrzThoq3Odw",
+	"pK2KR1WusbXlFU7iXTfmtF5zaj2f2nkQcXA/GdHXLgYx0L/oHN6TmdKgNrYH0Fvha3mgQ1Akn1tWfkAS",
+	"LIpvcAf6YSR1GTAhIDU42b9d3tL0mqkLK3Vh0yuMNIvOxnJKhLwtl/32zUuwO9iv+0u/1nJKpoWcSLMf",
+	"VQ4SlLtfX7Zzp4MyXlvMfko1u7JJW+uM9MK9XzIsh1xtJ4GvPFGQQdmtZp8bqcennxuIkCTkngnah6jG",
+	"QDlrO4iHwtc1ACj6jxzPTmJyfvRf57Wnwem6WhyGO9KhcE+65KfjH2FRp29Ofnj7wqXEYwVttE5B/ada",
+	"WdU502RDMUaSILTONSNxKuzrk9dHURyZhUVxBGCI4gjgEMWRg0IUR25zURz9dPxjFEd2MebyBdnxdoAG",
+	"b1gtQ/hrV5MemhePbPTITORMqVDa4ArBi51Z/OcLipjcn0WtZ0JYS7pYWi42rArbHyxV8d0hHp6evjn5",
+	"9eiHVltEcPgL42PA5B/IZtqFzaBOBGhl1ELEKYOOsqhhYzwULw7fnLw9O3oZk5fHr47Pj364OD9+dXRx",
+	"8uOPR29i8uPLk9/MZy8Ozw9fnvzkA0K73e5mlxziGcuRrXbi1wMqqTX2u7PdHgyMWGOERa675DAw2lXE",
+	"zJQKdxvqKmrkFluRNFeUi1lSkdefe0C5gviPGs9puQ91qlVykmXczdLPBo/77M1cutGq7iwV1rGs+Krt",
+	"KznHuwzI52Ky0eRueGKT+XXJsUYaAIGPQ1Fv8UJJAjadxHaCicPOLrXGL2Vbjv4OCTq9DIWhsyfnp+4L",
+	"owqsYRCxhpBNyAE1exvJYigC1ojjuTYxLB1LQ7Rpel2ird2LuYtGQso2FyWCLo4c92eb00uWVyXP88LM",
+	"BrLG/SLE7bqA2VFVKwjCRlwwRbjeD/vexOTtm5cxOf355PXRxeu3r74/emPogzsOJAaxIwVAA8BnKAUK",
+	"gZ0pVepWFpmPcAdhvGrCGgp/0TdSObW6tQ1w1XS6CX3LkT1SsHLV7RNG/lm31Q68ZWFfRfZl9/NFIMW0",
+	"ZResxVEuWV6t9fNW85zr+fq64NvplBWdlCqrtPquHLi6KqK8PT9+eXz+7+g+Bclxkcsg0Z7t6ZtDrZ3u",
+	"6eX6iqI/aNpQ62Va/EzLVvn1QphaatN+0+5NB6GvH69XwaAv4+Vsbb/5xY6+UsT4mz50LP9tLUkP88iA",
+	"rbOlXJmoWZR2e6012tq+bbFHtX59ny4Ppc08tNQelObY2BpjQRGb0oIJPWbKtjHyKbfmYVZIw76rRPW7",
+	"nR2y0e9vkr3nz3Z3Ottbg/5Se/Nw+N0/3/U6e2Rjs/P+u3azn3UylpOcWvtAWVZ1pFlBdsl0Up1sjXYT",
+	"SyrTlz1Av1BY3ANqRdfjj/Hn9tu+sIfp2htYBIHVd7+tqHhrafBviS4s3m5UKRvbrCcnysrK4CLC5P0E",
+	"/k5sdU3N8ty1IkYAl9UsRzLP5S1oHxk3I0+4oBozDCZ0OrVtuuqlVNdq33F0Uy3M6jPo1svIq3+ObblW",
+	"ZvE0PrPa/BqWV/dppUzs8nK+50xpX9LXYuYca9faGP27OIJKwStxvnX7BuHXTF+63wfBhld90naqq75p",
+	"gud9iczm1/YMHiYyKI+60MPhXvCVpm1hbtewm2iJraekyOdEy811I1PK6l0rEi+CFS7vytAAwVdLOamD",
+	"uS3hZEUp5Pumm0AFjXRWcD0/M6uw1Qiggzl6O9uTxdFbbw1i1hCmmK62kocaYOYLtOA4rWg/8s3SyzPF",
+	"Kc2W8a9/zVqjrF5ibpqSBZo7hOyAdqulzNUBgULArnEZgWiGKeGC5PJK+dXAS+Vi7MwtK7mE3u5mSy2p",
+	"pu1N89VNepHzG3bR7XYTsjEFwaOwhUTgnEESh5fLKcdaT7FROBcjGRBu86dd5isf7vcT1ey2rUozxCl7",
+	"x9xvY6rV4XRamv2c+BOTa8amQUI6chOso25feqJ8TfyhsA4qCnERGHxtYxErTEzFPuHWcFAoBP3m6Oyc",
+	"HJ4ed4diKP7zPx2L7P7nf5KjSquX2DVcwcpfwKtjx4xhKMRa20HBvpxg1EViV50cuFFGs9wPraBxwdx2",
+	"KIjd6O5nSib1bisoCsQ4ONpVbe+Dsol6ay3sZmHruFqeetMC4ixo6m6AYZUIFJuPO7DhjTc/viDPtve2",
+	"NvdJrd072Xj7Xa/X623GpNL2fSiwD/NMTKkhAkTNikJemdNnKqVTRqiY30KeKseYeduhHaQKd3GoNq+R",
+	"jE31OMZLNRQoCcW4UYMK1r/gq3arTQyMqTWex4mCE4xRNQis1UOBTWpZnh34psUgmUHYDs01KyCaykDO",
+	"XDwmNEfnkYEd4r0Ao7yZkCqy4HpiEfFrNrc1xMMbGg9F4gnTfuNVX2YiQQKRWGJTFi3fyEvitL+IFA2F",
+	"oUUQnc/KqAjD6fDop76rRFDWmSuI4Ywx9Jdq81bKMiZShiDnaAEeikuQWHm2b+DhMMNuHs6i9BmYK0v4",
+	"CI3LPCPl5kEGprmSzkPwC5uDmFxoczCJJ3JJkBTQDEc+wDcNp7qA66KIC27F5iJD4cUCyHEouGb++M0E",
+	"thcLll6GwTI2kTiYHwvpktkY1axjM16GYmqoMSRqk+NTizr2khGeqSYB8jecCgML+27nOEscpoOp2pzH",
+	"XM4InhJa3K+YYAXEKUNRDvKvmdTQIAds2OZt11TNupzseoJKyGY930ttSxUYyQEwV1kVGhYVvI7HZOvE",
+	"27SSCV43Qx/xQsFPcLHNb1yQ7eeYiAJJJ2X0AVwyD4YNJLB+Mt15A2+zzLap2TwIhnczEiqgUCPOZ/DH",
+	"3O+g6wq86DNSsNm2oz5w1XmeD0UxE8Jefkq2e3sWUL+yQnFpnhg4JTf9BL8xRHYfCYeKK1ATGTEik9Pf",
+	"gOJkmblDrgzlxHBJoJcFVBay0cVC+mVdUW6G8hErOFGXvLDCDzhdtMzh7HF4uxbLOOCXcBkQPemY0oZg",
+	"t1YMNvOr2Gqi5q+yHKHyHIMVN6wAxE2eWggULKcavEUYqjSWynaKUeZtm7XkytLY02CpBOjowhxUcJaG",
+	"fkKneEIvlcxnmkGlc2wjlZixE+8+JpSUWI/SIPiDFNC4jaQ/eNbtdXvd/v7z3vMeLDaZ0GtGiplInihi",
+	"C165zf1WkSPMHn3zHheaCv5nuB6QoTSXs8KrFXjAbp/MBrEORfKhYyUUlZANc3Vx24Y42IYxgLxcuxLo",
+	"ahN5mLIqt9qvtZAB1BwK20YG2s8AGbHDaZkbGYwWGqKMtaoq9V1yJq3QbMRWC0JZWEnayGVDAToQhLoE",
+	"GF2mZmxIOuUg9l4xAXLaiM5yvYl3iLAJRzULUcuImMrwNohjRYg+taYxiJzRs0KglNXaUge4aRUCiMz7",
+	"NuVuKPwqY0gkm2O8I8RfXcFLIDIWT5RhlooV9sx92L857sMKs5BFk9wzm6umxwUrM8O8+8KdZKaIHAFS",
+	"8wJiFTaMbqKxFdooDOh7ooDJlENs7pNkKyGJHfviluWpnBgpQcgy7AIEhUFCkmbI2sVsmlFtPhjUgqQ2",
+	"Y5L0zTd6epHLK5t7lpCNfvVFMzjNc5JAQGTSJYdlmiPSG/RTeQPVBH13OU+ZwNxFqy+cFnJacKYphv7Y",
+	"ClxNNcLc+iiObpDCRvtR39xbMH9MmaBTHu1HW91edwvypvUYFMSnla7fV2yB27UEtH8/hupVroj0vot/",
+	"w0jz5PD0OCljzTdsOqK5CbBtIYciqYSzJ3hdDTzMna49xMwX6ZzrMaK1v/HY459ceg0nBhkCuQdyKKiG",
+	"Ru0BdMkpWI+tukQJVkY1N6QSJE4yyWzMt78ax5nRXrnSvpM4wNOJzmBbqPXckbcKNuUqqnp79k6vXZMF",
+	"2cfpmbZOH5AG/MR3Uhn0essDQe/ittNMgnKxibtL04LdcDlTtiCsnNI/ZtXVRq/Ojxeo3rb0bLjiiuV/",
+	"Zcjn+zjy/NR8Pej1nPbsLDdTVEW4FE9/t82h/NJKs0yAz+8+Yp8lG4rlat3sbw96vtDN/lYvjqYMsBbC",
+	"PqAOzv6uWTHaO/sG4rYsQX/Q69XKukaD3mC30+93ev3z3t5+r7ff6/3PsrbO/KKAEM1e9/lOjK6iC1/p",
+	"dNG3PDNToXOo5e1B/7zfK9+2R9DM2zBb8dPvgP2vjN0/+SUKHI22E1J5eus0si8dpWDxaHZ2M5hk0Muf",
+	"SdcHAcGZhLL5oknt60/tm8cZTrbd6y/6wuPR09DpGcFHW6s/sh0ejl3DVfPdYLD6u7rPBT/cW/1hUEzA",
+	"fLODmL/8m0o3ETAWqtlkYjgE0qYS5N7tB/0D4TbEkaZXCkLE/GUBA2LJDCA7ZiFHOPTDPwloL3Gk16G+",
+	"NTPRDIlx3EaJndarIFZpKEYgshsR1Dp5sF2uzbjHqH6UEa9BmVJe1CYpRIDHREkQVYx2RlKpUOwcCoWZ",
+	"DVSD1oDBIX4Tiv/J2uj8T8yT+VVU/jwY8YJnxCcjufBZggYdbuOsgNFUboanZubuA5U1bLq84RwzSZ1R",
+	"GIOXyyt7rwyBz0hwvzESi3hzYfHGcoHMQHWr3xvs+u5+g35dlmKgbMCYNh8v/HR7z3+61/zSiKZ+/0ar",
+	"mVAuNOXCaCO5Hs8JSyUWAiVMXNErNkGnzF/MFD4zS1jGEc6rVw5v6N+VI/S2V3/nQq3+fizksHlQy7iG",
+	"dT8s5BeuDX5FY4ihT+QVAxs1NPY4IIlitEjHCbY2s2qizz4aM4IxG5YPdNvFcreav5NUfgo0xNZG8fZZ",
+	"qkm/yhjaF2aLYbWsqx+2XezB/91bYYAKzXAeGaFgSdPluWykVLEOF4oJxc3t2Fx4VKUeQSE0qm0neP6L",
+	"9Ih+W1DPZ2RkDo3ffYxcqRYX8lXGXSwguIY87/T6ZUxWtLPT70MslA2FslsM8w0xwCkCNjCtllIDktz3",
+	"tdL6JYO8+2xE2254bTHevv8oxX81Kb6kZZ74up+MOjeVqoXcvrLE83JevYT7YD0Bm3FK87wMCATR2GbM",
+	"ouFLhXVa0JpuxOahwHugQtcgiuZ2pgmd42dckOS7ZFVsoe0oNRTOQajC/Hay8dyIUv2dtuzyTasS2BTl",
+	"xIdhEhdTmXSHwrbAz9lIEzlDu6zVhuyUaANtE/4rsaFNdtJ2tuUrTwMfD0QhvEfZnSn9vczm9yNRQYip",
+	"jSst40bLYFFHeNojMS2tWRZBuTblaI2avavGrFhS9HDajNGFZYmhMvGmSrAvPOn1L6NqtD4lrlBUl1Ye",
+	"FHSpkNe7OMJLct9VWVbyictyczeWdV+6j4e4UmK3095S5Ws4SUcmshoraHE1ruII5Sf+i7v4b6QHrMEa",
+	"Wtvkwtf9NWatFTD9+3EyDFsskYZQh1TtbM2oFDXv1kLN4k3g9JrQjHVm04rzC8xQldCmig8S3RKYQhw4",
+	"GDfjoVBjOmWZD97I+bVZuDM5PFG2Fz0k+hXXLCPJRGZsH5w8SZe8DmJffEmZRkDMPpkpCC/QEr1DvgAk",
+	"BofQQjEfvsUXuyLAnXfkgPUgorse6ahMtEpubPVC/m2Fx7/g5rQBsYLMwQWyjl13gTCjZJE2Xrb1hGAO",
+	"WVyjZKbGRim2oh+Wr7Ry4QGZKYwWMLIf2rSwfUa3zWj6ikWfzvp9Bc02Nhv0a2YTyvNoP5JT9f/QdMJc",
+	"S3arlW0PStaaThh5qbOwfXMwDYoNGVeGEV2E35xhtE9UL3UK1ZV6z55vPYfqT+FDEACifm93Z7u3tTMY",
+	"bA/2BoOyBh/2ql6lymESzIuvDgkrqtRA0dx+657vvcm1JZegXfUCccUCw3sV6nj8SH7WJz9nY3kbhln4",
+	"YmmuMrKlH9www5l5JgOC5DqlO3pUNj1dI8qgJdJ5ue3QBo3Iqct547nRwoZiw2i6WAPV/obRF2DR2uxC",
+	"yGkt5XtMVdAammVQE4IWaOS3+UND0RpBsE+m1BbtaDjZ3ZKDRqxQA5tmZTNWKdjBUGCX5UUtWcmhC1eA",
+	"2Dpf3MAWvbN9Q8nGNZsrBt+D3M6lGAoDKrwbWUzMAaBbZhO8ZmBqIkrTuQ3Is2F+gt0G6mJR8Bu2X/lx",
+	"KOh0ymiBSjtEaYwKpsbW4TeFBmsYrafGfAQtoQs2ZVSTwjAcOSLmsNEUq7rkF6ukW6edOzdcDUIcA5IQ",
+	"DoukItd/Y5Ul+MSs2m8Qg+QqrXNcXSfo0s2bhd2iMtGtzabpu0GvSeNqlUuXL9flvpWxNrrmiATUW+2B",
+	"3Gx3QdYDPSqlUR/qfFyxJ4iB5CqsExwY5xcYwStFWb/QwmStyp+1oHHl+3qtqIPWtvCwQVeb1Rtq5Kwo",
+	"mLZ82a6xsCGXBgXA4oM1cQw92PDt1ZGGQkP1KjpUnJKh1bvtIJzr1kzTfhZLa6GtuZdLNpIFe9A2BvfZ",
+	"Bs7zGfbx3ygMLB28+jP9cHJ+fPvqh8Py/19sf3j1w+GHbz5GrBRG3tVqvJurVquy2+JDbxR5j27phGfd",
+	"n7+/evnq/G3/9fnR/NWf/+q//j399fDq8M1P3x/3Xl3/jx9fv3278+b633+eHB1tvbo+7r/+/fiwWk7a",
+	"WgzrFc2fPVsQEVFzQlXKydYrvwbr7ffMNCuDCFx3Rtujzify2l5xZcvDNmJnjqvSln413nwux1aj8dYK",
+	"x1bYyPjRsfU1HFsg2bbL9oEK4QW4qg7xNOy12e4CQ6m+rbqpES4oAaXVqYSk0qHTyB1GBBTkck6SSg3U",
+	"ZChsTo0rhpbcs1YueMcr4/IsORiKoE6BvpVhcdW47BpzKfUY9BBUZ/SYzYNIcu/I83Vch+Ic6h7YPA8b",
+	"qGcGAMNNzZ3vAeAZa6ASgYCZ56D4nNc8g1bN9hQLZ3CuAhFkCWHo9WGlhwIYOrlRIWzaEcwHMuu1kLfC",
+	"cEwFFb+s1gny7Sv2gadUkJ1BH5vgfF/QP3nOqXCOyL0YNYjD4ooJzYV5tOfaLpf6q9+hl/WxABgvyrRb",
+	"nm2i6E+1Xc3+ULhznxud02x0puOy6LjLenI12MUc+34OxVAc+ldQJZrQzJw6T6HyblqD/ITOyZjemGNh",
+	"wh5CDAGOuph7F67VlJqJZTiF+UwRrvHA981fV8zm43iBSs50Ko0cVVhHzGY8FLKIg2Qv94rR+JlRwSzF",
+	"xyWZ/SYLOtskNpstsUNczAQcr81E86aFpGRTiU2t1NUe3qiVQ+UzqTTZENLgDv4mrC0A8mZ9DjA+9Wmf",
+	"vpQN9iWRszwjtqqog8WmRZ5yLkp2egOStLUqS2wi8/KdlanNcOUrxesBuZgocfBy3lKsfgUEZ0LzvA4s",
+	"q7jaQv9kA2uQsHQsiZwV5QKyzaGwZ0k4JjX6cliuARTQBCqgY8c+oQRKxfqMyrC+bOyLy25iLdihqNaX",
+	"Ndjia8naEVqKyRrQuSrCWLCTghcGTKBDsUHJPSok4u0sO0GsqLh34G1J+Tws/Ldp6+W2VG+EI/M5SNaY",
+	"zmg6Lkd9UpbFRSUC8cOOppLYVomBtN3clZIUjGWq67JcZzkDgumI+FJ6fUAouSzkNbQAYj6d0xUX9dna",
+	"6KBSdG5+vXXFUT1PYB+mLIX2B0NxYksYElfCUO03AVl+ipVLuR7LWWvFZyBEXKuhCM5mQblDW6cS71uj",
+	"UGUSe/9ZTJQciuTjsFoIfRjtk2FUTd0aRjEZ1sqXmvfeDaPt54O9/tYwen+HyYLECDs508zVQ4asM+CB",
+	"Av13kARngJTUu2Ak9pYvaHyBQ+5jOIwLTal3ucDanfUuF+s1uDC6jxMx7tXsompXCxvYWPHsL4uMwVrn",
+	"8+OqW6Re/Lytp01VT6rHYVSq/D8zouelrSh0z2lWa5LLFLaWeMFaVf9WtctoOjZ9tqz7Eob2+sLflvDa",
+	"LmQB10DKzrPYEdURmIGxEOYSCBy//rVjVMsmiKs7q3fqMMPbHbkhutNsZL1WUb832Nt6vv1sZ7c0s7gt",
+	"tvQ6iLi4kTyFFIAMy2TyCb1iCI1Dkb0t8rKqcAAZgUXSA7jkXFzbShglp3misLOSZTHLQWKQ4n1bs6PV",
+	"LYSafXSa7WbuA2WzGVuiRu0/fZpmwrkHu6mcPFXQm6T7+/QqqM9k4NYGYnz5AhqZGAA7pl1iXFgmedUS",
+	"w54vNp3cnMdNl5zSWc6VpqTf6/Vicva//5eE3ySEwGmuZxmL9juDre7Obn/brENcuR+3d7u7Ozt7VZen",
+	"G7B1U4bqXmS8YCl2ALjD0mHnfMJOLa9roMwCtndQhnJA/Q3MqK9KIMsxB5nPqqvUoAgV3gY7+GPG0+s3",
+	"bJrPD0X2AipE10lCWMbZVXBGtC8LTGNt6c+K7Ye/Hg16tf4M/uH5yenF6ZuTVyeuCuDaMMCVXsjRCGyf",
+	"a5uN2pqzfZGgRvCKt8YOhrbIrc9vaFyDojR6O2JQxHo2yhYbo7MZKkusSwOfS51SGMjSCHzQthTrcij1",
+	"F0MJ2tW2galtmy7OP9hn2y77YefISovHyt4HPgICduGjb8/cB+h4BoIA3YWxnS365cClgRaqhS2JK62T",
+	"vXNkBI5VCnXRHwz5e92XVfEYXiPxWreTdR9DR9dIIatX7V475jTse/zfOtTUfLXGEitt7utxLrbqWNNW",
+	"PPEaziqT9NJ8aRel6uM4rJrVaoDskld0Ti4ZmUpQdrlQmlFw488UaOc20m9B4N0Cnax5NUuC1chVroYC",
+	"9LzL/W+Rj/x5eeaYG7FwDjCsktRKk7B2F5oRbfxHZXr0qi8HtS+dv23xR/39bTPd+4e5+SrzfGYn3CoG",
+	"4SwPj3nA36Cv7o0hPDSoJNoWFrWYOlZ6X7RH/XlraSMCz1HjRuSfbWsz6PV8USVZkIxNZKW81FAsqC/l",
+	"KGqlzhTxZaYWlI6KSTJIhuLL1IpaFMHmwRN9LuoYHMm7pgbXD7r7fVs998JmeVYOt21jole0uGYau9S6",
+	"EruHb345Oj9+/VNLrzzfwa3ZsK2HBqe9sMmZb2jaYvkISKdvUGZ2/hnA+sLZv0uQnJyftoJiqwRFtaJq",
+	"YEOsGCnagGK75C2EyfNlMKkZHdYFyyAES8vGBuXGyn5AdkrXwucBW3m2dCttUXst2/lsxZSaXWdaGOVh",
+	"XTKtxUw8RrXfM/4E/MANoPquUbWkgYDDlRT5/V1Ycx3JaVBm/N17g/LV+uvhb7Ys+rv35korrAjaVqXi",
+	"XnVBDR7MCnNhnt70o2bU32GtIOhIFo3in+oA6r/jRDjpFRYYLIt9lvOMtZ7uP3360bx+ZyaNo0oHzLEP",
+	"z7GBi1G1nmjUJhOW88EqIGccasXcgZ5gz+LjsvQPEAUuWS7FFcQTL8sH8fZhTFhogs3ZS3S7tOIRybny",
+	"lkxS4k9zmjMMxm8mP2AZQx/3jqKKr7KF1CmYw0th7WGfQS1HXzfe1feolwwIRvUZms1RXUEYF2dwYBMr",
+	"IVapkLMpjlxxh0E4BkbHVCpHYj9OfDGc3decad/UsgKz1UqhPoHOVZwNZvFJdAbNyoTQ1gYsi0LPfvBV",
+	"oLAC78/n56dYC1pLmwcZttBwGFuwK66wOjpBeqH2oY75GW6nY0u2bpR1ho14WT63884TsmGzN0YY7m+L",
+	"v0KlYFekOy2kUkNRMF1wlFPLgc74laB6VhhBNVFjOtjZ/UdCviNj9oH8/OrwRefs58PBzq4jlgW9RWkW",
+	"y+iXEUluNiivdgXFoBVLC6ar08G+OsdZUvn1UJtboKs/njsFOInRFW7mPzOYQ4uMuMMjiT23DodB3b90",
+	"+XX5o/KbHYqN5KYfm51eUsV2t+ubDYbtNsbsGhAkcQMIOFQnY0YygtIX2gEOgWGj8ZPbsWLphe0qcIaP",
+	"Cqlt1XtsLCrIQphCyKB5nWVkI6NqfClpkcUeKPFQDKM38IL9YhhhlFMZ8W1HUprOlS0lb1BosI21xrvk",
+	"h1mB9IdqIm9YkdPpULSA0hdg17cSC4B0FJtS5DL+NRXbvKdbO/MTFVQIBOjVlvZEufolcFRY2P9ydxsL",
+	"+5PmT0lsLmETQyj0XNr0tQKxrPFQYN1lkP6uZj4Cg3EITHTnBYZsJDWOBh8suD9cQXTfUPhIjnK3kCzV",
+	"JYc2GYM5iNrGOdV3FdQIhOhBDEkbfPjgasFvWaCoAwIRlLdcscrqMJzU3PSMbOwQFZMdMuEiJls9/O+A",
+	"jOOh2CHjmPR78L/b5n8H8PcA/gbC9f//f4Me+b+hl/F2v0cyrrB9tQ76ArWpslJUOxitY50syRycoY11",
+	"Mbfsia/EXU1LqLSpWtivpkJ2ltovVyZ0nFdgnO374sVNihuX4blIe+2BqO7qlTrCvp6xdTYDs+zKxT+c",
+	"si8mQtXzsBPsZP1Rt7vGPv29+fRTwQPgWRvq8CzprokeRn365LVQ5GS+uhu4+PprLMGywKUruF/Sjw+n",
+	"dWu6pUigYvJW8A+OjqyxNs+J14HPkhU1SPN+NTA2w3Dv4JZtLlxdyZ4/7dBa1hRC54AUDNoXyRzKlYOI",
+	"qbScul4cKxeovxzwVkgwPOvWJJaDFTyaZMjzqeNETiZZuUv1oOv8KVWy1sqQWlSlyVdlWhGEV7Zya6gE",
+	"LlyNDi630u2ss8N2R51t+vyys5f2sk6fDUZbdPtyJ93NovsWa6r2/ls7KKVuTMDOht2oZrp4Xy3+acMM",
+	"oCWQ9dg7NcWpuCioQepjUI8w6DD5qB49qkeP6tGjevSoHq2hHtU6zz7qR4/60aN+9KgfPepHj/rRV9KP",
+	"dlbpR63x3uautiRQ1WLQBgtymSDQ4Rjykrkgl/mM/bOkzPA4ULYaGobVtnrZ3mhw+Yx1dtM+7WyPeqyz",
+	"R3eedbYun2eDtM+2R7u96L5Ba7UW8F9Y3UpnSssJiFDgunS3u+G6st7oUOFS9ugfla1HZetR2XpUth6V",
+	"rXWVrTPUbx4VrUdF61HRelS0HhWtR0XrL3FE3TNdae16gfesBVgt9beitF9TLXO8zmxglw7S/miLdZ5f",
+	"bmed7XRAO3usP+o8y3Yvd+h2unU56N9bJTPs+muoY2EUaVUfq+pdNiT8UfN61LweNa9HzetR87qH5uXS",
+	"Bh91r0fd61H3etS9HnWvR93rK+leg0/Xve5V9uieRR+aepXjlbC8vcvn6bNsl3V2Rtu0s325lXaeZwPW",
+	"6Y961D27v2YFU3wt3aql4HJQX0D5ricOhbquDNSjnvWoZz3qWY961qOetVLPspA/x9JzX4KV9utmTLcg",
+	"V7mwrI1gS7QgXQSLmi1yx4i/Od2Q9VUIv2V8W+ngsk97o84ee551ttNnlx26O9rpsO3MPdpbn/EF8Pk6",
+	"ER6rIWDYldEcHRzNku7+TwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -30,6 +30,11 @@ free_port() {
 go build -o bin/gateway .
 export DATABASE_URL="${SDKCHECK_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/gateway_sdkcheck?sslmode=disable}"
 .ci/pg-up >/dev/null 2>&1 || .ci/pg-up
+# A scratch database, new each run: the check must not depend on what an earlier run (of an
+# older schema) left behind.
+db=${DATABASE_URL##*/}; db=${db%%\?*}
+psql -q "${DATABASE_URL%/*}/postgres?sslmode=disable" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null
+.ci/pg-up >/dev/null 2>&1 || .ci/pg-up
 addr="127.0.0.1:$(free_port)"; sim="127.0.0.1:$(free_port)"
 GATEWAY_ENV=development GATEWAY_ADDR="$addr" PLATFORM_SIM_ADDR="$sim" GATEWAY_DEV_KEYS_FILE="$work/keys.json" \
   bin/gateway dev >"$work/dev.log" 2>&1 &

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
 	"gateway/platform/webhook"
@@ -36,8 +38,13 @@ func (s *Server) newDashboard(c dashboard.Connector, o *onboarding.Service) (*da
 		NewAPIKey:          GenerateKey,
 		ValidateWebhookURL: webhook.ValidateURL,
 		EventBody:          EventBody,
-		Logger:             s.log,
-		Clock:              s.now,
+		Sender:             s,
+		Syncer: func(ctx context.Context, accountID int64) error {
+			_, err := s.SyncTemplates(ctx, accountID)
+			return err
+		},
+		Logger: s.log,
+		Clock:  s.now,
 	})
 }
 

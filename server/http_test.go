@@ -37,7 +37,7 @@ func TestHTTPUnknownPaths(t *testing.T) {
 	a := env.NewTenant("Acme Ltd")
 
 	for _, key := range []string{a.Live, ""} { // route lookup comes before authentication
-		for _, p := range []string{"/v1/nope", "/v1/contacts/123", "/v1/me/extra", "/v1/messages", "/v1/", "/v1/openapi.xml"} {
+		for _, p := range []string{"/v1/nope", "/v1/contacts/123", "/v1/me/extra", "/v1/campaigns/1/messages", "/v1/", "/v1/openapi.xml"} {
 			r := env.Do(servertest.Request{Method: http.MethodGet, Path: p, Key: key})
 			b := wantFailure(t, r, http.StatusNotFound, "not_found")
 			if !strings.Contains(b.Message, p) {

@@ -21,6 +21,9 @@ func everyOperation() []servertest.Request {
 		{Method: "GET", Path: "/v1/messages/1"},
 		{Method: "GET", Path: "/v1/contacts"},
 		{Method: "POST", Path: "/v1/contacts", Body: map[string]any{"mobile": "15551234567"}},
+		{Method: "GET", Path: "/v1/messages"},
+		{Method: "GET", Path: "/v1/campaigns"},
+		{Method: "GET", Path: "/v1/campaigns/1"},
 		{Method: "GET", Path: "/v1/events/examples"},
 	}
 }

@@ -51,7 +51,7 @@ func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessa
 	case p.Mode != ModeLive:
 		resp, err = a.s.sendTest(ctx, p.AccountID, b)
 	default:
-		resp, err = a.s.sendLive(ctx, p.AccountID, b)
+		resp, err = a.s.sendLive(ctx, p.AccountID, b, "api")
 	}
 	a.s.countSend(p.Mode, err)
 	return resp, err
@@ -91,7 +91,9 @@ func checkSendRequest(b *gen.SendTemplateRequest) gen.FieldErrors {
 	return fe
 }
 
-func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
+// sendLive is a live send, from the API (source "api") or the dashboard's send form
+// ("panel"): the same checks, records and events either way.
+func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTemplateRequest, source string) (gen.SendTemplateMessageResponseObject, error) {
 	// The number and the candidate templates, in one statement.
 	conn, candidates, err := s.store.SendTarget(ctx, accountID, deref(b.TemplateId), deref(b.TemplateName), deref(b.Language))
 	if errors.Is(err, store.ErrNotFound) {
@@ -144,7 +146,7 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	// store.MobileForms and the aliases, and the check sees every contact that is the person.
 	rec, err := s.store.BeginSend(ctx, accountID, store.SendInput{Mobile: b.Destination, Name: name,
 		CampaignName: campaign, TemplateID: tpl.ID, TemplateName: tpl.Name, Content: content,
-		ClientReference: deref(b.ClientReference), IdempotencyKey: idemKey})
+		ClientReference: deref(b.ClientReference), IdempotencyKey: idemKey, Source: source})
 	if err != nil {
 		return nil, err
 	}

@@ -141,5 +141,6 @@ func templateInput(t whatsapp.Template) (store.TemplateInput, error) {
 		Components:      b,
 		Buttons:         buttons,
 		Unsupported:     t.Unsupported(),
+		RejectedReason:  strings.TrimSpace(t.RejectedReason),
 	}, nil
 }

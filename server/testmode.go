@@ -261,3 +261,120 @@ func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.G
 		SentAt: sent, History: history, ClientReference: tm.ClientReference,
 	}}}, nil
 }
+
+// Test-mode fixtures of the reports (GET /v1/messages, /v1/campaigns): two campaigns (the
+// standing API campaign has the id every test send answers with) and four messages to the
+// fixture contacts, newest first. The campaigns' counts are those of the fixture messages.
+var (
+	fixtureCampaigns = []store.CampaignReport{
+		{ID: 2, Name: "November orders", CreatedAt: time.Date(2026, 1, 11, 15, 0, 0, 0, time.UTC)},
+		{ID: testCampaignID, Name: defaultCampaign, CreatedAt: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)},
+	}
+	fixtureMessages = []store.ListedMessage{
+		fixtureMessage(4, 3, 2, "order_confirmation_update", "read", time.Date(2026, 1, 12, 10, 0, 0, 0, time.UTC)),
+		fixtureMessage(3, 2, 2, "order_confirmation_update", "failed", time.Date(2026, 1, 11, 16, 0, 0, 0, time.UTC)),
+		fixtureMessage(2, 1, testCampaignID, "otp_login_code", "delivered", time.Date(2026, 1, 6, 9, 0, 0, 0, time.UTC)),
+		fixtureMessage(1, 1, testCampaignID, "sandbox_welcome", "sent", time.Date(2026, 1, 5, 8, 5, 0, 0, time.UTC)),
+	}
+)
+
+func fixtureMessage(id, contactID, campaignID int64, template, status string, at time.Time) store.ListedMessage {
+	m := store.ListedMessage{ID: id, ContactID: contactID, ConversationID: contactID, CampaignID: &campaignID,
+		Direction: "out", Type: "template", TemplateName: template, Status: status, Source: "api",
+		PlatformMessageID: fmt.Sprintf("wamid.test.fixture%d", id), CreatedAt: at, SentAt: &at}
+	for _, c := range fixtures {
+		if c.ID == contactID {
+			m.Destination = c.Mobile
+		}
+	}
+	for _, c := range fixtureCampaigns {
+		if c.ID == campaignID {
+			m.CampaignName = c.Name
+		}
+	}
+	if status == "failed" {
+		code, title := 131026, "Message undeliverable"
+		m.ErrorCode, m.ErrorTitle = &code, &title
+	}
+	return m
+}
+
+// fixtureMessagePage is the page of fixture messages matching f, as ListMessages answers a test
+// or demo key.
+func fixtureMessagePage(f store.MessageFilter) store.MessagePage {
+	page := store.MessagePage{Messages: []store.ListedMessage{}}
+	for _, m := range fixtureMessages {
+		switch {
+		case f.Status != "" && m.Status != f.Status,
+			f.CampaignID != 0 && *m.CampaignID != f.CampaignID,
+			f.ContactID != 0 && m.ContactID != f.ContactID,
+			f.Template != "" && m.TemplateName != f.Template,
+			!f.CreatedAfter.IsZero() && m.CreatedAt.Before(f.CreatedAfter),
+			!f.CreatedBefore.IsZero() && !m.CreatedAt.Before(f.CreatedBefore),
+			f.After != nil && !(m.CreatedAt.Before(f.After.CreatedAt) || m.CreatedAt.Equal(f.After.CreatedAt) && m.ID < f.After.ID):
+			continue
+		}
+		if len(page.Messages) == f.Limit {
+			last := page.Messages[len(page.Messages)-1]
+			page.Next = &store.MessageCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+			break
+		}
+		page.Messages = append(page.Messages, m)
+	}
+	return page
+}
+
+// fixtureCampaign is the fixture campaign with that id, its counts and failure reasons.
+func fixtureCampaign(id int64) (store.CampaignReport, []store.FailureReason, bool) {
+	for _, c := range fixtureCampaigns {
+		if c.ID != id {
+			continue
+		}
+		c = fixtureCounted(c)
+		var reasons []store.FailureReason
+		if c.Failed > 0 {
+			reasons = append(reasons, store.FailureReason{Code: 131026, Title: "Message undeliverable", Count: c.Failed})
+		}
+		return c, reasons, true
+	}
+	return store.CampaignReport{}, nil, false
+}
+
+// fixtureCampaignPage is up to limit fixture campaigns with an id below before (all when 0).
+func fixtureCampaignPage(before int64, limit int) []store.CampaignReport {
+	out := []store.CampaignReport{}
+	for _, c := range fixtureCampaigns {
+		if (before == 0 || c.ID < before) && len(out) < limit {
+			out = append(out, fixtureCounted(c))
+		}
+	}
+	return out
+}
+
+// fixtureCounted fills a fixture campaign's counts and first and last send from the fixture
+// messages.
+func fixtureCounted(c store.CampaignReport) store.CampaignReport {
+	for _, m := range fixtureMessages {
+		if *m.CampaignID != c.ID {
+			continue
+		}
+		switch m.Status {
+		case "sent":
+			c.Sent++
+		case "delivered":
+			c.Delivered++
+		case "read":
+			c.Read++
+		case "failed":
+			c.Failed++
+		}
+		at := m.CreatedAt
+		if c.FirstSentAt == nil || at.Before(*c.FirstSentAt) {
+			c.FirstSentAt = &at
+		}
+		if c.LastSentAt == nil || at.After(*c.LastSentAt) {
+			c.LastSentAt = &at
+		}
+	}
+	return c
+}

@@ -20,6 +20,9 @@ const (
 	AuditPasswordChanged    = "user.password_changed"
 	AuditWorkspaceCreated   = "workspace.created"
 	AuditInvitationAccepted = "user.joined"
+	AuditContactUpdated     = "contact.updated"
+	AuditContactBlocked     = "contact.blocked"
+	AuditContactUnblocked   = "contact.unblocked"
 )
 
 // AuditEntry is one security-relevant action in an account.

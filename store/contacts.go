@@ -244,3 +244,10 @@ func onlyDigits(s string) string {
 	}
 	return b.String()
 }
+
+// ContactByID returns the account's contact with that id; ErrNotFound when the account has none.
+func (s *Store) ContactByID(ctx context.Context, accountID, id int64) (Contact, error) {
+	var c Contact
+	err := s.db.GetContext(ctx, &c, `SELECT `+contactColumns+` FROM contacts WHERE account_id = $1 AND id = $2`, accountID, id)
+	return c, translate(err)
+}

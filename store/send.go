@@ -25,6 +25,9 @@ type SendInput struct {
 	// ClientReference is the caller's own id for the send ("" for none): kept on the message
 	// and put in its message.sent and message.status events.
 	ClientReference string
+	// Source is where the send came from: "api" ("" means api) or "panel" (the dashboard's
+	// send form); kept on the message and put in its message.sent event.
+	Source string
 	// IdempotencyKey is the Idempotency-Key the request holds, as stored (IdempotencyKeyFrom);
 	// "" for none.
 	IdempotencyKey string
@@ -56,7 +59,7 @@ type SendRecord struct {
 //
 // $1 account, $2 mobile, $3 name, $4 campaign, $5 template id, $6 template name, $7 content,
 // $8 client reference (NULL for none), $9 the held Idempotency-Key ("" for none), $10 the
-// mobile and its other forms.
+// mobile and its other forms, $11 the source (api or panel).
 const beginSendSQL = `WITH x AS (
 		SELECT id, 0 AS src, mobile AS matched FROM contacts WHERE account_id = $1::bigint AND mobile = ANY($10::text[])
 		UNION ALL
@@ -95,9 +98,9 @@ const beginSendSQL = `WITH x AS (
 		SELECT id FROM camp_old UNION ALL SELECT id FROM camp_new
 	), m AS (
 		INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, template_id, direction, type,
-			destination, template_name, content, status, client_reference)
+			destination, template_name, content, status, client_reference, source)
 		SELECT $1::bigint, c.id, conv.id, camp.id, $5::bigint, 'out', 'template', $2::text, $6::text, $7::jsonb, 'pending',
-			$8::text
+			$8::text, $11::text
 		FROM c, conv, camp WHERE NOT c.blocked
 		RETURNING id
 	), e AS (
@@ -123,9 +126,13 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 		content = "{}"
 	}
 	var r SendRecord
+	source := in.Source
+	if source == "" {
+		source = "api"
+	}
 	err := s.getPrepared(ctx, &r, beginSendSQL, accountID, in.Mobile, in.Name, in.CampaignName,
 		in.TemplateID, in.TemplateName, content, nullString(in.ClientReference), in.IdempotencyKey,
-		pq.Array(mobileAndForms(in.Mobile)))
+		pq.Array(mobileAndForms(in.Mobile)), source)
 	return r, err
 }
 
@@ -138,7 +145,7 @@ const recordSentSQL = `WITH m AS (
 		UPDATE messages SET platform_message_id = $3::text, status = 'sent', sent_at = $4::timestamptz,
 			outcome_unknown = false
 		WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
-		RETURNING id, contact_id, conversation_id, destination, template_name, client_reference
+		RETURNING id, contact_id, conversation_id, destination, template_name, client_reference, source
 	), h AS (
 		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
 		SELECT $1::bigint, m.id, 'sent', $4::timestamptz FROM m
@@ -147,7 +154,7 @@ const recordSentSQL = `WITH m AS (
 		INSERT INTO events (account_id, type, data)
 		SELECT $1::bigint, 'message.sent', jsonb_build_object('message_id', m.id, 'chat_message_id', $3::text,
 			'conversation_id', m.conversation_id, 'contact_id', m.contact_id, 'destination', m.destination,
-			'template', m.template_name, 'source', 'api')
+			'template', m.template_name, 'source', m.source)
 			|| jsonb_strip_nulls(jsonb_build_object('client_reference', m.client_reference))
 		FROM m
 	), a AS (

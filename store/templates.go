@@ -87,6 +87,7 @@ type TemplateInput struct {
 	Components      json.RawMessage // a JSON array; nil is stored as []
 	Buttons         TemplateButtons // what a send needs of each button, parsed from Components
 	Unsupported     []string        // what a send cannot fill yet ("GIF header", "CAROUSEL", ...)
+	RejectedReason  string          // the platform's reason for a rejection ("" or NONE otherwise)
 }
 
 // TemplateSyncCounts says what SyncTemplates changed.
@@ -173,6 +174,12 @@ func (s *Store) SyncTemplates(ctx context.Context, accountID int64, ts []Templat
 		return counts, translate(err)
 	}
 	defer upsert.Close()
+	reason, err := tx.PreparexContext(ctx, `UPDATE templates SET rejected_reason = $3
+		WHERE account_id = $1 AND platform_id = $2 AND rejected_reason IS DISTINCT FROM $3`)
+	if err != nil {
+		return counts, translate(err)
+	}
+	defer reason.Close()
 	for _, t := range ts {
 		if _, err := rekey.ExecContext(ctx, accountID, t.PlatformID, t.Name, t.Language); err != nil {
 			return counts, translate(err)
@@ -181,6 +188,9 @@ func (s *Store) SyncTemplates(ctx context.Context, accountID int64, ts []Templat
 		if err := upsert.SelectContext(ctx, &created, accountID, t.PlatformID, t.Name, t.Language, t.Status,
 			t.Category, t.ParameterFormat, t.HeaderFormat, t.HeaderParams, t.BodyParams, string(t.Components),
 			t.Buttons, pq.StringArray(orNoStrings(t.Unsupported))); err != nil {
+			return counts, translate(err)
+		}
+		if _, err := reason.ExecContext(ctx, accountID, t.PlatformID, t.RejectedReason); err != nil {
 			return counts, translate(err)
 		}
 		switch {
@@ -243,4 +253,23 @@ func (s *Store) UpdateTemplateStatusByPlatformID(ctx context.Context, accountID 
 		return ErrNotFound
 	}
 	return nil
+}
+
+// ListedTemplate is a template of the dashboard's templates page: any status, with the
+// platform's rejection reason.
+type ListedTemplate struct {
+	Template
+	RejectedReason string `db:"rejected_reason"`
+}
+
+// TemplatesByAccount returns every template of the account (deleted ones left out), newest
+// first, at most 500, narrowed to a status and a category name when they are not "". It fails
+// only when the database does.
+func (s *Store) TemplatesByAccount(ctx context.Context, accountID int64, status, category string) ([]ListedTemplate, error) {
+	ts := []ListedTemplate{}
+	err := s.db.SelectContext(ctx, &ts, `SELECT `+templateColumns+`, t.rejected_reason
+		FROM templates t JOIN template_categories c ON c.id = t.category_id
+		WHERE t.account_id = $1 AND t.status <> 'DELETED' AND ($2 = '' OR t.status = $2) AND ($3 = '' OR c.name = $3)
+		ORDER BY t.created_at DESC, t.id DESC LIMIT 500`, accountID, status, category)
+	return ts, translate(err)
 }

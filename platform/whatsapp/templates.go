@@ -11,7 +11,7 @@ import (
 )
 
 // templateFields are the fields ListTemplates asks for.
-const templateFields = "id,name,language,status,category,components,parameter_format"
+const templateFields = "id,name,language,status,category,components,parameter_format,rejected_reason"
 
 // maxTemplatePages bounds ListTemplates against a platform that never stops paging.
 const maxTemplatePages = 1000
@@ -25,6 +25,8 @@ type Template struct {
 	Category        string              `json:"category"`         // "MARKETING", "UTILITY", "AUTHENTICATION"
 	ParameterFormat string              `json:"parameter_format"` // "POSITIONAL", "NAMED", or "" when the platform did not say
 	Components      []TemplateComponent `json:"components"`
+	// RejectedReason is why the platform rejected the template ("NONE" or "" otherwise).
+	RejectedReason string `json:"rejected_reason,omitempty"`
 }
 
 // TemplateComponent is one component of a template definition.
@@ -161,7 +163,7 @@ type templatePage struct {
 }
 
 // ListTemplates returns every template of WhatsApp Business Account wabaID. It asks
-// for fields id,name,language,status,category,components,parameter_format with
+// for fields id,name,language,status,category,components,parameter_format,rejected_reason with
 // limit=100 and follows paging.next until it is absent. A next link pointing to
 // another host than the client's base URL is not followed there: its query string
 // is applied to the client's own endpoint, so the token never leaves the configured

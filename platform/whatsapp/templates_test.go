@@ -38,7 +38,7 @@ func TestListTemplatesFollowsPaging(t *testing.T) {
 			t.Errorf("request %d = %s %s", i, r.Method, r.Path)
 		}
 		assertPlatformHeaders(t, r)
-		if got := r.Query["fields"]; len(got) != 1 || got[0] != "id,name,language,status,category,components,parameter_format" {
+		if got := r.Query["fields"]; len(got) != 1 || got[0] != "id,name,language,status,category,components,parameter_format,rejected_reason" {
 			t.Errorf("request %d fields = %q", i, got)
 		}
 		if got := r.Query["limit"]; len(got) != 1 || got[0] != "100" {
@@ -92,7 +92,7 @@ func TestListTemplatesFollowsPaging(t *testing.T) {
 }
 
 func TestListTemplatesNextLinks(t *testing.T) {
-	const query = "fields=id%2Cname%2Clanguage%2Cstatus%2Ccategory%2Ccomponents%2Cparameter_format&limit=100&after=CUR2"
+	const query = "fields=id%2Cname%2Clanguage%2Cstatus%2Ccategory%2Ccomponents%2Cparameter_format%2Crejected_reason&limit=100&after=CUR2"
 	tests := []struct {
 		name string
 		next func(base string) string

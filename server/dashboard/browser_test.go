@@ -118,7 +118,7 @@ func TestBrowserFlow(t *testing.T) {
 	b.CheckPage("overview")
 	var navLinks string
 	b.Eval(`Array.from(document.querySelectorAll("nav a")).map(a => a.textContent).join("|")`, &navLinks)
-	if navLinks != "Overview|API keys|Webhooks|Request log|Audit log|Invite teammate|Change password" {
+	if navLinks != "Overview|Templates|Send|Messages|Contacts|Campaigns|API keys|Webhooks|Request log|Audit log|Invite teammate|Change password" {
 		t.Fatalf("nav links %q", navLinks)
 	}
 

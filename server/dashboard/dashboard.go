@@ -81,6 +81,11 @@ type Config struct {
 	ValidateWebhookURL func(raw string, allowPrivate bool) error
 	// EventBody renders the raw JSON body delivered for an event.
 	EventBody func(store.Event) []byte
+	// Syncer pulls a workspace's templates from the platform ("Sync now"); nil disables it.
+	Syncer TemplateSyncer
+	// Sender sends from the panel through the API's send path; nil: the send page says it is
+	// not configured.
+	Sender Sender
 	// ClientAddr is the client's address for the sign-in throttle; nil means the
 	// connection's address (IPv6 per /64).
 	ClientAddr func(*http.Request) string
@@ -172,6 +177,20 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/webhooks/{id}/rotate", d.rotateWebhook)
 	auth("POST /dashboard/webhooks/{id}/test", d.testWebhook)
 	auth("POST /dashboard/webhooks/{id}/delete", d.deleteWebhook)
+	auth("GET /dashboard/templates", d.templates)
+	auth("POST /dashboard/templates/sync", d.syncTemplates)
+	auth("GET /dashboard/send", d.sendForm)
+	auth("POST /dashboard/send", d.send)
+	auth("GET /dashboard/campaigns", d.campaigns)
+	auth("GET /dashboard/campaigns/{id}", d.campaignReport)
+	auth("GET /dashboard/campaigns/{id}/export.csv", d.campaignCSV)
+	auth("GET /dashboard/messages", d.messages)
+	auth("GET /dashboard/messages/{id}", d.messagePage)
+	auth("GET /dashboard/contacts", d.contacts)
+	auth("GET /dashboard/contacts/{id}", d.contactPage)
+	auth("POST /dashboard/contacts/{id}", d.editContact)
+	auth("POST /dashboard/contacts/{id}/block", d.blockContact)
+	auth("POST /dashboard/contacts/{id}/unblock", d.unblockContact)
 	auth("GET /dashboard/request-log", d.requestLog)
 	auth("GET /dashboard/request-log/{id}", d.attemptPage)
 	auth("POST /dashboard/deliveries/{id}/redeliver", d.redeliver)
@@ -285,7 +304,8 @@ var funcs = template.FuncMap{
 		}
 		return strconv.Itoa(*p)
 	},
-	"ok": func(p *int) bool { return p != nil && *p >= 200 && *p <= 299 },
+	"ok":  func(p *int) bool { return p != nil && *p >= 200 && *p <= 299 },
+	"inc": func(i int) int { return i + 1 },
 	"json": func(b []byte) string {
 		var out bytes.Buffer
 		if json.Indent(&out, b, "", "  ") != nil {
@@ -379,15 +399,23 @@ func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
 
 // notices are the fixed messages a redirect may carry (never free text from the URL).
 var notices = map[string]string{
-	"revoked":      "The key was revoked. Requests with it are refused from now on.",
-	"enabled":      "The endpoint was enabled.",
-	"disabled":     "The endpoint was disabled.",
-	"deleted":      "The endpoint was deleted.",
-	"test":         "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
-	"redelivered":  "The delivery was queued again. The new attempt appears in the request log shortly.",
-	"disconnected": "The number was disconnected.",
-	"password":     "Your password was changed. Other sessions were signed out.",
-	"connected":    "Your WhatsApp number is connected.",
+	"revoked":           "The key was revoked. Requests with it are refused from now on.",
+	"enabled":           "The endpoint was enabled.",
+	"disabled":          "The endpoint was disabled.",
+	"deleted":           "The endpoint was deleted.",
+	"test":              "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
+	"redelivered":       "The delivery was queued again. The new attempt appears in the request log shortly.",
+	"disconnected":      "The number was disconnected.",
+	"password":          "Your password was changed. Other sessions were signed out.",
+	"connected":         "Your WhatsApp number is connected.",
+	"contact-saved":     "The contact was saved.",
+	"synced":            "The templates were synced from the platform.",
+	"sync-failed":       "The platform could not be reached or refused the sync; try again shortly.",
+	"sync-unavailable":  "Syncing is not configured on this server.",
+	"sent":              "The message was sent. Its status follows here as the platform reports it.",
+	"sent-before":       "This form had already been sent: nothing was sent again. Here is the message it sent.",
+	"contact-blocked":   "The contact is blocked: sends to it are refused (409) until it is unblocked.",
+	"contact-unblocked": "The contact is unblocked and can be sent to again.",
 }
 
 func flash(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }

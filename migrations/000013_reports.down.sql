@@ -1,0 +1,13 @@
+DROP INDEX IF EXISTS messages_failed_idx;
+DROP INDEX IF EXISTS messages_template_idx;
+DROP INDEX IF EXISTS messages_contact_idx;
+DROP INDEX IF EXISTS messages_campaign_idx;
+DROP INDEX IF EXISTS messages_newest_idx;
+DROP TRIGGER IF EXISTS messages_count_update ON messages;
+DROP TRIGGER IF EXISTS messages_count_insert ON messages;
+DROP FUNCTION IF EXISTS messages_count();
+DROP TABLE IF EXISTS campaign_failures;
+DROP TABLE IF EXISTS campaign_counters;
+DROP TABLE IF EXISTS campaign_totals;
+ALTER TABLE messages DROP COLUMN IF EXISTS source;
+ALTER TABLE templates DROP COLUMN IF EXISTS rejected_reason;

@@ -1,0 +1,137 @@
+package dashboard
+
+import (
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"gateway/store"
+)
+
+// campaignsPage is the number of campaigns on one page of the list.
+const campaignsPage = 50
+
+type campaignRow struct {
+	store.CampaignReport
+	DeliveryPct, ReadPct string
+}
+
+func withRates(c store.CampaignReport) campaignRow {
+	return campaignRow{CampaignReport: c, DeliveryPct: pct(c.DeliveryRate()), ReadPct: pct(c.ReadRate())}
+}
+
+func pct(x float64) string { return strconv.FormatFloat(x*100, 'f', 1, 64) + " %" }
+
+type campaignsData struct {
+	Campaigns []campaignRow
+	Next      int64 // id to continue below; 0 on the last page
+}
+
+// campaigns lists the workspace's campaigns newest first with their counts, read from the
+// counters (store.Campaigns).
+func (d *Dashboard) campaigns(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
+	cs, err := d.cfg.Store.Campaigns(r.Context(), s.AccountID, max(before, 0), campaignsPage+1)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	data := campaignsData{}
+	if len(cs) > campaignsPage {
+		cs = cs[:campaignsPage]
+		data.Next = cs[campaignsPage-1].ID
+	}
+	for _, c := range cs {
+		data.Campaigns = append(data.Campaigns, withRates(c))
+	}
+	d.render(w, r, http.StatusOK, "campaigns", page{Title: "Campaigns", Nav: "campaigns", Session: s, Data: data})
+}
+
+type campaignData struct {
+	campaignRow
+	Reasons []store.FailureReason
+	Chart   chart
+}
+
+// campaignReport is one campaign's report: counts, rates, first and last send, top failure
+// reasons and the chart of its messages per hour (a campaign of up to three days) or per day.
+func (d *Dashboard) campaignReport(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	c, ok := d.campaignOf(w, r, s)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	reasons, err := d.cfg.Store.CampaignFailureReasons(ctx, s.AccountID, c.ID, 5)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	data := campaignData{campaignRow: withRates(c), Reasons: reasons}
+	if c.FirstSentAt != nil && c.LastSentAt != nil {
+		from, to, unit := chartRange(*c.FirstSentAt, *c.LastSentAt)
+		bs, err := d.cfg.Store.CampaignSeries(ctx, s.AccountID, c.ID, unit, from, to)
+		if err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+		data.Chart = newChart(bs, unit, from, to)
+	}
+	d.render(w, r, http.StatusOK, "campaign", page{Title: "Campaign " + c.Name, Nav: "campaigns", Session: s, Data: data})
+}
+
+// campaignOf reads the campaign of the path's id; it answers 404 (another workspace's id
+// included) or 500 itself and returns false.
+func (d *Dashboard) campaignOf(w http.ResponseWriter, r *http.Request, s *store.Session) (store.CampaignReport, bool) {
+	return loadByPathID(d, w, r, s, d.cfg.Store.CampaignByID)
+}
+
+// campaignCSV streams the campaign's messages as CSV, oldest first, row by row as the
+// database returns them.
+func (d *Dashboard) campaignCSV(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	c, ok := d.campaignOf(w, r, s)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="campaign-%d.csv"`, c.ID))
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"message_id", "created_at", "sent_at", "destination", "contact_id", "template", "status", "source",
+		"chat_message_id", "error_code", "error_title"})
+	n := 0
+	err := d.cfg.Store.EachCampaignMessage(r.Context(), s.AccountID, c.ID, func(m store.ListedMessage) error {
+		sent, code, title := "", "", ""
+		if m.SentAt != nil {
+			sent = m.SentAt.UTC().Format(time.RFC3339)
+		}
+		if m.ErrorCode != nil {
+			code = strconv.Itoa(*m.ErrorCode)
+		}
+		if m.ErrorTitle != nil {
+			title = *m.ErrorTitle
+		}
+		cw.Write([]string{strconv.FormatInt(m.ID, 10), m.CreatedAt.UTC().Format(time.RFC3339), sent, m.Destination,
+			strconv.FormatInt(m.ContactID, 10), csvSafe(m.TemplateName), m.Status, m.Source, m.PlatformMessageID, code, csvSafe(title)})
+		if n++; n%1000 == 0 {
+			cw.Flush()
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+		}
+		return cw.Error()
+	})
+	cw.Flush()
+	if err != nil {
+		// The status line is gone; the truncated file is all the client can get.
+		d.log.ErrorContext(r.Context(), "campaign export", "campaign_id", c.ID, "error", err.Error())
+	}
+}
+
+// csvSafe keeps a cell from being read as a formula by spreadsheet programs.
+func csvSafe(v string) string {
+	if v != "" && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@') {
+		return "'" + v
+	}
+	return v
+}

@@ -1,0 +1,146 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"gateway/store"
+)
+
+// contactsPage is the number of contacts on one page of the list.
+const contactsPage = 50
+
+type contactsData struct {
+	Contacts   []store.Contact
+	Search     string
+	Page       int
+	Pages      int
+	Total      int
+	Prev, Next string // queries of the neighbouring pages; "" when none
+}
+
+// contacts lists and searches the workspace's contacts as GET /v1/contacts does
+// (store.ListContacts: newest first, search by name or number).
+func (d *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	q := r.URL.Query()
+	search := strings.TrimSpace(q.Get("search"))
+	if len(search) > 100 {
+		search = search[:100]
+	}
+	n, _ := strconv.Atoi(q.Get("page"))
+	n = min(max(n, 1), 1000000)
+	p, err := d.cfg.Store.ListContacts(r.Context(), s.AccountID, search, contactsPage, (n-1)*contactsPage)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	data := contactsData{Contacts: p.Contacts, Search: search, Page: n, Total: p.Total,
+		Pages: (p.Total + contactsPage - 1) / contactsPage}
+	link := func(page int) string {
+		v := url.Values{}
+		if search != "" {
+			v.Set("search", search)
+		}
+		v.Set("page", strconv.Itoa(page))
+		return v.Encode()
+	}
+	if n > 1 {
+		data.Prev = link(n - 1)
+	}
+	if n < data.Pages {
+		data.Next = link(n + 1)
+	}
+	d.render(w, r, http.StatusOK, "contacts", page{Title: "Contacts", Nav: "contacts", Session: s, Data: data})
+}
+
+type contactData struct {
+	Contact  store.Contact
+	Messages []store.ListedMessage
+	Next     string
+}
+
+// contactPage is one contact: details, the edit form, block or unblock, and its conversation's
+// messages (sent and received), newest first.
+func (d *Dashboard) contactPage(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	d.contactForm(w, r, s, http.StatusOK, "")
+}
+
+func (d *Dashboard) contactForm(w http.ResponseWriter, r *http.Request, s *store.Session, status int, errMsg string) {
+	c, ok := d.contactOf(w, r, s)
+	if !ok {
+		return
+	}
+	f := store.MessageFilter{ContactID: c.ID, Direction: "all", WithPending: true, Limit: messagesPage}
+	if cur, err := store.ParseMessageCursor(r.URL.Query().Get("after")); err == nil {
+		f.After = &cur
+	}
+	p, err := d.cfg.Store.ListMessages(r.Context(), s.AccountID, f)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	data := contactData{Contact: c, Messages: p.Messages}
+	if p.Next != nil {
+		data.Next = "after=" + url.QueryEscape(p.Next.String())
+	}
+	title := c.Name
+	if title == "" {
+		title = c.Mobile
+	}
+	d.render(w, r, status, "contact", page{Title: "Contact " + title, Nav: "contacts", Session: s, Flash: flash(r), Error: errMsg, Data: data})
+}
+
+// contactOf reads the contact of the path's id; it answers 404 (another workspace's id
+// included) or 500 itself and returns false.
+func (d *Dashboard) contactOf(w http.ResponseWriter, r *http.Request, s *store.Session) (store.Contact, bool) {
+	return loadByPathID(d, w, r, s, d.cfg.Store.ContactByID)
+}
+
+// editContact changes the contact's name and note through the same upsert as POST
+// /v1/contacts, and records it in the audit log.
+func (d *Dashboard) editContact(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	c, ok := d.contactOf(w, r, s)
+	if !ok {
+		return
+	}
+	name, note := strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("note")
+	if len([]rune(name)) > 121 || len([]rune(note)) > 500 || strings.ContainsRune(name+note, 0) {
+		d.contactForm(w, r, s, http.StatusUnprocessableEntity, "The name takes up to 121 characters and the note up to 500.")
+		return
+	}
+	if _, _, err := d.cfg.Store.UpsertContact(r.Context(), s.AccountID, store.ContactInput{Mobile: c.Mobile, Name: &name, Note: &note}); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	d.audit(r, s.AccountID, s.UserID, store.AuditContactUpdated, c.Mobile, "name and note")
+	redirect(w, r, Prefix+"/contacts/"+strconv.FormatInt(c.ID, 10), "contact-saved")
+}
+
+func (d *Dashboard) blockContact(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	d.setBlocked(w, r, s, true)
+}
+
+func (d *Dashboard) unblockContact(w http.ResponseWriter, r *http.Request, s *store.Session) {
+	d.setBlocked(w, r, s, false)
+}
+
+// setBlocked blocks or unblocks the contact (the operation the API leaves to the dashboard):
+// a blocked contact's next send is a 409. Recorded in the audit log.
+func (d *Dashboard) setBlocked(w http.ResponseWriter, r *http.Request, s *store.Session, blocked bool) {
+	c, ok := d.contactOf(w, r, s)
+	if !ok {
+		return
+	}
+	if _, err := d.cfg.Store.SetContactBlocked(r.Context(), s.AccountID, c.Mobile, blocked); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	action, notice := store.AuditContactUnblocked, "contact-unblocked"
+	if blocked {
+		action, notice = store.AuditContactBlocked, "contact-blocked"
+	}
+	d.audit(r, s.AccountID, s.UserID, action, c.Mobile, c.Name)
+	redirect(w, r, Prefix+"/contacts/"+strconv.FormatInt(c.ID, 10), notice)
+}

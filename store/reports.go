@@ -1,0 +1,180 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Campaign reports read the counters migrations/000013_reports.up.sql keeps as messages are
+// recorded and their statuses change (campaign_totals, campaign_counters per hour,
+// campaign_failures), never a count over messages: a report reads at most 32 rows per campaign
+// (a chart 8 per hour shown) whatever the campaign's size.
+
+// StatusCounts is how many messages are in each status now.
+type StatusCounts struct {
+	Pending   int64 `db:"pending"`
+	Sent      int64 `db:"sent"`
+	Delivered int64 `db:"delivered"`
+	Read      int64 `db:"read"`
+	Failed    int64 `db:"failed"`
+}
+
+// Total is the sum of the counts.
+func (c StatusCounts) Total() int64 { return c.Pending + c.Sent + c.Delivered + c.Read + c.Failed }
+
+// Answered is how many sends the platform has answered (every status but pending).
+func (c StatusCounts) Answered() int64 { return c.Sent + c.Delivered + c.Read + c.Failed }
+
+// DeliveryRate is (delivered + read) / answered, 0 when nothing was answered.
+func (c StatusCounts) DeliveryRate() float64 { return ratio(c.Delivered+c.Read, c.Answered()) }
+
+// ReadRate is read / answered, 0 when nothing was answered.
+func (c StatusCounts) ReadRate() float64 { return ratio(c.Read, c.Answered()) }
+
+func ratio(n, d int64) float64 {
+	if d == 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
+
+// CampaignReport is a campaign with its counts and its first and last send (nil before one).
+type CampaignReport struct {
+	ID        int64     `db:"id"`
+	Name      string    `db:"name"`
+	CreatedAt time.Time `db:"created_at"`
+	StatusCounts
+	FirstSentAt *time.Time `db:"first_at"`
+	LastSentAt  *time.Time `db:"last_at"`
+}
+
+// FailureReason is one platform error and how many of the campaign's messages failed with it.
+type FailureReason struct {
+	Code  int    `db:"error_code"` // 0 when the platform gave none
+	Title string `db:"error_title"`
+	Count int64  `db:"count"`
+}
+
+// CampaignBucket is the counts of the messages recorded in one hour or day (Start, UTC).
+type CampaignBucket struct {
+	Start time.Time `db:"start"`
+	StatusCounts
+}
+
+const campaignReportColumns = `p.id, p.name, p.created_at,
+		COALESCE(sum(k.pending), 0) AS pending, COALESCE(sum(k.sent), 0) AS sent,
+		COALESCE(sum(k.delivered), 0) AS delivered, COALESCE(sum(k.read), 0) AS read,
+		COALESCE(sum(k.failed), 0) AS failed, min(k.first_at) AS first_at, max(k.last_at) AS last_at`
+
+const (
+	campaignByIDSQL = `SELECT ` + campaignReportColumns + `
+		FROM campaigns p LEFT JOIN campaign_totals k ON k.account_id = p.account_id AND k.campaign_id = p.id
+		WHERE p.account_id = $1 AND p.id = $2
+		GROUP BY p.id, p.name, p.created_at`
+	failureReasonsSQL = `SELECT error_code, error_title, count FROM campaign_failures
+		WHERE account_id = $1 AND campaign_id = $2 AND count > 0
+		ORDER BY count DESC, error_code, error_title LIMIT $3`
+	campaignSeriesSQL = `SELECT date_trunc($5::text, bucket, 'UTC') AS start,
+			sum(pending) AS pending, sum(sent) AS sent, sum(delivered) AS delivered, sum(read) AS read, sum(failed) AS failed
+		FROM campaign_counters
+		WHERE account_id = $1 AND campaign_id = $2 AND bucket >= date_trunc('hour', $3::timestamptz, 'UTC') AND bucket < $4::timestamptz
+		GROUP BY 1 HAVING sum(pending + sent + delivered + read + failed) > 0 ORDER BY 1`
+)
+
+// Statement is a SQL statement with its arguments.
+type Statement struct {
+	Name string
+	SQL  string
+	Args []any
+}
+
+// ReportStatements returns the statements behind a page of ListMessages(f) and a campaign
+// report (CampaignByID, CampaignFailureReasons, a CampaignSeries of the last 30 days by day), so
+// the benchmarks can EXPLAIN exactly what runs.
+func ReportStatements(accountID int64, f MessageFilter, campaignID int64, now time.Time) []Statement {
+	q, args := messageListQuery(accountID, f)
+	return []Statement{
+		{"ListMessages", q, args},
+		{"CampaignByID", campaignByIDSQL, []any{accountID, campaignID}},
+		{"CampaignFailureReasons", failureReasonsSQL, []any{accountID, campaignID, 5}},
+		{"CampaignSeries", campaignSeriesSQL, []any{accountID, campaignID, now.Add(-30 * 24 * time.Hour).UTC(), now.UTC(), "day"}},
+	}
+}
+
+// Campaigns returns a page of the account's campaigns, newest first (by id), each with its
+// counts: at most limit, those with an id below beforeID when it is not 0. It fails only when
+// the database does.
+func (s *Store) Campaigns(ctx context.Context, accountID int64, beforeID int64, limit int) ([]CampaignReport, error) {
+	out := []CampaignReport{}
+	st, err := s.prepared(ctx, `SELECT `+campaignReportColumns+`
+		FROM (SELECT id, account_id, name, created_at FROM campaigns
+			WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3) p
+		LEFT JOIN campaign_totals k ON k.account_id = p.account_id AND k.campaign_id = p.id
+		GROUP BY p.id, p.name, p.created_at ORDER BY p.id DESC`)
+	if err != nil {
+		return out, err
+	}
+	return out, translate(st.SelectContext(ctx, &out, accountID, beforeID, limit))
+}
+
+// CampaignByID returns the account's campaign with its counts; ErrNotFound when the account has
+// no campaign with that id.
+func (s *Store) CampaignByID(ctx context.Context, accountID, id int64) (CampaignReport, error) {
+	var r CampaignReport
+	err := s.getPrepared(ctx, &r, campaignByIDSQL, accountID, id)
+	return r, err
+}
+
+// CampaignFailureReasons returns the account's campaign's most frequent failure reasons, most
+// frequent first, at most limit (none for another account's campaign). It fails only when the
+// database does.
+func (s *Store) CampaignFailureReasons(ctx context.Context, accountID, campaignID int64, limit int) ([]FailureReason, error) {
+	out := []FailureReason{}
+	st, err := s.prepared(ctx, failureReasonsSQL)
+	if err != nil {
+		return out, err
+	}
+	return out, translate(st.SelectContext(ctx, &out, accountID, campaignID, limit))
+}
+
+// CampaignSeries returns the account's campaign's counts per hour or per day (unit "hour" or
+// "day", UTC) of the messages recorded in [from, to), oldest first, empty buckets left out. The
+// counts are the current statuses of the messages recorded in each bucket. It fails only when
+// the database does.
+func (s *Store) CampaignSeries(ctx context.Context, accountID, campaignID int64, unit string, from, to time.Time) ([]CampaignBucket, error) {
+	if unit != "day" {
+		unit = "hour"
+	}
+	out := []CampaignBucket{}
+	st, err := s.prepared(ctx, campaignSeriesSQL)
+	if err != nil {
+		return out, err
+	}
+	return out, translate(st.SelectContext(ctx, &out, accountID, campaignID, from.UTC(), to.UTC(), unit))
+}
+
+// EachCampaignMessage calls fn for each of the account's messages in the campaign, oldest
+// first, reading the rows as they arrive (a CSV export streams them without holding them all).
+// It stops at fn's first error and returns it; otherwise it fails only when the database does.
+func (s *Store) EachCampaignMessage(ctx context.Context, accountID, campaignID int64, fn func(ListedMessage) error) error {
+	rows, err := s.db.QueryxContext(ctx, `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,
+			m.direction, m.type, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
+			m.status, m.source, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at
+		FROM messages m JOIN campaigns p ON p.account_id = m.account_id AND p.id = m.campaign_id
+		WHERE m.account_id = $1 AND m.campaign_id = $2 AND m.direction = 'out'
+		ORDER BY m.created_at, m.id`, accountID, campaignID)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m ListedMessage
+		if err := rows.StructScan(&m); err != nil {
+			return translate(err)
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return translate(rows.Err())
+}
