@@ -19,6 +19,7 @@ func platformSim(ctx context.Context, cfg config, args []string, stdout, stderr 
 	addr := fs.String("addr", cfg.SimAddr, "listen address (PLATFORM_SIM_ADDR)")
 	webhook := fs.String("webhook-url", cfg.SimWebhookURL, "where signed webhooks go (PLATFORM_SIM_WEBHOOK_URL)")
 	seed := fs.Bool("seed", false, "register the local development number and default templates")
+	workers := fs.Int("webhook-workers", 0, "concurrent webhook POSTs (0 = the simulator's default, 8)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -26,6 +27,7 @@ func platformSim(ctx context.Context, cfg config, args []string, stdout, stderr 
 	simCfg.AppSecret = cfg.PlatformAppSecret
 	simCfg.AppID = cfg.PlatformAppID
 	simCfg.WebhookURL = *webhook
+	simCfg.WebhookWorkers = max(*workers, 0)
 	sim := simulator.New(simCfg)
 	if *seed {
 		seedSimulator(sim)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -265,5 +266,106 @@ func TestContactByMobileForms(t *testing.T) {
 	}
 	if got, err = s.SetContactBlocked(ctx, a.ID, "4915790356237", false); err != nil || got.ID != c.ID || got.Blocked {
 		t.Fatalf("unblock by alias: %+v %v", got, err)
+	}
+}
+
+// TestContactListingIndexes checks that the count and the name suffixes the listing reads stay
+// in step with the contacts through creations (concurrent ones too), renames and deletions:
+// every total equals a plain count over the contacts.
+func TestContactListingIndexes(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	ctx := context.Background()
+	a := newContactsAccount(t, s, "acme")
+	b := newContactsAccount(t, s, "beta")
+
+	plain := func(accountID int64, term string) int {
+		t.Helper()
+		var n int
+		q, args := `SELECT count(*) FROM contacts WHERE account_id = $1`, []any{accountID}
+		if term = strings.TrimSpace(term); term != "" {
+			digits := strings.Map(func(r rune) rune {
+				if r >= '0' && r <= '9' {
+					return r
+				}
+				return -1
+			}, term)
+			if !store.IsPhoneFragment(term) {
+				digits = ""
+			}
+			q += ` AND (strpos(lower(name), lower($2)) > 0 OR ($3 <> '' AND strpos(mobile, $3) > 0))`
+			args = append(args, term, digits)
+		}
+		if err := s.DB().Get(&n, q, args...); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	check := func(step string, terms ...string) {
+		t.Helper()
+		for _, acct := range []int64{a.ID, b.ID} {
+			for _, term := range append(terms, "") {
+				p, err := s.ListContacts(ctx, acct, term, 1000, 0)
+				if err != nil {
+					t.Fatalf("%s: search %q: %v", step, term, err)
+				}
+				if want := plain(acct, term); p.Total != want || len(p.Contacts) != want {
+					t.Errorf("%s: account %d search %q: total %d, %d rows; a plain count says %d", step, acct, term, p.Total, len(p.Contacts), want)
+				}
+			}
+		}
+	}
+
+	// 40 concurrent creations in one account, and a few in the other.
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("Ana Souza %d", i)
+			if i%2 == 0 {
+				name = fmt.Sprintf("Bartholomew Featherstonehaugh-Smythe %d", i) // longer than the 16 kept characters
+			}
+			_, _, err := s.UpsertContact(ctx, a.ID, store.ContactInput{Mobile: fmt.Sprintf("55119876%05d", i), Name: &name})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"Ana Souza", "Anaïs Ölund"} {
+		if _, _, err := s.UpsertContact(ctx, b.ID, store.ContactInput{Mobile: "4477009001" + fmt.Sprint(len(n)), Name: &n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	terms := []string{"souza", "ANA S", "za 1", "featherstonehaugh-smythe 1", "ugh-smythe 38", "eatherstonehaugh-", "ölund",
+		"98760", "5511987600012", "a", "zz", "smythe 4"}
+	check("created", terms...)
+
+	// Renames (through the upsert) move the suffixes; a name emptied has none.
+	for i, name := range []string{"Zed Quux", "", "Ana Souza Renamed"} {
+		if _, _, err := s.UpsertContact(ctx, a.ID, store.ContactInput{Mobile: fmt.Sprintf("55119876%05d", i), Name: &name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("renamed", append(terms, "quux", "renamed")...)
+
+	// Deletions (the contacts have no messages) lower the count and drop the suffixes.
+	if _, err := s.DB().Exec(`DELETE FROM contacts WHERE account_id = $1 AND mobile LIKE '5511987600%'`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	check("deleted", append(terms, "quux", "renamed")...)
+	var orphans int
+	if err := s.DB().Get(&orphans, `SELECT count(*) FROM contact_name_suffixes s
+		WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.id = s.contact_id)`); err != nil {
+		t.Fatal(err)
+	}
+	if orphans != 0 {
+		t.Errorf("%d name suffixes of deleted contacts remain", orphans)
 	}
 }

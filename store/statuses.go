@@ -69,9 +69,19 @@ type StatusResult struct {
 // rise), the history row (every distinct status, once), the message.status event when the
 // UPDATE changed the row, and the parked row when the message is not known (yet).
 //
+// A report that changes nothing writes nothing: m reads the message (id and status) once by
+// (account, platform id); the UPDATE runs only for the row m saw below the reported rank (so a
+// duplicate or a lower status does not probe the row again), and the history insert of a
+// status already kept finds its key and inserts nothing. A duplicate therefore costs two
+// index reads (the message, the history key) and no write; a late report of a lower status
+// that was never reported before (delivered after read) still keeps its history row, as
+// documented above.
+//
 // Concurrent reports for one message serialise on the row lock of the UPDATE, and under READ
 // COMMITTED the rank guard is re-evaluated on the newest row version, so two reports never
-// both "raise" the status past each other and each real change writes exactly one event.
+// both "raise" the status past each other and each real change writes exactly one event. m's
+// snapshot may be older than the row, but ranks only rise: a row m saw at or above the rank is
+// still there, and one m saw below it is checked again by the guard.
 //
 // The event's created_at is the clock time, not the transaction's start, so the reports
 // ApplyParkedStatuses applies in one transaction get events in rank order.
@@ -80,20 +90,22 @@ type StatusResult struct {
 // $7 error title, $8 error details, $9 occurred_at as RFC 3339 for the event, $10 the callback
 // message id (0 for none).
 const applyStatusSQL = `WITH m AS (
-		SELECT id FROM messages
+		SELECT id, status FROM messages
 		WHERE account_id = $1 AND platform_message_id = $2::text AND direction = 'out'
 	), u AS (
 		UPDATE messages SET status = $3::text,
-			error_code = CASE WHEN $3::text = 'failed' THEN $6::int ELSE error_code END,
-			error_title = CASE WHEN $3::text = 'failed' THEN $7::text ELSE error_title END,
-			error_details = CASE WHEN $3::text = 'failed' THEN $8::text ELSE error_details END
-		WHERE account_id = $1 AND platform_message_id = $2::text AND direction = 'out'
-			AND status_rank(status) BETWEEN 0 AND $4::int - 1
-		RETURNING id, conversation_id, client_reference
+			error_code = CASE WHEN $3::text = 'failed' THEN $6::int ELSE messages.error_code END,
+			error_title = CASE WHEN $3::text = 'failed' THEN $7::text ELSE messages.error_title END,
+			error_details = CASE WHEN $3::text = 'failed' THEN $8::text ELSE messages.error_details END
+		FROM m
+		WHERE messages.id = m.id AND messages.account_id = $1 AND status_rank(m.status) BETWEEN 0 AND $4::int - 1
+			AND status_rank(messages.status) BETWEEN 0 AND $4::int - 1
+		RETURNING messages.id, messages.conversation_id, messages.client_reference
 	), h AS (
 		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
 		SELECT $1, m.id, $3::text, $5::timestamptz FROM m
 		ON CONFLICT (message_id, status) DO NOTHING
+		RETURNING 1
 	), e AS (
 		INSERT INTO events (account_id, type, data, created_at)
 		SELECT $1, 'message.status', jsonb_build_object(
@@ -112,6 +124,7 @@ const applyStatusSQL = `WITH m AS (
 		SELECT $1, $2::text, $3::text, $5::timestamptz, $6::int, $7::text, $8::text, NULLIF($10::bigint, 0)
 		WHERE NOT EXISTS (SELECT 1 FROM m)
 		ON CONFLICT (account_id, platform_message_id, status) DO NOTHING
+		RETURNING 1
 	)
 	SELECT EXISTS (SELECT 1 FROM m) AS found, EXISTS (SELECT 1 FROM u) AS changed`
 
@@ -159,13 +172,20 @@ func (s *Store) ApplyStatus(ctx context.Context, accountID int64, r StatusReport
 }
 
 // applyStatusRecordingSQL is applyStatusSQL that also stores the raw webhook body ($11) in the
-// same statement, so the common delivery (one status) costs one round trip and one commit.
-var applyStatusRecordingSQL = strings.Replace(applyStatusSQL, "WITH m AS (",
-	"WITH raw AS (INSERT INTO platform_webhooks (body) VALUES ($11::bytea)), m AS (", 1)
+// same statement, so the common delivery (one status) costs one round trip and one commit. The
+// body is stored when the report wrote something (a status change, a history row, a parked
+// report); a report that changed nothing (a duplicate) leaves no trace, so it writes nothing.
+var applyStatusRecordingSQL = strings.Replace(applyStatusSQL, "\n\tSELECT EXISTS (SELECT 1 FROM m) AS found",
+	`, raw AS (
+		INSERT INTO platform_webhooks (body) SELECT $11::bytea
+		WHERE EXISTS (SELECT 1 FROM u) OR EXISTS (SELECT 1 FROM h) OR EXISTS (SELECT 1 FROM p)
+	)
+	SELECT EXISTS (SELECT 1 FROM m) AS found`, 1)
 
 // ApplyStatusRecordingWebhook is ApplyStatus for a delivery that carries just this one status: it
 // stores the raw webhook body (as RecordPlatformWebhook does) in the same statement as the
-// status change, so both commit together. It fails as ApplyStatus does.
+// status change, so both commit together; a report that changes nothing (a duplicate) is not
+// stored and writes nothing. It fails as ApplyStatus does.
 func (s *Store) ApplyStatusRecordingWebhook(ctx context.Context, accountID int64, r StatusReport, body []byte) (StatusResult, error) {
 	return s.applyStatus(ctx, accountID, r, body)
 }

@@ -63,12 +63,24 @@ func (f *inboundFixture) message(t *testing.T, status, platformID string) int64 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if status != "pending" {
+		// Every writer of a status writes its history row with it (RecordSent, ApplyStatus).
+		if _, err := f.st.DB().Exec(`INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
+			VALUES ($1, $2, $3, now())`, f.accountID, id, status); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return id
 }
 
 func (f *inboundFixture) recordPlatformID(t *testing.T, messageID int64, platformID string) {
 	t.Helper()
-	if _, err := f.st.DB().Exec(`UPDATE messages SET platform_message_id = $3, status = 'sent' WHERE account_id = $1 AND id = $2`,
+	// As RecordSent does: the status and its history row together.
+	if _, err := f.st.DB().Exec(`WITH m AS (
+			UPDATE messages SET platform_message_id = $3, status = 'sent' WHERE account_id = $1 AND id = $2 RETURNING id
+		)
+		INSERT INTO message_statuses (account_id, message_id, status, occurred_at) SELECT $1, id, 'sent', now() FROM m
+		ON CONFLICT (message_id, status) DO NOTHING`,
 		f.accountID, messageID, platformID); err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +428,11 @@ func TestApplyStatusConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := f.st.DB().Exec(`UPDATE messages SET platform_message_id = $2, status = 'sent' WHERE id = $1`, ids[i], pid); err != nil {
+				if _, err := f.st.DB().Exec(`WITH m AS (
+						UPDATE messages SET platform_message_id = $2, status = 'sent' WHERE id = $1 RETURNING id, account_id
+					)
+					INSERT INTO message_statuses (account_id, message_id, status, occurred_at) SELECT account_id, id, 'sent', now() FROM m
+					ON CONFLICT (message_id, status) DO NOTHING`, ids[i], pid); err != nil {
 					errs <- err
 					return
 				}
@@ -451,5 +467,74 @@ func TestApplyStatusConcurrent(t *testing.T) {
 	}
 	if n := f.parked(t); n != 0 {
 		t.Fatalf("%d still parked", n)
+	}
+}
+
+// TestApplyStatusNoOpWritesNothing: a report that changes nothing (a duplicate, or a lower
+// status already reported) writes no row anywhere, not even the raw webhook body; a report that
+// changes the message stores its body with the change, and a lower status reported for the
+// first time keeps its history row (and its body).
+func TestApplyStatusNoOpWritesNothing(t *testing.T) {
+	t.Parallel()
+	f := newInboundFixture(t)
+	ctx := context.Background()
+	id := f.message(t, "pending", "")
+	f.recordPlatformID(t, id, "wamid.N")
+	rows := func() string {
+		t.Helper()
+		var n struct {
+			Raw     int `db:"raw"`
+			History int `db:"history"`
+			Events  int `db:"events"`
+			Parked  int `db:"parked"`
+		}
+		if err := f.st.DB().Get(&n, `SELECT (SELECT count(*) FROM platform_webhooks) AS raw,
+			(SELECT count(*) FROM message_statuses WHERE message_id = $1) AS history,
+			(SELECT count(*) FROM events WHERE account_id = $2) AS events,
+			(SELECT count(*) FROM parked_statuses WHERE account_id = $2) AS parked`, id, f.accountID); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("raw %d history %d events %d parked %d", n.Raw, n.History, n.Events, n.Parked)
+	}
+	apply := func(status string, sec int) store.StatusResult {
+		t.Helper()
+		res, err := f.st.ApplyStatusRecordingWebhook(ctx, f.accountID, report("wamid.N", status, sec), []byte(`{"status":"`+status+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if got := rows(); got != "raw 0 history 1 events 0 parked 0" {
+		t.Fatalf("start: %s", got)
+	}
+	if res := apply("read", 3); !res.Found || !res.Changed {
+		t.Fatalf("read: %+v", res)
+	}
+	if got := rows(); got != "raw 1 history 2 events 1 parked 0" {
+		t.Fatalf("after read: %s", got)
+	}
+	for _, r := range []struct {
+		status string
+		sec    int
+	}{{"read", 3}, {"read", 9}, {"sent", 1}} {
+		if res := apply(r.status, r.sec); !res.Found || res.Changed {
+			t.Fatalf("%s again: %+v", r.status, res)
+		}
+		if got := rows(); got != "raw 1 history 2 events 1 parked 0" {
+			t.Fatalf("after a no-op %s: %s (it wrote)", r.status, got)
+		}
+	}
+	// delivered after read: no change, but its first report is kept in the history.
+	if res := apply("delivered", 2); !res.Found || res.Changed {
+		t.Fatalf("late delivered: %+v", res)
+	}
+	if got := rows(); got != "raw 2 history 3 events 1 parked 0" {
+		t.Fatalf("after a late delivered: %s", got)
+	}
+	if res := apply("delivered", 2); res.Changed {
+		t.Fatalf("late delivered again: %+v", res)
+	}
+	if got := rows(); got != "raw 2 history 3 events 1 parked 0" {
+		t.Fatalf("after a late delivered again: %s (it wrote)", got)
 	}
 }

@@ -36,6 +36,7 @@ import (
 )
 
 const benchUsage = `usage: gateway bench [flags]
+       gateway bench lifecycle [flags]        (a message's whole life at stepped rates; -h for its flags)
        gateway bench floor-serve [--addr A]   (the floor server; bench starts it itself)
 
 Seeds DATABASE_URL's server (database gateway_bench unless --database-url is given), starts
@@ -212,8 +213,15 @@ type Config struct {
 // arguments after "bench". It returns nil for -h, and an error when a flag is wrong, the
 // bench database cannot be prepared or a child cannot be started.
 func Run(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "floor-serve" {
-		return serveFloor(ctx, cfg, args[1:], stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "floor-serve":
+			return serveFloor(ctx, cfg, args[1:], stdout, stderr)
+		case "lifecycle":
+			return runLifecycle(ctx, cfg, args[1:], stdout, stderr)
+		case "receiver":
+			return serveReceiver(ctx, args[1:], stdout, stderr)
+		}
 	}
 	def, err := benchDSN(cfg.DatabaseURL)
 	if err != nil {
@@ -245,6 +253,10 @@ type benchRig struct {
 	logDir   string
 	log      io.Writer
 	cleanups []func()
+	// simArgs and extraEnv are added to the simulator's arguments and to every child's
+	// environment (the lifecycle benchmark sets them).
+	simArgs  []string
+	extraEnv []string
 }
 
 func runBench(ctx context.Context, cfg Config, opts benchOptions, stdout, stderr io.Writer) error {
@@ -329,7 +341,7 @@ func (r *benchRig) startProcesses(ctx context.Context) error {
 		return err
 	}
 	env := r.childEnv(simAddr)
-	sim, err := r.start("platform-sim", exe, []string{"platform-sim", "--addr", simAddr, "--webhook-url="}, env)
+	sim, err := r.start("platform-sim", exe, append([]string{"platform-sim", "--addr", simAddr, "--webhook-url="}, r.simArgs...), env)
 	if err != nil {
 		return err
 	}
@@ -379,7 +391,7 @@ func (r *benchRig) startProcesses(ctx context.Context) error {
 // childEnv is the environment of every child: this process's, pointed at the bench
 // database, the simulator and loopback.
 func (r *benchRig) childEnv(simAddr string) []string {
-	return append(os.Environ(),
+	return append(append(os.Environ(),
 		"DATABASE_URL="+r.opts.DatabaseURL,
 		"PLATFORM_BASE_URL=http://"+simAddr+"/v23.0",
 		"PLATFORM_APP_SECRET="+r.cfg.PlatformAppSecret,
@@ -392,7 +404,7 @@ func (r *benchRig) childEnv(simAddr string) []string {
 		// The children serve loopback only, with whatever secrets the bench was given: the
 		// built-in development ones included (serve refuses them otherwise).
 		"GATEWAY_ENV=development",
-	)
+	), r.extraEnv...)
 }
 
 func (r *benchRig) start(name, exe string, args, env []string) (*benchProc, error) {

@@ -224,10 +224,26 @@ func (s *Floor) seedBatch(ctx context.Context, seed Seed, t Template, content []
 			}
 		}
 		c0, c1 := MessageContact(lo), MessageContact(hi)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO contacts (account_id, mobile, name, created_at, updated_at)
-			SELECT $1::bigint, '1999' || lpad(g::text, 8, '0'), 'Bench ' || g, now(), now()
-			FROM generate_series($2::bigint, $3::bigint) g
-			ON CONFLICT (account_id, mobile) DO NOTHING`, seed.AccountID, c0, c1); err != nil {
+		if !skipTriggers {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO contacts (account_id, mobile, name, created_at, updated_at)
+				SELECT $1::bigint, '1999' || lpad(g::text, 8, '0'), 'Bench ' || g, now(), now()
+				FROM generate_series($2::bigint, $3::bigint) g
+				ON CONFLICT (account_id, mobile) DO NOTHING`, seed.AccountID, c0, c1); err != nil {
+				return err
+			}
+		} else if _, err := tx.ExecContext(ctx, `WITH c AS (
+				INSERT INTO contacts (account_id, mobile, name, created_at, updated_at)
+				SELECT $1::bigint, '1999' || lpad(g::text, 8, '0'), 'Bench ' || g, now(), now()
+				FROM generate_series($2::bigint, $3::bigint) g
+				ON CONFLICT (account_id, mobile) DO NOTHING
+				RETURNING id, name, created_at
+			), k AS (
+				INSERT INTO contact_counts AS k (account_id, stripe, n) SELECT $1::bigint, 0, count(*) FROM c
+				ON CONFLICT (account_id, stripe) DO UPDATE SET n = k.n + EXCLUDED.n
+			)
+			-- The triggers that keep the listing's count and name suffixes are off: do their work.
+			INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at)
+			SELECT $1::bigint, s, c.id, c.created_at FROM c, contact_name_suffix_set(c.name) AS s`, seed.AccountID, c0, c1); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO conversations (account_id, contact_id)
@@ -330,6 +346,55 @@ func (s *Floor) BusyBackends(ctx context.Context) (int, error) {
 		WHERE datname = current_database() AND pid <> pg_backend_pid()
 		AND backend_type = 'client backend' AND state NOT IN ('idle')`)
 	return n, translate(err)
+}
+
+// Backlog is what a lifecycle run has not caught up with yet, over the bench accounts.
+type Backlog struct {
+	Parked     int     `db:"parked"`       // status reports waiting for their message
+	Due        int     `db:"due"`          // webhook deliveries due and not claimed
+	OldestDueS float64 `db:"oldest_due_s"` // how long the oldest due delivery has waited, seconds
+	Pending    int     `db:"pending"`      // messages still waiting for the platform's answer
+}
+
+// Backlog reads the backlog of the accounts; it fails on any database error.
+func (s *Floor) Backlog(ctx context.Context, accountIDs []int64) (Backlog, error) {
+	var b Backlog
+	err := s.db.GetContext(ctx, &b, `SELECT
+		(SELECT count(*) FROM parked_statuses WHERE account_id = ANY($1)) AS parked,
+		(SELECT count(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= now() AND account_id = ANY($1)) AS due,
+		COALESCE((SELECT EXTRACT(epoch FROM now() - min(next_attempt_at))::float8 FROM webhook_deliveries
+			WHERE status = 'pending' AND next_attempt_at <= now() AND account_id = ANY($1)), 0) AS oldest_due_s,
+		(SELECT count(*) FROM messages WHERE status = 'pending' AND account_id = ANY($1)
+			AND created_at > now() - interval '10 minutes') AS pending`, pq.Array(accountIDs))
+	return b, translate(err)
+}
+
+// ServerPIDs returns the process ids of the PostgreSQL backends connected to this database
+// (backends), and of the server's WAL writer, checkpointer and background writer (aux: they
+// serve every database, so their CPU is shared with whatever else the server runs). It fails on
+// any database error.
+func (s *Floor) ServerPIDs(ctx context.Context) (backends, aux []int, err error) {
+	var rows []struct {
+		PID int  `db:"pid"`
+		Aux bool `db:"aux"`
+	}
+	err = s.db.SelectContext(ctx, &rows, `SELECT pid, datname IS DISTINCT FROM current_database() AS aux FROM pg_stat_activity
+		WHERE datname = current_database() OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`)
+	for _, r := range rows {
+		if r.Aux {
+			aux = append(aux, r.PID)
+		} else {
+			backends = append(backends, r.PID)
+		}
+	}
+	return backends, aux, translate(err)
+}
+
+// DeleteEndpoints removes every webhook endpoint of the account (and, by cascade, their
+// deliveries and attempts); it fails on any database error.
+func (s *Floor) DeleteEndpoints(ctx context.Context, accountID int64) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE account_id = $1`, accountID)
+	return err
 }
 
 // ---- the floor ----

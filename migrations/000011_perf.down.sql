@@ -1,0 +1,13 @@
+ALTER TABLE events ALTER COLUMN id SET DEFAULT gen_random_uuid();
+ALTER TABLE webhook_deliveries ALTER COLUMN id SET DEFAULT gen_random_uuid();
+DROP FUNCTION IF EXISTS uuid_v7();
+DROP TRIGGER IF EXISTS contacts_index_insert ON contacts;
+DROP TRIGGER IF EXISTS contacts_index_delete ON contacts;
+DROP TRIGGER IF EXISTS contacts_index_rename ON contacts;
+DROP FUNCTION IF EXISTS contacts_index_write();
+DROP FUNCTION IF EXISTS contact_name_suffix_set(text);
+DROP TABLE IF EXISTS contact_name_suffixes;
+DROP TABLE IF EXISTS contact_counts;
+DROP INDEX IF EXISTS contacts_mobile_trgm_idx;
+CREATE INDEX contacts_mobile_trgm_idx ON contacts USING gin (account_id, mobile gin_trgm_ops);
+CREATE INDEX contacts_name_trgm_idx ON contacts USING gin (account_id, lower(name) gin_trgm_ops);

@@ -1,0 +1,658 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"gateway/platform/simulator"
+	"gateway/platform/webhook"
+	"gateway/store"
+	"gateway/store/benchfloor"
+)
+
+// storeConnection is the connection of number n for the account.
+func storeConnection(accountID int64, n simulator.Number) store.Connection {
+	return store.Connection{AccountID: accountID, WabaID: n.WabaID, PhoneNumberID: n.PhoneNumberID,
+		PhoneNumber: n.DisplayPhoneNumber, DisplayName: n.VerifiedName, AccessToken: n.AccessToken}
+}
+
+// `gateway bench lifecycle`: a message's whole life through the full stack. Sends go to a
+// real `gateway serve` child at a fixed rate (open loop: a request is due every 1/rate
+// seconds whether or not the previous ones were answered); the simulator, a child, answers
+// each send and then posts the signed sent, delivered and read status webhooks back to the
+// gateway as Meta does (50/150/300 ms after the send); the gateway's dispatcher delivers
+// message.sent, contact.created and the message.status events to one endpoint per account
+// on a loopback receiver (a child) that checks every signature. The bench account holds the
+// seeded messages (1,000,000 by default). The rate is stepped up; each step runs a warm-up
+// then a measured window, then waits for the backlog to drain.
+//
+// A step is sustained when the sends kept the rate with (almost) no errors, the read
+// webhooks arrived at the rate of the sends, and the backlog (parked statuses, due
+// deliveries and their age, the simulator's status webhooks in flight) was bounded at the
+// middle and at the end of the window.
+
+const lifecycleUsage = `usage: gateway bench lifecycle [flags]
+
+Runs a message's whole life (send, sent/delivered/read status webhooks from the simulator,
+customer webhooks to a loopback receiver) at stepped send rates against a gateway child
+process, and prints per step: lifecycles/s, send p50/p99, status-to-webhook lag p50/p99,
+the backlog, and CPU per lifecycle split by process.
+
+flags:
+`
+
+type lifecycleOptions struct {
+	Rates       []int
+	Step        time.Duration
+	Warmup      time.Duration
+	Drain       time.Duration
+	Accounts    int
+	Clients     int
+	SimWorkers  int
+	Messages    int64
+	DatabaseURL string
+	LogLevel    string
+	KeepLogs    bool
+	KeepGoing   bool
+}
+
+func parseLifecycleFlags(args []string, defaultDSN string, out io.Writer) (lifecycleOptions, error) {
+	o := lifecycleOptions{}
+	fs := flag.NewFlagSet("gateway bench lifecycle", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() { fmt.Fprint(out, lifecycleUsage); fs.PrintDefaults() }
+	rates := fs.String("rates", "100,200,300,400,500", "send rates to step through, lifecycles per second, comma-separated")
+	fs.DurationVar(&o.Step, "step", 60*time.Second, "measured time of each rate step")
+	fs.DurationVar(&o.Warmup, "warmup", 5*time.Second, "warm-up of each step at its rate (not counted)")
+	fs.DurationVar(&o.Drain, "drain", 30*time.Second, "the longest wait for the backlog to drain after a step")
+	fs.IntVar(&o.Accounts, "accounts", 4, "accounts sending (the seeded bench account and accounts-1 others), one webhook endpoint each")
+	fs.IntVar(&o.Clients, "clients", 64, "connections the load generator sends on (at most this many sends in flight)")
+	fs.IntVar(&o.SimWorkers, "sim-webhook-workers", 32, "concurrent status webhook POSTs of the simulator")
+	fs.Int64Var(&o.Messages, "messages", 1_000_000, "seeded messages in the bench account")
+	fs.StringVar(&o.DatabaseURL, "database-url", defaultDSN, "database to seed and serve from (created and migrated if missing)")
+	fs.StringVar(&o.LogLevel, "gateway-log-level", "warn", "LOG_LEVEL of the child processes")
+	fs.BoolVar(&o.KeepLogs, "keep-logs", false, "keep the child processes' logs (their directory is printed)")
+	fs.BoolVar(&o.KeepGoing, "keep-going", false, "run every rate step even after one is not sustained")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("bench lifecycle: unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if o.Rates, err = parseIntList(*rates); err != nil {
+		return o, fmt.Errorf("--rates: %w", err)
+	}
+	switch {
+	case o.Step < time.Second || o.Step > 10*time.Minute:
+		return o, fmt.Errorf("--step must be between 1s and 10m")
+	case o.Warmup < 0 || o.Warmup > time.Minute:
+		return o, fmt.Errorf("--warmup must be between 0 and 1m")
+	case o.Drain < time.Second || o.Drain > 5*time.Minute:
+		return o, fmt.Errorf("--drain must be between 1s and 5m")
+	case o.Accounts < 1 || o.Accounts > 50:
+		return o, fmt.Errorf("--accounts must be between 1 and 50")
+	case o.Clients < 1 || o.Clients > 1024:
+		return o, fmt.Errorf("--clients must be between 1 and 1024")
+	case o.SimWorkers < 1 || o.SimWorkers > 512:
+		return o, fmt.Errorf("--sim-webhook-workers must be between 1 and 512")
+	case o.Messages < 1 || o.Messages > 50_000_000:
+		return o, fmt.Errorf("--messages must be between 1 and 50,000,000")
+	}
+	return o, nil
+}
+
+// lcAccount is one sending account: its id, its live key and its endpoint's secret.
+type lcAccount struct {
+	id     int64
+	auth   string // the Authorization header line
+	secret string
+}
+
+type lifecycle struct {
+	rig      *benchRig
+	opts     lifecycleOptions
+	accounts []lcAccount
+	receiver *benchProc
+	sim      *benchProc
+	gateway  *benchProc
+	out      io.Writer
+}
+
+// stepResult is one rate step's figures.
+type stepResult struct {
+	Rate                       int
+	Sends, Errors, Missed      int
+	SendsPerSec, LifecyclesSec float64
+	SendP50, SendP99           time.Duration
+	Recv                       receiverStats
+	Mid, End                   lcBacklog
+	CPU                        map[string]time.Duration // per lifecycle, by process
+	MachineCPU                 time.Duration            // machine busy CPU per lifecycle
+	Busy                       float64
+	Drained                    time.Duration
+	DrainedOK                  bool
+	Sustained                  bool
+	Why                        string
+	Samples                    map[string]int
+}
+
+// lcBacklog is the database backlog and the simulator's webhooks in flight.
+type lcBacklog struct {
+	benchfloor.Backlog
+	SimPending int
+}
+
+func runLifecycle(ctx context.Context, cfg Config, args []string, stdout, stderr io.Writer) error {
+	def, err := benchDSN(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	o, err := parseLifecycleFlags(args, def, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	budget := 20*time.Minute + time.Duration(len(o.Rates))*(o.Warmup+o.Step+o.Drain+30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+
+	started := time.Now()
+	fmt.Fprintf(stdout, "$ %s\n", commandLine(os.Args))
+	fmt.Fprintf(stdout, "started %s on %d CPUs, load average %s\n", started.Format(time.RFC3339), runtime.NumCPU(), loadAverage())
+	rig := &benchRig{cfg: cfg, targets: map[string]*benchProc{}, log: stderr,
+		opts: benchOptions{Messages: o.Messages, DatabaseURL: o.DatabaseURL, LogLevel: o.LogLevel, KeepLogs: o.KeepLogs,
+			Gateway: true, Floor: false},
+		simArgs:  []string{"--webhook-workers", strconv.Itoa(o.SimWorkers)},
+		extraEnv: []string{"GATEWAY_WEBHOOK_ALLOW_PRIVATE=true"},
+	}
+	defer rig.close()
+	lc := &lifecycle{rig: rig, opts: o, out: stdout}
+	if err := rig.prepareDatabase(ctx); err != nil {
+		return err
+	}
+	if err := lc.prepareAccounts(ctx); err != nil {
+		return err
+	}
+	if err := rig.startProcesses(ctx); err != nil {
+		return err
+	}
+	lc.gateway = rig.targets[targetGateway]
+	lc.sim = rig.procs[0]
+	if err := lc.startReceiver(ctx); err != nil {
+		return err
+	}
+	if err := lc.wire(ctx); err != nil {
+		return err
+	}
+	size, err := rig.floor.DataSize(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "database %s: PostgreSQL %s, messages %s rows, contacts %s rows; %d accounts, one webhook endpoint each\n",
+		redactDSN(o.DatabaseURL), size.ServerVersion, thousands(size.Messages), thousands(size.Contacts), len(lc.accounts))
+
+	var results []stepResult
+	for _, rate := range o.Rates {
+		if ctx.Err() != nil {
+			break
+		}
+		r := lc.step(ctx, rate)
+		results = append(results, r)
+		fmt.Fprintf(stderr, "  rate %4d/s: %6.1f lifecycles/s, sends %6.1f/s p50 %s p99 %s, lag p50 %s p99 %s, %s\n", rate,
+			r.LifecyclesSec, r.SendsPerSec, fmtDur(r.SendP50), fmtDur(r.SendP99), fmtDur(r.Recv.StatusLagP50),
+			fmtDur(r.Recv.StatusLagP99), verdictWord(r))
+		if !r.Sustained && !o.KeepGoing {
+			break
+		}
+	}
+	fmt.Fprintf(stdout, "\n%s", formatLifecycle(results, o))
+	fmt.Fprintf(stdout, "finished in %s, load average %s\n", time.Since(started).Round(time.Second), loadAverage())
+	if o.KeepLogs {
+		fmt.Fprintf(stdout, "child logs kept in %s\n", rig.logDir)
+	}
+	return context.Cause(ctx)
+}
+
+// lcNumber is the simulator number of the i-th extra account.
+func lcNumber(i int) simulator.Number {
+	return simulator.Number{
+		PhoneNumberID:      fmt.Sprintf("10900000001%04d", i),
+		WabaID:             fmt.Sprintf("10900000009%04d", i),
+		DisplayPhoneNumber: fmt.Sprintf("1555020%04d", i),
+		AccessToken:        fmt.Sprintf("bench-lifecycle-token-%d", i),
+		VerifiedName:       fmt.Sprintf("Bench Lifecycle %d", i),
+	}
+}
+
+// prepareAccounts readies the extra accounts (number, template, campaign, live key) and a
+// fresh endpoint secret for every account; endpoints left by an earlier run are removed.
+func (lc *lifecycle) prepareAccounts(ctx context.Context) error {
+	r := lc.rig
+	st := r.store
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return err
+	}
+	lc.accounts = []lcAccount{{id: r.seed.AccountID, auth: "Authorization: Bearer " + r.key, secret: secret}}
+	for i := 1; i < lc.opts.Accounts; i++ {
+		email := fmt.Sprintf("bench-lc-%d@localhost", i)
+		acct, err := st.AccountByEmail(ctx, email)
+		if err != nil {
+			if acct, err = createAccount(ctx, st, fmt.Sprintf("Bench lifecycle %d", i), email); err != nil {
+				return fmt.Errorf("account %s: %w", email, err)
+			}
+		}
+		n := lcNumber(i)
+		if _, err := st.ConnectNumber(ctx, storeConnection(acct.ID, n)); err != nil {
+			return fmt.Errorf("number of %s: %w", email, err)
+		}
+		if _, err := r.floor.SeedData(ctx, acct.ID, benchTemplate, 1, nil); err != nil {
+			return err
+		}
+		key, err := createKey(ctx, st, acct.ID, "live")
+		if err != nil {
+			return err
+		}
+		keyID := key.ID
+		r.onClose(func() { st.RevokeAPIKey(context.Background(), keyID) })
+		secret, err := webhook.NewSecret()
+		if err != nil {
+			return err
+		}
+		lc.accounts = append(lc.accounts, lcAccount{id: acct.ID, auth: "Authorization: Bearer " + key.Key, secret: secret})
+	}
+	for _, a := range lc.accounts {
+		if err := r.floor.DeleteEndpoints(ctx, a.id); err != nil {
+			return fmt.Errorf("old endpoints of account %d: %w", a.id, err)
+		}
+	}
+	return nil
+}
+
+// startReceiver starts `gateway bench receiver` with the accounts' secrets.
+func (lc *lifecycle) startReceiver(ctx context.Context) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return err
+	}
+	var pairs []string
+	for _, a := range lc.accounts {
+		pairs = append(pairs, fmt.Sprintf("%d=%s", a.id, a.secret))
+	}
+	env := append(os.Environ(), receiverSecretsEnv+"="+strings.Join(pairs, ";"))
+	p, err := lc.rig.start("receiver", exe, []string{"bench", "receiver", "--addr", addr}, env)
+	if err != nil {
+		return err
+	}
+	p.url, p.addr = "http://"+addr, addr
+	lc.receiver = p
+	return waitReady(ctx, p, p.url+"/stats", 30*time.Second)
+}
+
+// wire registers the extra numbers and templates on the simulator, creates one endpoint per
+// account on the receiver (removed again at the end), and points the simulator's status
+// webhooks at the gateway.
+func (lc *lifecycle) wire(ctx context.Context) error {
+	r := lc.rig
+	for i := 1; i < len(lc.accounts); i++ {
+		n := lcNumber(i)
+		if err := postJSON(ctx, r.simURL+"/_sim/numbers", n); err != nil {
+			return fmt.Errorf("simulator number: %w", err)
+		}
+		if err := postJSON(ctx, r.simURL+"/_sim/templates", map[string]any{"waba_id": n.WabaID, "defaults": true}); err != nil {
+			return fmt.Errorf("simulator templates: %w", err)
+		}
+	}
+	for _, a := range lc.accounts {
+		if _, err := r.store.CreateWebhookEndpoint(ctx, a.id, fmt.Sprintf("%s/hook/%d", lc.receiver.url, a.id), a.secret); err != nil {
+			return fmt.Errorf("endpoint of account %d: %w", a.id, err)
+		}
+		id := a.id
+		r.onClose(func() { r.floor.DeleteEndpoints(context.Background(), id) })
+	}
+	return postJSON(ctx, r.simURL+"/_sim/config", map[string]any{"webhook_url": lc.gateway.url + "/platform/webhook"})
+}
+
+func (lc *lifecycle) accountIDs() []int64 {
+	ids := make([]int64, len(lc.accounts))
+	for i, a := range lc.accounts {
+		ids[i] = a.id
+	}
+	return ids
+}
+
+// backlog reads the database backlog and the simulator's webhooks in flight.
+func (lc *lifecycle) backlog(ctx context.Context) lcBacklog {
+	var b lcBacklog
+	var err error
+	if b.Backlog, err = lc.rig.floor.Backlog(ctx, lc.accountIDs()); err != nil {
+		fmt.Fprintf(lc.rig.log, "bench: backlog: %v\n", err)
+	}
+	var ws simulator.WebhookStats
+	if err := getJSON(ctx, lc.rig.simURL+"/_sim/webhooks", &ws); err != nil {
+		fmt.Fprintf(lc.rig.log, "bench: simulator webhooks: %v\n", err)
+	}
+	b.SimPending = ws.Pending
+	return b
+}
+
+func (lc *lifecycle) receiverStats(ctx context.Context, reset bool) receiverStats {
+	var st receiverStats
+	u := lc.receiver.url + "/stats"
+	if reset {
+		u += "?reset=1"
+	}
+	if err := getJSON(ctx, u, &st); err != nil {
+		fmt.Fprintf(lc.rig.log, "bench: receiver stats: %v\n", err)
+	}
+	return st
+}
+
+// lcCPU is one reading of the CPU ticks of every process of the run.
+type lcCPU struct {
+	procs     map[string]uint64
+	pg, aux   map[int]uint64
+	busy, tot uint64
+	ok        bool
+}
+
+func (lc *lifecycle) sampleCPU(pgPIDs, auxPIDs []int) lcCPU {
+	c := lcCPU{procs: map[string]uint64{}, pg: map[int]uint64{}, aux: map[int]uint64{}, ok: true}
+	for name, pid := range map[string]string{
+		"gateway":   strconv.Itoa(lc.gateway.pid()),
+		"simulator": strconv.Itoa(lc.sim.pid()),
+		"receiver":  strconv.Itoa(lc.receiver.pid()),
+		"generator": "self",
+	} {
+		t, ok := procTicks(pid)
+		c.procs[name] = t
+		c.ok = c.ok && ok
+	}
+	for _, pid := range pgPIDs {
+		if t, ok := procTicks(strconv.Itoa(pid)); ok {
+			c.pg[pid] = t
+		}
+	}
+	for _, pid := range auxPIDs {
+		if t, ok := procTicks(strconv.Itoa(pid)); ok {
+			c.aux[pid] = t
+		}
+	}
+	var ok bool
+	c.busy, _, c.tot, ok = machineTicks()
+	c.ok = c.ok && ok
+	return c
+}
+
+// cpuPer divides the CPU of each process between a and b by n lifecycles. PostgreSQL is the
+// sum over this database's backends present at both readings; pg-aux that of the WAL writer,
+// checkpointer and background writer, which every database on the server shares.
+func cpuPer(a, b lcCPU, n int) (map[string]time.Duration, time.Duration, float64) {
+	out := map[string]time.Duration{}
+	if !a.ok || !b.ok || n <= 0 {
+		return out, 0, -1
+	}
+	for name, t := range b.procs {
+		out[name] = time.Duration(t-a.procs[name]) * clockTick / time.Duration(n)
+	}
+	sum := func(a, b map[int]uint64) time.Duration {
+		var ticks uint64
+		for pid, t := range b {
+			if t0, ok := a[pid]; ok && t >= t0 {
+				ticks += t - t0
+			}
+		}
+		return time.Duration(ticks) * clockTick / time.Duration(n)
+	}
+	out["postgres"] = sum(a.pg, b.pg)
+	out["pg-aux"] = sum(a.aux, b.aux)
+	busy := -1.0
+	if b.tot > a.tot {
+		busy = float64(b.busy-a.busy) / float64(b.tot-a.tot)
+	}
+	return out, time.Duration(b.busy-a.busy) * clockTick / time.Duration(n), busy
+}
+
+// step runs one rate: warm-up, the measured window, then the drain.
+func (lc *lifecycle) step(ctx context.Context, rate int) stepResult {
+	res := stepResult{Rate: rate, Samples: map[string]int{}}
+	o := lc.opts
+	start := time.Now().Add(200 * time.Millisecond)
+	measure := start.Add(o.Warmup)
+	end := measure.Add(o.Step)
+
+	// The schedule: one due time every 1/rate seconds; a due time that finds the queue full
+	// (every client busy and rate×2 s of sends waiting) is missed.
+	due := make(chan time.Time, rate*2+16)
+	var missed atomic.Int64
+	go func() {
+		defer close(due)
+		interval := time.Second / time.Duration(rate)
+		for t := start; t.Before(end); t = t.Add(interval) {
+			if d := time.Until(t); d > 0 {
+				time.Sleep(d)
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			select {
+			case due <- t:
+			default:
+				if !t.Before(measure) {
+					missed.Add(1)
+				}
+			}
+		}
+	}()
+
+	var (
+		mu      sync.Mutex
+		lat     []time.Duration
+		sends   int
+		errs    int
+		next    atomic.Uint64
+		wg      sync.WaitGroup
+		samples = map[string]int{}
+	)
+	for i := range o.Clients {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)))
+			conn := &httpConn{addr: lc.gateway.addr, deadline: end.Add(60 * time.Second)}
+			defer conn.close()
+			var buf []byte
+			for t := range due {
+				a := lc.accounts[next.Add(1)%uint64(len(lc.accounts))]
+				buf = appendRequest(buf[:0], "POST", lc.gateway.addr, "/v1/messages/template", sendBody(rng), a.auth,
+					"Content-Type: application/json")
+				code, body, err := conn.do(buf)
+				done := time.Now()
+				if t.Before(measure) {
+					continue
+				}
+				mu.Lock()
+				if err == nil && code/100 == 2 {
+					sends++
+					lat = append(lat, done.Sub(t))
+				} else {
+					errs++
+					failure := "transport: " + fmt.Sprint(err)
+					if err == nil {
+						failure = strconv.Itoa(code) + " " + oneLine(body, 160)
+					}
+					if _, seen := samples[failure]; seen || len(samples) < 5 {
+						samples[failure]++
+					}
+				}
+				mu.Unlock()
+			}
+		}(i)
+	}
+
+	// The measured window's edges and middle.
+	wait := func(t time.Time) {
+		select {
+		case <-time.After(time.Until(t)):
+		case <-ctx.Done():
+		}
+	}
+	wait(measure)
+	pgPIDs, auxPIDs, err := lc.rig.floor.ServerPIDs(ctx)
+	if err != nil {
+		fmt.Fprintf(lc.rig.log, "bench: postgres pids: %v\n", err)
+	}
+	lc.receiverStats(ctx, true)
+	before := lc.sampleCPU(pgPIDs, auxPIDs)
+	wait(measure.Add(o.Step / 2))
+	res.Mid = lc.backlog(ctx)
+	wait(end)
+	after := lc.sampleCPU(pgPIDs, auxPIDs)
+	res.Recv = lc.receiverStats(ctx, false)
+	res.End = lc.backlog(ctx)
+	wg.Wait()
+
+	res.Sends, res.Errors, res.Missed, res.Samples = sends, errs, int(missed.Load()), samples
+	slices.Sort(lat)
+	res.SendP50, res.SendP99 = percentile(lat, 50), percentile(lat, 99)
+	res.SendsPerSec = float64(sends) / o.Step.Seconds()
+	res.LifecyclesSec = float64(res.Recv.Reads) / o.Step.Seconds()
+	res.CPU, res.MachineCPU, res.Busy = cpuPer(before, after, res.Recv.Reads)
+
+	// Drain: wait for the simulator's webhooks and the due deliveries to reach zero.
+	t0 := time.Now()
+	for time.Since(t0) < o.Drain && ctx.Err() == nil {
+		b := lc.backlog(ctx)
+		if b.SimPending == 0 && b.Due == 0 && b.Parked == 0 {
+			res.DrainedOK = true
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	res.Drained = time.Since(t0)
+	res.Sustained, res.Why = judge(res)
+	return res
+}
+
+// judge says whether a step was sustained, and if not, why.
+func judge(r stepResult) (bool, string) {
+	rate := float64(r.Rate)
+	bound := func(b lcBacklog) string {
+		switch {
+		case float64(b.Due) > math.Max(rate, 50):
+			return fmt.Sprintf("%d deliveries due", b.Due)
+		case b.OldestDueS > 2:
+			return fmt.Sprintf("a delivery due for %.1fs", b.OldestDueS)
+		case float64(b.Parked) > math.Max(rate, 50):
+			return fmt.Sprintf("%d statuses parked", b.Parked)
+		case float64(b.SimPending) > math.Max(2*rate, 100):
+			return fmt.Sprintf("%d status webhooks in flight", b.SimPending)
+		}
+		return ""
+	}
+	switch {
+	case r.Missed > 0:
+		return false, fmt.Sprintf("%d sends could not start on time", r.Missed)
+	case r.SendsPerSec < 0.95*rate:
+		return false, fmt.Sprintf("sends %.0f/s below the rate", r.SendsPerSec)
+	case float64(r.Errors) > 0.001*float64(r.Sends+r.Errors):
+		return false, fmt.Sprintf("%d send errors", r.Errors)
+	case r.Recv.BadSignature > 0 || r.Recv.Unknown > 0:
+		return false, fmt.Sprintf("%d bad signatures, %d unreadable deliveries", r.Recv.BadSignature, r.Recv.Unknown)
+	case r.LifecyclesSec < 0.9*r.SendsPerSec:
+		return false, fmt.Sprintf("read webhooks %.0f/s behind the sends", r.LifecyclesSec)
+	}
+	if why := bound(r.Mid); why != "" {
+		return false, "mid-window: " + why
+	}
+	if why := bound(r.End); why != "" {
+		return false, "end: " + why
+	}
+	if !r.DrainedOK {
+		return false, "did not drain"
+	}
+	return true, ""
+}
+
+func verdictWord(r stepResult) string {
+	if r.Sustained {
+		return "sustained"
+	}
+	return "NOT sustained (" + r.Why + ")"
+}
+
+func formatLifecycle(rs []stepResult, o lifecycleOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lifecycle: open-loop sends, %s warm-up + %s measured per step, %d accounts, %d client connections;\n",
+		o.Warmup, o.Step, o.Accounts, o.Clients)
+	b.WriteString("lifecycles/s = read-status webhooks verified by the receiver per second; send latency from the due time;\n")
+	b.WriteString("lag = receiver arrival - event created_at (status applied in the gateway -> customer webhook);\n")
+	b.WriteString("CPU per lifecycle by process (postgres = this database's backends; pg-aux = WAL writer, checkpointer,\n")
+	b.WriteString("bgwriter, shared with every other database on the server);\n")
+	b.WriteString("machine = all busy CPU of the machine per lifecycle (other users' work included)\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rate\tlifecycles/s\tsends/s\tsend p50\tsend p99\tlag p50\tlag p99\terrors\tgateway\tpostgres\tpg-aux\tsimulator\treceiver\tgenerator\tmachine\tbusy\tbacklog end (due/parked/sim)\tdrain\tverdict\t")
+	best := 0.0
+	for _, r := range rs {
+		us := func(name string) string { return fmtMicros(r.CPU[name]) }
+		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d/%d\t%s\t%s\t\n", r.Rate, r.LifecyclesSec,
+			r.SendsPerSec, fmtDur(r.SendP50), fmtDur(r.SendP99), fmtDur(r.Recv.StatusLagP50), fmtDur(r.Recv.StatusLagP99),
+			r.Errors, us("gateway"), us("postgres"), us("pg-aux"), us("simulator"), us("receiver"), us("generator"), fmtMicros(r.MachineCPU),
+			fmtShare(r.Busy), r.End.Due, r.End.Parked, r.End.SimPending, r.Drained.Round(100*time.Millisecond), verdictWord(r))
+		if r.Sustained {
+			best = max(best, r.LifecyclesSec)
+		}
+	}
+	tw.Flush()
+	for _, r := range rs {
+		for k, v := range r.Samples {
+			fmt.Fprintf(&b, "  rate %d: %d× %s\n", r.Rate, v, k)
+		}
+	}
+	if best > 0 {
+		fmt.Fprintf(&b, "highest sustained: %.1f lifecycles/s (goal 500)\n", best)
+	} else {
+		b.WriteString("no step was sustained\n")
+	}
+	return b.String()
+}
+
+// getJSON fetches u and decodes its JSON answer into v; it fails unless the answer is 200.
+func getJSON(ctx context.Context, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %d", u, resp.StatusCode)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
