@@ -80,7 +80,7 @@ type ContactPage struct {
 }
 
 // suffixLen is how many characters of each name suffix contact_name_suffixes keeps
-// (migrations/000011_perf.up.sql); a longer search term is narrowed by its first suffixLen
+// (migrations/000014_perf.up.sql); a longer search term is narrowed by its first suffixLen
 // characters and then checked against the name.
 const suffixLen = 16
 
