@@ -559,8 +559,10 @@ func TestE2EWebhookCrash(t *testing.T) {
 	if distinct != n {
 		t.Fatalf("%d distinct events, want %d", distinct, n)
 	}
+	// Deliveries the killed process sent but did not record stay leased to it until the lease
+	// (30 s) ends; then they go out again and are recorded. Wait past the lease.
 	var pending int
-	whWait(t, 10*time.Second, "every delivery recorded", func() bool {
+	whWait(t, 60*time.Second, "every delivery recorded", func() bool {
 		d.db.Get(&pending, `SELECT count(*) FROM webhook_deliveries WHERE status <> 'succeeded'`)
 		return pending == 0
 	})
