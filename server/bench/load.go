@@ -200,8 +200,10 @@ func runLoad(ctx context.Context, addr string, spec loadSpec) loadResult {
 		}(i)
 	}
 	wg.Wait()
-	cancel()
+	// The clients stop at end, when the end edge is due: wait for it before cancelling, or the
+	// edge goroutine may see the cancellation first and never call OnMeasureEnd.
 	edges.Wait()
+	cancel()
 	out := mergeResults(results)
 	out.Window = spec.Duration
 	return out
