@@ -1,0 +1,58 @@
+package server
+
+// run attempts an endpoint's queued deliveries one after the other until its queue is empty;
+// up to PerEndpoint runners work on one endpoint.
+func (d *Dispatcher) run(q *endpointQueue) {
+	defer d.runners.Done()
+	for {
+		d.mu.Lock()
+		if d.stopping || len(q.queue) == 0 {
+			q.running--
+			// An idle endpoint's entry is kept (so concurrent claims still account for it)
+			// unless the map grows large.
+			if q.running == 0 && q.held == 0 && len(d.endpoints) > maxIdleEndpoints {
+				delete(d.endpoints, q.id)
+			}
+			d.mu.Unlock()
+			return
+		}
+		j := q.queue[0]
+		q.queue[0] = job{}
+		q.queue = q.queue[1:]
+		a := d.account(j.AccountID)
+		d.mu.Unlock()
+
+		// The account's share first, so a tenant at its bound waits without holding a global
+		// slot.
+		a.sem <- struct{}{}
+		d.sem <- struct{}{}
+		res := d.attempt(j)
+		<-d.sem
+		<-a.sem
+		res.done = j.done
+		d.results <- res
+
+		d.mu.Lock()
+		q.held--
+		a.held--
+		if a.held == 0 && len(d.accounts) > maxIdleEndpoints {
+			delete(d.accounts, j.AccountID)
+		}
+		d.claimed--
+		// Wake a claimer that held back (or left this endpoint out) once a claim can go ahead.
+		if d.wantCapacity && d.cfg.MaxClaimed-d.claimed-d.reserved >= d.cfg.BatchSize &&
+			q.held+d.reserved+d.cfg.BatchSize <= d.cfg.EndpointBacklog {
+			d.wantCapacity = false
+			d.signalCapacity()
+		}
+		d.mu.Unlock()
+	}
+}
+
+// signalCapacity wakes one waiting claimer.
+func (d *Dispatcher) signalCapacity() {
+	select {
+	case d.capacity <- struct{}{}:
+	default:
+	}
+}
