@@ -115,8 +115,9 @@ func (lt *listTenant) add(t testing.TB, env *servertest.Env, created time.Time) 
 		code = &m.errCode
 	}
 	if err := env.Store.DB().Get(&m.id, `INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, direction, type,
-			destination, template_name, platform_message_id, status, created_at, sent_at, error_code, error_title)
-		VALUES ($1, $2, $3, $4, 'out', 'template', $5, $6, 'wamid.list-' || gen_random_uuid(), $7, $8, $8, $9,
+			destination, template_name, platform_message_id, status, created_at, sent_at, failed_at, error_code, error_title)
+		VALUES ($1, $2, $3, $4, 'out', 'template', $5, $6, 'wamid.list-' || gen_random_uuid(), $7, $8,
+			CASE WHEN $7 <> 'pending' THEN $8::timestamptz END, CASE WHEN $7 = 'failed' THEN $8::timestamptz END, $9,
 			CASE WHEN $9::int IS NULL THEN NULL ELSE 'Message undeliverable' END) RETURNING id`,
 		lt.Account.ID, m.contact, lt.convs[k%2], m.campaign, m.mobile, m.template, m.status, created, code); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"gateway/gen"
 	"gateway/server/dashboard"
@@ -18,34 +17,23 @@ import (
 // same template and variable checks, blocked contacts refused, the same records and events)
 // with message.sent source "panel", and the same idempotency records as the API's
 // Idempotency-Key (the form carries a key made when it was shown, so a double submit sends
-// once). A refusal the person can act on is a *dashboard.SendRefused with the API's message.
+// once). The form's values are checked as the API checks a request body first
+// (panelRequest). A refusal the person can act on is a *dashboard.SendRefused with the API's
+// reasons, each under the form input it is about.
 func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboard.PanelSend) (dashboard.PanelSent, error) {
 	mobile, ok := normalizeMobile(in.Destination)
 	if !ok {
-		return dashboard.PanelSent{}, &dashboard.SendRefused{Status: http.StatusUnprocessableEntity,
-			Message: "Enter the number in international format: 8 to 15 digits with the country code first."}
+		mobile = in.Destination
 	}
-	b := &gen.SendTemplateRequest{Destination: mobile, TemplateId: &in.TemplateID}
-	if in.Name != "" {
-		b.Name = &in.Name
-	}
-	if in.CampaignName != "" {
-		b.CampaignName = &in.CampaignName
-	}
-	if len(in.BodyVariables) > 0 {
-		b.BodyVariables = &in.BodyVariables
-	}
-	if len(in.HeaderVariables) > 0 {
-		b.HeaderVariables = &in.HeaderVariables
-	}
-	for _, v := range append(append([]string{in.Name, in.CampaignName}, in.BodyVariables...), in.HeaderVariables...) {
-		if len(v) > 1024 {
-			return dashboard.PanelSent{}, &dashboard.SendRefused{Status: http.StatusUnprocessableEntity, Message: "A value is longer than 1024 characters."}
+	b, buttonAt, fe := s.panelRequest(in, mobile)
+	if !ok {
+		if fe == nil {
+			fe = gen.FieldErrors{}
 		}
+		fe["destination"] = []string{"enter the number in international format: 8 to 15 digits with the country code first"}
 	}
-	if len(in.CampaignName) > 120 || len(in.Name) > 80 {
-		return dashboard.PanelSent{}, &dashboard.SendRefused{Status: http.StatusUnprocessableEntity,
-			Message: "The campaign name takes up to 120 characters and the name up to 80."}
+	if fe != nil {
+		return dashboard.PanelSent{}, panelRefusal(http.StatusUnprocessableEntity, fe, buttonAt)
 	}
 	key := ""
 	if in.IdempotencyKey != "" {
@@ -89,15 +77,10 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboar
 		}
 		sent.MessageID = ok.Body.Data.MessageId
 	case errors.As(err, &ae):
-		msg := ae.Message
+		refused = &dashboard.SendRefused{Status: ae.Status, Message: ae.Message}
 		if len(ae.Errors) > 0 {
-			var details []string
-			for _, k := range sortedKeys(ae.Errors) {
-				details = append(details, strings.Join(ae.Errors[k], "; "))
-			}
-			msg = "The send was refused: " + strings.Join(details, "; ") + "."
+			refused = panelRefusal(ae.Status, ae.Errors, buttonAt)
 		}
-		refused = &dashboard.SendRefused{Status: ae.Status, Message: msg}
 		err = refused
 	}
 	if key != "" && !held.outcomeUnknown.Load() { // an unknown outcome leaves the key held, unfinished

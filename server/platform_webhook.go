@@ -507,9 +507,10 @@ func (s *Server) handleSandboxChange(ctx context.Context, d *delivery, v whatsap
 	return s.handleSandboxMessages(ctx, d, v)
 }
 
-// handleTemplateStatusUpdate sets the status of the template with the platform's id for every
-// account whose number belongs to the WABA (the entry id); an account that does not have the
-// template yet syncs its templates instead.
+// handleTemplateStatusUpdate sets the status of the template with the platform's id, and its
+// rejection reason (the value's reason: kept with REJECTED, cleared by any other status), for
+// every account whose number belongs to the WABA (the entry id); an account that does not have
+// the template yet syncs its templates instead.
 func (s *Server) handleTemplateStatusUpdate(ctx context.Context, d *delivery, wabaID string, eventTime int64, v whatsapp.ChangeValue) error {
 	if v.MessageTemplateID == "" || v.Event == "" {
 		s.log.WarnContext(ctx, "platform webhook: template status update without id or event ignored", "waba_id", wabaID)
@@ -532,7 +533,7 @@ func (s *Server) handleTemplateStatusUpdate(ctx context.Context, d *delivery, wa
 			"template_id", v.MessageTemplateID)
 	}
 	for _, accountID := range ids {
-		err := s.store.UpdateTemplateStatusByPlatformID(ctx, accountID, v.MessageTemplateID, status, at)
+		err := s.store.UpdateTemplateStatusByPlatformID(ctx, accountID, v.MessageTemplateID, status, v.Reason, at)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			s.syncTemplatesAfterWebhook(ctx, accountID, v.MessageTemplateID)

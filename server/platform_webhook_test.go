@@ -22,6 +22,7 @@ import (
 	"gateway/server/servertest"
 	"gateway/server/servertest/wait"
 	"gateway/store"
+	"gateway/store/storetest"
 )
 
 // ---- helpers (prefixed pw: platform webhook) ----
@@ -126,7 +127,8 @@ func pwSeedMessage(t testing.TB, env *servertest.Env, tn *pwTenant, platformID, 
 	}
 	var id int64
 	if err := db.Get(&id, `INSERT INTO messages (account_id, contact_id, conversation_id, direction, type, destination,
-		template_name, platform_message_id, status, sent_at) VALUES ($1, $2, $3, 'out', 'template', '15551234567', 'order_confirmation', $4, $5, now())
+		template_name, platform_message_id, status, sent_at) VALUES ($1, $2, $3, 'out', 'template', '15551234567', 'order_confirmation', $4, $5,
+		CASE WHEN $5 <> 'pending' THEN now() END)
 		RETURNING id`, tn.Account.ID, tn.cont, tn.conv, pid, status); err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +322,7 @@ func TestPlatformWebhookStatuses(t *testing.T) {
 		d["conversation_id"] != float64(tn.conv) || d["timestamp"] != time.Unix(ts+4, 0).UTC().Format(time.RFC3339) {
 		t.Fatalf("read event %v (played counts as read)", d)
 	}
-	if n := pwCount(t, env, `SELECT count(*) FROM message_statuses WHERE message_id = $1`, id); n != 3 {
+	if n := pwCount(t, env, `SELECT count(*) FROM (`+storetest.History+`) h WHERE message_id = $1`, id); n != 3 {
 		t.Fatalf("%d history rows", n)
 	}
 }
@@ -373,7 +375,8 @@ func TestPlatformWebhookStatusBeforeSendIsParked(t *testing.T) {
 		t.Fatalf("%d parked", n)
 	}
 	// What the send does once the platform answered.
-	if _, err := env.Store.DB().Exec(`UPDATE messages SET platform_message_id = 'wamid.EARLY', status = 'sent' WHERE id = $1`, id); err != nil {
+	if _, err := env.Store.DB().Exec(`UPDATE messages SET platform_message_id = 'wamid.EARLY', status = 'sent', sent_at = now()
+		WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Store.ApplyParkedStatuses(context.Background(), tn.Account.ID, "wamid.EARLY"); err != nil {

@@ -12,7 +12,9 @@ import (
 // The message listing (GET /v1/messages, the dashboard's messages and contact pages): newest
 // first, filtered, a page at a time by keyset on (created_at, id) descending, so a page never
 // shifts while new messages arrive. Each filter combination walks one of the newest-first
-// indexes of migrations/000013_reports.up.sql.
+// indexes of migrations/000013_reports.up.sql, or for failed and pending the partial indexes
+// of 000017 and 000022 (no index names the other statuses, so that delivered and read updates
+// stay heap-only: those filters skip rows of the walk).
 
 // MessageFilter selects messages of an account. Zero values do not filter.
 type MessageFilter struct {
@@ -133,6 +135,19 @@ func messageListQuery(accountID int64, f MessageFilter) (string, []any) {
 	}
 	if f.Status != "" {
 		add(`m.status = $?::text`, f.Status)
+		if f.Status == "failed" {
+			// Equivalent (failed is terminal and always has its time), and it is the predicate
+			// of messages_failed_idx, which the planner can then use.
+			where = append(where, `m.failed_at IS NOT NULL`)
+		}
+		if f.Status == "pending" {
+			// Equivalent (an outbound message is pending exactly when neither sent_at nor
+			// failed_at is set), split by outcome so that each half implies the predicate of
+			// an index: messages_pending_idx (known outcome, all accounts, transient) and
+			// messages_pending_unknown_idx (unknown outcome, per account).
+			where = append(where, `((m.direction = 'out' AND m.sent_at IS NULL AND m.failed_at IS NULL AND NOT m.outcome_unknown)
+				OR (m.direction = 'out' AND m.sent_at IS NULL AND m.failed_at IS NULL AND m.outcome_unknown))`)
+		}
 	}
 	if f.CampaignID != 0 {
 		add(`m.campaign_id = $?::bigint`, f.CampaignID)

@@ -235,17 +235,23 @@ func (s *Store) ConnectedAccountIDs(ctx context.Context) ([]int64, error) {
 }
 
 // UpdateTemplateStatusByPlatformID sets the status of the account's template with the
-// platform's template id, as of the event's time at: an event older than the one that set the
-// current status (a late APPROVED after a PAUSED) changes nothing. It returns ErrNotFound when
-// the account has no such template, and fails otherwise only when the database does.
-func (s *Store) UpdateTemplateStatusByPlatformID(ctx context.Context, accountID int64, platformID, status string, at time.Time) error {
+// platform's template id, and its rejection reason, as of the event's time at: an event older
+// than the one that set the current status (a late APPROVED after a PAUSED) changes neither. The
+// reason is kept only with status REJECTED ("NONE" is no reason); any other status clears it.
+// It returns ErrNotFound when the account has no such template, and fails otherwise only when
+// the database does.
+func (s *Store) UpdateTemplateStatusByPlatformID(ctx context.Context, accountID int64, platformID, status, reason string, at time.Time) error {
+	reason = strings.TrimSpace(reason)
+	if status != "REJECTED" || strings.EqualFold(reason, "NONE") {
+		reason = ""
+	}
 	var found bool
 	err := s.getPrepared(ctx, &found, `WITH u AS (
-			UPDATE templates SET status = $3, status_at = $4, updated_at = now()
+			UPDATE templates SET status = $3, rejected_reason = $5, status_at = $4, updated_at = now()
 			WHERE account_id = $1 AND platform_id = $2 AND (status_at IS NULL OR status_at <= $4)
 		)
 		SELECT EXISTS (SELECT 1 FROM templates WHERE account_id = $1 AND platform_id = $2)`,
-		accountID, platformID, status, at.UTC())
+		accountID, platformID, status, at.UTC(), reason)
 	if err != nil {
 		return err
 	}

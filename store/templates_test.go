@@ -188,7 +188,7 @@ func TestTemplateStatusByPlatformID(t *testing.T) {
 		($1, '111', 'welcome', 'en_US', 'APPROVED', 1), ($2, '111', 'welcome', 'en_US', 'APPROVED', 1)`, a.ID, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "111", "PAUSED", time.Now()); err != nil {
+	if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "111", "PAUSED", "", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	var statuses []string
@@ -196,7 +196,53 @@ func TestTemplateStatusByPlatformID(t *testing.T) {
 	if fmt.Sprint(statuses) != "[PAUSED APPROVED]" {
 		t.Fatalf("%v", statuses)
 	}
-	if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "222", "PAUSED", time.Now()); !errors.Is(err, store.ErrNotFound) {
+	if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "222", "PAUSED", "", time.Now()); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("%v", err)
+	}
+}
+
+// A REJECTED status update stores its reason; an older update (by event time) changes neither
+// the status nor the reason; a newer APPROVED clears the reason, and "NONE" is no reason. The
+// other account's template with the same platform id is untouched.
+func TestTemplateRejectionReasonByEventTime(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a, _ := st.CreateAccount(ctx, "acme", "a@example.com", "acme-1")
+	b, _ := st.CreateAccount(ctx, "globex", "b@example.com", "globex-1")
+	if _, err := st.DB().Exec(`INSERT INTO templates (account_id, platform_id, name, language, status, category_id) VALUES
+		($1, '111', 'welcome', 'en_US', 'PENDING', 1), ($2, '111', 'welcome', 'en_US', 'PENDING', 1)`, a.ID, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	state := func(acc int64) string {
+		t.Helper()
+		var s string
+		if err := st.DB().Get(&s, `SELECT status || '/' || rejected_reason FROM templates WHERE account_id = $1 AND platform_id = '111'`, acc); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	steps := []struct {
+		status, reason string
+		at             time.Time
+		want           string
+	}{
+		{"REJECTED", "INVALID_FORMAT", t0, "REJECTED/INVALID_FORMAT"},
+		{"APPROVED", "NONE", t0.Add(-time.Minute), "REJECTED/INVALID_FORMAT"}, // late: ignored
+		{"APPROVED", "NONE", t0.Add(time.Minute), "APPROVED/"},
+		{"REJECTED", "NONE", t0.Add(2 * time.Minute), "REJECTED/"},
+		{"REJECTED", " PROMOTIONAL ", t0.Add(3 * time.Minute), "REJECTED/PROMOTIONAL"},
+		{"PAUSED", "PROMOTIONAL", t0.Add(4 * time.Minute), "PAUSED/"},
+	}
+	for i, s := range steps {
+		if err := st.UpdateTemplateStatusByPlatformID(ctx, a.ID, "111", s.status, s.reason, s.at); err != nil {
+			t.Fatal(err)
+		}
+		if got := state(a.ID); got != s.want {
+			t.Fatalf("step %d (%s %q): %s, want %s", i, s.status, s.reason, got, s.want)
+		}
+	}
+	if got := state(b.ID); got != "PENDING/" {
+		t.Fatalf("the other account's template: %s", got)
 	}
 }

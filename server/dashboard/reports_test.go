@@ -72,7 +72,10 @@ func seedReports(t *testing.T, env *servertest.Env, accountID int64) seeded {
 				CASE WHEN $6::int IS NULL THEN NULL ELSE 'Message undeliverable' END,
 				CASE WHEN $6::int IS NULL THEN NULL ELSE 'The number is not on WhatsApp' END, $7, $7) RETURNING id`,
 			accountID, s.contact, conv, s.campaign, st, code, base.Add(time.Duration(i)*25*time.Minute)))
-		_, err := db.Exec(`INSERT INTO message_statuses (account_id, message_id, status, occurred_at) VALUES ($1, $2, $3, $4)`,
+		// The reported status's time (the history), in its column.
+		_, err := db.Exec(`UPDATE messages SET delivered_at = CASE WHEN $3 = 'delivered' THEN $4::timestamptz END,
+				read_at = CASE WHEN $3 = 'read' THEN $4::timestamptz END, failed_at = CASE WHEN $3 = 'failed' THEN $4::timestamptz END
+			WHERE account_id = $1 AND id = $2`,
 			accountID, id, st, base.Add(time.Duration(i)*25*time.Minute+time.Second))
 		must(err)
 		s.ids, s.statuses = append(s.ids, id), append(s.statuses, st)

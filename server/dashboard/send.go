@@ -4,9 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,7 +22,21 @@ type PanelSend struct {
 	CampaignName    string // "" groups it under the standing API campaign
 	BodyVariables   []string
 	HeaderVariables []string
-	IdempotencyKey  string // made when the form was shown: a double submit sends once
+	HeaderMedia     *PanelMedia    // nil when the form gave no media
+	HeaderLocation  *PanelLocation // nil when the form gave no location
+	ButtonValues    map[int]string // button index → the value typed for it
+	IdempotencyKey  string         // made when the form was shown: a double submit sends once
+}
+
+// PanelMedia is the form's media header (the API's header_media).
+type PanelMedia struct {
+	Type               string // image, video or document: the chosen template's header format
+	Link, ID, Filename string
+}
+
+// PanelLocation is the form's location header (the API's header_location), as typed.
+type PanelLocation struct {
+	Latitude, Longitude, Name, Address string
 }
 
 // PanelSent is what a panel send did.
@@ -30,10 +45,15 @@ type PanelSent struct {
 	Replayed  bool  `json:"-"` // the form had been submitted before; nothing was sent again
 }
 
-// SendRefused is a send the API's rules refused (Status as the API answers it, Message its text).
+// SendRefused is a send the API's rules refused (Status as the API answers it, Message its
+// text). FieldErrors holds the reasons by form input: destination, name, campaign, header.N,
+// body.N (header and body for the list), media (the header as a whole), media_link,
+// media_id, media_filename, location, latitude, longitude, location_name, location_address,
+// button_N (by button index) and buttons.
 type SendRefused struct {
-	Status  int
-	Message string
+	Status      int
+	Message     string
+	FieldErrors map[string]string
 }
 
 func (e *SendRefused) Error() string { return e.Message }
@@ -46,20 +66,21 @@ type Sender interface {
 type sendData struct {
 	Templates                        []store.Template
 	Template                         *store.Template
-	Body                             string // the template's body text
-	Preview                          string // the body with the variables filled in
 	Unsupported                      string // why this template cannot be sent from the panel ("" when it can)
 	Destination, Name, Campaign, Key string
-	BodyVars, HeaderVars             []string
+	Groups                           []fieldGroup // the inputs of the template's header, body and buttons
+	Preview                          preview
+	FieldErrors                      map[string]string // the refusal's reasons by input (SendRefused)
 }
 
-// sendForm is the panel's send page: choose an approved template, fill its variables, see the
-// rendered preview, send.
+// sendForm is the panel's send page: choose an approved template, then fill what it takes
+// (header text, media or location, body variables, button values), see the rendered
+// preview, send.
 func (d *Dashboard) sendForm(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	d.sendPage(w, r, s, http.StatusOK, "")
+	d.sendPage(w, r, s, http.StatusOK, "", nil)
 }
 
-func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Session, status int, errMsg string) {
+func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Session, status int, errMsg string, fieldErrs map[string]string) {
 	ctx := r.Context()
 	ts, err := d.cfg.Store.ApprovedTemplates(ctx, s.AccountID, 200)
 	if err != nil {
@@ -72,7 +93,7 @@ func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Se
 		v = r.Form
 	}
 	data := sendData{Templates: ts, Destination: v.Get("destination"), Name: v.Get("name"), Campaign: v.Get("campaign"),
-		Key: v.Get("key")}
+		Key: v.Get("key"), FieldErrors: fieldErrs}
 	if data.Key == "" {
 		var b [16]byte
 		rand.Read(b[:])
@@ -85,61 +106,34 @@ func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Se
 		}
 	}
 	if t := data.Template; t != nil {
-		data.Body = bodyText(t.Components)
-		data.BodyVars = fill(v["body"], t.BodyParams)
-		if t.HeaderFormat == "" || t.HeaderFormat == "TEXT" {
-			data.HeaderVars = fill(v["header"], t.HeaderParams)
+		if len(t.Unsupported) > 0 || t.ParameterFormat == "NAMED" {
+			data.Unsupported = "This template has " + strings.Join(append(slices.Clone(t.Unsupported), namedNote(t)...), " and ") +
+				", which the panel cannot fill; send it through the API."
 		}
-		if (t.HeaderFormat != "" && t.HeaderFormat != "TEXT") || len(t.Buttons) > 0 || t.ParameterFormat == "NAMED" {
-			data.Unsupported = "This template has a media or location header, buttons or named variables, which the panel cannot fill yet; send it through the API."
-		}
-		data.Preview = data.Body
-		for i, val := range data.BodyVars {
-			if val != "" {
-				data.Preview = strings.ReplaceAll(data.Preview, "{{"+strconv.Itoa(i+1)+"}}", val)
-			}
-		}
+		data.Groups, data.Preview = templateForm(*t, v, fieldErrs)
 	}
 	d.render(w, r, status, "send", page{Title: "Send a message", Nav: "send", Session: s, Error: errMsg, Data: data})
 }
 
-// fill is vs padded or cut to n values.
-func fill(vs []string, n int) []string {
-	out := make([]string, n)
-	copy(out, vs)
-	return out
+func namedNote(t *store.Template) []string {
+	if t.ParameterFormat == "NAMED" {
+		return []string{"named variables"}
+	}
+	return nil
 }
 
-// bodyText is the BODY component's text of a template's components.
-func bodyText(components []byte) string {
-	var cs []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	json.Unmarshal(components, &cs)
-	for _, c := range cs {
-		if strings.EqualFold(c.Type, "BODY") {
-			return c.Text
-		}
-	}
-	return ""
-}
-
-// send sends the form through the API's send path (Sender); the message's page follows.
+// send sends the form through the API's send path (Sender); the message's page follows, or the
+// form again with each refusal next to its input.
 func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	if d.cfg.Sender == nil {
-		d.sendPage(w, r, s, http.StatusServiceUnavailable, "Sending from the panel is not configured on this server.")
+		d.sendPage(w, r, s, http.StatusServiceUnavailable, "Sending from the panel is not configured on this server.", nil)
 		return
 	}
 	r.ParseForm()
-	id, _ := strconv.ParseInt(r.PostFormValue("template"), 10, 64)
-	in := PanelSend{TemplateID: id, Destination: strings.TrimSpace(r.PostFormValue("destination")),
-		Name: strings.TrimSpace(r.PostFormValue("name")), CampaignName: strings.TrimSpace(r.PostFormValue("campaign")),
-		BodyVariables: r.PostForm["body"], HeaderVariables: r.PostForm["header"], IdempotencyKey: r.PostFormValue("key")}
-	sent, err := d.cfg.Sender.SendFromPanel(r.Context(), s.AccountID, in)
+	sent, err := d.cfg.Sender.SendFromPanel(r.Context(), s.AccountID, panelSendOf(r.PostForm))
 	var refused *SendRefused
 	if errors.As(err, &refused) {
-		d.sendPage(w, r, s, refused.Status, refused.Message)
+		d.sendPage(w, r, s, refused.Status, refused.Message, refused.FieldErrors)
 		return
 	} else if err != nil {
 		d.serverError(w, r, err)
@@ -150,4 +144,34 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 		notice = "sent-before"
 	}
 	redirect(w, r, Prefix+"/messages/"+strconv.FormatInt(sent.MessageID, 10), notice)
+}
+
+// panelSendOf reads the send form: media and location only when one of their inputs was
+// filled, a button value for each button_N input filled.
+func panelSendOf(f url.Values) PanelSend {
+	id, _ := strconv.ParseInt(f.Get("template"), 10, 64)
+	in := PanelSend{TemplateID: id, Destination: strings.TrimSpace(f.Get("destination")),
+		Name: strings.TrimSpace(f.Get("name")), CampaignName: strings.TrimSpace(f.Get("campaign")),
+		BodyVariables: f["body"], HeaderVariables: f["header"], IdempotencyKey: f.Get("key")}
+	m := PanelMedia{Type: f.Get("media_type"), Link: strings.TrimSpace(f.Get("media_link")),
+		ID: strings.TrimSpace(f.Get("media_id")), Filename: strings.TrimSpace(f.Get("media_filename"))}
+	if m.Link != "" || m.ID != "" || m.Filename != "" {
+		in.HeaderMedia = &m
+	}
+	l := PanelLocation{Latitude: f.Get("latitude"), Longitude: f.Get("longitude"),
+		Name: strings.TrimSpace(f.Get("location_name")), Address: strings.TrimSpace(f.Get("location_address"))}
+	if strings.TrimSpace(l.Latitude+l.Longitude) != "" || l.Name != "" || l.Address != "" {
+		in.HeaderLocation = &l
+	}
+	for k := range f {
+		if i, err := strconv.Atoi(strings.TrimPrefix(k, "button_")); err == nil && strings.HasPrefix(k, "button_") && i >= 0 && i < 10 {
+			if v := f.Get(k); v != "" {
+				if in.ButtonValues == nil {
+					in.ButtonValues = map[int]string{}
+				}
+				in.ButtonValues[i] = v
+			}
+		}
+	}
+	return in
 }

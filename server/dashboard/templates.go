@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"slices"
@@ -60,29 +59,10 @@ func (d *Dashboard) templates(w http.ResponseWriter, r *http.Request, s *store.S
 
 func describeTemplate(t store.ListedTemplate) templateRow {
 	row := templateRow{ListedTemplate: t}
-	var cs []struct {
-		Type    string `json:"type"`
-		Format  string `json:"format"`
-		Text    string `json:"text"`
-		Buttons []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"buttons"`
-	}
-	json.Unmarshal(t.Components, &cs)
-	for _, c := range cs {
-		switch strings.ToUpper(c.Type) {
-		case "HEADER":
-			row.Header = c.Text
-		case "BODY":
-			row.Body = c.Text
-		case "FOOTER":
-			row.Footer = c.Text
-		case "BUTTONS":
-			for _, b := range c.Buttons {
-				row.ButtonTexts = append(row.ButtonTexts, b.Text+" ("+strings.ToLower(strings.ReplaceAll(b.Type, "_", " "))+")")
-			}
-		}
+	tc := parseComponents(t.Components)
+	row.Header, row.Body, row.Footer = tc.Header, tc.Body, tc.Footer
+	for _, b := range tc.Buttons {
+		row.ButtonTexts = append(row.ButtonTexts, b.Text+" ("+strings.ToLower(strings.ReplaceAll(b.Type, "_", " "))+")")
 	}
 	for _, m := range placeholder.FindAllStringSubmatch(row.Header+" "+row.Body, -1) {
 		if !slices.Contains(row.Variables, m[1]) {

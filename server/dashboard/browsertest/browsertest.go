@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -49,7 +50,9 @@ func ChromiumPath() string {
 	return "/usr/bin/chromium"
 }
 
-// New starts Chromium with a 1280 × 900 viewport. It fails the test when Chromium is missing.
+// New starts Chromium with a 1280 × 900 viewport (BROWSER_WIDTH sets another width, to look at
+// the pages as a phone shows them: BROWSER_WIDTH=390). It fails the test when Chromium is
+// missing.
 func New(t testing.TB) *Browser {
 	t.Helper()
 	path := ChromiumPath()
@@ -61,6 +64,10 @@ func New(t testing.TB) *Browser {
 	profile, err := os.MkdirTemp("", "browsertest-profile-")
 	if err != nil {
 		t.Fatal(err)
+	}
+	width := 1280
+	if w, err := strconv.Atoi(os.Getenv("BROWSER_WIDTH")); err == nil && w > 0 {
+		width = w
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
@@ -74,18 +81,19 @@ func New(t testing.TB) *Browser {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 900),
+		chromedp.WindowSize(width, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	b := &Browser{T: t, Ctx: ctx, Width: 1280, Height: 900}
-	if err := chromedp.Run(ctx); err != nil {
+	b := &Browser{T: t, Ctx: ctx, Width: width, Height: 900}
+	// The viewport is emulated too: a headless window is never narrower than 500 px.
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(int64(width), 900)); err != nil {
 		cancel()
 		cancelAlloc()
 		t.Fatalf("start chromium: %v", err)
 	}
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() || os.Getenv("SCREENSHOT_DIR") != "" {
 			b.writeShots()
 		}
 		cancel()
@@ -172,7 +180,7 @@ func (b *Browser) WaitNewPage() {
 }
 
 // Snapshot keeps a full-page screenshot of the current page under name; the screenshots are
-// written to disk if the test fails.
+// written to disk if the test fails, or always when SCREENSHOT_DIR is set (to look at them).
 func (b *Browser) Snapshot(name string) {
 	var png []byte
 	ctx, cancel := context.WithTimeout(b.Ctx, 10*time.Second)
