@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"os"
+	"runtime/debug"
 	"strings"
 
 	"gateway/migrations"
@@ -87,10 +90,19 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil
 }
 
+// serveGCPercent is serve's GOGC when the environment sets none.
+const serveGCPercent = 400
+
 // serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get
 // serverTimeouts(cfg).Shutdown, 35 s by default).
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func(addr string)) error {
 	logger := cfg.logger(stderr)
+	if os.Getenv("GOGC") == "" {
+		// Requests make short-lived garbage and the live heap is small: collecting at 4x the
+		// live heap instead of 2x cuts the collector's share of the CPU (10-16% of the
+		// process in a poll profile). An operator's GOGC (and GOMEMLIMIT) wins.
+		debug.SetGCPercent(serveGCPercent)
+	}
 	if problems := cfg.productionProblems(); len(problems) > 0 {
 		if !cfg.development() {
 			return fmt.Errorf("refusing to serve with development secrets (set GATEWAY_ENV=development for local use):\n  %s",
@@ -134,6 +146,10 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", a.server.Metrics().Handler())
+		// Profiles for the operator, on this listener only (never on the API's).
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 		ms = newHTTPServer(mux, timeouts)
 		go func() { errc <- ms.Serve(mln) }()
 		a.log.Info("serving metrics", "addr", mln.Addr().String())

@@ -115,8 +115,8 @@ const (
 // Dispatcher delivers the outbox to customer webhooks: it claims due deliveries in batches
 // (FOR UPDATE SKIP LOCKED, with a lease), attempts each one with a per-endpoint bound on the
 // attempts in flight, records every attempt and schedules retries. Every replica runs one; it
-// wakes on LISTEN/NOTIFY, on a poll tick, and when capacity frees up. Create it with
-// NewDispatcher; it is a Service.
+// wakes when its own process wrote events, on LISTEN/NOTIFY (a redelivery), on a poll tick,
+// and when capacity frees up. Create it with NewDispatcher; it is a Service.
 type Dispatcher struct {
 	cfg    DispatcherConfig
 	store  *store.Store
@@ -279,11 +279,15 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 			})
 			wake = d.listener.C()
 		}
+		// This process's writers of events wake a claimer directly (the fan-out trigger does
+		// not NOTIFY: store.WakeOnEvents).
+		written := make(chan struct{}, 1)
+		defer d.store.WakeOnEvents(written)()
 		d.startRecorders()
 		var claimers sync.WaitGroup
 		for range d.cfg.Claimers {
 			claimers.Add(1)
-			go func() { defer claimers.Done(); d.loop(ctx, wake) }()
+			go func() { defer claimers.Done(); d.loop(ctx, wake, written) }()
 		}
 		claimers.Wait()
 	})
@@ -388,9 +392,10 @@ func (d *Dispatcher) dbNow() time.Time {
 }
 
 // loop is one claimer: it claims whenever work may be due: at start, after a full batch, on
-// a notification, on the poll tick, when capacity frees up after a claim was held back, and
-// when another claimer's batch came back full (more work is likely waiting).
-func (d *Dispatcher) loop(ctx context.Context, wake <-chan struct{}) {
+// a notification (wake: another process's NOTIFY), when this process wrote events (written),
+// on the poll tick, when capacity frees up after a claim was held back, and when another
+// claimer's batch came back full (more work is likely waiting).
+func (d *Dispatcher) loop(ctx context.Context, wake, written <-chan struct{}) {
 	tick := time.NewTicker(d.cfg.PollInterval)
 	defer tick.Stop()
 	more := true
@@ -400,6 +405,7 @@ func (d *Dispatcher) loop(ctx context.Context, wake <-chan struct{}) {
 			case <-ctx.Done():
 				return
 			case <-wake:
+			case <-written:
 			case <-tick.C:
 			case <-d.capacity:
 			case <-d.more:

@@ -128,7 +128,17 @@ func (e *whEnv) event(accountID int64, typ string, test bool) string {
 		VALUES ($1, $2, $3, $4) RETURNING id`, accountID, typ, test, eventData[typ]); err != nil {
 		e.t.Fatal(err)
 	}
+	e.notify()
 	return id
+}
+
+// notify wakes the started dispatchers as a writer outside their process does (the harness
+// writes events by hand, not through the store's writers, which wake them directly).
+func (e *whEnv) notify() {
+	e.t.Helper()
+	if _, err := e.st.DB().Exec(`SELECT pg_notify($1, '')`, store.DeliveriesChannel); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // events inserts n contact.created events for the account in one statement.
@@ -139,6 +149,7 @@ func (e *whEnv) events(accountID int64, n int) {
 		FROM generate_series(1, $2) g`, accountID, n); err != nil {
 		e.t.Fatal(err)
 	}
+	e.notify()
 }
 
 type deliveryState struct {

@@ -23,6 +23,29 @@ import (
 	"gateway/store"
 )
 
+// TestDispatcherWokenByThisProcessWriters: the fan-out trigger does not NOTIFY
+// (migrations/000019_quiet_fanout); an event the store writes wakes the dispatcher of its own
+// process, with no LISTEN connection and the poll an hour away.
+func TestDispatcherWokenByThisProcessWriters(t *testing.T) {
+	e := newWHEnv(t)
+	acct := e.account("acme")
+	rcv := newReceiver(t, nil)
+	e.endpoint(acct.ID, rcv)
+	d := NewDispatcher(e.st, DispatcherConfig{PollInterval: time.Hour, Logger: testLogger(t),
+		Sender: webhook.NewSender(webhook.SenderConfig{AllowPrivate: true, MaxConnsPerHost: -1})}) // no DSN: no LISTEN
+	if err := d.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	for i := range 3 {
+		mobile := fmt.Sprintf("1555000%04d", i)
+		if _, created, err := e.st.UpsertContact(context.Background(), acct.ID, store.ContactInput{Mobile: mobile}); err != nil || !created {
+			t.Fatalf("contact %d: created %v, %v", i, created, err)
+		}
+		wait.For(t, func() bool { return rcv.count() >= i+1 }, 10*time.Second, fmt.Sprintf("contact.created %d delivered", i+1))
+	}
+}
+
 func TestDispatcherDeliversEveryEventKind(t *testing.T) {
 	e := newWHEnv(t)
 	spec, err := LoadSpec()
@@ -32,7 +55,8 @@ func TestDispatcherDeliversEveryEventKind(t *testing.T) {
 	acct := e.account("acme")
 	rcv := newReceiver(t, nil)
 	ep := e.endpoint(acct.ID, rcv)
-	// Only NOTIFY can wake it: the poll is an hour away.
+	// Only a notification can wake it (e.event notifies, as a writer in another process does):
+	// the poll is an hour away.
 	e.dispatcher(DispatcherConfig{PollInterval: time.Hour}, false)
 
 	ids := map[string]string{}

@@ -153,10 +153,14 @@ func (s *Server) answerFromMessage(c echo.Context, accountID int64, key string, 
 		// The send's own answer, byte for byte as the strict handler encodes it (the status a
 		// send reports is sent), so whichever of the two stores the key's response first, the
 		// replays are the same.
+		created, err := s.store.ContactCreatedBySend(ctx, accountID, m.ContactID, m.CreatedAt)
+		if err != nil {
+			return true, err
+		}
 		var buf bytes.Buffer
 		if err := json.NewEncoder(&buf).Encode(gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
 			MessageId: m.ID, ChatMessageId: m.PlatformMessageID, CampaignId: campaign, ConversationId: m.ConversationID,
-			ContactId: m.ContactID, ContactCreated: m.ContactCreated, Status: gen.Sent}}); err != nil {
+			ContactId: m.ContactID, ContactCreated: created, Status: gen.Sent}}); err != nil {
 			return true, err
 		}
 		body := buf.Bytes()

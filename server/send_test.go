@@ -15,6 +15,7 @@ import (
 	"gateway/server/servertest"
 	"gateway/server/servertest/wait"
 	"gateway/store"
+	"gateway/store/storetest"
 )
 
 // ---- helpers shared by the messaging tests (send, messages, templates, idempotency, test mode) ----
@@ -192,7 +193,7 @@ func TestSendByName(t *testing.T) {
 	if row.Status != "sent" || row.Wamid != d.ChatMessageID || row.Campaign != "API" || row.Name != "Ana Souza" {
 		t.Fatalf("row: %+v", row)
 	}
-	if n := dbInt(t, env, `SELECT count(*) FROM message_statuses WHERE message_id = $1 AND status = 'sent'`, d.MessageID); n != 1 {
+	if n := dbInt(t, env, `SELECT count(*) FROM (`+storetest.History+`) h WHERE message_id = $1 AND status = 'sent'`, d.MessageID); n != 1 {
 		t.Fatalf("%d sent history rows", n)
 	}
 

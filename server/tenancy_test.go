@@ -95,10 +95,6 @@ func insertMessage(t testing.TB, env *servertest.Env, accountID, contactID int64
 		FROM contacts c WHERE c.account_id = $1 AND c.id = $2 RETURNING id`, accountID, contactID, conv, platformID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`INSERT INTO message_statuses (account_id, message_id, status, occurred_at) VALUES ($1, $2, 'sent', now())`,
-		accountID, id); err != nil {
-		t.Fatal(err)
-	}
 	return id
 }
 

@@ -70,6 +70,9 @@ func (s *Store) UpsertContact(ctx context.Context, accountID int64, in ContactIn
 			FROM c WHERE c.created
 		)
 		SELECT * FROM c`, accountID, in.Mobile, name, in.Note, in.Firstname, in.Lastname)
+	if err == nil && row.Created {
+		s.eventsWritten()
+	}
 	return row.Contact, row.Created, err
 }
 
@@ -83,6 +86,10 @@ type ContactPage struct {
 // (migrations/000014_perf.up.sql); a longer search term is narrowed by its first suffixLen
 // characters and then checked against the name.
 const suffixLen = 16
+
+// newestWindow is how many of the account's newest contacts a broad name search reads for
+// its page before it falls back to sorting every match (contactListQuery).
+const newestWindow = 2000
 
 // mobileProbe is how many digits of a phone fragment probe the mobile trigram index.
 const mobileProbe = 7
@@ -99,10 +106,13 @@ const mobileProbe = 7
 // contact_name_suffixes, the suffixes of every name: a name contains the term exactly when
 // one of its suffixes starts with it, and that index holds the contact's id and created_at,
 // so the matching contacts are counted exactly, and the page picked, without reading the
-// contacts table. What a search reads is therefore bounded by the number of contacts it
-// matches (one index entry for each suffix that starts with the term), never by the size of
-// the account: a common surname matching 14,000 of 1,000,000 contacts reads about 14,000
-// index entries. The mobile side probes the digit trigram index with the fragment's last 7
+// contacts table. Of a contact's suffixes that start with the term, only the one at the
+// term's first occurrence in the name is counted (first_len, migration 000021), so a name
+// that holds the term twice counts once without a DISTINCT over the matches. What a search
+// reads is therefore bounded by the number of contacts it matches (one index entry for each
+// suffix that starts with the term), never by the size of the account: a common surname
+// matching 14,000 of 1,000,000 contacts reads about 14,000 index entries; a broad term takes
+// its page from the account's newest contacts (contactListQuery). The mobile side probes the digit trigram index with the fragment's last 7
 // digits and checks the account and the whole fragment on the rows it finds. Terms of one or
 // two characters match most names and read most of the account's suffixes: they stay exact,
 // and cost what they match.
@@ -154,31 +164,60 @@ func contactListQuery(accountID int64, search string, limit, offset int) contact
 	}
 	// $1 account, $2 limit, $3 offset, $4 the term, then the LIKE pattern of the whole term
 	// (only for a term longer than suffixLen) and that of its digits (only when it has any).
+	// first_len <= the cut term's length keeps, of a contact's suffixes that start with the
+	// term, the one at the term's first occurrence in the name (migration 000021): one row per
+	// matching contact, so neither the count nor the page needs a DISTINCT.
 	args := []any{accountID, limit, offset, search}
 	cut := `left(lower($4::text), ` + strconv.Itoa(suffixLen) + `)`
 	name := `SELECT s.contact_id AS id, s.created_at FROM contact_name_suffixes s
-			WHERE s.account_id = $1 AND s.suffix >= ` + cut + ` COLLATE "C" AND s.suffix < ` + cut + ` || chr(1114111) COLLATE "C"`
+			WHERE s.account_id = $1 AND s.suffix >= ` + cut + ` COLLATE "C" AND s.suffix < ` + cut + ` || chr(1114111) COLLATE "C"
+				AND s.first_len <= length(` + cut + `)`
 	if utf8.RuneCountInString(search) > suffixLen {
 		args = append(args, "%"+escapeLike(search)+"%")
 		name += ` AND EXISTS (SELECT 1 FROM contacts c WHERE c.account_id = $1 AND c.id = s.contact_id
 				AND lower(c.name) LIKE lower($` + strconv.Itoa(len(args)) + `::text))`
 	}
-	m := `SELECT DISTINCT id, created_at FROM (` + name + `) n`
+	page := `SELECT ` + prefixed("c.", contactColumns) + ` FROM p JOIN contacts c ON c.id = p.id AND c.account_id = $1`
 	if digits := onlyDigits(search); digits != "" && IsPhoneFragment(search) {
 		// The trigram index is probed with the last mobileProbe digits only (a longer run costs
 		// a posting list per trigram and selects no better; the leading digits are country
-		// codes, shared by many numbers), and the whole run is checked on the rows found.
+		// codes, shared by many numbers), and the whole run is checked on the rows found. A
+		// contact can match on both sides: UNION keeps it once.
 		probe := digits[max(len(digits)-mobileProbe, 0):]
 		args = append(args, "%"+probe+"%", digits)
-		m = name + `
+		m := name + `
 			UNION
 			SELECT id, created_at FROM contacts WHERE account_id = $1 AND mobile LIKE $` + strconv.Itoa(len(args)-1) + `::text
 				AND strpos(mobile, $` + strconv.Itoa(len(args)) + `::text) > 0`
+		return contactListing{args: args, sql: `WITH m AS MATERIALIZED (` + m + `),
+			p AS (SELECT id FROM m ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3)
+			SELECT t.total, c.* FROM (SELECT count(*) AS total FROM m) t
+			LEFT JOIN LATERAL (` + page + `) c ON true
+			ORDER BY c.created_at DESC, c.id DESC`}
 	}
-	return contactListing{args: args, sql: `WITH m AS MATERIALIZED (` + m + `),
-		p AS (SELECT id FROM m ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3)
-		SELECT t.total, c.* FROM (SELECT count(*) AS total FROM m) t
-		LEFT JOIN LATERAL (SELECT ` + prefixed("c.", contactColumns) + ` FROM p JOIN contacts c ON c.id = p.id AND c.account_id = $1) c ON true
+	// A name search counts its range of the index. The page is the newest matches: when the
+	// matches are many for the account's size (a broad term: "mari" matches about 6 % of
+	// the contacts), expected among the newestWindow newest contacts at least twice over,
+	// those contacts are read newest first and checked against the name, which stops at the
+	// page's last match; when that window holds too few (matches bunched in older contacts),
+	// or the term is narrow, the page is a bounded top-N sort of the range, which reads what
+	// the count read. Either way the page is exact: the window's matches are newer than any
+	// match outside it.
+	return contactListing{args: args, sql: `WITH t AS MATERIALIZED (SELECT count(*) AS total FROM (` + name + `) n),
+		w AS MATERIALIZED (
+			SELECT c.id, c.created_at FROM (SELECT id, created_at, name FROM contacts WHERE account_id = $1
+				ORDER BY created_at DESC, id DESC LIMIT ` + strconv.Itoa(newestWindow) + `) c
+			WHERE (SELECT total FROM t) * ` + strconv.Itoa(newestWindow) + ` >= 2 * ($2::int + $3::int)
+					* (SELECT COALESCE(sum(n), 0) FROM contact_counts WHERE account_id = $1)
+				AND strpos(lower(c.name), lower($4::text)) > 0
+			ORDER BY c.created_at DESC, c.id DESC LIMIT $2::int + $3::int),
+		p AS (
+			(SELECT id FROM w WHERE (SELECT count(*) FROM w) >= $2::int + $3::int ORDER BY created_at DESC, id DESC OFFSET $3)
+			UNION ALL
+			(SELECT id FROM (` + name + `) n WHERE (SELECT count(*) FROM w) < $2::int + $3::int
+				ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3))
+		SELECT t.total, c.* FROM t
+		LEFT JOIN LATERAL (` + page + `) c ON true
 		ORDER BY c.created_at DESC, c.id DESC`}
 }
 

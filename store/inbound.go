@@ -196,6 +196,7 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 	if err := tx.Commit(); err != nil {
 		return InboundResult{}, translate(err)
 	}
+	s.eventsWritten()
 	return InboundResult{MessageID: m.ID, ContactID: c.ID, ConversationID: m.ConversationID, ContactCreated: c.Created}, nil
 }
 

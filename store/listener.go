@@ -8,7 +8,8 @@ import (
 	"github.com/lib/pq"
 )
 
-// DeliveriesChannel is the NOTIFY channel the fan-out trigger (and a redelivery) signals.
+// DeliveriesChannel is the NOTIFY channel a redelivery signals (the fan-out trigger does not:
+// store.WakeOnEvents).
 const DeliveriesChannel = "webhook_deliveries"
 
 // DeliveryListener wakes dispatchers when deliveries become due: it LISTENs on

@@ -2,8 +2,7 @@ package store
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"slices"
 	"time"
 )
 
@@ -28,8 +27,6 @@ type Message struct {
 	// OutcomeUnknown: the message is pending and its platform call may have happened, but the
 	// answer was lost; a status report will adopt it (MarkOutcomeUnknown).
 	OutcomeUnknown bool `db:"outcome_unknown" json:"outcome_unknown"`
-	// ContactCreated: the send that recorded the message created its contact.
-	ContactCreated bool `db:"contact_created" json:"-"`
 	// History is every status recorded for the message, oldest first in whole seconds (the
 	// platform's precision, which the send path's own times are truncated to), ties in rank
 	// order (sent, delivered, read, failed), each with the platform's timestamp.
@@ -42,32 +39,56 @@ type StatusChange struct {
 	At     time.Time `json:"at"`
 }
 
-// MessageByID returns the account's outbound message with its history, in one statement;
-// ErrNotFound when the account sent no message with that id (inbound messages are not
-// returned).
+// MessageByID returns the account's outbound message with its history, in one statement
+// reading one row; ErrNotFound when the account sent no message with that id (inbound messages
+// are not returned). ContactCreated is left false: ContactCreatedBySend reads it.
 func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, error) {
 	var row struct {
 		Message
-		History []byte `db:"history"`
+		DeliveredAt *time.Time `db:"delivered_at"`
+		ReadAt      *time.Time `db:"read_at"`
+		FailedAt    *time.Time `db:"failed_at"`
 	}
 	err := s.getPrepared(ctx, &row, `SELECT m.id, m.account_id, m.contact_id, m.conversation_id, m.campaign_id,
 			m.template_id, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
 			m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at, m.client_reference,
-			m.outcome_unknown,
-			COALESCE((SELECT c.created_at = m.created_at FROM contacts c
-				WHERE c.account_id = m.account_id AND c.id = m.contact_id), false) AS contact_created,
-			COALESCE((SELECT json_agg(json_build_object('status', h.status, 'at', h.occurred_at)
-					ORDER BY date_trunc('second', h.occurred_at), status_rank(h.status))
-				FROM message_statuses h WHERE h.account_id = m.account_id AND h.message_id = m.id), '[]') AS history
+			m.outcome_unknown, m.delivered_at, m.read_at, m.failed_at
 		FROM messages m WHERE m.account_id = $1 AND m.id = $2 AND m.direction = 'out'`, accountID, id)
 	if err != nil {
 		return Message{}, err
 	}
 	m := row.Message
-	if err := json.Unmarshal(row.History, &m.History); err != nil {
-		return Message{}, fmt.Errorf("message %d history: %w", id, err)
-	}
+	m.History = history(m.SentAt, row.DeliveredAt, row.ReadAt, row.FailedAt)
 	return m, nil
+}
+
+// history is a message's status times as its history: each time it keeps, oldest first by
+// whole second (the platform's precision), ties in rank order (sent, delivered, read, failed).
+func history(sent, delivered, read, failed *time.Time) []StatusChange {
+	h := make([]StatusChange, 0, 4)
+	for _, c := range []struct {
+		status string
+		at     *time.Time
+	}{{"sent", sent}, {"delivered", delivered}, {"read", read}, {"failed", failed}} {
+		if c.at != nil {
+			h = append(h, StatusChange{Status: c.status, At: *c.at})
+		}
+	}
+	slices.SortStableFunc(h, func(a, b StatusChange) int {
+		return a.At.Truncate(time.Second).Compare(b.At.Truncate(time.Second))
+	})
+	return h
+}
+
+// ContactCreatedBySend reports whether the account's message (sent to contactID at createdAt)
+// created its contact: the contact was created in the send's statement, so at the same time.
+// It returns false for a contact the account does not have, and fails only when the database
+// does.
+func (s *Store) ContactCreatedBySend(ctx context.Context, accountID, contactID int64, createdAt time.Time) (bool, error) {
+	var created bool
+	err := s.getPrepared(ctx, &created, `SELECT EXISTS (SELECT 1 FROM contacts
+		WHERE account_id = $1 AND id = $2 AND created_at = $3)`, accountID, contactID, createdAt)
+	return created, err
 }
 
 // TestMessageByID returns the account's test-mode send with that id; ErrNotFound when the

@@ -74,6 +74,9 @@ func (s *Store) applyParked(ctx context.Context, accountID int64, platformMessag
 	if err := tx.Commit(); err != nil {
 		return 0, translate(err)
 	}
+	if changed > 0 {
+		s.eventsWritten()
+	}
 	return changed, nil
 }
 

@@ -17,22 +17,23 @@ func (s *Store) DeleteWebhookAttemptsBefore(ctx context.Context, cutoff time.Tim
 
 // DeleteEventsBefore deletes up to limit events created before cutoff that have no pending
 // delivery and no delivery completed at or after cutoff, together with their deliveries and
-// attempts (the foreign keys cascade), and returns how many events it deleted. It fails when
-// the statement fails.
+// attempts (the foreign keys cascade), and returns how many events it deleted, in no
+// particular order (events_created_brin finds them). It fails when the statement fails.
 func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
 	return s.execCount(ctx, `DELETE FROM events WHERE id IN (
 		SELECT e.id FROM events e
 		WHERE e.created_at < $1
 		  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
 			WHERE d.event_id = e.id AND (d.status = 'pending' OR d.completed_at >= $1))
-		ORDER BY e.created_at LIMIT $2)`, cutoff, limit)
+		LIMIT $2)`, cutoff, limit)
 }
 
 // DeletePlatformWebhooksBefore deletes up to limit raw platform webhooks received before
-// cutoff and returns how many it deleted. It fails when the statement fails.
+// cutoff and returns how many it deleted, in no particular order (platform_webhooks_received_brin
+// finds them). It fails when the statement fails.
 func (s *Store) DeletePlatformWebhooksBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
 	return s.execCount(ctx, `DELETE FROM platform_webhooks WHERE id IN (
-		SELECT id FROM platform_webhooks WHERE received_at < $1 ORDER BY received_at LIMIT $2)`, cutoff, limit)
+		SELECT id FROM platform_webhooks WHERE received_at < $1 LIMIT $2)`, cutoff, limit)
 }
 
 func (s *Store) execCount(ctx context.Context, q string, args ...any) (int64, error) {

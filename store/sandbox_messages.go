@@ -72,6 +72,9 @@ func (s *Store) RecordSandboxMessage(ctx context.Context, m SandboxMessage) (id 
 	if len(ids) == 0 {
 		return 0, false, nil
 	}
+	if m.Event {
+		s.eventsWritten()
+	}
 	return ids[0], true, nil
 }
 

@@ -42,6 +42,8 @@ type SendRecord struct {
 	ConversationID int64 `db:"conversation_id"`
 	CampaignID     int64 `db:"campaign_id"`
 	MessageID      int64 `db:"message_id"`
+	// FansOut: the contact.created event the send wrote fans out to a delivery.
+	FansOut bool `db:"fans"`
 }
 
 // beginSendSQL finds or creates the contact (the name is set only on creation), stops at a
@@ -115,7 +117,8 @@ const beginSendSQL = `WITH x AS (
 	SELECT c.id AS contact_id, c.created AS contact_created, c.blocked,
 		COALESCE((SELECT id FROM conv), 0) AS conversation_id,
 		COALESCE((SELECT id FROM camp), 0) AS campaign_id,
-		COALESCE((SELECT id FROM m), 0) AS message_id
+		COALESCE((SELECT id FROM m), 0) AS message_id,
+		c.created AND ` + fansOutSQL + ` AS fans
 	FROM c`
 
 // BeginSend records a send before the platform is called, in one statement: see SendRecord for
@@ -133,11 +136,14 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 	err := s.getPrepared(ctx, &r, beginSendSQL, accountID, in.Mobile, in.Name, in.CampaignName,
 		in.TemplateID, in.TemplateName, content, nullString(in.ClientReference), in.IdempotencyKey,
 		pq.Array(mobileAndForms(in.Mobile)), source)
+	if err == nil && r.FansOut {
+		s.eventsWritten()
+	}
 	return r, err
 }
 
 // recordSentSQL closes a pending send the platform accepted: platform id, status sent and
-// sent_at, the history row, the message.sent event, and the platform's wa_id as a contact alias
+// sent_at (the history's sent), the message.sent event, and the platform's wa_id as a contact alias
 // when it differs from the destination.
 //
 // $1 account, $2 message id, $3 platform id, $4 accepted at, $5 wa_id ("" when unknown).
@@ -146,10 +152,6 @@ const recordSentSQL = `WITH m AS (
 			outcome_unknown = false
 		WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
 		RETURNING id, contact_id, conversation_id, destination, template_name, client_reference, source
-	), h AS (
-		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
-		SELECT $1::bigint, m.id, 'sent', $4::timestamptz FROM m
-		ON CONFLICT (message_id, status) DO NOTHING
 	), e AS (
 		INSERT INTO events (account_id, type, data)
 		SELECT $1::bigint, 'message.sent', jsonb_build_object('message_id', m.id, 'chat_message_id', $3::text,
@@ -162,21 +164,31 @@ const recordSentSQL = `WITH m AS (
 		SELECT $1::bigint, $5::text, m.contact_id FROM m WHERE $5::text <> '' AND $5::text <> m.destination
 		ON CONFLICT (account_id, alias) DO NOTHING
 	)
-	SELECT count(*) FROM m`
+	SELECT count(*) AS n, ` + fansOutSQL + ` AS fans FROM m`
 
 // RecordSent records the platform's acceptance of the account's pending message (see
 // recordSentSQL) in one statement. waID is the platform's id for the recipient ("" when it gave
 // none). It returns ErrNotFound when the account has no such pending message (nothing is
 // written), and fails otherwise only when the database does.
 func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, platformMessageID, waID string, at time.Time) error {
-	var n int
-	if err := s.getPrepared(ctx, &n, recordSentSQL, accountID, messageID, platformMessageID, statusTime(at), waID); err != nil {
+	var r recorded
+	if err := s.getPrepared(ctx, &r, recordSentSQL, accountID, messageID, platformMessageID, statusTime(at), waID); err != nil {
 		return err
 	}
-	if n == 0 {
+	if r.N == 0 {
 		return ErrNotFound
 	}
+	if r.Fans {
+		s.eventsWritten()
+	}
 	return nil
+}
+
+// recorded is what recordSentSQL returns: how many messages it recorded (0 or 1), and whether
+// their events fan out to a delivery.
+type recorded struct {
+	N    int  `db:"n"`
+	Fans bool `db:"fans"`
 }
 
 // MarkOutcomeUnknown records that the platform call of the account's pending message may have
@@ -208,8 +220,10 @@ func (s *Store) MarkOutcomeUnknown(ctx context.Context, accountID, messageID int
 // status report can adopt them. It returns how many it marked and fails only when the
 // database does.
 func (s *Store) MarkOrphanedSends(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	// Pending is "outbound, neither sent nor failed"; the condition is messages_pending_idx's.
 	res, err := s.db.ExecContext(ctx, `UPDATE messages SET outcome_unknown = true WHERE id IN (
-			SELECT id FROM messages WHERE status = 'pending' AND created_at < $1 AND NOT outcome_unknown LIMIT $2)`,
+			SELECT id FROM messages WHERE direction = 'out' AND sent_at IS NULL AND failed_at IS NULL AND NOT outcome_unknown
+				AND created_at < $1 LIMIT $2) AND status = 'pending'`,
 		cutoff.UTC(), limit)
 	if err != nil {
 		return 0, translate(err)
@@ -229,19 +243,16 @@ type SendFailure struct {
 	Details string
 }
 
-// RecordSendFailure marks the account's pending message failed with the reason and adds the
-// failed history row; no event is written. It returns ErrNotFound when the account has no
+// RecordSendFailure marks the account's pending message failed with the reason and the time
+// (failed_at, the history's failed); no event is written. It returns ErrNotFound when the account has no
 // such pending message, and fails otherwise only when the database does.
 func (s *Store) RecordSendFailure(ctx context.Context, accountID, messageID int64, f SendFailure, at time.Time) error {
 	var n int
 	err := s.getPrepared(ctx, &n, `WITH m AS (
-			UPDATE messages SET status = 'failed', error_code = $3::int, error_title = $4::text, error_details = $5::text
+			UPDATE messages SET status = 'failed', error_code = $3::int, error_title = $4::text, error_details = $5::text,
+				failed_at = $6::timestamptz
 			WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
 			RETURNING id
-		), h AS (
-			INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
-			SELECT $1::bigint, m.id, 'failed', $6::timestamptz FROM m
-			ON CONFLICT (message_id, status) DO NOTHING
 		)
 		SELECT count(*) FROM m`, accountID, messageID, f.Code, f.Title, f.Details, statusTime(at))
 	if err != nil {
@@ -329,6 +340,9 @@ func (s *Store) RecordTestSend(ctx context.Context, accountID int64, in TestSend
 		)
 		SELECT * FROM t`, accountID, in.Destination, in.TemplateName, in.Delivery, in.PlatformMessageID,
 		in.CreatedAt.UTC(), in.ConversationID, in.ContactID, nullString(in.ClientReference))
+	if err == nil {
+		s.eventsWritten()
+	}
 	return m, err
 }
 

@@ -13,8 +13,9 @@ import (
 // Status ranks: pending 0 < sent 1 < delivered 2 < read 3 < failed 9. A report is applied only
 // when its rank is higher than the stored one, so duplicates and late reports change nothing,
 // read without delivered is a valid move, and nothing leaves failed. Every distinct reported
-// status is kept in message_statuses with the platform's timestamp, whether or not it changed
-// the current status; each real change writes one message.status event in the same statement.
+// status keeps the platform's timestamp in its column of the message (sent_at, delivered_at,
+// read_at, failed_at), whether or not it changed the current status; each real change writes
+// one message.status event in the same statement.
 
 // StatusRank returns the rank of a message status; an unknown status ranks -1. It is the Go
 // twin of the SQL function status_rank (migrations/000012_status_rank_fn.up.sql), which every
@@ -65,23 +66,27 @@ type StatusResult struct {
 	Adopted bool
 }
 
-// applyStatusSQL is the whole status path in one statement: the guarded UPDATE (rank must
-// rise), the history row (every distinct status, once), the message.status event when the
-// UPDATE changed the row, and the parked row when the message is not known (yet).
+// applyStatusSQL is the whole status path in one statement: the guarded UPDATE (the status
+// moves only when its rank rises; the reported status's time is kept once, whether or not it
+// moved the status), the message.status event when the status moved, and the parked row when
+// the message is not known (yet).
 //
-// A report that changes nothing writes nothing: m reads the message (id and status) once by
-// (account, platform id); the UPDATE runs only for the row m saw below the reported rank (so a
-// duplicate or a lower status does not probe the row again), and the history insert of a
-// status already kept finds its key and inserts nothing. A duplicate therefore costs two
-// index reads (the message, the history key) and no write; a late report of a lower status
-// that was never reported before (delivered after read) still keeps its history row, as
-// documented above.
+// The history is four columns of the message (sent_at, delivered_at, read_at, failed_at), so a
+// report writes at most one row of messages, and no index of messages names a column the
+// delivered and read updates change: they are heap-only (migrations/000017_status_columns).
+//
+// A report that changes nothing (a duplicate, or a lower status whose time is already kept)
+// costs one index read and writes nothing: m reads the message once by (account, platform id),
+// and the UPDATE runs only for a row m saw below the reported rank or without that status's
+// time. A late report of a lower status never reported before (delivered after read) still
+// keeps its time, as documented above.
 //
 // Concurrent reports for one message serialise on the row lock of the UPDATE, and under READ
-// COMMITTED the rank guard is re-evaluated on the newest row version, so two reports never
-// both "raise" the status past each other and each real change writes exactly one event. m's
-// snapshot may be older than the row, but ranks only rise: a row m saw at or above the rank is
-// still there, and one m saw below it is checked again by the guard.
+// COMMITTED the guard is re-evaluated on the newest row version, so two reports never both
+// "raise" the status past each other and each real change writes exactly one event. A row's
+// status always has its time (every path that sets a status sets its column), so the status
+// moved exactly when the updated row's status is the reported one and was not before: the
+// guard lets a row at that status through only when its time is missing, which never happens.
 //
 // The event's created_at is the clock time, not the transaction's start, so the reports
 // ApplyParkedStatuses applies in one transaction get events in rank order.
@@ -90,22 +95,31 @@ type StatusResult struct {
 // $7 error title, $8 error details, $9 occurred_at as RFC 3339 for the event, $10 the callback
 // message id (0 for none).
 const applyStatusSQL = `WITH m AS (
-		SELECT id, status FROM messages
+		SELECT id, status, CASE $3::text WHEN 'sent' THEN sent_at WHEN 'delivered' THEN delivered_at
+			WHEN 'read' THEN read_at ELSE failed_at END AS at
+		FROM messages
 		WHERE account_id = $1 AND platform_message_id = $2::text AND direction = 'out'
 	), u AS (
-		UPDATE messages SET status = $3::text,
-			error_code = CASE WHEN $3::text = 'failed' THEN $6::int ELSE messages.error_code END,
-			error_title = CASE WHEN $3::text = 'failed' THEN $7::text ELSE messages.error_title END,
-			error_details = CASE WHEN $3::text = 'failed' THEN $8::text ELSE messages.error_details END
+		UPDATE messages SET
+			status = CASE WHEN status_rank(messages.status) < $4::int THEN $3::text ELSE messages.status END,
+			sent_at = CASE WHEN $3::text = 'sent' THEN COALESCE(messages.sent_at, $5::timestamptz) ELSE messages.sent_at END,
+			delivered_at = CASE WHEN $3::text = 'delivered' THEN COALESCE(messages.delivered_at, $5::timestamptz)
+				ELSE messages.delivered_at END,
+			read_at = CASE WHEN $3::text = 'read' THEN COALESCE(messages.read_at, $5::timestamptz) ELSE messages.read_at END,
+			failed_at = CASE WHEN $3::text = 'failed' THEN COALESCE(messages.failed_at, $5::timestamptz) ELSE messages.failed_at END,
+			error_code = CASE WHEN $3::text = 'failed' AND status_rank(messages.status) < 9 THEN $6::int ELSE messages.error_code END,
+			error_title = CASE WHEN $3::text = 'failed' AND status_rank(messages.status) < 9 THEN $7::text
+				ELSE messages.error_title END,
+			error_details = CASE WHEN $3::text = 'failed' AND status_rank(messages.status) < 9 THEN $8::text
+				ELSE messages.error_details END
 		FROM m
-		WHERE messages.id = m.id AND messages.account_id = $1 AND status_rank(m.status) BETWEEN 0 AND $4::int - 1
-			AND status_rank(messages.status) BETWEEN 0 AND $4::int - 1
-		RETURNING messages.id, messages.conversation_id, messages.client_reference
-	), h AS (
-		INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
-		SELECT $1, m.id, $3::text, $5::timestamptz FROM m
-		ON CONFLICT (message_id, status) DO NOTHING
-		RETURNING 1
+		WHERE messages.id = m.id AND messages.account_id = $1
+			AND (status_rank(m.status) BETWEEN 0 AND $4::int - 1 OR m.at IS NULL)
+			AND (status_rank(messages.status) BETWEEN 0 AND $4::int - 1
+				OR CASE $3::text WHEN 'sent' THEN messages.sent_at WHEN 'delivered' THEN messages.delivered_at
+					WHEN 'read' THEN messages.read_at ELSE messages.failed_at END IS NULL)
+		RETURNING messages.id, messages.conversation_id, messages.client_reference,
+			messages.status = $3::text AS moved
 	), e AS (
 		INSERT INTO events (account_id, type, data, created_at)
 		SELECT $1, 'message.status', jsonb_build_object(
@@ -117,7 +131,7 @@ const applyStatusSQL = `WITH m AS (
 					'code', $6::int, 'title', COALESCE($7::text, ''), 'details', $8::text)))
 				ELSE '{}'::jsonb END,
 			clock_timestamp()
-		FROM u
+		FROM u WHERE u.moved
 	), p AS (
 		INSERT INTO parked_statuses (account_id, platform_message_id, status, occurred_at, error_code, error_title, error_details,
 			callback_message_id)
@@ -126,7 +140,8 @@ const applyStatusSQL = `WITH m AS (
 		ON CONFLICT (account_id, platform_message_id, status) DO NOTHING
 		RETURNING 1
 	)
-	SELECT EXISTS (SELECT 1 FROM m) AS found, EXISTS (SELECT 1 FROM u) AS changed`
+	SELECT EXISTS (SELECT 1 FROM m) AS found, EXISTS (SELECT 1 FROM u WHERE u.moved) AS changed,
+		EXISTS (SELECT 1 FROM u WHERE u.moved) AND ` + fansOutSQL + ` AS fans`
 
 const messageRecordedSQL = `SELECT EXISTS (SELECT 1 FROM messages
 	WHERE account_id = $1 AND platform_message_id = $2 AND direction = 'out')`
@@ -147,6 +162,7 @@ func statusArgs(accountID int64, r StatusReport) []any {
 type statusRow struct {
 	Found   bool `db:"found"`
 	Changed bool `db:"changed"`
+	Fans    bool `db:"fans"` // the change's event fans out to a delivery
 }
 
 // ApplyStatus applies one status report to the account's message with that platform id, in
@@ -173,12 +189,12 @@ func (s *Store) ApplyStatus(ctx context.Context, accountID int64, r StatusReport
 
 // applyStatusRecordingSQL is applyStatusSQL that also stores the raw webhook body ($11) in the
 // same statement, so the common delivery (one status) costs one round trip and one commit. The
-// body is stored when the report wrote something (a status change, a history row, a parked
+// body is stored when the report wrote something (a status change, a status's time, a parked
 // report); a report that changed nothing (a duplicate) leaves no trace, so it writes nothing.
 var applyStatusRecordingSQL = strings.Replace(applyStatusSQL, "\n\tSELECT EXISTS (SELECT 1 FROM m) AS found",
 	`, raw AS (
 		INSERT INTO platform_webhooks (body) SELECT $11::bytea
-		WHERE EXISTS (SELECT 1 FROM u) OR EXISTS (SELECT 1 FROM h) OR EXISTS (SELECT 1 FROM p)
+		WHERE EXISTS (SELECT 1 FROM u) OR EXISTS (SELECT 1 FROM p)
 	)
 	SELECT EXISTS (SELECT 1 FROM m) AS found`, 1)
 
@@ -203,6 +219,9 @@ func (s *Store) applyStatus(ctx context.Context, accountID int64, r StatusReport
 		return StatusResult{}, err
 	}
 	if row.Found {
+		if row.Fans {
+			s.eventsWritten()
+		}
 		return StatusResult{Found: true, Changed: row.Changed}, nil
 	}
 	// Parked. Re-check with a fresh snapshot (see above).
@@ -226,12 +245,15 @@ func (s *Store) applyStatus(ctx context.Context, accountID int64, r StatusReport
 // for the wamid. adopted is false, and nothing is written, when the account has no such
 // pending message; changed counts the parked reports that changed it.
 func (s *Store) adoptByCallback(ctx context.Context, accountID, messageID int64, wamid string, at time.Time) (adopted bool, changed int, err error) {
-	var n int
-	if err := s.getPrepared(ctx, &n, recordSentSQL, accountID, messageID, wamid, statusTime(at), ""); err != nil {
+	var r recorded
+	if err := s.getPrepared(ctx, &r, recordSentSQL, accountID, messageID, wamid, statusTime(at), ""); err != nil {
 		return false, 0, err
 	}
-	if n == 0 {
+	if r.N == 0 {
 		return false, 0, nil
+	}
+	if r.Fans {
+		s.eventsWritten()
 	}
 	changed, err = s.applyParked(ctx, accountID, wamid)
 	return true, changed, err

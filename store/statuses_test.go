@@ -56,31 +56,25 @@ func (f *inboundFixture) message(t *testing.T, status, platformID string) int64 
 		pid = &platformID
 	}
 	var id int64
+	// Every writer of a status writes its time with it (RecordSent, ApplyStatus): a message past
+	// pending has its sent time, and its status's.
 	err := f.st.DB().GetContext(context.Background(), &id, `INSERT INTO messages (account_id, contact_id, conversation_id, direction, type,
-		destination, template_name, platform_message_id, status, sent_at)
-		VALUES ($1, $2, $3, 'out', 'template', '15551234567', 'order_confirmation', $4, $5, now()) RETURNING id`,
+		destination, template_name, platform_message_id, status, sent_at, delivered_at, read_at, failed_at)
+		VALUES ($1, $2, $3, 'out', 'template', '15551234567', 'order_confirmation', $4, $5,
+			CASE WHEN $5 <> 'pending' THEN now() END, CASE WHEN $5 = 'delivered' THEN now() END,
+			CASE WHEN $5 = 'read' THEN now() END, CASE WHEN $5 = 'failed' THEN now() END) RETURNING id`,
 		f.accountID, f.contactID, f.convID, pid, status)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if status != "pending" {
-		// Every writer of a status writes its history row with it (RecordSent, ApplyStatus).
-		if _, err := f.st.DB().Exec(`INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
-			VALUES ($1, $2, $3, now())`, f.accountID, id, status); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return id
 }
 
 func (f *inboundFixture) recordPlatformID(t *testing.T, messageID int64, platformID string) {
 	t.Helper()
-	// As RecordSent does: the status and its history row together.
-	if _, err := f.st.DB().Exec(`WITH m AS (
-			UPDATE messages SET platform_message_id = $3, status = 'sent' WHERE account_id = $1 AND id = $2 RETURNING id
-		)
-		INSERT INTO message_statuses (account_id, message_id, status, occurred_at) SELECT $1, id, 'sent', now() FROM m
-		ON CONFLICT (message_id, status) DO NOTHING`,
+	// As RecordSent does: the status and its time together.
+	if _, err := f.st.DB().Exec(`UPDATE messages SET platform_message_id = $3, status = 'sent', sent_at = COALESCE(sent_at, now())
+		WHERE account_id = $1 AND id = $2`,
 		f.accountID, messageID, platformID); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +122,7 @@ func (f *inboundFixture) history(t *testing.T, messageID int64) map[string]time.
 		Status     string    `db:"status"`
 		OccurredAt time.Time `db:"occurred_at"`
 	}
-	if err := f.st.DB().Select(&rows, `SELECT status, occurred_at FROM message_statuses WHERE account_id = $1 AND message_id = $2`,
+	if err := f.st.DB().Select(&rows, `SELECT status, occurred_at FROM (`+storetest.History+`) h WHERE account_id = $1 AND message_id = $2`,
 		f.accountID, messageID); err != nil {
 		t.Fatal(err)
 	}
@@ -428,11 +422,8 @@ func TestApplyStatusConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := f.st.DB().Exec(`WITH m AS (
-						UPDATE messages SET platform_message_id = $2, status = 'sent' WHERE id = $1 RETURNING id, account_id
-					)
-					INSERT INTO message_statuses (account_id, message_id, status, occurred_at) SELECT account_id, id, 'sent', now() FROM m
-					ON CONFLICT (message_id, status) DO NOTHING`, ids[i], pid); err != nil {
+				if _, err := f.st.DB().Exec(`UPDATE messages SET platform_message_id = $2, status = 'sent', sent_at = COALESCE(sent_at, now())
+					WHERE id = $1`, ids[i], pid); err != nil {
 					errs <- err
 					return
 				}
@@ -489,7 +480,7 @@ func TestApplyStatusNoOpWritesNothing(t *testing.T) {
 			Parked  int `db:"parked"`
 		}
 		if err := f.st.DB().Get(&n, `SELECT (SELECT count(*) FROM platform_webhooks) AS raw,
-			(SELECT count(*) FROM message_statuses WHERE message_id = $1) AS history,
+			(SELECT count(*) FROM (`+storetest.History+`) h WHERE message_id = $1) AS history,
 			(SELECT count(*) FROM events WHERE account_id = $2) AS events,
 			(SELECT count(*) FROM parked_statuses WHERE account_id = $2) AS parked`, id, f.accountID); err != nil {
 			t.Fatal(err)

@@ -34,6 +34,8 @@ type Store struct {
 
 	prepMu sync.Mutex
 	stmts  sync.Map // SQL text -> *sqlx.Stmt
+
+	wakers eventWakers // WakeOnEvents
 }
 
 // Open connects to PostgreSQL and checks the connection. maxConns bounds the pool (16 suits a

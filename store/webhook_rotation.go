@@ -95,5 +95,9 @@ func (s *Store) SendTestEvent(ctx context.Context, accountID, endpointID int64, 
 		accountID, e.ID, endpointID); err != nil {
 		return Event{}, translate(err)
 	}
-	return e, translate(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return Event{}, translate(err)
+	}
+	s.eventsWritten()
+	return e, nil
 }

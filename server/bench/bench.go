@@ -482,12 +482,23 @@ func (r *benchRig) run(ctx context.Context, phase string, c int, target string) 
 	settle := r.settle(ctx, 30*time.Second)
 
 	var before, after cpuSample
+	var dbBefore, dbAfter uint64
+	var dbPIDs []int
+	dbOK := true
 	prev := runtime.GOMAXPROCS(r.opts.ClientProcs)
 	res := runLoad(ctx, p.addr, loadSpec{
 		Concurrency: c, Warmup: r.opts.Warmup, Duration: r.opts.Duration,
-		NewRequest:     r.maker(phase, p.addr),
-		OnMeasureStart: func() { before = sampleCPU(p.pid()) },
-		OnMeasureEnd:   func() { after = sampleCPU(p.pid()) },
+		NewRequest: r.maker(phase, p.addr),
+		OnMeasureStart: func() {
+			backends, aux, err := r.floor.ServerPIDs(ctx)
+			dbPIDs, dbOK = append(backends, aux...), err == nil
+			dbBefore = sumTicks(dbPIDs)
+			before = sampleCPU(p.pid())
+		},
+		OnMeasureEnd: func() {
+			after = sampleCPU(p.pid())
+			dbAfter = sumTicks(dbPIDs)
+		},
 	})
 	runtime.GOMAXPROCS(prev)
 	if ctx.Err() != nil {
@@ -496,6 +507,9 @@ func (r *benchRig) run(ctx context.Context, phase string, c int, target string) 
 	s := summarize(res)
 	s.Phase, s.Concurrency, s.Target, s.Settle = phase, c, target, settle
 	s.ServerCPU, s.ClientCPU, s.Busy, s.Steal = cpuPerRequest(before, after, s.OK)
+	if dbOK && s.OK > 0 && dbAfter >= dbBefore {
+		s.DBCPU = time.Duration(dbAfter-dbBefore) * clockTick / time.Duration(s.OK)
+	}
 	return s, nil
 }
 

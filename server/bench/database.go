@@ -62,6 +62,11 @@ func (r *benchRig) prepareDatabase(ctx context.Context) error {
 	if r.ids, err = r.floor.SeededIDs(ctx, acct.ID); err != nil {
 		return err
 	}
+	// A lifecycle run that was killed leaves its endpoint: the rows here measure no customer
+	// webhooks (the lifecycle makes its own).
+	if err := r.floor.DeleteEndpoints(ctx, acct.ID); err != nil {
+		return fmt.Errorf("old endpoints: %w", err)
+	}
 	key, err := createKey(ctx, st, acct.ID, "live")
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ type runStats struct {
 	OK, Errors  int
 	ServerCPU   time.Duration // the target process's CPU per 2xx answer (0 = unknown)
 	ClientCPU   time.Duration // the load generator's CPU per 2xx answer (0 = unknown)
+	DBCPU       time.Duration // PostgreSQL's CPU per 2xx answer: the database's backends and the WAL writer, checkpointer and background writer (0 = unknown)
 	Busy        float64       // the machine's busy share during the window, steal included (0..1; -1 = unknown)
 	Steal       float64       // the share the hypervisor took (0..1; -1 = unknown)
 	Round       int           // 1-based; rows of one round pair up for the ratio
@@ -104,14 +105,14 @@ const benchGoal = 0.6
 func formatReport(rows []runStats, duration, warmup time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "closed loop, %s warm-up + %s measured per row; req/s counts 2xx answers; latency of 2xx answers;\n", warmup, duration)
-	b.WriteString("CPU/req = CPU time of the target process (srv) and of this load generator (gen) per 2xx answer;\n")
+	b.WriteString("CPU/req = CPU per 2xx answer of the target process (srv), PostgreSQL (db: its backends, walwriter, checkpointer, bgwriter), this load generator (gen);\n")
 	b.WriteString("busy = machine CPU busy during the row, steal = share taken by the hypervisor (both include other users' work)\n")
 	rounds := 1
 	for _, r := range rows {
 		rounds = max(rounds, r.Round)
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "phase\tclients\ttarget\treq/s\tp50\tp99\terrors\tsrv CPU/req\tgen CPU/req\tbusy\tsteal\tours/floor\t"
+	head := "phase\tclients\ttarget\treq/s\tp50\tp99\terrors\tsrv CPU/req\tdb CPU/req\tgen CPU/req\tbusy\tsteal\tours/floor\t"
 	if rounds > 1 {
 		head = "round\t" + head
 	}
@@ -126,9 +127,9 @@ func formatReport(rows []runStats, duration, warmup time.Duration) string {
 		if rounds > 1 {
 			fmt.Fprintf(tw, "%d\t", r.Round)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Phase, r.Concurrency, r.Target,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Phase, r.Concurrency, r.Target,
 			thousands(int64(math.Round(r.PerSec))), fmtDur(r.P50), fmtDur(r.P99), r.Errors,
-			fmtMicros(r.ServerCPU), fmtMicros(r.ClientCPU), fmtShare(r.Busy), fmtShare(r.Steal), rat)
+			fmtMicros(r.ServerCPU), fmtMicros(r.DBCPU), fmtMicros(r.ClientCPU), fmtShare(r.Busy), fmtShare(r.Steal), rat)
 	}
 	tw.Flush()
 	var verdicts []string

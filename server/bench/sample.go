@@ -30,6 +30,18 @@ func sampleCPU(pid int) cpuSample {
 	return s
 }
 
+// sumTicks is the user+system ticks of the processes that are still there (a backend that
+// ended during the window drops out of both readings only if it ended before the first).
+func sumTicks(pids []int) uint64 {
+	var n uint64
+	for _, pid := range pids {
+		if t, ok := procTicks(strconv.Itoa(pid)); ok {
+			n += t
+		}
+	}
+	return n
+}
+
 // procTicks reads utime+stime of /proc/<pid>/stat.
 func procTicks(pid string) (uint64, bool) {
 	b, err := os.ReadFile("/proc/" + pid + "/stat")

@@ -242,8 +242,8 @@ func (s *Floor) seedBatch(ctx context.Context, seed Seed, t Template, content []
 				ON CONFLICT (account_id, stripe) DO UPDATE SET n = k.n + EXCLUDED.n
 			)
 			-- The triggers that keep the listing's count and name suffixes are off: do their work.
-			INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at)
-			SELECT $1::bigint, s, c.id, c.created_at FROM c, contact_name_suffix_set(c.name) AS s`, seed.AccountID, c0, c1); err != nil {
+			INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
+			SELECT $1::bigint, r.suffix, c.id, c.created_at, r.first_len FROM c, contact_name_suffix_rows(c.name) AS r`, seed.AccountID, c0, c1); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO conversations (account_id, contact_id)
@@ -314,15 +314,15 @@ func (s *Floor) DataSize(ctx context.Context) (Size, error) {
 // measurements reset ranks the same way). It fails on any database error.
 func (s *Floor) ResetStatuses(ctx context.Context, accountID int64) error {
 	for _, q := range []string{
-		`UPDATE messages SET status = 'sent' WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%' AND status <> 'sent'`,
-		`DELETE FROM message_statuses WHERE account_id = $1`,
+		`UPDATE messages SET status = 'sent', delivered_at = NULL, read_at = NULL, failed_at = NULL
+			WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%' AND status <> 'sent'`,
 		`DELETE FROM parked_statuses WHERE account_id = $1`,
 	} {
 		if _, err := s.db.ExecContext(ctx, q, accountID); err != nil {
 			return fmt.Errorf("reset statuses: %w", err)
 		}
 	}
-	for _, table := range []string{"messages", "message_statuses"} {
+	for _, table := range []string{"messages"} {
 		if _, err := s.db.ExecContext(ctx, `VACUUM `+table); err != nil {
 			return fmt.Errorf("vacuum %s: %w", table, err)
 		}
@@ -527,21 +527,19 @@ func (s *Floor) RecordSent(ctx context.Context, accountID, messageID int64, wami
 
 // Status is the floor's status update, one prepared statement: find the tenant by
 // the platform's phone number id, move the message with that platform id forward to status
-// (rank must be store.StatusRank(status); a lower or equal current rank is left alone), and
-// insert the history row and the message.status event. It reports whether the status was
+// (rank must be store.StatusRank(status); a lower or equal current rank is left alone) with
+// the status's time, and insert the message.status event. It reports whether the status was
 // applied, and fails on any database error.
 func (s *Floor) Status(ctx context.Context, phoneNumberID, wamid, status string, rank int, at time.Time) (bool, error) {
 	st, err := s.prepared(ctx, `WITH u AS (
-			UPDATE messages m SET status = $3
+			UPDATE messages m SET status = $3,
+				delivered_at = CASE WHEN $3 = 'delivered' THEN $5::timestamptz ELSE m.delivered_at END,
+				read_at = CASE WHEN $3 = 'read' THEN $5::timestamptz ELSE m.read_at END,
+				failed_at = CASE WHEN $3 = 'failed' THEN $5::timestamptz ELSE m.failed_at END
 			WHERE m.account_id = (SELECT account_id FROM connections WHERE phone_number_id = $1)
 			AND m.platform_message_id = $2
 			AND status_rank(m.status) BETWEEN 0 AND $4::int - 1
-			RETURNING m.id, m.account_id),
-		h AS (
-			INSERT INTO message_statuses (account_id, message_id, status, occurred_at)
-			SELECT account_id, id, $3, $5::timestamptz FROM u
-			ON CONFLICT (message_id, status) DO NOTHING
-			RETURNING 1)
+			RETURNING m.id, m.account_id)
 		INSERT INTO events (account_id, type, data)
 		SELECT account_id, 'message.status', jsonb_build_object('message_id', id, 'status', $3::text, 'timestamp', $5::timestamptz)
 		FROM u`)
@@ -570,13 +568,14 @@ type MessageRow struct {
 }
 
 // Message is the floor's poll, one prepared SELECT by (id, account) with the status
-// history aggregated in the same statement. It returns store.ErrNotFound when the account has no
+// history built from the message's status times in the same statement. It returns store.ErrNotFound when the account has no
 // outbound message with that id.
 func (s *Floor) Message(ctx context.Context, accountID, id int64) (MessageRow, error) {
 	st, err := s.prepared(ctx, `SELECT m.id, coalesce(m.platform_message_id, ''), m.status, m.sent_at, m.created_at,
 			m.error_code, m.error_title, m.error_details,
-			coalesce((SELECT json_agg(json_build_object('status', h.status, 'timestamp', h.occurred_at) ORDER BY h.occurred_at)
-				FROM message_statuses h WHERE h.message_id = m.id), '[]')
+			coalesce((SELECT json_agg(json_build_object('status', h.status, 'timestamp', h.at) ORDER BY h.at)
+				FROM (VALUES ('sent', m.sent_at), ('delivered', m.delivered_at), ('read', m.read_at), ('failed', m.failed_at))
+					h (status, at) WHERE h.at IS NOT NULL), '[]')
 		FROM messages m WHERE m.id = $1 AND m.account_id = $2 AND m.direction = 'out'`)
 	if err != nil {
 		return MessageRow{}, err

@@ -158,3 +158,11 @@ func NewWithDSN(t testing.TB) (*store.Store, string) {
 	t.Cleanup(func() { s.Close(); db.Close() })
 	return s, dsn
 }
+
+// History is the outbound messages' status history as rows (account_id, message_id, status,
+// occurred_at), one per status time a message keeps, for tests to select from:
+// `SELECT … FROM (` + History + `) h WHERE …`.
+const History = `SELECT m.account_id, m.id AS message_id, s.status, s.at AS occurred_at
+	FROM messages m CROSS JOIN LATERAL (VALUES ('sent', m.sent_at), ('delivered', m.delivered_at),
+		('read', m.read_at), ('failed', m.failed_at)) s (status, at)
+	WHERE m.direction = 'out' AND s.at IS NOT NULL`
