@@ -96,7 +96,8 @@ const serveGCPercent = 400
 // serve runs the API until ctx ends, then shuts down gracefully (in-flight requests get
 // serverTimeouts(cfg).Shutdown, 35 s by default).
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func(addr string)) error {
-	logger := cfg.logger(stderr)
+	logger, logs := cfg.bufferedLogger(stderr)
+	defer logs.Close()
 	if os.Getenv("GOGC") == "" {
 		// Requests make short-lived garbage and the live heap is small: collecting at 4x the
 		// live heap instead of 2x cuts the collector's share of the CPU (10-16% of the

@@ -313,16 +313,24 @@ func (s *Floor) DataSize(ctx context.Context) (Size, error) {
 // history, and vacuums, so every status run starts from the same state (the floor
 // measurements reset ranks the same way). It fails on any database error.
 func (s *Floor) ResetStatuses(ctx context.Context, accountID int64) error {
-	for _, q := range []string{
-		`UPDATE messages SET status = 'sent', delivered_at = NULL, read_at = NULL, failed_at = NULL
-			WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%' AND status <> 'sent'`,
-		`DELETE FROM parked_statuses WHERE account_id = $1`,
-	} {
-		if _, err := s.db.ExecContext(ctx, q, accountID); err != nil {
+	// In batches: the counter trigger updates one counter row per message, and one statement
+	// updating the same row N times walks a chain of N versions each time (quadratic).
+	for {
+		res, err := s.db.ExecContext(ctx, `UPDATE messages SET status = 'sent', delivered_at = NULL, read_at = NULL,
+				failed_at = NULL
+			WHERE id IN (SELECT id FROM messages WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%'
+				AND status <> 'sent' LIMIT 500)`, accountID)
+		if err != nil {
 			return fmt.Errorf("reset statuses: %w", err)
 		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			break
+		}
 	}
-	for _, table := range []string{"messages"} {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM parked_statuses WHERE account_id = $1`, accountID); err != nil {
+		return fmt.Errorf("reset statuses: %w", err)
+	}
+	for _, table := range []string{"messages", "campaign_counters", "campaign_totals"} {
 		if _, err := s.db.ExecContext(ctx, `VACUUM `+table); err != nil {
 			return fmt.Errorf("vacuum %s: %w", table, err)
 		}
