@@ -46,7 +46,8 @@ const deliveryFrom = ` FROM webhook_deliveries d
 	JOIN events e ON e.account_id = d.account_id AND e.id = d.event_id
 	JOIN webhook_endpoints w ON w.account_id = d.account_id AND w.id = d.endpoint_id`
 
-// DeliveriesByAccount lists the account's deliveries, newest first, at most limit (1..1000),
+// DeliveriesByAccount lists the account's deliveries, newest first (by id: a UUIDv7 is
+// time-ordered), at most limit (1..1000),
 // each with its attempt log. status filters: "" (all), "pending", "succeeded", "dead", or
 // "failed" (dead, or pending after a failed attempt). An unknown status fails.
 func (s *Store) DeliveriesByAccount(ctx context.Context, accountID int64, status string, limit int) ([]Delivery, error) {
@@ -66,7 +67,7 @@ func (s *Store) DeliveriesByAccount(ctx context.Context, accountID int64, status
 	}
 	ds := []Delivery{}
 	q := `SELECT ` + deliveryColumns + deliveryFrom + ` WHERE d.account_id = $1 AND ` + cond + `
-		ORDER BY d.created_at DESC, d.id LIMIT $2`
+		ORDER BY d.id DESC LIMIT $2`
 	args := []any{accountID, limit}
 	if status != "" {
 		args = append(args, status)

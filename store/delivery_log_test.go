@@ -98,3 +98,27 @@ func TestDeliveriesListAndRedeliver(t *testing.T) {
 		t.Fatalf("disabled: %v", err)
 	}
 }
+
+// The list is newest first: the delivery of the event written last comes first (the list reads
+// the (account_id, id) index backwards; ids are UUIDv7, ordered by their millisecond).
+func TestDeliveriesNewestFirst(t *testing.T) {
+	f := newWHFixture(t)
+	var want []string
+	for range 3 {
+		ev := f.event(t, "contact.created")
+		want = append([]string{ev}, want...)
+		time.Sleep(3 * time.Millisecond) // the next id's millisecond is later
+	}
+	ds, err := f.s.DeliveriesByAccount(context.Background(), f.account.ID, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 3 {
+		t.Fatalf("listed %d deliveries; want 3", len(ds))
+	}
+	for i, d := range ds {
+		if d.EventID != want[i] {
+			t.Fatalf("delivery %d is of event %s; want %s (newest first)", i, d.EventID, want[i])
+		}
+	}
+}

@@ -9,10 +9,11 @@ import (
 // all accounts, run by the retention service.
 
 // DeleteWebhookAttemptsBefore deletes up to limit attempt-log rows made before cutoff and
-// returns how many it deleted. It fails when the statement fails.
+// returns how many it deleted, in no particular order (webhook_attempts_time_brin finds them).
+// It fails when the statement fails.
 func (s *Store) DeleteWebhookAttemptsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
 	return s.execCount(ctx, `DELETE FROM webhook_attempts WHERE id IN (
-		SELECT id FROM webhook_attempts WHERE attempted_at < $1 ORDER BY attempted_at LIMIT $2)`, cutoff, limit)
+		SELECT id FROM webhook_attempts WHERE attempted_at < $1 LIMIT $2)`, cutoff, limit)
 }
 
 // DeleteEventsBefore deletes up to limit events created before cutoff that have no pending

@@ -1,0 +1,3 @@
+DROP INDEX webhook_attempts_time_brin;
+CREATE INDEX webhook_attempts_time_idx ON webhook_attempts (attempted_at);
+CREATE INDEX webhook_deliveries_account_idx ON webhook_deliveries (account_id, created_at DESC);
