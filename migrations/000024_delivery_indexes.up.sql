@@ -12,3 +12,10 @@ DROP INDEX webhook_deliveries_account_idx;
 -- index serves it as it does for events and raw platform webhooks (000017).
 DROP INDEX webhook_attempts_time_idx;
 CREATE INDEX webhook_attempts_time_brin ON webhook_attempts USING brin (attempted_at) WITH (autosummarize = on);
+
+-- The attempts' lookup index leads with the account, as their foreign key to the delivery does:
+-- the cascade from a deleted delivery (retention, an endpoint deleted) is one generic plan, and
+-- with (delivery_id, attempt) and statistics that did not know the table yet, that plan ANDed
+-- the delivery index with the whole account's attempt index, milliseconds per deleted delivery.
+DROP INDEX webhook_attempts_delivery_idx;
+CREATE INDEX webhook_attempts_delivery_idx ON webhook_attempts (account_id, delivery_id, attempt);
