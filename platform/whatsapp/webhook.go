@@ -259,6 +259,15 @@ type Pricing struct {
 // an unexpected JSON type leaves that one field empty. Verify the signature on the
 // raw body before calling it.
 func ParseWebhook(body []byte) (*WebhookPayload, error) {
+	if p, ok := scanWebhook(body); ok {
+		return p, nil
+	}
+	return parseWebhookLevels(body)
+}
+
+// parseWebhookLevels is ParseWebhook decoding level by level: the reference scanWebhook
+// follows, and the path for every body scanWebhook does not take (with the precise error).
+func parseWebhookLevels(body []byte) (*WebhookPayload, error) {
 	top, ok := objectOf(body)
 	if !ok {
 		return nil, fmt.Errorf("%w: body is not a JSON object", ErrMalformedPayload)
