@@ -285,8 +285,8 @@ func runBench(ctx context.Context, cfg Config, opts benchOptions, stdout, stderr
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "database %s: PostgreSQL %s, messages %s rows, contacts %s rows (bench account %d, %s seeded messages)\n",
-		redactDSN(opts.DatabaseURL), size.ServerVersion, thousands(size.Messages), thousands(size.Contacts),
+	fmt.Fprintf(stdout, "database %s: PostgreSQL %s (%s), messages %s rows, contacts %s rows (bench account %d, %s seeded messages)\n",
+		redactDSN(opts.DatabaseURL), size.ServerVersion, size.Settings, thousands(size.Messages), thousands(size.Contacts),
 		rig.seed.AccountID, thousands(rig.seed.Seeded))
 	rig.preflight(ctx)
 

@@ -203,8 +203,8 @@ func runLifecycle(ctx context.Context, cfg Config, args []string, stdout, stderr
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "database %s: PostgreSQL %s, messages %s rows, contacts %s rows; %d accounts, one webhook endpoint each\n",
-		redactDSN(o.DatabaseURL), size.ServerVersion, thousands(size.Messages), thousands(size.Contacts), len(lc.accounts))
+	fmt.Fprintf(stdout, "database %s: PostgreSQL %s (%s), messages %s rows, contacts %s rows; %d accounts, one webhook endpoint each\n",
+		redactDSN(o.DatabaseURL), size.ServerVersion, size.Settings, thousands(size.Messages), thousands(size.Contacts), len(lc.accounts))
 
 	var results []stepResult
 	for _, rate := range o.Rates {

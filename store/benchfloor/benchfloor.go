@@ -298,6 +298,9 @@ type Size struct {
 	Messages      int64 // rows in messages, all accounts
 	Contacts      int64 // rows in contacts, all accounts
 	ServerVersion string
+	// Settings are the server settings a figure depends on most, as "name=value" pairs
+	// (shared_buffers, synchronous_commit, commit_delay).
+	Settings string
 }
 
 // DataSize counts the messages and contacts and reads the server's version; it fails on
@@ -305,7 +308,9 @@ type Size struct {
 func (s *Floor) DataSize(ctx context.Context) (Size, error) {
 	var z Size
 	err := s.db.QueryRowxContext(ctx, `SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM contacts),
-		current_setting('server_version')`).Scan(&z.Messages, &z.Contacts, &z.ServerVersion)
+		current_setting('server_version'),
+		'shared_buffers=' || current_setting('shared_buffers') || ' synchronous_commit=' || current_setting('synchronous_commit')
+			|| ' commit_delay=' || current_setting('commit_delay')`).Scan(&z.Messages, &z.Contacts, &z.ServerVersion, &z.Settings)
 	return z, translate(err)
 }
 
