@@ -303,7 +303,7 @@ type Size struct {
 	Settings string
 }
 
-// DataSize counts the messages and contacts and reads the server's version; it fails on
+// DataSize counts the messages and contacts and reads the server's version and settings; it fails on
 // any database error.
 func (s *Floor) DataSize(ctx context.Context) (Size, error) {
 	var z Size
