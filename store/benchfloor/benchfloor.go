@@ -303,8 +303,8 @@ type Size struct {
 	Settings string
 }
 
-// DataSize counts the messages and contacts and reads the server's version and settings; it fails on
-// any database error.
+// DataSize counts the messages and contacts and reads the server's version and settings; it
+// fails on any database error.
 func (s *Floor) DataSize(ctx context.Context) (Size, error) {
 	var z Size
 	err := s.db.QueryRowxContext(ctx, `SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM contacts),
