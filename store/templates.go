@@ -87,7 +87,7 @@ type TemplateInput struct {
 	Components      json.RawMessage // a JSON array; nil is stored as []
 	Buttons         TemplateButtons // what a send needs of each button, parsed from Components
 	Unsupported     []string        // what a send cannot fill yet ("GIF header", "CAROUSEL", ...)
-	RejectedReason  string          // the platform's reason for a rejection ("" or NONE otherwise)
+	RejectedReason  string          // the platform's reason for a rejection ("" or NONE otherwise; kept only with REJECTED)
 }
 
 // TemplateSyncCounts says what SyncTemplates changed.
@@ -190,7 +190,7 @@ func (s *Store) SyncTemplates(ctx context.Context, accountID int64, ts []Templat
 			t.Buttons, pq.StringArray(orNoStrings(t.Unsupported))); err != nil {
 			return counts, translate(err)
 		}
-		if _, err := reason.ExecContext(ctx, accountID, t.PlatformID, t.RejectedReason); err != nil {
+		if _, err := reason.ExecContext(ctx, accountID, t.PlatformID, keptRejectionReason(t.Status, t.RejectedReason)); err != nil {
 			return counts, translate(err)
 		}
 		switch {
@@ -234,6 +234,18 @@ func (s *Store) ConnectedAccountIDs(ctx context.Context) ([]int64, error) {
 	return ids, translate(err)
 }
 
+// keptRejectionReason is the rejection reason a template keeps: the platform's reason with
+// status REJECTED, "" with any other status or when the platform says "NONE" (what it reports
+// for a template that was not rejected). Both writers of rejected_reason, the sync and the
+// status webhook, keep what it returns.
+func keptRejectionReason(status, reason string) string {
+	reason = strings.TrimSpace(reason)
+	if status != "REJECTED" || strings.EqualFold(reason, "NONE") {
+		return ""
+	}
+	return reason
+}
+
 // UpdateTemplateStatusByPlatformID sets the status of the account's template with the
 // platform's template id, and its rejection reason, as of the event's time at: an event older
 // than the one that set the current status (a late APPROVED after a PAUSED) changes neither. The
@@ -241,10 +253,7 @@ func (s *Store) ConnectedAccountIDs(ctx context.Context) ([]int64, error) {
 // It returns ErrNotFound when the account has no such template, and fails otherwise only when
 // the database does.
 func (s *Store) UpdateTemplateStatusByPlatformID(ctx context.Context, accountID int64, platformID, status, reason string, at time.Time) error {
-	reason = strings.TrimSpace(reason)
-	if status != "REJECTED" || strings.EqualFold(reason, "NONE") {
-		reason = ""
-	}
+	reason = keptRejectionReason(status, reason)
 	var found bool
 	err := s.getPrepared(ctx, &found, `WITH u AS (
 			UPDATE templates SET status = $3, rejected_reason = $5, status_at = $4, updated_at = now()

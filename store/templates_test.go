@@ -246,3 +246,31 @@ func TestTemplateRejectionReasonByEventTime(t *testing.T) {
 		t.Fatalf("the other account's template: %s", got)
 	}
 }
+
+// The sync keeps a rejection reason as the status webhook does: only with REJECTED, and "NONE"
+// is no reason.
+func TestSyncTemplatesKeepsReasonOnlyWhenRejected(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "acme")
+	in := []store.TemplateInput{
+		tplIn("1", "rejected", "en_US", "REJECTED", "UTILITY", 0),
+		tplIn("2", "rejected_none", "en_US", "REJECTED", "UTILITY", 0),
+		tplIn("3", "approved", "en_US", "APPROVED", "UTILITY", 0),
+		tplIn("4", "paused", "en_US", "PAUSED", "UTILITY", 0),
+	}
+	in[0].RejectedReason, in[1].RejectedReason, in[2].RejectedReason, in[3].RejectedReason = " PROMOTIONAL ", "NONE", "NONE", "SCAM"
+	if _, err := st.SyncTemplates(ctx, a.ID, in); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"rejected": "PROMOTIONAL", "rejected_none": "", "approved": "", "paused": ""}
+	for name, w := range want {
+		var got string
+		if err := st.DB().Get(&got, `SELECT rejected_reason FROM templates WHERE account_id = $1 AND name = $2`, a.ID, name); err != nil {
+			t.Fatal(err)
+		}
+		if got != w {
+			t.Errorf("%s: reason %q, want %q", name, got, w)
+		}
+	}
+}

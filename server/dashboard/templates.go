@@ -70,9 +70,7 @@ func describeTemplate(t store.ListedTemplate) templateRow {
 		}
 	}
 	row.Preview = placeholder.ReplaceAllString(row.Body, "[$1]")
-	if r := strings.TrimSpace(t.RejectedReason); r != "" && r != "NONE" {
-		row.Reason = r
-	}
+	row.Reason = t.RejectedReason // kept only for REJECTED, never "NONE" (store.keptRejectionReason)
 	return row
 }
 
