@@ -53,7 +53,7 @@ func TestBrowserPanelRichSend(t *testing.T) {
 	}
 	b.CheckPage("send-rich")
 	b.PressOn("#send-button")
-	if got := b.Text("#s-media-link-error"); !strings.Contains(got, "regular expression") {
+	if got := b.Text("#s-media-link-error"); !strings.Contains(got, "a public https:// link") {
 		t.Fatalf("media link error %q", got)
 	}
 	var invalid string

@@ -193,7 +193,7 @@ func TestPanelSendRichRefusals(t *testing.T) {
 		{"spring_sale", url.Values{"media_type": {"image"}, "body": {"Ana"}},
 			[]want{{"s-button-0-error", `the template's button 0 (URL "Shop now") needs a value in button_variables: the URL suffix for {{1}}`}}},
 		{"spring_sale", url.Values{"media_type": {"image"}, "media_link": {"http://cdn.example.com/a.jpg"}, "body": {"Ana"}, "button_0": {"X"}},
-			[]want{{"s-media-link-error", "regular expression"}}},
+			[]want{{"s-media-link-error", "a public https:// link"}}},
 		{"spring_sale", url.Values{"media_type": {"image"}, "media_link": {"https://cdn.example.com/a.jpg"}, "media_id": {"77"},
 			"body": {"Ana"}, "button_0": {"X"}}, nil}, // header error checked below
 		{"coupon_offer", url.Values{"body": {"Ana"}, "button_0": {"SIXTEEN-CHARS-XX"}},
