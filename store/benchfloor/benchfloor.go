@@ -323,7 +323,7 @@ func (s *Floor) ResetStatuses(ctx context.Context, accountID int64) error {
 	for {
 		res, err := s.db.ExecContext(ctx, `UPDATE messages SET status = 'sent', delivered_at = NULL, read_at = NULL,
 				failed_at = NULL
-			WHERE id IN (SELECT id FROM messages WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%'
+			WHERE account_id = $1 AND id IN (SELECT id FROM messages WHERE account_id = $1 AND platform_message_id LIKE 'wamid.bench.%'
 				AND status <> 'sent' LIMIT 500)`, accountID)
 		if err != nil {
 			return fmt.Errorf("reset statuses: %w", err)
