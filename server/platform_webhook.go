@@ -108,7 +108,8 @@ func (s *Server) platformWebhook(c echo.Context) error {
 }
 
 // applySingleStatus handles a delivery that is exactly one status report for a known,
-// non-sandbox number: the raw body and the status change are written by one statement. It
+// non-sandbox number: the raw body and the status change are written by one statement, which
+// concurrent deliveries share. It
 // reports false (nothing written) for any other delivery.
 func (s *Server) applySingleStatus(ctx context.Context, p *whatsapp.WebhookPayload, body []byte) (bool, error) {
 	if len(p.Entry) != 1 || len(p.Entry[0].Changes) != 1 {
@@ -129,7 +130,13 @@ func (s *Server) applySingleStatus(ctx context.Context, p *whatsapp.WebhookPaylo
 	if !ok {
 		return false, nil
 	}
-	res, err := s.store.ApplyStatusRecordingWebhook(ctx, conn.AccountID, r, body)
+	// Concurrent deliveries share the statement (statusbatch.go).
+	w := store.StatusWrite{AccountID: conn.AccountID, Report: r, Body: body}
+	a, err := s.statuses.do(w)
+	if err != nil {
+		return false, err
+	}
+	res, err := s.store.SettleStatus(ctx, w, a)
 	if err != nil {
 		return false, err
 	}

@@ -117,6 +117,8 @@ type Server struct {
 	tenantGen       uint64                 // bumped by every invalidation (forgetTenant)
 	tenantsListened atomic.Bool            // a TenantListener is listening: entries live longer
 	tenants         map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
+
+	statuses *statusBatcher // the single-status deliveries' group commit (statusbatch.go)
 }
 
 // New builds the server: it loads and validates the embedded spec, builds the route table, and
@@ -171,6 +173,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.laterCtx, s.laterStop = context.WithCancel(context.Background())
+	s.statuses = newStatusBatcher(deps.Store.ApplyStatusWrites)
 	s.echo = s.routes()
 	return s, nil
 }

@@ -18,6 +18,11 @@ import (
 // endpoints costs no claim.
 const fansOutSQL = `EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = $1 AND w.enabled)`
 
+// fansOutOf is fansOutSQL for the account the SQL expression account names.
+func fansOutOf(account string) string {
+	return `EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = ` + account + ` AND w.enabled)`
+}
+
 // eventWakers are the channels signalled after events were written.
 type eventWakers struct {
 	mu    sync.Mutex                        // serialises changes of chans

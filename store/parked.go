@@ -63,8 +63,8 @@ func (s *Store) applyParked(ctx context.Context, accountID int64, platformMessag
 		if p.CallbackID != nil {
 			r.CallbackMessageID = *p.CallbackID
 		}
-		var row statusRow
-		if err := st.GetContext(ctx, &row, statusArgs(accountID, r)...); err != nil {
+		var row StatusApplied
+		if err := st.GetContext(ctx, &row, statusArgs([]StatusWrite{{AccountID: accountID, Report: r}})...); err != nil {
 			return 0, translate(err)
 		}
 		if row.Changed {

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // Delivery statuses the platform reports, applied monotonically; a report for a message not
@@ -91,78 +93,163 @@ type StatusResult struct {
 // The event's created_at is the clock time, not the transaction's start, so the reports
 // ApplyParkedStatuses applies in one transaction get events in rank order.
 //
-// $1 account, $2 platform id, $3 status, $4 its rank, $5 occurred_at, $6 error code,
-// $7 error title, $8 error details, $9 occurred_at as RFC 3339 for the event, $10 the callback
-// message id (0 for none).
-const applyStatusSQL = `WITH m AS (
-		SELECT id, status, CASE $3::text WHEN 'sent' THEN sent_at WHEN 'delivered' THEN delivered_at
-			WHEN 'read' THEN read_at ELSE failed_at END AS at
-		FROM messages
-		WHERE account_id = $1 AND platform_message_id = $2::text AND direction = 'out'
+// The statement takes a batch of reports, one per array element (unnest keeps their order,
+// i), for any accounts, each for a different (account, platform id): two reports of one message
+// in one statement would meet in the UPDATE, which changes a row once (ApplyStatusWrites
+// refuses such a batch). The status path batches concurrent deliveries into it (group commit,
+// server/statusbatch.go); ApplyStatus and the parked reports run it with one element.
+//
+// $1 accounts, $2 platform ids, $3 statuses, $4 their ranks, $5 occurred_at, $6 error codes,
+// $7 error titles, $8 error details, $9 occurred_at as RFC 3339 for the event, $10 the callback
+// message ids (0 for none), $11 the raw webhook bodies to store with the change (empty for none).
+// It returns, per element in order: found, changed, and fans (the change's event fans out).
+var applyStatusSQL = `WITH r AS (
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[],
+			$8::text[], $9::text[], $10::bigint[], $11::bytea[])
+			WITH ORDINALITY AS r (account_id, wamid, status, rank, at, code, title, details, stamp, callback, body, i)
+	), m AS (
+		SELECT r.i, x.id, x.status, CASE r.status WHEN 'sent' THEN x.sent_at WHEN 'delivered' THEN x.delivered_at
+			WHEN 'read' THEN x.read_at ELSE x.failed_at END AS at
+		FROM r JOIN messages x ON x.account_id = r.account_id AND x.platform_message_id = r.wamid AND x.direction = 'out'
 	), u AS (
 		UPDATE messages SET
-			status = CASE WHEN status_rank(messages.status) < $4::int THEN $3::text ELSE messages.status END,
-			sent_at = CASE WHEN $3::text = 'sent' THEN COALESCE(messages.sent_at, $5::timestamptz) ELSE messages.sent_at END,
-			delivered_at = CASE WHEN $3::text = 'delivered' THEN COALESCE(messages.delivered_at, $5::timestamptz)
+			status = CASE WHEN status_rank(messages.status) < r.rank THEN r.status ELSE messages.status END,
+			sent_at = CASE WHEN r.status = 'sent' THEN COALESCE(messages.sent_at, r.at) ELSE messages.sent_at END,
+			delivered_at = CASE WHEN r.status = 'delivered' THEN COALESCE(messages.delivered_at, r.at)
 				ELSE messages.delivered_at END,
-			read_at = CASE WHEN $3::text = 'read' THEN COALESCE(messages.read_at, $5::timestamptz) ELSE messages.read_at END,
-			failed_at = CASE WHEN $3::text = 'failed' THEN COALESCE(messages.failed_at, $5::timestamptz) ELSE messages.failed_at END,
-			error_code = CASE WHEN $3::text = 'failed' AND status_rank(messages.status) < 9 THEN $6::int ELSE messages.error_code END,
-			error_title = CASE WHEN $3::text = 'failed' AND status_rank(messages.status) < 9 THEN $7::text
+			read_at = CASE WHEN r.status = 'read' THEN COALESCE(messages.read_at, r.at) ELSE messages.read_at END,
+			failed_at = CASE WHEN r.status = 'failed' THEN COALESCE(messages.failed_at, r.at) ELSE messages.failed_at END,
+			error_code = CASE WHEN r.status = 'failed' AND status_rank(messages.status) < 9 THEN r.code ELSE messages.error_code END,
+			error_title = CASE WHEN r.status = 'failed' AND status_rank(messages.status) < 9 THEN r.title
 				ELSE messages.error_title END,
-			error_details = CASE WHEN $3::text = 'failed' AND status_rank(messages.status) < 9 THEN $8::text
+			error_details = CASE WHEN r.status = 'failed' AND status_rank(messages.status) < 9 THEN r.details
 				ELSE messages.error_details END
-		FROM m
-		WHERE messages.id = m.id AND messages.account_id = $1
-			AND (status_rank(m.status) BETWEEN 0 AND $4::int - 1 OR m.at IS NULL)
-			AND (status_rank(messages.status) BETWEEN 0 AND $4::int - 1
-				OR CASE $3::text WHEN 'sent' THEN messages.sent_at WHEN 'delivered' THEN messages.delivered_at
+		FROM m JOIN r ON r.i = m.i
+		WHERE messages.id = m.id AND messages.account_id = r.account_id
+			AND (status_rank(m.status) BETWEEN 0 AND r.rank - 1 OR m.at IS NULL)
+			AND (status_rank(messages.status) BETWEEN 0 AND r.rank - 1
+				OR CASE r.status WHEN 'sent' THEN messages.sent_at WHEN 'delivered' THEN messages.delivered_at
 					WHEN 'read' THEN messages.read_at ELSE messages.failed_at END IS NULL)
-		RETURNING messages.id, messages.conversation_id, messages.client_reference,
-			messages.status = $3::text AS moved
+		RETURNING r.i, messages.id, messages.conversation_id, messages.client_reference,
+			messages.status = r.status AS moved
 	), e AS (
 		INSERT INTO events (account_id, type, data, created_at)
-		SELECT $1, 'message.status', jsonb_build_object(
-				'message_id', u.id, 'chat_message_id', $2::text, 'conversation_id', u.conversation_id,
-				'status', $3::text, 'timestamp', $9::text)
+		SELECT r.account_id, 'message.status', jsonb_build_object(
+				'message_id', u.id, 'chat_message_id', r.wamid, 'conversation_id', u.conversation_id,
+				'status', r.status, 'timestamp', r.stamp)
 			|| jsonb_strip_nulls(jsonb_build_object('client_reference', u.client_reference))
-			|| CASE WHEN $3::text = 'failed' AND $6::int IS NOT NULL
+			|| CASE WHEN r.status = 'failed' AND r.code IS NOT NULL
 				THEN jsonb_build_object('error', jsonb_strip_nulls(jsonb_build_object(
-					'code', $6::int, 'title', COALESCE($7::text, ''), 'details', $8::text)))
+					'code', r.code, 'title', COALESCE(r.title, ''), 'details', r.details)))
 				ELSE '{}'::jsonb END,
 			clock_timestamp()
-		FROM u WHERE u.moved
+		FROM u JOIN r ON r.i = u.i WHERE u.moved
+		ORDER BY u.i
 	), p AS (
 		INSERT INTO parked_statuses (account_id, platform_message_id, status, occurred_at, error_code, error_title, error_details,
 			callback_message_id)
-		SELECT $1, $2::text, $3::text, $5::timestamptz, $6::int, $7::text, $8::text, NULLIF($10::bigint, 0)
-		WHERE NOT EXISTS (SELECT 1 FROM m)
+		SELECT r.account_id, r.wamid, r.status, r.at, r.code, r.title, r.details, NULLIF(r.callback, 0)
+		FROM r WHERE NOT EXISTS (SELECT 1 FROM m WHERE m.i = r.i)
 		ON CONFLICT (account_id, platform_message_id, status) DO NOTHING
-		RETURNING 1
+		RETURNING account_id, platform_message_id
+	), raw AS (
+		INSERT INTO platform_webhooks (body)
+		SELECT r.body FROM r
+		WHERE length(r.body) > 0 AND (EXISTS (SELECT 1 FROM u WHERE u.i = r.i)
+			OR EXISTS (SELECT 1 FROM p WHERE p.account_id = r.account_id AND p.platform_message_id = r.wamid))
+		ORDER BY r.i
 	)
-	SELECT EXISTS (SELECT 1 FROM m) AS found, EXISTS (SELECT 1 FROM u WHERE u.moved) AS changed,
-		EXISTS (SELECT 1 FROM u WHERE u.moved) AND ` + fansOutSQL + ` AS fans`
+	SELECT r.i, EXISTS (SELECT 1 FROM m WHERE m.i = r.i) AS found, COALESCE(u.moved, false) AS changed,
+		COALESCE(u.moved, false) AND ` + fansOutOf("r.account_id") + ` AS fans
+	FROM r LEFT JOIN u ON u.i = r.i ORDER BY r.i`
 
 const messageRecordedSQL = `SELECT EXISTS (SELECT 1 FROM messages
 	WHERE account_id = $1 AND platform_message_id = $2 AND direction = 'out')`
 
-func statusArgs(accountID int64, r StatusReport) []any {
-	var title, details *string
-	if r.ErrorCode != nil {
-		title, details = &r.ErrorTitle, nil
-		if r.ErrorDetails != "" {
-			details = &r.ErrorDetails
-		}
-	}
-	at := r.OccurredAt.UTC()
-	return []any{accountID, r.PlatformMessageID, r.Status, StatusRank(r.Status), at,
-		r.ErrorCode, title, details, at.Format(time.RFC3339), r.CallbackMessageID}
+// StatusWrite is one status report to apply to an account's message, with the raw webhook
+// delivery that carried it (Body, stored in the same statement when the report writes
+// anything; nil stores nothing).
+type StatusWrite struct {
+	AccountID int64
+	Report    StatusReport
+	Body      []byte
 }
 
-type statusRow struct {
+// StatusApplied is what ApplyStatusWrites did for one write; SettleStatus completes it.
+type StatusApplied struct {
 	Found   bool `db:"found"`
 	Changed bool `db:"changed"`
 	Fans    bool `db:"fans"` // the change's event fans out to a delivery
+	I       int  `db:"i"`
+}
+
+// statusArgs are applyStatusSQL's arrays for ws.
+func statusArgs(ws []StatusWrite) []any {
+	n := len(ws)
+	accounts, ranks, callbacks := make([]int64, n), make([]int64, n), make([]int64, n)
+	wamids, statuses, stamps := make([]string, n), make([]string, n), make([]string, n)
+	ats := make([]string, n)
+	codes := make([]sql.NullInt64, n)
+	titles, details := make([]sql.NullString, n), make([]sql.NullString, n)
+	bodies := make(pq.ByteaArray, n)
+	for i, w := range ws {
+		r := w.Report
+		accounts[i], wamids[i], statuses[i] = w.AccountID, r.PlatformMessageID, r.Status
+		ranks[i], callbacks[i] = int64(StatusRank(r.Status)), r.CallbackMessageID
+		at := r.OccurredAt.UTC()
+		ats[i], stamps[i] = at.Format(time.RFC3339Nano), at.Format(time.RFC3339)
+		if r.ErrorCode != nil {
+			codes[i] = sql.NullInt64{Int64: int64(*r.ErrorCode), Valid: true}
+			titles[i] = sql.NullString{String: r.ErrorTitle, Valid: true}
+			details[i] = sql.NullString{String: r.ErrorDetails, Valid: r.ErrorDetails != ""}
+		}
+		bodies[i] = w.Body
+	}
+	return []any{pq.Array(accounts), pq.Array(wamids), pq.Array(statuses), pq.Array(ranks), pq.Array(ats),
+		pq.GenericArray{A: codes}, pq.GenericArray{A: titles}, pq.GenericArray{A: details}, pq.Array(stamps),
+		pq.Array(callbacks), bodies}
+}
+
+// ApplyStatusWrites applies the writes in one statement (applyStatusSQL: each report as
+// ApplyStatus describes, the bodies stored with the changes) and returns what it did for each,
+// in order. Reports that found no message are parked by it; SettleStatus finishes those (the
+// re-check, the adoption) and must be called for every write. Nothing is written when it fails:
+// for a status other than sent, delivered, read or failed, for two writes of one (account,
+// platform id), or when the database fails.
+func (s *Store) ApplyStatusWrites(ctx context.Context, ws []StatusWrite) ([]StatusApplied, error) {
+	type key struct {
+		account int64
+		wamid   string
+	}
+	seen := make(map[key]bool, len(ws))
+	for _, w := range ws {
+		if StatusRank(w.Report.Status) < 1 {
+			return nil, fmt.Errorf("apply status: unknown status %q", w.Report.Status)
+		}
+		k := key{w.AccountID, w.Report.PlatformMessageID}
+		if seen[k] {
+			return nil, fmt.Errorf("apply status: two reports for %s in one batch", k.wamid)
+		}
+		seen[k] = true
+	}
+	st, err := s.prepared(ctx, applyStatusSQL)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StatusApplied, 0, len(ws))
+	if err := st.SelectContext(ctx, &out, statusArgs(ws)...); err != nil {
+		return nil, translate(err)
+	}
+	if len(out) != len(ws) {
+		return nil, fmt.Errorf("apply status: %d results for %d reports", len(out), len(ws))
+	}
+	for _, a := range out {
+		if a.Fans {
+			s.eventsWritten()
+			break
+		}
+	}
+	return out, nil
 }
 
 // ApplyStatus applies one status report to the account's message with that platform id, in
@@ -187,17 +274,6 @@ func (s *Store) ApplyStatus(ctx context.Context, accountID int64, r StatusReport
 	return s.applyStatus(ctx, accountID, r, nil)
 }
 
-// applyStatusRecordingSQL is applyStatusSQL that also stores the raw webhook body ($11) in the
-// same statement, so the common delivery (one status) costs one round trip and one commit. The
-// body is stored when the report wrote something (a status change, a status's time, a parked
-// report); a report that changed nothing (a duplicate) leaves no trace, so it writes nothing.
-var applyStatusRecordingSQL = strings.Replace(applyStatusSQL, "\n\tSELECT EXISTS (SELECT 1 FROM m) AS found",
-	`, raw AS (
-		INSERT INTO platform_webhooks (body) SELECT $11::bytea
-		WHERE EXISTS (SELECT 1 FROM u) OR EXISTS (SELECT 1 FROM p)
-	)
-	SELECT EXISTS (SELECT 1 FROM m) AS found`, 1)
-
 // ApplyStatusRecordingWebhook is ApplyStatus for a delivery that carries just this one status: it
 // stores the raw webhook body (as RecordPlatformWebhook does) in the same statement as the
 // status change, so both commit together; a report that changes nothing (a duplicate) is not
@@ -207,23 +283,22 @@ func (s *Store) ApplyStatusRecordingWebhook(ctx context.Context, accountID int64
 }
 
 func (s *Store) applyStatus(ctx context.Context, accountID int64, r StatusReport, body []byte) (StatusResult, error) {
-	if StatusRank(r.Status) < 1 {
-		return StatusResult{}, fmt.Errorf("apply status: unknown status %q", r.Status)
-	}
-	var row statusRow
-	q, args := applyStatusSQL, statusArgs(accountID, r)
-	if body != nil {
-		q, args = applyStatusRecordingSQL, append(args, body)
-	}
-	if err := s.getPrepared(ctx, &row, q, args...); err != nil {
+	w := StatusWrite{AccountID: accountID, Report: r, Body: body}
+	a, err := s.ApplyStatusWrites(ctx, []StatusWrite{w})
+	if err != nil {
 		return StatusResult{}, err
 	}
-	if row.Found {
-		if row.Fans {
-			s.eventsWritten()
-		}
-		return StatusResult{Found: true, Changed: row.Changed}, nil
+	return s.SettleStatus(ctx, w, a[0])
+}
+
+// SettleStatus completes a write ApplyStatusWrites applied: a found report is done; a parked
+// one is checked again with a fresh snapshot (see ApplyStatus) and applied or adopted when its
+// message has appeared meanwhile. It fails only when the database does.
+func (s *Store) SettleStatus(ctx context.Context, w StatusWrite, a StatusApplied) (StatusResult, error) {
+	if a.Found {
+		return StatusResult{Found: true, Changed: a.Changed}, nil
 	}
+	accountID, r := w.AccountID, w.Report
 	// Parked. Re-check with a fresh snapshot (see above).
 	var appeared bool
 	if err := s.getPrepared(ctx, &appeared, messageRecordedSQL, accountID, r.PlatformMessageID); err != nil {
