@@ -130,7 +130,7 @@ func (s *Server) applySingleStatus(ctx context.Context, p *whatsapp.WebhookPaylo
 	if !ok {
 		return false, nil
 	}
-	// Concurrent deliveries share the statement (statusbatch.go).
+	// Concurrent deliveries share the statement (groupcommit.go).
 	w := store.StatusWrite{AccountID: conn.AccountID, Report: r, Body: body}
 	a, err := s.statuses.do(w)
 	if err != nil {

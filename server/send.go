@@ -164,7 +164,8 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	if err != nil {
 		return s.sendFailed(ctx, accountID, rec.MessageID, held, err)
 	}
-	if err := s.recordAccepted(ctx, accountID, rec.MessageID, res); err != nil {
+	recorded, err := s.recordAccepted(ctx, accountID, rec.MessageID, res)
+	if err != nil {
 		// The platform accepted the send but it is not recorded. The key stays held (bound to
 		// the message), so a retry never sends again; the recording goes on in the background,
 		// and the platform's status reports, which echo our message id, adopt the wamid in any
@@ -181,8 +182,12 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 			MessageID: rec.MessageID, OutcomeUnknown: true, cause: err}
 	}
 	// Reports that arrived before the id was recorded were parked: apply them. Both reads run
-	// after the id is committed (store.ApplyStatus explains why that closes the race).
-	parked, err := s.store.HasParkedStatuses(ctx, accountID, res.MessageID)
+	// after the id is committed (store.ApplyStatus explains why that closes the race); the
+	// first came with the recording, unless it failed or another path recorded the id.
+	parked := recorded.Parked
+	if !recorded.Checked {
+		parked, err = s.store.HasParkedStatuses(ctx, accountID, res.MessageID)
+	}
 	if err == nil && parked {
 		err = s.store.ApplyParkedStatuses(ctx, accountID, res.MessageID)
 	}
@@ -208,28 +213,29 @@ type sentContent struct {
 	Buttons         []whatsapp.ButtonParam `json:"buttons,omitempty"`
 }
 
-// recordAccepted records the platform's acceptance (store.RecordSent), retrying a failing
-// database for at most Options.RecordRetry. A message that already has this wamid (a status
-// report adopted it meanwhile) counts as recorded.
-func (s *Server) recordAccepted(ctx context.Context, accountID, messageID int64, res whatsapp.SendResult) error {
+// recordAccepted records the platform's acceptance (store.RecordSentWrites, in a statement
+// shared with concurrent sends), retrying a failing database for at most Options.RecordRetry.
+// A message that already has this wamid (a status report adopted it meanwhile) counts as
+// recorded, with Recorded and Checked false.
+func (s *Server) recordAccepted(ctx context.Context, accountID, messageID int64, res whatsapp.SendResult) (store.SentApplied, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RecordRetry)
 	defer cancel()
-	at := s.now()
+	w := store.SentWrite{AccountID: accountID, MessageID: messageID, PlatformMessageID: res.MessageID, WaID: res.WaID, At: s.now()}
 	for delay := 20 * time.Millisecond; ; delay = min(2*delay, time.Second) {
-		err := s.store.RecordSent(ctx, accountID, messageID, res.MessageID, res.WaID, at)
-		if errors.Is(err, store.ErrNotFound) {
+		a, err := s.sents.do(w)
+		if err == nil && !a.Recorded {
 			m, merr := s.store.MessageByID(ctx, accountID, messageID)
 			if merr == nil && m.PlatformMessageID == res.MessageID {
-				return nil
+				return store.SentApplied{}, nil
 			}
-			return err
+			return a, store.ErrNotFound
 		}
 		if err == nil {
-			return nil
+			return a, nil
 		}
 		select {
 		case <-ctx.Done():
-			return err
+			return a, err
 		case <-time.After(delay):
 		}
 	}
@@ -249,7 +255,7 @@ func (s *Server) recordLater(accountID, messageID int64, res whatsapp.SendResult
 		ctx, cancel := context.WithTimeout(s.laterCtx, recordLaterFor)
 		defer cancel()
 		for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-			err := s.recordAccepted(ctx, accountID, messageID, res)
+			_, err := s.recordAccepted(ctx, accountID, messageID, res)
 			if err == nil || errors.Is(err, store.ErrNotFound) {
 				if err == nil {
 					s.log.Info("accepted send recorded late", "message_id", messageID, "wamid", res.MessageID)

@@ -118,7 +118,9 @@ type Server struct {
 	tenantsListened atomic.Bool            // a TenantListener is listening: entries live longer
 	tenants         map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
 
-	statuses *statusBatcher // the single-status deliveries' group commit (statusbatch.go)
+	// The group commits (groupcommit.go) of single-status deliveries and of sends' recordings.
+	statuses *groupCommit[store.StatusWrite, store.StatusApplied]
+	sents    *groupCommit[store.SentWrite, store.SentApplied]
 }
 
 // New builds the server: it loads and validates the embedded spec, builds the route table, and
@@ -173,7 +175,8 @@ func New(opts Options, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s.laterCtx, s.laterStop = context.WithCancel(context.Background())
-	s.statuses = newStatusBatcher(deps.Store.ApplyStatusWrites)
+	s.statuses = newGroupCommit(deps.Store.ApplyStatusWrites, statusKey, platformProcessTimeout)
+	s.sents = newGroupCommit(deps.Store.RecordSentWrites, sentKey, opts.RecordRetry)
 	s.echo = s.routes()
 	return s, nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"time"
 
@@ -142,53 +143,157 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 	return r, err
 }
 
-// recordSentSQL closes a pending send the platform accepted: platform id, status sent and
-// sent_at (the history's sent), the message.sent event, and the platform's wa_id as a contact alias
-// when it differs from the destination.
+// recordSentSQL closes pending sends the platform accepted: platform id, status sent and
+// sent_at (the history's sent), the message.sent event, and the platform's wa_id as a contact
+// alias when it differs from the destination. It takes a batch, one send per array element
+// (unnest keeps their order, i), each for a different message: the send path batches concurrent
+// recordings into it (group commit, server/groupcommit.go); RecordSent runs it with one.
 //
-// $1 account, $2 message id, $3 platform id, $4 accepted at, $5 wa_id ("" when unknown).
-const recordSentSQL = `WITH m AS (
-		UPDATE messages SET platform_message_id = $3::text, status = 'sent', sent_at = $4::timestamptz,
-			outcome_unknown = false
-		WHERE account_id = $1::bigint AND id = $2::bigint AND status = 'pending'
-		RETURNING id, contact_id, conversation_id, destination, template_name, client_reference, source
+// $1 accounts, $2 message ids, $3 platform ids, $4 accepted at, $5 wa_ids ("" when unknown). It
+// returns, per element in order: recorded (the pending message took the id) and fans.
+var recordSentSQL = `WITH r AS (
+		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[])
+			WITH ORDINALITY AS r (account_id, message_id, wamid, at, wa_id, i)
+	), m AS (
+		UPDATE messages SET platform_message_id = r.wamid, status = 'sent', sent_at = r.at, outcome_unknown = false
+		FROM r
+		WHERE messages.account_id = r.account_id AND messages.id = r.message_id AND messages.status = 'pending'
+		RETURNING r.i, r.account_id, r.wamid, r.wa_id, messages.id, messages.contact_id, messages.conversation_id,
+			messages.destination, messages.template_name, messages.client_reference, messages.source
 	), e AS (
 		INSERT INTO events (account_id, type, data)
-		SELECT $1::bigint, 'message.sent', jsonb_build_object('message_id', m.id, 'chat_message_id', $3::text,
+		SELECT m.account_id, 'message.sent', jsonb_build_object('message_id', m.id, 'chat_message_id', m.wamid,
 			'conversation_id', m.conversation_id, 'contact_id', m.contact_id, 'destination', m.destination,
 			'template', m.template_name, 'source', m.source)
 			|| jsonb_strip_nulls(jsonb_build_object('client_reference', m.client_reference))
-		FROM m
+		FROM m ORDER BY m.i
 	), a AS (
 		INSERT INTO contact_aliases (account_id, alias, contact_id)
-		SELECT $1::bigint, $5::text, m.contact_id FROM m WHERE $5::text <> '' AND $5::text <> m.destination
+		SELECT m.account_id, m.wa_id, m.contact_id FROM m WHERE m.wa_id <> '' AND m.wa_id <> m.destination
+		ORDER BY m.i
 		ON CONFLICT (account_id, alias) DO NOTHING
 	)
-	SELECT count(*) AS n, ` + fansOutSQL + ` AS fans FROM m`
+	SELECT r.i, m.i IS NOT NULL AS recorded, m.i IS NOT NULL AND ` + fansOutOf("r.account_id") + ` AS fans
+	FROM r LEFT JOIN m ON m.i = r.i ORDER BY r.i`
+
+// parkedForSQL says, per (account, platform id) of the arrays $1 and $2 in order, whether status
+// reports are parked for it.
+const parkedForSQL = `SELECT r.i, EXISTS (SELECT 1 FROM parked_statuses p
+		WHERE p.account_id = r.account_id AND p.platform_message_id = r.wamid) AS parked
+	FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS r (account_id, wamid, i) ORDER BY r.i`
+
+// SentWrite is a platform's acceptance of an account's pending send, to record.
+type SentWrite struct {
+	AccountID         int64
+	MessageID         int64
+	PlatformMessageID string
+	WaID              string // the platform's id for the recipient ("" when it gave none)
+	At                time.Time
+}
+
+// SentApplied is what RecordSentWrites did for one write.
+type SentApplied struct {
+	I        int  `db:"i"`
+	Recorded bool `db:"recorded"` // the pending message took the platform id (false: no such pending message)
+	Fans     bool `db:"fans"`
+	// Parked: status reports for the platform id were parked before it was recorded; apply
+	// them (ApplyParkedStatuses). Read after the recording committed; Checked is false when
+	// that read failed (ask HasParkedStatuses, or leave them to the reconciler).
+	Parked  bool `db:"-"`
+	Checked bool `db:"-"`
+}
+
+// RecordSentWrites records the acceptances in one statement (recordSentSQL), then reads in a
+// second one, after the first committed, which of the recorded ids have parked status reports
+// (ApplyStatus explains why that order closes the race with a report parked meanwhile). It
+// returns what it did for each write, in order. Nothing is written when it fails: for two writes
+// of one message, or when the database fails. When only the read fails the recordings stand and
+// their Checked is false.
+func (s *Store) RecordSentWrites(ctx context.Context, ws []SentWrite) ([]SentApplied, error) {
+	n := len(ws)
+	accounts, ids := make([]int64, n), make([]int64, n)
+	wamids, ats, waIDs := make([]string, n), make([]string, n), make([]string, n)
+	seen := make(map[[2]int64]bool, n)
+	for i, w := range ws {
+		k := [2]int64{w.AccountID, w.MessageID}
+		if seen[k] {
+			return nil, fmt.Errorf("record sent: message %d twice in one batch", w.MessageID)
+		}
+		seen[k] = true
+		accounts[i], ids[i], wamids[i], waIDs[i] = w.AccountID, w.MessageID, w.PlatformMessageID, w.WaID
+		ats[i] = statusTime(w.At).Format(time.RFC3339Nano)
+	}
+	st, err := s.prepared(ctx, recordSentSQL)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SentApplied, 0, n)
+	if err := st.SelectContext(ctx, &out, pq.Array(accounts), pq.Array(ids), pq.Array(wamids), pq.Array(ats),
+		pq.Array(waIDs)); err != nil {
+		return nil, translate(err)
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("record sent: %d results for %d sends", len(out), n)
+	}
+	var pAccounts []int64
+	var pWamids []string
+	fans := false
+	for _, a := range out {
+		fans = fans || a.Fans
+		if a.Recorded {
+			pAccounts, pWamids = append(pAccounts, accounts[a.I-1]), append(pWamids, wamids[a.I-1])
+		}
+	}
+	if fans {
+		s.eventsWritten()
+	}
+	if len(pAccounts) == 0 {
+		return out, nil
+	}
+	var parked []struct {
+		I      int  `db:"i"`
+		Parked bool `db:"parked"`
+	}
+	pst, err := s.prepared(ctx, parkedForSQL)
+	if err == nil {
+		err = pst.SelectContext(ctx, &parked, pq.Array(pAccounts), pq.Array(pWamids))
+	}
+	if err != nil || len(parked) != len(pAccounts) {
+		return out, nil // Checked stays false
+	}
+	j := 0
+	for i := range out {
+		if out[i].Recorded {
+			out[i].Parked, out[i].Checked = parked[j].Parked, true
+			j++
+		}
+	}
+	return out, nil
+}
 
 // RecordSent records the platform's acceptance of the account's pending message (see
 // recordSentSQL) in one statement. waID is the platform's id for the recipient ("" when it gave
 // none). It returns ErrNotFound when the account has no such pending message (nothing is
 // written), and fails otherwise only when the database does.
 func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, platformMessageID, waID string, at time.Time) error {
-	var r recorded
-	if err := s.getPrepared(ctx, &r, recordSentSQL, accountID, messageID, platformMessageID, statusTime(at), waID); err != nil {
-		return err
+	a, err := s.recordSent(ctx, SentWrite{AccountID: accountID, MessageID: messageID, PlatformMessageID: platformMessageID,
+		WaID: waID, At: at})
+	if err == nil && !a.Recorded {
+		err = ErrNotFound
 	}
-	if r.N == 0 {
-		return ErrNotFound
-	}
-	if r.Fans {
-		s.eventsWritten()
-	}
-	return nil
+	return err
 }
 
-// recorded is what recordSentSQL returns: how many messages it recorded (0 or 1), and whether
-// their events fan out to a delivery.
-type recorded struct {
-	N    int  `db:"n"`
-	Fans bool `db:"fans"`
+// recordSent runs recordSentSQL for one write.
+func (s *Store) recordSent(ctx context.Context, w SentWrite) (SentApplied, error) {
+	var a SentApplied
+	err := s.getPrepared(ctx, &a, recordSentSQL, pq.Array([]int64{w.AccountID}), pq.Array([]int64{w.MessageID}),
+		pq.Array([]string{w.PlatformMessageID}), pq.Array([]string{statusTime(w.At).Format(time.RFC3339Nano)}),
+		pq.Array([]string{w.WaID}))
+	if err == nil && a.Fans {
+		s.eventsWritten()
+	}
+	return a, err
 }
 
 // MarkOutcomeUnknown records that the platform call of the account's pending message may have
@@ -347,13 +452,15 @@ func (s *Store) RecordTestSend(ctx context.Context, accountID int64, in TestSend
 }
 
 // HasParkedStatuses reports whether status reports are parked for the account's platform
-// message id. The send path asks after recording the id (one cheap statement) and calls
-// ApplyParkedStatuses only when the answer is yes. It fails only when the database does.
+// message id. The send path learns it from RecordSentWrites; this is for a recording made
+// elsewhere (an adoption). It fails only when the database does.
 func (s *Store) HasParkedStatuses(ctx context.Context, accountID int64, platformMessageID string) (bool, error) {
-	var parked bool
-	err := s.getPrepared(ctx, &parked, `SELECT EXISTS (SELECT 1 FROM parked_statuses
-		WHERE account_id = $1 AND platform_message_id = $2)`, accountID, platformMessageID)
-	return parked, err
+	var r struct {
+		I      int  `db:"i"`
+		Parked bool `db:"parked"`
+	}
+	err := s.getPrepared(ctx, &r, parkedForSQL, pq.Array([]int64{accountID}), pq.Array([]string{platformMessageID}))
+	return r.Parked, err
 }
 
 // sendTargetRow is a connection with, when one matched, a template (t_* columns).

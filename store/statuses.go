@@ -320,15 +320,9 @@ func (s *Store) SettleStatus(ctx context.Context, w StatusWrite, a StatusApplied
 // for the wamid. adopted is false, and nothing is written, when the account has no such
 // pending message; changed counts the parked reports that changed it.
 func (s *Store) adoptByCallback(ctx context.Context, accountID, messageID int64, wamid string, at time.Time) (adopted bool, changed int, err error) {
-	var r recorded
-	if err := s.getPrepared(ctx, &r, recordSentSQL, accountID, messageID, wamid, statusTime(at), ""); err != nil {
+	a, err := s.recordSent(ctx, SentWrite{AccountID: accountID, MessageID: messageID, PlatformMessageID: wamid, At: at})
+	if err != nil || !a.Recorded {
 		return false, 0, err
-	}
-	if r.N == 0 {
-		return false, 0, nil
-	}
-	if r.Fans {
-		s.eventsWritten()
 	}
 	changed, err = s.applyParked(ctx, accountID, wamid)
 	return true, changed, err

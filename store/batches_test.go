@@ -3,10 +3,12 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"gateway/store"
 	"gateway/store/storetest"
@@ -163,4 +165,107 @@ func derefAny[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// A batch of send recordings in one statement (RecordSentWrites, the group commit of the send
+// path) leaves every account exactly as RecordSent one by one does (statuses, ids, events,
+// aliases), and says which recorded ids have parked reports, read after the recording.
+func TestSentWritesBatchEqualsOneByOne(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	type side struct {
+		a, b *inboundFixture
+		ids  []int64 // a's pending, a's pending, a's failed, b's pending
+	}
+	build := func(name string) side {
+		s := side{a: newInboundFixtureOn(t, st, name+"-a"), b: newInboundFixtureOn(t, st, name+"-b")}
+		s.ids = append(s.ids, s.a.message(t, "pending", ""), s.a.message(t, "pending", ""), s.a.message(t, "failed", ""),
+			s.b.message(t, "pending", ""))
+		// A report that arrived before its send was recorded.
+		if res := s.b.apply(t, report("wamid.4", "delivered", 9)); !res.Parked {
+			t.Fatalf("not parked: %+v", res)
+		}
+		return s
+	}
+	writes := func(s side) []store.SentWrite {
+		at := t0.Add(2 * time.Second)
+		return []store.SentWrite{
+			{AccountID: s.a.accountID, MessageID: s.ids[0], PlatformMessageID: "wamid.1", WaID: "15551234567", At: at},
+			{AccountID: s.a.accountID, MessageID: s.ids[1], PlatformMessageID: "wamid.2", WaID: "4915551234567", At: at}, // an alias
+			{AccountID: s.a.accountID, MessageID: s.ids[2], PlatformMessageID: "wamid.3", At: at},                       // not pending
+			{AccountID: s.b.accountID, MessageID: s.ids[3], PlatformMessageID: "wamid.4", At: at},                       // parked reports
+		}
+	}
+	one, batch := build("one"), build("batch")
+	var oneRes []string
+	for _, w := range writes(one) {
+		err := st.RecordSent(ctx, w.AccountID, w.MessageID, w.PlatformMessageID, w.WaID, w.At)
+		parked, perr := st.HasParkedStatuses(ctx, w.AccountID, w.PlatformMessageID)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		oneRes = append(oneRes, fmt.Sprintf("recorded=%t parked=%t", err == nil, err == nil && parked))
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			t.Fatal(err)
+		}
+	}
+	applied, err := st.RecordSentWrites(ctx, writes(batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batchRes []string
+	for _, a := range applied {
+		if a.Recorded && !a.Checked {
+			t.Fatalf("parked reports not checked: %+v", a)
+		}
+		batchRes = append(batchRes, fmt.Sprintf("recorded=%t parked=%t", a.Recorded, a.Parked))
+	}
+	want := []string{"recorded=true parked=false", "recorded=true parked=false", "recorded=false parked=false",
+		"recorded=true parked=true"}
+	if !reflect.DeepEqual(oneRes, want) || !reflect.DeepEqual(batchRes, want) {
+		t.Fatalf("results:\none by one %v\nbatch      %v\nwant       %v", oneRes, batchRes, want)
+	}
+	state := func(f *inboundFixture) string {
+		t.Helper()
+		var b strings.Builder
+		var rows []string
+		if err := st.DB().SelectContext(ctx, &rows, `SELECT concat_ws(' ', COALESCE(platform_message_id, '-'), status,
+				CASE WHEN sent_at > now() - interval '1 hour' THEN 'now' ELSE sent_at::text END)
+			FROM messages WHERE account_id = $1 ORDER BY id`, f.accountID); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(&b, rows)
+		if err := st.DB().SelectContext(ctx, &rows, `SELECT concat_ws(' ', type, data - 'message_id' - 'conversation_id' - 'contact_id')
+			FROM events WHERE account_id = $1 ORDER BY id`, f.accountID); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(&b, rows)
+		if err := st.DB().SelectContext(ctx, &rows, `SELECT alias FROM contact_aliases WHERE account_id = $1 ORDER BY alias`,
+			f.accountID); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(&b, rows)
+		return b.String()
+	}
+	for _, pair := range [][2]*inboundFixture{{one.a, batch.a}, {one.b, batch.b}} {
+		if a, b := state(pair[0]), state(pair[1]); a != b {
+			t.Fatalf("state differs:\none by one:\n%s\nbatch:\n%s", a, b)
+		}
+	}
+	if got := state(batch.a); !strings.Contains(got, "wamid.2 sent") || !strings.Contains(got, "[4915551234567]") ||
+		!strings.Contains(got, "message.sent") {
+		t.Fatalf("the batch did not record: %s", got)
+	}
+	// Two recordings of one message in one batch are refused, and nothing is written.
+	id := batch.b.message(t, "pending", "")
+	before := state(batch.b)
+	dup := []store.SentWrite{{AccountID: batch.b.accountID, MessageID: id, PlatformMessageID: "wamid.x", At: t0},
+		{AccountID: batch.b.accountID, MessageID: id, PlatformMessageID: "wamid.y", At: t0}}
+	if _, err := st.RecordSentWrites(ctx, dup); err == nil {
+		t.Fatal("a batch with two recordings of one message was applied")
+	}
+	if after := state(batch.b); after != before {
+		t.Fatalf("a refused batch wrote:\n%s", after)
+	}
 }

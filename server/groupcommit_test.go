@@ -7,22 +7,24 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"gateway/store"
 )
 
-// The batcher's own rules, with a stand-in for the statement (the statement itself is tested
-// against PostgreSQL in store's TestStatusWritesBatchEqualsOneByOne): calls that arrive while
+// The batcher's own rules, here for status reports, with a stand-in for the statement (the
+// statements themselves are tested against PostgreSQL in store's TestStatusWritesBatchEqualsOneByOne
+// and TestSentWritesBatchEqualsOneByOne): calls that arrive while
 // statements are in flight share the next one, every call gets its own result, no statement
-// carries two reports of one message, at most statusBatchRuns run at once, and a failed
+// carries two reports of one message, at most batchRuns run at once, and a failed
 // statement fails exactly the calls it carried.
-func TestStatusBatcherGroupsConcurrentCalls(t *testing.T) {
+func TestGroupCommitGroupsConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var sizes []int
 	inFlight, maxInFlight := 0, 0
 	release := make(chan struct{})
-	b := newStatusBatcher(func(_ context.Context, ws []store.StatusWrite) ([]store.StatusApplied, error) {
+	b := newGroupCommit(func(_ context.Context, ws []store.StatusWrite) ([]store.StatusApplied, error) {
 		mu.Lock()
 		sizes = append(sizes, len(ws))
 		inFlight++
@@ -49,7 +51,7 @@ func TestStatusBatcherGroupsConcurrentCalls(t *testing.T) {
 			out[i] = store.StatusApplied{Found: true, I: int(w.AccountID)}
 		}
 		return out, nil
-	})
+	}, statusKey, time.Minute)
 
 	const n = 40
 	var wg sync.WaitGroup
@@ -94,8 +96,8 @@ func TestStatusBatcherGroupsConcurrentCalls(t *testing.T) {
 	close(release)
 	wg.Wait()
 
-	if maxInFlight > statusBatchRuns {
-		t.Fatalf("%d statements in flight, at most %d allowed", maxInFlight, statusBatchRuns)
+	if maxInFlight > batchRuns {
+		t.Fatalf("%d statements in flight, at most %d allowed", maxInFlight, batchRuns)
 	}
 	total, biggest := 0, 0
 	for _, s := range sizes {
