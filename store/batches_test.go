@@ -193,8 +193,8 @@ func TestSentWritesBatchEqualsOneByOne(t *testing.T) {
 		return []store.SentWrite{
 			{AccountID: s.a.accountID, MessageID: s.ids[0], PlatformMessageID: "wamid.1", WaID: "15551234567", At: at},
 			{AccountID: s.a.accountID, MessageID: s.ids[1], PlatformMessageID: "wamid.2", WaID: "4915551234567", At: at}, // an alias
-			{AccountID: s.a.accountID, MessageID: s.ids[2], PlatformMessageID: "wamid.3", At: at},                       // not pending
-			{AccountID: s.b.accountID, MessageID: s.ids[3], PlatformMessageID: "wamid.4", At: at},                       // parked reports
+			{AccountID: s.a.accountID, MessageID: s.ids[2], PlatformMessageID: "wamid.3", At: at},                        // not pending
+			{AccountID: s.b.accountID, MessageID: s.ids[3], PlatformMessageID: "wamid.4", At: at},                        // parked reports
 		}
 	}
 	one, batch := build("one"), build("batch")

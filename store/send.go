@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/lib/pq"
