@@ -67,6 +67,9 @@ func (r *benchRig) prepareDatabase(ctx context.Context) error {
 	if err := r.floor.DeleteEndpoints(ctx, acct.ID); err != nil {
 		return fmt.Errorf("old endpoints: %w", err)
 	}
+	if err := r.floor.Vacuum(ctx); err != nil {
+		return fmt.Errorf("vacuum: %w", err)
+	}
 	key, err := createKey(ctx, st, acct.ID, "live")
 	if err != nil {
 		return err
