@@ -11,7 +11,7 @@ import (
 // Group commit. The hot writes are answered only once committed: a status delivery (Meta
 // retries otherwise) and a send's recording of the platform's acceptance. Each costs a
 // statement, a commit and a WAL flush. Under load many wait at once; a groupCommit runs their
-// writes as one statement over arrays (store.ApplyStatusWrites, store.RecordSentWrites), which
+// writes as one statement (store.ApplyStatusWrites, store.RecordSentWrites), which
 // shares all three among them.
 //
 // A write never waits for a timer: when no statement is in flight it starts one at once, and

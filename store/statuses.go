@@ -97,7 +97,7 @@ type StatusResult struct {
 // i), for any accounts, each for a different (account, platform id): two reports of one message
 // in one statement would meet in the UPDATE, which changes a row once (ApplyStatusWrites
 // refuses such a batch). The status path batches concurrent deliveries into it (group commit,
-// server/statusbatch.go); ApplyStatus and the parked reports run it with one element.
+// server/groupcommit.go); ApplyStatus and the parked reports run it with one element.
 //
 // $1 accounts, $2 platform ids, $3 statuses, $4 their ranks, $5 occurred_at, $6 error codes,
 // $7 error titles, $8 error details, $9 occurred_at as RFC 3339 for the event, $10 the callback
