@@ -237,7 +237,7 @@ func TestSentWritesBatchEqualsOneByOne(t *testing.T) {
 		}
 		fmt.Fprintln(&b, rows)
 		if err := st.DB().SelectContext(ctx, &rows, `SELECT concat_ws(' ', type, data - 'message_id' - 'conversation_id' - 'contact_id')
-			FROM events WHERE account_id = $1 ORDER BY id`, f.accountID); err != nil {
+			FROM events WHERE account_id = $1 ORDER BY data->>'chat_message_id', id`, f.accountID); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Fprintln(&b, rows)

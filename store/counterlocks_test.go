@@ -109,7 +109,7 @@ func TestCounterLocksNeverDeadlock(t *testing.T) {
 		}
 		yDone <- txY.Commit()
 	}()
-	time.Sleep(200 * time.Millisecond) // let Y take what it can
+	time.Sleep(200 * time.Millisecond)    // let Y take what it can
 	if err := exec(txX, b2); err != nil { // X: campaign B's rows
 		t.Fatalf("X: %v", err)
 	}
