@@ -109,8 +109,7 @@ func (s *Server) platformWebhook(c echo.Context) error {
 
 // applySingleStatus handles a delivery that is exactly one status report for a known,
 // non-sandbox number: the raw body and the status change are written by one statement, which
-// concurrent deliveries share. It
-// reports false (nothing written) for any other delivery.
+// concurrent deliveries share. It reports false (nothing written) for any other delivery.
 func (s *Server) applySingleStatus(ctx context.Context, p *whatsapp.WebhookPayload, body []byte) (bool, error) {
 	if len(p.Entry) != 1 || len(p.Entry[0].Changes) != 1 {
 		return false, nil

@@ -12,13 +12,10 @@ import (
 // instead, after their statement committed; other processes find the deliveries on their poll
 // tick.
 
-// fansOutSQL is true when account $1 has an enabled webhook endpoint, so that an event it writes
-// fans out to a delivery (one probe of webhook_endpoints_enabled_idx): the hot writers select it
-// and wake the dispatchers only then, so that a send or a status report of an account without
-// endpoints costs no claim.
-const fansOutSQL = `EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = $1 AND w.enabled)`
-
-// fansOutOf is fansOutSQL for the account the SQL expression account names.
+// fansOutOf is SQL that is true when the account the SQL expression account names has an
+// enabled webhook endpoint, so that an event it writes fans out to a delivery (one probe of
+// webhook_endpoints_enabled_idx): the hot writers select it and wake the dispatchers only then,
+// so that a send or a status report of an account without endpoints costs no claim.
 func fansOutOf(account string) string {
 	return `EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.account_id = ` + account + ` AND w.enabled)`
 }

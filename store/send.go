@@ -63,7 +63,7 @@ type SendRecord struct {
 // $1 account, $2 mobile, $3 name, $4 campaign, $5 template id, $6 template name, $7 content,
 // $8 client reference (NULL for none), $9 the held Idempotency-Key ("" for none), $10 the
 // mobile and its other forms, $11 the source (api or panel).
-const beginSendSQL = `WITH x AS (
+var beginSendSQL = `WITH x AS (
 		SELECT id, 0 AS src, mobile AS matched FROM contacts WHERE account_id = $1::bigint AND mobile = ANY($10::text[])
 		UNION ALL
 		SELECT contact_id, 1, alias FROM contact_aliases WHERE account_id = $1::bigint AND alias = ANY($10::text[])
@@ -119,7 +119,7 @@ const beginSendSQL = `WITH x AS (
 		COALESCE((SELECT id FROM conv), 0) AS conversation_id,
 		COALESCE((SELECT id FROM camp), 0) AS campaign_id,
 		COALESCE((SELECT id FROM m), 0) AS message_id,
-		c.created AND ` + fansOutSQL + ` AS fans
+		c.created AND ` + fansOutOf("$1") + ` AS fans
 	FROM c`
 
 // BeginSend records a send before the platform is called, in one statement: see SendRecord for
