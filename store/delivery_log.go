@@ -47,9 +47,9 @@ const deliveryFrom = ` FROM webhook_deliveries d
 	JOIN webhook_endpoints w ON w.account_id = d.account_id AND w.id = d.endpoint_id`
 
 // DeliveriesByAccount lists the account's deliveries, newest first (by id: a UUIDv7 is
-// time-ordered), at most limit (1..1000),
-// each with its attempt log. status filters: "" (all), "pending", "succeeded", "dead", or
-// "failed" (dead, or pending after a failed attempt). An unknown status fails.
+// time-ordered), at most limit (1..1000), each with its attempt log. status filters: "" (all),
+// "pending", "succeeded", "dead", or "failed" (dead, or pending after a failed attempt). An
+// unknown status fails.
 func (s *Store) DeliveriesByAccount(ctx context.Context, accountID int64, status string, limit int) ([]Delivery, error) {
 	var cond string
 	switch status {

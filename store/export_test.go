@@ -1,4 +1,35 @@
 package store
 
+import (
+	"context"
+	"time"
+)
+
 // ClaimSQL is the claim statement, for plan tests.
 const ClaimSQL = claimSQL
+
+// The single-call forms of the group-committed writes, which the product no longer calls (the
+// gateway batches them: server/groupcommit.go); the store's tests use them to set up and to
+// compare against the batches.
+
+// ApplyStatusRecordingWebhook is ApplyStatus for a delivery that carries just this one status,
+// storing the raw body in the same statement (ApplyStatusWrites with one write).
+func (s *Store) ApplyStatusRecordingWebhook(ctx context.Context, accountID int64, r StatusReport, body []byte) (StatusResult, error) {
+	w := StatusWrite{AccountID: accountID, Report: r, Body: body}
+	a, err := s.ApplyStatusWrites(ctx, []StatusWrite{w})
+	if err != nil {
+		return StatusResult{}, err
+	}
+	return s.SettleStatus(ctx, w, a[0])
+}
+
+// RecordSent records the platform's acceptance of the account's pending message (recordSentSQL
+// with one write); ErrNotFound when the account has no such pending message.
+func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, platformMessageID, waID string, at time.Time) error {
+	a, err := s.recordSent(ctx, SentWrite{AccountID: accountID, MessageID: messageID, PlatformMessageID: platformMessageID,
+		WaID: waID, At: at})
+	if err == nil && !a.Recorded {
+		err = ErrNotFound
+	}
+	return err
+}

@@ -11,9 +11,10 @@ import (
 
 // The send path (server/send.go) writes twice around the platform call, each time in one
 // prepared statement: BeginSend records the intent (contact, conversation, campaign, the
-// pending message, contact.created) and RecordSent the platform's acceptance (platform id,
-// status sent, history, message.sent). A rejected or unanswered send is closed by
-// RecordSendFailure instead, without any message.sent event.
+// pending message, contact.created) and RecordSentWrites the platform's acceptance (platform
+// id, status sent, history, message.sent), in a statement shared by concurrent sends. A
+// rejected or unanswered send is closed by RecordSendFailure instead, without any message.sent
+// event.
 
 // SendInput is a live template send to record before the platform is called.
 type SendInput struct {
@@ -147,7 +148,7 @@ func (s *Store) BeginSend(ctx context.Context, accountID int64, in SendInput) (S
 // sent_at (the history's sent), the message.sent event, and the platform's wa_id as a contact
 // alias when it differs from the destination. It takes a batch, one send per element of the
 // JSON array $1 (sentRow), each for a different message: the send path batches concurrent
-// recordings into it (group commit, server/groupcommit.go); RecordSent runs it with one. The
+// recordings into it (group commit, server/groupcommit.go); an adoption runs it with one. The
 // rows come as JSON, not as arrays, because PostgreSQL's estimate of a JSON row set does not
 // depend on its value: the statement keeps one generic plan, where an array's known length made
 // it plan every execution anew (a third of its cost, pg_stat_statements' plan time).
@@ -317,19 +318,6 @@ func (s *Store) parkedFor(ctx context.Context, rows []sentRow) ([]bool, error) {
 		out[i] = g.Parked
 	}
 	return out, nil
-}
-
-// RecordSent records the platform's acceptance of the account's pending message (see
-// recordSentSQL) in one statement. waID is the platform's id for the recipient ("" when it gave
-// none). It returns ErrNotFound when the account has no such pending message (nothing is
-// written), and fails otherwise only when the database does.
-func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, platformMessageID, waID string, at time.Time) error {
-	a, err := s.recordSent(ctx, SentWrite{AccountID: accountID, MessageID: messageID, PlatformMessageID: platformMessageID,
-		WaID: waID, At: at})
-	if err == nil && !a.Recorded {
-		err = ErrNotFound
-	}
-	return err
 }
 
 // recordSent runs recordSentSQL for one write.

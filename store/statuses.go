@@ -265,25 +265,17 @@ func (s *Store) ApplyStatusWrites(ctx context.Context, ws []StatusWrite) ([]Stat
 //
 // Unknown outcomes are reconciled here: a report for a wamid the account does not know whose
 // CallbackMessageID names the account's pending message (a send whose answer was lost, or
-// whose recording failed) adopts the wamid — the message is recorded as sent (as RecordSent
+// whose recording failed) adopts the wamid — the message is recorded as sent (as RecordSentWrites
 // would have, with the report's time) and the parked report is applied at once.
 //
 // It fails with an error for a status other than sent, delivered, read or failed, or when the
 // database fails.
 func (s *Store) ApplyStatus(ctx context.Context, accountID int64, r StatusReport) (StatusResult, error) {
-	return s.applyStatus(ctx, accountID, r, nil)
+	return s.applyStatus(ctx, accountID, r)
 }
 
-// ApplyStatusRecordingWebhook is ApplyStatus for a delivery that carries just this one status: it
-// stores the raw webhook body (as RecordPlatformWebhook does) in the same statement as the
-// status change, so both commit together; a report that changes nothing (a duplicate) is not
-// stored and writes nothing. It fails as ApplyStatus does.
-func (s *Store) ApplyStatusRecordingWebhook(ctx context.Context, accountID int64, r StatusReport, body []byte) (StatusResult, error) {
-	return s.applyStatus(ctx, accountID, r, body)
-}
-
-func (s *Store) applyStatus(ctx context.Context, accountID int64, r StatusReport, body []byte) (StatusResult, error) {
-	w := StatusWrite{AccountID: accountID, Report: r, Body: body}
+func (s *Store) applyStatus(ctx context.Context, accountID int64, r StatusReport) (StatusResult, error) {
+	w := StatusWrite{AccountID: accountID, Report: r}
 	a, err := s.ApplyStatusWrites(ctx, []StatusWrite{w})
 	if err != nil {
 		return StatusResult{}, err
