@@ -18,7 +18,7 @@ import (
 // the writes that arrive meanwhile make up the next statement. So an idle gateway writes each
 // alone, as before, and a busy one batches as much as its load offers. A second statement
 // starts only behind a long queue (batchSecond): a status statement costs about 420 µs however
-// many reports it carries and about 65 µs more per report (store, one connection), so on this
+// many reports it carries and about 65 µs more per report (docs/scaling.md, round 6), so on this
 // project's 2-core measurements one statement at a time gave the larger batches, the cheaper
 // writes and the most reports per second at 16 clients; a queue of 16 rather than 8 gave about
 // 4 % more at 16 and at 64 clients (three rounds each). A second statement keeps a slow one (a

@@ -15,12 +15,7 @@ const ClaimSQL = claimSQL
 // ApplyStatusRecordingWebhook is ApplyStatus for a delivery that carries just this one status,
 // storing the raw body in the same statement (ApplyStatusWrites with one write).
 func (s *Store) ApplyStatusRecordingWebhook(ctx context.Context, accountID int64, r StatusReport, body []byte) (StatusResult, error) {
-	w := StatusWrite{AccountID: accountID, Report: r, Body: body}
-	a, err := s.ApplyStatusWrites(ctx, []StatusWrite{w})
-	if err != nil {
-		return StatusResult{}, err
-	}
-	return s.SettleStatus(ctx, w, a[0])
+	return s.applyWrite(ctx, StatusWrite{AccountID: accountID, Report: r, Body: body})
 }
 
 // RecordSent records the platform's acceptance of the account's pending message (recordSentSQL

@@ -271,11 +271,12 @@ func (s *Store) ApplyStatusWrites(ctx context.Context, ws []StatusWrite) ([]Stat
 // It fails with an error for a status other than sent, delivered, read or failed, or when the
 // database fails.
 func (s *Store) ApplyStatus(ctx context.Context, accountID int64, r StatusReport) (StatusResult, error) {
-	return s.applyStatus(ctx, accountID, r)
+	return s.applyWrite(ctx, StatusWrite{AccountID: accountID, Report: r})
 }
 
-func (s *Store) applyStatus(ctx context.Context, accountID int64, r StatusReport) (StatusResult, error) {
-	w := StatusWrite{AccountID: accountID, Report: r}
+// applyWrite is ApplyStatus for one write, with its body when it has one: ApplyStatusWrites
+// with that write alone, then SettleStatus. It fails as ApplyStatus does.
+func (s *Store) applyWrite(ctx context.Context, w StatusWrite) (StatusResult, error) {
 	a, err := s.ApplyStatusWrites(ctx, []StatusWrite{w})
 	if err != nil {
 		return StatusResult{}, err

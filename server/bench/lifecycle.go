@@ -472,7 +472,11 @@ func (lc *lifecycle) step(ctx context.Context, rate int) stepResult {
 	// Half-way through the warm-up the tables hold the step's rows: analyze them then, as
 	// autovacuum would (benchfloor.Vacuum says why the bench does it itself).
 	go func() {
-		time.Sleep(time.Until(start.Add(o.Warmup / 2)))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(start.Add(o.Warmup / 2))):
+		}
 		if err := lc.rig.floor.Analyze(ctx); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(lc.out, "bench: analyze: %v\n", err)
 		}
