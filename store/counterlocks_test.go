@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,12 +12,13 @@ import (
 	"gateway/store/storetest"
 )
 
-// Two transactions whose connections share a counter slot (backend pid mod 32) and that change
-// messages of two campaigns in opposite orders do not deadlock (migration 000027): the second
-// waits for the first at its slot's lock, before it locks any counter row. Without that lock
-// the counter trigger locks campaign A's rows in one and campaign B's in the other, then each
-// waits for the other's, and PostgreSQL aborts one with "deadlock detected" after a second.
-// The group commits (several messages per statement) met exactly this under load.
+// Two transactions whose connections share a counter slot (every owned slot is taken, and
+// their backend pids agree mod 32) and that change messages of two campaigns in opposite orders
+// do not deadlock (migrations 000027 and 000028): the second waits for the first at its shared
+// slot's lock, before it locks any counter row. Without that lock the counter trigger locks
+// campaign A's rows in one and campaign B's in the other, then each waits for the other's, and
+// PostgreSQL aborts one with "deadlock detected" after a second. The group commits (several
+// messages per statement) met exactly this under load.
 func TestCounterLocksNeverDeadlock(t *testing.T) {
 	t.Parallel()
 	_, dsn := storetest.NewWithDSN(t)
@@ -57,8 +59,17 @@ func TestCounterLocksNeverDeadlock(t *testing.T) {
 	}
 	a1, a2, b1, b2 := msg(campA), msg(campA), msg(campB), msg(campB)
 
-	// Two connections in one slot: backend pids are handed out in sequence, so 33 connections
-	// hold a pair.
+	// Every owned slot taken by another session, so the pair below shares slot 32 + pid mod 32.
+	holder, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if _, err := holder.ExecContext(ctx, `SELECT pg_advisory_lock(1668247157, i) FROM generate_series(0, 31) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	// Two connections in one shared slot: backend pids are handed out in sequence, so 33
+	// connections hold a pair.
 	var x, y *sql.Conn
 	bySlot := map[int]*sql.Conn{}
 	for i := 0; i < 40 && y == nil; i++ {
@@ -125,5 +136,136 @@ func TestCounterLocksNeverDeadlock(t *testing.T) {
 	}
 	if delivered != 4 {
 		t.Fatalf("delivered counted %d times, want 4", delivered)
+	}
+	var shared int
+	if err := db.GetContext(ctx, &shared, `SELECT count(DISTINCT slot) FROM campaign_totals
+		WHERE account_id = $1 AND delivered > 0 AND slot >= 32`, account); err != nil {
+		t.Fatal(err)
+	}
+	if shared != 1 {
+		t.Fatalf("the pair counted in %d shared slots, want one", shared)
+	}
+}
+
+// Each connection counts in a slot of its own (migration 000028): claimed on its first count
+// with a session lock, kept for the session, and kept too when the claiming transaction rolls
+// back (the setting goes, the lock stays, and the next count finds the lock).
+func TestCounterSlotsOwnedPerSession(t *testing.T) {
+	t.Parallel()
+	_, dsn := storetest.NewWithDSN(t)
+	ctx := context.Background()
+	db, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	var account, contact, conv, campaign int64
+	if err := db.GetContext(ctx, &account, `INSERT INTO accounts (name, email, join_code) VALUES ('slots', 'slots@example.com', 'slots-1') RETURNING id`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.GetContext(ctx, &contact, `INSERT INTO contacts (account_id, mobile, name) VALUES ($1, '15551234567', 'Ana') RETURNING id`, account); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.GetContext(ctx, &conv, `INSERT INTO conversations (account_id, contact_id) VALUES ($1, $2) RETURNING id`, account, contact); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.GetContext(ctx, &campaign, `INSERT INTO campaigns (account_id, name) VALUES ($1, 'c') RETURNING id`, account); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	if err := db.SelectContext(ctx, &ids, `INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, direction,
+			type, destination, template_name, status, sent_at)
+		SELECT $1, $2, $3, $4, 'out', 'template', '15551234567', 't', 'sent', now() FROM generate_series(1, 6)
+		RETURNING id`, account, contact, conv, campaign); err != nil {
+		t.Fatal(err)
+	}
+	conn := func() *sql.Conn {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	deliver := func(c *sql.Conn, id int64) {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, `UPDATE messages SET status = 'delivered', delivered_at = now() WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// slot is the connection's remembered slot and the claims it holds.
+	slot := func(c *sql.Conn) (string, []int) {
+		t.Helper()
+		var s string
+		var held []int
+		if err := c.QueryRowContext(ctx, `SELECT current_setting('gateway.counter_slot', true)`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := c.QueryContext(ctx, `SELECT objid::int FROM pg_locks WHERE locktype = 'advisory'
+			AND pid = pg_backend_pid() AND classid = 1668247157::oid AND objsubid = 2 ORDER BY objid`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n int
+			if err := rows.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, n)
+		}
+		return s, held
+	}
+
+	a, b, c := conn(), conn(), conn()
+	deliver(a, ids[0])
+	deliver(b, ids[1])
+	deliver(a, ids[2])
+	sa, heldA := slot(a)
+	sb, heldB := slot(b)
+	if sa == "" || sb == "" || sa == sb || len(heldA) != 1 || len(heldB) != 1 ||
+		sa != strconv.Itoa(heldA[0]) || sb != strconv.Itoa(heldB[0]) || heldA[0] > 31 || heldB[0] > 31 {
+		t.Fatalf("slots: a %q holding %v, b %q holding %v; want two distinct owned slots, each held", sa, heldA, sb, heldB)
+	}
+
+	// c claims in a transaction that rolls back; a lower slot frees; c's next count keeps its claim.
+	tx, err := c.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE messages SET status = 'delivered', delivered_at = now() WHERE id = $1`, ids[3]); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	s, held := slot(c)
+	if s != "" || len(held) != 1 {
+		t.Fatalf("after the rollback: setting %q, claims %v; want no setting and one claim", s, held)
+	}
+	claimed := held[0]
+	a.Close() // frees a's slot, lower than c's
+	deliver(c, ids[4])
+	s, held = slot(c)
+	if s != strconv.Itoa(claimed) || len(held) != 1 || held[0] != claimed {
+		t.Fatalf("after the next count: setting %q, claims %v; want slot %d kept", s, held, claimed)
+	}
+
+	var perSlot []struct {
+		Slot      int `db:"slot"`
+		Delivered int `db:"delivered"`
+	}
+	if err := db.SelectContext(ctx, &perSlot, `SELECT slot, sum(delivered)::int AS delivered FROM campaign_totals
+		WHERE account_id = $1 AND delivered <> 0 GROUP BY slot ORDER BY slot`, account); err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]int{}
+	for _, r := range perSlot {
+		got[r.Slot] = r.Delivered
+	}
+	want := map[int]int{heldA[0]: 2, heldB[0]: 1, claimed: 1}
+	if len(got) != len(want) || got[heldA[0]] != 2 || got[heldB[0]] != 1 || got[claimed] != 1 {
+		t.Fatalf("delivered per slot %v, want %v", got, want)
 	}
 }
