@@ -29,6 +29,7 @@ func TestCounterLocksNeverDeadlock(t *testing.T) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(64)
+	db.SetMaxIdleConns(0) // the setup's connections close, and release any slot they claimed
 
 	var account int64
 	var campA, campB int64
@@ -229,7 +230,7 @@ func TestCounterSlotsOwnedPerSession(t *testing.T) {
 		t.Fatalf("slots: a %q holding %v, b %q holding %v; want two distinct owned slots, each held", sa, heldA, sb, heldB)
 	}
 
-	// c claims in a transaction that rolls back; a lower slot frees; c's next count keeps its claim.
+	// c claims in a transaction that rolls back; c's next count keeps that claim.
 	tx, err := c.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +246,10 @@ func TestCounterSlotsOwnedPerSession(t *testing.T) {
 		t.Fatalf("after the rollback: setting %q, claims %v; want no setting and one claim", s, held)
 	}
 	claimed := held[0]
-	a.Close() // frees a's slot, lower than c's
+	// a gives its slot up (lower than c's, claimed before it); a new claim would take it.
+	if _, err := a.ExecContext(ctx, `SELECT pg_advisory_unlock(1668247157, $1)`, heldA[0]); err != nil {
+		t.Fatal(err)
+	}
 	deliver(c, ids[4])
 	s, held = slot(c)
 	if s != strconv.Itoa(claimed) || len(held) != 1 || held[0] != claimed {
