@@ -89,36 +89,40 @@ func credential(r *http.Request) (key, scheme string, ok bool) {
 
 // authenticate resolves the request's key to a principal. It fails with 401 for a missing,
 // malformed, unknown or revoked key, 403 for an inactive account, and passes database failures
-// through (rendered as 500).
-func (s *Server) authenticate(ctx context.Context, r *http.Request) (Principal, error) {
+// through (rendered as 500). With aheadID > 0 it reads that message of the key's account in the
+// same statement (readahead.go) and returns it when the account has it; nil otherwise.
+func (s *Server) authenticate(ctx context.Context, r *http.Request, aheadID int64) (Principal, *store.Message, error) {
 	key, scheme, ok := credential(r)
 	switch {
 	case !ok:
-		return Principal{}, unauthorized("", "")
+		return Principal{}, nil, unauthorized("", "")
 	case key == "" && scheme == "bearerAuth" && !hasBearerPrefix(r):
-		return Principal{}, unauthorized(scheme, keyNotBearer)
+		return Principal{}, nil, unauthorized(scheme, keyNotBearer)
 	case key == "":
-		return Principal{}, unauthorized(scheme, keyMissing)
+		return Principal{}, nil, unauthorized(scheme, keyMissing)
 	}
 	mode, err := ParseKey(key)
 	if err != nil {
-		return Principal{}, unauthorized(scheme, keyMalformed)
+		return Principal{}, nil, unauthorized(scheme, keyMalformed)
 	}
-	p, err := s.store.PrincipalByKeyHash(ctx, HashKey(key))
+	if mode != ModeLive {
+		aheadID = 0 // test and demo keys read their test sends, not messages
+	}
+	p, ahead, err := s.lookupKey(ctx, HashKey(key), aheadID)
 	if errors.Is(err, store.ErrNotFound) {
-		return Principal{}, unauthorized(scheme, keyUnknown)
+		return Principal{}, nil, unauthorized(scheme, keyUnknown)
 	}
 	if err != nil {
-		return Principal{}, err
+		return Principal{}, nil, err
 	}
 	if p.Mode != mode {
-		return Principal{}, unauthorized(scheme, keyUnknown)
+		return Principal{}, nil, unauthorized(scheme, keyUnknown)
 	}
 	if p.Revoked {
-		return Principal{}, unauthorized(scheme, keyRevoked)
+		return Principal{}, nil, unauthorized(scheme, keyRevoked)
 	}
 	if !p.AccountActive {
-		return Principal{}, errInactive
+		return Principal{}, nil, errInactive
 	}
 	if p.LastUsedAt == nil || s.now().Sub(*p.LastUsedAt) > 60e9 {
 		if err := s.store.TouchAPIKey(ctx, p.AccountID, p.KeyID); err != nil {
@@ -126,7 +130,24 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (Principal, 
 		}
 	}
 	return Principal{KeyID: p.KeyID, AccountID: p.AccountID, Mode: p.Mode, Scheme: scheme,
-		AccountName: p.AccountName, AccountEmail: p.AccountEmail, JoinCode: p.JoinCode}, nil
+		AccountName: p.AccountName, AccountEmail: p.AccountEmail, JoinCode: p.JoinCode}, ahead, nil
+}
+
+// lookupKey reads the key with hash and, when aheadID > 0, that message of its account in the
+// same statement. When the statement finds no row (no such key, or no such message) the key is
+// read alone and the message is nil. ErrNotFound: no such key.
+func (s *Server) lookupKey(ctx context.Context, hash []byte, aheadID int64) (store.Principal, *store.Message, error) {
+	if aheadID > 0 {
+		p, m, err := s.store.PrincipalWithMessage(ctx, hash, aheadID)
+		if err == nil {
+			return p, &m, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return store.Principal{}, nil, err
+		}
+	}
+	p, err := s.store.PrincipalByKeyHash(ctx, hash)
+	return p, nil, err
 }
 
 func hasBearerPrefix(r *http.Request) bool {

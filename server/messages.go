@@ -25,7 +25,10 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 	if p.Mode != ModeLive {
 		return a.s.getTestMessage(ctx, p.AccountID, req.Id)
 	}
-	m, err := a.s.store.MessageByID(ctx, p.AccountID, req.Id)
+	m, ok := messageAhead(ctx, p.AccountID, req.Id)
+	if !ok {
+		m, err = a.s.store.MessageByID(ctx, p.AccountID, req.Id)
+	}
 	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status == "pending" && !m.OutcomeUnknown) {
 		return nil, errMessageNotFound
 	}

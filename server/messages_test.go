@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,5 +172,43 @@ func TestGetMessageNotFound(t *testing.T) {
 	json.Unmarshal(getMessage(env, a.Live, da.MessageID).Body, &raw)
 	if raw["success"] != true {
 		t.Fatalf("owner cannot read its message: %v", raw)
+	}
+}
+
+// A poll reads its key and its message in one statement (readahead.go), and the key's checks
+// still come first: an inactive account gets 403 and a revoked key 401 for a message their
+// account has, and the answer after re-activation is the message as read alone.
+func TestGetMessageReadAheadKeepsKeyChecks(t *testing.T) {
+	t.Parallel()
+	env, a := sendEnv(t, servertest.Config{})
+	ctx := context.Background()
+	var d sendData
+	mustOK(t, send(env, a.Live, map[string]any{"destination": "15551234567", "template_name": "welcome"}), &d)
+
+	if _, err := env.Store.SetAccountActive(ctx, a.Account.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, getMessage(env, a.Live, d.MessageID), http.StatusForbidden, "account_inactive")
+	if _, err := env.Store.SetAccountActive(ctx, a.Account.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	var m messageData
+	mustOK(t, getMessage(env, a.Live, d.MessageID), &m)
+	want, err := env.Store.MessageByID(ctx, a.Account.ID, d.MessageID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MessageID != want.ID || m.ChatMessageID != want.PlatformMessageID || m.Status != want.Status ||
+		len(m.History) != len(want.History) {
+		t.Fatalf("polled %+v, read alone %+v", m, want)
+	}
+
+	if _, err := env.Store.RevokeAPIKey(ctx, a.LiveKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	r := getMessage(env, a.Live, d.MessageID)
+	mustFail(t, r, http.StatusUnauthorized, "unauthorized")
+	if strings.Contains(string(r.Body), d.ChatMessageID) {
+		t.Fatalf("a revoked key's 401 carries the message: %s", r.Body)
 	}
 }

@@ -26,7 +26,8 @@ func routeFrom(ctx context.Context) *routers.Route {
 
 // apiMiddleware guards every /v1 operation, in order: route lookup on the spec (404/405),
 // authentication (401/403), the demo key's rate limit (429), then request validation against
-// the spec (422). On success the request context carries the principal and the route.
+// the spec (422). On success the request context carries the principal and the route, and for
+// a poll of a message the message read with the key (readahead.go).
 func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -39,7 +40,7 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			return echo.NewHTTPError(http.StatusNotFound)
 		}
 		ctx := req.Context()
-		p, err := s.authenticate(ctx, req)
+		p, ahead, err := s.authenticate(ctx, req, aheadMessageID(route, pathParams))
 		if err != nil {
 			return err
 		}
@@ -49,6 +50,9 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		ctx = withPrincipal(ctx, p)
+		if ahead != nil {
+			ctx = withMessageAhead(ctx, *ahead)
+		}
 		ctx = context.WithValue(ctx, routeKey{}, route)
 		// From here on the request's log lines carry the account, failures included.
 		c.SetRequest(req.WithContext(ctx))

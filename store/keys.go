@@ -51,14 +51,38 @@ func (s *Store) RevokeAPIKey(ctx context.Context, keyID int64) (APIKey, error) {
 	return k, translate(err)
 }
 
+// principalColumns are a Principal's columns but its account_id, read from principalFrom.
+const principalColumns = `k.id AS key_id, k.mode, k.revoked_at IS NOT NULL AS revoked,
+	a.active AS account_active, k.last_used_at, a.name AS account_name, a.email AS account_email, a.join_code`
+
+const principalFrom = `FROM api_keys k JOIN accounts a ON a.id = k.account_id`
+
 // PrincipalByKeyHash resolves a key hash with one indexed lookup; ErrNotFound for an unknown
 // hash. Revocation and account state are read live, so they apply to the very next request.
 func (s *Store) PrincipalByKeyHash(ctx context.Context, hash []byte) (Principal, error) {
 	var p Principal
-	err := s.getPrepared(ctx, &p, `SELECT k.id AS key_id, k.account_id, k.mode, k.revoked_at IS NOT NULL AS revoked,
-		a.active AS account_active, k.last_used_at, a.name AS account_name, a.email AS account_email, a.join_code
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`, hash)
+	err := s.getPrepared(ctx, &p, `SELECT k.account_id, `+principalColumns+` `+principalFrom+` WHERE k.key_hash = $1`, hash)
 	return p, err
+}
+
+// PrincipalWithMessage is PrincipalByKeyHash and MessageByID of the key's account in one
+// statement: a poll of a message costs one round trip to the database, not two. It returns
+// ErrNotFound when the hash is unknown or the key's account has no such message; then ask
+// PrincipalByKeyHash, which tells the two apart. The principal is returned as read: revoked
+// keys and inactive accounts included, for the caller to refuse.
+func (s *Store) PrincipalWithMessage(ctx context.Context, hash []byte, messageID int64) (Principal, Message, error) {
+	// Principal's account_id (the shallower field) takes the one account_id column, the message's.
+	var row struct {
+		Principal
+		messageRow
+	}
+	err := s.getPrepared(ctx, &row, `SELECT `+principalColumns+`, `+messageColumns+` `+principalFrom+`
+		JOIN messages m ON `+messageMatch("k.account_id", "$2")+` WHERE k.key_hash = $1`, hash, messageID)
+	if err != nil {
+		return Principal{}, Message{}, err
+	}
+	row.messageRow.AccountID = row.Principal.AccountID
+	return row.Principal, row.message(), nil
 }
 
 // TouchAPIKey records a use of the key, at most once a minute.

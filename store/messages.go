@@ -39,27 +39,44 @@ type StatusChange struct {
 	At     time.Time `json:"at"`
 }
 
+// messageColumns are the columns of messages m that messageRow scans.
+const messageColumns = `m.id, m.account_id, m.contact_id, m.conversation_id, m.campaign_id,
+	m.template_id, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
+	m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at, m.client_reference,
+	m.outcome_unknown, m.delivered_at, m.read_at, m.failed_at`
+
+// messageMatch is the condition on messages m that MessageByID reads by: the account's outbound
+// message with that id (account and id are SQL expressions).
+func messageMatch(account, id string) string {
+	return `m.account_id = ` + account + ` AND m.id = ` + id + ` AND m.direction = 'out'`
+}
+
+// messageRow is a message as messageColumns select it.
+type messageRow struct {
+	Message
+	DeliveredAt *time.Time `db:"delivered_at"`
+	ReadAt      *time.Time `db:"read_at"`
+	FailedAt    *time.Time `db:"failed_at"`
+}
+
+// message is the row as a Message with its history.
+func (r messageRow) message() Message {
+	m := r.Message
+	m.History = history(m.SentAt, r.DeliveredAt, r.ReadAt, r.FailedAt)
+	return m
+}
+
 // MessageByID returns the account's outbound message with its history, in one statement
 // reading one row; ErrNotFound when the account sent no message with that id (inbound messages
 // are not returned). ContactCreated is left false: ContactCreatedBySend reads it.
 func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, error) {
-	var row struct {
-		Message
-		DeliveredAt *time.Time `db:"delivered_at"`
-		ReadAt      *time.Time `db:"read_at"`
-		FailedAt    *time.Time `db:"failed_at"`
-	}
-	err := s.getPrepared(ctx, &row, `SELECT m.id, m.account_id, m.contact_id, m.conversation_id, m.campaign_id,
-			m.template_id, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
-			m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at, m.client_reference,
-			m.outcome_unknown, m.delivered_at, m.read_at, m.failed_at
-		FROM messages m WHERE m.account_id = $1 AND m.id = $2 AND m.direction = 'out'`, accountID, id)
+	var row messageRow
+	err := s.getPrepared(ctx, &row, `SELECT `+messageColumns+` FROM messages m WHERE `+messageMatch("$1", "$2"),
+		accountID, id)
 	if err != nil {
 		return Message{}, err
 	}
-	m := row.Message
-	m.History = history(m.SentAt, row.DeliveredAt, row.ReadAt, row.FailedAt)
-	return m, nil
+	return row.message(), nil
 }
 
 // history is a message's status times as its history: each time it keeps, oldest first by

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"reflect"
 	"testing"
 	"time"
 
@@ -58,5 +60,81 @@ func TestMessageByID(t *testing.T) {
 	}
 	if _, err := st.MessageByID(ctx, a.ID, r.MessageID+100); err != store.ErrNotFound {
 		t.Fatalf("missing message: %v", err)
+	}
+}
+
+// PrincipalWithMessage reads what PrincipalByKeyHash and MessageByID read, in one statement,
+// revoked keys included; ErrNotFound for an unknown hash and for a message the key's account
+// did not send (another account's, an inbound one, a missing id).
+func TestPrincipalWithMessage(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	a, b := newAccount(t, st, "acme"), newAccount(t, st, "other")
+	hashA, hashB := sha256.Sum256([]byte("acme key")), sha256.Sum256([]byte("other key"))
+	keyA, err := st.CreateAPIKey(ctx, a.ID, "live", hashA[:], "wak_live_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateAPIKey(ctx, b.ID, "live", hashB[:], "wak_live_b"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.BeginSend(ctx, a.ID, sendIn("15551234567", "Ana", "API"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	if err := st.RecordSent(ctx, a.ID, r.MessageID, "wamid.p1", "", sent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ApplyStatus(ctx, a.ID, store.StatusReport{PlatformMessageID: "wamid.p1", Status: "delivered",
+		OccurredAt: sent.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+
+	check := func() {
+		t.Helper()
+		wantP, err := st.PrincipalByKeyHash(ctx, hashA[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantM, err := st.MessageByID(ctx, a.ID, r.MessageID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, m, err := st.PrincipalWithMessage(ctx, hashA[:], r.MessageID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(p, wantP) {
+			t.Fatalf("principal %+v, want %+v", p, wantP)
+		}
+		if !reflect.DeepEqual(m, wantM) {
+			t.Fatalf("message %+v, want %+v", m, wantM)
+		}
+	}
+	check()
+	if _, err := st.RevokeAPIKey(ctx, keyA.ID); err != nil {
+		t.Fatal(err)
+	}
+	check() // the revoked key is read as such, for the caller to refuse
+
+	var in int64
+	if err := st.DB().Get(&in, `INSERT INTO messages (account_id, contact_id, conversation_id, direction, type, destination, status)
+		VALUES ($1, $2, $3, 'in', 'text', '15550000000', 'received') RETURNING id`, a.ID, r.ContactID, r.ConversationID); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		hash []byte
+		id   int64
+	}{
+		"another account's message": {hashB[:], r.MessageID},
+		"an inbound message":        {hashA[:], in},
+		"a missing message":         {hashA[:], r.MessageID + 100},
+		"an unknown key":            {[]byte("no such hash"), r.MessageID},
+	} {
+		if _, _, err := st.PrincipalWithMessage(ctx, c.hash, c.id); err != store.ErrNotFound {
+			t.Errorf("%s: %v, want ErrNotFound", name, err)
+		}
 	}
 }
