@@ -21,43 +21,10 @@ import (
 // messages per statement) met exactly this under load.
 func TestCounterLocksNeverDeadlock(t *testing.T) {
 	t.Parallel()
-	_, dsn := storetest.NewWithDSN(t)
-	ctx := context.Background()
-	db, err := sqlx.Open("postgres", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(64)
-	db.SetMaxIdleConns(0) // the setup's connections close, and release any slot they claimed
-
-	var account int64
-	var campA, campB int64
-	if err := db.GetContext(ctx, &account, `INSERT INTO accounts (name, email, join_code) VALUES ('locks', 'locks@example.com', 'locks-1') RETURNING id`); err != nil {
-		t.Fatal(err)
-	}
-	var contact, conv int64
-	if err := db.GetContext(ctx, &contact, `INSERT INTO contacts (account_id, mobile, name) VALUES ($1, '15551234567', 'Ana') RETURNING id`, account); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.GetContext(ctx, &conv, `INSERT INTO conversations (account_id, contact_id) VALUES ($1, $2) RETURNING id`, account, contact); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []*int64{&campA, &campB} {
-		if err := db.GetContext(ctx, c, `INSERT INTO campaigns (account_id, name) VALUES ($1, gen_random_uuid()::text) RETURNING id`, account); err != nil {
-			t.Fatal(err)
-		}
-	}
-	msg := func(campaign int64) int64 {
-		var id int64
-		if err := db.GetContext(ctx, &id, `INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, direction,
-				type, destination, template_name, status, sent_at)
-			VALUES ($1, $2, $3, $4, 'out', 'template', '15551234567', 't', 'sent', now()) RETURNING id`,
-			account, contact, conv, campaign); err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	f := newCounterFixture(t)
+	db, ctx, account := f.db, context.Background(), f.account
+	campA, campB := f.campaign(t), f.campaign(t)
+	msg := func(campaign int64) int64 { return f.messages(t, campaign, 1)[0] }
 	a1, a2, b1, b2 := msg(campA), msg(campA), msg(campB), msg(campB)
 
 	// Every owned slot taken by another session, so the pair below shares slot 32 + pid mod 32.
@@ -153,34 +120,9 @@ func TestCounterLocksNeverDeadlock(t *testing.T) {
 // back (the setting goes, the lock stays, and the next count finds the lock).
 func TestCounterSlotsOwnedPerSession(t *testing.T) {
 	t.Parallel()
-	_, dsn := storetest.NewWithDSN(t)
-	ctx := context.Background()
-	db, err := sqlx.Open("postgres", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-
-	var account, contact, conv, campaign int64
-	if err := db.GetContext(ctx, &account, `INSERT INTO accounts (name, email, join_code) VALUES ('slots', 'slots@example.com', 'slots-1') RETURNING id`); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.GetContext(ctx, &contact, `INSERT INTO contacts (account_id, mobile, name) VALUES ($1, '15551234567', 'Ana') RETURNING id`, account); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.GetContext(ctx, &conv, `INSERT INTO conversations (account_id, contact_id) VALUES ($1, $2) RETURNING id`, account, contact); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.GetContext(ctx, &campaign, `INSERT INTO campaigns (account_id, name) VALUES ($1, 'c') RETURNING id`, account); err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	if err := db.SelectContext(ctx, &ids, `INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, direction,
-			type, destination, template_name, status, sent_at)
-		SELECT $1, $2, $3, $4, 'out', 'template', '15551234567', 't', 'sent', now() FROM generate_series(1, 6)
-		RETURNING id`, account, contact, conv, campaign); err != nil {
-		t.Fatal(err)
-	}
+	f := newCounterFixture(t)
+	db, ctx, account := f.db, context.Background(), f.account
+	ids := f.messages(t, f.campaign(t), 6)
 	conn := func() *sql.Conn {
 		c, err := db.Conn(ctx)
 		if err != nil {
@@ -272,4 +214,62 @@ func TestCounterSlotsOwnedPerSession(t *testing.T) {
 	if len(got) != len(want) || got[heldA[0]] != 2 || got[heldB[0]] != 1 || got[claimed] != 1 {
 		t.Fatalf("delivered per slot %v, want %v", got, want)
 	}
+}
+
+// counterFixture is a fresh database holding an account with one contact and conversation.
+// Its connections close when they go idle, so none keeps behind a test's back a counter slot
+// it claimed.
+type counterFixture struct {
+	db                     *sqlx.DB
+	account, contact, conv int64
+}
+
+func newCounterFixture(t *testing.T) counterFixture {
+	t.Helper()
+	_, dsn := storetest.NewWithDSN(t)
+	db, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(64)
+	db.SetMaxIdleConns(0)
+	f := counterFixture{db: db}
+	if err := db.Get(&f.account, `INSERT INTO accounts (name, email, join_code)
+		VALUES ('counters', 'counters@example.com', gen_random_uuid()::text) RETURNING id`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Get(&f.contact, `INSERT INTO contacts (account_id, mobile, name) VALUES ($1, '15551234567', 'Ana') RETURNING id`,
+		f.account); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Get(&f.conv, `INSERT INTO conversations (account_id, contact_id) VALUES ($1, $2) RETURNING id`,
+		f.account, f.contact); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// campaign adds a campaign to the account.
+func (f counterFixture) campaign(t *testing.T) int64 {
+	t.Helper()
+	var id int64
+	if err := f.db.Get(&id, `INSERT INTO campaigns (account_id, name) VALUES ($1, gen_random_uuid()::text) RETURNING id`,
+		f.account); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// messages adds n sent messages of the campaign.
+func (f counterFixture) messages(t *testing.T, campaign int64, n int) []int64 {
+	t.Helper()
+	var ids []int64
+	if err := f.db.Select(&ids, `INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, direction,
+			type, destination, template_name, status, sent_at)
+		SELECT $1, $2, $3, $4, 'out', 'template', '15551234567', 't', 'sent', now() FROM generate_series(1, $5)
+		RETURNING id`, f.account, f.contact, f.conv, campaign, n); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
