@@ -16,8 +16,9 @@ import (
 // Nothing else changes: the key is checked first (a revoked key gets 401 and never sees the
 // message), then the request is validated, then the handler decides what to show. Only a live
 // key reads ahead (test and demo keys read their test sends). A poll of a message the account
-// does not have costs one statement more than before: the read-ahead finds no row, the key is
-// read alone, and GetMessage reads again and answers 404.
+// does not have, or with an unknown key, costs one statement more than before: the read-ahead
+// finds no row and the key is read alone (then GetMessage reads again and answers 404, or the
+// key gets its 401).
 
 type aheadKey struct{}
 

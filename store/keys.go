@@ -65,6 +65,11 @@ func (s *Store) PrincipalByKeyHash(ctx context.Context, hash []byte) (Principal,
 	return p, err
 }
 
+// principalWithMessageSQL reads the key with hash $1 and its account's outbound message $2
+// (messageMatch): no row when either is missing.
+var principalWithMessageSQL = `SELECT ` + principalColumns + `, ` + messageColumns + ` ` + principalFrom + `
+	JOIN messages m ON ` + messageMatch("k.account_id", "$2") + ` WHERE k.key_hash = $1`
+
 // PrincipalWithMessage is PrincipalByKeyHash and MessageByID of the key's account in one
 // statement: a poll of a message costs one round trip to the database, not two. It returns
 // ErrNotFound when the hash is unknown or the key's account has no such message; then ask
@@ -76,8 +81,7 @@ func (s *Store) PrincipalWithMessage(ctx context.Context, hash []byte, messageID
 		Principal
 		messageRow
 	}
-	err := s.getPrepared(ctx, &row, `SELECT `+principalColumns+`, `+messageColumns+` `+principalFrom+`
-		JOIN messages m ON `+messageMatch("k.account_id", "$2")+` WHERE k.key_hash = $1`, hash, messageID)
+	err := s.getPrepared(ctx, &row, principalWithMessageSQL, hash, messageID)
 	if err != nil {
 		return Principal{}, Message{}, err
 	}

@@ -66,13 +66,15 @@ func (r messageRow) message() Message {
 	return m
 }
 
+// messageByIDSQL reads account $1's outbound message $2.
+var messageByIDSQL = `SELECT ` + messageColumns + ` FROM messages m WHERE ` + messageMatch("$1", "$2")
+
 // MessageByID returns the account's outbound message with its history, in one statement
 // reading one row; ErrNotFound when the account sent no message with that id (inbound messages
 // are not returned). ContactCreated is left false: ContactCreatedBySend reads it.
 func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, error) {
 	var row messageRow
-	err := s.getPrepared(ctx, &row, `SELECT `+messageColumns+` FROM messages m WHERE `+messageMatch("$1", "$2"),
-		accountID, id)
+	err := s.getPrepared(ctx, &row, messageByIDSQL, accountID, id)
 	if err != nil {
 		return Message{}, err
 	}
