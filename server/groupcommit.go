@@ -34,7 +34,7 @@ const (
 // groupCommit batches the calls of one statement; build it with newGroupCommit.
 type groupCommit[W, R any] struct {
 	apply   func(ctx context.Context, ws []W) ([]R, error) // one result per write, in order
-	key     func(W) any                                    // writes with one key never share a statement
+	keys    func(W) []any                                  // writes that share a key never share a statement
 	timeout time.Duration                                  // bounds each statement
 
 	mu      sync.Mutex
@@ -49,9 +49,9 @@ type batchCall[W, R any] struct {
 	done chan struct{}
 }
 
-func newGroupCommit[W, R any](apply func(ctx context.Context, ws []W) ([]R, error), key func(W) any,
+func newGroupCommit[W, R any](apply func(ctx context.Context, ws []W) ([]R, error), keys func(W) []any,
 	timeout time.Duration) *groupCommit[W, R] {
-	return &groupCommit[W, R]{apply: apply, key: key, timeout: timeout}
+	return &groupCommit[W, R]{apply: apply, keys: keys, timeout: timeout}
 }
 
 // do applies w in a statement shared with concurrent calls and returns what it did for w. It
@@ -103,19 +103,21 @@ func (b *groupCommit[W, R]) run() {
 	}
 }
 
-// take removes the next batch from the queue, oldest first: at most batchMax calls, no two with
-// one key. Calls left behind keep their order. b.mu is held.
+// take removes the next batch from the queue, oldest first: at most batchMax calls, no two that
+// share a key. Calls left behind keep their order. b.mu is held.
 func (b *groupCommit[W, R]) take() []*batchCall[W, R] {
 	var batch []*batchCall[W, R]
 	seen := map[any]bool{}
 	rest := b.queue[:0]
 	for _, c := range b.queue {
-		k := b.key(c.w)
-		if len(batch) == batchMax || seen[k] {
+		ks := b.keys(c.w)
+		if len(batch) == batchMax || sharesKey(seen, ks) {
 			rest = append(rest, c)
 			continue
 		}
-		seen[k] = true
+		for _, k := range ks {
+			seen[k] = true
+		}
 		batch = append(batch, c)
 	}
 	clear(b.queue[len(rest):])
@@ -123,10 +125,23 @@ func (b *groupCommit[W, R]) take() []*batchCall[W, R] {
 	return batch
 }
 
+// sharesKey says whether any of ks is in seen.
+func sharesKey(seen map[any]bool, ks []any) bool {
+	for _, k := range ks {
+		if seen[k] {
+			return true
+		}
+	}
+	return false
+}
+
 // statusKey: the reports of one message never share a statement (store.ApplyStatusWrites).
-func statusKey(w store.StatusWrite) any {
-	return [2]any{w.AccountID, w.Report.PlatformMessageID}
+func statusKey(w store.StatusWrite) []any {
+	return []any{[2]any{w.AccountID, w.Report.PlatformMessageID}}
 }
 
 // sentKey: the recordings of one message never share a statement (store.RecordSentWrites).
-func sentKey(w store.SentWrite) any { return [2]int64{w.AccountID, w.MessageID} }
+func sentKey(w store.SentWrite) []any { return []any{[2]int64{w.AccountID, w.MessageID}} }
+
+// beginKey: two sends to one person never share a statement (store.SendKeys).
+func beginKey(w store.SendBegin) []any { return store.SendKeys(w.AccountID, w.Mobile) }

@@ -144,12 +144,18 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	// call); it does stop every send whose BeginSend starts after the STOP committed, under any
 	// form of the number, because blocking and this check both resolve the person through
 	// store.MobileForms and the aliases, and the check sees every contact that is the person.
-	rec, err := s.store.BeginSend(ctx, accountID, store.SendInput{Mobile: b.Destination, Name: name,
+	// The statement is shared with concurrent sends (s.begins): it runs to its end even when this
+	// client goes away meanwhile, and then this send goes on like any other that began.
+	begin, err := s.begins.do(store.SendBegin{AccountID: accountID, SendInput: store.SendInput{Mobile: b.Destination, Name: name,
 		CampaignName: campaign, TemplateID: tpl.ID, TemplateName: tpl.Name, Content: content,
-		ClientReference: deref(b.ClientReference), IdempotencyKey: idemKey, Source: source})
+		ClientReference: deref(b.ClientReference), IdempotencyKey: idemKey, Source: source}})
+	if err == nil {
+		err = begin.err
+	}
 	if err != nil {
 		return nil, err
 	}
+	rec := begin.rec
 	if rec.Blocked {
 		return nil, errBlocked
 	}
@@ -201,6 +207,40 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 		ConversationId: rec.ConversationID, ContactId: rec.ContactID, ContactCreated: rec.ContactCreated,
 		Status: gen.Sent, ClientReference: b.ClientReference,
 	}}}, nil
+}
+
+// beginTimeout bounds one statement of sends' records (s.begins), and with it how long a send
+// waits for its record.
+const beginTimeout = 15 * time.Second
+
+// begun is what recording one send before the platform call came to.
+type begun struct {
+	rec store.SendRecord
+	err error
+}
+
+// beginSends records a batch of sends before their platform calls (store.BeginSends). When the
+// shared statement fails, each send is tried again alone, so that one send the database refuses
+// (or a deadlock between two batches) never fails the sends that happened to share its
+// statement; a failed statement wrote nothing, so nothing is recorded twice.
+func (s *Server) beginSends(ctx context.Context, ws []store.SendBegin) ([]begun, error) {
+	out := make([]begun, len(ws))
+	recs, err := s.store.BeginSends(ctx, ws)
+	if err == nil {
+		for i, r := range recs {
+			out[i].rec = r
+		}
+		return out, nil
+	}
+	if len(ws) == 1 {
+		out[0].err = err
+		return out, nil
+	}
+	s.log.WarnContext(ctx, "shared send statement failed; recording its sends one by one", "sends", len(ws), "error", err.Error())
+	for i, w := range ws {
+		out[i].rec, out[i].err = s.store.BeginSend(ctx, w.AccountID, w.SendInput)
+	}
+	return out, nil
 }
 
 // sentContent is what the message row keeps of a template send.

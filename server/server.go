@@ -118,8 +118,10 @@ type Server struct {
 	tenantsListened atomic.Bool            // a TenantListener is listening: entries live longer
 	tenants         map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
 
-	// The group commits (groupcommit.go) of single-status deliveries and of sends' recordings.
+	// The group commits (groupcommit.go) of single-status deliveries, of sends' records before
+	// the platform call and of their recordings after it.
 	statuses *groupCommit[store.StatusWrite, store.StatusApplied]
+	begins   *groupCommit[store.SendBegin, begun]
 	sents    *groupCommit[store.SentWrite, store.SentApplied]
 }
 
@@ -176,6 +178,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 	}
 	s.laterCtx, s.laterStop = context.WithCancel(context.Background())
 	s.statuses = newGroupCommit(deps.Store.ApplyStatusWrites, statusKey, platformProcessTimeout)
+	s.begins = newGroupCommit(s.beginSends, beginKey, beginTimeout)
 	s.sents = newGroupCommit(deps.Store.RecordSentWrites, sentKey, opts.RecordRetry)
 	s.echo = s.routes()
 	return s, nil
