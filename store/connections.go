@@ -38,6 +38,7 @@ func (s *Store) ConnectNumber(ctx context.Context, c Connection) (Connection, er
 			phone_number = EXCLUDED.phone_number, display_name = EXCLUDED.display_name,
 			access_token = EXCLUDED.access_token, connected_at = now()
 		RETURNING `+connectionColumns, c.AccountID, c.WabaID, c.PhoneNumberID, c.PhoneNumber, c.DisplayName, sealed)
+	s.targets.forget(c.AccountID)
 	if err != nil {
 		return Connection{}, translate(err)
 	}
@@ -47,6 +48,7 @@ func (s *Store) ConnectNumber(ctx context.Context, c Connection) (Connection, er
 // DisconnectNumber removes the account's number; ErrNotFound when none is connected.
 func (s *Store) DisconnectNumber(ctx context.Context, accountID int64) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM connections WHERE account_id = $1`, accountID)
+	s.targets.forget(accountID)
 	if err != nil {
 		return translate(err)
 	}

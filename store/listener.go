@@ -88,9 +88,13 @@ func (l *DeliveryListener) Close() {
 // number id of every number connected, moved or disconnected (migration 000009).
 const ConnectionsChannel = "connections_changed"
 
-// ConnectionListener hears of connected, moved and disconnected numbers: it LISTENs on
-// ConnectionsChannel over a dedicated connection (outside the pool), the shape of
-// DeliveryListener.
+// SendTargetsChannel is the NOTIFY channel triggers on templates and connections signal with
+// the account id of every change of an account's templates or number (migration 000029).
+const SendTargetsChannel = "send_targets_changed"
+
+// ConnectionListener hears of connected, moved and disconnected numbers and of changed send
+// targets: it LISTENs on ConnectionsChannel and SendTargetsChannel over a dedicated connection
+// (outside the pool), the shape of DeliveryListener.
 type ConnectionListener struct {
 	l    *pq.Listener
 	done chan struct{}
@@ -98,11 +102,12 @@ type ConnectionListener struct {
 }
 
 // ListenConnections starts listening with the DSN and calls changed (from one goroutine) with
-// the phone number id of every change, and with "" — forget everything — once listening starts
-// and after every reconnect, when changes may have been missed. The connection is made, and
-// remade after a loss, in the background; report (which may be nil) hears of every failure.
-// It cannot fail.
-func ListenConnections(dsn string, changed func(phoneNumberID string), report func(error)) *ConnectionListener {
+// the channel and payload of every change (ConnectionsChannel and a phone number id, or
+// SendTargetsChannel and an account id), and with "", "" — forget everything — once listening
+// on both starts and after every reconnect, when changes may have been missed. The connection
+// is made, and remade after a loss, in the background; report (which may be nil) hears of every
+// failure. It cannot fail.
+func ListenConnections(dsn string, changed func(channel, payload string), report func(error)) *ConnectionListener {
 	l := &ConnectionListener{done: make(chan struct{})}
 	l.l = pq.NewListener(dsn, 100*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
 		if err != nil && report != nil {
@@ -112,8 +117,10 @@ func ListenConnections(dsn string, changed func(phoneNumberID string), report fu
 	listening := make(chan struct{})
 	go func() {
 		defer close(listening)
-		if err := l.l.Listen(ConnectionsChannel); err != nil && report != nil && !l.closed() {
-			report(fmt.Errorf("LISTEN %s: %w", ConnectionsChannel, err))
+		for _, ch := range []string{ConnectionsChannel, SendTargetsChannel} {
+			if err := l.l.Listen(ch); err != nil && report != nil && !l.closed() {
+				report(fmt.Errorf("LISTEN %s: %w", ch, err))
+			}
 		}
 	}()
 	go func() {
@@ -121,7 +128,7 @@ func ListenConnections(dsn string, changed func(phoneNumberID string), report fu
 		case <-l.done:
 			return
 		case <-listening:
-			changed("") // anything changed before LISTEN took effect
+			changed("", "") // anything changed before LISTEN took effect
 		}
 		for {
 			select {
@@ -132,10 +139,10 @@ func ListenConnections(dsn string, changed func(phoneNumberID string), report fu
 					return
 				}
 				if n == nil { // a reconnect: notifications may have been missed
-					changed("")
+					changed("", "")
 					continue
 				}
-				changed(n.Extra)
+				changed(n.Channel, n.Extra)
 			}
 		}
 	}()

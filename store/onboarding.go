@@ -51,6 +51,7 @@ func (s *Store) ConnectNumberDetails(ctx context.Context, d ConnectionDetails) (
 			messaging_limit = EXCLUDED.messaging_limit, details_for = EXCLUDED.details_for, connected_at = now()
 		RETURNING `+connectionColumns+`, `+detailsColumns,
 		d.AccountID, d.WabaID, d.PhoneNumberID, d.PhoneNumber, d.DisplayName, sealed, d.QualityRating, d.MessagingLimit)
+	s.targets.forget(d.AccountID)
 	if err != nil {
 		return ConnectionDetails{}, translate(err)
 	}

@@ -35,7 +35,8 @@ type Store struct {
 	prepMu sync.Mutex
 	stmts  sync.Map // SQL text -> *sqlx.Stmt
 
-	wakers eventWakers // WakeOnEvents
+	wakers  eventWakers // WakeOnEvents
+	targets targetCache // SendTarget's answers while CacheSendTargets is on
 }
 
 // Open connects to PostgreSQL and checks the connection. maxConns bounds the pool (16 suits a

@@ -107,6 +107,7 @@ type TemplateSyncCounts struct {
 // templates list first. It fails only when the database does, and then nothing changes.
 func (s *Store) SyncTemplates(ctx context.Context, accountID int64, ts []TemplateInput) (TemplateSyncCounts, error) {
 	var counts TemplateSyncCounts
+	defer s.targets.forget(accountID) // once the transaction has ended
 	ts = slices.Clone(ts)
 	// Platform ids are numeric and grow with time: insert oldest first so ids grow with them.
 	slices.SortFunc(ts, func(a, b TemplateInput) int {
@@ -261,6 +262,7 @@ func (s *Store) UpdateTemplateStatusByPlatformID(ctx context.Context, accountID 
 		)
 		SELECT EXISTS (SELECT 1 FROM templates WHERE account_id = $1 AND platform_id = $2)`,
 		accountID, platformID, status, at.UTC(), reason)
+	s.targets.forget(accountID) // after the commit, or after a failure that may have committed
 	if err != nil {
 		return err
 	}

@@ -104,9 +104,21 @@ func TestSyncTemplates(t *testing.T) {
 	}
 }
 
+// TestSendTarget runs with the send-target cache off and on: the answers are the same, since
+// every change here goes through the store.
 func TestSendTarget(t *testing.T) {
 	t.Parallel()
-	st := storetest.New(t)
+	for _, cached := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cached=%v", cached), func(t *testing.T) {
+			t.Parallel()
+			st := storetest.New(t)
+			st.CacheSendTargets(cached)
+			checkSendTarget(t, st)
+		})
+	}
+}
+
+func checkSendTarget(t *testing.T, st *store.Store) {
 	ctx := context.Background()
 	a := newAccount(t, st, "acme")
 	if _, err := st.SyncTemplates(ctx, a.ID, []store.TemplateInput{
