@@ -9,10 +9,11 @@ import (
 )
 
 // Group commit. The hot writes are answered only once committed: a status delivery (Meta
-// retries otherwise) and a send's recording of the platform's acceptance. Each costs a
+// retries otherwise), a send's record before the platform call (the message row, which the
+// platform call must not precede) and its recording of the platform's acceptance. Each costs a
 // statement, a commit and a WAL flush. Under load many wait at once; a groupCommit runs their
-// writes as one statement (store.ApplyStatusWrites, store.RecordSentWrites), which
-// shares all three among them.
+// writes as one statement (store.ApplyStatusWrites, store.BeginSends, store.RecordSentWrites),
+// which shares all three among them.
 //
 // A write never waits for a timer: when no statement is in flight it starts one at once, and
 // the writes that arrive meanwhile make up the next statement. So an idle gateway writes each
@@ -21,10 +22,11 @@ import (
 // many reports it carries and about 65 µs more per report (docs/scaling.md, round 6), so on this
 // project's 2-core measurements one statement at a time gave the larger batches, the cheaper
 // writes and the most reports per second at 16 clients; a queue of 16 rather than 8 gave about
-// 4 % more at 16 and at 64 clients (three rounds each). A second statement keeps a slow one (a
-// row lock held elsewhere) from stalling every write. Two writes with one key (one message)
-// never share a statement (the later waits for the next), so each is applied exactly as it
-// would be alone.
+// 4 % more at 16 and at 64 clients (three rounds each). For sends' records a queue of 4 or 8
+// gave no more sends at 16 clients and fewer at 64 (docs/scaling.md, round 8). A second
+// statement keeps a slow one (a row lock held elsewhere) from stalling every write. Writes that
+// share a key (one message; one person for sends' records) never share a statement (the later
+// waits for the next), so each is applied exactly as it would be alone.
 const (
 	batchMax    = 64 // writes per statement
 	batchRuns   = 2  // statements in flight at once
