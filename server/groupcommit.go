@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -45,10 +47,23 @@ type groupCommit[W, R any] struct {
 }
 
 type batchCall[W, R any] struct {
-	w    W
-	r    R
-	err  error
-	done chan struct{}
+	w     W
+	r     R
+	err   error
+	panic *batchPanic // the statement's function panicked: do panics again in the caller
+	done  chan struct{}
+}
+
+// batchPanic is a panic of a shared statement's function, with the stack where it happened,
+// passed to every call it carried: each panics again in its own goroutine, where the request's
+// recovery turns it into a 500 and logs both, instead of the panic ending the process.
+type batchPanic struct {
+	value any
+	stack []byte
+}
+
+func (p *batchPanic) Error() string {
+	return fmt.Sprintf("%v (in a shared statement)\n%s", p.value, p.stack)
 }
 
 func newGroupCommit[W, R any](apply func(ctx context.Context, ws []W) ([]R, error), keys func(W) []any,
@@ -73,6 +88,9 @@ func (b *groupCommit[W, R]) do(w W) (R, error) {
 		go b.run()
 	}
 	<-c.done
+	if c.panic != nil {
+		panic(c.panic)
+	}
 	return c.r, c.err
 }
 
@@ -91,18 +109,32 @@ func (b *groupCommit[W, R]) run() {
 		for i, c := range batch {
 			ws[i] = c.w
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
-		as, err := b.apply(ctx, ws)
-		cancel()
+		as, p, err := b.applyOnce(ws)
 		for i, c := range batch {
-			if err != nil {
+			switch {
+			case p != nil:
+				c.panic = p
+			case err != nil:
 				c.err = err
-			} else {
+			default:
 				c.r = as[i]
 			}
 			close(c.done)
 		}
 	}
+}
+
+// applyOnce runs one statement under the batcher's timeout, catching a panic of its function.
+func (b *groupCommit[W, R]) applyOnce(ws []W) (as []R, p *batchPanic, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			p = &batchPanic{value: r, stack: debug.Stack()}
+		}
+	}()
+	as, err = b.apply(ctx, ws)
+	return as, nil, err
 }
 
 // take removes the next batch from the queue, oldest first: at most batchMax calls, no two that

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -126,5 +127,32 @@ func TestGroupCommitGroupsConcurrentCalls(t *testing.T) {
 	}
 	if len(sizes) != 1 || sizes[0] != 1 {
 		t.Fatalf("a lone call ran in statements of sizes %v", sizes)
+	}
+}
+
+// A panic in the shared statement's function reaches every call it carried as a panic in the
+// caller's goroutine (with the stack where it happened), not a crash of the process, and the
+// batcher goes on serving the calls after it.
+func TestGroupCommitPanicReachesItsCallers(t *testing.T) {
+	t.Parallel()
+	b := newGroupCommit(func(_ context.Context, ws [][]byte) ([]int, error) {
+		if string(ws[0]) == "boom" {
+			var m map[string]int
+			m["x"] = 1 // a real runtime panic
+		}
+		return make([]int, len(ws)), nil
+	}, func([]byte) []any { return nil }, time.Minute)
+	call := func(w string) (p any) {
+		defer func() { p = recover() }()
+		b.do([]byte(w))
+		return nil
+	}
+	p := call("boom")
+	bp, ok := p.(*batchPanic)
+	if !ok || !strings.Contains(bp.Error(), "assignment to entry in nil map") || !strings.Contains(bp.Error(), "groupcommit_test.go") {
+		t.Fatalf("caller recovered %v, want the statement's panic with its stack", p)
+	}
+	if p := call("fine"); p != nil {
+		t.Fatalf("the batcher did not recover: %v", p)
 	}
 }
