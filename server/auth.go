@@ -146,8 +146,13 @@ func (s *Server) lookupKey(ctx context.Context, hash []byte, aheadID int64) (sto
 			return store.Principal{}, nil, err
 		}
 	}
-	p, err := s.store.PrincipalByKeyHash(ctx, hash)
-	return p, nil, err
+	// Concurrent requests share the lookup's statement (s.keys): it starts after this request
+	// arrived, so a key revoked before then is read as revoked.
+	k, err := s.keys.do(hash)
+	if err == nil && !k.Found {
+		err = store.ErrNotFound
+	}
+	return k.Principal, nil, err
 }
 
 func hasBearerPrefix(r *http.Request) bool {

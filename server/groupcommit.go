@@ -29,6 +29,12 @@ import (
 // statement keeps a slow one (a row lock held elsewhere) from stalling every write. Writes that
 // share a key (one message; one person for sends' records) never share a statement (the later
 // waits for the next), so each is applied exactly as it would be alone.
+//
+// The API keys' lookups share statements the same way (store.PrincipalsByKeyHashes, s.keys):
+// reads, with no commit to share, but each alone cost a round trip and a statement's start-up
+// on both sides; shared, a send cost PostgreSQL about a quarter less CPU (docs/scaling.md,
+// round 8). The statement starts after every request it carries arrived, so a revocation
+// committed before a request is read by it.
 const (
 	batchMax    = 64 // writes per statement
 	batchRuns   = 2  // statements in flight at once
@@ -176,6 +182,12 @@ func statusKey(w store.StatusWrite) []any {
 
 // sentKey: the recordings of one message never share a statement (store.RecordSentWrites).
 func sentKey(w store.SentWrite) []any { return []any{[2]int64{w.AccountID, w.MessageID}} }
+
+// anyKey: reads, any of which may share a statement (store.PrincipalsByKeyHashes).
+func anyKey([]byte) []any { return nil }
+
+// keyLookupTimeout bounds one statement of API key lookups.
+const keyLookupTimeout = 10 * time.Second
 
 // beginKey: two sends to one person never share a statement (store.SendKeys).
 func beginKey(w store.SendBegin) []any { return store.SendKeys(w.AccountID, w.Mobile) }

@@ -119,10 +119,12 @@ type Server struct {
 	tenants         map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
 
 	// The group commits (groupcommit.go) of single-status deliveries, of sends' records before
-	// the platform call and of their recordings after it.
+	// the platform call and of their recordings after it; and the API keys' lookups, reads that
+	// share a statement the same way.
 	statuses *groupCommit[store.StatusWrite, store.StatusApplied]
 	begins   *groupCommit[store.SendBegin, begun]
 	sents    *groupCommit[store.SentWrite, store.SentApplied]
+	keys     *groupCommit[[]byte, store.KeyLookup]
 }
 
 // New builds the server: it loads and validates the embedded spec, builds the route table, and
@@ -180,6 +182,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 	s.statuses = newGroupCommit(deps.Store.ApplyStatusWrites, statusKey, platformProcessTimeout)
 	s.begins = newGroupCommit(s.beginSends, beginKey, beginTimeout)
 	s.sents = newGroupCommit(deps.Store.RecordSentWrites, sentKey, opts.RecordRetry)
+	s.keys = newGroupCommit(deps.Store.PrincipalsByKeyHashes, anyKey, keyLookupTimeout)
 	s.echo = s.routes()
 	return s, nil
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/hex"
+	"fmt"
 	"time"
 )
 
@@ -57,12 +59,18 @@ const principalColumns = `k.id AS key_id, k.mode, k.revoked_at IS NOT NULL AS re
 
 const principalFrom = `FROM api_keys k JOIN accounts a ON a.id = k.account_id`
 
-// PrincipalByKeyHash resolves a key hash with one indexed lookup; ErrNotFound for an unknown
-// hash. Revocation and account state are read live, so they apply to the very next request.
+// PrincipalByKeyHash resolves a key hash with one indexed lookup (PrincipalsByKeyHashes with
+// one); ErrNotFound for an unknown hash. Revocation and account state are read live, so they
+// apply to the very next request.
 func (s *Store) PrincipalByKeyHash(ctx context.Context, hash []byte) (Principal, error) {
-	var p Principal
-	err := s.getPrepared(ctx, &p, `SELECT k.account_id, `+principalColumns+` `+principalFrom+` WHERE k.key_hash = $1`, hash)
-	return p, err
+	ks, err := s.PrincipalsByKeyHashes(ctx, [][]byte{hash})
+	if err != nil {
+		return Principal{}, err
+	}
+	if !ks[0].Found {
+		return Principal{}, ErrNotFound
+	}
+	return ks[0].Principal, nil
 }
 
 // principalWithMessageSQL reads the key with hash $1 and its account's outbound message $2
@@ -117,4 +125,54 @@ func (s *Store) EnsureDemoKey(ctx context.Context, hash []byte, prefix, joinCode
 		)
 		SELECT account_id FROM existing UNION ALL SELECT account_id FROM key`, hash, prefix, joinCode)
 	return id, translate(err)
+}
+
+// principalsByKeyHashesSQL resolves the hex key hashes of the JSON array $1 (i, h) at once,
+// each with one indexed lookup: one row per known key, none for an unknown one. JSON keeps one
+// generic plan, whatever the number of hashes.
+const principalsByKeyHashesSQL = `SELECT r.i, k.account_id, ` + principalColumns + ` ` + principalFrom + `
+	JOIN jsonb_to_recordset($1::jsonb) AS r (i int, h text) ON k.key_hash = decode(r.h, 'hex') ORDER BY r.i`
+
+// KeyLookup is what PrincipalsByKeyHashes found for one hash: Found is false for an unknown key.
+type KeyLookup struct {
+	Principal
+	Found bool
+}
+
+// PrincipalsByKeyHashes resolves several key hashes in one statement, in order: the API's
+// concurrent requests share their key lookups (server/auth.go). Each is read live, as
+// PrincipalByKeyHash says; a hash may come more than once. It fails only when the database
+// does.
+func (s *Store) PrincipalsByKeyHashes(ctx context.Context, hashes [][]byte) ([]KeyLookup, error) {
+	type row struct {
+		I int `db:"i"`
+		Principal
+	}
+	in := make([]struct {
+		I int    `json:"i"`
+		H string `json:"h"`
+	}, len(hashes))
+	for i, h := range hashes {
+		in[i].I, in[i].H = i+1, hex.EncodeToString(h)
+	}
+	arg, err := jsonArg(in)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.prepared(ctx, principalsByKeyHashesSQL)
+	if err != nil {
+		return nil, err
+	}
+	var rows []row
+	if err := st.SelectContext(ctx, &rows, arg); err != nil {
+		return nil, translate(err)
+	}
+	out := make([]KeyLookup, len(hashes))
+	for _, r := range rows {
+		if r.I < 1 || r.I > len(out) {
+			return nil, fmt.Errorf("key lookup: row %d of %d", r.I, len(out))
+		}
+		out[r.I-1] = KeyLookup{Principal: r.Principal, Found: true}
+	}
+	return out, nil
 }
