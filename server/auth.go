@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"gateway/gen"
 	"gateway/store"
@@ -132,6 +133,9 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, aheadID int6
 	return Principal{KeyID: p.KeyID, AccountID: p.AccountID, Mode: p.Mode, Scheme: scheme,
 		AccountName: p.AccountName, AccountEmail: p.AccountEmail, JoinCode: p.JoinCode}, ahead, nil
 }
+
+// keyLookupTimeout bounds one shared statement of API key lookups (s.keys).
+const keyLookupTimeout = 10 * time.Second
 
 // lookupKey reads the key with hash and, when aheadID > 0, that message of its account in the
 // same statement. When the statement finds no row (no such key, or no such message) the key is

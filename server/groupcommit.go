@@ -186,8 +186,5 @@ func sentKey(w store.SentWrite) []any { return []any{[2]int64{w.AccountID, w.Mes
 // anyKey: reads, any of which may share a statement (store.PrincipalsByKeyHashes).
 func anyKey([]byte) []any { return nil }
 
-// keyLookupTimeout bounds one statement of API key lookups.
-const keyLookupTimeout = 10 * time.Second
-
 // beginKey: two sends to one person never share a statement (store.SendKeys).
 func beginKey(w store.SendBegin) []any { return store.SendKeys(w.AccountID, w.Mobile) }

@@ -18,6 +18,18 @@ func (s *Store) ApplyStatusRecordingWebhook(ctx context.Context, accountID int64
 	return s.applyWrite(ctx, StatusWrite{AccountID: accountID, Report: r, Body: body})
 }
 
+// PrincipalByKeyHash is PrincipalsByKeyHashes for one hash; ErrNotFound for an unknown one.
+func (s *Store) PrincipalByKeyHash(ctx context.Context, hash []byte) (Principal, error) {
+	ks, err := s.PrincipalsByKeyHashes(ctx, [][]byte{hash})
+	if err != nil {
+		return Principal{}, err
+	}
+	if !ks[0].Found {
+		return Principal{}, ErrNotFound
+	}
+	return ks[0].Principal, nil
+}
+
 // RecordSent records the platform's acceptance of the account's pending message (recordSentSQL
 // with one write); ErrNotFound when the account has no such pending message.
 func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, platformMessageID, waID string, at time.Time) error {

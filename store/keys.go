@@ -59,29 +59,15 @@ const principalColumns = `k.id AS key_id, k.mode, k.revoked_at IS NOT NULL AS re
 
 const principalFrom = `FROM api_keys k JOIN accounts a ON a.id = k.account_id`
 
-// PrincipalByKeyHash resolves a key hash with one indexed lookup (PrincipalsByKeyHashes with
-// one); ErrNotFound for an unknown hash. Revocation and account state are read live, so they
-// apply to the very next request.
-func (s *Store) PrincipalByKeyHash(ctx context.Context, hash []byte) (Principal, error) {
-	ks, err := s.PrincipalsByKeyHashes(ctx, [][]byte{hash})
-	if err != nil {
-		return Principal{}, err
-	}
-	if !ks[0].Found {
-		return Principal{}, ErrNotFound
-	}
-	return ks[0].Principal, nil
-}
-
 // principalWithMessageSQL reads the key with hash $1 and its account's outbound message $2
 // (messageMatch): no row when either is missing.
 var principalWithMessageSQL = `SELECT ` + principalColumns + `, ` + messageColumns + ` ` + principalFrom + `
 	JOIN messages m ON ` + messageMatch("k.account_id", "$2") + ` WHERE k.key_hash = $1`
 
-// PrincipalWithMessage is PrincipalByKeyHash and MessageByID of the key's account in one
-// statement: a poll of a message costs one round trip to the database, not two. It returns
-// ErrNotFound when the hash is unknown or the key's account has no such message; then ask
-// PrincipalByKeyHash, which tells the two apart. The principal is returned as read: revoked
+// PrincipalWithMessage is the key's lookup (PrincipalsByKeyHashes) and MessageByID of the key's
+// account in one statement: a poll of a message costs one round trip to the database, not two.
+// It returns ErrNotFound when the hash is unknown or the key's account has no such message;
+// then ask PrincipalsByKeyHashes, which tells the two apart. The principal is returned as read: revoked
 // keys and inactive accounts included, for the caller to refuse.
 func (s *Store) PrincipalWithMessage(ctx context.Context, hash []byte, messageID int64) (Principal, Message, error) {
 	// Principal's account_id (the shallower field) takes the one account_id column, the message's.
@@ -139,10 +125,10 @@ type KeyLookup struct {
 	Found bool
 }
 
-// PrincipalsByKeyHashes resolves several key hashes in one statement, in order: the API's
-// concurrent requests share their key lookups (server/auth.go). Each is read live, as
-// PrincipalByKeyHash says; a hash may come more than once. It fails only when the database
-// does.
+// PrincipalsByKeyHashes resolves key hashes in one statement, each with one indexed lookup, in
+// order: the API's concurrent requests share their key lookups (server/auth.go). Revocation and
+// account state are read live, so they apply to the very next request; a hash may come more
+// than once. It fails only when the database does.
 func (s *Store) PrincipalsByKeyHashes(ctx context.Context, hashes [][]byte) ([]KeyLookup, error) {
 	type row struct {
 		I int `db:"i"`

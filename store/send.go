@@ -175,7 +175,11 @@ type SendBegin struct {
 // account with the destination and with each of its other forms, so that two sends that are
 // one person never share a statement (the later one finds the contact the earlier created).
 func SendKeys(accountID int64, mobile string) []any {
-	forms := mobileAndForms(mobile)
+	return sendKeys(accountID, mobileAndForms(mobile))
+}
+
+// sendKeys are SendKeys of the mobile's forms (mobileAndForms).
+func sendKeys(accountID int64, forms []string) []any {
 	keys := make([]any, len(forms))
 	for i, f := range forms {
 		keys[i] = sendKey{accountID, f}
@@ -206,7 +210,8 @@ func (s *Store) BeginSends(ctx context.Context, ws []SendBegin) ([]SendRecord, e
 	rows := make([]beginRow, len(ws))
 	seen := make(map[any]bool, 2*len(ws))
 	for i, w := range ws {
-		for _, k := range SendKeys(w.AccountID, w.Mobile) {
+		forms := mobileAndForms(w.Mobile)
+		for _, k := range sendKeys(w.AccountID, forms) {
 			if seen[k] {
 				return nil, fmt.Errorf("begin send: %s twice in one batch", w.Mobile)
 			}
@@ -220,7 +225,7 @@ func (s *Store) BeginSends(ctx context.Context, ws []SendBegin) ([]SendRecord, e
 		if source == "" {
 			source = "api"
 		}
-		rows[i] = beginRow{I: i + 1, AccountID: w.AccountID, Mobile: w.Mobile, Forms: mobileAndForms(w.Mobile), Name: w.Name,
+		rows[i] = beginRow{I: i + 1, AccountID: w.AccountID, Mobile: w.Mobile, Forms: forms, Name: w.Name,
 			Campaign: w.CampaignName, TemplateID: w.TemplateID, TemplateName: w.TemplateName, Content: content,
 			ClientReference: w.ClientReference, Idem: w.IdempotencyKey, Source: source}
 	}

@@ -11,7 +11,7 @@ import (
 // tells the store of every change, SendTarget keeps its answers:
 //
 //   - the writes this store makes forget the account's answers once they commit
-//     (forgetTargets at each write of templates or connections);
+//     (targets.forget at each write of templates or connections);
 //   - the writes other processes make reach it through the send_targets_changed notification
 //     (migration 000029): the listener (server.TenantListener) calls ForgetSendTargets, and it
 //     turns the cache on only once it listens and off when its connection fails

@@ -24,10 +24,14 @@ func TestSendTargetCache(t *testing.T) {
 	if _, err := st.SyncTemplates(ctx, a.ID, []store.TemplateInput{tplIn("1", "reminder", "en_US", "APPROVED", "UTILITY", 2)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ConnectNumber(ctx, store.Connection{AccountID: a.ID, WabaID: "w", PhoneNumberID: "p-cache",
-		PhoneNumber: "15550000000", DisplayName: "A", AccessToken: "t"}); err != nil {
-		t.Fatal(err)
+	connect := func() {
+		t.Helper()
+		if _, err := st.ConnectNumber(ctx, store.Connection{AccountID: a.ID, WabaID: "w", PhoneNumberID: "p-cache",
+			PhoneNumber: "15550000000", DisplayName: "A", AccessToken: "t"}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	connect()
 	st.CacheSendTargets(true)
 	approved := func() int {
 		t.Helper()
@@ -87,10 +91,7 @@ func TestSendTargetCache(t *testing.T) {
 		t.Fatalf("after a disconnection: %v, want ErrNotFound", err)
 	}
 	// Off: every call reads.
-	if _, err := st.ConnectNumber(ctx, store.Connection{AccountID: a.ID, WabaID: "w", PhoneNumberID: "p-cache",
-		PhoneNumber: "15550000000", DisplayName: "A", AccessToken: "t"}); err != nil {
-		t.Fatal(err)
-	}
+	connect()
 	st.CacheSendTargets(false)
 	approved()
 	behindTheBack("PAUSED")
