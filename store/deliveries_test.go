@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -154,6 +155,64 @@ func TestFanOutAndClaim(t *testing.T) {
 	cs, err = f.s.ClaimDueDeliveries(ctx, now, 10, time.Minute, []int64{second.ID}, nil)
 	if err != nil || len(cs) != 1 || cs[0].EndpointID != f.endpoint.ID {
 		t.Fatalf("skip: %v %+v", err, cs)
+	}
+}
+
+// A statement that inserts several events, for accounts with and without enabled endpoints,
+// makes exactly one delivery per event and enabled endpoint of its account (the fan-out runs
+// once per statement, migration 000030), due when its event was created.
+func TestFanOutPerStatement(t *testing.T) {
+	ctx := context.Background()
+	f := newWHFixture(t)
+	second, err := f.s.CreateWebhookEndpoint(ctx, f.account.ID, "https://example.org/two", whSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := f.s.CreateWebhookEndpoint(ctx, f.account.ID, "https://example.org/off", whSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.SetWebhookEndpointEnabled(ctx, f.account.ID, off.ID, false, store.DisabledOperator); err != nil {
+		t.Fatal(err)
+	}
+	other := newWHFixtureOn(t, f.s, "other")
+	quiet := whAccount(t, f.s, "quiet") // no endpoint
+	if _, err := f.s.DB().ExecContext(ctx, `INSERT INTO events (account_id, type, data, created_at)
+		SELECT (ARRAY[$1, $2, $3]::bigint[])[1 + g % 3], 'contact.created', jsonb_build_object('n', g),
+			clock_timestamp() + g * interval '1 ms'
+		FROM generate_series(1, 9) g`, f.account.ID, other.account.ID, quiet.ID); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Account  int64     `db:"account_id"`
+		Endpoint int64     `db:"endpoint_id"`
+		Event    string    `db:"event_id"`
+		Due      time.Time `db:"next_attempt_at"`
+		Created  time.Time `db:"event_created"`
+		EvAcct   int64     `db:"event_account"`
+	}
+	if err := f.s.DB().SelectContext(ctx, &rows, `SELECT d.account_id, d.endpoint_id, d.event_id, d.next_attempt_at,
+			e.created_at AS event_created, e.account_id AS event_account
+		FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ORDER BY d.event_id, d.endpoint_id`); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]int{f.endpoint.ID: 3, second.ID: 3, other.endpoint.ID: 3}
+	got := map[int64]int{}
+	for _, r := range rows {
+		got[r.Endpoint]++
+		if r.Account != r.EvAcct || !r.Due.Equal(r.Created) {
+			t.Errorf("delivery %+v: not its event's account or time", r)
+		}
+	}
+	if len(rows) != 9 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("deliveries per endpoint %v (%d rows), want %v", got, len(rows), want)
+	}
+	var pairs int
+	if err := f.s.DB().GetContext(ctx, &pairs, `SELECT count(DISTINCT (event_id, endpoint_id)) FROM webhook_deliveries`); err != nil {
+		t.Fatal(err)
+	}
+	if pairs != 9 {
+		t.Fatalf("%d distinct event and endpoint pairs, want 9", pairs)
 	}
 }
 

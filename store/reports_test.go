@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/lib/pq"
 
 	"gateway/store"
 	"gateway/store/storetest"
@@ -118,9 +121,6 @@ func TestCampaignCountersFollowMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := directCounts(t, st, f.accountID, camp); c.StatusCounts != want {
-			t.Errorf("campaign %d: counters %+v, direct count %+v", camp, c.StatusCounts, want)
-		}
 		var first, last time.Time
 		if err := st.DB().QueryRow(`SELECT min(created_at), max(created_at) FROM messages WHERE account_id = $1 AND campaign_id = $2`,
 			f.accountID, camp).Scan(&first, &last); err != nil {
@@ -132,29 +132,7 @@ func TestCampaignCountersFollowMessages(t *testing.T) {
 			(camp == f.campaigns[1] && !c.FirstSentAt.Equal(first)) {
 			t.Errorf("campaign %d: first %v last %v, messages from %v to %v", camp, c.FirstSentAt, c.LastSentAt, first, last)
 		}
-		// Hour buckets.
-		series, err := st.CampaignSeries(ctx, f.accountID, camp, "hour", base.Add(-time.Hour), base.Add(48*time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var perHour []struct {
-			Start time.Time `db:"start"`
-			N     int64     `db:"n"`
-			Read  int64     `db:"read"`
-		}
-		if err := st.DB().Select(&perHour, `SELECT date_trunc('hour', created_at, 'UTC') AS start, count(*) AS n,
-				count(*) FILTER (WHERE status = 'read') AS read
-			FROM messages WHERE account_id = $1 AND campaign_id = $2 GROUP BY 1 ORDER BY 1`, f.accountID, camp); err != nil {
-			t.Fatal(err)
-		}
-		if len(series) != len(perHour) {
-			t.Fatalf("campaign %d: %d hour buckets, want %d", camp, len(series), len(perHour))
-		}
-		for i, b := range series {
-			if !b.Start.Equal(perHour[i].Start) || b.Total() != perHour[i].N || b.Read != perHour[i].Read {
-				t.Errorf("campaign %d bucket %d: %+v, want %+v", camp, i, b, perHour[i])
-			}
-		}
+		assertCampaignBreakdown(t, st, f.accountID, camp, base.Add(-time.Hour), base.Add(48*time.Hour))
 		days, err := st.CampaignSeries(ctx, f.accountID, camp, "day", base.Add(-24*time.Hour), base.Add(48*time.Hour))
 		if err != nil {
 			t.Fatal(err)
@@ -165,20 +143,6 @@ func TestCampaignCountersFollowMessages(t *testing.T) {
 		}
 		if len(days) < 1 || len(days) > 2 || sum != c.Total() {
 			t.Errorf("campaign %d: day buckets %+v, total %d", camp, days, c.Total())
-		}
-		// Failure reasons.
-		var want []store.FailureReason
-		if err := st.DB().Select(&want, `SELECT COALESCE(error_code, 0) AS error_code, COALESCE(error_title, '') AS error_title, count(*) AS count
-			FROM messages WHERE account_id = $1 AND campaign_id = $2 AND status = 'failed'
-			GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`, f.accountID, camp); err != nil {
-			t.Fatal(err)
-		}
-		got, err := st.CampaignFailureReasons(ctx, f.accountID, camp, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("campaign %d failure reasons %v, want %v", camp, got, want)
 		}
 	}
 	// Tenancy: another account's campaign id is not found, its counts never mix in.
@@ -194,6 +158,129 @@ func TestCampaignCountersFollowMessages(t *testing.T) {
 	}
 	if rs, err := st.CampaignFailureReasons(ctx, other.accountID, f.campaigns[0], 10); err != nil || len(rs) != 0 {
 		t.Fatalf("other account reads A's failure reasons: %v %v", rs, err)
+	}
+}
+
+// The counters follow statements that change many messages at once (they are counted per
+// statement, migration 000030): inserts of campaign and other messages in both directions,
+// updates that move statuses, fail messages with reasons, move messages between campaigns,
+// hours and directions, change nothing counted, and deletes; after each statement every
+// campaign's breakdown equals a count over its messages.
+func TestCampaignCountersFollowStatements(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	f := newReportsFixture(t, st, "acme", 4)
+	other := newReportsFixture(t, st, "beta", 1)
+	base := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	statements := []struct{ name, sql string }{
+		{"insert", `INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, direction, type, destination,
+				template_name, platform_message_id, status, error_code, error_title, created_at)
+			SELECT $1, c.contact, c.conv, CASE WHEN g % 5 = 0 THEN NULL ELSE ($2::bigint[])[1 + g % 2] END,
+				CASE WHEN g % 7 = 0 THEN 'in' ELSE 'out' END, 'template', '15551234567', 'welcome', 'wamid.stmt.' || g,
+				(ARRAY['pending', 'sent', 'delivered', 'read', 'failed'])[1 + g % 5],
+				CASE WHEN g % 5 = 4 THEN 131000 + g % 3 END, CASE WHEN g % 5 = 4 THEN 'Error ' || (131000 + g % 3) END,
+				$4::timestamptz + g * interval '11 minutes'
+			FROM generate_series(1, 60) g
+			JOIN LATERAL (SELECT ($3::bigint[])[1 + g % 4] AS contact, ($5::bigint[])[1 + g % 4] AS conv) c ON true`},
+		{"statuses move", `UPDATE messages SET status = CASE WHEN id % 3 = 0 THEN 'read' WHEN id % 3 = 1 THEN 'delivered'
+				ELSE status END
+			WHERE account_id = $1 AND status IN ('pending', 'sent', 'delivered')`},
+		{"some fail", `UPDATE messages SET status = 'failed', error_code = 131026 + id % 2, error_title = 'Undeliverable'
+			WHERE account_id = $1 AND status = 'delivered' AND id % 2 = 0`},
+		{"moves between campaigns and hours", `UPDATE messages SET
+				campaign_id = CASE WHEN id % 4 = 0 THEN ($2::bigint[])[1 + (campaign_id = ($2::bigint[])[1])::int]
+					ELSE campaign_id END,
+				created_at = CASE WHEN id % 4 = 1 THEN created_at + interval '3 hours' ELSE created_at END,
+				status = CASE WHEN id % 4 = 2 AND status = 'sent' THEN 'read' ELSE status END
+			WHERE account_id = $1 AND campaign_id IS NOT NULL`},
+		{"directions flip", `UPDATE messages SET direction = CASE direction WHEN 'in' THEN 'out' ELSE 'in' END
+			WHERE account_id = $1 AND id % 6 = 0`},
+		{"campaigns set and cleared", `UPDATE messages SET campaign_id = CASE WHEN campaign_id IS NULL THEN ($2::bigint[])[2] END
+			WHERE account_id = $1 AND id % 5 = 3`},
+		{"a failure's reason changes", `UPDATE messages SET error_title = 'Retitled' WHERE account_id = $1 AND status = 'failed' AND id % 3 = 0`},
+		{"nothing counted changes", `UPDATE messages SET template_name = 'renamed' WHERE account_id = $1`},
+		{"deletes", `DELETE FROM messages WHERE account_id = $1 AND id % 4 = 3`},
+	}
+	if _, err := st.DB().Exec(`INSERT INTO messages (account_id, contact_id, conversation_id, campaign_id, direction, type, destination,
+			status, created_at) VALUES ($1, $2, $3, $4, 'out', 'template', '15551234567', 'sent', $5)`,
+		other.accountID, other.contacts[0], other.convs[0], other.campaigns[0], base); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range statements {
+		// Each statement takes the arguments up to the highest it names.
+		args := []any{f.accountID, pq.Array(f.campaigns), pq.Array(f.contacts), base, pq.Array(f.convs)}
+		for len(args) > 1 && !strings.Contains(stmt.sql, fmt.Sprintf("$%d", len(args))) {
+			args = args[:len(args)-1]
+		}
+		res, err := st.DB().Exec(stmt.sql, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", stmt.name, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			t.Fatalf("%s: changed no message", stmt.name)
+		}
+		for _, camp := range f.campaigns {
+			assertCampaignBreakdown(t, st, f.accountID, camp, base.Add(-time.Hour), base.Add(48*time.Hour))
+		}
+		if t.Failed() {
+			t.Fatalf("after %q", stmt.name)
+		}
+	}
+	// The other account's counts never moved.
+	assertCampaignBreakdown(t, st, other.accountID, other.campaigns[0], base.Add(-time.Hour), base.Add(time.Hour))
+	if c := directCounts(t, st, other.accountID, other.campaigns[0]); c.Sent != 1 {
+		t.Fatalf("other account: %+v", c)
+	}
+}
+
+// assertCampaignBreakdown checks the campaign's counters against a count over its messages: by
+// status, per hour bucket from..to (totals and reads), and its failure reasons.
+func assertCampaignBreakdown(t *testing.T, st *store.Store, accountID, camp int64, from, to time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := st.CampaignByID(ctx, accountID, camp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := directCounts(t, st, accountID, camp); c.StatusCounts != want {
+		t.Errorf("campaign %d: counters %+v, direct count %+v", camp, c.StatusCounts, want)
+	}
+	// Hour buckets.
+	series, err := st.CampaignSeries(ctx, accountID, camp, "hour", from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var perHour []struct {
+		Start time.Time `db:"start"`
+		N     int64     `db:"n"`
+		Read  int64     `db:"read"`
+	}
+	if err := st.DB().Select(&perHour, `SELECT date_trunc('hour', created_at, 'UTC') AS start, count(*) AS n,
+				count(*) FILTER (WHERE status = 'read') AS read
+			FROM messages WHERE account_id = $1 AND campaign_id = $2 AND direction = 'out' GROUP BY 1 ORDER BY 1`, accountID, camp); err != nil {
+		t.Fatal(err)
+	}
+	if len(series) != len(perHour) {
+		t.Fatalf("campaign %d: %d hour buckets, want %d", camp, len(series), len(perHour))
+	}
+	for i, b := range series {
+		if !b.Start.Equal(perHour[i].Start) || b.Total() != perHour[i].N || b.Read != perHour[i].Read {
+			t.Errorf("campaign %d bucket %d: %+v, want %+v", camp, i, b, perHour[i])
+		}
+	}
+	// Failure reasons.
+	var want []store.FailureReason
+	if err := st.DB().Select(&want, `SELECT COALESCE(error_code, 0) AS error_code, COALESCE(error_title, '') AS error_title, count(*) AS count
+			FROM messages WHERE account_id = $1 AND campaign_id = $2 AND direction = 'out' AND status = 'failed'
+			GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`, accountID, camp); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.CampaignFailureReasons(ctx, accountID, camp, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("campaign %d failure reasons %v, want %v", camp, got, want)
 	}
 }
 
