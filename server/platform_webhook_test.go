@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"gateway/platform/simulator"
+	"gateway/platform/webhook"
 	"gateway/platform/whatsapp"
 	"gateway/server"
 	"gateway/server/servertest"
@@ -38,6 +39,16 @@ type pwTenant struct {
 func pwNewTenant(t testing.TB, env *servertest.Env, name string) *pwTenant {
 	t.Helper()
 	tn := env.NewTenant(name)
+	// An enabled endpoint, so that status changes write their events (store's applyStatusSQL
+	// writes them only where an endpoint will deliver them); nothing dispatches here.
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Store.CreateWebhookEndpoint(context.Background(), tn.Account.ID, "https://hooks.example.com/"+url.PathEscape(name),
+		secret); err != nil {
+		t.Fatal(err)
+	}
 	return &pwTenant{Tenant: tn, Conn: env.ConnectNumber(tn)}
 }
 

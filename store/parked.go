@@ -7,7 +7,8 @@ import (
 )
 
 // ApplyParkedStatuses applies, in rank order, the status reports parked for the account's
-// platform message id, and deletes them; each real change writes its message.status event.
+// platform message id, and deletes them; each real change writes its message.status event (when
+// the account has an enabled webhook endpoint, as every status report).
 // Call it after the platform id has been committed on the message row (not inside the
 // transaction that records it, or the race ApplyStatus closes reopens). Calling it when nothing
 // is parked costs one statement; calling it twice, or concurrently, is harmless. When the

@@ -59,6 +59,10 @@ func TestClientReferenceInEvents(t *testing.T) {
 	st := storetest.New(t)
 	ctx := context.Background()
 	a := newAccount(t, st, "acme")
+	// Status events are written only where an endpoint will deliver them.
+	if _, err := st.CreateWebhookEndpoint(ctx, a.ID, "https://example.com/acme", whSecret); err != nil {
+		t.Fatal(err)
+	}
 	now := time.Now()
 	with := sendIn("15551234567", "Ana", "API")
 	with.ClientReference = "crm-7781"

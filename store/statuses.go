@@ -17,7 +17,8 @@ import (
 // read without delivered is a valid move, and nothing leaves failed. Every distinct reported
 // status keeps the platform's timestamp in its column of the message (sent_at, delivered_at,
 // read_at, failed_at), whether or not it changed the current status; each real change writes
-// one message.status event in the same statement.
+// one message.status event in the same statement when the account has an enabled webhook
+// endpoint (applyStatusSQL says why only then).
 
 // StatusRank returns the rank of a message status; an unknown status ranks -1. It is the Go
 // twin of the SQL function status_rank (migrations/000012_status_rank_fn.up.sql), which every
@@ -57,7 +58,8 @@ type StatusReport struct {
 type StatusResult struct {
 	// Found: the account has a sent message with that platform id.
 	Found bool
-	// Changed: the report moved the message's status (and wrote a message.status event).
+	// Changed: the report moved the message's status (and wrote a message.status event if the
+	// account has an enabled webhook endpoint).
 	Changed bool
 	// Parked: no such message yet; the report was parked until the send is recorded. When the
 	// message appeared meanwhile the parked reports were applied at once, and Found/Changed
@@ -72,6 +74,12 @@ type StatusResult struct {
 // moves only when its rank rises; the reported status's time is kept once, whether or not it
 // moved the status), the message.status event when the status moved, and the parked row when
 // the message is not known (yet).
+//
+// The event is written only when the account has an enabled webhook endpoint (fansOutOf): an
+// event is read only through its deliveries (the dispatcher, the delivery and request logs,
+// a redelivery), and the fan-out makes deliveries only for the endpoints enabled when the
+// event is written, so an event without one would never be read; retention would delete it
+// unread. Status events are two or three per message, most of the events table.
 //
 // The history is four columns of the message (sent_at, delivered_at, read_at, failed_at), so a
 // report writes at most one row of messages, and no index of messages names a column the
@@ -143,7 +151,7 @@ var applyStatusSQL = `WITH r AS (
 					'code', r.code, 'title', COALESCE(r.title, ''), 'details', r.details)))
 				ELSE '{}'::jsonb END,
 			clock_timestamp()
-		FROM u JOIN r ON r.i = u.i WHERE u.moved
+		FROM u JOIN r ON r.i = u.i WHERE u.moved AND ` + fansOutOf("r.account_id") + `
 		ORDER BY u.i
 	), p AS (
 		INSERT INTO parked_statuses (account_id, platform_message_id, status, occurred_at, error_code, error_title, error_details,

@@ -45,6 +45,10 @@ func newInboundFixtureOn(t *testing.T, st *store.Store, name string) *inboundFix
 	if err := db.GetContext(ctx, &f.convID, `INSERT INTO conversations (account_id, contact_id) VALUES ($1, $2) RETURNING id`, a.ID, f.contactID); err != nil {
 		t.Fatal(err)
 	}
+	// An enabled endpoint, so that status changes write their events (applyStatusSQL).
+	if _, err := st.CreateWebhookEndpoint(ctx, a.ID, "https://example.com/"+name, whSecret); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 
@@ -464,6 +468,60 @@ func TestApplyStatusConcurrent(t *testing.T) {
 // TestApplyStatusNoOpWritesNothing: a report that changes nothing (a duplicate, or a lower
 // status already reported) writes no row anywhere, not even the raw webhook body; a report that
 // changes the message stores its body with the change, and a lower status reported for the
+// A status change writes its message.status event only for an account with an enabled webhook
+// endpoint, which is the only way an event is ever read (applyStatusSQL): in one statement,
+// the message of an account with an enabled endpoint gets its event and one delivery, those
+// of an account without endpoints and of one whose endpoint is disabled get none; all three
+// messages move and keep their times alike.
+func TestStatusEventsOnlyWhereDelivered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	hooked, bare, off := newInboundFixtureOn(t, st, "hooked"), newInboundFixtureOn(t, st, "bare"), newInboundFixtureOn(t, st, "off")
+	if _, err := st.DB().Exec(`DELETE FROM webhook_endpoints WHERE account_id = $1`, bare.accountID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB().Exec(`UPDATE webhook_endpoints SET enabled = false WHERE account_id = $1`, off.accountID); err != nil {
+		t.Fatal(err)
+	}
+	fixtures := []*inboundFixture{hooked, bare, off}
+	var ws []store.StatusWrite
+	ids := make([]int64, len(fixtures))
+	for i, f := range fixtures {
+		ids[i] = f.message(t, "sent", "wamid.E")
+		ws = append(ws, store.StatusWrite{AccountID: f.accountID, Report: report("wamid.E", "delivered", 5)})
+	}
+	as, err := st.ApplyStatusWrites(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range fixtures {
+		if !as[i].Found || !as[i].Changed || as[i].Fans != (i == 0) {
+			t.Errorf("account %d: %+v", i, as[i])
+		}
+		if s := f.state(t, ids[i]); s.Status != "delivered" {
+			t.Errorf("account %d: status %s", i, s.Status)
+		}
+		if h := f.history(t, ids[i]); len(h) != 2 || h["delivered"].IsZero() {
+			t.Errorf("account %d: history %v", i, h)
+		}
+		want := 0
+		if i == 0 {
+			want = 1
+		}
+		if evs := f.statusEvents(t, ids[i]); len(evs) != want {
+			t.Errorf("account %d: %d message.status events, want %d", i, len(evs), want)
+		}
+		var deliveries int
+		if err := st.DB().Get(&deliveries, `SELECT count(*) FROM webhook_deliveries WHERE account_id = $1`, f.accountID); err != nil {
+			t.Fatal(err)
+		}
+		if deliveries != want {
+			t.Errorf("account %d: %d deliveries, want %d", i, deliveries, want)
+		}
+	}
+}
+
 // first time keeps its history row (and its body).
 func TestApplyStatusNoOpWritesNothing(t *testing.T) {
 	t.Parallel()
