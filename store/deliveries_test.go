@@ -95,9 +95,11 @@ func (f *whFixture) endpointNow(t *testing.T) store.WebhookEndpoint {
 	return w
 }
 
-func TestFanOutAndClaim(t *testing.T) {
+// moreEndpoints gives the fixture's account a second enabled endpoint, which it returns, and a
+// disabled one.
+func (f *whFixture) moreEndpoints(t *testing.T) store.WebhookEndpoint {
+	t.Helper()
 	ctx := context.Background()
-	f := newWHFixture(t)
 	second, err := f.s.CreateWebhookEndpoint(ctx, f.account.ID, "https://example.org/two", whSecret)
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +111,13 @@ func TestFanOutAndClaim(t *testing.T) {
 	if _, err := f.s.SetWebhookEndpointEnabled(ctx, f.account.ID, off.ID, false, store.DisabledOperator); err != nil {
 		t.Fatal(err)
 	}
+	return second
+}
+
+func TestFanOutAndClaim(t *testing.T) {
+	ctx := context.Background()
+	f := newWHFixture(t)
+	second := f.moreEndpoints(t)
 	other := newWHFixtureOn(t, f.s, "other")
 
 	evID := f.event(t, "contact.created")
@@ -152,7 +161,7 @@ func TestFanOutAndClaim(t *testing.T) {
 
 	// The skip list leaves an endpoint out.
 	f.event(t, "message.sent")
-	cs, err = f.s.ClaimDueDeliveries(ctx, now, 10, time.Minute, []int64{second.ID}, nil)
+	cs, err := f.s.ClaimDueDeliveries(ctx, now, 10, time.Minute, []int64{second.ID}, nil)
 	if err != nil || len(cs) != 1 || cs[0].EndpointID != f.endpoint.ID {
 		t.Fatalf("skip: %v %+v", err, cs)
 	}
@@ -164,17 +173,7 @@ func TestFanOutAndClaim(t *testing.T) {
 func TestFanOutPerStatement(t *testing.T) {
 	ctx := context.Background()
 	f := newWHFixture(t)
-	second, err := f.s.CreateWebhookEndpoint(ctx, f.account.ID, "https://example.org/two", whSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	off, err := f.s.CreateWebhookEndpoint(ctx, f.account.ID, "https://example.org/off", whSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.s.SetWebhookEndpointEnabled(ctx, f.account.ID, off.ID, false, store.DisabledOperator); err != nil {
-		t.Fatal(err)
-	}
+	second := f.moreEndpoints(t)
 	other := newWHFixtureOn(t, f.s, "other")
 	quiet := whAccount(t, f.s, "quiet") // no endpoint
 	if _, err := f.s.DB().ExecContext(ctx, `INSERT INTO events (account_id, type, data, created_at)
