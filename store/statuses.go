@@ -110,7 +110,8 @@ type StatusResult struct {
 // $1 accounts, $2 platform ids, $3 statuses, $4 their ranks, $5 occurred_at, $6 error codes,
 // $7 error titles, $8 error details, $9 occurred_at as RFC 3339 for the event, $10 the callback
 // message ids (0 for none), $11 the raw webhook bodies to store with the change (empty for none).
-// It returns, per element in order: found, changed, and fans (the change's event fans out).
+// It returns, per element in order: found, changed, and fans (the change wrote its event, which
+// fans out: the endpoint probe is made once, where the event is written).
 var applyStatusSQL = `WITH r AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[],
 			$8::text[], $9::text[], $10::bigint[], $11::bytea[])
@@ -153,6 +154,7 @@ var applyStatusSQL = `WITH r AS (
 			clock_timestamp()
 		FROM u JOIN r ON r.i = u.i WHERE u.moved AND ` + fansOutOf("r.account_id") + `
 		ORDER BY u.i
+		RETURNING account_id, data->>'chat_message_id' AS wamid
 	), p AS (
 		INSERT INTO parked_statuses (account_id, platform_message_id, status, occurred_at, error_code, error_title, error_details,
 			callback_message_id)
@@ -168,7 +170,7 @@ var applyStatusSQL = `WITH r AS (
 		ORDER BY r.i
 	)
 	SELECT r.i, EXISTS (SELECT 1 FROM m WHERE m.i = r.i) AS found, COALESCE(u.moved, false) AS changed,
-		COALESCE(u.moved, false) AND ` + fansOutOf("r.account_id") + ` AS fans
+		EXISTS (SELECT 1 FROM e WHERE e.account_id = r.account_id AND e.wamid = r.wamid) AS fans
 	FROM r LEFT JOIN u ON u.i = r.i ORDER BY r.i`
 
 const messageRecordedSQL = `SELECT EXISTS (SELECT 1 FROM messages
