@@ -369,3 +369,90 @@ func TestContactListingIndexes(t *testing.T) {
 		t.Errorf("%d name suffixes of deleted contacts remain", orphans)
 	}
 }
+
+// TestContactsIndexedPerStatement: new contacts are counted and name-indexed once per statement
+// (migration 000031). Statements that insert many contacts across accounts (names that repeat a
+// term, longer than the 16 kept characters, empty, not ASCII), an upsert that inserts some rows
+// and updates others, and a batch of sends must leave each account's count equal to its
+// contacts and the suffix rows equal to contact_name_suffix_rows of each contact's name.
+func TestContactsIndexedPerStatement(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	ctx := context.Background()
+	a := newContactsAccount(t, s, "acme")
+	b := newContactsAccount(t, s, "beta")
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := s.DB().ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(step string) {
+		t.Helper()
+		for _, acct := range []int64{a.ID, b.ID} {
+			var counted, plain int
+			if err := s.DB().GetContext(ctx, &counted, `SELECT COALESCE(sum(n), 0) FROM contact_counts WHERE account_id = $1`, acct); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DB().GetContext(ctx, &plain, `SELECT count(*) FROM contacts WHERE account_id = $1`, acct); err != nil {
+				t.Fatal(err)
+			}
+			if counted != plain {
+				t.Errorf("%s: account %d counts %d contacts, has %d", step, acct, counted, plain)
+			}
+		}
+		var extra, missing int
+		if err := s.DB().GetContext(ctx, &extra, `SELECT count(*) FROM (
+				SELECT account_id, suffix, contact_id, created_at, first_len FROM contact_name_suffixes
+				EXCEPT ALL
+				SELECT c.account_id, r.suffix, c.id, c.created_at, r.first_len FROM contacts c, contact_name_suffix_rows(c.name) r) x`); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DB().GetContext(ctx, &missing, `SELECT count(*) FROM (
+				SELECT c.account_id, r.suffix, c.id, c.created_at, r.first_len FROM contacts c, contact_name_suffix_rows(c.name) r
+				EXCEPT ALL
+				SELECT account_id, suffix, contact_id, created_at, first_len FROM contact_name_suffixes) x`); err != nil {
+			t.Fatal(err)
+		}
+		if extra != 0 || missing != 0 {
+			t.Errorf("%s: %d suffix rows too many, %d missing", step, extra, missing)
+		}
+	}
+
+	exec(`INSERT INTO contacts (account_id, mobile, name)
+		SELECT CASE WHEN g % 3 = 0 THEN $2::bigint ELSE $1::bigint END, (5511900000000 + g)::text,
+			CASE g % 4 WHEN 0 THEN 'Ana Santana ' || g WHEN 1 THEN 'Bartholomew Featherstonehaugh ' || g
+				WHEN 2 THEN '' ELSE 'Zoë' END
+		FROM generate_series(1, 30) g`, a.ID, b.ID)
+	check("many in one statement")
+
+	// Five of these mobiles exist (renamed by the update), five are new.
+	exec(`INSERT INTO contacts (account_id, mobile, name)
+		SELECT $1::bigint, (5511900000000 + g)::text, 'Zed ' || g FROM generate_series(26, 35) g WHERE g % 3 <> 0
+		ON CONFLICT (account_id, mobile) DO UPDATE SET name = EXCLUDED.name`, a.ID)
+	check("upsert")
+
+	var ws []store.SendBegin
+	for i := range 6 {
+		acct := a.ID
+		if i%2 == 1 {
+			acct = b.ID
+		}
+		ws = append(ws, store.SendBegin{AccountID: acct, SendInput: sendIn(fmt.Sprintf("5511901%06d", i), fmt.Sprintf("Send User %d", i), "New")})
+	}
+	ws = append(ws, store.SendBegin{AccountID: a.ID, SendInput: sendIn("5511900000001", "Not Renamed", "New")}) // an existing contact
+	recs, err := s.BeginSends(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range recs {
+		if r.ContactCreated != (i < 6) {
+			t.Fatalf("send %d: contact created %v", i, r.ContactCreated)
+		}
+	}
+	check("a batch of sends")
+
+	exec(`DELETE FROM contacts c WHERE account_id = $1 AND mobile LIKE '55119000000%'
+		AND NOT EXISTS (SELECT 1 FROM conversations v WHERE v.account_id = c.account_id AND v.contact_id = c.id)`, a.ID)
+	check("deleted")
+}
