@@ -456,3 +456,52 @@ func TestContactsIndexedPerStatement(t *testing.T) {
 		AND NOT EXISTS (SELECT 1 FROM conversations v WHERE v.account_id = c.account_id AND v.contact_id = c.id)`, a.ID)
 	check("deleted")
 }
+
+// TestContactNameSuffixRowsAsBefore: migration 000032 rewrote contact_name_suffix_rows for speed
+// and keeps the suffixes already written, so it must return exactly the rows of 000021's
+// definition (kept here, as a temporary function) for every name: terms that repeat and overlap,
+// names past the 16 kept characters, letters whose lower case is another length, the empty name.
+func TestContactNameSuffixRowsAsBefore(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t)
+	ctx := context.Background()
+	tx, err := s.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE FUNCTION pg_temp.suffix_rows_000021(name text) RETURNS TABLE (suffix text, first_len smallint)
+		LANGUAGE sql IMMUTABLE AS $$
+		SELECT DISTINCT ON (s) s, f
+		FROM (SELECT lower(name) AS n) x
+		CROSS JOIN LATERAL generate_series(1, length(x.n)) AS i
+		CROSS JOIN LATERAL (SELECT left(substr(x.n, i), 16) AS s) y
+		CROSS JOIN LATERAL (SELECT COALESCE((SELECT t::smallint FROM generate_series(1, length(y.s)) AS t
+			WHERE strpos(substr(x.n, 1, i + t - 2), substr(x.n, i, t)) = 0 ORDER BY t LIMIT 1), 17::smallint) AS f) z
+		ORDER BY s, i $$`); err != nil {
+		t.Fatal(err)
+	}
+	// Fixed names, then 3,000 built from a few overlapping words.
+	const names = `SELECT unnest(ARRAY['', 'a', 'aa', 'aaaaaaaaaaaaaaaaaaaaaaaa', 'abab ab abab', 'Ana Santana Banana',
+			'Bartholomew Featherstonehaugh-Smythe', 'ÖLUND Öl', 'İstanbul İz', 'ΣΟΦΊΑ σοφία', 'x y x y x y x y x y x y x y',
+			'Mississippi Mississippi']) AS name
+		UNION ALL
+		SELECT concat_ws(' ', w[1 + g % 7], w[1 + (g / 7) % 7], w[1 + (g / 49) % 7], CASE WHEN g % 3 = 0 THEN g::text END)
+		FROM generate_series(1, 3000) g,
+			(SELECT ARRAY['Ana', 'Santana', 'na', 'Anna', 'Nan', 'Banana', 'Featherstonehaugh'] AS w) words`
+	var total, differ int
+	if err := tx.GetContext(ctx, &total, `SELECT count(*) FROM (`+names+`) n, contact_name_suffix_rows(n.name)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.GetContext(ctx, &differ, `SELECT count(*) FROM (
+			(SELECT n.name, r.* FROM (`+names+`) n, contact_name_suffix_rows(n.name) r
+			 EXCEPT ALL SELECT n.name, r.* FROM (`+names+`) n, pg_temp.suffix_rows_000021(n.name) r)
+			UNION ALL
+			(SELECT n.name, r.* FROM (`+names+`) n, pg_temp.suffix_rows_000021(n.name) r
+			 EXCEPT ALL SELECT n.name, r.* FROM (`+names+`) n, contact_name_suffix_rows(n.name) r)) d`); err != nil {
+		t.Fatal(err)
+	}
+	if total < 30000 || differ != 0 {
+		t.Errorf("%d suffix rows, %d differ from 000021's", total, differ)
+	}
+}
