@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // errorHref is the link Meta puts in status-level errors.
@@ -209,6 +210,10 @@ func writeGraphJSON(w http.ResponseWriter, status int, v any) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	// With its length the body goes out in one write, also when the send handler flushes it
+	// before queueing the status webhooks; without, a flush made it chunked (a second write
+	// for the last chunk, and a second read for the gateway).
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

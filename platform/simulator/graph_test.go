@@ -83,6 +83,10 @@ func TestSendSuccessShape(t *testing.T) {
 	if hdr.Get("facebook-api-version") != "v99.3" || hdr.Get("x-fb-trace-id") == "" {
 		t.Errorf("headers: %v", hdr)
 	}
+	// The answer has its length: one write, not a chunked body (the handler flushes it).
+	if hdr.Get("Content-Length") == "" {
+		t.Errorf("no Content-Length: %v", hdr)
+	}
 	sent := h.sim.Sent()
 	if len(sent) != 1 {
 		t.Fatalf("Sent() = %d entries", len(sent))
