@@ -426,7 +426,7 @@ func TestContactsIndexedPerStatement(t *testing.T) {
 		FROM generate_series(1, 30) g`, a.ID, b.ID)
 	check("many in one statement")
 
-	// Five of these mobiles exist (renamed by the update), five are new.
+	// Three of these mobiles exist in the account (the update renames them), four are new.
 	exec(`INSERT INTO contacts (account_id, mobile, name)
 		SELECT $1::bigint, (5511900000000 + g)::text, 'Zed ' || g FROM generate_series(26, 35) g WHERE g % 3 <> 0
 		ON CONFLICT (account_id, mobile) DO UPDATE SET name = EXCLUDED.name`, a.ID)
