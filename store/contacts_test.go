@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"gateway/migrations"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -459,7 +460,7 @@ func TestContactsIndexedPerStatement(t *testing.T) {
 
 // TestContactNameSuffixRowsAsBefore: migration 000032 rewrote contact_name_suffix_rows for speed
 // and keeps the suffixes already written, so it must return exactly the rows of 000021's
-// definition (kept here, as a temporary function) for every name: terms that repeat and overlap,
+// definition (read from its migration) for every name: terms that repeat and overlap,
 // names past the 16 kept characters, letters whose lower case is another length, the empty name.
 func TestContactNameSuffixRowsAsBefore(t *testing.T) {
 	t.Parallel()
@@ -470,15 +471,17 @@ func TestContactNameSuffixRowsAsBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE FUNCTION pg_temp.suffix_rows_000021(name text) RETURNS TABLE (suffix text, first_len smallint)
-		LANGUAGE sql IMMUTABLE AS $$
-		SELECT DISTINCT ON (s) s, f
-		FROM (SELECT lower(name) AS n) x
-		CROSS JOIN LATERAL generate_series(1, length(x.n)) AS i
-		CROSS JOIN LATERAL (SELECT left(substr(x.n, i), 16) AS s) y
-		CROSS JOIN LATERAL (SELECT COALESCE((SELECT t::smallint FROM generate_series(1, length(y.s)) AS t
-			WHERE strpos(substr(x.n, 1, i + t - 2), substr(x.n, i, t)) = 0 ORDER BY t LIMIT 1), 17::smallint) AS f) z
-		ORDER BY s, i $$`); err != nil {
+	// 000021's definition, read from its migration, as a temporary function.
+	src, err := migrations.FS.ReadFile("000021_name_first_occurrence.up.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, _, ok := strings.Cut(string(src), "\n$$;")
+	_, def, found := strings.Cut(def, "CREATE FUNCTION contact_name_suffix_rows(")
+	if !ok || !found {
+		t.Fatal("no contact_name_suffix_rows in migration 000021")
+	}
+	if _, err := tx.ExecContext(ctx, "CREATE FUNCTION pg_temp.suffix_rows_000021("+def+"\n$$"); err != nil {
 		t.Fatal(err)
 	}
 	// Fixed names, then 3,000 built from a few overlapping words.
