@@ -5,7 +5,8 @@
 -- benchmark (pg_stat_user_functions, docs/scaling.md, round 9), about a third of that
 -- statement's execution. Now a statement's inserted contacts reach one call through a
 -- transition table, which adds them to each account's stripe once and writes all their suffix
--- rows in one insert.
+-- rows in one insert. In a loop of 2,000 statements of five new contacts each, the statements
+-- took 2.30-2.87 s instead of 3.42-3.78 s (0.30-0.41 s without any contact index).
 --
 -- The rule is 000026's, unchanged: a contact adds one to its account's count on this session's
 -- stripe (pg_backend_pid() % 64) and one suffix row per contact_name_suffix_rows of its name.
