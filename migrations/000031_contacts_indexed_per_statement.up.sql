@@ -27,6 +27,12 @@
 CREATE FUNCTION contacts_index_inserted() RETURNS trigger LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan SET jit = off AS $$
 BEGIN
+    -- A statement trigger runs also for an insert that inserted nothing (a send to a known
+    -- contact: the records statement's insert finds every contact); this check costs less than
+    -- starting the statement below (5,000 such inserts in a loop: 0.31-0.39 s against 0.46-0.63 s).
+    IF NOT EXISTS (SELECT FROM new_contacts) THEN
+        RETURN NULL;
+    END IF;
     WITH k AS (
         INSERT INTO contact_counts AS k (account_id, stripe, n)
         SELECT n.account_id, pg_backend_pid() % 64, count(*) FROM new_contacts n GROUP BY n.account_id ORDER BY 1
