@@ -465,9 +465,6 @@ func TestApplyStatusConcurrent(t *testing.T) {
 	}
 }
 
-// TestApplyStatusNoOpWritesNothing: a report that changes nothing (a duplicate, or a lower
-// status already reported) writes no row anywhere, not even the raw webhook body; a report that
-// changes the message stores its body with the change, and a lower status reported for the
 // A status change writes its message.status event only for an account with an enabled webhook
 // endpoint, which is the only way an event is ever read (applyStatusSQL): in one statement,
 // the message of an account with an enabled endpoint gets its event and one delivery, those
@@ -522,6 +519,9 @@ func TestStatusEventsOnlyWhereDelivered(t *testing.T) {
 	}
 }
 
+// TestApplyStatusNoOpWritesNothing: a report that changes nothing (a duplicate, or a lower
+// status already reported) writes no row anywhere, not even the raw webhook body; a report that
+// changes the message stores its body with the change, and a lower status reported for the
 // first time keeps its history row (and its body).
 func TestApplyStatusNoOpWritesNothing(t *testing.T) {
 	t.Parallel()
