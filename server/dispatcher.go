@@ -494,7 +494,7 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 	cs, err := d.store.ClaimDueDeliveries(ctx, d.dbNow(), limit, d.cfg.Lease, skip, skipAccounts)
 	at := d.now()
 	d.mu.Lock()
-	d.reserved -= limit
+	d.unreserve(limit)
 	if err != nil {
 		d.mu.Unlock()
 		return 0, limit, false, err

@@ -46,6 +46,52 @@ func TestDispatcherWokenByThisProcessWriters(t *testing.T) {
 	}
 }
 
+// TestDispatcherClaimEndWakesALeftOutClaimer: a claimer that left an endpoint out because
+// another claim's reservation counted against the endpoint's backlog is woken when that claim
+// ends, though no delivery is running whose end would wake it. Before, it waited for the next
+// event or poll tick: the rare stall of TestDispatcherWokenByThisProcessWriters.
+func TestDispatcherClaimEndWakesALeftOutClaimer(t *testing.T) {
+	e := newWHEnv(t)
+	acct := e.account("acme")
+	rcv := newReceiver(t, nil)
+	e.endpoint(acct.ID, rcv)
+	d := e.dispatcher(DispatcherConfig{BatchSize: 64, EndpointBacklog: 64, MaxClaimed: 256}, true)
+	e.event(acct.ID, "message.sent", false)
+	if n := step(t, d); n != 1 { // the dispatcher now knows the endpoint
+		t.Fatalf("first claim took %d", n)
+	}
+
+	// Another claimer's claim is in flight: its reservation, with this claim's, could push the
+	// endpoint over its backlog, so this claim leaves it out.
+	d.mu.Lock()
+	d.reserved += d.cfg.BatchSize
+	d.mu.Unlock()
+	e.event(acct.ID, "message.sent", false)
+	if n, _, again, err := d.runOnce(context.Background(), nil); err != nil || n != 0 || again {
+		t.Fatalf("claim beside another: %d claimed, again %v, %v", n, again, err)
+	}
+	select {
+	case <-d.capacity:
+		t.Fatal("woken while the other claim is still in flight")
+	default:
+	}
+	// The other claim ends, having found nothing.
+	d.mu.Lock()
+	d.unreserve(d.cfg.BatchSize)
+	d.mu.Unlock()
+	select {
+	case <-d.capacity:
+	default:
+		t.Fatal("the end of the other claim woke no claimer: the event waits for the poll")
+	}
+	if n := step(t, d); n != 1 {
+		t.Fatalf("claim after the wake-up took %d", n)
+	}
+	if rcv.count() != 2 {
+		t.Fatalf("receiver got %d deliveries", rcv.count())
+	}
+}
+
 func TestDispatcherDeliversEveryEventKind(t *testing.T) {
 	e := newWHEnv(t)
 	spec, err := LoadSpec()

@@ -49,6 +49,18 @@ func (d *Dispatcher) run(q *endpointQueue) {
 	}
 }
 
+// unreserve gives back a finished claim's reservation of limit deliveries, and wakes a claimer
+// that held back, or left an endpoint out, while the reservation counted against it: with no
+// delivery running, no runner would wake it, and it would wait for the next event or poll
+// tick. A claimer woken needlessly looks and waits again. The caller holds d.mu.
+func (d *Dispatcher) unreserve(limit int) {
+	d.reserved -= limit
+	if d.wantCapacity && d.cfg.MaxClaimed-d.claimed-d.reserved >= d.cfg.BatchSize {
+		d.wantCapacity = false
+		d.signalCapacity()
+	}
+}
+
 // signalCapacity wakes one waiting claimer.
 func (d *Dispatcher) signalCapacity() {
 	select {
