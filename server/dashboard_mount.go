@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"gateway/platform/webhook"
+	"gateway/server/clientaddr"
 	"gateway/server/dashboard"
 	"gateway/server/onboarding"
 )
@@ -43,8 +45,10 @@ func (s *Server) newDashboard(c dashboard.Connector, o *onboarding.Service) (*da
 			_, err := s.SyncTemplates(ctx, accountID)
 			return err
 		},
-		Logger: s.log,
-		Clock:  s.now,
+		// The sign-in throttle counts clients as the demo limit does, behind the same proxies.
+		ClientAddr: func(r *http.Request) string { return clientaddr.Key(r, s.opts.TrustedProxies) },
+		Logger:     s.log,
+		Clock:      s.now,
 	})
 }
 

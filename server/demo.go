@@ -3,10 +3,8 @@ package server
 import (
 	"math"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,10 +12,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"gateway/gen"
+	"gateway/server/clientaddr"
 )
 
-// Demo key limits per client (the RateLimited response of openapi/openapi.yaml; clientKey says
-// who a client is): 60 requests a minute with a burst of 20, and 10 sends a minute, for the
+// Demo key limits per client (the RateLimited response of openapi/openapi.yaml; clientaddr.Key
+// says who a client is): 60 requests a minute with a burst of 20, and 10 sends a minute, for the
 // whole deployment.
 const (
 	demoRatePerMin = 60
@@ -123,73 +122,9 @@ func (l *demoLimiter) evict(now time.Time) {
 	}
 }
 
-// clientKey is who the demo limit counts: the connection's address, or, when the connection
-// comes from a trusted proxy (GATEWAY_TRUSTED_PROXIES), the rightmost address of
-// X-Forwarded-For that is not itself a trusted proxy, else X-Real-IP. IPv6 clients are
-// counted per /64 (one subscriber's allocation); IPv4 per address.
-func clientKey(req *http.Request, trusted []netip.Prefix) string {
-	addr := remoteAddr(req.RemoteAddr)
-	if addr.IsValid() && isTrusted(addr, trusted) {
-		if c, ok := forwardedClient(req, trusted); ok {
-			addr = c
-		}
-	}
-	if !addr.IsValid() {
-		return req.RemoteAddr
-	}
-	if addr.Is6() {
-		p, _ := addr.Prefix(64)
-		return p.String()
-	}
-	return addr.String()
-}
-
-func remoteAddr(s string) netip.Addr {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap()
-	}
-	a, _ := netip.ParseAddr(s)
-	return a.Unmap()
-}
-
-func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
-	for _, p := range trusted {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// forwardedClient walks X-Forwarded-For (every header line, right to left) past trusted
-// proxies; the first untrusted address is the client. A malformed entry stops the walk (what
-// is left of it was written by the client). X-Real-IP is used when X-Forwarded-For names no
-// untrusted address.
-func forwardedClient(req *http.Request, trusted []netip.Prefix) (netip.Addr, bool) {
-	var hops []string
-	for _, line := range req.Header.Values("X-Forwarded-For") {
-		for _, h := range strings.Split(line, ",") {
-			hops = append(hops, strings.TrimSpace(h))
-		}
-	}
-	for i := len(hops) - 1; i >= 0; i-- {
-		a := remoteAddr(hops[i])
-		if !a.IsValid() {
-			break
-		}
-		if !isTrusted(a, trusted) {
-			return a, true
-		}
-	}
-	if a := remoteAddr(strings.TrimSpace(req.Header.Get("X-Real-IP"))); a.IsValid() {
-		return a, true
-	}
-	return netip.Addr{}, false
-}
-
 // demoLimit applies the demo key's per-IP limits; 429 with Retry-After and RateLimit headers.
 func (s *Server) demoLimit(c echo.Context, route *routers.Route) error {
-	ip := clientKey(c.Request(), s.opts.TrustedProxies)
+	ip := clientaddr.Key(c.Request(), s.opts.TrustedProxies)
 	perMin, burst, key := float64(demoRatePerMin), float64(demoBurst), "all|"+ip
 	if route.Operation != nil && route.Operation.OperationID == "sendTemplateMessage" {
 		perMin, burst, key = demoSendPerMin, demoSendBurst, "send|"+ip

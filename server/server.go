@@ -58,7 +58,8 @@ type Options struct {
 	// (GATEWAY_METRICS_TOKEN); when empty /metrics is a 404 there.
 	MetricsToken string
 	// TrustedProxies are the addresses (GATEWAY_TRUSTED_PROXIES) whose X-Forwarded-For and
-	// X-Real-IP headers name the client for the demo limit; empty: none is trusted.
+	// X-Real-IP headers name the client for the demo limit and the dashboard's sign-in throttle
+	// (clientaddr.Key); empty: none is trusted.
 	TrustedProxies []netip.Prefix
 	// Replicas is how many gateways share the demo limit (GATEWAY_REPLICAS, default 1): each
 	// enforces its share.

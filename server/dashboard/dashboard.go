@@ -18,14 +18,13 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"gateway/server/clientaddr"
 	"gateway/store"
 )
 
@@ -87,7 +86,7 @@ type Config struct {
 	// not configured.
 	Sender Sender
 	// ClientAddr is the client's address for the sign-in throttle; nil means the
-	// connection's address (IPv6 per /64).
+	// connection's address (clientaddr.Key with no trusted proxy).
 	ClientAddr func(*http.Request) string
 	Logger     *slog.Logger
 	Clock      func() time.Time
@@ -124,7 +123,7 @@ func New(cfg Config) (*Dashboard, error) {
 		cfg.Clock = time.Now
 	}
 	if cfg.ClientAddr == nil {
-		cfg.ClientAddr = connAddr
+		cfg.ClientAddr = func(r *http.Request) string { return clientaddr.Key(r, nil) }
 	}
 	d := &Dashboard{cfg: cfg, log: cfg.Logger.With("component", "dashboard")}
 	if err := d.parseTemplates(); err != nil {
@@ -249,24 +248,6 @@ func cacheStatic(next http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=300")
 		next.ServeHTTP(w, r)
 	})
-}
-
-// connAddr is the connection's address; IPv6 is limited per /64.
-func connAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
 }
 
 // page is what every template gets.

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"gateway/server"
+	"gateway/server/dashboard"
+	"gateway/server/servertest"
 	"gateway/store"
 )
 
@@ -229,6 +233,45 @@ func TestSignInThrottleAndNoEmailOracle(t *testing.T) {
 	}
 	if p := u.post("/dashboard/signin", url.Values{"email": {"b@beta.example"}, "password": {"correct horse battery"}}); p.Status != http.StatusTooManyRequests {
 		t.Fatalf("after 20 failures from one address: %d, want 429", p.Status)
+	}
+}
+
+// Behind a trusted proxy (GATEWAY_TRUSTED_PROXIES) the sign-in throttle counts the client the
+// proxy names, as the demo limit does: one client's failures do not lock out every other
+// client of the proxy. Without one, a made-up X-Forwarded-For does not escape the throttle.
+func TestSignInThrottleCountsTheForwardedClient(t *testing.T) {
+	fail := func(u *user, i int, from string) {
+		u.do("POST", "/dashboard/signin", url.Values{"email": {fmt.Sprintf("x%d@nowhere.example", i)}, "password": {"wrong password!"}},
+			map[string]string{"Sec-Fetch-Site": "same-origin", "X-Forwarded-For": from})
+	}
+	signIn := func(u *user, from string) int {
+		return u.do("POST", "/dashboard/signin", url.Values{"email": {"owner@acme.example"}, "password": {"correct horse battery"}},
+			map[string]string{"Sec-Fetch-Site": "same-origin", "X-Forwarded-For": from}).Status
+	}
+
+	env := servertest.New(t, servertest.Config{Options: server.Options{
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
+		Dashboard:      dashboard.Options{Development: true, SignupOpen: true}}})
+	signUp(t, env, "Acme", "owner@acme.example")
+	u := newUser(t, env)
+	for i := range 20 {
+		fail(u, i, "203.0.113.7")
+	}
+	if s := signIn(u, "203.0.113.7"); s != http.StatusTooManyRequests {
+		t.Fatalf("the client with 20 failures: %d, want 429", s)
+	}
+	if s := signIn(u, "203.0.113.8"); s != http.StatusSeeOther {
+		t.Fatalf("another client through the same proxy: %d, want 303", s)
+	}
+
+	direct := newEnv(t, true) // no trusted proxy
+	signUp(t, direct, "Acme", "owner@acme.example")
+	u = newUser(t, direct)
+	for i := range 20 {
+		fail(u, i, fmt.Sprintf("198.51.100.%d", i))
+	}
+	if s := signIn(u, "198.51.100.250"); s != http.StatusTooManyRequests {
+		t.Fatalf("a made-up X-Forwarded-For with no trusted proxy: %d, want 429", s)
 	}
 }
 
