@@ -67,3 +67,24 @@ func (s *Store) AcceptInvitation(ctx context.Context, tokenHash []byte, email, p
 	}
 	return inv, u, translate(tx.Commit())
 }
+
+// JoinInvitation gives an existing user the membership the invitation grants and marks it
+// accepted, in one statement. joined is false when the user was already a member of the
+// account: they keep the role they have. ErrNotFound when the invitation is unknown, used or
+// expired.
+func (s *Store) JoinInvitation(ctx context.Context, tokenHash []byte, userID int64) (inv Invitation, joined bool, err error) {
+	var row struct {
+		Invitation
+		Joined bool `db:"joined"`
+	}
+	err = s.db.GetContext(ctx, &row, `WITH i AS (
+			UPDATE invitations i SET accepted_at = now() FROM accounts a
+			WHERE a.id = i.account_id AND i.token_hash = $1 AND i.accepted_at IS NULL AND i.expires_at > now()
+			RETURNING `+invitationColumns+`
+		), m AS (
+			INSERT INTO memberships (account_id, user_id, role) SELECT account_id, $2, role FROM i
+			ON CONFLICT (account_id, user_id) DO NOTHING
+			RETURNING account_id
+		) SELECT i.*, EXISTS (SELECT FROM m) AS joined FROM i`, tokenHash, userID)
+	return row.Invitation, row.Joined, translate(err)
+}

@@ -120,7 +120,7 @@ func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
 	if f.Invite != "" {
 		inv, err := d.cfg.Store.InvitationByToken(r.Context(), hashToken(f.Invite))
 		if err != nil {
-			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: "This invitation link is not valid: it was used, has expired, or was mistyped.", Data: f})
+			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: errBadInvitation, Data: f})
 			return
 		}
 		f.InviteName, f.Email = inv.AccountName, inv.Email
@@ -162,7 +162,7 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 		inv, u, err := d.cfg.Store.AcceptInvitation(r.Context(), hashToken(f.Invite), f.Email, hash)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: "This invitation link is not valid: it was used, has expired, or was mistyped.", Data: f})
+			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: errBadInvitation, Data: f})
 			return
 		case errors.Is(err, store.ErrEmailTaken):
 			f.FieldErrors["email"] = "This email cannot be used to sign up. If it is yours, sign in instead."
@@ -202,21 +202,34 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, Prefix+"/", "")
 }
 
+// signinForm is the sign-in page; with ?invite= it also accepts the invitation, for someone
+// who already has an account (the sign-up form takes only new emails).
 func (d *Dashboard) signinForm(w http.ResponseWriter, r *http.Request) {
-	if _, ok := d.session(r); ok {
+	f := authForm{Invite: r.URL.Query().Get("invite"), SignupOpen: d.cfg.SignupOpen}
+	if f.Invite != "" {
+		inv, err := d.cfg.Store.InvitationByToken(r.Context(), hashToken(f.Invite))
+		if err != nil {
+			d.render(w, r, http.StatusNotFound, "signin", page{Title: "Sign in", Error: errBadInvitation, Data: authForm{SignupOpen: d.cfg.SignupOpen}})
+			return
+		}
+		f.InviteName, f.Email = inv.AccountName, inv.Email
+	} else if _, ok := d.session(r); ok {
 		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 		return
 	}
-	d.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Data: authForm{SignupOpen: d.cfg.SignupOpen}})
+	d.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Data: f})
 }
 
 // errBadSignIn is the one message of every failed sign-in, whether or not the email exists.
 const errBadSignIn = "The email or password is incorrect."
 
+// errBadInvitation is the message of an invitation link that cannot be used.
+const errBadInvitation = "This invitation link is not valid: it was used, has expired, or was mistyped."
+
 func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	pw := r.PostFormValue("password")
-	f := authForm{Email: email, SignupOpen: d.cfg.SignupOpen}
+	f := authForm{Email: email, Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen}
 	keys := []string{"email:" + strings.ToLower(email), "addr:" + d.cfg.ClientAddr(r)}
 	counts, err := d.cfg.Store.SignInFailures(r.Context(), keys, throttleWindow)
 	if err != nil {
@@ -239,6 +252,23 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		hash = dummyHash
 	}
 	ok := len(pw) <= MaxPasswordLen && CheckPassword(hash, pw) && err == nil
+	accountID := int64(0) // the workspace to open: the invitation's, else the first
+	if ok && f.Invite != "" {
+		inv, joined, err := d.cfg.Store.JoinInvitation(r.Context(), hashToken(f.Invite), u.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			f.Invite = ""
+			d.render(w, r, http.StatusNotFound, "signin", page{Title: "Sign in", Error: errBadInvitation, Data: f})
+			return
+		}
+		if err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+		accountID = inv.AccountID
+		if joined { // a member already keeps their role: nothing joined
+			d.audit(r, inv.AccountID, u.ID, store.AuditInvitationAccepted, u.Email, "role "+inv.Role)
+		}
+	}
 	var ms []store.Membership
 	if ok {
 		if ms, err = d.cfg.Store.MembershipsByUser(r.Context(), u.ID); err != nil {
@@ -255,7 +285,10 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.cfg.Store.ClearSignInFailures(r.Context(), keys[:1])
-	if err := d.startSession(w, r, ms[0].AccountID, u.ID); err != nil {
+	if accountID == 0 {
+		accountID = ms[0].AccountID
+	}
+	if err := d.startSession(w, r, accountID, u.ID); err != nil {
 		d.serverError(w, r, err)
 		return
 	}

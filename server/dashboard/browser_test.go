@@ -118,7 +118,7 @@ func TestBrowserFlow(t *testing.T) {
 	b.CheckPage("overview")
 	var navLinks string
 	b.Eval(`Array.from(document.querySelectorAll("nav a")).map(a => a.textContent).join("|")`, &navLinks)
-	if navLinks != "Overview|Templates|Send|Messages|Contacts|Campaigns|API keys|Webhooks|Request log|Audit log|Invite teammate|Change password" {
+	if navLinks != "Overview|Templates|Send|Messages|Contacts|Campaigns|API keys|Webhooks|Request log|Audit log|Invite teammate|Workspaces|Change password" {
 		t.Fatalf("nav links %q", navLinks)
 	}
 
@@ -256,7 +256,7 @@ func TestBrowserFlow(t *testing.T) {
 	}
 	b.Run("audit entry", chromedp.Click("table tbody tr a", chromedp.ByQuery), chromedp.WaitVisible("dl.facts", chromedp.ByQuery))
 	b.CheckPage("audit-entry")
-	for _, p := range []string{"/password", "/invite", "/disconnect", "/no-such-page"} {
+	for _, p := range []string{"/password", "/invite", "/workspaces", "/disconnect", "/no-such-page"} {
 		b.Run("open "+p, chromedp.Navigate(base+p), chromedp.WaitVisible("main", chromedp.ByQuery))
 		b.CheckPage(strings.TrimPrefix(p, "/"))
 	}
@@ -265,7 +265,7 @@ func TestBrowserFlow(t *testing.T) {
 	b.Run("overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible("header form button", chromedp.ByQuery))
 	b.PressOn(`header form button`)
 	b.CheckPage("signin")
-	for _, p := range []string{"/", "/keys", "/webhooks", "/request-log", "/audit", "/invite", "/password", epPath[len("/dashboard"):]} {
+	for _, p := range []string{"/", "/keys", "/webhooks", "/request-log", "/audit", "/invite", "/workspaces", "/password", epPath[len("/dashboard"):]} {
 		var loc string
 		b.Run("after sign-out "+p, chromedp.Navigate(base+p), chromedp.Location(&loc))
 		if loc != base+"/signin" {

@@ -195,6 +195,8 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/deliveries/{id}/redeliver", d.redeliver)
 	owner("GET /dashboard/audit", d.auditLog)
 	owner("GET /dashboard/audit/{id}", d.auditEntry)
+	auth("GET /dashboard/workspaces", d.workspaces)
+	auth("POST /dashboard/workspaces/{id}", d.switchWorkspace)
 	owner("GET /dashboard/invite", d.inviteForm)
 	owner("POST /dashboard/invite", d.invite)
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) { d.notFound(w, r, nil) })
@@ -397,6 +399,7 @@ var notices = map[string]string{
 	"sent-before":       "This form had already been sent: nothing was sent again. Here is the message it sent.",
 	"contact-blocked":   "The contact is blocked: sends to it are refused (409) until it is unblocked.",
 	"contact-unblocked": "The contact is unblocked and can be sent to again.",
+	"switched":          "You opened this workspace. Its number, keys and data are shown from now on.",
 }
 
 func flash(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }
