@@ -49,13 +49,15 @@ func (d *Dispatcher) run(q *endpointQueue) {
 	}
 }
 
-// unreserve gives back a finished claim's reservation of limit deliveries, and wakes a claimer
-// that held back, or left an endpoint out, while the reservation counted against it: with no
-// delivery running, no runner would wake it, and it would wait for the next event or poll
-// tick. A claimer woken needlessly looks and waits again. The caller holds d.mu.
+// unreserve gives back a finished claim's reservation of limit deliveries. A claimer that held
+// back, or left an endpoint out, while the reservation counted against it is woken by the next
+// runner that finishes a delivery; when no delivery is held, no runner will, so unreserve wakes
+// it (otherwise it would wait for the next event or poll tick). While deliveries are held it
+// leaves the wake-up to their runners, whose end frees the room a claim needs. The caller
+// holds d.mu.
 func (d *Dispatcher) unreserve(limit int) {
 	d.reserved -= limit
-	if d.wantCapacity && d.cfg.MaxClaimed-d.claimed-d.reserved >= d.cfg.BatchSize {
+	if d.wantCapacity && d.claimed == 0 {
 		d.wantCapacity = false
 		d.signalCapacity()
 	}
