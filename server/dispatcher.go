@@ -129,7 +129,8 @@ type Dispatcher struct {
 	claimed   int // deliveries held: queued or in flight
 	reserved  int // room taken by claims in flight
 	// wantCapacity: a claimer held back or left a saturated endpoint out; the next runner
-	// that frees room signals capacity.
+	// that frees room signals capacity, or, when no delivery is held, the end of a claim
+	// (unreserve).
 	wantCapacity bool
 	// skipScanned is when a claim leaving endpoints out last came back short; skipTimer
 	// wakes a claimer when the next such claim may run.
