@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"gateway/migrations"
 	"gateway/store"
@@ -97,7 +98,23 @@ func ensureTemplate(ctx context.Context, admin *sqlx.DB, adminDSN string) (strin
 	if _, err := conn.ExecContext(ctx, `ALTER DATABASE `+build+` RENAME TO `+name); err != nil {
 		return "", err
 	}
+	dropStaleTemplates(ctx, conn, name)
 	return name, nil
+}
+
+// dropStaleTemplates drops the template databases of other migration sets, so that they do
+// not pile up as migrations change. One that a test binary of another checkout is cloning
+// right now stays (DROP without FORCE fails, and that failure is ignored); a checkout that
+// needs a dropped one builds it again.
+func dropStaleTemplates(ctx context.Context, conn *sqlx.Conn, keep string) {
+	var names []string
+	if err := conn.SelectContext(ctx, &names, `SELECT datname FROM pg_database
+		WHERE datname LIKE 'gw\_tmpl\_%' AND datname NOT LIKE '%\_build' AND datname <> $1`, keep); err != nil {
+		return
+	}
+	for _, n := range names {
+		conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+pq.QuoteIdentifier(n))
+	}
 }
 
 // DSN returns the connection string of a fresh migrated database for this test, dropped at
