@@ -82,17 +82,18 @@ func (d *Dashboard) session(r *http.Request) (store.Session, bool) {
 }
 
 // startSession makes a new session id for the membership, replacing any session the browser
-// had, and sets the cookie.
+// had, and sets the cookie. It fails with store.ErrNotFound when the user is not a member of
+// the account; the browser's session is then left as it was.
 func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, accountID, userID int64) error {
-	if c, err := r.Cookie(d.cookieName()); err == nil && c.Value != "" {
-		d.cfg.Store.DeleteSession(r.Context(), hashToken(c.Value))
-	}
 	tok, err := newToken()
 	if err != nil {
 		return err
 	}
 	if err := d.cfg.Store.CreateSession(r.Context(), hashToken(tok), accountID, userID, SessionIdle, SessionAbsolute); err != nil {
 		return err
+	}
+	if c, err := r.Cookie(d.cookieName()); err == nil && c.Value != "" {
+		d.cfg.Store.DeleteSession(r.Context(), hashToken(c.Value))
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: d.cookieName(), Value: tok, Path: "/", HttpOnly: true, Secure: !d.cfg.Development,

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"errors"
 	"net/http"
 
 	"gateway/store"
@@ -25,29 +26,19 @@ func (d *Dashboard) workspaces(w http.ResponseWriter, r *http.Request, s *store.
 
 // switchWorkspace opens another of the user's workspaces: a new session for that membership
 // replaces this one. A workspace the user is not a member of is a 404, and the session is
-// left as it was.
+// left as it was (startSession).
 func (d *Dashboard) switchWorkspace(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	id, ok := pathID(r, "id")
 	if !ok {
 		d.notFound(w, r, s)
 		return
 	}
-	ms, err := d.cfg.Store.MembershipsByUser(r.Context(), s.UserID)
-	if err != nil {
-		d.serverError(w, r, err)
-		return
-	}
-	member := false
-	for _, m := range ms {
-		member = member || m.AccountID == id
-	}
-	if !member {
+	switch err := d.startSession(w, r, id, s.UserID); {
+	case errors.Is(err, store.ErrNotFound):
 		d.notFound(w, r, s)
-		return
-	}
-	if err := d.startSession(w, r, id, s.UserID); err != nil {
+	case err != nil:
 		d.serverError(w, r, err)
-		return
+	default:
+		redirect(w, r, Prefix+"/", "switched")
 	}
-	redirect(w, r, Prefix+"/", "switched")
 }
