@@ -35,9 +35,8 @@ func TestConnectAndDisconnect(t *testing.T) {
 	}
 	// A developer can neither see the confirmation nor disconnect.
 	p = owner.post("/dashboard/invite", url.Values{"email": {"dev@acme.example"}, "role": {"developer"}})
-	link, _ := url.Parse(find(t, regexpMust(`<code id="invite-link">([^<]+)</code>`), p.Body))
 	dev := newUser(t, env)
-	dev.post("/dashboard/signup", url.Values{"invite": {link.Query().Get("invite")}, "email": {"dev@acme.example"}, "password": {"another good password"}})
+	dev.post("/dashboard/signup", url.Values{"invite": {mustInviteToken(t, p.Body)}, "email": {"dev@acme.example"}, "password": {"another good password"}})
 	if p := dev.get("/dashboard/disconnect"); p.Status != http.StatusNotFound {
 		t.Fatalf("developer disconnect page: %d", p.Status)
 	}

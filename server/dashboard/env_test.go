@@ -144,3 +144,13 @@ func accountOf(t testing.TB, st *store.Store, email string) int64 {
 }
 
 func regexpMust(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+
+// mustInviteToken is the token of the invitation link an invite page shows once.
+func mustInviteToken(t *testing.T, body string) string {
+	t.Helper()
+	link, err := url.Parse(find(t, regexpMust(`<code id="invite-link">([^<]+)</code>`), body))
+	if err != nil || link.Query().Get("invite") == "" {
+		t.Fatalf("no invitation link: %v", err)
+	}
+	return link.Query().Get("invite")
+}

@@ -325,9 +325,7 @@ func TestInvitationAndRoles(t *testing.T) {
 	env := newEnv(t, true)
 	owner := signUp(t, env, "Acme", "owner@acme.example")
 	p := owner.post("/dashboard/invite", url.Values{"email": {"dev@acme.example"}, "role": {"developer"}})
-	link := find(t, regexpMust(`<code id="invite-link">([^<]+)</code>`), p.Body)
-	u, _ := url.Parse(link)
-	tok := u.Query().Get("invite")
+	tok := mustInviteToken(t, p.Body)
 	dev := newUser(t, env)
 	if p := dev.get("/dashboard/signup?invite=" + tok); p.Status != http.StatusOK || !strings.Contains(p.Body, "Acme") {
 		t.Fatalf("invitation page: %d", p.Status)

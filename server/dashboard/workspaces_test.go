@@ -121,15 +121,6 @@ func TestSignInWithABadInvitation(t *testing.T) {
 	}
 }
 
-func mustInviteToken(t *testing.T, body string) string {
-	t.Helper()
-	link, err := url.Parse(find(t, regexpMust(`<code id="invite-link">([^<]+)</code>`), body))
-	if err != nil || link.Query().Get("invite") == "" {
-		t.Fatalf("no invitation link: %v", err)
-	}
-	return link.Query().Get("invite")
-}
-
 // openWorkspace is the workspace named in the page header of the user's session.
 func openWorkspace(t *testing.T, u *user) string {
 	t.Helper()
@@ -142,9 +133,13 @@ func openWorkspace(t *testing.T, u *user) string {
 
 func memberships(t *testing.T, st *store.Store, email string) int {
 	t.Helper()
-	var n int
-	if err := st.DB().Get(&n, `SELECT count(*) FROM memberships m JOIN users u ON u.id = m.user_id WHERE lower(u.email) = lower($1)`, email); err != nil {
+	u, err := st.UserByEmail(context.Background(), email)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	ms, err := st.MembershipsByUser(context.Background(), u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ms)
 }
