@@ -270,13 +270,15 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 			d.audit(r, inv.AccountID, u.ID, store.AuditInvitationAccepted, u.Email, "role "+inv.Role)
 		}
 	}
-	var ms []store.Membership
-	if ok {
-		if ms, err = d.cfg.Store.MembershipsByUser(r.Context(), u.ID); err != nil {
+	if ok && accountID == 0 {
+		ms, err := d.cfg.Store.MembershipsByUser(r.Context(), u.ID)
+		if err != nil {
 			d.serverError(w, r, err)
 			return
 		}
-		ok = len(ms) > 0
+		if ok = len(ms) > 0; ok {
+			accountID = ms[0].AccountID
+		}
 	}
 	if !ok {
 		if err := d.cfg.Store.RecordSignInFailure(r.Context(), keys, throttleWindow); err != nil {
@@ -286,9 +288,6 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.cfg.Store.ClearSignInFailures(r.Context(), keys[:1])
-	if accountID == 0 {
-		accountID = ms[0].AccountID
-	}
 	if err := d.startSession(w, r, accountID, u.ID); err != nil {
 		d.serverError(w, r, err)
 		return
