@@ -121,7 +121,7 @@ func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
 	if f.Invite != "" {
 		inv, err := d.cfg.Store.InvitationByToken(r.Context(), hashToken(f.Invite))
 		if err != nil {
-			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: errBadInvitation, Data: f})
+			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: errBadInvitation, Data: authForm{SignupOpen: d.cfg.SignupOpen}})
 			return
 		}
 		f.InviteName, f.Email = inv.AccountName, inv.Email
@@ -135,6 +135,7 @@ func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 	f := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen, FieldErrors: map[string]string{}}
+	d.nameInvitation(r.Context(), &f)
 	pw := r.PostFormValue("password")
 	if f.Invite == "" && !d.cfg.SignupOpen {
 		d.render(w, r, http.StatusForbidden, "signup", page{Title: "Sign up", Error: "Sign-up is closed on this server. Ask a workspace owner for an invitation.", Data: f})
@@ -166,7 +167,7 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: errBadInvitation, Data: f})
 			return
 		case errors.Is(err, store.ErrEmailTaken):
-			f.FieldErrors["email"] = "This email cannot be used to sign up. If it is yours, sign in instead."
+			f.FieldErrors["email"] = "This email cannot be used to sign up. If it is yours, sign in to accept the invitation (the link below)."
 			d.render(w, r, http.StatusUnprocessableEntity, "signup", page{Title: "Sign up", Error: "Please correct the fields below.", Data: f})
 			return
 		case err != nil:
@@ -221,6 +222,18 @@ func (d *Dashboard) signinForm(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Data: f})
 }
 
+// nameInvitation fills in the form's InviteName from its invitation, so that a form shown
+// again after a mistake still says which workspace invited; an unusable invitation leaves it
+// empty (the step that uses it says so).
+func (d *Dashboard) nameInvitation(ctx context.Context, f *authForm) {
+	if f.Invite == "" {
+		return
+	}
+	if inv, err := d.cfg.Store.InvitationByToken(ctx, hashToken(f.Invite)); err == nil {
+		f.InviteName = inv.AccountName
+	}
+}
+
 // errBadSignIn is the one message of every failed sign-in, whether or not the email exists.
 const errBadSignIn = "The email or password is incorrect."
 
@@ -231,6 +244,7 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	pw := r.PostFormValue("password")
 	f := authForm{Email: email, Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen}
+	d.nameInvitation(r.Context(), &f)
 	keys := []string{"email:" + strings.ToLower(email), "addr:" + d.cfg.ClientAddr(r)}
 	counts, err := d.cfg.Store.SignInFailures(r.Context(), keys, throttleWindow)
 	if err != nil {
