@@ -119,12 +119,12 @@ type authForm struct {
 func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
 	f := authForm{Invite: r.URL.Query().Get("invite"), SignupOpen: d.cfg.SignupOpen}
 	if f.Invite != "" {
-		inv, err := d.cfg.Store.InvitationByToken(r.Context(), hashToken(f.Invite))
-		if err != nil {
+		inv, ok := d.invitation(r.Context(), &f)
+		if !ok {
 			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: errBadInvitation, Data: authForm{SignupOpen: d.cfg.SignupOpen}})
 			return
 		}
-		f.InviteName, f.Email = inv.AccountName, inv.Email
+		f.Email = inv.Email
 	} else if !d.cfg.SignupOpen {
 		d.render(w, r, http.StatusForbidden, "signup", page{Title: "Sign up", Error: "Sign-up is closed on this server. Ask a workspace owner for an invitation.", Data: f})
 		return
@@ -135,7 +135,7 @@ func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 	f := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen, FieldErrors: map[string]string{}}
-	d.nameInvitation(r.Context(), &f)
+	d.invitation(r.Context(), &f) // the step that uses it says when it cannot be used
 	pw := r.PostFormValue("password")
 	if f.Invite == "" && !d.cfg.SignupOpen {
 		d.render(w, r, http.StatusForbidden, "signup", page{Title: "Sign up", Error: "Sign-up is closed on this server. Ask a workspace owner for an invitation.", Data: f})
@@ -209,12 +209,12 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) signinForm(w http.ResponseWriter, r *http.Request) {
 	f := authForm{Invite: r.URL.Query().Get("invite"), SignupOpen: d.cfg.SignupOpen}
 	if f.Invite != "" {
-		inv, err := d.cfg.Store.InvitationByToken(r.Context(), hashToken(f.Invite))
-		if err != nil {
+		inv, ok := d.invitation(r.Context(), &f)
+		if !ok {
 			d.render(w, r, http.StatusNotFound, "signin", page{Title: "Sign in", Error: errBadInvitation, Data: authForm{SignupOpen: d.cfg.SignupOpen}})
 			return
 		}
-		f.InviteName, f.Email = inv.AccountName, inv.Email
+		f.Email = inv.Email
 	} else if _, ok := d.session(r); ok {
 		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 		return
@@ -222,16 +222,19 @@ func (d *Dashboard) signinForm(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Data: f})
 }
 
-// nameInvitation fills in the form's InviteName from its invitation, so that a form shown
-// again after a mistake still says which workspace invited; an unusable invitation leaves it
-// empty (the step that uses it says so).
-func (d *Dashboard) nameInvitation(ctx context.Context, f *authForm) {
+// invitation reads the form's invitation and fills in the inviting workspace's name, which a
+// form shown again after a mistake keeps saying; ok is false when the form has none or it is
+// unknown, used or expired.
+func (d *Dashboard) invitation(ctx context.Context, f *authForm) (inv store.Invitation, ok bool) {
 	if f.Invite == "" {
-		return
+		return inv, false
 	}
-	if inv, err := d.cfg.Store.InvitationByToken(ctx, hashToken(f.Invite)); err == nil {
-		f.InviteName = inv.AccountName
+	inv, err := d.cfg.Store.InvitationByToken(ctx, hashToken(f.Invite))
+	if err != nil {
+		return inv, false
 	}
+	f.InviteName = inv.AccountName
+	return inv, true
 }
 
 // errBadSignIn is the one message of every failed sign-in, whether or not the email exists.
@@ -244,7 +247,7 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	pw := r.PostFormValue("password")
 	f := authForm{Email: email, Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen}
-	d.nameInvitation(r.Context(), &f)
+	d.invitation(r.Context(), &f) // the step that uses it says when it cannot be used
 	keys := []string{"email:" + strings.ToLower(email), "addr:" + d.cfg.ClientAddr(r)}
 	counts, err := d.cfg.Store.SignInFailures(r.Context(), keys, throttleWindow)
 	if err != nil {
