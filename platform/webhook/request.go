@@ -94,19 +94,15 @@ func (r Request) Headers() (http.Header, error) {
 		}
 		sig += " " + standardSignature(prev, r.DeliveryID, unix, r.Body)
 	}
-	return http.Header{
-		headerContentType:      {contentTypeJSON},
-		headerUserAgent:        {UserAgent},
-		HeaderEvent:            {r.Event},
-		HeaderDelivery:         {r.DeliveryID},
-		HeaderSignature:        {Signature(r.Secret, r.Body)},
-		HeaderEventID:          {r.EventID},
-		HeaderAttempt:          {strconv.Itoa(r.Attempt)},
-		HeaderTimestamp:        {ts},
-		HeaderWebhookID:        {r.DeliveryID},
-		HeaderWebhookTimestamp: {ts},
-		HeaderWebhookSignature: {sig},
-	}, nil
+	// One array holds every value (one allocation, not one per header).
+	v := &[...]string{contentTypeJSON, UserAgent, r.Event, r.DeliveryID, Signature(r.Secret, r.Body),
+		r.EventID, strconv.Itoa(r.Attempt), ts, r.DeliveryID, ts, sig}
+	h := make(http.Header, len(v))
+	for i, name := range [len(v)]string{headerContentType, headerUserAgent, HeaderEvent, HeaderDelivery, HeaderSignature,
+		HeaderEventID, HeaderAttempt, HeaderTimestamp, HeaderWebhookID, HeaderWebhookTimestamp, HeaderWebhookSignature} {
+		h[name] = v[i : i+1 : i+1]
+	}
+	return h, nil
 }
 
 // validate checks the fields that become header values.

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -69,7 +71,6 @@ type SenderConfig struct {
 // time every destination for which checkAddr fails. It is safe for
 // concurrent use; make one per process and reuse it.
 type Sender struct {
-	client       *http.Client
 	transport    *http.Transport
 	timeout      time.Duration
 	allowPrivate bool
@@ -128,12 +129,6 @@ func NewSender(cfg SenderConfig) *Sender {
 		IdleConnTimeout:        idleConnTimeout,
 		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		Protocols:              &protocols,
-	}
-	s.client = &http.Client{
-		Transport: s.transport,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
 	}
 	return s
 }
@@ -213,14 +208,21 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 		return Result{Err: fmt.Errorf("%w: URL has no host", ErrInvalidRequest)}
 	}
 	req.Header = h
+	if u := req.URL.User; u != nil {
+		// As http.Client does: credentials in the URL become Basic authentication.
+		password, _ := u.Password()
+		req.SetBasicAuth(u.Username(), password)
+	}
 
-	resp, err := s.client.Do(req)
+	// The Transport, not an http.Client: a Client would copy every header for the redirects
+	// it never follows here. Its errors read as a Client's do.
+	resp, err := s.transport.RoundTrip(req)
 	if err != nil {
-		return Result{Latency: time.Since(start), Err: err}
+		return Result{Latency: time.Since(start), Err: &url.Error{Op: "Post", URL: redactedURL(req.URL), Err: err}}
 	}
 	defer resp.Body.Close()
 	res := Result{StatusCode: resp.StatusCode}
-	res.Body, err = io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes))
+	res.Body, err = readKept(resp)
 	res.Latency = time.Since(start)
 	if err != nil {
 		res.Err = fmt.Errorf("webhook: read response body: %w", err)
@@ -230,6 +232,33 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	// pool; a longer one, or a failure here, only costs the connection.
 	_, _ = io.CopyN(io.Discard, resp.Body, maxDrainBytes)
 	return res
+}
+
+// readKept reads the first MaxResponseBytes of a response body, allocating nothing for an
+// empty one (the usual 204 or 200 with no body).
+func readKept(resp *http.Response) ([]byte, error) {
+	if resp.ContentLength == 0 {
+		return nil, nil
+	}
+	buf := make([]byte, 0, 512)
+	if resp.ContentLength > 0 {
+		buf = make([]byte, 0, min(resp.ContentLength, MaxResponseBytes))
+	}
+	w := bytes.NewBuffer(buf)
+	_, err := w.ReadFrom(io.LimitReader(resp.Body, MaxResponseBytes))
+	if w.Len() == 0 {
+		return nil, err
+	}
+	return w.Bytes(), err
+}
+
+// redactedURL is u as an http.Client names it in its errors: the password, if any, replaced
+// by "***".
+func redactedURL(u *url.URL) string {
+	if _, ok := u.User.Password(); ok {
+		return strings.Replace(u.String(), u.User.String()+"@", u.User.Username()+":***@", 1)
+	}
+	return u.String()
 }
 
 // dialContext is the Transport's dialer: it resolves the host itself, refuses

@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,6 +104,37 @@ func TestSendDoesNotFollowRedirects(t *testing.T) {
 	}
 	if n := targetHits.Load(); n != 0 {
 		t.Errorf("the redirect target was hit %d times", n)
+	}
+}
+
+// TestSendURLCredentials checks that credentials written in an endpoint's URL are sent as
+// Basic authentication, and that an error names the URL without the password.
+func TestSendURLCredentials(t *testing.T) {
+	var user, password string
+	var ok bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, password, ok = r.BasicAuth()
+	}))
+	defer srv.Close()
+	s := newLoopbackSender(t, SenderConfig{})
+	u, _ := url.Parse(srv.URL)
+	u.User = url.UserPassword("hooks", "s3cr:et")
+	res := s.Send(context.Background(), deliveryTo(u.String()))
+	if res.Err != nil || !res.OK() {
+		t.Fatalf("Err %v, StatusCode %d", res.Err, res.StatusCode)
+	}
+	if !ok || user != "hooks" || password != "s3cr:et" {
+		t.Errorf("Basic auth %q %q %v, want hooks s3cr:et", user, password, ok)
+	}
+
+	srv.Close()
+	res = s.Send(context.Background(), deliveryTo(u.String()))
+	if res.Err == nil {
+		t.Fatal("a closed server answered")
+	}
+	msg := res.Err.Error()
+	if strings.Contains(msg, "s3cr") || !strings.HasPrefix(msg, `Post "http://hooks:***@127.0.0.1:`) {
+		t.Errorf("error %q, want it to start Post \"http://hooks:***@127.0.0.1:… and hide the password", msg)
 	}
 }
 
