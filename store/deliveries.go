@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -80,14 +81,20 @@ func dbNow(t time.Time) sql.NullTime { return sql.NullTime{Time: t, Valid: !t.Is
 // those are locked, skipping rows another claimer holds. A claim reads at most about
 // 2 × limit delivery rows per endpoint, so one endpoint's large due backlog, left out of the
 // claim, does not make claims for the others slow (TestClaimWithLargeBacklogOnOneEndpoint).
+// The candidates are found again, locked and updated by their row address (ctid) within the
+// one statement, so no index is searched for them a second and a third time; a row another
+// claimer changed meanwhile is rechecked by the lock (its new version is no longer due, or
+// is locked and skipped). The endpoint's columns come with the candidates, read once.
 //
 // $1 now (NULL: the database's clock), $2 limit, $3 lease in seconds, $4 endpoints and $5
 // accounts to leave out.
 const claimSQL = `WITH cand AS (
-		SELECT x.id, x.next_attempt_at FROM webhook_endpoints w
+		SELECT x.tid, x.next_attempt_at, w.enabled, w.url, w.secret, w.failing_since IS NOT NULL AS failing,
+			CASE WHEN w.previous_secret_expires_at > COALESCE($1::timestamptz, now()) THEN w.previous_secret END AS previous_secret
+		FROM webhook_endpoints w
 		CROSS JOIN LATERAL (
-			SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-			WHERE d.endpoint_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= COALESCE($1::timestamptz, now())
+			SELECT d.ctid AS tid, d.next_attempt_at FROM webhook_deliveries d
+			WHERE d.endpoint_id = w.id AND d.account_id = w.account_id AND d.status = 'pending' AND d.next_attempt_at <= COALESCE($1::timestamptz, now())
 			ORDER BY d.next_attempt_at
 			LIMIT 2 * $2::int
 		) x
@@ -95,10 +102,8 @@ const claimSQL = `WITH cand AS (
 		ORDER BY x.next_attempt_at
 		LIMIT 2 * $2::int
 	), c AS (
-		SELECT d.id, w.enabled, w.url, w.secret, w.failing_since IS NOT NULL AS failing,
-			CASE WHEN w.previous_secret_expires_at > COALESCE($1::timestamptz, now()) THEN w.previous_secret END AS previous_secret
-		FROM cand JOIN webhook_deliveries d ON d.id = cand.id
-		JOIN webhook_endpoints w ON w.account_id = d.account_id AND w.id = d.endpoint_id
+		SELECT d.ctid AS tid, cand.enabled, cand.url, cand.secret, cand.failing, cand.previous_secret
+		FROM cand JOIN webhook_deliveries d ON d.ctid = cand.tid
 		WHERE d.status = 'pending' AND d.next_attempt_at <= COALESCE($1::timestamptz, now())
 		ORDER BY d.next_attempt_at
 		LIMIT $2
@@ -110,7 +115,7 @@ const claimSQL = `WITH cand AS (
 			status          = CASE WHEN c.enabled THEN 'pending' ELSE 'dead' END,
 			last_error      = CASE WHEN c.enabled THEN d.last_error ELSE 'endpoint disabled' END,
 			completed_at    = CASE WHEN c.enabled THEN NULL ELSE COALESCE($1::timestamptz, now()) END
-		FROM c WHERE d.id = c.id
+		FROM c WHERE d.ctid = c.tid
 		RETURNING d.id, d.account_id, d.endpoint_id, d.attempts, d.event_id, d.next_attempt_at AS lease_until,
 			c.enabled, c.url, c.secret, c.failing, c.previous_secret
 	)
@@ -118,23 +123,6 @@ const claimSQL = `WITH cand AS (
 		e.id AS event_id, e.type, e.test, e.data, e.created_at
 	FROM u JOIN events e ON e.account_id = u.account_id AND e.id = u.event_id
 	WHERE u.enabled`
-
-type claimRow struct {
-	ID         string    `db:"id"`
-	AccountID  int64     `db:"account_id"`
-	EndpointID int64     `db:"endpoint_id"`
-	Attempts   int       `db:"attempts"`
-	LeaseUntil time.Time `db:"lease_until"`
-	URL        string    `db:"url"`
-	Secret     []byte    `db:"secret"`
-	Previous   []byte    `db:"previous_secret"`
-	Failing    bool      `db:"failing"`
-	EventID    string    `db:"event_id"`
-	Type       string    `db:"type"`
-	Test       bool      `db:"test"`
-	Data       []byte    `db:"data"`
-	CreatedAt  time.Time `db:"created_at"`
-}
 
 // ClaimDueDeliveries leases up to limit due deliveries (oldest due first) for lease, skipping
 // rows other dispatchers hold (FOR UPDATE SKIP LOCKED), deliveries to the endpoints in skip
@@ -153,29 +141,55 @@ func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit int
 	if skipAccounts == nil {
 		skipAccounts = []int64{}
 	}
-	var rows []claimRow
-	if err := st.SelectContext(ctx, &rows, dbNow(now), limit, lease.Seconds(), pq.Int64Array(skip), pq.Int64Array(skipAccounts)); err != nil {
+	rows, err := st.QueryContext(ctx, dbNow(now), limit, lease.Seconds(), pq.Int64Array(skip), pq.Int64Array(skipAccounts))
+	if err != nil {
 		return nil, translate(err)
 	}
-	out := make([]ClaimedDelivery, len(rows))
-	for i, r := range rows {
-		c := ClaimedDelivery{
-			ID: r.ID, AccountID: r.AccountID, EndpointID: r.EndpointID, Attempt: r.Attempts,
-			LeaseUntil: r.LeaseUntil, URL: r.URL, EndpointFailing: r.Failing,
-			Event: Event{ID: r.EventID, AccountID: r.AccountID, Type: r.Type, Test: r.Test, Data: json.RawMessage(r.Data), CreatedAt: r.CreatedAt},
+	defer rows.Close()
+	out := make([]ClaimedDelivery, 0, limit)
+	// A claim holds several deliveries of each endpoint, all with the same sealed secrets:
+	// each is opened once.
+	secrets := map[int64]*endpointSecrets{}
+	for rows.Next() {
+		var (
+			c               ClaimedDelivery
+			sealed, sealed0 []byte
+			data            []byte
+		)
+		if err := rows.Scan(&c.ID, &c.AccountID, &c.EndpointID, &c.Attempt, &c.LeaseUntil, &c.URL, &sealed, &c.EndpointFailing,
+			&sealed0, &c.Event.ID, &c.Event.Type, &c.Event.Test, &data, &c.Event.CreatedAt); err != nil {
+			return nil, translate(err)
 		}
-		row := secretRow{table: "webhook_endpoints", account: r.AccountID, id: r.EndpointID}
-		c.Secret, c.SecretErr = s.open(r.Secret, row)
-		if r.Previous != nil {
-			// The previous secret is the blob the rotation moved aside, sealed for the same row.
-			// One that no key opens any more (a key rotation since) only loses its signature.
-			if prev, err := s.open(r.Previous, row); err == nil {
-				c.PreviousSecret = prev
+		c.Event.AccountID, c.Event.Data = c.AccountID, json.RawMessage(data)
+		es := secrets[c.EndpointID]
+		if es == nil || !bytes.Equal(es.sealed, sealed) || !bytes.Equal(es.sealed0, sealed0) {
+			es = &endpointSecrets{sealed: sealed, sealed0: sealed0}
+			row := secretRow{table: "webhook_endpoints", account: c.AccountID, id: c.EndpointID}
+			es.secret, es.err = s.open(sealed, row)
+			if sealed0 != nil {
+				// The previous secret is the blob the rotation moved aside, sealed for the same
+				// row. One that no key opens any more (a key rotation since) only loses its
+				// signature.
+				if prev, err := s.open(sealed0, row); err == nil {
+					es.previous = prev
+				}
 			}
+			secrets[c.EndpointID] = es
 		}
-		out[i] = c
+		c.Secret, c.SecretErr, c.PreviousSecret = es.secret, es.err, es.previous
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
 	}
 	return out, nil
+}
+
+// endpointSecrets is an endpoint's sealed secrets as a claim read them, and what they opened to.
+type endpointSecrets struct {
+	sealed, sealed0  []byte
+	secret, previous string
+	err              error
 }
 
 // ReleaseDeliveries gives claims back unattempted: the attempt they counted is uncounted and
