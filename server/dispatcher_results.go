@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
@@ -160,6 +161,11 @@ func (d *Dispatcher) flush(batch []dispatchResult) {
 // endpointHealth sums up a batch per endpoint, in attempt order. Endpoints that only
 // succeeded, and had no failure streak, need no write.
 func endpointHealth(batch []dispatchResult) []store.EndpointHealth {
+	if !slices.ContainsFunc(batch, func(r dispatchResult) bool {
+		return !r.release && (r.failing || r.attempt.Outcome != store.OutcomeSucceeded)
+	}) {
+		return nil // the usual batch: successes only, on endpoints without a failure streak
+	}
 	type acc struct {
 		store.EndpointHealth
 		needed bool

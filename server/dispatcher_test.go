@@ -670,6 +670,14 @@ func TestEndpointHealthSummary(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
 	}
+	// Successes only: nothing to write, unless one ends an endpoint's streak.
+	if got := endpointHealth([]dispatchResult{res(1, 1, store.OutcomeSucceeded, 200, false), res(2, 1, store.OutcomeSucceeded, 204, false)}); got != nil {
+		t.Fatalf("successes only: got %+v, want nothing", got)
+	}
+	got = endpointHealth([]dispatchResult{res(1, 1, store.OutcomeSucceeded, 200, false), res(2, 1, store.OutcomeSucceeded, 200, true)})
+	if want := []store.EndpointHealth{{AccountID: 1, EndpointID: 2, Recovered: true}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("a success ending a streak: got %+v, want %+v", got, want)
+	}
 }
 
 // TestWebhookDeliveryGolden pins the bytes of a delivery of each event kind: the body built from
