@@ -40,3 +40,13 @@ func (s *Store) RecordSent(ctx context.Context, accountID, messageID int64, plat
 	}
 	return err
 }
+
+// MessageByIDReflect is MessageByID read through sqlx's reflection over messageRow's db tags,
+// for TestMessageScanMatchesColumns to hold the hand-written scan in step with messageColumns.
+func (s *Store) MessageByIDReflect(ctx context.Context, accountID, id int64) (Message, error) {
+	var row messageRow
+	if err := s.db.GetContext(ctx, &row, messageByIDSQL, accountID, id); err != nil {
+		return Message{}, translate(err)
+	}
+	return row.message(), nil
+}

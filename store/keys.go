@@ -53,7 +53,8 @@ func (s *Store) RevokeAPIKey(ctx context.Context, keyID int64) (APIKey, error) {
 	return k, translate(err)
 }
 
-// principalColumns are a Principal's columns but its account_id, read from principalFrom.
+// principalColumns are a Principal's columns but its account_id, read from principalFrom, in
+// the order PrincipalWithMessage scans them.
 const principalColumns = `k.id AS key_id, k.mode, k.revoked_at IS NOT NULL AS revoked,
 	a.active AS account_active, k.last_used_at, a.name AS account_name, a.email AS account_email, a.join_code`
 
@@ -70,17 +71,19 @@ var principalWithMessageSQL = `SELECT ` + principalColumns + `, ` + messageColum
 // then ask PrincipalsByKeyHashes, which tells the two apart. The principal is returned as read: revoked
 // keys and inactive accounts included, for the caller to refuse.
 func (s *Store) PrincipalWithMessage(ctx context.Context, hash []byte, messageID int64) (Principal, Message, error) {
-	// Principal's account_id (the shallower field) takes the one account_id column, the message's.
-	var row struct {
-		Principal
-		messageRow
-	}
-	err := s.getPrepared(ctx, &row, principalWithMessageSQL, hash, messageID)
+	st, err := s.prepared(ctx, principalWithMessageSQL)
 	if err != nil {
 		return Principal{}, Message{}, err
 	}
-	row.messageRow.AccountID = row.Principal.AccountID
-	return row.Principal, row.message(), nil
+	var p Principal
+	var m messageRow
+	dest := append([]any{&p.KeyID, &p.Mode, &p.Revoked, &p.AccountActive, &p.LastUsedAt, &p.AccountName,
+		&p.AccountEmail, &p.JoinCode}, m.fields()...)
+	if err := st.QueryRowContext(ctx, hash, messageID).Scan(dest...); err != nil {
+		return Principal{}, Message{}, translate(err)
+	}
+	p.AccountID = m.AccountID // the one account_id column, the message's
+	return p, m.message(), nil
 }
 
 // TouchAPIKey records a use of the key, at most once a minute.

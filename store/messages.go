@@ -59,6 +59,16 @@ type messageRow struct {
 	FailedAt    *time.Time `db:"failed_at"`
 }
 
+// fields are pointers to r's fields in messageColumns' order: a Scan into them reads a row
+// without reflection (TestMessageScanMatchesColumns holds the two in step).
+func (r *messageRow) fields() []any {
+	m := &r.Message
+	return []any{&m.ID, &m.AccountID, &m.ContactID, &m.ConversationID, &m.CampaignID,
+		&m.TemplateID, &m.Destination, &m.TemplateName, &m.PlatformMessageID,
+		&m.Status, &m.ErrorCode, &m.ErrorTitle, &m.ErrorDetails, &m.CreatedAt, &m.SentAt, &m.ClientReference,
+		&m.OutcomeUnknown, &r.DeliveredAt, &r.ReadAt, &r.FailedAt}
+}
+
 // message is the row as a Message with its history.
 func (r messageRow) message() Message {
 	m := r.Message
@@ -73,10 +83,13 @@ var messageByIDSQL = `SELECT ` + messageColumns + ` FROM messages m WHERE ` + me
 // reading one row; ErrNotFound when the account sent no message with that id (inbound messages
 // are not returned). ContactCreated is left false: ContactCreatedBySend reads it.
 func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, error) {
-	var row messageRow
-	err := s.getPrepared(ctx, &row, messageByIDSQL, accountID, id)
+	st, err := s.prepared(ctx, messageByIDSQL)
 	if err != nil {
 		return Message{}, err
+	}
+	var row messageRow
+	if err := st.QueryRowContext(ctx, accountID, id).Scan(row.fields()...); err != nil {
+		return Message{}, translate(err)
 	}
 	return row.message(), nil
 }

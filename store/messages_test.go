@@ -63,6 +63,51 @@ func TestMessageByID(t *testing.T) {
 	}
 }
 
+// MessageByID's scan, written by hand, reads every column where sqlx's reflection over the db
+// tags puts it, with every nullable column set and with each of them NULL.
+func TestMessageScanMatchesColumns(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "acme")
+	r, err := st.BeginSend(ctx, a.ID, sendIn("15551234567", "Ana", "API"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var campaign int64
+	if err := st.DB().Get(&campaign, `INSERT INTO campaigns (account_id, name) VALUES ($1, 'c') RETURNING id`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	compare := func(what string) {
+		t.Helper()
+		got, err := st.MessageByID(ctx, a.ID, r.MessageID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := st.MessageByIDReflect(ctx, a.ID, r.MessageID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: MessageByID %+v\nwant %+v", what, got, want)
+		}
+	}
+	compare("as sent")
+	if _, err := st.DB().Exec(`UPDATE messages SET campaign_id = $3, template_id = NULL, platform_message_id = 'wamid.s1',
+		status = 'failed', error_code = 131026, error_title = 'Undeliverable', error_details = 'no WhatsApp',
+		sent_at = '2026-03-01T10:00:00Z', client_reference = 'order-7', outcome_unknown = true,
+		delivered_at = '2026-03-01T10:00:01Z', read_at = '2026-03-01T10:00:02Z', failed_at = '2026-03-01T10:00:03Z'
+		WHERE account_id = $1 AND id = $2`, a.ID, r.MessageID, campaign); err != nil {
+		t.Fatal(err)
+	}
+	compare("every column set")
+	m, _ := st.MessageByID(ctx, a.ID, r.MessageID)
+	if m.CampaignID == nil || *m.CampaignID != campaign || m.ErrorCode == nil || *m.ErrorCode != 131026 || !m.OutcomeUnknown ||
+		m.ClientReference == nil || *m.ClientReference != "order-7" || len(m.History) != 4 {
+		t.Fatalf("every column set: %+v", m)
+	}
+}
+
 // PrincipalWithMessage reads what PrincipalByKeyHash and MessageByID read, in one statement,
 // revoked keys included; ErrNotFound for an unknown hash and for a message the key's account
 // did not send (another account's, an inbound one, a missing id).
