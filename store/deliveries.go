@@ -152,25 +152,25 @@ func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit int
 	secrets := map[int64]*endpointSecrets{}
 	for rows.Next() {
 		var (
-			c               ClaimedDelivery
-			sealed, sealed0 []byte
-			data            []byte
+			c                  ClaimedDelivery
+			sealed, sealedPrev []byte
+			data               []byte
 		)
 		if err := rows.Scan(&c.ID, &c.AccountID, &c.EndpointID, &c.Attempt, &c.LeaseUntil, &c.URL, &sealed, &c.EndpointFailing,
-			&sealed0, &c.Event.ID, &c.Event.Type, &c.Event.Test, &data, &c.Event.CreatedAt); err != nil {
+			&sealedPrev, &c.Event.ID, &c.Event.Type, &c.Event.Test, &data, &c.Event.CreatedAt); err != nil {
 			return nil, translate(err)
 		}
 		c.Event.AccountID, c.Event.Data = c.AccountID, json.RawMessage(data)
 		es := secrets[c.EndpointID]
-		if es == nil || !bytes.Equal(es.sealed, sealed) || !bytes.Equal(es.sealed0, sealed0) {
-			es = &endpointSecrets{sealed: sealed, sealed0: sealed0}
+		if es == nil || !bytes.Equal(es.sealed, sealed) || !bytes.Equal(es.sealedPrev, sealedPrev) {
+			es = &endpointSecrets{sealed: sealed, sealedPrev: sealedPrev}
 			row := secretRow{table: "webhook_endpoints", account: c.AccountID, id: c.EndpointID}
 			es.secret, es.err = s.open(sealed, row)
-			if sealed0 != nil {
+			if sealedPrev != nil {
 				// The previous secret is the blob the rotation moved aside, sealed for the same
 				// row. One that no key opens any more (a key rotation since) only loses its
 				// signature.
-				if prev, err := s.open(sealed0, row); err == nil {
+				if prev, err := s.open(sealedPrev, row); err == nil {
 					es.previous = prev
 				}
 			}
@@ -187,9 +187,9 @@ func (s *Store) ClaimDueDeliveries(ctx context.Context, now time.Time, limit int
 
 // endpointSecrets is an endpoint's sealed secrets as a claim read them, and what they opened to.
 type endpointSecrets struct {
-	sealed, sealed0  []byte
-	secret, previous string
-	err              error
+	sealed, sealedPrev []byte
+	secret, previous   string
+	err                error
 }
 
 // ReleaseDeliveries gives claims back unattempted: the attempt they counted is uncounted and

@@ -234,22 +234,22 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	return res
 }
 
-// readKept reads the first MaxResponseBytes of a response body, allocating nothing for an
-// empty one (the usual 204 or 200 with no body).
+// readKept reads the first MaxResponseBytes of a response body: nothing is allocated for an
+// empty one (the usual 204, or a 200 without a body), exactly the kept length for a declared
+// one.
 func readKept(resp *http.Response) ([]byte, error) {
-	if resp.ContentLength == 0 {
+	switch n := resp.ContentLength; {
+	case n == 0:
 		return nil, nil
+	case n > 0:
+		buf := make([]byte, min(n, MaxResponseBytes))
+		k, err := io.ReadFull(resp.Body, buf)
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // a body shorter than declared
+		}
+		return buf[:k], err
 	}
-	buf := make([]byte, 0, 512)
-	if resp.ContentLength > 0 {
-		buf = make([]byte, 0, min(resp.ContentLength, MaxResponseBytes))
-	}
-	w := bytes.NewBuffer(buf)
-	_, err := w.ReadFrom(io.LimitReader(resp.Body, MaxResponseBytes))
-	if w.Len() == 0 {
-		return nil, err
-	}
-	return w.Bytes(), err
+	return io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes))
 }
 
 // redactedURL is u as an http.Client names it in its errors: the password, if any, replaced
