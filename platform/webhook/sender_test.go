@@ -140,16 +140,21 @@ func TestSendURLCredentials(t *testing.T) {
 
 func TestSendCapsResponseBody(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 100<<10/16) // 100 KiB
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write(big)
-	}))
-	defer srv.Close()
-	res := newLoopbackSender(t, SenderConfig{}).Send(context.Background(), deliveryTo(srv.URL))
-	if res.Err != nil || !res.OK() {
-		t.Fatalf("Err %v, StatusCode %d", res.Err, res.StatusCode)
-	}
-	if len(res.Body) != MaxResponseBytes || !bytes.Equal(res.Body, big[:MaxResponseBytes]) {
-		t.Errorf("Body has %d bytes, want the first %d", len(res.Body), MaxResponseBytes)
+	for _, declared := range []bool{false, true} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if declared {
+				w.Header().Set("Content-Length", fmt.Sprint(len(big)))
+			}
+			w.Write(big)
+		}))
+		res := newLoopbackSender(t, SenderConfig{}).Send(context.Background(), deliveryTo(srv.URL))
+		srv.Close()
+		if res.Err != nil || !res.OK() {
+			t.Fatalf("declared length %v: Err %v, StatusCode %d", declared, res.Err, res.StatusCode)
+		}
+		if len(res.Body) != MaxResponseBytes || !bytes.Equal(res.Body, big[:MaxResponseBytes]) {
+			t.Errorf("declared length %v: Body has %d bytes, want the first %d", declared, len(res.Body), MaxResponseBytes)
+		}
 	}
 }
 
