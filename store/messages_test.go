@@ -11,17 +11,25 @@ import (
 	"gateway/store/storetest"
 )
 
+// beganSend is a store over a fresh database with account "acme" and one message it began to
+// send to 15551234567.
+func beganSend(t *testing.T) (*store.Store, store.Account, store.SendRecord) {
+	t.Helper()
+	st := storetest.New(t)
+	a := newAccount(t, st, "acme")
+	r, err := st.BeginSend(context.Background(), a.ID, sendIn("15551234567", "Ana", "API"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, a, r
+}
+
 // MessageByID lists the history in rank order whatever the arrival order and timestamps, and
 // returns only the account's outbound messages.
 func TestMessageByID(t *testing.T) {
 	t.Parallel()
-	st := storetest.New(t)
+	st, a, r := beganSend(t)
 	ctx := context.Background()
-	a := newAccount(t, st, "acme")
-	r, err := st.BeginSend(ctx, a.ID, sendIn("15551234567", "Ana", "API"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Still pending: readable by the store (the API hides it), no history yet.
 	m, err := st.MessageByID(ctx, a.ID, r.MessageID)
 	if err != nil || m.Status != "pending" || len(m.History) != 0 || m.PlatformMessageID != "" || m.SentAt != nil ||
@@ -64,16 +72,11 @@ func TestMessageByID(t *testing.T) {
 }
 
 // MessageByID's scan, written by hand, reads every column where sqlx's reflection over the db
-// tags puts it, with every nullable column set and with each of them NULL.
+// tags puts it: as sent (most nullable columns NULL) and with every column set.
 func TestMessageScanMatchesColumns(t *testing.T) {
 	t.Parallel()
-	st := storetest.New(t)
+	st, a, r := beganSend(t)
 	ctx := context.Background()
-	a := newAccount(t, st, "acme")
-	r, err := st.BeginSend(ctx, a.ID, sendIn("15551234567", "Ana", "API"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var campaign int64
 	if err := st.DB().Get(&campaign, `INSERT INTO campaigns (account_id, name) VALUES ($1, 'c') RETURNING id`, a.ID); err != nil {
 		t.Fatal(err)

@@ -235,13 +235,8 @@ func TestSandboxAndTestSends(t *testing.T) {
 // our clock kept its microseconds, so sent (12:00:00.700) came after the delivered it preceded.
 func TestStatusHistoryOnePrecision(t *testing.T) {
 	t.Parallel()
-	st := storetest.New(t)
+	st, a, r := beganSend(t)
 	ctx := context.Background()
-	a := newAccount(t, st, "acme")
-	r, err := st.BeginSend(ctx, a.ID, sendIn("15551234567", "Ana", "API"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	sec := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	if err := st.RecordSent(ctx, a.ID, r.MessageID, "wamid.H1", "", sec.Add(700*time.Millisecond)); err != nil {
 		t.Fatal(err)
