@@ -117,16 +117,12 @@ type authForm struct {
 }
 
 func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
-	f := authForm{Invite: r.URL.Query().Get("invite"), SignupOpen: d.cfg.SignupOpen}
-	if f.Invite != "" {
-		inv, ok := d.invitation(r.Context(), &f)
-		if !ok {
-			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: errBadInvitation, Data: authForm{SignupOpen: d.cfg.SignupOpen}})
-			return
-		}
-		f.Email = inv.Email
-	} else if !d.cfg.SignupOpen {
-		d.render(w, r, http.StatusForbidden, "signup", page{Title: "Sign up", Error: "Sign-up is closed on this server. Ask a workspace owner for an invitation.", Data: f})
+	f, ok := d.invitedForm(w, r, "signup", "Sign up")
+	if !ok {
+		return
+	}
+	if f.Invite == "" && !d.cfg.SignupOpen {
+		d.render(w, r, http.StatusForbidden, "signup", page{Title: "Sign up", Error: errSignupClosed, Data: f})
 		return
 	}
 	d.render(w, r, http.StatusOK, "signup", page{Title: "Sign up", Data: f})
@@ -135,10 +131,9 @@ func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 	f := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen, FieldErrors: map[string]string{}}
-	d.invitation(r.Context(), &f) // the step that uses it says when it cannot be used
 	pw := r.PostFormValue("password")
 	if f.Invite == "" && !d.cfg.SignupOpen {
-		d.render(w, r, http.StatusForbidden, "signup", page{Title: "Sign up", Error: "Sign-up is closed on this server. Ask a workspace owner for an invitation.", Data: f})
+		d.renderAgain(w, r, http.StatusForbidden, "signup", "Sign up", errSignupClosed, f)
 		return
 	}
 	if a, err := mail.ParseAddress(f.Email); err != nil || a.Address != f.Email || len(f.Email) > 254 {
@@ -151,7 +146,7 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 		f.FieldErrors["workspace"] = "Enter a workspace name (up to 100 characters)"
 	}
 	if len(f.FieldErrors) > 0 {
-		d.render(w, r, http.StatusUnprocessableEntity, "signup", page{Title: "Sign up", Error: "Please correct the fields below.", Data: f})
+		d.renderAgain(w, r, http.StatusUnprocessableEntity, "signup", "Sign up", "Please correct the fields below.", f)
 		return
 	}
 	hash, err := HashPassword(pw)
@@ -164,11 +159,11 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 		inv, u, err := d.cfg.Store.AcceptInvitation(r.Context(), hashToken(f.Invite), f.Email, hash)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			d.render(w, r, http.StatusNotFound, "signup", page{Title: "Sign up", Error: errBadInvitation, Data: f})
+			d.renderAgain(w, r, http.StatusNotFound, "signup", "Sign up", errBadInvitation, f)
 			return
 		case errors.Is(err, store.ErrEmailTaken):
 			f.FieldErrors["email"] = "This email cannot be used to sign up. If it is yours, sign in to accept the invitation (the link below)."
-			d.render(w, r, http.StatusUnprocessableEntity, "signup", page{Title: "Sign up", Error: "Please correct the fields below.", Data: f})
+			d.renderAgain(w, r, http.StatusUnprocessableEntity, "signup", "Sign up", "Please correct the fields below.", f)
 			return
 		case err != nil:
 			d.serverError(w, r, err)
@@ -188,7 +183,7 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.Is(err, store.ErrEmailTaken):
 			f.FieldErrors["email"] = "This email cannot be used to sign up. If it is yours, sign in instead."
-			d.render(w, r, http.StatusUnprocessableEntity, "signup", page{Title: "Sign up", Error: "Please correct the fields below.", Data: f})
+			d.renderAgain(w, r, http.StatusUnprocessableEntity, "signup", "Sign up", "Please correct the fields below.", f)
 			return
 		case err != nil:
 			d.serverError(w, r, err)
@@ -207,24 +202,44 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 // signinForm is the sign-in page; with ?invite= it also accepts the invitation, for someone
 // who already has an account (the sign-up form takes only new emails).
 func (d *Dashboard) signinForm(w http.ResponseWriter, r *http.Request) {
-	f := authForm{Invite: r.URL.Query().Get("invite"), SignupOpen: d.cfg.SignupOpen}
-	if f.Invite != "" {
-		inv, ok := d.invitation(r.Context(), &f)
-		if !ok {
-			d.render(w, r, http.StatusNotFound, "signin", page{Title: "Sign in", Error: errBadInvitation, Data: authForm{SignupOpen: d.cfg.SignupOpen}})
-			return
-		}
-		f.Email = inv.Email
-	} else if _, ok := d.session(r); ok {
+	f, ok := d.invitedForm(w, r, "signin", "Sign in")
+	if !ok {
+		return
+	}
+	if _, ok := d.session(r); ok && f.Invite == "" {
 		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 		return
 	}
 	d.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Data: f})
 }
 
-// invitation reads the form's invitation and fills in the inviting workspace's name, which a
-// form shown again after a mistake keeps saying; ok is false when the form has none or it is
-// unknown, used or expired.
+// invitedForm is the empty form of the sign-up or sign-in page (tmpl, titled title) and, for
+// an invitation link (?invite=), the invitation's email and workspace filled in. An invitation
+// that cannot be used gets the page's plain form with errBadInvitation (404), and ok false.
+func (d *Dashboard) invitedForm(w http.ResponseWriter, r *http.Request, tmpl, title string) (f authForm, ok bool) {
+	f = authForm{Invite: r.URL.Query().Get("invite"), SignupOpen: d.cfg.SignupOpen}
+	if f.Invite == "" {
+		return f, true
+	}
+	inv, ok := d.invitation(r.Context(), &f)
+	if !ok {
+		d.render(w, r, http.StatusNotFound, tmpl, page{Title: title, Error: errBadInvitation, Data: authForm{SignupOpen: d.cfg.SignupOpen}})
+		return f, false
+	}
+	f.Email = inv.Email
+	return f, true
+}
+
+// renderAgain shows the sign-up or sign-in page (tmpl, titled title) again with msg; a form
+// that carries an invitation still names the inviting workspace. The invitation is read only
+// here, where the page needs it: the success paths read it once, in the statement that uses it.
+func (d *Dashboard) renderAgain(w http.ResponseWriter, r *http.Request, status int, tmpl, title, msg string, f authForm) {
+	d.invitation(r.Context(), &f)
+	d.render(w, r, status, tmpl, page{Title: title, Error: msg, Data: f})
+}
+
+// invitation reads the form's invitation and fills in the inviting workspace's name; ok is
+// false when the form has none or it is unknown, used or expired.
 func (d *Dashboard) invitation(ctx context.Context, f *authForm) (inv store.Invitation, ok bool) {
 	if f.Invite == "" {
 		return inv, false
@@ -240,6 +255,9 @@ func (d *Dashboard) invitation(ctx context.Context, f *authForm) (inv store.Invi
 // errBadSignIn is the one message of every failed sign-in, whether or not the email exists.
 const errBadSignIn = "The email or password is incorrect."
 
+// errSignupClosed is the message of a sign-up without an invitation on a closed server.
+const errSignupClosed = "Sign-up is closed on this server. Ask a workspace owner for an invitation."
+
 // errBadInvitation is the message of an invitation link that cannot be used.
 const errBadInvitation = "This invitation link is not valid: it was used, has expired, or was mistyped."
 
@@ -247,7 +265,6 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	pw := r.PostFormValue("password")
 	f := authForm{Email: email, Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen}
-	d.invitation(r.Context(), &f) // the step that uses it says when it cannot be used
 	keys := []string{"email:" + strings.ToLower(email), "addr:" + d.cfg.ClientAddr(r)}
 	counts, err := d.cfg.Store.SignInFailures(r.Context(), keys, throttleWindow)
 	if err != nil {
@@ -256,8 +273,7 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	}
 	if counts[keys[0]] >= maxFailuresPerEmail || counts[keys[1]] >= maxFailuresPerAddr {
 		w.Header().Set("Retry-After", "900")
-		d.render(w, r, http.StatusTooManyRequests, "signin", page{Title: "Sign in",
-			Error: "Too many failed sign-in attempts. Wait 15 minutes, then try again.", Data: f})
+		d.renderAgain(w, r, http.StatusTooManyRequests, "signin", "Sign in", "Too many failed sign-in attempts. Wait 15 minutes, then try again.", f)
 		return
 	}
 	u, err := d.cfg.Store.UserByEmail(r.Context(), email)
@@ -275,7 +291,7 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		inv, joined, err := d.cfg.Store.JoinInvitation(r.Context(), hashToken(f.Invite), u.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			f.Invite = ""
-			d.render(w, r, http.StatusNotFound, "signin", page{Title: "Sign in", Error: errBadInvitation, Data: f})
+			d.renderAgain(w, r, http.StatusNotFound, "signin", "Sign in", errBadInvitation, f)
 			return
 		}
 		if err != nil {
@@ -301,7 +317,7 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		if err := d.cfg.Store.RecordSignInFailure(r.Context(), keys, throttleWindow); err != nil {
 			d.log.ErrorContext(r.Context(), "record sign-in failure", "error", err.Error())
 		}
-		d.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Error: errBadSignIn, Data: f})
+		d.renderAgain(w, r, http.StatusUnauthorized, "signin", "Sign in", errBadSignIn, f)
 		return
 	}
 	d.cfg.Store.ClearSignInFailures(r.Context(), keys[:1])
