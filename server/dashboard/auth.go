@@ -206,9 +206,11 @@ func (d *Dashboard) signinForm(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, ok := d.session(r); ok && f.Invite == "" {
-		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
-		return
+	if f.Invite == "" {
+		if _, ok := d.session(r); ok {
+			http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+			return
+		}
 	}
 	d.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Data: f})
 }
