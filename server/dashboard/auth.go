@@ -289,6 +289,7 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	}
 	ok := len(pw) <= MaxPasswordLen && CheckPassword(hash, pw) && err == nil
 	accountID := int64(0) // the workspace to open: the invitation's, else the first
+	notice := ""          // what the invitation did, said on the page it opens
 	if ok && f.Invite != "" {
 		inv, joined, err := d.cfg.Store.JoinInvitation(r.Context(), hashToken(f.Invite), u.ID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -300,9 +301,10 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 			d.serverError(w, r, err)
 			return
 		}
-		accountID = inv.AccountID
+		accountID, notice = inv.AccountID, "already-member"
 		if joined { // a member already keeps their role: nothing joined
 			d.audit(r, inv.AccountID, u.ID, store.AuditInvitationAccepted, u.Email, "role "+inv.Role)
+			notice = "joined"
 		}
 	}
 	if ok && accountID == 0 {
@@ -327,7 +329,7 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		d.serverError(w, r, err)
 		return
 	}
-	redirect(w, r, Prefix+"/", "")
+	redirect(w, r, Prefix+"/", notice)
 }
 
 func (d *Dashboard) signout(w http.ResponseWriter, r *http.Request) {

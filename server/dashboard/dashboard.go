@@ -400,6 +400,8 @@ var notices = map[string]string{
 	"contact-blocked":   "The contact is blocked: sends to it are refused (409) until it is unblocked.",
 	"contact-unblocked": "The contact is unblocked and can be sent to again.",
 	"switched":          "You opened this workspace. Its number, keys and data are shown from now on.",
+	"joined":            "You accepted the invitation and joined this workspace. Your other workspaces are on the Workspaces page.",
+	"already-member":    "You are already a member of this workspace, so the invitation changed nothing: your role stays as it was.",
 }
 
 func flash(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }

@@ -51,6 +51,10 @@ func TestBrowserInvitationAndWorkspaces(t *testing.T) {
 	if got := b.Text("header .workspace"); !strings.HasPrefix(got, "Acme Retail") {
 		t.Fatalf("after accepting, the header says %q", got)
 	}
+	if !strings.Contains(b.Text("main .notice"), "joined this workspace") {
+		t.Fatal("accepting the invitation says nothing")
+	}
+	b.CheckPage("invitation-accepted")
 
 	b.Run("workspaces", chromedp.Navigate(base+"/workspaces"), chromedp.WaitVisible("table", chromedp.ByQuery))
 	b.CheckPage("workspaces")

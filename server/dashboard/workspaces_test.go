@@ -45,7 +45,7 @@ func TestInvitationForAnExistingUserAndSwitchingWorkspaces(t *testing.T) {
 		t.Fatalf("after a wrong password bob has %d memberships", n)
 	}
 	p = bob.post("/dashboard/signin", url.Values{"invite": {tok}, "email": {"bob@beta.example"}, "password": {"correct horse battery"}})
-	if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/" {
+	if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/?notice=joined" {
 		t.Fatalf("sign-in accepting the invitation: %d %s", p.Status, p.Header.Get("Location"))
 	}
 	if ws := openWorkspace(t, bob); ws != "Acme" {
@@ -64,8 +64,9 @@ func TestInvitationForAnExistingUserAndSwitchingWorkspaces(t *testing.T) {
 	// An invitation to a workspace bob is already in opens it and changes nothing else: his
 	// role stays, and no second join is audited.
 	tok2 := mustInviteToken(t, owner.post("/dashboard/invite", url.Values{"email": {"bob@beta.example"}, "role": {"owner"}}).Body)
-	if p := bob2.post("/dashboard/signin", url.Values{"invite": {tok2}, "email": {"bob@beta.example"}, "password": {"correct horse battery"}}); p.Status != http.StatusSeeOther {
-		t.Fatalf("a second invitation to Acme: %d", p.Status)
+	if p := bob2.post("/dashboard/signin", url.Values{"invite": {tok2}, "email": {"bob@beta.example"}, "password": {"correct horse battery"}}); p.Status != http.StatusSeeOther ||
+		p.Header.Get("Location") != "/dashboard/?notice=already-member" {
+		t.Fatalf("a second invitation to Acme: %d %s", p.Status, p.Header.Get("Location"))
 	}
 	if ws := openWorkspace(t, bob2); ws != "Acme" {
 		t.Fatalf("the second invitation opened %q", ws)
