@@ -3,8 +3,6 @@ package server
 import (
 	"net/http/httptest"
 	"testing"
-
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 )
 
 // The read-ahead finds openapi.yaml's poll operation by its operationId: a rename there would
@@ -14,7 +12,7 @@ func TestAheadMessageIDFindsThePoll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	router, err := gorillamux.NewRouter(spec)
+	router, err := newRouteTable(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
@@ -160,7 +159,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec as JSON: %w", err)
 	}
-	router, err := gorillamux.NewRouter(spec)
+	router, err := newRouteTable(spec)
 	if err != nil {
 		return nil, fmt.Errorf("spec routes: %w", err)
 	}

@@ -12,8 +12,9 @@ import (
 )
 
 // The spec lists the relative /v1 first and an absolute http://{host}/v1 second. The route
-// lookup the server runs (kin-openapi's gorillamux router) still finds every operation whatever
-// Host the request names, and still refuses paths outside /v1.
+// lookup (kin-openapi's gorillamux router, which the server's route table matches exactly:
+// TestRouteTableMatchesGorillamux) still finds every operation whatever Host the request names,
+// and still refuses paths outside /v1.
 func TestServersRouting(t *testing.T) {
 	t.Parallel()
 	spec, err := server.LoadSpec()
