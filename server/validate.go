@@ -55,12 +55,13 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		ctx = context.WithValue(ctx, routeKey{}, route)
 		// From here on the request's log lines carry the account, failures included.
-		c.SetRequest(req.WithContext(ctx))
+		req = req.WithContext(ctx)
+		c.SetRequest(req)
 		if err := s.strictRequest(req, route, pathParams); err != nil {
 			return err
 		}
 		in := &openapi3filter.RequestValidationInput{
-			Request:    req.WithContext(ctx),
+			Request:    req,
 			PathParams: pathParams,
 			Route:      route,
 			Options: &openapi3filter.Options{
