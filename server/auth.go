@@ -21,20 +21,14 @@ type Principal struct {
 	AccountName, AccountEmail, JoinCode string
 }
 
-type principalKey struct{}
-
 // principalFrom returns the request's principal; strict handlers only run behind the
 // authenticating middleware, so a missing principal is a programming error reported as 500.
 func principalFrom(ctx context.Context) (Principal, error) {
-	p, ok := ctx.Value(principalKey{}).(Principal)
+	r, ok := ctx.Value(apiRequestKey{}).(*apiRequest)
 	if !ok {
 		return Principal{}, errors.New("no principal on the request context")
 	}
-	return p, nil
-}
-
-func withPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return r.principal, nil
 }
 
 var errInactive = newAPIError(http.StatusForbidden, gen.ErrorCodeAccountInactive, "The account is inactive")

@@ -15,8 +15,8 @@ func (h requestAttrs) Handle(ctx context.Context, r slog.Record) error {
 	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
 		r.AddAttrs(slog.String("request_id", id))
 	}
-	if p, ok := ctx.Value(principalKey{}).(Principal); ok {
-		r.AddAttrs(slog.Int64("account_id", p.AccountID))
+	if a, ok := ctx.Value(apiRequestKey{}).(*apiRequest); ok {
+		r.AddAttrs(slog.Int64("account_id", a.principal.AccountID))
 	}
 	return h.Handler.Handle(ctx, r)
 }

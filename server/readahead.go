@@ -20,8 +20,6 @@ import (
 // finds no row and the key is read alone (then GetMessage reads again and answers 404, or the
 // key gets its 401).
 
-type aheadKey struct{}
-
 // aheadMessageID is the message GetMessage will read for this route: its id path parameter,
 // or 0 when the route is another operation or the id is not a positive integer (validation
 // then answers).
@@ -36,13 +34,11 @@ func aheadMessageID(route *routers.Route, pathParams map[string]string) int64 {
 	return id
 }
 
-// withMessageAhead puts m, read with the request's key, on ctx.
-func withMessageAhead(ctx context.Context, m store.Message) context.Context {
-	return context.WithValue(ctx, aheadKey{}, m)
-}
-
 // messageAhead returns the account's message id when it was read ahead with the request's key.
 func messageAhead(ctx context.Context, accountID, id int64) (store.Message, bool) {
-	m, ok := ctx.Value(aheadKey{}).(store.Message)
-	return m, ok && m.AccountID == accountID && m.ID == id
+	r, ok := ctx.Value(apiRequestKey{}).(*apiRequest)
+	if !ok || r.ahead == nil || r.ahead.AccountID != accountID || r.ahead.ID != id {
+		return store.Message{}, false
+	}
+	return *r.ahead, true
 }

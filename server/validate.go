@@ -14,14 +14,24 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"gateway/gen"
+	"gateway/store"
 )
 
-type routeKey struct{}
+// apiRequest is what apiMiddleware learned about a request, put on its context as one value.
+type apiRequest struct {
+	principal Principal
+	route     *routers.Route
+	ahead     *store.Message // the polled message, read with the key (readahead.go); nil if none
+}
+
+type apiRequestKey struct{}
 
 // routeFrom returns the spec operation matched for the request, if any.
 func routeFrom(ctx context.Context) *routers.Route {
-	r, _ := ctx.Value(routeKey{}).(*routers.Route)
-	return r
+	if r, ok := ctx.Value(apiRequestKey{}).(*apiRequest); ok {
+		return r.route
+	}
+	return nil
 }
 
 // apiMiddleware guards every /v1 operation, in order: route lookup on the spec (404/405),
@@ -49,11 +59,7 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 		}
-		ctx = withPrincipal(ctx, p)
-		if ahead != nil {
-			ctx = withMessageAhead(ctx, *ahead)
-		}
-		ctx = context.WithValue(ctx, routeKey{}, route)
+		ctx = context.WithValue(ctx, apiRequestKey{}, &apiRequest{principal: p, route: route, ahead: ahead})
 		// From here on the request's log lines carry the account, failures included.
 		req = req.WithContext(ctx)
 		c.SetRequest(req)
