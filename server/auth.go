@@ -136,7 +136,11 @@ const keyLookupTimeout = 10 * time.Second
 // read alone and the message is nil. ErrNotFound: no such key.
 func (s *Server) lookupKey(ctx context.Context, hash []byte, aheadID int64) (store.Principal, *store.Message, error) {
 	if aheadID > 0 {
-		p, m, err := s.store.PrincipalWithMessage(ctx, hash, aheadID)
+		// One indexed read, bounded by the pool's statement_timeout, runs detached from the
+		// request's cancellation: watching it would cost database/sql and lib/pq a goroutine
+		// each per poll, and a client that hangs up mid-read would make lib/pq drop the
+		// connection and dial another to send the cancel.
+		p, m, err := s.store.PrincipalWithMessage(context.WithoutCancel(ctx), hash, aheadID)
 		if err == nil {
 			return p, &m, nil
 		}
