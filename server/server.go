@@ -277,13 +277,15 @@ func (s *Server) logMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		took := time.Since(start)
 		s.metrics.observeRequest(routeLabel(c), c.Request().Method, c.Response().Status, took)
-		attrs := []any{"method", c.Request().Method, "path", c.Request().URL.Path,
-			"status", c.Response().Status, "duration_ms", float64(took.Microseconds()) / 1000}
+		// Typed attributes, not key-value pairs: no value is boxed on this per-request path.
+		attrs := [5]slog.Attr{slog.String("method", c.Request().Method), slog.String("path", c.Request().URL.Path),
+			slog.Int("status", c.Response().Status), slog.Float64("duration_ms", float64(took.Microseconds())/1000)}
+		n := 4
 		if p, perr := principalFrom(c.Request().Context()); perr == nil {
-			attrs = append(attrs, "key_id", p.KeyID)
+			attrs[n], n = slog.Int64("key_id", p.KeyID), n+1
 		}
 		// request_id and account_id come from the context (requestAttrs).
-		s.log.InfoContext(c.Request().Context(), "request", attrs...)
+		s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "request", attrs[:n]...)
 		return nil
 	}
 }
