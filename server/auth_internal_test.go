@@ -1,0 +1,45 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"gateway/store"
+	"gateway/store/storetest"
+)
+
+// A poll's key-and-message read does not follow the request's cancellation: with the
+// request's context already cancelled it still reads the key and the message (see lookupKey).
+func TestPollReadIgnoresCancellation(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	a, err := st.CreateAccount(ctx, "acme", "acme@example.com", fmt.Sprintf("acme-%d", time.Now().UnixNano()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, hash, _, err := GenerateKey(ModeLive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateAPIKey(ctx, a.ID, ModeLive, hash, key[:12]); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.BeginSend(ctx, a.ID, store.SendInput{Mobile: "15550000001", Name: "Ana", CampaignName: "API",
+		TemplateID: 7, TemplateName: "welcome", Content: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{store: st, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	p, m, err := s.lookupKey(cancelled, hash, rec.MessageID)
+	if err != nil || m == nil || m.ID != rec.MessageID || p.AccountID != a.ID {
+		t.Fatalf("read under a cancelled request: principal %+v, message %+v, %v", p, m, err)
+	}
+}
