@@ -55,6 +55,7 @@ func TestValidationFieldPaths(t *testing.T) {
 		{"several at once", send(with("destination", "x", "name", strings.Repeat("n", 81), "body_variables", []any{"a", "b", ""})),
 			[]string{"destination", "name", "body_variables.2"}},
 		{"malformed JSON", send(`{"destination":`), []string{"body"}},
+		{"no body", send(""), []string{"body"}},
 		{"message id not a number", servertest.Request{Method: http.MethodGet, Path: "/v1/messages/abc"}, []string{"path.id"}},
 		{"message id zero", servertest.Request{Method: http.MethodGet, Path: "/v1/messages/0"}, []string{"path.id"}},
 		{"contacts limit and search", servertest.Request{Method: http.MethodGet, Path: "/v1/contacts?limit=500&search=" + strings.Repeat("s", 101)},
