@@ -13,16 +13,24 @@ import (
 	"gateway/store/storetest"
 )
 
+// storeOnlyServer is a Server with only a store (on its own database) and a silent log, and an
+// account in that store: enough for the methods that only read and write the database.
+func storeOnlyServer(t *testing.T) (*Server, store.Account) {
+	t.Helper()
+	st := storetest.New(t)
+	a, err := st.CreateAccount(context.Background(), "acme", "acme@example.com", fmt.Sprintf("acme-%d", time.Now().UnixNano()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Server{store: st, log: slog.New(slog.NewTextHandler(io.Discard, nil))}, a
+}
+
 // A poll's key-and-message read does not follow the request's cancellation: with the
 // request's context already cancelled it still reads the key and the message (see lookupKey).
 func TestPollReadIgnoresCancellation(t *testing.T) {
 	t.Parallel()
-	st := storetest.New(t)
-	ctx := context.Background()
-	a, err := st.CreateAccount(ctx, "acme", "acme@example.com", fmt.Sprintf("acme-%d", time.Now().UnixNano()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, a := storeOnlyServer(t)
+	st, ctx := s.store, context.Background()
 	key, hash, _, err := GenerateKey(ModeLive)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +43,6 @@ func TestPollReadIgnoresCancellation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{store: st, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	p, m, err := s.lookupKey(cancelled, hash, rec.MessageID)
