@@ -118,8 +118,18 @@ func TestBrowserFlow(t *testing.T) {
 	b.CheckPage("overview")
 	var navLinks string
 	b.Eval(`Array.from(document.querySelectorAll("nav a")).map(a => a.textContent).join("|")`, &navLinks)
-	if navLinks != "Overview|Templates|Send|Messages|Contacts|Campaigns|API keys|Webhooks|Request log|Audit log|Invite teammate|Workspaces|Change password" {
+	if navLinks != "Overview|Templates|Send|Messages|Contacts|Campaigns|API keys|Webhooks|Request log|Audit log|Invite teammate|Workspaces" {
 		t.Fatalf("nav links %q", navLinks)
+	}
+	// The account's own page is in the header, beside signing out, and an owner's whole nav fits
+	// one row on a 1280-pixel screen.
+	if got := b.Text(`header.top a[href="/dashboard/password"]`); got != "Change password" {
+		t.Fatalf("header link %q", got)
+	}
+	var navRows int
+	b.Eval(`window.innerWidth < 1280 ? 1 : new Set(Array.from(document.querySelectorAll("nav a")).map(a => a.offsetTop)).size`, &navRows)
+	if navRows != 1 {
+		t.Fatalf("the nav takes %d rows at 1280 pixels", navRows)
 	}
 
 	// Connect the number with the token form (the in-test connector stores it).
