@@ -24,7 +24,7 @@ type Principal struct {
 // principalFrom returns the request's principal; strict handlers only run behind the
 // authenticating middleware, so a missing principal is a programming error reported as 500.
 func principalFrom(ctx context.Context) (Principal, error) {
-	r, ok := ctx.Value(apiRequestKey{}).(*apiRequest)
+	r, ok := apiRequestFrom(ctx)
 	if !ok {
 		return Principal{}, errors.New("no principal on the request context")
 	}

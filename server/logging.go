@@ -15,7 +15,7 @@ func (h requestAttrs) Handle(ctx context.Context, r slog.Record) error {
 	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
 		r.AddAttrs(slog.String("request_id", id))
 	}
-	if a, ok := ctx.Value(apiRequestKey{}).(*apiRequest); ok {
+	if a, ok := apiRequestFrom(ctx); ok {
 		r.AddAttrs(slog.Int64("account_id", a.principal.AccountID))
 	}
 	return h.Handler.Handle(ctx, r)

@@ -36,7 +36,7 @@ func aheadMessageID(route *routers.Route, pathParams map[string]string) int64 {
 
 // messageAhead returns the account's message id when it was read ahead with the request's key.
 func messageAhead(ctx context.Context, accountID, id int64) (store.Message, bool) {
-	r, ok := ctx.Value(apiRequestKey{}).(*apiRequest)
+	r, ok := apiRequestFrom(ctx)
 	if !ok || r.ahead == nil || r.ahead.AccountID != accountID || r.ahead.ID != id {
 		return store.Message{}, false
 	}

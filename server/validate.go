@@ -20,24 +20,22 @@ import (
 // apiRequest is what apiMiddleware learned about a request, put on its context as one value.
 type apiRequest struct {
 	principal Principal
-	route     *routers.Route
 	ahead     *store.Message // the polled message, read with the key (readahead.go); nil if none
 }
 
 type apiRequestKey struct{}
 
-// routeFrom returns the spec operation matched for the request, if any.
-func routeFrom(ctx context.Context) *routers.Route {
-	if r, ok := ctx.Value(apiRequestKey{}).(*apiRequest); ok {
-		return r.route
-	}
-	return nil
+// apiRequestFrom returns what apiMiddleware put on ctx; ok is false outside the API.
+func apiRequestFrom(ctx context.Context) (r *apiRequest, ok bool) {
+	r, ok = ctx.Value(apiRequestKey{}).(*apiRequest)
+	return r, ok
 }
 
 // apiMiddleware guards every /v1 operation, in order: route lookup on the spec (404/405),
 // authentication (401/403), the demo key's rate limit (429), then request validation against
-// the spec (422). On success the request context carries the principal and the route, and for
-// a poll of a message the message read with the key (readahead.go).
+// the spec (422). On success the request context carries the principal and, for a poll of a
+// message, the message read with the key (readahead.go). Validation puts the body it read
+// back on the same request (kin-openapi's KeepValidatedValue), the one the handler gets.
 func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -59,7 +57,7 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 		}
-		ctx = context.WithValue(ctx, apiRequestKey{}, &apiRequest{principal: p, route: route, ahead: ahead})
+		ctx = context.WithValue(ctx, apiRequestKey{}, &apiRequest{principal: p, ahead: ahead})
 		// From here on the request's log lines carry the account, failures included.
 		req = req.WithContext(ctx)
 		c.SetRequest(req)
@@ -96,7 +94,6 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			return &apiError{Status: http.StatusUnprocessableEntity, Code: gen.ErrorCodeValidationFailed,
 				Message: "Invalid request: " + strings.Join(sortedKeys(fe), ", "), Errors: fe, cause: err}
 		}
-		c.SetRequest(in.Request)
 		return next(c)
 	}
 }
