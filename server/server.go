@@ -220,7 +220,12 @@ func (s *Server) routes() *echo.Echo {
 			return err
 		},
 	}))
-	e.Use(middleware.BodyLimit("1MiB")) // 1,048,576 bytes; "1M" would be 1,000,000
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
+		Limit: "1MiB", // 1,048,576 bytes; "1M" would be 1,000,000
+		// A request without a body (net/http gives it http.NoBody, and -1 for a chunked one)
+		// keeps http.NoBody, which tells the validator and the handlers there is nothing to read.
+		Skipper: func(c echo.Context) bool { return c.Request().ContentLength == 0 },
+	}))
 
 	// Public paths: no key needed.
 	e.GET("/healthz", s.healthz)

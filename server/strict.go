@@ -90,11 +90,6 @@ func strictInput(req *http.Request, route *routers.Route, pathParams map[string]
 // body that could not be read is its read error; otherwise the body is put back for the
 // validator.
 func (s *Server) strictRequest(req *http.Request, route *routers.Route, pathParams map[string]string) error {
-	if req.ContentLength == 0 {
-		// No body (net/http sets -1 for a chunked one): Echo's body limit wrapped the empty
-		// body, and http.NoBody tells the validator and the handler there is nothing to read.
-		req.Body = http.NoBody
-	}
 	fe, body, err := strictInput(req, route, pathParams)
 	if err != nil {
 		return s.bodyReadFailed(req, err)
