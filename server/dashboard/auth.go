@@ -344,7 +344,13 @@ func (d *Dashboard) signout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) passwordForm(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	d.render(w, r, http.StatusOK, "password", page{Title: "Change password", Session: s, Flash: flash(r)})
+	d.renderPassword(w, r, s, http.StatusOK, "")
+}
+
+// renderPassword shows the change-password page with errMsg ("" for none), its header link
+// marked as the current page.
+func (d *Dashboard) renderPassword(w http.ResponseWriter, r *http.Request, s *store.Session, status int, errMsg string) {
+	d.render(w, r, status, "password", page{Title: "Change password", Nav: "password", Session: s, Flash: flash(r), Error: errMsg})
 }
 
 func (d *Dashboard) changePassword(w http.ResponseWriter, r *http.Request, s *store.Session) {
@@ -355,11 +361,11 @@ func (d *Dashboard) changePassword(w http.ResponseWriter, r *http.Request, s *st
 		return
 	}
 	if len(cur) > MaxPasswordLen || !CheckPassword(u.PasswordHash, cur) {
-		d.render(w, r, http.StatusUnprocessableEntity, "password", page{Title: "Change password", Session: s, Error: "The current password is incorrect."})
+		d.renderPassword(w, r, s, http.StatusUnprocessableEntity, "The current password is incorrect.")
 		return
 	}
 	if err := CheckNewPassword(next); err != nil {
-		d.render(w, r, http.StatusUnprocessableEntity, "password", page{Title: "Change password", Session: s, Error: err.Error()})
+		d.renderPassword(w, r, s, http.StatusUnprocessableEntity, err.Error())
 		return
 	}
 	hash, err := HashPassword(next)

@@ -269,6 +269,14 @@ func TestBrowserFlow(t *testing.T) {
 	for _, p := range []string{"/password", "/invite", "/workspaces", "/disconnect", "/no-such-page"} {
 		b.Run("open "+p, chromedp.Navigate(base+p), chromedp.WaitVisible("main", chromedp.ByQuery))
 		b.CheckPage(strings.TrimPrefix(p, "/"))
+		if p == "/password" {
+			// The header link of the page being shown is marked as such, as the nav's are.
+			var weight string
+			b.Eval(`getComputedStyle(document.querySelector('header.top a[aria-current="page"]')).fontWeight`, &weight)
+			if weight != "700" {
+				t.Errorf("the header's current link has font-weight %q, want 700", weight)
+			}
+		}
 	}
 
 	// Sign out: every page sends the browser to sign-in.
