@@ -1,60 +1,54 @@
 package whatsapp
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
+	"unicode/utf8"
 )
 
 // scanWebhook is ParseWebhook's single pass over the envelope (object, entry[], id, time,
 // changes[], field, value). parseWebhookLevels decodes each level again from its raw bytes, so
 // a status report's body was scanned about eight times, half the gateway's CPU for a report.
-// scanWebhook reads the envelope once as tokens and decodes each change value once.
+// scanWebhook checks the body once (json.Valid), then walks the envelope's bytes, which it
+// knows are valid JSON, and decodes each change value once, from its place in the body.
 //
 // It answers only when the body is exactly what parseWebhookLevels would accept, with the same
 // result: a JSON object and nothing after it, keys matched case-sensitively and the last of a
 // repeated key winning (as a map does), "object" a string or null, "entry" an array of
 // objects, each "changes" absent, null or an array of objects. On anything else (a syntax
-// error anywhere, a shape error, an unexpected type) ok is false and the caller parses level
-// by level, which gives the precise error or the lenient result. FuzzScanWebhookSameAsLevels
-// holds the two to the same answers.
+// error anywhere, a shape error, an unexpected type, an envelope key written with an escape)
+// ok is false and the caller parses level by level, which gives the precise error or the
+// lenient result. FuzzScanWebhookSameAsLevels holds the two to the same answers.
 func scanWebhook(body []byte) (p *WebhookPayload, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
+	if !json.Valid(body) {
+		return nil, false
+	}
+	w := &walker{b: body}
 	p = &WebhookPayload{}
-	var (
-		sawEntry bool
-		entries  []Entry
-	)
-	ok = scanObject(dec, func(key string) bool {
+	var entries []Entry
+	ok = w.object(func(key string) bool {
 		switch key {
 		case "object":
-			var raw json.RawMessage
-			if dec.Decode(&raw) != nil {
-				return false
-			}
+			raw := w.value()
 			p.Object = ""
-			if !isNull(raw) && json.Unmarshal(raw, &p.Object) != nil {
-				return false
+			if isNull(raw) {
+				return true
 			}
+			s, ok := jsonString(raw)
+			p.Object = s
+			return ok
 		case "entry":
-			sawEntry = true
 			entries = []Entry{}
-			return scanArray(dec, func() bool {
-				e, ok := scanEntry(dec)
+			return w.array(func() bool {
+				e, ok := scanEntry(w)
 				entries = append(entries, e)
 				return ok
 			})
 		default:
-			return skipValue(dec)
+			w.value()
+			return true
 		}
-		return true
 	})
-	if !ok || !sawEntry || entries == nil {
-		return nil, false
-	}
-	// Nothing but white space may follow the object.
-	rest, _ := io.ReadAll(dec.Buffered())
-	if len(bytes.TrimSpace(rest)) > 0 || int(dec.InputOffset())+len(rest) != len(body) {
+	if !ok || entries == nil {
 		return nil, false
 	}
 	p.Entry = entries
@@ -62,44 +56,34 @@ func scanWebhook(body []byte) (p *WebhookPayload, ok bool) {
 }
 
 // scanEntry reads one entry object.
-func scanEntry(dec *json.Decoder) (Entry, bool) {
+func scanEntry(w *walker) (Entry, bool) {
 	var (
 		e       Entry
 		changes []Change
 	)
-	ok := scanObject(dec, func(key string) bool {
+	ok := w.object(func(key string) bool {
 		switch key {
-		case "id", "time":
-			var raw json.RawMessage
-			if dec.Decode(&raw) != nil {
-				return false
-			}
-			if key == "id" {
-				var id flexString
-				_ = id.UnmarshalJSON(raw)
-				e.ID = string(id)
-			} else {
-				var tm flexInt
-				_ = tm.UnmarshalJSON(raw)
-				e.Time = int64(tm)
-			}
+		case "id":
+			var id flexString
+			_ = id.UnmarshalJSON(w.value())
+			e.ID = string(id)
+		case "time":
+			var tm flexInt
+			_ = tm.UnmarshalJSON(w.value())
+			e.Time = int64(tm)
 		case "changes":
-			t, err := dec.Token()
-			if err != nil {
-				return false
-			}
 			changes = nil
-			if t == nil { // null
+			if w.null() {
 				return true
 			}
 			changes = []Change{}
-			return t == json.Delim('[') && scanElements(dec, func() bool {
-				c, ok := scanChange(dec)
+			return w.array(func() bool {
+				c, ok := scanChange(w)
 				changes = append(changes, c)
 				return ok
 			})
 		default:
-			return skipValue(dec)
+			w.value()
 		}
 		return true
 	})
@@ -108,25 +92,21 @@ func scanEntry(dec *json.Decoder) (Entry, bool) {
 }
 
 // scanChange reads one change object: its field, and its value decoded leniently.
-func scanChange(dec *json.Decoder) (Change, bool) {
+func scanChange(w *walker) (Change, bool) {
 	var (
 		c        Change
-		rawValue json.RawMessage
+		rawValue []byte
 	)
-	ok := scanObject(dec, func(key string) bool {
+	ok := w.object(func(key string) bool {
 		switch key {
 		case "field":
-			var raw json.RawMessage
-			if dec.Decode(&raw) != nil {
-				return false
-			}
 			var field flexString
-			_ = field.UnmarshalJSON(raw)
+			_ = field.UnmarshalJSON(w.value())
 			c.Field = string(field)
 		case "value":
-			return dec.Decode(&rawValue) == nil
+			rawValue = w.value()
 		default:
-			return skipValue(dec)
+			w.value()
 		}
 		return true
 	})
@@ -136,49 +116,163 @@ func scanChange(dec *json.Decoder) (Change, bool) {
 	return c, ok
 }
 
-// scanObject reads an object, calling member for each key with the decoder at its value;
-// member reads the value. It fails when the next value is not an object.
-func scanObject(dec *json.Decoder, member func(key string) bool) bool {
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return false
+// jsonString decodes a JSON string value as encoding/json does; ok is false when raw is not a
+// string. A string with no escape and valid UTF-8 is its bytes between the quotes.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
 	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		key, ok := t.(string)
-		if !ok || !member(key) {
-			return false
-		}
+	inner := raw[1 : len(raw)-1]
+	if !hasByte(inner, '\\') && utf8.Valid(inner) {
+		return string(inner), true
 	}
-	t, err := dec.Token()
-	return err == nil && t == json.Delim('}')
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
 }
 
-// scanArray reads an array whose elements each must be an object, calling elem for each with
-// the decoder at the element. It fails when the next value is not an array or an element is
-// not an object.
-func scanArray(dec *json.Decoder, elem func() bool) bool {
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		return false
+func hasByte(b []byte, c byte) bool {
+	for _, x := range b {
+		if x == c {
+			return true
+		}
 	}
-	return scanElements(dec, elem)
+	return false
 }
 
-// scanElements is scanArray after its '['.
-func scanElements(dec *json.Decoder, elem func() bool) bool {
-	for dec.More() {
+// walker reads values from JSON that json.Valid accepted, so it checks no syntax: it only
+// finds where each value ends.
+type walker struct {
+	b []byte
+	i int
+}
+
+// space moves past white space.
+func (w *walker) space() {
+	for w.i < len(w.b) {
+		switch w.b[w.i] {
+		case ' ', '\t', '\n', '\r':
+			w.i++
+		default:
+			return
+		}
+	}
+}
+
+// value returns the next value's bytes and moves past it.
+func (w *walker) value() []byte {
+	w.space()
+	start := w.i
+	switch w.b[w.i] {
+	case '"':
+		w.skipString()
+	case '{', '[':
+		for depth := 0; ; {
+			switch w.b[w.i] {
+			case '"':
+				w.skipString()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			w.i++
+			if depth == 0 {
+				break
+			}
+		}
+	default: // a number, true, false or null
+		for w.i < len(w.b) {
+			switch w.b[w.i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return w.b[start:w.i]
+			}
+			w.i++
+		}
+	}
+	return w.b[start:w.i]
+}
+
+// skipString moves past the string at w.i.
+func (w *walker) skipString() {
+	for w.i++; ; w.i++ {
+		switch w.b[w.i] {
+		case '\\':
+			w.i++
+		case '"':
+			w.i++
+			return
+		}
+	}
+}
+
+// null moves past the next value when it is null, and says whether it was.
+func (w *walker) null() bool {
+	w.space()
+	if w.b[w.i] == 'n' {
+		w.i += len("null")
+		return true
+	}
+	return false
+}
+
+// object reads an object, calling member for each key with the walker at its value; member
+// reads the value. It fails when the next value is not an object, when a key has an escape
+// (the envelope's keys never do; the levels parse decodes such a key), or when member fails.
+func (w *walker) object(member func(key string) bool) bool {
+	w.space()
+	if w.b[w.i] != '{' {
+		return false
+	}
+	w.i++
+	w.space()
+	if w.b[w.i] == '}' {
+		w.i++
+		return true
+	}
+	for {
+		k := w.value()
+		if hasByte(k, '\\') {
+			return false
+		}
+		w.space()
+		w.i++ // ':'
+		if !member(string(k[1 : len(k)-1])) {
+			return false
+		}
+		w.space()
+		c := w.b[w.i]
+		w.i++
+		if c == '}' {
+			return true
+		}
+		w.space() // after ','
+	}
+}
+
+// array reads an array whose elements each must be an object, calling elem for each with the
+// walker at the element. It fails when the next value is not an array or an element is not an
+// object.
+func (w *walker) array(elem func() bool) bool {
+	w.space()
+	if w.b[w.i] != '[' {
+		return false
+	}
+	w.i++
+	w.space()
+	if w.b[w.i] == ']' {
+		w.i++
+		return true
+	}
+	for {
 		if !elem() {
 			return false
 		}
+		w.space()
+		c := w.b[w.i]
+		w.i++
+		if c == ']' {
+			return true
+		}
 	}
-	t, err := dec.Token()
-	return err == nil && t == json.Delim(']')
-}
-
-// skipValue reads and drops the next value.
-func skipValue(dec *json.Decoder) bool {
-	var raw json.RawMessage
-	return dec.Decode(&raw) == nil
 }

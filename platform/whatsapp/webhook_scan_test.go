@@ -23,6 +23,9 @@ var scanSeeds = []string{
 	`{"entry":[{"id":{"a":1},"time":1.5e3}]}`,
 	`{"entry":[{"changes":[{"value":{"statuses":[{"id":"w","errors":[{"code":"x"}]}]}}]}]}`,
 	"{\"entry\":[{\"id\":\"\xff\"}],\"\xffentry\":1}",
+	`{"entry":[],"\u0065ntry":[{"id":"1"}]}`,
+	`{"entry":[{"changes":[{"value":{"a":"}]\"{["},"v\u0061lue":{"b":[1,{}]}}]}]}`,
+	`{"object":"wh\u0061ts\"app","entry":[{"time":-0.5e-3,"changes":[{"field":"x","value":[true,false,null]}]}]}`,
 }
 
 // Where scanWebhook answers, its answer is parseWebhookLevels' (deeply equal, raw bytes
