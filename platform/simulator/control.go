@@ -25,7 +25,8 @@ import (
 //	                            at its next sync)
 //	GET  /_sim/templates?waba_id=...                               → {"data": [...]}
 //	POST /_sim/script           {recipient, fail_sync, fail_async, skip_delivered,
-//	                             reorder, duplicate, early_status, hang_ms}
+//	                             reorder, duplicate, early_status, no_callback_data,
+//	                             hang_ms}
 //	POST /_sim/inbound          {phone_number_id, from, name, type, payload,
 //	                             context_message_id?}              → {"wamid": "..."}
 //	POST /_sim/template-status  {waba_id, template_id, status, reason}

@@ -297,6 +297,9 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 			}
 		}
 		acc.outcome = out
+		if out.NoCallbackData {
+			acc.opaque = ""
+		}
 		acc.wamid = newWamid(waID, true)
 		sm.Wamid = acc.wamid
 		s.sent = append(s.sent, sm)

@@ -147,6 +147,9 @@ type Outcome struct {
 	// EarlyStatus POSTs the first status webhook (and waits for its answer)
 	// before the send response is written.
 	EarlyStatus bool `json:"early_status,omitempty"`
+	// NoCallbackData leaves biz_opaque_callback_data out of the status
+	// webhooks, as Meta does for a send that set none.
+	NoCallbackData bool `json:"no_callback_data,omitempty"`
 	// Hang delays the send response by this long (for client timeout
 	// tests). The message is accepted before the wait, so it is recorded
 	// and its statuses go out even if the client gives up.

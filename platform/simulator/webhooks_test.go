@@ -423,3 +423,26 @@ func TestCloseIsIdempotentAndStopsSender(t *testing.T) {
 	}
 	rc.none()
 }
+
+// A send's callback data comes back in its status webhooks, unless the recipient's script
+// says NoCallbackData.
+func TestNoCallbackDataLeavesItOut(t *testing.T) {
+	rc := newReceiver(t)
+	h := newHarness(t, webhookConfig(rc))
+	h.sim.Script("15551230001", Outcome{NoCallbackData: true})
+	for _, c := range []struct {
+		to, want string
+	}{{"+15551230000", "msg-9"}, {"+15551230001", ""}} {
+		body := templateSend(c.to, "order_confirmation", "en_US", bodyParams("Ana", "ORD-7781"))
+		body["biz_opaque_callback_data"] = "msg-9"
+		if code, out, _ := h.do(http.MethodPost, "/v99.3/"+testPhoneID+"/messages", testToken, body); code != http.StatusOK {
+			t.Fatalf("HTTP %d: %v", code, out)
+		}
+		for range 3 { // sent, delivered, read
+			_, _, _, w := decodeStatus(t, rc.next())
+			if got := w.Entry[0].Changes[0].Value.Statuses[0].BizOpaqueCallbackData; got != c.want {
+				t.Fatalf("%s: callback data %q, want %q", c.to, got, c.want)
+			}
+		}
+	}
+}
