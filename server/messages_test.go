@@ -103,52 +103,42 @@ func TestGetMessageFailedAsync(t *testing.T) {
 }
 
 // End to end with the simulator's signed status webhooks, including a status that arrives
-// before the send is recorded (parked, then applied once the platform id is known).
+// before the send is recorded (parked, then applied once the platform id is known). The early
+// status is read (the statuses come in reverse order), so a parked report left unapplied leaves
+// the message delivered. With the callback data the webhook path adopts the send's platform id
+// itself; without it only the send, once it has recorded the id, can apply the parked report.
 func TestGetMessageFollowsPlatformStatuses(t *testing.T) {
 	t.Parallel()
-	env, a := sendEnv(t, servertest.Config{Simulator: &simulator.Config{}})
-	env.Sim.Script("15551234567", simulator.Outcome{EarlyStatus: true, Reorder: true})
-	var d sendData
-	mustOK(t, send(env, a.Live, map[string]any{"destination": "15551234567", "template_name": "welcome"}), &d)
-	if err := env.Sim.WaitIdle(context.Background()); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name    string
+		outcome simulator.Outcome
+	}{
+		{"callback data", simulator.Outcome{EarlyStatus: true, Reorder: true}},
+		{"no callback data", simulator.Outcome{EarlyStatus: true, Reorder: true, NoCallbackData: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env, a := sendEnv(t, servertest.Config{Simulator: &simulator.Config{}})
+			env.Sim.Script("15551234567", c.outcome)
+			var d sendData
+			mustOK(t, send(env, a.Live, map[string]any{"destination": "15551234567", "template_name": "welcome"}), &d)
+			if d.Status != "sent" {
+				t.Fatalf("send answered %q", d.Status)
+			}
+			if err := env.Sim.WaitIdle(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var m messageData
+			wait.For(t, func() bool {
+				mustOK(t, getMessage(env, a.Live, d.MessageID), &m)
+				return m.Status == "read" && len(m.History) == 3
+			}, 10*time.Second, "the message to reach read with 3 history rows")
+			if n := dbInt(t, env, `SELECT count(*) FROM parked_statuses WHERE account_id = $1`, a.Account.ID); n != 0 {
+				t.Fatalf("%d statuses still parked", n)
+			}
+			checkEventBodies(t, env, a.Account.ID)
+		})
 	}
-	var m messageData
-	wait.For(t, func() bool {
-		mustOK(t, getMessage(env, a.Live, d.MessageID), &m)
-		return m.Status == "read" && len(m.History) == 3
-	}, 10*time.Second, "the message to reach read with 3 history rows")
-	if n := dbInt(t, env, `SELECT count(*) FROM parked_statuses WHERE account_id = $1`, a.Account.ID); n != 0 {
-		t.Fatalf("%d statuses still parked", n)
-	}
-	checkEventBodies(t, env, a.Account.ID)
-}
-
-// A report that reaches us before its send is recorded, without the callback data it could be
-// adopted by, stays parked until the send, once recorded, applies it. Here the early report is
-// read (the statuses come in reverse order): the message ends read, not delivered, and nothing
-// stays parked.
-func TestSendAppliesReportsParkedBeforeItsRecording(t *testing.T) {
-	t.Parallel()
-	env, a := sendEnv(t, servertest.Config{Simulator: &simulator.Config{}})
-	env.Sim.Script("15551234567", simulator.Outcome{EarlyStatus: true, NoCallbackData: true, Reorder: true})
-	var d sendData
-	mustOK(t, send(env, a.Live, map[string]any{"destination": "15551234567", "template_name": "welcome"}), &d)
-	if d.Status != "sent" {
-		t.Fatalf("send answered %q", d.Status)
-	}
-	if err := env.Sim.WaitIdle(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var m messageData
-	wait.For(t, func() bool {
-		mustOK(t, getMessage(env, a.Live, d.MessageID), &m)
-		return m.Status == "read" && len(m.History) == 3
-	}, 10*time.Second, "the parked read report to be applied")
-	wait.For(t, func() bool {
-		return dbInt(t, env, `SELECT count(*) FROM parked_statuses WHERE account_id = $1`, a.Account.ID) == 0
-	}, 10*time.Second, "no report left parked")
-	checkEventBodies(t, env, a.Account.ID)
 }
 
 func TestGetMessageNotFound(t *testing.T) {
