@@ -1,6 +1,7 @@
 package whatsapp
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -28,12 +29,11 @@ func scanWebhook(body []byte) (p *WebhookPayload, ok bool) {
 	ok = w.object(func(key string) bool {
 		switch key {
 		case "object":
-			raw := w.value()
 			p.Object = ""
-			if isNull(raw) {
+			if w.null() {
 				return true
 			}
-			s, ok := jsonString(raw)
+			s, ok := jsonString(w.value())
 			p.Object = s
 			return ok
 		case "entry":
@@ -123,20 +123,11 @@ func jsonString(raw []byte) (string, bool) {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
-	if !hasByte(inner, '\\') && utf8.Valid(inner) {
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner), true
 	}
 	var s string
 	return s, json.Unmarshal(raw, &s) == nil
-}
-
-func hasByte(b []byte, c byte) bool {
-	for _, x := range b {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 // walker reads values from JSON that json.Valid accepted, so it checks no syntax: it only
@@ -220,58 +211,44 @@ func (w *walker) null() bool {
 // reads the value. It fails when the next value is not an object, when a key has an escape
 // (the envelope's keys never do; the levels parse decodes such a key), or when member fails.
 func (w *walker) object(member func(key string) bool) bool {
-	w.space()
-	if w.b[w.i] != '{' {
-		return false
-	}
-	w.i++
-	w.space()
-	if w.b[w.i] == '}' {
-		w.i++
-		return true
-	}
-	for {
+	return w.elements('{', '}', func() bool {
 		k := w.value()
-		if hasByte(k, '\\') {
+		if bytes.IndexByte(k, '\\') >= 0 {
 			return false
 		}
 		w.space()
 		w.i++ // ':'
-		if !member(string(k[1 : len(k)-1])) {
-			return false
-		}
-		w.space()
-		c := w.b[w.i]
-		w.i++
-		if c == '}' {
-			return true
-		}
-		w.space() // after ','
-	}
+		return member(string(k[1 : len(k)-1]))
+	})
 }
 
 // array reads an array whose elements each must be an object, calling elem for each with the
 // walker at the element. It fails when the next value is not an array or an element is not an
 // object.
-func (w *walker) array(elem func() bool) bool {
+func (w *walker) array(elem func() bool) bool { return w.elements('[', ']', elem) }
+
+// elements reads the object or array that opens with open and closes with close, calling each
+// for every element (an object's is its key, colon and value); it fails when the next value
+// does not open with open or each fails.
+func (w *walker) elements(open, close byte, each func() bool) bool {
 	w.space()
-	if w.b[w.i] != '[' {
+	if w.b[w.i] != open {
 		return false
 	}
 	w.i++
 	w.space()
-	if w.b[w.i] == ']' {
+	if w.b[w.i] == close {
 		w.i++
 		return true
 	}
 	for {
-		if !elem() {
+		if !each() {
 			return false
 		}
 		w.space()
 		c := w.b[w.i]
 		w.i++
-		if c == ']' {
+		if c == close {
 			return true
 		}
 	}
