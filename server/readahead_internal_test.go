@@ -8,14 +8,7 @@ import (
 // The read-ahead finds openapi.yaml's poll operation by its operationId: a rename there would
 // silently make every poll two statements again.
 func TestAheadMessageIDFindsThePoll(t *testing.T) {
-	spec, err := LoadSpec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	router, err := newRouteTable(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, router := specRouteTable(t)
 	for path, want := range map[string]int64{
 		"/v1/messages/42":  42,
 		"/v1/messages/0":   0, // validation answers

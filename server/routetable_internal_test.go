@@ -10,9 +10,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 )
+
+// specRouteTable is openapi.yaml and the server's route table built from it.
+func specRouteTable(t *testing.T) (*openapi3.T, *routeTable) {
+	t.Helper()
+	spec, err := LoadSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := newRouteTable(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, table
+}
 
 // The route table answers every request as kin-openapi's gorillamux router does: the same
 // operation (path, method, server, operation), the same escaped path variables, the same
@@ -20,15 +35,8 @@ import (
 // their variables replaced by awkward segments, cut short, lengthened, with other methods and
 // hosts, and from unrelated paths.
 func TestRouteTableMatchesGorillamux(t *testing.T) {
-	spec, err := LoadSpec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec, got := specRouteTable(t)
 	want, err := gorillamux.NewRouter(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := newRouteTable(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
