@@ -60,15 +60,18 @@ func (s *Server) idempotency(next echo.HandlerFunc) echo.HandlerFunc {
 					Message: "This Idempotency-Key was already used with a different request",
 					Errors:  gen.FieldErrors{"header.Idempotency-Key": {"already used with a different request body or endpoint"}}}
 			case store.IdempotencyInFlight:
+				// The wait's end is read once per round: a message read that outlasts the
+				// deadline must not turn the message's outcome into a bare "in progress".
+				expired := time.Now().After(deadline)
 				if rec.MessageID != 0 {
 					// A send holds the key and its platform call may have happened: answer from
 					// its message, never by running the request again.
-					done, err := s.answerFromMessage(c, p.AccountID, key, rec.MessageID, time.Now().After(deadline))
+					done, err := s.answerFromMessage(c, p.AccountID, key, rec.MessageID, expired)
 					if done {
 						return err
 					}
 				}
-				if time.Now().After(deadline) {
+				if expired {
 					return newAPIError(http.StatusConflict, gen.ErrorCodeIdempotencyInProgress,
 						"A request with this Idempotency-Key is still in progress")
 				}

@@ -397,3 +397,56 @@ func TestPlatformWebhookTemplateStatusByEventTime(t *testing.T) {
 		}
 	}
 }
+
+// A retry whose wait for the in-flight send runs out while it is reading that send's message
+// still answers with the message's outcome (409, outcome unknown, the message id), never with
+// the bare "still in progress" that names no message. The message read is held behind a table
+// lock until the wait is over. Before the fix the deadline was read twice, once before and once
+// after that read, and a read that outlasted the deadline fell through to the bare 409: this is
+// how TestSendDeadProcessKeyNeverTakenOver failed under a loaded machine.
+func TestSendRetryWaitEndingDuringMessageReadNamesTheMessage(t *testing.T) {
+	t.Parallel()
+	cp := &countingPlatform{hold: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(cp.hold) }) }
+	const idemWait = 300 * time.Millisecond
+	env, a := sendEnv(t, servertest.Config{Options: server.Options{IdempotencyWait: idemWait},
+		WrapPlatform: func(p server.Platform) server.Platform {
+			cp.Platform = p
+			return cp
+		}})
+	t.Cleanup(release)
+	body := map[string]any{"destination": "15551234567", "template_name": "welcome"}
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		env.DoConcurrent(servertest.Request{Method: http.MethodPost, Path: "/v1/messages/template", Key: a.Live, Body: body,
+			Header: map[string]string{"Idempotency-Key": "k-slow-read"}})
+	}()
+	wait.For(t, func() bool { return cp.calls.Load() == 1 }, 5*time.Second, "the first send to reach the platform")
+
+	tx, err := env.Store.DB().Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`LOCK TABLE messages IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	unlocked := make(chan struct{})
+	go func() {
+		defer close(unlocked)
+		time.Sleep(2 * idemWait)
+		tx.Rollback()
+	}()
+	r := send(env, a.Live, body, "Idempotency-Key", "k-slow-read")
+	<-unlocked
+	mustFail(t, r, http.StatusConflict, "idempotency_in_progress")
+	if e := decodeOutcome(t, r); !e.OutcomeUnknown || e.MessageID == 0 {
+		t.Fatalf("a retry whose wait ended during the message read: %s", r.Body)
+	}
+	if n := cp.calls.Load(); n != 1 {
+		t.Fatalf("%d platform calls, want exactly 1", n)
+	}
+	release()
+	<-first
+}
