@@ -18,7 +18,7 @@ type contactsData struct {
 	Page       int
 	Pages      int
 	Total      int
-	Prev, Next string // queries of the neighbouring pages; "" when none
+	Prev, Next pageQuery // queries of the neighbouring pages; "" when none
 }
 
 // contacts lists and searches the workspace's contacts as GET /v1/contacts does
@@ -38,13 +38,13 @@ func (d *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *store.Se
 	}
 	data := contactsData{Contacts: p.Contacts, Search: search, Page: n, Total: p.Total,
 		Pages: (p.Total + contactsPage - 1) / contactsPage}
-	link := func(page int) string {
+	link := func(page int) pageQuery {
 		v := url.Values{}
 		if search != "" {
 			v.Set("search", search)
 		}
 		v.Set("page", strconv.Itoa(page))
-		return v.Encode()
+		return pageQuery(v.Encode())
 	}
 	if n > 1 {
 		data.Prev = link(n - 1)
@@ -58,7 +58,7 @@ func (d *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *store.Se
 type contactData struct {
 	Contact  store.Contact
 	Messages []store.ListedMessage
-	Next     string
+	Next     pageQuery
 }
 
 // contactPage is one contact: details, the edit form, block or unblock, and its conversation's
@@ -83,7 +83,7 @@ func (d *Dashboard) contactForm(w http.ResponseWriter, r *http.Request, s *store
 	}
 	data := contactData{Contact: c, Messages: p.Messages}
 	if p.Next != nil {
-		data.Next = "after=" + url.QueryEscape(p.Next.String())
+		data.Next = pageQuery("after=" + url.QueryEscape(p.Next.String()))
 	}
 	title := c.Name
 	if title == "" {

@@ -21,7 +21,7 @@ type messagesData struct {
 	Statuses  []string
 	// The filter as given (form values).
 	Status, Campaign, Template, Contact, From, To string
-	Next                                          string // query of the next (older) page; "" on the last
+	Next                                          pageQuery // query of the next (older) page; "" on the last
 }
 
 // messages lists the workspace's sent messages newest first with the list's filters (status,
@@ -64,7 +64,7 @@ func (d *Dashboard) messages(w http.ResponseWriter, r *http.Request, s *store.Se
 			}
 		}
 		nq.Set("after", p.Next.String())
-		data.Next = nq.Encode()
+		data.Next = pageQuery(nq.Encode())
 	}
 	d.render(w, r, http.StatusOK, "messages", page{Title: "Messages", Nav: "messages", Session: s, Data: data})
 }

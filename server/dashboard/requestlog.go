@@ -23,7 +23,7 @@ type requestLogData struct {
 	Events    []string
 	Filter    store.AttemptFilter
 	Outcome   string
-	Next      string // query of the next (older) page; "" on the last page
+	Next      pageQuery // query of the next (older) page; "" on the last page
 }
 
 func (d *Dashboard) requestLog(w http.ResponseWriter, r *http.Request, s *store.Session) {
@@ -63,7 +63,7 @@ func (d *Dashboard) requestLog(w http.ResponseWriter, r *http.Request, s *store.
 			}
 		}
 		nq.Set("before", fmt.Sprintf("%d_%d", last.AttemptedAt.UnixMicro(), last.ID))
-		data.Next = nq.Encode()
+		data.Next = pageQuery(nq.Encode())
 	}
 	d.render(w, r, http.StatusOK, "requestlog", page{Title: "Request log", Nav: "requestlog", Session: s, Flash: flash(r), Data: data})
 }

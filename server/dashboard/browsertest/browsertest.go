@@ -161,6 +161,21 @@ func (b *Browser) PressOn(sel string) {
 	b.T.Fatalf("keyboard: Tab never reached %s", sel)
 }
 
+// FocusAndPress puts the keyboard focus on the element matching sel, presses Enter and waits for
+// the next page to load: for a control past many others (a pagination link under a long table),
+// where PressOn's walk with Tab would take hundreds of presses.
+func (b *Browser) FocusAndPress(sel string) {
+	b.T.Helper()
+	var focused bool
+	b.Run("focus "+sel, chromedp.Evaluate(fmt.Sprintf(`window.__browsertestPage = true; (document.querySelector(%q) || {focus() {}}).focus(); document.activeElement === document.querySelector(%q)`, sel, sel), &focused))
+	if !focused {
+		b.Snapshot("unfocusable")
+		b.T.Fatalf("keyboard: %s cannot take the focus", sel)
+	}
+	b.Run("enter on "+sel, chromedp.KeyEvent(kb.Enter))
+	b.WaitNewPage()
+}
+
 // WaitNewPage waits until the page marked by PressOn was replaced by a new, loaded one.
 func (b *Browser) WaitNewPage() {
 	b.T.Helper()
