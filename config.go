@@ -49,8 +49,14 @@ type config struct {
 	SimAddr             string
 	SimWebhookURL       string
 	LogLevel            slog.Level
-	TemplateSyncEvery   time.Duration
-	ReconcileEvery      time.Duration
+	// LogLevelSet reports whether LOG_LEVEL was given: `gateway dev` logs only warnings
+	// unless it was, so that request lines do not scroll its banner away.
+	LogLevelSet bool
+	// SimDelays (PLATFORM_SIM_DELAYS: sent, delivered, read) is when `gateway dev`'s
+	// simulator reports each status of a live send, counted from the send.
+	SimDelays         [3]time.Duration
+	TemplateSyncEvery time.Duration
+	ReconcileEvery    time.Duration
 	// MetricsAddr is the listen address of /metrics alone (GATEWAY_METRICS_ADDR); empty
 	// means none. MetricsToken (GATEWAY_METRICS_TOKEN) also serves /metrics on Addr to
 	// requests bearing it.
@@ -135,6 +141,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("LOG_LEVEL: %w", err)
 	}
+	c.LogLevelSet = getenv("LOG_LEVEL") != ""
+	if c.SimDelays, err = parseDelays(get("PLATFORM_SIM_DELAYS", "1s,3s,6s")); err != nil {
+		return c, fmt.Errorf("PLATFORM_SIM_DELAYS: %w", err)
+	}
 	if c.Dashboard, err = loadDashboardOptions(getenv, c.WebhookAllowPrivate); err != nil {
 		return c, err
 	}
@@ -212,6 +222,24 @@ func parsePrefixes(s string) ([]netip.Prefix, error) {
 }
 
 func parseBool(s string) (bool, error) { return strconv.ParseBool(s) }
+
+// parseDelays reads three comma-separated durations in the order of the statuses they time
+// (sent, delivered, read); each is at least the one before it.
+func parseDelays(s string) ([3]time.Duration, error) {
+	var out [3]time.Duration
+	f := strings.Split(s, ",")
+	if len(f) != 3 {
+		return out, fmt.Errorf("want three durations: sent, delivered, read (e.g. 1s,3s,6s)")
+	}
+	for i, v := range f {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d < 0 || (i > 0 && d < out[i-1]) {
+			return out, fmt.Errorf("want three durations, each at least the one before (e.g. 1s,3s,6s)")
+		}
+		out[i] = d
+	}
+	return out, nil
+}
 
 // logger writes JSON lines at the configured level to w (run's stderr).
 func (c config) logger(w io.Writer) *slog.Logger {

@@ -7,11 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
+	"time"
 
 	"gateway/platform/simulator"
+	"gateway/server/dashboard"
 	"gateway/store"
 )
 
@@ -28,6 +32,11 @@ const (
 // connected to the simulator's number, issues a fresh live and test key, prints them with first
 // requests (and writes them to GATEWAY_DEV_KEYS_FILE when set), and serves.
 func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) error {
+	if !cfg.LogLevelSet {
+		// One line per request would scroll the banner's keys away: warnings only, unless
+		// LOG_LEVEL says otherwise.
+		cfg.LogLevel = slog.LevelWarn
+	}
 	logger := cfg.logger(stderr)
 	if err := portsFree(map[string]string{"GATEWAY_ADDR": cfg.Addr, "PLATFORM_SIM_ADDR": cfg.SimAddr}); err != nil {
 		return err
@@ -50,6 +59,9 @@ func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Write
 	simCfg.AppSecret = cfg.PlatformAppSecret
 	simCfg.AppID = cfg.PlatformAppID
 	simCfg.WebhookURL = "http://" + cfg.Addr + "/platform/webhook"
+	// A live send's statuses arrive as a handset's would, a few seconds apart, so that polling
+	// until read shows each step (PLATFORM_SIM_DELAYS).
+	simCfg.SentDelay, simCfg.DeliveredDelay, simCfg.ReadDelay = cfg.SimDelays[0], cfg.SimDelays[1], cfg.SimDelays[2]
 	sim := simulator.New(simCfg)
 	seedSimulator(sim)
 	seedSandbox(sim, cfg)
@@ -60,8 +72,10 @@ func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Write
 	defer sim.Close()
 	cfg.PlatformBaseURL = simURL + "/v23.0"
 	cfg.PlatformSDKURL = simURL + "/sdk.js"
-	// The dashboard over plain http on this machine, open to sign-ups.
+	// The dashboard over plain http on this machine, open to sign-ups; webhook receivers on
+	// this machine (loopback, plain http) are allowed, for a local receiver.
 	cfg.Dashboard.Development, cfg.Dashboard.SignupOpen = true, true
+	cfg.WebhookAllowPrivate, cfg.Dashboard.WebhookAllowPrivate = true, true
 
 	a, err := openApp(ctx, cfg, logger)
 	if err != nil {
@@ -86,6 +100,10 @@ func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Write
 	if err := devSyncTemplates(ctx, a, acct.ID); err != nil {
 		logger.Warn("template sync failed", "error", err.Error())
 	}
+	password, err := devSignIn(ctx, a.store, acct.ID)
+	if err != nil {
+		return err
+	}
 	live, err := createKey(ctx, a.store, acct.ID, "live")
 	if err != nil {
 		return err
@@ -101,7 +119,7 @@ func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Write
 			return fmt.Errorf("GATEWAY_DEV_KEYS_FILE: %w", err)
 		}
 	}
-	fmt.Fprint(stdout, devBanner(acct.ID, acct.Name, simURL, base, live.Key, test.Key))
+	fmt.Fprint(stdout, devBanner(acct.ID, acct.Name, simURL, base, live.Key, test.Key, password, cfg.SimDelays))
 	fmt.Fprintf(stdout, `Play a handset joining the sandbox (number %s); the simulator's sent log shows the reply:
   curl -s %s/_sim/inbound -d '{"phone_number_id":"%s","from":"15557654321","type":"text","payload":{"body":"join %s"}}'
   curl -s %s/_sim/sent
@@ -110,36 +128,76 @@ func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Write
 	return a.serve(ctx, nil)
 }
 
-// devBanner is what `gateway dev` prints: the keys and requests that work with each of them.
-func devBanner(accountID int64, accountName, simURL, base, live, test string) string {
+// devSignIn makes the seeded account's owner a dashboard user, dev@localhost, with a new
+// generated password each run (printed once, like the keys; the user's other sessions end),
+// and returns that password.
+func devSignIn(ctx context.Context, st *store.Store, accountID int64) (string, error) {
+	password, err := dashboard.NewPassword()
+	if err != nil {
+		return "", err
+	}
+	hash, err := dashboard.HashPassword(password)
+	if err != nil {
+		return "", err
+	}
+	u, err := st.UserByEmail(ctx, devEmail)
+	if errors.Is(err, store.ErrNotFound) {
+		_, err = st.CreateUser(ctx, accountID, devEmail, hash, store.RoleOwner)
+		return password, err
+	}
+	if err != nil {
+		return "", err
+	}
+	ms, err := st.MembershipsByUser(ctx, u.ID)
+	if err != nil {
+		return "", err
+	}
+	if !slices.ContainsFunc(ms, func(m store.Membership) bool { return m.AccountID == accountID }) {
+		return "", fmt.Errorf("the dashboard user %s exists but is not a member of the local account %d: drop the database (make run makes it anew) or choose another DATABASE_URL", devEmail, accountID)
+	}
+	return password, st.SetUserPassword(ctx, u.ID, hash, nil)
+}
+
+// devBanner is what `gateway dev` prints: the dashboard's address with a sign-in for the
+// account, its keys as shell lines to paste, and requests that work as pasted with each key.
+func devBanner(accountID int64, accountName, simURL, base, live, test, password string, delays [3]time.Duration) string {
 	return fmt.Sprintf(`
 Messaging Gateway (local) — account %d "%s", number %s on the built-in platform simulator (%s)
 
-  live key: %s
-  test key: %s
+Dashboard: %s/dashboard
+  sign in as %s with the password %s
 
-Try it with the live key (sends go to the simulator, which reports sent, delivered and read):
-  curl -s %s/v1/me -H "Authorization: Bearer %s"
-  curl -s %s/v1/templates -H "Authorization: Bearer %s"
-  curl -s %s/v1/messages/template -H "Authorization: Bearer %s" \
+Keys and password are shown once; every run issues new ones. Paste these lines into your shell:
+  export LIVE=%s
+  export TEST=%s
+
+With the live key, sends go to the simulator, which reports sent after %s, delivered after %s
+and read after %s:
+  curl -s %s/v1/me -H "Authorization: Bearer $LIVE"
+  curl -s %s/v1/templates -H "Authorization: Bearer $LIVE"
+  MESSAGE_ID=$(curl -s %s/v1/messages/template -H "Authorization: Bearer $LIVE" \
        -H "Content-Type: application/json" \
-       -d '{"destination":"15551234567","template_name":"order_confirmation","body_variables":["Ana","ORD-7781"]}'
-  curl -s %s/v1/messages/MESSAGE_ID -H "Authorization: Bearer %s"     # poll: MESSAGE_ID is data.message_id above
+       -d '{"destination":"15551234567","template_name":"order_confirmation","body_variables":["Ana","ORD-7781"]}' \
+       | grep -o '"message_id":[0-9]*' | cut -d: -f2); echo "message $MESSAGE_ID"
+  curl -s %s/v1/messages/$MESSAGE_ID -H "Authorization: Bearer $LIVE"     # again: its status moves to read
 
-With the test key (nothing live; it sees the three sandbox templates: 3 sandbox_welcome,
-2 order_confirmation_update with 2 body variables, 1 otp_login_code with 1):
-  curl -s %s/v1/templates -H "Authorization: Bearer %s"
-  curl -s %s/v1/messages/template -H "Authorization: Bearer %s" \
+With the test key nothing goes live; it sees the three sandbox templates (sandbox_welcome,
+order_confirmation_update with 2 body variables, otp_login_code with 1):
+  curl -s %s/v1/messages/template -H "Authorization: Bearer $TEST" \
        -H "Content-Type: application/json" \
        -d '{"destination":"15551234567","template_name":"order_confirmation_update","body_variables":["Ana","ORD-7781"]}'
-  curl -s %s/v1/messages/MESSAGE_ID -H "Authorization: Bearer %s"     # sent, delivered after 2 s, read after 5 s
+
+Webhooks to this machine are allowed. Start a receiver, then add its address on the
+dashboard's Webhooks page and press "Send test event":
+  bin/gateway receive --addr 127.0.0.1:9000      # prints every event it receives
 
 The API reference: %s/docs    The description: %s/v1/openapi.yaml
-Keys are shown once; every run issues new ones.
+Request logs: LOG_LEVEL=info make run
 
-`, accountID, accountName, devNumber.DisplayPhoneNumber, simURL, live, test,
-		base, live, base, live, base, live, base, live,
-		base, test, base, test, base, test, base, base)
+`, accountID, accountName, devNumber.DisplayPhoneNumber, simURL,
+		base, devEmail, password, live, test,
+		delays[0], delays[1], delays[2],
+		base, base, base, base, base, base, base)
 }
 
 // portsFree fails, naming the variable that moves it, when one of the addresses cannot be

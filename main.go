@@ -31,6 +31,7 @@ const usage = `usage: gateway <command>
   admin ...      operator commands (gateway admin help)
   platform-sim   the WhatsApp Cloud API simulator as a standalone server
   bench          the load tool (gateway bench -h)
+  receive        a webhook receiver for this machine: prints each event (gateway receive -h)
 `
 
 // run is the whole program; main only supplies the process's environment.
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return admin(ctx, cfg, args[1:], stdout, stderr)
 	case "platform-sim":
 		return platformSim(ctx, cfg, args[1:], stdout, stderr)
+	case "receive":
+		return receive(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return bench.Run(ctx, cfg.benchConfig(), args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -58,4 +58,6 @@ func (s *Server) mountDashboard(e *echo.Echo) {
 	h := echo.WrapHandler(s.dash)
 	e.Any(dashboard.Prefix, h)
 	e.Any(dashboard.Prefix+"/*", h)
+	// A person who opens the service's address in a browser lands on the console.
+	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, dashboard.Prefix) })
 }
