@@ -71,10 +71,11 @@ type Metadata struct {
 
 // Status is a delivery report for a message the business sent.
 type Status struct {
-	ID                    string        `json:"id"`           // wamid of the sent message
-	Status                string        `json:"status"`       // sent, delivered, read, failed, played
-	Timestamp             string        `json:"timestamp"`    // unix seconds
-	RecipientID           string        `json:"recipient_id"` // wa_id; may differ from the number sent to
+	ID                    string        `json:"id"`                          // wamid of the sent message
+	Status                string        `json:"status"`                      // sent, delivered, read, failed, played
+	Timestamp             string        `json:"timestamp"`                   // unix seconds
+	RecipientID           string        `json:"recipient_id"`                // wa_id; may differ from the number sent to; "" for a user id whose number is not shared
+	RecipientUserID       string        `json:"recipient_user_id,omitempty"` // the recipient's business-scoped user id
 	BizOpaqueCallbackData string        `json:"biz_opaque_callback_data,omitempty"`
 	Errors                []StatusError `json:"errors,omitempty"` // set for failed
 	Conversation          *Conversation `json:"conversation,omitempty"`
