@@ -261,6 +261,12 @@ func TestInboundMessagesNotAnArray(t *testing.T) {
 	if !errors.Is(v.Err, ErrUnparseableMessage) || len(v.Messages) != 0 || len(v.Statuses) != 1 || !strings.Contains(string(v.Raw), `"wamid.X"`) {
 		t.Errorf("value = %+v, Err %v", v, v.Err)
 	}
+	for _, fine := range []string{`"messages":[]`, `"messages":null`, `"note":"no \"messages\" here"`, `"statuses":[]`} {
+		p, err := ParseWebhook([]byte(`{"entry":[{"changes":[{"field":"messages","value":{` + fine + `}}]}]}`))
+		if err != nil || p.Entry[0].Changes[0].Value.Err != nil {
+			t.Errorf("%s: %v, Err %v", fine, err, p.Entry[0].Changes[0].Value.Err)
+		}
+	}
 }
 
 // The sender is found by wa_id, else by user id, else it is the only contact when the message

@@ -202,21 +202,30 @@ func (v *ChangeValue) UnmarshalJSON(data []byte) error {
 	type plain ChangeValue
 	aux := struct {
 		*plain
-		MessageTemplateID flexString      `json:"message_template_id"`
-		Messages          json.RawMessage `json:"messages"`
+		MessageTemplateID flexString `json:"message_template_id"`
 	}{plain: (*plain)(v)}
 	_ = lenientUnmarshal(data, &aux)
 	v.MessageTemplateID = string(aux.MessageTemplateID)
-	if raw := bytes.TrimSpace(aux.Messages); len(raw) > 0 && !isNull(raw) {
-		if raw[0] != '[' {
-			v.Err = fmt.Errorf("%w: \"messages\" is not an array", ErrUnparseableMessage)
-		} else {
-			_ = json.Unmarshal(raw, &v.Messages) // elements never fail: see InboundMessage.UnmarshalJSON
-			v.joinSenders()
-		}
+	if len(v.Messages) > 0 {
+		v.joinSenders()
+	} else if bytes.Contains(data, []byte(`"messages"`)) && !messagesIsArray(data) {
+		v.Err = fmt.Errorf("%w: \"messages\" is not an array", ErrUnparseableMessage)
 	}
 	v.Raw = append(json.RawMessage(nil), data...)
 	return nil
+}
+
+// messagesIsArray reports whether a change value's "messages" is absent, null or an array (a
+// second look, taken only when the decode found no messages).
+func messagesIsArray(data []byte) bool {
+	var probe struct {
+		Messages json.RawMessage `json:"messages"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return true // not an object: nothing was lost to a wrong "messages"
+	}
+	raw := bytes.TrimSpace(probe.Messages)
+	return len(raw) == 0 || isNull(raw) || raw[0] == '['
 }
 
 // UnmarshalJSON decodes a status leniently and keeps it in Raw. It never fails:
