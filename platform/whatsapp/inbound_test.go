@@ -20,11 +20,14 @@ type parsedView struct {
 }
 
 // Every recorded inbound message parses to its golden value (testdata/parsed/<name>.golden):
-// every typed field, the joined sender, and no error.
+// every typed field, the joined sender, and no error. Messages from senders known only by a
+// user id are in bsuid_*.json.
 func TestInboundMessagesGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "message_*.json"))
-	if err != nil || len(files) < 30 {
-		t.Fatalf("found %d message fixtures (%v)", len(files), err)
+	bsuid, err2 := filepath.Glob(filepath.Join("testdata", "bsuid_*.json"))
+	files = append(files, bsuid...)
+	if err != nil || err2 != nil || len(files) < 30 || len(bsuid) < 2 {
+		t.Fatalf("found %d message fixtures (%v, %v)", len(files), err, err2)
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
@@ -121,7 +124,7 @@ func TestInboundNewKinds(t *testing.T) {
 		}
 	})
 	t.Run("username-only sender", func(t *testing.T) {
-		m := onlyMessage(t, "message_username_only.json")
+		m := onlyMessage(t, "bsuid_username_only.json")
 		want := Sender{UserID: "BR.13491208655302741918", ParentUserID: "BR.ENT.11815799212886844830", Username: "ana.makes", Name: "Ana Lima"}
 		if m.From != "" || m.Sender != want || m.TextContent() != "Olá! Is the blue one in stock?" {
 			t.Errorf("from %q, sender %+v, text %q", m.From, m.Sender, m.TextContent())
@@ -143,7 +146,7 @@ func TestInboundNewKinds(t *testing.T) {
 		}
 	})
 	t.Run("user id change", func(t *testing.T) {
-		m := onlyMessage(t, "message_system_user_changed_user_id.json")
+		m := onlyMessage(t, "bsuid_system_user_changed_user_id.json")
 		want := System{Body: "User Ana Lima changed their user id", Type: SystemUserChangedUserID,
 			UserID: "BR.99310472285563100471", ParentUserID: "BR.ENT.11815799212886844830",
 			PreviousUserID: "BR.13491208655302741918", PreviousParentUserID: "BR.ENT.11815799212886844830"}
@@ -312,6 +315,8 @@ func TestOrderItemsFlexibleNumbers(t *testing.T) {
 
 func FuzzInboundMessage(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "message_*.json"))
+	bsuid, _ := filepath.Glob(filepath.Join("testdata", "bsuid_*.json"))
+	files = append(files, bsuid...)
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {
