@@ -570,3 +570,36 @@ func TestControlMediaAndInboundErrors(t *testing.T) {
 	h.control(http.MethodPost, "/_sim/inbound", map[string]any{"phone_number_id": testPhoneID, "from": "1555", "type": "image", "payload": "x"}, 400)
 	h.control(http.MethodGet, "/_sim/window?phone_number_id="+testPhoneID+"&user=1999", nil, 404)
 }
+
+// A username-only user who later writes with their number (and the same user id) is one
+// handset: the number is linked, and the window opened by the first message is kept.
+func TestUsernameOnlyThenNumberLinks(t *testing.T) {
+	rc := newReceiver(t)
+	clk := newFakeClock()
+	cfg := webhookConfig(rc)
+	cfg.Clock = clk.Now
+	h := newHarness(t, cfg)
+	const uid = "US.424242"
+	if _, err := h.sim.Inject(Inbound{PhoneNumberID: testPhoneID, UserID: uid, Username: "bo.b", Type: "text", Payload: map[string]any{"body": "a"},
+		Referral: map[string]any{"source_type": "ad"}}); err != nil {
+		t.Fatal(err)
+	}
+	rc.next()
+	clk.Advance(time.Hour)
+	res, err := h.sim.Inject(Inbound{PhoneNumberID: testPhoneID, From: "15557654321", UserID: uid, Type: "text", Payload: map[string]any{"body": "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, msg := inboundOf(t, rc.next())
+	if msg["from"] != "15557654321" || msg["from_user_id"] != uid || res.UserID != uid {
+		t.Fatalf("message %v", msg)
+	}
+	hs := h.sim.Handsets()
+	if len(hs) != 1 || hs[0].UserID != uid || hs[0].WaID != "15557654321" || hs[0].Username != "bo.b" {
+		t.Fatalf("handsets %+v", hs)
+	}
+	closes, ok := h.sim.WindowCloses(testPhoneID, "+1 555 765 4321")
+	if want := newFakeClock().Now().Add(EntryPointWindow); !ok || !closes.Equal(want) {
+		t.Errorf("window closes %v, want the ad's %v", closes, want)
+	}
+}

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"strconv"
@@ -113,11 +114,23 @@ func (s *Simulator) relink(h *Handset, newWaID, newUserID string) {
 		s.byWaID[newWaID] = h
 	}
 	if newUserID != "" && newUserID != h.UserID {
-		for key, until := range s.windows {
+		for key, w := range s.windows {
 			if phoneID, uid, ok := strings.Cut(key, "|"); ok && uid == h.UserID {
 				delete(s.windows, key)
-				s.windows[phoneID+"|"+newUserID] = until
+				to := phoneID + "|" + newUserID
+				if had := s.windows[to]; had.closes.After(w.closes) { // the id was known already: keep the later window
+					w.closes = had.closes
+				}
+				if had := s.windows[to]; had.freeBefore.After(w.freeBefore) {
+					w.freeBefore = had.freeBefore
+				}
+				s.windows[to] = w
 			}
+		}
+		if known := s.byUserID[newUserID]; known != nil && known != h { // the same person, met by user id first
+			h.ParentUserID = cmp.Or(h.ParentUserID, known.ParentUserID)
+			h.Username = cmp.Or(h.Username, known.Username)
+			h.Name = cmp.Or(h.Name, known.Name)
 		}
 		delete(s.byUserID, h.UserID)
 		h.UserID = newUserID

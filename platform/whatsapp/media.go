@@ -281,7 +281,15 @@ func (c *Client) UploadMedia(ctx context.Context, token, phoneNumberID, filename
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var expired, tooLarge atomic.Bool
+	var (
+		expired, tooLarge atomic.Bool
+		answerTimer       atomic.Pointer[time.Timer]
+	)
+	defer func() {
+		if t := answerTimer.Load(); t != nil {
+			t.Stop()
+		}
+	}()
 	pr, pw := io.Pipe()
 	defer pr.Close() // unblocks the writer when the request ends early
 	mw := multipart.NewWriter(pw)
@@ -295,7 +303,7 @@ func (c *Client) UploadMedia(ctx context.Context, token, phoneNumberID, filename
 		}
 		if err == nil {
 			if d := time.Duration(c.timeout.Load()); d > 0 {
-				time.AfterFunc(d, func() { expired.Store(true); cancel() })
+				answerTimer.Store(time.AfterFunc(d, func() { expired.Store(true); cancel() }))
 			}
 		}
 		pw.CloseWithError(err)
