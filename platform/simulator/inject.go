@@ -171,7 +171,8 @@ func (s *Simulator) Inject(in Inbound) (Injected, error) {
 	return res, err
 }
 
-// deliverInbound stamps msg (id, timestamp), wraps it with the sender's contact and POSTs it.
+// deliverInbound stamps msg (id, timestamp), wraps it with the sender's contact (none for a
+// system message, as the platform sends them) and POSTs it.
 // It returns the wamid, also when the delivery failed.
 func (s *Simulator) deliverInbound(n Number, h Handset, msg inboundMessage, now time.Time) (string, error) {
 	if s.webhookURL() == "" {
@@ -182,11 +183,11 @@ func (s *Simulator) deliverInbound(n Number, h Handset, msg inboundMessage, now 
 	}
 	msg.ID = newWamid(cmp.Or(msg.From, msg.FromUserID), false)
 	msg.Timestamp = strconv.FormatInt(now.Unix(), 10)
-	env := messagesEnvelope(n.WabaID, messagesValue{
-		Metadata: metadataOf(n),
-		Contacts: []inboundContact{{Profile: profile{Name: h.Name, Username: h.Username}, WaID: msg.From, UserID: h.UserID, ParentUserID: h.ParentUserID}},
-		Messages: []inboundMessage{msg},
-	})
+	v := messagesValue{Metadata: metadataOf(n), Messages: []inboundMessage{msg}}
+	if msg.Type != "system" { // system messages come without contacts
+		v.Contacts = []inboundContact{{Profile: profile{Name: h.Name, Username: h.Username}, WaID: msg.From, UserID: h.UserID, ParentUserID: h.ParentUserID}}
+	}
+	env := messagesEnvelope(n.WabaID, v)
 	body, err := metaJSON(env)
 	if err != nil {
 		return "", fmt.Errorf("simulator: inbound payload: %w", err)

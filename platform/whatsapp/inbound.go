@@ -492,6 +492,11 @@ func (v *ChangeValue) joinSenders() {
 			Username:     c.Profile.Username,
 			Name:         c.Profile.Name,
 		}
+		if m.Type == TypeSystem && m.System != nil && m.Sender.WaID == "" && m.Sender.UserID == "" {
+			// System messages come without contacts; an identity change names the person by
+			// the id they had before it.
+			m.Sender.UserID, m.Sender.ParentUserID = m.System.PreviousUserID, m.System.PreviousParentUserID
+		}
 		if m.Err != nil {
 			continue
 		}
