@@ -223,3 +223,43 @@ func TestSimulatorMediaAndAnswers(t *testing.T) {
 		t.Fatalf("MarkRead: %v", err)
 	}
 }
+
+// BenchmarkDownloadMedia100MB streams a 100 MB inbound document from the simulator through
+// MediaURL, DownloadMedia and ChecksumReader (b.SetBytes: the MB/s column is the throughput).
+func BenchmarkDownloadMedia100MB(b *testing.B) {
+	ctx := context.Background()
+	sim := simulator.New(simulator.Config{AppSecret: simAppSecret})
+	defer sim.Close()
+	rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer rcv.Close()
+	sim.SetWebhookURL(rcv.URL)
+	base, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sim.AddNumber(simulator.Number{PhoneNumberID: convPhoneID, WabaID: convWabaID, DisplayPhoneNumber: "15550783881", AccessToken: convToken})
+	res, err := sim.Inject(simulator.Inbound{PhoneNumberID: convPhoneID, From: "15551234567", Type: "document", MediaSize: 100 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := whatsapp.NewClient(base+"/v23.0", nil)
+	b.SetBytes(100 << 20)
+	for b.Loop() {
+		info, err := c.MediaURL(ctx, convToken, res.MediaID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := c.DownloadMedia(ctx, convToken, info.URL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cr, err := whatsapp.NewChecksumReader(st, info.SHA256)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n, err := io.Copy(io.Discard, cr); err != nil || n != 100<<20 {
+			b.Fatalf("%d bytes, %v", n, err)
+		}
+		cr.Close()
+	}
+}
