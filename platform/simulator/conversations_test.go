@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -35,6 +36,23 @@ func inboundOf(t *testing.T, d delivery) (contact, msg map[string]any) {
 		t.Fatalf("want one contact and one message: %s", d.body)
 	}
 	return v.Contacts[0], v.Messages[0]
+}
+
+// drain waits until the simulator has no webhook left to send and discards what arrived.
+func drain(t *testing.T, h *harness, rc *receiver) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := h.sim.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case <-rc.ch:
+		default:
+			return
+		}
+	}
 }
 
 // systemOf decodes a system message delivery (which has no contacts) and returns its message.
@@ -308,6 +326,7 @@ func TestIdentityChanges(t *testing.T) {
 	if code, _ := h.send(map[string]any{"messaging_product": "whatsapp", "to": "15551234567", "type": "text", "text": map[string]any{"body": "x"}}); code != 400 {
 		t.Errorf("the old number kept a window: %d", code)
 	}
+	drain(t, h, rc) // the statuses of the send above
 
 	out = h.control(http.MethodPost, "/_sim/change-user-id", map[string]any{"phone_number_id": testPhoneID, "user": newUID, "new_user_id": "US.77"}, 200)
 	msg = systemOf(t, rc.next())

@@ -21,16 +21,16 @@ type sessionBody struct {
 	Context *struct {
 		MessageID string `json:"message_id"`
 	} `json:"context"`
-	Image       *sessionMedia       `json:"image"`
-	Video       *sessionMedia       `json:"video"`
-	Audio       *sessionMedia       `json:"audio"`
-	Document    *sessionMedia       `json:"document"`
-	Sticker     *sessionMedia       `json:"sticker"`
-	Location    *sessionLocation    `json:"location"`
-	Contacts    []sessionContact    `json:"contacts"`
-	Reaction    *sessionReaction    `json:"reaction"`
-	Interactive *sessionInteractive `json:"interactive"`
-	Raw         map[string]json.RawMessage
+	Image       *sessionMedia              `json:"image"`
+	Video       *sessionMedia              `json:"video"`
+	Audio       *sessionMedia              `json:"audio"`
+	Document    *sessionMedia              `json:"document"`
+	Sticker     *sessionMedia              `json:"sticker"`
+	Location    *sessionLocation           `json:"location"`
+	Contacts    []sessionContact           `json:"contacts"`
+	Reaction    *sessionReaction           `json:"reaction"`
+	Interactive *sessionInteractive        `json:"interactive"`
+	Raw         map[string]json.RawMessage `json:"-"` // every member as received
 }
 
 type sessionMedia struct {

@@ -152,8 +152,8 @@ type ListRow struct {
 // Kind returns the message's type as the platform names it ("text", "image", ... "interactive"),
 // or "" when no content field is set.
 func (m Message) Kind() string {
-	for _, k := range m.kinds() {
-		return k
+	if ks := m.kinds(); len(ks) > 0 {
+		return ks[0]
 	}
 	return ""
 }
