@@ -206,6 +206,12 @@ func TestUsernameOnlySender(t *testing.T) {
 	if sent := h.sim.Sent(); len(sent) != 1 || sent[0].Recipient != uid || sent[0].UserID != uid || sent[0].WaID != "" || sent[0].To != "" {
 		t.Errorf("Sent() = %+v", sent)
 	}
+	// Scripts apply to a user id too.
+	h.sim.Script("BR.555", Outcome{FailSync: 131026})
+	if code, resp := h.send(map[string]any{"messaging_product": "whatsapp", "recipient": "BR.555", "type": "text", "text": map[string]any{"body": "x"}}); code != 400 ||
+		resp["error"].(map[string]any)["code"] != float64(131026) {
+		t.Errorf("scripted user id: %d %v", code, resp)
+	}
 	// A user id nobody wrote from has no window.
 	h.send(map[string]any{"messaging_product": "whatsapp", "recipient": "BR.999", "type": "text", "text": map[string]any{"body": "x"}})
 	for _, want := range []string{"sent", "failed"} {

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -287,7 +288,7 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 	if h != nil {
 		userID = h.UserID
 	}
-	key := cmpOrString(waID, userID, input) // scripts and pair limits are per recipient
+	key := cmp.Or(waID, userID, input) // scripts and pair limits are per recipient
 	msgType := "text"
 	if req.Type != nil {
 		msgType = strings.ToLower(*req.Type)
@@ -421,6 +422,9 @@ func (s *Simulator) serveMarkRead(w http.ResponseWriter, req sendRequest, trace 
 	default:
 		s.mu.Lock()
 		s.markedRead = append(s.markedRead, req.MessageID)
+		if len(s.markedRead) > s.maxSent { // bounded like the sent log
+			s.markedRead = slices.Clone(s.markedRead[len(s.markedRead)-(s.maxSent-s.maxSent/10):])
+		}
 		s.mu.Unlock()
 		writeGraphJSON(w, http.StatusOK, map[string]any{"success": true})
 	}
@@ -431,16 +435,6 @@ func deref(p *string) string {
 		return ""
 	}
 	return *p
-}
-
-// cmpOrString returns the first non-empty value.
-func cmpOrString(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // rawComponents returns template.components of a send body as received, or nil.

@@ -493,9 +493,13 @@ func (s *Simulator) Templates(wabaID string) []Template {
 
 // Script sets the outcome of every later send to recipient. Recipients are
 // compared by wa_id, so "+52 55 1234 5678" and "5215512345678" are the same
-// recipient. The zero Outcome removes the script.
+// recipient; a business-scoped user id scripts sends to that id whose number
+// is not known. The zero Outcome removes the script.
 func (s *Simulator) Script(recipient string, o Outcome) {
 	d := WaIDFor(onlyDigits(recipient))
+	if isUserID(recipient) {
+		d = recipient
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if o == (Outcome{}) {
