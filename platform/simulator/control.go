@@ -38,7 +38,8 @@ import (
 //	                                                               → Injected (the new wa_id and user id)
 //	POST /_sim/change-user-id   {phone_number_id, user, new_user_id?} → Injected
 //	GET  /_sim/handsets                                            → {"data": [Handset]}
-//	GET  /_sim/window?phone_number_id=&user=                       → {"closes_at": RFC 3339, "open": bool}
+//	GET  /_sim/window?phone_number_id=&user=                       → WindowState {last_inbound_at,
+//	                                                                 closes_at, free_entry_until?, open}
 //	GET  /_sim/media?id=                                           → MediaInfo
 //	GET  /_sim/read                                                → {"data": [wamid marked read]}
 //	POST /_sim/template-status  {waba_id, template_id, status, reason}
@@ -198,12 +199,12 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request, route s
 			return
 		}
 		q := r.URL.Query()
-		closes, ok := s.WindowCloses(q.Get("phone_number_id"), q.Get("user"))
+		state, ok := s.Window(q.Get("phone_number_id"), q.Get("user"))
 		if !ok {
 			controlFail(w, http.StatusNotFound, "no window: %q never wrote to %q", q.Get("user"), q.Get("phone_number_id"))
 			return
 		}
-		writeControl(w, http.StatusOK, map[string]any{"closes_at": closes.UTC().Format(time.RFC3339), "open": s.clock().Before(closes)})
+		writeControl(w, http.StatusOK, state)
 	case "media":
 		if !method(http.MethodGet) {
 			return

@@ -272,7 +272,7 @@ func TestServiceWindowLengths(t *testing.T) {
 		t.Fatalf("after 24 h: %v", got)
 	}
 	out := h.control(http.MethodGet, "/_sim/window?phone_number_id="+testPhoneID+"&user=%2B15551230001", nil, 200)
-	if out["open"] != false {
+	if out["open"] != false || out["last_inbound_at"] != "2025-01-01T00:00:00Z" || out["closes_at"] != "2025-01-02T00:00:00Z" || out["free_entry_until"] != nil {
 		t.Errorf("window: %v", out)
 	}
 
@@ -645,8 +645,9 @@ func TestUsernameOnlyThenNumberLinks(t *testing.T) {
 	if len(hs) != 1 || hs[0].UserID != uid || hs[0].WaID != "15557654321" || hs[0].Username != "bo.b" {
 		t.Fatalf("handsets %+v", hs)
 	}
-	closes, ok := h.sim.WindowCloses(testPhoneID, "+1 555 765 4321")
-	if want := newFakeClock().Now().Add(EntryPointWindow); !ok || !closes.Equal(want) {
-		t.Errorf("window closes %v, want the ad's %v", closes, want)
+	st, ok := h.sim.Window(testPhoneID, "+1 555 765 4321")
+	start := newFakeClock().Now()
+	if !ok || !st.Closes.Equal(start.Add(EntryPointWindow)) || !st.FreeEntryUntil.Equal(start.Add(EntryPointWindow)) || !st.LastInbound.Equal(start.Add(time.Hour)) || !st.Open {
+		t.Errorf("window %+v, want the ad's 72 h and the last message an hour in", st)
 	}
 }

@@ -124,6 +124,9 @@ func (s *Simulator) relink(h *Handset, newWaID, newUserID string) {
 				if had := s.windows[to]; had.freeBefore.After(w.freeBefore) {
 					w.freeBefore = had.freeBefore
 				}
+				if had := s.windows[to]; had.last.After(w.last) {
+					w.last = had.last
+				}
 				s.windows[to] = w
 			}
 		}
@@ -140,8 +143,17 @@ func (s *Simulator) relink(h *Handset, newWaID, newUserID string) {
 
 // window is a handset's customer-service window with one business number.
 type window struct {
+	last       time.Time // the handset's last inbound message to the number
 	closes     time.Time // non-template sends are allowed before this
 	freeBefore time.Time // a free entry point (after an ad) lasts until this
+}
+
+// WindowState is a handset's customer-service window with one business number.
+type WindowState struct {
+	LastInbound    time.Time `json:"last_inbound_at"`           // the handset's last message to the number
+	Closes         time.Time `json:"closes_at"`                 // non-template sends are allowed before this
+	FreeEntryUntil time.Time `json:"free_entry_until,omitzero"` // after an ad's message: free replies until this
+	Open           bool      `json:"open"`                      // at the simulator's clock
 }
 
 // openWindow records an inbound message of the handset at now; entryPoint says it came from a
@@ -149,6 +161,7 @@ type window struct {
 func (s *Simulator) openWindow(phoneID string, h *Handset, now time.Time, entryPoint bool) {
 	key := phoneID + "|" + h.UserID
 	w := s.windows[key]
+	w.last = now
 	d := ServiceWindow
 	if entryPoint {
 		d = EntryPointWindow
@@ -181,17 +194,20 @@ func (s *Simulator) Handsets() []Handset {
 	return out
 }
 
-// WindowCloses returns when the service window between the business number and the user (a
-// number, or a user id) closes; ok is false when the user never wrote to that number.
-func (s *Simulator) WindowCloses(phoneNumberID, user string) (closes time.Time, ok bool) {
+// Window returns the service window between the business number and the user (a number, or a
+// user id); ok is false when the user never wrote to that number.
+func (s *Simulator) Window(phoneNumberID, user string) (state WindowState, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.lookupHandset(user)
 	if h == nil {
-		return time.Time{}, false
+		return WindowState{}, false
 	}
 	w, ok := s.windows[phoneNumberID+"|"+h.UserID]
-	return w.closes, ok
+	if !ok {
+		return WindowState{}, false
+	}
+	return WindowState{LastInbound: w.last, Closes: w.closes, FreeEntryUntil: w.freeBefore, Open: s.clock().Before(w.closes)}, true
 }
 
 // lookupHandset finds a handset by user id or by number (any form). The caller holds s.mu.
