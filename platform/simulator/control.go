@@ -27,11 +27,25 @@ import (
 //	POST /_sim/script           {recipient, fail_sync, fail_async, skip_delivered,
 //	                             reorder, duplicate, early_status, no_callback_data,
 //	                             hang_ms}
-//	POST /_sim/inbound          {phone_number_id, from, name, type, payload,
-//	                             context_message_id?}              → {"wamid": "..."}
+//	POST /_sim/inbound          Inbound: {phone_number_id, from (or "" with user_id for a
+//	                             username-only sender), name, type, payload, user_id?,
+//	                             parent_user_id?, username?, context_message_id?,
+//	                             context_from?, forwarded?, frequently_forwarded?,
+//	                             referral?, errors?, media_size?}
+//	                                                               → Injected {wamid, wa_id, user_id,
+//	                                                                 media_id?, sha256?, media_size?}
+//	POST /_sim/change-number    {phone_number_id, user (number or user id), new_number}
+//	                                                               → Injected (the new wa_id and user id)
+//	POST /_sim/change-user-id   {phone_number_id, user, new_user_id?} → Injected
+//	GET  /_sim/handsets                                            → {"data": [Handset]}
+//	GET  /_sim/window?phone_number_id=&user=                       → WindowState {last_inbound_at,
+//	                                                                 closes_at, free_entry_until?, open}
+//	GET  /_sim/media?id=                                           → MediaInfo
+//	GET  /_sim/read                                                → {"data": [wamid marked read]}
 //	POST /_sim/template-status  {waba_id, template_id, status, reason}
 //	POST /_sim/config           {webhook_url?, sent_delay_ms?, delivered_delay_ms?,
-//	                             read_delay_ms?, rate_per_second?, pair_interval_ms?}
+//	                             read_delay_ms?, rate_per_second?, pair_interval_ms?,
+//	                             enforce_service_window?, service_window_sync?}
 //	GET  /_sim/config                                              → the same fields
 //	GET  /_sim/sent                                                → {"data": [SentMessage]}
 //	POST /_sim/reset            {all?: bool}
@@ -85,6 +99,8 @@ type configBody struct {
 	ReadDelayMS      *int64  `json:"read_delay_ms,omitempty"`
 	RatePerSecond    *int    `json:"rate_per_second,omitempty"`
 	PairIntervalMS   *int64  `json:"pair_interval_ms,omitempty"`
+	EnforceWindow    *bool   `json:"enforce_service_window,omitempty"`
+	WindowSync       *bool   `json:"service_window_sync,omitempty"`
 }
 
 // scriptBody is the JSON shape of /_sim/script.
@@ -147,19 +163,67 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request, route s
 			controlFail(w, http.StatusBadRequest, "inbound: %v", err)
 			return
 		}
-		wamid, err := s.InjectInboundMessage(in)
-		switch {
-		case errors.Is(err, ErrUnknownNumber):
-			controlFail(w, http.StatusNotFound, "%v", err)
-		case errors.Is(err, ErrNoWebhookURL), errors.Is(err, ErrNotSubscribed):
-			controlFail(w, http.StatusBadRequest, "%v", err)
-		case err != nil && wamid == "":
-			controlFail(w, http.StatusBadRequest, "%v", err)
-		case err != nil:
-			writeControl(w, http.StatusBadGateway, map[string]any{"error": err.Error(), "wamid": wamid})
-		default:
-			writeControl(w, http.StatusOK, map[string]any{"wamid": wamid})
+		res, err := s.Inject(in)
+		writeInjected(w, res, err)
+	case "change-number", "change-user-id":
+		if !method(http.MethodPost) {
+			return
 		}
+		var b struct {
+			PhoneNumberID string `json:"phone_number_id"`
+			User          string `json:"user"`
+			NewNumber     string `json:"new_number"`
+			NewUserID     string `json:"new_user_id"`
+		}
+		if err := decodeControl(r, &b); err != nil {
+			controlFail(w, http.StatusBadRequest, "%s: %v", route, err)
+			return
+		}
+		var (
+			res Injected
+			err error
+		)
+		if route == "change-number" {
+			res, err = s.ChangeNumber(b.PhoneNumberID, b.User, b.NewNumber)
+		} else {
+			res, err = s.ChangeUserID(b.PhoneNumberID, b.User, b.NewUserID)
+		}
+		writeInjected(w, res, err)
+	case "handsets":
+		if !method(http.MethodGet) {
+			return
+		}
+		writeControl(w, http.StatusOK, map[string]any{"data": s.Handsets()})
+	case "window":
+		if !method(http.MethodGet) {
+			return
+		}
+		q := r.URL.Query()
+		state, ok := s.Window(q.Get("phone_number_id"), q.Get("user"))
+		if !ok {
+			controlFail(w, http.StatusNotFound, "no window: %q never wrote to %q", q.Get("user"), q.Get("phone_number_id"))
+			return
+		}
+		writeControl(w, http.StatusOK, state)
+	case "media":
+		if !method(http.MethodGet) {
+			return
+		}
+		info, ok := s.Media(r.URL.Query().Get("id"))
+		if !ok {
+			controlFail(w, http.StatusNotFound, "unknown media id %q", r.URL.Query().Get("id"))
+			return
+		}
+		writeControl(w, http.StatusOK, info)
+	case "read":
+		if !method(http.MethodGet) {
+			return
+		}
+		read := s.MarkedRead()
+		if read == nil {
+			read = []string{}
+		}
+		writeControl(w, http.StatusOK, map[string]any{"data": read})
 	case "template-status":
 		if !method(http.MethodPost) {
 			return
@@ -272,6 +336,22 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request, route s
 	}
 }
 
+// writeInjected answers an inbound or identity-change request.
+func writeInjected(w http.ResponseWriter, res Injected, err error) {
+	switch {
+	case errors.Is(err, ErrUnknownNumber), errors.Is(err, ErrUnknownUser):
+		controlFail(w, http.StatusNotFound, "%v", err)
+	case errors.Is(err, ErrNoWebhookURL), errors.Is(err, ErrNotSubscribed):
+		controlFail(w, http.StatusBadRequest, "%v", err)
+	case err != nil && res.Wamid == "":
+		controlFail(w, http.StatusBadRequest, "%v", err)
+	case err != nil:
+		writeControl(w, http.StatusBadGateway, map[string]any{"error": err.Error(), "wamid": res.Wamid})
+	default:
+		writeControl(w, http.StatusOK, res)
+	}
+}
+
 func (s *Simulator) controlNumbers(w http.ResponseWriter, r *http.Request) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
 	if err != nil {
@@ -345,6 +425,8 @@ func (s *Simulator) configSnapshot() configBody {
 		ReadDelayMS:      ms(set.readDelay),
 		RatePerSecond:    &set.rate,
 		PairIntervalMS:   ms(set.pairInterval),
+		EnforceWindow:    &set.enforceWindow,
+		WindowSync:       &set.windowSync,
 	}
 }
 
@@ -370,6 +452,12 @@ func (s *Simulator) applyConfig(b configBody) {
 	}
 	if b.PairIntervalMS != nil {
 		s.set.pairInterval = ms(*b.PairIntervalMS)
+	}
+	if b.EnforceWindow != nil {
+		s.set.enforceWindow = *b.EnforceWindow
+	}
+	if b.WindowSync != nil {
+		s.set.windowSync = *b.WindowSync
 	}
 }
 

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -21,6 +22,10 @@ const maxRequestBody = 4 << 20
 func (s *Simulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.Trim(r.URL.Path, "/")
 	if s.serveBrowser(w, r, path) {
+		return
+	}
+	if strings.HasPrefix("/"+path, mediaPathPrefix) {
+		s.serveMediaDownload(w, r, strings.TrimPrefix("/"+path, mediaPathPrefix))
 		return
 	}
 	if path == "_sim" || strings.HasPrefix(path, "_sim/") {
@@ -52,6 +57,14 @@ func (s *Simulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.serveSend(w, r, id, trace)
+	case len(segs) == 3 && segs[2] == "media":
+		if r.Method != http.MethodPost {
+			unknownObjectError(strings.ToLower(r.Method), id).write(w, trace)
+			return
+		}
+		s.serveUpload(w, r, id, trace)
+	case len(segs) == 2 && (r.Method == http.MethodGet || r.Method == http.MethodDelete) && s.isMedia(id):
+		s.serveMediaObject(w, r, id, trace)
 	case len(segs) == 3 && segs[2] == "message_templates":
 		if r.Method != http.MethodGet {
 			unknownObjectError(strings.ToLower(r.Method), id).write(w, trace)
@@ -65,6 +78,13 @@ func (s *Simulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		unknownPathError("/"+strings.Join(segs[2:], "/")).write(w, trace)
 	}
+}
+
+// isMedia reports whether id is a media object's id.
+func (s *Simulator) isMedia(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.media[id] != nil
 }
 
 // isVersion reports whether seg is "v{N}.{M}".
@@ -148,8 +168,9 @@ type sendResponse struct {
 }
 
 type responseContact struct {
-	Input string `json:"input"`
-	WaID  string `json:"wa_id"`
+	Input  string `json:"input"`
+	WaID   string `json:"wa_id,omitempty"`
+	UserID string `json:"user_id,omitempty"`
 }
 
 type responseMessage struct {
@@ -161,8 +182,10 @@ type responseMessage struct {
 type accepted struct {
 	number   Number
 	wamid    string
-	waID     string
+	waID     string // "" for a send to a user id whose number is not shared
+	userID   string // the recipient's user id, when known
 	category string // pricing category, lower-case
+	free     bool   // a non-template send inside a free entry point
 	opaque   string
 	template bool
 	at       time.Time // Config.Clock at acceptance
@@ -221,8 +244,11 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 		ge = paramError("The parameter messaging_product is required.", "messaging_product is required")
 	case *req.MessagingProduct != "whatsapp":
 		ge = paramError(`Param messaging_product must be one of {WHATSAPP} - got "`+*req.MessagingProduct+`".`, "messaging_product must be whatsapp")
-	case req.To == nil || *req.To == "":
-		ge = paramError("The parameter to is required.", "to is required")
+	case req.Status != "":
+		s.serveMarkRead(w, req, trace)
+		return
+	case (req.To == nil || *req.To == "") && (req.Recipient == nil || *req.Recipient == ""):
+		ge = paramError("The parameter to is required.", "to or recipient is required")
 	case req.RecipientType != "" && req.RecipientType != "individual":
 		ge = paramError(`Param recipient_type must be one of {INDIVIDUAL, GROUP} - got "`+req.RecipientType+`".`, "the simulator supports only individual recipients")
 	}
@@ -230,12 +256,39 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 		ge.write(w, trace)
 		return
 	}
-	digits, ok := recipientDigits(*req.To)
-	if !ok {
-		waError(131009, "Recipient phone number is not a valid phone number: "+*req.To).write(w, trace)
-		return
+	// The number wins when both are given (reference §11).
+	var (
+		waID, userID, input string
+		h                   *Handset
+	)
+	if req.To != nil && *req.To != "" {
+		input = *req.To
+		digits, ok := recipientDigits(*req.To)
+		if !ok {
+			waError(131009, "Recipient phone number is not a valid phone number: "+*req.To).write(w, trace)
+			return
+		}
+		waID = WaIDFor(digits)
+		s.mu.Lock()
+		h = s.byWaID[waID]
+		s.mu.Unlock()
+	} else {
+		input = *req.Recipient
+		if !isUserID(input) {
+			paramError("Invalid parameter", "recipient "+strconv.Quote(input)+" is not a business-scoped user id").write(w, trace)
+			return
+		}
+		s.mu.Lock()
+		h = s.byUserID[input]
+		s.mu.Unlock()
+		if h != nil {
+			waID = h.WaID
+		}
 	}
-	waID := WaIDFor(digits)
+	if h != nil {
+		userID = h.UserID
+	}
+	key := cmp.Or(waID, userID, input) // scripts and pair limits are per recipient
 	msgType := "text"
 	if req.Type != nil {
 		msgType = strings.ToLower(*req.Type)
@@ -243,14 +296,16 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 
 	sm := SentMessage{
 		PhoneNumberID:         phoneID,
-		To:                    *req.To,
+		To:                    deref(req.To),
+		Recipient:             deref(req.Recipient),
 		WaID:                  waID,
+		UserID:                userID,
 		Type:                  msgType,
 		BizOpaqueCallbackData: req.BizOpaqueCallbackData,
 		At:                    now,
 		Raw:                   json.RawMessage(raw),
 	}
-	acc := accepted{number: n, waID: waID, opaque: req.BizOpaqueCallbackData, at: now, set: set}
+	acc := accepted{number: n, waID: waID, userID: userID, opaque: req.BizOpaqueCallbackData, at: now, set: set}
 	switch msgType {
 	case "template":
 		acc.template = true
@@ -267,9 +322,15 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 		default:
 			sm.TextBody = *req.Text.Body
 			acc.category = "service"
+			ge = s.checkSession(msgType, n.WabaID, raw, &sm)
 		}
 	default:
-		ge = waError(131051, "The simulator accepts only template and text messages, got "+strconv.Quote(msgType))
+		if !sessionKinds[msgType] {
+			ge = waError(131051, "The simulator accepts template, text, image, video, audio, document, sticker, location, contacts, reaction and interactive messages, got "+strconv.Quote(msgType))
+			break
+		}
+		acc.category = "service"
+		ge = s.checkSession(msgType, n.WabaID, raw, &sm)
 	}
 	if ge != nil {
 		ge.write(w, trace)
@@ -278,29 +339,32 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 
 	// Acceptance: pair limit, scripts, service window, record.
 	s.mu.Lock()
-	out := s.scripts[waID]
-	pairKey := phoneID + "|" + waID
+	out := s.scripts[key]
+	pairKey := phoneID + "|" + key
+	open, free := s.windowAt(phoneID, h, now)
+	closed := !acc.template && set.enforceWindow && !open
 	switch {
 	case set.pairInterval > 0 && !s.lastPair[pairKey].IsZero() && now.Sub(s.lastPair[pairKey]) < set.pairInterval:
 		ge = waError(131056, "")
 	case out.FailSync != 0:
 		ge = waError(out.FailSync, "")
+	case closed && set.windowSync:
+		ge = waError(131047, "")
 	}
 	if ge == nil {
 		if set.pairInterval > 0 {
 			s.lastPair[pairKey] = now
 		}
 		acc.failCode = out.FailAsync
-		if !acc.template && set.enforceWindow && acc.failCode == 0 {
-			if last := s.lastInbound[pairKey]; last.IsZero() || now.Sub(last) > 24*time.Hour {
-				acc.failCode = 131047
-			}
+		if closed && acc.failCode == 0 {
+			acc.failCode = 131047
 		}
+		acc.free = !acc.template && free
 		acc.outcome = out
 		if out.NoCallbackData {
 			acc.opaque = ""
 		}
-		acc.wamid = newWamid(waID, true)
+		acc.wamid = newWamid(key, true)
 		sm.Wamid = acc.wamid
 		s.sent = append(s.sent, sm)
 		if len(s.sent) > s.maxSent {
@@ -328,7 +392,7 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 
 	resp := sendResponse{
 		MessagingProduct: "whatsapp",
-		Contacts:         []responseContact{{Input: *req.To, WaID: waID}},
+		Contacts:         []responseContact{{Input: input, WaID: waID, UserID: userID}},
 		Messages:         []responseMessage{{ID: acc.wamid}},
 	}
 	if acc.template {
@@ -346,6 +410,31 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 		}
 		s.hooks.enqueue(queued)
 	}
+}
+
+// serveMarkRead answers a read receipt for an inbound message (status "read", message_id).
+func (s *Simulator) serveMarkRead(w http.ResponseWriter, req sendRequest, trace string) {
+	switch {
+	case req.Status != "read":
+		paramError(`Param status must be one of {READ} - got "`+req.Status+`".`, "status must be read").write(w, trace)
+	case req.MessageID == "":
+		paramError("The parameter message_id is required.", "message_id is required").write(w, trace)
+	default:
+		s.mu.Lock()
+		s.markedRead = append(s.markedRead, req.MessageID)
+		if len(s.markedRead) > s.maxSent { // bounded like the sent log
+			s.markedRead = slices.Clone(s.markedRead[len(s.markedRead)-(s.maxSent-s.maxSent/10):])
+		}
+		s.mu.Unlock()
+		writeGraphJSON(w, http.StatusOK, map[string]any{"success": true})
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // rawComponents returns template.components of a send body as received, or nil.
@@ -464,6 +553,7 @@ func (s *Simulator) statusSteps(a accepted) []delayedBody {
 			Status:                p.status,
 			Timestamp:             strconv.FormatInt(a.at.Add(p.delay).Unix(), 10),
 			RecipientID:           a.waID,
+			RecipientUserID:       a.userID,
 			BizOpaqueCallbackData: a.opaque,
 		}
 		switch p.status {
@@ -474,10 +564,12 @@ func (s *Simulator) statusSteps(a accepted) []delayedBody {
 			if p.status == "sent" {
 				st.Conversation.ExpirationTimestamp = strconv.FormatInt(a.at.Add(24*time.Hour).Unix(), 10)
 			}
+			// Since October 2026 answers inside the window are charged (type regular, category
+			// service), except inside a free entry point after an ad.
 			st.Pricing = &pricing{Billable: true, PricingModel: "PMP", Type: "regular", Category: a.category}
-			if !a.template {
+			if a.free {
 				st.Pricing.Billable = false
-				st.Pricing.Type = "free_customer_service"
+				st.Pricing.Type = "free_entry_point"
 			}
 		}
 		env := messagesEnvelope(a.number.WabaID, messagesValue{

@@ -138,7 +138,8 @@ func TestSendRequestValidation(t *testing.T) {
 		{"letters in to", templateSend("+1555abc4567", "welcome", "en_US"), 131009},
 		{"no template", map[string]any{"messaging_product": "whatsapp", "to": "15551234567", "type": "template"}, 100},
 		{"no language", map[string]any{"messaging_product": "whatsapp", "to": "15551234567", "type": "template", "template": map[string]any{"name": "welcome"}}, 100},
-		{"unsupported type", map[string]any{"messaging_product": "whatsapp", "to": "15551234567", "type": "sticker"}, 131051},
+		{"unsupported type", map[string]any{"messaging_product": "whatsapp", "to": "15551234567", "type": "hologram"}, 131051},
+		{"sticker without its object", map[string]any{"messaging_product": "whatsapp", "to": "15551234567", "type": "sticker"}, 100},
 	}
 	for _, tc := range cases {
 		code, out := h.send(tc.body)

@@ -110,54 +110,67 @@ type messagesValue struct {
 	Statuses         []statusObject   `json:"statuses,omitempty"`
 }
 
+// inboundContact is value.contacts[i]: wa_id only when the user's number may be shared,
+// user_id always (since April 2026).
 type inboundContact struct {
-	Profile profile `json:"profile"`
-	WaID    string  `json:"wa_id"`
+	Profile      profile `json:"profile"`
+	WaID         string  `json:"wa_id,omitempty"`
+	UserID       string  `json:"user_id,omitempty"`
+	ParentUserID string  `json:"parent_user_id,omitempty"`
 }
 
 type profile struct {
-	Name string `json:"name"`
+	Name     string `json:"name"`
+	Username string `json:"username,omitempty"`
 }
 
 // inboundMessage is value.messages[i]; its payload sits under the key named
 // by its type, so it marshals itself.
 type inboundMessage struct {
-	Context   *messageContext
-	From      string
-	ID        string
-	Timestamp string
-	Type      string
-	Payload   any
+	Context          *messageContext
+	From             string // omitted when empty (a username-only sender)
+	FromUserID       string
+	FromParentUserID string
+	ID               string
+	Timestamp        string
+	Type             string
+	Referral         any // click-to-WhatsApp ad data; omitted when nil
+	Errors           any // for unsupported messages; omitted when nil
+	Payload          any // under the key Type; omitted when nil
 }
 
 type messageContext struct {
-	From string `json:"from"`
-	ID   string `json:"id"`
+	From                string `json:"from,omitempty"`
+	ID                  string `json:"id,omitempty"`
+	Forwarded           bool   `json:"forwarded,omitempty"`
+	FrequentlyForwarded bool   `json:"frequently_forwarded,omitempty"`
 }
 
-// MarshalJSON writes {context?, from, id, timestamp, type, <type>: payload}.
+// MarshalJSON writes {context?, from?, from_user_id?, from_parent_user_id?, id, timestamp,
+// type, referral?, errors?, <type>: payload?}.
 func (m inboundMessage) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	if m.Context != nil {
-		c, err := json.Marshal(m.Context)
-		if err != nil {
-			return nil, err
-		}
-		b.WriteString(`"context":`)
-		b.Write(c)
-		b.WriteByte(',')
-	}
-	fields := []struct {
+	type kv struct {
 		k string
 		v any
-	}{{"from", m.From}, {"id", m.ID}, {"timestamp", m.Timestamp}, {"type", m.Type}}
-	if m.Payload != nil {
-		fields = append(fields, struct {
-			k string
-			v any
-		}{m.Type, m.Payload})
 	}
+	var fields []kv
+	add := func(k string, v any, keep bool) {
+		if keep {
+			fields = append(fields, kv{k, v})
+		}
+	}
+	add("context", m.Context, m.Context != nil)
+	add("from", m.From, m.From != "")
+	add("from_user_id", m.FromUserID, m.FromUserID != "")
+	add("from_parent_user_id", m.FromParentUserID, m.FromParentUserID != "")
+	add("id", m.ID, true)
+	add("timestamp", m.Timestamp, true)
+	add("type", m.Type, true)
+	add("referral", m.Referral, m.Referral != nil)
+	add("errors", m.Errors, m.Errors != nil)
+	add(m.Type, m.Payload, m.Payload != nil && m.Type != "errors")
+	var b bytes.Buffer
+	b.WriteByte('{')
 	for i, f := range fields {
 		if i > 0 {
 			b.WriteByte(',')
@@ -179,7 +192,8 @@ type statusObject struct {
 	ID                    string        `json:"id"`
 	Status                string        `json:"status"`
 	Timestamp             string        `json:"timestamp"`
-	RecipientID           string        `json:"recipient_id"`
+	RecipientID           string        `json:"recipient_id,omitempty"`      // omitted for a send to a user id whose number is not shared
+	RecipientUserID       string        `json:"recipient_user_id,omitempty"` // the recipient's business-scoped user id, when known
 	BizOpaqueCallbackData string        `json:"biz_opaque_callback_data,omitempty"`
 	Conversation          *conversation `json:"conversation,omitempty"`
 	Pricing               *pricing      `json:"pricing,omitempty"`

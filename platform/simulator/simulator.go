@@ -48,6 +48,8 @@ var (
 	ErrInvalidStatus = errors.New("simulator: invalid template status")
 	// ErrClosed: the simulator was closed.
 	ErrClosed = errors.New("simulator: closed")
+	// ErrUnknownUser: no handset with that number or user id wrote in.
+	ErrUnknownUser = errors.New("simulator: unknown user")
 )
 
 // Config configures a Simulator. The zero value is usable: no webhooks,
@@ -77,9 +79,13 @@ type Config struct {
 	// 131056. 0 (the default) disables the check; Meta's is about 6s.
 	PairInterval time.Duration
 	// EnforceServiceWindow makes non-template sends to a user without an
-	// inbound message (InjectInbound) in the last 24 h fail asynchronously
-	// with 131047 (accepted, sent, then failed), as Meta does.
+	// inbound message (InjectInbound) in the last 24 h (72 h after a message
+	// with a referral) fail asynchronously with 131047 (accepted, sent, then
+	// failed), as Meta usually does.
 	EnforceServiceWindow bool
+	// ServiceWindowSync makes such sends fail at once instead: HTTP 400 with
+	// error 131047 (Meta answers some this way).
+	ServiceWindowSync bool
 	// WebhookWorkers bounds concurrent webhook POSTs (0 = 8).
 	WebhookWorkers int
 	// WebhookAttempts is the number of attempts per webhook before it is
@@ -169,15 +175,19 @@ type SentParameter struct {
 // SentMessage is one send the simulator accepted.
 type SentMessage struct {
 	PhoneNumberID         string          `json:"phone_number_id"`
-	To                    string          `json:"to"` // exactly as sent
-	WaID                  string          `json:"wa_id"`
+	To                    string          `json:"to,omitempty"`        // exactly as sent
+	Recipient             string          `json:"recipient,omitempty"` // the user id sent to, when "to" was not given
+	WaID                  string          `json:"wa_id,omitempty"`     // "" for a user id whose number is not known
+	UserID                string          `json:"user_id,omitempty"`   // the recipient's user id, when known
 	Wamid                 string          `json:"wamid"`
-	Type                  string          `json:"type"` // template or text
+	Type                  string          `json:"type"` // template, text, image, video, audio, document, sticker, location, contacts, reaction or interactive
 	TemplateName          string          `json:"template_name,omitempty"`
 	TemplateLanguage      string          `json:"template_language,omitempty"`
 	Parameters            []SentParameter `json:"parameters,omitempty"`
 	Components            json.RawMessage `json:"components,omitempty"` // template.components exactly as received
 	TextBody              string          `json:"text_body,omitempty"`
+	Content               json.RawMessage `json:"content,omitempty"`  // a non-template message's object (under its type) exactly as received
+	ReplyTo               string          `json:"reply_to,omitempty"` // context.message_id
 	BizOpaqueCallbackData string          `json:"biz_opaque_callback_data,omitempty"`
 	At                    time.Time       `json:"at"`  // Config.Clock at acceptance
 	Raw                   json.RawMessage `json:"raw"` // the request body
@@ -202,6 +212,7 @@ type settings struct {
 	rate                                 int
 	pairInterval                         time.Duration
 	enforceWindow                        bool
+	windowSync                           bool
 }
 
 // bucket is a token bucket for one phone number id.
@@ -238,18 +249,23 @@ type Simulator struct {
 	handler http.Handler
 	done    chan struct{}
 
-	mu          sync.Mutex
-	set         settings
-	numbers     map[string]Number            // by phone number id
-	tokens      map[string]int               // access token -> numbers using it
-	templates   map[string][]*storedTemplate // by WABA id, in seed order
-	nextTplID   int64
-	scripts     map[string]Outcome   // by recipient digits
-	sent        []SentMessage        // accepted sends
-	buckets     map[string]*bucket   // by phone number id
-	lastPair    map[string]time.Time // phone number id + "|" + wa_id
-	lastInbound map[string]time.Time // phone number id + "|" + wa_id
-	onb         onboarding           // codes, subscriptions, registrations (onboarding.go)
+	mu         sync.Mutex
+	set        settings
+	numbers    map[string]Number            // by phone number id
+	tokens     map[string]int               // access token -> numbers using it
+	templates  map[string][]*storedTemplate // by WABA id, in seed order
+	nextTplID  int64
+	scripts    map[string]Outcome   // by recipient digits
+	sent       []SentMessage        // accepted sends
+	buckets    map[string]*bucket   // by phone number id
+	lastPair   map[string]time.Time // phone number id + "|" + wa_id
+	byWaID     map[string]*Handset  // users who wrote, by wa_id (handsets.go)
+	byUserID   map[string]*Handset  // the same, by business-scoped user id
+	windows    map[string]window    // phone number id + "|" + user id → the service window
+	media      map[string]*mediaObject
+	mediaURLs  map[string]mediaURL // download path token → media id and expiry
+	markedRead []string            // wamids marked read, oldest first
+	onb        onboarding          // codes, subscriptions, registrations (onboarding.go)
 
 	srvMu     sync.Mutex
 	srv       *http.Server
@@ -282,15 +298,20 @@ func New(cfg Config) *Simulator {
 			rate:           max(cfg.RatePerSecond, 0),
 			pairInterval:   max(cfg.PairInterval, 0),
 			enforceWindow:  cfg.EnforceServiceWindow,
+			windowSync:     cfg.ServiceWindowSync,
 		},
-		numbers:     map[string]Number{},
-		tokens:      map[string]int{},
-		templates:   map[string][]*storedTemplate{},
-		nextTplID:   1094411229000000,
-		scripts:     map[string]Outcome{},
-		buckets:     map[string]*bucket{},
-		lastPair:    map[string]time.Time{},
-		lastInbound: map[string]time.Time{},
+		numbers:   map[string]Number{},
+		tokens:    map[string]int{},
+		templates: map[string][]*storedTemplate{},
+		nextTplID: 1094411229000000,
+		scripts:   map[string]Outcome{},
+		buckets:   map[string]*bucket{},
+		lastPair:  map[string]time.Time{},
+		byWaID:    map[string]*Handset{},
+		byUserID:  map[string]*Handset{},
+		windows:   map[string]window{},
+		media:     map[string]*mediaObject{},
+		mediaURLs: map[string]mediaURL{},
 	}
 	s.hooks = newSender(cfg.AppSecret, s.webhookURL, workers, attempts, base, timeout)
 	s.handler = http.HandlerFunc(s.serveHTTP)
@@ -472,9 +493,13 @@ func (s *Simulator) Templates(wabaID string) []Template {
 
 // Script sets the outcome of every later send to recipient. Recipients are
 // compared by wa_id, so "+52 55 1234 5678" and "5215512345678" are the same
-// recipient. The zero Outcome removes the script.
+// recipient; a business-scoped user id scripts sends to that id whose number
+// is not known. The zero Outcome removes the script.
 func (s *Simulator) Script(recipient string, o Outcome) {
 	d := WaIDFor(onlyDigits(recipient))
+	if isUserID(recipient) {
+		d = recipient
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if o == (Outcome{}) {
@@ -482,6 +507,13 @@ func (s *Simulator) Script(recipient string, o Outcome) {
 		return
 	}
 	s.scripts[d] = o
+}
+
+// MarkedRead returns the wamids the business marked read, oldest first.
+func (s *Simulator) MarkedRead() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.markedRead)
 }
 
 // Sent returns a copy of every accepted send, oldest first (bounded by
@@ -493,8 +525,9 @@ func (s *Simulator) Sent() []SentMessage {
 }
 
 // Reset clears the traffic state: the sent log, scripts, rate-limit and
-// pair-limit state and customer-service windows. With all it also removes
-// every number and template. Configuration and queued webhooks are kept.
+// pair-limit state, handsets and their customer-service windows, and media.
+// With all it also removes every number and template. Configuration and
+// queued webhooks are kept.
 func (s *Simulator) Reset(all bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -502,7 +535,12 @@ func (s *Simulator) Reset(all bool) {
 	s.scripts = map[string]Outcome{}
 	s.buckets = map[string]*bucket{}
 	s.lastPair = map[string]time.Time{}
-	s.lastInbound = map[string]time.Time{}
+	s.byWaID = map[string]*Handset{}
+	s.byUserID = map[string]*Handset{}
+	s.windows = map[string]window{}
+	s.media = map[string]*mediaObject{}
+	s.mediaURLs = map[string]mediaURL{}
+	s.markedRead = nil
 	if all {
 		s.numbers = map[string]Number{}
 		s.tokens = map[string]int{}

@@ -159,6 +159,9 @@ type sendRequest struct {
 	MessagingProduct      *string       `json:"messaging_product"`
 	RecipientType         string        `json:"recipient_type"`
 	To                    *string       `json:"to"`
+	Recipient             *string       `json:"recipient"` // a business-scoped user id, instead of to
+	Status                string        `json:"status"`    // "read" marks message_id read
+	MessageID             string        `json:"message_id"`
 	Type                  *string       `json:"type"`
 	Template              *sendTemplate `json:"template"`
 	Text                  *sendText     `json:"text"`

@@ -43,7 +43,7 @@ func TestServiceWindow131047(t *testing.T) {
 	for _, want := range []string{"sent", "delivered", "read"} {
 		if status, _, _, w := decodeStatus(t, rc.next()); status != want {
 			t.Fatalf("status %s, want %s", status, want)
-		} else if p := w.Entry[0].Changes[0].Value.Statuses[0].Pricing; p != nil && (p.Billable || p.Category != "service") {
+		} else if p := w.Entry[0].Changes[0].Value.Statuses[0].Pricing; p != nil && (!p.Billable || p.Category != "service") {
 			t.Fatalf("service message pricing %+v", p)
 		}
 	}

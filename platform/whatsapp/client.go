@@ -137,21 +137,38 @@ func (c *Client) do(ctx context.Context, method, rawURL, token string, body []by
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, rawURL, rd)
+	resp, err := c.roundTrip(ctx, method, rawURL, token, "application/json", rd)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return readAnswer(resp)
+}
+
+// roundTrip sends one request with the bearer token (when not empty) and returns the response
+// whatever its status; a transport failure wraps ErrUnavailable.
+func (c *Client) roundTrip(ctx context.Context, method, rawURL, token, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, rawURL, body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: build request: %v", ErrInvalidArgument, err)
 	}
 	if token != "" { // empty only for the code exchange, which authenticates with the app secret
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	req.Header.Set("Accept", "application/json")
-
 	resp, err := c.httpc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	defer resp.Body.Close()
+	return resp, nil
+}
+
+// readAnswer reads at most 1 MiB of a response: the body of a 2xx answer, or the *Error of
+// any other.
+func readAnswer(resp *http.Response) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: read response: %w", ErrUnavailable, err)

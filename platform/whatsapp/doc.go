@@ -4,7 +4,10 @@
 // with Graph errors decoded into [*Error] and transport failures reported as
 // [ErrUnavailable]. The inbound side is [VerifySignature], [VerifyChallenge] and
 // [ParseWebhook], which decodes webhook deliveries leniently: unknown fields,
-// change fields and message types are kept, never rejected.
+// change fields and message types are kept, never rejected. Every inbound kind the
+// platform documents is typed ([InboundMessage]), with its sender joined from the
+// contacts ([Sender]: wa_id, business-scoped user id, username); a message that
+// cannot be typed comes back with Err set, for the caller to dead-letter.
 //
 // The package uses only the standard library and imports nothing else from this module.
 // Field names and codes follow Meta's published Cloud API reference; the simulator

@@ -12,6 +12,7 @@ import (
 // TemplateSend is one template message to send.
 type TemplateSend struct {
 	To           string   // recipient: digits, optionally with a leading "+"; sent as "+<digits>"
+	ToUserID     string   // or the recipient's business-scoped user id (exactly one of To and ToUserID)
 	Name         string   // template name
 	Language     string   // locale the template was approved in, e.g. "en_US"
 	HeaderParams []string // text header variables in order; omitted when empty
@@ -35,19 +36,31 @@ type TemplateSend struct {
 // SendResult is the platform's answer to an accepted send.
 type SendResult struct {
 	MessageID     string // WhatsApp message id (wamid), opaque
-	WaID          string // WhatsApp's id for the recipient; may differ from the number sent
-	Input         string // the "to" value as the platform echoed it
+	WaID          string // WhatsApp's id for the recipient; may differ from the number sent; "" when sent to a user id whose number is not shared
+	UserID        string // the recipient's business-scoped user id, when the platform returns it
+	Input         string // the "to" (or "recipient") value as the platform echoed it
 	MessageStatus string // "accepted", "held_for_quality_assessment", "paused", or "" for text sends
 }
 
 type sendRequest struct {
-	MessagingProduct      string           `json:"messaging_product"`
-	RecipientType         string           `json:"recipient_type"`
-	To                    string           `json:"to"`
-	Type                  string           `json:"type"`
-	Template              *templatePayload `json:"template,omitempty"`
-	Text                  *textPayload     `json:"text,omitempty"`
-	BizOpaqueCallbackData string           `json:"biz_opaque_callback_data,omitempty"`
+	MessagingProduct      string              `json:"messaging_product"`
+	RecipientType         string              `json:"recipient_type"`
+	To                    string              `json:"to,omitempty"`
+	Recipient             string              `json:"recipient,omitempty"` // a business-scoped user id, instead of "to"
+	Context               *sessionContext     `json:"context,omitempty"`
+	Type                  string              `json:"type"`
+	Template              *templatePayload    `json:"template,omitempty"`
+	Text                  *textPayload        `json:"text,omitempty"`
+	Image                 *mediaPayload       `json:"image,omitempty"`
+	Video                 *mediaPayload       `json:"video,omitempty"`
+	Audio                 *mediaPayload       `json:"audio,omitempty"`
+	Document              *mediaPayload       `json:"document,omitempty"`
+	Sticker               *mediaPayload       `json:"sticker,omitempty"`
+	Location              *locationPayload    `json:"location,omitempty"`
+	Contacts              []ContactCard       `json:"contacts,omitempty"`
+	Reaction              *reactionPayload    `json:"reaction,omitempty"`
+	Interactive           *interactivePayload `json:"interactive,omitempty"`
+	BizOpaqueCallbackData string              `json:"biz_opaque_callback_data,omitempty"`
 }
 
 type templatePayload struct {
@@ -68,8 +81,9 @@ type textPayload struct {
 
 type sendResponse struct {
 	Contacts []struct {
-		Input string `json:"input"`
-		WaID  string `json:"wa_id"`
+		Input  string `json:"input"`
+		WaID   string `json:"wa_id"`
+		UserID string `json:"user_id"`
 	} `json:"contacts"`
 	Messages []struct {
 		ID            string `json:"id"`
@@ -81,10 +95,20 @@ type sendResponse struct {
 // On failure it returns an error wrapping ErrInvalidArgument (nothing was sent),
 // a *Error (the platform refused; use errors.As), an error wrapping ErrUnavailable
 // (outcome unknown; IsTimeout tells a deadline), or one wrapping ErrMalformedResponse.
+//
+// A template with an authentication code button (ButtonOTP: copy-code, one-tap or zero-tap)
+// cannot go to a user id: the platform needs the number.
 func (c *Client) SendTemplate(ctx context.Context, token, phoneNumberID string, m TemplateSend) (SendResult, error) {
-	to, err := recipient(m.To)
+	to, userID, err := recipientOf(m.To, m.ToUserID)
 	if err != nil {
 		return SendResult{}, err
+	}
+	if userID != "" {
+		for _, b := range m.Buttons {
+			if b.Type == ButtonOTP {
+				return SendResult{}, fmt.Errorf("%w: authentication templates with a code button need a phone number, not a user id", ErrInvalidArgument)
+			}
+		}
 	}
 	if err := checkID("template name", m.Name); err != nil {
 		return SendResult{}, err
@@ -100,6 +124,7 @@ func (c *Client) SendTemplate(ctx context.Context, token, phoneNumberID string, 
 		MessagingProduct: "whatsapp",
 		RecipientType:    "individual",
 		To:               to,
+		Recipient:        userID,
 		Type:             "template",
 		Template: &templatePayload{
 			Name:       m.Name,
@@ -159,7 +184,7 @@ func (c *Client) send(ctx context.Context, token, phoneNumberID string, req send
 	}
 	res := SendResult{MessageID: resp.Messages[0].ID, MessageStatus: resp.Messages[0].MessageStatus}
 	if len(resp.Contacts) > 0 {
-		res.WaID, res.Input = resp.Contacts[0].WaID, resp.Contacts[0].Input
+		res.WaID, res.Input, res.UserID = resp.Contacts[0].WaID, resp.Contacts[0].Input, resp.Contacts[0].UserID
 	}
 	return res, nil
 }

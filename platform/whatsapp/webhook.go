@@ -1,6 +1,7 @@
 package whatsapp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,6 +56,10 @@ type ChangeValue struct {
 	MessageTemplateCategory string `json:"message_template_category,omitempty"` //
 	Reason                  string `json:"reason,omitempty"`                    // "NONE" on approval
 
+	// Err is set (wrapping ErrUnparseableMessage) when "messages" is present but not an
+	// array: the messages in it cannot be read and the value should be dead-lettered.
+	Err error `json:"-"`
+
 	Raw json.RawMessage `json:"-"` // the whole value as received
 }
 
@@ -64,150 +69,13 @@ type Metadata struct {
 	PhoneNumberID      string `json:"phone_number_id"` // route tenants by this, never by the display number
 }
 
-// Contact is the sender profile that accompanies inbound messages.
-type Contact struct {
-	Profile Profile `json:"profile"`
-	WaID    string  `json:"wa_id,omitempty"`   // may be absent for username-only users
-	UserID  string  `json:"user_id,omitempty"` // business-scoped user id (newer payloads)
-}
-
-// Profile is a WhatsApp user's public profile.
-type Profile struct {
-	Name     string `json:"name"`
-	Username string `json:"username,omitempty"`
-}
-
-// InboundMessage is a message a user sent to the business. Exactly one of the
-// typed payload fields is normally set, matching Type; a type this package does not
-// know is still returned, with its content only in Raw.
-type InboundMessage struct {
-	From      string          `json:"from"`      // sender's wa_id
-	ID        string          `json:"id"`        // wamid
-	Timestamp string          `json:"timestamp"` // unix seconds
-	Type      string          `json:"type"`      // text, image, audio, video, document, sticker, location, contacts, interactive, button, reaction, order, system, unsupported, ...
-	Context   *MessageContext `json:"context,omitempty"`
-	Referral  json.RawMessage `json:"referral,omitempty"` // click-to-WhatsApp ad data
-
-	Text        *Text           `json:"text,omitempty"`
-	Image       *Media          `json:"image,omitempty"`
-	Video       *Media          `json:"video,omitempty"`
-	Audio       *Media          `json:"audio,omitempty"`
-	Document    *Media          `json:"document,omitempty"`
-	Sticker     *Media          `json:"sticker,omitempty"`
-	Location    *Location       `json:"location,omitempty"`
-	Contacts    json.RawMessage `json:"contacts,omitempty"` // shared contact cards, as received
-	Interactive *Interactive    `json:"interactive,omitempty"`
-	Button      *Button         `json:"button,omitempty"`
-	Reaction    *Reaction       `json:"reaction,omitempty"`
-	Order       *Order          `json:"order,omitempty"`
-	System      *System         `json:"system,omitempty"`
-	Errors      []StatusError   `json:"errors,omitempty"` // for unsupported messages (131051)
-
-	Raw json.RawMessage `json:"-"` // the whole message as received
-}
-
-// MessageContext points at the message this one replies to or was triggered by.
-type MessageContext struct {
-	From                string `json:"from,omitempty"`
-	ID                  string `json:"id,omitempty"` // wamid of the earlier message (for "button", the template's)
-	Forwarded           bool   `json:"forwarded,omitempty"`
-	FrequentlyForwarded bool   `json:"frequently_forwarded,omitempty"`
-}
-
-// Text is the content of a text message.
-type Text struct {
-	Body string `json:"body"`
-}
-
-// Media is the content of an image, video, audio, document or sticker message.
-type Media struct {
-	ID       string `json:"id"` // media id, to download through the Graph API
-	MimeType string `json:"mime_type,omitempty"`
-	SHA256   string `json:"sha256,omitempty"`
-	Caption  string `json:"caption,omitempty"`
-	Filename string `json:"filename,omitempty"` // documents
-	Voice    bool   `json:"voice,omitempty"`    // audio: a voice note
-	Animated bool   `json:"animated,omitempty"` // stickers
-}
-
-// Location is the content of a location message.
-type Location struct {
-	Latitude  float64 `json:"latitude"`
-	Longitude float64 `json:"longitude"`
-	Name      string  `json:"name,omitempty"`
-	Address   string  `json:"address,omitempty"`
-	URL       string  `json:"url,omitempty"`
-}
-
-// Interactive is a reply to an interactive message: Type is "button_reply",
-// "list_reply" or "nfm_reply" (a Flow), with the matching field set.
-type Interactive struct {
-	Type        string       `json:"type"`
-	ButtonReply *ButtonReply `json:"button_reply,omitempty"`
-	ListReply   *ListReply   `json:"list_reply,omitempty"`
-	NFMReply    *NFMReply    `json:"nfm_reply,omitempty"`
-}
-
-// ButtonReply is a tap on a reply button.
-type ButtonReply struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-}
-
-// ListReply is a choice from a list message.
-type ListReply struct {
-	ID          string `json:"id"`
-	Title       string `json:"title"`
-	Description string `json:"description,omitempty"`
-}
-
-// NFMReply is a Flow's response.
-type NFMReply struct {
-	Name         string `json:"name,omitempty"`
-	Body         string `json:"body,omitempty"`
-	ResponseJSON string `json:"response_json,omitempty"`
-}
-
-// Button is a quick-reply tap on a template message.
-type Button struct {
-	Text    string `json:"text"`
-	Payload string `json:"payload"`
-}
-
-// Reaction is an emoji reaction; an empty Emoji means the reaction was removed.
-type Reaction struct {
-	MessageID string `json:"message_id"`
-	Emoji     string `json:"emoji"`
-}
-
-// Order is a cart sent from a catalog.
-type Order struct {
-	CatalogID    string      `json:"catalog_id"`
-	Text         string      `json:"text,omitempty"`
-	ProductItems []OrderItem `json:"product_items"`
-}
-
-// OrderItem is one line of an Order.
-type OrderItem struct {
-	ProductRetailerID string  `json:"product_retailer_id"`
-	Quantity          int     `json:"quantity"`
-	ItemPrice         float64 `json:"item_price"`
-	Currency          string  `json:"currency"`
-}
-
-// System is a system message, e.g. Type "user_changed_number" with the new wa_id.
-type System struct {
-	Body string `json:"body"`
-	WaID string `json:"wa_id,omitempty"`
-	Type string `json:"type"`
-}
-
 // Status is a delivery report for a message the business sent.
 type Status struct {
-	ID                    string        `json:"id"`           // wamid of the sent message
-	Status                string        `json:"status"`       // sent, delivered, read, failed, played
-	Timestamp             string        `json:"timestamp"`    // unix seconds
-	RecipientID           string        `json:"recipient_id"` // wa_id; may differ from the number sent to
+	ID                    string        `json:"id"`                          // wamid of the sent message
+	Status                string        `json:"status"`                      // sent, delivered, read, failed, played
+	Timestamp             string        `json:"timestamp"`                   // unix seconds
+	RecipientID           string        `json:"recipient_id"`                // wa_id; may differ from the number sent to; "" for a user id whose number is not shared
+	RecipientUserID       string        `json:"recipient_user_id,omitempty"` // the recipient's business-scoped user id
 	BizOpaqueCallbackData string        `json:"biz_opaque_callback_data,omitempty"`
 	Errors                []StatusError `json:"errors,omitempty"` // set for failed
 	Conversation          *Conversation `json:"conversation,omitempty"`
@@ -325,7 +193,8 @@ func parseWebhookLevels(body []byte) (*WebhookPayload, error) {
 }
 
 // UnmarshalJSON decodes a change value leniently and keeps it in Raw. It never
-// fails: fields of an unexpected JSON type are left empty.
+// fails: fields of an unexpected JSON type are left empty. Each inbound message gets
+// its Sender, and Err when it cannot be typed; "messages" that is not an array sets Err.
 func (v *ChangeValue) UnmarshalJSON(data []byte) error {
 	if isNull(data) {
 		return nil
@@ -337,26 +206,26 @@ func (v *ChangeValue) UnmarshalJSON(data []byte) error {
 	}{plain: (*plain)(v)}
 	_ = lenientUnmarshal(data, &aux)
 	v.MessageTemplateID = string(aux.MessageTemplateID)
+	if len(v.Messages) > 0 {
+		v.joinSenders()
+	} else if bytes.Contains(data, []byte(`"messages"`)) && !messagesIsArray(data) {
+		v.Err = fmt.Errorf("%w: \"messages\" is not an array", ErrUnparseableMessage)
+	}
 	v.Raw = append(json.RawMessage(nil), data...)
 	return nil
 }
 
-// UnmarshalJSON decodes a message leniently and keeps it in Raw. It never fails:
-// fields of an unexpected JSON type are left empty, and a numeric timestamp is
-// accepted.
-func (m *InboundMessage) UnmarshalJSON(data []byte) error {
-	if isNull(data) {
-		return nil
+// messagesIsArray reports whether a change value's "messages" is absent, null or an array (a
+// second look, taken only when the decode found no messages).
+func messagesIsArray(data []byte) bool {
+	var probe struct {
+		Messages json.RawMessage `json:"messages"`
 	}
-	type plain InboundMessage
-	aux := struct {
-		*plain
-		Timestamp flexString `json:"timestamp"`
-	}{plain: (*plain)(m)}
-	_ = lenientUnmarshal(data, &aux)
-	m.Timestamp = string(aux.Timestamp)
-	m.Raw = append(json.RawMessage(nil), data...)
-	return nil
+	if json.Unmarshal(data, &probe) != nil {
+		return true // not an object: nothing was lost to a wrong "messages"
+	}
+	raw := bytes.TrimSpace(probe.Messages)
+	return len(raw) == 0 || isNull(raw) || raw[0] == '['
 }
 
 // UnmarshalJSON decodes a status leniently and keeps it in Raw. It never fails:
@@ -390,58 +259,11 @@ func (c *Conversation) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// UnmarshalJSON decodes a location, accepting coordinates given as numbers or as
-// numeric strings. It never fails.
-func (l *Location) UnmarshalJSON(data []byte) error {
-	type plain Location
-	aux := struct {
-		*plain
-		Latitude  flexFloat `json:"latitude"`
-		Longitude flexFloat `json:"longitude"`
-	}{plain: (*plain)(l)}
-	_ = lenientUnmarshal(data, &aux)
-	l.Latitude, l.Longitude = float64(aux.Latitude), float64(aux.Longitude)
-	return nil
-}
-
 // UnmarshalJSON decodes error_data given as {"details": ...} or as a plain string
 // (taken as the details). It never fails.
 func (d *StatusErrorData) UnmarshalJSON(data []byte) error {
 	d.Details = errorDataDetails(data)
 	return nil
-}
-
-// TextContent returns the text a user typed or chose: the body of a text message,
-// the text of a template quick-reply button, or the title of an interactive button
-// or list reply. It returns "" for every other type.
-func (m InboundMessage) TextContent() string {
-	switch m.Type {
-	case "text":
-		if m.Text != nil {
-			return m.Text.Body
-		}
-	case "button":
-		if m.Button != nil {
-			return m.Button.Text
-		}
-	case "interactive":
-		if m.Interactive == nil {
-			return ""
-		}
-		if m.Interactive.ButtonReply != nil {
-			return m.Interactive.ButtonReply.Title
-		}
-		if m.Interactive.ListReply != nil {
-			return m.Interactive.ListReply.Title
-		}
-	}
-	return ""
-}
-
-// Time returns the message's timestamp. ok is false when it is missing or not a
-// positive number of unix seconds.
-func (m InboundMessage) Time() (t time.Time, ok bool) {
-	return unixSeconds(m.Timestamp)
 }
 
 // Time returns the status's timestamp (when the platform says the status happened,

@@ -98,4 +98,18 @@ func BenchmarkParseWebhook(b *testing.B) {
 			}
 		}
 	})
+	// An inbound text with the sender's user id, the other common delivery.
+	text := []byte(`{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":` +
+		`{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},` +
+		`"contacts":[{"profile":{"name":"Sheena Nelson"},"wa_id":"16505551234","user_id":"US.13491208655302741918"}],` +
+		`"messages":[{"from":"16505551234","from_user_id":"US.13491208655302741918","id":"wamid.HBgLMTY1MDU1NTEyMzQVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=",` +
+		`"timestamp":"1749416383","type":"text","text":{"body":"Is it in blue?"}}]},"field":"messages"}]}]}`)
+	b.Run("scan-text", func(b *testing.B) {
+		for b.Loop() {
+			p, ok := scanWebhook(text)
+			if !ok || p.Entry[0].Changes[0].Value.Messages[0].Err != nil {
+				b.Fatal("declined")
+			}
+		}
+	})
 }

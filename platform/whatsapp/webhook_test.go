@@ -130,18 +130,21 @@ func TestParseWebhookInboundMessages(t *testing.T) {
 			}
 		}},
 		{"message_contacts.json", "contacts", "", func(t *testing.T, m InboundMessage) {
-			var cards []struct {
-				Name struct {
-					FormattedName string `json:"formatted_name"`
-				} `json:"name"`
-				Phones []struct {
-					Phone string `json:"phone"`
-					WaID  string `json:"wa_id"`
-				} `json:"phones"`
-			}
-			if err := json.Unmarshal(m.Contacts, &cards); err != nil || len(cards) != 1 ||
-				cards[0].Name.FormattedName != "Barbara J. Johnson" || cards[0].Phones[0].WaID != "16505551234" {
-				t.Errorf("contacts = %s (%v)", m.Contacts, err)
+			want := []ContactCard{{
+				Name: ContactName{FormattedName: "Barbara J. Johnson", FirstName: "Barbara", LastName: "Johnson"},
+				Phones: []ContactPhone{
+					{Phone: "+1 (650) 555-1234", WaID: "16505551234", Type: "MOBILE"},
+					{Phone: "+1 (650) 555-0000", Type: "HOME"},
+				},
+				Emails: []ContactEmail{{Email: "bjohnson@example.com", Type: "WORK"}},
+				URLs:   []ContactURL{{URL: "https://www.example.com", Type: "WORK"}},
+				Addresses: []ContactAddress{{Street: "1 Hacker Way", City: "Menlo Park", State: "CA", Zip: "94025",
+					Country: "United States", CountryCode: "us", Type: "WORK"}},
+				Org:      &ContactOrg{Company: "Example Inc.", Department: "Sales", Title: "Manager"},
+				Birthday: "1985-08-21",
+			}}
+			if !reflect.DeepEqual(m.Contacts, want) {
+				t.Errorf("contacts = %+v", m.Contacts)
 			}
 		}},
 		{"message_interactive_button_reply.json", "interactive", "Yes, confirm", func(t *testing.T, m InboundMessage) {
@@ -194,7 +197,7 @@ func TestParseWebhookInboundMessages(t *testing.T) {
 			}
 		}},
 		{"message_future_type.json", "hologram", "", func(t *testing.T, m InboundMessage) {
-			if m.Text != nil || m.Image != nil || m.Interactive != nil || m.Button != nil || m.Errors != nil || m.Contacts != nil {
+			if m.Text != nil || m.Image != nil || m.Interactive != nil || m.Button != nil || m.Errors != nil || m.Contacts != nil || m.Err != nil {
 				t.Errorf("unknown type filled typed fields: %+v", m)
 			}
 			var raw map[string]json.RawMessage
@@ -225,6 +228,12 @@ func TestParseWebhookInboundMessages(t *testing.T) {
 			}
 			if !json.Valid(m.Raw) || !strings.Contains(string(m.Raw), m.ID) {
 				t.Errorf("Raw = %s", m.Raw)
+			}
+			if m.Err != nil {
+				t.Errorf("Err = %v", m.Err)
+			}
+			if m.Sender != (Sender{WaID: "16505551234", Name: "Sheena Nelson"}) {
+				t.Errorf("Sender = %+v", m.Sender)
 			}
 			if got := m.TextContent(); got != tt.text {
 				t.Errorf("TextContent() = %q, want %q", got, tt.text)
