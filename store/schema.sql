@@ -340,10 +340,6 @@ CREATE FUNCTION public.uuid_v7() RETURNS uuid
         placing substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3) FROM 1 FOR 6),
     52, 1), 53, 1), 'hex')::uuid $$;
 
-SET default_tablespace = '';
-
-SET default_table_access_method = heap;
-
 --
 -- Name: accounts; Type: TABLE; Schema: public
 --

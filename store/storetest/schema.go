@@ -48,9 +48,13 @@ func Schema(dsn string) (string, error) {
 		dump = dump[:end]
 	}
 	dump = strings.ReplaceAll(dump, "; Owner: -\n", "\n") // --no-owner leaves the label
+	dump = tableSettings.ReplaceAllString(dump, "")
 	dump = strings.TrimSpace(blankRuns.ReplaceAllString(dump, "\n\n"))
 	return SchemaHeader + "\n" + dump + "\n", nil
 }
+
+// tableSettings are the session settings pg_dump puts before the first table.
+var tableSettings = regexp.MustCompile(`(?m)^SET default_(tablespace|table_access_method) = .*;\n`)
 
 // blankRuns are two or more blank lines, which Schema makes one.
 var blankRuns = regexp.MustCompile(`\n{3,}`)
