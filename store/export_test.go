@@ -50,3 +50,6 @@ func (s *Store) MessageByIDReflect(ctx context.Context, accountID, id int64) (Me
 	}
 	return row.message(), nil
 }
+
+// FansOutOf is fansOutOf, for the test that it agrees with the fan-out trigger.
+func FansOutOf(account string) string { return fansOutOf(account) }

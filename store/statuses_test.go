@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -171,11 +172,25 @@ func TestStatusRank(t *testing.T) {
 }
 
 // TestStatusRankAgreesWithSQL checks that the Go rank and the SQL function status_rank give
-// the same rank to every status, the unknown ones included.
+// the same rank to every status, the unknown ones included: every status the SQL function
+// names and every status a message may hold (read from the database, so that a status added to
+// either is compared too), and unknown and misspelt ones.
 func TestStatusRankAgreesWithSQL(t *testing.T) {
 	db := storetest.New(t).DB()
-	for _, s := range []string{"pending", "sent", "delivered", "read", "failed", "received",
-		"deleted", "played", "warning", "", "SENT", " sent", "sent ", "Read", "failed\x00"} {
+	var known []string
+	if err := db.Select(&known, `SELECT m[1] FROM pg_proc p,
+			regexp_matches(p.prosrc, 'WHEN\s+''([^'']*)''', 'g') m WHERE p.proname = 'status_rank'
+		UNION SELECT m[1] FROM pg_constraint c,
+			regexp_matches(pg_get_constraintdef(c.oid), '''([^'']*)''::text', 'g') m
+			WHERE c.conname = 'messages_status_check'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"pending", "sent", "delivered", "read", "failed", "received"} {
+		if !slices.Contains(known, s) {
+			t.Fatalf("status %q not found in status_rank or messages_status_check (found %q): the query reading them is stale", s, known)
+		}
+	}
+	for _, s := range append(known, "deleted", "played", "warning", "", "SENT", " sent", "sent ", "Read", "failed\x00") {
 		var got int
 		if err := db.Get(&got, `SELECT status_rank($1)`, s); err != nil {
 			// a NUL byte is no valid text in PostgreSQL; the Go side must still call it unknown
