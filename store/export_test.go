@@ -53,3 +53,7 @@ func (s *Store) MessageByIDReflect(ctx context.Context, accountID, id int64) (Me
 
 // FansOutOf is fansOutOf, for the test that it agrees with the fan-out trigger.
 func FansOutOf(account string) string { return fansOutOf(account) }
+
+// BenchIndexContactsSQL are the contact-benchmark seeder's statements that fill the contact
+// index from the contacts table, for the test that they agree with the trigger.
+var BenchIndexContactsSQL = []string{benchCountContactsSQL, benchSuffixContactsSQL}
