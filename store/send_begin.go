@@ -50,7 +50,7 @@ type SendRecord struct {
 // on creation), stops at a blocked contact, finds or creates the conversation and the campaign,
 // inserts the pending message, and writes contact.created for a new contact. The send path
 // batches concurrent sends into it (group commit, server/groupcommit.go); BeginSend runs it
-// with one. The rows come as JSON for one generic plan, as recordSentSQL's do.
+// with one.
 //
 // Rows that already exist are read, not rewritten: each *_new insert runs only when its *_old
 // read found nothing, and ON CONFLICT DO UPDATE returns the row a concurrent send committed

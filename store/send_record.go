@@ -13,10 +13,7 @@ import (
 // sent_at (the history's sent), the message.sent event, and the platform's wa_id as a contact
 // alias when it differs from the destination. It takes a batch, one send per element of the
 // JSON array $1 (sentRow), each for a different message: the send path batches concurrent
-// recordings into it (group commit, server/groupcommit.go); an adoption runs it with one. The
-// rows come as JSON, not as arrays, because PostgreSQL's estimate of a JSON row set does not
-// depend on its value: the statement keeps one generic plan, where an array's known length made
-// it plan every execution anew (a third of its cost, pg_stat_statements' plan time).
+// recordings into it (group commit, server/groupcommit.go); an adoption runs it with one.
 //
 // It returns, per element in order: recorded (the pending message took the id) and fans.
 var recordSentSQL = `WITH r AS (
@@ -45,8 +42,7 @@ var recordSentSQL = `WITH r AS (
 	FROM r LEFT JOIN m ON m.i = r.i ORDER BY r.i`
 
 // parkedForSQL says, per element of the JSON array $1 (sentRow: i, account_id, wamid) in order,
-// whether status reports are parked for that account's platform id. JSON for one generic plan,
-// as recordSentSQL.
+// whether status reports are parked for that account's platform id.
 const parkedForSQL = `SELECT r.i, EXISTS (SELECT 1 FROM parked_statuses p
 		WHERE p.account_id = r.account_id AND p.platform_message_id = r.wamid) AS parked
 	FROM jsonb_to_recordset($1::jsonb) AS r (i int, account_id bigint, wamid text) ORDER BY r.i`
