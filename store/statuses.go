@@ -18,7 +18,7 @@ import (
 // endpoint (applyStatusSQL says why only then).
 
 // StatusRank returns the rank of a message status; an unknown status ranks -1. It is the Go
-// twin of the SQL function status_rank (migrations/000012_status_rank_fn.up.sql), which every
+// twin of the SQL function status_rank (its body is in store/schema.sql), which every
 // statement that ranks uses; TestStatusRankAgreesWithSQL keeps the two equal.
 func StatusRank(status string) int {
 	switch status {

@@ -63,3 +63,22 @@ func TestFansOutOfAgreesWithFanOutTrigger(t *testing.T) {
 		}
 	}
 }
+
+// The contact search narrows a long term by its first store.SuffixLen characters; that must be
+// the length at which contact_name_suffix_rows cuts a suffix, and first_len's "no earlier
+// occurrence" value one more.
+func TestSuffixLenAgreesWithSQL(t *testing.T) {
+	db := storetest.New(t).DB()
+	var got struct {
+		Longest int `db:"longest"`
+		Never   int `db:"never"`
+	}
+	if err := db.Get(&got, `SELECT max(length(suffix)) AS longest, max(first_len) AS never
+		FROM contact_name_suffix_rows('abcdefghijklmnopqrstuvwxyz abcdefghijklmnopqrstuvwxyz')`); err != nil {
+		t.Fatal(err)
+	}
+	if got.Longest != store.SuffixLen || got.Never != store.SuffixLen+1 {
+		t.Errorf("contact_name_suffix_rows cuts at %d and marks no earlier occurrence %d; suffixLen is %d",
+			got.Longest, got.Never, store.SuffixLen)
+	}
+}
