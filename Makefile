@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 REDOCLY := npx --yes @redocly/cli@2.77.0
 export DATABASE_URL TEST_DATABASE_URL
 
-.PHONY: help generate verify build run test fuzz lint bench db apicheck sdkcheck
+.PHONY: help generate verify build run test fuzz lint bench db apicheck sdkcheck schema
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -25,6 +25,10 @@ verify: ## fail when gen/, go.mod or go.sum is stale, or gofmt/vet/the spec lint
 	@$(call quiet,go mod tidy -diff) || { echo "verify: go.mod/go.sum are stale: run go mod tidy"; exit 1; }
 	@$(call quiet,$(MAKE) --no-print-directory lint)
 	@echo "verify: ok (gen/ current, go.mod tidy, gofmt, go vet and the OpenAPI linter clean)"
+
+schema: ## regenerate store/schema.sql (every table, index, function and trigger) from a freshly migrated database
+	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
+	go test -count=1 -run '^TestSchemaFile$$' ./store/ -update-schema
 
 build: ## build bin/gateway
 	go build -o bin/gateway .

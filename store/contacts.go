@@ -83,7 +83,7 @@ type ContactPage struct {
 }
 
 // suffixLen is how many characters of each name suffix contact_name_suffixes keeps
-// (migrations/000014_perf.up.sql); a longer search term is narrowed by its first suffixLen
+// (contact_name_suffix_rows in store/schema.sql; TestSuffixLenAgreesWithSQL); a longer search term is narrowed by its first suffixLen
 // characters and then checked against the name.
 const suffixLen = 16
 

@@ -192,6 +192,13 @@ type endpointSecrets struct {
 	err                error
 }
 
+// claimRow is one element of ReleaseDeliveries' $1.
+type claimRow struct {
+	ID        string `json:"id"`
+	AccountID int64  `json:"account_id"`
+	Attempt   int    `json:"attempt"`
+}
+
 // ReleaseDeliveries gives claims back unattempted: the attempt they counted is uncounted and
 // the delivery is due at now (zero: the database's clock). A claim already taken over by
 // another dispatcher, or finished, is left alone. A dispatcher calls it for claims it will not
@@ -200,18 +207,22 @@ func (s *Store) ReleaseDeliveries(ctx context.Context, now time.Time, refs []Cla
 	if len(refs) == 0 {
 		return nil
 	}
-	ids, accounts, attempts := make([]string, len(refs)), make([]int64, len(refs)), make([]int64, len(refs))
+	rows := make([]claimRow, len(refs))
 	for i, r := range refs {
-		ids[i], accounts[i], attempts[i] = r.DeliveryID, r.AccountID, int64(r.Attempt)
+		rows[i] = claimRow{ID: r.DeliveryID, AccountID: r.AccountID, Attempt: r.Attempt}
+	}
+	arg, err := jsonArg(rows)
+	if err != nil {
+		return err
 	}
 	st, err := s.prepared(ctx, `UPDATE webhook_deliveries d
-		SET attempts = d.attempts - 1, next_attempt_at = COALESCE($4::timestamptz, now())
-		FROM unnest($1::uuid[], $2::bigint[], $3::int[]) AS r(id, account_id, attempt)
+		SET attempts = d.attempts - 1, next_attempt_at = COALESCE($2::timestamptz, now())
+		FROM jsonb_to_recordset($1::jsonb) AS r (id uuid, account_id bigint, attempt int)
 		WHERE d.account_id = r.account_id AND d.id = r.id AND d.status = 'pending' AND d.attempts = r.attempt`)
 	if err != nil {
 		return err
 	}
-	_, err = st.ExecContext(ctx, pq.StringArray(ids), pq.Int64Array(accounts), pq.Int64Array(attempts), dbNow(now))
+	_, err = st.ExecContext(ctx, arg, dbNow(now))
 	return translate(err)
 }
 
@@ -244,6 +255,20 @@ type AttemptResult struct {
 	RetryIn time.Duration
 }
 
+// attemptRow is one element of RecordAttempts' $1.
+type attemptRow struct {
+	ID          string  `json:"id"`
+	AccountID   int64   `json:"account_id"`
+	Attempt     int     `json:"attempt"`
+	AttemptedAt string  `json:"attempted_at"`
+	StatusCode  int     `json:"status_code"` // 0: none received
+	LatencyMS   int64   `json:"latency_ms"`
+	Error       string  `json:"error"`
+	Body        string  `json:"body"`
+	Outcome     string  `json:"outcome"`
+	Delay       float64 `json:"delay"` // seconds until the retry
+}
+
 // RecordAttempts writes a batch of attempt results in one statement: an attempt-log row for
 // each (for deliveries that still exist) and the delivery's new state. now (zero: the
 // database's clock) is the base of the retry times and the completion time. A result of a claim
@@ -254,33 +279,20 @@ func (s *Store) RecordAttempts(ctx context.Context, now time.Time, results []Att
 	if len(results) == 0 {
 		return nil
 	}
-	n := len(results)
-	var (
-		ids       = make([]string, n)
-		accounts  = make([]int64, n)
-		attempts  = make([]int64, n)
-		times     = make([]string, n)
-		codes     = make([]int64, n)
-		latencies = make([]int64, n)
-		errs      = make([]string, n)
-		bodies    = make([]string, n)
-		outcomes  = make([]string, n)
-		delays    = make([]float64, n)
-	)
+	rows := make([]attemptRow, len(results))
 	for i, r := range results {
-		ids[i], accounts[i], attempts[i] = r.DeliveryID, r.AccountID, int64(r.Attempt)
-		times[i] = r.AttemptedAt.UTC().Format(time.RFC3339Nano)
-		codes[i] = int64(r.StatusCode)
-		latencies[i] = r.Latency.Milliseconds()
-		errs[i] = safeText(r.Error)
-		bodies[i] = safeText(string(r.Response))
-		outcomes[i] = string(r.Outcome)
-		delays[i] = r.RetryIn.Seconds()
+		rows[i] = attemptRow{ID: r.DeliveryID, AccountID: r.AccountID, Attempt: r.Attempt,
+			AttemptedAt: r.AttemptedAt.UTC().Format(time.RFC3339Nano), StatusCode: r.StatusCode,
+			LatencyMS: r.Latency.Milliseconds(), Error: safeText(r.Error), Body: safeText(string(r.Response)),
+			Outcome: string(r.Outcome), Delay: r.RetryIn.Seconds()}
+	}
+	arg, err := jsonArg(rows)
+	if err != nil {
+		return err
 	}
 	st, err := s.prepared(ctx, `WITH r AS (
-			SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::timestamptz[], $5::int[], $6::int[],
-				$7::text[], $8::text[], $9::text[], $10::float8[])
-				AS r(id, account_id, attempt, attempted_at, status_code, latency_ms, error, body, outcome, delay)
+			SELECT * FROM jsonb_to_recordset($1::jsonb) AS r (id uuid, account_id bigint, attempt int, attempted_at timestamptz,
+				status_code int, latency_ms int, error text, body text, outcome text, delay float8)
 		), ins AS (
 			INSERT INTO webhook_attempts (account_id, delivery_id, attempt, attempted_at, status_code, latency_ms, error, response_body)
 			SELECT r.account_id, r.id, r.attempt, r.attempted_at, NULLIF(r.status_code, 0), r.latency_ms, r.error, r.body
@@ -288,19 +300,17 @@ func (s *Store) RecordAttempts(ctx context.Context, now time.Time, results []Att
 		)
 		UPDATE webhook_deliveries d SET
 			status           = CASE r.outcome WHEN 'retry' THEN 'pending' ELSE r.outcome END,
-			next_attempt_at  = CASE WHEN r.outcome = 'retry' THEN COALESCE($11::timestamptz, now()) + r.delay * interval '1 second' ELSE d.next_attempt_at END,
+			next_attempt_at  = CASE WHEN r.outcome = 'retry' THEN COALESCE($2::timestamptz, now()) + r.delay * interval '1 second' ELSE d.next_attempt_at END,
 			last_status_code = NULLIF(r.status_code, 0),
 			last_error       = r.error,
-			completed_at     = CASE WHEN r.outcome = 'retry' THEN NULL ELSE COALESCE($11::timestamptz, now()) END
+			completed_at     = CASE WHEN r.outcome = 'retry' THEN NULL ELSE COALESCE($2::timestamptz, now()) END
 		FROM r
 		WHERE d.account_id = r.account_id AND d.id = r.id AND d.status = 'pending'
 		  AND (d.attempts = r.attempt OR r.outcome = 'succeeded')`)
 	if err != nil {
 		return err
 	}
-	_, err = st.ExecContext(ctx, pq.StringArray(ids), pq.Int64Array(accounts), pq.Int64Array(attempts), pq.StringArray(times),
-		pq.Int64Array(codes), pq.Int64Array(latencies), pq.StringArray(errs), pq.StringArray(bodies), pq.StringArray(outcomes),
-		pq.Float64Array(delays), dbNow(now))
+	_, err = st.ExecContext(ctx, arg, dbNow(now))
 	return translate(err)
 }
 
@@ -326,6 +336,16 @@ type EndpointHealth struct {
 	FailingSince time.Time
 }
 
+// healthRow is one element of UpdateEndpointHealth's $1.
+type healthRow struct {
+	AccountID int64  `json:"account_id"`
+	ID        int64  `json:"id"`
+	Gone      bool   `json:"gone"`
+	Recovered bool   `json:"recovered"`
+	Failing   bool   `json:"failing"`
+	Since     string `json:"since"` // the streak's first failure (meaningful when Failing)
+}
+
 // UpdateEndpointHealth applies a batch's verdicts to the endpoints: a 410 disables one
 // ("gone"); a success clears its failure streak; a failure starts a streak if none runs; an
 // endpoint whose streak started at or before disableBefore is disabled ("failing"). It fails
@@ -334,18 +354,18 @@ func (s *Store) UpdateEndpointHealth(ctx context.Context, disableBefore time.Tim
 	if len(hs) == 0 {
 		return nil
 	}
-	n := len(hs)
-	accounts, ids := make([]int64, n), make([]int64, n)
-	gone, recovered, failing := make([]bool, n), make([]bool, n), make([]bool, n)
-	since := make([]string, n)
+	rows := make([]healthRow, len(hs))
 	for i, h := range hs {
-		accounts[i], ids[i], gone[i], recovered[i] = h.AccountID, h.EndpointID, h.Gone, h.Recovered
-		failing[i] = !h.FailingSince.IsZero()
-		since[i] = h.FailingSince.UTC().Format(time.RFC3339Nano)
+		rows[i] = healthRow{AccountID: h.AccountID, ID: h.EndpointID, Gone: h.Gone, Recovered: h.Recovered,
+			Failing: !h.FailingSince.IsZero(), Since: h.FailingSince.UTC().Format(time.RFC3339Nano)}
+	}
+	arg, err := jsonArg(rows)
+	if err != nil {
+		return err
 	}
 	st, err := s.prepared(ctx, `WITH e AS (
-			SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bool[], $4::bool[], $5::bool[], $6::timestamptz[])
-				AS e(account_id, id, gone, recovered, failing, since)
+			SELECT * FROM jsonb_to_recordset($1::jsonb)
+				AS e (account_id bigint, id bigint, gone bool, recovered bool, failing bool, since timestamptz)
 		), n AS (
 			SELECT w.account_id, w.id, e.gone,
 				CASE WHEN e.recovered AND e.failing THEN e.since
@@ -356,18 +376,17 @@ func (s *Store) UpdateEndpointHealth(ctx context.Context, disableBefore time.Tim
 		)
 		UPDATE webhook_endpoints w SET
 			failing_since   = n.fs,
-			enabled         = w.enabled AND NOT n.gone AND NOT COALESCE(n.fs <= $7, false),
+			enabled         = w.enabled AND NOT n.gone AND NOT COALESCE(n.fs <= $2, false),
 			disabled_reason = CASE WHEN NOT w.enabled THEN w.disabled_reason
 			                       WHEN n.gone THEN 'gone'
-			                       WHEN COALESCE(n.fs <= $7, false) THEN 'failing'
+			                       WHEN COALESCE(n.fs <= $2, false) THEN 'failing'
 			                       ELSE w.disabled_reason END
 		FROM n
 		WHERE w.account_id = n.account_id AND w.id = n.id
-		  AND (w.failing_since IS DISTINCT FROM n.fs OR (w.enabled AND (n.gone OR COALESCE(n.fs <= $7, false))))`)
+		  AND (w.failing_since IS DISTINCT FROM n.fs OR (w.enabled AND (n.gone OR COALESCE(n.fs <= $2, false))))`)
 	if err != nil {
 		return err
 	}
-	_, err = st.ExecContext(ctx, pq.Int64Array(accounts), pq.Int64Array(ids), pq.BoolArray(gone), pq.BoolArray(recovered),
-		pq.BoolArray(failing), pq.StringArray(since), disableBefore)
+	_, err = st.ExecContext(ctx, arg, disableBefore)
 	return translate(err)
 }

@@ -50,3 +50,13 @@ func (s *Store) MessageByIDReflect(ctx context.Context, accountID, id int64) (Me
 	}
 	return row.message(), nil
 }
+
+// FansOutOf is fansOutOf, for the test that it agrees with the fan-out trigger.
+func FansOutOf(account string) string { return fansOutOf(account) }
+
+// BenchIndexContactsSQL are the contact-benchmark seeder's statements that fill the contact
+// index from the contacts table, for the test that they agree with the trigger.
+var BenchIndexContactsSQL = []string{benchCountContactsSQL, benchSuffixContactsSQL}
+
+// SuffixLen is suffixLen, for the test that it agrees with contact_name_suffix_rows.
+const SuffixLen = suffixLen

@@ -12,9 +12,9 @@ import (
 // The message listing (GET /v1/messages, the dashboard's messages and contact pages): newest
 // first, filtered, a page at a time by keyset on (created_at, id) descending, so a page never
 // shifts while new messages arrive. Each filter combination walks one of the newest-first
-// indexes of migrations/000013_reports.up.sql, or for failed and pending the partial indexes
-// of 000017 and 000022 (no index names the other statuses, so that delivered and read updates
-// stay heap-only: those filters skip rows of the walk).
+// indexes of messages, or for failed and pending its partial indexes (store/schema.sql lists
+// them all; no index names the other statuses, so that delivered and read updates stay
+// heap-only: those filters skip rows of the walk).
 
 // MessageFilter selects messages of an account. Zero values do not filter.
 type MessageFilter struct {

@@ -64,8 +64,12 @@ func (s *Store) applyParked(ctx context.Context, accountID int64, platformMessag
 		if p.CallbackID != nil {
 			r.CallbackMessageID = *p.CallbackID
 		}
+		arg, err := jsonArg(statusRows([]StatusWrite{{AccountID: accountID, Report: r}}))
+		if err != nil {
+			return 0, err
+		}
 		var row StatusApplied
-		if err := st.GetContext(ctx, &row, statusArgs([]StatusWrite{{AccountID: accountID, Report: r}})...); err != nil {
+		if err := st.GetContext(ctx, &row, arg); err != nil {
 			return 0, translate(err)
 		}
 		if row.Changed {

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// Campaign reports read the counters migrations/000013_reports.up.sql keeps as messages are
-// recorded and their statuses change (campaign_totals, campaign_counters per hour,
-// campaign_failures), never a count over messages: a report reads at most 32 rows per campaign
-// (a chart 8 per hour shown) whatever the campaign's size.
+// Campaign reports read the counters the messages_count_rows trigger keeps (store/schema.sql,
+// docs/schema.md) as messages are recorded and their statuses change (campaign_totals,
+// campaign_counters per hour, campaign_failures), never a count over messages: a report reads
+// at most 32 rows per campaign (a chart 8 per hour shown) whatever the campaign's size.
 
 // StatusCounts is how many messages are in each status now.
 type StatusCounts struct {

@@ -2,11 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
-
-	"github.com/lib/pq"
 )
 
 // Delivery statuses the platform reports, applied monotonically; a report for a message not
@@ -21,7 +18,7 @@ import (
 // endpoint (applyStatusSQL says why only then).
 
 // StatusRank returns the rank of a message status; an unknown status ranks -1. It is the Go
-// twin of the SQL function status_rank (migrations/000012_status_rank_fn.up.sql), which every
+// twin of the SQL function status_rank (its body is in store/schema.sql), which every
 // statement that ranks uses; TestStatusRankAgreesWithSQL keeps the two equal.
 func StatusRank(status string) int {
 	switch status {
@@ -101,21 +98,17 @@ type StatusResult struct {
 // The event's created_at is the clock time, not the transaction's start, so the reports
 // ApplyParkedStatuses applies in one transaction get events in rank order.
 //
-// The statement takes a batch of reports, one per array element (unnest keeps their order,
-// i), for any accounts, each for a different (account, platform id): two reports of one message
+// The statement takes a batch of reports, one per element of the JSON array $1 (statusRow, in
+// order of i; batch.go says why JSON), for any accounts, each for a different (account, platform id): two reports of one message
 // in one statement would meet in the UPDATE, which changes a row once (ApplyStatusWrites
 // refuses such a batch). The status path batches concurrent deliveries into it (group commit,
 // server/groupcommit.go); ApplyStatus and the parked reports run it with one element.
 //
-// $1 accounts, $2 platform ids, $3 statuses, $4 their ranks, $5 occurred_at, $6 error codes,
-// $7 error titles, $8 error details, $9 occurred_at as RFC 3339 for the event, $10 the callback
-// message ids (0 for none), $11 the raw webhook bodies to store with the change (empty for none).
 // It returns, per element in order: found, changed, and fans (the change wrote its event, which
 // fans out: the endpoint probe is made once, where the event is written).
 var applyStatusSQL = `WITH r AS (
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::text[],
-			$8::text[], $9::text[], $10::bigint[], $11::bytea[])
-			WITH ORDINALITY AS r (account_id, wamid, status, rank, at, code, title, details, stamp, callback, body, i)
+		SELECT * FROM jsonb_to_recordset($1::jsonb) AS r (i int, account_id bigint, wamid text, status text, rank int,
+			at timestamptz, code int, title text, details text, stamp text, callback bigint, body text)
 	), m AS (
 		SELECT r.i, x.id, x.status, CASE r.status WHEN 'sent' THEN x.sent_at WHEN 'delivered' THEN x.delivered_at
 			WHEN 'read' THEN x.read_at ELSE x.failed_at END AS at
@@ -164,7 +157,7 @@ var applyStatusSQL = `WITH r AS (
 		RETURNING account_id, platform_message_id
 	), raw AS (
 		INSERT INTO platform_webhooks (body)
-		SELECT r.body FROM r
+		SELECT decode(r.body, 'base64') FROM r
 		WHERE length(r.body) > 0 AND (EXISTS (SELECT 1 FROM u WHERE u.i = r.i)
 			OR EXISTS (SELECT 1 FROM p WHERE p.account_id = r.account_id AND p.platform_message_id = r.wamid))
 		ORDER BY r.i
@@ -193,31 +186,43 @@ type StatusApplied struct {
 	I       int  `db:"i"`
 }
 
-// statusArgs are applyStatusSQL's arrays for ws.
-func statusArgs(ws []StatusWrite) []any {
-	n := len(ws)
-	accounts, ranks, callbacks := make([]int64, n), make([]int64, n), make([]int64, n)
-	wamids, statuses, stamps := make([]string, n), make([]string, n), make([]string, n)
-	ats := make([]string, n)
-	codes := make([]sql.NullInt64, n)
-	titles, details := make([]sql.NullString, n), make([]sql.NullString, n)
-	bodies := make(pq.ByteaArray, n)
+// statusRow is one element of applyStatusSQL's $1.
+type statusRow struct {
+	I         int    `json:"i"` // from 1, the order of the results
+	AccountID int64  `json:"account_id"`
+	Wamid     string `json:"wamid"`
+	Status    string `json:"status"`
+	Rank      int    `json:"rank"`
+	At        string `json:"at"` // occurred_at, RFC 3339 with the platform's precision
+	// The platform's error, null when it gave none: a title only with a code, details only
+	// when not empty.
+	Code     *int    `json:"code"`
+	Title    *string `json:"title"`
+	Details  *string `json:"details"`
+	Stamp    string  `json:"stamp"`    // occurred_at in whole seconds, for the event
+	Callback int64   `json:"callback"` // the callback message id, 0 for none
+	Body     []byte  `json:"body"`     // the raw webhook body to store with the change (base64; null for none)
+}
+
+// statusRows are ws as applyStatusSQL's $1.
+func statusRows(ws []StatusWrite) []statusRow {
+	rows := make([]statusRow, len(ws))
 	for i, w := range ws {
 		r := w.Report
-		accounts[i], wamids[i], statuses[i] = w.AccountID, r.PlatformMessageID, r.Status
-		ranks[i], callbacks[i] = int64(StatusRank(r.Status)), r.CallbackMessageID
 		at := r.OccurredAt.UTC()
-		ats[i], stamps[i] = at.Format(time.RFC3339Nano), at.Format(time.RFC3339)
+		rows[i] = statusRow{I: i + 1, AccountID: w.AccountID, Wamid: r.PlatformMessageID, Status: r.Status,
+			Rank: StatusRank(r.Status), At: at.Format(time.RFC3339Nano), Stamp: at.Format(time.RFC3339),
+			Callback: r.CallbackMessageID, Body: w.Body}
 		if r.ErrorCode != nil {
-			codes[i] = sql.NullInt64{Int64: int64(*r.ErrorCode), Valid: true}
-			titles[i] = sql.NullString{String: r.ErrorTitle, Valid: true}
-			details[i] = sql.NullString{String: r.ErrorDetails, Valid: r.ErrorDetails != ""}
+			code, title := *r.ErrorCode, r.ErrorTitle
+			rows[i].Code, rows[i].Title = &code, &title
+			if r.ErrorDetails != "" {
+				details := r.ErrorDetails
+				rows[i].Details = &details
+			}
 		}
-		bodies[i] = w.Body
 	}
-	return []any{pq.Array(accounts), pq.Array(wamids), pq.Array(statuses), pq.Array(ranks), pq.Array(ats),
-		pq.GenericArray{A: codes}, pq.GenericArray{A: titles}, pq.GenericArray{A: details}, pq.Array(stamps),
-		pq.Array(callbacks), bodies}
+	return rows
 }
 
 // ApplyStatusWrites applies the writes in one statement (applyStatusSQL: each report as
@@ -242,12 +247,16 @@ func (s *Store) ApplyStatusWrites(ctx context.Context, ws []StatusWrite) ([]Stat
 		}
 		seen[k] = true
 	}
+	arg, err := jsonArg(statusRows(ws))
+	if err != nil {
+		return nil, err
+	}
 	st, err := s.prepared(ctx, applyStatusSQL)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]StatusApplied, 0, len(ws))
-	if err := st.SelectContext(ctx, &out, statusArgs(ws)...); err != nil {
+	if err := st.SelectContext(ctx, &out, arg); err != nil {
 		return nil, translate(err)
 	}
 	if len(out) != len(ws) {

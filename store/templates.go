@@ -99,6 +99,12 @@ type TemplateSyncCounts struct {
 	Removed int `json:"removed"`
 }
 
+// categoryRow is one element of SyncTemplates' batch of categories.
+type categoryRow struct {
+	Name  string `json:"name"`
+	Label string `json:"label"`
+}
+
 // SyncTemplates makes the account's stored templates match the platform's listing ts, in one
 // transaction: unknown category names are added, every listed template is inserted or updated
 // by its platform id (a template re-created on the platform under the same name and language
@@ -113,7 +119,8 @@ func (s *Store) SyncTemplates(ctx context.Context, accountID int64, ts []Templat
 	slices.SortFunc(ts, func(a, b TemplateInput) int {
 		return cmp.Or(cmp.Compare(len(a.PlatformID), len(b.PlatformID)), strings.Compare(a.PlatformID, b.PlatformID))
 	})
-	var catNames, catLabels, ids []string
+	var cats []categoryRow
+	var ids []string
 	for i := range ts {
 		t := &ts[i]
 		t.Category = strings.ToUpper(strings.TrimSpace(t.Category))
@@ -126,9 +133,8 @@ func (s *Store) SyncTemplates(ctx context.Context, accountID int64, ts []Templat
 		if len(t.Components) == 0 {
 			t.Components = json.RawMessage("[]")
 		}
-		if !slices.Contains(catNames, t.Category) {
-			catNames = append(catNames, t.Category)
-			catLabels = append(catLabels, categoryLabel(t.Category))
+		if !slices.ContainsFunc(cats, func(c categoryRow) bool { return c.Name == t.Category }) {
+			cats = append(cats, categoryRow{Name: t.Category, Label: categoryLabel(t.Category)})
 		}
 		ids = append(ids, t.PlatformID)
 	}
@@ -138,10 +144,14 @@ func (s *Store) SyncTemplates(ctx context.Context, accountID int64, ts []Templat
 		return counts, translate(err)
 	}
 	defer tx.Rollback()
-	if len(catNames) > 0 {
+	if len(cats) > 0 {
+		arg, err := jsonArg(cats)
+		if err != nil {
+			return counts, err
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO template_categories (name, label)
-			SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (name) DO NOTHING`,
-			pq.Array(catNames), pq.Array(catLabels)); err != nil {
+			SELECT r.name, r.label FROM jsonb_to_recordset($1::jsonb) AS r (name text, label text)
+			ON CONFLICT (name) DO NOTHING`, arg); err != nil {
 			return counts, translate(err)
 		}
 	}

@@ -48,3 +48,18 @@ func TestStaleTemplatesDropped(t *testing.T) {
 		}
 	}
 }
+
+// LineDiff names each differing line with its number in its text, the removed before the added,
+// stops at its limit, and is empty for equal texts.
+func TestLineDiff(t *testing.T) {
+	if d := LineDiff("a\nb\n", "a\nb\n", 10); d != "" {
+		t.Errorf("equal texts: %q", d)
+	}
+	want := "-    2 b\n+    2 B\n+    4 d"
+	if d := LineDiff("a\nb\nc", "a\nB\nc\nd", 10); d != want {
+		t.Errorf("got\n%s\nwant\n%s", d, want)
+	}
+	if d := LineDiff("a\nb\nc", "x\ny\nz", 2); d != "-    1 a\n-    2 b\n… (more differences)" {
+		t.Errorf("limit 2: %q", d)
+	}
+}
