@@ -14,13 +14,22 @@ import (
 	"gateway/store"
 )
 
-// Sign-in throttle: failures per email and per client address within a window, counted in
-// PostgreSQL (every replica sees them).
+// Throttles, counted in PostgreSQL (every replica sees them) in a fixed window. A sign-in
+// attempt is counted before the password is checked (store.CountAttempt), so concurrent
+// guesses cannot all pass the check. The lockout is per email and client address: a stranger
+// at another address reaches their own pair's and address's limits, never the real user's;
+// only guesses from many addresses reach the email's ceiling, which is much higher.
 const (
-	throttleWindow      = 15 * time.Minute
-	maxFailuresPerEmail = 5
-	maxFailuresPerAddr  = 20
+	throttleWindow       = 15 * time.Minute
+	maxSignInsPerPair    = 5   // failed sign-ins for one email from one client address
+	maxSignInsPerAddr    = 20  // failed sign-ins from one client address, any email
+	maxSignInsPerEmail   = 100 // failed sign-ins for one email, from every address together
+	maxSignUpsPerAddr    = 10  // sign-up posts from one client address, successful or not
+	throttleRetrySeconds = "900"
 )
+
+// hashPassword hashes a new password (a variable so that tests can count the hashes).
+var hashPassword = HashPassword
 
 // cookieName is the session cookie's name.
 func (d *Dashboard) cookieName() string {
@@ -112,6 +121,7 @@ type authForm struct {
 	Workspace   string
 	Invite      string
 	InviteName  string
+	InviteEmail string // the email the invitation is for: only it can accept
 	SignupOpen  bool
 	FieldErrors map[string]string
 }
@@ -132,9 +142,36 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 	f := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen, FieldErrors: map[string]string{}}
 	pw := r.PostFormValue("password")
+	// Everything that needs no password hash comes first: the throttle, whether sign-up is
+	// open, the invitation and its email. Only a post that passes them all costs an argon2id.
+	keys := []string{"signup:" + d.cfg.ClientAddr(r)}
+	counts, err := d.cfg.Store.CountAttempt(r.Context(), keys, throttleWindow)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	if counts[keys[0]] > maxSignUpsPerAddr {
+		d.cfg.Store.UncountAttempt(r.Context(), keys)
+		w.Header().Set("Retry-After", throttleRetrySeconds)
+		d.renderAgain(w, r, http.StatusTooManyRequests, "signup", "Sign up", "Too many sign-ups from your network. Wait 15 minutes, then try again.", f)
+		return
+	}
 	if f.Invite == "" && !d.cfg.SignupOpen {
 		d.renderAgain(w, r, http.StatusForbidden, "signup", "Sign up", errSignupClosed, f)
 		return
+	}
+	if f.Invite != "" {
+		inv, ok := d.invitation(r.Context(), &f)
+		if !ok {
+			f.Invite = ""
+			d.renderAgain(w, r, http.StatusNotFound, "signup", "Sign up", errBadInvitation, f)
+			return
+		}
+		if !strings.EqualFold(inv.Email, f.Email) {
+			f.FieldErrors["email"] = wrongInvitationEmail(inv.Email)
+			d.renderAgain(w, r, http.StatusForbidden, "signup", "Sign up", "This invitation cannot be accepted with this email.", f)
+			return
+		}
 	}
 	if a, err := mail.ParseAddress(f.Email); err != nil || a.Address != f.Email || len(f.Email) > 254 {
 		f.FieldErrors["email"] = "Enter an email address like name@example.com"
@@ -149,7 +186,7 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 		d.renderAgain(w, r, http.StatusUnprocessableEntity, "signup", "Sign up", "Please correct the fields below.", f)
 		return
 	}
-	hash, err := HashPassword(pw)
+	hash, err := hashPassword(pw)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -159,7 +196,11 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 		inv, u, err := d.cfg.Store.AcceptInvitation(r.Context(), hashToken(f.Invite), f.Email, hash)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
+			f.Invite = ""
 			d.renderAgain(w, r, http.StatusNotFound, "signup", "Sign up", errBadInvitation, f)
+			return
+		case errors.Is(err, store.ErrWrongEmail): // the invitation changed since it was read
+			d.renderAgain(w, r, http.StatusForbidden, "signup", "Sign up", "This invitation cannot be accepted with this email.", f)
 			return
 		case errors.Is(err, store.ErrEmailTaken):
 			f.FieldErrors["email"] = "This email cannot be used to sign up. If it is yours, sign in to accept the invitation (the link below)."
@@ -197,6 +238,13 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	redirect(w, r, Prefix+"/", "")
+}
+
+// wrongInvitationEmail is the refusal of an invitation accepted with another email. The
+// invited email is shown: the invitation page shows it to whoever holds the link already.
+func wrongInvitationEmail(invited string) string {
+	return "This invitation was made for " + invited + ". Only an account with that email can accept it; " +
+		"if that is not you, ask the workspace's owner to invite your email."
 }
 
 // signinForm is the sign-in page; with ?invite= it also accepts the invitation, for someone
@@ -250,7 +298,7 @@ func (d *Dashboard) invitation(ctx context.Context, f *authForm) (inv store.Invi
 	if err != nil {
 		return inv, false
 	}
-	f.InviteName = inv.AccountName
+	f.InviteName, f.InviteEmail = inv.AccountName, inv.Email
 	return inv, true
 }
 
@@ -267,14 +315,19 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	pw := r.PostFormValue("password")
 	f := authForm{Email: email, Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen}
-	keys := []string{"email:" + strings.ToLower(email), "addr:" + d.cfg.ClientAddr(r)}
-	counts, err := d.cfg.Store.SignInFailures(r.Context(), keys, throttleWindow)
+	addr, lower := d.cfg.ClientAddr(r), strings.ToLower(email)
+	pair, byEmail, byAddr := "pair:"+lower+" "+addr, "email:"+lower, "addr:"+addr
+	keys := []string{pair, byEmail, byAddr}
+	counts, err := d.cfg.Store.CountAttempt(r.Context(), keys, throttleWindow)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
-	if counts[keys[0]] >= maxFailuresPerEmail || counts[keys[1]] >= maxFailuresPerAddr {
-		w.Header().Set("Retry-After", "900")
+	if counts[pair] > maxSignInsPerPair || counts[byAddr] > maxSignInsPerAddr || counts[byEmail] > maxSignInsPerEmail {
+		// Refused unchecked, so it does not count: hammering a locked pair does not raise the
+		// email's ceiling for the real user.
+		d.cfg.Store.UncountAttempt(r.Context(), keys)
+		w.Header().Set("Retry-After", throttleRetrySeconds)
 		d.renderAgain(w, r, http.StatusTooManyRequests, "signin", "Sign in", "Too many failed sign-in attempts. Wait 15 minutes, then try again.", f)
 		return
 	}
@@ -288,9 +341,19 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		hash = dummyHash
 	}
 	ok := len(pw) <= MaxPasswordLen && CheckPassword(hash, pw) && err == nil
+	if ok {
+		// The right password: this attempt was no failure.
+		d.cfg.Store.ClearAttempts(r.Context(), keys[:1])
+		d.cfg.Store.UncountAttempt(r.Context(), keys[1:])
+	}
 	accountID := int64(0) // the workspace to open: the invitation's, else the first
 	notice := ""          // what the invitation did, said on the page it opens
 	if ok && f.Invite != "" {
+		inv, found := d.invitation(r.Context(), &f)
+		if found && !strings.EqualFold(inv.Email, u.Email) {
+			d.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Error: wrongInvitationEmail(inv.Email), Data: f})
+			return
+		}
 		inv, joined, err := d.cfg.Store.JoinInvitation(r.Context(), hashToken(f.Invite), u.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			f.Invite = ""
@@ -313,18 +376,17 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 			d.serverError(w, r, err)
 			return
 		}
-		if ok = len(ms) > 0; ok {
+		if len(ms) == 0 { // a user of no workspace cannot sign in: counted as a failure
+			ok = false
+			d.cfg.Store.CountAttempt(r.Context(), keys, throttleWindow)
+		} else {
 			accountID = ms[0].AccountID
 		}
 	}
 	if !ok {
-		if err := d.cfg.Store.RecordSignInFailure(r.Context(), keys, throttleWindow); err != nil {
-			d.log.ErrorContext(r.Context(), "record sign-in failure", "error", err.Error())
-		}
 		d.renderAgain(w, r, http.StatusUnauthorized, "signin", "Sign in", errBadSignIn, f)
 		return
 	}
-	d.cfg.Store.ClearSignInFailures(r.Context(), keys[:1])
 	if err := d.startSession(w, r, accountID, u.ID); err != nil {
 		d.serverError(w, r, err)
 		return
