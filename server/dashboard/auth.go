@@ -57,22 +57,44 @@ type sessionHandler func(w http.ResponseWriter, r *http.Request, s *store.Sessio
 
 type sessionKey struct{}
 
+// access is who may use a route.
+type access int
+
+const (
+	// workspaceAction: any member; in a deactivated workspace only reading (GET) is allowed.
+	workspaceAction access = iota
+	// ownerAction: owners only (developers get the 404 page); read-only when deactivated.
+	ownerAction
+	// selfAction: the user's own settings (password, which workspace is open), allowed in a
+	// deactivated workspace too.
+	selfAction
+)
+
 // requireSession runs h with the request's live session, or redirects to the sign-in page.
-// ownerOnly pages answer 404 to developers.
-func (d *Dashboard) requireSession(h sessionHandler, ownerOnly bool) http.Handler {
+// Owner routes answer 404 to developers. A deactivated workspace is read-only, as the API
+// refuses its keys (403): every post but the user's own settings is refused with 403.
+func (d *Dashboard) requireSession(h sessionHandler, who access) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, ok := d.session(r)
 		if !ok {
 			http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
 			return
 		}
-		if ownerOnly && s.Role != store.RoleOwner {
+		if who == ownerAction && s.Role != store.RoleOwner {
 			d.notFound(w, r, &s)
+			return
+		}
+		if who != selfAction && !s.AccountActive && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			d.render(w, r, http.StatusForbidden, "refused", page{Title: "Workspace deactivated", Session: &s, Error: errInactive})
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, &s)), &s)
 	})
 }
+
+// errInactive is the refusal of a change in a deactivated workspace.
+const errInactive = "This workspace is deactivated, so it is read-only: nothing can be sent or changed here " +
+	"(the API refuses its keys too). Contact the operator of this server to reactivate it."
 
 // session reads the request's session cookie and its live session.
 func (d *Dashboard) session(r *http.Request) (store.Session, bool) {

@@ -155,13 +155,14 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /dashboard/signin", d.signin)
 	mux.HandleFunc("POST /dashboard/signout", d.signout)
 
-	auth := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, false)) }
-	owner := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, true)) }
+	auth := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, workspaceAction)) }
+	owner := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, ownerAction)) }
+	self := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, selfAction)) }
 	auth("GET /dashboard/{$}", d.overview)
-	auth("GET /dashboard/password", d.passwordForm)
-	auth("POST /dashboard/password", d.changePassword)
-	auth("POST /dashboard/connect/embedded", d.connectEmbedded)
-	auth("POST /dashboard/connect/token", d.connectToken)
+	self("GET /dashboard/password", d.passwordForm)
+	self("POST /dashboard/password", d.changePassword)
+	owner("POST /dashboard/connect/embedded", d.connectEmbedded)
+	owner("POST /dashboard/connect/token", d.connectToken)
 	owner("GET /dashboard/disconnect", d.disconnectForm)
 	owner("POST /dashboard/disconnect", d.disconnect)
 	auth("GET /dashboard/keys", d.keys)
@@ -195,8 +196,8 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/deliveries/{id}/redeliver", d.redeliver)
 	owner("GET /dashboard/audit", d.auditLog)
 	owner("GET /dashboard/audit/{id}", d.auditEntry)
-	auth("GET /dashboard/workspaces", d.workspaces)
-	auth("POST /dashboard/workspaces/{id}", d.switchWorkspace)
+	self("GET /dashboard/workspaces", d.workspaces)
+	self("POST /dashboard/workspaces/{id}", d.switchWorkspace)
 	owner("GET /dashboard/invite", d.inviteForm)
 	owner("POST /dashboard/invite", d.invite)
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) { d.notFound(w, r, nil) })
