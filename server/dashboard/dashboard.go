@@ -106,7 +106,9 @@ type Dashboard struct {
 	pages   map[string]*template.Template
 	handler http.Handler
 	log     *slog.Logger
-	csp     string
+	// csp is every page's Content-Security-Policy; connectCSP, the connect page's, also allows
+	// the Embedded Signup SDK's origins.
+	csp, connectCSP string
 }
 
 // New parses the templates and builds the routes; it fails when a template does not parse
@@ -129,7 +131,7 @@ func New(cfg Config) (*Dashboard, error) {
 	if err := d.parseTemplates(); err != nil {
 		return nil, err
 	}
-	d.csp = contentSecurityPolicy(cfg.PlatformSDKURL)
+	d.csp, d.connectCSP = contentSecurityPolicy(""), contentSecurityPolicy(cfg.PlatformSDKURL)
 	mux := http.NewServeMux()
 	d.routes(mux)
 	cop := http.NewCrossOriginProtection()
@@ -204,7 +206,7 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 }
 
 // contentSecurityPolicy allows scripts, frames and connections only from our origin and the
-// Embedded Signup SDK's origin; no inline script or style.
+// Embedded Signup SDK's origin (sdkURL; "" for none); no inline script or style.
 // With Meta's SDK (a host under facebook.net or facebook.com) Meta's sign-up window and
 // frames at www.facebook.com and web.facebook.com are allowed too.
 func contentSecurityPolicy(sdkURL string) string {
@@ -230,11 +232,30 @@ func orNone(s string) string {
 	return s
 }
 
-// securityHeaders sets the headers every response of the dashboard carries.
+// hstsMaxAge is one year: browsers that saw the dashboard over https use only https for it.
+// includeSubDomains is left out: the dashboard does not know the domain's other hosts.
+const hstsMaxAge = "max-age=31536000"
+
+// isConnectPage reports whether the path is the connect page (the overview, where Embedded
+// Signup runs, and the connect posts that show it again): only it loads the platform's SDK.
+func isConnectPage(path string) bool {
+	return path == Prefix+"/" || strings.HasPrefix(path, Prefix+"/connect/")
+}
+
+// securityHeaders sets the headers every response of the dashboard carries. Outside
+// development (where the session cookie is Secure, so the dashboard is served over https)
+// that includes Strict-Transport-Security.
 func (d *Dashboard) securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", d.csp)
+		if isConnectPage(r.URL.Path) {
+			h.Set("Content-Security-Policy", d.connectCSP)
+		} else {
+			h.Set("Content-Security-Policy", d.csp)
+		}
+		if !d.cfg.Development {
+			h.Set("Strict-Transport-Security", hstsMaxAge)
+		}
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Content-Type-Options", "nosniff")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"gateway/server"
+	"gateway/server/dashboard"
 	"gateway/server/servertest"
 	"gateway/store"
 )
@@ -109,5 +111,43 @@ func TestConnectIsOwnerOnlyAndNeverReplaces(t *testing.T) {
 	c, err := env.Store.ConnectionByAccount(context.Background(), acct)
 	if err != nil || c.PhoneNumberID != "2" || c.AccessToken != "first" {
 		t.Fatalf("the connection after the refused replacements: %+v, %v", c, err)
+	}
+}
+
+// Outside development every page carries Strict-Transport-Security (in development, served
+// over plain http, none); the Embedded Signup SDK's origins are in the CSP of the connect page
+// only (the overview and the connect posts), not of the other pages.
+func TestHSTSAndConnectOnlySDKOrigins(t *testing.T) {
+	const sdk = "https://connect.facebook.net/en_US/sdk.js"
+	env := servertest.New(t, servertest.Config{Options: server.Options{Dashboard: dashboard.Options{SignupOpen: true,
+		PlatformAppID: "app-1", PlatformESConfigID: "cfg-1", PlatformSDKURL: sdk}}, Connector: &testConnector{}})
+	u := newUser(t, env)
+	p := u.post("/dashboard/signup", url.Values{"workspace": {"Acme"}, "email": {"o@acme.example"}, "password": {"correct horse battery"}})
+	cookie := map[string]string{"Cookie": "__Host-session=" + sessionCookie(t, p, "__Host-session").Value, "Sec-Fetch-Site": "same-origin"}
+	get := func(path string) page { return u.do("GET", path, nil, cookie) }
+	for _, path := range []string{"/dashboard/", "/dashboard/keys", "/dashboard/signin", "/dashboard/static/dashboard.css", "/dashboard/nope"} {
+		if h := get(path).Header.Get("Strict-Transport-Security"); !strings.HasPrefix(h, "max-age=") || h == "max-age=0" {
+			t.Errorf("%s: Strict-Transport-Security %q", path, h)
+		}
+	}
+	overview := get("/dashboard/")
+	if overview.Status != http.StatusOK || !strings.Contains(overview.Body, `id="connect-whatsapp"`) {
+		t.Fatalf("overview: %d", overview.Status)
+	}
+	if csp := overview.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "https://connect.facebook.net") || !strings.Contains(csp, "https://www.facebook.com") {
+		t.Errorf("the connect page's CSP lacks the SDK's origins: %q", csp)
+	}
+	failed := u.do("POST", "/dashboard/connect/token", url.Values{"waba_id": {"1"}, "phone_number_id": {"2"}, "access_token": {"bad"}}, cookie)
+	if csp := failed.Header.Get("Content-Security-Policy"); failed.Status != http.StatusUnprocessableEntity || !strings.Contains(csp, "connect.facebook.net") {
+		t.Errorf("the failed connect's page (%d) CSP lacks the SDK: %q", failed.Status, csp)
+	}
+	for _, path := range []string{"/dashboard/keys", "/dashboard/webhooks", "/dashboard/signin", "/dashboard/signup", "/dashboard/password", "/dashboard/nope"} {
+		if csp := get(path).Header.Get("Content-Security-Policy"); strings.Contains(csp, "facebook") || !strings.Contains(csp, "frame-src 'none'") {
+			t.Errorf("%s: the SDK's origins are allowed: %q", path, csp)
+		}
+	}
+	dev := newEnv(t, true)
+	if h := newUser(t, dev).get("/dashboard/signin").Header.Get("Strict-Transport-Security"); h != "" {
+		t.Errorf("development (plain http) sends Strict-Transport-Security %q", h)
 	}
 }
