@@ -47,13 +47,13 @@ type inviteData struct {
 }
 
 func (d *Dashboard) inviteForm(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	d.render(w, r, http.StatusOK, "invite", page{Title: "Invite teammate", Nav: "invite", Session: s, Data: inviteData{Role: store.RoleDeveloper}})
+	d.render(w, r, http.StatusOK, "invite", page{Title: "Invite teammate", Nav: "members", Session: s, Data: inviteData{Role: store.RoleDeveloper}})
 }
 
 func (d *Dashboard) invite(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	f := inviteData{Email: strings.TrimSpace(r.PostFormValue("email")), Role: r.PostFormValue("role")}
 	if a, err := mail.ParseAddress(f.Email); err != nil || a.Address != f.Email {
-		d.render(w, r, http.StatusUnprocessableEntity, "invite", page{Title: "Invite teammate", Nav: "invite", Session: s,
+		d.render(w, r, http.StatusUnprocessableEntity, "invite", page{Title: "Invite teammate", Nav: "members", Session: s,
 			Error: "Enter an email address like name@example.com.", Data: f})
 		return
 	}
@@ -70,6 +70,6 @@ func (d *Dashboard) invite(w http.ResponseWriter, r *http.Request, s *store.Sess
 		return
 	}
 	d.audit(r, s.AccountID, s.UserID, store.AuditUserInvited, f.Email, "role "+f.Role)
-	f.Link = d.baseURL(r) + Prefix + "/signup?invite=" + tok
-	d.render(w, r, http.StatusOK, "invite", page{Title: "Invite teammate", Nav: "invite", Session: s, Data: f})
+	f.Link = d.invitationLink(r, tok)
+	d.render(w, r, http.StatusOK, "invite", page{Title: "Invite teammate", Nav: "members", Session: s, Data: f})
 }

@@ -202,6 +202,12 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	self("POST /dashboard/workspaces/{id}", d.switchWorkspace)
 	owner("GET /dashboard/invite", d.inviteForm)
 	owner("POST /dashboard/invite", d.invite)
+	auth("GET /dashboard/members", d.members)
+	owner("GET /dashboard/members/{id}", d.memberPage)
+	owner("POST /dashboard/members/{id}/role", d.setMemberRole)
+	owner("POST /dashboard/members/{id}/remove", d.removeMember)
+	owner("POST /dashboard/invitations/{id}/revoke", d.revokeInvitation)
+	owner("POST /dashboard/invitations/{id}/resend", d.resendInvitation)
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) { d.notFound(w, r, nil) })
 }
 
@@ -404,26 +410,29 @@ func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
 
 // notices are the fixed messages a redirect may carry (never free text from the URL).
 var notices = map[string]string{
-	"revoked":           "The key was revoked. Requests with it are refused from now on.",
-	"enabled":           "The endpoint was enabled.",
-	"disabled":          "The endpoint was disabled.",
-	"deleted":           "The endpoint was deleted.",
-	"test":              "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
-	"redelivered":       "The delivery was queued again. The new attempt appears in the request log shortly.",
-	"disconnected":      "The number was disconnected.",
-	"password":          "Your password was changed. Other sessions were signed out.",
-	"connected":         "Your WhatsApp number is connected.",
-	"contact-saved":     "The contact was saved.",
-	"synced":            "The templates were synced from the platform.",
-	"sync-failed":       "The platform could not be reached or refused the sync; try again shortly.",
-	"sync-unavailable":  "Syncing is not configured on this server.",
-	"sent":              "The message was sent. Its status follows here as the platform reports it.",
-	"sent-before":       "This form had already been sent: nothing was sent again. Here is the message it sent.",
-	"contact-blocked":   "The contact is blocked: sends to it are refused (409) until it is unblocked.",
-	"contact-unblocked": "The contact is unblocked and can be sent to again.",
-	"switched":          "You opened this workspace. Its number, keys and data are shown from now on.",
-	"joined":            "You accepted the invitation and joined this workspace. Your other workspaces are on the Workspaces page.",
-	"already-member":    "You are already a member of this workspace, so the invitation changed nothing: your role stays as it was.",
+	"revoked":            "The key was revoked. Requests with it are refused from now on.",
+	"enabled":            "The endpoint was enabled.",
+	"disabled":           "The endpoint was disabled.",
+	"deleted":            "The endpoint was deleted.",
+	"test":               "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
+	"redelivered":        "The delivery was queued again. The new attempt appears in the request log shortly.",
+	"disconnected":       "The number was disconnected.",
+	"password":           "Your password was changed. Other sessions were signed out.",
+	"connected":          "Your WhatsApp number is connected.",
+	"contact-saved":      "The contact was saved.",
+	"synced":             "The templates were synced from the platform.",
+	"sync-failed":        "The platform could not be reached or refused the sync; try again shortly.",
+	"sync-unavailable":   "Syncing is not configured on this server.",
+	"sent":               "The message was sent. Its status follows here as the platform reports it.",
+	"sent-before":        "This form had already been sent: nothing was sent again. Here is the message it sent.",
+	"contact-blocked":    "The contact is blocked: sends to it are refused (409) until it is unblocked.",
+	"contact-unblocked":  "The contact is unblocked and can be sent to again.",
+	"switched":           "You opened this workspace. Its number, keys and data are shown from now on.",
+	"joined":             "You accepted the invitation and joined this workspace. Your other workspaces are on the Workspaces page.",
+	"already-member":     "You are already a member of this workspace, so the invitation changed nothing: your role stays as it was.",
+	"role-changed":       "The member's role was changed. It applies from their next page.",
+	"member-removed":     "The member was removed from this workspace. Their sessions in it ended; their other workspaces are not affected.",
+	"invitation-revoked": "The invitation was revoked. Its link no longer works.",
 }
 
 func flash(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }
