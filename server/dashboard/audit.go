@@ -10,8 +10,8 @@ import (
 	"gateway/store"
 )
 
-// invitationTTL is how long an invitation link stays valid.
-const invitationTTL = 7 * 24 * time.Hour
+// InvitationTTL is how long an invitation link stays valid (the operator's too).
+const InvitationTTL = 7 * 24 * time.Hour
 
 type auditData struct {
 	Entries []store.AuditEntry
@@ -65,7 +65,7 @@ func (d *Dashboard) invite(w http.ResponseWriter, r *http.Request, s *store.Sess
 		d.serverError(w, r, err)
 		return
 	}
-	if _, err := d.cfg.Store.CreateInvitation(r.Context(), s.AccountID, s.UserID, f.Email, f.Role, hashToken(tok), invitationTTL); err != nil {
+	if _, err := d.cfg.Store.CreateInvitation(r.Context(), s.AccountID, s.UserID, f.Email, f.Role, hashToken(tok), InvitationTTL); err != nil {
 		d.serverError(w, r, err)
 		return
 	}

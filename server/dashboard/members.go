@@ -148,7 +148,7 @@ func (d *Dashboard) resendInvitation(w http.ResponseWriter, r *http.Request, s *
 		return
 	}
 	inv, ok := loadByPathID(d, w, r, s, func(ctx context.Context, accountID, id int64) (store.Invitation, error) {
-		return d.cfg.Store.RenewInvitation(ctx, accountID, id, hashToken(tok), invitationTTL)
+		return d.cfg.Store.RenewInvitation(ctx, accountID, id, hashToken(tok), InvitationTTL)
 	})
 	if !ok {
 		return
@@ -159,5 +159,15 @@ func (d *Dashboard) resendInvitation(w http.ResponseWriter, r *http.Request, s *
 
 // invitationLink is the sign-up link of an invitation token.
 func (d *Dashboard) invitationLink(r *http.Request, tok string) string {
-	return d.baseURL(r) + Prefix + "/signup?invite=" + tok
+	return d.baseURL(r) + InvitationPath(tok)
+}
+
+// InvitationPath is the dashboard path of an invitation token's sign-up link.
+func InvitationPath(tok string) string { return Prefix + "/signup?invite=" + tok }
+
+// NewInvitationToken makes an invitation token (256 random bits) and the hash that is stored
+// in its place (for `gateway admin invitation create`).
+func NewInvitationToken() (token string, hash []byte, err error) {
+	token, err = newToken()
+	return token, hashToken(token), err
 }
