@@ -287,7 +287,8 @@ func (d *Dashboard) signinForm(w http.ResponseWriter, r *http.Request) {
 
 // invitedForm is the empty form of the sign-up or sign-in page (tmpl, titled title) and, for
 // an invitation link (?invite=), the invitation's email and workspace filled in. An invitation
-// that cannot be used gets the page's plain form with errBadInvitation (404), and ok false.
+// that cannot be used gets the page's plain form with errBadInvitation (404), and ok false;
+// one opened by a signed-in user of another email gets the refusal (403), and ok false.
 func (d *Dashboard) invitedForm(w http.ResponseWriter, r *http.Request, tmpl, title string) (f authForm, ok bool) {
 	f = authForm{Invite: r.URL.Query().Get("invite"), SignupOpen: d.cfg.SignupOpen}
 	if f.Invite == "" {
@@ -299,6 +300,11 @@ func (d *Dashboard) invitedForm(w http.ResponseWriter, r *http.Request, tmpl, ti
 		return f, false
 	}
 	f.Email = inv.Email
+	if s, signedIn := d.session(r); signedIn && !strings.EqualFold(s.Email, inv.Email) {
+		d.render(w, r, http.StatusForbidden, tmpl, page{Title: title, Data: f,
+			Error: wrongInvitationEmail(inv.Email) + " You are signed in as " + s.Email + "; sign out first if you have an account with the invited email."})
+		return f, false
+	}
 	return f, true
 }
 

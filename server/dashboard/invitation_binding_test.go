@@ -18,9 +18,18 @@ import (
 func TestInvitationBoundToEmail(t *testing.T) {
 	env := newEnv(t, true)
 	owner := signUp(t, env, "Acme", "owner@acme.example")
-	signUp(t, env, "Beta", "bob@beta.example")
+	bobSignedIn := signUp(t, env, "Beta", "bob@beta.example")
 	acme := accountOf(t, env.Store, "owner@acme.example")
 	tok := mustInviteToken(t, owner.post("/dashboard/invite", url.Values{"email": {"alice@acme.example"}, "role": {"owner"}}).Body)
+
+	// Opened by a signed-in user of another email, the link says at once that it is not theirs.
+	for _, path := range []string{"/dashboard/signin?invite=", "/dashboard/signup?invite="} {
+		p := bobSignedIn.get(path + tok)
+		if p.Status != http.StatusForbidden || !strings.Contains(p.Body, "This invitation was made for alice@acme.example") ||
+			!strings.Contains(p.Body, "You are signed in as bob@beta.example") {
+			t.Fatalf("%s opened by bob, signed in: %d\n%s", path, p.Status, p.Body)
+		}
+	}
 
 	page := newUser(t, env).get("/dashboard/signup?invite=" + tok)
 	if !strings.Contains(page.Body, "only an account with that email can accept it") || !strings.Contains(page.Body, "alice@acme.example") {
