@@ -173,7 +173,9 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if counts[keys[0]] > maxSignUpsPerAddr {
-		d.cfg.Store.UncountAttempt(r.Context(), keys)
+		if err := d.cfg.Store.UncountAttempt(r.Context(), keys); err != nil {
+			d.log.ErrorContext(r.Context(), "uncount sign-up attempt", "error", err.Error())
+		}
 		w.Header().Set("Retry-After", throttleRetrySeconds)
 		d.renderAgain(w, r, http.StatusTooManyRequests, "signup", "Sign up", "Too many sign-ups from your network. Wait 15 minutes, then try again.", f)
 		return
@@ -354,7 +356,9 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	if counts[pair] > maxSignInsPerPair || counts[byAddr] > maxSignInsPerAddr || counts[byEmail] > maxSignInsPerEmail {
 		// Refused unchecked, so it does not count: hammering a locked pair does not raise the
 		// email's ceiling for the real user.
-		d.cfg.Store.UncountAttempt(r.Context(), keys)
+		if err := d.cfg.Store.UncountAttempt(r.Context(), keys); err != nil {
+			d.log.ErrorContext(r.Context(), "uncount sign-in attempt", "error", err.Error())
+		}
 		w.Header().Set("Retry-After", throttleRetrySeconds)
 		d.renderAgain(w, r, http.StatusTooManyRequests, "signin", "Sign in", "Too many failed sign-in attempts. Wait 15 minutes, then try again.", f)
 		return
@@ -369,14 +373,30 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 		hash = dummyHash
 	}
 	ok := len(pw) <= MaxPasswordLen && CheckPassword(hash, pw) && err == nil
-	if ok {
-		// The right password: this attempt was no failure.
-		d.cfg.Store.ClearAttempts(r.Context(), keys[:1])
-		d.cfg.Store.UncountAttempt(r.Context(), keys[1:])
-	}
 	accountID := int64(0) // the workspace to open: the invitation's, else the first
-	notice := ""          // what the invitation did, said on the page it opens
-	if ok && f.Invite != "" {
+	if ok && f.Invite == "" {
+		ms, err := d.cfg.Store.MembershipsByUser(r.Context(), u.ID)
+		if err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+		if ok = len(ms) > 0; ok { // a user of no workspace cannot sign in: a failure
+			accountID = ms[0].AccountID
+		}
+	}
+	if !ok {
+		d.renderAgain(w, r, http.StatusUnauthorized, "signin", "Sign in", errBadSignIn, f)
+		return
+	}
+	// The right password: this attempt was no failure.
+	if err := d.cfg.Store.ClearAttempts(r.Context(), keys[:1]); err != nil {
+		d.log.ErrorContext(r.Context(), "clear sign-in attempts", "error", err.Error())
+	}
+	if err := d.cfg.Store.UncountAttempt(r.Context(), keys[1:]); err != nil {
+		d.log.ErrorContext(r.Context(), "uncount sign-in attempt", "error", err.Error())
+	}
+	notice := "" // what the invitation did, said on the page it opens
+	if f.Invite != "" {
 		inv, found := d.invitation(r.Context(), &f)
 		if found && !strings.EqualFold(inv.Email, u.Email) {
 			d.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Error: wrongInvitationEmail(inv.Email), Data: f})
@@ -397,23 +417,6 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 			d.audit(r, inv.AccountID, u.ID, store.AuditInvitationAccepted, u.Email, "role "+inv.Role)
 			notice = "joined"
 		}
-	}
-	if ok && accountID == 0 {
-		ms, err := d.cfg.Store.MembershipsByUser(r.Context(), u.ID)
-		if err != nil {
-			d.serverError(w, r, err)
-			return
-		}
-		if len(ms) == 0 { // a user of no workspace cannot sign in: counted as a failure
-			ok = false
-			d.cfg.Store.CountAttempt(r.Context(), keys, throttleWindow)
-		} else {
-			accountID = ms[0].AccountID
-		}
-	}
-	if !ok {
-		d.renderAgain(w, r, http.StatusUnauthorized, "signin", "Sign in", errBadSignIn, f)
-		return
 	}
 	if err := d.startSession(w, r, accountID, u.ID); err != nil {
 		d.serverError(w, r, err)
