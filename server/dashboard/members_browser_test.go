@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -75,4 +76,16 @@ func TestBrowserMembersAndInvitations(t *testing.T) {
 		t.Fatalf("removing the last owner: %q", b.Text("main"))
 	}
 	b.CheckPage("last-owner-refused")
+
+	// In a deactivated workspace the pages say so and a change is refused with the reason.
+	if _, err := env.Store.SetAccountActive(context.Background(), accountOf(t, env.Store, "owner@acme.example"), false); err != nil {
+		t.Fatal(err)
+	}
+	b.Run("members, deactivated", chromedp.Navigate(base+"/members"), chromedp.WaitVisible("#inactive-notice", chromedp.ByQuery))
+	b.CheckPage("members-deactivated")
+	b.PressOn(`button[aria-label="Resend the invitation to late@acme.example"]`)
+	if got := b.Text("main .error"); !strings.Contains(got, "read-only") {
+		t.Fatalf("a change in a deactivated workspace: %q", b.Text("main"))
+	}
+	b.CheckPage("change-refused-deactivated")
 }

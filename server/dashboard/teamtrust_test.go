@@ -52,6 +52,7 @@ func TestDeactivatedWorkspaceIsReadOnly(t *testing.T) {
 		"/dashboard/webhooks":       {"url": {"http://127.0.0.1:9/hook"}},
 		"/dashboard/invite":         {"email": {"dev@acme.example"}, "role": {"developer"}},
 		"/dashboard/templates/sync": {},
+		fmt.Sprintf("/dashboard/members/%d/role", userID(t, env, "owner@acme.example")): {"role": {"developer"}},
 	} {
 		if p := a.post(path, form); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "read-only") {
 			t.Errorf("POST %s in a deactivated workspace: %d", path, p.Status)
