@@ -23,6 +23,10 @@ const (
 	AuditContactUpdated     = "contact.updated"
 	AuditContactBlocked     = "contact.blocked"
 	AuditContactUnblocked   = "contact.unblocked"
+	AuditMemberRoleChanged  = "member.role_changed"
+	AuditMemberRemoved      = "member.removed"
+	AuditInvitationRevoked  = "invitation.revoked"
+	AuditInvitationResent   = "invitation.resent"
 )
 
 // AuditEntry is one security-relevant action in an account.

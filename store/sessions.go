@@ -8,13 +8,15 @@ import (
 // Session is a signed-in browser: the user, the workspace it acts in and the user's role
 // there, read from the membership on every request.
 type Session struct {
-	UserID      int64     `db:"user_id"`
-	AccountID   int64     `db:"account_id"`
-	Role        string    `db:"role"`
-	Email       string    `db:"email"`
-	AccountName string    `db:"account_name"`
-	CreatedAt   time.Time `db:"created_at"`
-	LastSeenAt  time.Time `db:"last_seen_at"`
+	UserID      int64  `db:"user_id"`
+	AccountID   int64  `db:"account_id"`
+	Role        string `db:"role"`
+	Email       string `db:"email"`
+	AccountName string `db:"account_name"`
+	// AccountActive is false for a deactivated workspace: the dashboard is read-only there.
+	AccountActive bool      `db:"account_active"`
+	CreatedAt     time.Time `db:"created_at"`
+	LastSeenAt    time.Time `db:"last_seen_at"`
 }
 
 // CreateSession stores the hash of a new session id for the user's membership of the
@@ -48,7 +50,7 @@ func (s *Store) SessionByHash(ctx context.Context, idHash []byte, idle, absolute
 			  AND last_seen_at > now() - $2 * interval '1 second' AND created_at > now() - $3 * interval '1 second'
 			RETURNING id_hash
 		)
-		SELECT s.user_id, s.account_id, m.role, u.email, a.name AS account_name, s.created_at, s.last_seen_at
+		SELECT s.user_id, s.account_id, m.role, u.email, a.name AS account_name, a.active AS account_active, s.created_at, s.last_seen_at
 		FROM sessions s
 		JOIN memberships m ON m.account_id = s.account_id AND m.user_id = s.user_id
 		JOIN users u ON u.id = s.user_id

@@ -141,18 +141,30 @@ func (s *Store) MembershipsByUser(ctx context.Context, userID int64) ([]Membersh
 	return ms, translate(err)
 }
 
-// Sign-in throttle: failures are counted per key in a fixed window, in PostgreSQL so that
-// every replica sees the same counts.
+// Throttles (sign-in, sign-up): attempts are counted per key in a fixed window, in
+// PostgreSQL so that every replica sees the same counts. An attempt is counted before it is
+// checked, in the statement that returns the count, so concurrent attempts cannot all pass
+// the check; one that is not to count after all (refused by the throttle, or a sign-in that
+// succeeded) is uncounted.
 
-// SignInFailures returns the failures counted for each key within the window ending now
-// (keys without a current window count 0).
-func (s *Store) SignInFailures(ctx context.Context, keys []string, window time.Duration) (map[string]int, error) {
+// CountAttempt counts one attempt for each key, starting a new window for a key whose window
+// has ended, and returns each key's count including this attempt. It also deletes up to 100
+// other keys whose window has ended.
+func (s *Store) CountAttempt(ctx context.Context, keys []string, window time.Duration) (map[string]int, error) {
 	var rows []struct {
 		Key      string `db:"key"`
 		Failures int    `db:"failures"`
 	}
-	err := s.db.SelectContext(ctx, &rows, `SELECT key, failures FROM signin_throttle
-		WHERE key = ANY($1) AND window_start > now() - $2 * interval '1 second'`, pq.StringArray(keys), window.Seconds())
+	err := s.db.SelectContext(ctx, &rows, `WITH stale AS (
+			DELETE FROM signin_throttle WHERE key IN (SELECT key FROM signin_throttle
+				WHERE window_start < now() - $2 * interval '1 second' AND key <> ALL($1) LIMIT 100)
+		)
+		INSERT INTO signin_throttle AS t (key, failures, window_start)
+		SELECT k, 1, now() FROM unnest($1::text[]) AS k
+		ON CONFLICT (key) DO UPDATE SET
+			failures = CASE WHEN t.window_start > now() - $2 * interval '1 second' THEN t.failures + 1 ELSE 1 END,
+			window_start = CASE WHEN t.window_start > now() - $2 * interval '1 second' THEN t.window_start ELSE now() END
+		RETURNING key, failures`, pq.StringArray(keys), window.Seconds())
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -163,24 +175,15 @@ func (s *Store) SignInFailures(ctx context.Context, keys []string, window time.D
 	return out, nil
 }
 
-// RecordSignInFailure counts one failure for each key, starting a new window for a key whose
-// window has ended, and deletes up to 100 other keys whose window has ended.
-func (s *Store) RecordSignInFailure(ctx context.Context, keys []string, window time.Duration) error {
-	_, err := s.db.ExecContext(ctx, `WITH stale AS (
-			DELETE FROM signin_throttle WHERE key IN (SELECT key FROM signin_throttle
-				WHERE window_start < now() - $2 * interval '1 second' AND key <> ALL($1) LIMIT 100)
-		)
-		INSERT INTO signin_throttle (key, failures, window_start)
-		SELECT k, 1, now() FROM unnest($1::text[]) AS k
-		ON CONFLICT (key) DO UPDATE SET
-			failures = CASE WHEN signin_throttle.window_start > now() - $2 * interval '1 second' THEN signin_throttle.failures + 1 ELSE 1 END,
-			window_start = CASE WHEN signin_throttle.window_start > now() - $2 * interval '1 second' THEN signin_throttle.window_start ELSE now() END`,
-		pq.StringArray(keys), window.Seconds())
+// UncountAttempt takes back one attempt CountAttempt counted for each key (never below 0).
+func (s *Store) UncountAttempt(ctx context.Context, keys []string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE signin_throttle SET failures = greatest(failures - 1, 0) WHERE key = ANY($1)`,
+		pq.StringArray(keys))
 	return translate(err)
 }
 
-// ClearSignInFailures forgets the failures of the keys (after a successful sign-in).
-func (s *Store) ClearSignInFailures(ctx context.Context, keys []string) error {
+// ClearAttempts forgets the attempts of the keys (after a successful sign-in).
+func (s *Store) ClearAttempts(ctx context.Context, keys []string) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM signin_throttle WHERE key = ANY($1)`, pq.StringArray(keys))
 	return translate(err)
 }

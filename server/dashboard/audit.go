@@ -10,8 +10,8 @@ import (
 	"gateway/store"
 )
 
-// invitationTTL is how long an invitation link stays valid.
-const invitationTTL = 7 * 24 * time.Hour
+// InvitationTTL is how long an invitation link stays valid (the operator's too).
+const InvitationTTL = 7 * 24 * time.Hour
 
 type auditData struct {
 	Entries []store.AuditEntry
@@ -47,13 +47,13 @@ type inviteData struct {
 }
 
 func (d *Dashboard) inviteForm(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	d.render(w, r, http.StatusOK, "invite", page{Title: "Invite teammate", Nav: "invite", Session: s, Data: inviteData{Role: store.RoleDeveloper}})
+	d.render(w, r, http.StatusOK, "invite", page{Title: "Invite teammate", Nav: "members", Session: s, Data: inviteData{Role: store.RoleDeveloper}})
 }
 
 func (d *Dashboard) invite(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	f := inviteData{Email: strings.TrimSpace(r.PostFormValue("email")), Role: r.PostFormValue("role")}
 	if a, err := mail.ParseAddress(f.Email); err != nil || a.Address != f.Email {
-		d.render(w, r, http.StatusUnprocessableEntity, "invite", page{Title: "Invite teammate", Nav: "invite", Session: s,
+		d.render(w, r, http.StatusUnprocessableEntity, "invite", page{Title: "Invite teammate", Nav: "members", Session: s,
 			Error: "Enter an email address like name@example.com.", Data: f})
 		return
 	}
@@ -65,11 +65,11 @@ func (d *Dashboard) invite(w http.ResponseWriter, r *http.Request, s *store.Sess
 		d.serverError(w, r, err)
 		return
 	}
-	if _, err := d.cfg.Store.CreateInvitation(r.Context(), s.AccountID, s.UserID, f.Email, f.Role, hashToken(tok), invitationTTL); err != nil {
+	if _, err := d.cfg.Store.CreateInvitation(r.Context(), s.AccountID, s.UserID, f.Email, f.Role, hashToken(tok), InvitationTTL); err != nil {
 		d.serverError(w, r, err)
 		return
 	}
 	d.audit(r, s.AccountID, s.UserID, store.AuditUserInvited, f.Email, "role "+f.Role)
-	f.Link = d.baseURL(r) + Prefix + "/signup?invite=" + tok
-	d.render(w, r, http.StatusOK, "invite", page{Title: "Invite teammate", Nav: "invite", Session: s, Data: f})
+	f.Link = d.invitationLink(r, tok)
+	d.render(w, r, http.StatusOK, "invite", page{Title: "Invite teammate", Nav: "members", Session: s, Data: f})
 }

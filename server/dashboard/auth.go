@@ -14,13 +14,22 @@ import (
 	"gateway/store"
 )
 
-// Sign-in throttle: failures per email and per client address within a window, counted in
-// PostgreSQL (every replica sees them).
+// Throttles, counted in PostgreSQL (every replica sees them) in a fixed window. A sign-in
+// attempt is counted before the password is checked (store.CountAttempt), so concurrent
+// guesses cannot all pass the check. The lockout is per email and client address: a stranger
+// at another address reaches their own pair's and address's limits, never the real user's;
+// only guesses from many addresses reach the email's ceiling, which is much higher.
 const (
-	throttleWindow      = 15 * time.Minute
-	maxFailuresPerEmail = 5
-	maxFailuresPerAddr  = 20
+	throttleWindow       = 15 * time.Minute
+	maxSignInsPerPair    = 5   // failed sign-ins for one email from one client address
+	maxSignInsPerAddr    = 20  // failed sign-ins from one client address, any email
+	maxSignInsPerEmail   = 100 // failed sign-ins for one email, from every address together
+	maxSignUpsPerAddr    = 10  // sign-up posts from one client address, successful or not
+	throttleRetrySeconds = "900"
 )
+
+// hashPassword hashes a new password (a variable so that tests can count the hashes).
+var hashPassword = HashPassword
 
 // cookieName is the session cookie's name.
 func (d *Dashboard) cookieName() string {
@@ -48,22 +57,44 @@ type sessionHandler func(w http.ResponseWriter, r *http.Request, s *store.Sessio
 
 type sessionKey struct{}
 
+// access is who may use a route.
+type access int
+
+const (
+	// workspaceAction: any member; in a deactivated workspace only reading (GET) is allowed.
+	workspaceAction access = iota
+	// ownerAction: owners only (developers get the 404 page); read-only when deactivated.
+	ownerAction
+	// selfAction: the user's own settings (password, which workspace is open), allowed in a
+	// deactivated workspace too.
+	selfAction
+)
+
 // requireSession runs h with the request's live session, or redirects to the sign-in page.
-// ownerOnly pages answer 404 to developers.
-func (d *Dashboard) requireSession(h sessionHandler, ownerOnly bool) http.Handler {
+// Owner routes answer 404 to developers. A deactivated workspace is read-only, as the API
+// refuses its keys (403): every post but the user's own settings is refused with 403.
+func (d *Dashboard) requireSession(h sessionHandler, who access) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, ok := d.session(r)
 		if !ok {
 			http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
 			return
 		}
-		if ownerOnly && s.Role != store.RoleOwner {
+		if who == ownerAction && s.Role != store.RoleOwner {
 			d.notFound(w, r, &s)
+			return
+		}
+		if who != selfAction && !s.AccountActive && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			d.render(w, r, http.StatusForbidden, "refused", page{Title: "Workspace deactivated", Session: &s, Error: errInactive})
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, &s)), &s)
 	})
 }
+
+// errInactive is the refusal of a change in a deactivated workspace.
+const errInactive = "This workspace is deactivated, so it is read-only: nothing can be sent or changed here " +
+	"(the API refuses its keys too). Contact the operator of this server to reactivate it."
 
 // session reads the request's session cookie and its live session.
 func (d *Dashboard) session(r *http.Request) (store.Session, bool) {
@@ -112,6 +143,7 @@ type authForm struct {
 	Workspace   string
 	Invite      string
 	InviteName  string
+	InviteEmail string // the email the invitation is for: only it can accept
 	SignupOpen  bool
 	FieldErrors map[string]string
 }
@@ -132,9 +164,38 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 	f := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen, FieldErrors: map[string]string{}}
 	pw := r.PostFormValue("password")
+	// Everything that needs no password hash comes first: the throttle, whether sign-up is
+	// open, the invitation and its email. Only a post that passes them all costs an argon2id.
+	keys := []string{"signup:" + d.cfg.ClientAddr(r)}
+	counts, err := d.cfg.Store.CountAttempt(r.Context(), keys, throttleWindow)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	if counts[keys[0]] > maxSignUpsPerAddr {
+		if err := d.cfg.Store.UncountAttempt(r.Context(), keys); err != nil {
+			d.log.ErrorContext(r.Context(), "uncount sign-up attempt", "error", err.Error())
+		}
+		w.Header().Set("Retry-After", throttleRetrySeconds)
+		d.renderAgain(w, r, http.StatusTooManyRequests, "signup", "Sign up", "Too many sign-ups from your network. Wait 15 minutes, then try again.", f)
+		return
+	}
 	if f.Invite == "" && !d.cfg.SignupOpen {
 		d.renderAgain(w, r, http.StatusForbidden, "signup", "Sign up", errSignupClosed, f)
 		return
+	}
+	if f.Invite != "" {
+		inv, ok := d.invitation(r.Context(), &f)
+		if !ok {
+			f.Invite = ""
+			d.renderAgain(w, r, http.StatusNotFound, "signup", "Sign up", errBadInvitation, f)
+			return
+		}
+		if !strings.EqualFold(inv.Email, f.Email) {
+			f.FieldErrors["email"] = wrongInvitationEmail(inv.Email)
+			d.renderAgain(w, r, http.StatusForbidden, "signup", "Sign up", "This invitation cannot be accepted with this email.", f)
+			return
+		}
 	}
 	if a, err := mail.ParseAddress(f.Email); err != nil || a.Address != f.Email || len(f.Email) > 254 {
 		f.FieldErrors["email"] = "Enter an email address like name@example.com"
@@ -149,7 +210,7 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 		d.renderAgain(w, r, http.StatusUnprocessableEntity, "signup", "Sign up", "Please correct the fields below.", f)
 		return
 	}
-	hash, err := HashPassword(pw)
+	hash, err := hashPassword(pw)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -159,7 +220,11 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 		inv, u, err := d.cfg.Store.AcceptInvitation(r.Context(), hashToken(f.Invite), f.Email, hash)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
+			f.Invite = ""
 			d.renderAgain(w, r, http.StatusNotFound, "signup", "Sign up", errBadInvitation, f)
+			return
+		case errors.Is(err, store.ErrWrongEmail): // the invitation changed since it was read
+			d.renderAgain(w, r, http.StatusForbidden, "signup", "Sign up", "This invitation cannot be accepted with this email.", f)
 			return
 		case errors.Is(err, store.ErrEmailTaken):
 			f.FieldErrors["email"] = "This email cannot be used to sign up. If it is yours, sign in to accept the invitation (the link below)."
@@ -199,6 +264,13 @@ func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, Prefix+"/", "")
 }
 
+// wrongInvitationEmail is the refusal of an invitation accepted with another email. The
+// invited email is shown: the invitation page shows it to whoever holds the link already.
+func wrongInvitationEmail(invited string) string {
+	return "This invitation was made for " + invited + ". Only an account with that email can accept it; " +
+		"if that is not you, ask the workspace's owner to invite your email."
+}
+
 // signinForm is the sign-in page; with ?invite= it also accepts the invitation, for someone
 // who already has an account (the sign-up form takes only new emails).
 func (d *Dashboard) signinForm(w http.ResponseWriter, r *http.Request) {
@@ -217,7 +289,8 @@ func (d *Dashboard) signinForm(w http.ResponseWriter, r *http.Request) {
 
 // invitedForm is the empty form of the sign-up or sign-in page (tmpl, titled title) and, for
 // an invitation link (?invite=), the invitation's email and workspace filled in. An invitation
-// that cannot be used gets the page's plain form with errBadInvitation (404), and ok false.
+// that cannot be used gets the page's plain form with errBadInvitation (404), and ok false;
+// one opened by a signed-in user of another email gets the refusal (403), and ok false.
 func (d *Dashboard) invitedForm(w http.ResponseWriter, r *http.Request, tmpl, title string) (f authForm, ok bool) {
 	f = authForm{Invite: r.URL.Query().Get("invite"), SignupOpen: d.cfg.SignupOpen}
 	if f.Invite == "" {
@@ -229,6 +302,11 @@ func (d *Dashboard) invitedForm(w http.ResponseWriter, r *http.Request, tmpl, ti
 		return f, false
 	}
 	f.Email = inv.Email
+	if s, signedIn := d.session(r); signedIn && !strings.EqualFold(s.Email, inv.Email) {
+		d.render(w, r, http.StatusForbidden, tmpl, page{Title: title, Data: f,
+			Error: wrongInvitationEmail(inv.Email) + " You are signed in as " + s.Email + "; sign out first if you have an account with the invited email."})
+		return f, false
+	}
 	return f, true
 }
 
@@ -250,7 +328,7 @@ func (d *Dashboard) invitation(ctx context.Context, f *authForm) (inv store.Invi
 	if err != nil {
 		return inv, false
 	}
-	f.InviteName = inv.AccountName
+	f.InviteName, f.InviteEmail = inv.AccountName, inv.Email
 	return inv, true
 }
 
@@ -267,14 +345,21 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	pw := r.PostFormValue("password")
 	f := authForm{Email: email, Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen}
-	keys := []string{"email:" + strings.ToLower(email), "addr:" + d.cfg.ClientAddr(r)}
-	counts, err := d.cfg.Store.SignInFailures(r.Context(), keys, throttleWindow)
+	addr, lower := d.cfg.ClientAddr(r), strings.ToLower(email)
+	pair, byEmail, byAddr := "pair:"+lower+" "+addr, "email:"+lower, "addr:"+addr
+	keys := []string{pair, byEmail, byAddr}
+	counts, err := d.cfg.Store.CountAttempt(r.Context(), keys, throttleWindow)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
-	if counts[keys[0]] >= maxFailuresPerEmail || counts[keys[1]] >= maxFailuresPerAddr {
-		w.Header().Set("Retry-After", "900")
+	if counts[pair] > maxSignInsPerPair || counts[byAddr] > maxSignInsPerAddr || counts[byEmail] > maxSignInsPerEmail {
+		// Refused unchecked, so it does not count: hammering a locked pair does not raise the
+		// email's ceiling for the real user.
+		if err := d.cfg.Store.UncountAttempt(r.Context(), keys); err != nil {
+			d.log.ErrorContext(r.Context(), "uncount sign-in attempt", "error", err.Error())
+		}
+		w.Header().Set("Retry-After", throttleRetrySeconds)
 		d.renderAgain(w, r, http.StatusTooManyRequests, "signin", "Sign in", "Too many failed sign-in attempts. Wait 15 minutes, then try again.", f)
 		return
 	}
@@ -289,8 +374,34 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 	}
 	ok := len(pw) <= MaxPasswordLen && CheckPassword(hash, pw) && err == nil
 	accountID := int64(0) // the workspace to open: the invitation's, else the first
-	notice := ""          // what the invitation did, said on the page it opens
-	if ok && f.Invite != "" {
+	if ok && f.Invite == "" {
+		ms, err := d.cfg.Store.MembershipsByUser(r.Context(), u.ID)
+		if err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+		if ok = len(ms) > 0; ok { // a user of no workspace cannot sign in: a failure
+			accountID = ms[0].AccountID
+		}
+	}
+	if !ok {
+		d.renderAgain(w, r, http.StatusUnauthorized, "signin", "Sign in", errBadSignIn, f)
+		return
+	}
+	// The right password: this attempt was no failure.
+	if err := d.cfg.Store.ClearAttempts(r.Context(), keys[:1]); err != nil {
+		d.log.ErrorContext(r.Context(), "clear sign-in attempts", "error", err.Error())
+	}
+	if err := d.cfg.Store.UncountAttempt(r.Context(), keys[1:]); err != nil {
+		d.log.ErrorContext(r.Context(), "uncount sign-in attempt", "error", err.Error())
+	}
+	notice := "" // what the invitation did, said on the page it opens
+	if f.Invite != "" {
+		inv, found := d.invitation(r.Context(), &f)
+		if found && !strings.EqualFold(inv.Email, u.Email) {
+			d.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Error: wrongInvitationEmail(inv.Email), Data: f})
+			return
+		}
 		inv, joined, err := d.cfg.Store.JoinInvitation(r.Context(), hashToken(f.Invite), u.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			f.Invite = ""
@@ -307,24 +418,6 @@ func (d *Dashboard) signin(w http.ResponseWriter, r *http.Request) {
 			notice = "joined"
 		}
 	}
-	if ok && accountID == 0 {
-		ms, err := d.cfg.Store.MembershipsByUser(r.Context(), u.ID)
-		if err != nil {
-			d.serverError(w, r, err)
-			return
-		}
-		if ok = len(ms) > 0; ok {
-			accountID = ms[0].AccountID
-		}
-	}
-	if !ok {
-		if err := d.cfg.Store.RecordSignInFailure(r.Context(), keys, throttleWindow); err != nil {
-			d.log.ErrorContext(r.Context(), "record sign-in failure", "error", err.Error())
-		}
-		d.renderAgain(w, r, http.StatusUnauthorized, "signin", "Sign in", errBadSignIn, f)
-		return
-	}
-	d.cfg.Store.ClearSignInFailures(r.Context(), keys[:1])
 	if err := d.startSession(w, r, accountID, u.ID); err != nil {
 		d.serverError(w, r, err)
 		return

@@ -106,7 +106,9 @@ type Dashboard struct {
 	pages   map[string]*template.Template
 	handler http.Handler
 	log     *slog.Logger
-	csp     string
+	// csp is every page's Content-Security-Policy; connectCSP, the connect page's, also allows
+	// the Embedded Signup SDK's origins.
+	csp, connectCSP string
 }
 
 // New parses the templates and builds the routes; it fails when a template does not parse
@@ -129,7 +131,7 @@ func New(cfg Config) (*Dashboard, error) {
 	if err := d.parseTemplates(); err != nil {
 		return nil, err
 	}
-	d.csp = contentSecurityPolicy(cfg.PlatformSDKURL)
+	d.csp, d.connectCSP = contentSecurityPolicy(""), contentSecurityPolicy(cfg.PlatformSDKURL)
 	mux := http.NewServeMux()
 	d.routes(mux)
 	cop := http.NewCrossOriginProtection()
@@ -155,13 +157,14 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /dashboard/signin", d.signin)
 	mux.HandleFunc("POST /dashboard/signout", d.signout)
 
-	auth := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, false)) }
-	owner := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, true)) }
+	auth := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, workspaceAction)) }
+	owner := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, ownerAction)) }
+	self := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, selfAction)) }
 	auth("GET /dashboard/{$}", d.overview)
-	auth("GET /dashboard/password", d.passwordForm)
-	auth("POST /dashboard/password", d.changePassword)
-	auth("POST /dashboard/connect/embedded", d.connectEmbedded)
-	auth("POST /dashboard/connect/token", d.connectToken)
+	self("GET /dashboard/password", d.passwordForm)
+	self("POST /dashboard/password", d.changePassword)
+	owner("POST /dashboard/connect/embedded", d.connectEmbedded)
+	owner("POST /dashboard/connect/token", d.connectToken)
 	owner("GET /dashboard/disconnect", d.disconnectForm)
 	owner("POST /dashboard/disconnect", d.disconnect)
 	auth("GET /dashboard/keys", d.keys)
@@ -195,15 +198,21 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/deliveries/{id}/redeliver", d.redeliver)
 	owner("GET /dashboard/audit", d.auditLog)
 	owner("GET /dashboard/audit/{id}", d.auditEntry)
-	auth("GET /dashboard/workspaces", d.workspaces)
-	auth("POST /dashboard/workspaces/{id}", d.switchWorkspace)
+	self("GET /dashboard/workspaces", d.workspaces)
+	self("POST /dashboard/workspaces/{id}", d.switchWorkspace)
 	owner("GET /dashboard/invite", d.inviteForm)
 	owner("POST /dashboard/invite", d.invite)
+	auth("GET /dashboard/members", d.members)
+	owner("GET /dashboard/members/{id}", d.memberPage)
+	owner("POST /dashboard/members/{id}/role", d.setMemberRole)
+	owner("POST /dashboard/members/{id}/remove", d.removeMember)
+	owner("POST /dashboard/invitations/{id}/revoke", d.revokeInvitation)
+	owner("POST /dashboard/invitations/{id}/resend", d.resendInvitation)
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) { d.notFound(w, r, nil) })
 }
 
 // contentSecurityPolicy allows scripts, frames and connections only from our origin and the
-// Embedded Signup SDK's origin; no inline script or style.
+// Embedded Signup SDK's origin (sdkURL; "" for none); no inline script or style.
 // With Meta's SDK (a host under facebook.net or facebook.com) Meta's sign-up window and
 // frames at www.facebook.com and web.facebook.com are allowed too.
 func contentSecurityPolicy(sdkURL string) string {
@@ -229,11 +238,30 @@ func orNone(s string) string {
 	return s
 }
 
-// securityHeaders sets the headers every response of the dashboard carries.
+// hstsMaxAge is one year: browsers that saw the dashboard over https use only https for it.
+// includeSubDomains is left out: the dashboard does not know the domain's other hosts.
+const hstsMaxAge = "max-age=31536000"
+
+// isConnectPage reports whether the path is the connect page (the overview, where Embedded
+// Signup runs, and the connect posts that show it again): only it loads the platform's SDK.
+func isConnectPage(path string) bool {
+	return path == Prefix+"/" || strings.HasPrefix(path, Prefix+"/connect/")
+}
+
+// securityHeaders sets the headers every response of the dashboard carries. Outside
+// development (where the session cookie is Secure, so the dashboard is served over https)
+// that includes Strict-Transport-Security.
 func (d *Dashboard) securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", d.csp)
+		if isConnectPage(r.URL.Path) {
+			h.Set("Content-Security-Policy", d.connectCSP)
+		} else {
+			h.Set("Content-Security-Policy", d.csp)
+		}
+		if !d.cfg.Development {
+			h.Set("Strict-Transport-Security", hstsMaxAge)
+		}
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Content-Type-Options", "nosniff")
@@ -382,26 +410,29 @@ func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
 
 // notices are the fixed messages a redirect may carry (never free text from the URL).
 var notices = map[string]string{
-	"revoked":           "The key was revoked. Requests with it are refused from now on.",
-	"enabled":           "The endpoint was enabled.",
-	"disabled":          "The endpoint was disabled.",
-	"deleted":           "The endpoint was deleted.",
-	"test":              "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
-	"redelivered":       "The delivery was queued again. The new attempt appears in the request log shortly.",
-	"disconnected":      "The number was disconnected.",
-	"password":          "Your password was changed. Other sessions were signed out.",
-	"connected":         "Your WhatsApp number is connected.",
-	"contact-saved":     "The contact was saved.",
-	"synced":            "The templates were synced from the platform.",
-	"sync-failed":       "The platform could not be reached or refused the sync; try again shortly.",
-	"sync-unavailable":  "Syncing is not configured on this server.",
-	"sent":              "The message was sent. Its status follows here as the platform reports it.",
-	"sent-before":       "This form had already been sent: nothing was sent again. Here is the message it sent.",
-	"contact-blocked":   "The contact is blocked: sends to it are refused (409) until it is unblocked.",
-	"contact-unblocked": "The contact is unblocked and can be sent to again.",
-	"switched":          "You opened this workspace. Its number, keys and data are shown from now on.",
-	"joined":            "You accepted the invitation and joined this workspace. Your other workspaces are on the Workspaces page.",
-	"already-member":    "You are already a member of this workspace, so the invitation changed nothing: your role stays as it was.",
+	"revoked":            "The key was revoked. Requests with it are refused from now on.",
+	"enabled":            "The endpoint was enabled.",
+	"disabled":           "The endpoint was disabled.",
+	"deleted":            "The endpoint was deleted.",
+	"test":               "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
+	"redelivered":        "The delivery was queued again. The new attempt appears in the request log shortly.",
+	"disconnected":       "The number was disconnected.",
+	"password":           "Your password was changed. Other sessions were signed out.",
+	"connected":          "Your WhatsApp number is connected.",
+	"contact-saved":      "The contact was saved.",
+	"synced":             "The templates were synced from the platform.",
+	"sync-failed":        "The platform could not be reached or refused the sync; try again shortly.",
+	"sync-unavailable":   "Syncing is not configured on this server.",
+	"sent":               "The message was sent. Its status follows here as the platform reports it.",
+	"sent-before":        "This form had already been sent: nothing was sent again. Here is the message it sent.",
+	"contact-blocked":    "The contact is blocked: sends to it are refused (409) until it is unblocked.",
+	"contact-unblocked":  "The contact is unblocked and can be sent to again.",
+	"switched":           "You opened this workspace. Its number, keys and data are shown from now on.",
+	"joined":             "You accepted the invitation and joined this workspace. Your other workspaces are on the Workspaces page.",
+	"already-member":     "You are already a member of this workspace, so the invitation changed nothing: your role stays as it was.",
+	"role-changed":       "The member's role was changed. It applies from their next page.",
+	"member-removed":     "The member was removed from this workspace. Their sessions in it ended; their other workspaces are not affected.",
+	"invitation-revoked": "The invitation was revoked. Its link no longer works.",
 }
 
 func flash(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }

@@ -96,14 +96,38 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, s *store.Se
 // connectFailed shows the overview again with the failure (the step and the platform's
 // reason, from the Connector's error) and the forms to retry.
 func (d *Dashboard) connectFailed(w http.ResponseWriter, r *http.Request, s *store.Session, msg string, f tokenForm) {
+	d.connectRefused(w, r, s, http.StatusUnprocessableEntity, msg, f)
+}
+
+func (d *Dashboard) connectRefused(w http.ResponseWriter, r *http.Request, s *store.Session, status int, msg string, f tokenForm) {
 	o, err := d.overviewData(r, s)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
 	o.ConnectError, o.Form = msg, f
-	d.render(w, r, http.StatusUnprocessableEntity, "overview", page{Title: "Overview", Nav: "overview", Session: s,
+	d.render(w, r, status, "overview", page{Title: "Overview", Nav: "overview", Session: s,
 		Error: "Connecting the number failed. " + msg, Data: o})
+}
+
+// errAlreadyConnected refuses a connect while a number is connected: connecting never
+// replaces a number silently. The owner disconnects it first (its own page says what that
+// stops), then connects the new one; both steps are in the audit log.
+const errAlreadyConnected = "This workspace already has a number connected. Disconnect it first (Disconnect number, below), then connect the new one."
+
+// connectedAlready answers 409 and returns true when the workspace has a number; a failure to
+// read it is answered 500 (true too).
+func (d *Dashboard) connectedAlready(w http.ResponseWriter, r *http.Request, s *store.Session, f tokenForm) bool {
+	_, err := d.cfg.Store.ConnectionByAccount(r.Context(), s.AccountID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false
+	case err != nil:
+		d.serverError(w, r, err)
+	default:
+		d.connectRefused(w, r, s, http.StatusConflict, errAlreadyConnected, f)
+	}
+	return true
 }
 
 func (d *Dashboard) connected(w http.ResponseWriter, r *http.Request, s *store.Session, c store.Connection, how string) {
@@ -114,6 +138,9 @@ func (d *Dashboard) connected(w http.ResponseWriter, r *http.Request, s *store.S
 func (d *Dashboard) connectEmbedded(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	if d.cfg.Connector == nil {
 		d.connectFailed(w, r, s, "Connecting a number is not configured on this server.", tokenForm{})
+		return
+	}
+	if d.connectedAlready(w, r, s, tokenForm{}) {
 		return
 	}
 	code, waba, pn := r.PostFormValue("code"), strings.TrimSpace(r.PostFormValue("waba_id")), strings.TrimSpace(r.PostFormValue("phone_number_id"))
@@ -133,6 +160,9 @@ func (d *Dashboard) connectToken(w http.ResponseWriter, r *http.Request, s *stor
 	f := tokenForm{WabaID: strings.TrimSpace(r.PostFormValue("waba_id")), PhoneNumberID: strings.TrimSpace(r.PostFormValue("phone_number_id"))}
 	if d.cfg.Connector == nil {
 		d.connectFailed(w, r, s, "Connecting a number is not configured on this server.", f)
+		return
+	}
+	if d.connectedAlready(w, r, s, f) {
 		return
 	}
 	tok := strings.TrimSpace(r.PostFormValue("access_token"))
