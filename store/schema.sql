@@ -668,6 +668,7 @@ CREATE TABLE public.invitations (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone NOT NULL,
     accepted_at timestamp with time zone,
+    revoked_at timestamp with time zone,
     CONSTRAINT invitations_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'developer'::text]))),
     CONSTRAINT invitations_token_hash_check CHECK ((length(token_hash) = 32))
 );
@@ -1611,6 +1612,12 @@ CREATE INDEX events_created_brin ON public.events USING brin (created_at) WITH (
 --
 
 CREATE INDEX idempotency_keys_created_idx ON public.idempotency_keys USING btree (created_at);
+
+--
+-- Name: invitations_pending_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX invitations_pending_idx ON public.invitations USING btree (account_id, id DESC) WHERE ((accepted_at IS NULL) AND (revoked_at IS NULL));
 
 --
 -- Name: memberships_user_idx; Type: INDEX; Schema: public
