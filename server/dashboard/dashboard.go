@@ -10,6 +10,7 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -64,6 +65,13 @@ type Options struct {
 	PlatformAppID      string
 	PlatformESConfigID string
 	PlatformSDKURL     string
+	// ExportsPerWorkspace is how many CSV downloads a workspace may run at once in this
+	// process (GATEWAY_EXPORTS_PER_WORKSPACE); 0 means DefaultExportsPerWorkspace.
+	ExportsPerWorkspace int
+	// ExportStallTimeout is how long a download's client may take to accept one chunk of the
+	// file before the download is cut (GATEWAY_EXPORT_STALL_TIMEOUT); 0 means
+	// DefaultExportStallTimeout.
+	ExportStallTimeout time.Duration
 }
 
 // Config is what New needs: the options and the collaborators the server wires in.
@@ -107,6 +115,9 @@ type Dashboard struct {
 	handler http.Handler
 	log     *slog.Logger
 	csp     string
+	// exports counts the running CSV downloads; exportStall is ExportStallTimeout or its default.
+	exports     *exportSlots
+	exportStall time.Duration
 }
 
 // New parses the templates and builds the routes; it fails when a template does not parse
@@ -125,7 +136,9 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.ClientAddr == nil {
 		cfg.ClientAddr = func(r *http.Request) string { return clientaddr.Key(r, nil) }
 	}
-	d := &Dashboard{cfg: cfg, log: cfg.Logger.With("component", "dashboard")}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger.With("component", "dashboard"),
+		exports:     &exportSlots{running: map[int64]int{}, max: cmp.Or(max(cfg.ExportsPerWorkspace, 0), DefaultExportsPerWorkspace)},
+		exportStall: cmp.Or(max(cfg.ExportStallTimeout, 0), DefaultExportStallTimeout)}
 	if err := d.parseTemplates(); err != nil {
 		return nil, err
 	}
