@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"gateway/store"
 )
@@ -136,9 +137,14 @@ func (d *Dashboard) csvExport(w http.ResponseWriter, r *http.Request, s *store.S
 	}
 }
 
-// csvSafe keeps a cell from being read as a formula by spreadsheet programs.
+// csvSafe keeps a cell from being read as a formula by spreadsheet programs (OWASP's CSV
+// injection advice): a cell that starts with = + - @, their full-width forms (which some
+// spreadsheets read as the ASCII signs), a tab or a carriage return (which spreadsheets skip
+// before reading a formula) gets a leading quote.
 func csvSafe(v string) string {
-	if v != "" && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@') {
+	r, _ := utf8.DecodeRuneInString(v)
+	switch r {
+	case '=', '+', '-', '@', '\t', '\r', '＝', '＋', '－', '＠':
 		return "'" + v
 	}
 	return v

@@ -265,3 +265,25 @@ func TestCampaignExportCapAndStallTimeout(t *testing.T) {
 		}
 	}
 }
+
+// Text the workspace does not control (a template's name, the platform's error title) that a
+// spreadsheet would run as a formula, also after a leading tab or carriage return, is exported
+// as text.
+func TestCampaignExportNeutralisesFormulas(t *testing.T) {
+	env := exportEnv(t, dashboard.Options{})
+	owner := signUp(t, env, "Acme", "owner@acme.example")
+	acc := accountOf(t, env.Store, "owner@acme.example")
+	campaign := seedLargeCampaign(t, env, acc, 2)
+	if _, err := env.Store.DB().Exec(`UPDATE messages SET template_name = E'\t=HYPERLINK("http://evil.example")',
+			error_code = 131026, error_title = E'\r@SUM(1+1)' WHERE account_id = $1 AND campaign_id = $2`, acc, campaign); err != nil {
+		t.Fatal(err)
+	}
+	p := owner.get(fmt.Sprintf("/dashboard/campaigns/%d/export.csv", campaign))
+	checkExport(t, p.Body, 2)
+	rows, _ := csv.NewReader(strings.NewReader(p.Body)).ReadAll()
+	for _, row := range rows[1:3] {
+		if row[5] != "'\t=HYPERLINK(\"http://evil.example\")" || row[10] != "'\r@SUM(1+1)" {
+			t.Errorf("cells not neutralised: %q %q", row[5], row[10])
+		}
+	}
+}
