@@ -149,7 +149,7 @@ func New(cfg Config) (*Dashboard, error) {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Cross-origin request refused", http.StatusForbidden)
 	}))
-	d.handler = d.securityHeaders(cop.Handler(mux))
+	d.handler = d.securityHeaders(cop.Handler(d.storableInput(mux)))
 	return d, nil
 }
 
