@@ -31,11 +31,11 @@ func (s *Store) CreateNamedAPIKey(ctx context.Context, accountID int64, name, mo
 }
 
 // APIKeysByAccount lists the account's live and test keys, newest first, revoked ones
-// included (the demo key is never listed).
+// included (the demo key is never listed), at most MaxListed.
 func (s *Store) APIKeysByAccount(ctx context.Context, accountID int64) ([]NamedKey, error) {
 	ks := []NamedKey{}
 	err := s.db.SelectContext(ctx, &ks, `SELECT `+namedKeyColumns+` FROM api_keys
-		WHERE account_id = $1 AND mode <> 'demo' ORDER BY created_at DESC, id DESC`, accountID)
+		WHERE account_id = $1 AND mode <> 'demo' ORDER BY created_at DESC, id DESC LIMIT $2`, accountID, MaxListed)
 	return ks, translate(err)
 }
 

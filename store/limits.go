@@ -40,6 +40,10 @@ func (s *Store) Limits() Limits {
 	return s.limits
 }
 
+// MaxListed is the most rows a list without pages returns (API keys, webhook endpoints, a
+// user's workspaces); a caller that gets MaxListed rows says that the list may go on.
+const MaxListed = 200
+
 // ErrLimitReached is what a LimitError matches with errors.Is.
 var ErrLimitReached = errors.New("limit reached")
 

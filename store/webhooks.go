@@ -55,12 +55,12 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, accountID int64, url,
 	return w, err
 }
 
-// WebhookEndpointsByAccount lists the account's endpoints, enabled or not, oldest first. An
-// account without endpoints yields an empty list, not an error.
+// WebhookEndpointsByAccount lists the account's endpoints, enabled or not, oldest first, at
+// most MaxListed. An account without endpoints yields an empty list, not an error.
 func (s *Store) WebhookEndpointsByAccount(ctx context.Context, accountID int64) ([]WebhookEndpoint, error) {
 	ws := []WebhookEndpoint{}
 	err := s.db.SelectContext(ctx, &ws, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints
-		WHERE account_id = $1 ORDER BY id`, accountID)
+		WHERE account_id = $1 ORDER BY id LIMIT $2`, accountID, MaxListed)
 	return ws, translate(err)
 }
 

@@ -302,6 +302,8 @@ var funcs = template.FuncMap{
 	},
 	"ok":  func(p *int) bool { return p != nil && *p >= 200 && *p <= 299 },
 	"inc": func(i int) int { return i + 1 },
+	// capped reports whether a list of n rows may have been cut at store.MaxListed.
+	"capped": func(n int) bool { return n >= store.MaxListed },
 	"json": func(b []byte) string {
 		var out bytes.Buffer
 		if json.Indent(&out, b, "", "  ") != nil {

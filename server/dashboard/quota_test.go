@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"gateway/store"
 )
 
 // A workspace has at most 10 webhook endpoints and 50 active API keys (the defaults): one more
@@ -66,5 +68,39 @@ func TestDashboardQuotas(t *testing.T) {
 	}
 	if p := owner.post("/dashboard/keys", url.Values{"name": {"one more"}, "mode": {"live"}}); p.Status != http.StatusOK {
 		t.Fatalf("key after a revocation: %d", p.Status)
+	}
+}
+
+// The lists without pages (keys, webhook endpoints, workspaces) show at most store.MaxListed
+// rows and say so when they may go on.
+func TestDashboardListsAreCapped(t *testing.T) {
+	env := newEnv(t, true)
+	owner := signUp(t, env, "Acme", "owner@acme.example")
+	acc := accountOf(t, env.Store, "owner@acme.example")
+	db := env.Store.DB()
+	if _, err := db.Exec(`INSERT INTO api_keys (account_id, mode, key_hash, prefix, name, last4, revoked_at)
+		SELECT $1, 'test', sha256(('revoked-' || i)::bytea), 'svc_test_', 'old', 'abcd', now() FROM generate_series(1, $2::int) i`,
+		acc, store.MaxListed+5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO webhook_endpoints (account_id, url, secret)
+		SELECT $1, 'http://127.0.0.1:9/hook/' || i, '\x00' FROM generate_series(1, $2::int) i`, acc, store.MaxListed+5); err != nil {
+		t.Fatal(err)
+	}
+	var user int64
+	if err := db.Get(&user, `SELECT id FROM users WHERE email = 'owner@acme.example'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`WITH a AS (INSERT INTO accounts (name, email, join_code)
+			SELECT 'W' || i, 'w' || i || '@example.com', 'jc-' || i FROM generate_series(1, $2::int) i RETURNING id)
+		INSERT INTO memberships (account_id, user_id, role) SELECT id, $1, 'developer' FROM a`, user, store.MaxListed+5); err != nil {
+		t.Fatal(err)
+	}
+	for path, row := range map[string]string{"/dashboard/keys": "<td>Revoked ", "/dashboard/webhooks": `href="/dashboard/webhooks/`,
+		"/dashboard/workspaces": `action="/dashboard/workspaces/`} {
+		p := owner.get(path)
+		if n := strings.Count(p.Body, row); p.Status != http.StatusOK || n > store.MaxListed || !strings.Contains(p.Body, `id="list-capped"`) {
+			t.Errorf("%s: %d, %d rows, capped note %v", path, p.Status, n, strings.Contains(p.Body, `id="list-capped"`))
+		}
 	}
 }
