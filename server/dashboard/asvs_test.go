@@ -42,3 +42,29 @@ func TestSessionStoresOnlyTheIDHash(t *testing.T) {
 		t.Fatalf("%d sessions by the id's hash (want 1), %d rows holding the id itself (want 0)", withHash, withID)
 	}
 }
+
+// Pages declare their type and charset, forbid sniffing, caching and sharing their window with
+// other origins' openers; the static files are served but their folder is not listed; a method
+// no route takes is not served.
+func TestDashboardResponseHeaders(t *testing.T) {
+	env := newEnv(t, true)
+	owner := signUp(t, env, "Acme", "owner@acme.example")
+	for _, path := range []string{"/dashboard/", "/dashboard/keys", "/dashboard/signin", "/dashboard/nope"} {
+		h := owner.get(path).Header
+		if h.Get("Content-Type") != "text/html; charset=utf-8" || h.Get("X-Content-Type-Options") != "nosniff" ||
+			h.Get("Cache-Control") != "no-store" || h.Get("Referrer-Policy") != "same-origin" || h.Get("Cross-Origin-Opener-Policy") == "" {
+			t.Errorf("%s: %v", path, h)
+		}
+	}
+	if p := owner.get("/dashboard/static/dashboard.css"); p.Status != 200 || !strings.HasPrefix(p.Header.Get("Content-Type"), "text/css") {
+		t.Errorf("stylesheet: %d %s", p.Status, p.Header.Get("Content-Type"))
+	}
+	for _, path := range []string{"/dashboard/static/", "/dashboard/static"} {
+		if p := owner.get(path); p.Status == 200 || strings.Contains(p.Body, `href="dashboard.css"`) {
+			t.Errorf("%s lists the folder: %d\n%s", path, p.Status, p.Body)
+		}
+	}
+	if p := owner.do("PUT", "/dashboard/keys", url.Values{"name": {"x"}}, map[string]string{"Sec-Fetch-Site": "same-origin"}); p.Status == 200 {
+		t.Errorf("PUT /dashboard/keys: %d", p.Status)
+	}
+}

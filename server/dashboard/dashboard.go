@@ -158,7 +158,15 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.handle
 
 func (d *Dashboard) routes(mux *http.ServeMux) {
 	static, _ := fs.Sub(staticFS, "static")
-	mux.Handle("GET /dashboard/static/", http.StripPrefix("/dashboard/static/", cacheStatic(http.FileServerFS(static))))
+	files := http.StripPrefix("/dashboard/static/", cacheStatic(http.FileServerFS(static)))
+	mux.HandleFunc("GET /dashboard/static/", func(w http.ResponseWriter, r *http.Request) {
+		// Files only: a folder's listing is not served.
+		if strings.HasSuffix(r.URL.Path, "/") {
+			d.notFound(w, r, nil)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 	})
