@@ -20,3 +20,19 @@ func TestPasswordHashIsArgon2id(t *testing.T) {
 		t.Fatal("CheckPassword")
 	}
 }
+
+// A new password has 10 to 256 characters (bytes); nothing else is required of it.
+func TestNewPasswordLength(t *testing.T) {
+	for pw, ok := range map[string]bool{
+		strings.Repeat("a", MinPasswordLen-1): false,
+		strings.Repeat("a", MinPasswordLen):   true,
+		strings.Repeat("é", 64):               true,
+		"password with spaces ✓":              true,
+		strings.Repeat("a", MaxPasswordLen):   true,
+		strings.Repeat("a", MaxPasswordLen+1): false,
+	} {
+		if err := CheckNewPassword(pw); (err == nil) != ok {
+			t.Errorf("%d bytes: %v", len(pw), err)
+		}
+	}
+}
