@@ -113,6 +113,10 @@ func (d *Dashboard) csvExport(w http.ResponseWriter, r *http.Request, s *store.S
 	n := 0
 	for {
 		rows, err := next(r.Context())
+		if err != nil && r.Context().Err() != nil {
+			d.log.InfoContext(r.Context(), "export cut", "file", filename, "rows", n, "error", err.Error())
+			return
+		}
 		if err != nil {
 			d.log.ErrorContext(r.Context(), "export", "file", filename, "rows", n, "error", err.Error())
 			write(last(exportFailed, "the download stopped early: download the file again"))
