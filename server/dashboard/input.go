@@ -12,9 +12,9 @@ import (
 )
 
 // storableInput refuses, before any handler runs, a request whose query or form holds text
-// PostgreSQL cannot store: a NUL character or invalid UTF-8 (the API's rule for input the
-// database cannot store, DESIGN section 15). The answer is a 400 page naming the field; every
-// dashboard form and query goes through here, so no handler meets such text.
+// PostgreSQL cannot store: a NUL character or invalid UTF-8 (the rule the API applies to such
+// input). The answer is a 400 page naming the field; every dashboard form and query goes
+// through here, so no handler meets such text.
 func (d *Dashboard) storableInput(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// ParseForm keeps the bytes as sent (no replacement of invalid UTF-8); a body it
