@@ -127,6 +127,10 @@ func createKey(ctx context.Context, st *store.Store, accountID int64, mode strin
 		return keyCreated{}, err
 	}
 	k, err := st.CreateAPIKey(ctx, accountID, mode, hash, prefix)
+	if errors.Is(err, store.ErrLimitReached) {
+		return keyCreated{}, fmt.Errorf("account %d already has %d active keys, the most it may have (GATEWAY_MAX_API_KEYS): revoke one first (gateway admin key revoke --key ID)",
+			accountID, st.Limits().ActiveAPIKeys)
+	}
 	if err != nil {
 		return keyCreated{}, fmt.Errorf("create key for account %d: %w", accountID, err)
 	}

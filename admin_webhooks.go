@@ -128,6 +128,10 @@ func createWebhook(ctx context.Context, st *store.Store, accountID int64, rawURL
 	if errors.Is(err, store.ErrNotFound) {
 		return webhookCreated{}, fmt.Errorf("no account %d", accountID)
 	}
+	if errors.Is(err, store.ErrLimitReached) {
+		return webhookCreated{}, fmt.Errorf("account %d already has %d webhook endpoints, the most it may have (GATEWAY_MAX_WEBHOOK_ENDPOINTS): delete one first (gateway admin webhook delete --webhook ID)",
+			accountID, st.Limits().WebhookEndpoints)
+	}
 	if err != nil {
 		return webhookCreated{}, err
 	}

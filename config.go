@@ -14,6 +14,7 @@ import (
 
 	"gateway/server/bench"
 	"gateway/server/dashboard"
+	"gateway/store"
 )
 
 // config is every setting, read once from the environment; each has a default that works on a
@@ -71,6 +72,8 @@ type config struct {
 	// Replicas (GATEWAY_REPLICAS, default 1) is how many gateways share the demo limit.
 	Replicas  int
 	Dashboard dashboard.Options
+	// Limits (GATEWAY_MAX_WEBHOOK_ENDPOINTS, GATEWAY_MAX_API_KEYS) are per-account quotas.
+	Limits store.Limits
 }
 
 // The built-in development secrets: serve refuses them unless GATEWAY_ENV=development.
@@ -146,6 +149,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("PLATFORM_SIM_DELAYS: %w", err)
 	}
 	if c.Dashboard, err = loadDashboardOptions(getenv, c.WebhookAllowPrivate); err != nil {
+		return c, err
+	}
+	if c.Limits, err = loadLimits(getenv); err != nil {
 		return c, err
 	}
 	key := getenv("GATEWAY_SECRET_KEY")

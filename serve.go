@@ -45,6 +45,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		db.Close()
 		return nil, err
 	}
+	st.SetLimits(cfg.Limits)
 	version, err := store.LatestVersion(migrations.FS)
 	if err != nil {
 		db.Close()

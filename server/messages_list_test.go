@@ -215,6 +215,8 @@ func TestListMessagesInvalid(t *testing.T) {
 		"created_after=yesterday": "query.created_after",
 		"cursor=not-a-cursor":     "query.cursor",
 		"cursor=MTI":              "query.cursor", // a GET /campaigns cursor
+		// A cursor of the right shape whose time PostgreSQL cannot hold (years before 4713 BC).
+		"cursor=LTk5OTk5OTk5OTk5OTk5OTk5OS4x": "query.cursor",
 	} {
 		for _, key := range []string{a.Live, a.Test} {
 			r := env.Do(servertest.Request{Method: http.MethodGet, Path: "/v1/messages?" + q, Key: key})

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // NamedKey is an API key as the dashboard lists it: its name and the last four characters
@@ -17,21 +19,23 @@ const namedKeyColumns = apiKeyColumns + `, name, last4`
 
 // CreateNamedAPIKey stores the hash of a new key of the account with a name and the key's last
 // four characters. ErrNotFound when the account does not exist; ErrConflict when the hash is
-// already stored.
+// already stored; a *LimitError (ErrLimitReached) when the account already has
+// Limits().ActiveAPIKeys keys not revoked.
 func (s *Store) CreateNamedAPIKey(ctx context.Context, accountID int64, name, mode string, hash []byte, prefix, last4 string) (NamedKey, error) {
 	var k NamedKey
-	err := s.db.GetContext(ctx, &k, `INSERT INTO api_keys (account_id, mode, key_hash, prefix, name, last4)
-		SELECT id, $2, $3, $4, $5, $6 FROM accounts WHERE id = $1
-		RETURNING `+namedKeyColumns, accountID, mode, hash, prefix, safeText(name), last4)
-	return k, translate(err)
+	err := s.withinLimit(ctx, accountID, "active API keys", s.Limits().ActiveAPIKeys, activeKeysSQL, func(tx *sqlx.Tx) error {
+		return tx.GetContext(ctx, &k, `INSERT INTO api_keys (account_id, mode, key_hash, prefix, name, last4)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+namedKeyColumns, accountID, mode, hash, prefix, safeText(name), last4)
+	})
+	return k, err
 }
 
 // APIKeysByAccount lists the account's live and test keys, newest first, revoked ones
-// included (the demo key is never listed).
+// included (the demo key is never listed), at most MaxListed.
 func (s *Store) APIKeysByAccount(ctx context.Context, accountID int64) ([]NamedKey, error) {
 	ks := []NamedKey{}
 	err := s.db.SelectContext(ctx, &ks, `SELECT `+namedKeyColumns+` FROM api_keys
-		WHERE account_id = $1 AND mode <> 'demo' ORDER BY created_at DESC, id DESC`, accountID)
+		WHERE account_id = $1 AND mode <> 'demo' ORDER BY created_at DESC, id DESC LIMIT $2`, accountID, MaxListed)
 	return ks, translate(err)
 }
 

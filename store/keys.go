@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // APIKey is an issued key; only its SHA-256 hash is stored.
@@ -35,14 +37,20 @@ type Principal struct {
 const apiKeyColumns = `id, account_id, mode, prefix, created_at, revoked_at, last_used_at`
 
 // CreateAPIKey stores the hash of a new key for the account. It returns ErrNotFound when the
-// account does not exist and ErrConflict when the hash is already stored.
+// account does not exist, ErrConflict when the hash is already stored and a *LimitError
+// (ErrLimitReached) when the account already has Limits().ActiveAPIKeys keys not revoked.
 func (s *Store) CreateAPIKey(ctx context.Context, accountID int64, mode string, hash []byte, prefix string) (APIKey, error) {
 	var k APIKey
-	err := s.db.GetContext(ctx, &k, `INSERT INTO api_keys (account_id, mode, key_hash, prefix)
-		SELECT id, $2, $3, $4 FROM accounts WHERE id = $1
-		RETURNING `+apiKeyColumns, accountID, mode, hash, prefix)
-	return k, translate(err)
+	err := s.withinLimit(ctx, accountID, "active API keys", s.Limits().ActiveAPIKeys, activeKeysSQL, func(tx *sqlx.Tx) error {
+		return tx.GetContext(ctx, &k, `INSERT INTO api_keys (account_id, mode, key_hash, prefix)
+			VALUES ($1, $2, $3, $4) RETURNING `+apiKeyColumns, accountID, mode, hash, prefix)
+	})
+	return k, err
 }
+
+// activeKeysSQL counts the account's ($1) keys that count against Limits.ActiveAPIKeys: not
+// revoked, the demo key left out.
+const activeKeysSQL = `SELECT count(*) FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL AND mode <> 'demo'`
 
 // RevokeAPIKey revokes a key (idempotently: the first revocation time is kept). ErrNotFound
 // when the key does not exist.

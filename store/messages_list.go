@@ -61,10 +61,17 @@ func ParseMessageCursor(s string) (MessageCursor, error) {
 	}
 	us, err1 := strconv.ParseInt(at, 10, 64)
 	n, err2 := strconv.ParseInt(id, 10, 64)
-	if err1 != nil || err2 != nil || n < 1 {
+	if err1 != nil || err2 != nil || n < 1 || !CursorTimeOK(time.UnixMicro(us)) {
 		return MessageCursor{}, ErrBadCursor
 	}
 	return MessageCursor{CreatedAt: time.UnixMicro(us).UTC(), ID: n}, nil
+}
+
+// CursorTimeOK reports whether a page cursor's time can be a row's: within the years 1 to
+// 9999, which PostgreSQL's timestamptz holds (a time outside it fails the statement).
+func CursorTimeOK(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 1 && y <= 9999
 }
 
 // ListedMessage is one row of a message listing.

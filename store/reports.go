@@ -153,28 +153,31 @@ func (s *Store) CampaignSeries(ctx context.Context, accountID, campaignID int64,
 	return out, translate(st.SelectContext(ctx, &out, accountID, campaignID, from.UTC(), to.UTC(), unit))
 }
 
-// EachCampaignMessage calls fn for each of the account's messages in the campaign, oldest
-// first, reading the rows as they arrive (a CSV export streams them without holding them all).
-// It stops at fn's first error and returns it; otherwise it fails only when the database does.
-func (s *Store) EachCampaignMessage(ctx context.Context, accountID, campaignID int64, fn func(ListedMessage) error) error {
-	rows, err := s.db.QueryxContext(ctx, `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,
-			m.direction, m.type, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
-			m.status, m.source, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at
-		FROM messages m JOIN campaigns p ON p.account_id = m.account_id AND p.id = m.campaign_id
-		WHERE m.account_id = $1 AND m.campaign_id = $2 AND m.direction = 'out'
-		ORDER BY m.created_at, m.id`, accountID, campaignID)
+// CampaignMessagesAfter returns up to limit of the account's outbound messages in the
+// campaign, oldest first (by created_at, then id), after the cursor (from the first when
+// after is nil). An export reads a campaign through it one chunk per statement, so that no
+// connection is held while the chunk is written to a client. It fails only when the database
+// does.
+func (s *Store) CampaignMessagesAfter(ctx context.Context, accountID, campaignID int64, after *MessageCursor, limit int) ([]ListedMessage, error) {
+	out := []ListedMessage{}
+	// From the first: a cursor before every row ('-infinity'), so that the one statement
+	// always seeks the campaign's index from its cursor.
+	at, id := any("-infinity"), int64(0)
+	if after != nil {
+		at, id = after.CreatedAt.UTC(), after.ID
+	}
+	st, err := s.prepared(ctx, campaignMessagesAfterSQL)
 	if err != nil {
-		return translate(err)
+		return out, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var m ListedMessage
-		if err := rows.StructScan(&m); err != nil {
-			return translate(err)
-		}
-		if err := fn(m); err != nil {
-			return err
-		}
-	}
-	return translate(rows.Err())
+	return out, translate(st.SelectContext(ctx, &out, accountID, campaignID, at, id, limit))
 }
+
+const campaignMessagesAfterSQL = `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,
+		m.direction, m.type, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
+		m.status, m.source, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at
+	FROM messages m JOIN campaigns p ON p.account_id = m.account_id AND p.id = m.campaign_id
+	WHERE m.account_id = $1 AND m.campaign_id = $2 AND m.direction = 'out'
+		AND (m.created_at, m.id) > ($3::timestamptz, $4::bigint)
+	ORDER BY m.created_at, m.id
+	LIMIT $5`

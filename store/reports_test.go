@@ -319,7 +319,9 @@ func TestListMessagesCursor(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("walk %v, want %v", got, want)
 	}
-	for _, bad := range []string{"", "x", "bm9wZQ", store.MessageCursor{ID: 0}.String()} {
+	for _, bad := range []string{"", "x", "bm9wZQ", store.MessageCursor{ID: 0}.String(),
+		store.MessageCursor{CreatedAt: time.UnixMicro(-999999999999999999), ID: 1}.String(),
+		store.MessageCursor{CreatedAt: time.UnixMicro(999999999999999999), ID: 1}.String()} {
 		if _, err := store.ParseMessageCursor(bad); err != store.ErrBadCursor {
 			t.Errorf("cursor %q: %v", bad, err)
 		}

@@ -37,6 +37,7 @@ type Store struct {
 
 	wakers  eventWakers // WakeOnEvents
 	targets targetCache // SendTarget's answers while CacheSendTargets is on
+	limits  Limits      // SetLimits; zero means DefaultLimits
 }
 
 // Open connects to PostgreSQL and checks the connection. maxConns bounds the pool (16 suits a

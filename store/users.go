@@ -133,11 +133,13 @@ func (s *Store) SetUserPassword(ctx context.Context, userID int64, passwordHash 
 	return translate(tx.Commit())
 }
 
-// MembershipsByUser lists the user's workspaces, oldest membership first (empty when none).
+// MembershipsByUser lists the user's workspaces, oldest membership first (empty when none),
+// at most MaxListed.
 func (s *Store) MembershipsByUser(ctx context.Context, userID int64) ([]Membership, error) {
 	ms := []Membership{}
 	err := s.db.SelectContext(ctx, &ms, `SELECT m.account_id, m.user_id, m.role, a.name AS account_name, m.created_at
-		FROM memberships m JOIN accounts a ON a.id = m.account_id WHERE m.user_id = $1 ORDER BY m.created_at, m.account_id`, userID)
+		FROM memberships m JOIN accounts a ON a.id = m.account_id WHERE m.user_id = $1 ORDER BY m.created_at, m.account_id
+		LIMIT $2`, userID, MaxListed)
 	return ms, translate(err)
 }
 

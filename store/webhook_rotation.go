@@ -36,10 +36,11 @@ const endpointStatusSQL = `SELECT w.id, w.account_id, w.url, w.enabled, w.disabl
 		  AND a.attempted_at < COALESCE(w.failing_since, 'infinity') AND a.attempted_at >= w.created_at - interval '1 minute'
 		ORDER BY a.attempted_at DESC LIMIT 1) ls ON true`
 
-// EndpointStatuses lists the account's endpoints with their health, oldest first.
+// EndpointStatuses lists the account's endpoints with their health, oldest first, at most
+// MaxListed.
 func (s *Store) EndpointStatuses(ctx context.Context, accountID int64) ([]EndpointStatus, error) {
 	es := []EndpointStatus{}
-	err := s.db.SelectContext(ctx, &es, endpointStatusSQL+` WHERE w.account_id = $1 ORDER BY w.id`, accountID)
+	err := s.db.SelectContext(ctx, &es, endpointStatusSQL+` WHERE w.account_id = $1 ORDER BY w.id LIMIT $2`, accountID, MaxListed)
 	return es, translate(err)
 }
 

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // WebhookEndpoint is a URL an account registered to receive its events. The signing secret is
@@ -32,7 +34,8 @@ const webhookEndpointColumns = `id, account_id, url, enabled, disabled_reason, f
 
 // CreateWebhookEndpoint registers url for the account with the given signing secret, which is
 // sealed before it is stored. The URL is stored as given: validating it is the caller's job.
-// It returns ErrNotFound when the account does not exist.
+// It returns ErrNotFound when the account does not exist and a *LimitError (ErrLimitReached)
+// when the account already has Limits().WebhookEndpoints endpoints.
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, accountID int64, url, secret string) (WebhookEndpoint, error) {
 	// The id comes first: the sealed secret is bound to it.
 	var id int64
@@ -44,18 +47,20 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, accountID int64, url,
 		return WebhookEndpoint{}, err
 	}
 	var w WebhookEndpoint
-	err = s.db.GetContext(ctx, &w, `INSERT INTO webhook_endpoints (id, account_id, url, secret)
-		SELECT $4, id, $2, $3 FROM accounts WHERE id = $1
-		RETURNING `+webhookEndpointColumns, accountID, url, sealed, id)
-	return w, translate(err)
+	err = s.withinLimit(ctx, accountID, "webhook endpoints", s.Limits().WebhookEndpoints,
+		`SELECT count(*) FROM webhook_endpoints WHERE account_id = $1`, func(tx *sqlx.Tx) error {
+			return tx.GetContext(ctx, &w, `INSERT INTO webhook_endpoints (id, account_id, url, secret)
+				VALUES ($4, $1, $2, $3) RETURNING `+webhookEndpointColumns, accountID, url, sealed, id)
+		})
+	return w, err
 }
 
-// WebhookEndpointsByAccount lists the account's endpoints, enabled or not, oldest first. An
-// account without endpoints yields an empty list, not an error.
+// WebhookEndpointsByAccount lists the account's endpoints, enabled or not, oldest first, at
+// most MaxListed. An account without endpoints yields an empty list, not an error.
 func (s *Store) WebhookEndpointsByAccount(ctx context.Context, accountID int64) ([]WebhookEndpoint, error) {
 	ws := []WebhookEndpoint{}
 	err := s.db.SelectContext(ctx, &ws, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints
-		WHERE account_id = $1 ORDER BY id`, accountID)
+		WHERE account_id = $1 ORDER BY id LIMIT $2`, accountID, MaxListed)
 	return ws, translate(err)
 }
 

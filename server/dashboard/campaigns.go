@@ -1,7 +1,7 @@
 package dashboard
 
 import (
-	"encoding/csv"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -87,51 +87,38 @@ func (d *Dashboard) campaignOf(w http.ResponseWriter, r *http.Request, s *store.
 	return loadByPathID(d, w, r, s, d.cfg.Store.CampaignByID)
 }
 
-// campaignCSV streams the campaign's messages as CSV, oldest first, row by row as the
-// database returns them.
+// campaignCSV writes the campaign's messages as CSV, oldest first, through csvExport: read in
+// chunks, the connection released before each chunk is written, ended by the trailer row.
 func (d *Dashboard) campaignCSV(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	c, ok := d.campaignOf(w, r, s)
 	if !ok {
 		return
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="campaign-%d.csv"`, c.ID))
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"message_id", "created_at", "sent_at", "destination", "contact_id", "template", "status", "source",
-		"chat_message_id", "error_code", "error_title"})
-	n := 0
-	err := d.cfg.Store.EachCampaignMessage(r.Context(), s.AccountID, c.ID, func(m store.ListedMessage) error {
-		sent, code, title := "", "", ""
-		if m.SentAt != nil {
-			sent = m.SentAt.UTC().Format(time.RFC3339)
+	header := []string{"message_id", "created_at", "sent_at", "destination", "contact_id", "template", "status", "source",
+		"chat_message_id", "error_code", "error_title"}
+	var after *store.MessageCursor
+	d.csvExport(w, r, s, fmt.Sprintf("campaign-%d.csv", c.ID), fmt.Sprintf("/dashboard/campaigns/%d", c.ID), header, func(ctx context.Context) ([][]string, error) {
+		ms, err := d.cfg.Store.CampaignMessagesAfter(ctx, s.AccountID, c.ID, after, exportChunk)
+		if err != nil || len(ms) == 0 {
+			return nil, err
 		}
-		if m.ErrorCode != nil {
-			code = strconv.Itoa(*m.ErrorCode)
-		}
-		if m.ErrorTitle != nil {
-			title = *m.ErrorTitle
-		}
-		cw.Write([]string{strconv.FormatInt(m.ID, 10), m.CreatedAt.UTC().Format(time.RFC3339), sent, m.Destination,
-			strconv.FormatInt(m.ContactID, 10), csvSafe(m.TemplateName), m.Status, m.Source, m.PlatformMessageID, code, csvSafe(title)})
-		if n++; n%1000 == 0 {
-			cw.Flush()
-			if f, ok := w.(http.Flusher); ok {
-				f.Flush()
+		last := ms[len(ms)-1]
+		after = &store.MessageCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+		rows := make([][]string, 0, len(ms))
+		for _, m := range ms {
+			sent, code, title := "", "", ""
+			if m.SentAt != nil {
+				sent = m.SentAt.UTC().Format(time.RFC3339)
 			}
+			if m.ErrorCode != nil {
+				code = strconv.Itoa(*m.ErrorCode)
+			}
+			if m.ErrorTitle != nil {
+				title = *m.ErrorTitle
+			}
+			rows = append(rows, []string{strconv.FormatInt(m.ID, 10), m.CreatedAt.UTC().Format(time.RFC3339), sent, m.Destination,
+				strconv.FormatInt(m.ContactID, 10), m.TemplateName, m.Status, m.Source, m.PlatformMessageID, code, title})
 		}
-		return cw.Error()
+		return rows, nil
 	})
-	cw.Flush()
-	if err != nil {
-		// The status line is gone; the truncated file is all the client can get.
-		d.log.ErrorContext(r.Context(), "campaign export", "campaign_id", c.ID, "error", err.Error())
-	}
-}
-
-// csvSafe keeps a cell from being read as a formula by spreadsheet programs.
-func csvSafe(v string) string {
-	if v != "" && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@') {
-		return "'" + v
-	}
-	return v
 }

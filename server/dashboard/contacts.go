@@ -73,7 +73,12 @@ func (d *Dashboard) contactForm(w http.ResponseWriter, r *http.Request, s *store
 		return
 	}
 	f := store.MessageFilter{ContactID: c.ID, Direction: "all", WithPending: true, Limit: messagesPage}
-	if cur, err := store.ParseMessageCursor(r.URL.Query().Get("after")); err == nil {
+	if v := r.URL.Query().Get("after"); v != "" {
+		cur, err := store.ParseMessageCursor(v)
+		if err != nil {
+			d.badPageLink(w, r, s, "after")
+			return
+		}
 		f.After = &cur
 	}
 	p, err := d.cfg.Store.ListMessages(r.Context(), s.AccountID, f)

@@ -10,6 +10,7 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"encoding/json"
@@ -64,6 +65,13 @@ type Options struct {
 	PlatformAppID      string
 	PlatformESConfigID string
 	PlatformSDKURL     string
+	// ExportsPerWorkspace is how many CSV downloads a workspace may run at once in this
+	// process (GATEWAY_EXPORTS_PER_WORKSPACE); 0 means DefaultExportsPerWorkspace.
+	ExportsPerWorkspace int
+	// ExportStallTimeout is how long a download's client may take to accept one chunk of the
+	// file before the download is cut (GATEWAY_EXPORT_STALL_TIMEOUT); 0 means
+	// DefaultExportStallTimeout.
+	ExportStallTimeout time.Duration
 }
 
 // Config is what New needs: the options and the collaborators the server wires in.
@@ -109,6 +117,9 @@ type Dashboard struct {
 	// csp is every page's Content-Security-Policy; connectCSP, the connect page's, also allows
 	// the Embedded Signup SDK's origins.
 	csp, connectCSP string
+	// exports counts the running CSV downloads; exportStall is ExportStallTimeout or its default.
+	exports     *exportSlots
+	exportStall time.Duration
 }
 
 // New parses the templates and builds the routes; it fails when a template does not parse
@@ -127,7 +138,9 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.ClientAddr == nil {
 		cfg.ClientAddr = func(r *http.Request) string { return clientaddr.Key(r, nil) }
 	}
-	d := &Dashboard{cfg: cfg, log: cfg.Logger.With("component", "dashboard")}
+	d := &Dashboard{cfg: cfg, log: cfg.Logger.With("component", "dashboard"),
+		exports:     &exportSlots{running: map[int64]int{}, max: cmp.Or(max(cfg.ExportsPerWorkspace, 0), DefaultExportsPerWorkspace)},
+		exportStall: cmp.Or(max(cfg.ExportStallTimeout, 0), DefaultExportStallTimeout)}
 	if err := d.parseTemplates(); err != nil {
 		return nil, err
 	}
@@ -138,7 +151,7 @@ func New(cfg Config) (*Dashboard, error) {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Cross-origin request refused", http.StatusForbidden)
 	}))
-	d.handler = d.securityHeaders(cop.Handler(mux))
+	d.handler = d.securityHeaders(cop.Handler(d.storableInput(mux)))
 	return d, nil
 }
 
@@ -147,7 +160,15 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.handle
 
 func (d *Dashboard) routes(mux *http.ServeMux) {
 	static, _ := fs.Sub(staticFS, "static")
-	mux.Handle("GET /dashboard/static/", http.StripPrefix("/dashboard/static/", cacheStatic(http.FileServerFS(static))))
+	files := http.StripPrefix("/dashboard/static/", cacheStatic(http.FileServerFS(static)))
+	mux.HandleFunc("GET /dashboard/static/", func(w http.ResponseWriter, r *http.Request) {
+		// Files only: a folder's listing is not served.
+		if strings.HasSuffix(r.URL.Path, "/") {
+			d.notFound(w, r, nil)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("GET /dashboard", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 	})
@@ -317,6 +338,8 @@ var funcs = template.FuncMap{
 	},
 	"ok":  func(p *int) bool { return p != nil && *p >= 200 && *p <= 299 },
 	"inc": func(i int) int { return i + 1 },
+	// capped reports whether a list of n rows may have been cut at store.MaxListed.
+	"capped": func(n int) bool { return n >= store.MaxListed },
 	"json": func(b []byte) string {
 		var out bytes.Buffer
 		if json.Indent(&out, b, "", "  ") != nil {

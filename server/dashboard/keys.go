@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -49,6 +51,12 @@ func (d *Dashboard) createKey(w http.ResponseWriter, r *http.Request, s *store.S
 		return
 	}
 	k, err := d.cfg.Store.CreateNamedAPIKey(r.Context(), s.AccountID, name, mode, hash, prefix, key[len(key)-4:])
+	if errors.Is(err, store.ErrLimitReached) {
+		d.keysPage(w, r, s, http.StatusUnprocessableEntity, keysData{Name: name, Mode: mode}, fmt.Sprintf(
+			"This workspace already has %d active API keys, the most it may have. Revoke one it no longer uses to create another.",
+			d.cfg.Store.Limits().ActiveAPIKeys))
+		return
+	}
 	if err != nil {
 		d.serverError(w, r, err)
 		return

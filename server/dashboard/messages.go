@@ -42,7 +42,12 @@ func (d *Dashboard) messages(w http.ResponseWriter, r *http.Request, s *store.Se
 	if t, err := time.Parse("2006-01-02", data.To); err == nil {
 		f.CreatedBefore = t.Add(24 * time.Hour) // the whole day
 	}
-	if c, err := store.ParseMessageCursor(q.Get("after")); err == nil {
+	if v := q.Get("after"); v != "" {
+		c, err := store.ParseMessageCursor(v)
+		if err != nil {
+			d.badPageLink(w, r, s, "after")
+			return
+		}
 		f.After = &c
 	}
 	ctx := r.Context()

@@ -154,7 +154,8 @@ func TestBrowserReports(t *testing.T) {
 	b.Run("csv", chromedp.Evaluate(fmt.Sprintf(`fetch("/dashboard/campaigns/%d/export.csv").then(r => r.text())`, campaign), &body,
 		func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
-	if err != nil || len(rows) != 2 || rows[1][0] != fmt.Sprint(msgID) || rows[1][6] != "read" || rows[1][7] != "panel" {
+	if err != nil || len(rows) != 3 || rows[1][0] != fmt.Sprint(msgID) || rows[1][6] != "read" || rows[1][7] != "panel" ||
+		rows[2][0] != dashboard.ExportTrailer || rows[2][1] != "1" {
 		t.Fatalf("csv %q (%v)", body, err)
 	}
 	b.Run("campaigns", chromedp.Navigate(base+"/campaigns"), chromedp.WaitVisible("main", chromedp.ByQuery))

@@ -133,10 +133,13 @@ func TestReportPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1+len(s.ids) || rows[0][0] != "message_id" || rows[0][6] != "status" {
+	if len(rows) != 2+len(s.ids) || rows[0][0] != "message_id" || rows[0][6] != "status" {
 		t.Fatalf("csv rows %v", rows)
 	}
-	for i, row := range rows[1:] {
+	if end := rows[len(rows)-1]; end[0] != dashboard.ExportTrailer || end[1] != strconv.Itoa(len(s.ids)) {
+		t.Errorf("csv trailer %q", end)
+	}
+	for i, row := range rows[1 : len(rows)-1] {
 		if row[0] != strconv.FormatInt(s.ids[i], 10) || row[6] != s.statuses[i] || row[3] != "5511987654321" {
 			t.Errorf("csv row %d: %v, want message %d %s", i, row, s.ids[i], s.statuses[i])
 		}

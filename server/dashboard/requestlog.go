@@ -39,9 +39,12 @@ func (d *Dashboard) requestLog(w http.ResponseWriter, r *http.Request, s *store.
 		f.Outcome = v
 	}
 	if v := q.Get("before"); v != "" {
-		if at, id, ok := parseCursor(v); ok {
-			f.BeforeAt, f.BeforeID = at, id
+		at, id, ok := parseCursor(v)
+		if !ok {
+			d.badPageLink(w, r, s, "before")
+			return
 		}
+		f.BeforeAt, f.BeforeID = at, id
 	}
 	as, err := d.cfg.Store.RequestLog(r.Context(), s.AccountID, f, requestLogPage)
 	if err != nil {
@@ -68,7 +71,8 @@ func (d *Dashboard) requestLog(w http.ResponseWriter, r *http.Request, s *store.
 	d.render(w, r, http.StatusOK, "requestlog", page{Title: "Request log", Nav: "requestlog", Session: s, Flash: flash(r), Data: data})
 }
 
-// parseCursor reads "<unix microseconds>_<attempt id>".
+// parseCursor reads "<unix microseconds>_<attempt id>"; false unless the time is one
+// store.CursorTimeOK accepts and the id is positive.
 func parseCursor(v string) (time.Time, int64, bool) {
 	a, b, ok := strings.Cut(v, "_")
 	if !ok {
@@ -76,7 +80,7 @@ func parseCursor(v string) (time.Time, int64, bool) {
 	}
 	us, err1 := strconv.ParseInt(a, 10, 64)
 	id, err2 := strconv.ParseInt(b, 10, 64)
-	if err1 != nil || err2 != nil {
+	if err1 != nil || err2 != nil || id < 1 || !store.CursorTimeOK(time.UnixMicro(us)) {
 		return time.Time{}, 0, false
 	}
 	return time.UnixMicro(us), id, true

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -50,6 +51,12 @@ func (d *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *store.
 		return
 	}
 	e, err := d.cfg.Store.CreateWebhookEndpoint(r.Context(), s.AccountID, u, secret)
+	if errors.Is(err, store.ErrLimitReached) {
+		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u}, fmt.Sprintf(
+			"This workspace already has %d webhook endpoints, the most it may have. Delete one it no longer uses to add another.",
+			d.cfg.Store.Limits().WebhookEndpoints))
+		return
+	}
 	if err != nil {
 		d.serverError(w, r, err)
 		return
