@@ -5,14 +5,13 @@ import (
 	"flag"
 )
 
-func init() {
-	registerAdmin("templates sync", "--account ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
-		id := fs.Int64("account", 0, "account id")
-		if err := parseFlags(fs, args, "account"); err != nil {
-			return nil, err
-		}
-		return a.server.SyncTemplates(ctx, *id)
-	})
+// adminTemplatesSync is `gateway admin templates sync`.
+func adminTemplatesSync(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+	id := fs.Int64("account", 0, "account id")
+	if err := parseFlags(fs, args, "account"); err != nil {
+		return nil, err
+	}
+	return a.server.SyncTemplates(ctx, *id)
 }
 
 // devSyncTemplates pulls the account's templates from the platform (the simulator under
