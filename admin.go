@@ -85,8 +85,12 @@ func admin(ctx context.Context, cfg config, args []string, stdout, stderr io.Wri
 	if !ok {
 		return fmt.Errorf("unknown admin command %q (gateway admin help)", name)
 	}
+	logger := cfg.logger(stderr)
+	if err := cfg.refuseDevelopmentValues("run gateway admin "+name, logger); err != nil {
+		return err
+	}
 	cfg.Migrate = false
-	a, err := openApp(ctx, cfg, cfg.logger(stderr))
+	a, err := openApp(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // `gateway admin number connect` stores the number as digits only, normalised as POST
 // /contacts does; a number that is not one is refused.
 func TestAdminNumberConnectNormalises(t *testing.T) {
-	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error"}
+	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error", "GATEWAY_ENV": "development"}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {
 		var out bytes.Buffer

@@ -21,7 +21,7 @@ func TestAdminNumberConnectToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sim.Close()
-	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "PLATFORM_BASE_URL": simURL + "/v23.0", "LOG_LEVEL": "error"}
+	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "PLATFORM_BASE_URL": simURL + "/v23.0", "LOG_LEVEL": "error", "GATEWAY_ENV": "development"}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {
 		var out, errOut bytes.Buffer

@@ -26,6 +26,7 @@ func TestAdminTemplatesSync(t *testing.T) {
 		"DATABASE_URL":      storetest.DSN(t),
 		"PLATFORM_BASE_URL": simURL + "/v23.0",
 		"LOG_LEVEL":         "error",
+		"GATEWAY_ENV":       "development",
 	}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {

@@ -17,7 +17,7 @@ import (
 // it; `user reset-password` replaces it and ends the user's sessions. Both call the store
 // methods the dashboard uses.
 func TestAdminUsers(t *testing.T) {
-	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error"}
+	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error", "GATEWAY_ENV": "development"}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {
 		var out, errOut bytes.Buffer

@@ -172,6 +172,25 @@ func (c config) productionProblems() []string {
 	return out
 }
 
+// refuseDevelopmentValues is the one rule for the built-in development values, applied by
+// serve and by every admin command before either touches the database: outside
+// GATEWAY_ENV=development it refuses them, naming each with its fix; in development it logs
+// each one as a warning.
+func (c config) refuseDevelopmentValues(command string, logger *slog.Logger) error {
+	problems := c.productionProblems()
+	if len(problems) == 0 {
+		return nil
+	}
+	if !c.development() {
+		return fmt.Errorf("refusing to %s with development secrets (set GATEWAY_ENV=development for local use):\n  %s",
+			command, strings.Join(problems, "\n  "))
+	}
+	for _, p := range problems {
+		logger.Warn("development secret in use (GATEWAY_ENV=development): " + p)
+	}
+	return nil
+}
+
 func mustParseKey(s string) []byte {
 	b, err := parseKey(s)
 	if err != nil {

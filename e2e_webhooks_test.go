@@ -57,6 +57,8 @@ func newWHDeployment(t testing.TB, extraEnv ...string) *whDeployment {
 		"GATEWAY_SECRET_KEY=" + hex.EncodeToString(storetest.TestKey),
 		"GATEWAY_WEBHOOK_ALLOW_PRIVATE=true",
 		"GATEWAY_MIGRATE=true",
+		// The simulator's app secret and verify token are the built-in development values.
+		"GATEWAY_ENV=development",
 		"LOG_LEVEL=warn",
 	}, extraEnv...)
 	return &whDeployment{t: t, dsn: dsn, db: db, env: env}
