@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -157,7 +158,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 func (c config) development() bool { return c.Env == "development" }
 
 // productionProblems names, one line each, the settings that still hold a built-in
-// development value, with how to make a real one; empty when there are none.
+// development value or a development-only choice, with how to make a real one; empty when
+// there are none.
 func (c config) productionProblems() []string {
 	var out []string
 	if c.SecretKeyIsDefault || bytes.Equal(c.SecretKey, mustParseKey(defaultSecretKey)) {
@@ -168,6 +170,12 @@ func (c config) productionProblems() []string {
 	}
 	if c.PlatformVerifyToken == defaultVerifyToken {
 		out = append(out, "PLATFORM_VERIFY_TOKEN is the built-in development value: make one with `openssl rand -hex 32` and give the same to Meta's webhook setup")
+	}
+	if c.WebhookAllowPrivate {
+		out = append(out, "GATEWAY_WEBHOOK_ALLOW_PRIVATE=true lets customer webhooks reach private, loopback and link-local addresses (this host, its network, cloud metadata): unset it")
+	}
+	if u, err := url.Parse(c.PlatformBaseURL); err != nil || u.Scheme != "https" || u.Host == "" {
+		out = append(out, fmt.Sprintf("PLATFORM_BASE_URL %q is not an https URL (access tokens would cross the network in clear): set https://graph.facebook.com/v23.0", c.PlatformBaseURL))
 	}
 	return out
 }
@@ -182,11 +190,11 @@ func (c config) refuseDevelopmentValues(command string, logger *slog.Logger) err
 		return nil
 	}
 	if !c.development() {
-		return fmt.Errorf("refusing to %s with development secrets (set GATEWAY_ENV=development for local use):\n  %s",
+		return fmt.Errorf("refusing to %s with development settings (set GATEWAY_ENV=development for local use):\n  %s",
 			command, strings.Join(problems, "\n  "))
 	}
 	for _, p := range problems {
-		logger.Warn("development secret in use (GATEWAY_ENV=development): " + p)
+		logger.Warn("development setting in use (GATEWAY_ENV=development): " + p)
 	}
 	return nil
 }

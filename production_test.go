@@ -36,7 +36,7 @@ func TestServeRefusesDevelopmentSecrets(t *testing.T) {
 			[]string{"PLATFORM_APP_SECRET"}},
 		{"development", map[string]string{"GATEWAY_ENV": "development"}, nil},
 		{"production values", map[string]string{"GATEWAY_SECRET_KEY": realKey, "PLATFORM_APP_SECRET": "s3cr3t-app",
-			"PLATFORM_VERIFY_TOKEN": "v3rify"}, nil},
+			"PLATFORM_VERIFY_TOKEN": "v3rify", "PLATFORM_BASE_URL": "https://graph.facebook.com/v23.0"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -231,5 +231,56 @@ func TestAdminRefusesDevelopmentSecrets(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"admin", "help"}, getenv, &out, &bytes.Buffer{}); err != nil {
 		t.Fatalf("admin help: %v", err)
+	}
+}
+
+// Outside development, serve also refuses GATEWAY_WEBHOOK_ALLOW_PRIVATE=true (customer
+// webhooks could reach the gateway's own network) and a plain-http PLATFORM_BASE_URL (the
+// access tokens would cross the network in clear), naming each; development allows both.
+func TestServeRefusesDevelopmentSettings(t *testing.T) {
+	const realKey = "8f1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccddeeff0"
+	prod := func(extra map[string]string) map[string]string {
+		m := map[string]string{"GATEWAY_SECRET_KEY": realKey, "PLATFORM_APP_SECRET": "s3cr3t-app", "PLATFORM_VERIFY_TOKEN": "v3rify",
+			"PLATFORM_BASE_URL": "https://graph.facebook.com/v23.0"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	cases := []struct {
+		name   string
+		vars   map[string]string
+		refuse string // the variable named; empty: not refused
+	}{
+		{"private webhooks allowed", prod(map[string]string{"GATEWAY_WEBHOOK_ALLOW_PRIVATE": "true"}), "GATEWAY_WEBHOOK_ALLOW_PRIVATE"},
+		{"plain-http platform", prod(map[string]string{"PLATFORM_BASE_URL": "http://graph.facebook.com/v23.0"}), "PLATFORM_BASE_URL"},
+		{"platform URL unset (the simulator's)", prod(map[string]string{"PLATFORM_BASE_URL": ""}), "PLATFORM_BASE_URL"},
+		{"upper-case scheme", prod(map[string]string{"PLATFORM_BASE_URL": "HTTP://graph.facebook.com/v23.0"}), "PLATFORM_BASE_URL"},
+		{"both in development", prod(map[string]string{"GATEWAY_ENV": "development", "GATEWAY_WEBHOOK_ALLOW_PRIVATE": "true",
+			"PLATFORM_BASE_URL": "http://127.0.0.1:8081/v23.0"}), ""},
+		{"production values", prod(nil), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.vars["DATABASE_URL"] = "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=1"
+			c.vars["GATEWAY_ADDR"] = "127.0.0.1:0"
+			c.vars["LOG_LEVEL"] = "error"
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err := run(ctx, []string{"serve"}, func(k string) string { return c.vars[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+			if err == nil {
+				t.Fatal("serve returned without an error")
+			}
+			refused := strings.Contains(err.Error(), "refusing")
+			if c.refuse == "" {
+				if refused {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !refused || !strings.Contains(err.Error(), c.refuse) {
+				t.Fatalf("want a refusal naming %s: %v", c.refuse, err)
+			}
+		})
 	}
 }
