@@ -19,16 +19,18 @@ type adminCommand struct {
 }
 
 // adminCommands is every operator command, in the order `gateway admin help` lists them. The
-// functions live in the admin_*.go file of their group.
+// functions live in the admin_*.go file of their group. Secrets are never arguments: a
+// --*-file flag ("-" for standard input) or an environment variable gives them
+// (admin_secretinput.go).
 var adminCommands = []adminCommand{
 	{"account create", "--name N --email E", "create an account (workspace)", adminAccountCreate},
 	{"account activate", "--account ID", "let a deactivated account use the API again", adminAccountSetActive(true)},
 	{"account deactivate", "--account ID", "refuse the account's API calls", adminAccountSetActive(false)},
 	{"key create", "--account ID --mode live|test", "issue an API key (printed once)", adminKeyCreate},
 	{"key revoke", "--key ID", "revoke an API key", adminKeyRevoke},
-	{"number connect", "--account ID --waba-id W --phone-number-id P --phone-number N --display-name D --access-token T",
+	{"number connect", "--account ID --waba-id W --phone-number-id P --phone-number N --display-name D --access-token-file FILE|-",
 		"store a number's connection as given", adminNumberConnect},
-	{"number connect-token", "--account ID --waba-id W --phone-number-id P --access-token T",
+	{"number connect-token", "--account ID --waba-id W --phone-number-id P --access-token-file FILE|-",
 		"connect a number with a system-user token checked against the platform", adminNumberConnectToken},
 	{"number disconnect", "--account ID", "remove the account's number", adminNumberDisconnect},
 	{"contact block", "--account ID --mobile M", "block a contact", adminContactSetBlocked(true)},
@@ -45,9 +47,9 @@ var adminCommands = []adminCommand{
 	{"deadletters list", "[--limit N]", "platform webhook items that could not be applied", adminDeadLettersList},
 	{"secrets rotate", "(GATEWAY_SECRET_KEY = new key, GATEWAY_SECRET_KEY_PREVIOUS = old key)",
 		"re-seal every secret at rest with the new key", adminSecretsRotate},
-	{"user create", "--account ID --email E [--role owner|developer] [--password P]",
+	{"user create", "--account ID --email E [--role owner|developer] [--password-file FILE|-]",
 		"create a dashboard user (a generated password is printed once)", adminUserCreate},
-	{"user reset-password", "--email E [--password P]", "replace a user's password and end their sessions", adminUserResetPassword},
+	{"user reset-password", "--email E [--password-file FILE|-]", "replace a user's password and end their sessions", adminUserResetPassword},
 }
 
 // findAdminCommand returns the command named "group verb".

@@ -19,7 +19,11 @@ func adminAccountCreate(ctx context.Context, a *app, fs *flag.FlagSet, args []st
 	if err := parseFlags(fs, args, "name", "email"); err != nil {
 		return nil, err
 	}
-	return createAccount(ctx, a.store, *name, *email)
+	acct, err := createAccount(ctx, a.store, *name, *email)
+	if err == nil {
+		operatorAudit(ctx, a, acct.ID, store.AuditWorkspaceCreated, acct.Name, "by the operator")
+	}
+	return acct, err
 }
 
 // adminAccountSetActive is `gateway admin account activate` (true) and `deactivate` (false).
@@ -29,7 +33,15 @@ func adminAccountSetActive(active bool) func(ctx context.Context, a *app, fs *fl
 		if err := parseFlags(fs, args, "account"); err != nil {
 			return nil, err
 		}
-		return a.store.SetAccountActive(ctx, *id, active)
+		acct, err := a.store.SetAccountActive(ctx, *id, active)
+		if err == nil {
+			action := store.AuditWorkspaceDeactivated
+			if active {
+				action = store.AuditWorkspaceActivated
+			}
+			operatorAudit(ctx, a, *id, action, acct.Name, "by the operator")
+		}
+		return acct, err
 	}
 }
 
@@ -68,8 +80,12 @@ func adminNumberConnect(ctx context.Context, a *app, fs *flag.FlagSet, args []st
 	fs.StringVar(&c.PhoneNumberID, "phone-number-id", "", "the platform's phone number id")
 	fs.StringVar(&c.PhoneNumber, "phone-number", "", "the number with its country code (stored as digits only)")
 	fs.StringVar(&c.DisplayName, "display-name", "", "display name")
-	fs.StringVar(&c.AccessToken, "access-token", "", "the platform access token (stored encrypted)")
-	if err := parseFlags(fs, args, "account", "waba-id", "phone-number-id", "phone-number", "display-name", "access-token"); err != nil {
+	token := newSecretInput(fs, "access-token", envAdminAccessToken, "the platform access token (stored encrypted)")
+	if err := parseFlags(fs, args, "account", "waba-id", "phone-number-id", "phone-number", "display-name"); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.AccessToken, err = token.required(a.cfg.getenv); err != nil {
 		return nil, err
 	}
 	digits, ok := server.NormalizeMobile(c.PhoneNumber)
@@ -105,7 +121,15 @@ func adminContactSetBlocked(blocked bool) func(ctx context.Context, a *app, fs *
 		if err := parseFlags(fs, args, "account", "mobile"); err != nil {
 			return nil, err
 		}
-		return a.store.SetContactBlocked(ctx, *id, *mobile, blocked)
+		c, err := a.store.SetContactBlocked(ctx, *id, *mobile, blocked)
+		if err == nil {
+			action := store.AuditContactUnblocked
+			if blocked {
+				action = store.AuditContactBlocked
+			}
+			operatorAudit(ctx, a, *id, action, c.Mobile, "by the operator")
+		}
+		return c, err
 	}
 }
 

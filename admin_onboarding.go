@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"flag"
+
+	"gateway/store"
 )
 
 // adminNumberConnectToken is `gateway admin number connect-token`: connect a number with a
@@ -13,13 +15,22 @@ func adminNumberConnectToken(ctx context.Context, a *app, fs *flag.FlagSet, args
 	id := fs.Int64("account", 0, "account id")
 	waba := fs.String("waba-id", "", "WhatsApp Business Account id")
 	pnid := fs.String("phone-number-id", "", "the platform's phone number id")
-	token := fs.String("access-token", "", "the system-user access token (stored encrypted)")
-	if err := parseFlags(fs, args, "account", "waba-id", "phone-number-id", "access-token"); err != nil {
+	tokenInput := newSecretInput(fs, "access-token", envAdminAccessToken, "the system-user access token (stored encrypted)")
+	if err := parseFlags(fs, args, "account", "waba-id", "phone-number-id"); err != nil {
+		return nil, err
+	}
+	token, err := tokenInput.required(a.cfg.getenv)
+	if err != nil {
 		return nil, err
 	}
 	svc := a.server.Onboarding()
 	if svc == nil {
 		return nil, errors.New("onboarding is not configured")
 	}
-	return svc.ConnectWithToken(ctx, *id, *waba, *pnid, *token)
+	conn, err := svc.ConnectWithToken(ctx, *id, *waba, *pnid, token)
+	if err == nil {
+		operatorAudit(ctx, a, *id, store.AuditNumberConnected, conn.PhoneNumber,
+			"by the operator, with a system-user token; phone number id "+conn.PhoneNumberID)
+	}
+	return conn, err
 }

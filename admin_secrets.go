@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+
+	"gateway/store"
 )
 
 // adminSecretsRotate is `gateway admin secrets rotate`, the key rotation: GATEWAY_SECRET_KEY
@@ -18,6 +20,9 @@ func adminSecretsRotate(ctx context.Context, a *app, fs *flag.FlagSet, args []st
 	res, err := a.store.ResealSecrets(ctx)
 	if err != nil {
 		return nil, err
+	}
+	for _, id := range res.Accounts {
+		operatorAudit(ctx, a, id, store.AuditSecretsResealed, "", "by the operator: the stored access token and webhook secrets sealed with a new key")
 	}
 	if len(res.Unreadable) > 0 {
 		return nil, fmt.Errorf("re-sealed %d connections and %d webhook endpoints; no key opens: %s",

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
+
+	"gateway/store"
 )
 
 // adminTemplatesSync is `gateway admin templates sync`.
@@ -11,7 +14,12 @@ func adminTemplatesSync(ctx context.Context, a *app, fs *flag.FlagSet, args []st
 	if err := parseFlags(fs, args, "account"); err != nil {
 		return nil, err
 	}
-	return a.server.SyncTemplates(ctx, *id)
+	res, err := a.server.SyncTemplates(ctx, *id)
+	if err == nil {
+		operatorAudit(ctx, a, *id, store.AuditTemplatesSynced, "",
+			fmt.Sprintf("by the operator: %d fetched, %d approved", res.Fetched, res.Approved))
+	}
+	return res, err
 }
 
 // devSyncTemplates pulls the account's templates from the platform (the simulator under

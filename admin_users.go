@@ -18,14 +18,14 @@ func adminUserCreate(ctx context.Context, a *app, fs *flag.FlagSet, args []strin
 	id := fs.Int64("account", 0, "account (workspace) id")
 	email := fs.String("email", "", "the user's email")
 	role := fs.String("role", store.RoleOwner, "owner or developer")
-	pw := fs.String("password", "", "the password (default: a generated one, printed once)")
+	pw := newSecretInput(fs, "password", envAdminPassword, "the password (default: a generated one, printed once)")
 	if err := parseFlags(fs, args, "account", "email"); err != nil {
 		return nil, err
 	}
 	if *role != store.RoleOwner && *role != store.RoleDeveloper {
 		return nil, errors.New("--role must be owner or developer")
 	}
-	password, generated, err := chosenPassword(*pw)
+	password, generated, err := chosenPassword(a, pw)
 	if err != nil {
 		return nil, err
 	}
@@ -42,13 +42,14 @@ func adminUserCreate(ctx context.Context, a *app, fs *flag.FlagSet, args []strin
 	case err != nil:
 		return nil, err
 	}
+	operatorAudit(ctx, a, *id, store.AuditUserCreated, u.Email, "as "+*role+" by the operator")
 	return userPrinted{User: u, AccountID: *id, Role: *role, Password: generated}, nil
 }
 
 // adminUserResetPassword is `gateway admin user reset-password`.
 func adminUserResetPassword(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
 	email := fs.String("email", "", "the user's email")
-	pw := fs.String("password", "", "the new password (default: a generated one, printed once)")
+	pw := newSecretInput(fs, "password", envAdminPassword, "the new password (default: a generated one, printed once)")
 	if err := parseFlags(fs, args, "email"); err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func adminUserResetPassword(ctx context.Context, a *app, fs *flag.FlagSet, args 
 	} else if err != nil {
 		return nil, err
 	}
-	password, generated, err := chosenPassword(*pw)
+	password, generated, err := chosenPassword(a, pw)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +70,14 @@ func adminUserResetPassword(ctx context.Context, a *app, fs *flag.FlagSet, args 
 	// Every session of the user ends.
 	if err := a.store.SetUserPassword(ctx, u.ID, hash, nil); err != nil {
 		return nil, err
+	}
+	// The user's every workspace records it.
+	ms, err := a.store.MembershipsByUser(ctx, u.ID)
+	if err != nil {
+		a.log.Warn("audit log: the user's workspaces", "error", err.Error())
+	}
+	for _, m := range ms {
+		operatorAudit(ctx, a, m.AccountID, store.AuditPasswordChanged, u.Email, "reset by the operator; every session ended")
 	}
 	return userPrinted{User: u, Password: generated}, nil
 }
@@ -81,12 +90,17 @@ type userPrinted struct {
 	Password  string `json:"password,omitempty"`
 }
 
-// chosenPassword returns the given password (checked) or a generated one, and the generated
-// one again for printing.
-func chosenPassword(given string) (password, generated string, err error) {
-	if given != "" {
+// chosenPassword returns the password given (from a file, standard input or
+// GATEWAY_ADMIN_PASSWORD; checked) or a generated one, and the generated one again for
+// printing.
+func chosenPassword(a *app, in *secretInput) (password, generated string, err error) {
+	given, ok, err := in.read(a.cfg.getenv)
+	if err != nil {
+		return "", "", err
+	}
+	if ok {
 		if err := dashboard.CheckNewPassword(given); err != nil {
-			return "", "", fmt.Errorf("--password: %w", err)
+			return "", "", fmt.Errorf("the password: %w", err)
 		}
 		return given, "", nil
 	}

@@ -70,7 +70,15 @@ func adminWebhookSetEnabled(enabled bool) func(ctx context.Context, a *app, fs *
 			return nil, err
 		}
 		w, err := a.store.SetWebhookEndpointEnabled(ctx, accountID, *id, enabled, store.DisabledOperator)
-		return w, webhookNotFound(err, *id)
+		if err != nil {
+			return w, webhookNotFound(err, *id)
+		}
+		action := store.AuditWebhookDisabled
+		if enabled {
+			action = store.AuditWebhookEnabled
+		}
+		operatorAudit(ctx, a, accountID, action, w.URL, "by the operator")
+		return w, nil
 	}
 }
 
@@ -114,6 +122,7 @@ func adminDeliveriesRedeliver(ctx context.Context, a *app, fs *flag.FlagSet, arg
 	case err != nil:
 		return nil, err
 	}
+	operatorAudit(ctx, a, accountID, store.AuditDeliveryRedelivered, *id, "by the operator")
 	return d, nil
 }
 

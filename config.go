@@ -66,6 +66,9 @@ type config struct {
 	// Replicas (GATEWAY_REPLICAS, default 1) is how many gateways share the demo limit.
 	Replicas  int
 	Dashboard dashboard.Options
+	// getenv is the environment the configuration was read from, for the admin commands'
+	// secrets (admin_secretinput.go).
+	getenv func(string) string
 }
 
 // The built-in development secrets: serve refuses them unless GATEWAY_ENV=development.
@@ -101,6 +104,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MetricsAddr:         getenv("GATEWAY_METRICS_ADDR"),
 		MetricsToken:        getenv("GATEWAY_METRICS_TOKEN"),
 		DevKeysFile:         getenv("GATEWAY_DEV_KEYS_FILE"),
+		getenv:              getenv,
 	}
 	var err error
 	if c.WebhookAllowPrivate, err = parseBool(get("GATEWAY_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {

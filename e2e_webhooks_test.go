@@ -639,9 +639,11 @@ func TestE2EWebhookMessagingFlow(t *testing.T) {
 
 	acct := d.account("Flow")
 	key := d.mustAdmin("key", "create", "--account", acct, "--mode", "live")["key"].(string)
-	d.mustAdmin("number", "connect", "--account", acct, "--waba-id", devNumber.WabaID,
-		"--phone-number-id", devNumber.PhoneNumberID, "--phone-number", devNumber.DisplayPhoneNumber,
-		"--display-name", "Flow", "--access-token", devNumber.AccessToken)
+	if _, err := d.admin([]string{"GATEWAY_ADMIN_ACCESS_TOKEN=" + devNumber.AccessToken}, "number", "connect", "--account", acct,
+		"--waba-id", devNumber.WabaID, "--phone-number-id", devNumber.PhoneNumberID, "--phone-number", devNumber.DisplayPhoneNumber,
+		"--display-name", "Flow"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := d.admin(nil, "templates", "sync", "--account", acct); err != nil {
 		t.Skipf("templates sync not available yet: %v", err)
 	}

@@ -78,7 +78,8 @@ func TestServeRefusesDevelopmentSecrets(t *testing.T) {
 func TestAdminSecretsRotate(t *testing.T) {
 	const oldKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 	const newKey = "f0e0d0c0b0a090807060504030201000f0e0d0c0b0a090807060504030201000"
-	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error", "GATEWAY_SECRET_KEY": oldKey, "GATEWAY_ENV": "development"}
+	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error", "GATEWAY_SECRET_KEY": oldKey, "GATEWAY_ENV": "development",
+		"GATEWAY_ADMIN_ACCESS_TOKEN": "tok-1"}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {
 		var out bytes.Buffer
@@ -97,7 +98,7 @@ func TestAdminSecretsRotate(t *testing.T) {
 	}
 	id := fmt.Sprint(int64(acct["id"].(float64)))
 	if _, err := adminRun("number", "connect", "--account", id, "--waba-id", "W", "--phone-number-id", "P1",
-		"--phone-number", "15550001234", "--display-name", "Rot", "--access-token", "tok-1"); err != nil {
+		"--phone-number", "15550001234", "--display-name", "Rot"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := adminRun("webhook", "create", "--account", id, "--url", "https://example.com/h"); err != nil {
