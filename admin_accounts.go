@@ -12,92 +12,124 @@ import (
 	"gateway/store"
 )
 
-func init() {
-	registerAdmin("account create", "--name N --email E", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
-		name := fs.String("name", "", "account name")
-		email := fs.String("email", "", "contact email")
-		if err := parseFlags(fs, args, "name", "email"); err != nil {
-			return nil, err
-		}
-		return createAccount(ctx, a.store, *name, *email)
-	})
-	for _, verb := range []string{"activate", "deactivate"} {
-		active := verb == "activate"
-		registerAdmin("account "+verb, "--account ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
-			id := fs.Int64("account", 0, "account id")
-			if err := parseFlags(fs, args, "account"); err != nil {
-				return nil, err
-			}
-			return a.store.SetAccountActive(ctx, *id, active)
-		})
+// adminAccountCreate is `gateway admin account create`.
+func adminAccountCreate(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+	name := fs.String("name", "", "account name")
+	email := fs.String("email", "", "contact email")
+	if err := parseFlags(fs, args, "name", "email"); err != nil {
+		return nil, err
 	}
-	registerAdmin("key create", "--account ID --mode live|test", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
-		id := fs.Int64("account", 0, "account id")
-		mode := fs.String("mode", "live", "live or test")
-		if err := parseFlags(fs, args, "account"); err != nil {
-			return nil, err
-		}
-		k, err := createKey(ctx, a.store, *id, *mode)
-		if err == nil {
-			operatorAudit(ctx, a, *id, store.AuditKeyCreated, k.Prefix, "("+k.Mode+") by the operator")
-		}
-		return k, err
-	})
-	registerAdmin("key revoke", "--key ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
-		id := fs.Int64("key", 0, "key id")
-		if err := parseFlags(fs, args, "key"); err != nil {
-			return nil, err
-		}
-		k, err := a.store.RevokeAPIKey(ctx, *id)
-		if err == nil {
-			operatorAudit(ctx, a, k.AccountID, store.AuditKeyRevoked, k.Prefix, "("+k.Mode+") by the operator")
-		}
-		return k, err
-	})
-	registerAdmin("number connect", "--account ID --waba-id W --phone-number-id P --phone-number N --display-name D --access-token T",
-		func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
-			var c store.Connection
-			fs.Int64Var(&c.AccountID, "account", 0, "account id")
-			fs.StringVar(&c.WabaID, "waba-id", "", "WhatsApp Business Account id")
-			fs.StringVar(&c.PhoneNumberID, "phone-number-id", "", "the platform's phone number id")
-			fs.StringVar(&c.PhoneNumber, "phone-number", "", "the number with its country code (stored as digits only)")
-			fs.StringVar(&c.DisplayName, "display-name", "", "display name")
-			fs.StringVar(&c.AccessToken, "access-token", "", "the platform access token (stored encrypted)")
-			if err := parseFlags(fs, args, "account", "waba-id", "phone-number-id", "phone-number", "display-name", "access-token"); err != nil {
-				return nil, err
-			}
-			digits, ok := server.NormalizeMobile(c.PhoneNumber)
-			if !ok {
-				return nil, fmt.Errorf("--phone-number %q: want an international number, 8 to 15 digits with the country code first", c.PhoneNumber)
-			}
-			c.PhoneNumber = digits
-			conn, err := a.store.ConnectNumber(ctx, c)
-			if err == nil {
-				operatorAudit(ctx, a, c.AccountID, store.AuditNumberConnected, c.PhoneNumber, "by the operator; phone number id "+c.PhoneNumberID)
-			}
-			return conn, err
-		})
-	registerAdmin("number disconnect", "--account ID", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+	acct, err := createAccount(ctx, a.store, *name, *email)
+	if err == nil {
+		operatorAudit(ctx, a, acct.ID, store.AuditWorkspaceCreated, acct.Name, "by the operator")
+	}
+	return acct, err
+}
+
+// adminAccountSetActive is `gateway admin account activate` (true) and `deactivate` (false).
+func adminAccountSetActive(active bool) func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+	return func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
 		id := fs.Int64("account", 0, "account id")
 		if err := parseFlags(fs, args, "account"); err != nil {
 			return nil, err
 		}
-		if err := a.store.DisconnectNumber(ctx, *id); err != nil {
+		acct, err := a.store.SetAccountActive(ctx, *id, active)
+		if err == nil {
+			action := store.AuditWorkspaceDeactivated
+			if active {
+				action = store.AuditWorkspaceActivated
+			}
+			operatorAudit(ctx, a, *id, action, acct.Name, "by the operator")
+		}
+		return acct, err
+	}
+}
+
+// adminKeyCreate is `gateway admin key create`.
+func adminKeyCreate(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+	id := fs.Int64("account", 0, "account id")
+	mode := fs.String("mode", "live", "live or test")
+	if err := parseFlags(fs, args, "account"); err != nil {
+		return nil, err
+	}
+	k, err := createKey(ctx, a.store, *id, *mode)
+	if err == nil {
+		operatorAudit(ctx, a, *id, store.AuditKeyCreated, k.Prefix, "("+k.Mode+") by the operator")
+	}
+	return k, err
+}
+
+// adminKeyRevoke is `gateway admin key revoke`.
+func adminKeyRevoke(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+	id := fs.Int64("key", 0, "key id")
+	if err := parseFlags(fs, args, "key"); err != nil {
+		return nil, err
+	}
+	k, err := a.store.RevokeAPIKey(ctx, *id)
+	if err == nil {
+		operatorAudit(ctx, a, k.AccountID, store.AuditKeyRevoked, k.Prefix, "("+k.Mode+") by the operator")
+	}
+	return k, err
+}
+
+// adminNumberConnect is `gateway admin number connect`: it stores the connection as given.
+func adminNumberConnect(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+	var c store.Connection
+	fs.Int64Var(&c.AccountID, "account", 0, "account id")
+	fs.StringVar(&c.WabaID, "waba-id", "", "WhatsApp Business Account id")
+	fs.StringVar(&c.PhoneNumberID, "phone-number-id", "", "the platform's phone number id")
+	fs.StringVar(&c.PhoneNumber, "phone-number", "", "the number with its country code (stored as digits only)")
+	fs.StringVar(&c.DisplayName, "display-name", "", "display name")
+	token := newSecretInput(fs, "access-token", envAdminAccessToken, "the platform access token (stored encrypted)")
+	if err := parseFlags(fs, args, "account", "waba-id", "phone-number-id", "phone-number", "display-name"); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.AccessToken, err = token.required(a.cfg.getenv); err != nil {
+		return nil, err
+	}
+	digits, ok := server.NormalizeMobile(c.PhoneNumber)
+	if !ok {
+		return nil, fmt.Errorf("--phone-number %q: want an international number, 8 to 15 digits with the country code first", c.PhoneNumber)
+	}
+	c.PhoneNumber = digits
+	conn, err := a.store.ConnectNumber(ctx, c)
+	if err == nil {
+		operatorAudit(ctx, a, c.AccountID, store.AuditNumberConnected, c.PhoneNumber, "by the operator; phone number id "+c.PhoneNumberID)
+	}
+	return conn, err
+}
+
+// adminNumberDisconnect is `gateway admin number disconnect`.
+func adminNumberDisconnect(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+	id := fs.Int64("account", 0, "account id")
+	if err := parseFlags(fs, args, "account"); err != nil {
+		return nil, err
+	}
+	if err := a.store.DisconnectNumber(ctx, *id); err != nil {
+		return nil, err
+	}
+	operatorAudit(ctx, a, *id, store.AuditNumberDisconnect, "", "by the operator")
+	return map[string]any{"account_id": *id, "connected": false}, nil
+}
+
+// adminContactSetBlocked is `gateway admin contact block` (true) and `unblock` (false).
+func adminContactSetBlocked(blocked bool) func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+	return func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
+		id := fs.Int64("account", 0, "account id")
+		mobile := fs.String("mobile", "", "the contact's number, digits only")
+		if err := parseFlags(fs, args, "account", "mobile"); err != nil {
 			return nil, err
 		}
-		operatorAudit(ctx, a, *id, store.AuditNumberDisconnect, "", "by the operator")
-		return map[string]any{"account_id": *id, "connected": false}, nil
-	})
-	for _, verb := range []string{"block", "unblock"} {
-		blocked := verb == "block"
-		registerAdmin("contact "+verb, "--account ID --mobile M", func(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
-			id := fs.Int64("account", 0, "account id")
-			mobile := fs.String("mobile", "", "the contact's number, digits only")
-			if err := parseFlags(fs, args, "account", "mobile"); err != nil {
-				return nil, err
+		c, err := a.store.SetContactBlocked(ctx, *id, *mobile, blocked)
+		if err == nil {
+			action := store.AuditContactUnblocked
+			if blocked {
+				action = store.AuditContactBlocked
 			}
-			return a.store.SetContactBlocked(ctx, *id, *mobile, blocked)
-		})
+			operatorAudit(ctx, a, *id, action, c.Mobile, "by the operator")
+		}
+		return c, err
 	}
 }
 

@@ -15,15 +15,6 @@ import (
 // Team management by the operator, the same store operations as the dashboard's Members page:
 // members (list, change a role, remove; the last owner is kept) and invitations (list,
 // create, resend, revoke). Each change is recorded in the workspace's audit log.
-func init() {
-	registerAdmin("member list", "--account ID", adminMemberList)
-	registerAdmin("member role", "--account ID --email E --role owner|developer", adminMemberRole)
-	registerAdmin("member remove", "--account ID --email E", adminMemberRemove)
-	registerAdmin("invitation list", "--account ID", adminInvitationList)
-	registerAdmin("invitation create", "--account ID --email E [--role owner|developer]", adminInvitationCreate)
-	registerAdmin("invitation resend", "--account ID --id N", adminInvitationResend)
-	registerAdmin("invitation revoke", "--account ID --id N", adminInvitationRevoke)
-}
 
 // adminListLimit bounds the lists these commands print.
 const adminListLimit = 1000

@@ -17,7 +17,8 @@ import (
 // list, resend and revoke invitations (the link printed once, bound to the email); each change
 // is in the workspace's audit log by the operator.
 func TestAdminMembersAndInvitations(t *testing.T) {
-	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error", "GATEWAY_PUBLIC_URL": "https://gw.example.com/"}
+	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error", "GATEWAY_PUBLIC_URL": "https://gw.example.com/",
+		"GATEWAY_ENV": "development"}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {
 		var out, errOut bytes.Buffer
@@ -42,8 +43,8 @@ func TestAdminMembersAndInvitations(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := fmt.Sprint(int64(must("account", "create", "--name", "Ops Ltd", "--email", "ops@example.com")["id"].(float64)))
-	must("user", "create", "--account", id, "--email", "owner@example.com", "--role", "owner", "--password", "a long enough password")
-	must("user", "create", "--account", id, "--email", "dev@example.com", "--role", "developer", "--password", "a long enough password")
+	must("user", "create", "--account", id, "--email", "owner@example.com", "--role", "owner")
+	must("user", "create", "--account", id, "--email", "dev@example.com", "--role", "developer")
 
 	if ms := must("member", "list", "--account", id)["members"].([]any); len(ms) != 2 || ms[0].(map[string]any)["email"] != "owner@example.com" {
 		t.Fatalf("member list: %v", ms)
@@ -109,7 +110,8 @@ func TestAdminMembersAndInvitations(t *testing.T) {
 		got = append(got, e.Action+" "+e.Target)
 	}
 	want := []string{"invitation.revoked new@example.com", "invitation.resent new@example.com", "user.invited new@example.com",
-		"member.removed dev@example.com", "member.role_changed dev@example.com"}
+		"member.removed dev@example.com", "member.role_changed dev@example.com", "user.created dev@example.com",
+		"user.created owner@example.com", "workspace.created Ops Ltd"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("audit log:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

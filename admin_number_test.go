@@ -14,7 +14,7 @@ import (
 // `gateway admin number connect` stores the number as digits only, normalised as POST
 // /contacts does; a number that is not one is refused.
 func TestAdminNumberConnectNormalises(t *testing.T) {
-	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error"}
+	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error", "GATEWAY_ENV": "development", "GATEWAY_ADMIN_ACCESS_TOKEN": "tok"}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {
 		var out bytes.Buffer
@@ -34,7 +34,7 @@ func TestAdminNumberConnectNormalises(t *testing.T) {
 	id := fmt.Sprint(int64(acct["id"].(float64)))
 	connect := func(number string) (map[string]any, error) {
 		return adminRun("number", "connect", "--account", id, "--waba-id", "W", "--phone-number-id", "P1",
-			"--phone-number", number, "--display-name", "Num", "--access-token", "tok")
+			"--phone-number", number, "--display-name", "Num")
 	}
 	for _, in := range []string{"+4915790356237", "+49 157 9035-6237", "0049 (157) 90356237"} {
 		c, err := connect(in)

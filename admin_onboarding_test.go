@@ -21,7 +21,7 @@ func TestAdminNumberConnectToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sim.Close()
-	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "PLATFORM_BASE_URL": simURL + "/v23.0", "LOG_LEVEL": "error"}
+	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "PLATFORM_BASE_URL": simURL + "/v23.0", "LOG_LEVEL": "error", "GATEWAY_ENV": "development"}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {
 		var out, errOut bytes.Buffer
@@ -39,13 +39,15 @@ func TestAdminNumberConnectToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := fmt.Sprint(int64(acct["id"].(float64)))
+	vars["GATEWAY_ADMIN_ACCESS_TOKEN"] = "not-the-token"
 	_, err = adminRun("number", "connect-token", "--account", id, "--waba-id", devNumber.WabaID,
-		"--phone-number-id", devNumber.PhoneNumberID, "--access-token", "not-the-token")
+		"--phone-number-id", devNumber.PhoneNumberID)
 	if err == nil || !strings.HasPrefix(err.Error(), "reading the number: ") {
 		t.Fatalf("a wrong token: %v", err)
 	}
+	vars["GATEWAY_ADMIN_ACCESS_TOKEN"] = devNumber.AccessToken
 	c, err := adminRun("number", "connect-token", "--account", id, "--waba-id", devNumber.WabaID,
-		"--phone-number-id", devNumber.PhoneNumberID, "--access-token", devNumber.AccessToken)
+		"--phone-number-id", devNumber.PhoneNumberID)
 	if err != nil {
 		t.Fatal(err)
 	}

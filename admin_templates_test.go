@@ -26,6 +26,9 @@ func TestAdminTemplatesSync(t *testing.T) {
 		"DATABASE_URL":      storetest.DSN(t),
 		"PLATFORM_BASE_URL": simURL + "/v23.0",
 		"LOG_LEVEL":         "error",
+		"GATEWAY_ENV":       "development",
+		// number connect reads the token from the environment.
+		"GATEWAY_ADMIN_ACCESS_TOKEN": devNumber.AccessToken,
 	}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {
@@ -51,7 +54,7 @@ func TestAdminTemplatesSync(t *testing.T) {
 		t.Fatalf("sync without a number: %v", err)
 	}
 	if _, err := adminRun("number", "connect", "--account", id, "--waba-id", devNumber.WabaID, "--phone-number-id", devNumber.PhoneNumberID,
-		"--phone-number", devNumber.DisplayPhoneNumber, "--display-name", "Sync", "--access-token", devNumber.AccessToken); err != nil {
+		"--phone-number", devNumber.DisplayPhoneNumber, "--display-name", "Sync"); err != nil {
 		t.Fatal(err)
 	}
 	res, err := adminRun("templates", "sync", "--account", id)

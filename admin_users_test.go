@@ -17,7 +17,7 @@ import (
 // it; `user reset-password` replaces it and ends the user's sessions. Both call the store
 // methods the dashboard uses.
 func TestAdminUsers(t *testing.T) {
-	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error"}
+	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error", "GATEWAY_ENV": "development"}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {
 		var out, errOut bytes.Buffer
@@ -52,9 +52,11 @@ func TestAdminUsers(t *testing.T) {
 	if _, err := adminRun("user", "create", "--account", "999999", "--email", "x@example.com"); err == nil || !strings.Contains(err.Error(), "no account") {
 		t.Fatalf("user for a missing account: %v", err)
 	}
-	if _, err := adminRun("user", "create", "--account", id, "--email", "y@example.com", "--password", "short"); err == nil {
-		t.Fatal("a short --password was accepted")
+	vars["GATEWAY_ADMIN_PASSWORD"] = "short"
+	if _, err := adminRun("user", "create", "--account", id, "--email", "y@example.com"); err == nil {
+		t.Fatal("a short password was accepted")
 	}
+	delete(vars, "GATEWAY_ADMIN_PASSWORD")
 	db, err := store.Open(context.Background(), vars["DATABASE_URL"], 2)
 	if err != nil {
 		t.Fatal(err)
@@ -75,9 +77,11 @@ func TestAdminUsers(t *testing.T) {
 	if err := st.CreateSession(context.Background(), bytes.Repeat([]byte{7}, 32), ms[0].AccountID, user.ID, dashboard.SessionIdle, dashboard.SessionAbsolute); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := adminRun("user", "reset-password", "--email", "ops@example.com", "--password", "a brand new password"); err != nil {
+	vars["GATEWAY_ADMIN_PASSWORD"] = "a brand new password"
+	if _, err := adminRun("user", "reset-password", "--email", "ops@example.com"); err != nil {
 		t.Fatal(err)
 	}
+	delete(vars, "GATEWAY_ADMIN_PASSWORD")
 	user, _ = st.UserByEmail(context.Background(), "ops@example.com")
 	if !dashboard.CheckPassword(user.PasswordHash, "a brand new password") || dashboard.CheckPassword(user.PasswordHash, pw) {
 		t.Fatal("reset-password did not replace the password")
@@ -99,7 +103,13 @@ func TestAdminUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	es, err := st.AuditLog(context.Background(), ms[0].AccountID, 0, 10)
-	if err != nil || len(es) != 2 || es[0].Action != store.AuditKeyRevoked || es[1].Action != store.AuditKeyCreated || es[0].UserID != nil {
+	want := []string{store.AuditKeyRevoked, store.AuditKeyCreated, store.AuditPasswordChanged, store.AuditUserCreated, store.AuditWorkspaceCreated}
+	if err != nil || len(es) != len(want) {
 		t.Fatalf("audit log after operator commands: %+v, %v", es, err)
+	}
+	for i, e := range es {
+		if e.Action != want[i] || e.UserID != nil {
+			t.Fatalf("audit entry %d: %+v, want %s by the operator", i, e, want[i])
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +75,9 @@ type config struct {
 	Dashboard dashboard.Options
 	// Limits (GATEWAY_MAX_WEBHOOK_ENDPOINTS, GATEWAY_MAX_API_KEYS) are per-account quotas.
 	Limits store.Limits
+	// getenv is the environment the configuration was read from, for the admin commands'
+	// secrets (admin_secretinput.go).
+	getenv func(string) string
 }
 
 // The built-in development secrets: serve refuses them unless GATEWAY_ENV=development.
@@ -109,6 +113,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MetricsAddr:         getenv("GATEWAY_METRICS_ADDR"),
 		MetricsToken:        getenv("GATEWAY_METRICS_TOKEN"),
 		DevKeysFile:         getenv("GATEWAY_DEV_KEYS_FILE"),
+		getenv:              getenv,
 	}
 	var err error
 	if c.WebhookAllowPrivate, err = parseBool(get("GATEWAY_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {
@@ -173,7 +178,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 func (c config) development() bool { return c.Env == "development" }
 
 // productionProblems names, one line each, the settings that still hold a built-in
-// development value, with how to make a real one; empty when there are none.
+// development value or a development-only choice, with how to make a real one; empty when
+// there are none.
 func (c config) productionProblems() []string {
 	var out []string
 	if c.SecretKeyIsDefault || bytes.Equal(c.SecretKey, mustParseKey(defaultSecretKey)) {
@@ -185,7 +191,32 @@ func (c config) productionProblems() []string {
 	if c.PlatformVerifyToken == defaultVerifyToken {
 		out = append(out, "PLATFORM_VERIFY_TOKEN is the built-in development value: make one with `openssl rand -hex 32` and give the same to Meta's webhook setup")
 	}
+	if c.WebhookAllowPrivate {
+		out = append(out, "GATEWAY_WEBHOOK_ALLOW_PRIVATE=true lets customer webhooks reach private, loopback and link-local addresses (this host, its network, cloud metadata): unset it")
+	}
+	if u, err := url.Parse(c.PlatformBaseURL); err != nil || u.Scheme != "https" || u.Host == "" {
+		out = append(out, fmt.Sprintf("PLATFORM_BASE_URL %q is not an https URL (access tokens would cross the network in clear): set https://graph.facebook.com/v23.0", c.PlatformBaseURL))
+	}
 	return out
+}
+
+// refuseDevelopmentValues is the one rule for the built-in development values, applied by
+// serve and by every admin command before either touches the database: outside
+// GATEWAY_ENV=development it refuses them, naming each with its fix; in development it logs
+// each one as a warning.
+func (c config) refuseDevelopmentValues(command string, logger *slog.Logger) error {
+	problems := c.productionProblems()
+	if len(problems) == 0 {
+		return nil
+	}
+	if !c.development() {
+		return fmt.Errorf("refusing to %s with development settings (set GATEWAY_ENV=development for local use):\n  %s",
+			command, strings.Join(problems, "\n  "))
+	}
+	for _, p := range problems {
+		logger.Warn("development setting in use (GATEWAY_ENV=development): " + p)
+	}
+	return nil
 }
 
 func mustParseKey(s string) []byte {

@@ -50,7 +50,7 @@ func dev(ctx context.Context, cfg config, args []string, stdout, stderr io.Write
 	}
 	// The same warnings serve logs under GATEWAY_ENV=development: dev is always development.
 	for _, p := range cfg.productionProblems() {
-		logger.Warn("development secret in use (gateway dev): " + p)
+		logger.Warn("development setting in use (gateway dev): " + p)
 	}
 	simCfg := simulator.DefaultConfig()
 	// Embedded Signup runs against the simulator's SDK and window, with local ids unless set.

@@ -153,7 +153,8 @@ func adminJSON(t testing.TB, env []string, args ...string) map[string]any {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gatewayBinary(t), append([]string{"admin"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	// Development secrets, as for startProcess: admin refuses them outside development.
+	cmd.Env = append(append(os.Environ(), "GATEWAY_ENV=development"), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

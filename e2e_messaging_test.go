@@ -38,9 +38,9 @@ func TestE2EMessaging(t *testing.T) {
 	acct := adminJSON(t, env, "account", "create", "--name", "E2E Ltd", "--email", "e2e@example.com")
 	id := fmt.Sprint(int64(acct["id"].(float64)))
 	key := adminJSON(t, env, "key", "create", "--account", id, "--mode", "live")["key"].(string)
-	adminJSON(t, env, "number", "connect", "--account", id, "--waba-id", devNumber.WabaID,
+	adminJSON(t, append(env[:len(env):len(env)], "GATEWAY_ADMIN_ACCESS_TOKEN="+devNumber.AccessToken), "number", "connect", "--account", id, "--waba-id", devNumber.WabaID,
 		"--phone-number-id", devNumber.PhoneNumberID, "--phone-number", devNumber.DisplayPhoneNumber,
-		"--display-name", "E2E", "--access-token", devNumber.AccessToken)
+		"--display-name", "E2E")
 	synced := adminJSON(t, env, "templates", "sync", "--account", id)
 	t.Logf("templates sync: %v", synced)
 

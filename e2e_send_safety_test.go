@@ -129,9 +129,9 @@ func TestE2ESendDatabaseFailsAfterPlatformAccepted(t *testing.T) {
 	acct := adminJSON(t, env, "account", "create", "--name", "Fault Ltd", "--email", "fault@example.com")
 	id := fmt.Sprint(int64(acct["id"].(float64)))
 	key := adminJSON(t, env, "key", "create", "--account", id, "--mode", "live")["key"].(string)
-	adminJSON(t, env, "number", "connect", "--account", id, "--waba-id", devNumber.WabaID,
+	adminJSON(t, append(env[:len(env):len(env)], "GATEWAY_ADMIN_ACCESS_TOKEN="+devNumber.AccessToken), "number", "connect", "--account", id, "--waba-id", devNumber.WabaID,
 		"--phone-number-id", devNumber.PhoneNumberID, "--phone-number", devNumber.DisplayPhoneNumber,
-		"--display-name", "Fault", "--access-token", devNumber.AccessToken)
+		"--display-name", "Fault")
 	adminJSON(t, env, "templates", "sync", "--account", id)
 
 	sim := func(method, path string, body any) []byte {

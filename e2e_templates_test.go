@@ -47,9 +47,9 @@ func newRichE2E(t *testing.T) *richE2E {
 	acct := adminJSON(t, env, "account", "create", "--name", "Rich Ltd", "--email", "rich@example.com")
 	id := fmt.Sprint(int64(acct["id"].(float64)))
 	key := adminJSON(t, env, "key", "create", "--account", id, "--mode", "live")["key"].(string)
-	adminJSON(t, env, "number", "connect", "--account", id, "--waba-id", devNumber.WabaID,
+	adminJSON(t, append(env[:len(env):len(env)], "GATEWAY_ADMIN_ACCESS_TOKEN="+devNumber.AccessToken), "number", "connect", "--account", id, "--waba-id", devNumber.WabaID,
 		"--phone-number-id", devNumber.PhoneNumberID, "--phone-number", devNumber.DisplayPhoneNumber,
-		"--display-name", "Rich", "--access-token", devNumber.AccessToken)
+		"--display-name", "Rich")
 	adminJSON(t, env, "templates", "sync", "--account", id)
 	return &richE2E{t: t, simBase: "http://" + simAddr, api: servertest.NewContract(t, "http://"+gwAddr), key: key}
 }

@@ -57,6 +57,8 @@ func newWHDeployment(t testing.TB, extraEnv ...string) *whDeployment {
 		"GATEWAY_SECRET_KEY=" + hex.EncodeToString(storetest.TestKey),
 		"GATEWAY_WEBHOOK_ALLOW_PRIVATE=true",
 		"GATEWAY_MIGRATE=true",
+		// The simulator's app secret and verify token are the built-in development values.
+		"GATEWAY_ENV=development",
 		"LOG_LEVEL=warn",
 	}, extraEnv...)
 	return &whDeployment{t: t, dsn: dsn, db: db, env: env}
@@ -637,9 +639,11 @@ func TestE2EWebhookMessagingFlow(t *testing.T) {
 
 	acct := d.account("Flow")
 	key := d.mustAdmin("key", "create", "--account", acct, "--mode", "live")["key"].(string)
-	d.mustAdmin("number", "connect", "--account", acct, "--waba-id", devNumber.WabaID,
-		"--phone-number-id", devNumber.PhoneNumberID, "--phone-number", devNumber.DisplayPhoneNumber,
-		"--display-name", "Flow", "--access-token", devNumber.AccessToken)
+	if _, err := d.admin([]string{"GATEWAY_ADMIN_ACCESS_TOKEN=" + devNumber.AccessToken}, "number", "connect", "--account", acct,
+		"--waba-id", devNumber.WabaID, "--phone-number-id", devNumber.PhoneNumberID, "--phone-number", devNumber.DisplayPhoneNumber,
+		"--display-name", "Flow"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := d.admin(nil, "templates", "sync", "--account", acct); err != nil {
 		t.Skipf("templates sync not available yet: %v", err)
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"gateway/store/storetest"
 )
 
@@ -34,7 +36,7 @@ func TestServeRefusesDevelopmentSecrets(t *testing.T) {
 			[]string{"PLATFORM_APP_SECRET"}},
 		{"development", map[string]string{"GATEWAY_ENV": "development"}, nil},
 		{"production values", map[string]string{"GATEWAY_SECRET_KEY": realKey, "PLATFORM_APP_SECRET": "s3cr3t-app",
-			"PLATFORM_VERIFY_TOKEN": "v3rify"}, nil},
+			"PLATFORM_VERIFY_TOKEN": "v3rify", "PLATFORM_BASE_URL": "https://graph.facebook.com/v23.0"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,7 +78,8 @@ func TestServeRefusesDevelopmentSecrets(t *testing.T) {
 func TestAdminSecretsRotate(t *testing.T) {
 	const oldKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 	const newKey = "f0e0d0c0b0a090807060504030201000f0e0d0c0b0a090807060504030201000"
-	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error", "GATEWAY_SECRET_KEY": oldKey}
+	vars := map[string]string{"DATABASE_URL": storetest.DSN(t), "LOG_LEVEL": "error", "GATEWAY_SECRET_KEY": oldKey, "GATEWAY_ENV": "development",
+		"GATEWAY_ADMIN_ACCESS_TOKEN": "tok-1"}
 	getenv := func(k string) string { return vars[k] }
 	adminRun := func(args ...string) (map[string]any, error) {
 		var out bytes.Buffer
@@ -95,7 +98,7 @@ func TestAdminSecretsRotate(t *testing.T) {
 	}
 	id := fmt.Sprint(int64(acct["id"].(float64)))
 	if _, err := adminRun("number", "connect", "--account", id, "--waba-id", "W", "--phone-number-id", "P1",
-		"--phone-number", "15550001234", "--display-name", "Rot", "--access-token", "tok-1"); err != nil {
+		"--phone-number", "15550001234", "--display-name", "Rot"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := adminRun("webhook", "create", "--account", id, "--url", "https://example.com/h"); err != nil {
@@ -124,7 +127,7 @@ func TestAdminSecretsRotate(t *testing.T) {
 // newest first, with their error.
 func TestAdminDeadLettersList(t *testing.T) {
 	dsn := storetest.DSN(t)
-	vars := map[string]string{"DATABASE_URL": dsn, "LOG_LEVEL": "error"}
+	vars := map[string]string{"DATABASE_URL": dsn, "LOG_LEVEL": "error", "GATEWAY_ENV": "development"}
 	getenv := func(k string) string { return vars[k] }
 	a, err := openApp(context.Background(), mustConfig(t, getenv), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -178,5 +181,107 @@ func TestServeBinaryRefusesDevelopmentSecrets(t *testing.T) {
 		if !strings.Contains(string(out), v) {
 			t.Errorf("output does not mention %s:\n%s", v, out)
 		}
+	}
+}
+
+// `gateway admin` refuses the built-in development secrets outside GATEWAY_ENV=development,
+// as serve does: `webhook create` would seal the new secret with the public development key,
+// and `secrets rotate` with GATEWAY_SECRET_KEY forgotten would re-seal every secret under it.
+// It refuses before touching the database; `admin help` needs no configuration.
+func TestAdminRefusesDevelopmentSecrets(t *testing.T) {
+	const realKey = "8f1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccddeeff0"
+	dsn := storetest.DSN(t)
+	vars := map[string]string{"DATABASE_URL": dsn, "LOG_LEVEL": "error", "GATEWAY_ENV": "development"}
+	getenv := func(k string) string { return vars[k] }
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"admin", "account", "create", "--name", "Dev Ltd", "--email", "dev@example.com"},
+		getenv, &out, &bytes.Buffer{}); err != nil {
+		t.Fatalf("in development: %v", err)
+	}
+	var acct struct{ ID int64 }
+	if err := json.Unmarshal(out.Bytes(), &acct); err != nil || acct.ID == 0 {
+		t.Fatalf("account create printed %q", out.String())
+	}
+	delete(vars, "GATEWAY_ENV")
+	for _, args := range [][]string{
+		{"webhook", "create", "--account", fmt.Sprint(acct.ID), "--url", "https://example.com/h"},
+		{"secrets", "rotate"},
+		{"account", "create", "--name", "X", "--email", "x@example.com"},
+	} {
+		out.Reset()
+		err := run(context.Background(), append([]string{"admin"}, args...), getenv, &out, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "GATEWAY_SECRET_KEY") || !strings.Contains(err.Error(), "GATEWAY_ENV=development") {
+			t.Errorf("admin %v on the development key: %v (printed %q)", args, err, out.String())
+		}
+	}
+	// The previous key given but the new one forgotten: still the development key, refused.
+	vars["GATEWAY_SECRET_KEY_PREVIOUS"] = realKey
+	if err := run(context.Background(), []string{"admin", "secrets", "rotate"}, getenv, &out, &bytes.Buffer{}); err == nil {
+		t.Error("secrets rotate with GATEWAY_SECRET_KEY unset was run")
+	}
+	db, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var endpoints, accounts int
+	db.Get(&endpoints, `SELECT count(*) FROM webhook_endpoints`)
+	db.Get(&accounts, `SELECT count(*) FROM accounts`)
+	if endpoints != 0 || accounts != 1 {
+		t.Fatalf("refused commands wrote: %d endpoints, %d accounts", endpoints, accounts)
+	}
+	if err := run(context.Background(), []string{"admin", "help"}, getenv, &out, &bytes.Buffer{}); err != nil {
+		t.Fatalf("admin help: %v", err)
+	}
+}
+
+// Outside development, serve also refuses GATEWAY_WEBHOOK_ALLOW_PRIVATE=true (customer
+// webhooks could reach the gateway's own network) and a plain-http PLATFORM_BASE_URL (the
+// access tokens would cross the network in clear), naming each; development allows both.
+func TestServeRefusesDevelopmentSettings(t *testing.T) {
+	const realKey = "8f1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccddeeff0"
+	prod := func(extra map[string]string) map[string]string {
+		m := map[string]string{"GATEWAY_SECRET_KEY": realKey, "PLATFORM_APP_SECRET": "s3cr3t-app", "PLATFORM_VERIFY_TOKEN": "v3rify",
+			"PLATFORM_BASE_URL": "https://graph.facebook.com/v23.0"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	cases := []struct {
+		name   string
+		vars   map[string]string
+		refuse string // the variable named; empty: not refused
+	}{
+		{"private webhooks allowed", prod(map[string]string{"GATEWAY_WEBHOOK_ALLOW_PRIVATE": "true"}), "GATEWAY_WEBHOOK_ALLOW_PRIVATE"},
+		{"plain-http platform", prod(map[string]string{"PLATFORM_BASE_URL": "http://graph.facebook.com/v23.0"}), "PLATFORM_BASE_URL"},
+		{"platform URL unset (the simulator's)", prod(map[string]string{"PLATFORM_BASE_URL": ""}), "PLATFORM_BASE_URL"},
+		{"upper-case scheme", prod(map[string]string{"PLATFORM_BASE_URL": "HTTP://graph.facebook.com/v23.0"}), "PLATFORM_BASE_URL"},
+		{"both in development", prod(map[string]string{"GATEWAY_ENV": "development", "GATEWAY_WEBHOOK_ALLOW_PRIVATE": "true",
+			"PLATFORM_BASE_URL": "http://127.0.0.1:8081/v23.0"}), ""},
+		{"production values", prod(nil), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.vars["DATABASE_URL"] = "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=1"
+			c.vars["GATEWAY_ADDR"] = "127.0.0.1:0"
+			c.vars["LOG_LEVEL"] = "error"
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err := run(ctx, []string{"serve"}, func(k string) string { return c.vars[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+			if err == nil {
+				t.Fatal("serve returned without an error")
+			}
+			refused := strings.Contains(err.Error(), "refusing")
+			if c.refuse == "" {
+				if refused {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !refused || !strings.Contains(err.Error(), c.refuse) {
+				t.Fatalf("want a refusal naming %s: %v", c.refuse, err)
+			}
+		})
 	}
 }

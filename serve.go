@@ -11,7 +11,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"gateway/migrations"
 	"gateway/platform/whatsapp"
@@ -105,14 +104,8 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func
 		// process in a poll profile). An operator's GOGC (and GOMEMLIMIT) wins.
 		debug.SetGCPercent(serveGCPercent)
 	}
-	if problems := cfg.productionProblems(); len(problems) > 0 {
-		if !cfg.development() {
-			return fmt.Errorf("refusing to serve with development secrets (set GATEWAY_ENV=development for local use):\n  %s",
-				strings.Join(problems, "\n  "))
-		}
-		for _, p := range problems {
-			logger.Warn("development secret in use (GATEWAY_ENV=development): " + p)
-		}
+	if err := cfg.refuseDevelopmentValues("serve", logger); err != nil {
+		return err
 	}
 	a, err := openApp(ctx, cfg, logger)
 	if err != nil {

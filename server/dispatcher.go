@@ -41,11 +41,14 @@ type DispatcherConfig struct {
 	PerEndpoint int
 	// PerAccount bounds the attempts in flight at once for one account, all its endpoints
 	// together, so one tenant's slow or failing endpoints hold at most this many of the
-	// Concurrency slots. Default Concurrency / 2; at least PerEndpoint.
+	// Concurrency slots. The bound shrinks as more accounts have work (dispatcher_share.go):
+	// several slow tenants together never hold every slot. Default Concurrency / 2; at least
+	// PerEndpoint.
 	PerAccount int
 	// AccountBacklog is EndpointBacklog for one account, all its endpoints together: an
 	// account a claim could push over it is left out of the claim, so one tenant's backlog
-	// never holds every claim. Default EndpointBacklog.
+	// never holds every claim. It shrinks as more accounts have work, as PerAccount does.
+	// Default EndpointBacklog.
 	AccountBacklog int
 	// EndpointBacklog is how many claimed deliveries of one endpoint may be held (queued or
 	// in flight) locally: an endpoint that a claim could push over it is left out of the claim
@@ -128,8 +131,12 @@ type Dispatcher struct {
 	mu        sync.Mutex
 	endpoints map[int64]*endpointQueue
 	accounts  map[int64]*accountShare
-	claimed   int // deliveries held: queued or in flight
-	reserved  int // room taken by claims in flight
+	// busyAccounts counts the accounts holding deliveries; the shares depend on it.
+	busyAccounts int
+	// slotWaiters are the accounts with runners waiting for one of their slots.
+	slotWaiters map[*accountShare]struct{}
+	claimed     int // deliveries held: queued or in flight
+	reserved    int // room taken by claims in flight
 	// wantCapacity: a claimer held back or left a saturated endpoint out; the next runner
 	// that frees room signals capacity, or, when no delivery is held, the end of a claim
 	// (unreserve).
@@ -165,23 +172,6 @@ type endpointQueue struct {
 	queue   []job
 	running int
 	held    int // queued + running
-}
-
-// accountShare is one account's part of the dispatcher: its claimed deliveries held (all its
-// endpoints) and the semaphore bounding its attempts in flight (PerAccount).
-type accountShare struct {
-	held int
-	sem  chan struct{}
-}
-
-// account returns the account's share, made on first use (under mu).
-func (d *Dispatcher) account(id int64) *accountShare {
-	a := d.accounts[id]
-	if a == nil {
-		a = &accountShare{sem: make(chan struct{}, d.cfg.PerAccount)}
-		d.accounts[id] = a
-	}
-	return a
 }
 
 // job is one claimed delivery and when this dispatcher claimed it (by its own clock).
@@ -261,13 +251,14 @@ func NewDispatcher(st *store.Store, cfg DispatcherConfig) *Dispatcher {
 	}
 	return &Dispatcher{
 		cfg: cfg, store: st, log: cfg.Logger.With("service", "webhook_dispatcher"), sender: sender,
-		lifecycle: lifecycle{lcName: "webhook dispatcher"},
-		endpoints: map[int64]*endpointQueue{},
-		accounts:  map[int64]*accountShare{},
-		sem:       make(chan struct{}, cfg.Concurrency),
-		results:   make(chan dispatchResult, 4*cfg.Concurrency),
-		capacity:  make(chan struct{}, 1),
-		more:      make(chan struct{}, 1),
+		lifecycle:   lifecycle{lcName: "webhook dispatcher"},
+		endpoints:   map[int64]*endpointQueue{},
+		accounts:    map[int64]*accountShare{},
+		slotWaiters: map[*accountShare]struct{}{},
+		sem:         make(chan struct{}, cfg.Concurrency),
+		results:     make(chan dispatchResult, 4*cfg.Concurrency),
+		capacity:    make(chan struct{}, 1),
+		more:        make(chan struct{}, 1),
 	}
 }
 
@@ -326,7 +317,7 @@ func (d *Dispatcher) drain() {
 		d.claimed -= len(q.queue)
 		q.held -= len(q.queue)
 		for _, j := range q.queue {
-			d.account(j.AccountID).held--
+			d.unhold(d.account(j.AccountID))
 		}
 		q.queue = nil
 	}
@@ -452,6 +443,20 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 		return 0, 0, false, nil
 	}
 	if free < d.cfg.BatchSize {
+		// No room: accounts holding more than their share (since others got work) give
+		// back what they have queued.
+		if trimmed := d.trimOverShare(); len(trimmed) > 0 {
+			d.mu.Unlock()
+			d.giveBack(ctx, trimmed)
+			d.mu.Lock()
+			if d.stopping {
+				d.mu.Unlock()
+				return 0, 0, false, nil
+			}
+			free = d.cfg.MaxClaimed - d.claimed - d.reserved
+		}
+	}
+	if free < d.cfg.BatchSize {
 		d.wantCapacity = true
 		d.mu.Unlock()
 		return 0, 0, false, nil
@@ -466,8 +471,9 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 			skip = append(skip, id)
 		}
 	}
+	backlogShare := d.backlogShare()
 	for id, a := range d.accounts {
-		if a.held+d.reserved > d.cfg.AccountBacklog {
+		if a.held+d.reserved > backlogShare {
 			skipAccounts = append(skipAccounts, id)
 		}
 	}
@@ -510,7 +516,7 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 			d.endpoints[c.EndpointID] = q
 		}
 		a := d.account(c.AccountID)
-		if q.held >= d.cfg.EndpointBacklog || a.held >= d.cfg.AccountBacklog {
+		if q.held >= d.cfg.EndpointBacklog || a.held >= d.backlogShare() {
 			// Claims running at the same time filled the endpoint's (or the account's) backlog:
 			// give this one back at once, so a slow endpoint never holds more than its share.
 			overflow = append(overflow, c.Ref())
@@ -521,7 +527,7 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 		}
 		q.queue = append(q.queue, job{ClaimedDelivery: c, claimedAt: at, done: batch})
 		q.held++
-		a.held++
+		d.hold(a)
 		d.claimed++
 		if q.running < d.cfg.PerEndpoint {
 			q.running++
@@ -537,7 +543,7 @@ func (d *Dispatcher) runOnce(ctx context.Context, batch *sync.WaitGroup) (claime
 			}
 		}
 		for _, id := range skipAccounts {
-			if a := d.accounts[id]; a == nil || a.held+d.reserved+d.cfg.BatchSize <= d.cfg.AccountBacklog {
+			if a := d.accounts[id]; a == nil || a.held+d.reserved+d.cfg.BatchSize <= d.backlogShare() {
 				again = true
 			}
 		}

@@ -315,8 +315,8 @@ func (rcv *receiver) count() int {
 	return len(rcv.reqs)
 }
 
-// verifyDelivery checks one delivery as a careful receiver would: method, content type, both
-// signatures recomputed from the raw body, and the headers agreeing with the body.
+// verifyDelivery checks one delivery as a careful receiver would: method, content type, the
+// three signatures recomputed from the raw body, and the headers agreeing with the body.
 func verifyDelivery(secret string, r *http.Request, body []byte) error {
 	if r.Method != http.MethodPost {
 		return fmt.Errorf("method %s", r.Method)
@@ -328,6 +328,12 @@ func verifyDelivery(secret string, r *http.Request, body []byte) error {
 	mac.Write(body)
 	if want := "sha256=" + hex.EncodeToString(mac.Sum(nil)); !hmac.Equal([]byte(r.Header.Get("X-Service-Signature")), []byte(want)) {
 		return fmt.Errorf("X-Service-Signature %q, want %q", r.Header.Get("X-Service-Signature"), want)
+	}
+	mac = hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(r.Header.Get("X-Service-Timestamp") + "."))
+	mac.Write(body)
+	if want := "sha256=" + hex.EncodeToString(mac.Sum(nil)); r.Header.Get("X-Service-Timestamp-Signature") != want {
+		return fmt.Errorf("X-Service-Timestamp-Signature %q, want %q", r.Header.Get("X-Service-Timestamp-Signature"), want)
 	}
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 	if err != nil {

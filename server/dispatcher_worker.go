@@ -20,21 +20,19 @@ func (d *Dispatcher) run(q *endpointQueue) {
 		q.queue[0] = job{}
 		q.queue = q.queue[1:]
 		a := d.account(j.AccountID)
+		d.takeSlot(a)
 		d.mu.Unlock()
 
-		// The account's share first, so a tenant at its bound waits without holding a global
-		// slot.
-		a.sem <- struct{}{}
 		d.sem <- struct{}{}
 		res := d.attempt(j)
 		<-d.sem
-		<-a.sem
 		res.done = j.done
 		d.results <- res
 
 		d.mu.Lock()
+		d.giveSlot(a)
 		q.held--
-		a.held--
+		d.unhold(a)
 		if a.held == 0 && len(d.accounts) > maxIdleEndpoints {
 			delete(d.accounts, j.AccountID)
 		}

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -80,7 +81,7 @@ func (s *Server) classify(err error, c echo.Context) *apiError {
 		case http.StatusMethodNotAllowed:
 			return newAPIError(http.StatusMethodNotAllowed, gen.ErrorCodeMethodNotAllowed, "Method "+c.Request().Method+" is not allowed on "+c.Request().URL.Path)
 		case http.StatusRequestEntityTooLarge:
-			return newAPIError(http.StatusRequestEntityTooLarge, gen.ErrorCodePayloadTooLarge, "Request body is larger than 1 MiB")
+			return newAPIError(http.StatusRequestEntityTooLarge, gen.ErrorCodePayloadTooLarge, fmt.Sprintf("Request body is larger than %d MiB", bodyLimitOf(c)>>20))
 		case http.StatusBadRequest, http.StatusUnsupportedMediaType:
 			// Echo's binder and the generated path-parameter parsing; the validator normally
 			// catches these first.

@@ -941,3 +941,39 @@ func TestPlatformWebhookSimulatorStatusesEndToEnd(t *testing.T) {
 		t.Fatalf("%d statuses left parked", n)
 	}
 }
+
+// The platform sends webhook payloads of up to 3 MB: the platform webhook accepts a signed
+// 2.5 MB body and applies it, while the API keeps its 1 MiB limit; a body over the platform
+// webhook's limit (4 MiB) is a clear 413 naming the limit, whether signed or not.
+func TestPlatformWebhookLargeBody(t *testing.T) {
+	env := servertest.New(t, servertest.Config{})
+	tn := pwNewTenant(t, env, "Acme Ltd")
+	id := pwSeedMessage(t, env, tn, "wamid.BIG1", "sent")
+	big := pwEnvelope(tn.Conn.WabaID, pwMessagesChange(tn.Conn.PhoneNumberID, map[string]any{
+		"statuses": []any{pwStatus("wamid.BIG1", "delivered", 1767268800)}}))
+	// A field the gateway does not read makes up the size, as a large batch or a rich inbound
+	// message would.
+	big["padding"] = strings.Repeat("x", 2_500_000)
+	body := pwJSON(t, big)
+	if len(body) < 2_500_000 || len(body) > 3_000_000 {
+		t.Fatalf("body of %d bytes", len(body))
+	}
+	pwPostOK(t, env, body)
+	if s := pwMessageStatus(t, env, id); s != "delivered" {
+		t.Fatalf("status %s after the 2.5 MB delivery", s)
+	}
+	over := bytes.Repeat([]byte(" "), server.PlatformWebhookBodyLimit+1)
+	for _, sig := range []string{pwSign(over), ""} {
+		r := env.Do(servertest.Request{Method: http.MethodPost, Path: "/platform/webhook", Body: over,
+			Header: map[string]string{whatsapp.SignatureHeaderName: sig}})
+		b := wantFailure(t, r, http.StatusRequestEntityTooLarge, "payload_too_large")
+		if !strings.Contains(b.Message, "4 MiB") {
+			t.Fatalf("413 message %q does not name the limit", b.Message)
+		}
+	}
+	// The API's own limit is unchanged.
+	r := env.Do(servertest.Request{Method: http.MethodPost, Path: "/v1/messages/template", Key: tn.Live, Body: bytes.Repeat([]byte(" "), 1<<20+1)})
+	if b := wantFailure(t, r, http.StatusRequestEntityTooLarge, "payload_too_large"); !strings.Contains(b.Message, "1 MiB") {
+		t.Fatalf("API 413 message %q", b.Message)
+	}
+}

@@ -220,12 +220,7 @@ func (s *Server) routes() *echo.Echo {
 			return err
 		},
 	}))
-	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
-		Limit: "1MiB", // 1,048,576 bytes; "1M" would be 1,000,000
-		// A request without a body (net/http gives it http.NoBody, and -1 for a chunked one)
-		// keeps http.NoBody, which tells the validator and the handlers there is nothing to read.
-		Skipper: func(c echo.Context) bool { return c.Request().ContentLength == 0 },
-	}))
+	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool { return isPlatformWebhookPost(c) }))
 
 	// Public paths: no key needed.
 	e.GET("/healthz", s.healthz)
@@ -234,8 +229,8 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/readyz", s.readyz)
 	e.GET("/v1/openapi.yaml", s.specYAML)
 	e.GET("/v1/openapi.json", s.specJSONHandler)
-	e.GET("/platform/webhook", s.platformVerify)
-	e.POST("/platform/webhook", s.platformWebhook)
+	e.GET(platformWebhookPath, s.platformVerify)
+	e.POST(platformWebhookPath, s.platformWebhook, bodyLimit(PlatformWebhookBodyLimit, nil))
 	s.mountDashboard(e)
 
 	// The API: every route of the spec, behind route lookup, authentication and validation.
@@ -245,6 +240,39 @@ func (s *Server) routes() *echo.Echo {
 	v1.Any("/*", func(c echo.Context) error { return echo.NewHTTPError(http.StatusNotFound) })
 	e.RouteNotFound("/*", func(c echo.Context) error { return echo.NewHTTPError(http.StatusNotFound) })
 	return e
+}
+
+// Request body limits, in bytes (whole MiB): every route takes apiBodyLimit but the platform
+// webhook, whose payloads the platform documents as up to 3 MB.
+const (
+	apiBodyLimit             = 1 << 20
+	PlatformWebhookBodyLimit = 4 << 20
+	platformWebhookPath      = "/platform/webhook"
+)
+
+// isPlatformWebhookPost reports whether c is the platform's webhook delivery.
+func isPlatformWebhookPost(c echo.Context) bool {
+	return c.Path() == platformWebhookPath && c.Request().Method == http.MethodPost
+}
+
+// bodyLimitOf is the body limit of c's route, in bytes.
+func bodyLimitOf(c echo.Context) int {
+	if isPlatformWebhookPost(c) {
+		return PlatformWebhookBodyLimit
+	}
+	return apiBodyLimit
+}
+
+// bodyLimit refuses a body over limit bytes with a 413 (skip, when set, exempts a route that
+// has its own). A request without a body (net/http gives it http.NoBody, and -1 for a chunked
+// one) keeps http.NoBody, which tells the validator and the handlers there is nothing to read.
+func bodyLimit(limit int, skip func(echo.Context) bool) echo.MiddlewareFunc {
+	return middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
+		Limit: fmt.Sprintf("%dMiB", limit>>20), // "1M" would be 1,000,000 bytes
+		Skipper: func(c echo.Context) bool {
+			return c.Request().ContentLength == 0 || (skip != nil && skip(c))
+		},
+	})
 }
 
 // api implements the generated strict server interface; one file per resource.

@@ -70,3 +70,13 @@ func (s *Store) AuditEntryByID(ctx context.Context, accountID, id int64) (AuditE
 		WHERE l.account_id = $1 AND l.id = $2`, accountID, id)
 	return e, translate(err)
 }
+
+// Audit actions of the operator's commands (gateway admin) that the dashboard has no form for.
+const (
+	AuditWorkspaceActivated   = "workspace.activated"
+	AuditWorkspaceDeactivated = "workspace.deactivated"
+	AuditTemplatesSynced      = "templates.synced"
+	AuditDeliveryRedelivered  = "delivery.redelivered"
+	AuditUserCreated          = "user.created"
+	AuditSecretsResealed      = "secrets.resealed"
+)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -103,6 +104,9 @@ type ResealResult struct {
 	NumberPINs       int `json:"number_pins"`
 	// Unreadable names the rows no key opened; they are left as they are.
 	Unreadable []string `json:"unreadable"`
+	// Accounts are the accounts whose connection or webhook endpoints were re-sealed, once
+	// each, ascending.
+	Accounts []int64 `json:"-"`
 }
 
 // ResealSecrets re-seals every secret at rest with the current key, bound to its row: after it
@@ -145,6 +149,9 @@ func (s *Store) ResealSecrets(ctx context.Context) (ResealResult, error) {
 				return res, translate(err)
 			}
 			*t.count++
+			if i, found := slices.BinarySearch(res.Accounts, r.Account); !found {
+				res.Accounts = slices.Insert(res.Accounts, i, r.Account)
+			}
 		}
 	}
 	return res, s.resealPINs(ctx, &res)

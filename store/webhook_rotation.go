@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -51,19 +54,53 @@ func (s *Store) EndpointStatusByID(ctx context.Context, accountID, endpointID in
 	return e, translate(err)
 }
 
+// ErrRotationInProgress is returned (as a *RotationInProgressError) by RotateWebhookSecret
+// while the overlap of the endpoint's last rotation runs.
+var ErrRotationInProgress = fmt.Errorf("%w: a secret rotation is in progress", ErrConflict)
+
+// RotationInProgressError says until when the running overlap lasts.
+type RotationInProgressError struct {
+	Until time.Time
+}
+
+func (e *RotationInProgressError) Error() string {
+	return fmt.Sprintf("a secret rotation is in progress: the previous secret signs until %s; rotate again after that",
+		e.Until.UTC().Format(time.RFC3339))
+}
+
+func (e *RotationInProgressError) Unwrap() error { return ErrRotationInProgress }
+
 // RotateWebhookSecret replaces an endpoint's signing secret with secret (sealed). The old
-// secret keeps signing, beside the new one, for overlap. It returns the endpoint, or
-// ErrNotFound.
+// secret keeps signing, beside the new one, for overlap. A rotation while the previous
+// overlap still runs is refused with a *RotationInProgressError: there is room for one
+// previous secret, and replacing it would end the overlap promised for it at once. It
+// returns the endpoint, or ErrNotFound.
 func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, endpointID int64, secret string, overlap time.Duration) (WebhookEndpoint, error) {
 	sealed, err := s.seal(secret, secretRow{table: "webhook_endpoints", account: accountID, id: endpointID})
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	var w WebhookEndpoint
-	err = s.db.GetContext(ctx, &w, `UPDATE webhook_endpoints
-		SET previous_secret = secret, previous_secret_expires_at = now() + $4 * interval '1 second', secret = $3
-		WHERE account_id = $1 AND id = $2 RETURNING `+webhookEndpointColumns, accountID, endpointID, sealed, overlap.Seconds())
-	return w, translate(err)
+	// Two tries: the overlap may end between the update and the look at why it did nothing.
+	for range 2 {
+		var w WebhookEndpoint
+		err = s.db.GetContext(ctx, &w, `UPDATE webhook_endpoints
+			SET previous_secret = secret, previous_secret_expires_at = now() + $4 * interval '1 second', secret = $3
+			WHERE account_id = $1 AND id = $2 AND (previous_secret_expires_at IS NULL OR previous_secret_expires_at <= now())
+			RETURNING `+webhookEndpointColumns, accountID, endpointID, sealed, overlap.Seconds())
+		if !errors.Is(err, sql.ErrNoRows) {
+			return w, translate(err)
+		}
+		var until sql.NullTime
+		err = s.db.GetContext(ctx, &until, `SELECT CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END
+			FROM webhook_endpoints WHERE account_id = $1 AND id = $2`, accountID, endpointID)
+		if err != nil {
+			return WebhookEndpoint{}, translate(err)
+		}
+		if until.Valid {
+			return WebhookEndpoint{}, &RotationInProgressError{Until: until.Time}
+		}
+	}
+	return WebhookEndpoint{}, fmt.Errorf("rotate the secret of webhook endpoint %d: the endpoint changed during the rotation", endpointID)
 }
 
 // EventWebhookTest is the event sent by "Send test event".

@@ -15,15 +15,21 @@ const UserAgent = "MessagingGateway-Webhooks/1"
 // case-insensitive; the Standard Webhooks spec writes the last three in lower
 // case (webhook-id, webhook-timestamp, webhook-signature).
 const (
-	HeaderEvent            = "X-Service-Event"
-	HeaderDelivery         = "X-Service-Delivery"
-	HeaderSignature        = "X-Service-Signature"
-	HeaderEventID          = "X-Service-Event-Id"
-	HeaderAttempt          = "X-Service-Attempt"
-	HeaderTimestamp        = "X-Service-Timestamp"
-	HeaderWebhookID        = "Webhook-Id"
-	HeaderWebhookTimestamp = "Webhook-Timestamp"
-	HeaderWebhookSignature = "Webhook-Signature"
+	HeaderEvent     = "X-Service-Event"
+	HeaderDelivery  = "X-Service-Delivery"
+	HeaderSignature = "X-Service-Signature"
+	HeaderEventID   = "X-Service-Event-Id"
+	HeaderAttempt   = "X-Service-Attempt"
+	HeaderTimestamp = "X-Service-Timestamp"
+	// HeaderTimestampSignature signs X-Service-Timestamp with the body (TimestampSignature):
+	// the replay-resistant form of X-Service-Signature.
+	HeaderTimestampSignature = "X-Service-Timestamp-Signature"
+	// HeaderSignaturePrevious is X-Service-Signature made with the previous secret, sent
+	// only during a rotation's overlap.
+	HeaderSignaturePrevious = "X-Service-Signature-Previous"
+	HeaderWebhookID         = "Webhook-Id"
+	HeaderWebhookTimestamp  = "Webhook-Timestamp"
+	HeaderWebhookSignature  = "Webhook-Signature"
 )
 
 const (
@@ -48,9 +54,10 @@ type Request struct {
 	// Secret is the endpoint's signing secret, "whsec_..." as made by NewSecret.
 	Secret string
 	// PreviousSecret, when set, is the secret a rotation replaced, still valid during the
-	// overlap: Webhook-Signature then carries a second signature made with it, after the
-	// first and separated by a space (Standard Webhooks allows several); X-Service-Signature
-	// is made with Secret only.
+	// overlap: Webhook-Signature and X-Service-Timestamp-Signature then carry a second
+	// signature made with it, after the first and separated by a space (Standard Webhooks
+	// allows several), and X-Service-Signature-Previous is X-Service-Signature made with it.
+	// X-Service-Signature itself is made with Secret only: its format has room for one.
 	PreviousSecret string
 	// Event is the event name, such as "message.sent".
 	Event string
@@ -70,12 +77,14 @@ type Request struct {
 // Headers returns every header of the attempt: Content-Type
 // (application/json), User-Agent, X-Service-Event, X-Service-Delivery,
 // X-Service-Signature, X-Service-Event-Id, X-Service-Attempt,
-// X-Service-Timestamp (unix seconds), and the Standard Webhooks Webhook-Id
-// (= DeliveryID), Webhook-Timestamp and Webhook-Signature (two space-separated
-// signatures when PreviousSecret is set). It returns an error
-// wrapping ErrMalformedSecret for a bad secret, or ErrInvalidRequest for an
-// empty or non-printable Event, EventID or DeliveryID, an Attempt below 1, or
-// a zero Timestamp.
+// X-Service-Timestamp (unix seconds), X-Service-Timestamp-Signature, the
+// Standard Webhooks Webhook-Id (= DeliveryID), Webhook-Timestamp and
+// Webhook-Signature, and, when PreviousSecret is set, X-Service-Signature-Previous
+// (with two space-separated signatures in Webhook-Signature and
+// X-Service-Timestamp-Signature). It returns an error wrapping
+// ErrMalformedSecret for a bad secret, or ErrInvalidRequest for an empty or
+// non-printable Event, EventID or DeliveryID, an Attempt below 1, or a zero
+// Timestamp.
 func (r Request) Headers() (http.Header, error) {
 	if err := r.validate(); err != nil {
 		return nil, err
@@ -87,20 +96,29 @@ func (r Request) Headers() (http.Header, error) {
 	unix := r.Timestamp.Unix()
 	ts := strconv.FormatInt(unix, 10)
 	sig := standardSignature(key, r.DeliveryID, unix, r.Body)
+	tsSig := timestampSignature(r.Secret, unix, r.Body)
+	n := 12
 	if r.PreviousSecret != "" {
 		prev, err := standardKey(r.PreviousSecret)
 		if err != nil {
 			return nil, err
 		}
 		sig += " " + standardSignature(prev, r.DeliveryID, unix, r.Body)
+		tsSig += " " + timestampSignature(r.PreviousSecret, unix, r.Body)
+		n++
 	}
 	// One array holds every value (one allocation, not one per header).
 	v := &[...]string{contentTypeJSON, UserAgent, r.Event, r.DeliveryID, Signature(r.Secret, r.Body),
-		r.EventID, strconv.Itoa(r.Attempt), ts, r.DeliveryID, ts, sig}
-	h := make(http.Header, len(v))
-	for i, name := range [len(v)]string{headerContentType, headerUserAgent, HeaderEvent, HeaderDelivery, HeaderSignature,
-		HeaderEventID, HeaderAttempt, HeaderTimestamp, HeaderWebhookID, HeaderWebhookTimestamp, HeaderWebhookSignature} {
-		h[name] = v[i : i+1 : i+1]
+		r.EventID, strconv.Itoa(r.Attempt), ts, tsSig, r.DeliveryID, ts, sig, ""}
+	names := [len(v)]string{headerContentType, headerUserAgent, HeaderEvent, HeaderDelivery, HeaderSignature,
+		HeaderEventID, HeaderAttempt, HeaderTimestamp, HeaderTimestampSignature, HeaderWebhookID, HeaderWebhookTimestamp,
+		HeaderWebhookSignature, HeaderSignaturePrevious}
+	if r.PreviousSecret != "" {
+		v[12] = Signature(r.PreviousSecret, r.Body)
+	}
+	h := make(http.Header, n)
+	for i := range n {
+		h[names[i]] = v[i : i+1 : i+1]
 	}
 	return h, nil
 }

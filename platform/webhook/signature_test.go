@@ -52,32 +52,48 @@ func formatHeaders(h http.Header) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
+// TestHeadersGolden pins every header of the golden request, byte for byte, without a
+// rotation (headers.golden) and during one (headers_rotation.golden).
 func TestHeadersGolden(t *testing.T) {
-	h, err := goldenRequest(t).Headers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := formatHeaders(h)
-	path := filepath.Join("testdata", "headers.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("headers differ from %s (run with -update only for an intended change)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-	if len(h) != 11 {
-		t.Errorf("got %d header names, want 11", len(h))
-	}
-	for name, values := range h {
-		if len(values) != 1 {
-			t.Errorf("%s has %d values, want 1", name, len(values))
-		}
+	for _, c := range []struct {
+		file     string
+		previous string
+		names    int
+	}{
+		{"headers.golden", "", 12},
+		// base64 of the bytes 0x20..0x3f
+		{"headers_rotation.golden", "whsec_ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=", 13},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			r := goldenRequest(t)
+			r.PreviousSecret = c.previous
+			h, err := r.Headers()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := formatHeaders(h)
+			path := filepath.Join("testdata", c.file)
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("headers differ from %s (run with -update only for an intended change)\ngot:\n%s\nwant:\n%s", path, got, want)
+			}
+			if len(h) != c.names {
+				t.Errorf("got %d header names, want %d", len(h), c.names)
+			}
+			for name, values := range h {
+				if len(values) != 1 {
+					t.Errorf("%s has %d values, want 1", name, len(values))
+				}
+			}
+		})
 	}
 }
 
@@ -96,6 +112,14 @@ func TestSignaturesFromSpec(t *testing.T) {
 	mac.Write(r.Body)
 	if want := "sha256=" + hex.EncodeToString(mac.Sum(nil)); h.Get("X-Service-Signature") != want {
 		t.Errorf("X-Service-Signature = %q, want %q", h.Get("X-Service-Signature"), want)
+	}
+
+	// X-Service-Timestamp-Signature: "sha256=" + hex HMAC-SHA256 of
+	// "{X-Service-Timestamp}.{body}", keyed as X-Service-Signature is.
+	mac = hmac.New(sha256.New, []byte(r.Secret))
+	mac.Write([]byte(h.Get("X-Service-Timestamp") + "." + string(r.Body)))
+	if want := "sha256=" + hex.EncodeToString(mac.Sum(nil)); h.Get("X-Service-Timestamp-Signature") != want {
+		t.Errorf("X-Service-Timestamp-Signature = %q, want %q", h.Get("X-Service-Timestamp-Signature"), want)
 	}
 
 	// Standard Webhooks: signed content is "{webhook-id}.{webhook-timestamp}.{body}",

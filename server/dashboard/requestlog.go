@@ -112,6 +112,7 @@ func (d *Dashboard) attemptPage(w http.ResponseWriter, r *http.Request, s *store
 		{webhook.HeaderEventID, a.Ev.ID},
 		{webhook.HeaderAttempt, strconv.Itoa(a.Attempt)},
 		{webhook.HeaderTimestamp, ts},
+		{webhook.HeaderTimestampSignature, "sha256=<HMAC-SHA256 of X-Service-Timestamp.body with the endpoint's signing secret> (two during a secret rotation)"},
 		{"webhook-id", a.DeliveryID},
 		{"webhook-timestamp", ts},
 		{"webhook-signature", "v1,<base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body> (two during a secret rotation)"},

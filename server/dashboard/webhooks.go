@@ -133,7 +133,16 @@ func (d *Dashboard) rotateWebhook(w http.ResponseWriter, r *http.Request, s *sto
 		d.serverError(w, r, err)
 		return
 	}
-	if _, err := d.cfg.Store.RotateWebhookSecret(r.Context(), s.AccountID, e.ID, secret, RotationOverlap); err != nil {
+	_, err = d.cfg.Store.RotateWebhookSecret(r.Context(), s.AccountID, e.ID, secret, RotationOverlap)
+	var inProgress *store.RotationInProgressError
+	if errors.As(err, &inProgress) {
+		d.render(w, r, http.StatusConflict, "webhook", page{Title: "Webhook endpoint", Nav: "webhooks", Session: s,
+			Error: "A secret rotation is already in progress: the previous secret signs until " +
+				inProgress.Until.UTC().Format("2006-01-02 15:04 UTC") + ". Rotate again after that, so that receivers still on it keep their overlap.",
+			Data: webhookData{Endpoint: e, Overlap: "24 hours"}})
+		return
+	}
+	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
