@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"gateway/gen"
+	"gateway/server/refusal"
 	"gateway/store"
 )
 
@@ -54,7 +55,7 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	}
 	mobile, ok := normalizeMobile(req.Body.Mobile)
 	if !ok {
-		return nil, invalid(gen.FieldErrors{"mobile": {"must be an international number: 8 to 15 digits with the country code first"}})
+		return nil, invalid(refusal.One("mobile", "must be an international number: 8 to 15 digits with the country code first"))
 	}
 	in := store.ContactInput{Mobile: mobile, Note: req.Body.Note,
 		Firstname: trimmed(req.Body.Firstname), Lastname: trimmed(req.Body.Lastname)}

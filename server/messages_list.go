@@ -5,11 +5,12 @@ import (
 	"errors"
 
 	"gateway/gen"
+	"gateway/server/refusal"
 	"gateway/store"
 )
 
 // errBadCursor is the 422 for a cursor no listing returned.
-var errBadCursor = invalid(gen.FieldErrors{"query.cursor": {"is not a next_cursor this listing returned"}})
+var errBadCursor = invalid(refusal.One("query.cursor", "is not a next_cursor this listing returned"))
 
 // ListMessages lists the account's sent messages newest first with the request's filters, a
 // page at a time by cursor (store.ListMessages). Test and demo keys see fixture messages.

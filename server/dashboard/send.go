@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gateway/server/refusal"
 	"gateway/store"
 )
 
@@ -45,15 +46,13 @@ type PanelSent struct {
 	Replayed  bool  `json:"-"` // the form had been submitted before; nothing was sent again
 }
 
-// SendRefused is a send the API's rules refused (Status as the API answers it, Message its
-// text). FieldErrors holds the reasons by form input: destination, name, campaign, header.N,
-// body.N (header and body for the list), media (the header as a whole), media_link,
-// media_id, media_filename, location, latitude, longitude, location_name, location_address,
-// button_N (by button index) and buttons.
+// SendRefused is a send the API's rules refused: Status and Message as the API answers them,
+// and Fields the broken rules by the API's field paths (empty when the refusal is about no
+// field, such as a blocked contact). The form shows each next to its input (formRefusal).
 type SendRefused struct {
-	Status      int
-	Message     string
-	FieldErrors map[string]string
+	Status  int
+	Message string
+	Fields  refusal.Fields
 }
 
 func (e *SendRefused) Error() string { return e.Message }
@@ -70,7 +69,7 @@ type sendData struct {
 	Destination, Name, Campaign, Key string
 	Groups                           []fieldGroup // the inputs of the template's header, body and buttons
 	Preview                          preview
-	FieldErrors                      map[string]string // the refusal's reasons by input (SendRefused)
+	FieldErrors                      map[string]string // the refusal's reasons by input (formRefusal)
 }
 
 // sendForm is the panel's send page: choose an approved template, then fill what it takes
@@ -133,7 +132,11 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 	sent, err := d.cfg.Sender.SendFromPanel(r.Context(), s.AccountID, panelSendOf(r.PostForm))
 	var refused *SendRefused
 	if errors.As(err, &refused) {
-		d.sendPage(w, r, s, refused.Status, refused.Message, refused.FieldErrors)
+		msg, fieldErrs := refused.Message, map[string]string(nil)
+		if len(refused.Fields) > 0 {
+			msg, fieldErrs = formRefusal(refused.Fields)
+		}
+		d.sendPage(w, r, s, refused.Status, msg, fieldErrs)
 		return
 	} else if err != nil {
 		d.serverError(w, r, err)
