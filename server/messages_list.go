@@ -38,13 +38,9 @@ func (a *api) ListMessages(ctx context.Context, req gen.ListMessagesRequestObjec
 		}
 		f.After = &c
 	}
-	var page store.MessagePage
-	if p.Mode == ModeLive {
-		if page, err = a.s.store.ListMessages(ctx, p.AccountID, f); err != nil {
-			return nil, err
-		}
-	} else {
-		page = fixtureMessagePage(f)
+	page, err := p.data.messages(ctx, p.AccountID, f)
+	if err != nil {
+		return nil, err
 	}
 	out := gen.MessageList{Messages: make([]gen.MessageListItem, 0, len(page.Messages))}
 	for _, m := range page.Messages {

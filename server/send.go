@@ -39,38 +39,28 @@ var (
 
 // SendTemplateMessage sends an approved template (POST /v1/messages/template in openapi/openapi.yaml). Live keys reach the
 // platform with the account's number; test and demo keys are simulated (or delivered for real
-// through the sandbox number to a phone that joined it).
+// through the sandbox number to a phone that joined it): the key's messaging (keymode.go).
 func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessageRequestObject) (gen.SendTemplateMessageResponseObject, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b := req.Body
-	var resp gen.SendTemplateMessageResponseObject
-	switch fe := checkSendRequest(b); {
-	case len(fe) > 0:
-		err = invalid(fe)
-	case p.Mode != ModeLive:
-		resp, err = a.s.sendTest(ctx, p.AccountID, b)
-	default:
-		resp, err = a.s.sendLive(ctx, p.AccountID, b, "api")
+	if fe := checkSendRequest(req.Body); len(fe) > 0 {
+		err := invalid(fe)
+		a.s.countSend(p.Mode, err)
+		return nil, err
 	}
-	a.s.countSend(p.Mode, err)
-	return resp, err
+	return p.data.send(ctx, p, req.Body)
 }
 
 // countSend counts a send by its outcome: sent, or the code of its failure (internal_error for
-// an unexpected one). A live send the platform refused is counted by sendFailed, which knows the
-// platform's error code.
+// an unexpected one).
 func (s *Server) countSend(mode string, err error) {
 	outcome := "sent"
 	if err != nil {
 		outcome = string(gen.ErrorCodeInternalError)
 		var ae *apiError
 		if errors.As(err, &ae) {
-			if mode == ModeLive && ae.Status == http.StatusBadGateway {
-				return
-			}
 			outcome = string(ae.Code)
 		}
 	}
