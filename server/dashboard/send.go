@@ -79,7 +79,9 @@ func (d *Dashboard) sendForm(w http.ResponseWriter, r *http.Request, s *store.Se
 	d.sendPage(w, r, s, http.StatusOK, "", nil)
 }
 
-func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Session, status int, errMsg string, fieldErrs map[string]string) {
+// sendPage is the send page, with the message errMsg, or with the broken rules of a refused send
+// placed on the form (formRefusal).
+func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Session, status int, errMsg string, refused refusal.Fields) {
 	ctx := r.Context()
 	ts, err := d.cfg.Store.ApprovedTemplates(ctx, s.AccountID, 200)
 	if err != nil {
@@ -91,8 +93,12 @@ func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Se
 		r.ParseForm()
 		v = r.Form
 	}
+	var fieldErrs map[string]string
+	if len(refused) > 0 {
+		_, fieldErrs = formRefusal(refused, func(string) bool { return true })
+	}
 	data := sendData{Templates: ts, Destination: v.Get("destination"), Name: v.Get("name"), Campaign: v.Get("campaign"),
-		Key: v.Get("key"), FieldErrors: fieldErrs}
+		Key: v.Get("key")}
 	if data.Key == "" {
 		var b [16]byte
 		rand.Read(b[:])
@@ -110,6 +116,11 @@ func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Se
 				", which the panel cannot fill; send it through the API."
 		}
 		data.Groups, data.Preview = templateForm(*t, v, fieldErrs)
+	}
+	if len(refused) > 0 {
+		// A reason about an input the page does not show (the template changed since the form
+		// was filled, or the form was not this page's) is listed in the message instead.
+		errMsg, data.FieldErrors = formRefusal(refused, data.shows)
 	}
 	d.render(w, r, status, "send", page{Title: "Send a message", Nav: "send", Session: s, Error: errMsg, Data: data})
 }
@@ -132,11 +143,7 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 	sent, err := d.cfg.Sender.SendFromPanel(r.Context(), s.AccountID, panelSendOf(r.PostForm))
 	var refused *SendRefused
 	if errors.As(err, &refused) {
-		msg, fieldErrs := refused.Message, map[string]string(nil)
-		if len(refused.Fields) > 0 {
-			msg, fieldErrs = formRefusal(refused.Fields)
-		}
-		d.sendPage(w, r, s, refused.Status, msg, fieldErrs)
+		d.sendPage(w, r, s, refused.Status, refused.Message, refused.Fields)
 		return
 	} else if err != nil {
 		d.serverError(w, r, err)

@@ -42,14 +42,14 @@ func sendInput(f refusal.Field) string {
 }
 
 // formRefusal is a refused send for the form: each reason under its input (in the order the
-// API lists them, several joined with "; "), and the message listing those that belong to no
-// input.
-func formRefusal(fs refusal.Fields) (string, map[string]string) {
+// API lists them, several joined with "; ") when the page shows that input, and the message
+// listing those that belong to no input shown.
+func formRefusal(fs refusal.Fields, shows func(input string) bool) (string, map[string]string) {
 	errs := map[string]string{}
 	var general []string
 	for _, f := range fs.Sorted() {
 		in := sendInput(f)
-		if in == "" {
+		if in == "" || !shows(in) {
 			general = append(general, f.Path+": "+f.Reason)
 			continue
 		}
@@ -63,4 +63,25 @@ func formRefusal(fs refusal.Fields) (string, map[string]string) {
 		return "The send was refused: " + strings.Join(general, "; ") + ".", errs
 	}
 	return "The send was refused: correct the fields marked below.", errs
+}
+
+// shows reports whether the send page shows the reasons about the input: those of the form
+// (destination, name, campaign, and the header, body and buttons parts, which are shown
+// whenever they have a reason) and those of the template's inputs, when the form is shown.
+func (sd *sendData) shows(input string) bool {
+	if sd.Template == nil || sd.Unsupported != "" {
+		return false
+	}
+	switch input {
+	case "destination", "name", "campaign", "media", "location", "header", "body", "buttons":
+		return true
+	}
+	for _, g := range sd.Groups {
+		for _, f := range g.Fields {
+			if f.input == input {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -110,3 +110,43 @@ func TestPanelSendRefusalsByRule(t *testing.T) {
 		t.Fatalf("refused sends reached the platform: %d", n)
 	}
 }
+
+// A reason about an input the page does not show (a form filled for the template as it was, or
+// not made by this page) is listed in the page's message with its field path, never lost
+// behind "correct the fields marked below".
+func TestPanelSendRefusalsOffForm(t *testing.T) {
+	env, a, ids := richPanel(t)
+	cases := []struct {
+		rule     string
+		template string
+		form     url.Values
+		says     string
+	}{
+		{"a value for a button that takes none", "product_demo", url.Values{"media_type": {"video"},
+			"media_link": {"https://cdn.example.com/a.mp4"}, "body": {"Kettle"}, "button_0": {"x"}},
+			`button_variables.0: the template's button 0 (URL "Visit us") takes no value`},
+		{"a file name for an image", "spring_sale", url.Values{"media_type": {"image"}, "media_link": {"https://cdn.example.com/a.jpg"},
+			"media_filename": {"a.jpg"}, "body": {"Ana"}, "button_0": {"X"}},
+			"header_media.filename: filename is for a document header only"},
+		{"a button the template does not have", "coupon_offer", url.Values{"body": {"Ana"}, "button_0": {"SAVE20"}, "button_5": {"x"}},
+			"button_variables.1.index: the template has 2 buttons (indexes 0 to 1); there is no button 5"},
+	}
+	for i, tc := range cases {
+		form := url.Values{"template": {fmt.Sprint(ids[tc.template])}, "key": {fmt.Sprintf("off-%d", i)}, "destination": {"5511987654321"}}
+		for k, v := range tc.form {
+			form[k] = v
+		}
+		p := a.post("/dashboard/send", form)
+		if p.Status != http.StatusUnprocessableEntity {
+			t.Errorf("%s: %d, want 422\n%s", tc.rule, p.Status, p.Body)
+			continue
+		}
+		m := regexp.MustCompile(`<p class="error" role="alert">([^<]*)</p>`).FindStringSubmatch(p.Body)
+		if m == nil || !strings.Contains(html.UnescapeString(m[1]), tc.says) {
+			t.Errorf("%s: the page's message is %q, want it to list %q", tc.rule, m, tc.says)
+		}
+	}
+	if n := len(env.Sim.Sent()); n != 0 {
+		t.Fatalf("refused sends reached the platform: %d", n)
+	}
+}
