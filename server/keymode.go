@@ -64,8 +64,8 @@ type liveMessaging struct{ s *Server }
 
 func (l liveMessaging) send(ctx context.Context, p Principal, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
 	resp, err := l.s.sendLive(ctx, p.AccountID, b, "api")
-	// A send that came to a 502 is counted where its failure is known (sendFailed, with the
-	// platform's error code).
+	// A 502 is not counted here: sendFailed counts a send the platform refused, with the
+	// platform's error code.
 	var ae *apiError
 	if !errors.As(err, &ae) || ae.Status != http.StatusBadGateway {
 		l.s.countSend(p.Mode, err)
