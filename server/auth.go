@@ -19,6 +19,8 @@ type Principal struct {
 	Scheme    string // the security scheme the key came in: bearerAuth, apiKeyHeader, apiKeyQuery
 	// The account's name, email and sandbox join code, read with the key.
 	AccountName, AccountEmail, JoinCode string
+	// What the key's mode reaches (keymode.go).
+	keyMode
 }
 
 // principalFrom returns the request's principal; strict handlers only run behind the
@@ -100,8 +102,9 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, aheadID int6
 	if err != nil {
 		return Principal{}, nil, unauthorized(scheme, keyMalformed)
 	}
-	if mode != ModeLive {
-		aheadID = 0 // test and demo keys read their test sends, not messages
+	km := s.modeFor(mode)
+	if !km.readsAhead {
+		aheadID = 0
 	}
 	p, ahead, err := s.lookupKey(ctx, HashKey(key), aheadID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -125,7 +128,7 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, aheadID int6
 		}
 	}
 	return Principal{KeyID: p.KeyID, AccountID: p.AccountID, Mode: p.Mode, Scheme: scheme,
-		AccountName: p.AccountName, AccountEmail: p.AccountEmail, JoinCode: p.JoinCode}, ahead, nil
+		AccountName: p.AccountName, AccountEmail: p.AccountEmail, JoinCode: p.JoinCode, keyMode: km}, ahead, nil
 }
 
 // keyLookupTimeout bounds one shared statement of API key lookups (s.keys).

@@ -34,13 +34,9 @@ func (a *api) ListCampaigns(ctx context.Context, req gen.ListCampaignsRequestObj
 			return nil, errBadCursor
 		}
 	}
-	var cs []store.CampaignReport
-	if p.Mode == ModeLive {
-		if cs, err = a.s.store.Campaigns(ctx, p.AccountID, before, limit+1); err != nil {
-			return nil, err
-		}
-	} else {
-		cs = fixtureCampaignPage(before, limit+1)
+	cs, err := p.data.campaigns(ctx, p.AccountID, before, limit+1)
+	if err != nil {
+		return nil, err
 	}
 	out := gen.CampaignList{Campaigns: make([]gen.Campaign, 0, len(cs))}
 	if len(cs) > limit {
@@ -61,24 +57,9 @@ func (a *api) GetCampaign(ctx context.Context, req gen.GetCampaignRequestObject)
 	if err != nil {
 		return nil, err
 	}
-	var c store.CampaignReport
-	var reasons []store.FailureReason
-	if p.Mode == ModeLive {
-		c, err = a.s.store.CampaignByID(ctx, p.AccountID, req.Id)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, errCampaignNotFound
-		}
-		if err != nil {
-			return nil, err
-		}
-		if reasons, err = a.s.store.CampaignFailureReasons(ctx, p.AccountID, c.ID, topFailureReasons); err != nil {
-			return nil, err
-		}
-	} else {
-		var ok bool
-		if c, reasons, ok = fixtureCampaign(req.Id); !ok {
-			return nil, errCampaignNotFound
-		}
+	c, reasons, err := p.data.campaign(ctx, p.AccountID, req.Id)
+	if err != nil {
+		return nil, err
 	}
 	out := campaignOut(c)
 	rs := make([]gen.FailureReason, 0, len(reasons))

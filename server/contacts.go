@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"gateway/gen"
+	"gateway/server/refusal"
 	"gateway/store"
 )
 
@@ -25,14 +26,9 @@ func (a *api) ListContacts(ctx context.Context, req gen.ListContactsRequestObjec
 	if req.Params.Search != nil {
 		search = *req.Params.Search
 	}
-	var res store.ContactPage
-	if p.Mode == ModeLive {
-		res, err = a.s.store.ListContacts(ctx, p.AccountID, search, limit, (page-1)*limit)
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		res = fixtureContacts(search, limit, (page-1)*limit)
+	res, err := p.data.contacts(ctx, p.AccountID, search, limit, (page-1)*limit)
+	if err != nil {
+		return nil, err
 	}
 	out := gen.ContactList{Contacts: make([]gen.Contact, 0, len(res.Contacts)),
 		Pagination: gen.Pagination{Page: page, Total: res.Total, Pages: (res.Total + limit - 1) / limit}}
@@ -54,25 +50,13 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	}
 	mobile, ok := normalizeMobile(req.Body.Mobile)
 	if !ok {
-		return nil, invalid(gen.FieldErrors{"mobile": {"must be an international number: 8 to 15 digits with the country code first"}})
+		return nil, invalid(refusal.One("mobile", "must be an international number: 8 to 15 digits with the country code first"))
 	}
 	in := store.ContactInput{Mobile: mobile, Note: req.Body.Note,
 		Firstname: trimmed(req.Body.Firstname), Lastname: trimmed(req.Body.Lastname)}
-	var c store.Contact
-	var created bool
-	if p.Mode == ModeLive {
-		c, created, err = a.s.store.UpsertContact(ctx, p.AccountID, in)
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		var name *string
-		if in.Firstname != nil || in.Lastname != nil {
-			n := joinName(in.Firstname, in.Lastname)
-			name = &n
-		}
-		c = fixtureContact(mobile, name)
-		created = true
+	c, created, err := p.data.upsertContact(ctx, p.AccountID, in)
+	if err != nil {
+		return nil, err
 	}
 	msg := "Contact updated"
 	if created {

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"gateway/gen"
+	"gateway/server/refusal"
 )
 
 // apiError is a failure that renders as the error envelope with its status and code. Middleware
@@ -18,7 +19,10 @@ type apiError struct {
 	Code    gen.ErrorCode
 	Message string
 	Errors  gen.FieldErrors
-	Header  http.Header
+	// Fields are the broken rules Errors was rendered from, when a rule of ours refused the
+	// request (invalid): the dashboard shows them by path, the API renders Errors.
+	Fields refusal.Fields
+	Header http.Header
 	// MessageID and OutcomeUnknown mark a send whose outcome is unknown (502, or 409 on a retry):
 	// the message it recorded, which the platform may have accepted.
 	MessageID      int64

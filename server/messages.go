@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"gateway/gen"
@@ -16,25 +15,21 @@ var errMessageNotFound = newAPIError(http.StatusNotFound, gen.ErrorCodeNotFound,
 // and, for a failed message, the platform's error. Another account's id, an inbound message
 // and a send still waiting for the platform's answer are 404; a send whose answer was lost is
 // shown as sent with outcome_unknown. Test and demo keys read their
-// test sends, whose status ages with time.
+// test sends, whose status ages with time (the key's messaging, keymode.go).
 func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (gen.GetMessageResponseObject, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if p.Mode != ModeLive {
-		return a.s.getTestMessage(ctx, p.AccountID, req.Id)
-	}
-	m, ok := messageAhead(ctx, p.AccountID, req.Id)
-	if !ok {
-		m, err = a.s.store.MessageByID(ctx, p.AccountID, req.Id)
-	}
-	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Status == "pending" && !m.OutcomeUnknown) {
-		return nil, errMessageNotFound
-	}
+	m, err := p.data.message(ctx, p.AccountID, req.Id)
 	if err != nil {
 		return nil, err
 	}
+	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: m}}, nil
+}
+
+// messageOut is a recorded message as GetMessage shows it.
+func messageOut(m store.Message) gen.Message {
 	sentAt := m.CreatedAt
 	if m.SentAt != nil {
 		sentAt = *m.SentAt
@@ -56,5 +51,5 @@ func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (
 		e := gen.MessageError{Code: deref(m.ErrorCode), Title: deref(m.ErrorTitle), Details: m.ErrorDetails}
 		out.Error = &e
 	}
-	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: out}}, nil
+	return out
 }

@@ -5,11 +5,12 @@ import (
 	"errors"
 
 	"gateway/gen"
+	"gateway/server/refusal"
 	"gateway/store"
 )
 
 // errBadCursor is the 422 for a cursor no listing returned.
-var errBadCursor = invalid(gen.FieldErrors{"query.cursor": {"is not a next_cursor this listing returned"}})
+var errBadCursor = invalid(refusal.One("query.cursor", "is not a next_cursor this listing returned"))
 
 // ListMessages lists the account's sent messages newest first with the request's filters, a
 // page at a time by cursor (store.ListMessages). Test and demo keys see fixture messages.
@@ -37,13 +38,9 @@ func (a *api) ListMessages(ctx context.Context, req gen.ListMessagesRequestObjec
 		}
 		f.After = &c
 	}
-	var page store.MessagePage
-	if p.Mode == ModeLive {
-		if page, err = a.s.store.ListMessages(ctx, p.AccountID, f); err != nil {
-			return nil, err
-		}
-	} else {
-		page = fixtureMessagePage(f)
+	page, err := p.data.messages(ctx, p.AccountID, f)
+	if err != nil {
+		return nil, err
 	}
 	out := gen.MessageList{Messages: make([]gen.MessageListItem, 0, len(page.Messages))}
 	for _, m := range page.Messages {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,20 +12,21 @@ import (
 
 	"gateway/gen"
 	"gateway/server/dashboard"
+	"gateway/server/refusal"
 )
 
 // The panel's send form as an API send request: the form's values become a
 // gen.SendTemplateRequest, checked the way apiMiddleware checks a request body (strict input,
 // then the SendTemplateRequest schema of openapi.yaml) and checkSendRequest does; sendLive
-// then applies the template's rules (sendParams). Every refusal is keyed by the API's field
-// path and translated to the form's input (panelField), so each shows next to its field.
+// then applies the template's rules (sendParams). Every refusal is a refusal.Field with the
+// API's field path, which the dashboard shows next to the form input for that path.
 
 // panelRequest builds the API request of the form in (destination already normalised to
-// digits when it could be) and returns it, the button index of each button_variables entry
-// (the API names entries by position), and the field errors of the API's request checks
-// (nil when there are none).
-func (s *Server) panelRequest(in dashboard.PanelSend, destination string) (*gen.SendTemplateRequest, []int, gen.FieldErrors) {
-	fe := gen.FieldErrors{}
+// digits when it could be) and returns it with the broken rules of the API's request checks.
+// A rule about a button_variables entry carries the index of its button (the API names
+// entries by position).
+func (s *Server) panelRequest(in dashboard.PanelSend, destination string) (*gen.SendTemplateRequest, refusal.Fields) {
+	var fe refusal.Fields
 	b := &gen.SendTemplateRequest{Destination: destination, TemplateId: &in.TemplateID}
 	if in.Name != "" {
 		b.Name = &in.Name
@@ -61,7 +61,7 @@ func (s *Server) panelRequest(in dashboard.PanelSend, destination string) (*gen.
 		}{{"header_location.latitude", l.Latitude, &hl.Latitude}, {"header_location.longitude", l.Longitude, &hl.Longitude}} {
 			f, err := strconv.ParseFloat(strings.TrimSpace(c.text), 64)
 			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				fe[c.field] = []string{"must be a number, e.g. -23.5614"}
+				fe.Add(c.field, "must be a number, e.g. -23.5614")
 				continue
 			}
 			*c.to = f
@@ -87,18 +87,20 @@ func (s *Server) panelRequest(in dashboard.PanelSend, destination string) (*gen.
 			b.ButtonVariables = &bvs
 		}
 	}
-	for k, v := range s.checkAsRequestBody(b) {
-		if _, seen := fe[k]; !seen {
-			fe[k] = v
+	// The schema's reasons, but for a coordinate the form could not read as a number.
+	parsed := len(fe)
+	for _, f := range refusal.FromMap(s.checkAsRequestBody(b)) {
+		if fe[:parsed].Has(f.Path) {
+			continue
 		}
+		head, rest, _ := strings.Cut(f.Path, ".")
+		pos, _, _ := strings.Cut(rest, ".")
+		if i, err := strconv.Atoi(pos); head == "button_variables" && err == nil && i >= 0 && i < len(buttonAt) {
+			f.Button = buttonAt[i]
+		}
+		fe = append(fe, f)
 	}
-	for k, v := range checkSendRequest(b) {
-		fe[k] = append(fe[k], v...)
-	}
-	if len(fe) == 0 {
-		return b, buttonAt, nil
-	}
-	return b, buttonAt, fe
+	return b, append(fe, checkSendRequest(b)...)
 }
 
 // checkAsRequestBody runs the checks apiMiddleware runs on a JSON body: strict input (NUL,
@@ -127,72 +129,4 @@ func (s *Server) checkAsRequestBody(b *gen.SendTemplateRequest) gen.FieldErrors 
 		return fieldErrors(err)
 	}
 	return fe
-}
-
-// Form inputs of the send page, by the API's field path (see dashboard.PanelSend).
-var panelFields = map[string]string{
-	"destination": "destination", "name": "name", "campaign_name": "campaign",
-	"body_variables": "body", "header_variables": "header",
-	"header_media": "media", "header_media.type": "media", "header_media.link": "media_link",
-	"header_media.id": "media_id", "header_media.filename": "media_filename",
-	"header_location": "location", "header_location.latitude": "latitude", "header_location.longitude": "longitude",
-	"header_location.name": "location_name", "header_location.address": "location_address",
-	"button_variables": "buttons",
-}
-
-// reButtonReason finds the button a general button_variables reason is about: they name it the
-// way describeButton does ("button 0 (URL ...)").
-var reButtonReason = regexp.MustCompile(`^the template's button (\d+) \(`)
-
-// panelField is the form input the API's field path key is about (dashboard.PanelSend's
-// FieldErrors keys: body.1, media_link, button_0, ...), or "" for the form as a whole (the
-// template). buttonAt maps a button_variables position to its button index; reason picks the
-// button of a reason about the whole list.
-func panelField(key string, buttonAt []int, reason string) string {
-	if f, ok := panelFields[key]; ok {
-		if f == "buttons" {
-			if m := reButtonReason.FindStringSubmatch(reason); m != nil {
-				return "button_" + m[1]
-			}
-		}
-		return f
-	}
-	head, rest, _ := strings.Cut(key, ".")
-	switch head {
-	case "body_variables", "header_variables":
-		n, _, _ := strings.Cut(rest, ".")
-		return panelFields[head] + "." + n
-	case "button_variables":
-		pos, _, _ := strings.Cut(rest, ".")
-		if i, err := strconv.Atoi(pos); err == nil && i >= 0 && i < len(buttonAt) {
-			return "button_" + strconv.Itoa(buttonAt[i])
-		}
-		return "buttons"
-	}
-	return ""
-}
-
-// panelRefusal is the 422 (or other refusal) of fe for the form: each reason under its input,
-// the message listing those that belong to no input.
-func panelRefusal(status int, fe gen.FieldErrors, buttonAt []int) *dashboard.SendRefused {
-	r := &dashboard.SendRefused{Status: status, FieldErrors: map[string]string{}}
-	var general []string
-	for _, k := range sortedKeys(fe) {
-		for _, reason := range fe[k] {
-			f := panelField(k, buttonAt, reason)
-			if f == "" {
-				general = append(general, k+": "+reason)
-				continue
-			}
-			if prev := r.FieldErrors[f]; prev != "" {
-				reason = prev + "; " + reason
-			}
-			r.FieldErrors[f] = reason
-		}
-	}
-	r.Message = "The send was refused: correct the fields marked below."
-	if len(general) > 0 {
-		r.Message = "The send was refused: " + strings.Join(general, "; ") + "."
-	}
-	return r
 }

@@ -10,6 +10,7 @@ import (
 
 	"gateway/gen"
 	"gateway/server/dashboard"
+	"gateway/server/refusal"
 	"gateway/store"
 )
 
@@ -19,21 +20,19 @@ import (
 // Idempotency-Key (the form carries a key made when it was shown, so a double submit sends
 // once). The form's values are checked as the API checks a request body first
 // (panelRequest). A refusal the person can act on is a *dashboard.SendRefused with the API's
-// reasons, each under the form input it is about.
+// status, message and broken rules (refusal.Fields, by the API's field paths).
 func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboard.PanelSend) (dashboard.PanelSent, error) {
 	mobile, ok := normalizeMobile(in.Destination)
 	if !ok {
 		mobile = in.Destination
 	}
-	b, buttonAt, fe := s.panelRequest(in, mobile)
+	b, fe := s.panelRequest(in, mobile)
 	if !ok {
-		if fe == nil {
-			fe = gen.FieldErrors{}
-		}
-		fe["destination"] = []string{"enter the number in international format: 8 to 15 digits with the country code first"}
+		fe = append(fe.Without("destination"), refusal.One("destination",
+			"enter the number in international format: 8 to 15 digits with the country code first")...)
 	}
-	if fe != nil {
-		return dashboard.PanelSent{}, panelRefusal(http.StatusUnprocessableEntity, fe, buttonAt)
+	if len(fe) > 0 {
+		return dashboard.PanelSent{}, panelRefused(invalid(fe))
 	}
 	key := ""
 	if in.IdempotencyKey != "" {
@@ -77,10 +76,7 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboar
 		}
 		sent.MessageID = ok.Body.Data.MessageId
 	case errors.As(err, &ae):
-		refused = &dashboard.SendRefused{Status: ae.Status, Message: ae.Message}
-		if len(ae.Errors) > 0 {
-			refused = panelRefusal(ae.Status, ae.Errors, buttonAt)
-		}
+		refused = panelRefused(ae)
 		err = refused
 	}
 	if key != "" && !held.outcomeUnknown.Load() { // an unknown outcome leaves the key held, unfinished
@@ -100,4 +96,9 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboar
 		}
 	}
 	return sent, err
+}
+
+// panelRefused is the API's refusal ae as the dashboard receives it.
+func panelRefused(ae *apiError) *dashboard.SendRefused {
+	return &dashboard.SendRefused{Status: ae.Status, Message: ae.Message, Fields: ae.Fields}
 }

@@ -12,16 +12,18 @@ import (
 
 	"gateway/gen"
 	"gateway/platform/whatsapp"
+	"gateway/server/refusal"
 	"gateway/store"
 )
 
 // defaultCampaign groups API sends that name no campaign.
 const defaultCampaign = "API"
 
-// invalid is a 422 naming the offending fields.
-func invalid(fe gen.FieldErrors) *apiError {
+// invalid is a 422 naming the offending fields: the API renders fe as its errors object, and
+// the dashboard reads fe itself (apiError.Fields).
+func invalid(fe refusal.Fields) *apiError {
 	return &apiError{Status: http.StatusUnprocessableEntity, Code: gen.ErrorCodeValidationFailed,
-		Message: "Invalid request: " + strings.Join(sortedKeys(fe), ", "), Errors: fe}
+		Message: "Invalid request: " + strings.Join(fe.Paths(), ", "), Errors: fe.ByPath(), Fields: fe}
 }
 
 func templateNotFound(msg string) *apiError {
@@ -37,38 +39,28 @@ var (
 
 // SendTemplateMessage sends an approved template (POST /v1/messages/template in openapi/openapi.yaml). Live keys reach the
 // platform with the account's number; test and demo keys are simulated (or delivered for real
-// through the sandbox number to a phone that joined it).
+// through the sandbox number to a phone that joined it): the key's messaging (keymode.go).
 func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessageRequestObject) (gen.SendTemplateMessageResponseObject, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b := req.Body
-	var resp gen.SendTemplateMessageResponseObject
-	switch fe := checkSendRequest(b); {
-	case fe != nil:
-		err = invalid(fe)
-	case p.Mode != ModeLive:
-		resp, err = a.s.sendTest(ctx, p.AccountID, b)
-	default:
-		resp, err = a.s.sendLive(ctx, p.AccountID, b, "api")
+	if fe := checkSendRequest(req.Body); len(fe) > 0 {
+		err := invalid(fe)
+		a.s.countSend(p.Mode, err)
+		return nil, err
 	}
-	a.s.countSend(p.Mode, err)
-	return resp, err
+	return p.data.send(ctx, p, req.Body)
 }
 
 // countSend counts a send by its outcome: sent, or the code of its failure (internal_error for
-// an unexpected one). A live send the platform refused is counted by sendFailed, which knows the
-// platform's error code.
+// an unexpected one).
 func (s *Server) countSend(mode string, err error) {
 	outcome := "sent"
 	if err != nil {
 		outcome = string(gen.ErrorCodeInternalError)
 		var ae *apiError
 		if errors.As(err, &ae) {
-			if mode == ModeLive && ae.Status == http.StatusBadGateway {
-				return
-			}
 			outcome = string(ae.Code)
 		}
 	}
@@ -77,16 +69,13 @@ func (s *Server) countSend(mode string, err error) {
 
 // checkSendRequest is what the schema cannot say: one of template_name or template_id, and a
 // destination that starts with a country code.
-func checkSendRequest(b *gen.SendTemplateRequest) gen.FieldErrors {
-	fe := gen.FieldErrors{}
+func checkSendRequest(b *gen.SendTemplateRequest) refusal.Fields {
+	var fe refusal.Fields
 	if b.TemplateName == nil && b.TemplateId == nil {
-		fe["template_name"] = []string{"one of template_name or template_id is required"}
+		fe.Add("template_name", "one of template_name or template_id is required")
 	}
 	if strings.HasPrefix(b.Destination, "0") {
-		fe["destination"] = []string{"must start with the country code, not 0"}
-	}
-	if len(fe) == 0 {
-		return nil
+		fe.Add("destination", "must start with the country code, not 0")
 	}
 	return fe
 }
@@ -419,12 +408,12 @@ func resolveTemplate(candidates []store.Template, b *gen.SendTemplateRequest) (s
 
 // agrees checks that the template_name and language sent with a template_id name that template.
 func agrees(t store.Template, name *string, lang string) *apiError {
-	fe := gen.FieldErrors{}
+	var fe refusal.Fields
 	if name != nil && *name != t.Name {
-		fe["template_name"] = []string{fmt.Sprintf("template_id %d is the template %q, not %q", t.ID, t.Name, *name)}
+		fe.Add("template_name", fmt.Sprintf("template_id %d is the template %q, not %q", t.ID, t.Name, *name))
 	}
 	if lang != "" && lang != t.Language {
-		fe["language"] = []string{fmt.Sprintf("template_id %d is in %s, not %s", t.ID, t.Language, lang)}
+		fe.Add("language", fmt.Sprintf("template_id %d is in %s, not %s", t.ID, t.Language, lang))
 	}
 	if len(fe) == 0 {
 		return nil
@@ -447,8 +436,9 @@ func pickByName(ts []store.Template, name, lang string) (store.Template, *apiErr
 	for i, t := range ts {
 		langs[i] = t.Language
 	}
-	return store.Template{}, invalid(gen.FieldErrors{"language": {fmt.Sprintf(
-		"the template %q is approved in several languages (%s); say which one", name, strings.Join(langs, ", "))}})
+	var fe refusal.Fields
+	fe.Add("language", fmt.Sprintf("the template %q is approved in several languages (%s); say which one", name, strings.Join(langs, ", ")))
+	return store.Template{}, invalid(fe)
 }
 
 func variables(n int) string {

@@ -10,14 +10,16 @@ import (
 
 	"gateway/gen"
 	"gateway/platform/whatsapp"
+	"gateway/server/refusal"
 	"gateway/store"
 )
 
 // The rules of a template send beyond its name (DESIGN sections 6 and 15, issue 9): what the
 // request must give for the template's header, body and buttons, checked before any platform
-// call, each broken rule a 422 naming the field (dotted JSON paths, as the schema validator
-// names them) and saying what the template expects. Live and test sends both use sendParams;
-// the wire shape is platform/whatsapp's.
+// call, each broken rule a refusal.Field naming the field (dotted JSON paths, as the schema
+// validator names them; a rule about one button also carries its index) and saying what the
+// template expects. The API answers them as a 422, the dashboard shows them next to the form's
+// inputs. Live and test sends both use sendParams; the wire shape is platform/whatsapp's.
 
 // templateParams is what a send of a template carries besides its name and language.
 type templateParams struct {
@@ -31,20 +33,20 @@ type templateParams struct {
 // 422 listing every broken rule.
 func sendParams(t store.Template, b *gen.SendTemplateRequest) (templateParams, *apiError) {
 	p := templateParams{header: deref(b.HeaderVariables), body: deref(b.BodyVariables)}
-	fe := gen.FieldErrors{}
+	var fe refusal.Fields
 	if len(t.Unsupported) > 0 {
 		field := "template_name"
 		if b.TemplateName == nil {
 			field = "template_id"
 		}
-		fe[field] = []string{fmt.Sprintf("the template %q has %s, which the API cannot send yet", t.Name, strings.Join(t.Unsupported, " and "))}
+		fe.Add(field, fmt.Sprintf("the template %q has %s, which the API cannot send yet", t.Name, strings.Join(t.Unsupported, " and ")))
 		return p, invalid(fe)
 	}
-	checkHeader(t, b, &p, fe)
+	checkHeader(t, b, &p, &fe)
 	if len(p.body) != t.BodyParams {
-		fe["body_variables"] = []string{fmt.Sprintf("the template's body takes %s, got %d", variables(t.BodyParams), len(p.body))}
+		fe.Add("body_variables", fmt.Sprintf("the template's body takes %s, got %d", variables(t.BodyParams), len(p.body)))
 	}
-	checkButtons(t, b, &p, fe)
+	checkButtons(t, b, &p, &fe)
 	if len(fe) > 0 {
 		return p, invalid(fe)
 	}
@@ -71,7 +73,7 @@ func headerTextParams(t store.Template) int {
 // mediaHeaders maps a media header format to the header_media type it takes.
 var mediaHeaders = map[string]gen.HeaderMediaType{"IMAGE": gen.Image, "VIDEO": gen.Video, "DOCUMENT": gen.Document}
 
-func checkHeader(t store.Template, b *gen.SendTemplateRequest, p *templateParams, fe gen.FieldErrors) {
+func checkHeader(t store.Template, b *gen.SendTemplateRequest, p *templateParams, fe *refusal.Fields) {
 	hf := headerFormat(t)
 	wantMedia, isMedia := mediaHeaders[hf]
 	n := headerTextParams(t)
@@ -90,41 +92,41 @@ func checkHeader(t store.Template, b *gen.SendTemplateRequest, p *templateParams
 		is = "the template has no header: it takes no header_variables, header_media or header_location"
 	default: // a format sync would have listed as unsupported
 		is = fmt.Sprintf("the template's header is %s %s, which the API cannot fill yet", article(hf), hf)
-		fe["template_name"] = []string{is}
+		fe.Add("template_name", is)
 	}
 
 	switch {
 	case hf == "TEXT" && n > 0 && len(p.header) != n:
-		fe["header_variables"] = []string{fmt.Sprintf("the template's header takes %s, got %d", variables(n), len(p.header))}
+		fe.Add("header_variables", fmt.Sprintf("the template's header takes %s, got %d", variables(n), len(p.header)))
 	case hf != "TEXT" || n == 0:
 		if len(p.header) > 0 {
-			fe["header_variables"] = []string{is}
+			fe.Add("header_variables", is)
 		}
 	}
 	if m := b.HeaderMedia; m != nil {
 		switch {
 		case !isMedia:
-			fe["header_media"] = []string{is}
+			fe.Add("header_media", is)
 		case m.Type != wantMedia:
-			fe["header_media.type"] = []string{fmt.Sprintf("%s, not %s", is, m.Type)}
+			fe.Add("header_media.type", fmt.Sprintf("%s, not %s", is, m.Type))
 		}
 		if (deref(m.Link) == "") == (deref(m.Id) == "") {
-			fe["header_media"] = append(fe["header_media"], "give exactly one of link and id")
+			fe.Add("header_media", "give exactly one of link and id")
 		}
 		if m.Filename != nil && m.Type != gen.Document {
-			fe["header_media.filename"] = []string{"filename is for a document header only"}
+			fe.Add("header_media.filename", "filename is for a document header only")
 		}
 		p.media = &whatsapp.HeaderMedia{Type: string(m.Type), Link: deref(m.Link), ID: deref(m.Id), Filename: deref(m.Filename)}
 	} else if isMedia {
-		fe["header_media"] = []string{is}
+		fe.Add("header_media", is)
 	}
 	if l := b.HeaderLocation; l != nil {
 		if hf != "LOCATION" {
-			fe["header_location"] = []string{is}
+			fe.Add("header_location", is)
 		}
 		p.location = &whatsapp.HeaderLocation{Latitude: l.Latitude, Longitude: l.Longitude, Name: deref(l.Name), Address: deref(l.Address)}
 	} else if hf == "LOCATION" {
-		fe["header_location"] = []string{is}
+		fe.Add("header_location", is)
 	}
 }
 
@@ -160,27 +162,27 @@ func describeButton(bt store.TemplateButton) string {
 	return fmt.Sprintf("button %d (%s %q)", bt.Index, bt.Type, bt.Text)
 }
 
-func checkButtons(t store.Template, b *gen.SendTemplateRequest, p *templateParams, fe gen.FieldErrors) {
+func checkButtons(t store.Template, b *gen.SendTemplateRequest, p *templateParams, fe *refusal.Fields) {
 	given := map[int]bool{}
 	for i, bv := range deref(b.ButtonVariables) {
 		field := "button_variables." + strconv.Itoa(i)
 		if bv.Index >= len(t.Buttons) {
-			fe[field+".index"] = []string{fmt.Sprintf("the template has %s; there is no button %d", buttonCount(len(t.Buttons)), bv.Index)}
+			fe.AddButton(field+".index", bv.Index, fmt.Sprintf("the template has %s; there is no button %d", buttonCount(len(t.Buttons)), bv.Index))
 			continue
 		}
 		if given[bv.Index] {
-			fe[field+".index"] = []string{fmt.Sprintf("button %d is given more than once", bv.Index)}
+			fe.AddButton(field+".index", bv.Index, fmt.Sprintf("button %d is given more than once", bv.Index))
 			continue
 		}
 		given[bv.Index] = true
 		bt := t.Buttons[bv.Index]
 		if !bt.TakesValue {
-			fe[field] = []string{fmt.Sprintf("the template's %s takes no value", describeButton(bt))}
+			fe.AddButton(field, bt.Index, fmt.Sprintf("the template's %s takes no value", describeButton(bt)))
 			continue
 		}
 		if n := utf8.RuneCountInString(bv.Value); bt.Type == whatsapp.ButtonCopyCode && n > whatsapp.MaxCouponCode {
-			fe[field+".value"] = []string{fmt.Sprintf("the template's %s takes a coupon code of at most %d characters, got %d",
-				describeButton(bt), whatsapp.MaxCouponCode, n)}
+			fe.AddButton(field+".value", bt.Index, fmt.Sprintf("the template's %s takes a coupon code of at most %d characters, got %d",
+				describeButton(bt), whatsapp.MaxCouponCode, n))
 			continue
 		}
 		p.buttons = append(p.buttons, whatsapp.ButtonParam{Index: bv.Index, Type: bt.Type, Value: bv.Value})
@@ -194,7 +196,7 @@ func checkButtons(t store.Template, b *gen.SendTemplateRequest, p *templateParam
 			p.buttons = append(p.buttons, whatsapp.ButtonParam{Index: bt.Index, Type: bt.Type, Value: p.body[0]})
 			continue
 		}
-		fe["button_variables"] = append(fe["button_variables"], fmt.Sprintf("the template's %s needs a value in button_variables: %s",
+		fe.AddButton("button_variables", bt.Index, fmt.Sprintf("the template's %s needs a value in button_variables: %s",
 			describeButton(bt), buttonValueName(bt)))
 	}
 	// Meta's order: buttons by index.

@@ -22,13 +22,9 @@ func (a *api) ListTemplates(ctx context.Context, _ gen.ListTemplatesRequestObjec
 	if err != nil {
 		return nil, err
 	}
-	var ts []store.Template
-	if p.Mode == ModeLive {
-		if ts, err = a.s.store.ApprovedTemplates(ctx, p.AccountID, maxTemplatesListed); err != nil {
-			return nil, err
-		}
-	} else {
-		ts = fixtureTemplates
+	ts, err := p.data.templates(ctx, p.AccountID)
+	if err != nil {
+		return nil, err
 	}
 	out := gen.TemplateList{Templates: make([]gen.Template, 0, len(ts))}
 	for _, t := range ts {

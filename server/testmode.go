@@ -19,9 +19,10 @@ import (
 )
 
 // Test mode (the svc_test_ and svc_demo_ keys of openapi/openapi.yaml), in one place: what test and demo keys see instead of the
-// account's live data. The fixture contacts and templates, the test send (simulated, or real
-// through the sandbox number for a joined phone), the rendering of a fixture's text, and the
-// ageing of a test message read back through GET /v1/messages/{id}.
+// account's live data (testMessaging, which modeFor selects for them). The fixture contacts and
+// templates, the test send (simulated, or real through the sandbox number for a joined phone),
+// the rendering of a fixture's text, and the ageing of a test message read back through
+// GET /v1/messages/{id}.
 
 // Sandbox limits (spec, Test mode): real deliveries per joined phone and the join window.
 const (
@@ -36,11 +37,67 @@ const (
 	testContactID      = 1
 )
 
+// testMessaging is a test or demo key's: fixtures, and test sends recorded apart from the
+// account's live data.
+type testMessaging struct{ s *Server }
+
+func (t testMessaging) send(ctx context.Context, p Principal, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
+	resp, err := t.s.sendTest(ctx, p, b)
+	t.s.countSend(p.Mode, err)
+	return resp, err
+}
+
+func (t testMessaging) message(ctx context.Context, accountID, id int64) (gen.Message, error) {
+	return t.s.getTestMessage(ctx, accountID, id)
+}
+
+func (testMessaging) messages(_ context.Context, _ int64, f store.MessageFilter) (store.MessagePage, error) {
+	return fixtureMessagePage(f), nil
+}
+
+func (testMessaging) contacts(_ context.Context, _ int64, search string, limit, offset int) (store.ContactPage, error) {
+	return fixtureContacts(search, limit, offset), nil
+}
+
+// upsertContact answers with the fixture answer and writes nothing.
+func (testMessaging) upsertContact(_ context.Context, _ int64, in store.ContactInput) (store.Contact, bool, error) {
+	var name *string
+	if in.Firstname != nil || in.Lastname != nil {
+		n := joinName(in.Firstname, in.Lastname)
+		name = &n
+	}
+	return fixtureContact(in.Mobile, name), true, nil
+}
+
+func (testMessaging) campaigns(_ context.Context, _, before int64, limit int) ([]store.CampaignReport, error) {
+	return fixtureCampaignPage(before, limit), nil
+}
+
+func (testMessaging) campaign(_ context.Context, _, id int64) (store.CampaignReport, []store.FailureReason, error) {
+	c, reasons, ok := fixtureCampaign(id)
+	if !ok {
+		return c, nil, errCampaignNotFound
+	}
+	return c, reasons, nil
+}
+
+func (testMessaging) templates(context.Context, int64) ([]store.Template, error) {
+	return fixtureTemplates, nil
+}
+
+// chat is the shared sandbox number, and the account's join code for it.
+func (t testMessaging) chat(_ context.Context, p Principal) (gen.Chat, *gen.Sandbox, error) {
+	sb := t.s.opts.Sandbox
+	return gen.Chat{Connected: true, DisplayName: "Sandbox", PhoneNumber: sb.PhoneNumber, PhoneNumberId: sb.PhoneNumberID},
+		&gen.Sandbox{PhoneNumber: sb.PhoneNumber, JoinCode: p.JoinCode, JoinPhrase: "join " + p.JoinCode}, nil
+}
+
 // sendTest is a send with a test or demo key: the fixture templates only, nothing written to
 // the account's live data. The send is simulated unless the destination joined the sandbox in
 // the last 24 hours and has real deliveries left; then it goes out for real as text through
 // the sandbox number.
-func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
+func (s *Server) sendTest(ctx context.Context, p Principal, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
+	accountID := p.AccountID
 	tpl, fail := resolveFixture(b)
 	if fail != nil {
 		return nil, fail
@@ -76,10 +133,6 @@ func (s *Server) sendTest(ctx context.Context, accountID int64, b *gen.SendTempl
 		note = fmt.Sprintf("Delivered for real as text through the sandbox number (%d of %d real messages used by this phone).",
 			claim.RealSent, sandboxRealLimit)
 	} else {
-		p, err := principalFrom(ctx)
-		if err != nil {
-			return nil, err
-		}
 		join := fmt.Sprintf("send \"join %s\" from this phone to the sandbox number %s", p.JoinCode, sb.PhoneNumber)
 		switch {
 		case claim.Active:
@@ -238,13 +291,13 @@ const (
 
 // getTestMessage reads a test send; its status is derived from its age on the server's clock:
 // sent, then delivered, then read.
-func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.GetMessageResponseObject, error) {
+func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.Message, error) {
 	tm, err := s.store.TestMessageByID(ctx, accountID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errMessageNotFound
+		return gen.Message{}, errMessageNotFound
 	}
 	if err != nil {
-		return nil, err
+		return gen.Message{}, err
 	}
 	delivered, read := s.opts.TestDeliveredAfter, s.opts.TestReadAfter
 	sent := tm.CreatedAt.UTC()
@@ -256,10 +309,8 @@ func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.G
 	if age >= read {
 		history = append(history, gen.StatusChange{Status: gen.Read, Timestamp: sent.Add(read)})
 	}
-	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: gen.Message{
-		MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, Status: history[len(history)-1].Status,
-		SentAt: sent, History: history, ClientReference: tm.ClientReference,
-	}}}, nil
+	return gen.Message{MessageId: tm.ID, ChatMessageId: tm.PlatformMessageID, Status: history[len(history)-1].Status,
+		SentAt: sent, History: history, ClientReference: tm.ClientReference}, nil
 }
 
 // Test-mode fixtures of the reports (GET /v1/messages, /v1/campaigns): two campaigns (the

@@ -52,7 +52,7 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if p.Mode == ModeDemo {
+		if p.limited {
 			if err := s.demoLimit(c, route); err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gateway/server/refusal"
 	"gateway/store"
 )
 
@@ -45,15 +46,13 @@ type PanelSent struct {
 	Replayed  bool  `json:"-"` // the form had been submitted before; nothing was sent again
 }
 
-// SendRefused is a send the API's rules refused (Status as the API answers it, Message its
-// text). FieldErrors holds the reasons by form input: destination, name, campaign, header.N,
-// body.N (header and body for the list), media (the header as a whole), media_link,
-// media_id, media_filename, location, latitude, longitude, location_name, location_address,
-// button_N (by button index) and buttons.
+// SendRefused is a send the API's rules refused: Status and Message as the API answers them,
+// and Fields the broken rules by the API's field paths (empty when the refusal is about no
+// field, such as a blocked contact). The form shows each next to its input (formRefusal).
 type SendRefused struct {
-	Status      int
-	Message     string
-	FieldErrors map[string]string
+	Status  int
+	Message string
+	Fields  refusal.Fields
 }
 
 func (e *SendRefused) Error() string { return e.Message }
@@ -70,7 +69,7 @@ type sendData struct {
 	Destination, Name, Campaign, Key string
 	Groups                           []fieldGroup // the inputs of the template's header, body and buttons
 	Preview                          preview
-	FieldErrors                      map[string]string // the refusal's reasons by input (SendRefused)
+	FieldErrors                      map[string]string // the refusal's reasons by input (formRefusal)
 }
 
 // sendForm is the panel's send page: choose an approved template, then fill what it takes
@@ -80,7 +79,9 @@ func (d *Dashboard) sendForm(w http.ResponseWriter, r *http.Request, s *store.Se
 	d.sendPage(w, r, s, http.StatusOK, "", nil)
 }
 
-func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Session, status int, errMsg string, fieldErrs map[string]string) {
+// sendPage is the send page, with the message errMsg, or with the broken rules of a refused send
+// placed on the form (formRefusal).
+func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Session, status int, errMsg string, refused refusal.Fields) {
 	ctx := r.Context()
 	ts, err := d.cfg.Store.ApprovedTemplates(ctx, s.AccountID, 200)
 	if err != nil {
@@ -92,8 +93,12 @@ func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Se
 		r.ParseForm()
 		v = r.Form
 	}
+	var fieldErrs map[string]string
+	if len(refused) > 0 {
+		_, fieldErrs = formRefusal(refused, func(string) bool { return true })
+	}
 	data := sendData{Templates: ts, Destination: v.Get("destination"), Name: v.Get("name"), Campaign: v.Get("campaign"),
-		Key: v.Get("key"), FieldErrors: fieldErrs}
+		Key: v.Get("key")}
 	if data.Key == "" {
 		var b [16]byte
 		rand.Read(b[:])
@@ -111,6 +116,11 @@ func (d *Dashboard) sendPage(w http.ResponseWriter, r *http.Request, s *store.Se
 				", which the panel cannot fill; send it through the API."
 		}
 		data.Groups, data.Preview = templateForm(*t, v, fieldErrs)
+	}
+	if len(refused) > 0 {
+		// A reason about an input the page does not show (the template changed since the form
+		// was filled, or the form was not this page's) is listed in the message instead.
+		errMsg, data.FieldErrors = formRefusal(refused, data.shows)
 	}
 	d.render(w, r, status, "send", page{Title: "Send a message", Nav: "send", Session: s, Error: errMsg, Data: data})
 }
@@ -133,7 +143,7 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 	sent, err := d.cfg.Sender.SendFromPanel(r.Context(), s.AccountID, panelSendOf(r.PostForm))
 	var refused *SendRefused
 	if errors.As(err, &refused) {
-		d.sendPage(w, r, s, refused.Status, refused.Message, refused.FieldErrors)
+		d.sendPage(w, r, s, refused.Status, refused.Message, refused.Fields)
 		return
 	} else if err != nil {
 		d.serverError(w, r, err)

@@ -30,6 +30,7 @@ type formField struct {
 	Required                            bool
 	MaxLength                           int
 	InputMode                           string
+	input                               string // the input its reason is under (formRefusal): header.0, media_link, button_1, ...
 }
 
 // DescribedBy is the ids of the field's help and error, for aria-describedby.
@@ -119,7 +120,8 @@ func templateForm(t store.Template, v url.Values, errs map[string]string) ([]fie
 		vals := fill(v["header"], t.HeaderParams)
 		for i, val := range vals {
 			header.Fields = append(header.Fields, formField{ID: fmt.Sprintf("s-header-%d", i), Name: "header", Value: val,
-				Label: fmt.Sprintf("Header variable %d", i+1), Required: true, MaxLength: 1024, Error: errs[fmt.Sprintf("header.%d", i)]})
+				Label: fmt.Sprintf("Header variable %d", i+1), Required: true, MaxLength: 1024, Error: errs[fmt.Sprintf("header.%d", i)],
+				input: fmt.Sprintf("header.%d", i)})
 		}
 		pv.Header = substitute(tc.Header, vals)
 	case "IMAGE", "VIDEO", "DOCUMENT":
@@ -133,12 +135,13 @@ func templateForm(t store.Template, v url.Values, errs map[string]string) ([]fie
 		header.Fields = append(header.Fields,
 			formField{ID: "s-media-type", Name: "media_type", Value: kind, Type: "hidden"},
 			formField{ID: "s-media-link", Name: "media_link", Value: v.Get("media_link"), Label: "Media link (https)",
-				MaxLength: 2048, InputMode: "url", Error: errs["media_link"]},
+				MaxLength: 2048, InputMode: "url", Error: errs["media_link"], input: "media_link"},
 			formField{ID: "s-media-id", Name: "media_id", Value: v.Get("media_id"), Label: "or media id", MaxLength: 128,
-				Error: errs["media_id"]})
+				Error: errs["media_id"], input: "media_id"})
 		if f == "DOCUMENT" {
 			header.Fields = append(header.Fields, formField{ID: "s-media-filename", Name: "media_filename", Value: v.Get("media_filename"),
-				Label: "File name the recipient sees (optional)", MaxLength: 240, Error: errs["media_filename"]})
+				Label: "File name the recipient sees (optional)", MaxLength: 240, Error: errs["media_filename"],
+				input: "media_filename"})
 		}
 		src := "no media given yet"
 		if l, id := v.Get("media_link"), v.Get("media_id"); l != "" {
@@ -156,7 +159,8 @@ func templateForm(t store.Template, v url.Values, errs map[string]string) ([]fie
 			{"longitude", "Longitude (-180 to 180)", "decimal"}, {"location_name", "Place name (optional)", ""},
 			{"location_address", "Address (optional)", ""}} {
 			header.Fields = append(header.Fields, formField{ID: "s-" + strings.ReplaceAll(in.name, "_", "-"), Name: in.name,
-				Value: v.Get(in.name), Label: in.label, Required: in.mode != "", MaxLength: 1000, InputMode: in.mode, Error: errs[in.name]})
+				Value: v.Get(in.name), Label: in.label, Required: in.mode != "", MaxLength: 1000, InputMode: in.mode, Error: errs[in.name],
+				input: in.name})
 		}
 		pv.Header = "Location: " + strings.Join(nonEmpty(v.Get("location_name"), v.Get("location_address")), ", ")
 		if lat, lng := v.Get("latitude"), v.Get("longitude"); lat != "" || lng != "" {
@@ -170,7 +174,8 @@ func templateForm(t store.Template, v url.Values, errs map[string]string) ([]fie
 	bodyGroup := fieldGroup{ID: "s-body", Legend: "Body", Error: errs["body"]}
 	for i, val := range body {
 		bodyGroup.Fields = append(bodyGroup.Fields, formField{ID: fmt.Sprintf("s-body-%d", i), Name: "body", Value: val,
-			Label: fmt.Sprintf("Body variable %d", i+1), Required: true, MaxLength: 1024, Error: errs[fmt.Sprintf("body.%d", i)]})
+			Label: fmt.Sprintf("Body variable %d", i+1), Required: true, MaxLength: 1024, Error: errs[fmt.Sprintf("body.%d", i)],
+			input: fmt.Sprintf("body.%d", i)})
 	}
 	if len(bodyGroup.Fields) > 0 || bodyGroup.Error != "" {
 		groups = append(groups, bodyGroup)
@@ -184,7 +189,7 @@ func templateForm(t store.Template, v url.Values, errs map[string]string) ([]fie
 		if bt.Index < len(tc.Buttons) {
 			url = tc.Buttons[bt.Index].URL
 		}
-		f := formField{ID: "s-button-" + strconv.Itoa(bt.Index), Name: name, Value: val, MaxLength: 2000, Error: errs[name]}
+		f := formField{ID: "s-button-" + strconv.Itoa(bt.Index), Name: name, Value: val, MaxLength: 2000, Error: errs[name], input: name}
 		switch bt.Type {
 		case whatsapp.ButtonURL:
 			f.Label, f.Required, f.Help = label+": URL suffix for {{1}}", true, url

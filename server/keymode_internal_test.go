@@ -1,0 +1,76 @@
+package server
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Each key mode selects its implementation: a live key the account's data (and reads a polled
+// message ahead), test and demo keys the fixtures, a demo key rate-limited.
+func TestModeForSelectsImplementation(t *testing.T) {
+	s := &Server{}
+	cases := []struct {
+		mode              string
+		live, ahead, limd bool
+	}{
+		{ModeLive, true, true, false},
+		{ModeTest, false, false, false},
+		{ModeDemo, false, false, true},
+	}
+	for _, c := range cases {
+		km := s.modeFor(c.mode)
+		_, live := km.data.(liveMessaging)
+		_, test := km.data.(testMessaging)
+		if live != c.live || test == c.live || km.readsAhead != c.ahead || km.limited != c.limd {
+			t.Errorf("%s: %T readsAhead=%v limited=%v", c.mode, km.data, km.readsAhead, km.limited)
+		}
+	}
+}
+
+// The live/test fork is decided in keymode.go alone: no other file of the package compares a
+// mode with ModeLive, ModeTest or ModeDemo (apikey.go only checks that a key names one of
+// them).
+func TestModeComparedOnlyInKeymode(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	isMode := func(e ast.Expr) bool {
+		id, ok := e.(*ast.Ident)
+		return ok && (id.Name == "ModeLive" || id.Name == "ModeTest" || id.Name == "ModeDemo")
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || name == "keymode.go" || name == "apikey.go" {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				if (n.Op == token.EQL || n.Op == token.NEQ) && (isMode(n.X) || isMode(n.Y)) {
+					t.Errorf("%s: compares a key mode; select the behaviour in modeFor (keymode.go)", fset.Position(n.Pos()))
+				}
+			case *ast.CaseClause:
+				for _, e := range n.List {
+					if isMode(e) {
+						t.Errorf("%s: switches on a key mode; select the behaviour in modeFor (keymode.go)", fset.Position(e.Pos()))
+					}
+				}
+			}
+			return true
+		})
+	}
+	if checked < 10 {
+		t.Fatalf("only %d files checked", checked)
+	}
+}
