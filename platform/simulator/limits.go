@@ -155,16 +155,17 @@ func (p *portfolio) reach(recipient string, now time.Time) bool {
 		return true
 	}
 	sec := now.Unix()
-	if at, ok := p.reached[recipient]; ok && sec-at < 24*3600 {
+	p.expire(now)
+	// Already counted while its minute is still in the window (the same test expire uses).
+	if at, ok := p.reached[recipient]; ok && at/60 > sec/60-budgetMinutes {
 		return true
 	}
-	p.expire(now)
 	if p.used >= p.limit {
 		return false
 	}
 	if len(p.reached) > 2*p.used+1024 {
 		for r, at := range p.reached {
-			if sec-at >= 24*3600 {
+			if at/60 <= sec/60-budgetMinutes {
 				delete(p.reached, r)
 			}
 		}

@@ -380,3 +380,30 @@ func BenchmarkSendLimits(b *testing.B) {
 		}
 	}
 }
+
+func TestMessagingLimitTier2KOf2500Recipients(t *testing.T) {
+	clk := newFakeClock()
+	h := newHarness(t, Config{Clock: clk.Now, MessagingLimit: Tier2K})
+	for i := range 2500 {
+		if i == 1000 {
+			clk.Advance(12 * time.Hour) // within the same 24 h
+		}
+		if code, c := h.sendAs(testPhoneID, testToken, fmt.Sprintf("+4479111%05d", i), "welcome"); code != 200 {
+			t.Fatalf("send %d: %d %d", i, code, c)
+		}
+	}
+	dropped := 0
+	for _, m := range h.sim.Sent() {
+		if m.Dropped != "" {
+			dropped++
+		}
+	}
+	if st := h.sim.Portfolio(testWabaID); st.Used != Tier2K || st.Dropped != 500 || dropped != 500 {
+		t.Fatalf("portfolio %+v, %d dropped in the log", st, dropped)
+	}
+	// 24 h after the first 1,000 were reached, their share of the budget is free again.
+	clk.Advance(12*time.Hour + time.Minute)
+	if st := h.sim.Portfolio(testWabaID); st.Used != 1000 {
+		t.Fatalf("after the first 1,000 left the window: %+v", st)
+	}
+}
