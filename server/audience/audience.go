@@ -185,7 +185,7 @@ func Header(r io.Reader, opts Options) (names []string, comma rune, err error) {
 	if err != nil {
 		return nil, 0, in.fail(err, 1)
 	}
-	if err := checkText(rec, 1); err != nil {
+	if err := checkHeader(rec); err != nil {
 		return nil, 0, err
 	}
 	return trimAll(slicesClone(rec)), opts.Comma, nil
@@ -488,7 +488,7 @@ func Parse(r io.Reader, opts Options, h Handlers) (Summary, error) {
 	if err != nil {
 		return sum, in.fail(err, 1)
 	}
-	if err := checkText(rec, 1); err != nil {
+	if err := checkHeader(rec); err != nil {
 		return sum, err
 	}
 	cols, err := resolve(slicesClone(rec), opts.Mapping)
@@ -603,6 +603,20 @@ func reject(sum *Summary, h Handlers, rj Rejection) error {
 	sum.RejectedByReason[rj.Reason]++
 	if h.Reject != nil {
 		return h.Reject(rj)
+	}
+	return nil
+}
+
+// checkHeader refuses a header with invalid UTF-8 or with carriage returns inside it: a file
+// whose lines end with CR alone (an old Mac format) reads as one long header line.
+func checkHeader(rec []string) error {
+	if err := checkText(rec, 1); err != nil {
+		return err
+	}
+	for _, f := range rec {
+		if strings.ContainsRune(f, '\r') {
+			return &FileError{Line: 1, Err: ErrMalformedHeader, Detail: "its lines end with a carriage return alone (an old Mac format); save it as CSV UTF-8"}
+		}
 	}
 	return nil
 }

@@ -241,6 +241,8 @@ func TestMissingNumberColumnRefused(t *testing.T) {
 	fileError(t, res.err, audience.ErrDuplicateName, 1)
 	res = parse(t, strings.NewReader(""), brOptions())
 	fileError(t, res.err, audience.ErrEmpty, 0)
+	res = parse(t, strings.NewReader("Phone,First,Last,Order ID\r+5511987654321,Ana,,1\r"), brOptions())
+	fileError(t, res.err, audience.ErrMalformedHeader, 1)
 	opts = brOptions()
 	opts.DefaultCountry = "XX"
 	res = parse(t, strings.NewReader(csv), opts)
