@@ -62,6 +62,10 @@ func ParseTier(name string) (limit int, ok bool) {
 	return limit, ok
 }
 
+// maxTracked is the size past which the per-recipient maps (pair buckets, last marketing
+// sends) forget the entries that no longer matter before growing.
+const maxTracked = 100_000
+
 // rateSeconds is how many clock seconds of send counts each number keeps.
 const rateSeconds = 3600
 
@@ -126,7 +130,8 @@ type portfolio struct {
 	swept   int64 // the minute expire last ran
 	dropped int   // sends accepted past the limit and not delivered
 
-	lastMarketing map[string]time.Time // recipient → last marketing template (or refused resend)
+	lastMarketing  map[string]time.Time // recipient → last marketing template (or refused resend)
+	marketingSweep int                  // the size at which lastMarketing is next swept
 }
 
 func newPortfolio() *portfolio {
@@ -193,6 +198,14 @@ func (p *portfolio) marketingRefused(waID string, now time.Time) bool {
 		return true
 	}
 	last, ok := p.lastMarketing[waID]
+	if !ok && len(p.lastMarketing) >= max(p.marketingSweep, maxTracked) {
+		for r, at := range p.lastMarketing {
+			if now.Sub(at) >= 24*time.Hour {
+				delete(p.lastMarketing, r)
+			}
+		}
+		p.marketingSweep = 2 * len(p.lastMarketing)
+	}
 	p.lastMarketing[waID] = now
 	return ok && now.Sub(last) < 24*time.Hour
 }
@@ -266,6 +279,15 @@ func (s *Simulator) pairAllowed(phoneID, recipient string, now time.Time) bool {
 	burst := cmp.Or(l.pairBurst, s.set.pairBurst, 1)
 	key := phoneID + "|" + recipient
 	b := s.pairs[key]
+	if b == nil && len(s.pairs) >= max(s.pairSweep, maxTracked) {
+		// Forget pairs whose bucket is full again: they behave as new ones.
+		for k, o := range s.pairs {
+			if now.Sub(o.last) >= time.Duration(burst)*interval {
+				delete(s.pairs, k)
+			}
+		}
+		s.pairSweep = 2 * len(s.pairs) // amortised: the next sweep waits for as many new pairs
+	}
 	if b == nil {
 		b = &pairBucket{}
 		s.pairs[key] = b

@@ -407,3 +407,37 @@ func TestMessagingLimitTier2KOf2500Recipients(t *testing.T) {
 		t.Fatalf("after the first 1,000 left the window: %+v", st)
 	}
 }
+
+func TestPerRecipientStateIsForgottenWhenItNoLongerMatters(t *testing.T) {
+	s := New(Config{PairInterval: 6 * time.Second, MarketingUserLimit: true})
+	defer s.Close()
+	s.AddNumber(Number{PhoneNumberID: "1", WabaID: "w", AccessToken: "t"})
+	now := time.Unix(1_800_000_000, 0)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.portfolioOf("w")
+	for i := range maxTracked {
+		to := fmt.Sprint(447700000000 + i)
+		if !s.pairAllowed("1", to, now) || p.marketingRefused(to, now) {
+			t.Fatalf("first send to %s refused", to)
+		}
+	}
+	// Still live: the next new recipient sweeps nothing away, and later ones do not sweep again.
+	if !s.pairAllowed("1", "447800000000", now) || len(s.pairs) != maxTracked+1 || s.pairSweep != 2*maxTracked {
+		t.Fatalf("live pairs swept: %d entries, next sweep at %d", len(s.pairs), s.pairSweep)
+	}
+	if s.pairAllowed("1", "447700000000", now) {
+		t.Fatal("a live pair lost its state")
+	}
+	later := now.Add(25 * time.Hour)
+	for i := range maxTracked {
+		s.pairAllowed("1", fmt.Sprint(447900000000+i), later)
+	}
+	if len(s.pairs) > maxTracked+1 {
+		t.Fatalf("%d pair entries after the old ones went stale", len(s.pairs))
+	}
+	p.marketingRefused("447800000001", later)
+	if len(p.lastMarketing) != 1 || p.marketingRefused("447700000000", later) {
+		t.Fatalf("%d marketing entries after 25 h", len(p.lastMarketing))
+	}
+}

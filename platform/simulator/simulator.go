@@ -261,6 +261,7 @@ type Simulator struct {
 	sent       []SentMessage            // accepted sends
 	limits     map[string]*numberLimits // by phone number id (limits.go)
 	pairs      map[string]*pairBucket   // phone number id + "|" + recipient
+	pairSweep  int                      // the size at which pairs is next swept (limits.go)
 	portfolios map[string]*portfolio    // by business portfolio id
 	byWaID     map[string]*Handset      // users who wrote, by wa_id (handsets.go)
 	byUserID   map[string]*Handset      // the same, by business-scoped user id
@@ -541,6 +542,7 @@ func (s *Simulator) Reset(all bool) {
 	s.scripts = map[string]Outcome{}
 	s.limits = map[string]*numberLimits{}
 	s.pairs = map[string]*pairBucket{}
+	s.pairSweep = 0
 	s.portfolios = map[string]*portfolio{}
 	s.byWaID = map[string]*Handset{}
 	s.byUserID = map[string]*Handset{}
