@@ -45,6 +45,7 @@ import (
 //	POST /_sim/template-status  {waba_id, template_id, status, reason}
 //	POST /_sim/config           {webhook_url?, sent_delay_ms?, delivered_delay_ms?,
 //	                             read_delay_ms?, rate_per_second?, pair_interval_ms?,
+//	                             pair_burst?, messaging_limit?, marketing_user_limit?,
 //	                             enforce_service_window?, service_window_sync?}
 //	GET  /_sim/config                                              → the same fields
 //	GET  /_sim/sent                                                → {"data": [SentMessage]}
@@ -55,6 +56,16 @@ import (
 //	POST /_sim/signup           {business_name?}                   → Signup (a new WABA, number and code)
 //	POST /_sim/codes            {access_token}                     → {"code": "..."} (for an existing number)
 //	POST /_sim/quality          {phone_number_id, quality_rating?, messaging_limit_tier?, event?}
+//	GET  /_sim/limits?phone_number_id=                             → NumberLimits
+//	POST /_sim/limits           {phone_number_id, throughput?, pair_interval_ms?, pair_burst?}
+//	                                                               → NumberLimits
+//	POST /_sim/upgrade          {phone_number_id, window_ms?}      → NumberLimits (131057 until
+//	                                                                 upgrading_until, then 1,000/s)
+//	GET  /_sim/portfolio?id=                                       → PortfolioState
+//	POST /_sim/portfolio        {id, tier? ("TIER_2K"...) or limit?, marketing_limit?}
+//	                                                               → PortfolioState
+//	GET  /_sim/rate?phone_number_id=                               → {"data": [SecondCount],
+//	                                                                 "max_sends": n, "throughput": n}
 //
 // Failures answer {"error": "..."} with 400 (bad input), 404 (unknown number
 // or template, unknown route), 405 (wrong method) or 502 (a webhook could not
@@ -99,8 +110,12 @@ type configBody struct {
 	ReadDelayMS      *int64  `json:"read_delay_ms,omitempty"`
 	RatePerSecond    *int    `json:"rate_per_second,omitempty"`
 	PairIntervalMS   *int64  `json:"pair_interval_ms,omitempty"`
-	EnforceWindow    *bool   `json:"enforce_service_window,omitempty"`
-	WindowSync       *bool   `json:"service_window_sync,omitempty"`
+	PairBurst        *int    `json:"pair_burst,omitempty"`
+	// MessagingLimit and MarketingUserLimit are the defaults of portfolios not yet seen.
+	MessagingLimit     *int  `json:"messaging_limit,omitempty"`
+	MarketingUserLimit *bool `json:"marketing_user_limit,omitempty"`
+	EnforceWindow      *bool `json:"enforce_service_window,omitempty"`
+	WindowSync         *bool `json:"service_window_sync,omitempty"`
 }
 
 // scriptBody is the JSON shape of /_sim/script.
@@ -331,6 +346,8 @@ func (s *Simulator) serveControl(w http.ResponseWriter, r *http.Request, route s
 		writeControl(w, http.StatusOK, map[string]any{"challenge": challenge})
 	case "signup", "codes", "quality":
 		s.controlOnboarding(w, r, route)
+	case "limits", "upgrade", "portfolio", "rate":
+		s.controlLimits(w, r, route)
 	default:
 		controlFail(w, http.StatusNotFound, "unknown control route /_sim/%s", route)
 	}
@@ -419,14 +436,17 @@ func (s *Simulator) configSnapshot() configBody {
 	s.mu.Unlock()
 	ms := func(d time.Duration) *int64 { v := d.Milliseconds(); return &v }
 	return configBody{
-		WebhookURL:       &set.webhookURL,
-		SentDelayMS:      ms(set.sentDelay),
-		DeliveredDelayMS: ms(set.deliveredDelay),
-		ReadDelayMS:      ms(set.readDelay),
-		RatePerSecond:    &set.rate,
-		PairIntervalMS:   ms(set.pairInterval),
-		EnforceWindow:    &set.enforceWindow,
-		WindowSync:       &set.windowSync,
+		WebhookURL:         &set.webhookURL,
+		SentDelayMS:        ms(set.sentDelay),
+		DeliveredDelayMS:   ms(set.deliveredDelay),
+		ReadDelayMS:        ms(set.readDelay),
+		RatePerSecond:      &set.rate,
+		PairIntervalMS:     ms(set.pairInterval),
+		PairBurst:          &set.pairBurst,
+		MessagingLimit:     &set.tier,
+		MarketingUserLimit: &set.marketingLimit,
+		EnforceWindow:      &set.enforceWindow,
+		WindowSync:         &set.windowSync,
 	}
 }
 
@@ -448,7 +468,15 @@ func (s *Simulator) applyConfig(b configBody) {
 	}
 	if b.RatePerSecond != nil {
 		s.set.rate = max(*b.RatePerSecond, 0)
-		s.buckets = map[string]*bucket{}
+	}
+	if b.PairBurst != nil {
+		s.set.pairBurst = max(*b.PairBurst, 0)
+	}
+	if b.MessagingLimit != nil {
+		s.set.tier = max(*b.MessagingLimit, 0)
+	}
+	if b.MarketingUserLimit != nil {
+		s.set.marketingLimit = *b.MarketingUserLimit
 	}
 	if b.PairIntervalMS != nil {
 		s.set.pairInterval = ms(*b.PairIntervalMS)

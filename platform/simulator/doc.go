@@ -11,6 +11,12 @@
 //     validation, error bodies and HTTP statuses: 190, 100/33, 132000,
 //     132001, 132005, 132012, 132015, 132016, 130429, 131056, 131053, the
 //     service window's 131047 (handsets.go), scripted others;
+//   - the platform's limits on bulk sending (limits.go), per number and per
+//     business portfolio: throughput per clock second (130429), the pair rate
+//     with bursts (131056), a throughput upgrade window (131057), the
+//     portfolio's 24 h unique-recipient budget (past it sends are accepted and
+//     never delivered) and the per-user marketing limit (131049), with the
+//     sends accepted in each second readable for assertions;
 //   - media (media.go): GET /{version}/{media-id} (a URL valid 5 minutes,
 //     fetched with the token), POST /{version}/{phone-number-id}/media
 //     (uploads checked against the platform's types and sizes), DELETE;

@@ -190,6 +190,7 @@ type accepted struct {
 	template bool
 	at       time.Time // Config.Clock at acceptance
 	failCode int       // async failure, 0 = none
+	dropped  bool      // accepted past the portfolio's messaging limit: no status follows
 	outcome  Outcome
 	set      settings
 }
@@ -204,7 +205,10 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 	_, tokenKnown := s.tokens[tok]
 	set := s.set
 	now := s.clock()
-	var ge *graphError
+	var (
+		ge      *graphError
+		release func()
+	)
 	switch {
 	case tok == "" || !tokenKnown:
 		ge = tokenError()
@@ -214,21 +218,23 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 		ge = tokenError()
 	case n.Unregistered:
 		ge = waError(133010, "")
-	case set.rate > 0:
-		b := s.buckets[phoneID]
-		if b == nil {
-			b = &bucket{}
-			s.buckets[phoneID] = b
-		}
-		if !b.take(now, set.rate) {
-			ge = waError(130429, "")
-		}
+	default:
+		release, ge = s.reserveSend(n, now)
 	}
 	s.mu.Unlock()
 	if ge != nil {
 		ge.write(w, trace)
 		return
 	}
+	// The send counts in its second's throughput from here; a refusal uncounts it.
+	taken := false
+	defer func() {
+		if !taken {
+			s.mu.Lock()
+			release()
+			s.mu.Unlock()
+		}
+	}()
 	if readErr != nil {
 		paramError("Invalid parameter", "request body could not be read: "+readErr.Error()).write(w, trace)
 		return
@@ -340,24 +346,32 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 	// Acceptance: pair limit, scripts, service window, record.
 	s.mu.Lock()
 	out := s.scripts[key]
-	pairKey := phoneID + "|" + key
 	open, free := s.windowAt(phoneID, h, now)
 	closed := !acc.template && set.enforceWindow && !open
 	switch {
-	case set.pairInterval > 0 && !s.lastPair[pairKey].IsZero() && now.Sub(s.lastPair[pairKey]) < set.pairInterval:
-		ge = waError(131056, "")
 	case out.FailSync != 0:
 		ge = waError(out.FailSync, "")
 	case closed && set.windowSync:
 		ge = waError(131047, "")
+	case !s.pairAllowed(phoneID, key, now):
+		ge = waError(131056, "")
 	}
 	if ge == nil {
-		if set.pairInterval > 0 {
-			s.lastPair[pairKey] = now
-		}
+		taken = true
 		acc.failCode = out.FailAsync
 		if closed && acc.failCode == 0 {
 			acc.failCode = 131047
+		}
+		// The portfolio's limits (limits.go): a new recipient outside a window past the
+		// messaging limit is accepted and dropped; a marketing template may fail with 131049.
+		pf := s.portfolioOf(portfolioID(n))
+		if acc.template && !open && !pf.reach(key, now) {
+			pf.dropped++
+			acc.dropped = true
+			sm.Dropped = DroppedMessagingLimit
+		}
+		if acc.template && !acc.dropped && acc.category == "marketing" && pf.marketingRefused(key, now) && acc.failCode == 0 {
+			acc.failCode = 131049
 		}
 		acc.free = !acc.template && free
 		acc.outcome = out
@@ -381,7 +395,7 @@ func (s *Simulator) serveSend(w http.ResponseWriter, r *http.Request, phoneID, t
 	}
 
 	var steps []delayedBody
-	if set.webhookURL != "" && s.subscribed(n.WabaID) {
+	if set.webhookURL != "" && s.subscribed(n.WabaID) && !acc.dropped {
 		steps = s.statusSteps(acc)
 	}
 	if out.EarlyStatus && len(steps) > 0 && set.webhookURL != "" {

@@ -340,12 +340,19 @@ func TestRateLimit130429(t *testing.T) {
 	if code, _, _ := h.do(http.MethodPost, "/v23.0/777/messages", "tok-777", templateSend("+15551234567", "welcome", "en_US")); code != 200 {
 		t.Fatalf("other number: HTTP %d", code)
 	}
-	clk.Advance(time.Second / 2) // 1.5 tokens
-	if code, _ := send(); code != 200 {
-		t.Fatalf("after refill: HTTP %d", code)
+	// The limit is per clock second: the rest of this second stays full, the next is fresh.
+	clk.Advance(time.Second / 2)
+	if code, _ := send(); code != 400 {
+		t.Fatalf("same second: HTTP %d", code)
+	}
+	clk.Advance(time.Second / 2)
+	for i := range 3 {
+		if code, out := send(); code != 200 {
+			t.Fatalf("next second, send %d: HTTP %d %v", i, code, out)
+		}
 	}
 	if code, _ := send(); code != 400 {
-		t.Fatalf("bucket should be empty again: HTTP %d", code)
+		t.Fatalf("next second full again: HTTP %d", code)
 	}
 }
 

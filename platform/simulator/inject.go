@@ -108,6 +108,7 @@ func (s *Simulator) Inject(in Inbound) (Injected, error) {
 	now := s.clock()
 	var h *Handset
 	if ok {
+		s.countInbound(in.PhoneNumberID, now)
 		if from != "" {
 			h = s.handsetByWaID(WaIDFor(from))
 			if in.UserID != "" {

@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -435,7 +434,7 @@ func numberFields(n Number, fields []string) map[string]any {
 		"quality_rating":           cmp.Or(n.QualityRating, "GREEN"),
 		"name_status":              "APPROVED",
 		"platform_type":            "CLOUD_API",
-		"throughput":               map[string]any{"level": "STANDARD"},
+		"throughput":               map[string]any{"level": throughputLevel(n)},
 		"messaging_limit_tier":     cmp.Or(n.MessagingLimitTier, "TIER_1K"),
 	}
 	if len(fields) == 0 {
@@ -448,6 +447,14 @@ func numberFields(n Number, fields []string) map[string]any {
 		}
 	}
 	return out
+}
+
+// throughputLevel is the level GET ?fields=throughput reports: HIGH from ThroughputHigh up.
+func throughputLevel(n Number) string {
+	if n.Throughput >= ThroughputHigh {
+		return "HIGH"
+	}
+	return "STANDARD"
 }
 
 // controlOnboarding serves POST /_sim/signup, /_sim/codes and /_sim/quality.
@@ -512,20 +519,6 @@ func (s *Simulator) SetQuality(phoneNumberID, rating, tier, event string) error 
 		n.MessagingLimitTier = strings.ToUpper(tier)
 	}
 	s.numbers[phoneNumberID] = n
-	hookURL := s.set.webhookURL
-	now := s.clock()
 	s.mu.Unlock()
-	if hookURL == "" || !s.subscribed(n.WabaID) {
-		return nil
-	}
-	env := envelope{Object: "whatsapp_business_account", Entry: []entry{{ID: n.WabaID, Time: now.Unix(), Changes: []change{{
-		Field: "phone_number_quality_update",
-		Value: map[string]any{"display_phone_number": displayDigits(n.DisplayPhoneNumber), "event": cmp.Or(event, "FLAGGED"),
-			"current_limit": cmp.Or(n.MessagingLimitTier, "TIER_1K")},
-	}}}}}
-	body, err := metaJSON(env)
-	if err != nil {
-		return fmt.Errorf("simulator: quality update payload: %w", err)
-	}
-	return s.hooks.deliverNow(context.Background(), body)
+	return s.qualityWebhook(n, event)
 }

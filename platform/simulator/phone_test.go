@@ -45,21 +45,24 @@ func TestRecipientDigits(t *testing.T) {
 	}
 }
 
-func TestBucket(t *testing.T) {
-	var b bucket
+func TestPairBucket(t *testing.T) {
+	var b pairBucket
 	now := time.Unix(1000, 0)
-	for i := range 5 {
-		if !b.take(now, 5) {
-			t.Fatalf("take %d", i)
+	for i := range 3 {
+		if !b.take(now, 6*time.Second, 3) {
+			t.Fatalf("take %d of a burst of 3", i)
 		}
 	}
-	if b.take(now, 5) {
+	if b.take(now, 6*time.Second, 3) {
 		t.Fatal("burst exceeded")
 	}
-	if !b.take(now.Add(200*time.Millisecond), 5) || b.take(now.Add(200*time.Millisecond), 5) {
-		t.Fatal("refill of one token in 200ms")
+	if b.take(now.Add(5*time.Second), 6*time.Second, 3) {
+		t.Fatal("a token before the interval")
 	}
-	if !b.take(now.Add(time.Hour), 5) {
+	if !b.take(now.Add(6*time.Second), 6*time.Second, 3) || b.take(now.Add(6*time.Second), 6*time.Second, 3) {
+		t.Fatal("one token per interval")
+	}
+	if !b.take(now.Add(time.Hour), 6*time.Second, 3) {
 		t.Fatal("refill")
 	}
 }

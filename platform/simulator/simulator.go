@@ -67,8 +67,9 @@ type Config struct {
 	// the send response is written; 0 sends that status immediately.
 	// DefaultConfig sets 50ms/150ms/300ms.
 	SentDelay, DeliveredDelay, ReadDelay time.Duration
-	// RatePerSecond is the throughput per phone number id (a token bucket
-	// with a burst of one second's worth) before 130429; 0 = unlimited.
+	// RatePerSecond is the throughput of a phone number without its own
+	// Number.Throughput: sends (and inbound messages) per clock second before
+	// 130429; 0 = unlimited. Meta's default is ThroughputStandard (80).
 	RatePerSecond int
 	// Clock gives the time for webhook timestamps, rate limits and windows
 	// (nil = time.Now). Delivery delays use real timers.
@@ -78,6 +79,19 @@ type Config struct {
 	// one phone number id to the same wa_id; a sooner send fails with
 	// 131056. 0 (the default) disables the check; Meta's is about 6s.
 	PairInterval time.Duration
+	// PairBurst is how many messages a pair may send at once, borrowing
+	// future intervals (0 = 1: strictly one per PairInterval; Meta allows
+	// bursts up to about 45).
+	PairBurst int
+	// MessagingLimit is the default messaging limit of every business
+	// portfolio: unique recipients of template sends outside a window in a
+	// moving 24 h (Tier250 ... Tier100K; 0 = TierUnlimited). SetPortfolio
+	// changes one portfolio's. Past it sends are accepted and not delivered.
+	MessagingLimit int
+	// MarketingUserLimit enforces the per-user marketing limit in every
+	// portfolio by default: a marketing template to a user who got one in
+	// the last 24 h, or to a US (+1) number, fails asynchronously with 131049.
+	MarketingUserLimit bool
 	// EnforceServiceWindow makes non-template sends to a user without an
 	// inbound message (InjectInbound) in the last 24 h (72 h after a message
 	// with a referral) fail asynchronously with 131047 (accepted, sent, then
@@ -131,6 +145,12 @@ type Number struct {
 	PIN string `json:"pin,omitempty"`
 	// Unregistered numbers answer sends with 133010 until POST .../register.
 	Unregistered bool `json:"unregistered,omitempty"`
+	// Throughput is the number's messages per second (ThroughputStandard,
+	// ThroughputHigh, ThroughputCoexistence, ...; 0 = Config.RatePerSecond).
+	Throughput int `json:"throughput,omitempty"`
+	// BusinessID is the business portfolio whose messaging limit the number
+	// shares ("" = its WABA stands for its portfolio).
+	BusinessID string `json:"business_id,omitempty"`
 }
 
 // Outcome scripts what happens to every send to one recipient. The zero
@@ -189,8 +209,10 @@ type SentMessage struct {
 	Content               json.RawMessage `json:"content,omitempty"`  // a non-template message's object (under its type) exactly as received
 	ReplyTo               string          `json:"reply_to,omitempty"` // context.message_id
 	BizOpaqueCallbackData string          `json:"biz_opaque_callback_data,omitempty"`
-	At                    time.Time       `json:"at"`  // Config.Clock at acceptance
-	Raw                   json.RawMessage `json:"raw"` // the request body
+	// Dropped says why an accepted send was never delivered (DroppedMessagingLimit), "" otherwise.
+	Dropped string          `json:"dropped,omitempty"`
+	At      time.Time       `json:"at"`  // Config.Clock at acceptance
+	Raw     json.RawMessage `json:"raw"` // the request body
 }
 
 // Params returns the values of the parameters of one component ("header",
@@ -211,31 +233,11 @@ type settings struct {
 	sentDelay, deliveredDelay, readDelay time.Duration
 	rate                                 int
 	pairInterval                         time.Duration
+	pairBurst                            int
+	tier                                 int
+	marketingLimit                       bool
 	enforceWindow                        bool
 	windowSync                           bool
-}
-
-// bucket is a token bucket for one phone number id.
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-// take refills the bucket at rate tokens per second (capacity rate) and
-// takes one token; it reports false when none is left.
-func (b *bucket) take(now time.Time, rate int) bool {
-	if b.last.IsZero() {
-		b.tokens, b.last = float64(rate), now
-	}
-	if now.After(b.last) {
-		b.tokens = min(float64(rate), b.tokens+now.Sub(b.last).Seconds()*float64(rate))
-		b.last = now
-	}
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
 }
 
 // Simulator is a fake WhatsApp Cloud API. Create it with New; all methods are
@@ -255,13 +257,15 @@ type Simulator struct {
 	tokens     map[string]int               // access token -> numbers using it
 	templates  map[string][]*storedTemplate // by WABA id, in seed order
 	nextTplID  int64
-	scripts    map[string]Outcome   // by recipient digits
-	sent       []SentMessage        // accepted sends
-	buckets    map[string]*bucket   // by phone number id
-	lastPair   map[string]time.Time // phone number id + "|" + wa_id
-	byWaID     map[string]*Handset  // users who wrote, by wa_id (handsets.go)
-	byUserID   map[string]*Handset  // the same, by business-scoped user id
-	windows    map[string]window    // phone number id + "|" + user id → the service window
+	scripts    map[string]Outcome       // by recipient digits
+	sent       []SentMessage            // accepted sends
+	limits     map[string]*numberLimits // by phone number id (limits.go)
+	pairs      map[string]*pairBucket   // phone number id + "|" + recipient
+	pairSweep  int                      // the size at which pairs is next swept (limits.go)
+	portfolios map[string]*portfolio    // by business portfolio id
+	byWaID     map[string]*Handset      // users who wrote, by wa_id (handsets.go)
+	byUserID   map[string]*Handset      // the same, by business-scoped user id
+	windows    map[string]window        // phone number id + "|" + user id → the service window
 	media      map[string]*mediaObject
 	mediaURLs  map[string]mediaURL // download path token → media id and expiry
 	markedRead []string            // wamids marked read, oldest first
@@ -297,21 +301,25 @@ func New(cfg Config) *Simulator {
 			readDelay:      max(cfg.ReadDelay, 0),
 			rate:           max(cfg.RatePerSecond, 0),
 			pairInterval:   max(cfg.PairInterval, 0),
+			pairBurst:      max(cfg.PairBurst, 0),
+			tier:           max(cfg.MessagingLimit, 0),
+			marketingLimit: cfg.MarketingUserLimit,
 			enforceWindow:  cfg.EnforceServiceWindow,
 			windowSync:     cfg.ServiceWindowSync,
 		},
-		numbers:   map[string]Number{},
-		tokens:    map[string]int{},
-		templates: map[string][]*storedTemplate{},
-		nextTplID: 1094411229000000,
-		scripts:   map[string]Outcome{},
-		buckets:   map[string]*bucket{},
-		lastPair:  map[string]time.Time{},
-		byWaID:    map[string]*Handset{},
-		byUserID:  map[string]*Handset{},
-		windows:   map[string]window{},
-		media:     map[string]*mediaObject{},
-		mediaURLs: map[string]mediaURL{},
+		numbers:    map[string]Number{},
+		tokens:     map[string]int{},
+		templates:  map[string][]*storedTemplate{},
+		nextTplID:  1094411229000000,
+		scripts:    map[string]Outcome{},
+		limits:     map[string]*numberLimits{},
+		pairs:      map[string]*pairBucket{},
+		portfolios: map[string]*portfolio{},
+		byWaID:     map[string]*Handset{},
+		byUserID:   map[string]*Handset{},
+		windows:    map[string]window{},
+		media:      map[string]*mediaObject{},
+		mediaURLs:  map[string]mediaURL{},
 	}
 	s.hooks = newSender(cfg.AppSecret, s.webhookURL, workers, attempts, base, timeout)
 	s.handler = http.HandlerFunc(s.serveHTTP)
@@ -402,12 +410,11 @@ func (s *Simulator) SetDelays(sent, delivered, read time.Duration) {
 	s.mu.Unlock()
 }
 
-// SetRatePerSecond changes the per-number throughput limit (0 = unlimited)
-// and refills every bucket.
+// SetRatePerSecond changes the throughput of numbers without their own
+// (0 = unlimited).
 func (s *Simulator) SetRatePerSecond(n int) {
 	s.mu.Lock()
 	s.set.rate = max(n, 0)
-	s.buckets = map[string]*bucket{}
 	s.mu.Unlock()
 }
 
@@ -524,8 +531,8 @@ func (s *Simulator) Sent() []SentMessage {
 	return slices.Clone(s.sent)
 }
 
-// Reset clears the traffic state: the sent log, scripts, rate-limit and
-// pair-limit state, handsets and their customer-service windows, and media.
+// Reset clears the traffic state: the sent log, scripts, per-number and
+// portfolio limits and their counters, handsets and their customer-service windows, and media.
 // With all it also removes every number and template. Configuration and
 // queued webhooks are kept.
 func (s *Simulator) Reset(all bool) {
@@ -533,8 +540,10 @@ func (s *Simulator) Reset(all bool) {
 	defer s.mu.Unlock()
 	s.sent = nil
 	s.scripts = map[string]Outcome{}
-	s.buckets = map[string]*bucket{}
-	s.lastPair = map[string]time.Time{}
+	s.limits = map[string]*numberLimits{}
+	s.pairs = map[string]*pairBucket{}
+	s.pairSweep = 0
+	s.portfolios = map[string]*portfolio{}
 	s.byWaID = map[string]*Handset{}
 	s.byUserID = map[string]*Handset{}
 	s.windows = map[string]window{}
