@@ -12,18 +12,6 @@ import (
 // Driving the simulator from a test or the control API: inbound messages from users and
 // template status changes, each delivered as the platform's signed webhook.
 
-// InjectInbound makes the user from (digits, '+' allowed; rewritten to its
-// wa_id like a send) send a message of type msgType to the business number,
-// and POSTs the signed inbound-message webhook: contacts[{profile{name},
-// wa_id}] and messages[{from, id, timestamp, type, <msgType>: payload}], e.g.
-// msgType "text" with payload {"body": "STOP"}. It returns the new wamid
-// once the webhook was answered 200. It fails with ErrUnknownNumber, for an
-// empty from or msgType, with ErrNoWebhookURL, or with the last delivery
-// error after every retry failed.
-func (s *Simulator) InjectInbound(phoneNumberID, from, name, msgType string, payload map[string]any) (wamid string, err error) {
-	return s.InjectInboundMessage(Inbound{PhoneNumberID: phoneNumberID, From: from, Name: name, Type: msgType, Payload: payload})
-}
-
 // Inbound is a message from a user for InjectInboundMessage.
 type Inbound struct {
 	PhoneNumberID string         `json:"phone_number_id"`
@@ -36,8 +24,15 @@ type Inbound struct {
 	ContextMessageID string `json:"context_message_id,omitempty"`
 }
 
-// InjectInboundMessage is InjectInbound with the optional reply context. It
-// fails like InjectInbound.
+// InjectInboundMessage makes the user in.From (digits, '+' allowed; rewritten
+// to its wa_id like a send) send a message of type in.Type to the business
+// number in.PhoneNumberID, and POSTs the signed inbound-message webhook:
+// contacts[{profile{name}, wa_id}] and messages[{from, id, timestamp, type,
+// <type>: in.Payload}], e.g. type "text" with payload {"body": "STOP"}, plus
+// the reply context when in.ContextMessageID is set. It returns the new wamid
+// once the webhook was answered 200. It fails with ErrUnknownNumber, for an
+// empty from or type, with ErrNoWebhookURL, or with the last delivery error
+// after every retry failed.
 func (s *Simulator) InjectInboundMessage(in Inbound) (wamid string, err error) {
 	from := onlyDigits(in.From)
 	if from == "" {
