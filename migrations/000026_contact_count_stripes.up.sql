@@ -2,7 +2,8 @@
 -- counters do since 000020). Every send to a new contact adds to its account's count in the
 -- send's transaction and holds that row until commit; with 16 stripes and a pool of 16 to 20
 -- connections, two connections often shared a stripe and waited on each other, and that wait
--- was most of the count's upsert time under the send benchmark. Readers sum the stripes, as before; existing rows keep counting.
+-- was most of the count's upsert time under the send benchmark. Readers sum the stripes, as
+-- before; existing rows keep counting.
 --
 -- The function keeps plan_cache_mode = force_generic_plan (000023), which CREATE OR REPLACE
 -- would otherwise drop.

@@ -269,7 +269,7 @@ type beginResult struct {
 // recordings into it (group commit, server/groupcommit.go); an adoption runs it with one. The
 // rows come as JSON, not as arrays, because PostgreSQL's estimate of a JSON row set does not
 // depend on its value: the statement keeps one generic plan, where an array's known length made
-// it plan every execution anew (a third of its cost, pg_stat_statements' plan time).
+// it plan every execution anew (planning was a large part of its cost).
 //
 // It returns, per element in order: recorded (the pending message took the id) and fans.
 var recordSentSQL = `WITH r AS (
