@@ -100,8 +100,8 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer, ready func
 	defer logs.Close()
 	if os.Getenv("GOGC") == "" {
 		// Requests make short-lived garbage and the live heap is small: collecting at 4x the
-		// live heap instead of 2x cuts the collector's share of the CPU (10-16% of the
-		// process in a poll profile). An operator's GOGC (and GOMEMLIMIT) wins.
+		// live heap instead of 2x cuts the collector's share of the CPU, a large part of a
+		// poll's. An operator's GOGC (and GOMEMLIMIT) wins.
 		debug.SetGCPercent(serveGCPercent)
 	}
 	if err := cfg.refuseDevelopmentValues("serve", logger); err != nil {

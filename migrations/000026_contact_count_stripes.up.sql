@@ -1,9 +1,9 @@
 -- The contact count's stripes follow the connection over 64 rows, not 16 (as the campaign
 -- counters do since 000020). Every send to a new contact adds to its account's count in the
 -- send's transaction and holds that row until commit; with 16 stripes and a pool of 16 to 20
--- connections, two connections often shared a stripe and waited on each other: in the send
--- benchmark the count's upsert took 0.53 ms on average (pg_stat_statements), almost all of it
--- that wait. Readers sum the stripes, as before; existing rows keep counting.
+-- connections, two connections often shared a stripe and waited on each other, and that wait
+-- was most of the count's upsert time under the send benchmark. Readers sum the stripes, as
+-- before; existing rows keep counting.
 --
 -- The function keeps plan_cache_mode = force_generic_plan (000023), which CREATE OR REPLACE
 -- would otherwise drop.

@@ -5,8 +5,8 @@
 -- of those never wait on each other in a cycle. Two statements that change several messages
 -- (the group commits of status reports and of sends' recordings, a retention delete) on
 -- connections whose slots collide could lock the same rows in opposite orders: the lifecycle
--- benchmark logged 125 "deadlock detected" in three minutes, each a one-second stall
--- (deadlock_timeout) and a failed batch.
+-- benchmark logged "deadlock detected", each a one-second stall (deadlock_timeout) and a
+-- failed batch.
 --
 -- Now the trigger takes a transaction-level advisory lock on its slot (pid mod 32, which every
 -- colliding pair shares) before it touches a counter row: a second writer of the slot waits

@@ -1,9 +1,8 @@
 -- The campaign counters and the webhook fan-out run once per statement instead of once per row.
 -- A status statement carries about eight reports and a send statement several sends; each row
 -- ran its PL/pgSQL trigger, and each trigger call started an executor for its statement (two
--- upserts for the counters, an INSERT ... SELECT for the fan-out). In the status benchmark at 16
--- clients a perf profile put those calls at about a quarter of PostgreSQL's CPU, most of it
--- executor start-up (docs/scaling.md, round 9). Now each statement's changed rows reach one
+-- upserts for the counters, an INSERT ... SELECT for the fan-out). Under the status benchmark
+-- those calls were a large share of PostgreSQL's CPU, most of it executor start-up. Now each statement's changed rows reach one
 -- call through transition tables, which writes each counter row once per statement.
 --
 -- The counting rule is the one of 000013 to 000028: a message counts in its account's campaign

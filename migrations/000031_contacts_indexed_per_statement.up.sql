@@ -1,12 +1,10 @@
 -- New contacts are counted and name-indexed once per statement instead of once per row. A send
 -- to a new number creates its contact inside the shared records statement (store.BeginSends),
 -- which carries several sends; each new contact ran contacts_index_write, and each call started
--- an executor for its count upsert and for its suffix insert: 94 µs per new contact in the send
--- benchmark (pg_stat_user_functions, docs/scaling.md, round 9), about a third of that
+-- an executor for its count upsert and for its suffix insert, a large share of that
 -- statement's execution. Now a statement's inserted contacts reach one call through a
 -- transition table, which adds them to each account's stripe once and writes all their suffix
--- rows in one insert. In a loop of 2,000 statements of five new contacts each, the statements
--- took 2.30-2.87 s instead of 3.42-3.78 s (0.30-0.41 s without any contact index).
+-- rows in one insert.
 --
 -- The rule is 000026's, unchanged: a contact adds one to its account's count on this session's
 -- stripe (pg_backend_pid() % 64) and one suffix row per contact_name_suffix_rows of its name.
@@ -19,10 +17,9 @@
 -- is made once per session and kept (plan_cache_mode = force_generic_plan, 000023):
 --   - the suffix insert below is estimated at about 30,000 per contact (contact_name_suffix_rows'
 --     series counts as 1,000 rows per name), so with four or more new contacts in the session's
---     first call each later call compiled, for 15-17 ms; that, not its plan, is what made round
---     8's try at this trigger slow (docs/scaling.md, round 10);
+--     first call each later call was compiled, which costs far more than running it;
 --   - a session whose first counted update was large (100,000 messages) kept a compiled plan for
---     messages_count_rows, and each later one-row update of a message then took 336 ms.
+--     messages_count_rows, and each later one-row update of a message was compiled again.
 -- The triggers' statements are small, so compiling never pays for itself.
 CREATE FUNCTION contacts_index_inserted() RETURNS trigger LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan SET jit = off AS $$

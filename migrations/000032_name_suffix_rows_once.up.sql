@@ -2,9 +2,8 @@
 -- once (OFFSET 0 keeps the planner from folding lower() back into every expression that reads
 -- it, which evaluated it twice per comparison), and first_len is a min() over the candidate
 -- lengths instead of a sort with LIMIT 1 per position. Every new contact runs it once (the
--- suffix insert of contacts_index_inserted, 000031): in a loop of 2,000 statements of five new
--- contacts each, the trigger's statements took 1.62-1.75 s instead of 2.37-2.79 s
--- (docs/scaling.md, round 10). The rows it returns are unchanged, so the suffixes already
+-- suffix insert of contacts_index_inserted, 000031), so its cost is part of every send to a
+-- new number. The rows it returns are unchanged, so the suffixes already
 -- written stay valid; store/contacts_test.go compares it with 000021's definition.
 CREATE OR REPLACE FUNCTION contact_name_suffix_rows(name text) RETURNS TABLE (suffix text, first_len smallint)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE

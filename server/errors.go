@@ -116,7 +116,3 @@ func writeJSON(c echo.Context, status int, v any) {
 	c.Response().WriteHeader(status)
 	c.Response().Write(b)
 }
-
-func requestID(c echo.Context) string {
-	return c.Response().Header().Get(echo.HeaderXRequestID)
-}

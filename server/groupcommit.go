@@ -20,21 +20,19 @@ import (
 // A write never waits for a timer: when no statement is in flight it starts one at once, and
 // the writes that arrive meanwhile make up the next statement. So an idle gateway writes each
 // alone, as before, and a busy one batches as much as its load offers. A second statement
-// starts only behind a long queue (batchSecond): a status statement costs about 420 µs however
-// many reports it carries and about 65 µs more per report (docs/scaling.md, round 6), so on this
-// project's 2-core measurements one statement at a time gave the larger batches, the cheaper
-// writes and the most reports per second at 16 clients; a queue of 16 rather than 8 gave about
-// 4 % more at 16 and at 64 clients (three rounds each). For sends' records a queue of 4 or 8
-// gave no more sends at 16 clients and fewer at 64 (docs/scaling.md, round 8). A second
-// statement keeps a slow one (a row lock held elsewhere) from stalling every write. Writes that
-// share a key (one message; one person for sends' records) never share a statement (the later
-// waits for the next), so each is applied exactly as it would be alone.
+// starts only behind a long queue (batchSecond): a status statement's fixed cost is several
+// times the cost of one more report in it, so one statement at a time gives the larger batches,
+// the cheaper writes and the most reports per second; a shorter queue before the second
+// statement gave no more status reports or sends, and fewer at 64 clients (`gateway bench`
+// compares; the CHANGELOG has the figures). A second statement keeps a slow one (a row lock
+// held elsewhere) from stalling every write. Writes that share a key (one message; one person
+// for sends' records) never share a statement (the later waits for the next), so each is
+// applied exactly as it would be alone.
 //
 // The API keys' lookups share statements the same way (store.PrincipalsByKeyHashes, s.keys):
 // reads, with no commit to share, but each alone cost a round trip and a statement's start-up
-// on both sides; shared, a send cost PostgreSQL about a quarter less CPU (docs/scaling.md,
-// round 8). The statement starts after every request it carries arrived, so a revocation
-// committed before a request is read by it.
+// on both sides; shared, a send costs PostgreSQL less CPU. The statement starts after every
+// request it carries arrived, so a revocation committed before a request is read by it.
 const (
 	batchMax    = 64 // writes per statement
 	batchRuns   = 2  // statements in flight at once

@@ -23,7 +23,7 @@ func TestOnboardingMovesTenantAtOnce(t *testing.T) {
 	svc := &onboarding.Service{Store: env.Store, Platform: client, AppSecret: servertest.AppSecret,
 		Changed: env.Server.ForgetTenants}
 
-	if _, err := env.Sim.InjectInbound(a.Conn.PhoneNumberID, "15551112222", "Ana", "text", map[string]any{"body": "one"}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: a.Conn.PhoneNumberID, From: "15551112222", Name: "Ana", Type: "text", Payload: map[string]any{"body": "one"}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(pwEvents(t, env, a.Account.ID, "message.received")); n != 1 {
@@ -39,7 +39,7 @@ func TestOnboardingMovesTenantAtOnce(t *testing.T) {
 	if c.AccountID != b.Account.ID {
 		t.Fatalf("connection %+v", c)
 	}
-	if _, err := env.Sim.InjectInbound(a.Conn.PhoneNumberID, "15551112222", "Ana", "text", map[string]any{"body": "two"}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: a.Conn.PhoneNumberID, From: "15551112222", Name: "Ana", Type: "text", Payload: map[string]any{"body": "two"}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(pwEvents(t, env, b.Account.ID, "message.received")); n != 1 {
@@ -92,7 +92,7 @@ func TestOnboardingQualityUpdate(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
-	env.Sim.SetWebhookURL(hs.URL + "/platform/webhook")
+	setSimWebhookURL(t, env, hs.URL+"/platform/webhook")
 
 	su := env.Sim.Signup("Acme")
 	if _, err := svc.ConnectWithCode(ctx, tn.Account.ID, su.Code, su.WabaID, su.PhoneNumberID); err != nil {

@@ -8,7 +8,7 @@ import (
 	"gateway/server/servertest"
 )
 
-// A platform webhook never loops on a poison item (DESIGN section 15): each status, inbound
+// A platform webhook never loops on a poison item: each status, inbound
 // message and template update of a batch is applied on its own; one that cannot be stored
 // (U+0000 in an inbound text or profile name, a timestamp out of range, a value PostgreSQL
 // refuses) is kept in platform_dead_letters with its error, the rest of the batch is applied,

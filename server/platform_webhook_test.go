@@ -765,7 +765,7 @@ func TestPlatformWebhookSimulatorInboundAndTemplates(t *testing.T) {
 	if r.Status != http.StatusOK {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-	wamid, err := env.Sim.InjectInbound(tn.Conn.PhoneNumberID, "+52 55 1234 5678", "Ana Pérez", "text", map[string]any{"body": "¿Tienen envío? 📦"})
+	wamid, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: tn.Conn.PhoneNumberID, From: "+52 55 1234 5678", Name: "Ana Pérez", Type: "text", Payload: map[string]any{"body": "¿Tienen envío? 📦"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -783,7 +783,7 @@ func TestPlatformWebhookSimulatorInboundAndTemplates(t *testing.T) {
 	if n := len(pwEvents(t, env, tn.Account.ID, "contact.created")); n != 1 {
 		t.Fatalf("%d contact.created (the API upsert only)", n)
 	}
-	if _, err := env.Sim.InjectInbound(tn.Conn.PhoneNumberID, "5215512345678", "Ana Pérez", "text", map[string]any{"body": "STOP"}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: tn.Conn.PhoneNumberID, From: "5215512345678", Name: "Ana Pérez", Type: "text", Payload: map[string]any{"body": "STOP"}}); err != nil {
 		t.Fatal(err)
 	}
 	var blocked bool
@@ -820,7 +820,7 @@ func TestPlatformWebhookSimulatorInboundAndTemplates(t *testing.T) {
 	}
 	// Sandbox join through the simulator's sandbox number.
 	env.Sim.AddNumber(simulator.Number{PhoneNumberID: "sandbox-pnid", WabaID: "sandbox-waba", DisplayPhoneNumber: "15550001111", AccessToken: "sandbox-token"})
-	if _, err := env.Sim.InjectInbound("sandbox-pnid", "+55 31 98765-4321", "Bia", "text", map[string]any{"body": "join " + tn.Account.JoinCode}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: "sandbox-pnid", From: "+55 31 98765-4321", Name: "Bia", Type: "text", Payload: map[string]any{"body": "join " + tn.Account.JoinCode}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := pwCount(t, env, `SELECT count(*) FROM sandbox_participants WHERE account_id = $1 AND phone = '553187654321'`, tn.Account.ID); n != 1 {

@@ -3,8 +3,8 @@ package server_test
 // BenchmarkReports measures the message listing and the campaign reports on one workspace with
 // 1,000,000 contacts and 1,000,000 messages, through the whole stack (loopback HTTP, key,
 // validation, handler, store), one request at a time, and reports each request kind's median
-// and 99th percentile (p50_ms, p99_ms). The plans of the statements (EXPLAIN (ANALYZE,
-// BUFFERS)) are printed with -v.
+// and 99th percentile (p50_ms, p99_ms). BenchmarkReportsPages prints, with -v, the plan of
+// every statement these reports run (auto_explain, prepared statements included).
 //
 // Data: account "Reports Big": 1,000,000 contacts; 200,000 of them have a conversation and
 // together 1,000,000 outbound messages over the last 180 days (5 per contact on average),
@@ -296,30 +296,7 @@ func BenchmarkReports(b *testing.B) {
 	week := url.QueryEscape(time.Now().Add(-9 * 24 * time.Hour).UTC().Format(time.RFC3339))
 	weekEnd := url.QueryEscape(time.Now().Add(-2 * 24 * time.Hour).UTC().Format(time.RFC3339))
 
-	// The plans.
 	now := time.Now()
-	for _, f := range []store.MessageFilter{
-		{Limit: 50},
-		{Limit: 50, After: &store.MessageCursor{CreatedAt: ids.DeepAt, ID: ids.DeepID}},
-		{Limit: 50, Status: "failed"},
-		{Limit: 50, CampaignID: ids.Small},
-		{Limit: 50, ContactID: ids.Contact},
-		{Limit: 50, Template: "payment_reminder", Status: "sent"},
-		{Limit: 50, Status: "sent"},
-		{Limit: 50, CampaignID: ids.Small, Status: "failed"},
-	} {
-		for i, s := range store.ReportStatements(big, f, ids.API, now) {
-			if i > 0 && f.Limit == 50 && (f.After != nil || f.Status != "" || f.CampaignID != 0 || f.ContactID != 0 || f.Template != "") {
-				continue // the campaign statements once
-			}
-			var lines []string
-			if err := st.DB().SelectContext(ctx, &lines, `EXPLAIN (ANALYZE, BUFFERS) `+s.SQL, s.Args...); err != nil {
-				b.Fatal(err)
-			}
-			b.Logf("EXPLAIN (ANALYZE, BUFFERS) %s %+v:\n%s", s.Name, f, strings.Join(lines, "\n"))
-		}
-	}
-
 	client := &http.Client{}
 	get := func(path string) {
 		req, _ := http.NewRequest(http.MethodGet, hs.URL+path, nil)

@@ -39,7 +39,7 @@ func TestSandboxEndToEnd(t *testing.T) {
 	const handset = "447700900123"
 
 	// Joining: a reply through the sandbox number says which workspace and until when.
-	if _, err := env.Sim.InjectInbound("sandbox-pnid", "+"+handset, "Hana", "text", map[string]any{"body": "Join " + tn.Account.JoinCode}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: "sandbox-pnid", From: "+" + handset, Name: "Hana", Type: "text", Payload: map[string]any{"body": "Join " + tn.Account.JoinCode}}); err != nil {
 		t.Fatal(err)
 	}
 	reply := sbWaitReply(t, env, handset, 1)
@@ -49,7 +49,7 @@ func TestSandboxEndToEnd(t *testing.T) {
 	}
 
 	// Its messages now reach the workspace as test events; nothing live is written.
-	wamid, err := env.Sim.InjectInbound("sandbox-pnid", handset, "Hana", "text", map[string]any{"body": "Hi there"})
+	wamid, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: "sandbox-pnid", From: handset, Name: "Hana", Type: "text", Payload: map[string]any{"body": "Hi there"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,13 +82,13 @@ func TestSandboxEndToEnd(t *testing.T) {
 	}
 
 	// Joining another workspace moves the handset there.
-	if _, err := env.Sim.InjectInbound("sandbox-pnid", handset, "Hana", "text", map[string]any{"body": "join " + other.Account.JoinCode}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: "sandbox-pnid", From: handset, Name: "Hana", Type: "text", Payload: map[string]any{"body": "join " + other.Account.JoinCode}}); err != nil {
 		t.Fatal(err)
 	}
 	if reply := sbWaitReply(t, env, handset, 2); !strings.Contains(reply, `"Other Co"`) {
 		t.Fatalf("second join reply %q", reply)
 	}
-	if _, err := env.Sim.InjectInbound("sandbox-pnid", handset, "Hana", "image", map[string]any{"id": "media-1", "mime_type": "image/jpeg"}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: "sandbox-pnid", From: handset, Name: "Hana", Type: "image", Payload: map[string]any{"id": "media-1", "mime_type": "image/jpeg"}}); err != nil {
 		t.Fatal(err)
 	}
 	if evs := pwEvents(t, env, other.Account.ID, "message.received"); len(evs) != 1 || pwData(t, evs[0])["type"] != "image" {
@@ -97,13 +97,13 @@ func TestSandboxEndToEnd(t *testing.T) {
 
 	// An unknown code, and a handset in no sandbox, get replies saying so.
 	const stranger = "15557654321"
-	if _, err := env.Sim.InjectInbound("sandbox-pnid", stranger, "Sam", "text", map[string]any{"body": "join no-such-code"}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: "sandbox-pnid", From: stranger, Name: "Sam", Type: "text", Payload: map[string]any{"body": "join no-such-code"}}); err != nil {
 		t.Fatal(err)
 	}
 	if reply := sbWaitReply(t, env, stranger, 1); !strings.Contains(reply, `"no-such-code" does not match any sandbox`) {
 		t.Fatalf("unknown code reply %q", reply)
 	}
-	if _, err := env.Sim.InjectInbound("sandbox-pnid", stranger, "Sam", "text", map[string]any{"body": "hello?"}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: "sandbox-pnid", From: stranger, Name: "Sam", Type: "text", Payload: map[string]any{"body": "hello?"}}); err != nil {
 		t.Fatal(err)
 	}
 	if reply := sbWaitReply(t, env, stranger, 2); !strings.Contains(reply, "not in a sandbox") {
@@ -114,7 +114,7 @@ func TestSandboxEndToEnd(t *testing.T) {
 	if _, err := env.Store.SetAccountActive(context.Background(), other.Account.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Sim.InjectInbound("sandbox-pnid", stranger, "Sam", "text", map[string]any{"body": "join " + other.Account.JoinCode}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: "sandbox-pnid", From: stranger, Name: "Sam", Type: "text", Payload: map[string]any{"body": "join " + other.Account.JoinCode}}); err != nil {
 		t.Fatal(err)
 	}
 	if reply := sbWaitReply(t, env, stranger, 3); !strings.Contains(reply, "no longer available") {

@@ -302,7 +302,7 @@ func TestSendBlockedUnderAnotherForm(t *testing.T) {
 		{"5215512345678", "525512345678"}, // Mexico
 		{"5491112345678", "541112345678"}, // Argentina
 	} {
-		if _, err := env.Sim.InjectInbound(pnid, c.stopFrom, "Ana", "text", map[string]any{"body": "STOP"}); err != nil {
+		if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: pnid, From: c.stopFrom, Name: "Ana", Type: "text", Payload: map[string]any{"body": "STOP"}}); err != nil {
 			t.Fatal(err)
 		}
 		wait.For(t, func() bool {
@@ -348,7 +348,7 @@ func TestSendStopDuringSendWinsForLaterSends(t *testing.T) {
 		done <- r
 	}()
 	wait.For(t, func() bool { return len(env.Sim.Sent()) == 1 }, 5*time.Second, "the first send to reach the platform")
-	if _, err := env.Sim.InjectInbound(pnid, "551187654321", "Ana", "text", map[string]any{"body": "stop"}); err != nil {
+	if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: pnid, From: "551187654321", Name: "Ana", Type: "text", Payload: map[string]any{"body": "stop"}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-done; r == nil || r.Status != http.StatusOK {

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -84,6 +85,21 @@ func dbInt(t testing.TB, env *servertest.Env, q string, args ...any) int64 {
 // they cause themselves.
 func quietSim() *simulator.Config {
 	return &simulator.Config{SentDelay: time.Hour, DeliveredDelay: time.Hour, ReadDelay: time.Hour}
+}
+
+// setSimWebhookURL points the simulator's webhooks at url ("" stops them) through its control
+// API, as an operator of `gateway platform-sim` would.
+func setSimWebhookURL(t testing.TB, env *servertest.Env, url string) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"webhook_url": url})
+	resp, err := http.Post(env.SimURL+"/_sim/config", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("simulator config: %d", resp.StatusCode)
+	}
 }
 
 // sendEnv is a gateway over a quiet simulator with one tenant whose number is connected and
@@ -490,7 +506,7 @@ func TestSendPlatformRejects(t *testing.T) {
 
 	// The platform's template check (our copy is stale: the template was paused there and
 	// its status webhook has not reached us).
-	env.Sim.SetWebhookURL("")
+	setSimWebhookURL(t, env, "")
 	if err := env.Sim.SetTemplateStatus("waba-"+fmt.Sprint(a.Account.ID), "1094411223344001", "PAUSED", ""); err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"gateway/gen"
 )
 
-// Strict input (I-JSON, RFC 7493; DESIGN section 15). PostgreSQL refuses U+0000 in text and
+// Strict input (I-JSON, RFC 7493). PostgreSQL refuses U+0000 in text and
 // jsonb, and encoding/json silently turns invalid UTF-8 and lone surrogate escapes into U+FFFD
 // and keeps the last of duplicate keys. So before kin-openapi decodes anything, the request is
 // scanned once: path and header parameters, query values and every string of a JSON body (keys

@@ -9,7 +9,7 @@ import (
 	"gateway/server/servertest"
 )
 
-// Strict input (I-JSON, RFC 7493; DESIGN section 15): a NUL character or invalid UTF-8 anywhere
+// Strict input (I-JSON, RFC 7493): a NUL character or invalid UTF-8 anywhere
 // in a request — body strings at any depth, query values, path and header parameters — and a
 // duplicate key in a JSON object are a 422 naming the field, checked once in the validation
 // middleware. Nothing is written and nothing is silently altered.

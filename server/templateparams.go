@@ -14,7 +14,7 @@ import (
 	"gateway/store"
 )
 
-// The rules of a template send beyond its name (DESIGN sections 6 and 15, issue 9): what the
+// The rules of a template send beyond its name (issue 9): what the
 // request must give for the template's header, body and buttons, checked before any platform
 // call, each broken rule a refusal.Field naming the field (dotted JSON paths, as the schema
 // validator names them; a rule about one button also carries its index) and saying what the

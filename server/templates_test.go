@@ -53,7 +53,7 @@ func names(ts []templateData) string {
 func templateEnv(t *testing.T) (*servertest.Env, servertest.Tenant, store.Connection) {
 	t.Helper()
 	env := servertest.New(t, servertest.Config{Simulator: quietSim()})
-	env.Sim.SetWebhookURL("")
+	setSimWebhookURL(t, env, "")
 	a := env.NewTenant("Acme Ltd")
 	return env, a, env.ConnectNumber(a)
 }

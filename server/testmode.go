@@ -251,7 +251,7 @@ func fixtureContact(mobile string, name *string) store.Contact {
 	return c
 }
 
-// Test-mode fixtures (DESIGN section 9): the three templates every test and demo key sees,
+// Test-mode fixtures: the three templates every test and demo key sees,
 // with fixed ids, newest first. Their text is what a sandbox participant receives.
 // otp_login_code is an AUTHENTICATION template like a live one: its copy-code button (listed
 // as URL, as Meta lists it) carries the code.

@@ -81,26 +81,6 @@ const (
 		GROUP BY 1 HAVING sum(pending + sent + delivered + read + failed) > 0 ORDER BY 1`
 )
 
-// Statement is a SQL statement with its arguments.
-type Statement struct {
-	Name string
-	SQL  string
-	Args []any
-}
-
-// ReportStatements returns the statements behind a page of ListMessages(f) and a campaign
-// report (CampaignByID, CampaignFailureReasons, a CampaignSeries of the last 30 days by day), so
-// the benchmarks can EXPLAIN exactly what runs.
-func ReportStatements(accountID int64, f MessageFilter, campaignID int64, now time.Time) []Statement {
-	q, args := messageListQuery(accountID, f)
-	return []Statement{
-		{"ListMessages", q, args},
-		{"CampaignByID", campaignByIDSQL, []any{accountID, campaignID}},
-		{"CampaignFailureReasons", failureReasonsSQL, []any{accountID, campaignID, 5}},
-		{"CampaignSeries", campaignSeriesSQL, []any{accountID, campaignID, now.Add(-30 * 24 * time.Hour).UTC(), now.UTC(), "day"}},
-	}
-}
-
 // Campaigns returns a page of the account's campaigns, newest first (by id), each with its
 // counts: at most limit, those with an id below beforeID when it is not 0. It fails only when
 // the database does.

@@ -99,9 +99,6 @@ func (s *Store) Close() {
 	})
 }
 
-// Ping reports whether the database answers.
-func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
-
 // prepared returns the server-side prepared statement for q, preparing it on first use.
 // database/sql re-prepares it per connection as needed, so each later call is one
 // Bind/Execute round trip with a cached plan (the biggest lever with lib/pq). Use it for

@@ -309,7 +309,7 @@ func TestIdentityChanges(t *testing.T) {
 	cfg := webhookConfig(rc)
 	cfg.EnforceServiceWindow, cfg.ServiceWindowSync = true, true
 	h := newHarness(t, cfg)
-	if _, err := h.sim.InjectInbound(testPhoneID, "15551234567", "Ana", "text", map[string]any{"body": "hi"}); err != nil {
+	if _, err := h.sim.InjectInboundMessage(Inbound{PhoneNumberID: testPhoneID, From: "15551234567", Name: "Ana", Type: "text", Payload: map[string]any{"body": "hi"}}); err != nil {
 		t.Fatal(err)
 	}
 	rc.next()

@@ -14,19 +14,7 @@ import (
 // Driving the simulator from a test or the control API: inbound messages from users and
 // template status changes, each delivered as the platform's signed webhook.
 
-// InjectInbound makes the user from (digits, '+' allowed; rewritten to its
-// wa_id like a send) send a message of type msgType to the business number,
-// and POSTs the signed inbound-message webhook: contacts[{profile{name},
-// wa_id, user_id}] and messages[{from, from_user_id, id, timestamp, type,
-// <msgType>: payload}], e.g. msgType "text" with payload {"body": "STOP"}. It
-// returns the new wamid once the webhook was answered 200. It fails with
-// ErrUnknownNumber, for an empty from or msgType, with ErrNoWebhookURL, or
-// with the last delivery error after every retry failed.
-func (s *Simulator) InjectInbound(phoneNumberID, from, name, msgType string, payload map[string]any) (wamid string, err error) {
-	return s.InjectInboundMessage(Inbound{PhoneNumberID: phoneNumberID, From: from, Name: name, Type: msgType, Payload: payload})
-}
-
-// Inbound is a message from a user for Inject.
+// Inbound is a message from a user for InjectInboundMessage.
 type Inbound struct {
 	PhoneNumberID string `json:"phone_number_id"`
 	// From is the user's number (digits; '+' and spaces allowed). Leave it
@@ -77,7 +65,7 @@ type Injected struct {
 	MediaSize int64  `json:"media_size,omitempty"`
 }
 
-// InjectInboundMessage is Inject returning only the wamid. It fails like InjectInbound.
+// InjectInboundMessage is Inject returning only the wamid. It fails like Inject.
 func (s *Simulator) InjectInboundMessage(in Inbound) (wamid string, err error) {
 	res, err := s.Inject(in)
 	return res.Wamid, err

@@ -56,7 +56,7 @@ func TestThroughputPerNumberPerClockSecond(t *testing.T) {
 	// Next second: inbound messages count against the throughput too.
 	clk.Advance(time.Second)
 	for i := range 5 {
-		if _, err := h.sim.InjectInbound(testPhoneID, fmt.Sprintf("44770070%04d", i), "Ana", "text", map[string]any{"body": "hi"}); err != nil {
+		if _, err := h.sim.InjectInboundMessage(Inbound{PhoneNumberID: testPhoneID, From: fmt.Sprintf("44770070%04d", i), Name: "Ana", Type: "text", Payload: map[string]any{"body": "hi"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -153,7 +153,7 @@ func TestMessagingLimitAcceptsAndDropsPastTheBudget(t *testing.T) {
 	}
 
 	// A user who wrote in (an open window) does not count.
-	if _, err := h.sim.InjectInbound(testPhoneID, "447700900009", "Ana", "text", map[string]any{"body": "hi"}); err != nil {
+	if _, err := h.sim.InjectInboundMessage(Inbound{PhoneNumberID: testPhoneID, From: "447700900009", Name: "Ana", Type: "text", Payload: map[string]any{"body": "hi"}}); err != nil {
 		t.Fatal(err)
 	}
 	drain(1)

@@ -57,7 +57,7 @@ func TestSignupControlAndGraphEndpoints(t *testing.T) {
 		t.Fatalf("subscribed apps before: %d %v", code, out)
 	}
 	// No webhook for the new WABA before an app subscribes.
-	if _, err := h.sim.InjectInbound(pnid, "15551234567", "Ana", "text", map[string]any{"body": "hi"}); !errors.Is(err, ErrNotSubscribed) {
+	if _, err := h.sim.InjectInboundMessage(Inbound{PhoneNumberID: pnid, From: "15551234567", Name: "Ana", Type: "text", Payload: map[string]any{"body": "hi"}}); !errors.Is(err, ErrNotSubscribed) {
 		t.Fatalf("inbound before subscription: %v", err)
 	}
 	rc.none()
@@ -69,7 +69,7 @@ func TestSignupControlAndGraphEndpoints(t *testing.T) {
 		data[0].(map[string]any)["whatsapp_business_api_data"].(map[string]any)["id"] != "42" {
 		t.Fatalf("subscribed apps after: %d %v", code, out)
 	}
-	if _, err := h.sim.InjectInbound(pnid, "15551234567", "Ana", "text", map[string]any{"body": "hi"}); err != nil {
+	if _, err := h.sim.InjectInboundMessage(Inbound{PhoneNumberID: pnid, From: "15551234567", Name: "Ana", Type: "text", Payload: map[string]any{"body": "hi"}}); err != nil {
 		t.Fatalf("inbound after subscription: %v", err)
 	}
 	if d := rc.next(); !strings.Contains(string(d.body), `"phone_number_id":"`+pnid+`"`) {

@@ -24,23 +24,6 @@ func Sign(secret string, body []byte) string {
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }
 
-// VerifySignature reports whether header is the valid X-Hub-Signature-256
-// of body under secret, compared in constant time. It is false for a missing
-// or malformed header.
-func VerifySignature(secret string, body []byte, header string) bool {
-	const prefix = "sha256="
-	if len(header) != len(prefix)+64 || header[:len(prefix)] != prefix {
-		return false
-	}
-	got, err := hex.DecodeString(header[len(prefix):])
-	if err != nil {
-		return false
-	}
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	return hmac.Equal(got, m.Sum(nil))
-}
-
 // metaJSON encodes v the way Meta serialises webhook payloads: no HTML
 // escaping, every non-ASCII character as \uXXXX (surrogate pairs above the
 // BMP) and '/' as "\/". A receiver that re-serialises before checking the

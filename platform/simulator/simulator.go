@@ -93,7 +93,7 @@ type Config struct {
 	// the last 24 h, or to a US (+1) number, fails asynchronously with 131049.
 	MarketingUserLimit bool
 	// EnforceServiceWindow makes non-template sends to a user without an
-	// inbound message (InjectInbound) in the last 24 h (72 h after a message
+	// inbound message (InjectInboundMessage) in the last 24 h (72 h after a message
 	// with a referral) fail asynchronously with 131047 (accepted, sent, then
 	// failed), as Meta usually does.
 	EnforceServiceWindow bool
@@ -334,13 +334,9 @@ func cmpOr[T int | time.Duration](v, def T) T {
 	return v
 }
 
-// Handler returns the whole fake: Graph paths under /v{N}.{M}/ (any version)
-// and the control API under /_sim/. Use it with httptest.NewServer or your
-// own server; Start serves it on a listener.
-func (s *Simulator) Handler() http.Handler { return s.handler }
-
-// Start listens on addr (e.g. "127.0.0.1:0") and serves Handler in the
-// background. It returns the base URL "http://host:port" (append "/v23.0"
+// Start listens on addr (e.g. "127.0.0.1:0") and serves the whole fake in the
+// background: Graph paths under /v{N}.{M}/ (any version) and the control API
+// under /_sim/. It returns the base URL "http://host:port" (append "/v23.0"
 // for a Graph root). It fails if the address cannot be bound, if the
 // simulator was already started, or after Close.
 func (s *Simulator) Start(addr string) (baseURL string, err error) {
@@ -389,41 +385,10 @@ func (s *Simulator) Close() error {
 	return s.closeErr
 }
 
-// SetWebhookURL changes where webhooks are POSTed ("" stops sending). Queued
-// webhooks go to the new URL.
-func (s *Simulator) SetWebhookURL(u string) {
-	s.mu.Lock()
-	s.set.webhookURL = u
-	s.mu.Unlock()
-}
-
 func (s *Simulator) webhookURL() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.set.webhookURL
-}
-
-// SetDelays changes the status delays (negative values count as 0).
-func (s *Simulator) SetDelays(sent, delivered, read time.Duration) {
-	s.mu.Lock()
-	s.set.sentDelay, s.set.deliveredDelay, s.set.readDelay = max(sent, 0), max(delivered, 0), max(read, 0)
-	s.mu.Unlock()
-}
-
-// SetRatePerSecond changes the throughput of numbers without their own
-// (0 = unlimited).
-func (s *Simulator) SetRatePerSecond(n int) {
-	s.mu.Lock()
-	s.set.rate = max(n, 0)
-	s.mu.Unlock()
-}
-
-// SetPairInterval changes the minimum spacing per (number, recipient) before
-// 131056 (0 disables the check).
-func (s *Simulator) SetPairInterval(d time.Duration) {
-	s.mu.Lock()
-	s.set.pairInterval = max(d, 0)
-	s.mu.Unlock()
 }
 
 // AddNumber registers (or replaces) a business phone number and its token.

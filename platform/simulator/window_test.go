@@ -33,7 +33,7 @@ func TestServiceWindow131047(t *testing.T) {
 	}
 
 	// The user writes (from the wa_id form): the window opens for 24 h.
-	if _, err := h.sim.InjectInbound(testPhoneID, "5215512345678", "Ana", "text", map[string]any{"body": "join"}); err != nil {
+	if _, err := h.sim.InjectInboundMessage(Inbound{PhoneNumberID: testPhoneID, From: "5215512345678", Name: "Ana", Type: "text", Payload: map[string]any{"body": "join"}}); err != nil {
 		t.Fatal(err)
 	}
 	rc.next()
@@ -74,7 +74,7 @@ func BenchmarkSendTemplate(b *testing.B) {
 	sim.AddNumber(Number{PhoneNumberID: testPhoneID, WabaID: testWabaID, DisplayPhoneNumber: testDisplay, AccessToken: testToken})
 	sim.SeedTemplates(testWabaID, DefaultTemplates())
 	body := `{"messaging_product":"whatsapp","to":"+15551234567","type":"template","template":{"name":"order_confirmation","language":{"code":"en_US"},"components":[{"type":"body","parameters":[{"type":"text","text":"Ana"},{"type":"text","text":"ORD-1"}]}]}}`
-	h := sim.Handler()
+	h := sim.handler
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {

@@ -228,11 +228,10 @@ func TestSimulatorMediaAndAnswers(t *testing.T) {
 // MediaURL, DownloadMedia and ChecksumReader (b.SetBytes: the MB/s column is the throughput).
 func BenchmarkDownloadMedia100MB(b *testing.B) {
 	ctx := context.Background()
-	sim := simulator.New(simulator.Config{AppSecret: simAppSecret})
-	defer sim.Close()
 	rcv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer rcv.Close()
-	sim.SetWebhookURL(rcv.URL)
+	sim := simulator.New(simulator.Config{AppSecret: simAppSecret, WebhookURL: rcv.URL})
+	defer sim.Close()
 	base, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

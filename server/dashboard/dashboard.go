@@ -100,7 +100,7 @@ type Config struct {
 	Clock      func() time.Time
 }
 
-// Session lifetimes (DESIGN section 14).
+// Session lifetimes: a session unused for SessionIdle, or older than SessionAbsolute, is over.
 const (
 	SessionIdle     = 12 * time.Hour
 	SessionAbsolute = 30 * 24 * time.Hour

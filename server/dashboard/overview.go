@@ -10,7 +10,8 @@ import (
 	"gateway/store"
 )
 
-// sandboxWindow and sandboxRealLimit mirror test mode's rules (DESIGN section 9).
+// sandboxWindow and sandboxRealLimit mirror test mode's rules (server/testmode.go's constants
+// of the same names), which the overview states.
 const (
 	sandboxWindow    = 24 * time.Hour
 	sandboxRealLimit = 20

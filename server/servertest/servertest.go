@@ -253,8 +253,6 @@ func (e *Env) DoConcurrent(r Request) (*Response, error) {
 	return resp, nil
 }
 
-func (e *Env) newHTTPRequest(r Request) (*http.Request, error) { return newRequest(e.URL, r) }
-
 func newRequest(base string, r Request) (*http.Request, error) {
 	var body io.Reader
 	switch b := r.Body.(type) {
