@@ -45,12 +45,27 @@ func TestHTTPUnknownPaths(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range []string{"/nope", "/", "/v2/me", "/V1/me", "/platform", "/healthz/x"} {
+	for _, p := range []string{"/nope", "/v2/me", "/V1/me", "/platform", "/healthz/x"} {
 		r := env.Do(servertest.Request{Method: http.MethodGet, Path: p, Key: a.Live})
 		wantEnvelopeOutsideV1(t, env, r, http.StatusNotFound, "not_found")
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			t.Fatalf("%s: content type %q", p, ct)
 		}
+	}
+}
+
+// The service's own address leads a person who opens it in a browser to the dashboard.
+func TestHTTPRootLeadsToTheDashboard(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t, servertest.Config{})
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(env.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/dashboard" {
+		t.Fatalf("GET /: %d to %q, want 303 to /dashboard", resp.StatusCode, resp.Header.Get("Location"))
 	}
 }
 
