@@ -106,15 +106,11 @@ func ReportStatements(accountID int64, f MessageFilter, campaignID int64, now ti
 // the database does.
 func (s *Store) Campaigns(ctx context.Context, accountID int64, beforeID int64, limit int) ([]CampaignReport, error) {
 	out := []CampaignReport{}
-	st, err := s.prepared(ctx, `SELECT `+campaignReportColumns+`
+	return out, s.readMayLag(ctx, false, &out, `SELECT `+campaignReportColumns+`
 		FROM (SELECT id, account_id, name, created_at FROM campaigns
 			WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3) p
 		LEFT JOIN campaign_totals k ON k.account_id = p.account_id AND k.campaign_id = p.id
-		GROUP BY p.id, p.name, p.created_at ORDER BY p.id DESC`)
-	if err != nil {
-		return out, err
-	}
-	return out, translate(st.SelectContext(ctx, &out, accountID, beforeID, limit))
+		GROUP BY p.id, p.name, p.created_at ORDER BY p.id DESC`, accountID, beforeID, limit)
 }
 
 // CampaignByID returns the account's campaign with its counts; ErrNotFound when the account has
@@ -130,11 +126,7 @@ func (s *Store) CampaignByID(ctx context.Context, accountID, id int64) (Campaign
 // database does.
 func (s *Store) CampaignFailureReasons(ctx context.Context, accountID, campaignID int64, limit int) ([]FailureReason, error) {
 	out := []FailureReason{}
-	st, err := s.prepared(ctx, failureReasonsSQL)
-	if err != nil {
-		return out, err
-	}
-	return out, translate(st.SelectContext(ctx, &out, accountID, campaignID, limit))
+	return out, s.readMayLag(ctx, false, &out, failureReasonsSQL, accountID, campaignID, limit)
 }
 
 // CampaignSeries returns the account's campaign's counts per hour or per day (unit "hour" or
@@ -146,18 +138,14 @@ func (s *Store) CampaignSeries(ctx context.Context, accountID, campaignID int64,
 		unit = "hour"
 	}
 	out := []CampaignBucket{}
-	st, err := s.prepared(ctx, campaignSeriesSQL)
-	if err != nil {
-		return out, err
-	}
-	return out, translate(st.SelectContext(ctx, &out, accountID, campaignID, from.UTC(), to.UTC(), unit))
+	return out, s.readMayLag(ctx, false, &out, campaignSeriesSQL, accountID, campaignID, from.UTC(), to.UTC(), unit)
 }
 
 // EachCampaignMessage calls fn for each of the account's messages in the campaign, oldest
 // first, reading the rows as they arrive (a CSV export streams them without holding them all).
 // It stops at fn's first error and returns it; otherwise it fails only when the database does.
 func (s *Store) EachCampaignMessage(ctx context.Context, accountID, campaignID int64, fn func(ListedMessage) error) error {
-	rows, err := s.db.QueryxContext(ctx, `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,
+	rows, err := s.queryMayLag(ctx, `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,
 			m.direction, m.type, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
 			m.status, m.source, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at
 		FROM messages m JOIN campaigns p ON p.account_id = m.account_id AND p.id = m.campaign_id

@@ -34,8 +34,9 @@ type Store struct {
 	prepMu sync.Mutex
 	stmts  sync.Map // SQL text -> *sqlx.Stmt
 
-	wakers  eventWakers // WakeOnEvents
-	targets targetCache // SendTarget's answers while CacheSendTargets is on
+	wakers  eventWakers  // WakeOnEvents
+	targets targetCache  // SendTarget's answers while CacheSendTargets is on
+	replica replicaReads // SetReplica: the pool of the reads that may lag
 }
 
 // New returns a Store over db. secretKey must be 32 bytes (AES-256); previous keys (the one
