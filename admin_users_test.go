@@ -55,7 +55,7 @@ func TestAdminUsers(t *testing.T) {
 	if _, err := adminRun("user", "create", "--account", id, "--email", "y@example.com", "--password", "short"); err == nil {
 		t.Fatal("a short --password was accepted")
 	}
-	db, err := store.Open(context.Background(), vars["DATABASE_URL"], 2)
+	db, err := store.Open(context.Background(), storetest.DirectDSN(vars["DATABASE_URL"]), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
