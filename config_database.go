@@ -14,7 +14,8 @@ import (
 // databaseConfig is where the gateway finds PostgreSQL past one connection string.
 type databaseConfig struct {
 	// DirectURL (DATABASE_DIRECT_URL) reaches the server without a transaction pooler: LISTEN
-	// and migrations use it. Empty means DATABASE_URL is direct.
+	// and migrations use it. Empty means DATABASE_URL is direct (unless GATEWAY_DB_PREPARED
+	// says otherwise).
 	DirectURL string
 	// ReplicaURL (DATABASE_REPLICA_URL) is a streaming replica for the reads that may lag;
 	// empty means none. ReplicaMaxLag (GATEWAY_REPLICA_MAX_LAG, default 5 s) is how far behind
@@ -36,10 +37,7 @@ func loadDatabaseConfig(getenv func(string) string, url string) (databaseConfig,
 	if d.DirectURL == "" && defaultDirectURL != nil && url != "" {
 		d.DirectURL = defaultDirectURL(url)
 	}
-	if d.DirectURL == url {
-		d.DirectURL = ""
-	}
-	d.Prepared = d.DirectURL == ""
+	d.Prepared = d.DirectURL == "" || d.DirectURL == url
 	if v := getenv("GATEWAY_DB_PREPARED"); v != "" {
 		var err error
 		if d.Prepared, err = parseBool(v); err != nil {

@@ -25,6 +25,7 @@ func TestDatabaseConfig(t *testing.T) {
 		{"pooler and direct", map[string]string{"DATABASE_URL": pooler, "DATABASE_DIRECT_URL": direct}, true, direct, direct, ""},
 		{"pooler, prepared forced", map[string]string{"DATABASE_URL": pooler, "DATABASE_DIRECT_URL": direct, "GATEWAY_DB_PREPARED": "true"}, false, direct, direct, ""},
 		{"pooler alone", map[string]string{"DATABASE_URL": pooler, "GATEWAY_DB_PREPARED": "false"}, true, "", "", "DATABASE_DIRECT_URL"},
+		{"direct, unprepared", map[string]string{"DATABASE_URL": direct, "DATABASE_DIRECT_URL": direct, "GATEWAY_DB_PREPARED": "false"}, true, direct, direct, ""},
 	} {
 		cfg, err := loadConfig(func(k string) string { return c.vars[k] })
 		if err != nil {
