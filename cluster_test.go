@@ -11,7 +11,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -96,6 +98,7 @@ func TestCluster(t *testing.T) {
 		"--phone-number-id", devNumber.PhoneNumberID, "--phone-number", devNumber.DisplayPhoneNumber,
 		"--display-name", "Cluster", "--access-token", devNumber.AccessToken)
 	adminJSON(t, env, "templates", "sync", "--account", id)
+	owner := adminJSON(t, env, "user", "create", "--account", id, "--email", "ops@example.com", "--role", "owner")
 	rcv := newWHReceiver(t, false, nil)
 	w := adminJSON(t, env, "webhook", "create", "--account", id, "--url", rcv.url())
 	rcv.setSecret(w["secret"].(string))
@@ -118,8 +121,9 @@ func TestCluster(t *testing.T) {
 
 	// The load: four clients sending to distinct destinations, each send retried with its
 	// Idempotency-Key on a transport error, a 5xx or a 409 (in progress) for up to 30 s, and a
-	// reader of the listings (the replica's reads) once every 200 ms.
+	// reader of the API listings and the dashboard's pages (the replica's reads) every 200 ms.
 	load := newClusterLoad(proxy.srv.URL, key)
+	load.signIn(t, "ops@example.com", owner["password"].(string))
 	ctx, stopLoad := context.WithCancel(context.Background())
 	var loaders sync.WaitGroup
 	for c := range 4 {
@@ -219,7 +223,7 @@ func TestCluster(t *testing.T) {
 	t.Logf("counts: accepted sends lost %d, sent twice %d", lost, twice)
 	t.Logf("counts: %d events in the database, %d received (%d deliveries acknowledged: %d redeliveries), %d lost, %d failed verification",
 		len(events), distinct, acks, acks-distinct, len(lostEvents), len(bad))
-	t.Logf("counts: listings read %d times, %d answers not 200 (and %d while PgBouncer restarted)", reads, readFailures, duringRestart)
+	t.Logf("counts: listings and dashboard pages read %d times, %d answers not 200 (and %d while PgBouncer restarted)", reads, readFailures, duringRestart)
 	for i, a := range addrs {
 		t.Logf("gateway %d: %s", i+1, strings.Join(lagMetrics(a), "; "))
 	}
@@ -385,6 +389,7 @@ type clusterLoad struct {
 	base, key string
 	seq       atomic.Int64
 	client    http.Client
+	browser   http.Client // signed in to the dashboard (its session cookie), redirects not followed
 
 	mu         sync.Mutex
 	accepted   []string // destinations of the sends answered 200
@@ -400,6 +405,22 @@ type clusterLoad struct {
 
 func newClusterLoad(base, key string) *clusterLoad {
 	return &clusterLoad{base: base, key: key, client: http.Client{Timeout: 40 * time.Second}}
+}
+
+// signIn signs the browser client in to the dashboard.
+func (l *clusterLoad) signIn(t *testing.T, email, password string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	l.browser = http.Client{Jar: jar, Timeout: 40 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := l.browser.PostForm(l.base+"/dashboard/signin", url.Values{"email": {email}, "password": {password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther && resp.StatusCode != http.StatusFound {
+		t.Fatalf("dashboard sign-in: %d", resp.StatusCode)
+	}
 }
 
 func (l *clusterLoad) sender(ctx context.Context, c int) {
@@ -452,10 +473,15 @@ func (l *clusterLoad) send(body, key string) (status int, code string) {
 
 func (l *clusterLoad) reader(ctx context.Context) {
 	for ctx.Err() == nil {
-		for _, path := range []string{"/v1/messages?limit=5", "/v1/campaigns", "/v1/contacts?limit=5", "/dashboard/signin"} {
+		for _, path := range []string{"/v1/messages?limit=5", "/v1/campaigns", "/v1/contacts?limit=5", "/dashboard/campaigns", "/dashboard/messages"} {
 			req, _ := http.NewRequest(http.MethodGet, l.base+path, nil)
-			req.Header.Set("Authorization", "Bearer "+l.key)
-			resp, err := l.client.Do(req)
+			c := &l.client
+			if strings.HasPrefix(path, "/v1/") {
+				req.Header.Set("Authorization", "Bearer "+l.key)
+			} else {
+				c = &l.browser
+			}
+			resp, err := c.Do(req)
 			l.mu.Lock()
 			l.reads++
 			failed := ""

@@ -63,6 +63,7 @@ type lifecycleOptions struct {
 	SimWorkers  int
 	Messages    int64
 	DatabaseURL string
+	PoolerURL   string
 	LogLevel    string
 	KeepLogs    bool
 	KeepGoing   bool
@@ -82,6 +83,7 @@ func parseLifecycleFlags(args []string, defaultDSN string, out io.Writer) (lifec
 	fs.IntVar(&o.SimWorkers, "sim-webhook-workers", 32, "concurrent status webhook POSTs of the simulator")
 	fs.Int64Var(&o.Messages, "messages", 1_000_000, "seeded messages in the bench account")
 	fs.StringVar(&o.DatabaseURL, "database-url", defaultDSN, "database to seed and serve from (created and migrated if missing)")
+	fs.StringVar(&o.PoolerURL, "pooler-url", "", "a transaction pooler (PgBouncer) in front of --database-url's database: the gateway's DATABASE_URL, with --database-url as DATABASE_DIRECT_URL")
 	fs.StringVar(&o.LogLevel, "gateway-log-level", "warn", "LOG_LEVEL of the child processes")
 	fs.BoolVar(&o.KeepLogs, "keep-logs", false, "keep the child processes' logs (their directory is printed)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "run every rate step even after one is not sustained")
@@ -179,6 +181,11 @@ func runLifecycle(ctx context.Context, cfg Config, args []string, stdout, stderr
 			Gateway: true, Floor: false},
 		simArgs:  []string{"--webhook-workers", strconv.Itoa(o.SimWorkers)},
 		extraEnv: []string{"GATEWAY_WEBHOOK_ALLOW_PRIVATE=true"},
+	}
+	if o.PoolerURL != "" {
+		// The children's later DATABASE_URL wins; seeding and migrations stay direct.
+		rig.extraEnv = append(rig.extraEnv, "DATABASE_URL="+o.PoolerURL, "DATABASE_DIRECT_URL="+o.DatabaseURL)
+		fmt.Fprintf(stdout, "gateway through the pooler %s (direct: %s)\n", redactDSN(o.PoolerURL), redactDSN(o.DatabaseURL))
 	}
 	defer rig.close()
 	lc := &lifecycle{rig: rig, opts: o, out: stdout}
