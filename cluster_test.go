@@ -54,7 +54,7 @@ func TestCluster(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command(".ci/cluster", "down", dir).Run() })
 	cluster("up")
-	urls := readEnvFile(t, dir+"/env")
+	urls := clusterEnvFile(t, dir+"/env")
 
 	// The platform simulator, in this process so that its sends can be counted.
 	const appSecret = "cluster-app-secret"
@@ -88,7 +88,7 @@ func TestCluster(t *testing.T) {
 		"PLATFORM_APP_SECRET=" + appSecret,
 		"LOG_LEVEL=warn",
 	}
-	if out, err := runGateway(bin, env, "migrate", "up"); err != nil {
+	if out, err := clusterRun(bin, env, "migrate", "up"); err != nil {
 		t.Fatalf("migrate up: %v\n%s", err, out)
 	}
 	acct := adminJSON(t, env, "account", "create", "--name", "Cluster Ltd", "--email", "cluster@example.com")
@@ -114,7 +114,7 @@ func TestCluster(t *testing.T) {
 	step := func(name string) {
 		t.Logf("step: %s", name)
 		for i, a := range addrs {
-			t.Logf("  gateway %d /readyz: %s", i+1, readyz(a))
+			t.Logf("  gateway %d /readyz: %s", i+1, clusterReadyz(a))
 		}
 	}
 	step("three gateways up")
@@ -147,17 +147,17 @@ func TestCluster(t *testing.T) {
 	// gateways' pools reconnect: the reads of that window are counted apart.
 	load.setQuiet(true)
 	cluster("pgbouncer-restart")
-	waitReadyz(t, addrs, "200 Ready", 15*time.Second)
+	clusterWaitReadyz(t, addrs, "200 Ready", 15*time.Second)
 	time.Sleep(time.Second)
 	load.setQuiet(false)
 	step("PgBouncer restarted")
 	pause()
 	cluster("replica-stop")
-	waitReadyz(t, addrs, "replica down", 15*time.Second)
+	clusterWaitReadyz(t, addrs, "replica down", 15*time.Second)
 	step("replica stopped")
 	pause()
 	cluster("replica-start")
-	waitReadyz(t, addrs, "on the replica", 30*time.Second)
+	clusterWaitReadyz(t, addrs, "on the replica", 30*time.Second)
 	step("replica started again")
 	pause()
 	stopLoad()
@@ -225,7 +225,7 @@ func TestCluster(t *testing.T) {
 		len(events), distinct, acks, acks-distinct, len(lostEvents), len(bad))
 	t.Logf("counts: listings and dashboard pages read %d times, %d answers not 200 (and %d while PgBouncer restarted)", reads, readFailures, duringRestart)
 	for i, a := range addrs {
-		t.Logf("gateway %d: %s", i+1, strings.Join(lagMetrics(a), "; "))
+		t.Logf("gateway %d: %s", i+1, strings.Join(clusterLagMetrics(a), "; "))
 	}
 	if len(accepted) < 50 {
 		t.Errorf("only %d sends accepted: the load did not run", len(accepted))
@@ -234,18 +234,18 @@ func TestCluster(t *testing.T) {
 		t.Errorf("accepted sends lost: %d, sends made twice: %d; want none", lost, twice)
 	}
 	if len(lostEvents) != 0 || len(bad) != 0 {
-		t.Errorf("events lost: %d (e.g. %v), deliveries failing verification: %d", len(lostEvents), first(lostEvents, 5), len(bad))
+		t.Errorf("events lost: %d (e.g. %v), deliveries failing verification: %d", len(lostEvents), clusterHead(lostEvents, 5), len(bad))
 	}
 	if readFailures != 0 {
-		t.Errorf("%d listing reads did not answer 200: %v", readFailures, first(load.readErrors(), 5))
+		t.Errorf("%d listing reads did not answer 200: %v", readFailures, clusterHead(load.readErrors(), 5))
 	}
-	for code, n := range countStrings(rejected) {
+	for code, n := range clusterTally(rejected) {
 		t.Logf("refused: %s × %d", code, n)
 	}
 }
 
-// readEnvFile reads KEY=value lines.
-func readEnvFile(t *testing.T, path string) map[string]string {
+// clusterEnvFile reads KEY=value lines.
+func clusterEnvFile(t *testing.T, path string) map[string]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -262,8 +262,8 @@ func readEnvFile(t *testing.T, path string) map[string]string {
 	return out
 }
 
-// runGateway runs a short gateway command to its end.
-func runGateway(bin string, env []string, args ...string) ([]byte, error) {
+// clusterRun runs a short gateway command to its end.
+func clusterRun(bin string, env []string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -271,8 +271,8 @@ func runGateway(bin string, env []string, args ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
-// readyz is a gateway's /readyz answer in one line.
-func readyz(addr string) string {
+// clusterReadyz is a gateway's /readyz answer in one line.
+func clusterReadyz(addr string) string {
 	c := http.Client{Timeout: 3 * time.Second}
 	resp, err := c.Get("http://" + addr + "/readyz")
 	if err != nil {
@@ -285,14 +285,14 @@ func readyz(addr string) string {
 	return fmt.Sprintf("%d %s", resp.StatusCode, env.Message)
 }
 
-// waitReadyz waits until every gateway's /readyz says want.
-func waitReadyz(t *testing.T, addrs []string, want string, within time.Duration) {
+// clusterWaitReadyz waits until every gateway's /readyz says want.
+func clusterWaitReadyz(t *testing.T, addrs []string, want string, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		all := true
 		for _, a := range addrs {
-			if !strings.Contains(readyz(a), want) {
+			if !strings.Contains(clusterReadyz(a), want) {
 				all = false
 			}
 		}
@@ -301,7 +301,7 @@ func waitReadyz(t *testing.T, addrs []string, want string, within time.Duration)
 		}
 		if time.Now().After(deadline) {
 			for i, a := range addrs {
-				t.Logf("gateway %d /readyz: %s", i+1, readyz(a))
+				t.Logf("gateway %d /readyz: %s", i+1, clusterReadyz(a))
 			}
 			t.Fatalf("the gateways' /readyz did not say %q within %s", want, within)
 		}
@@ -309,8 +309,8 @@ func waitReadyz(t *testing.T, addrs []string, want string, within time.Duration)
 	}
 }
 
-// lagMetrics are a gateway's counts of the reads that may lag by pool.
-func lagMetrics(addr string) []string {
+// clusterLagMetrics are a gateway's counts of the reads that may lag by pool.
+func clusterLagMetrics(addr string) []string {
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer cluster-metrics")
 	resp, err := http.DefaultClient.Do(req)
@@ -328,9 +328,9 @@ func lagMetrics(addr string) []string {
 	return out
 }
 
-func first(s []string, n int) []string { return s[:min(n, len(s))] }
+func clusterHead(s []string, n int) []string { return s[:min(n, len(s))] }
 
-func countStrings(s []string) map[string]int {
+func clusterTally(s []string) map[string]int {
 	out := map[string]int{}
 	for _, x := range s {
 		out[x]++
