@@ -207,6 +207,16 @@ func TestHTTPHealth(t *testing.T) {
 		}
 		wantOK(t, r, nil)
 	}
+	// /readyz says how the gateway uses the database: LISTEN or polling for the wake-ups, and
+	// which pool serves the reads that may lag.
+	if msg := decodeEnv(t, env.Do(servertest.Request{Method: http.MethodGet, Path: "/readyz"})).Message; !strings.Contains(msg, "wake-ups by LISTEN") ||
+		!strings.Contains(msg, "reads on the primary (no replica)") {
+		t.Fatalf("/readyz of a direct gateway without a replica: %q", msg)
+	}
+	polling := servertest.New(t, servertest.Config{Options: server.Options{NoListen: true}})
+	if msg := decodeEnv(t, polling.Do(servertest.Request{Method: http.MethodGet, Path: "/readyz"})).Message; !strings.Contains(msg, "wake-ups by polling") {
+		t.Fatalf("/readyz of a gateway without a direct connection: %q", msg)
+	}
 
 	// A binary that expects a newer schema than the database has is not ready.
 	stale := servertest.New(t, servertest.Config{Options: server.Options{SchemaVersion: 999999}})
