@@ -14,7 +14,7 @@ import (
 
 const (
 	chartW, chartH      = 720, 220
-	chartLeft, chartTop = 44, 10
+	chartLeft, chartTop = 44, 22
 	chartBottom         = 30
 	maxBuckets          = 90
 )
@@ -27,6 +27,9 @@ type chartBar struct {
 type chartLabel struct {
 	X, Y float64
 	Text string
+	// Minor marks every other date label when there are more than four, left out on narrow
+	// screens where the text is larger.
+	Minor bool
 }
 
 type chartRow struct {
@@ -97,6 +100,11 @@ func newChart(bs []store.CampaignBucket, unit string, from, to time.Time) chart 
 		}
 		if i%labelEvery == 0 {
 			c.XLabels = append(c.XLabels, chartLabel{X: round1(x0), Y: c.BaseY + 18, Text: row.Label})
+		}
+	}
+	if len(c.XLabels) > 4 {
+		for i := 1; i < len(c.XLabels); i += 2 {
+			c.XLabels[i].Minor = true
 		}
 	}
 	for _, f := range []float64{0, 0.5, 1} {

@@ -79,3 +79,14 @@ document.addEventListener("click", function (ev) {
     document.head.appendChild(s);
   });
 })();
+
+// The header's menu (a <details>) is always open on wide screens, where its button is hidden;
+// the stylesheet does the same in browsers that style a disclosure's content.
+(function () {
+  var menu = document.getElementById("menu");
+  if (!menu || !window.matchMedia) return;
+  var wide = window.matchMedia("(min-width: 701px)");
+  function sync() { menu.open = wide.matches; }
+  sync();
+  if (wide.addEventListener) wide.addEventListener("change", sync);
+})();
