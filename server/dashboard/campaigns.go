@@ -70,8 +70,9 @@ func (d *Dashboard) campaignReport(w http.ResponseWriter, r *http.Request, s *st
 	}
 	data := campaignData{campaignRow: withRates(c), Reasons: reasons}
 	if c.FirstSentAt != nil && c.LastSentAt != nil {
-		from, to, unit := chartRange(*c.FirstSentAt, *c.LastSentAt)
-		bs, err := d.cfg.Store.CampaignSeries(ctx, s.AccountID, c.ID, unit, from, to)
+		loc := viewerZone(r)
+		from, to, unit := chartRange(*c.FirstSentAt, *c.LastSentAt, loc)
+		bs, err := d.cfg.Store.CampaignSeriesIn(ctx, s.AccountID, c.ID, unit, zoneName(loc), from, to)
 		if err != nil {
 			d.serverError(w, r, err)
 			return

@@ -49,34 +49,50 @@ type chart struct {
 }
 
 // chartRange picks the buckets for a campaign sent between first and last: hours for up to
-// three days, days beyond, at most maxBuckets of them (the latest).
-func chartRange(first, last time.Time) (from, to time.Time, unit string) {
-	unit, step := "hour", time.Hour
+// three days, days beyond, at most maxBuckets of them (the latest), in the viewer's zone loc.
+func chartRange(first, last time.Time, loc *time.Location) (from, to time.Time, unit string) {
+	unit = "hour"
 	if last.Sub(first) > 72*time.Hour {
-		unit, step = "day", 24*time.Hour
+		unit = "day"
 	}
-	to = last.UTC().Truncate(step).Add(step)
-	from = first.UTC().Truncate(step)
-	if to.Sub(from) > maxBuckets*step {
-		from = to.Add(-maxBuckets * step)
+	from, to = bucketStart(first, unit, loc), nextBucket(bucketStart(last, unit, loc), unit)
+	if unit == "day" && to.Sub(from) > maxBuckets*24*time.Hour {
+		from = to.AddDate(0, 0, -maxBuckets)
 	}
 	return from, to, unit
 }
 
+// bucketStart is the start of the hour or the day (midnight in loc) that holds t, in loc.
+func bucketStart(t time.Time, unit string, loc *time.Location) time.Time {
+	t = t.In(loc)
+	if unit == "day" {
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc)
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), 0, 0, 0, loc)
+}
+
+// nextBucket is the start of the bucket after the one starting at t: an hour later, or the next
+// midnight (a day of 23 or 25 hours where the clocks change).
+func nextBucket(t time.Time, unit string) time.Time {
+	if unit == "day" {
+		return t.AddDate(0, 0, 1)
+	}
+	return t.Add(time.Hour)
+}
+
 func newChart(bs []store.CampaignBucket, unit string, from, to time.Time) chart {
-	step := time.Hour
 	layout := "01-02 15h"
 	if unit == "day" {
-		step, layout = 24*time.Hour, "01-02"
+		layout = "01-02"
 	}
-	byStart := map[time.Time]store.CampaignBucket{}
+	byStart := map[int64]store.CampaignBucket{}
 	for _, b := range bs {
-		byStart[b.Start.UTC()] = b
+		byStart[b.Start.Unix()] = b
 	}
 	c := chart{Unit: unit, W: chartW, H: chartH}
 	var rows []chartRow
-	for t := from; t.Before(to); t = t.Add(step) {
-		b := byStart[t]
+	for t := from; t.Before(to) && len(rows) <= 24*maxBuckets; t = nextBucket(t, unit) {
+		b := byStart[t.Unix()]
 		row := chartRow{Label: t.Format(layout), Sent: b.Total(), Delivered: b.Delivered + b.Read, Read: b.Read, Failed: b.Failed}
 		rows = append(rows, row)
 		c.Max = max(c.Max, row.Sent)

@@ -260,27 +260,14 @@ type page struct {
 	Flash   string
 	Error   string
 	Data    any
+	// Zone is the viewer's time zone (viewerZone), set by render.
+	Zone *time.Location
 }
 
 // IsOwner reports whether the signed-in user owns the workspace.
 func (p page) IsOwner() bool { return p.Session != nil && p.Session.Role == store.RoleOwner }
 
 var funcs = template.FuncMap{
-	"time": func(t any) string {
-		switch v := t.(type) {
-		case time.Time:
-			if v.IsZero() {
-				return "—"
-			}
-			return v.UTC().Format("2006-01-02 15:04:05 UTC")
-		case *time.Time:
-			if v == nil {
-				return "—"
-			}
-			return v.UTC().Format("2006-01-02 15:04:05 UTC")
-		}
-		return fmt.Sprint(t)
-	},
 	"status": func(p *int) string {
 		if p == nil {
 			return "—"
@@ -325,6 +312,9 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	if !ok {
 		d.serverError(w, r, fmt.Errorf("no template %q", name))
 		return
+	}
+	if p.Zone == nil {
+		p.Zone = viewerZone(r)
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {

@@ -36,11 +36,13 @@ func (d *Dashboard) messages(w http.ResponseWriter, r *http.Request, s *store.Se
 	}
 	f.CampaignID, _ = strconv.ParseInt(data.Campaign, 10, 64)
 	f.ContactID, _ = strconv.ParseInt(data.Contact, 10, 64)
-	if t, err := time.Parse("2006-01-02", data.From); err == nil {
+	// The dates are days in the viewer's zone.
+	loc := viewerZone(r)
+	if t, err := time.ParseInLocation("2006-01-02", data.From, loc); err == nil {
 		f.CreatedAfter = t
 	}
-	if t, err := time.Parse("2006-01-02", data.To); err == nil {
-		f.CreatedBefore = t.Add(24 * time.Hour) // the whole day
+	if t, err := time.ParseInLocation("2006-01-02", data.To, loc); err == nil {
+		f.CreatedBefore = t.AddDate(0, 0, 1) // the whole day
 	}
 	if c, err := store.ParseMessageCursor(q.Get("after")); err == nil {
 		f.After = &c

@@ -1,6 +1,17 @@
-// The dashboard's only script (served from our origin; no inline script anywhere): copy
-// buttons, and the Embedded Signup launcher on the overview. Every page works without it.
+// The dashboard's only script (served from our origin; no inline script anywhere): the time
+// zone cookie, copy buttons, the Embedded Signup launcher on the overview and the header's menu
+// on wide screens. Every page works without it (times are then in UTC).
 "use strict";
+
+// The browser's time zone, for the server to show times in (the "tz" cookie; UTC without it).
+(function () {
+  var tz = "";
+  try { tz = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { return; }
+  var had = /(?:^|; )tz=([^;]*)/.exec(document.cookie);
+  if (!tz || (had && decodeURIComponent(had[1]) === tz)) return;
+  document.cookie = "tz=" + encodeURIComponent(tz) + "; path=/dashboard; max-age=31536000; samesite=lax" +
+    (location.protocol === "https:" ? "; secure" : "");
+})();
 
 document.addEventListener("click", function (ev) {
   var b = ev.target.closest("button.copy");
