@@ -49,16 +49,17 @@ type sessionHandler func(w http.ResponseWriter, r *http.Request, s *store.Sessio
 type sessionKey struct{}
 
 // requireSession runs h with the request's live session, or redirects to the sign-in page.
-// ownerOnly pages answer 404 to developers.
-func (d *Dashboard) requireSession(h sessionHandler, ownerOnly bool) http.Handler {
+// Owner-only pages (ownerTask names what they do, e.g. "see the audit log"; "" for pages every
+// member may use) answer developers 403 with "Only owners can …".
+func (d *Dashboard) requireSession(h sessionHandler, ownerTask string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, ok := d.session(r)
 		if !ok {
 			http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
 			return
 		}
-		if ownerOnly && s.Role != store.RoleOwner {
-			d.notFound(w, r, &s)
+		if ownerTask != "" && s.Role != store.RoleOwner {
+			d.render(w, r, http.StatusForbidden, "forbidden", page{Title: "Only owners can " + ownerTask, Session: &s, Data: ownerTask})
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, &s)), &s)

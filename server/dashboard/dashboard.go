@@ -155,15 +155,15 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /dashboard/signin", d.signin)
 	mux.HandleFunc("POST /dashboard/signout", d.signout)
 
-	auth := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, false)) }
-	owner := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, true)) }
+	auth := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, "")) }
+	owner := func(pattern, task string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, task)) }
 	auth("GET /dashboard/{$}", d.overview)
 	auth("GET /dashboard/password", d.passwordForm)
 	auth("POST /dashboard/password", d.changePassword)
 	auth("POST /dashboard/connect/embedded", d.connectEmbedded)
 	auth("POST /dashboard/connect/token", d.connectToken)
-	owner("GET /dashboard/disconnect", d.disconnectForm)
-	owner("POST /dashboard/disconnect", d.disconnect)
+	owner("GET /dashboard/disconnect", "disconnect the number", d.disconnectForm)
+	owner("POST /dashboard/disconnect", "disconnect the number", d.disconnect)
 	auth("GET /dashboard/keys", d.keys)
 	auth("POST /dashboard/keys", d.createKey)
 	auth("GET /dashboard/keys/{id}", d.keyPage)
@@ -193,12 +193,12 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("GET /dashboard/request-log", d.requestLog)
 	auth("GET /dashboard/request-log/{id}", d.attemptPage)
 	auth("POST /dashboard/deliveries/{id}/redeliver", d.redeliver)
-	owner("GET /dashboard/audit", d.auditLog)
-	owner("GET /dashboard/audit/{id}", d.auditEntry)
+	owner("GET /dashboard/audit", "see the audit log", d.auditLog)
+	owner("GET /dashboard/audit/{id}", "see the audit log", d.auditEntry)
 	auth("GET /dashboard/workspaces", d.workspaces)
 	auth("POST /dashboard/workspaces/{id}", d.switchWorkspace)
-	owner("GET /dashboard/invite", d.inviteForm)
-	owner("POST /dashboard/invite", d.invite)
+	owner("GET /dashboard/invite", "invite teammates", d.inviteForm)
+	owner("POST /dashboard/invite", "invite teammates", d.invite)
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) { d.notFound(w, r, nil) })
 }
 
@@ -297,7 +297,7 @@ func (d *Dashboard) parseTemplates() error {
 		if base == "layout" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		t, err := template.New("layout.html").Funcs(funcs).Funcs(wordFuncs).ParseFS(templateFS, "templates/layout.html", n)
 		if err != nil {
 			return fmt.Errorf("dashboard template %s: %w", n, err)
 		}
@@ -387,7 +387,7 @@ var notices = map[string]string{
 	"sync-unavailable":  "Syncing is not configured on this server.",
 	"sent":              "The message was sent. Its status follows here as the platform reports it.",
 	"sent-before":       "This form had already been sent: nothing was sent again. Here is the message it sent.",
-	"contact-blocked":   "The contact is blocked: sends to it are refused (409) until it is unblocked.",
+	"contact-blocked":   "The contact is blocked: sends to it are refused until it is unblocked.",
 	"contact-unblocked": "The contact is unblocked and can be sent to again.",
 	"switched":          "You opened this workspace. Its number, keys and data are shown from now on.",
 	"joined":            "You accepted the invitation and joined this workspace. Your other workspaces are on the Workspaces page.",

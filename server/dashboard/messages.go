@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -74,6 +75,7 @@ func (d *Dashboard) messages(w http.ResponseWriter, r *http.Request, s *store.Se
 type messageData struct {
 	Message  store.Message
 	Content  []byte // what was sent: language and variables, as stored (JSON)
+	Sent     sentWith
 	Contact  store.Contact
 	Attempts []store.LoggedAttempt
 }
@@ -97,6 +99,16 @@ func (d *Dashboard) messagePage(w http.ResponseWriter, r *http.Request, s *store
 		d.serverError(w, r, err)
 		return
 	}
+	var tpl *store.Template
+	if m.TemplateID != nil {
+		if t, err := d.cfg.Store.TemplateByID(ctx, s.AccountID, *m.TemplateID); err == nil {
+			tpl = &t
+		} else if !errors.Is(err, store.ErrNotFound) {
+			d.serverError(w, r, err)
+			return
+		}
+	}
+	data.Sent = describeSent(tpl, data.Content)
 	if data.Attempts, err = d.cfg.Store.MessageAttempts(ctx, s.AccountID, m.ID, m.CreatedAt, 100); err != nil {
 		d.serverError(w, r, err)
 		return

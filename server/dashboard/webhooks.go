@@ -41,7 +41,7 @@ func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, s *store.Se
 func (d *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	u := strings.TrimSpace(r.PostFormValue("url"))
 	if err := d.cfg.ValidateWebhookURL(u, d.cfg.WebhookAllowPrivate); err != nil {
-		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u}, "Endpoint URL: "+err.Error()+".")
+		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u}, "Endpoint URL: "+plainSetting(err.Error())+".")
 		return
 	}
 	secret, err := webhook.NewSecret()

@@ -75,7 +75,7 @@ document.addEventListener("click", function (ev) {
   }
 
   btn.addEventListener("click", function () {
-    if (!sdkURL || !sdkOrigin) { say("Embedded Signup is not configured (PLATFORM_SDK_URL). Use the token form below."); return; }
+    if (!sdkURL || !sdkOrigin) { say("Embedded Signup is not set up on this server. Use the token form below."); return; }
     code = ""; session = { waba_id: "", phone_number_id: "" };
     if (window.FB) { launch(); return; }
     say("Loading Embedded Signup…");
