@@ -13,16 +13,18 @@ import (
 // campaignsPage is the number of campaigns on one page of the list.
 const campaignsPage = 50
 
+// campaignRow is a campaign with its funnel (the only counts the pages show) and its name as
+// the pages say it.
 type campaignRow struct {
-	store.CampaignReport
-	DeliveryPct, ReadPct string
+	ID                      int64
+	Label                   string
+	FirstSentAt, LastSentAt *time.Time
+	funnel
 }
 
 func withRates(c store.CampaignReport) campaignRow {
-	return campaignRow{CampaignReport: c, DeliveryPct: pct(c.DeliveryRate()), ReadPct: pct(c.ReadRate())}
+	return campaignRow{ID: c.ID, Label: campaignLabel(c.Name), FirstSentAt: c.FirstSentAt, LastSentAt: c.LastSentAt, funnel: funnelOf(c.StatusCounts)}
 }
-
-func pct(x float64) string { return strconv.FormatFloat(x*100, 'f', 1, 64) + " %" }
 
 type campaignsData struct {
 	Campaigns []campaignRow
@@ -79,7 +81,11 @@ func (d *Dashboard) campaignReport(w http.ResponseWriter, r *http.Request, s *st
 		}
 		data.Chart = newChart(bs, unit, from, to)
 	}
-	d.render(w, r, http.StatusOK, "campaign", page{Title: "Campaign " + c.Name, Nav: "campaigns", Session: s, Data: data})
+	title := "Campaign " + c.Name
+	if data.Label != c.Name {
+		title = "Sends without a campaign"
+	}
+	d.render(w, r, http.StatusOK, "campaign", page{Title: title, Nav: "campaigns", Session: s, Data: data})
 }
 
 // campaignOf reads the campaign of the path's id; it answers 404 (another workspace's id
@@ -96,7 +102,7 @@ func (d *Dashboard) campaignCSV(w http.ResponseWriter, r *http.Request, s *store
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="campaign-%d.csv"`, c.ID))
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s"`, csvFileName(c)))
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"message_id", "created_at", "sent_at", "destination", "contact_id", "template", "status", "source",
 		"chat_message_id", "error_code", "error_title"})

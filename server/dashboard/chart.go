@@ -8,8 +8,8 @@ import (
 )
 
 // The campaign chart: an SVG drawn on the server from the hourly counters (no script), one
-// group of four bars per hour or day: messages sent in it, and how many of them are now
-// delivered (or read), read, and failed. The same numbers are in a table beside it for screen
+// group of four bars per hour or day: of the messages recorded in it, the funnel's sent,
+// delivered and read, and the failed ones (funnel.go). The same numbers are in a table beside it for screen
 // readers and for reading exact values.
 
 const (
@@ -33,8 +33,8 @@ type chartLabel struct {
 }
 
 type chartRow struct {
-	Label                         string
-	Sent, Delivered, Read, Failed int64
+	Label                                   string
+	Messages, Sent, Delivered, Read, Failed int64
 }
 
 type chart struct {
@@ -93,9 +93,10 @@ func newChart(bs []store.CampaignBucket, unit string, from, to time.Time) chart 
 	var rows []chartRow
 	for t := from; t.Before(to) && len(rows) <= 24*maxBuckets; t = nextBucket(t, unit) {
 		b := byStart[t.Unix()]
-		row := chartRow{Label: t.Format(layout), Sent: b.Total(), Delivered: b.Delivered + b.Read, Read: b.Read, Failed: b.Failed}
+		f := funnelOf(b.StatusCounts)
+		row := chartRow{Label: t.Format(layout), Messages: f.Messages, Sent: f.Sent, Delivered: f.Delivered, Read: f.Read, Failed: f.Failed}
 		rows = append(rows, row)
-		c.Max = max(c.Max, row.Sent)
+		c.Max = max(c.Max, row.Sent, row.Failed)
 	}
 	c.Rows = rows
 	if len(rows) == 0 || c.Max == 0 {

@@ -73,11 +73,13 @@ func (d *Dashboard) messages(w http.ResponseWriter, r *http.Request, s *store.Se
 }
 
 type messageData struct {
-	Message  store.Message
-	Content  []byte // what was sent: language and variables, as stored (JSON)
-	Sent     sentWith
-	Contact  store.Contact
-	Attempts []store.LoggedAttempt
+	Message store.Message
+	Content []byte // what was sent: language and variables, as stored (JSON)
+	Sent    sentWith
+	// CampaignName is the message's campaign's name ("" without one).
+	CampaignName string
+	Contact      store.Contact
+	Attempts     []store.LoggedAttempt
 }
 
 // messagePage is one message: its status history with the platform's timestamps, the
@@ -109,6 +111,14 @@ func (d *Dashboard) messagePage(w http.ResponseWriter, r *http.Request, s *store
 		}
 	}
 	data.Sent = describeSent(tpl, data.Content)
+	if m.CampaignID != nil {
+		c, err := d.cfg.Store.CampaignByID(ctx, s.AccountID, *m.CampaignID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			d.serverError(w, r, err)
+			return
+		}
+		data.CampaignName = c.Name
+	}
 	if data.Attempts, err = d.cfg.Store.MessageAttempts(ctx, s.AccountID, m.ID, m.CreatedAt, 100); err != nil {
 		d.serverError(w, r, err)
 		return

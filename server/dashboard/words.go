@@ -212,4 +212,5 @@ var wordFuncs = map[string]any{
 	"itoa":        strconv.Itoa,
 	"auditAction": func(code string) string { return orHumanize(auditActionWords, code) },
 	"auditWho":    auditWho,
+	"campaign":    campaignLabel,
 }

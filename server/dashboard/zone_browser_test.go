@@ -61,7 +61,7 @@ func TestBrowserViewerTimeZone(t *testing.T) {
 		b.Eval(`Array.from(document.querySelectorAll("#chart-table tbody tr")).map(r => Array.from(r.cells).map(c => c.textContent).join(",")).join(" | ")`, &rows)
 		b.Eval(`document.querySelector("#chart-title + p.help").textContent`, &help)
 		b.Eval(`Array.from(document.querySelectorAll("#campaign-counts time")).map(t => t.textContent + "@" + t.title).join(" | ")`, &first2)
-		if rows != "11-20 06h,2,1,0,0 | 11-20 07h,3,2,2,1" {
+		if rows != "11-20 06h,2,1,0,0 | 11-20 07h,2,2,2,1" {
 			t.Errorf("at %d px the chart's rows are %q", width, rows)
 		}
 		if !strings.Contains(help, "America/Sao_Paulo") {
