@@ -376,7 +376,6 @@ var notices = map[string]string{
 	"enabled":           "The endpoint was enabled.",
 	"disabled":          "The endpoint was disabled.",
 	"deleted":           "The endpoint was deleted.",
-	"test":              "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
 	"redelivered":       "The delivery was queued again. The new attempt appears in the request log shortly.",
 	"disconnected":      "The number was disconnected.",
 	"password":          "Your password was changed. Other sessions were signed out.",

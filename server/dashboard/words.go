@@ -213,4 +213,5 @@ var wordFuncs = map[string]any{
 	"auditAction": func(code string) string { return orHumanize(auditActionWords, code) },
 	"auditWho":    auditWho,
 	"campaign":    campaignLabel,
+	"health":      healthOf,
 }
