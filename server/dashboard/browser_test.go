@@ -118,7 +118,7 @@ func TestBrowserFlow(t *testing.T) {
 	b.CheckPage("overview")
 	var navLinks string
 	b.Eval(`Array.from(document.querySelectorAll("nav a")).map(a => a.textContent).join("|")`, &navLinks)
-	if navLinks != "Overview|Templates|Send|Messages|Contacts|Campaigns|API keys|Webhooks|Request log|Audit log|Invite teammate|Workspaces" {
+	if navLinks != "Overview|Templates|Send|Messages|Contacts|Campaigns|API keys|Webhooks|Request log|API errors|Audit log|Invite|Workspaces" {
 		t.Fatalf("nav links %q", navLinks)
 	}
 	// The account's own page is in the header, beside signing out, and an owner's whole nav fits

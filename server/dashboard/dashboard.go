@@ -192,6 +192,7 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/contacts/{id}/unblock", d.unblockContact)
 	auth("GET /dashboard/request-log", d.requestLog)
 	auth("GET /dashboard/request-log/{id}", d.attemptPage)
+	auth("GET /dashboard/api-errors", d.apiErrors)
 	auth("POST /dashboard/deliveries/{id}/redeliver", d.redeliver)
 	owner("GET /dashboard/audit", "see the audit log", d.auditLog)
 	owner("GET /dashboard/audit/{id}", "see the audit log", d.auditEntry)
