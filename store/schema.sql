@@ -367,6 +367,38 @@ CREATE SEQUENCE public.accounts_id_seq
 ALTER SEQUENCE public.accounts_id_seq OWNED BY public.accounts.id;
 
 --
+-- Name: api_errors; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.api_errors (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    key_id bigint,
+    method text NOT NULL,
+    path text NOT NULL,
+    status integer NOT NULL,
+    code text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: api_errors_id_seq; Type: SEQUENCE; Schema: public
+--
+
+CREATE SEQUENCE public.api_errors_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: api_errors_id_seq; Type: SEQUENCE OWNED BY; Schema: public
+--
+
+ALTER SEQUENCE public.api_errors_id_seq OWNED BY public.api_errors.id;
+
+--
 -- Name: api_keys; Type: TABLE; Schema: public
 --
 
@@ -1106,6 +1138,12 @@ ALTER SEQUENCE public.webhook_endpoints_id_seq OWNED BY public.webhook_endpoints
 ALTER TABLE ONLY public.accounts ALTER COLUMN id SET DEFAULT nextval('public.accounts_id_seq'::regclass);
 
 --
+-- Name: api_errors id; Type: DEFAULT; Schema: public
+--
+
+ALTER TABLE ONLY public.api_errors ALTER COLUMN id SET DEFAULT nextval('public.api_errors_id_seq'::regclass);
+
+--
 -- Name: api_keys id; Type: DEFAULT; Schema: public
 --
 
@@ -1208,6 +1246,13 @@ ALTER TABLE ONLY public.accounts
 
 ALTER TABLE ONLY public.accounts
     ADD CONSTRAINT accounts_pkey PRIMARY KEY (id);
+
+--
+-- Name: api_errors api_errors_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.api_errors
+    ADD CONSTRAINT api_errors_pkey PRIMARY KEY (id);
 
 --
 -- Name: api_keys api_keys_key_hash_key; Type: CONSTRAINT; Schema: public
@@ -1567,6 +1612,12 @@ ALTER TABLE ONLY public.webhook_endpoints
     ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id);
 
 --
+-- Name: api_errors_account_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX api_errors_account_idx ON public.api_errors USING btree (account_id, id DESC);
+
+--
 -- Name: api_keys_account_idx; Type: INDEX; Schema: public
 --
 
@@ -1805,6 +1856,13 @@ CREATE TRIGGER messages_count_updated AFTER UPDATE ON public.messages REFERENCIN
 --
 
 CREATE TRIGGER templates_send_target_notify AFTER INSERT OR DELETE OR UPDATE ON public.templates FOR EACH ROW EXECUTE FUNCTION public.notify_send_target_change();
+
+--
+-- Name: api_errors api_errors_account_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.api_errors
+    ADD CONSTRAINT api_errors_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
 -- Name: api_keys api_keys_account_id_fkey; Type: FK CONSTRAINT; Schema: public
