@@ -27,7 +27,7 @@ const (
 
 // rig is a store on a fresh database, the simulator on loopback and an account.
 type rig struct {
-	t       *testing.T
+	t       testing.TB
 	st      *store.Store
 	sim     *simulator.Simulator
 	client  *whatsapp.Client
@@ -37,7 +37,7 @@ type rig struct {
 
 // newRig starts the simulator with cfg (its webhooks go to a receiver that adopts broadcast
 // recipients by their callback data, as the gateway's status path will).
-func newRig(t *testing.T, cfg simulator.Config, throughput int) *rig {
+func newRig(t testing.TB, cfg simulator.Config, throughput int) *rig {
 	t.Helper()
 	r := &rig{t: t, st: storetest.New(t)}
 	a, err := r.st.CreateAccount(context.Background(), "acme", "acme@example.com", fmt.Sprintf("join-%d", time.Now().UnixNano()))
@@ -72,7 +72,9 @@ func (r *rig) adopt(w http.ResponseWriter, req *http.Request) {
 		for _, c := range e.Changes {
 			for _, s := range c.Value.Statuses {
 				id, ok := broadcast.ParseCallbackData(s.BizOpaqueCallbackData)
-				if !ok || s.Status == "failed" {
+				// The first report of an accepted message proves the call happened; the later
+				// ones (delivered, read) would only repeat it.
+				if !ok || s.Status != "sent" {
 					continue
 				}
 				if changed, err := r.st.AdoptBroadcastRecipient(req.Context(), r.account, id, s.ID, time.Now()); err == nil && changed {
