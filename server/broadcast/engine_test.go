@@ -214,3 +214,59 @@ func TestEightyPerSecondNeverExceeded(t *testing.T) {
 		}
 	}
 }
+
+// Pause, resume and cancel take effect within a second: no send starts a second after a pause
+// or a cancel, sends start again within a second of a resume, and a cancelled broadcast's
+// recipients not called are cancelled, none sent twice.
+func TestPauseResumeCancelWithinASecond(t *testing.T) {
+	r := newRig(t, simulator.Config{}, 0)
+	b := r.create("order_confirmation", numbers(400))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := r.engine(ctx, broadcast.Config{Throughput: func(context.Context, string) int { return 50 }})
+	defer e.Stop(context.Background())
+	sent := func() int { return len(r.sim.Sent()) }
+	r.waitFor(20*time.Second, "some sends", func() bool { return sent() >= 40 })
+	if _, err := r.st.PauseBroadcast(context.Background(), r.account, b.ID, store.PauseOperator, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	atPause := sent()
+	time.Sleep(1500 * time.Millisecond)
+	if n := sent(); n != atPause {
+		t.Fatalf("%d sends more than a second after the pause", n-atPause)
+	}
+	if _, err := r.st.ResumeBroadcast(context.Background(), r.account, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	resumed := time.Now()
+	r.waitFor(5*time.Second, "sends after the resume", func() bool { return sent() > atPause })
+	if d := time.Since(resumed); d > time.Second {
+		t.Fatalf("the first send after the resume took %s", d)
+	}
+	r.waitFor(20*time.Second, "more sends", func() bool { return sent() >= atPause+40 })
+	if _, err := r.st.CancelBroadcast(context.Background(), r.account, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	atCancel := sent()
+	time.Sleep(1500 * time.Millisecond)
+	if n := sent(); n != atCancel {
+		t.Fatalf("%d sends more than a second after the cancel", n-atCancel)
+	}
+	got := r.accepted()
+	c := map[string]int{}
+	for _, rec := range r.recipients(b.ID) {
+		c[rec.State]++
+		want := 0
+		if rec.State == store.RecipientSent {
+			want = 1
+		}
+		if got[rec.Mobile] != want {
+			t.Errorf("recipient %s is %s with %d sends", rec.Mobile, rec.State, got[rec.Mobile])
+		}
+	}
+	if c[store.RecipientSent] != atCancel || c[store.RecipientCancelled] != 400-atCancel {
+		t.Fatalf("counts %v, want %d sent and the rest cancelled", c, atCancel)
+	}
+}
