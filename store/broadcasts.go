@@ -399,3 +399,23 @@ func (s *Store) PauseAccountBroadcasts(ctx context.Context, accountID int64, rea
 		WHERE account_id = $1 AND state IN ('scheduled', 'running') RETURNING id`, accountID, reason)
 	return ids, translate(err)
 }
+
+// BudgetUse is a broadcast's use of its portfolio's 24 h budget of unique recipients, for the
+// pre-flight: Used is the recipients the portfolio reached in the window, Cost how many of the
+// broadcast's recipients not called yet would be new to it.
+type BudgetUse struct {
+	Used int `db:"used"`
+	Cost int `db:"cost"`
+}
+
+// BroadcastBudgetUse returns the broadcast's use of its portfolio's budget at now.
+func (s *Store) BroadcastBudgetUse(ctx context.Context, accountID, broadcastID int64, now time.Time) (BudgetUse, error) {
+	var u BudgetUse
+	err := s.db.GetContext(ctx, &u, `SELECT
+			(SELECT count(*) FROM portfolio_reach p WHERE p.account_id = $1 AND p.portfolio = b.portfolio AND p.reached_at > $3::timestamptz - interval '24 hours') AS used,
+			(SELECT count(*) FROM broadcast_recipients r WHERE r.account_id = $1 AND r.broadcast_id = b.id AND r.state = 'pending'
+				AND NOT EXISTS (SELECT FROM portfolio_reach p WHERE p.account_id = $1 AND p.portfolio = b.portfolio
+					AND p.recipient = r.mobile || r.user_id AND p.reached_at > $3::timestamptz - interval '24 hours')) AS cost
+		FROM broadcasts b WHERE b.account_id = $1 AND b.id = $2`, accountID, broadcastID, now)
+	return u, translate(err)
+}

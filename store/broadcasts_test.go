@@ -124,6 +124,20 @@ func TestBroadcastBudget(t *testing.T) {
 	a := whAccount(t, s, "a")
 	b := newBroadcast(t, s, a.ID, 5)
 	now := time.Now().Add(time.Second).UTC().Truncate(time.Millisecond)
+	// The broadcast's portfolio is "" (newBroadcast): the pre-flight's figures are for it.
+	if u, err := s.BroadcastBudgetUse(ctx, a.ID, b.ID, now); err != nil || u.Used != 0 || u.Cost != 5 {
+		t.Fatalf("budget use before: %+v, %v; want 0 used, 5 new", u, err)
+	}
+	c0, err := s.ClaimBroadcastRecipients(ctx, a.ID, b.ID, "", now, 1, time.Minute, 100)
+	if err != nil || len(c0.Recipients) != 1 {
+		t.Fatalf("claim: %v, %+v", err, c0)
+	}
+	if u, err := s.BroadcastBudgetUse(ctx, a.ID, b.ID, now); err != nil || u.Used != 1 || u.Cost != 4 {
+		t.Fatalf("budget use after one claim: %+v, %v; want 1 used, 4 new", u, err)
+	}
+	if err := s.ReleaseBroadcastRecipients(ctx, []store.RecipientRelease{{AccountID: a.ID, ID: c0.Recipients[0].ID, Claim: c0.Recipients[0].Claim, At: now}}); err != nil {
+		t.Fatal(err)
+	}
 	c, err := s.ClaimBroadcastRecipients(ctx, a.ID, b.ID, "biz", now, 10, time.Minute, 3)
 	if err != nil || len(c.Recipients) != 3 || !c.BudgetSpent || !c.ResumeAt.Equal(now.Add(24*time.Hour)) {
 		t.Fatalf("claim: %v, %d recipients, spent %v until %v; want 3, spent, until %v", err, len(c.Recipients), c.BudgetSpent, c.ResumeAt, now.Add(24*time.Hour))
