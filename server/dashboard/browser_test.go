@@ -123,6 +123,9 @@ func TestBrowserFlow(t *testing.T) {
 	}
 	// The account's own page is in the header, beside signing out, and an owner's whole nav fits
 	// one row on a 1280-pixel screen.
+	// At a phone's width those links are behind the header's menu button: open it.
+	b.Eval(`(m => { m.open = true; return m.open; })(document.getElementById("menu"))`, nil)
+	b.Run("header links shown", chromedp.WaitVisible(`header.top a[href="/dashboard/password"]`, chromedp.ByQuery))
 	if got := b.Text(`header.top a[href="/dashboard/password"]`); got != "Change password" {
 		t.Fatalf("header link %q", got)
 	}
@@ -280,7 +283,9 @@ func TestBrowserFlow(t *testing.T) {
 	}
 
 	// Sign out: every page sends the browser to sign-in.
-	b.Run("overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible("header form button", chromedp.ByQuery))
+	b.Run("overview", chromedp.Navigate(base+"/"), chromedp.WaitVisible("main", chromedp.ByQuery))
+	b.Eval(`(m => { m.open = true; return m.open; })(document.getElementById("menu"))`, nil)
+	b.Run("sign-out shown", chromedp.WaitVisible("header form button", chromedp.ByQuery))
 	b.PressOn(`header form button`)
 	b.CheckPage("signin")
 	for _, p := range []string{"/", "/keys", "/webhooks", "/request-log", "/audit", "/invite", "/workspaces", "/password", epPath[len("/dashboard"):]} {

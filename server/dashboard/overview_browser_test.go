@@ -33,6 +33,9 @@ func TestBrowserOverviewDay(t *testing.T) {
 	if got := text("#next-step"); !strings.Contains(got, "Connect your WhatsApp number") {
 		t.Errorf("a new workspace's next step: %q", got)
 	}
+	if got := text("#day-delivery"); got != "—" {
+		t.Errorf("a new workspace's delivered share: %q, want —", got)
+	}
 
 	env.ConnectNumber(servertest.Tenant{Account: store.Account{ID: acc, Name: "Overview Bakery"}})
 	db := env.Store.DB()
