@@ -1,0 +1,365 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"gateway/store"
+	"gateway/store/storetest"
+)
+
+type eventRow struct {
+	Type string          `db:"type"`
+	Data json.RawMessage `db:"data"`
+}
+
+func eventsOfType(t *testing.T, st *store.Store, accountID int64, typ string) []map[string]any {
+	t.Helper()
+	var rows []eventRow
+	if err := st.DB().Select(&rows, `SELECT type, data FROM events WHERE account_id = $1 AND type = $2 ORDER BY created_at, id`,
+		accountID, typ); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]map[string]any, len(rows))
+	for i, r := range rows {
+		if err := json.Unmarshal(r.Data, &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func userOnly(wamid, userID, username, text string) store.InboundMessage {
+	in := inbound(wamid, "", "Hidden", text)
+	in.UserID, in.Username = userID, username
+	return in
+}
+
+func TestRecordInboundUsernameOnlySender(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "hidden")
+	res, err := st.RecordInbound(ctx, a.ID, userOnly("wamid.U1", "US.1349120865530274", "@jo", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.ContactCreated || res.EventType != store.EventMessageReceivedWithoutNumber {
+		t.Fatalf("result %+v", res)
+	}
+	if n := len(eventsOfType(t, st, a.ID, store.EventContactCreated)); n != 0 {
+		t.Fatalf("%d contact.created events for a contact without mobile", n)
+	}
+	if n := len(eventsOfType(t, st, a.ID, store.EventMessageReceived)); n != 0 {
+		t.Fatalf("%d message.received events without from", n)
+	}
+	cc := eventsOfType(t, st, a.ID, store.EventContactCreatedWithoutNumber)
+	if len(cc) != 1 || cc[0]["user_id"] != "US.1349120865530274" || cc[0]["username"] != "@jo" || cc[0]["mobile"] != nil {
+		t.Fatalf("contact.created_without_number %v", cc)
+	}
+	mr := eventsOfType(t, st, a.ID, store.EventMessageReceivedWithoutNumber)
+	if len(mr) != 1 || mr[0]["user_id"] != "US.1349120865530274" || mr[0]["username"] != "@jo" || mr[0]["text"] != "hi" {
+		t.Fatalf("message.received_without_number %v", mr)
+	}
+	if _, ok := mr[0]["from"]; ok {
+		t.Fatalf("from in %v", mr[0])
+	}
+	// A second message finds the same contact.
+	res2, err := st.RecordInbound(ctx, a.ID, userOnly("wamid.U2", "US.1349120865530274", "@jo", "again"))
+	if err != nil || res2.ContactID != res.ContactID || res2.ContactCreated {
+		t.Fatalf("%+v %v", res2, err)
+	}
+
+	// Listings leave it out unless asked; a user id search finds it when asked.
+	page, err := st.ListContacts(ctx, a.ID, "", 50, 0)
+	if err != nil || page.Total != 0 || len(page.Contacts) != 0 {
+		t.Fatalf("v1 listing %+v %v", page, err)
+	}
+	page, err = st.ListContactsWith(ctx, a.ID, store.ContactListOptions{Limit: 50, WithoutMobile: true})
+	if err != nil || page.Total != 1 || len(page.Contacts) != 1 || page.Contacts[0].UserID != "US.1349120865530274" ||
+		page.Contacts[0].Mobile != "" {
+		t.Fatalf("opt-in listing %+v %v", page, err)
+	}
+	page, err = st.ListContacts(ctx, a.ID, "US.1349120865530274", 50, 0)
+	if err != nil || page.Total != 0 {
+		t.Fatalf("v1 user id search %+v %v", page, err)
+	}
+	page, err = st.ListContactsWith(ctx, a.ID, store.ContactListOptions{Search: "US.1349120865530274", Limit: 50, WithoutMobile: true})
+	if err != nil || page.Total != 1 || page.Contacts[0].ID != res.ContactID {
+		t.Fatalf("opt-in user id search %+v %v", page, err)
+	}
+	c, err := st.ContactByUserID(ctx, a.ID, "US.1349120865530274")
+	if err != nil || c.ID != res.ContactID || c.Username != "@jo" {
+		t.Fatalf("%+v %v", c, err)
+	}
+}
+
+func TestRecordInboundLinksNumberToUserID(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "link")
+	first, err := st.RecordInbound(ctx, a.ID, userOnly("wamid.L1", "US.77", "", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := inbound("wamid.L2", "4915112345678", "Jonas", "now with my number")
+	in.UserID = "US.77"
+	res, err := st.RecordInbound(ctx, a.ID, in)
+	if err != nil || res.ContactID != first.ContactID || res.EventType != store.EventMessageReceived {
+		t.Fatalf("%+v %v", res, err)
+	}
+	up := eventsOfType(t, st, a.ID, store.EventContactUpdated)
+	if len(up) != 1 || up[0]["reason"] != store.ContactLinked || up[0]["mobile"] != "4915112345678" ||
+		up[0]["previous"].(map[string]any)["mobile"] != nil {
+		t.Fatalf("contact.updated %v", up)
+	}
+	// Now counted and listed by v1.
+	page, err := st.ListContacts(ctx, a.ID, "", 50, 0)
+	if err != nil || page.Total != 1 || len(page.Contacts) != 1 || page.Contacts[0].UserID != "US.77" {
+		t.Fatalf("%+v %v", page, err)
+	}
+	page, err = st.ListContacts(ctx, a.ID, "US.77", 50, 0)
+	if err != nil || page.Total != 1 {
+		t.Fatalf("user id search %+v %v", page, err)
+	}
+	// A message with only the number finds the same person, and reports from.
+	res, err = st.RecordInbound(ctx, a.ID, inbound("wamid.L3", "4915112345678", "Jonas", "x"))
+	if err != nil || res.ContactID != first.ContactID {
+		t.Fatalf("%+v %v", res, err)
+	}
+	// A message with only the user id reports the known number as from.
+	res, err = st.RecordInbound(ctx, a.ID, userOnly("wamid.L4", "US.77", "", "y"))
+	if err != nil || res.EventType != store.EventMessageReceived {
+		t.Fatalf("%+v %v", res, err)
+	}
+	mr := eventsOfType(t, st, a.ID, store.EventMessageReceived)
+	if last := mr[len(mr)-1]; last["from"] != "4915112345678" || last["user_id"] != "US.77" {
+		t.Fatalf("%v", last)
+	}
+}
+
+func TestRecordInboundMergesTwoContactsOfOnePerson(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "merge")
+	byNumber, err := st.RecordInbound(ctx, a.ID, inbound("wamid.M1", "4915112345678", "", "by number"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byUser, err := st.RecordInbound(ctx, a.ID, userOnly("wamid.M2", "US.88", "@m", "STOP"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB().Exec(`UPDATE contacts SET blocked = true WHERE id = $1`, byUser.ContactID); err != nil {
+		t.Fatal(err)
+	}
+	in := inbound("wamid.M3", "4915112345678", "", "both")
+	in.UserID = "US.88"
+	res, err := st.RecordInbound(ctx, a.ID, in)
+	if err != nil || res.ContactID != byNumber.ContactID {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if _, err := st.ContactByID(ctx, a.ID, byUser.ContactID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("merged contact still there: %v", err)
+	}
+	c, err := st.ContactByID(ctx, a.ID, byNumber.ContactID)
+	if err != nil || !c.Blocked || c.UserID != "US.88" || c.Username != "@m" || c.Mobile != "4915112345678" {
+		t.Fatalf("kept contact %+v %v", c, err)
+	}
+	var n int
+	if err := st.DB().Get(&n, `SELECT count(*) FROM messages WHERE account_id = $1 AND contact_id = $2`, a.ID, byNumber.ContactID); err != nil || n != 3 {
+		t.Fatalf("%d messages on the kept contact, %v", n, err)
+	}
+	if err := st.DB().Get(&n, `SELECT count(*) FROM conversations WHERE account_id = $1`, a.ID); err != nil || n != 1 {
+		t.Fatalf("%d conversations, %v", n, err)
+	}
+	up := eventsOfType(t, st, a.ID, store.EventContactUpdated)
+	if len(up) != 1 || up[0]["reason"] != store.ContactMerged || up[0]["merged_contact_id"] != float64(byUser.ContactID) {
+		t.Fatalf("%v", up)
+	}
+}
+
+func TestChangeContactNumberKeepsThePerson(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "renumber")
+	in := inbound("wamid.N1", "4915112345678", "Ann", "hi")
+	in.UserID = "US.99"
+	first, err := st.RecordInbound(ctx, a.ID, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetContactBlocked(ctx, a.ID, "4915112345678", true); err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.ChangeContactNumber(ctx, a.ID, store.NumberChange{UserID: "US.99", OldMobile: "4915112345678", NewMobile: "4915199999999"})
+	if err != nil || c.ID != first.ContactID || c.Mobile != "4915199999999" || !c.Blocked {
+		t.Fatalf("%+v %v", c, err)
+	}
+	up := eventsOfType(t, st, a.ID, store.EventContactUpdated)
+	if len(up) != 1 || up[0]["reason"] != store.ContactNumberChanged || up[0]["mobile"] != "4915199999999" ||
+		up[0]["previous"].(map[string]any)["mobile"] != "4915112345678" {
+		t.Fatalf("%v", up)
+	}
+	// The old number is no longer the person.
+	if _, err := st.ContactByMobile(ctx, a.ID, "4915112345678"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("old number still found: %v", err)
+	}
+	if got, err := st.ContactByMobile(ctx, a.ID, "4915199999999"); err != nil || got.ID != first.ContactID || !got.Blocked {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := st.ChangeContactNumber(ctx, a.ID, store.NumberChange{UserID: "US.nobody", NewMobile: "4915100000000"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown person: %v", err)
+	}
+}
+
+func TestChangeContactNumberMergesTheNewNumbersContact(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "renumber2")
+	in := inbound("wamid.N1", "4915112345678", "Ann", "hi")
+	in.UserID = "US.99"
+	first, err := st.RecordInbound(ctx, a.ID, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := st.UpsertContact(ctx, a.ID, store.ContactInput{Mobile: "4915199999999"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetContactBlocked(ctx, a.ID, "4915199999999", true); err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.ChangeContactNumber(ctx, a.ID, store.NumberChange{UserID: "US.99", NewMobile: "4915199999999"})
+	if err != nil || c.ID != first.ContactID || c.Mobile != "4915199999999" || !c.Blocked {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if _, err := st.ContactByID(ctx, a.ID, other.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("holder of the new number kept: %v", err)
+	}
+	page, err := st.ListContacts(ctx, a.ID, "", 50, 0)
+	if err != nil || page.Total != 1 {
+		t.Fatalf("%+v %v", page, err)
+	}
+}
+
+func TestRelinkContactUserID(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "relink")
+	first, err := st.RecordInbound(ctx, a.ID, userOnly("wamid.R1", "US.1", "", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.RelinkContactUserID(ctx, a.ID, store.UserIDChange{PreviousUserID: "US.1", UserID: "US.2", ParentUserID: "US.ENT.3"})
+	if err != nil || c.ID != first.ContactID || c.UserID != "US.2" || c.ParentUserID != "US.ENT.3" {
+		t.Fatalf("%+v %v", c, err)
+	}
+	up := eventsOfType(t, st, a.ID, store.EventContactUpdated)
+	if len(up) != 1 || up[0]["reason"] != store.ContactUserIDChanged || up[0]["user_id"] != "US.2" ||
+		up[0]["previous"].(map[string]any)["user_id"] != "US.1" {
+		t.Fatalf("%v", up)
+	}
+	res, err := st.RecordInbound(ctx, a.ID, userOnly("wamid.R2", "US.2", "", "again"))
+	if err != nil || res.ContactID != first.ContactID || res.ContactCreated {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestServiceWindow(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "window")
+	who := store.Identity{Mobile: "4915112345678"}
+	if _, err := st.ServiceWindowOf(ctx, a.ID, who); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown person: %v", err)
+	}
+	ad := inbound("wamid.W1", "4915112345678", "Ann", "from the ad")
+	ad.Referral = json.RawMessage(`{"source_type":"ad","ctwa_clid":"c1"}`)
+	ad.Window = 72 * time.Hour
+	res, err := st.RecordInbound(ctx, a.ID, ad)
+	if err != nil || !res.WindowExpiresAt.Equal(t0.Add(72*time.Hour)) {
+		t.Fatalf("%+v %v", res, err)
+	}
+	later := inbound("wamid.W2", "4915112345678", "Ann", "later")
+	later.SentAt = t0.Add(time.Hour)
+	if res, err = st.RecordInbound(ctx, a.ID, later); err != nil || !res.WindowExpiresAt.Equal(t0.Add(72*time.Hour)) {
+		t.Fatalf("an ordinary message shortened the ad's window: %+v %v", res, err)
+	}
+	w, err := st.ServiceWindowOf(ctx, a.ID, who)
+	if err != nil || w.ContactID != res.ContactID || !w.OpenAt(t0.Add(71*time.Hour)) || w.OpenAt(t0.Add(72*time.Hour)) {
+		t.Fatalf("%+v %v", w, err)
+	}
+	much := inbound("wamid.W3", "4915112345678", "Ann", "much later")
+	much.SentAt = t0.Add(100 * time.Hour)
+	if res, err = st.RecordInbound(ctx, a.ID, much); err != nil || !res.WindowExpiresAt.Equal(t0.Add(124*time.Hour)) {
+		t.Fatalf("%+v %v", res, err)
+	}
+	var ref json.RawMessage
+	if err := st.DB().Get(&ref, `SELECT data->'referral' FROM events WHERE account_id = $1 AND data->>'message_id' = $2::text`,
+		a.ID, "1"); err == nil && len(ref) == 0 {
+		t.Fatal("no referral")
+	}
+}
+
+func TestRecordInboundReplyForwardedAndContent(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "reply")
+	first, err := st.RecordInbound(ctx, a.ID, inbound("wamid.Q1", "4915112345678", "Ann", "first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := inbound("wamid.Q2", "4915112345678", "Ann", "")
+	in.Type = "location"
+	in.Content = json.RawMessage(`{"latitude":52.5,"longitude":13.4,"name":"Mitte"}`)
+	in.EventFields = json.RawMessage(`{"location":{"latitude":52.5,"longitude":13.4,"name":"Mitte"}}`)
+	in.ReplyToPlatformID = "wamid.Q1"
+	in.Forwarded = true
+	in.UserID = "US.5"
+	if _, err := st.RecordInbound(ctx, a.ID, in); err != nil {
+		t.Fatal(err)
+	}
+	in = inbound("wamid.Q3", "4915112345678", "Ann", "quoting a stranger")
+	in.ReplyToPlatformID = "wamid.unknown"
+	in.FrequentlyForwarded = true
+	if _, err := st.RecordInbound(ctx, a.ID, in); err != nil {
+		t.Fatal(err)
+	}
+	mr := eventsOfType(t, st, a.ID, store.EventMessageReceived)
+	if len(mr) != 3 {
+		t.Fatalf("%d events", len(mr))
+	}
+	loc := mr[1]
+	reply, _ := loc["reply_to"].(map[string]any)
+	if loc["type"] != "location" || loc["location"].(map[string]any)["name"] != "Mitte" || reply["message_id"] != float64(first.MessageID) ||
+		reply["platform_message_id"] != "wamid.Q1" || loc["forwarded"] != true || loc["user_id"] != "US.5" {
+		t.Fatalf("%v", loc)
+	}
+	if _, ok := loc["frequently_forwarded"]; ok {
+		t.Fatalf("%v", loc)
+	}
+	stranger := mr[2]["reply_to"].(map[string]any)
+	if _, ok := stranger["message_id"]; ok || stranger["platform_message_id"] != "wamid.unknown" || mr[2]["frequently_forwarded"] != true {
+		t.Fatalf("%v", mr[2])
+	}
+	var row struct {
+		Type      string          `db:"type"`
+		Content   json.RawMessage `db:"content"`
+		ReplyTo   *int64          `db:"reply_to_message_id"`
+		Forwarded bool            `db:"forwarded"`
+		Sender    json.RawMessage `db:"sender"`
+	}
+	if err := st.DB().Get(&row, `SELECT type, content, reply_to_message_id, forwarded, sender FROM messages
+		WHERE account_id = $1 AND platform_message_id = 'wamid.Q2'`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	var sender map[string]string
+	_ = json.Unmarshal(row.Sender, &sender)
+	if row.Type != "location" || row.ReplyTo == nil || *row.ReplyTo != first.MessageID || !row.Forwarded ||
+		sender["user_id"] != "US.5" || sender["wa_id"] != "4915112345678" {
+		t.Fatalf("%+v", row)
+	}
+}
