@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -361,5 +362,44 @@ func TestRecordInboundReplyForwardedAndContent(t *testing.T) {
 	if row.Type != "location" || row.ReplyTo == nil || *row.ReplyTo != first.MessageID || !row.Forwarded ||
 		sender["user_id"] != "US.5" || sender["wa_id"] != "4915112345678" {
 		t.Fatalf("%+v", row)
+	}
+}
+
+// Concurrent first messages of one person (by user id, some also with the number) make one
+// contact, whatever the order in which they commit.
+func TestRecordInboundConcurrentFirstMessagesOfOnePerson(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "concurrent-identity")
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			in := userOnly(fmt.Sprintf("wamid.C%d", i), "US.42", "", "hi")
+			if i%2 == 1 {
+				in.From = "4915112345678"
+			}
+			_, err := st.RecordInbound(ctx, a.ID, in)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	var contacts, messages int
+	if err := st.DB().Get(&contacts, `SELECT count(*) FROM contacts WHERE account_id = $1`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DB().Get(&messages, `SELECT count(*) FROM messages WHERE account_id = $1`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if contacts != 1 || messages != n {
+		t.Fatalf("%d contacts, %d messages", contacts, messages)
+	}
+	c, err := st.ContactByUserID(ctx, a.ID, "US.42")
+	if err != nil || c.Mobile != "4915112345678" {
+		t.Fatalf("%+v %v", c, err)
 	}
 }
