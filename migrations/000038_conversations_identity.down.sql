@@ -22,6 +22,7 @@ ALTER TABLE messages
     DROP COLUMN edited_content, DROP COLUMN deleted_at, DROP COLUMN pricing_type, DROP COLUMN pricing_category,
     DROP COLUMN pricing_model;
 ALTER TABLE conversations DROP COLUMN window_expires_at;
+ALTER TABLE parked_statuses DROP COLUMN pricing;
 
 -- Contacts without a mobile (and their messages) cannot exist in the older schema.
 DELETE FROM messages m USING contacts c WHERE c.account_id = m.account_id AND c.id = m.contact_id AND c.mobile IS NULL;

@@ -89,6 +89,8 @@ ALTER TABLE messages
     ADD COLUMN pricing_type text,
     ADD COLUMN pricing_category text,
     ADD COLUMN pricing_model text;
+-- A report that arrives before its message is recorded keeps its pricing while parked.
+ALTER TABLE parked_statuses ADD COLUMN pricing jsonb;
 
 -- New event types (opt-in for webhook endpoints).
 ALTER TABLE events DROP CONSTRAINT events_type_check;

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"testing"
 
 	"gateway/store"
@@ -44,5 +45,31 @@ func TestApplyStatusKeepsPricing(t *testing.T) {
 	}
 	if read, _ := evs[2]["pricing"].(map[string]any); read["category"] != "utility" || len(read) != 1 {
 		t.Fatalf("read event %v", evs[2])
+	}
+}
+
+// A report parked before its message is recorded keeps its pricing until it is applied.
+func TestParkedStatusKeepsPricing(t *testing.T) {
+	f := newInboundFixture(t)
+	id := f.message(t, "pending", "")
+	r := report("wamid.PP", "delivered", 2)
+	r.Pricing = &store.Pricing{Type: "regular", Category: "marketing", Model: "PMP"}
+	if res := f.apply(t, r); !res.Parked {
+		t.Fatalf("%+v", res)
+	}
+	f.recordPlatformID(t, id, "wamid.PP")
+	if err := f.st.ApplyParkedStatuses(context.Background(), f.accountID, "wamid.PP"); err != nil {
+		t.Fatal(err)
+	}
+	var category *string
+	if err := f.st.DB().Get(&category, `SELECT pricing_category FROM messages WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if category == nil || *category != "marketing" {
+		t.Fatalf("pricing category %v", category)
+	}
+	evs := f.statusEvents(t, id)
+	if p, _ := evs[len(evs)-1]["pricing"].(map[string]any); p["type"] != "regular" {
+		t.Fatalf("events %v", evs)
 	}
 }

@@ -802,7 +802,8 @@ CREATE TABLE public.parked_statuses (
     error_title text,
     error_details text,
     received_at timestamp with time zone DEFAULT now() NOT NULL,
-    callback_message_id bigint
+    callback_message_id bigint,
+    pricing jsonb
 );
 
 --

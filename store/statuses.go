@@ -169,8 +169,8 @@ var applyStatusSQL = `WITH r AS (
 		RETURNING account_id, data->>'chat_message_id' AS wamid
 	), p AS (
 		INSERT INTO parked_statuses (account_id, platform_message_id, status, occurred_at, error_code, error_title, error_details,
-			callback_message_id)
-		SELECT r.account_id, r.wamid, r.status, r.at, r.code, r.title, r.details, NULLIF(r.callback, 0)
+			callback_message_id, pricing)
+		SELECT r.account_id, r.wamid, r.status, r.at, r.code, r.title, r.details, NULLIF(r.callback, 0), r.pricing
 		FROM r WHERE NOT EXISTS (SELECT 1 FROM m WHERE m.i = r.i)
 		ON CONFLICT (account_id, platform_message_id, status) DO NOTHING
 		RETURNING account_id, platform_message_id
