@@ -32,6 +32,10 @@ func TestApplyStatusKeepsPricing(t *testing.T) {
 	if p.Type == nil || *p.Type != "free_customer_service" || *p.Category != "utility" || *p.Model != "PMP" {
 		t.Fatalf("stored pricing %v %v %v", p.Type, p.Category, p.Model)
 	}
+	m, err := f.st.MessageByID(context.Background(), f.accountID, id)
+	if err != nil || m.Pricing == nil || *m.Pricing != (store.Pricing{Type: "free_customer_service", Category: "utility", Model: "PMP"}) {
+		t.Fatalf("MessageByID pricing %+v %v", m.Pricing, err)
+	}
 	evs := f.statusEvents(t, id)
 	if len(evs) != 3 {
 		t.Fatalf("%d events", len(evs))
