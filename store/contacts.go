@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,15 +13,19 @@ import (
 	"github.com/lib/pq"
 )
 
-// Contact is a number known to the account.
+// Contact is a person known to the account by a number, a business-scoped user id, or both.
 type Contact struct {
-	ID        int64     `db:"id" json:"id"`
-	AccountID int64     `db:"account_id" json:"account_id"`
-	Mobile    string    `db:"mobile" json:"mobile"`
-	Name      string    `db:"name" json:"name"`
-	Note      string    `db:"note" json:"note"`
-	Blocked   bool      `db:"blocked" json:"blocked"`
-	CreatedAt time.Time `db:"created_at" json:"created_at"`
+	ID        int64  `db:"id" json:"id"`
+	AccountID int64  `db:"account_id" json:"account_id"`
+	Mobile    string `db:"mobile" json:"mobile"` // "" when only the user id is known
+	Name      string `db:"name" json:"name"`
+	Note      string `db:"note" json:"note"`
+	Blocked   bool   `db:"blocked" json:"blocked"`
+	// The platform's business-scoped identity, "" when not known.
+	UserID       string    `db:"user_id" json:"user_id,omitempty"`
+	ParentUserID string    `db:"parent_user_id" json:"parent_user_id,omitempty"`
+	Username     string    `db:"username" json:"username,omitempty"`
+	CreatedAt    time.Time `db:"created_at" json:"created_at"`
 }
 
 // ContactInput is an upsert: nil fields keep their stored values (or default to "" on create).
@@ -34,7 +40,15 @@ type ContactInput struct {
 	Note      *string
 }
 
-const contactColumns = `id, account_id, mobile, name, note, blocked, created_at`
+// contactColumnsOf is the select list of a Contact, each column prefixed with p (a table alias
+// and a dot, or ""); an identifier the contact does not have reads as "".
+func contactColumnsOf(p string) string {
+	return p + `id, ` + p + `account_id, COALESCE(` + p + `mobile, '') AS mobile, ` + p + `name, ` + p + `note, ` +
+		p + `blocked, ` + p + `created_at, COALESCE(` + p + `user_id, '') AS user_id, COALESCE(` + p +
+		`parent_user_id, '') AS parent_user_id, COALESCE(` + p + `username, '') AS username`
+}
+
+var contactColumns = contactColumnsOf("")
 
 // UpsertContact creates the contact or updates it when the mobile is already known, in one
 // statement, so concurrent calls with one mobile never create a duplicate. A creation writes
@@ -116,7 +130,92 @@ const mobileProbe = 7
 // digits and checks the account and the whole fragment on the rows it finds. Terms of one or
 // two characters match most names and read most of the account's suffixes: they stay exact,
 // and cost what they match.
+//
+// It lists only contacts with a mobile (what a v1 client may receive); ListContactsWith lists
+// the others too on request.
 func (s *Store) ListContacts(ctx context.Context, accountID int64, search string, limit, offset int) (ContactPage, error) {
+	return s.ListContactsWith(ctx, accountID, ContactListOptions{Search: search, Limit: limit, Offset: offset})
+}
+
+// ContactListOptions selects a page of the contact listing (ListContactsWith).
+type ContactListOptions struct {
+	Search        string
+	Limit, Offset int
+	// WithoutMobile also lists the contacts known only by a user id (left out by default, so
+	// that a v1 client never receives a contact without a mobile).
+	WithoutMobile bool
+}
+
+// ListContactsWith is ListContacts with options. A search that is a business-scoped user id
+// (two capital letters and a dot, as "US.13491208655302741918") finds the contact with that
+// user id. With WithoutMobile the page merges the contacts with a mobile (ListContacts' query)
+// and those without one (read from their own small index, contacts_no_mobile_idx; a search
+// matches their name or username), newest first; the total counts both.
+func (s *Store) ListContactsWith(ctx context.Context, accountID int64, o ContactListOptions) (ContactPage, error) {
+	search := strings.TrimSpace(o.Search)
+	if looksLikeUserID(search) {
+		page := ContactPage{Contacts: []Contact{}}
+		err := s.db.SelectContext(ctx, &page.Contacts, `SELECT `+contactColumns+` FROM contacts
+			WHERE account_id = $1 AND user_id = $2 AND ($3 OR mobile IS NOT NULL) LIMIT $4 OFFSET $5`,
+			accountID, search, o.WithoutMobile, o.Limit, o.Offset)
+		if err != nil {
+			return ContactPage{}, translate(err)
+		}
+		// One contact at most has a user id; the total is whether it matched, whatever the page.
+		if err := s.db.GetContext(ctx, &page.Total, `SELECT count(*) FROM contacts
+			WHERE account_id = $1 AND user_id = $2 AND ($3 OR mobile IS NOT NULL)`, accountID, search, o.WithoutMobile); err != nil {
+			return ContactPage{}, translate(err)
+		}
+		return page, nil
+	}
+	if !o.WithoutMobile {
+		return s.listContactsWithMobile(ctx, accountID, search, o.Limit, o.Offset)
+	}
+	// Both pages from the top to the requested page's end, merged.
+	end := o.Limit + o.Offset
+	with, err := s.listContactsWithMobile(ctx, accountID, search, end, 0)
+	if err != nil {
+		return ContactPage{}, err
+	}
+	var rows []struct {
+		Contact
+		Total int `db:"total"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT count(*) OVER () AS total, `+contactColumns+` FROM contacts
+		WHERE account_id = $1 AND mobile IS NULL
+			AND ($2 = '' OR strpos(lower(name), lower($2)) > 0 OR strpos(lower(COALESCE(username, '')), lower($2)) > 0)
+		ORDER BY created_at DESC, id DESC LIMIT $3`, accountID, search, end); err != nil {
+		return ContactPage{}, translate(err)
+	}
+	merged := with.Contacts
+	total := with.Total
+	for _, r := range rows {
+		merged = append(merged, r.Contact)
+		total = with.Total + r.Total
+	}
+	slices.SortStableFunc(merged, func(a, b Contact) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	page := ContactPage{Contacts: []Contact{}, Total: total}
+	if o.Offset < len(merged) {
+		page.Contacts = append(page.Contacts, merged[o.Offset:min(end, len(merged))]...)
+	}
+	return page, nil
+}
+
+// looksLikeUserID reports whether a search term has the shape of a business-scoped user id:
+// two capital letters, a dot, and more. Such a term is looked up as a user id, never as a name
+// or a phone number.
+func looksLikeUserID(s string) bool {
+	return len(s) > 3 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z' && s[2] == '.' &&
+		!strings.ContainsAny(s, " ")
+}
+
+// listContactsWithMobile is ListContacts' one statement.
+func (s *Store) listContactsWithMobile(ctx context.Context, accountID int64, search string, limit, offset int) (ContactPage, error) {
 	page := ContactPage{Contacts: []Contact{}}
 	q := contactListQuery(accountID, search, limit, offset)
 	var rows []contactListRow
@@ -127,7 +226,8 @@ func (s *Store) ListContacts(ctx context.Context, accountID int64, search string
 		page.Total = int(r.Total)
 		if r.ID != nil {
 			page.Contacts = append(page.Contacts, Contact{ID: *r.ID, AccountID: *r.AccountID, Mobile: *r.Mobile,
-				Name: *r.Name, Note: *r.Note, Blocked: *r.Blocked, CreatedAt: *r.CreatedAt})
+				Name: *r.Name, Note: *r.Note, Blocked: *r.Blocked, CreatedAt: *r.CreatedAt, UserID: *r.UserID,
+				ParentUserID: *r.ParentUserID, Username: *r.Username})
 		}
 	}
 	return page, nil
@@ -144,6 +244,10 @@ type contactListRow struct {
 	Note      *string    `db:"note"`
 	Blocked   *bool      `db:"blocked"`
 	CreatedAt *time.Time `db:"created_at"`
+	// The identity columns (contactColumnsOf reads NULL as "", but a page-less row is all NULL).
+	UserID       *string `db:"user_id"`
+	ParentUserID *string `db:"parent_user_id"`
+	Username     *string `db:"username"`
 }
 
 // contactListing is the statement of a listing with its arguments; contactListQuery builds it
@@ -158,7 +262,7 @@ func contactListQuery(accountID int64, search string, limit, offset int) contact
 	if search == "" {
 		return contactListing{sql: `SELECT t.total, p.* FROM
 			(SELECT COALESCE(sum(n), 0) AS total FROM contact_counts WHERE account_id = $1) t
-			LEFT JOIN LATERAL (SELECT ` + contactColumns + ` FROM contacts WHERE account_id = $1
+			LEFT JOIN LATERAL (SELECT ` + contactColumns + ` FROM contacts WHERE account_id = $1 AND mobile IS NOT NULL
 				ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3) p ON true
 			ORDER BY p.created_at DESC, p.id DESC`, args: []any{accountID, limit, offset}}
 	}
@@ -177,7 +281,7 @@ func contactListQuery(accountID int64, search string, limit, offset int) contact
 		name += ` AND EXISTS (SELECT 1 FROM contacts c WHERE c.account_id = $1 AND c.id = s.contact_id
 				AND lower(c.name) LIKE lower($` + strconv.Itoa(len(args)) + `::text))`
 	}
-	page := `SELECT ` + prefixed("c.", contactColumns) + ` FROM p JOIN contacts c ON c.id = p.id AND c.account_id = $1`
+	page := `SELECT ` + contactColumnsOf("c.") + ` FROM p JOIN contacts c ON c.id = p.id AND c.account_id = $1`
 	if digits := onlyDigits(search); digits != "" && IsPhoneFragment(search) {
 		// The trigram index is probed with the last mobileProbe digits only (a longer run costs
 		// a posting list per trigram and selects no better; the leading digits are country
@@ -219,14 +323,6 @@ func contactListQuery(accountID int64, search string, limit, offset int) contact
 		SELECT t.total, c.* FROM t
 		LEFT JOIN LATERAL (` + page + `) c ON true
 		ORDER BY c.created_at DESC, c.id DESC`}
-}
-
-func prefixed(prefix, columns string) string {
-	parts := strings.Split(columns, ", ")
-	for i, p := range parts {
-		parts[i] = prefix + p
-	}
-	return strings.Join(parts, ", ")
 }
 
 // SetContactBlocked blocks or unblocks the person with that mobile: every contact of the account

@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // What the platform sends us besides statuses (statuses.go, parked.go): raw webhook bodies and
@@ -26,25 +26,46 @@ func (s *Store) RecordPlatformWebhook(ctx context.Context, body []byte) (int64, 
 // InboundMessage is a message a user sent to the account's number.
 type InboundMessage struct {
 	PlatformMessageID string // the wamid; the same id twice is one message
-	// From is the sender's wa_id (digits). FromForms are other forms of the same number (the
-	// Mexican, Brazilian and Argentinian variants) tried, after From, against the account's
-	// contacts and aliases before a new contact is made.
+	// From is the sender's wa_id (digits), "" for a user whose number the platform does not
+	// share. FromForms are other forms of the same number (the Mexican, Brazilian and
+	// Argentinian variants) tried, after From, against the account's contacts and aliases
+	// before a new contact is made.
 	From      string
 	FromForms []string
+	// The sender's business-scoped identity, "" when absent (UserID is always present in
+	// webhooks since April 2026; it is the only identifier of a username-only user).
+	UserID       string
+	ParentUserID string
+	Username     string
 	// ProfileName is the sender's WhatsApp profile name: the name of a new contact, and of an
 	// existing one whose name is empty.
 	ProfileName string
 	Type        string    // the platform's message type
 	SentAt      time.Time // the platform's timestamp
 	Destination string    // the business number it was sent to
-	// Content is the message as received, kept on the message row.
+	// Content is the typed object of the message's kind (what the event carries), kept on the
+	// message row.
 	Content json.RawMessage
-	// EventFields is a JSON object merged into the message.received data (text, media,
-	// location, reply, reaction); nil for none.
+	// EventFields is a JSON object merged into the event's data (the typed object under its
+	// kind's name); nil for none.
 	EventFields json.RawMessage
+	// ReplyToPlatformID is the platform id of the message this one quotes (context.id), ""
+	// for none; the event names our message id too when that message is the account's.
+	ReplyToPlatformID   string
+	Forwarded           bool
+	FrequentlyForwarded bool
+	// Referral is the click-to-WhatsApp ad the message came from (a JSON object), nil for none.
+	Referral json.RawMessage
+	// Window is how long the service window stays open after SentAt: the platform's 24 hours,
+	// or 72 hours after a message from a click-to-WhatsApp ad. Zero is 24 hours.
+	Window time.Duration
 	// Block, when set, blocks (STOP) or unblocks (START) the contact.
 	Block *bool
 }
+
+// defaultWindow is the service window after an ordinary message, for an InboundMessage that
+// does not say.
+const defaultWindow = 24 * time.Hour
 
 // InboundResult is what RecordInbound wrote.
 type InboundResult struct {
@@ -52,73 +73,97 @@ type InboundResult struct {
 	ContactID      int64
 	ConversationID int64
 	ContactCreated bool
+	// EventType is the type of the event written: message.received, or
+	// message.received_without_number when the sender's number is not known.
+	EventType string
+	// WindowExpiresAt is when the conversation's service window closes.
+	WindowExpiresAt time.Time
 	// Duplicate: a message with that platform id was already recorded; nothing was written.
 	Duplicate bool
 }
 
+// Event types of inbound messages. A sender whose number is not known (a username-only user:
+// the platform leaves wa_id out, and no contact of theirs has a mobile) gets its own type, so
+// that receivers that parse v1's message.received, whose `from` is required, never see one
+// without it: they receive it only after opting in. The name says what is different: the
+// message, without the sender's number.
 const (
-	inboundDupSQL = `SELECT EXISTS (SELECT 1 FROM messages WHERE account_id = $1 AND platform_message_id = $2)`
-	// The best match: by position of the matched number in $2 (From first), mobile before alias.
-	inboundFindContactSQL = `SELECT c.id, c.mobile, c.name, c.blocked FROM (
-			SELECT id, 0 AS src, mobile AS matched FROM contacts WHERE account_id = $1 AND mobile = ANY($2::text[])
-			UNION ALL
-			SELECT contact_id, 1, alias FROM contact_aliases WHERE account_id = $1 AND alias = ANY($2::text[])
-		) x JOIN contacts c ON c.account_id = $1 AND c.id = x.id
-		ORDER BY array_position($2::text[], x.matched), x.src LIMIT 1`
-	// Created, or (under a concurrent creation of the same mobile) the row that won.
-	inboundCreateContactSQL = `WITH c AS (
-			INSERT INTO contacts (account_id, mobile, name) VALUES ($1, $2, $3)
-			ON CONFLICT (account_id, mobile) DO UPDATE SET updated_at = contacts.updated_at
-			RETURNING id, mobile, name, blocked, (xmax = 0) AS created
-		), e AS (
-			INSERT INTO events (account_id, type, data)
-			SELECT $1, 'contact.created', jsonb_build_object('contact_id', c.id, 'mobile', c.mobile, 'name', c.name)
-			FROM c WHERE c.created
-		)
-		SELECT * FROM c`
+	EventMessageReceived              = "message.received"
+	EventMessageReceivedWithoutNumber = "message.received_without_number"
+	EventMessageEdited                = "message.edited"
+	EventMessageDeleted               = "message.deleted"
+	EventContactCreated               = "contact.created"
+	EventContactCreatedWithoutNumber  = "contact.created_without_number"
+	EventContactUpdated               = "contact.updated"
+)
+
+const (
+	inboundDupSQL   = `SELECT EXISTS (SELECT 1 FROM messages WHERE account_id = $1 AND platform_message_id = $2)`
 	inboundAliasSQL = `INSERT INTO contact_aliases (account_id, alias, contact_id) VALUES ($1, $2, $3)
 		ON CONFLICT (account_id, alias) DO NOTHING`
 	inboundContactUpdateSQL = `UPDATE contacts SET
 			name = CASE WHEN name = '' THEN $3 ELSE name END,
-			blocked = COALESCE($4, blocked), updated_at = now()
+			blocked = COALESCE($4, blocked), username = COALESCE(NULLIF($5, ''), username), updated_at = now()
 		WHERE account_id = $1 AND id = $2`
-	// Conversation find-or-create, the message (a duplicate id inserts nothing and returns no
-	// row) and its message.received event.
+	// Conversation find-or-create (the window: the later of the kept one and this message's),
+	// the message (a duplicate id inserts nothing and returns no row) and its event:
+	// message.received with `from`, or message.received_without_number without it ($8 = '').
+	// The sender's identity, the quoted message and the forwarded flags join the data when
+	// present.
 	inboundMessageSQL = `WITH cv AS (
-			INSERT INTO conversations (account_id, contact_id, last_inbound_at) VALUES ($1, $2, $3)
+			INSERT INTO conversations (account_id, contact_id, last_inbound_at, window_expires_at)
+			VALUES ($1, $2, $3, $3::timestamptz + $11::interval)
 			ON CONFLICT (account_id, contact_id) DO UPDATE
-				SET last_inbound_at = GREATEST(conversations.last_inbound_at, EXCLUDED.last_inbound_at)
-			RETURNING id
+				SET last_inbound_at = GREATEST(conversations.last_inbound_at, EXCLUDED.last_inbound_at),
+					window_expires_at = GREATEST(conversations.window_expires_at, EXCLUDED.window_expires_at)
+			RETURNING id, window_expires_at
+		), q AS (
+			SELECT id FROM messages WHERE account_id = $1 AND platform_message_id = NULLIF($12, '')
 		), m AS (
 			INSERT INTO messages (account_id, contact_id, conversation_id, direction, type, destination, content,
-				platform_message_id, status, sent_at)
-			SELECT $1, $2, cv.id, 'in', $4, $5, $6::jsonb, $7, 'received', $3 FROM cv
+				platform_message_id, status, sent_at, reply_to_message_id, reply_to_platform_id, forwarded,
+				frequently_forwarded, sender, referral)
+			SELECT $1, $2, cv.id, 'in', $4, $5, $6::jsonb, $7, 'received', $3, (SELECT id FROM q), NULLIF($12, ''),
+				$13, $14, $15::jsonb, $16::jsonb FROM cv
 			ON CONFLICT (account_id, platform_message_id) WHERE platform_message_id IS NOT NULL DO NOTHING
 			RETURNING id, conversation_id
 		), e AS (
 			INSERT INTO events (account_id, type, data)
-			SELECT $1, 'message.received', jsonb_build_object('message_id', m.id, 'conversation_id', m.conversation_id,
-				'contact_id', $2::bigint, 'from', $8::text, 'name', $9::text, 'type', $4::text) || $10::jsonb
+			SELECT $1, CASE WHEN $8::text = '' THEN 'message.received_without_number' ELSE 'message.received' END,
+				jsonb_build_object('message_id', m.id, 'conversation_id', m.conversation_id,
+					'contact_id', $2::bigint, 'name', $9::text, 'type', $4::text)
+				|| CASE WHEN $8::text = '' THEN '{}'::jsonb ELSE jsonb_build_object('from', $8::text) END
+				|| COALESCE($15::jsonb - 'wa_id' - 'name', '{}'::jsonb)
+				|| CASE WHEN $12 = '' THEN '{}'::jsonb ELSE jsonb_build_object('reply_to', jsonb_strip_nulls(jsonb_build_object(
+					'message_id', (SELECT id FROM q), 'platform_message_id', $12::text))) END
+				|| CASE WHEN $13 THEN '{"forwarded": true}'::jsonb ELSE '{}'::jsonb END
+				|| CASE WHEN $14 THEN '{"frequently_forwarded": true}'::jsonb ELSE '{}'::jsonb END
+				|| CASE WHEN $16::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('referral', $16::jsonb) END
+				|| $10::jsonb
 			FROM m
 		)
-		SELECT id, conversation_id FROM m`
+		SELECT m.id, m.conversation_id, cv.window_expires_at FROM m, cv`
 )
 
-// RecordInbound records an inbound message in one transaction: it finds the contact (by From,
-// then by the other forms, each as a mobile or an alias) or creates it with a contact.created
-// event, keeps From as an alias when it differs from the contact's mobile, fills an empty
-// contact name from the profile, applies Block (with an audit entry when it changes the contact:
-// see OptOutDetail), finds or creates the conversation (setting
-// last_inbound_at), inserts the message and writes its message.received event. A message whose
-// platform id is already recorded changes nothing and comes back as Duplicate. It fails with
-// an error for an empty platform id or sender, and when the database fails (then nothing is
+// RecordInbound records an inbound message in one transaction: it finds the sender's contact
+// (identityFor: by user id, by From and its other forms as a mobile or an alias; linking or
+// merging when the message carries identifiers the contacts lack, each change with its
+// contact.updated event) or creates it with its contact.created (or
+// contact.created_without_number) event, keeps From as an alias when it differs from the
+// contact's mobile, fills an empty contact name from the profile, keeps the username, applies
+// Block (with an audit entry when it changes the contact: see OptOutDetail), finds or
+// creates the conversation (setting last_inbound_at and extending the service
+// window), inserts the message with its sender, quoted message, forwarded flags and referral,
+// and writes its event: message.received, or message.received_without_number when neither the
+// message nor the contact has a number. A message whose platform id is already recorded
+// changes nothing and comes back as Duplicate. It fails with an error for an empty platform id
+// or a sender with neither number nor user id, and when the database fails (then nothing is
 // written).
 func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMessage) (InboundResult, error) {
-	if in.PlatformMessageID == "" || in.From == "" {
+	if in.PlatformMessageID == "" || (in.From == "" && in.UserID == "") {
 		return InboundResult{}, errors.New("record inbound: platform message id and sender are required")
 	}
-	stmts, err := s.preparedAll(ctx, inboundDupSQL, inboundFindContactSQL, inboundCreateContactSQL,
-		inboundAliasSQL, inboundContactUpdateSQL, inboundMessageSQL)
+	stmts, err := s.preparedAll(ctx, inboundDupSQL, inboundAliasSQL, inboundContactUpdateSQL, inboundMessageSQL)
 	if err != nil {
 		return InboundResult{}, err
 	}
@@ -129,6 +174,25 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 	fields := string(in.EventFields)
 	if len(in.EventFields) == 0 {
 		fields = "{}"
+	}
+	var referral *string
+	if len(in.Referral) > 0 {
+		r := string(in.Referral)
+		referral = &r
+	}
+	window := in.Window
+	if window <= 0 {
+		window = defaultWindow
+	}
+	sender, err := json.Marshal(struct {
+		WaID         string `json:"wa_id,omitempty"`
+		UserID       string `json:"user_id,omitempty"`
+		ParentUserID string `json:"parent_user_id,omitempty"`
+		Username     string `json:"username,omitempty"`
+		Name         string `json:"name,omitempty"`
+	}{in.From, in.UserID, in.ParentUserID, in.Username, in.ProfileName})
+	if err != nil {
+		return InboundResult{}, err
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -145,40 +209,33 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 		return InboundResult{Duplicate: true}, nil
 	}
 
-	var c struct {
-		ID      int64  `db:"id"`
-		Mobile  string `db:"mobile"`
-		Name    string `db:"name"`
-		Blocked bool   `db:"blocked"`
-		Created bool   `db:"created"`
+	c, err := identityFor(ctx, tx, accountID, Identity{Mobile: in.From, MobileForms: in.FromForms, UserID: in.UserID,
+		ParentUserID: in.ParentUserID, Username: in.Username, Name: in.ProfileName})
+	if err != nil {
+		return InboundResult{}, err
 	}
-	forms := append([]string{in.From}, in.FromForms...)
-	err = st(1).GetContext(ctx, &c, accountID, pq.Array(forms))
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		if err := st(2).GetContext(ctx, &c, accountID, in.From, in.ProfileName); err != nil {
-			return InboundResult{}, translate(err)
-		}
-	case err != nil:
-		return InboundResult{}, translate(err)
-	}
-	if c.Mobile != in.From {
-		if _, err := st(3).ExecContext(ctx, accountID, in.From, c.ID); err != nil {
+	if in.From != "" && c.Mobile.String != in.From {
+		if _, err := st(1).ExecContext(ctx, accountID, in.From, c.ID); err != nil {
 			return InboundResult{}, translate(err)
 		}
 	}
 	blockChange := in.Block != nil && *in.Block != c.Blocked
-	if blockChange || (c.Name == "" && in.ProfileName != "") {
+	if blockChange || (c.Name == "" && in.ProfileName != "") || (in.Username != "" && c.Username.String != in.Username) {
 		var block *bool
 		if blockChange {
 			block = in.Block
 		}
-		if _, err := st(4).ExecContext(ctx, accountID, c.ID, in.ProfileName, block); err != nil {
+		if _, err := st(2).ExecContext(ctx, accountID, c.ID, in.ProfileName, block, in.Username); err != nil {
 			return InboundResult{}, translate(err)
 		}
 	}
 	if blockChange {
-		if err := auditOptOut(ctx, tx, accountID, c.Mobile, *in.Block); err != nil {
+		// The person by number when it is known, else by user id.
+		target := c.Mobile.String
+		if target == "" {
+			target = in.UserID
+		}
+		if err := auditOptOut(ctx, tx, accountID, target, *in.Block); err != nil {
 			return InboundResult{}, err
 		}
 	}
@@ -186,12 +243,18 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 	if name == "" {
 		name = c.Name
 	}
-	var m struct {
-		ID             int64 `db:"id"`
-		ConversationID int64 `db:"conversation_id"`
+	from := in.From
+	if from == "" {
+		from = c.Mobile.String
 	}
-	err = st(5).GetContext(ctx, &m, accountID, c.ID, in.SentAt.UTC(), in.Type, in.Destination, content,
-		in.PlatformMessageID, in.From, name, fields)
+	var m struct {
+		ID             int64     `db:"id"`
+		ConversationID int64     `db:"conversation_id"`
+		Window         time.Time `db:"window_expires_at"`
+	}
+	err = st(3).GetContext(ctx, &m, accountID, c.ID, in.SentAt.UTC(), in.Type, in.Destination, content,
+		in.PlatformMessageID, from, name, fields, fmt.Sprintf("%d microseconds", window.Microseconds()),
+		in.ReplyToPlatformID, in.Forwarded, in.FrequentlyForwarded, string(sender), referral)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		// Recorded concurrently by another delivery of the same webhook: roll everything back.
@@ -203,7 +266,12 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 		return InboundResult{}, translate(err)
 	}
 	s.eventsWritten()
-	return InboundResult{MessageID: m.ID, ContactID: c.ID, ConversationID: m.ConversationID, ContactCreated: c.Created}, nil
+	typ := EventMessageReceived
+	if from == "" {
+		typ = EventMessageReceivedWithoutNumber
+	}
+	return InboundResult{MessageID: m.ID, ContactID: c.ID, ConversationID: m.ConversationID, ContactCreated: c.Created,
+		EventType: typ, WindowExpiresAt: m.Window}, nil
 }
 
 // preparedAll prepares several statements (see prepared).

@@ -27,6 +27,8 @@ type Message struct {
 	// OutcomeUnknown: the message is pending and its platform call may have happened, but the
 	// answer was lost; a status report will adopt it (MarkOutcomeUnknown).
 	OutcomeUnknown bool `db:"outcome_unknown" json:"outcome_unknown"`
+	// Pricing is the platform's billing as its status reports gave it, nil until one did.
+	Pricing *Pricing `db:"-" json:"-"`
 	// History is every status recorded for the message, oldest first in whole seconds (the
 	// platform's precision, which the send path's own times are truncated to), ties in rank
 	// order (sent, delivered, read, failed), each with the platform's timestamp.
@@ -43,7 +45,7 @@ type StatusChange struct {
 const messageColumns = `m.id, m.account_id, m.contact_id, m.conversation_id, m.campaign_id,
 	m.template_id, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
 	m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at, m.client_reference,
-	m.outcome_unknown, m.delivered_at, m.read_at, m.failed_at`
+	m.outcome_unknown, m.delivered_at, m.read_at, m.failed_at, m.pricing_type, m.pricing_category, m.pricing_model`
 
 // messageMatch is the condition on messages m that MessageByID reads by: the account's outbound
 // message with that id (account and id are SQL expressions).
@@ -57,6 +59,10 @@ type messageRow struct {
 	DeliveredAt *time.Time `db:"delivered_at"`
 	ReadAt      *time.Time `db:"read_at"`
 	FailedAt    *time.Time `db:"failed_at"`
+	// The pricing columns, NULL until a status report gave them.
+	PricingType     *string `db:"pricing_type"`
+	PricingCategory *string `db:"pricing_category"`
+	PricingModel    *string `db:"pricing_model"`
 }
 
 // fields are pointers to r's fields in messageColumns' order: a Scan into them reads a row
@@ -66,13 +72,22 @@ func (r *messageRow) fields() []any {
 	return []any{&m.ID, &m.AccountID, &m.ContactID, &m.ConversationID, &m.CampaignID,
 		&m.TemplateID, &m.Destination, &m.TemplateName, &m.PlatformMessageID,
 		&m.Status, &m.ErrorCode, &m.ErrorTitle, &m.ErrorDetails, &m.CreatedAt, &m.SentAt, &m.ClientReference,
-		&m.OutcomeUnknown, &r.DeliveredAt, &r.ReadAt, &r.FailedAt}
+		&m.OutcomeUnknown, &r.DeliveredAt, &r.ReadAt, &r.FailedAt, &r.PricingType, &r.PricingCategory, &r.PricingModel}
 }
 
 // message is the row as a Message with its history.
 func (r messageRow) message() Message {
 	m := r.Message
 	m.History = history(m.SentAt, r.DeliveredAt, r.ReadAt, r.FailedAt)
+	if r.PricingType != nil || r.PricingCategory != nil || r.PricingModel != nil {
+		deref := func(p *string) string {
+			if p == nil {
+				return ""
+			}
+			return *p
+		}
+		m.Pricing = &Pricing{Type: deref(r.PricingType), Category: deref(r.PricingCategory), Model: deref(r.PricingModel)}
+	}
 	return m
 }
 

@@ -63,7 +63,7 @@ const contactMatchesSQL = `SELECT x.id, array_position($2::text[], x.matched) AS
 func (s *Store) ContactByMobile(ctx context.Context, accountID int64, mobile string) (Contact, error) {
 	var c Contact
 	err := s.getPrepared(ctx, &c, `WITH x AS (`+contactMatchesSQL+`)
-		SELECT `+prefixed("c.", contactColumns)+`
+		SELECT `+contactColumnsOf("c.")+`
 		FROM contacts c WHERE c.account_id = $1::bigint AND c.id = (SELECT id FROM x ORDER BY pos, src LIMIT 1)`,
 		accountID, pq.Array(mobileAndForms(mobile)))
 	if err != nil {

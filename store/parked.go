@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -26,12 +28,13 @@ type parkedRow struct {
 	ErrorTitle   *string   `db:"error_title"`
 	ErrorDetails *string   `db:"error_details"`
 	CallbackID   *int64    `db:"callback_message_id"`
+	Pricing      []byte    `db:"pricing"` // JSON of a Pricing, nil for none
 }
 
 // applyParked returns how many parked reports changed the message.
 func (s *Store) applyParked(ctx context.Context, accountID int64, platformMessageID string) (changed int, err error) {
 	take, err := s.prepared(ctx, `DELETE FROM parked_statuses WHERE account_id = $1 AND platform_message_id = $2
-		RETURNING status, occurred_at, error_code, error_title, error_details, callback_message_id`)
+		RETURNING status, occurred_at, error_code, error_title, error_details, callback_message_id, pricing`)
 	if err != nil {
 		return 0, err
 	}
@@ -63,6 +66,12 @@ func (s *Store) applyParked(ctx context.Context, accountID int64, platformMessag
 		}
 		if p.CallbackID != nil {
 			r.CallbackMessageID = *p.CallbackID
+		}
+		if p.Pricing != nil {
+			r.Pricing = &Pricing{}
+			if err := json.Unmarshal(p.Pricing, r.Pricing); err != nil {
+				return 0, fmt.Errorf("parked pricing: %w", err)
+			}
 		}
 		arg, err := jsonArg(statusRows([]StatusWrite{{AccountID: accountID, Report: r}}))
 		if err != nil {

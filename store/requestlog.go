@@ -105,6 +105,3 @@ func (s *Store) AttemptByID(ctx context.Context, accountID, attemptID int64) (At
 	a.Ev = Event{ID: a.EventID, AccountID: accountID, Type: a.Event, Test: a.EventTest, Data: a.EventData, CreatedAt: a.EventCreatedAt}
 	return a, nil
 }
-
-// EventTypes lists the event types the request log can be filtered by.
-var EventTypes = []string{"message.received", "message.sent", "message.status", "contact.created", EventWebhookTest}

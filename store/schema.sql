@@ -83,17 +83,19 @@ BEGIN
     -- A statement trigger runs also for an insert that inserted nothing (a send to a known
     -- contact: the records statement's insert finds every contact); this check costs less than
     -- starting the statement below (5,000 such inserts in a loop: 0.30-0.39 s against 0.46-0.63 s).
-    IF NOT EXISTS (SELECT FROM new_contacts) THEN
+    -- Contacts without a mobile are not indexed (a v1 listing leaves them out).
+    IF NOT EXISTS (SELECT FROM new_contacts WHERE mobile IS NOT NULL) THEN
         RETURN NULL;
     END IF;
     WITH k AS (
         INSERT INTO contact_counts AS k (account_id, stripe, n)
-        SELECT n.account_id, pg_backend_pid() % 64, count(*) FROM new_contacts n GROUP BY n.account_id ORDER BY 1
+        SELECT n.account_id, pg_backend_pid() % 64, count(*) FROM new_contacts n WHERE n.mobile IS NOT NULL
+        GROUP BY n.account_id ORDER BY 1
         ON CONFLICT (account_id, stripe) DO UPDATE SET n = k.n + EXCLUDED.n
     )
     INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
     SELECT n.account_id, r.suffix, n.id, n.created_at, r.first_len
-    FROM new_contacts n CROSS JOIN LATERAL contact_name_suffix_rows(n.name) AS r;
+    FROM new_contacts n CROSS JOIN LATERAL contact_name_suffix_rows(n.name) AS r WHERE n.mobile IS NOT NULL;
     RETURN NULL;
 END
 $$;
@@ -108,24 +110,22 @@ CREATE FUNCTION public.contacts_index_write() RETURNS trigger
     SET jit TO 'off'
     AS $$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO contact_counts AS k (account_id, stripe, n) VALUES (NEW.account_id, pg_backend_pid() % 64, 1)
-        ON CONFLICT (account_id, stripe) DO UPDATE SET n = k.n + 1;
-        INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
-        SELECT NEW.account_id, r.suffix, NEW.id, NEW.created_at, r.first_len FROM contact_name_suffix_rows(NEW.name) AS r;
-        RETURN NULL;
-    ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO contact_counts AS k (account_id, stripe, n) VALUES (OLD.account_id, pg_backend_pid() % 64, -1)
-        ON CONFLICT (account_id, stripe) DO UPDATE SET n = k.n - 1;
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.mobile IS NOT NULL THEN
+        IF TG_OP = 'DELETE' OR NEW.mobile IS NULL THEN
+            INSERT INTO contact_counts AS k (account_id, stripe, n) VALUES (OLD.account_id, pg_backend_pid() % 64, -1)
+            ON CONFLICT (account_id, stripe) DO UPDATE SET n = k.n - 1;
+        END IF;
         DELETE FROM contact_name_suffixes WHERE account_id = OLD.account_id AND contact_id = OLD.id
             AND suffix IN (SELECT contact_name_suffix_set(OLD.name));
-        RETURN NULL;
     END IF;
-    -- UPDATE of the name or created_at (the trigger's WHEN says one changed).
-    DELETE FROM contact_name_suffixes WHERE account_id = OLD.account_id AND contact_id = OLD.id
-        AND suffix IN (SELECT contact_name_suffix_set(OLD.name));
-    INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
-    SELECT NEW.account_id, r.suffix, NEW.id, NEW.created_at, r.first_len FROM contact_name_suffix_rows(NEW.name) AS r;
+    IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.mobile IS NOT NULL THEN
+        IF TG_OP = 'INSERT' OR OLD.mobile IS NULL THEN
+            INSERT INTO contact_counts AS k (account_id, stripe, n) VALUES (NEW.account_id, pg_backend_pid() % 64, 1)
+            ON CONFLICT (account_id, stripe) DO UPDATE SET n = k.n + 1;
+        END IF;
+        INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
+        SELECT NEW.account_id, r.suffix, NEW.id, NEW.created_at, r.first_len FROM contact_name_suffix_rows(NEW.name) AS r;
+    END IF;
     RETURN NULL;
 END
 $$;
@@ -184,10 +184,18 @@ CREATE FUNCTION public.events_fan_out() RETURNS trigger
     SET jit TO 'off'
     AS $$
 BEGIN
+    WITH j AS MATERIALIZED (
+        SELECT e.account_id, e.id, e.created_at, e.type, w.id AS endpoint_id, e.type = ANY (w.event_types) AS wanted
+        FROM new_events e JOIN webhook_endpoints w ON w.account_id = e.account_id AND w.enabled
+    ), missed AS (
+        INSERT INTO webhook_missed_counts AS k (account_id, endpoint_id, type, stripe, n)
+        SELECT j.account_id, j.endpoint_id, j.type, pg_backend_pid() % 16, count(*) FROM j WHERE NOT j.wanted
+        GROUP BY 1, 2, 3 ORDER BY 2, 3
+        ON CONFLICT (endpoint_id, type, stripe) DO UPDATE SET n = k.n + EXCLUDED.n
+    )
     INSERT INTO webhook_deliveries (account_id, event_id, endpoint_id, next_attempt_at)
-    SELECT e.account_id, e.id, w.id, e.created_at
-    FROM new_events e JOIN webhook_endpoints w ON w.account_id = e.account_id AND w.enabled
-    ORDER BY e.created_at, e.id, w.id;
+    SELECT j.account_id, j.id, j.endpoint_id, j.created_at FROM j WHERE j.wanted
+    ORDER BY j.created_at, j.id, j.endpoint_id;
     RETURN NULL;
 END
 $$;
@@ -774,7 +782,7 @@ CREATE TABLE public.contact_tags (
 CREATE TABLE public.contacts (
     id bigint NOT NULL,
     account_id bigint NOT NULL,
-    mobile text NOT NULL,
+    mobile text,
     name text DEFAULT ''::text NOT NULL,
     note text DEFAULT ''::text NOT NULL,
     blocked boolean DEFAULT false NOT NULL,
@@ -782,6 +790,10 @@ CREATE TABLE public.contacts (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     firstname text DEFAULT ''::text NOT NULL,
     lastname text DEFAULT ''::text NOT NULL,
+    user_id text,
+    parent_user_id text,
+    username text,
+    CONSTRAINT contacts_identified CHECK (((mobile IS NOT NULL) OR (user_id IS NOT NULL))),
     CONSTRAINT contacts_mobile_check CHECK ((mobile ~ '^[0-9]{8,15}$'::text)),
     CONSTRAINT contacts_note_check CHECK ((length(note) <= 500))
 );
@@ -812,7 +824,8 @@ CREATE TABLE public.conversations (
     account_id bigint NOT NULL,
     contact_id bigint NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    last_inbound_at timestamp with time zone
+    last_inbound_at timestamp with time zone,
+    window_expires_at timestamp with time zone
 );
 
 --
@@ -843,7 +856,7 @@ CREATE TABLE public.events (
     test boolean DEFAULT false NOT NULL,
     data jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT events_type_check CHECK ((type = ANY (ARRAY['message.received'::text, 'message.sent'::text, 'message.status'::text, 'contact.created'::text, 'webhook.test'::text])))
+    CONSTRAINT events_type_check CHECK ((type = ANY (ARRAY['message.received'::text, 'message.sent'::text, 'message.status'::text, 'contact.created'::text, 'webhook.test'::text, 'message.received_without_number'::text, 'message.edited'::text, 'message.deleted'::text, 'contact.created_without_number'::text, 'contact.updated'::text])))
 );
 
 --
@@ -937,6 +950,18 @@ CREATE TABLE public.messages (
     delivered_at timestamp with time zone,
     read_at timestamp with time zone,
     failed_at timestamp with time zone,
+    reply_to_message_id bigint,
+    reply_to_platform_id text,
+    forwarded boolean DEFAULT false NOT NULL,
+    frequently_forwarded boolean DEFAULT false NOT NULL,
+    sender jsonb,
+    referral jsonb,
+    edited_at timestamp with time zone,
+    edited_content jsonb,
+    deleted_at timestamp with time zone,
+    pricing_type text,
+    pricing_category text,
+    pricing_model text,
     CONSTRAINT messages_direction_check CHECK ((direction = ANY (ARRAY['out'::text, 'in'::text]))),
     CONSTRAINT messages_source_check CHECK ((source = ANY (ARRAY['api'::text, 'panel'::text]))),
     CONSTRAINT messages_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'sent'::text, 'delivered'::text, 'read'::text, 'failed'::text, 'received'::text])))
@@ -983,7 +1008,8 @@ CREATE TABLE public.parked_statuses (
     error_title text,
     error_details text,
     received_at timestamp with time zone DEFAULT now() NOT NULL,
-    callback_message_id bigint
+    callback_message_id bigint,
+    pricing jsonb
 );
 
 --
@@ -1301,7 +1327,8 @@ CREATE TABLE public.webhook_endpoints (
     failing_since timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     previous_secret bytea,
-    previous_secret_expires_at timestamp with time zone
+    previous_secret_expires_at timestamp with time zone,
+    event_types text[] DEFAULT ARRAY['message.received'::text, 'message.sent'::text, 'message.status'::text, 'contact.created'::text, 'webhook.test'::text] NOT NULL
 );
 
 --
@@ -1320,6 +1347,18 @@ CREATE SEQUENCE public.webhook_endpoints_id_seq
 --
 
 ALTER SEQUENCE public.webhook_endpoints_id_seq OWNED BY public.webhook_endpoints.id;
+
+--
+-- Name: webhook_missed_counts; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.webhook_missed_counts (
+    account_id bigint NOT NULL,
+    endpoint_id bigint NOT NULL,
+    type text NOT NULL,
+    stripe smallint NOT NULL,
+    n bigint NOT NULL
+);
 
 --
 -- Name: accounts id; Type: DEFAULT; Schema: public
@@ -1903,6 +1942,13 @@ ALTER TABLE ONLY public.webhook_endpoints
     ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id);
 
 --
+-- Name: webhook_missed_counts webhook_missed_counts_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.webhook_missed_counts
+    ADD CONSTRAINT webhook_missed_counts_pkey PRIMARY KEY (endpoint_id, type, stripe);
+
+--
 -- Name: api_errors_account_idx; Type: INDEX; Schema: public
 --
 
@@ -1973,6 +2019,18 @@ CREATE INDEX contacts_mobile_trgm_idx ON public.contacts USING gin (mobile publi
 --
 
 CREATE INDEX contacts_newest_idx ON public.contacts USING btree (account_id, created_at DESC, id DESC);
+
+--
+-- Name: contacts_no_mobile_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX contacts_no_mobile_idx ON public.contacts USING btree (account_id, created_at DESC, id DESC) WHERE (mobile IS NULL);
+
+--
+-- Name: contacts_user_id_idx; Type: INDEX; Schema: public
+--
+
+CREATE UNIQUE INDEX contacts_user_id_idx ON public.contacts USING btree (account_id, user_id) WHERE (user_id IS NOT NULL);
 
 --
 -- Name: events_account_created_idx; Type: INDEX; Schema: public
@@ -2158,7 +2216,7 @@ CREATE TRIGGER contacts_index_inserted AFTER INSERT ON public.contacts REFERENCI
 -- Name: contacts contacts_index_rename; Type: TRIGGER; Schema: public
 --
 
-CREATE TRIGGER contacts_index_rename AFTER UPDATE ON public.contacts FOR EACH ROW WHEN (((old.name IS DISTINCT FROM new.name) OR (old.created_at IS DISTINCT FROM new.created_at))) EXECUTE FUNCTION public.contacts_index_write();
+CREATE TRIGGER contacts_index_rename AFTER UPDATE ON public.contacts FOR EACH ROW WHEN (((old.name IS DISTINCT FROM new.name) OR (old.created_at IS DISTINCT FROM new.created_at) OR ((old.mobile IS NULL) <> (new.mobile IS NULL)))) EXECUTE FUNCTION public.contacts_index_write();
 
 --
 -- Name: contacts contacts_name_parts; Type: TRIGGER; Schema: public
@@ -2454,3 +2512,10 @@ ALTER TABLE ONLY public.webhook_deliveries
 
 ALTER TABLE ONLY public.webhook_endpoints
     ADD CONSTRAINT webhook_endpoints_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: webhook_missed_counts webhook_missed_counts_account_id_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.webhook_missed_counts
+    ADD CONSTRAINT webhook_missed_counts_account_id_endpoint_id_fkey FOREIGN KEY (account_id, endpoint_id) REFERENCES public.webhook_endpoints(account_id, id) ON DELETE CASCADE;

@@ -49,6 +49,15 @@ type StatusReport struct {
 	// (0 when absent): a report for an unknown wamid adopts that wamid for the account's
 	// pending message with this id (see ApplyStatus).
 	CallbackMessageID int64
+	// Pricing is how the platform says it billed the message, nil when the report has none.
+	Pricing *Pricing
+}
+
+// Pricing is the platform's billing of a message as a status report gives it.
+type Pricing struct {
+	Type     string `json:"type,omitempty"`     // regular, free_customer_service or free_entry_point
+	Category string `json:"category,omitempty"` // marketing, utility, authentication, service, ...
+	Model    string `json:"model,omitempty"`    // the pricing model, e.g. PMP
 }
 
 // StatusResult says what ApplyStatus did.
@@ -95,6 +104,11 @@ type StatusResult struct {
 // moved exactly when the updated row's status is the reported one and was not before: the
 // guard lets a row at that status through only when its time is missing, which never happens.
 //
+// A report that carries the platform's pricing keeps it on the message (pricing_type,
+// pricing_category, pricing_model: a field the report leaves out keeps its stored value) when
+// the report updates the message, and its event carries it as pricing. Those columns are in no
+// index, so the update stays heap-only.
+//
 // The event's created_at is the clock time, not the transaction's start, so the reports
 // ApplyParkedStatuses applies in one transaction get events in rank order.
 //
@@ -108,7 +122,8 @@ type StatusResult struct {
 // fans out: the endpoint probe is made once, where the event is written).
 var applyStatusSQL = `WITH r AS (
 		SELECT * FROM jsonb_to_recordset($1::jsonb) AS r (i int, account_id bigint, wamid text, status text, rank int,
-			at timestamptz, code int, title text, details text, stamp text, callback bigint, body text)
+			at timestamptz, code int, title text, details text, stamp text, callback bigint, body text,
+			pricing jsonb)
 	), m AS (
 		SELECT r.i, x.id, x.status, CASE r.status WHEN 'sent' THEN x.sent_at WHEN 'delivered' THEN x.delivered_at
 			WHEN 'read' THEN x.read_at ELSE x.failed_at END AS at
@@ -125,7 +140,10 @@ var applyStatusSQL = `WITH r AS (
 			error_title = CASE WHEN r.status = 'failed' AND status_rank(messages.status) < 9 THEN r.title
 				ELSE messages.error_title END,
 			error_details = CASE WHEN r.status = 'failed' AND status_rank(messages.status) < 9 THEN r.details
-				ELSE messages.error_details END
+				ELSE messages.error_details END,
+			pricing_type = COALESCE(r.pricing->>'type', messages.pricing_type),
+			pricing_category = COALESCE(r.pricing->>'category', messages.pricing_category),
+			pricing_model = COALESCE(r.pricing->>'model', messages.pricing_model)
 		FROM m JOIN r ON r.i = m.i
 		WHERE messages.id = m.id AND messages.account_id = r.account_id
 			AND (status_rank(m.status) BETWEEN 0 AND r.rank - 1 OR m.at IS NULL)
@@ -143,15 +161,16 @@ var applyStatusSQL = `WITH r AS (
 			|| CASE WHEN r.status = 'failed' AND r.code IS NOT NULL
 				THEN jsonb_build_object('error', jsonb_strip_nulls(jsonb_build_object(
 					'code', r.code, 'title', COALESCE(r.title, ''), 'details', r.details)))
-				ELSE '{}'::jsonb END,
+				ELSE '{}'::jsonb END
+			|| CASE WHEN r.pricing IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('pricing', r.pricing) END,
 			clock_timestamp()
 		FROM u JOIN r ON r.i = u.i WHERE u.moved AND ` + fansOutOf("r.account_id") + `
 		ORDER BY u.i
 		RETURNING account_id, data->>'chat_message_id' AS wamid
 	), p AS (
 		INSERT INTO parked_statuses (account_id, platform_message_id, status, occurred_at, error_code, error_title, error_details,
-			callback_message_id)
-		SELECT r.account_id, r.wamid, r.status, r.at, r.code, r.title, r.details, NULLIF(r.callback, 0)
+			callback_message_id, pricing)
+		SELECT r.account_id, r.wamid, r.status, r.at, r.code, r.title, r.details, NULLIF(r.callback, 0), r.pricing
 		FROM r WHERE NOT EXISTS (SELECT 1 FROM m WHERE m.i = r.i)
 		ON CONFLICT (account_id, platform_message_id, status) DO NOTHING
 		RETURNING account_id, platform_message_id
@@ -202,6 +221,8 @@ type statusRow struct {
 	Stamp    string  `json:"stamp"`    // occurred_at in whole seconds, for the event
 	Callback int64   `json:"callback"` // the callback message id, 0 for none
 	Body     []byte  `json:"body"`     // the raw webhook body to store with the change (base64; null for none)
+	// The platform's pricing, null for none; kept on the message and put in the event.
+	Pricing *Pricing `json:"pricing"`
 }
 
 // statusRows are ws as applyStatusSQL's $1.
@@ -213,6 +234,9 @@ func statusRows(ws []StatusWrite) []statusRow {
 		rows[i] = statusRow{I: i + 1, AccountID: w.AccountID, Wamid: r.PlatformMessageID, Status: r.Status,
 			Rank: StatusRank(r.Status), At: at.Format(time.RFC3339Nano), Stamp: at.Format(time.RFC3339),
 			Callback: r.CallbackMessageID, Body: w.Body}
+		if p := r.Pricing; p != nil && (p.Type != "" || p.Category != "" || p.Model != "") {
+			rows[i].Pricing = p
+		}
 		if r.ErrorCode != nil {
 			code, title := *r.ErrorCode, r.ErrorTitle
 			rows[i].Code, rows[i].Title = &code, &title

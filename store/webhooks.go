@@ -2,9 +2,13 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // WebhookEndpoint is a URL an account registered to receive its events. The signing secret is
@@ -21,6 +25,9 @@ type WebhookEndpoint struct {
 	// FailingSince is the time of the first failed attempt since the last success.
 	FailingSince *time.Time `db:"failing_since" json:"failing_since,omitempty"`
 	CreatedAt    time.Time  `db:"created_at" json:"created_at"`
+	// EventTypes are the event types the endpoint receives (SetWebhookEndpointEventTypes);
+	// a new endpoint receives V1EventTypes.
+	EventTypes pq.StringArray `db:"event_types" json:"-"`
 }
 
 // Reasons an endpoint is disabled (WebhookEndpoint.DisabledReason).
@@ -30,7 +37,71 @@ const (
 	DisabledOperator = "operator"
 )
 
-const webhookEndpointColumns = `id, account_id, url, enabled, disabled_reason, failing_since, created_at`
+const webhookEndpointColumns = `id, account_id, url, enabled, disabled_reason, failing_since, created_at, event_types`
+
+// V1EventTypes are the event types that existed before endpoints chose theirs: what an
+// endpoint receives unless it chooses (the default of webhook_endpoints.event_types).
+var V1EventTypes = []string{EventMessageReceived, "message.sent", "message.status", EventContactCreated, EventWebhookTest}
+
+// EventTypes are every event type, in the order the API lists them: V1EventTypes, then the
+// opt-in ones. The request log can be filtered by each.
+var EventTypes = append(slices.Clip(V1EventTypes), EventMessageReceivedWithoutNumber, EventMessageEdited,
+	EventMessageDeleted, EventContactCreatedWithoutNumber, EventContactUpdated)
+
+// SetWebhookEndpointEventTypes sets the event types the endpoint receives from now on (events
+// already fanned out keep their deliveries). It fails with an *EventTypesError, writing
+// nothing, for an empty set or an unknown type, and returns ErrNotFound when the account has
+// no such endpoint.
+func (s *Store) SetWebhookEndpointEventTypes(ctx context.Context, accountID, endpointID int64, types []string) (WebhookEndpoint, error) {
+	if len(types) == 0 {
+		return WebhookEndpoint{}, &EventTypesError{}
+	}
+	set := make([]string, 0, len(types))
+	for _, t := range types {
+		if !slices.Contains(EventTypes, t) {
+			return WebhookEndpoint{}, &EventTypesError{Unknown: t}
+		}
+		if !slices.Contains(set, t) {
+			set = append(set, t)
+		}
+	}
+	var w WebhookEndpoint
+	err := s.db.GetContext(ctx, &w, `UPDATE webhook_endpoints SET event_types = $3 WHERE account_id = $1 AND id = $2
+		RETURNING `+webhookEndpointColumns, accountID, endpointID, pq.StringArray(set))
+	return w, translate(err)
+}
+
+// EventTypesError is a refused set of event types: empty, or naming an unknown type.
+type EventTypesError struct {
+	Unknown string // the unknown type; "" when the set was empty
+}
+
+func (e *EventTypesError) Error() string {
+	if e.Unknown == "" {
+		return "an endpoint must receive at least one event type"
+	}
+	return fmt.Sprintf("unknown event type %q (known: %s)", e.Unknown, strings.Join(EventTypes, ", "))
+}
+
+// MissedEvents returns, per event type, how many events of the account the endpoint was not
+// sent because it does not receive that type (counted by the fan-out while it was enabled;
+// types never missed are absent). It returns an empty map for an endpoint that missed
+// nothing or that the account does not have.
+func (s *Store) MissedEvents(ctx context.Context, accountID, endpointID int64) (map[string]int64, error) {
+	var rows []struct {
+		Type string `db:"type"`
+		N    int64  `db:"n"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT type, sum(n)::bigint AS n FROM webhook_missed_counts
+		WHERE account_id = $1 AND endpoint_id = $2 GROUP BY type`, accountID, endpointID); err != nil {
+		return nil, translate(err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.Type] = r.N
+	}
+	return out, nil
+}
 
 // CreateWebhookEndpoint registers url for the account with the given signing secret, which is
 // sealed before it is stored. The URL is stored as given: validating it is the caller's job.

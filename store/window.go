@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// The customer service window: a business may answer a person freely until
+// conversations.window_expires_at, which RecordInbound sets to the later of its stored value
+// and the message's time plus its window (24 hours, or 72 hours after a message from a
+// click-to-WhatsApp ad). A later ordinary message never shortens an ad's 72 hours.
+
+// ServiceWindow is a contact's service window.
+type ServiceWindow struct {
+	ContactID int64
+	// ExpiresAt is when the window closes (closed), nil when the person never wrote.
+	ExpiresAt *time.Time
+}
+
+// OpenAt reports whether the window is open at now.
+func (w ServiceWindow) OpenAt(now time.Time) bool {
+	return w.ExpiresAt != nil && now.Before(*w.ExpiresAt)
+}
+
+// ServiceWindowOf returns the service window of the person with that user id or number (the
+// user id first; the number with its other forms, as a mobile or an alias). It returns
+// ErrNotFound when the account has no such contact, and fails otherwise only when the database
+// does.
+func (s *Store) ServiceWindowOf(ctx context.Context, accountID int64, who Identity) (ServiceWindow, error) {
+	if who.UserID == "" && who.Mobile == "" {
+		return ServiceWindow{}, ErrNotFound
+	}
+	byUser, byNumber, err := findIdentity(ctx, s.db, accountID, who)
+	if err != nil {
+		return ServiceWindow{}, err
+	}
+	c := byUser
+	if c == nil {
+		c = byNumber
+	}
+	if c == nil {
+		return ServiceWindow{}, ErrNotFound
+	}
+	return s.ServiceWindowOfContact(ctx, accountID, c.ID)
+}
+
+// ServiceWindowOfContact returns the service window of the account's contact (ExpiresAt nil
+// when it has none). It fails only when the database does.
+func (s *Store) ServiceWindowOfContact(ctx context.Context, accountID, contactID int64) (ServiceWindow, error) {
+	w := ServiceWindow{ContactID: contactID}
+	var at sql.NullTime
+	err := s.getPrepared(ctx, &at, `SELECT window_expires_at FROM conversations WHERE account_id = $1 AND contact_id = $2`,
+		accountID, contactID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return ServiceWindow{}, err
+	case at.Valid:
+		t := at.Time
+		w.ExpiresAt = &t
+	}
+	return w, nil
+}
