@@ -26,10 +26,12 @@ func TestMigration38DownAndUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if v, _, err := m.Version(); err != nil || v != 38 {
+	v, _, err := m.Version()
+	if err != nil || v < 38 {
 		t.Fatalf("version %d %v", v, err)
 	}
-	if err := m.Down(1); err != nil {
+	// Down to 37, past the migrations after 38 that do not concern contacts.
+	if err := m.Down(int(v) - 37); err != nil {
 		t.Fatalf("down: %v", err)
 	}
 	var contacts, messages int
