@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 	"gateway/server/clientaddr"
 	"gateway/server/dashboard"
 	"gateway/server/onboarding"
@@ -38,7 +38,7 @@ func (s *Server) newDashboard(c dashboard.Connector, o *onboarding.Service) (*da
 		Connector:          c,
 		SandboxPhoneNumber: s.opts.Sandbox.PhoneNumber,
 		NewAPIKey:          GenerateKey,
-		ValidateWebhookURL: webhook.ValidateURL,
+		ValidateWebhookURL: eventhook.ValidateURL,
 		EventBody:          EventBody,
 		Sender:             s,
 		Syncer: func(ctx context.Context, accountID int64) error {

@@ -8,14 +8,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 	"gateway/store"
 )
 
-// WebhookSender makes one delivery attempt; *webhook.Sender implements it. Send never fails on
+// EventSender makes one delivery attempt; *eventhook.Sender implements it. Send never fails on
 // its own: every failure is in the Result.
-type WebhookSender interface {
-	Send(ctx context.Context, r webhook.Request) webhook.Result
+type EventSender interface {
+	Send(ctx context.Context, r eventhook.Request) eventhook.Result
 }
 
 // DispatcherConfig configures NewDispatcher. Zero fields take the documented defaults.
@@ -23,16 +23,16 @@ type DispatcherConfig struct {
 	// DSN is the database the dispatcher LISTENs on for new deliveries (a dedicated
 	// connection). Empty means no LISTEN: the dispatcher then relies on polling alone.
 	DSN string
-	// Sender makes the attempts. Nil means a webhook.Sender with the production settings (3 s
+	// Sender makes the attempts. Nil means an eventhook.Sender with the production settings (3 s
 	// timeout, private destinations refused unless AllowPrivate) and Concurrency connections
 	// per host: the per-endpoint bound is the dispatcher's, so tenants that share a receiving
 	// host (a SaaS hook provider) do not share a small connection pool.
-	Sender WebhookSender
+	Sender EventSender
 	// AllowPrivate lets the default Sender reach private, loopback and link-local addresses
 	// (GATEWAY_WEBHOOK_ALLOW_PRIVATE). Ignored when Sender is set.
 	AllowPrivate bool
 	// SendTimeout is the Sender's timeout, used to decide whether a queued claim can still be
-	// attempted within its lease. Default webhook.DefaultTimeout (3 s).
+	// attempted within its lease. Default eventhook.DefaultTimeout (3 s).
 	SendTimeout time.Duration
 	// Concurrency bounds the attempts in flight at once across all endpoints. Default 64.
 	Concurrency int
@@ -126,7 +126,7 @@ type Dispatcher struct {
 	cfg    DispatcherConfig
 	store  *store.Store
 	log    *slog.Logger
-	sender WebhookSender
+	sender EventSender
 
 	mu        sync.Mutex
 	endpoints map[int64]*endpointQueue
@@ -233,7 +233,7 @@ func NewDispatcher(st *store.Store, cfg DispatcherConfig) *Dispatcher {
 		cfg.DisableFailingAfter = DefaultDisableFailingAfter
 	}
 	if cfg.SendTimeout <= 0 {
-		cfg.SendTimeout = webhook.DefaultTimeout
+		cfg.SendTimeout = eventhook.DefaultTimeout
 	}
 	// A claim must outlast an attempt with time to spare, or every claim would be given back.
 	cfg.Lease = max(cfg.Lease, 2*(cfg.SendTimeout+leaseMargin))
@@ -245,7 +245,7 @@ func NewDispatcher(st *store.Store, cfg DispatcherConfig) *Dispatcher {
 	}
 	sender := cfg.Sender
 	if sender == nil {
-		sender = webhook.NewSender(webhook.SenderConfig{
+		sender = eventhook.NewSender(eventhook.SenderConfig{
 			Timeout: cfg.SendTimeout, AllowPrivate: cfg.AllowPrivate, MaxConnsPerHost: cfg.Concurrency,
 		})
 	}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 	"gateway/server/servertest/wait"
 )
 
@@ -180,7 +180,7 @@ func benchLag(b *testing.B) {
 	acct := e.account("bench")
 	rcv := newBenchReceiver(b)
 	e.endpointURL(acct.ID, rcv.srv.URL+"/hook", nil)
-	st := &startTimes{Sender: webhook.NewSender(webhook.SenderConfig{AllowPrivate: true, MaxConnsPerHost: -1}), at: map[string]time.Time{}}
+	st := &startTimes{Sender: eventhook.NewSender(eventhook.SenderConfig{AllowPrivate: true, MaxConnsPerHost: -1}), at: map[string]time.Time{}}
 	e.dispatcher(DispatcherConfig{Sender: st}, false)
 	committed := make(map[string]time.Time, b.N)
 	b.ResetTimer()
@@ -231,14 +231,14 @@ func benchLag(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// startTimes is a WebhookSender that notes when each event's first attempt starts.
+// startTimes is a EventSender that notes when each event's first attempt starts.
 type startTimes struct {
-	*webhook.Sender
+	*eventhook.Sender
 	mu sync.Mutex
 	at map[string]time.Time // event id → start of attempt 1
 }
 
-func (s *startTimes) Send(ctx context.Context, r webhook.Request) webhook.Result {
+func (s *startTimes) Send(ctx context.Context, r eventhook.Request) eventhook.Result {
 	if r.Attempt == 1 {
 		now := time.Now()
 		s.mu.Lock()

@@ -23,7 +23,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -91,7 +91,7 @@ func (e *whEnv) endpoint(accountID int64, rcv *receiver) store.WebhookEndpoint {
 
 func (e *whEnv) endpointURL(accountID int64, url string, rcv *receiver) store.WebhookEndpoint {
 	e.t.Helper()
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func (e *whEnv) log(accountID int64, deliveryID string) []store.DeliveryAttempt 
 func (e *whEnv) dispatcher(cfg DispatcherConfig, manual bool) *Dispatcher {
 	e.t.Helper()
 	if cfg.Sender == nil {
-		cfg.Sender = webhook.NewSender(webhook.SenderConfig{AllowPrivate: true, Timeout: cfg.SendTimeout, MaxConnsPerHost: -1})
+		cfg.Sender = eventhook.NewSender(eventhook.SenderConfig{AllowPrivate: true, Timeout: cfg.SendTimeout, MaxConnsPerHost: -1})
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(e.t)
@@ -251,7 +251,7 @@ type received struct {
 }
 
 // receiver is a webhook endpoint on loopback that verifies every delivery independently of
-// platform/webhook and answers what its script says.
+// platform/eventhook and answers what its script says.
 type receiver struct {
 	t      testing.TB
 	srv    *httptest.Server

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"time"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 	"gateway/store"
 )
 
@@ -27,32 +27,32 @@ func (d *Dispatcher) attempt(j job) dispatchResult {
 	c := j.ClaimedDelivery
 	r := store.AttemptResult{ClaimRef: c.Ref(), AttemptedAt: now}
 	res := dispatchResult{endpointID: c.EndpointID, failing: c.EndpointFailing}
-	var out webhook.Result
+	var out eventhook.Result
 	if c.SecretErr != nil {
 		out.Err = fmt.Errorf("cannot open the endpoint's signing secret: %w", c.SecretErr)
 	} else {
-		out = d.sender.Send(context.Background(), webhook.Request{
+		out = d.sender.Send(context.Background(), eventhook.Request{
 			URL: c.URL, Secret: c.Secret, PreviousSecret: c.PreviousSecret, Event: c.Event.Type, EventID: c.Event.ID, DeliveryID: c.ID,
 			Attempt: c.Attempt, Timestamp: now, Body: EventBody(c.Event),
 		})
 	}
 	r.StatusCode, r.Latency, r.Response = out.StatusCode, out.Latency, out.Body
-	if len(r.Response) > webhook.MaxResponseBytes {
-		r.Response = r.Response[:webhook.MaxResponseBytes]
+	if len(r.Response) > eventhook.MaxResponseBytes {
+		r.Response = r.Response[:eventhook.MaxResponseBytes]
 	}
 	switch {
 	case out.OK():
 		r.Outcome = store.OutcomeSucceeded
 	case out.Gone() && out.Err == nil:
 		r.Outcome, r.Error = store.OutcomeDead, "HTTP 410 Gone: the endpoint is disabled"
-	case errors.Is(out.Err, webhook.ErrInvalidRequest) || errors.Is(out.Err, webhook.ErrMalformedSecret):
+	case errors.Is(out.Err, eventhook.ErrInvalidRequest) || errors.Is(out.Err, eventhook.ErrMalformedSecret):
 		// Retrying cannot help: the stored endpoint (URL or secret) is unusable.
 		r.Outcome, r.Error = store.OutcomeDead, out.Err.Error()
 	default:
 		r.Error = attemptError(out, d.cfg.SendTimeout)
-		delay, ok := webhook.RetryDelay(c.Attempt+1, d.cfg.Rand)
+		delay, ok := eventhook.RetryDelay(c.Attempt+1, d.cfg.Rand)
 		if c.Event.Test {
-			delay, ok = webhook.TestRetryDelay(c.Attempt+1, d.cfg.Rand)
+			delay, ok = eventhook.TestRetryDelay(c.Attempt+1, d.cfg.Rand)
 		}
 		if ok {
 			r.Outcome, r.RetryIn = store.OutcomeRetry, delay
@@ -68,7 +68,7 @@ func (d *Dispatcher) attempt(j job) dispatchResult {
 }
 
 // attemptError says why an attempt failed, for the request log.
-func attemptError(out webhook.Result, timeout time.Duration) string {
+func attemptError(out eventhook.Result, timeout time.Duration) string {
 	switch {
 	case out.TimedOut():
 		return fmt.Sprintf("timeout: no response within %s (%v)", timeout, out.Err)

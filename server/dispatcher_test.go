@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 	"gateway/server/servertest/wait"
 	"gateway/store"
 )
@@ -32,7 +32,7 @@ func TestDispatcherWokenByThisProcessWriters(t *testing.T) {
 	rcv := newReceiver(t, nil)
 	e.endpoint(acct.ID, rcv)
 	d := NewDispatcher(e.st, DispatcherConfig{PollInterval: time.Hour, Logger: testLogger(t),
-		Sender: webhook.NewSender(webhook.SenderConfig{AllowPrivate: true, MaxConnsPerHost: -1})}) // no DSN: no LISTEN
+		Sender: eventhook.NewSender(eventhook.SenderConfig{AllowPrivate: true, MaxConnsPerHost: -1})}) // no DSN: no LISTEN
 	if err := d.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -314,15 +314,15 @@ func TestDispatcherDeadAfterMaxAttemptsThenRedeliver(t *testing.T) {
 	d := e.dispatcher(DispatcherConfig{}, true)
 	e.event(acct.ID, "contact.created", true) // test mode: the short schedule
 
-	for i := 1; i <= webhook.MaxAttempts; i++ {
+	for i := 1; i <= eventhook.MaxAttempts; i++ {
 		if n := step(t, d); n != 1 {
 			t.Fatalf("attempt %d: claimed %d", i, n)
 		}
 		e.clock.Add(31 * time.Minute) // past the longest test-mode delay
 	}
 	ds := e.deliveries(acct.ID)
-	if ds[0].Status != "dead" || ds[0].Attempts != webhook.MaxAttempts || len(e.log(acct.ID, ds[0].ID)) != webhook.MaxAttempts {
-		t.Fatalf("after %d failures: %+v", webhook.MaxAttempts, ds[0])
+	if ds[0].Status != "dead" || ds[0].Attempts != eventhook.MaxAttempts || len(e.log(acct.ID, ds[0].ID)) != eventhook.MaxAttempts {
+		t.Fatalf("after %d failures: %+v", eventhook.MaxAttempts, ds[0])
 	}
 	if n := step(t, d); n != 0 {
 		t.Fatal("a dead delivery was attempted")
@@ -340,10 +340,10 @@ func TestDispatcherDeadAfterMaxAttemptsThenRedeliver(t *testing.T) {
 	if n := step(t, d); n != 1 {
 		t.Fatalf("redelivery not claimed")
 	}
-	if ds := e.deliveries(acct.ID); ds[0].Status != "succeeded" || ds[0].Attempts != webhook.MaxAttempts+1 {
+	if ds := e.deliveries(acct.ID); ds[0].Status != "succeeded" || ds[0].Attempts != eventhook.MaxAttempts+1 {
 		t.Fatalf("after redelivery: %+v", ds[0])
 	}
-	if got := rcv.requests()[webhook.MaxAttempts].Header.Get("X-Service-Attempt"); got != strconv.Itoa(webhook.MaxAttempts+1) {
+	if got := rcv.requests()[eventhook.MaxAttempts].Header.Get("X-Service-Attempt"); got != strconv.Itoa(eventhook.MaxAttempts+1) {
 		t.Fatalf("redelivery attempt header %s", got)
 	}
 }
@@ -450,7 +450,7 @@ func TestDispatcherRefusesPrivateDestinations(t *testing.T) {
 	}
 	// The production sender, private destinations refused, with a resolver that points the
 	// customer's name at a private address (DNS rebinding).
-	sender := webhook.NewSender(webhook.SenderConfig{Timeout: time.Second, Resolver: staticResolver{"10.1.2.3"}})
+	sender := eventhook.NewSender(eventhook.SenderConfig{Timeout: time.Second, Resolver: staticResolver{"10.1.2.3"}})
 	d := e.dispatcher(DispatcherConfig{Sender: sender}, true)
 	e.event(acct.ID, "contact.created", false)
 	if n := step(t, d); n != len(urls) {
@@ -697,7 +697,7 @@ func TestWebhookDeliveryGolden(t *testing.T) {
 				Data: json.RawMessage(eventData[typ]), CreatedAt: created}
 			body := EventBody(ev)
 			validateEventBody(t, spec, body)
-			h, err := webhook.Request{URL: "https://hooks.example.com/in", Secret: secret, Event: ev.Type, EventID: ev.ID,
+			h, err := eventhook.Request{URL: "https://hooks.example.com/in", Secret: secret, Event: ev.Type, EventID: ev.ID,
 				DeliveryID: "5b0f3f5e-2d4c-4f7a-8e1b-9c3d2a1f0e7" + strconv.Itoa(i), Attempt: 1 + i, Timestamp: created.Add(time.Second), Body: body}.Headers()
 			if err != nil {
 				t.Fatal(err)

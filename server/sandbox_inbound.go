@@ -32,7 +32,7 @@ const sandboxReplyTimeFormat = "2 Jan 2006 15:04 UTC"
 
 // handleSandboxMessages handles the inbound messages of a change on the sandbox number, each on
 // its own: a message that cannot be handled becomes a dead letter and the rest are applied.
-func (s *Server) handleSandboxMessages(ctx context.Context, d *delivery, v whatsapp.ChangeValue) error {
+func (s *Server) handleSandboxMessages(ctx context.Context, d *platformPost, v whatsapp.ChangeValue) error {
 	names := make(map[string]string, len(v.Contacts))
 	for _, c := range v.Contacts {
 		if c.WaID != "" {

@@ -13,8 +13,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"gateway/platform/eventhook"
 	"gateway/platform/simulator"
-	"gateway/platform/webhook"
 	"gateway/server"
 	"gateway/server/dashboard"
 	"gateway/server/dashboard/browsertest"
@@ -53,7 +53,7 @@ func TestBrowserReports(t *testing.T) {
 	b.PressOn(`form[action="/dashboard/signup"] button[type=submit]`)
 	acc := accountOf(t, env.Store, "reports@example.com")
 	env.ConnectNumber(servertest.Tenant{Account: store.Account{ID: acc, Name: "Reports Co"}})
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 	"gateway/store"
 )
 
@@ -45,7 +45,7 @@ func (d *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *store.
 		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u}, "Endpoint URL: "+err.Error()+".")
 		return
 	}
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -128,7 +128,7 @@ func (d *Dashboard) rotateWebhook(w http.ResponseWriter, r *http.Request, s *sto
 	if !ok {
 		return
 	}
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		d.serverError(w, r, err)
 		return

@@ -1,4 +1,4 @@
-package webhook
+package eventhook
 
 import (
 	"crypto/hmac"

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"gateway/platform/eventhook"
 	"gateway/platform/simulator"
-	"gateway/platform/webhook"
 	"gateway/platform/whatsapp"
 	"gateway/server"
 	"gateway/server/servertest"
@@ -41,7 +41,7 @@ func pwNewTenant(t testing.TB, env *servertest.Env, name string) *pwTenant {
 	tn := env.NewTenant(name)
 	// An enabled endpoint, so that status changes write their events (store's applyStatusSQL
 	// writes them only where an endpoint will deliver them); nothing dispatches here.
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -206,8 +206,8 @@ func (s *Server) forgetTenant(pnid string) {
 	s.tenantMu.Unlock()
 }
 
-// delivery is one verified platform webhook being applied.
-type delivery struct {
+// platformPost is one verified POST of the platform's inbound webhook being applied.
+type platformPost struct {
 	id      int64                        // its raw body's row in platform_webhooks
 	tenants map[string]*store.Connection // by phone number id
 }
@@ -216,7 +216,7 @@ type delivery struct {
 // when an item failed and its dead letter could not be stored; everything else is applied,
 // dead-lettered, or logged and skipped.
 func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.WebhookPayload, webhookID int64) error {
-	d := &delivery{id: webhookID, tenants: map[string]*store.Connection{}}
+	d := &platformPost{id: webhookID, tenants: map[string]*store.Connection{}}
 	for _, e := range p.Entry {
 		for _, ch := range e.Changes {
 			var err error
@@ -240,7 +240,7 @@ func (s *Server) processPlatformWebhook(ctx context.Context, p *whatsapp.Webhook
 
 // isolate applies one item of a delivery; when apply fails the item is kept as a dead letter
 // (see deadLetter) and the delivery goes on.
-func (s *Server) isolate(ctx context.Context, d *delivery, accountID int64, kind string, item any, apply func() error) error {
+func (s *Server) isolate(ctx context.Context, d *platformPost, accountID int64, kind string, item any, apply func() error) error {
 	if err := apply(); err != nil {
 		return s.deadLetter(ctx, d, accountID, kind, item, err)
 	}
@@ -249,7 +249,7 @@ func (s *Server) isolate(ctx context.Context, d *delivery, accountID int64, kind
 
 // deadLetter keeps an item that could not be applied, with its error, in
 // platform_dead_letters (accountID 0: tenant unknown). It fails only when that insert fails.
-func (s *Server) deadLetter(ctx context.Context, d *delivery, accountID int64, kind string, item any, cause error) error {
+func (s *Server) deadLetter(ctx context.Context, d *platformPost, accountID int64, kind string, item any, cause error) error {
 	raw, err := json.Marshal(item)
 	if err != nil {
 		raw = []byte(fmt.Sprintf("%q", fmt.Sprintf("%+v", item)))
@@ -268,7 +268,7 @@ func (s *Server) deadLetter(ctx context.Context, d *delivery, accountID int64, k
 }
 
 // handleMessagesChange applies the statuses and inbound messages of a "messages" change.
-func (s *Server) handleMessagesChange(ctx context.Context, d *delivery, v whatsapp.ChangeValue) error {
+func (s *Server) handleMessagesChange(ctx context.Context, d *platformPost, v whatsapp.ChangeValue) error {
 	pnid := v.Metadata.PhoneNumberID
 	for _, e := range v.Errors {
 		s.log.WarnContext(ctx, "platform webhook: system error", "phone_number_id", pnid, "code", e.Code, "title", e.Title,
@@ -509,7 +509,7 @@ func inboundEventFields(m whatsapp.InboundMessage) receivedFields {
 
 // handleSandboxChange handles traffic on the shared sandbox number: joins, replies and test
 // events (see sandbox_inbound.go). Statuses of the sandbox's own sends are ignored.
-func (s *Server) handleSandboxChange(ctx context.Context, d *delivery, v whatsapp.ChangeValue) error {
+func (s *Server) handleSandboxChange(ctx context.Context, d *platformPost, v whatsapp.ChangeValue) error {
 	return s.handleSandboxMessages(ctx, d, v)
 }
 
@@ -517,7 +517,7 @@ func (s *Server) handleSandboxChange(ctx context.Context, d *delivery, v whatsap
 // rejection reason (the value's reason: kept with REJECTED, cleared by any other status), for
 // every account whose number belongs to the WABA (the entry id); an account that does not have
 // the template yet syncs its templates instead.
-func (s *Server) handleTemplateStatusUpdate(ctx context.Context, d *delivery, wabaID string, eventTime int64, v whatsapp.ChangeValue) error {
+func (s *Server) handleTemplateStatusUpdate(ctx context.Context, d *platformPost, wabaID string, eventTime int64, v whatsapp.ChangeValue) error {
 	if v.MessageTemplateID == "" || v.Event == "" {
 		s.log.WarnContext(ctx, "platform webhook: template status update without id or event ignored", "waba_id", wabaID)
 		return nil

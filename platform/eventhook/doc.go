@@ -1,4 +1,6 @@
-// Package webhook holds the protocol pieces of customer webhook delivery:
+// Package eventhook holds the protocol pieces of customers' outbound webhooks (the events
+// the gateway POSTs to the endpoints a business registers; the platform's inbound webhook is
+// elsewhere, in platform/whatsapp and server/platformhook.go):
 // secrets and signatures, the headers of one delivery attempt, a hardened
 // HTTP sender that refuses private destinations at dial time, and the retry
 // schedule. It has no database access; the outbox dispatcher in server/
@@ -22,4 +24,4 @@
 // During a secret rotation's overlap the two timestamped headers carry the
 // previous secret's signature too, and X-Service-Signature-Previous is
 // X-Service-Signature made with the previous secret.
-package webhook
+package eventhook
