@@ -9,6 +9,7 @@ import (
 	"math/big"
 
 	"gateway/server"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -151,10 +152,10 @@ type keyCreated struct {
 }
 
 func createKey(ctx context.Context, st *store.Store, accountID int64, mode string) (keyCreated, error) {
-	if mode != server.ModeLive && mode != server.ModeTest {
+	if mode != domain.ModeLive && mode != domain.ModeTest {
 		return keyCreated{}, fmt.Errorf("--mode must be live or test")
 	}
-	key, hash, prefix, err := server.GenerateKey(mode)
+	key, hash, prefix, err := domain.GenerateKey(mode)
 	if err != nil {
 		return keyCreated{}, err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"gateway/gen"
-	"gateway/server/dashboard"
+	"gateway/server/domain"
 	"gateway/server/refusal"
 )
 
@@ -25,7 +25,7 @@ import (
 // digits when it could be) and returns it with the broken rules of the API's request checks.
 // A rule about a button_variables entry carries the index of its button (the API names
 // entries by position).
-func (s *Server) panelRequest(in dashboard.PanelSend, destination string) (*gen.SendTemplateRequest, refusal.Fields) {
+func (s *Server) panelRequest(in domain.PanelSend, destination string) (*gen.SendTemplateRequest, refusal.Fields) {
 	var fe refusal.Fields
 	b := &gen.SendTemplateRequest{Destination: destination, TemplateId: &in.TemplateID}
 	if in.Name != "" {

@@ -9,7 +9,7 @@ import (
 	"net/http"
 
 	"gateway/gen"
-	"gateway/server/dashboard"
+	"gateway/server/domain"
 	"gateway/server/refusal"
 	"gateway/store"
 )
@@ -19,9 +19,9 @@ import (
 // with message.sent source "panel", and the same idempotency records as the API's
 // Idempotency-Key (the form carries a key made when it was shown, so a double submit sends
 // once). The form's values are checked as the API checks a request body first
-// (panelRequest). A refusal the person can act on is a *dashboard.SendRefused with the API's
+// (panelRequest). A refusal the person can act on is a *domain.SendRefused with the API's
 // status, message and broken rules (refusal.Fields, by the API's field paths).
-func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboard.PanelSend) (dashboard.PanelSent, error) {
+func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in domain.PanelSend) (domain.PanelSent, error) {
 	mobile, ok := normalizeMobile(in.Destination)
 	if !ok {
 		mobile = in.Destination
@@ -32,7 +32,7 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboar
 			"enter the number in international format: 8 to 15 digits with the country code first")...)
 	}
 	if len(fe) > 0 {
-		return dashboard.PanelSent{}, panelRefused(invalid(fe))
+		return domain.PanelSent{}, panelRefused(invalid(fe))
 	}
 	key := ""
 	if in.IdempotencyKey != "" {
@@ -41,18 +41,18 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboar
 		sum := sha256.Sum256(fp)
 		rec, err := s.store.BeginIdempotent(ctx, accountID, key, sum[:])
 		if err != nil {
-			return dashboard.PanelSent{}, err
+			return domain.PanelSent{}, err
 		}
 		switch rec.State {
 		case store.IdempotencyReplay:
-			var sent dashboard.PanelSent
+			var sent domain.PanelSent
 			if err := json.Unmarshal(rec.Response, &sent); err != nil || sent.MessageID == 0 {
-				return dashboard.PanelSent{}, &dashboard.SendRefused{Status: rec.StatusCode, Message: string(rec.Response)}
+				return domain.PanelSent{}, &domain.SendRefused{Status: rec.StatusCode, Message: string(rec.Response)}
 			}
 			sent.Replayed = true
 			return sent, nil
 		case store.IdempotencyMismatch, store.IdempotencyInFlight:
-			return dashboard.PanelSent{}, &dashboard.SendRefused{Status: http.StatusConflict,
+			return domain.PanelSent{}, &domain.SendRefused{Status: http.StatusConflict,
 				Message: "This form was already submitted. Open the send page again to send another message."}
 		}
 	}
@@ -64,8 +64,8 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboar
 	}
 	resp, err := s.sendLive(ctx, accountID, b, "panel")
 	ctx = context.WithoutCancel(ctx)
-	var sent dashboard.PanelSent
-	var refused *dashboard.SendRefused
+	var sent domain.PanelSent
+	var refused *domain.SendRefused
 	var ae *apiError
 	switch {
 	case err == nil:
@@ -99,6 +99,6 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in dashboar
 }
 
 // panelRefused is the API's refusal ae as the dashboard receives it.
-func panelRefused(ae *apiError) *dashboard.SendRefused {
-	return &dashboard.SendRefused{Status: ae.Status, Message: ae.Message, Fields: ae.Fields}
+func panelRefused(ae *apiError) *domain.SendRefused {
+	return &domain.SendRefused{Status: ae.Status, Message: ae.Message, Fields: ae.Fields}
 }

@@ -38,13 +38,6 @@ type Metrics struct {
 	reconciled    *prometheus.CounterVec
 }
 
-// DeliveryObserver is what the webhook dispatcher reports of each attempt: its outcome
-// (succeeded, retry, dead), how long the receiver took, and, for a first attempt, how long after
-// the event was committed the attempt started.
-type DeliveryObserver interface {
-	ObserveDelivery(outcome string, latency time.Duration, lag time.Duration, first bool)
-}
-
 // NewMetrics registers every metric; st, when not nil, adds the database pool's statistics and
 // the backlog gauges (due deliveries, parked statuses), read from the database at each scrape.
 func NewMetrics(st *store.Store) *Metrics {
@@ -96,15 +89,16 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// ObserveReconcile counts what one reconciliation pass did; it is ReconcileConfig.OnPass.
-func (m *Metrics) ObserveReconcile(n ReconcileCounts) {
+// ObserveReconcile counts what one reconciliation pass did (the process wiring passes the
+// reconciler's counts here from its OnPass hook).
+func (m *Metrics) ObserveReconcile(applied, adopted, orphaned, pruned int64) {
 	if m == nil {
 		return
 	}
-	m.reconciled.WithLabelValues("applied").Add(float64(n.Applied))
-	m.reconciled.WithLabelValues("adopted").Add(float64(n.Adopted))
-	m.reconciled.WithLabelValues("orphaned").Add(float64(n.Orphaned))
-	m.reconciled.WithLabelValues("pruned").Add(float64(n.Pruned))
+	m.reconciled.WithLabelValues("applied").Add(float64(applied))
+	m.reconciled.WithLabelValues("adopted").Add(float64(adopted))
+	m.reconciled.WithLabelValues("orphaned").Add(float64(orphaned))
+	m.reconciled.WithLabelValues("pruned").Add(float64(pruned))
 }
 
 func (m *Metrics) observeRequest(route, method string, status int, d time.Duration) {

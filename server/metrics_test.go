@@ -19,6 +19,7 @@ import (
 	"gateway/server"
 	"gateway/server/servertest"
 	"gateway/server/servertest/wait"
+	"gateway/server/worker"
 )
 
 const metricsToken = "metrics-test-token"
@@ -89,7 +90,7 @@ func TestMetricsMoveWithASendAStatusAndADelivery(t *testing.T) {
 	if _, err := env.Store.CreateWebhookEndpoint(context.Background(), a.Account.ID, rcv.URL, secret); err != nil {
 		t.Fatal(err)
 	}
-	d := server.NewDispatcher(env.Store, server.DispatcherConfig{PollInterval: 20 * time.Millisecond,
+	d := worker.NewDispatcher(env.Store, worker.DispatcherConfig{PollInterval: 20 * time.Millisecond,
 		Sender:  eventhook.NewSender(eventhook.SenderConfig{AllowPrivate: true}),
 		Metrics: env.Server.Metrics()})
 	if err := d.Start(context.Background()); err != nil {
@@ -200,7 +201,7 @@ func TestMetricsCountReconciliation(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, servertest.Config{Options: server.Options{MetricsToken: metricsToken}})
 	before := scrape(t, env)
-	env.Server.Metrics().ObserveReconcile(server.ReconcileCounts{Applied: 2, Adopted: 1, Orphaned: 3, Pruned: 4})
+	env.Server.Metrics().ObserveReconcile(2, 1, 3, 4)
 	after := scrape(t, env)
 	for result, want := range map[string]float64{"applied": 2, "adopted": 1, "orphaned": 3, "pruned": 4} {
 		l := map[string]string{"result": result}

@@ -20,6 +20,7 @@ import (
 	"gateway/platform/simulator"
 	"gateway/platform/whatsapp"
 	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 	"gateway/server/servertest/wait"
 	"gateway/store"
@@ -176,7 +177,7 @@ func pwEvents(t testing.TB, env *servertest.Env, accountID int64, typ string) []
 		"contact.created": "ContactCreatedEvent", "message.sent": "MessageSentEvent"}
 	var out []store.Event
 	for _, e := range all {
-		body := server.EventBody(e)
+		body := domain.EventBody(e)
 		if err := servertest.ValidateSchema(env.Spec, schemas[e.Type], body); err != nil {
 			t.Errorf("event %s does not match %s: %v\n%s", e.Type, schemas[e.Type], err, body)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"gateway/gen"
 	"gateway/platform/whatsapp"
+	"gateway/server/domain"
 	"gateway/server/refusal"
 	"gateway/store"
 )
@@ -331,7 +332,7 @@ func (s *Server) sendFailed(ctx context.Context, accountID, messageID int64, hel
 	if f.Code != nil {
 		platformCode = strconv.Itoa(*f.Code)
 	}
-	s.metrics.observeSend(ModeLive, string(fail.Code), platformCode)
+	s.metrics.observeSend(domain.ModeLive, string(fail.Code), platformCode)
 	return nil, fail
 }
 

@@ -1,6 +1,7 @@
-// Package server is the HTTP side of the gateway: Echo setup, authentication, validation
-// against the spec, the one error renderer, the strict handlers, the platform's inbound
-// webhook, and the background services (webhook dispatcher, retention).
+// Package server is the gateway's REST API: Echo setup, authentication, validation against
+// the spec, the one error renderer, the strict handlers and the platform's inbound webhook
+// (platformhook.go). The background services run beside it (server/worker), started and
+// stopped by the process wiring.
 package server
 
 import (
@@ -24,7 +25,6 @@ import (
 
 	"gateway/gen"
 	"gateway/openapi"
-	"gateway/server/dashboard"
 	"gateway/server/onboarding"
 	"gateway/store"
 )
@@ -63,8 +63,6 @@ type Options struct {
 	// Replicas is how many gateways share the demo limit (GATEWAY_REPLICAS, default 1): each
 	// enforces its share.
 	Replicas int
-	// Dashboard configures the web console under /dashboard.
-	Dashboard dashboard.Options
 }
 
 // Sandbox is the number test keys use for real deliveries to joined handsets.
@@ -85,9 +83,6 @@ type Deps struct {
 	// Onboarding connects numbers (Embedded Signup, system-user tokens); New completes its
 	// template sync and tenant-cache hooks. Optional.
 	Onboarding *onboarding.Service
-	// Connector connects a workspace's number from the dashboard; nil means Onboarding (when
-	// set), else the dashboard shows "not configured". Tests set a stand-in.
-	Connector dashboard.Connector
 }
 
 // Server holds the wired HTTP application.
@@ -103,12 +98,10 @@ type Server struct {
 	echo     *echo.Echo
 	demo     *demoLimiter
 	metrics  *Metrics
-	bg       services
-	dash     *dashboard.Dashboard
 
 	onboarding *onboarding.Service
 
-	// Background recordings of accepted sends (recordLater); StopServices cancels and waits.
+	// Background recordings of accepted sends (recordLater); Close cancels and waits.
 	later     sync.WaitGroup
 	laterCtx  context.Context
 	laterStop context.CancelFunc
@@ -175,9 +168,6 @@ func New(opts Options, deps Deps) (*Server, error) {
 		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding, metrics: deps.Metrics,
 	}
 	s.wireOnboarding(deps.Onboarding)
-	if s.dash, err = s.newDashboard(deps.Connector, deps.Onboarding); err != nil {
-		return nil, err
-	}
 	s.laterCtx, s.laterStop = context.WithCancel(context.Background())
 	s.statuses = newGroupCommit(deps.Store.ApplyStatusWrites, statusKey, platformProcessTimeout)
 	s.begins = newGroupCommit(s.beginSends, beginKey, beginTimeout)
@@ -231,7 +221,6 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/v1/openapi.json", s.specJSONHandler)
 	e.GET(platformWebhookPath, s.platformVerify)
 	e.POST(platformWebhookPath, s.platformWebhook, bodyLimit(PlatformWebhookBodyLimit, nil))
-	s.mountDashboard(e)
 
 	// The API: every route of the spec, behind route lookup, authentication and validation.
 	v1 := e.Group("/v1", s.apiMiddleware, s.idempotency)
@@ -351,3 +340,26 @@ func (s *Server) specYAML(c echo.Context) error {
 func (s *Server) specJSONHandler(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.specJSON)
 }
+
+// Close cancels the background recordings of accepted sends and waits for them (they give up:
+// the platform's status reports adopt those sends). The process calls it after the HTTP
+// server has shut down; it is idempotent.
+func (s *Server) Close() {
+	if s.laterStop != nil {
+		s.laterStop()
+	}
+	s.later.Wait()
+}
+
+// Mount serves prefix and everything under it with h, behind the same request id, logging and
+// recovery as the API (the process wiring mounts the dashboard here: server/web). A person
+// who opens the service's address in a browser is sent to prefix. Call it before serving.
+func (s *Server) Mount(prefix string, h http.Handler) {
+	wh := echo.WrapHandler(h)
+	s.echo.Any(prefix, wh)
+	s.echo.Any(prefix+"/*", wh)
+	s.echo.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, prefix) })
+}
+
+// Logger is the server's logger: request id and account id come from the context.
+func (s *Server) Logger() *slog.Logger { return s.log }

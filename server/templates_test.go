@@ -14,6 +14,7 @@ import (
 	"gateway/server"
 	"gateway/server/servertest"
 	"gateway/server/servertest/wait"
+	"gateway/server/worker"
 	"gateway/store"
 )
 
@@ -306,7 +307,7 @@ func TestTemplateSyncer(t *testing.T) {
 }
 
 // newSyncer is the syncer serve builds, over env's store and server.
-func newSyncer(env *servertest.Env, every time.Duration, clock func() time.Time) *server.TemplateSyncer {
-	return server.NewTemplateSyncer(server.TemplateSyncConfig{Accounts: env.Store.ConnectedAccountIDs,
+func newSyncer(env *servertest.Env, every time.Duration, clock func() time.Time) *worker.TemplateSyncer {
+	return worker.NewTemplateSyncer(worker.TemplateSyncConfig{Accounts: env.Store.ConnectedAccountIDs,
 		Sync: env.Server.SyncAccountTemplates, Every: every, Clock: clock})
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"gateway/platform/eventhook"
-	"gateway/server"
 	"gateway/server/dashboard/browsertest"
 	"gateway/server/servertest"
+	"gateway/server/worker"
 )
 
 // receiver is a loopback webhook receiver whose answer the test switches.
@@ -92,7 +92,7 @@ func pageHas(t *testing.T, b *browsertest.Browser, url, want string) {
 // primary buttons are pressed with the keyboard.
 func TestBrowserFlow(t *testing.T) {
 	env := newEnv(t, true)
-	disp := server.NewDispatcher(env.Store, server.DispatcherConfig{AllowPrivate: true, PollInterval: 50 * time.Millisecond})
+	disp := worker.NewDispatcher(env.Store, worker.DispatcherConfig{AllowPrivate: true, PollInterval: 50 * time.Millisecond})
 	if err := disp.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,11 @@ import (
 
 	"gateway/platform/eventhook"
 	"gateway/platform/simulator"
-	"gateway/server"
 	"gateway/server/dashboard"
 	"gateway/server/dashboard/browsertest"
+	"gateway/server/domain"
 	"gateway/server/servertest"
+	"gateway/server/worker"
 	"gateway/store"
 )
 
@@ -31,12 +32,12 @@ import (
 func TestBrowserReports(t *testing.T) {
 	c := &testConnector{}
 	env := servertest.New(t, servertest.Config{
-		Options:   server.Options{Dashboard: dashboard.Options{Development: true, SignupOpen: true, WebhookAllowPrivate: true}},
+		Dashboard: dashboard.Options{Development: true, SignupOpen: true, WebhookAllowPrivate: true},
 		Connector: c,
 		Simulator: &simulator.Config{SentDelay: 50 * time.Millisecond, DeliveredDelay: 150 * time.Millisecond, ReadDelay: 300 * time.Millisecond},
 	})
 	c.st = env.Store
-	disp := server.NewDispatcher(env.Store, server.DispatcherConfig{AllowPrivate: true, PollInterval: 50 * time.Millisecond})
+	disp := worker.NewDispatcher(env.Store, worker.DispatcherConfig{AllowPrivate: true, PollInterval: 50 * time.Millisecond})
 	if err := disp.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestBrowserReports(t *testing.T) {
 	if got := b.Text("#contact-blocked"); !strings.Contains(got, "Blocked") {
 		t.Fatalf("after blocking: %q", got)
 	}
-	key, _ := env.NewKey(acc, server.ModeLive)
+	key, _ := env.NewKey(acc, domain.ModeLive)
 	r := env.Do(servertest.Request{Method: http.MethodPost, Path: "/v1/messages/template", Key: key,
 		Body: map[string]any{"destination": "5511987654321", "template_name": "order_confirmation", "body_variables": []string{"Ana", "ORD-2"}}})
 	if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), "contact_blocked") {

@@ -1,4 +1,4 @@
-package server
+package worker
 
 // run attempts an endpoint's queued deliveries one after the other until its queue is empty;
 // up to PerEndpoint runners work on one endpoint.

@@ -1,4 +1,4 @@
-package server
+package worker
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"gateway/server/dashboard"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -144,7 +144,7 @@ func (r *Retention) runOnce(ctx context.Context) (retentionCounts, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	k, err = r.store.DeleteExpiredSessions(ctx, now, dashboard.SessionIdle, dashboard.SessionAbsolute)
+	k, err = r.store.DeleteExpiredSessions(ctx, now, domain.SessionIdle, domain.SessionAbsolute)
 	n.Sessions += k
 	if err != nil {
 		errs = append(errs, err)

@@ -1,4 +1,4 @@
-package server
+package worker
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gateway/platform/eventhook"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -33,7 +34,7 @@ func (d *Dispatcher) attempt(j job) dispatchResult {
 	} else {
 		out = d.sender.Send(context.Background(), eventhook.Request{
 			URL: c.URL, Secret: c.Secret, PreviousSecret: c.PreviousSecret, Event: c.Event.Type, EventID: c.Event.ID, DeliveryID: c.ID,
-			Attempt: c.Attempt, Timestamp: now, Body: EventBody(c.Event),
+			Attempt: c.Attempt, Timestamp: now, Body: domain.EventBody(c.Event),
 		})
 	}
 	r.StatusCode, r.Latency, r.Response = out.StatusCode, out.Latency, out.Body

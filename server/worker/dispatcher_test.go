@@ -1,4 +1,4 @@
-package server
+package worker
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"gateway/platform/eventhook"
+	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest/wait"
 	"gateway/store"
 )
@@ -94,7 +96,7 @@ func TestDispatcherClaimEndWakesALeftOutClaimer(t *testing.T) {
 
 func TestDispatcherDeliversEveryEventKind(t *testing.T) {
 	e := newWHEnv(t)
-	spec, err := LoadSpec()
+	spec, err := server.LoadSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,7 +685,7 @@ func TestEndpointHealthSummary(t *testing.T) {
 // TestWebhookDeliveryGolden pins the bytes of a delivery of each event kind: the body built from
 // a stored event and the signed headers of an attempt. Rewrite with -update-webhook-golden.
 func TestWebhookDeliveryGolden(t *testing.T) {
-	spec, err := LoadSpec()
+	spec, err := server.LoadSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -695,7 +697,7 @@ func TestWebhookDeliveryGolden(t *testing.T) {
 		for _, test := range []bool{false, true} {
 			ev := store.Event{ID: fmt.Sprintf("0d9f2b7e-6c1a-4f0e-9a57-3b8d2c1e4f6%d", i), AccountID: 7, Type: typ, Test: test,
 				Data: json.RawMessage(eventData[typ]), CreatedAt: created}
-			body := EventBody(ev)
+			body := domain.EventBody(ev)
 			validateEventBody(t, spec, body)
 			h, err := eventhook.Request{URL: "https://hooks.example.com/in", Secret: secret, Event: ev.Type, EventID: ev.ID,
 				DeliveryID: "5b0f3f5e-2d4c-4f7a-8e1b-9c3d2a1f0e7" + strconv.Itoa(i), Attempt: 1 + i, Timestamp: created.Add(time.Second), Body: body}.Headers()

@@ -1,4 +1,4 @@
-package server
+package worker
 
 import (
 	"net/http"

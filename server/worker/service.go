@@ -1,4 +1,9 @@
-package server
+// Package worker holds the background services every replica runs beside the HTTP server:
+// the customer webhook (eventhook) dispatcher, retention, and the parked-status reconciler,
+// each with the one Start(ctx)/Stop() shape, and Group, which the process wiring uses to start
+// and stop them. It speaks SQL only through the store package and HTTP only to customers'
+// endpoints (through platform/eventhook).
+package worker
 
 import (
 	"context"
@@ -7,58 +12,55 @@ import (
 	"time"
 )
 
-// Service is a background loop run by every replica (the webhook dispatcher, retention, the
-// template sync). Start returns once the loop runs; Stop stops it and waits; Stop is idempotent.
+// Service is a background loop run by every replica (the eventhook dispatcher, retention, the
+// reconciler, the template sync, the tenant listener). Start returns once the loop runs; Stop stops it and waits; Stop is idempotent.
 type Service interface {
 	Start(ctx context.Context) error
 	Stop()
 }
 
-type services struct {
+// Group is the process's background services, started in the order they were added and
+// stopped in reverse. The process wiring (the root package's serve.go) owns it; the HTTP
+// server owns none.
+type Group struct {
 	mu      sync.Mutex
 	list    []Service
 	started []Service
 }
 
-// AddService registers a background service to be started by StartServices.
-func (s *Server) AddService(svc Service) {
-	s.bg.mu.Lock()
-	s.bg.list = append(s.bg.list, svc)
-	s.bg.mu.Unlock()
+// Add registers a service to be started by Start.
+func (g *Group) Add(svc ...Service) {
+	g.mu.Lock()
+	g.list = append(g.list, svc...)
+	g.mu.Unlock()
 }
 
-// StartServices starts every registered service; on a failure it stops the ones started and
-// returns the error.
-func (s *Server) StartServices(ctx context.Context) error {
-	s.bg.mu.Lock()
-	defer s.bg.mu.Unlock()
-	for _, svc := range s.bg.list {
+// Start starts every registered service; on a failure it stops the ones started and returns
+// the error.
+func (g *Group) Start(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, svc := range g.list {
 		if err := svc.Start(ctx); err != nil {
-			for i := len(s.bg.started) - 1; i >= 0; i-- {
-				s.bg.started[i].Stop()
+			for i := len(g.started) - 1; i >= 0; i-- {
+				g.started[i].Stop()
 			}
-			s.bg.started = nil
+			g.started = nil
 			return err
 		}
-		s.bg.started = append(s.bg.started, svc)
+		g.started = append(g.started, svc)
 	}
 	return nil
 }
 
-// StopServices stops the started services in reverse order and waits for them, and the
-// background recordings of accepted sends (which give up: the platform's status reports adopt
-// those sends).
-func (s *Server) StopServices() {
-	if s.laterStop != nil {
-		s.laterStop()
+// Stop stops the started services in reverse order and waits for them. It is idempotent.
+func (g *Group) Stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i := len(g.started) - 1; i >= 0; i-- {
+		g.started[i].Stop()
 	}
-	s.later.Wait()
-	s.bg.mu.Lock()
-	defer s.bg.mu.Unlock()
-	for i := len(s.bg.started) - 1; i >= 0; i-- {
-		s.bg.started[i].Stop()
-	}
-	s.bg.started = nil
+	g.started = nil
 }
 
 // lifecycle is the start/stop shape every background service embeds (the dispatcher,
