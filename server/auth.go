@@ -154,7 +154,7 @@ func (s *Server) lookupKey(ctx context.Context, hash []byte, aheadID int64) (sto
 	}
 	// Concurrent requests share the lookup's statement (s.keys): it starts after this request
 	// arrived, so a key revoked before then is read as revoked.
-	k, err := s.keys.do(hash)
+	k, err := s.keys.Do(hash)
 	if err == nil && !k.Found {
 		err = store.ErrNotFound
 	}

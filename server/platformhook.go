@@ -128,9 +128,9 @@ func (s *Server) applySingleStatus(ctx context.Context, p *whatsapp.WebhookPaylo
 	if !ok {
 		return false, nil
 	}
-	// Concurrent deliveries share the statement (groupcommit.go).
+	// Concurrent deliveries share the statement (server/groupcommit).
 	w := store.StatusWrite{AccountID: conn.AccountID, Report: r, Body: body}
-	a, err := s.statuses.do(w)
+	a, err := s.statuses.Do(w)
 	if err != nil {
 		return false, err
 	}

@@ -25,6 +25,7 @@ import (
 
 	"gateway/gen"
 	"gateway/openapi"
+	"gateway/server/groupcommit"
 	"gateway/server/onboarding"
 	"gateway/store"
 )
@@ -111,13 +112,13 @@ type Server struct {
 	tenantsListened atomic.Bool            // a TenantListener is listening: entries live longer
 	tenants         map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
 
-	// The group commits (groupcommit.go) of single-status deliveries, of sends' records before
+	// The group commits (server/groupcommit) of single-status deliveries, of sends' records before
 	// the platform call and of their recordings after it; and the API keys' lookups, reads that
 	// share a statement the same way.
-	statuses *groupCommit[store.StatusWrite, store.StatusApplied]
-	begins   *groupCommit[store.SendBegin, begun]
-	sents    *groupCommit[store.SentWrite, store.SentApplied]
-	keys     *groupCommit[[]byte, store.KeyLookup]
+	statuses *groupcommit.Batcher[store.StatusWrite, store.StatusApplied]
+	begins   *groupcommit.Batcher[store.SendBegin, begun]
+	sents    *groupcommit.Batcher[store.SentWrite, store.SentApplied]
+	keys     *groupcommit.Batcher[[]byte, store.KeyLookup]
 }
 
 // New builds the server: it loads and validates the embedded spec, builds the route table, and
@@ -169,10 +170,10 @@ func New(opts Options, deps Deps) (*Server, error) {
 	}
 	s.wireOnboarding(deps.Onboarding)
 	s.laterCtx, s.laterStop = context.WithCancel(context.Background())
-	s.statuses = newGroupCommit(deps.Store.ApplyStatusWrites, statusKey, platformProcessTimeout)
-	s.begins = newGroupCommit(s.beginSends, beginKey, beginTimeout)
-	s.sents = newGroupCommit(deps.Store.RecordSentWrites, sentKey, opts.RecordRetry)
-	s.keys = newGroupCommit(deps.Store.PrincipalsByKeyHashes, anyKey, keyLookupTimeout)
+	s.statuses = groupcommit.New(deps.Store.ApplyStatusWrites, statusKey, platformProcessTimeout)
+	s.begins = groupcommit.New(s.beginSends, beginKey, beginTimeout)
+	s.sents = groupcommit.New(deps.Store.RecordSentWrites, sentKey, opts.RecordRetry)
+	s.keys = groupcommit.New(deps.Store.PrincipalsByKeyHashes, anyKey, keyLookupTimeout)
 	s.echo = s.routes()
 	return s, nil
 }

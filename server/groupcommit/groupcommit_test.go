@@ -1,4 +1,4 @@
-package server
+package groupcommit
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func TestGroupCommitGroupsConcurrentCalls(t *testing.T) {
 	var sizes []int
 	inFlight, maxInFlight := 0, 0
 	release := make(chan struct{})
-	b := newGroupCommit(func(_ context.Context, ws []store.StatusWrite) ([]store.StatusApplied, error) {
+	b := New(func(_ context.Context, ws []store.StatusWrite) ([]store.StatusApplied, error) {
 		mu.Lock()
 		sizes = append(sizes, len(ws))
 		inFlight++
@@ -52,7 +52,9 @@ func TestGroupCommitGroupsConcurrentCalls(t *testing.T) {
 			out[i] = store.StatusApplied{Found: true, I: int(w.AccountID)}
 		}
 		return out, nil
-	}, statusKey, time.Minute)
+	}, func(w store.StatusWrite) []any {
+		return []any{[2]any{w.AccountID, w.Report.PlatformMessageID}}
+	}, time.Minute)
 
 	const n = 40
 	var wg sync.WaitGroup
@@ -60,7 +62,7 @@ func TestGroupCommitGroupsConcurrentCalls(t *testing.T) {
 	errs := make([]error, n)
 	call := func(i int, wamid string) {
 		defer wg.Done()
-		results[i], errs[i] = b.do(store.StatusWrite{AccountID: int64(i), Report: store.StatusReport{PlatformMessageID: wamid}})
+		results[i], errs[i] = b.Do(store.StatusWrite{AccountID: int64(i), Report: store.StatusReport{PlatformMessageID: wamid}})
 	}
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -72,7 +74,7 @@ func TestGroupCommitGroupsConcurrentCalls(t *testing.T) {
 		go func(i int, wamid string) {
 			if i >= 30 { // reports of one message of one account: never in one statement
 				defer wg.Done()
-				results[i], errs[i] = b.do(store.StatusWrite{AccountID: 1000, Report: store.StatusReport{PlatformMessageID: "wamid.same"}})
+				results[i], errs[i] = b.Do(store.StatusWrite{AccountID: 1000, Report: store.StatusReport{PlatformMessageID: "wamid.same"}})
 				return
 			}
 			call(i, wamid)
@@ -122,7 +124,7 @@ func TestGroupCommitGroupsConcurrentCalls(t *testing.T) {
 	}
 	// The batcher is idle again: a lone call runs at once, alone.
 	sizes = nil
-	if _, err := b.do(store.StatusWrite{AccountID: 1, Report: store.StatusReport{PlatformMessageID: "wamid.alone"}}); err != nil {
+	if _, err := b.Do(store.StatusWrite{AccountID: 1, Report: store.StatusReport{PlatformMessageID: "wamid.alone"}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(sizes) != 1 || sizes[0] != 1 {
@@ -135,20 +137,20 @@ func TestGroupCommitGroupsConcurrentCalls(t *testing.T) {
 // batcher goes on serving the calls after it.
 func TestGroupCommitPanicReachesItsCallers(t *testing.T) {
 	t.Parallel()
-	b := newGroupCommit(func(_ context.Context, ws [][]byte) ([]int, error) {
+	b := New(func(_ context.Context, ws [][]byte) ([]int, error) {
 		if string(ws[0]) == "boom" {
 			var m map[string]int
 			m["x"] = 1 // a real runtime panic
 		}
 		return make([]int, len(ws)), nil
-	}, anyKey, time.Minute)
+	}, nil, time.Minute)
 	call := func(w string) (p any) {
 		defer func() { p = recover() }()
-		b.do([]byte(w))
+		b.Do([]byte(w))
 		return nil
 	}
 	p := call("boom")
-	bp, ok := p.(*batchPanic)
+	bp, ok := p.(*Panic)
 	if !ok || !strings.Contains(bp.Error(), "assignment to entry in nil map") || !strings.Contains(bp.Error(), "groupcommit_test.go") {
 		t.Fatalf("caller recovered %v, want the statement's panic with its stack", p)
 	}

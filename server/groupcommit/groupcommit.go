@@ -1,4 +1,7 @@
-package server
+// Package groupcommit runs the concurrent calls of one statement as one statement: the
+// batching engine of the API's hot writes and key lookups. It knows nothing of what the
+// statement does; the API (server/batchkeys.go) builds one Batcher per statement.
+package groupcommit
 
 import (
 	"context"
@@ -6,14 +9,12 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
-
-	"gateway/store"
 )
 
-// Group commit. The hot writes are answered only once committed: a status delivery (Meta
+// The hot writes are answered only once committed: a status delivery (Meta
 // retries otherwise), a send's record before the platform call (the message row, which the
 // platform call must not precede) and its recording of the platform's acceptance. Each costs a
-// statement, a commit and a WAL flush. Under load many wait at once; a groupCommit runs their
+// statement, a commit and a WAL flush. Under load many wait at once; a Batcher runs their
 // writes as one statement (store.ApplyStatusWrites, store.BeginSends, store.RecordSentWrites),
 // which shares all three among them.
 //
@@ -29,7 +30,7 @@ import (
 // for sends' records) never share a statement (the later waits for the next), so each is
 // applied exactly as it would be alone.
 //
-// The API keys' lookups share statements the same way (store.PrincipalsByKeyHashes, s.keys):
+// The API keys' lookups share statements the same way (store.PrincipalsByKeyHashes, the API's s.keys):
 // reads, with no commit to share, but each alone cost a round trip and a statement's start-up
 // on both sides; shared, a send costs PostgreSQL less CPU. The statement starts after every
 // request it carries arrived, so a revocation committed before a request is read by it.
@@ -39,8 +40,8 @@ const (
 	batchSecond = 16 // queued writes that start a second statement
 )
 
-// groupCommit batches the calls of one statement; build it with newGroupCommit.
-type groupCommit[W, R any] struct {
+// Batcher batches the calls of one statement; build it with New.
+type Batcher[W, R any] struct {
 	apply   func(ctx context.Context, ws []W) ([]R, error) // one result per write, in order
 	keys    func(W) []any                                  // writes that share a key never share a statement
 	timeout time.Duration                                  // bounds each statement
@@ -54,32 +55,35 @@ type batchCall[W, R any] struct {
 	w     W
 	r     R
 	err   error
-	panic *batchPanic // the statement's function panicked: do panics again in the caller
+	panic *Panic // the statement's function panicked: do panics again in the caller
 	done  chan struct{}
 }
 
-// batchPanic is a panic of a shared statement's function, with the stack where it happened,
+// Panic is a panic of a shared statement's function, with the stack where it happened,
 // passed to every call it carried: each panics again in its own goroutine, where the request's
 // recovery turns it into a 500 and logs both, instead of the panic ending the process.
-type batchPanic struct {
+type Panic struct {
 	value any
 	stack []byte
 }
 
-func (p *batchPanic) Error() string {
+func (p *Panic) Error() string {
 	return fmt.Sprintf("%v (in a shared statement)\n%s", p.value, p.stack)
 }
 
-func newGroupCommit[W, R any](apply func(ctx context.Context, ws []W) ([]R, error), keys func(W) []any,
-	timeout time.Duration) *groupCommit[W, R] {
-	return &groupCommit[W, R]{apply: apply, keys: keys, timeout: timeout}
+// New returns a Batcher over apply, which runs one statement for the writes it is given and
+// returns one result per write, in order; keys names what a write must not share a statement
+// with (nil: anything); timeout bounds each statement.
+func New[W, R any](apply func(ctx context.Context, ws []W) ([]R, error), keys func(W) []any,
+	timeout time.Duration) *Batcher[W, R] {
+	return &Batcher[W, R]{apply: apply, keys: keys, timeout: timeout}
 }
 
-// do applies w in a statement shared with concurrent calls and returns what it did for w. It
+// Do applies w in a statement shared with concurrent calls and returns what it did for w. It
 // fails when that statement fails; then nothing of it was written. The statement runs under
 // the batcher's timeout, not the caller's context: the calls it carries for others must not be
 // cancelled by one caller going away.
-func (b *groupCommit[W, R]) do(w W) (R, error) {
+func (b *Batcher[W, R]) Do(w W) (R, error) {
 	c := &batchCall[W, R]{w: w, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
@@ -99,7 +103,7 @@ func (b *groupCommit[W, R]) do(w W) (R, error) {
 }
 
 // run applies batches until the queue is empty.
-func (b *groupCommit[W, R]) run() {
+func (b *Batcher[W, R]) run() {
 	for {
 		b.mu.Lock()
 		batch := b.take()
@@ -129,12 +133,12 @@ func (b *groupCommit[W, R]) run() {
 }
 
 // applyOnce runs one statement under the batcher's timeout, catching a panic of its function.
-func (b *groupCommit[W, R]) applyOnce(ws []W) (as []R, p *batchPanic, err error) {
+func (b *Batcher[W, R]) applyOnce(ws []W) (as []R, p *Panic, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
 	defer func() {
 		if r := recover(); r != nil {
-			p = &batchPanic{value: r, stack: debug.Stack()}
+			p = &Panic{value: r, stack: debug.Stack()}
 		}
 	}()
 	as, err = b.apply(ctx, ws)
@@ -143,12 +147,15 @@ func (b *groupCommit[W, R]) applyOnce(ws []W) (as []R, p *batchPanic, err error)
 
 // take removes the next batch from the queue, oldest first: at most batchMax calls, no two that
 // share a key. Calls left behind keep their order. b.mu is held.
-func (b *groupCommit[W, R]) take() []*batchCall[W, R] {
+func (b *Batcher[W, R]) take() []*batchCall[W, R] {
 	var batch []*batchCall[W, R]
 	seen := map[any]bool{}
 	rest := b.queue[:0]
 	for _, c := range b.queue {
-		ks := b.keys(c.w)
+		var ks []any
+		if b.keys != nil {
+			ks = b.keys(c.w)
+		}
 		if len(batch) == batchMax || sharesKey(seen, ks) {
 			rest = append(rest, c)
 			continue
@@ -172,17 +179,3 @@ func sharesKey(seen map[any]bool, ks []any) bool {
 	}
 	return false
 }
-
-// statusKey: the reports of one message never share a statement (store.ApplyStatusWrites).
-func statusKey(w store.StatusWrite) []any {
-	return []any{[2]any{w.AccountID, w.Report.PlatformMessageID}}
-}
-
-// sentKey: the recordings of one message never share a statement (store.RecordSentWrites).
-func sentKey(w store.SentWrite) []any { return []any{[2]int64{w.AccountID, w.MessageID}} }
-
-// anyKey: reads, any of which may share a statement (store.PrincipalsByKeyHashes).
-func anyKey([]byte) []any { return nil }
-
-// beginKey: two sends to one person never share a statement (store.SendKeys).
-func beginKey(w store.SendBegin) []any { return store.SendKeys(w.AccountID, w.Mobile) }
