@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/big"
 
-	"gateway/server"
 	"gateway/server/domain"
 	"gateway/store"
 )
@@ -89,7 +88,7 @@ func adminNumberConnect(ctx context.Context, a *app, fs *flag.FlagSet, args []st
 	if c.AccessToken, err = token.required(a.cfg.getenv); err != nil {
 		return nil, err
 	}
-	digits, ok := server.NormalizeMobile(c.PhoneNumber)
+	digits, ok := domain.NormalizeMobile(c.PhoneNumber)
 	if !ok {
 		return nil, fmt.Errorf("--phone-number %q: want an international number, 8 to 15 digits with the country code first", c.PhoneNumber)
 	}

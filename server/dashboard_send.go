@@ -22,7 +22,7 @@ import (
 // (panelRequest). A refusal the person can act on is a *domain.SendRefused with the API's
 // status, message and broken rules (refusal.Fields, by the API's field paths).
 func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in domain.PanelSend) (domain.PanelSent, error) {
-	mobile, ok := normalizeMobile(in.Destination)
+	mobile, ok := domain.NormalizeMobile(in.Destination)
 	if !ok {
 		mobile = in.Destination
 	}

@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"gateway/platform/whatsapp"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
 // recordInbound records one inbound message: contact, alias, conversation, message and events,
 // and the STOP / START opt-out keywords.
 func (s *Server) recordInbound(ctx context.Context, conn store.Connection, m whatsapp.InboundMessage, profileName string) error {
-	if m.ID == "" || !isWaID(m.From) {
+	if m.ID == "" || !domain.IsWaID(m.From) {
 		s.log.WarnContext(ctx, "platform webhook: inbound message without a usable sender or id ignored",
 			"account_id", conn.AccountID, "wamid", m.ID, "type", m.Type)
 		return nil
@@ -30,7 +31,7 @@ func (s *Server) recordInbound(ctx context.Context, conn store.Connection, m wha
 	in := store.InboundMessage{
 		PlatformMessageID: m.ID,
 		From:              m.From,
-		FromForms:         waIDForms(m.From),
+		FromForms:         domain.WaIDForms(m.From),
 		ProfileName:       profileName,
 		Type:              cmp.Or(m.Type, "unknown"),
 		SentAt:            at,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gateway/platform/whatsapp"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) handleSandboxMessages(ctx context.Context, d *platformPost, v w
 		}
 	}
 	for _, m := range v.Messages {
-		if m.ID == "" || !isWaID(m.From) {
+		if m.ID == "" || !domain.IsWaID(m.From) {
 			continue
 		}
 		if err := s.handleSandboxMessage(ctx, m, names[m.From]); err != nil {
@@ -75,7 +76,7 @@ func (s *Server) handleSandboxMessage(ctx context.Context, m whatsapp.InboundMes
 		return nil
 	}
 
-	p, err := s.store.LatestSandboxJoin(ctx, append([]string{m.From}, waIDForms(m.From)...))
+	p, err := s.store.LatestSandboxJoin(ctx, append([]string{m.From}, domain.WaIDForms(m.From)...))
 	var reply string
 	switch {
 	case errors.Is(err, store.ErrNotFound):

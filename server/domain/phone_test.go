@@ -1,4 +1,4 @@
-package server
+package domain
 
 import "testing"
 
@@ -41,9 +41,9 @@ func TestNormalizeMobile(t *testing.T) {
 		{"٥٥١١٩٨٧٦٥٤٣٢١", ""}, // non-ASCII digits
 		{"５５１１９８７６５４３２１", ""}, // full-width digits
 	} {
-		got, ok := normalizeMobile(c.in)
+		got, ok := NormalizeMobile(c.in)
 		if ok != (c.want != "") || got != c.want {
-			t.Errorf("normalizeMobile(%q) = %q, %t; want %q", c.in, got, ok, c.want)
+			t.Errorf("NormalizeMobile(%q) = %q, %t; want %q", c.in, got, ok, c.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package domain
 
 import (
 	"strings"
@@ -6,10 +6,11 @@ import (
 	"gateway/store"
 )
 
-// normalizeMobile turns a number given with +, spaces, dashes, dots or parentheses into digits
+// NormalizeMobile turns a number given with +, spaces, dashes, dots or parentheses into digits
 // only; a leading international prefix 00 is dropped. ok is false unless 8 to 15 digits remain
-// and the first is not 0 (the country code comes first).
-func normalizeMobile(in string) (digits string, ok bool) {
+// and the first is not 0 (the country code comes first). POST /contacts, the send paths and
+// the operator commands apply it.
+func NormalizeMobile(in string) (digits string, ok bool) {
 	var b strings.Builder
 	for _, r := range in {
 		switch {
@@ -30,8 +31,8 @@ func normalizeMobile(in string) (digits string, ok bool) {
 	return digits, true
 }
 
-// isWaID reports whether s is a usable sender number: 8 to 15 digits (contacts.mobile's rule).
-func isWaID(s string) bool {
+// IsWaID reports whether s is a usable sender number: 8 to 15 digits (contacts.mobile's rule).
+func IsWaID(s string) bool {
 	if len(s) < 8 || len(s) > 15 {
 		return false
 	}
@@ -43,6 +44,6 @@ func isWaID(s string) bool {
 	return true
 }
 
-// waIDForms returns the other forms under which the same WhatsApp user may be stored (or be
+// WaIDForms returns the other forms under which the same WhatsApp user may be stored (or be
 // addressed), besides digits itself (store.MobileForms).
-func waIDForms(digits string) []string { return store.MobileForms(digits) }
+func WaIDForms(digits string) []string { return store.MobileForms(digits) }
