@@ -25,6 +25,7 @@ import (
 
 	"gateway/gen"
 	"gateway/openapi"
+	"gateway/server/domain"
 	"gateway/server/groupcommit"
 	"gateway/server/onboarding"
 	"gateway/store"
@@ -101,6 +102,7 @@ type Server struct {
 	metrics  *Metrics
 
 	onboarding *onboarding.Service
+	templates  domain.TemplateSync
 
 	// Background recordings of accepted sends (recordLater); Close cancels and waits.
 	later     sync.WaitGroup
@@ -167,6 +169,10 @@ func New(opts Options, deps Deps) (*Server, error) {
 		opts: opts, store: deps.Store, platform: deps.Platform, log: slog.New(requestAttrs{deps.Logger.Handler()}), now: deps.Clock,
 		spec: spec, specJSON: specJSON, router: router,
 		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding, metrics: deps.Metrics,
+	}
+	s.templates = domain.TemplateSync{Store: deps.Store}
+	if s.platform != nil {
+		s.templates.Source = platformTemplates{s.platform}
 	}
 	s.wireOnboarding(deps.Onboarding)
 	s.laterCtx, s.laterStop = context.WithCancel(context.Background())
