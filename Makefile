@@ -7,10 +7,10 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 REDOCLY := npx --yes @redocly/cli@2.77.0
 export DATABASE_URL TEST_DATABASE_URL
 
-.PHONY: help generate verify build run test fuzz lint bench db apicheck sdkcheck schema
+.PHONY: help generate verify build run test fuzz lint bench db apicheck sdkcheck schema pgbouncer-test cluster-test
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
 generate: ## regenerate gen/ from openapi/openapi.yaml
 	go generate ./openapi/
@@ -46,6 +46,25 @@ test: ## the whole test suite (starts PostgreSQL if needed; installs chromium an
 	@.ci/browser-up
 	go test -race -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory apicheck
+
+# The end-to-end suite (the root package) and the contract suite (server) a second time, with
+# every gateway and store of the tests behind PgBouncer in transaction mode: databases are
+# created, migrated and dropped on the direct connection, which also carries LISTEN
+# (storetest's TEST_POOLER_URL).
+pgbouncer-test: ## the e2e and contract suites again through PgBouncer in transaction mode (installs and starts it)
+	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
+	@.ci/browser-up
+	@dir=$$(mktemp -d); trap '.ci/pgbouncer-up stop '"$$dir"'; rm -rf '"$$dir" EXIT; \
+		url=$$(.ci/pgbouncer-up "$$dir") && \
+		TEST_POOLER_URL=$$url go test -count=1 -timeout 20m . ./server/
+
+# The topology test (TestCluster): a primary, a streaming replica and PgBouncer (.ci/cluster,
+# private clusters on free ports, removed at the end even when the test fails), three gateways
+# behind a round-robin proxy, faults under load; it prints its counts.
+cluster-test: ## a primary, a replica, PgBouncer and three gateways under load and faults; prints the counts
+	@set -o pipefail; dir=$$(mktemp -d /tmp/gw-cluster-XXXXXX); chmod 755 "$$dir"; \
+		trap '.ci/cluster down '"$$dir/db"'; rm -rf '"$$dir" EXIT; \
+		GATEWAY_CLUSTER_DIR=$$dir/db go test -count=1 -timeout 10m -run '^TestCluster$$' -v . | grep -v '^=== '
 
 sdkcheck: ## generated TypeScript and Go clients, built from a running gateway dev's description, type-check and run a scenario
 	@sdkcheck/run.sh

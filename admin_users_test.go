@@ -57,7 +57,7 @@ func TestAdminUsers(t *testing.T) {
 		t.Fatal("a short password was accepted")
 	}
 	delete(vars, "GATEWAY_ADMIN_PASSWORD")
-	db, err := store.Open(context.Background(), vars["DATABASE_URL"], 2)
+	db, err := store.Open(context.Background(), storetest.DirectDSN(vars["DATABASE_URL"]), 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 // developer's machine.
 type config struct {
 	DatabaseURL        string
+	Database           databaseConfig // the direct connection, a replica, prepared statements
 	Addr               string
 	SecretKey          []byte
 	SecretKeyIsDefault bool
@@ -145,6 +146,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.ReconcileEvery, err = time.ParseDuration(get("GATEWAY_RECONCILE_EVERY", "30s")); err != nil || c.ReconcileEvery <= 0 {
 		return c, fmt.Errorf("GATEWAY_RECONCILE_EVERY: want a positive duration")
+	}
+	if c.Database, err = loadDatabaseConfig(getenv, c.DatabaseURL); err != nil {
+		return c, err
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("LOG_LEVEL", "info"))); err != nil {
 		return c, fmt.Errorf("LOG_LEVEL: %w", err)

@@ -54,7 +54,7 @@ func TestDevRefusesTakenPorts(t *testing.T) {
 			t.Errorf("gateway %v issued keys:\n%s", args, msg)
 		}
 	}
-	db, err := sqlx.Open("postgres", dsn)
+	db, err := sqlx.Open("postgres", storetest.DirectDSN(dsn))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"gateway/server/servertest/wait"
+	"gateway/store/storetest"
 )
 
 // The end-to-end tests run the built binary, as an operator would.
@@ -89,6 +90,31 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+func init() {
+	if storetest.Pooled() {
+		defaultDirectURL = storetest.DirectDSN
+	}
+}
+
+// withDirectURL adds DATABASE_DIRECT_URL to env when the tests run through a transaction
+// pooler (storetest.Pooled): the direct connection to the database of env's last
+// DATABASE_URL, for migrations and LISTEN. Otherwise env is returned as it is.
+func withDirectURL(env []string) []string {
+	if !storetest.Pooled() {
+		return env
+	}
+	url := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "DATABASE_URL="); ok {
+			url = v
+		}
+	}
+	if url == "" {
+		return env
+	}
+	return append(env, "DATABASE_DIRECT_URL="+storetest.DirectDSN(url))
+}
+
 // startProcess runs `gateway args...` with env added to the environment; it is killed at
 // cleanup, and its output is logged when the test failed.
 func startProcess(t testing.TB, env []string, args ...string) *process {
@@ -96,7 +122,7 @@ func startProcess(t testing.TB, env []string, args ...string) *process {
 	p := &process{cmd: exec.Command(gatewayBinary(t), args...), out: &syncBuffer{}, done: make(chan struct{})}
 	// The tests run on development secrets (the platform simulator's app secret and verify
 	// token), which serve refuses outside development.
-	p.cmd.Env = append(append(os.Environ(), "GATEWAY_ENV=development"), env...)
+	p.cmd.Env = withDirectURL(append(append(os.Environ(), "GATEWAY_ENV=development"), env...))
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -154,7 +180,7 @@ func adminJSON(t testing.TB, env []string, args ...string) map[string]any {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gatewayBinary(t), append([]string{"admin"}, args...)...)
 	// Development secrets, as for startProcess: admin refuses them outside development.
-	cmd.Env = append(append(os.Environ(), "GATEWAY_ENV=development"), env...)
+	cmd.Env = withDirectURL(append(append(os.Environ(), "GATEWAY_ENV=development"), env...))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

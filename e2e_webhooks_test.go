@@ -47,7 +47,7 @@ func newWHDeployment(t testing.TB, extraEnv ...string) *whDeployment {
 	}
 	gatewayBinary(t)
 	dsn := storetest.DSN(t)
-	db, err := sqlx.Open("postgres", dsn)
+	db, err := sqlx.Open("postgres", storetest.DirectDSN(dsn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func (d *whDeployment) admin(extraEnv []string, args ...string) (map[string]any,
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gatewayBinary(d.t), append([]string{"admin"}, args...)...)
-	cmd.Env = append(append(os.Environ(), d.env...), extraEnv...)
+	cmd.Env = withDirectURL(append(append(os.Environ(), d.env...), extraEnv...))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -614,7 +614,7 @@ func TestE2EWebhookMessagingFlow(t *testing.T) {
 		"PLATFORM_SIM_WEBHOOK_URL=http://"+gwAddr+"/platform/webhook",
 	)
 	sim := exec.Command(gatewayBinary(t), "platform-sim", "--seed")
-	sim.Env = append(os.Environ(), d.env...)
+	sim.Env = withDirectURL(append(os.Environ(), d.env...))
 	simOut := &syncBuffer{}
 	sim.Stdout, sim.Stderr = simOut, simOut
 	if err := sim.Start(); err != nil {

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-
-	"gateway/migrations"
-	"gateway/store"
 )
 
 // migrateCmd runs `gateway migrate up | down N | version | force V` and prints one JSON object.
@@ -15,7 +12,7 @@ func migrateCmd(cfg config, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("usage: gateway migrate up | down N | version | force V")
 	}
-	m, err := store.NewMigrator(cfg.DatabaseURL, migrations.FS)
+	m, err := newMigrator(cfg)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/jmoiron/sqlx"
+
 	"gateway/migrations"
 	"gateway/platform/whatsapp"
 	"gateway/server"
@@ -40,16 +42,20 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 			return nil, err
 		}
 	}
-	db, err := store.Open(ctx, store.WithStatementTimeout(cfg.DatabaseURL, cfg.StatementTimeout), cfg.DBPool)
+	pool, replica, err := openPools(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.New(db, cfg.SecretKey, previousKeys(cfg)...)
+	db := pools{pool, replica}
+	st, err := store.New(pool, cfg.SecretKey, previousKeys(cfg)...)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	st.SetLimits(cfg.Limits)
+	if replica != nil {
+		st.SetReplica(replica, cfg.Database.ReplicaMaxLag, nil)
+	}
 	version, err := store.LatestVersion(migrations.FS)
 	if err != nil {
 		db.Close()
@@ -79,6 +85,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		TrustedProxies:      cfg.TrustedProxies,
 		Replicas:            cfg.Replicas,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
+		NoListen:            cfg.listenURL() == "",
 	}, server.Deps{Store: st, Platform: wa, Logger: logger, Onboarding: onb})
 	if err != nil {
 		db.Close()
@@ -94,15 +101,28 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 	workers.Add(
 		worker.NewTemplateSyncer(worker.TemplateSyncConfig{Accounts: st.ConnectedAccountIDs,
 			Sync: srv.SyncAccountTemplates, Every: cfg.TemplateSyncEvery, Logger: logger}),
-		worker.NewDispatcher(st, worker.DispatcherConfig{DSN: cfg.DatabaseURL, AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}),
+		worker.NewDispatcher(st, worker.DispatcherConfig{DSN: cfg.listenURL(), AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}),
 		worker.NewRetention(st, worker.RetentionConfig{Logger: logger}),
-		server.NewTenantListener(srv, cfg.DatabaseURL, logger),
-		worker.NewReconciler(st, worker.ReconcileConfig{Interval: cfg.ReconcileEvery, Logger: logger,
-			OnPass: func(n worker.ReconcileCounts) {
-				srv.Metrics().ObserveReconcile(int64(n.Applied), int64(n.Adopted), n.Orphaned, n.Pruned)
-			}}),
 	)
+	if cfg.listenURL() != "" {
+		workers.Add(server.NewTenantListener(srv, cfg.listenURL(), logger))
+	}
+	workers.Add(worker.NewReconciler(st, worker.ReconcileConfig{Interval: cfg.ReconcileEvery, Logger: logger,
+		OnPass: func(n worker.ReconcileCounts) {
+			srv.Metrics().ObserveReconcile(int64(n.Applied), int64(n.Adopted), n.Orphaned, n.Pruned)
+		}}))
 	return &app{cfg: cfg, log: logger, store: st, server: srv, workers: workers, close: func() { st.Close(); db.Close() }}, nil
+}
+
+// pools are the primary pool and the replica's (nil when none), closed together.
+type pools [2]*sqlx.DB
+
+func (p pools) Close() {
+	for _, db := range p {
+		if db != nil {
+			db.Close()
+		}
+	}
 }
 
 // serveGCPercent is serve's GOGC when the environment sets none.
@@ -196,7 +216,7 @@ func (a *app) stopWorkers() {
 }
 
 func migrateUp(cfg config) error {
-	m, err := store.NewMigrator(cfg.DatabaseURL, migrations.FS)
+	m, err := newMigrator(cfg)
 	if err != nil {
 		return err
 	}
@@ -205,6 +225,15 @@ func migrateUp(cfg config) error {
 		return fmt.Errorf("migrate up: %w (a dirty database needs `gateway migrate force V` after a fix by hand)", err)
 	}
 	return nil
+}
+
+// newMigrator opens the migrations on the direct connection, without a statement timeout.
+// Through a transaction pooler they cannot run (golang-migrate holds a session lock).
+func newMigrator(cfg config) (*store.Migrator, error) {
+	if cfg.pooled() && cfg.Database.DirectURL == "" {
+		return nil, fmt.Errorf("migrations need a direct connection: set DATABASE_DIRECT_URL (GATEWAY_DB_PREPARED=false takes DATABASE_URL for a transaction pooler)")
+	}
+	return store.NewMigrator(store.WithoutStatementTimeout(cfg.directURL()), migrations.FS)
 }
 
 // previousKeys is GATEWAY_SECRET_KEY_PREVIOUS as store.New takes it.

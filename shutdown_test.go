@@ -121,7 +121,7 @@ func TestShutdownLetsInFlightSendFinish(t *testing.T) {
 	case <-time.After(40 * time.Second):
 		t.Fatal("serve did not return after the drain")
 	}
-	db, err := sqlx.Open("postgres", dsn)
+	db, err := sqlx.Open("postgres", storetest.DirectDSN(dsn))
 	if err != nil {
 		t.Fatal(err)
 	}

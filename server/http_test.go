@@ -45,12 +45,27 @@ func TestHTTPUnknownPaths(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range []string{"/nope", "/", "/v2/me", "/V1/me", "/platform", "/healthz/x"} {
+	for _, p := range []string{"/nope", "/v2/me", "/V1/me", "/platform", "/healthz/x"} {
 		r := env.Do(servertest.Request{Method: http.MethodGet, Path: p, Key: a.Live})
 		wantEnvelopeOutsideV1(t, env, r, http.StatusNotFound, "not_found")
 		if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			t.Fatalf("%s: content type %q", p, ct)
 		}
+	}
+}
+
+// The service's own address leads a person who opens it in a browser to the dashboard.
+func TestHTTPRootLeadsToTheDashboard(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t, servertest.Config{})
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(env.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/dashboard" {
+		t.Fatalf("GET /: %d to %q, want 303 to /dashboard", resp.StatusCode, resp.Header.Get("Location"))
 	}
 }
 
@@ -191,6 +206,16 @@ func TestHTTPHealth(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantOK(t, r, nil)
+	}
+	// /readyz says how the gateway uses the database: LISTEN or polling for the wake-ups, and
+	// which pool serves the reads that may lag.
+	if msg := decodeEnv(t, env.Do(servertest.Request{Method: http.MethodGet, Path: "/readyz"})).Message; !strings.Contains(msg, "wake-ups by LISTEN") ||
+		!strings.Contains(msg, "reads on the primary (no replica)") {
+		t.Fatalf("/readyz of a direct gateway without a replica: %q", msg)
+	}
+	polling := servertest.New(t, servertest.Config{Options: server.Options{NoListen: true}})
+	if msg := decodeEnv(t, polling.Do(servertest.Request{Method: http.MethodGet, Path: "/readyz"})).Message; !strings.Contains(msg, "wake-ups by polling") {
+		t.Fatalf("/readyz of a gateway without a direct connection: %q", msg)
 	}
 
 	// A binary that expects a newer schema than the database has is not ready.

@@ -79,7 +79,7 @@ func NewMetrics(st *store.Store) *Metrics {
 		m.reconciled.WithLabelValues(r)
 	}
 	if st != nil {
-		reg.MustRegister(collectors.NewDBStatsCollector(st.DB().DB, "gateway"), backlogCollector{st})
+		reg.MustRegister(collectors.NewDBStatsCollector(st.DB().DB, "gateway"), backlogCollector{st}, readsCollector{st})
 	}
 	return m
 }
@@ -180,6 +180,39 @@ func (b backlogCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(dueDesc, prometheus.GaugeValue, float64(bl.DueDeliveries))
 	ch <- prometheus.MustNewConstMetric(oldestDueDesc, prometheus.GaugeValue, bl.OldestDueSeconds)
 	ch <- prometheus.MustNewConstMetric(parkedDesc, prometheus.GaugeValue, float64(bl.ParkedStatuses))
+}
+
+// readsCollector reports which pool served the reads that may lag (the store's counts) and the
+// replica's state as last checked.
+type readsCollector struct{ st *store.Store }
+
+var (
+	readsDesc = prometheus.NewDesc("gateway_db_lagging_reads_total",
+		"Reads that may lag (reports, lists, exports, API listings) by the pool that served them: replica or primary.", []string{"pool"}, nil)
+	replicaDesc = prometheus.NewDesc("gateway_db_replica_state",
+		"1 for the replica's state as last checked (none, serving, lagging, down), 0 for the others.", []string{"state"}, nil)
+	replicaLagDesc = prometheus.NewDesc("gateway_db_replica_lag_seconds", "The replica's lag as last measured.", nil, nil)
+)
+
+func (r readsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- readsDesc
+	ch <- replicaDesc
+	ch <- replicaLagDesc
+}
+
+func (r readsCollector) Collect(ch chan<- prometheus.Metric) {
+	replica, primary := r.st.ReadsServed()
+	ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(replica), "replica")
+	ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(primary), "primary")
+	state, lag := r.st.ReplicaState()
+	for _, s := range []string{store.ReplicaNone, store.ReplicaServing, store.ReplicaLagging, store.ReplicaDown} {
+		v := 0.0
+		if s == state {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(replicaDesc, prometheus.GaugeValue, v, s)
+	}
+	ch <- prometheus.MustNewConstMetric(replicaLagDesc, prometheus.GaugeValue, lag.Seconds())
 }
 
 // measuredPlatform times every platform call.

@@ -137,6 +137,15 @@ func TestMetricsMoveWithASendAStatusAndADelivery(t *testing.T) {
 			t.Errorf("no %s", name)
 		}
 	}
+	// Without a replica the reads that may lag are the primary's, and the state says so.
+	if value(after, "gateway_db_lagging_reads_total", map[string]string{"pool": "replica"}) != 0 ||
+		value(after, "gateway_db_replica_state", map[string]string{"state": "none"}) != 1 ||
+		value(after, "gateway_db_replica_state", map[string]string{"state": "serving"}) != 0 {
+		t.Errorf("replica metrics without a replica: reads on it %v, state none %v, serving %v",
+			value(after, "gateway_db_lagging_reads_total", map[string]string{"pool": "replica"}),
+			value(after, "gateway_db_replica_state", map[string]string{"state": "none"}),
+			value(after, "gateway_db_replica_state", map[string]string{"state": "serving"}))
+	}
 	for _, m := range after["gateway_http_requests_total"].Metric {
 		for _, l := range m.Label {
 			if l.GetName() == "route" && strings.Contains(l.GetValue(), "/messages/") && !strings.HasSuffix(l.GetValue(), "{id}") && !strings.HasSuffix(l.GetValue(), "template") {

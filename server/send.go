@@ -189,7 +189,7 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	}
 	if err != nil {
 		// The reports stay parked; the parked-status reconciliation service
-		// (server/reconcile.go) applies them on its next pass.
+		// (server/worker/reconcile.go) applies them on its next pass.
 		s.log.WarnContext(ctx, "apply parked statuses", "message_id", rec.MessageID, "error", err.Error())
 	}
 	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{

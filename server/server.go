@@ -65,6 +65,10 @@ type Options struct {
 	// Replicas is how many gateways share the demo limit (GATEWAY_REPLICAS, default 1): each
 	// enforces its share.
 	Replicas int
+	// NoListen says the dispatchers poll for new deliveries: the gateway has no direct
+	// connection for LISTEN (DATABASE_URL is a transaction pooler and DATABASE_DIRECT_URL is
+	// not set). /readyz reports it.
+	NoListen bool
 }
 
 // Sandbox is the number test keys use for real deliveries to joined handsets.
@@ -337,7 +341,30 @@ func (s *Server) readyz(c echo.Context) error {
 		return newAPIError(http.StatusServiceUnavailable, gen.ErrorCodeInternalError,
 			fmt.Sprintf("Database schema is at version %d (dirty=%t), expected %d", v, dirty, s.opts.SchemaVersion))
 	}
-	return c.JSON(http.StatusOK, gen.Envelope{Success: true, Message: "Ready"})
+	return c.JSON(http.StatusOK, gen.Envelope{Success: true, Message: "Ready; " + s.databaseTopology(ctx)})
+}
+
+// databaseTopology says how this gateway uses the database: how the dispatchers learn of new
+// deliveries (LISTEN on a direct connection, or polling), and which pool serves the reads that
+// may lag (the replica's state is checked now).
+func (s *Server) databaseTopology(ctx context.Context) string {
+	wake := "wake-ups by LISTEN"
+	if s.opts.NoListen {
+		wake = "wake-ups by polling (no direct connection)"
+	}
+	reads := "reads on the primary (no replica)"
+	if st := s.store.CheckReplica(ctx); st != store.ReplicaNone {
+		_, lag := s.store.ReplicaState()
+		switch st {
+		case store.ReplicaServing:
+			reads = fmt.Sprintf("reads that may lag on the replica (lag %s)", lag.Round(time.Millisecond))
+		case store.ReplicaLagging:
+			reads = fmt.Sprintf("reads on the primary (replica lagging %s)", lag.Round(time.Millisecond))
+		default:
+			reads = "reads on the primary (replica down)"
+		}
+	}
+	return wake + "; " + reads
 }
 
 func (s *Server) specYAML(c echo.Context) error {

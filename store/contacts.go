@@ -120,8 +120,8 @@ func (s *Store) ListContacts(ctx context.Context, accountID int64, search string
 	page := ContactPage{Contacts: []Contact{}}
 	q := contactListQuery(accountID, search, limit, offset)
 	var rows []contactListRow
-	if err := s.db.SelectContext(ctx, &rows, q.sql, q.args...); err != nil {
-		return page, translate(err)
+	if err := s.selectMayLag(ctx, &rows, q.sql, q.args...); err != nil {
+		return page, err
 	}
 	for _, r := range rows {
 		page.Total = int(r.Total)

@@ -115,10 +115,12 @@ func TestCounterLocksNeverDeadlock(t *testing.T) {
 	}
 }
 
-// Each connection counts in a slot of its own (migration 000028): claimed on its first count
-// with a session lock, kept for the session, and kept too when the claiming transaction rolls
-// back (the setting goes, the lock stays, and the next count finds the lock).
-func TestCounterSlotsOwnedPerSession(t *testing.T) {
+// Each transaction that counts owns a slot while it runs (migration 000036): it takes a free
+// slot's transaction-level lock on its first count, keeps that slot for its later statements,
+// and leaves neither the lock nor the setting behind when it commits or rolls back, so that a
+// transaction pooler can hand the server connection to another client with nothing of ours on
+// it. Two transactions open at once count in two different slots.
+func TestCounterSlotsOwnedPerTransaction(t *testing.T) {
 	t.Parallel()
 	f := newCounterFixture(t)
 	db, ctx, account := f.db, context.Background(), f.account
@@ -131,21 +133,26 @@ func TestCounterSlotsOwnedPerSession(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	deliver := func(c *sql.Conn, id int64) {
+	type querier interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}
+	deliver := func(q querier, id int64) {
 		t.Helper()
-		if _, err := c.ExecContext(ctx, `UPDATE messages SET status = 'delivered', delivered_at = now() WHERE id = $1`, id); err != nil {
+		if _, err := q.ExecContext(ctx, `UPDATE messages SET status = 'delivered', delivered_at = now() WHERE id = $1`, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// slot is the connection's remembered slot and the claims it holds.
-	slot := func(c *sql.Conn) (string, []int) {
+	// slot is the remembered slot and the slot locks held by q's backend.
+	slot := func(q querier) (string, []int) {
 		t.Helper()
 		var s string
 		var held []int
-		if err := c.QueryRowContext(ctx, `SELECT current_setting('gateway.counter_slot', true)`).Scan(&s); err != nil {
+		if err := q.QueryRowContext(ctx, `SELECT current_setting('gateway.counter_slot', true)`).Scan(&s); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := c.QueryContext(ctx, `SELECT objid::int FROM pg_locks WHERE locktype = 'advisory'
+		rows, err := q.QueryContext(ctx, `SELECT objid::int FROM pg_locks WHERE locktype = 'advisory'
 			AND pid = pg_backend_pid() AND classid = 1668247157::oid AND objsubid = 2 ORDER BY objid`)
 		if err != nil {
 			t.Fatal(err)
@@ -161,58 +168,53 @@ func TestCounterSlotsOwnedPerSession(t *testing.T) {
 		return s, held
 	}
 
-	a, b, c := conn(), conn(), conn()
+	// A count outside a transaction block leaves nothing on the session.
+	a, b := conn(), conn()
 	deliver(a, ids[0])
-	deliver(b, ids[1])
-	deliver(a, ids[2])
-	sa, heldA := slot(a)
-	sb, heldB := slot(b)
+	if s, held := slot(a); s != "" || len(held) != 0 {
+		t.Fatalf("after an autocommit count: setting %q, slot locks %v; want none", s, held)
+	}
+
+	// Two open transactions: distinct owned slots, each kept across statements.
+	txA, err := a.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txA.Rollback()
+	txB, err := b.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txB.Rollback()
+	deliver(txA, ids[1])
+	deliver(txB, ids[2])
+	deliver(txA, ids[3])
+	sa, heldA := slot(txA)
+	sb, heldB := slot(txB)
 	if sa == "" || sb == "" || sa == sb || len(heldA) != 1 || len(heldB) != 1 ||
 		sa != strconv.Itoa(heldA[0]) || sb != strconv.Itoa(heldB[0]) || heldA[0] > 31 || heldB[0] > 31 {
 		t.Fatalf("slots: a %q holding %v, b %q holding %v; want two distinct owned slots, each held", sa, heldA, sb, heldB)
 	}
-
-	// c claims in a transaction that rolls back; c's next count keeps that claim.
-	tx, err := c.BeginTx(ctx, nil)
-	if err != nil {
+	if err := txA.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE messages SET status = 'delivered', delivered_at = now() WHERE id = $1`, ids[3]); err != nil {
+	if err := txB.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	s, held := slot(c)
-	if s != "" || len(held) != 1 {
-		t.Fatalf("after the rollback: setting %q, claims %v; want no setting and one claim", s, held)
-	}
-	claimed := held[0]
-	// a gives its slot up (lower than c's, claimed before it); a new claim would take it.
-	if _, err := a.ExecContext(ctx, `SELECT pg_advisory_unlock(1668247157, $1)`, heldA[0]); err != nil {
-		t.Fatal(err)
-	}
-	deliver(c, ids[4])
-	s, held = slot(c)
-	if s != strconv.Itoa(claimed) || len(held) != 1 || held[0] != claimed {
-		t.Fatalf("after the next count: setting %q, claims %v; want slot %d kept", s, held, claimed)
+	for name, c := range map[string]*sql.Conn{"committed": a, "rolled back": b} {
+		if s, held := slot(c); s != "" || len(held) != 0 {
+			t.Fatalf("after the %s transaction: setting %q, slot locks %v; want none", name, s, held)
+		}
 	}
 
-	var perSlot []struct {
-		Slot      int `db:"slot"`
-		Delivered int `db:"delivered"`
-	}
-	if err := db.SelectContext(ctx, &perSlot, `SELECT slot, sum(delivered)::int AS delivered FROM campaign_totals
-		WHERE account_id = $1 AND delivered <> 0 GROUP BY slot ORDER BY slot`, account); err != nil {
+	// b now finds a's slot free again.
+	deliver(b, ids[4])
+	var delivered int
+	if err := db.GetContext(ctx, &delivered, `SELECT sum(delivered) FROM campaign_totals WHERE account_id = $1`, account); err != nil {
 		t.Fatal(err)
 	}
-	got := map[int]int{}
-	for _, r := range perSlot {
-		got[r.Slot] = r.Delivered
-	}
-	want := map[int]int{heldA[0]: 2, heldB[0]: 1, claimed: 1}
-	if len(got) != len(want) || got[heldA[0]] != 2 || got[heldB[0]] != 1 || got[claimed] != 1 {
-		t.Fatalf("delivered per slot %v, want %v", got, want)
+	if delivered != 4 {
+		t.Fatalf("delivered counted %d, want 4 (the rolled-back count left out)", delivered)
 	}
 }
 

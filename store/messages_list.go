@@ -110,7 +110,7 @@ func (s *Store) ListMessages(ctx context.Context, accountID int64, f MessageFilt
 	// Not a prepared statement: a cached generic plan cannot tell a campaign of 1 % of the
 	// messages from one of 50 % and walks the wrong index; planned per call with the values it
 	// picks the index that matches, for a planning cost far below a wrong index's.
-	if err := s.db.SelectContext(ctx, &page.Messages, q, args...); err != nil {
+	if err := s.selectMayLag(ctx, &page.Messages, q, args...); err != nil {
 		return page, translate(err)
 	}
 	if len(page.Messages) > limit {

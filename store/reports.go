@@ -86,15 +86,11 @@ const (
 // the database does.
 func (s *Store) Campaigns(ctx context.Context, accountID int64, beforeID int64, limit int) ([]CampaignReport, error) {
 	out := []CampaignReport{}
-	st, err := s.prepared(ctx, `SELECT `+campaignReportColumns+`
+	return out, s.readMayLag(ctx, false, &out, `SELECT `+campaignReportColumns+`
 		FROM (SELECT id, account_id, name, created_at FROM campaigns
 			WHERE account_id = $1 AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3) p
 		LEFT JOIN campaign_totals k ON k.account_id = p.account_id AND k.campaign_id = p.id
-		GROUP BY p.id, p.name, p.created_at ORDER BY p.id DESC`)
-	if err != nil {
-		return out, err
-	}
-	return out, translate(st.SelectContext(ctx, &out, accountID, beforeID, limit))
+		GROUP BY p.id, p.name, p.created_at ORDER BY p.id DESC`, accountID, beforeID, limit)
 }
 
 // CampaignByID returns the account's campaign with its counts; ErrNotFound when the account has
@@ -110,11 +106,7 @@ func (s *Store) CampaignByID(ctx context.Context, accountID, id int64) (Campaign
 // database does.
 func (s *Store) CampaignFailureReasons(ctx context.Context, accountID, campaignID int64, limit int) ([]FailureReason, error) {
 	out := []FailureReason{}
-	st, err := s.prepared(ctx, failureReasonsSQL)
-	if err != nil {
-		return out, err
-	}
-	return out, translate(st.SelectContext(ctx, &out, accountID, campaignID, limit))
+	return out, s.readMayLag(ctx, false, &out, failureReasonsSQL, accountID, campaignID, limit)
 }
 
 // CampaignSeries returns the account's campaign's counts per hour or per day (unit "hour" or
@@ -126,11 +118,7 @@ func (s *Store) CampaignSeries(ctx context.Context, accountID, campaignID int64,
 		unit = "hour"
 	}
 	out := []CampaignBucket{}
-	st, err := s.prepared(ctx, campaignSeriesSQL)
-	if err != nil {
-		return out, err
-	}
-	return out, translate(st.SelectContext(ctx, &out, accountID, campaignID, from.UTC(), to.UTC(), unit))
+	return out, s.readMayLag(ctx, false, &out, campaignSeriesSQL, accountID, campaignID, from.UTC(), to.UTC(), unit)
 }
 
 // CampaignMessagesAfter returns up to limit of the account's outbound messages in the
@@ -146,11 +134,7 @@ func (s *Store) CampaignMessagesAfter(ctx context.Context, accountID, campaignID
 	if after != nil {
 		at, id = after.CreatedAt.UTC(), after.ID
 	}
-	st, err := s.prepared(ctx, campaignMessagesAfterSQL)
-	if err != nil {
-		return out, err
-	}
-	return out, translate(st.SelectContext(ctx, &out, accountID, campaignID, at, id, limit))
+	return out, s.readMayLag(ctx, false, &out, campaignMessagesAfterSQL, accountID, campaignID, at, id, limit)
 }
 
 const campaignMessagesAfterSQL = `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,

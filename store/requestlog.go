@@ -89,8 +89,7 @@ func (s *Store) RequestLog(ctx context.Context, accountID int64, f AttemptFilter
 	q := loggedAttemptSelect + loggedAttemptFrom + ` WHERE ` + strings.Join(conds, " AND ") +
 		fmt.Sprintf(` ORDER BY a.attempted_at DESC, a.id DESC LIMIT $%d`, len(args))
 	as := []LoggedAttempt{}
-	err := s.db.SelectContext(ctx, &as, q, args...)
-	return as, translate(err)
+	return as, s.selectMayLag(ctx, &as, q, args...)
 }
 
 // AttemptByID returns one of the account's attempts with its event and response, or

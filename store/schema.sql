@@ -158,23 +158,18 @@ CREATE FUNCTION public.counter_slot_claim() RETURNS smallint
     AS $$
 DECLARE
     s int;
+    h int := pg_backend_pid() % 32;
 BEGIN
-    SELECT l.objid::int INTO s FROM pg_locks l
-    WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.classid = 1668247157::oid
-        AND l.objsubid = 2 AND l.granted
-    ORDER BY l.objid LIMIT 1;
+    FOR i IN 0..31 LOOP
+        IF pg_try_advisory_xact_lock(1668247157, (h + i) % 32) THEN
+            s := (h + i) % 32;
+            EXIT;
+        END IF;
+    END LOOP;
     IF s IS NULL THEN
-        FOR i IN 0..31 LOOP
-            IF pg_try_advisory_lock(1668247157, i) THEN
-                s := i;
-                EXIT;
-            END IF;
-        END LOOP;
+        s := 32 + h;
     END IF;
-    IF s IS NULL THEN
-        s := 32 + pg_backend_pid() % 32;
-    END IF;
-    PERFORM set_config('gateway.counter_slot', s::text, false);
+    PERFORM set_config('gateway.counter_slot', s::text, true);
     RETURN s;
 END
 $$;

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -35,31 +34,10 @@ type Store struct {
 	prepMu sync.Mutex
 	stmts  sync.Map // SQL text -> *sqlx.Stmt
 
-	wakers  eventWakers // WakeOnEvents
-	targets targetCache // SendTarget's answers while CacheSendTargets is on
-	limits  Limits      // SetLimits; zero means DefaultLimits
-}
-
-// Open connects to PostgreSQL and checks the connection. maxConns bounds the pool (16 suits a
-// two-core machine). It fails when the DSN is malformed or the server does not answer.
-func Open(ctx context.Context, dsn string, maxConns int) (*sqlx.DB, error) {
-	db, err := sqlx.Open("postgres", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	if maxConns <= 0 {
-		maxConns = 16
-	}
-	db.SetMaxOpenConns(maxConns)
-	db.SetMaxIdleConns(maxConns)
-	db.SetConnMaxIdleTime(5 * time.Minute)
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("connect to database: %w", err)
-	}
-	return db, nil
+	wakers  eventWakers  // WakeOnEvents
+	targets targetCache  // SendTarget's answers while CacheSendTargets is on
+	limits  Limits       // SetLimits; zero means DefaultLimits
+	replica replicaReads // SetReplica: the pool of the reads that may lag
 }
 
 // New returns a Store over db. secretKey must be 32 bytes (AES-256); previous keys (the one

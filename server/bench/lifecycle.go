@@ -109,6 +109,11 @@ func runLifecycle(ctx context.Context, cfg Config, args []string, stdout, stderr
 		simArgs:  []string{"--webhook-workers", strconv.Itoa(o.SimWorkers)},
 		extraEnv: []string{"GATEWAY_WEBHOOK_ALLOW_PRIVATE=true"},
 	}
+	if o.PoolerURL != "" {
+		// The children's later DATABASE_URL wins; seeding and migrations stay direct.
+		rig.extraEnv = append(rig.extraEnv, "DATABASE_URL="+o.PoolerURL, "DATABASE_DIRECT_URL="+o.DatabaseURL)
+		fmt.Fprintf(stdout, "gateway through the pooler %s (direct: %s)\n", redactDSN(o.PoolerURL), redactDSN(o.DatabaseURL))
+	}
 	defer rig.close()
 	lc := &lifecycle{rig: rig, opts: o, out: stdout}
 	if err := rig.prepareDatabase(ctx); err != nil {

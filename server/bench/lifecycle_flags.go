@@ -29,6 +29,7 @@ type lifecycleOptions struct {
 	SimWorkers  int
 	Messages    int64
 	DatabaseURL string
+	PoolerURL   string
 	LogLevel    string
 	KeepLogs    bool
 	KeepGoing   bool
@@ -48,6 +49,7 @@ func parseLifecycleFlags(args []string, defaultDSN string, out io.Writer) (lifec
 	fs.IntVar(&o.SimWorkers, "sim-webhook-workers", 32, "concurrent status webhook POSTs of the simulator")
 	fs.Int64Var(&o.Messages, "messages", 1_000_000, "seeded messages in the bench account")
 	fs.StringVar(&o.DatabaseURL, "database-url", defaultDSN, "database to seed and serve from (created and migrated if missing)")
+	fs.StringVar(&o.PoolerURL, "pooler-url", "", "a transaction pooler (PgBouncer) in front of --database-url's database: the gateway's DATABASE_URL, with --database-url as DATABASE_DIRECT_URL")
 	fs.StringVar(&o.LogLevel, "gateway-log-level", "warn", "LOG_LEVEL of the child processes")
 	fs.BoolVar(&o.KeepLogs, "keep-logs", false, "keep the child processes' logs (their directory is printed)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "run every rate step even after one is not sustained")

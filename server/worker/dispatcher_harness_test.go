@@ -45,7 +45,7 @@ type whEnv struct {
 func newWHEnv(t testing.TB) *whEnv {
 	t.Helper()
 	dsn := storetest.DSN(t)
-	db, err := store.Open(context.Background(), dsn, 16)
+	db, err := store.OpenPool(context.Background(), dsn, store.PoolOptions{MaxConns: 16, Unprepared: storetest.Pooled()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func newWHEnv(t testing.TB) *whEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close(); db.Close() })
-	return &whEnv{t: t, dsn: dsn, st: st, clock: &fakeClock{now: time.Now().Add(time.Second).Truncate(time.Millisecond)}}
+	return &whEnv{t: t, dsn: storetest.DirectDSN(dsn), st: st, clock: &fakeClock{now: time.Now().Add(time.Second).Truncate(time.Millisecond)}}
 }
 
 type fakeClock struct {

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -31,6 +32,29 @@ func AdminDSN() string {
 		}
 	}
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// PoolerDSN is TEST_POOLER_URL: a transaction pooler (PgBouncer in transaction mode) in front
+// of the server of AdminDSN, which reaches every database of it by name; empty when the tests
+// talk to the server directly. With it, DSN answers databases through the pooler and New opens
+// pools that make no named prepared statement; databases are still created, migrated and
+// dropped on the direct connection, and LISTEN uses DirectDSN.
+func PoolerDSN() string { return os.Getenv("TEST_POOLER_URL") }
+
+// Pooled reports whether the tests run through a transaction pooler (TEST_POOLER_URL).
+func Pooled() bool { return PoolerDSN() != "" }
+
+// DirectDSN returns dsn (a DSN of DSN) on the direct connection: the same database on the
+// server of AdminDSN. Without a pooler it is dsn.
+func DirectDSN(dsn string) string {
+	if !Pooled() {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		panic(err)
+	}
+	return withDB(AdminDSN(), strings.TrimPrefix(u.Path, "/"))
 }
 
 // withDB returns dsn pointing at database name.
@@ -147,6 +171,9 @@ func DSN(t testing.TB) string {
 		defer a.Close()
 		a.ExecContext(context.Background(), `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
 	})
+	if p := PoolerDSN(); p != "" {
+		return withDB(p, name)
+	}
 	return withDB(adminDSN, name)
 }
 
@@ -160,11 +187,11 @@ func New(t testing.TB) *store.Store {
 	return s
 }
 
-// NewWithDSN is New that also returns the database's DSN (for LISTEN connections).
+// NewWithDSN is New that also returns the database's direct DSN (for LISTEN connections).
 func NewWithDSN(t testing.TB) (*store.Store, string) {
 	t.Helper()
 	dsn := DSN(t)
-	db, err := store.Open(context.Background(), dsn, 16)
+	db, err := store.OpenPool(context.Background(), dsn, store.PoolOptions{MaxConns: 16, Unprepared: Pooled()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +200,7 @@ func NewWithDSN(t testing.TB) (*store.Store, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close(); db.Close() })
-	return s, dsn
+	return s, DirectDSN(dsn)
 }
 
 // History is the outbound messages' status history as rows (account_id, message_id, status,

@@ -1,0 +1,233 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// PoolOptions say how OpenPool talks to the server.
+type PoolOptions struct {
+	// MaxConns bounds the pool (16 when not positive).
+	MaxConns int
+	// Unprepared makes the pool safe behind a transaction pooler (PgBouncer in transaction
+	// mode): no named prepared statement is made, so none is looked for on a server connection
+	// that never saw it. The store's prepared statements then run as unnamed statements with
+	// their parameters in the same round trip (lib/pq's binary_parameters), which the pooler
+	// cannot split between two server connections.
+	Unprepared bool
+	// Lazy skips the first connection: a server that does not answer yet is not an error.
+	Lazy bool
+}
+
+// Open connects to PostgreSQL and checks the connection. maxConns bounds the pool (16 suits a
+// two-core machine). It fails when the DSN is malformed or the server does not answer.
+func Open(ctx context.Context, dsn string, maxConns int) (*sqlx.DB, error) {
+	return OpenPool(ctx, dsn, PoolOptions{MaxConns: maxConns})
+}
+
+// OpenPool is Open with options. It fails when the DSN is malformed or the server does not
+// answer.
+func OpenPool(ctx context.Context, dsn string, o PoolOptions) (*sqlx.DB, error) {
+	cfg, err := pq.NewConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	var conn driver.Connector
+	if o.Unprepared {
+		cfg.BinaryParameters = true
+		c, err := pq.NewConnectorConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+		conn = &unpreparedConnector{c: c}
+	} else if conn, err = pq.NewConnectorConfig(cfg); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db := sqlx.NewDb(sql.OpenDB(conn), "postgres")
+	maxConns := o.MaxConns
+	if maxConns <= 0 {
+		maxConns = 16
+	}
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if o.Lazy {
+		return db, nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return db, nil
+}
+
+// unpreparedConnector makes connections whose Prepare sends nothing: the statement runs as a
+// one-shot query (unnamed statement, parameters bound in the same round trip) each time it is
+// executed.
+//
+// In that mode lib/pq sends []byte parameters in binary format, which only bytea (and the text
+// types, whose binary form is their text) read as the store means them: jsonb's binary form
+// starts with a version byte. So a statement with a []byte parameter is described once, and
+// each []byte parameter whose type is not bytea is sent as text instead.
+type unpreparedConnector struct {
+	c     *pq.Connector
+	bytea sync.Map // SQL text -> []bool: which parameters are bytea
+}
+
+func (u *unpreparedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	c, err := u.c.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &unpreparedConn{pqConn: c.(pqConn), u: u}, nil
+}
+
+func (u *unpreparedConnector) Driver() driver.Driver { return u.c.Driver() }
+
+// textArgs returns args with every []byte argument of a parameter that is not bytea as a
+// string, which lib/pq sends in text format.
+func (u *unpreparedConnector) textArgs(ctx context.Context, q string, args []driver.NamedValue) []driver.NamedValue {
+	has := false
+	for _, a := range args {
+		if b, ok := a.Value.([]byte); ok && b != nil {
+			has = true
+			break
+		}
+	}
+	if !has {
+		return args
+	}
+	var bytea []bool
+	if v, ok := u.bytea.Load(q); ok {
+		bytea = v.([]bool)
+	} else {
+		var err error
+		if bytea, err = u.describe(ctx, q); err != nil {
+			return args // as lib/pq would send them; the statement reports its own error
+		}
+		u.bytea.Store(q, bytea)
+	}
+	out := slices.Clone(args)
+	for i, a := range out {
+		if b, ok := a.Value.([]byte); ok && b != nil && (i >= len(bytea) || !bytea[i]) {
+			out[i].Value = string(b)
+		}
+	}
+	return out
+}
+
+// describe finds which of q's parameters are bytea: it prepares q under a name in a
+// transaction of a connection of its own, reads the parameter types, and deallocates it before
+// the transaction ends, so nothing stays on a server connection a pooler hands on.
+func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, error) {
+	dc, err := u.c.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer dc.Close()
+	c := dc.(pqConn)
+	tx, err := c.BeginTx(ctx, driver.TxOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if _, err := c.ExecContext(ctx, `PREPARE gateway_describe AS `+q, nil); err != nil {
+		return nil, err
+	}
+	rows, err := c.QueryContext(ctx, `SELECT array_to_string(parameter_types::text[], ',') FROM pg_prepared_statements
+		WHERE name = 'gateway_describe'`, nil)
+	if err != nil {
+		return nil, err
+	}
+	v := make([]driver.Value, 1)
+	err = rows.Next(v)
+	rows.Close()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.ExecContext(ctx, `DEALLOCATE gateway_describe`, nil); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	var types string
+	switch t := v[0].(type) {
+	case string:
+		types = t
+	case []byte:
+		types = string(t)
+	}
+	var bytea []bool
+	for _, t := range strings.Split(types, ",") {
+		bytea = append(bytea, t == "bytea")
+	}
+	return bytea, nil
+}
+
+// pqConn is what lib/pq's connection implements and database/sql uses.
+type pqConn interface {
+	driver.Conn
+	driver.ConnBeginTx
+	driver.ExecerContext
+	driver.QueryerContext
+	driver.Pinger
+	driver.SessionResetter
+	driver.Validator
+	driver.NamedValueChecker
+}
+
+type unpreparedConn struct {
+	pqConn
+	u *unpreparedConnector
+}
+
+func (c *unpreparedConn) Prepare(q string) (driver.Stmt, error) {
+	return &unpreparedStmt{c: c, q: q}, nil
+}
+
+func (c *unpreparedConn) PrepareContext(_ context.Context, q string) (driver.Stmt, error) {
+	return c.Prepare(q)
+}
+
+func (c *unpreparedConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return c.pqConn.ExecContext(ctx, q, c.u.textArgs(ctx, q, args))
+}
+
+func (c *unpreparedConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.pqConn.QueryContext(ctx, q, c.u.textArgs(ctx, q, args))
+}
+
+type unpreparedStmt struct {
+	c *unpreparedConn
+	q string
+}
+
+var errLegacyCall = errors.New("store: statement called without a context")
+
+func (s *unpreparedStmt) Close() error  { return nil }
+func (s *unpreparedStmt) NumInput() int { return -1 }
+
+// Exec and Query are never called: database/sql uses the context variants.
+func (s *unpreparedStmt) Exec([]driver.Value) (driver.Result, error) { return nil, errLegacyCall }
+func (s *unpreparedStmt) Query([]driver.Value) (driver.Rows, error)  { return nil, errLegacyCall }
+
+func (s *unpreparedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.c.ExecContext(ctx, s.q, args)
+}
+
+func (s *unpreparedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.c.QueryContext(ctx, s.q, args)
+}
