@@ -15,17 +15,17 @@ import (
 	"gateway/server/refusal"
 )
 
-// The panel's send form as an API send request: the form's values become a
+// The dashboard's send form as an API send request: the form's values become a
 // gen.SendTemplateRequest, checked the way apiMiddleware checks a request body (strict input,
 // then the SendTemplateRequest schema of openapi.yaml) and checkSendRequest does; sendLive
 // then applies the template's rules (sendParams). Every refusal is a refusal.Field with the
 // API's field path, which the dashboard shows next to the form input for that path.
 
-// panelRequest builds the API request of the form in (destination already normalised to
+// formRequest builds the API request of the form in (destination already normalised to
 // digits when it could be) and returns it with the broken rules of the API's request checks.
 // A rule about a button_variables entry carries the index of its button (the API names
 // entries by position).
-func (s *Server) panelRequest(in domain.PanelSend, destination string) (*gen.SendTemplateRequest, refusal.Fields) {
+func (s *Server) formRequest(in domain.FormSend, destination string) (*gen.SendTemplateRequest, refusal.Fields) {
 	var fe refusal.Fields
 	b := &gen.SendTemplateRequest{Destination: destination, TemplateId: &in.TemplateID}
 	if in.Name != "" {

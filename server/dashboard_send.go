@@ -14,25 +14,25 @@ import (
 	"gateway/store"
 )
 
-// SendFromPanel is a send from the dashboard's form: the API's live send path (sendLive: the
+// SendFromForm is a send from the dashboard's form: the API's live send path (sendLive: the
 // same template and variable checks, blocked contacts refused, the same records and events)
 // with message.sent source "panel", and the same idempotency records as the API's
 // Idempotency-Key (the form carries a key made when it was shown, so a double submit sends
 // once). The form's values are checked as the API checks a request body first
-// (panelRequest). A refusal the person can act on is a *domain.SendRefused with the API's
+// (formRequest). A refusal the person can act on is a *domain.SendRefused with the API's
 // status, message and broken rules (refusal.Fields, by the API's field paths).
-func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in domain.PanelSend) (domain.PanelSent, error) {
+func (s *Server) SendFromForm(ctx context.Context, accountID int64, in domain.FormSend) (domain.FormSent, error) {
 	mobile, ok := domain.NormalizeMobile(in.Destination)
 	if !ok {
 		mobile = in.Destination
 	}
-	b, fe := s.panelRequest(in, mobile)
+	b, fe := s.formRequest(in, mobile)
 	if !ok {
 		fe = append(fe.Without("destination"), refusal.One("destination",
 			"enter the number in international format: 8 to 15 digits with the country code first")...)
 	}
 	if len(fe) > 0 {
-		return domain.PanelSent{}, panelRefused(invalid(fe))
+		return domain.FormSent{}, formRefused(invalid(fe))
 	}
 	key := ""
 	if in.IdempotencyKey != "" {
@@ -41,18 +41,18 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in domain.P
 		sum := sha256.Sum256(fp)
 		rec, err := s.store.BeginIdempotent(ctx, accountID, key, sum[:])
 		if err != nil {
-			return domain.PanelSent{}, err
+			return domain.FormSent{}, err
 		}
 		switch rec.State {
 		case store.IdempotencyReplay:
-			var sent domain.PanelSent
+			var sent domain.FormSent
 			if err := json.Unmarshal(rec.Response, &sent); err != nil || sent.MessageID == 0 {
-				return domain.PanelSent{}, &domain.SendRefused{Status: rec.StatusCode, Message: string(rec.Response)}
+				return domain.FormSent{}, &domain.SendRefused{Status: rec.StatusCode, Message: string(rec.Response)}
 			}
 			sent.Replayed = true
 			return sent, nil
 		case store.IdempotencyMismatch, store.IdempotencyInFlight:
-			return domain.PanelSent{}, &domain.SendRefused{Status: http.StatusConflict,
+			return domain.FormSent{}, &domain.SendRefused{Status: http.StatusConflict,
 				Message: "This form was already submitted. Open the send page again to send another message."}
 		}
 	}
@@ -64,7 +64,7 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in domain.P
 	}
 	resp, err := s.sendLive(ctx, accountID, b, "panel")
 	ctx = context.WithoutCancel(ctx)
-	var sent domain.PanelSent
+	var sent domain.FormSent
 	var refused *domain.SendRefused
 	var ae *apiError
 	switch {
@@ -76,7 +76,7 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in domain.P
 		}
 		sent.MessageID = ok.Body.Data.MessageId
 	case errors.As(err, &ae):
-		refused = panelRefused(ae)
+		refused = formRefused(ae)
 		err = refused
 	}
 	if key != "" && !held.outcomeUnknown.Load() { // an unknown outcome leaves the key held, unfinished
@@ -98,7 +98,7 @@ func (s *Server) SendFromPanel(ctx context.Context, accountID int64, in domain.P
 	return sent, err
 }
 
-// panelRefused is the API's refusal ae as the dashboard receives it.
-func panelRefused(ae *apiError) *domain.SendRefused {
+// formRefused is the API's refusal ae as the dashboard receives it.
+func formRefused(ae *apiError) *domain.SendRefused {
 	return &domain.SendRefused{Status: ae.Status, Message: ae.Message, Fields: ae.Fields}
 }

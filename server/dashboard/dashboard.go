@@ -91,7 +91,7 @@ type Config struct {
 	EventBody func(store.Event) []byte
 	// Syncer pulls a workspace's templates from the platform ("Sync now"); nil disables it.
 	Syncer TemplateSyncer
-	// Sender sends from the panel through the API's send path; nil: the send page says it is
+	// Sender sends from the form through the API's send path; nil: the send page says it is
 	// not configured.
 	Sender domain.Sender
 	// ClientAddr is the client's address for the sign-in throttle; nil means the

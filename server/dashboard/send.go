@@ -18,14 +18,14 @@ import (
 type sendData struct {
 	Templates                        []store.Template
 	Template                         *store.Template
-	Unsupported                      string // why this template cannot be sent from the panel ("" when it can)
+	Unsupported                      string // why this template cannot be sent from the form ("" when it can)
 	Destination, Name, Campaign, Key string
 	Groups                           []fieldGroup // the inputs of the template's header, body and buttons
 	Preview                          preview
 	FieldErrors                      map[string]string // the refusal's reasons by input (formRefusal)
 }
 
-// sendForm is the panel's send page: choose an approved template, then fill what it takes
+// sendForm is the dashboard's send page: choose an approved template, then fill what it takes
 // (header text, media or location, body variables, button values), see the rendered
 // preview, send.
 func (d *Dashboard) sendForm(w http.ResponseWriter, r *http.Request, s *store.Session) {
@@ -93,7 +93,7 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 		return
 	}
 	r.ParseForm()
-	sent, err := d.cfg.Sender.SendFromPanel(r.Context(), s.AccountID, panelSendOf(r.PostForm))
+	sent, err := d.cfg.Sender.SendFromForm(r.Context(), s.AccountID, panelSendOf(r.PostForm))
 	var refused *domain.SendRefused
 	if errors.As(err, &refused) {
 		d.sendPage(w, r, s, refused.Status, refused.Message, refused.Fields)
@@ -111,17 +111,17 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 
 // panelSendOf reads the send form: media and location only when one of their inputs was
 // filled, a button value for each button_N input filled.
-func panelSendOf(f url.Values) domain.PanelSend {
+func panelSendOf(f url.Values) domain.FormSend {
 	id, _ := strconv.ParseInt(f.Get("template"), 10, 64)
-	in := domain.PanelSend{TemplateID: id, Destination: strings.TrimSpace(f.Get("destination")),
+	in := domain.FormSend{TemplateID: id, Destination: strings.TrimSpace(f.Get("destination")),
 		Name: strings.TrimSpace(f.Get("name")), CampaignName: strings.TrimSpace(f.Get("campaign")),
 		BodyVariables: f["body"], HeaderVariables: f["header"], IdempotencyKey: f.Get("key")}
-	m := domain.PanelMedia{Type: f.Get("media_type"), Link: strings.TrimSpace(f.Get("media_link")),
+	m := domain.FormMedia{Type: f.Get("media_type"), Link: strings.TrimSpace(f.Get("media_link")),
 		ID: strings.TrimSpace(f.Get("media_id")), Filename: strings.TrimSpace(f.Get("media_filename"))}
 	if m.Link != "" || m.ID != "" || m.Filename != "" {
 		in.HeaderMedia = &m
 	}
-	l := domain.PanelLocation{Latitude: f.Get("latitude"), Longitude: f.Get("longitude"),
+	l := domain.FormLocation{Latitude: f.Get("latitude"), Longitude: f.Get("longitude"),
 		Name: strings.TrimSpace(f.Get("location_name")), Address: strings.TrimSpace(f.Get("location_address"))}
 	if strings.TrimSpace(l.Latitude+l.Longitude) != "" || l.Name != "" || l.Address != "" {
 		in.HeaderLocation = &l

@@ -6,33 +6,33 @@ import (
 	"gateway/server/refusal"
 )
 
-// PanelSend is a send from the dashboard's form.
-type PanelSend struct {
+// FormSend is a send from the dashboard's form.
+type FormSend struct {
 	TemplateID      int64
 	Destination     string
 	Name            string // the contact's name when the number is new
 	CampaignName    string // "" groups it under the standing API campaign
 	BodyVariables   []string
 	HeaderVariables []string
-	HeaderMedia     *PanelMedia    // nil when the form gave no media
-	HeaderLocation  *PanelLocation // nil when the form gave no location
+	HeaderMedia     *FormMedia     // nil when the form gave no media
+	HeaderLocation  *FormLocation  // nil when the form gave no location
 	ButtonValues    map[int]string // button index → the value typed for it
 	IdempotencyKey  string         // made when the form was shown: a double submit sends once
 }
 
-// PanelMedia is the form's media header (the API's header_media).
-type PanelMedia struct {
+// FormMedia is the form's media header (the API's header_media).
+type FormMedia struct {
 	Type               string // image, video or document: the chosen template's header format
 	Link, ID, Filename string
 }
 
-// PanelLocation is the form's location header (the API's header_location), as typed.
-type PanelLocation struct {
+// FormLocation is the form's location header (the API's header_location), as typed.
+type FormLocation struct {
 	Latitude, Longitude, Name, Address string
 }
 
-// PanelSent is what a panel send did.
-type PanelSent struct {
+// FormSent is what a send from the form did.
+type FormSent struct {
 	MessageID int64 `json:"message_id"`
 	Replayed  bool  `json:"-"` // the form had been submitted before; nothing was sent again
 }
@@ -51,5 +51,5 @@ func (e *SendRefused) Error() string { return e.Message }
 // Sender sends from the dashboard's form through the API's send path (implemented by the API's
 // server.Server; the process wiring hands it to the dashboard).
 type Sender interface {
-	SendFromPanel(ctx context.Context, accountID int64, in PanelSend) (PanelSent, error)
+	SendFromForm(ctx context.Context, accountID int64, in FormSend) (FormSent, error)
 }
