@@ -56,6 +56,7 @@ func (s *Server) renderError(err error, c echo.Context) {
 		return
 	}
 	ae := s.classify(err, c)
+	s.logRefusal(c, ae)
 	for k, vs := range ae.Header {
 		for _, v := range vs {
 			c.Response().Header().Add(k, v)
@@ -115,4 +116,19 @@ func writeJSON(c echo.Context, status int, v any) {
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	c.Response().WriteHeader(status)
 	c.Response().Write(b)
+}
+
+// logRefusal records a refused call of an authenticated key in its workspace's API error log
+// (the dashboard's "API errors" page): method, path without the query, status, code, key. Calls
+// refused before a key was read are not a workspace's, and 429s are left out so that a flood the
+// rate limit stops does not turn into writes. A failure to record is logged, never answered.
+func (s *Server) logRefusal(c echo.Context, ae *apiError) {
+	r, ok := apiRequestFrom(c.Request().Context())
+	if !ok || s.store == nil || r.principal.AccountID == 0 || ae.Status < 400 || ae.Status == http.StatusTooManyRequests {
+		return
+	}
+	req := c.Request()
+	if err := s.store.RecordAPIError(req.Context(), r.principal.AccountID, r.principal.KeyID, req.Method, req.URL.Path, ae.Status, string(ae.Code)); err != nil {
+		s.log.WarnContext(req.Context(), "api error log", "error", err.Error())
+	}
 }

@@ -107,7 +107,8 @@ const (
 // RecordInbound records an inbound message in one transaction: it finds the contact (by From,
 // then by the other forms, each as a mobile or an alias) or creates it with a contact.created
 // event, keeps From as an alias when it differs from the contact's mobile, fills an empty
-// contact name from the profile, applies Block, finds or creates the conversation (setting
+// contact name from the profile, applies Block (with an audit entry when it changes the contact:
+// see OptOutDetail), finds or creates the conversation (setting
 // last_inbound_at), inserts the message and writes its message.received event. A message whose
 // platform id is already recorded changes nothing and comes back as Duplicate. It fails with
 // an error for an empty platform id or sender, and when the database fails (then nothing is
@@ -174,6 +175,11 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 		}
 		if _, err := st(4).ExecContext(ctx, accountID, c.ID, in.ProfileName, block); err != nil {
 			return InboundResult{}, translate(err)
+		}
+	}
+	if blockChange {
+		if err := auditOptOut(ctx, tx, accountID, c.Mobile, *in.Block); err != nil {
+			return InboundResult{}, err
 		}
 	}
 	name := in.ProfileName

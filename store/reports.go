@@ -74,7 +74,7 @@ const (
 	failureReasonsSQL = `SELECT error_code, error_title, count FROM campaign_failures
 		WHERE account_id = $1 AND campaign_id = $2 AND count > 0
 		ORDER BY count DESC, error_code, error_title LIMIT $3`
-	campaignSeriesSQL = `SELECT date_trunc($5::text, bucket, 'UTC') AS start,
+	campaignSeriesSQL = `SELECT date_trunc($5::text, bucket, $6::text) AS start,
 			sum(pending) AS pending, sum(sent) AS sent, sum(delivered) AS delivered, sum(read) AS read, sum(failed) AS failed
 		FROM campaign_counters
 		WHERE account_id = $1 AND campaign_id = $2 AND bucket >= date_trunc('hour', $3::timestamptz, 'UTC') AND bucket < $4::timestamptz
@@ -114,11 +114,19 @@ func (s *Store) CampaignFailureReasons(ctx context.Context, accountID, campaignI
 // counts are the current statuses of the messages recorded in each bucket. It fails only when
 // the database does.
 func (s *Store) CampaignSeries(ctx context.Context, accountID, campaignID int64, unit string, from, to time.Time) ([]CampaignBucket, error) {
+	return s.CampaignSeriesIn(ctx, accountID, campaignID, unit, "UTC", from, to)
+}
+
+// CampaignSeriesIn is CampaignSeries with the hours and days of the time zone (an IANA name the
+// caller has checked, such as "America/Sao_Paulo"): a day bucket starts at the zone's midnight.
+// The counters are kept per UTC hour, so in a zone whose offset is not whole hours an hour
+// bucket holds the UTC hour that starts within it.
+func (s *Store) CampaignSeriesIn(ctx context.Context, accountID, campaignID int64, unit, zone string, from, to time.Time) ([]CampaignBucket, error) {
 	if unit != "day" {
 		unit = "hour"
 	}
 	out := []CampaignBucket{}
-	return out, s.readMayLag(ctx, false, &out, campaignSeriesSQL, accountID, campaignID, from.UTC(), to.UTC(), unit)
+	return out, s.readMayLag(ctx, false, &out, campaignSeriesSQL, accountID, campaignID, from.UTC(), to.UTC(), unit, zone)
 }
 
 // CampaignMessagesAfter returns up to limit of the account's outbound messages in the

@@ -367,6 +367,38 @@ CREATE SEQUENCE public.accounts_id_seq
 ALTER SEQUENCE public.accounts_id_seq OWNED BY public.accounts.id;
 
 --
+-- Name: api_errors; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.api_errors (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    key_id bigint,
+    method text NOT NULL,
+    path text NOT NULL,
+    status integer NOT NULL,
+    code text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: api_errors_id_seq; Type: SEQUENCE; Schema: public
+--
+
+CREATE SEQUENCE public.api_errors_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: api_errors_id_seq; Type: SEQUENCE OWNED BY; Schema: public
+--
+
+ALTER SEQUENCE public.api_errors_id_seq OWNED BY public.api_errors.id;
+
+--
 -- Name: api_keys; Type: TABLE; Schema: public
 --
 
@@ -403,6 +435,37 @@ CREATE SEQUENCE public.api_keys_id_seq
 ALTER SEQUENCE public.api_keys_id_seq OWNED BY public.api_keys.id;
 
 --
+-- Name: audiences; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.audiences (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    name text NOT NULL,
+    filter jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT audiences_filter_check CHECK ((jsonb_typeof(filter) = 'object'::text)),
+    CONSTRAINT audiences_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200)))
+);
+
+--
+-- Name: audiences_id_seq; Type: SEQUENCE; Schema: public
+--
+
+CREATE SEQUENCE public.audiences_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: audiences_id_seq; Type: SEQUENCE OWNED BY; Schema: public
+--
+
+ALTER SEQUENCE public.audiences_id_seq OWNED BY public.audiences.id;
+
+--
 -- Name: audit_log; Type: TABLE; Schema: public
 --
 
@@ -432,6 +495,96 @@ CREATE SEQUENCE public.audit_log_id_seq
 --
 
 ALTER SEQUENCE public.audit_log_id_seq OWNED BY public.audit_log.id;
+
+--
+-- Name: broadcast_recipients; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.broadcast_recipients (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    broadcast_id bigint NOT NULL,
+    mobile text DEFAULT ''::text NOT NULL,
+    user_id text DEFAULT ''::text NOT NULL,
+    variables jsonb DEFAULT '{}'::jsonb NOT NULL,
+    state text DEFAULT 'pending'::text NOT NULL,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    lease_until timestamp with time zone,
+    claim uuid,
+    attempts integer DEFAULT 0 NOT NULL,
+    message_id text DEFAULT ''::text NOT NULL,
+    error_code integer,
+    error_title text DEFAULT ''::text NOT NULL,
+    retry_not_before timestamp with time zone,
+    sending_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    CONSTRAINT broadcast_recipients_check CHECK (((mobile = ''::text) <> (user_id = ''::text))),
+    CONSTRAINT broadcast_recipients_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'sending'::text, 'unknown'::text, 'sent'::text, 'failed'::text, 'cancelled'::text]))),
+    CONSTRAINT broadcast_recipients_variables_check CHECK ((jsonb_typeof(variables) = 'object'::text))
+);
+
+--
+-- Name: broadcast_recipients_id_seq; Type: SEQUENCE; Schema: public
+--
+
+CREATE SEQUENCE public.broadcast_recipients_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: broadcast_recipients_id_seq; Type: SEQUENCE OWNED BY; Schema: public
+--
+
+ALTER SEQUENCE public.broadcast_recipients_id_seq OWNED BY public.broadcast_recipients.id;
+
+--
+-- Name: broadcasts; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.broadcasts (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    campaign_id bigint NOT NULL,
+    name text NOT NULL,
+    phone_number_id text NOT NULL,
+    portfolio text DEFAULT ''::text NOT NULL,
+    template_name text NOT NULL,
+    template_language text NOT NULL,
+    marketing boolean DEFAULT false NOT NULL,
+    params jsonb DEFAULT '[]'::jsonb NOT NULL,
+    scheduled_at timestamp with time zone,
+    time_zone text DEFAULT 'UTC'::text NOT NULL,
+    state text NOT NULL,
+    pause_reason text DEFAULT ''::text NOT NULL,
+    resume_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    CONSTRAINT broadcasts_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+    CONSTRAINT broadcasts_params_check CHECK ((jsonb_typeof(params) = 'array'::text)),
+    CONSTRAINT broadcasts_state_check CHECK ((state = ANY (ARRAY['scheduled'::text, 'running'::text, 'paused'::text, 'completed'::text, 'cancelled'::text])))
+);
+
+--
+-- Name: broadcasts_id_seq; Type: SEQUENCE; Schema: public
+--
+
+CREATE SEQUENCE public.broadcasts_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: broadcasts_id_seq; Type: SEQUENCE OWNED BY; Schema: public
+--
+
+ALTER SEQUENCE public.broadcasts_id_seq OWNED BY public.broadcasts.id;
 
 --
 -- Name: campaign_counters; Type: TABLE; Schema: public
@@ -544,6 +697,53 @@ CREATE TABLE public.contact_counts (
 );
 
 --
+-- Name: contact_import_rows; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.contact_import_rows (
+    account_id bigint NOT NULL,
+    import_id bigint NOT NULL,
+    line integer NOT NULL,
+    mobile text NOT NULL,
+    firstname text DEFAULT ''::text NOT NULL,
+    lastname text DEFAULT ''::text NOT NULL,
+    variables jsonb DEFAULT '{}'::jsonb NOT NULL,
+    CONSTRAINT contact_import_rows_mobile_check CHECK ((mobile ~ '^[0-9]{8,15}$'::text))
+);
+
+--
+-- Name: contact_imports; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.contact_imports (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    tag text DEFAULT ''::text NOT NULL,
+    state text DEFAULT 'staged'::text NOT NULL,
+    summary jsonb DEFAULT '{}'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    confirmed_at timestamp with time zone,
+    CONSTRAINT contact_imports_state_check CHECK ((state = ANY (ARRAY['staged'::text, 'confirmed'::text])))
+);
+
+--
+-- Name: contact_imports_id_seq; Type: SEQUENCE; Schema: public
+--
+
+CREATE SEQUENCE public.contact_imports_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: contact_imports_id_seq; Type: SEQUENCE OWNED BY; Schema: public
+--
+
+ALTER SEQUENCE public.contact_imports_id_seq OWNED BY public.contact_imports.id;
+
+--
 -- Name: contact_name_suffixes; Type: TABLE; Schema: public
 --
 
@@ -555,6 +755,17 @@ CREATE TABLE public.contact_name_suffixes (
     first_len smallint NOT NULL
 )
 WITH (autovacuum_vacuum_insert_scale_factor='0.05');
+
+--
+-- Name: contact_tags; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.contact_tags (
+    account_id bigint NOT NULL,
+    contact_id bigint NOT NULL,
+    tag text NOT NULL,
+    CONSTRAINT contact_tags_tag_check CHECK (((length(tag) >= 1) AND (length(tag) <= 100)))
+);
 
 --
 -- Name: contacts; Type: TABLE; Schema: public
@@ -835,6 +1046,17 @@ CREATE SEQUENCE public.platform_webhooks_id_seq
 ALTER SEQUENCE public.platform_webhooks_id_seq OWNED BY public.platform_webhooks.id;
 
 --
+-- Name: portfolio_reach; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.portfolio_reach (
+    account_id bigint NOT NULL,
+    portfolio text NOT NULL,
+    recipient text NOT NULL,
+    reached_at timestamp with time zone NOT NULL
+);
+
+--
 -- Name: test_messages; Type: TABLE; Schema: public
 --
 
@@ -1106,10 +1328,22 @@ ALTER SEQUENCE public.webhook_endpoints_id_seq OWNED BY public.webhook_endpoints
 ALTER TABLE ONLY public.accounts ALTER COLUMN id SET DEFAULT nextval('public.accounts_id_seq'::regclass);
 
 --
+-- Name: api_errors id; Type: DEFAULT; Schema: public
+--
+
+ALTER TABLE ONLY public.api_errors ALTER COLUMN id SET DEFAULT nextval('public.api_errors_id_seq'::regclass);
+
+--
 -- Name: api_keys id; Type: DEFAULT; Schema: public
 --
 
 ALTER TABLE ONLY public.api_keys ALTER COLUMN id SET DEFAULT nextval('public.api_keys_id_seq'::regclass);
+
+--
+-- Name: audiences id; Type: DEFAULT; Schema: public
+--
+
+ALTER TABLE ONLY public.audiences ALTER COLUMN id SET DEFAULT nextval('public.audiences_id_seq'::regclass);
 
 --
 -- Name: audit_log id; Type: DEFAULT; Schema: public
@@ -1118,10 +1352,28 @@ ALTER TABLE ONLY public.api_keys ALTER COLUMN id SET DEFAULT nextval('public.api
 ALTER TABLE ONLY public.audit_log ALTER COLUMN id SET DEFAULT nextval('public.audit_log_id_seq'::regclass);
 
 --
+-- Name: broadcast_recipients id; Type: DEFAULT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcast_recipients ALTER COLUMN id SET DEFAULT nextval('public.broadcast_recipients_id_seq'::regclass);
+
+--
+-- Name: broadcasts id; Type: DEFAULT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcasts ALTER COLUMN id SET DEFAULT nextval('public.broadcasts_id_seq'::regclass);
+
+--
 -- Name: campaigns id; Type: DEFAULT; Schema: public
 --
 
 ALTER TABLE ONLY public.campaigns ALTER COLUMN id SET DEFAULT nextval('public.campaigns_id_seq'::regclass);
+
+--
+-- Name: contact_imports id; Type: DEFAULT; Schema: public
+--
+
+ALTER TABLE ONLY public.contact_imports ALTER COLUMN id SET DEFAULT nextval('public.contact_imports_id_seq'::regclass);
 
 --
 -- Name: contacts id; Type: DEFAULT; Schema: public
@@ -1210,6 +1462,13 @@ ALTER TABLE ONLY public.accounts
     ADD CONSTRAINT accounts_pkey PRIMARY KEY (id);
 
 --
+-- Name: api_errors api_errors_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.api_errors
+    ADD CONSTRAINT api_errors_pkey PRIMARY KEY (id);
+
+--
 -- Name: api_keys api_keys_key_hash_key; Type: CONSTRAINT; Schema: public
 --
 
@@ -1224,11 +1483,53 @@ ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_pkey PRIMARY KEY (id);
 
 --
+-- Name: audiences audiences_account_id_id_key; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.audiences
+    ADD CONSTRAINT audiences_account_id_id_key UNIQUE (account_id, id);
+
+--
+-- Name: audiences audiences_account_id_name_key; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.audiences
+    ADD CONSTRAINT audiences_account_id_name_key UNIQUE (account_id, name);
+
+--
+-- Name: audiences audiences_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.audiences
+    ADD CONSTRAINT audiences_pkey PRIMARY KEY (id);
+
+--
 -- Name: audit_log audit_log_pkey; Type: CONSTRAINT; Schema: public
 --
 
 ALTER TABLE ONLY public.audit_log
     ADD CONSTRAINT audit_log_pkey PRIMARY KEY (id);
+
+--
+-- Name: broadcast_recipients broadcast_recipients_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcast_recipients
+    ADD CONSTRAINT broadcast_recipients_pkey PRIMARY KEY (id);
+
+--
+-- Name: broadcasts broadcasts_account_id_id_key; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcasts
+    ADD CONSTRAINT broadcasts_account_id_id_key UNIQUE (account_id, id);
+
+--
+-- Name: broadcasts broadcasts_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcasts
+    ADD CONSTRAINT broadcasts_pkey PRIMARY KEY (id);
 
 --
 -- Name: campaign_counters campaign_counters_pkey; Type: CONSTRAINT; Schema: public
@@ -1301,11 +1602,39 @@ ALTER TABLE ONLY public.contact_counts
     ADD CONSTRAINT contact_counts_pkey PRIMARY KEY (account_id, stripe);
 
 --
+-- Name: contact_import_rows contact_import_rows_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.contact_import_rows
+    ADD CONSTRAINT contact_import_rows_pkey PRIMARY KEY (import_id, mobile);
+
+--
+-- Name: contact_imports contact_imports_account_id_id_key; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.contact_imports
+    ADD CONSTRAINT contact_imports_account_id_id_key UNIQUE (account_id, id);
+
+--
+-- Name: contact_imports contact_imports_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.contact_imports
+    ADD CONSTRAINT contact_imports_pkey PRIMARY KEY (id);
+
+--
 -- Name: contact_name_suffixes contact_name_suffixes_pkey; Type: CONSTRAINT; Schema: public
 --
 
 ALTER TABLE ONLY public.contact_name_suffixes
     ADD CONSTRAINT contact_name_suffixes_pkey PRIMARY KEY (account_id, suffix, contact_id) INCLUDE (created_at, first_len);
+
+--
+-- Name: contact_tags contact_tags_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.contact_tags
+    ADD CONSTRAINT contact_tags_pkey PRIMARY KEY (account_id, tag, contact_id);
 
 --
 -- Name: contacts contacts_account_id_id_key; Type: CONSTRAINT; Schema: public
@@ -1425,6 +1754,13 @@ ALTER TABLE ONLY public.platform_dead_letters
 
 ALTER TABLE ONLY public.platform_webhooks
     ADD CONSTRAINT platform_webhooks_pkey PRIMARY KEY (id);
+
+--
+-- Name: portfolio_reach portfolio_reach_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.portfolio_reach
+    ADD CONSTRAINT portfolio_reach_pkey PRIMARY KEY (account_id, portfolio, recipient);
 
 --
 -- Name: sandbox_messages sandbox_messages_pkey; Type: CONSTRAINT; Schema: public
@@ -1567,6 +1903,12 @@ ALTER TABLE ONLY public.webhook_endpoints
     ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id);
 
 --
+-- Name: api_errors_account_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX api_errors_account_idx ON public.api_errors USING btree (account_id, id DESC);
+
+--
 -- Name: api_keys_account_idx; Type: INDEX; Schema: public
 --
 
@@ -1577,6 +1919,48 @@ CREATE INDEX api_keys_account_idx ON public.api_keys USING btree (account_id);
 --
 
 CREATE INDEX audit_log_account_idx ON public.audit_log USING btree (account_id, id DESC);
+
+--
+-- Name: broadcast_recipients_due_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX broadcast_recipients_due_idx ON public.broadcast_recipients USING btree (broadcast_id, next_attempt_at, id) WHERE (state = 'pending'::text);
+
+--
+-- Name: broadcast_recipients_message_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX broadcast_recipients_message_idx ON public.broadcast_recipients USING btree (account_id, message_id) WHERE (message_id <> ''::text);
+
+--
+-- Name: broadcast_recipients_person_key; Type: INDEX; Schema: public
+--
+
+CREATE UNIQUE INDEX broadcast_recipients_person_key ON public.broadcast_recipients USING btree (broadcast_id, mobile, user_id);
+
+--
+-- Name: broadcast_recipients_sending_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX broadcast_recipients_sending_idx ON public.broadcast_recipients USING btree (broadcast_id, sending_at) WHERE (state = 'sending'::text);
+
+--
+-- Name: broadcasts_account_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX broadcasts_account_idx ON public.broadcasts USING btree (account_id, id DESC);
+
+--
+-- Name: broadcasts_active_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX broadcasts_active_idx ON public.broadcasts USING btree (state) WHERE (state = ANY (ARRAY['scheduled'::text, 'running'::text, 'paused'::text]));
+
+--
+-- Name: contact_tags_contact_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX contact_tags_contact_idx ON public.contact_tags USING btree (account_id, contact_id);
 
 --
 -- Name: contacts_mobile_trgm_idx; Type: INDEX; Schema: public
@@ -1685,6 +2069,12 @@ CREATE INDEX platform_dead_letters_created_idx ON public.platform_dead_letters U
 --
 
 CREATE INDEX platform_webhooks_received_brin ON public.platform_webhooks USING brin (received_at) WITH (autosummarize='on');
+
+--
+-- Name: portfolio_reach_time_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX portfolio_reach_time_idx ON public.portfolio_reach USING btree (account_id, portfolio, reached_at);
 
 --
 -- Name: sandbox_messages_created_idx; Type: INDEX; Schema: public
@@ -1807,11 +2197,25 @@ CREATE TRIGGER messages_count_updated AFTER UPDATE ON public.messages REFERENCIN
 CREATE TRIGGER templates_send_target_notify AFTER INSERT OR DELETE OR UPDATE ON public.templates FOR EACH ROW EXECUTE FUNCTION public.notify_send_target_change();
 
 --
+-- Name: api_errors api_errors_account_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.api_errors
+    ADD CONSTRAINT api_errors_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
 -- Name: api_keys api_keys_account_id_fkey; Type: FK CONSTRAINT; Schema: public
 --
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: audiences audiences_account_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.audiences
+    ADD CONSTRAINT audiences_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
 -- Name: audit_log audit_log_account_id_fkey; Type: FK CONSTRAINT; Schema: public
@@ -1826,6 +2230,27 @@ ALTER TABLE ONLY public.audit_log
 
 ALTER TABLE ONLY public.audit_log
     ADD CONSTRAINT audit_log_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: broadcast_recipients broadcast_recipients_account_id_broadcast_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcast_recipients
+    ADD CONSTRAINT broadcast_recipients_account_id_broadcast_id_fkey FOREIGN KEY (account_id, broadcast_id) REFERENCES public.broadcasts(account_id, id) ON DELETE CASCADE;
+
+--
+-- Name: broadcasts broadcasts_account_id_campaign_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcasts
+    ADD CONSTRAINT broadcasts_account_id_campaign_id_fkey FOREIGN KEY (account_id, campaign_id) REFERENCES public.campaigns(account_id, id);
+
+--
+-- Name: broadcasts broadcasts_account_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcasts
+    ADD CONSTRAINT broadcasts_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
 -- Name: campaigns campaigns_account_id_fkey; Type: FK CONSTRAINT; Schema: public
@@ -1847,6 +2272,27 @@ ALTER TABLE ONLY public.connections
 
 ALTER TABLE ONLY public.contact_aliases
     ADD CONSTRAINT contact_aliases_account_id_contact_id_fkey FOREIGN KEY (account_id, contact_id) REFERENCES public.contacts(account_id, id) ON DELETE CASCADE;
+
+--
+-- Name: contact_import_rows contact_import_rows_account_id_import_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.contact_import_rows
+    ADD CONSTRAINT contact_import_rows_account_id_import_id_fkey FOREIGN KEY (account_id, import_id) REFERENCES public.contact_imports(account_id, id) ON DELETE CASCADE;
+
+--
+-- Name: contact_imports contact_imports_account_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.contact_imports
+    ADD CONSTRAINT contact_imports_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
+
+--
+-- Name: contact_tags contact_tags_account_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.contact_tags
+    ADD CONSTRAINT contact_tags_account_id_contact_id_fkey FOREIGN KEY (account_id, contact_id) REFERENCES public.contacts(account_id, id) ON DELETE CASCADE;
 
 --
 -- Name: contacts contacts_account_id_fkey; Type: FK CONSTRAINT; Schema: public
@@ -1931,6 +2377,13 @@ ALTER TABLE ONLY public.parked_statuses
 
 ALTER TABLE ONLY public.platform_dead_letters
     ADD CONSTRAINT platform_dead_letters_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: portfolio_reach portfolio_reach_account_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.portfolio_reach
+    ADD CONSTRAINT portfolio_reach_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
 -- Name: sandbox_messages sandbox_messages_account_id_fkey; Type: FK CONSTRAINT; Schema: public

@@ -36,10 +36,10 @@ func TestConnectAndDisconnect(t *testing.T) {
 	p = owner.post("/dashboard/invite", url.Values{"email": {"dev@acme.example"}, "role": {"developer"}})
 	dev := newUser(t, env)
 	dev.post("/dashboard/signup", url.Values{"invite": {mustInviteToken(t, p.Body)}, "email": {"dev@acme.example"}, "password": {"another good password"}})
-	if p := dev.get("/dashboard/disconnect"); p.Status != http.StatusNotFound {
+	if p := dev.get("/dashboard/disconnect"); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "only its owners can disconnect the number") {
 		t.Fatalf("developer disconnect page: %d", p.Status)
 	}
-	if p := dev.post("/dashboard/disconnect", nil); p.Status != http.StatusNotFound {
+	if p := dev.post("/dashboard/disconnect", nil); p.Status != http.StatusForbidden {
 		t.Fatalf("developer disconnect: %d", p.Status)
 	}
 	p = owner.get("/dashboard/disconnect")

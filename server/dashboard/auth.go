@@ -63,7 +63,8 @@ type access int
 const (
 	// workspaceAction: any member; in a deactivated workspace only reading (GET) is allowed.
 	workspaceAction access = iota
-	// ownerAction: owners only (developers get the 404 page); read-only when deactivated.
+	// ownerAction: owners only (developers get a 403 page naming the task); read-only when
+	// deactivated.
 	ownerAction
 	// selfAction: the user's own settings (password, which workspace is open), allowed in a
 	// deactivated workspace too.
@@ -71,9 +72,10 @@ const (
 )
 
 // requireSession runs h with the request's live session, or redirects to the sign-in page.
-// Owner routes answer 404 to developers. A deactivated workspace is read-only, as the API
-// refuses its keys (403): every post but the user's own settings is refused with 403.
-func (d *Dashboard) requireSession(h sessionHandler, who access) http.Handler {
+// Owner routes (ownerTask names what they do, e.g. "see the audit log") answer developers 403
+// with "Only owners can …". A deactivated workspace is read-only, as the API refuses its keys
+// (403): every post but the user's own settings is refused with 403.
+func (d *Dashboard) requireSession(h sessionHandler, who access, ownerTask string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, ok := d.session(r)
 		if !ok {
@@ -81,7 +83,7 @@ func (d *Dashboard) requireSession(h sessionHandler, who access) http.Handler {
 			return
 		}
 		if who == ownerAction && s.Role != store.RoleOwner {
-			d.notFound(w, r, &s)
+			d.render(w, r, http.StatusForbidden, "forbidden", page{Title: "Only owners can " + ownerTask, Session: &s, Data: ownerTask})
 			return
 		}
 		if who != selfAction && !s.AccountActive && r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -13,16 +13,18 @@ import (
 // campaignsPage is the number of campaigns on one page of the list.
 const campaignsPage = 50
 
+// campaignRow is a campaign with its funnel (the only counts the pages show) and its name as
+// the pages say it.
 type campaignRow struct {
-	store.CampaignReport
-	DeliveryPct, ReadPct string
+	ID                      int64
+	Label                   string
+	FirstSentAt, LastSentAt *time.Time
+	funnel
 }
 
 func withRates(c store.CampaignReport) campaignRow {
-	return campaignRow{CampaignReport: c, DeliveryPct: pct(c.DeliveryRate()), ReadPct: pct(c.ReadRate())}
+	return campaignRow{ID: c.ID, Label: campaignLabel(c.Name), FirstSentAt: c.FirstSentAt, LastSentAt: c.LastSentAt, funnel: funnelOf(c.StatusCounts)}
 }
-
-func pct(x float64) string { return strconv.FormatFloat(x*100, 'f', 1, 64) + " %" }
 
 type campaignsData struct {
 	Campaigns []campaignRow
@@ -70,15 +72,20 @@ func (d *Dashboard) campaignReport(w http.ResponseWriter, r *http.Request, s *st
 	}
 	data := campaignData{campaignRow: withRates(c), Reasons: reasons}
 	if c.FirstSentAt != nil && c.LastSentAt != nil {
-		from, to, unit := chartRange(*c.FirstSentAt, *c.LastSentAt)
-		bs, err := d.cfg.Store.CampaignSeries(ctx, s.AccountID, c.ID, unit, from, to)
+		loc := viewerZone(r)
+		from, to, unit := chartRange(*c.FirstSentAt, *c.LastSentAt, loc)
+		bs, err := d.cfg.Store.CampaignSeriesIn(ctx, s.AccountID, c.ID, unit, zoneName(loc), from, to)
 		if err != nil {
 			d.serverError(w, r, err)
 			return
 		}
 		data.Chart = newChart(bs, unit, from, to)
 	}
-	d.render(w, r, http.StatusOK, "campaign", page{Title: "Campaign " + c.Name, Nav: "campaigns", Session: s, Data: data})
+	title := "Campaign " + c.Name
+	if data.Label != c.Name {
+		title = "Sends without a campaign"
+	}
+	d.render(w, r, http.StatusOK, "campaign", page{Title: title, Nav: "campaigns", Session: s, Data: data})
 }
 
 // campaignOf reads the campaign of the path's id; it answers 404 (another workspace's id
@@ -97,7 +104,7 @@ func (d *Dashboard) campaignCSV(w http.ResponseWriter, r *http.Request, s *store
 	header := []string{"message_id", "created_at", "sent_at", "destination", "contact_id", "template", "status", "source",
 		"chat_message_id", "error_code", "error_title"}
 	var after *store.MessageCursor
-	d.csvExport(w, r, s, fmt.Sprintf("campaign-%d.csv", c.ID), fmt.Sprintf("/dashboard/campaigns/%d", c.ID), header, func(ctx context.Context) ([][]string, error) {
+	d.csvExport(w, r, s, csvFileName(c), fmt.Sprintf("/dashboard/campaigns/%d", c.ID), header, func(ctx context.Context) ([][]string, error) {
 		ms, err := d.cfg.Store.CampaignMessagesAfter(ctx, s.AccountID, c.ID, after, exportChunk)
 		if err != nil || len(ms) == 0 {
 			return nil, err

@@ -8,13 +8,13 @@ import (
 )
 
 // The campaign chart: an SVG drawn on the server from the hourly counters (no script), one
-// group of four bars per hour or day: messages sent in it, and how many of them are now
-// delivered (or read), read, and failed. The same numbers are in a table beside it for screen
+// group of four bars per hour or day: of the messages recorded in it, the funnel's sent,
+// delivered and read, and the failed ones (funnel.go). The same numbers are in a table beside it for screen
 // readers and for reading exact values.
 
 const (
 	chartW, chartH      = 720, 220
-	chartLeft, chartTop = 44, 10
+	chartLeft, chartTop = 44, 22
 	chartBottom         = 30
 	maxBuckets          = 90
 )
@@ -27,11 +27,14 @@ type chartBar struct {
 type chartLabel struct {
 	X, Y float64
 	Text string
+	// Minor marks every other date label when there are more than four, left out on narrow
+	// screens where the text is larger.
+	Minor bool
 }
 
 type chartRow struct {
-	Label                         string
-	Sent, Delivered, Read, Failed int64
+	Label                                   string
+	Messages, Sent, Delivered, Read, Failed int64
 }
 
 type chart struct {
@@ -46,37 +49,54 @@ type chart struct {
 }
 
 // chartRange picks the buckets for a campaign sent between first and last: hours for up to
-// three days, days beyond, at most maxBuckets of them (the latest).
-func chartRange(first, last time.Time) (from, to time.Time, unit string) {
-	unit, step := "hour", time.Hour
+// three days, days beyond, at most maxBuckets of them (the latest), in the viewer's zone loc.
+func chartRange(first, last time.Time, loc *time.Location) (from, to time.Time, unit string) {
+	unit = "hour"
 	if last.Sub(first) > 72*time.Hour {
-		unit, step = "day", 24*time.Hour
+		unit = "day"
 	}
-	to = last.UTC().Truncate(step).Add(step)
-	from = first.UTC().Truncate(step)
-	if to.Sub(from) > maxBuckets*step {
-		from = to.Add(-maxBuckets * step)
+	from, to = bucketStart(first, unit, loc), nextBucket(bucketStart(last, unit, loc), unit)
+	if unit == "day" && to.Sub(from) > maxBuckets*24*time.Hour {
+		from = to.AddDate(0, 0, -maxBuckets)
 	}
 	return from, to, unit
 }
 
+// bucketStart is the start of the hour or the day (midnight in loc) that holds t, in loc.
+func bucketStart(t time.Time, unit string, loc *time.Location) time.Time {
+	t = t.In(loc)
+	if unit == "day" {
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc)
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), 0, 0, 0, loc)
+}
+
+// nextBucket is the start of the bucket after the one starting at t: an hour later, or the next
+// midnight (a day of 23 or 25 hours where the clocks change).
+func nextBucket(t time.Time, unit string) time.Time {
+	if unit == "day" {
+		return t.AddDate(0, 0, 1)
+	}
+	return t.Add(time.Hour)
+}
+
 func newChart(bs []store.CampaignBucket, unit string, from, to time.Time) chart {
-	step := time.Hour
 	layout := "01-02 15h"
 	if unit == "day" {
-		step, layout = 24*time.Hour, "01-02"
+		layout = "01-02"
 	}
-	byStart := map[time.Time]store.CampaignBucket{}
+	byStart := map[int64]store.CampaignBucket{}
 	for _, b := range bs {
-		byStart[b.Start.UTC()] = b
+		byStart[b.Start.Unix()] = b
 	}
 	c := chart{Unit: unit, W: chartW, H: chartH}
 	var rows []chartRow
-	for t := from; t.Before(to); t = t.Add(step) {
-		b := byStart[t]
-		row := chartRow{Label: t.Format(layout), Sent: b.Total(), Delivered: b.Delivered + b.Read, Read: b.Read, Failed: b.Failed}
+	for t := from; t.Before(to) && len(rows) <= 24*maxBuckets; t = nextBucket(t, unit) {
+		b := byStart[t.Unix()]
+		f := funnelOf(b.StatusCounts)
+		row := chartRow{Label: t.Format(layout), Messages: f.Messages, Sent: f.Sent, Delivered: f.Delivered, Read: f.Read, Failed: f.Failed}
 		rows = append(rows, row)
-		c.Max = max(c.Max, row.Sent)
+		c.Max = max(c.Max, row.Sent, row.Failed)
 	}
 	c.Rows = rows
 	if len(rows) == 0 || c.Max == 0 {
@@ -97,6 +117,11 @@ func newChart(bs []store.CampaignBucket, unit string, from, to time.Time) chart 
 		}
 		if i%labelEvery == 0 {
 			c.XLabels = append(c.XLabels, chartLabel{X: round1(x0), Y: c.BaseY + 18, Text: row.Label})
+		}
+	}
+	if len(c.XLabels) > 4 {
+		for i := 1; i < len(c.XLabels); i += 2 {
+			c.XLabels[i].Minor = true
 		}
 	}
 	for _, f := range []float64{0, 0.5, 1} {

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -59,6 +60,11 @@ type contactData struct {
 	Contact  store.Contact
 	Messages []store.ListedMessage
 	Next     pageQuery
+	// BlockedBy is the audit entry that blocked the contact (a member, or the contact's STOP);
+	// nil when it is not blocked or no entry is kept.
+	BlockedBy *store.AuditEntry
+	// ByOptOut reports that the contact blocked itself with STOP.
+	ByOptOut bool
 }
 
 // contactPage is one contact: details, the edit form, block or unblock, and its conversation's
@@ -87,6 +93,15 @@ func (d *Dashboard) contactForm(w http.ResponseWriter, r *http.Request, s *store
 		return
 	}
 	data := contactData{Contact: c, Messages: p.Messages}
+	if c.Blocked {
+		e, err := d.cfg.Store.LastBlock(r.Context(), s.AccountID, c.Mobile)
+		if err == nil {
+			data.BlockedBy, data.ByOptOut = &e, e.Detail == store.OptOutDetail
+		} else if !errors.Is(err, store.ErrNotFound) {
+			d.serverError(w, r, err)
+			return
+		}
+	}
 	if p.Next != nil {
 		data.Next = pageQuery("after=" + url.QueryEscape(p.Next.String()))
 	}

@@ -180,16 +180,18 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /dashboard/signin", d.signin)
 	mux.HandleFunc("POST /dashboard/signout", d.signout)
 
-	auth := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, workspaceAction)) }
-	owner := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, ownerAction)) }
-	self := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, selfAction)) }
+	auth := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, workspaceAction, "")) }
+	owner := func(pattern, task string, h sessionHandler) {
+		mux.Handle(pattern, d.requireSession(h, ownerAction, task))
+	}
+	self := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, selfAction, "")) }
 	auth("GET /dashboard/{$}", d.overview)
 	self("GET /dashboard/password", d.passwordForm)
 	self("POST /dashboard/password", d.changePassword)
-	owner("POST /dashboard/connect/embedded", d.connectEmbedded)
-	owner("POST /dashboard/connect/token", d.connectToken)
-	owner("GET /dashboard/disconnect", d.disconnectForm)
-	owner("POST /dashboard/disconnect", d.disconnect)
+	owner("POST /dashboard/connect/embedded", "connect a number", d.connectEmbedded)
+	owner("POST /dashboard/connect/token", "connect a number", d.connectToken)
+	owner("GET /dashboard/disconnect", "disconnect the number", d.disconnectForm)
+	owner("POST /dashboard/disconnect", "disconnect the number", d.disconnect)
 	auth("GET /dashboard/keys", d.keys)
 	auth("POST /dashboard/keys", d.createKey)
 	auth("GET /dashboard/keys/{id}", d.keyPage)
@@ -218,19 +220,20 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/contacts/{id}/unblock", d.unblockContact)
 	auth("GET /dashboard/request-log", d.requestLog)
 	auth("GET /dashboard/request-log/{id}", d.attemptPage)
+	auth("GET /dashboard/api-errors", d.apiErrors)
 	auth("POST /dashboard/deliveries/{id}/redeliver", d.redeliver)
-	owner("GET /dashboard/audit", d.auditLog)
-	owner("GET /dashboard/audit/{id}", d.auditEntry)
+	owner("GET /dashboard/audit", "see the audit log", d.auditLog)
+	owner("GET /dashboard/audit/{id}", "see the audit log", d.auditEntry)
 	self("GET /dashboard/workspaces", d.workspaces)
 	self("POST /dashboard/workspaces/{id}", d.switchWorkspace)
-	owner("GET /dashboard/invite", d.inviteForm)
-	owner("POST /dashboard/invite", d.invite)
+	owner("GET /dashboard/invite", "invite teammates", d.inviteForm)
+	owner("POST /dashboard/invite", "invite teammates", d.invite)
 	auth("GET /dashboard/members", d.members)
-	owner("GET /dashboard/members/{id}", d.memberPage)
-	owner("POST /dashboard/members/{id}/role", d.setMemberRole)
-	owner("POST /dashboard/members/{id}/remove", d.removeMember)
-	owner("POST /dashboard/invitations/{id}/revoke", d.revokeInvitation)
-	owner("POST /dashboard/invitations/{id}/resend", d.resendInvitation)
+	owner("GET /dashboard/members/{id}", "manage members", d.memberPage)
+	owner("POST /dashboard/members/{id}/role", "manage members", d.setMemberRole)
+	owner("POST /dashboard/members/{id}/remove", "manage members", d.removeMember)
+	owner("POST /dashboard/invitations/{id}/revoke", "manage invitations", d.revokeInvitation)
+	owner("POST /dashboard/invitations/{id}/resend", "manage invitations", d.resendInvitation)
 	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) { d.notFound(w, r, nil) })
 }
 
@@ -311,27 +314,14 @@ type page struct {
 	Flash   string
 	Error   string
 	Data    any
+	// Zone is the viewer's time zone (viewerZone), set by render.
+	Zone *time.Location
 }
 
 // IsOwner reports whether the signed-in user owns the workspace.
 func (p page) IsOwner() bool { return p.Session != nil && p.Session.Role == store.RoleOwner }
 
 var funcs = template.FuncMap{
-	"time": func(t any) string {
-		switch v := t.(type) {
-		case time.Time:
-			if v.IsZero() {
-				return "—"
-			}
-			return v.UTC().Format("2006-01-02 15:04:05 UTC")
-		case *time.Time:
-			if v == nil {
-				return "—"
-			}
-			return v.UTC().Format("2006-01-02 15:04:05 UTC")
-		}
-		return fmt.Sprint(t)
-	},
 	"status": func(p *int) string {
 		if p == nil {
 			return "—"
@@ -363,7 +353,7 @@ func (d *Dashboard) parseTemplates() error {
 		if base == "layout" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		t, err := template.New("layout.html").Funcs(funcs).Funcs(wordFuncs).ParseFS(templateFS, "templates/layout.html", n)
 		if err != nil {
 			return fmt.Errorf("dashboard template %s: %w", n, err)
 		}
@@ -378,6 +368,9 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	if !ok {
 		d.serverError(w, r, fmt.Errorf("no template %q", name))
 		return
+	}
+	if p.Zone == nil {
+		p.Zone = viewerZone(r)
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
@@ -439,7 +432,6 @@ var notices = map[string]string{
 	"enabled":            "The endpoint was enabled.",
 	"disabled":           "The endpoint was disabled.",
 	"deleted":            "The endpoint was deleted.",
-	"test":               "A webhook.test event was queued for this endpoint. It appears in the request log once attempted.",
 	"redelivered":        "The delivery was queued again. The new attempt appears in the request log shortly.",
 	"disconnected":       "The number was disconnected.",
 	"password":           "Your password was changed. Other sessions were signed out.",
@@ -450,7 +442,7 @@ var notices = map[string]string{
 	"sync-unavailable":   "Syncing is not configured on this server.",
 	"sent":               "The message was sent. Its status follows here as the platform reports it.",
 	"sent-before":        "This form had already been sent: nothing was sent again. Here is the message it sent.",
-	"contact-blocked":    "The contact is blocked: sends to it are refused (409) until it is unblocked.",
+	"contact-blocked":    "The contact is blocked: sends to it are refused until it is unblocked.",
 	"contact-unblocked":  "The contact is unblocked and can be sent to again.",
 	"switched":           "You opened this workspace. Its number, keys and data are shown from now on.",
 	"joined":             "You accepted the invitation and joined this workspace. Your other workspaces are on the Workspaces page.",

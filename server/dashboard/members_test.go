@@ -67,12 +67,12 @@ func TestMembersRolesAndRemoval(t *testing.T) {
 	}
 	ownerID := userID(t, env, "owner@acme.example")
 	for _, path := range []string{fmt.Sprintf("/dashboard/members/%d/role", ownerID), fmt.Sprintf("/dashboard/members/%d/remove", ownerID)} {
-		if p := dev.post(path, url.Values{"role": {"developer"}}); p.Status != http.StatusNotFound {
-			t.Errorf("developer POST %s = %d, want 404", path, p.Status)
+		if p := dev.post(path, url.Values{"role": {"developer"}}); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "Only owners can manage members") {
+			t.Errorf("developer POST %s = %d, want 403 saying only owners can", path, p.Status)
 		}
 	}
-	if p := dev.get(fmt.Sprintf("/dashboard/members/%d", ownerID)); p.Status != http.StatusNotFound {
-		t.Errorf("developer's member page = %d, want 404", p.Status)
+	if p := dev.get(fmt.Sprintf("/dashboard/members/%d", ownerID)); p.Status != http.StatusForbidden {
+		t.Errorf("developer's member page = %d, want 403", p.Status)
 	}
 	if m, _ := env.Store.MemberByID(context.Background(), acct, ownerID); m.Role != store.RoleOwner {
 		t.Fatalf("the owner after the developer's posts: %+v", m)

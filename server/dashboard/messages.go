@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -36,11 +37,13 @@ func (d *Dashboard) messages(w http.ResponseWriter, r *http.Request, s *store.Se
 	}
 	f.CampaignID, _ = strconv.ParseInt(data.Campaign, 10, 64)
 	f.ContactID, _ = strconv.ParseInt(data.Contact, 10, 64)
-	if t, err := time.Parse("2006-01-02", data.From); err == nil {
+	// The dates are days in the viewer's zone.
+	loc := viewerZone(r)
+	if t, err := time.ParseInLocation("2006-01-02", data.From, loc); err == nil {
 		f.CreatedAfter = t
 	}
-	if t, err := time.Parse("2006-01-02", data.To); err == nil {
-		f.CreatedBefore = t.Add(24 * time.Hour) // the whole day
+	if t, err := time.ParseInLocation("2006-01-02", data.To, loc); err == nil {
+		f.CreatedBefore = t.AddDate(0, 0, 1) // the whole day
 	}
 	if v := q.Get("after"); v != "" {
 		c, err := store.ParseMessageCursor(v)
@@ -75,10 +78,13 @@ func (d *Dashboard) messages(w http.ResponseWriter, r *http.Request, s *store.Se
 }
 
 type messageData struct {
-	Message  store.Message
-	Content  []byte // what was sent: language and variables, as stored (JSON)
-	Contact  store.Contact
-	Attempts []store.LoggedAttempt
+	Message store.Message
+	Content []byte // what was sent: language and variables, as stored (JSON)
+	Sent    sentWith
+	// CampaignName is the message's campaign's name ("" without one).
+	CampaignName string
+	Contact      store.Contact
+	Attempts     []store.LoggedAttempt
 }
 
 // messagePage is one message: its status history with the platform's timestamps, the
@@ -99,6 +105,24 @@ func (d *Dashboard) messagePage(w http.ResponseWriter, r *http.Request, s *store
 	if data.Content, err = d.cfg.Store.MessageContent(ctx, s.AccountID, m.ID); err != nil {
 		d.serverError(w, r, err)
 		return
+	}
+	var tpl *store.Template
+	if m.TemplateID != nil {
+		if t, err := d.cfg.Store.TemplateByID(ctx, s.AccountID, *m.TemplateID); err == nil {
+			tpl = &t
+		} else if !errors.Is(err, store.ErrNotFound) {
+			d.serverError(w, r, err)
+			return
+		}
+	}
+	data.Sent = describeSent(tpl, data.Content)
+	if m.CampaignID != nil {
+		c, err := d.cfg.Store.CampaignByID(ctx, s.AccountID, *m.CampaignID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			d.serverError(w, r, err)
+			return
+		}
+		data.CampaignName = c.Name
 	}
 	if data.Attempts, err = d.cfg.Store.MessageAttempts(ctx, s.AccountID, m.ID, m.CreatedAt, 100); err != nil {
 		d.serverError(w, r, err)

@@ -32,6 +32,7 @@ type overviewData struct {
 	Connect      connectConfig
 	ConnectError string
 	Form         tokenForm
+	Health       overviewHealth
 }
 
 type connectConfig struct {
@@ -71,6 +72,9 @@ func (d *Dashboard) overviewData(r *http.Request, s *store.Session) (overviewDat
 	case err == nil:
 		o.Connection = &c
 	case !errors.Is(err, store.ErrNotFound):
+		return o, err
+	}
+	if o.Health, err = d.overviewHealth(ctx, s.AccountID, o.Connection); err != nil {
 		return o, err
 	}
 	now := d.cfg.Clock()

@@ -68,7 +68,7 @@ func TestBrowserReports(t *testing.T) {
 	b.PressOn("#sync-now")
 	var rejected string
 	b.Eval(`Array.from(document.querySelectorAll("section.template")).filter(s => s.querySelector("h2").textContent.startsWith("flash_sale")).map(s => s.querySelector(".template-status").textContent).join("")`, &rejected)
-	if !strings.Contains(rejected, "REJECTED") || !strings.Contains(rejected, "Reason: PROMOTIONAL") {
+	if !strings.Contains(rejected, "REJECTED") || !strings.Contains(rejected, "Reason: Promotional content") {
 		t.Fatalf("flash_sale shows %q", rejected)
 	}
 	b.CheckPage("templates")
@@ -95,6 +95,10 @@ func TestBrowserReports(t *testing.T) {
 		t.Fatalf("after the send: %s", b.Location())
 	}
 	b.CheckPage("message")
+	// The message page shows what the customer received: the template's text with the values.
+	if got := b.Text("#sent-text"); !strings.Contains(got, "Hi Ana, your order ORD-7781 is confirmed.") {
+		t.Fatalf("what the customer received: %q", got)
+	}
 	waitFor(t, "the simulator to receive the send", func() bool {
 		for _, m := range env.Sim.Sent() {
 			if m.TemplateName == "order_confirmation" && m.BizOpaqueCallbackData == fmt.Sprint(msgID) {
@@ -110,7 +114,7 @@ func TestBrowserReports(t *testing.T) {
 		var status string
 		b.Run("messages", chromedp.Navigate(base+"/messages"), chromedp.WaitVisible("main", chromedp.ByQuery),
 			chromedp.Evaluate(fmt.Sprintf(`(document.querySelector('tr[data-message="%d"] .status') || {}).textContent || ""`, msgID), &status))
-		if strings.TrimSpace(status) == "read" {
+		if strings.TrimSpace(status) == "Read" {
 			break
 		}
 		if time.Now().After(deadline) {

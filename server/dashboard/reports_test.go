@@ -113,8 +113,8 @@ func TestReportPages(t *testing.T) {
 	}
 	p = a.get(fmt.Sprintf("/dashboard/campaigns/%d", s.campaign))
 	for _, want := range []string{`<dd id="count-total">5</dd>`, `<dd id="count-read">2</dd>`, `<dd id="count-failed">1</dd>`,
-		`<dd id="count-sent">1</dd>`, `<dd id="delivery-rate">60.0 %</dd>`, `<dd id="read-rate">40.0 %</dd>`,
-		`<svg id="campaign-chart"`, `Message undeliverable`, `<td>11-20 09h</td><td>2</td><td>1</td><td>0</td><td>0</td>`, `<td>11-20 10h</td><td>3</td><td>2</td><td>2</td><td>1</td>`} {
+		`<dd id="count-sent">4</dd>`, `<dd id="count-delivered">3</dd>`, `<dd id="delivery-rate">60.0 %</dd>`, `<dd id="read-rate">40.0 %</dd>`,
+		`<svg id="campaign-chart"`, `Message undeliverable`, `<td data-label="Hour">11-20 09h</td><td data-label="Sent">2</td><td data-label="Delivered">1</td><td data-label="Read">0</td><td data-label="Failed">0</td>`, `<td data-label="Hour">11-20 10h</td><td data-label="Sent">2</td><td data-label="Delivered">2</td><td data-label="Read">2</td><td data-label="Failed">1</td>`} {
 		if !strings.Contains(p.Body, want) {
 			t.Errorf("campaign report lacks %s", want)
 		}

@@ -19,7 +19,8 @@ const requestLogPage = 50
 
 type requestLogData struct {
 	Attempts  []store.LoggedAttempt
-	Endpoints []store.WebhookEndpoint
+	Endpoints []store.EndpointStatus
+	Activity  map[int64]store.EndpointActivity
 	Events    []string
 	Filter    store.AttemptFilter
 	Outcome   string
@@ -51,12 +52,16 @@ func (d *Dashboard) requestLog(w http.ResponseWriter, r *http.Request, s *store.
 		d.serverError(w, r, err)
 		return
 	}
-	es, err := d.cfg.Store.WebhookEndpointsByAccount(r.Context(), s.AccountID)
+	es, err := d.cfg.Store.EndpointStatuses(r.Context(), s.AccountID)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
 	data := requestLogData{Attempts: as, Endpoints: es, Events: store.EventTypes, Filter: f}
+	if data.Activity, err = d.activity(r.Context(), s.AccountID); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
 	if len(as) == requestLogPage {
 		last := as[len(as)-1]
 		nq := url.Values{}

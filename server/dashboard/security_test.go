@@ -340,9 +340,12 @@ func TestInvitationAndRoles(t *testing.T) {
 	if p := dev.get("/dashboard/keys"); p.Status != http.StatusOK {
 		t.Fatalf("developer keys page: %d", p.Status)
 	}
-	for _, path := range []string{"/dashboard/audit", "/dashboard/invite"} {
-		if p := dev.get(path); p.Status != http.StatusNotFound {
-			t.Errorf("developer %s = %d, want 404", path, p.Status)
+	// An owner-only page tells a developer why it is closed: 403 "Only owners can …", the same
+	// for an audit entry that exists and one that does not.
+	for path, task := range map[string]string{"/dashboard/audit": "see the audit log", "/dashboard/audit/1": "see the audit log",
+		"/dashboard/audit/999999": "see the audit log", "/dashboard/invite": "invite teammates"} {
+		if p := dev.get(path); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "<h1>Only owners can "+task+"</h1>") {
+			t.Errorf("developer %s = %d, want 403 saying only owners can %s", path, p.Status, task)
 		}
 	}
 	again := newUser(t, env)

@@ -120,7 +120,7 @@ func templateForm(t store.Template, v url.Values, errs map[string]string) ([]fie
 		vals := fill(v["header"], t.HeaderParams)
 		for i, val := range vals {
 			header.Fields = append(header.Fields, formField{ID: fmt.Sprintf("s-header-%d", i), Name: "header", Value: val,
-				Label: fmt.Sprintf("Header variable %d", i+1), Required: true, MaxLength: 1024, Error: errs[fmt.Sprintf("header.%d", i)],
+				Label: fmt.Sprintf("Header variable {{%d}}", i+1), Required: true, MaxLength: 1024, Error: errs[fmt.Sprintf("header.%d", i)],
 				input: fmt.Sprintf("header.%d", i)})
 		}
 		pv.Header = substitute(tc.Header, vals)
@@ -174,7 +174,7 @@ func templateForm(t store.Template, v url.Values, errs map[string]string) ([]fie
 	bodyGroup := fieldGroup{ID: "s-body", Legend: "Body", Error: errs["body"]}
 	for i, val := range body {
 		bodyGroup.Fields = append(bodyGroup.Fields, formField{ID: fmt.Sprintf("s-body-%d", i), Name: "body", Value: val,
-			Label: fmt.Sprintf("Body variable %d", i+1), Required: true, MaxLength: 1024, Error: errs[fmt.Sprintf("body.%d", i)],
+			Label: fmt.Sprintf("Body variable {{%d}}", i+1), Required: true, MaxLength: 1024, Error: errs[fmt.Sprintf("body.%d", i)],
 			input: fmt.Sprintf("body.%d", i)})
 	}
 	if len(bodyGroup.Fields) > 0 || bodyGroup.Error != "" {

@@ -86,8 +86,8 @@ func TestConnectIsOwnerOnlyAndNeverReplaces(t *testing.T) {
 	dev := newUser(t, env)
 	dev.post("/dashboard/signup", url.Values{"invite": {mustInviteToken(t, p.Body)}, "email": {"dev@acme.example"}, "password": {"another good password"}})
 	for _, path := range []string{"/dashboard/connect/token", "/dashboard/connect/embedded"} {
-		if p := dev.post(path, url.Values{"code": {"c"}, "waba_id": {"1"}, "phone_number_id": {"2"}, "access_token": {"dev-token"}}); p.Status != http.StatusNotFound {
-			t.Errorf("developer POST %s = %d, want 404", path, p.Status)
+		if p := dev.post(path, url.Values{"code": {"c"}, "waba_id": {"1"}, "phone_number_id": {"2"}, "access_token": {"dev-token"}}); p.Status != http.StatusForbidden {
+			t.Errorf("developer POST %s = %d, want 403", path, p.Status)
 		}
 	}
 	if _, err := env.Store.ConnectionByAccount(context.Background(), acct); err == nil {

@@ -69,7 +69,8 @@ func describeTemplate(t store.ListedTemplate) templateRow {
 			row.Variables = append(row.Variables, m[1])
 		}
 	}
-	row.Preview = placeholder.ReplaceAllString(row.Body, "[$1]")
+	// One notation for variables everywhere: {{1}}, as on the platform.
+	row.Preview = placeholder.ReplaceAllString(row.Body, "{{$1}}")
 	row.Reason = t.RejectedReason // kept only for REJECTED, never "NONE" (store.keptRejectionReason)
 	return row
 }

@@ -28,8 +28,8 @@ func TestTemplatesPageSyncAndFilters(t *testing.T) {
 		t.Fatalf("sync now: %d %s", p.Status, p.Header.Get("Location"))
 	}
 	p = a.get("/dashboard/templates?notice=synced")
-	for _, want := range []string{"The templates were synced", "flash_sale", "REJECTED", "Reason: PROMOTIONAL", "payment_reminder", "PENDING",
-		"order_confirmation", "<code>{{1}}</code>, <code>{{2}}</code>", "Hi [1], your order [2] is confirmed.", "es_MX"} {
+	for _, want := range []string{"The templates were synced", "flash_sale", "REJECTED", "Reason: Promotional content", "<code>PROMOTIONAL</code>", "payment_reminder", "PENDING",
+		"order_confirmation", "<code>{{1}}</code>, <code>{{2}}</code>", "Hi {{1}}, your order {{2}} is confirmed.", "es_MX"} {
 		if !strings.Contains(p.Body, want) {
 			t.Errorf("templates page lacks %q", want)
 		}
@@ -108,7 +108,7 @@ func TestTemplateRejectionWebhook(t *testing.T) {
 	if err := env.Sim.SetTemplateStatus(conn.WabaID, id, "REJECTED", "INVALID_FORMAT"); err != nil {
 		t.Fatal(err)
 	}
-	if s := section(); !strings.Contains(s, ">REJECTED<") || !strings.Contains(s, "Reason: INVALID_FORMAT") {
+	if s := section(); !strings.Contains(s, ">REJECTED<") || !strings.Contains(s, "Reason: Invalid format") {
 		t.Fatalf("after REJECTED with a reason:\n%s", s)
 	}
 	if listed() {

@@ -14,6 +14,7 @@ import (
 
 type webhooksData struct {
 	Endpoints []store.EndpointStatus
+	Activity  map[int64]store.EndpointActivity
 	URL       string
 }
 
@@ -23,6 +24,9 @@ type webhookData struct {
 	Confirm  string // "delete" or "rotate": the confirmation asked for
 	Rotated  bool
 	Overlap  string
+	Activity map[int64]store.EndpointActivity
+	// Test is the result of the test event the page was opened for (nil: none asked).
+	Test *testResult
 }
 
 func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, s *store.Session, status int, data webhooksData, errMsg string) {
@@ -32,6 +36,10 @@ func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, s *stor
 		return
 	}
 	data.Endpoints = es
+	if data.Activity, err = d.activity(r.Context(), s.AccountID); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
 	d.render(w, r, status, "webhooks", page{Title: "Webhooks", Nav: "webhooks", Session: s, Flash: flash(r), Error: errMsg, Data: data})
 }
 
@@ -42,7 +50,7 @@ func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, s *store.Se
 func (d *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	u := strings.TrimSpace(r.PostFormValue("url"))
 	if err := d.cfg.ValidateWebhookURL(u, d.cfg.WebhookAllowPrivate); err != nil {
-		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u}, "Endpoint URL: "+err.Error()+".")
+		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u}, "Endpoint URL: "+plainSetting(err.Error())+".")
 		return
 	}
 	secret, err := eventhook.NewSecret()
@@ -82,6 +90,10 @@ func (d *Dashboard) webhookView(w http.ResponseWriter, r *http.Request, s *store
 	}
 	data.Endpoint = e
 	data.Overlap = "24 hours"
+	if data.Activity, err = d.activity(r.Context(), s.AccountID); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
 	d.render(w, r, http.StatusOK, "webhook", page{Title: "Webhook endpoint", Nav: "webhooks", Session: s, Flash: flash(r), Data: data})
 }
 
@@ -94,8 +106,17 @@ func (d *Dashboard) webhookPage(w http.ResponseWriter, r *http.Request, s *store
 	if c != "delete" && c != "rotate" {
 		c = ""
 	}
-	d.render(w, r, http.StatusOK, "webhook", page{Title: "Webhook endpoint", Nav: "webhooks", Session: s, Flash: flash(r),
-		Data: webhookData{Endpoint: e, Confirm: c, Overlap: "24 hours"}})
+	data := webhookData{Endpoint: e, Confirm: c, Overlap: "24 hours"}
+	var err error
+	if data.Activity, err = d.activity(r.Context(), s.AccountID); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	if data.Test, err = d.testOutcome(r, s, e.ID); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	d.render(w, r, http.StatusOK, "webhook", page{Title: "Webhook endpoint", Nav: "webhooks", Session: s, Flash: flash(r), Data: data})
 }
 
 func (d *Dashboard) setEnabled(w http.ResponseWriter, r *http.Request, s *store.Session, enabled bool) {
@@ -156,7 +177,7 @@ func (d *Dashboard) testWebhook(w http.ResponseWriter, r *http.Request, s *store
 		return
 	}
 	data, _ := json.Marshal(map[string]any{"endpoint_id": e.ID, "message": "A test event sent from the dashboard."})
-	_, err := d.cfg.Store.SendTestEvent(r.Context(), s.AccountID, e.ID, data)
+	ev, err := d.cfg.Store.SendTestEvent(r.Context(), s.AccountID, e.ID, data)
 	if errors.Is(err, store.ErrEndpointDisabled) {
 		d.render(w, r, http.StatusConflict, "webhook", page{Title: "Webhook endpoint", Nav: "webhooks", Session: s,
 			Error: "This endpoint is disabled: enable it first, then send a test event.", Data: webhookData{Endpoint: e, Overlap: "24 hours"}})
@@ -165,7 +186,14 @@ func (d *Dashboard) testWebhook(w http.ResponseWriter, r *http.Request, s *store
 		d.serverError(w, r, err)
 		return
 	}
-	redirect(w, r, Prefix+"/webhooks/"+strconv.FormatInt(e.ID, 10), "test")
+	// Wait a moment for the attempt, so that the page shows how the endpoint answered.
+	delivery, err := d.cfg.Store.TestDelivery(r.Context(), s.AccountID, ev.ID, e.ID)
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	d.awaitAttempt(r.Context(), s.AccountID, delivery)
+	http.Redirect(w, r, Prefix+"/webhooks/"+strconv.FormatInt(e.ID, 10)+"?test="+delivery, http.StatusSeeOther)
 }
 
 func (d *Dashboard) deleteWebhook(w http.ResponseWriter, r *http.Request, s *store.Session) {

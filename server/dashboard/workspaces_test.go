@@ -77,7 +77,7 @@ func TestInvitationForAnExistingUserAndSwitchingWorkspaces(t *testing.T) {
 
 	// Both workspaces are listed, with the role in each; opening Beta switches the session.
 	p = bob.get("/dashboard/workspaces")
-	for _, want := range []string{"<td>Acme</td>\n    <td>developer</td>", "<td>Beta</td>\n    <td>owner</td>",
+	for _, want := range []string{"<td data-label=\"Workspace\">Acme</td>\n    <td data-label=\"Your role\">developer</td>", "<td data-label=\"Workspace\">Beta</td>\n    <td data-label=\"Your role\">owner</td>",
 		fmt.Sprintf(`action="/dashboard/workspaces/%d"`, beta)} {
 		if !strings.Contains(p.Body, want) {
 			t.Fatalf("workspaces page lacks %q:\n%s", want, p.Body)

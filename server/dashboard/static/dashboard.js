@@ -1,6 +1,17 @@
-// The dashboard's only script (served from our origin; no inline script anywhere): copy
-// buttons, and the Embedded Signup launcher on the overview. Every page works without it.
+// The dashboard's only script (served from our origin; no inline script anywhere): the time
+// zone cookie, copy buttons, the Embedded Signup launcher on the overview and the header's menu
+// on wide screens. Every page works without it (times are then in UTC).
 "use strict";
+
+// The browser's time zone, for the server to show times in (the "tz" cookie; UTC without it).
+(function () {
+  var tz = "";
+  try { tz = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { return; }
+  var had = /(?:^|; )tz=([^;]*)/.exec(document.cookie);
+  if (!tz || (had && decodeURIComponent(had[1]) === tz)) return;
+  document.cookie = "tz=" + encodeURIComponent(tz) + "; path=/dashboard; max-age=31536000; samesite=lax" +
+    (location.protocol === "https:" ? "; secure" : "");
+})();
 
 document.addEventListener("click", function (ev) {
   var b = ev.target.closest("button.copy");
@@ -64,7 +75,7 @@ document.addEventListener("click", function (ev) {
   }
 
   btn.addEventListener("click", function () {
-    if (!sdkURL || !sdkOrigin) { say("Embedded Signup is not configured (PLATFORM_SDK_URL). Use the token form below."); return; }
+    if (!sdkURL || !sdkOrigin) { say("Embedded Signup is not set up on this server. Use the token form below."); return; }
     code = ""; session = { waba_id: "", phone_number_id: "" };
     if (window.FB) { launch(); return; }
     say("Loading Embedded Signup…");
@@ -78,4 +89,15 @@ document.addEventListener("click", function (ev) {
     s.onerror = function () { say("Could not load the Embedded Signup script. Check your connection and try again."); };
     document.head.appendChild(s);
   });
+})();
+
+// The header's menu (a <details>) is always open on wide screens, where its button is hidden;
+// the stylesheet does the same in browsers that style a disclosure's content.
+(function () {
+  var menu = document.getElementById("menu");
+  if (!menu || !window.matchMedia) return;
+  var wide = window.matchMedia("(min-width: 701px)");
+  function sync() { menu.open = wide.matches; }
+  sync();
+  if (wide.addEventListener) wide.addEventListener("change", sync);
 })();

@@ -1,0 +1,421 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Broadcasts: one template to many recipients. The recipient rows are the broadcast engine's
+// queue. A claim leases due pending rows (FOR UPDATE SKIP LOCKED) by pushing their
+// next_attempt_at out by the lease and stamping a claim token; a process that dies holding a
+// claim loses it when the lease runs out. Before its platform call a recipient is marked
+// 'sending' in its own statement (MarkBroadcastSending), which succeeds only for the claim's
+// holder while the broadcast runs: a recipient whose call may have happened is never claimed
+// again. A 'sending' row whose answer never came is moved to 'unknown' (ExpireBroadcastSending)
+// and stays there until a status report adopts it (AdoptBroadcastRecipient).
+
+// Broadcast states.
+const (
+	BroadcastScheduled = "scheduled"
+	BroadcastRunning   = "running"
+	BroadcastPaused    = "paused"
+	BroadcastCompleted = "completed"
+	BroadcastCancelled = "cancelled"
+)
+
+// Recipient states.
+const (
+	RecipientPending   = "pending"
+	RecipientSending   = "sending"
+	RecipientUnknown   = "unknown"
+	RecipientSent      = "sent"
+	RecipientFailed    = "failed"
+	RecipientCancelled = "cancelled"
+)
+
+// Pause reasons. The engine resumes a broadcast paused for PausePortfolioLimit by itself at its
+// resume_at; the others wait for a person (ResumeBroadcast).
+const (
+	PauseOperator       = "operator"
+	PausePortfolioLimit = "portfolio_limit"
+	PauseTemplatePaused = "template_paused"
+	PausePayment        = "payment"
+)
+
+// ErrBroadcastState is returned (wrapping ErrConflict) when a broadcast's state does not allow
+// the change asked for (resuming a completed one, pausing a cancelled one...).
+var ErrBroadcastState = fmt.Errorf("%w: the broadcast's state does not allow this", ErrConflict)
+
+// BroadcastParam is one body parameter of a broadcast's template: a fixed Value, or the
+// recipient's variable named Variable.
+type BroadcastParam struct {
+	Value    string `json:"value,omitempty"`
+	Variable string `json:"variable,omitempty"`
+}
+
+// BroadcastInput is a broadcast to create.
+type BroadcastInput struct {
+	Name             string // also the campaign's name (made when the account has none of it)
+	PhoneNumberID    string
+	Portfolio        string // the business portfolio whose 24 h budget the sends use
+	TemplateName     string
+	TemplateLanguage string
+	Marketing        bool
+	Params           []BroadcastParam
+	ScheduledAt      *time.Time // nil: running at once
+	TimeZone         string     // the zone the schedule was given in ("" = UTC), kept for display
+}
+
+// RecipientInput is one recipient: a number (digits) or a user id, and its variables.
+type RecipientInput struct {
+	Mobile    string
+	UserID    string
+	Variables map[string]string
+}
+
+// Broadcast is a stored broadcast.
+type Broadcast struct {
+	ID               int64            `db:"id"`
+	AccountID        int64            `db:"account_id"`
+	CampaignID       int64            `db:"campaign_id"`
+	Name             string           `db:"name"`
+	PhoneNumberID    string           `db:"phone_number_id"`
+	Portfolio        string           `db:"portfolio"`
+	TemplateName     string           `db:"template_name"`
+	TemplateLanguage string           `db:"template_language"`
+	Marketing        bool             `db:"marketing"`
+	Params           []BroadcastParam `db:"-"`
+	ParamsJSON       []byte           `db:"params"`
+	ScheduledAt      *time.Time       `db:"scheduled_at"`
+	TimeZone         string           `db:"time_zone"`
+	State            string           `db:"state"`
+	PauseReason      string           `db:"pause_reason"`
+	ResumeAt         *time.Time       `db:"resume_at"`
+	CreatedAt        time.Time        `db:"created_at"`
+	UpdatedAt        time.Time        `db:"updated_at"`
+	StartedAt        *time.Time       `db:"started_at"`
+	FinishedAt       *time.Time       `db:"finished_at"`
+}
+
+func (b *Broadcast) decode() error {
+	if len(b.ParamsJSON) == 0 {
+		return nil
+	}
+	return json.Unmarshal(b.ParamsJSON, &b.Params)
+}
+
+const broadcastColumns = `id, account_id, campaign_id, name, phone_number_id, portfolio, template_name, template_language,
+	marketing, params, scheduled_at, time_zone, state, pause_reason, resume_at, created_at, updated_at, started_at, finished_at`
+
+// recipientChunk bounds the rows of one insert statement.
+const recipientChunk = 5000
+
+// CreateBroadcast stores a broadcast of the account and its recipients in one transaction: the
+// campaign named in.Name (made when missing), the broadcast (scheduled when in.ScheduledAt is
+// set, running otherwise) and one row per recipient. A recipient listed twice is stored once.
+// It fails with ErrNotFound when the account does not exist.
+func (s *Store) CreateBroadcast(ctx context.Context, accountID int64, in BroadcastInput, rs []RecipientInput) (Broadcast, error) {
+	params, err := json.Marshal(nonNilParams(in.Params))
+	if err != nil {
+		return Broadcast{}, err
+	}
+	state := BroadcastRunning
+	if in.ScheduledAt != nil {
+		state = BroadcastScheduled
+	}
+	tz := in.TimeZone
+	if tz == "" {
+		tz = "UTC"
+	}
+	var b Broadcast
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var campaign int64
+		if err := tx.GetContext(ctx, &campaign, `WITH c AS (
+				INSERT INTO campaigns (account_id, name) VALUES ($1, $2) ON CONFLICT (account_id, name) DO NOTHING RETURNING id)
+			SELECT id FROM c UNION ALL SELECT id FROM campaigns WHERE account_id = $1 AND name = $2 LIMIT 1`,
+			accountID, in.Name); err != nil {
+			return err
+		}
+		if err := tx.GetContext(ctx, &b, `INSERT INTO broadcasts (account_id, campaign_id, name, phone_number_id, portfolio,
+				template_name, template_language, marketing, params, scheduled_at, time_zone, state, started_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $12 = 'running' THEN now() END)
+			RETURNING `+broadcastColumns,
+			accountID, campaign, in.Name, in.PhoneNumberID, in.Portfolio, in.TemplateName, in.TemplateLanguage, in.Marketing,
+			params, in.ScheduledAt, tz, state); err != nil {
+			return err
+		}
+		return insertRecipients(ctx, tx, accountID, b.ID, rs)
+	})
+	if err != nil {
+		if pe, ok := err.(*pq.Error); ok && pe.Code == "23503" {
+			return Broadcast{}, ErrNotFound
+		}
+		return Broadcast{}, translate(err)
+	}
+	return b, b.decode()
+}
+
+// AddBroadcastRecipients adds recipients to the account's broadcast that has not finished
+// (for lists too long for one call). Recipients it already has are skipped. It fails with
+// ErrNotFound for no such broadcast and ErrBroadcastState for a finished one.
+func (s *Store) AddBroadcastRecipients(ctx context.Context, accountID, broadcastID int64, rs []RecipientInput) error {
+	return translate(s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var state string
+		if err := tx.GetContext(ctx, &state, `SELECT state FROM broadcasts WHERE account_id = $1 AND id = $2 FOR SHARE`,
+			accountID, broadcastID); err != nil {
+			return err
+		}
+		if state == BroadcastCompleted || state == BroadcastCancelled {
+			return ErrBroadcastState
+		}
+		return insertRecipients(ctx, tx, accountID, broadcastID, rs)
+	}))
+}
+
+func nonNilParams(p []BroadcastParam) []BroadcastParam {
+	if p == nil {
+		return []BroadcastParam{}
+	}
+	return p
+}
+
+// recipientRow is one element of insertRecipients' JSON array.
+type recipientRow struct {
+	Mobile    string            `json:"m"`
+	UserID    string            `json:"u"`
+	Variables map[string]string `json:"v"`
+}
+
+func insertRecipients(ctx context.Context, tx *sqlx.Tx, accountID, broadcastID int64, rs []RecipientInput) error {
+	for start := 0; start < len(rs); start += recipientChunk {
+		chunk := rs[start:min(start+recipientChunk, len(rs))]
+		rows := make([]recipientRow, len(chunk))
+		for i, r := range chunk {
+			v := r.Variables
+			if v == nil {
+				v = map[string]string{}
+			}
+			rows[i] = recipientRow{Mobile: r.Mobile, UserID: r.UserID, Variables: v}
+		}
+		data, err := json.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO broadcast_recipients (account_id, broadcast_id, mobile, user_id, variables)
+			SELECT $1, $2, x.m, x.u, x.v FROM jsonb_to_recordset($3::jsonb) AS x(m text, u text, v jsonb)
+			ON CONFLICT (broadcast_id, mobile, user_id) DO NOTHING`, accountID, broadcastID, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inTx runs f in a transaction, committing when it returns nil.
+func (s *Store) inTx(ctx context.Context, f func(*sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// BroadcastByID returns the account's broadcast, or ErrNotFound.
+func (s *Store) BroadcastByID(ctx context.Context, accountID, id int64) (Broadcast, error) {
+	var b Broadcast
+	if err := s.db.GetContext(ctx, &b, `SELECT `+broadcastColumns+` FROM broadcasts WHERE account_id = $1 AND id = $2`,
+		accountID, id); err != nil {
+		return Broadcast{}, translate(err)
+	}
+	return b, b.decode()
+}
+
+// Broadcasts returns the account's broadcasts newest first, those with ids below beforeID
+// (0: from the newest), at most limit.
+func (s *Store) Broadcasts(ctx context.Context, accountID, beforeID int64, limit int) ([]Broadcast, error) {
+	var out []Broadcast
+	if err := s.db.SelectContext(ctx, &out, `SELECT `+broadcastColumns+` FROM broadcasts
+		WHERE account_id = $1 AND ($2 = 0 OR id < $2) ORDER BY id DESC LIMIT $3`, accountID, beforeID, limit); err != nil {
+		return nil, translate(err)
+	}
+	for i := range out {
+		if err := out[i].decode(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// BroadcastCounts returns how many of the broadcast's recipients are in each state (states
+// with none are absent).
+func (s *Store) BroadcastCounts(ctx context.Context, accountID, id int64) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM broadcast_recipients
+		WHERE account_id = $1 AND broadcast_id = $2 GROUP BY state`, accountID, id)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, translate(err)
+		}
+		out[st] = n
+	}
+	return out, translate(rows.Err())
+}
+
+// BroadcastRecipient is one stored recipient.
+type BroadcastRecipient struct {
+	ID             int64      `db:"id"`
+	AccountID      int64      `db:"account_id"`
+	BroadcastID    int64      `db:"broadcast_id"`
+	Mobile         string     `db:"mobile"`
+	UserID         string     `db:"user_id"`
+	VariablesJSON  []byte     `db:"variables"`
+	State          string     `db:"state"`
+	Attempts       int        `db:"attempts"`
+	MessageID      string     `db:"message_id"`
+	ErrorCode      *int       `db:"error_code"`
+	ErrorTitle     string     `db:"error_title"`
+	RetryNotBefore *time.Time `db:"retry_not_before"`
+	FinishedAt     *time.Time `db:"finished_at"`
+}
+
+// Variables decodes the recipient's variables.
+func (r BroadcastRecipient) Variables() map[string]string {
+	v := map[string]string{}
+	_ = json.Unmarshal(r.VariablesJSON, &v) // the column is a JSON object by its CHECK
+	return v
+}
+
+// BroadcastRecipients returns a page of the broadcast's recipients in id order, those after
+// afterID, at most limit (keyset pages: pass the last id seen).
+func (s *Store) BroadcastRecipients(ctx context.Context, accountID, broadcastID, afterID int64, limit int) ([]BroadcastRecipient, error) {
+	var out []BroadcastRecipient
+	if err := s.db.SelectContext(ctx, &out, `SELECT id, account_id, broadcast_id, mobile, user_id, variables, state, attempts,
+			message_id, error_code, error_title, retry_not_before, finished_at
+		FROM broadcast_recipients WHERE account_id = $1 AND broadcast_id = $2 AND id > $3 ORDER BY id LIMIT $4`,
+		accountID, broadcastID, afterID, limit); err != nil {
+		return nil, translate(err)
+	}
+	return out, nil
+}
+
+// PauseBroadcast pauses the account's scheduled or running broadcast with reason and the time
+// the engine may resume it by itself (nil: only ResumeBroadcast does). No recipient is marked
+// sending once it has committed. Pausing a paused broadcast updates its reason.
+func (s *Store) PauseBroadcast(ctx context.Context, accountID, id int64, reason string, resumeAt *time.Time) (Broadcast, error) {
+	return s.changeBroadcast(ctx, accountID, id, `UPDATE broadcasts SET state = 'paused', pause_reason = $3, resume_at = $4, updated_at = now()
+		WHERE account_id = $1 AND id = $2 AND state IN ('scheduled', 'running', 'paused')
+		RETURNING `+broadcastColumns, reason, resumeAt)
+}
+
+// ResumeBroadcast sets the account's paused broadcast running again (scheduled again when its
+// schedule has not come yet).
+func (s *Store) ResumeBroadcast(ctx context.Context, accountID, id int64) (Broadcast, error) {
+	return s.changeBroadcast(ctx, accountID, id, `UPDATE broadcasts SET
+			state = CASE WHEN scheduled_at > now() AND started_at IS NULL THEN 'scheduled' ELSE 'running' END,
+			started_at = CASE WHEN scheduled_at > now() AND started_at IS NULL THEN NULL ELSE coalesce(started_at, now()) END,
+			pause_reason = '', resume_at = NULL, updated_at = now()
+		WHERE account_id = $1 AND id = $2 AND state = 'paused'
+		RETURNING `+broadcastColumns)
+}
+
+// CancelBroadcast cancels the account's unfinished broadcast: its recipients not called yet
+// are cancelled, in the same transaction.
+func (s *Store) CancelBroadcast(ctx context.Context, accountID, id int64) (Broadcast, error) {
+	var b Broadcast
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &b, `UPDATE broadcasts SET state = 'cancelled', finished_at = now(), updated_at = now()
+			WHERE account_id = $1 AND id = $2 AND state IN ('scheduled', 'running', 'paused')
+			RETURNING `+broadcastColumns, accountID, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE broadcast_recipients SET state = 'cancelled', finished_at = now(), claim = NULL
+			WHERE account_id = $1 AND broadcast_id = $2 AND state = 'pending'`, accountID, id)
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return Broadcast{}, s.stateOrMissing(ctx, accountID, id)
+	}
+	if err != nil {
+		return Broadcast{}, translate(err)
+	}
+	return b, b.decode()
+}
+
+func (s *Store) changeBroadcast(ctx context.Context, accountID, id int64, q string, args ...any) (Broadcast, error) {
+	var b Broadcast
+	err := s.db.GetContext(ctx, &b, q, append([]any{accountID, id}, args...)...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Broadcast{}, s.stateOrMissing(ctx, accountID, id)
+	}
+	if err != nil {
+		return Broadcast{}, translate(err)
+	}
+	return b, b.decode()
+}
+
+// stateOrMissing tells ErrNotFound from ErrBroadcastState after a change matched no row.
+func (s *Store) stateOrMissing(ctx context.Context, accountID, id int64) error {
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM broadcasts WHERE account_id = $1 AND id = $2`, accountID, id); err != nil {
+		return translate(err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return ErrBroadcastState
+}
+
+// PauseBroadcastsUsingTemplate pauses every scheduled or running broadcast of the account that
+// sends the template (any language) with reason, and returns their ids.
+func (s *Store) PauseBroadcastsUsingTemplate(ctx context.Context, accountID int64, template, reason string) ([]int64, error) {
+	var ids []int64
+	err := s.db.SelectContext(ctx, &ids, `UPDATE broadcasts SET state = 'paused', pause_reason = $3, resume_at = NULL, updated_at = now()
+		WHERE account_id = $1 AND template_name = $2 AND state IN ('scheduled', 'running') RETURNING id`,
+		accountID, template, reason)
+	return ids, translate(err)
+}
+
+// PauseAccountBroadcasts pauses every scheduled or running broadcast of the account with reason
+// (the platform refused the account's sends, e.g. for payment), and returns their ids.
+func (s *Store) PauseAccountBroadcasts(ctx context.Context, accountID int64, reason string) ([]int64, error) {
+	var ids []int64
+	err := s.db.SelectContext(ctx, &ids, `UPDATE broadcasts SET state = 'paused', pause_reason = $2, resume_at = NULL, updated_at = now()
+		WHERE account_id = $1 AND state IN ('scheduled', 'running') RETURNING id`, accountID, reason)
+	return ids, translate(err)
+}
+
+// BudgetUse is a broadcast's use of its portfolio's 24 h budget of unique recipients, for the
+// pre-flight: Used is the recipients the portfolio reached in the window, Cost how many of the
+// broadcast's recipients not called yet would be new to it.
+type BudgetUse struct {
+	Used int `db:"used"`
+	Cost int `db:"cost"`
+}
+
+// BroadcastBudgetUse returns the broadcast's use of its portfolio's budget at now.
+func (s *Store) BroadcastBudgetUse(ctx context.Context, accountID, broadcastID int64, now time.Time) (BudgetUse, error) {
+	var u BudgetUse
+	err := s.db.GetContext(ctx, &u, `SELECT
+			(SELECT count(*) FROM portfolio_reach p WHERE p.account_id = $1 AND p.portfolio = b.portfolio AND p.reached_at > $3::timestamptz - interval '24 hours') AS used,
+			(SELECT count(*) FROM broadcast_recipients r WHERE r.account_id = $1 AND r.broadcast_id = b.id AND r.state = 'pending'
+				AND NOT EXISTS (SELECT FROM portfolio_reach p WHERE p.account_id = $1 AND p.portfolio = b.portfolio
+					AND p.recipient = r.mobile || r.user_id AND p.reached_at > $3::timestamptz - interval '24 hours')) AS cost
+		FROM broadcasts b WHERE b.account_id = $1 AND b.id = $2`, accountID, broadcastID, now)
+	return u, translate(err)
+}
