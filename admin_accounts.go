@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"math/big"
 
-	"gateway/server"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -88,7 +88,7 @@ func adminNumberConnect(ctx context.Context, a *app, fs *flag.FlagSet, args []st
 	if c.AccessToken, err = token.required(a.cfg.getenv); err != nil {
 		return nil, err
 	}
-	digits, ok := server.NormalizeMobile(c.PhoneNumber)
+	digits, ok := domain.NormalizeMobile(c.PhoneNumber)
 	if !ok {
 		return nil, fmt.Errorf("--phone-number %q: want an international number, 8 to 15 digits with the country code first", c.PhoneNumber)
 	}
@@ -151,10 +151,10 @@ type keyCreated struct {
 }
 
 func createKey(ctx context.Context, st *store.Store, accountID int64, mode string) (keyCreated, error) {
-	if mode != server.ModeLive && mode != server.ModeTest {
+	if mode != domain.ModeLive && mode != domain.ModeTest {
 		return keyCreated{}, fmt.Errorf("--mode must be live or test")
 	}
-	key, hash, prefix, err := server.GenerateKey(mode)
+	key, hash, prefix, err := domain.GenerateKey(mode)
 	if err != nil {
 		return keyCreated{}, err
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // adminDeadLettersList is `gateway admin deadletters list`: the platform webhook items that
-// could not be applied (see server/platform_webhook.go), newest first, with their error and the
+// could not be applied (see server/platformhook.go), newest first, with their error and the
 // item as received.
 func adminDeadLettersList(ctx context.Context, a *app, fs *flag.FlagSet, args []string) (any, error) {
 	limit := fs.Int("limit", 50, "how many, newest first")

@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 	"gateway/store"
 )
 
@@ -134,10 +134,10 @@ type webhookCreated struct {
 
 // createWebhook validates the URL, makes a signing secret and registers the endpoint.
 func createWebhook(ctx context.Context, st *store.Store, accountID int64, rawURL string, allowPrivate bool) (webhookCreated, error) {
-	if err := webhook.ValidateURL(rawURL, allowPrivate); err != nil {
+	if err := eventhook.ValidateURL(rawURL, allowPrivate); err != nil {
 		return webhookCreated{}, fmt.Errorf("--url: %w", err)
 	}
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		return webhookCreated{}, err
 	}

@@ -49,7 +49,7 @@ func TestE2EMetricsListenerAndShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	for _, name := range []string{"gateway_http_requests_total", "gateway_webhook_deliveries_due", "go_sql_open_connections"} {
+	for _, name := range []string{"gateway_http_requests_total", "gateway_eventhook_deliveries_due", "go_sql_open_connections"} {
 		if fams[name] == nil {
 			t.Errorf("no %s on the metrics listener", name)
 		}

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"time"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 )
 
 // receiveMaxBody bounds one received event; the gateway's events are far smaller.
@@ -58,7 +58,7 @@ func receiver(secret string, out io.Writer) http.Handler {
 			return
 		}
 		at := time.Now().UTC().Format(time.TimeOnly)
-		if secret != "" && !hmac.Equal([]byte(r.Header.Get("X-Service-Signature")), []byte(webhook.Signature(secret, body))) {
+		if secret != "" && !hmac.Equal([]byte(r.Header.Get("X-Service-Signature")), []byte(eventhook.Signature(secret, body))) {
 			fmt.Fprintf(out, "%s %s %s: refused, X-Service-Signature does not match the secret\n", at, r.URL.Path, r.Header.Get("webhook-id"))
 			http.Error(w, "signature mismatch", http.StatusUnauthorized)
 			return

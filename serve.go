@@ -17,17 +17,22 @@ import (
 	"gateway/migrations"
 	"gateway/platform/whatsapp"
 	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/onboarding"
+	"gateway/server/web"
+	"gateway/server/worker"
 	"gateway/store"
 )
 
-// app is the wired gateway: database, store, platform client and HTTP server.
+// app is the wired gateway: database, store, platform client, the HTTP server and the
+// background services beside it.
 type app struct {
-	cfg    config
-	log    *slog.Logger
-	store  *store.Store
-	server *server.Server
-	close  func()
+	cfg     config
+	log     *slog.Logger
+	store   *store.Store
+	server  *server.Server
+	workers *worker.Group
+	close   func()
 }
 
 // openApp migrates (unless disabled), opens the store and builds the server.
@@ -57,11 +62,11 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		return nil, err
 	}
 	if cfg.DemoKey != "" {
-		if mode, err := server.ParseKey(cfg.DemoKey); err != nil || mode != server.ModeDemo {
+		if mode, err := domain.ParseKey(cfg.DemoKey); err != nil || mode != domain.ModeDemo {
 			db.Close()
 			return nil, fmt.Errorf("DEMO_KEY is not a valid svc_demo_ key")
 		}
-		if _, err := st.EnsureDemoKey(ctx, server.HashKey(cfg.DemoKey), cfg.DemoKey[:13], "demo-"+newJoinCode()); err != nil {
+		if _, err := st.EnsureDemoKey(ctx, domain.HashKey(cfg.DemoKey), cfg.DemoKey[:13], "demo-"+newJoinCode()); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("register the demo key: %w", err)
 		}
@@ -80,23 +85,33 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		TrustedProxies:      cfg.TrustedProxies,
 		Replicas:            cfg.Replicas,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
-		Dashboard:           cfg.Dashboard,
 		NoListen:            cfg.listenURL() == "",
 	}, server.Deps{Store: st, Platform: wa, Logger: logger, Onboarding: onb})
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	srv.AddService(server.NewTemplateSyncer(server.TemplateSyncConfig{Accounts: st.ConnectedAccountIDs,
-		Sync: srv.SyncAccountTemplates, Every: cfg.TemplateSyncEvery, Logger: logger}))
-	srv.AddService(server.NewDispatcher(st, server.DispatcherConfig{DSN: cfg.listenURL(), AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}))
-	srv.AddService(server.NewRetention(st, server.RetentionConfig{Logger: logger}))
-	if cfg.listenURL() != "" {
-		srv.AddService(server.NewTenantListener(srv, cfg.listenURL(), logger))
+	// The dashboard, beside the API on the same listener.
+	if _, err := web.Mount(srv, web.Config{Dashboard: cfg.Dashboard, Store: st, Onboarding: onb,
+		SandboxPhoneNumber: cfg.SandboxPhoneNumber, TrustedProxies: cfg.TrustedProxies}); err != nil {
+		db.Close()
+		return nil, err
 	}
-	srv.AddService(server.NewReconciler(st, server.ReconcileConfig{Interval: cfg.ReconcileEvery, Logger: logger,
-		OnPass: srv.Metrics().ObserveReconcile}))
-	return &app{cfg: cfg, log: logger, store: st, server: srv, close: func() { st.Close(); db.Close() }}, nil
+	workers := &worker.Group{}
+	workers.Add(
+		worker.NewTemplateSyncer(worker.TemplateSyncConfig{Accounts: st.ConnectedAccountIDs,
+			Sync: srv.SyncAccountTemplates, Every: cfg.TemplateSyncEvery, Logger: logger}),
+		worker.NewDispatcher(st, worker.DispatcherConfig{DSN: cfg.listenURL(), AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}),
+		worker.NewRetention(st, worker.RetentionConfig{Logger: logger}),
+	)
+	if cfg.listenURL() != "" {
+		workers.Add(server.NewTenantListener(srv, cfg.listenURL(), logger))
+	}
+	workers.Add(worker.NewReconciler(st, worker.ReconcileConfig{Interval: cfg.ReconcileEvery, Logger: logger,
+		OnPass: func(n worker.ReconcileCounts) {
+			srv.Metrics().ObserveReconcile(int64(n.Applied), int64(n.Adopted), n.Orphaned, n.Pruned)
+		}}))
+	return &app{cfg: cfg, log: logger, store: st, server: srv, workers: workers, close: func() { st.Close(); db.Close() }}, nil
 }
 
 // pools are the primary pool and the replica's (nil when none), closed together.
@@ -144,11 +159,11 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 	}
 	timeouts := serverTimeouts(a.cfg)
 	hs := newHTTPServer(a.server.Handler(), timeouts)
-	if err := a.server.StartServices(ctx); err != nil {
+	if err := a.workers.Start(ctx); err != nil {
 		ln.Close()
 		return err
 	}
-	defer a.server.StopServices()
+	defer a.stopWorkers()
 	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
 	a.log.Info("serving", "addr", ln.Addr().String())
@@ -188,9 +203,16 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shutdown: %w", err)
 	}
-	a.server.StopServices()
+	a.stopWorkers()
 	a.log.Info("shut down")
 	return nil
+}
+
+// stopWorkers gives up the server's background recordings of accepted sends, then stops the
+// background services in reverse order. Both are idempotent.
+func (a *app) stopWorkers() {
+	a.server.Close()
+	a.workers.Stop()
 }
 
 func migrateUp(cfg config) error {

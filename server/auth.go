@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gateway/gen"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -98,7 +99,7 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, aheadID int6
 	case key == "":
 		return Principal{}, nil, unauthorized(scheme, keyMissing)
 	}
-	mode, err := ParseKey(key)
+	mode, err := domain.ParseKey(key)
 	if err != nil {
 		return Principal{}, nil, unauthorized(scheme, keyMalformed)
 	}
@@ -106,7 +107,7 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, aheadID int6
 	if !km.readsAhead {
 		aheadID = 0
 	}
-	p, ahead, err := s.lookupKey(ctx, HashKey(key), aheadID)
+	p, ahead, err := s.lookupKey(ctx, domain.HashKey(key), aheadID)
 	if errors.Is(err, store.ErrNotFound) {
 		return Principal{}, nil, unauthorized(scheme, keyUnknown)
 	}
@@ -153,7 +154,7 @@ func (s *Server) lookupKey(ctx context.Context, hash []byte, aheadID int64) (sto
 	}
 	// Concurrent requests share the lookup's statement (s.keys): it starts after this request
 	// arrived, so a key revoked before then is read as revoked.
-	k, err := s.keys.do(hash)
+	k, err := s.keys.Do(hash)
 	if err == nil && !k.Found {
 		err = store.ErrNotFound
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"gateway/server/domain"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -31,11 +32,11 @@ func TestPollReadIgnoresCancellation(t *testing.T) {
 	t.Parallel()
 	s, a := storeOnlyServer(t)
 	st, ctx := s.store, context.Background()
-	key, hash, _, err := GenerateKey(ModeLive)
+	key, hash, _, err := domain.GenerateKey(domain.ModeLive)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateAPIKey(ctx, a.ID, ModeLive, hash, key[:12]); err != nil {
+	if _, err := st.CreateAPIKey(ctx, a.ID, domain.ModeLive, hash, key[:12]); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := st.BeginSend(ctx, a.ID, store.SendInput{Mobile: "15550000001", Name: "Ana", CampaignName: "API",

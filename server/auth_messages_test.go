@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 )
 
@@ -16,11 +16,11 @@ func TestAuthSaysWhatWasWrong(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, servertest.Config{})
 	a := env.NewTenant("Acme Ltd")
-	revoked, k := env.NewKey(a.Account.ID, server.ModeLive)
+	revoked, k := env.NewKey(a.Account.ID, domain.ModeLive)
 	if _, err := env.Store.RevokeAPIKey(context.Background(), k.ID); err != nil {
 		t.Fatal(err)
 	}
-	unknown, _, _, err := server.GenerateKey(server.ModeLive)
+	unknown, _, _, err := domain.GenerateKey(domain.ModeLive)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 )
 
@@ -105,7 +105,7 @@ func TestAuthEachKeyFormWorks(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			me := getMe(t, env, r)
-			if me.Account.ID != a.Account.ID || me.Account.Name != "Acme Ltd" || me.Mode != server.ModeLive || me.Sandbox != nil {
+			if me.Account.ID != a.Account.ID || me.Account.Name != "Acme Ltd" || me.Mode != domain.ModeLive || me.Sandbox != nil {
 				t.Fatalf("unexpected %+v", me)
 			}
 		})
@@ -143,7 +143,7 @@ func TestAuthNoFallThrough(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, servertest.Config{})
 	a := env.NewTenant("Acme Ltd")
-	unknown, _, _, err := server.GenerateKey(server.ModeLive) // well formed, never stored
+	unknown, _, _, err := domain.GenerateKey(domain.ModeLive) // well formed, never stored
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,16 +180,16 @@ func TestAuthRejectsBadKeys(t *testing.T) {
 	a := env.NewTenant("Acme Ltd")
 	ctx := context.Background()
 
-	unknown, _, _, err := server.GenerateKey(server.ModeLive)
+	unknown, _, _, err := domain.GenerateKey(domain.ModeLive)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A test key whose hash is stored as a live key: the prefix and the stored mode disagree.
-	mislabelled, hash, prefix, err := server.GenerateKey(server.ModeTest)
+	mislabelled, hash, prefix, err := domain.GenerateKey(domain.ModeTest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Store.CreateAPIKey(ctx, a.Account.ID, server.ModeLive, hash, prefix); err != nil {
+	if _, err := env.Store.CreateAPIKey(ctx, a.Account.ID, domain.ModeLive, hash, prefix); err != nil {
 		t.Fatal(err)
 	}
 	flip := func(key string, i int) string {
@@ -236,7 +236,7 @@ func TestAuthRevokedKeyStopsAtOnce(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, servertest.Config{})
 	a := env.NewTenant("Acme Ltd")
-	second, _ := env.NewKey(a.Account.ID, server.ModeLive)
+	second, _ := env.NewKey(a.Account.ID, domain.ModeLive)
 	ctx := context.Background()
 
 	if me := getMe(t, env, servertest.Request{Key: a.Live}); me.Account.ID != a.Account.ID {
@@ -308,7 +308,7 @@ func TestAuthTestKeySeesSandbox(t *testing.T) {
 	a := env.NewTenant("Acme Ltd")
 
 	me := getMe(t, env, servertest.Request{Key: a.Test})
-	if me.Mode != server.ModeTest || me.Account.ID != a.Account.ID {
+	if me.Mode != domain.ModeTest || me.Account.ID != a.Account.ID {
 		t.Fatalf("unexpected %+v", me)
 	}
 	if me.Sandbox == nil || me.Sandbox.PhoneNumber != "15550001111" || me.Sandbox.JoinCode != a.Account.JoinCode ||
@@ -320,7 +320,7 @@ func TestAuthTestKeySeesSandbox(t *testing.T) {
 	}
 	// The same account's live key shows the live identity (no number connected yet).
 	live := getMe(t, env, servertest.Request{Key: a.Live})
-	if live.Mode != server.ModeLive || live.Sandbox != nil || live.Chat.Connected {
+	if live.Mode != domain.ModeLive || live.Sandbox != nil || live.Chat.Connected {
 		t.Fatalf("unexpected %+v", live)
 	}
 }
@@ -369,7 +369,7 @@ func TestAuthQueryKeyNeverLogged(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	env := servertest.New(t, servertest.Config{Logger: logger})
 	a := env.NewTenant("Acme Ltd")
-	unknown, _, _, err := server.GenerateKey(server.ModeLive)
+	unknown, _, _, err := domain.GenerateKey(domain.ModeLive)
 	if err != nil {
 		t.Fatal(err)
 	}

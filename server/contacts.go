@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"gateway/gen"
+	"gateway/server/domain"
 	"gateway/server/refusal"
 	"gateway/store"
 )
@@ -48,7 +49,7 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	if err != nil {
 		return nil, err
 	}
-	mobile, ok := normalizeMobile(req.Body.Mobile)
+	mobile, ok := domain.NormalizeMobile(req.Body.Mobile)
 	if !ok {
 		return nil, invalid(refusal.One("mobile", "must be an international number: 8 to 15 digits with the country code first"))
 	}

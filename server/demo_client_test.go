@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 )
 
@@ -18,7 +19,7 @@ func TestDemoLimitIgnoresUntrustedForwardedFor(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	env := servertest.New(t, servertest.Config{Clock: clock.Now})
 	a := env.NewTenant("Demo Co")
-	demo, _ := env.NewKey(a.Account.ID, server.ModeDemo)
+	demo, _ := env.NewKey(a.Account.ID, domain.ModeDemo)
 	for i := 0; i < 20; i++ {
 		h := map[string]string{"X-Forwarded-For": fmt.Sprintf("203.0.113.%d", i), "X-Real-IP": fmt.Sprintf("198.51.100.%d", i)}
 		if r := env.Do(servertest.Request{Method: "GET", Path: "/v1/me", Key: demo, Header: h}); r.Status != http.StatusOK {
@@ -39,7 +40,7 @@ func TestDemoLimitBehindTrustedProxy(t *testing.T) {
 	env := servertest.New(t, servertest.Config{Clock: clock.Now,
 		Options: server.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8")}}})
 	a := env.NewTenant("Demo Co")
-	demo, _ := env.NewKey(a.Account.ID, server.ModeDemo)
+	demo, _ := env.NewKey(a.Account.ID, domain.ModeDemo)
 	call := func(h map[string]string) int {
 		return env.Do(servertest.Request{Method: "GET", Path: "/v1/me", Key: demo, Header: h}).Status
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 )
 
@@ -16,7 +16,7 @@ func TestDemoKeyRateLimit(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	env := servertest.New(t, servertest.Config{Clock: clock.Now})
 	a := env.NewTenant("Demo Co")
-	demo, _ := env.NewKey(a.Account.ID, server.ModeDemo)
+	demo, _ := env.NewKey(a.Account.ID, domain.ModeDemo)
 
 	for i := 0; i < 20; i++ {
 		if r := env.Do(servertest.Request{Method: "GET", Path: "/v1/me", Key: demo}); r.Status != http.StatusOK {
@@ -50,7 +50,7 @@ func TestDemoKeySendLimit(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	env := servertest.New(t, servertest.Config{Clock: clock.Now})
 	a := env.NewTenant("Demo Co")
-	demo, _ := env.NewKey(a.Account.ID, server.ModeDemo)
+	demo, _ := env.NewKey(a.Account.ID, domain.ModeDemo)
 	body := map[string]any{"destination": "15551234567", "template_name": "sandbox_welcome"}
 	for i := 0; i < 10; i++ {
 		if r := env.Do(servertest.Request{Method: "POST", Path: "/v1/messages/template", Key: demo, Body: body}); r.Status != http.StatusOK {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"gateway/gen"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -51,9 +52,9 @@ type keyMode struct {
 // selects what the key's requests reach.
 func (s *Server) modeFor(mode string) keyMode {
 	switch mode {
-	case ModeLive:
+	case domain.ModeLive:
 		return keyMode{data: liveMessaging{s}, readsAhead: true}
-	case ModeDemo:
+	case domain.ModeDemo:
 		return keyMode{data: testMessaging{s}, limited: true}
 	}
 	return keyMode{data: testMessaging{s}}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gateway/server/domain"
 )
 
 // Each key mode selects its implementation: a live key the account's data (and reads a polled
@@ -17,9 +19,9 @@ func TestModeForSelectsImplementation(t *testing.T) {
 		mode              string
 		live, ahead, limd bool
 	}{
-		{ModeLive, true, true, false},
-		{ModeTest, false, false, false},
-		{ModeDemo, false, false, true},
+		{domain.ModeLive, true, true, false},
+		{domain.ModeTest, false, false, false},
+		{domain.ModeDemo, false, false, true},
 	}
 	for _, c := range cases {
 		km := s.modeFor(c.mode)

@@ -38,13 +38,6 @@ type Metrics struct {
 	reconciled    *prometheus.CounterVec
 }
 
-// DeliveryObserver is what the webhook dispatcher reports of each attempt: its outcome
-// (succeeded, retry, dead), how long the receiver took, and, for a first attempt, how long after
-// the event was committed the attempt started.
-type DeliveryObserver interface {
-	ObserveDelivery(outcome string, latency time.Duration, lag time.Duration, first bool)
-}
-
 // NewMetrics registers every metric; st, when not nil, adds the database pool's statistics and
 // the backlog gauges (due deliveries, parked statuses), read from the database at each scrape.
 func NewMetrics(st *store.Store) *Metrics {
@@ -64,11 +57,11 @@ func NewMetrics(st *store.Store) *Metrics {
 		statusReports: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_status_reports_total",
 			Help: "Platform status reports by result: applied (the status moved), ignored (duplicate, regression or unusable), parked (send not recorded yet)."},
 			[]string{"result"}),
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_webhook_deliveries_total",
-			Help: "Webhook delivery attempts by outcome: succeeded, retry (failed, will be retried), dead (failed for good)."}, []string{"outcome"}),
-		attemptTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gateway_webhook_attempt_duration_seconds",
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_eventhook_deliveries_total",
+			Help: "Customer webhook (eventhook) delivery attempts by outcome: succeeded, retry (failed, will be retried), dead (failed for good)."}, []string{"outcome"}),
+		attemptTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gateway_eventhook_attempt_duration_seconds",
 			Help: "How long customer endpoints took to answer an attempt.", Buckets: latency}),
-		deliveryLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gateway_webhook_commit_to_attempt_seconds",
+		deliveryLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gateway_eventhook_commit_to_attempt_seconds",
 			Help: "From an event's commit to the start of its first delivery attempt.", Buckets: latency}),
 		reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_reconciliation_total",
 			Help: "What the parked-status reconciliation did: applied (parked reports applied), adopted (sends of unknown outcome that took a reported wamid), orphaned (pending sends marked outcome unknown), pruned (parked reports too old to apply)."},
@@ -96,15 +89,16 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// ObserveReconcile counts what one reconciliation pass did; it is ReconcileConfig.OnPass.
-func (m *Metrics) ObserveReconcile(n ReconcileCounts) {
+// ObserveReconcile counts what one reconciliation pass did (the process wiring passes the
+// reconciler's counts here from its OnPass hook).
+func (m *Metrics) ObserveReconcile(applied, adopted, orphaned, pruned int64) {
 	if m == nil {
 		return
 	}
-	m.reconciled.WithLabelValues("applied").Add(float64(n.Applied))
-	m.reconciled.WithLabelValues("adopted").Add(float64(n.Adopted))
-	m.reconciled.WithLabelValues("orphaned").Add(float64(n.Orphaned))
-	m.reconciled.WithLabelValues("pruned").Add(float64(n.Pruned))
+	m.reconciled.WithLabelValues("applied").Add(float64(applied))
+	m.reconciled.WithLabelValues("adopted").Add(float64(adopted))
+	m.reconciled.WithLabelValues("orphaned").Add(float64(orphaned))
+	m.reconciled.WithLabelValues("pruned").Add(float64(pruned))
 }
 
 func (m *Metrics) observeRequest(route, method string, status int, d time.Duration) {
@@ -164,8 +158,8 @@ func routeLabel(c echo.Context) string {
 type backlogCollector struct{ st *store.Store }
 
 var (
-	dueDesc       = prometheus.NewDesc("gateway_webhook_deliveries_due", "Webhook deliveries pending and due now.", nil, nil)
-	oldestDueDesc = prometheus.NewDesc("gateway_webhook_oldest_due_seconds", "How long the oldest due webhook delivery has been due.", nil, nil)
+	dueDesc       = prometheus.NewDesc("gateway_eventhook_deliveries_due", "Customer webhook (eventhook) deliveries pending and due now.", nil, nil)
+	oldestDueDesc = prometheus.NewDesc("gateway_eventhook_oldest_due_seconds", "How long the oldest due customer webhook delivery has been due.", nil, nil)
 	parkedDesc    = prometheus.NewDesc("gateway_parked_statuses", "Status reports parked until their send is recorded.", nil, nil)
 )
 

@@ -14,11 +14,12 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"gateway/platform/eventhook"
 	"gateway/platform/simulator"
-	"gateway/platform/webhook"
 	"gateway/server"
 	"gateway/server/servertest"
 	"gateway/server/servertest/wait"
+	"gateway/server/worker"
 )
 
 const metricsToken = "metrics-test-token"
@@ -82,15 +83,15 @@ func TestMetricsMoveWithASendAStatusAndADelivery(t *testing.T) {
 	}
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(rcv.Close)
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := env.Store.CreateWebhookEndpoint(context.Background(), a.Account.ID, rcv.URL, secret); err != nil {
 		t.Fatal(err)
 	}
-	d := server.NewDispatcher(env.Store, server.DispatcherConfig{PollInterval: 20 * time.Millisecond,
-		Sender:  webhook.NewSender(webhook.SenderConfig{AllowPrivate: true}),
+	d := worker.NewDispatcher(env.Store, worker.DispatcherConfig{PollInterval: 20 * time.Millisecond,
+		Sender:  eventhook.NewSender(eventhook.SenderConfig{AllowPrivate: true}),
 		Metrics: env.Server.Metrics()})
 	if err := d.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func TestMetricsMoveWithASendAStatusAndADelivery(t *testing.T) {
 	var after map[string]*dto.MetricFamily
 	wait.For(t, func() bool {
 		after = scrape(t, env)
-		return value(after, "gateway_webhook_deliveries_total", map[string]string{"outcome": "succeeded"}) >= 1 &&
+		return value(after, "gateway_eventhook_deliveries_total", map[string]string{"outcome": "succeeded"}) >= 1 &&
 			value(after, "gateway_status_reports_total", nil) >= 3
 	}, 10*time.Second, "a delivery and the three status reports in /metrics")
 	moved := func(name string, labels map[string]string, atLeast float64) {
@@ -126,12 +127,12 @@ func TestMetricsMoveWithASendAStatusAndADelivery(t *testing.T) {
 	// ignored (sent is already the message's status) or parked (it beat the send's recording).
 	moved("gateway_status_reports_total", nil, 3)
 	moved("gateway_status_reports_total", map[string]string{"result": "applied"}, 1)
-	moved("gateway_webhook_deliveries_total", map[string]string{"outcome": "succeeded"}, 1)
-	moved("gateway_webhook_attempt_duration_seconds", nil, 1)
-	moved("gateway_webhook_commit_to_attempt_seconds", nil, 1)
+	moved("gateway_eventhook_deliveries_total", map[string]string{"outcome": "succeeded"}, 1)
+	moved("gateway_eventhook_attempt_duration_seconds", nil, 1)
+	moved("gateway_eventhook_commit_to_attempt_seconds", nil, 1)
 	moved("gateway_http_requests_total", map[string]string{"route": "/v1/messages/template", "method": "POST", "status": "200"}, 1)
 	moved("gateway_http_request_duration_seconds", map[string]string{"route": "/v1/messages/{id}", "method": "GET"}, 1)
-	for _, name := range []string{"gateway_webhook_deliveries_due", "gateway_parked_statuses", "go_sql_max_open_connections"} {
+	for _, name := range []string{"gateway_eventhook_deliveries_due", "gateway_parked_statuses", "go_sql_max_open_connections"} {
 		if value(after, name, nil) < 0 {
 			t.Errorf("no %s", name)
 		}
@@ -209,7 +210,7 @@ func TestMetricsCountReconciliation(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, servertest.Config{Options: server.Options{MetricsToken: metricsToken}})
 	before := scrape(t, env)
-	env.Server.Metrics().ObserveReconcile(server.ReconcileCounts{Applied: 2, Adopted: 1, Orphaned: 3, Pruned: 4})
+	env.Server.Metrics().ObserveReconcile(2, 1, 3, 4)
 	after := scrape(t, env)
 	for result, want := range map[string]float64{"applied": 2, "adopted": 1, "orphaned": 3, "pruned": 4} {
 		l := map[string]string{"result": result}

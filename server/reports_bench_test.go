@@ -41,6 +41,7 @@ import (
 
 	"gateway/migrations"
 	"gateway/server"
+	"gateway/server/domain"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -270,11 +271,11 @@ func BenchmarkReports(b *testing.B) {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	b.Cleanup(hs.Close)
-	key, hash, prefix, err := server.GenerateKey(server.ModeLive)
+	key, hash, prefix, err := domain.GenerateKey(domain.ModeLive)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := st.CreateAPIKey(ctx, big, server.ModeLive, hash, prefix); err != nil {
+	if _, err := st.CreateAPIKey(ctx, big, domain.ModeLive, hash, prefix); err != nil {
 		b.Fatal(err)
 	}
 	var ids struct {

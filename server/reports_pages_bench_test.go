@@ -28,6 +28,7 @@ import (
 
 	"gateway/server"
 	"gateway/server/dashboard"
+	"gateway/server/web"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -95,9 +96,12 @@ func BenchmarkReportsPages(b *testing.B) {
 	}
 
 	serve := func(st *store.Store) *httptest.Server {
-		srv, err := server.New(server.Options{Dashboard: dashboard.Options{Development: true}},
+		srv, err := server.New(server.Options{},
 			server.Deps{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := web.Mount(srv, web.Config{Dashboard: dashboard.Options{Development: true}, Store: st}); err != nil {
 			b.Fatal(err)
 		}
 		hs := httptest.NewServer(srv.Handler())

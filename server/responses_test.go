@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 	"gateway/server/servertest/wait"
 )
@@ -48,7 +49,7 @@ func TestEveryOperationDemoLimit(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	env := servertest.New(t, servertest.Config{Clock: clock.Now})
 	a := env.NewTenant("Demo Co")
-	demo, _ := env.NewKey(a.Account.ID, server.ModeDemo)
+	demo, _ := env.NewKey(a.Account.ID, domain.ModeDemo)
 	for i := 0; i < 20; i++ {
 		env.Do(servertest.Request{Method: "GET", Path: "/v1/me", Key: demo})
 	}

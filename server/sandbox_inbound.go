@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gateway/platform/whatsapp"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -32,7 +33,7 @@ const sandboxReplyTimeFormat = "2 Jan 2006 15:04 UTC"
 
 // handleSandboxMessages handles the inbound messages of a change on the sandbox number, each on
 // its own: a message that cannot be handled becomes a dead letter and the rest are applied.
-func (s *Server) handleSandboxMessages(ctx context.Context, d *delivery, v whatsapp.ChangeValue) error {
+func (s *Server) handleSandboxMessages(ctx context.Context, d *platformPost, v whatsapp.ChangeValue) error {
 	names := make(map[string]string, len(v.Contacts))
 	for _, c := range v.Contacts {
 		if c.WaID != "" {
@@ -40,7 +41,7 @@ func (s *Server) handleSandboxMessages(ctx context.Context, d *delivery, v whats
 		}
 	}
 	for _, m := range v.Messages {
-		if m.ID == "" || !isWaID(m.From) {
+		if m.ID == "" || !domain.IsWaID(m.From) {
 			continue
 		}
 		if err := s.handleSandboxMessage(ctx, m, names[m.From]); err != nil {
@@ -75,7 +76,7 @@ func (s *Server) handleSandboxMessage(ctx context.Context, m whatsapp.InboundMes
 		return nil
 	}
 
-	p, err := s.store.LatestSandboxJoin(ctx, append([]string{m.From}, waIDForms(m.From)...))
+	p, err := s.store.LatestSandboxJoin(ctx, append([]string{m.From}, domain.WaIDForms(m.From)...))
 	var reply string
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"gateway/platform/simulator"
-	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 )
 
@@ -62,7 +62,7 @@ func TestSandboxEndToEnd(t *testing.T) {
 		t.Fatalf("message.received data %v", d)
 	}
 	var body map[string]any
-	if err := json.Unmarshal(server.EventBody(evs[0]), &body); err != nil || body["mode"] != "test" {
+	if err := json.Unmarshal(domain.EventBody(evs[0]), &body); err != nil || body["mode"] != "test" {
 		t.Fatalf("delivered body %v (%v)", body, err)
 	}
 	if n := pwCount(t, env, `SELECT (SELECT count(*) FROM contacts) + (SELECT count(*) FROM messages) + (SELECT count(*) FROM conversations)`); n != 0 {

@@ -12,6 +12,7 @@ import (
 
 	"gateway/gen"
 	"gateway/platform/whatsapp"
+	"gateway/server/domain"
 	"gateway/server/refusal"
 	"gateway/store"
 )
@@ -135,7 +136,7 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	// store.MobileForms and the aliases, and the check sees every contact that is the person.
 	// The statement is shared with concurrent sends (s.begins): it runs to its end even when this
 	// client goes away meanwhile, and then this send goes on like any other that began.
-	begin, err := s.begins.do(store.SendBegin{AccountID: accountID, SendInput: store.SendInput{Mobile: b.Destination, Name: name,
+	begin, err := s.begins.Do(store.SendBegin{AccountID: accountID, SendInput: store.SendInput{Mobile: b.Destination, Name: name,
 		CampaignName: campaign, TemplateID: tpl.ID, TemplateName: tpl.Name, Content: content,
 		ClientReference: deref(b.ClientReference), IdempotencyKey: idemKey, Source: source}})
 	if err == nil {
@@ -188,7 +189,7 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	}
 	if err != nil {
 		// The reports stay parked; the parked-status reconciliation service
-		// (server/reconcile.go) applies them on its next pass.
+		// (server/worker/reconcile.go) applies them on its next pass.
 		s.log.WarnContext(ctx, "apply parked statuses", "message_id", rec.MessageID, "error", err.Error())
 	}
 	return gen.SendTemplateMessage200JSONResponse{Body: gen.SendEnvelope{Success: true, Message: "Message sent", Data: gen.SendResult{
@@ -251,7 +252,7 @@ func (s *Server) recordAccepted(ctx context.Context, accountID, messageID int64,
 	defer cancel()
 	w := store.SentWrite{AccountID: accountID, MessageID: messageID, PlatformMessageID: res.MessageID, WaID: res.WaID, At: s.now()}
 	for delay := 20 * time.Millisecond; ; delay = min(2*delay, time.Second) {
-		a, err := s.sents.do(w)
+		a, err := s.sents.Do(w)
 		if err == nil && !a.Recorded {
 			m, merr := s.store.MessageByID(ctx, accountID, messageID)
 			if merr == nil && m.PlatformMessageID == res.MessageID {
@@ -331,7 +332,7 @@ func (s *Server) sendFailed(ctx context.Context, accountID, messageID int64, hel
 	if f.Code != nil {
 		platformCode = strconv.Itoa(*f.Code)
 	}
-	s.metrics.observeSend(ModeLive, string(fail.Code), platformCode)
+	s.metrics.observeSend(domain.ModeLive, string(fail.Code), platformCode)
 	return nil, fail
 }
 

@@ -14,6 +14,7 @@ import (
 	"gateway/server"
 	"gateway/server/servertest"
 	"gateway/server/servertest/wait"
+	"gateway/server/worker"
 	"gateway/store"
 )
 
@@ -218,7 +219,7 @@ func TestSendDeadProcessKeyNeverTakenOver(t *testing.T) {
 	}
 
 	// The reconciler marks the orphan; GET shows it as outcome unknown.
-	rec := server.NewReconciler(env.Store, server.ReconcileConfig{})
+	rec := worker.NewReconciler(env.Store, worker.ReconcileConfig{})
 	n, err := rec.RunOnce(context.Background())
 	if err != nil || n.Orphaned != 1 {
 		t.Fatalf("reconcile: %+v %v, want one orphaned send", n, err)
@@ -261,8 +262,8 @@ func TestReconcileAdoptsParkedByCallbackData(t *testing.T) {
 		tn.Account.ID, id); err != nil {
 		t.Fatal(err)
 	}
-	figures := make(chan server.ReconcileCounts, 10)
-	rec := server.NewReconciler(env.Store, server.ReconcileConfig{OnPass: func(n server.ReconcileCounts) { figures <- n }})
+	figures := make(chan worker.ReconcileCounts, 10)
+	rec := worker.NewReconciler(env.Store, worker.ReconcileConfig{OnPass: func(n worker.ReconcileCounts) { figures <- n }})
 	n, err := rec.RunOnce(context.Background())
 	if err != nil || n.Adopted != 1 {
 		t.Fatalf("reconcile: %+v %v", n, err)
@@ -280,7 +281,7 @@ func TestReconcileAdoptsParkedByCallbackData(t *testing.T) {
 	defer rec.Stop()
 	select {
 	case n := <-figures:
-		if n != (server.ReconcileCounts{}) {
+		if n != (worker.ReconcileCounts{}) {
 			t.Fatalf("second pass did %+v, want nothing", n)
 		}
 	case <-time.After(5 * time.Second):

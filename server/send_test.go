@@ -13,6 +13,7 @@ import (
 
 	"gateway/platform/simulator"
 	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 	"gateway/server/servertest/wait"
 	"gateway/store"
@@ -155,7 +156,7 @@ func checkEventBodies(t testing.TB, env *servertest.Env, accountID int64) {
 	schemas := map[string]string{"message.sent": "MessageSentEvent", "contact.created": "ContactCreatedEvent",
 		"message.status": "MessageStatusEvent", "message.received": "MessageReceivedEvent"}
 	for _, ev := range events(t, env, accountID, "") {
-		body := server.EventBody(ev)
+		body := domain.EventBody(ev)
 		if err := servertest.ValidateSchema(env.Spec, schemas[ev.Type], body); err != nil {
 			t.Errorf("event %s does not match %s: %v\n%s", ev.Type, schemas[ev.Type], err, body)
 		}

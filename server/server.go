@@ -1,6 +1,7 @@
-// Package server is the HTTP side of the gateway: Echo setup, authentication, validation
-// against the spec, the one error renderer, the strict handlers, the platform's inbound
-// webhook, and the background services (webhook dispatcher, retention).
+// Package server is the gateway's REST API: Echo setup, authentication, validation against
+// the spec, the one error renderer, the strict handlers and the platform's inbound webhook
+// (platformhook.go). The background services run beside it (server/worker), started and
+// stopped by the process wiring.
 package server
 
 import (
@@ -24,7 +25,8 @@ import (
 
 	"gateway/gen"
 	"gateway/openapi"
-	"gateway/server/dashboard"
+	"gateway/server/domain"
+	"gateway/server/groupcommit"
 	"gateway/server/onboarding"
 	"gateway/store"
 )
@@ -63,8 +65,6 @@ type Options struct {
 	// Replicas is how many gateways share the demo limit (GATEWAY_REPLICAS, default 1): each
 	// enforces its share.
 	Replicas int
-	// Dashboard configures the web console under /dashboard.
-	Dashboard dashboard.Options
 	// NoListen says the dispatchers poll for new deliveries: the gateway has no direct
 	// connection for LISTEN (DATABASE_URL is a transaction pooler and DATABASE_DIRECT_URL is
 	// not set). /readyz reports it.
@@ -89,9 +89,6 @@ type Deps struct {
 	// Onboarding connects numbers (Embedded Signup, system-user tokens); New completes its
 	// template sync and tenant-cache hooks. Optional.
 	Onboarding *onboarding.Service
-	// Connector connects a workspace's number from the dashboard; nil means Onboarding (when
-	// set), else the dashboard shows "not configured". Tests set a stand-in.
-	Connector dashboard.Connector
 }
 
 // Server holds the wired HTTP application.
@@ -107,12 +104,11 @@ type Server struct {
 	echo     *echo.Echo
 	demo     *demoLimiter
 	metrics  *Metrics
-	bg       services
-	dash     *dashboard.Dashboard
 
 	onboarding *onboarding.Service
+	templates  domain.TemplateSync
 
-	// Background recordings of accepted sends (recordLater); StopServices cancels and waits.
+	// Background recordings of accepted sends (recordLater); Close cancels and waits.
 	later     sync.WaitGroup
 	laterCtx  context.Context
 	laterStop context.CancelFunc
@@ -122,13 +118,13 @@ type Server struct {
 	tenantsListened atomic.Bool            // a TenantListener is listening: entries live longer
 	tenants         map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
 
-	// The group commits (groupcommit.go) of single-status deliveries, of sends' records before
+	// The group commits (server/groupcommit) of single-status deliveries, of sends' records before
 	// the platform call and of their recordings after it; and the API keys' lookups, reads that
 	// share a statement the same way.
-	statuses *groupCommit[store.StatusWrite, store.StatusApplied]
-	begins   *groupCommit[store.SendBegin, begun]
-	sents    *groupCommit[store.SentWrite, store.SentApplied]
-	keys     *groupCommit[[]byte, store.KeyLookup]
+	statuses *groupcommit.Batcher[store.StatusWrite, store.StatusApplied]
+	begins   *groupcommit.Batcher[store.SendBegin, begun]
+	sents    *groupcommit.Batcher[store.SentWrite, store.SentApplied]
+	keys     *groupcommit.Batcher[[]byte, store.KeyLookup]
 }
 
 // New builds the server: it loads and validates the embedded spec, builds the route table, and
@@ -178,15 +174,16 @@ func New(opts Options, deps Deps) (*Server, error) {
 		spec: spec, specJSON: specJSON, router: router,
 		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding, metrics: deps.Metrics,
 	}
-	s.wireOnboarding(deps.Onboarding)
-	if s.dash, err = s.newDashboard(deps.Connector, deps.Onboarding); err != nil {
-		return nil, err
+	s.templates = domain.TemplateSync{Store: deps.Store}
+	if s.platform != nil {
+		s.templates.Source = platformTemplates{s.platform}
 	}
+	s.wireOnboarding(deps.Onboarding)
 	s.laterCtx, s.laterStop = context.WithCancel(context.Background())
-	s.statuses = newGroupCommit(deps.Store.ApplyStatusWrites, statusKey, platformProcessTimeout)
-	s.begins = newGroupCommit(s.beginSends, beginKey, beginTimeout)
-	s.sents = newGroupCommit(deps.Store.RecordSentWrites, sentKey, opts.RecordRetry)
-	s.keys = newGroupCommit(deps.Store.PrincipalsByKeyHashes, anyKey, keyLookupTimeout)
+	s.statuses = groupcommit.New(deps.Store.ApplyStatusWrites, statusKey, platformProcessTimeout)
+	s.begins = groupcommit.New(s.beginSends, beginKey, beginTimeout)
+	s.sents = groupcommit.New(deps.Store.RecordSentWrites, sentKey, opts.RecordRetry)
+	s.keys = groupcommit.New(deps.Store.PrincipalsByKeyHashes, anyKey, keyLookupTimeout)
 	s.echo = s.routes()
 	return s, nil
 }
@@ -235,7 +232,6 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/v1/openapi.json", s.specJSONHandler)
 	e.GET(platformWebhookPath, s.platformVerify)
 	e.POST(platformWebhookPath, s.platformWebhook, bodyLimit(PlatformWebhookBodyLimit, nil))
-	s.mountDashboard(e)
 
 	// The API: every route of the spec, behind route lookup, authentication and validation.
 	v1 := e.Group("/v1", s.apiMiddleware, s.idempotency)
@@ -378,3 +374,26 @@ func (s *Server) specYAML(c echo.Context) error {
 func (s *Server) specJSONHandler(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.specJSON)
 }
+
+// Close cancels the background recordings of accepted sends and waits for them (they give up:
+// the platform's status reports adopt those sends). The process calls it after the HTTP
+// server has shut down; it is idempotent.
+func (s *Server) Close() {
+	if s.laterStop != nil {
+		s.laterStop()
+	}
+	s.later.Wait()
+}
+
+// Mount serves prefix and everything under it with h, behind the same request id, logging and
+// recovery as the API (the process wiring mounts the dashboard here: server/web). A person
+// who opens the service's address in a browser is sent to prefix. Call it before serving.
+func (s *Server) Mount(prefix string, h http.Handler) {
+	wh := echo.WrapHandler(h)
+	s.echo.Any(prefix, wh)
+	s.echo.Any(prefix+"/*", wh)
+	s.echo.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, prefix) })
+}
+
+// Logger is the server's logger: request id and account id come from the context.
+func (s *Server) Logger() *slog.Logger { return s.log }

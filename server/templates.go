@@ -3,12 +3,12 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"gateway/gen"
 	"gateway/platform/whatsapp"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -52,56 +52,31 @@ func templateOut(t store.Template) gen.Template {
 	return out
 }
 
-// SyncResult is what one template sync of an account did.
-type SyncResult struct {
-	AccountID int64 `json:"account_id"`
-	// Fetched is how many templates the platform listed (every status); Approved how many of
-	// them are approved (and listed by GET /templates).
-	Fetched  int `json:"fetched"`
-	Approved int `json:"approved"`
-	store.TemplateSyncCounts
+// SyncTemplates is the domain's template sync (domain.TemplateSync.Sync) over the server's
+// store and platform: what `gateway admin templates sync` runs, what the TemplateSyncer runs
+// periodically, what the dashboard's "Sync now" and a template status webhook trigger.
+func (s *Server) SyncTemplates(ctx context.Context, accountID int64) (domain.SyncResult, error) {
+	return s.templates.Sync(ctx, accountID)
 }
 
-// SyncTemplates pulls every template of the account's WhatsApp Business Account from the
-// platform and stores them all (see store.SyncTemplates). It is what `gateway admin templates
-// sync` runs, what the TemplateSyncer runs periodically and what a template status webhook
-// triggers. It fails with an error wrapping store.ErrNotFound when the account has no number
-// connected, with the platform client's error (whatsapp.Error, ErrUnavailable, ...) when the
-// listing fails, and when the database fails; then nothing is changed.
-func (s *Server) SyncTemplates(ctx context.Context, accountID int64) (SyncResult, error) {
-	res := SyncResult{AccountID: accountID}
-	conn, err := s.store.ConnectionByAccount(ctx, accountID)
-	if errors.Is(err, store.ErrNotFound) {
-		return res, fmt.Errorf("account %d has no connected number: %w", accountID, err)
-	}
+// platformTemplates lists a WABA's templates from the platform as the store keeps them: the
+// domain's TemplateSource over the platform client.
+type platformTemplates struct{ p Platform }
+
+func (pt platformTemplates) ListTemplates(ctx context.Context, token, wabaID string) ([]store.TemplateInput, error) {
+	listed, err := pt.p.ListTemplates(ctx, token, wabaID)
 	if err != nil {
-		return res, err
-	}
-	if s.platform == nil {
-		return res, errors.New("no messaging platform configured")
-	}
-	listed, err := s.platform.ListTemplates(ctx, conn.AccessToken, conn.WabaID)
-	if err != nil {
-		return res, fmt.Errorf("list templates of WABA %s: %w", conn.WabaID, err)
+		return nil, err
 	}
 	in := make([]store.TemplateInput, 0, len(listed))
 	for _, t := range listed {
 		ti, err := templateInput(t)
 		if err != nil {
-			return res, err
-		}
-		if ti.Status == store.TemplateApproved {
-			res.Approved++
+			return nil, err
 		}
 		in = append(in, ti)
 	}
-	res.Fetched = len(in)
-	counts, err := s.store.SyncTemplates(ctx, accountID, in)
-	if err != nil {
-		return res, err
-	}
-	res.TemplateSyncCounts = counts
-	return res, nil
+	return in, nil
 }
 
 // templateInput reduces a platform template to what the store keeps.

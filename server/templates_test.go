@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"gateway/platform/simulator"
-	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 	"gateway/server/servertest/wait"
+	"gateway/server/worker"
 	"gateway/store"
 )
 
@@ -58,7 +59,7 @@ func templateEnv(t *testing.T) (*servertest.Env, servertest.Tenant, store.Connec
 	return env, a, env.ConnectNumber(a)
 }
 
-func syncTemplates(t testing.TB, env *servertest.Env, accountID int64) server.SyncResult {
+func syncTemplates(t testing.TB, env *servertest.Env, accountID int64) domain.SyncResult {
 	t.Helper()
 	res, err := env.Server.SyncTemplates(context.Background(), accountID)
 	if err != nil {
@@ -74,7 +75,7 @@ func TestListTemplates(t *testing.T) {
 		t.Fatalf("before any sync: %v", names(ts))
 	}
 	res := syncTemplates(t, env, a.Account.ID)
-	want := server.SyncResult{AccountID: a.Account.ID, Fetched: 8, Approved: 6, TemplateSyncCounts: store.TemplateSyncCounts{Created: 8}}
+	want := domain.SyncResult{AccountID: a.Account.ID, Fetched: 8, Approved: 6, TemplateSyncCounts: store.TemplateSyncCounts{Created: 8}}
 	if res != want {
 		t.Fatalf("first sync %+v, want %+v", res, want)
 	}
@@ -306,7 +307,7 @@ func TestTemplateSyncer(t *testing.T) {
 }
 
 // newSyncer is the syncer serve builds, over env's store and server.
-func newSyncer(env *servertest.Env, every time.Duration, clock func() time.Time) *server.TemplateSyncer {
-	return server.NewTemplateSyncer(server.TemplateSyncConfig{Accounts: env.Store.ConnectedAccountIDs,
+func newSyncer(env *servertest.Env, every time.Duration, clock func() time.Time) *worker.TemplateSyncer {
+	return worker.NewTemplateSyncer(worker.TemplateSyncConfig{Accounts: env.Store.ConnectedAccountIDs,
 		Sync: env.Server.SyncAccountTemplates, Every: every, Clock: clock})
 }

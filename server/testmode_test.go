@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"gateway/platform/simulator"
-	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 )
 
@@ -38,7 +38,7 @@ func TestTestModeTemplates(t *testing.T) {
 		t.Fatalf("fixtures %+v", ts)
 	}
 	// The demo key sees the same fixtures.
-	demo, _ := env.NewKey(a.Account.ID, server.ModeDemo)
+	demo, _ := env.NewKey(a.Account.ID, domain.ModeDemo)
 	if got := names(listTemplates(t, env, demo)); got != names(ts) {
 		t.Fatalf("demo key lists %s", got)
 	}
@@ -77,7 +77,7 @@ func TestTestModeSendSimulated(t *testing.T) {
 		}
 	}
 	evs := events(t, env, a.Account.ID, "message.sent")
-	if body := string(server.EventBody(evs[0])); !strings.Contains(body, `"mode":"test"`) || !strings.Contains(body, `"source":"api"`) ||
+	if body := string(domain.EventBody(evs[0])); !strings.Contains(body, `"mode":"test"`) || !strings.Contains(body, `"source":"api"`) ||
 		!strings.Contains(body, d.ChatMessageID) {
 		t.Fatalf("test event body %s", body)
 	}

@@ -9,7 +9,7 @@ import (
 const ClaimSQL = claimSQL
 
 // The single-call forms of the group-committed writes, which the product no longer calls (the
-// gateway batches them: server/groupcommit.go); the store's tests use them to set up and to
+// gateway batches them: server/groupcommit); the store's tests use them to set up and to
 // compare against the batches.
 
 // ApplyStatusRecordingWebhook is ApplyStatus for a delivery that carries just this one status,

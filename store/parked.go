@@ -94,7 +94,7 @@ func (s *Store) applyParked(ctx context.Context, accountID int64, platformMessag
 	return changed, nil
 }
 
-// ReconcileParkedStatuses is the safety net the reconciliation service (server/reconcile.go)
+// ReconcileParkedStatuses is the safety net the reconciliation service (server/worker/reconcile.go)
 // runs: it applies parked reports whose message has been recorded since (which
 // ApplyParkedStatuses and ApplyStatus already do on their own), at most limit platform ids per
 // call, and returns how many ids it handled. It

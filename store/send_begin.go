@@ -49,7 +49,7 @@ type SendRecord struct {
 // element of the JSON array $1 (beginRow) it finds or creates the contact (the name is set only
 // on creation), stops at a blocked contact, finds or creates the conversation and the campaign,
 // inserts the pending message, and writes contact.created for a new contact. The send path
-// batches concurrent sends into it (group commit, server/groupcommit.go); BeginSend runs it
+// batches concurrent sends into it (group commit, server/groupcommit); BeginSend runs it
 // with one.
 //
 // Rows that already exist are read, not rewritten: each *_new insert runs only when its *_old

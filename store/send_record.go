@@ -13,7 +13,7 @@ import (
 // sent_at (the history's sent), the message.sent event, and the platform's wa_id as a contact
 // alias when it differs from the destination. It takes a batch, one send per element of the
 // JSON array $1 (sentRow), each for a different message: the send path batches concurrent
-// recordings into it (group commit, server/groupcommit.go); an adoption runs it with one.
+// recordings into it (group commit, server/groupcommit); an adoption runs it with one.
 //
 // It returns, per element in order: recorded (the pending message took the id) and fans.
 var recordSentSQL = `WITH r AS (

@@ -116,7 +116,7 @@ type StatusResult struct {
 // order of i; batch.go says why JSON), for any accounts, each for a different (account, platform id): two reports of one message
 // in one statement would meet in the UPDATE, which changes a row once (ApplyStatusWrites
 // refuses such a batch). The status path batches concurrent deliveries into it (group commit,
-// server/groupcommit.go); ApplyStatus and the parked reports run it with one element.
+// server/groupcommit); ApplyStatus and the parked reports run it with one element.
 //
 // It returns, per element in order: found, changed, and fans (the change wrote its event, which
 // fans out: the endpoint probe is made once, where the event is written).

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"gateway/migrations"
-	"gateway/server"
 	"time"
 
+	"gateway/server/domain"
 	"gateway/store"
 	"gateway/store/benchfloor"
 )
@@ -109,7 +109,7 @@ type issuedKey struct {
 // createKey issues a key of mode for the account; Key is the key itself.
 func createKey(ctx context.Context, st *store.Store, accountID int64, mode string) (issuedKey, error) {
 	var out issuedKey
-	key, hash, prefix, err := server.GenerateKey(mode)
+	key, hash, prefix, err := domain.GenerateKey(mode)
 	if err != nil {
 		return out, err
 	}

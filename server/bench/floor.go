@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"gateway/server"
 	"io"
 	"log/slog"
 	"net"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"gateway/platform/whatsapp"
+	"gateway/server/domain"
 	"gateway/store"
 	"gateway/store/benchfloor"
 )
@@ -124,7 +124,7 @@ func floorJSON(w http.ResponseWriter, status int, message string, data any) {
 func (f *floor) authenticate(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if ok {
-		id, err := f.store.AccountByKeyHash(r.Context(), server.HashKey(key))
+		id, err := f.store.AccountByKeyHash(r.Context(), domain.HashKey(key))
 		if err == nil {
 			return id, true
 		}

@@ -16,8 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"gateway/platform/eventhook"
 	"gateway/platform/simulator"
-	"gateway/platform/webhook"
 	"gateway/store"
 	"gateway/store/benchfloor"
 )
@@ -183,7 +183,7 @@ func lcNumber(i int) simulator.Number {
 func (lc *lifecycle) prepareAccounts(ctx context.Context) error {
 	r := lc.rig
 	st := r.store
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		return err
 	}
@@ -209,7 +209,7 @@ func (lc *lifecycle) prepareAccounts(ctx context.Context) error {
 		}
 		keyID := key.ID
 		r.onClose(func() { st.RevokeAPIKey(context.Background(), keyID) })
-		secret, err := webhook.NewSecret()
+		secret, err := eventhook.NewSecret()
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 )
 
 func TestParseLifecycleFlags(t *testing.T) {
@@ -38,7 +38,7 @@ func TestReceiverChecksSignatures(t *testing.T) {
 	post := func(path, sig string, body []byte) int {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(body))
-		req.Header.Set(webhook.HeaderSignature, sig)
+		req.Header.Set(eventhook.HeaderSignature, sig)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -49,13 +49,13 @@ func TestReceiverChecksSignatures(t *testing.T) {
 	created := time.Now().Add(-40 * time.Millisecond).UTC().Format(time.RFC3339Nano)
 	read := []byte(`{"id":"e1","event":"message.status","created_at":"` + created + `","data":{"status":"read"}}`)
 	sent := []byte(`{"id":"e2","event":"message.sent","created_at":"` + created + `","data":{}}`)
-	if code := post("/hook/7", webhook.Signature("whsec_c2VjcmV0", read), read); code != http.StatusNoContent {
+	if code := post("/hook/7", eventhook.Signature("whsec_c2VjcmV0", read), read); code != http.StatusNoContent {
 		t.Fatalf("good signature answered %d", code)
 	}
-	if code := post("/hook/7", webhook.Signature("whsec_c2VjcmV0", sent), sent); code != http.StatusNoContent {
+	if code := post("/hook/7", eventhook.Signature("whsec_c2VjcmV0", sent), sent); code != http.StatusNoContent {
 		t.Fatalf("good signature answered %d", code)
 	}
-	if code := post("/hook/8", webhook.Signature("whsec_c2VjcmV0", read), read); code != http.StatusUnauthorized {
+	if code := post("/hook/8", eventhook.Signature("whsec_c2VjcmV0", read), read); code != http.StatusUnauthorized {
 		t.Fatalf("another endpoint's signature answered %d", code)
 	}
 	if code := post("/hook/9", "x", read); code != http.StatusBadRequest {

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 )
 
 // The lifecycle benchmark's customer: `gateway bench receiver` serves one webhook endpoint per
@@ -108,7 +108,7 @@ func (rc *receiver) serveHook(w http.ResponseWriter, r *http.Request) {
 		rc.unknown++
 		w.WriteHeader(http.StatusBadRequest)
 		return
-	case !hmac.Equal([]byte(r.Header.Get(webhook.HeaderSignature)), []byte(webhook.Signature(secret, body))):
+	case !hmac.Equal([]byte(r.Header.Get(eventhook.HeaderSignature)), []byte(eventhook.Signature(secret, body))):
 		rc.bad++
 		w.WriteHeader(http.StatusUnauthorized)
 		return

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/server"
 	"gateway/server/dashboard"
 	"gateway/server/servertest"
 	"gateway/store"
@@ -113,7 +112,7 @@ func TestSignUpValidation(t *testing.T) {
 
 // With sign-up closed, the form and the post are refused; sign-in still works.
 func TestSignUpClosed(t *testing.T) {
-	env := servertest.New(t, servertest.Config{Options: server.Options{Dashboard: dashboard.Options{Development: true}}})
+	env := servertest.New(t, servertest.Config{Dashboard: dashboard.Options{Development: true}})
 	u := newUser(t, env)
 	if p := u.get("/dashboard/signup"); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "closed") {
 		t.Fatalf("sign-up page: %d", p.Status)

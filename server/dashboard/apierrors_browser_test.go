@@ -8,8 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"gateway/server"
 	"gateway/server/dashboard/browsertest"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 )
 
@@ -22,9 +22,9 @@ func TestBrowserAPIErrors(t *testing.T) {
 	b := browsertest.New(t)
 	base := env.URL + "/dashboard"
 	acc := signUpInBrowser(t, b, env, "Errors Co", "errors@example.com")
-	key, k := env.NewKey(acc, server.ModeLive)
+	key, k := env.NewKey(acc, domain.ModeLive)
 	other := env.NewTenant("Other Co")
-	otherKey, _ := env.NewKey(other.Account.ID, server.ModeLive)
+	otherKey, _ := env.NewKey(other.Account.ID, domain.ModeLive)
 
 	if r := env.Do(servertest.Request{Method: http.MethodPost, Path: "/v1/messages/template", Key: key, Body: map[string]any{"destination": "x"}}); r.Status != http.StatusUnprocessableEntity {
 		t.Fatalf("bad send: %d", r.Status)

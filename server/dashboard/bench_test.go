@@ -18,6 +18,7 @@ import (
 	"gateway/migrations"
 	"gateway/server"
 	"gateway/server/dashboard"
+	"gateway/server/web"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -120,9 +121,12 @@ func BenchmarkDashboardPages(b *testing.B) {
 		b.Fatal(err)
 	}
 	v, _ := store.LatestVersion(migrations.FS)
-	srv, err := server.New(server.Options{SchemaVersion: v, Dashboard: dashboard.Options{Development: true}},
+	srv, err := server.New(server.Options{SchemaVersion: v},
 		server.Deps{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := web.Mount(srv, web.Config{Dashboard: dashboard.Options{Development: true}, Store: st}); err != nil {
 		b.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())

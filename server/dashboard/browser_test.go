@@ -14,10 +14,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"gateway/platform/webhook"
-	"gateway/server"
+	"gateway/platform/eventhook"
 	"gateway/server/dashboard/browsertest"
 	"gateway/server/servertest"
+	"gateway/server/worker"
 )
 
 // receiver is a loopback webhook receiver whose answer the test switches.
@@ -92,7 +92,7 @@ func pageHas(t *testing.T, b *browsertest.Browser, url, want string) {
 // primary buttons are pressed with the keyboard.
 func TestBrowserFlow(t *testing.T) {
 	env := newEnv(t, true)
-	disp := server.NewDispatcher(env.Store, server.DispatcherConfig{AllowPrivate: true, PollInterval: 50 * time.Millisecond})
+	disp := worker.NewDispatcher(env.Store, worker.DispatcherConfig{AllowPrivate: true, PollInterval: 50 * time.Millisecond})
 	if err := disp.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -234,12 +234,12 @@ func TestBrowserFlow(t *testing.T) {
 	ts := got.header.Get("Webhook-Timestamp")
 	var unix int64
 	fmt.Sscan(ts, &unix)
-	wantNew, _ := webhook.StandardSignature(newSecret, got.header.Get("Webhook-Id"), time.Unix(unix, 0), got.body)
-	wantOld, _ := webhook.StandardSignature(oldSecret, got.header.Get("Webhook-Id"), time.Unix(unix, 0), got.body)
+	wantNew, _ := eventhook.StandardSignature(newSecret, got.header.Get("Webhook-Id"), time.Unix(unix, 0), got.body)
+	wantOld, _ := eventhook.StandardSignature(oldSecret, got.header.Get("Webhook-Id"), time.Unix(unix, 0), got.body)
 	if len(sigs) != 2 || sigs[0] != wantNew || sigs[1] != wantOld {
 		t.Fatalf("webhook-signature %q, want the new then the old secret's", got.header.Get("Webhook-Signature"))
 	}
-	if got.header.Get("X-Service-Signature") != webhook.Signature(newSecret, got.body) {
+	if got.header.Get("X-Service-Signature") != eventhook.Signature(newSecret, got.body) {
 		t.Fatal("X-Service-Signature is not the new secret's")
 	}
 	if err := env.ValidateSchema("WebhookTestEvent", got.body); err != nil || got.header.Get("X-Service-Event") != "webhook.test" {

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"gateway/server"
 	"gateway/server/dashboard"
 	"gateway/server/servertest"
 )
@@ -24,7 +23,7 @@ import (
 func exportEnv(t *testing.T, opts dashboard.Options) *servertest.Env {
 	t.Helper()
 	opts.Development, opts.SignupOpen, opts.WebhookAllowPrivate = true, true, true
-	return servertest.New(t, servertest.Config{Options: server.Options{Dashboard: opts}})
+	return servertest.New(t, servertest.Config{Dashboard: opts})
 }
 
 // seedLargeCampaign writes a campaign of n outbound messages to one contact in one statement

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"gateway/server/clientaddr"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -90,9 +91,9 @@ type Config struct {
 	EventBody func(store.Event) []byte
 	// Syncer pulls a workspace's templates from the platform ("Sync now"); nil disables it.
 	Syncer TemplateSyncer
-	// Sender sends from the panel through the API's send path; nil: the send page says it is
+	// Sender sends from the form through the API's send path; nil: the send page says it is
 	// not configured.
-	Sender Sender
+	Sender domain.Sender
 	// ClientAddr is the client's address for the sign-in throttle; nil means the
 	// connection's address (clientaddr.Key with no trusted proxy).
 	ClientAddr func(*http.Request) string
@@ -100,10 +101,11 @@ type Config struct {
 	Clock      func() time.Time
 }
 
-// Session lifetimes: a session unused for SessionIdle, or older than SessionAbsolute, is over.
+// Session lifetimes (domain.SessionIdle, domain.SessionAbsolute): a session unused for
+// SessionIdle, or older than SessionAbsolute, is over.
 const (
-	SessionIdle     = 12 * time.Hour
-	SessionAbsolute = 30 * 24 * time.Hour
+	SessionIdle     = domain.SessionIdle
+	SessionAbsolute = domain.SessionAbsolute
 	// RotationOverlap is how long a replaced webhook secret keeps signing.
 	RotationOverlap = 24 * time.Hour
 )

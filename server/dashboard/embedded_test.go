@@ -9,7 +9,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"gateway/server"
 	"gateway/server/dashboard"
 	"gateway/server/dashboard/browsertest"
 	"gateway/server/servertest"
@@ -66,8 +65,8 @@ func TestEmbeddedSignupLauncher(t *testing.T) {
 	sdk := fakeSDK(t, launched)
 	c := &testConnector{}
 	env := servertest.New(t, servertest.Config{
-		Options: server.Options{Dashboard: dashboard.Options{Development: true, SignupOpen: true,
-			PlatformAppID: "app-77", PlatformESConfigID: "cfg-88", PlatformSDKURL: sdk.URL + "/sdk.js"}},
+		Dashboard: dashboard.Options{Development: true, SignupOpen: true,
+			PlatformAppID: "app-77", PlatformESConfigID: "cfg-88", PlatformSDKURL: sdk.URL + "/sdk.js"},
 		Connector: c,
 	})
 	c.st = env.Store

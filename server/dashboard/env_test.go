@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/server"
 	"gateway/server/dashboard"
 	"gateway/server/servertest"
 	"gateway/store"
@@ -45,8 +44,8 @@ func newEnv(t testing.TB, development bool) *servertest.Env {
 	t.Helper()
 	c := &testConnector{}
 	env := servertest.New(t, servertest.Config{
-		Options: server.Options{Dashboard: dashboard.Options{Development: development, SignupOpen: true, WebhookAllowPrivate: true,
-			PlatformAppID: "app-1", PlatformESConfigID: "cfg-1"}},
+		Dashboard: dashboard.Options{Development: development, SignupOpen: true, WebhookAllowPrivate: true,
+			PlatformAppID: "app-1", PlatformESConfigID: "cfg-1"},
 		Connector: c,
 	})
 	c.st = env.Store

@@ -9,9 +9,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"gateway/platform/webhook"
-	"gateway/server"
+	"gateway/platform/eventhook"
 	"gateway/server/dashboard/browsertest"
+	"gateway/server/worker"
 )
 
 // Webhook health in Chromium at 1280 and 390 px, axe-core on each page: "Send test event" to a
@@ -21,7 +21,7 @@ import (
 // the receiver answers 200 a new test shows it delivered.
 func TestBrowserWebhookHealth(t *testing.T) {
 	env := newEnv(t, true)
-	disp := server.NewDispatcher(env.Store, server.DispatcherConfig{AllowPrivate: true, PollInterval: 50 * time.Millisecond})
+	disp := worker.NewDispatcher(env.Store, worker.DispatcherConfig{AllowPrivate: true, PollInterval: 50 * time.Millisecond})
 	if err := disp.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestBrowserWebhookHealth(t *testing.T) {
 	b := browsertest.New(t)
 	base := env.URL + "/dashboard"
 	acc := signUpInBrowser(t, b, env, "Health Co", "health@example.com")
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}

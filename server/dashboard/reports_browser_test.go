@@ -13,12 +13,13 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"gateway/platform/eventhook"
 	"gateway/platform/simulator"
-	"gateway/platform/webhook"
-	"gateway/server"
 	"gateway/server/dashboard"
 	"gateway/server/dashboard/browsertest"
+	"gateway/server/domain"
 	"gateway/server/servertest"
+	"gateway/server/worker"
 	"gateway/store"
 )
 
@@ -31,12 +32,12 @@ import (
 func TestBrowserReports(t *testing.T) {
 	c := &testConnector{}
 	env := servertest.New(t, servertest.Config{
-		Options:   server.Options{Dashboard: dashboard.Options{Development: true, SignupOpen: true, WebhookAllowPrivate: true}},
+		Dashboard: dashboard.Options{Development: true, SignupOpen: true, WebhookAllowPrivate: true},
 		Connector: c,
 		Simulator: &simulator.Config{SentDelay: 50 * time.Millisecond, DeliveredDelay: 150 * time.Millisecond, ReadDelay: 300 * time.Millisecond},
 	})
 	c.st = env.Store
-	disp := server.NewDispatcher(env.Store, server.DispatcherConfig{AllowPrivate: true, PollInterval: 50 * time.Millisecond})
+	disp := worker.NewDispatcher(env.Store, worker.DispatcherConfig{AllowPrivate: true, PollInterval: 50 * time.Millisecond})
 	if err := disp.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestBrowserReports(t *testing.T) {
 	b.PressOn(`form[action="/dashboard/signup"] button[type=submit]`)
 	acc := accountOf(t, env.Store, "reports@example.com")
 	env.ConnectNumber(servertest.Tenant{Account: store.Account{ID: acc, Name: "Reports Co"}})
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestBrowserReports(t *testing.T) {
 	if got := b.Text("#contact-blocked"); !strings.Contains(got, "Blocked") {
 		t.Fatalf("after blocking: %q", got)
 	}
-	key, _ := env.NewKey(acc, server.ModeLive)
+	key, _ := env.NewKey(acc, domain.ModeLive)
 	r := env.Do(servertest.Request{Method: http.MethodPost, Path: "/v1/messages/template", Key: key,
 		Body: map[string]any{"destination": "5511987654321", "template_name": "order_confirmation", "body_variables": []string{"Ana", "ORD-2"}}})
 	if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), "contact_blocked") {

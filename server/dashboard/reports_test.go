@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"gateway/platform/simulator"
-	"gateway/server"
 	"gateway/server/dashboard"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 	"gateway/store"
 )
@@ -25,7 +25,7 @@ func reportsEnv(t *testing.T) *servertest.Env {
 	t.Helper()
 	c := &testConnector{}
 	env := servertest.New(t, servertest.Config{
-		Options:   server.Options{Dashboard: dashboard.Options{Development: true, SignupOpen: true, WebhookAllowPrivate: true}},
+		Dashboard: dashboard.Options{Development: true, SignupOpen: true, WebhookAllowPrivate: true},
 		Connector: c,
 		Simulator: &simulator.Config{SentDelay: time.Hour, DeliveredDelay: time.Hour, ReadDelay: time.Hour},
 	})
@@ -220,7 +220,7 @@ func TestContactEditBlockUnblock(t *testing.T) {
 	if _, err := env.Server.SyncTemplates(context.Background(), acc); err != nil {
 		t.Fatal(err)
 	}
-	key, _ := env.NewKey(acc, server.ModeLive)
+	key, _ := env.NewKey(acc, domain.ModeLive)
 	send := func() *servertest.Response {
 		return env.Do(servertest.Request{Method: http.MethodPost, Path: "/v1/messages/template", Key: key,
 			Body: map[string]any{"destination": "5511987654321", "template_name": "order_confirmation", "body_variables": []string{"Ana", "ORD-1"}}})

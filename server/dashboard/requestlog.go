@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 	"gateway/store"
 )
 
@@ -110,14 +110,14 @@ func (d *Dashboard) attemptPage(w http.ResponseWriter, r *http.Request, s *store
 	// stored (they would need the secret), so they are shown as what they are.
 	hs := []header{
 		{"Content-Type", "application/json"},
-		{"User-Agent", webhook.UserAgent},
-		{webhook.HeaderEvent, a.Event},
-		{webhook.HeaderDelivery, a.DeliveryID},
-		{webhook.HeaderSignature, "sha256=<HMAC-SHA256 of the body with the endpoint's signing secret>"},
-		{webhook.HeaderEventID, a.Ev.ID},
-		{webhook.HeaderAttempt, strconv.Itoa(a.Attempt)},
-		{webhook.HeaderTimestamp, ts},
-		{webhook.HeaderTimestampSignature, "sha256=<HMAC-SHA256 of X-Service-Timestamp.body with the endpoint's signing secret> (two during a secret rotation)"},
+		{"User-Agent", eventhook.UserAgent},
+		{eventhook.HeaderEvent, a.Event},
+		{eventhook.HeaderDelivery, a.DeliveryID},
+		{eventhook.HeaderSignature, "sha256=<HMAC-SHA256 of the body with the endpoint's signing secret>"},
+		{eventhook.HeaderEventID, a.Ev.ID},
+		{eventhook.HeaderAttempt, strconv.Itoa(a.Attempt)},
+		{eventhook.HeaderTimestamp, ts},
+		{eventhook.HeaderTimestampSignature, "sha256=<HMAC-SHA256 of X-Service-Timestamp.body with the endpoint's signing secret> (two during a secret rotation)"},
 		{"webhook-id", a.DeliveryID},
 		{"webhook-timestamp", ts},
 		{"webhook-signature", "v1,<base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body> (two during a secret rotation)"},

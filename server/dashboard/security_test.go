@@ -251,7 +251,7 @@ func TestSignInThrottleCountsTheForwardedClient(t *testing.T) {
 
 	env := servertest.New(t, servertest.Config{Options: server.Options{
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
-		Dashboard:      dashboard.Options{Development: true, SignupOpen: true}}})
+	}, Dashboard: dashboard.Options{Development: true, SignupOpen: true}})
 	signUp(t, env, "Acme", "owner@acme.example")
 	u := newUser(t, env)
 	for i := range 20 {

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,68 +10,22 @@ import (
 	"strconv"
 	"strings"
 
+	"gateway/server/domain"
 	"gateway/server/refusal"
 	"gateway/store"
 )
 
-// PanelSend is a send from the dashboard's form.
-type PanelSend struct {
-	TemplateID      int64
-	Destination     string
-	Name            string // the contact's name when the number is new
-	CampaignName    string // "" groups it under the standing API campaign
-	BodyVariables   []string
-	HeaderVariables []string
-	HeaderMedia     *PanelMedia    // nil when the form gave no media
-	HeaderLocation  *PanelLocation // nil when the form gave no location
-	ButtonValues    map[int]string // button index → the value typed for it
-	IdempotencyKey  string         // made when the form was shown: a double submit sends once
-}
-
-// PanelMedia is the form's media header (the API's header_media).
-type PanelMedia struct {
-	Type               string // image, video or document: the chosen template's header format
-	Link, ID, Filename string
-}
-
-// PanelLocation is the form's location header (the API's header_location), as typed.
-type PanelLocation struct {
-	Latitude, Longitude, Name, Address string
-}
-
-// PanelSent is what a panel send did.
-type PanelSent struct {
-	MessageID int64 `json:"message_id"`
-	Replayed  bool  `json:"-"` // the form had been submitted before; nothing was sent again
-}
-
-// SendRefused is a send the API's rules refused: Status and Message as the API answers them,
-// and Fields the broken rules by the API's field paths (empty when the refusal is about no
-// field, such as a blocked contact). The form shows each next to its input (formRefusal).
-type SendRefused struct {
-	Status  int
-	Message string
-	Fields  refusal.Fields
-}
-
-func (e *SendRefused) Error() string { return e.Message }
-
-// Sender sends from the panel through the API's send path (implemented by server.Server).
-type Sender interface {
-	SendFromPanel(ctx context.Context, accountID int64, in PanelSend) (PanelSent, error)
-}
-
 type sendData struct {
 	Templates                        []store.Template
 	Template                         *store.Template
-	Unsupported                      string // why this template cannot be sent from the panel ("" when it can)
+	Unsupported                      string // why this template cannot be sent from the form ("" when it can)
 	Destination, Name, Campaign, Key string
 	Groups                           []fieldGroup // the inputs of the template's header, body and buttons
 	Preview                          preview
 	FieldErrors                      map[string]string // the refusal's reasons by input (formRefusal)
 }
 
-// sendForm is the panel's send page: choose an approved template, then fill what it takes
+// sendForm is the dashboard's send page: choose an approved template, then fill what it takes
 // (header text, media or location, body variables, button values), see the rendered
 // preview, send.
 func (d *Dashboard) sendForm(w http.ResponseWriter, r *http.Request, s *store.Session) {
@@ -140,8 +93,8 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 		return
 	}
 	r.ParseForm()
-	sent, err := d.cfg.Sender.SendFromPanel(r.Context(), s.AccountID, panelSendOf(r.PostForm))
-	var refused *SendRefused
+	sent, err := d.cfg.Sender.SendFromForm(r.Context(), s.AccountID, panelSendOf(r.PostForm))
+	var refused *domain.SendRefused
 	if errors.As(err, &refused) {
 		d.sendPage(w, r, s, refused.Status, refused.Message, refused.Fields)
 		return
@@ -158,17 +111,17 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 
 // panelSendOf reads the send form: media and location only when one of their inputs was
 // filled, a button value for each button_N input filled.
-func panelSendOf(f url.Values) PanelSend {
+func panelSendOf(f url.Values) domain.FormSend {
 	id, _ := strconv.ParseInt(f.Get("template"), 10, 64)
-	in := PanelSend{TemplateID: id, Destination: strings.TrimSpace(f.Get("destination")),
+	in := domain.FormSend{TemplateID: id, Destination: strings.TrimSpace(f.Get("destination")),
 		Name: strings.TrimSpace(f.Get("name")), CampaignName: strings.TrimSpace(f.Get("campaign")),
 		BodyVariables: f["body"], HeaderVariables: f["header"], IdempotencyKey: f.Get("key")}
-	m := PanelMedia{Type: f.Get("media_type"), Link: strings.TrimSpace(f.Get("media_link")),
+	m := domain.FormMedia{Type: f.Get("media_type"), Link: strings.TrimSpace(f.Get("media_link")),
 		ID: strings.TrimSpace(f.Get("media_id")), Filename: strings.TrimSpace(f.Get("media_filename"))}
 	if m.Link != "" || m.ID != "" || m.Filename != "" {
 		in.HeaderMedia = &m
 	}
-	l := PanelLocation{Latitude: f.Get("latitude"), Longitude: f.Get("longitude"),
+	l := domain.FormLocation{Latitude: f.Get("latitude"), Longitude: f.Get("longitude"),
 		Name: strings.TrimSpace(f.Get("location_name")), Address: strings.TrimSpace(f.Get("location_address"))}
 	if strings.TrimSpace(l.Latitude+l.Longitude) != "" || l.Name != "" || l.Address != "" {
 		in.HeaderLocation = &l

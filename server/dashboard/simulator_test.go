@@ -11,7 +11,6 @@ import (
 
 	"gateway/platform/simulator"
 	"gateway/platform/whatsapp"
-	"gateway/server"
 	"gateway/server/dashboard"
 	"gateway/server/dashboard/browsertest"
 	"gateway/server/onboarding"
@@ -33,7 +32,7 @@ func TestEmbeddedSignupWithSimulator(t *testing.T) {
 	wa := whatsapp.NewClient(simURL+"/v23.0", nil)
 	svc := &onboarding.Service{Platform: wa, AppID: appID, AppSecret: appSecret, ConfigID: configID, SDKURL: simURL + "/sdk.js"}
 	env := servertest.New(t, servertest.Config{
-		Options:   server.Options{Dashboard: dashboard.Options{Development: true, SignupOpen: true, PlatformAppID: appID, PlatformESConfigID: configID, PlatformSDKURL: svc.SDKURL}},
+		Dashboard: dashboard.Options{Development: true, SignupOpen: true, PlatformAppID: appID, PlatformESConfigID: configID, PlatformSDKURL: svc.SDKURL},
 		Platform:  wa,
 		Connector: svc,
 	})

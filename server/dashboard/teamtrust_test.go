@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/server"
 	"gateway/server/dashboard"
 	"gateway/server/servertest"
 	"gateway/store"
@@ -120,8 +119,8 @@ func TestConnectIsOwnerOnlyAndNeverReplaces(t *testing.T) {
 // only (the overview and the connect posts), not of the other pages.
 func TestHSTSAndConnectOnlySDKOrigins(t *testing.T) {
 	const sdk = "https://connect.facebook.net/en_US/sdk.js"
-	env := servertest.New(t, servertest.Config{Options: server.Options{Dashboard: dashboard.Options{SignupOpen: true,
-		PlatformAppID: "app-1", PlatformESConfigID: "cfg-1", PlatformSDKURL: sdk}}, Connector: &testConnector{}})
+	env := servertest.New(t, servertest.Config{Dashboard: dashboard.Options{SignupOpen: true,
+		PlatformAppID: "app-1", PlatformESConfigID: "cfg-1", PlatformSDKURL: sdk}, Connector: &testConnector{}})
 	u := newUser(t, env)
 	p := u.post("/dashboard/signup", url.Values{"workspace": {"Acme"}, "email": {"o@acme.example"}, "password": {"correct horse battery"}})
 	cookie := map[string]string{"Cookie": "__Host-session=" + sessionCookie(t, p, "__Host-session").Value, "Sec-Fetch-Site": "same-origin"}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/server"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 	"gateway/store"
 )
@@ -56,11 +56,11 @@ func TestTemplateRejectionWebhook(t *testing.T) {
 	if p := a.post("/dashboard/templates/sync", nil); p.Status != http.StatusSeeOther {
 		t.Fatalf("sync now: %d", p.Status)
 	}
-	key, hash, prefix, err := server.GenerateKey(server.ModeLive)
+	key, hash, prefix, err := domain.GenerateKey(domain.ModeLive)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Store.CreateAPIKey(context.Background(), acc, server.ModeLive, hash, prefix); err != nil {
+	if _, err := env.Store.CreateAPIKey(context.Background(), acc, domain.ModeLive, hash, prefix); err != nil {
 		t.Fatal(err)
 	}
 	listed := func() bool {

@@ -18,7 +18,7 @@ import (
 func proxiedEnv(t *testing.T, signupOpen bool) *servertest.Env {
 	return servertest.New(t, servertest.Config{Options: server.Options{
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
-		Dashboard:      dashboard.Options{Development: true, SignupOpen: signupOpen}}})
+	}, Dashboard: dashboard.Options{Development: true, SignupOpen: signupOpen}})
 }
 
 // from posts a form as the client at addr.

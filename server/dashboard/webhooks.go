@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gateway/platform/webhook"
+	"gateway/platform/eventhook"
 	"gateway/store"
 )
 
@@ -53,7 +53,7 @@ func (d *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *store.
 		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u}, "Endpoint URL: "+plainSetting(err.Error())+".")
 		return
 	}
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -149,7 +149,7 @@ func (d *Dashboard) rotateWebhook(w http.ResponseWriter, r *http.Request, s *sto
 	if !ok {
 		return
 	}
-	secret, err := webhook.NewSecret()
+	secret, err := eventhook.NewSecret()
 	if err != nil {
 		d.serverError(w, r, err)
 		return

@@ -28,6 +28,8 @@ import (
 	"gateway/platform/whatsapp"
 	"gateway/server"
 	"gateway/server/dashboard"
+	"gateway/server/domain"
+	"gateway/server/web"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -63,6 +65,8 @@ type Config struct {
 	// gateway's /platform/webhook with the shared app secret (AppSecret and WebhookURL are set
 	// here).
 	Simulator *simulator.Config
+	// Dashboard configures the dashboard mounted beside the API (server/web).
+	Dashboard dashboard.Options
 	// Connector connects numbers from the dashboard (nil: not configured).
 	Connector dashboard.Connector
 }
@@ -132,11 +136,16 @@ func New(t testing.TB, cfg Config) *Env {
 	if cfg.WrapPlatform != nil {
 		cfg.Platform = cfg.WrapPlatform(cfg.Platform)
 	}
-	srv, err := server.New(cfg.Options, server.Deps{Store: st, Platform: cfg.Platform, Logger: logger, Clock: cfg.Clock, Connector: cfg.Connector})
+	srv, err := server.New(cfg.Options, server.Deps{Store: st, Platform: cfg.Platform, Logger: logger, Clock: cfg.Clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.StopServices)
+	if _, err := web.Mount(srv, web.Config{Dashboard: cfg.Dashboard, Store: st, Connector: cfg.Connector,
+		SandboxPhoneNumber: cfg.Options.Sandbox.PhoneNumber, TrustedProxies: cfg.Options.TrustedProxies,
+		Clock: cfg.Clock}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
 	hs.Config.Handler = srv.Handler()
 	hs.Start()
 	t.Cleanup(hs.Close)
@@ -168,15 +177,15 @@ func (e *Env) NewTenant(name string) Tenant {
 		e.T.Fatal(err)
 	}
 	tn := Tenant{Account: a}
-	tn.Live, tn.LiveKey = e.NewKey(a.ID, server.ModeLive)
-	tn.Test, _ = e.NewKey(a.ID, server.ModeTest)
+	tn.Live, tn.LiveKey = e.NewKey(a.ID, domain.ModeLive)
+	tn.Test, _ = e.NewKey(a.ID, domain.ModeTest)
 	return tn
 }
 
 // NewKey issues a key of the mode for the account.
 func (e *Env) NewKey(accountID int64, mode string) (string, store.APIKey) {
 	e.T.Helper()
-	key, hash, prefix, err := server.GenerateKey(mode)
+	key, hash, prefix, err := domain.GenerateKey(mode)
 	if err != nil {
 		e.T.Fatal(err)
 	}
