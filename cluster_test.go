@@ -93,9 +93,10 @@ func TestCluster(t *testing.T) {
 	acct := adminJSON(t, env, "account", "create", "--name", "Cluster Ltd", "--email", "cluster@example.com")
 	id := fmt.Sprint(int64(acct["id"].(float64)))
 	key := adminJSON(t, env, "key", "create", "--account", id, "--mode", "live")["key"].(string)
-	adminJSON(t, env, "number", "connect", "--account", id, "--waba-id", devNumber.WabaID,
+	adminJSON(t, append(append([]string{}, env...), "GATEWAY_ADMIN_ACCESS_TOKEN="+devNumber.AccessToken), "number", "connect",
+		"--account", id, "--waba-id", devNumber.WabaID,
 		"--phone-number-id", devNumber.PhoneNumberID, "--phone-number", devNumber.DisplayPhoneNumber,
-		"--display-name", "Cluster", "--access-token", devNumber.AccessToken)
+		"--display-name", "Cluster")
 	adminJSON(t, env, "templates", "sync", "--account", id)
 	owner := adminJSON(t, env, "user", "create", "--account", id, "--email", "ops@example.com", "--role", "owner")
 	rcv := newWHReceiver(t, false, nil)
@@ -147,7 +148,9 @@ func TestCluster(t *testing.T) {
 	load.setQuiet(true)
 	cluster("pgbouncer-restart")
 	clusterWaitReadyz(t, addrs, "200 Ready", 15*time.Second)
-	time.Sleep(time.Second)
+	// A pooled connection that the restart closed fails its next statement once; the load
+	// touches every pooled connection within a few seconds.
+	time.Sleep(3 * time.Second)
 	load.setQuiet(false)
 	step("PgBouncer restarted")
 	pause()
