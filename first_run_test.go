@@ -68,7 +68,7 @@ func TestDevFirstRun(t *testing.T) {
 
 	// The service's address leads to the dashboard.
 	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
 	resp, err := c.Get(base + "/")
 	if err != nil {
 		t.Fatal(err)
