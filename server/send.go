@@ -17,9 +17,6 @@ import (
 	"gateway/store"
 )
 
-// defaultCampaign groups API sends that name no campaign.
-const defaultCampaign = "API"
-
 // invalid is a 422 naming the offending fields: the API renders fe as its errors object, and
 // the dashboard reads fe itself (apiError.Fields).
 func invalid(fe refusal.Fields) *apiError {
@@ -116,7 +113,7 @@ func (s *Server) sendLive(ctx context.Context, accountID int64, b *gen.SendTempl
 	if err != nil {
 		return nil, err
 	}
-	campaign := defaultCampaign
+	campaign := domain.DefaultCampaign
 	if b.CampaignName != nil {
 		campaign = *b.CampaignName
 	}

@@ -15,6 +15,7 @@ import (
 
 	"gateway/gen"
 	"gateway/platform/whatsapp"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -319,7 +320,7 @@ func (s *Server) getTestMessage(ctx context.Context, accountID, id int64) (gen.M
 var (
 	fixtureCampaigns = []store.CampaignReport{
 		{ID: 2, Name: "November orders", CreatedAt: time.Date(2026, 1, 11, 15, 0, 0, 0, time.UTC)},
-		{ID: testCampaignID, Name: defaultCampaign, CreatedAt: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)},
+		{ID: testCampaignID, Name: domain.DefaultCampaign, CreatedAt: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)},
 	}
 	fixtureMessages = []store.ListedMessage{
 		fixtureMessage(4, 3, 2, "order_confirmation_update", "read", time.Date(2026, 1, 12, 10, 0, 0, 0, time.UTC)),

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -25,13 +26,9 @@ func funnelOf(c store.StatusCounts) funnel {
 
 func pct(x float64) string { return strconv.FormatFloat(x*100, 'f', 1, 64) + " %" }
 
-// noCampaignName is the name the send path gives the campaign of sends that name none; the
-// pages call it "No campaign".
-const noCampaignName = "API"
-
 // campaignLabel is how pages name a campaign.
 func campaignLabel(name string) string {
-	if name == noCampaignName || name == "" {
+	if name == domain.DefaultCampaign || name == "" {
 		return "No campaign"
 	}
 	return name
