@@ -32,6 +32,12 @@ func TestBrowserMembersAndInvitations(t *testing.T) {
 		chromedp.SendKeys("#email", "owner@acme.example", chromedp.ByQuery),
 		chromedp.SendKeys("#password", "correct horse battery", chromedp.ByQuery))
 	b.PressOn(`form[action="/dashboard/signin"] button[type=submit]`)
+	// On a phone the navigation is behind the Menu disclosure: open it as a person taps Menu.
+	var narrow bool
+	b.Eval(`document.querySelector("#menu summary").offsetParent !== null`, &narrow)
+	if narrow {
+		b.Run("open the menu", chromedp.Click("#menu summary", chromedp.ByQuery))
+	}
 	b.PressOn(`nav a[href="/dashboard/members"]`)
 	if got := b.Text("#members tbody"); !strings.Contains(got, "owner@acme.example") || !strings.Contains(got, "dev@acme.example") {
 		t.Fatalf("members table: %q", got)
