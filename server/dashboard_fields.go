@@ -17,9 +17,10 @@ import (
 
 // The dashboard's send form as an API send request: the form's values become a
 // gen.SendTemplateRequest, checked the way apiMiddleware checks a request body (strict input,
-// then the SendTemplateRequest schema of openapi.yaml) and checkSendRequest does; sendLive
-// then applies the template's rules (sendParams). Every refusal is a refusal.Field with the
-// API's field path, which the dashboard shows next to the form input for that path.
+// then the SendTemplateRequest schema of openapi.yaml) and domain.CheckTemplateSend does; the
+// domain's send (domain.FormSends) then applies the template's rules. Every refusal is a
+// refusal.Field with the API's field path, which the dashboard shows next to the form input
+// for that path.
 
 // formRequest builds the API request of the form in (destination already normalised to
 // digits when it could be) and returns it with the broken rules of the API's request checks.
@@ -100,7 +101,16 @@ func (s *Server) formRequest(in domain.FormSend, destination string) (*gen.SendT
 		}
 		fe = append(fe, f)
 	}
-	return b, append(fe, checkSendRequest(b)...)
+	return b, append(fe, domain.CheckTemplateSend(templateSendOf(b))...)
+}
+
+// FormSends is the dashboard form's send (domain.FormSends, handed to the dashboard by
+// server/web) over this server's send pipeline, the form checked as the API checks a request.
+func (s *Server) FormSends() domain.FormSends {
+	return domain.FormSends{Sends: s.sends, Check: func(in domain.FormSend, destination string) (domain.TemplateSend, refusal.Fields) {
+		b, fe := s.formRequest(in, destination)
+		return templateSendOf(b), fe
+	}}
 }
 
 // checkAsRequestBody runs the checks apiMiddleware runs on a JSON body: strict input (NUL,

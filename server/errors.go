@@ -5,24 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"gateway/gen"
+	"gateway/server/domain"
 	"gateway/server/refusal"
 )
 
 // apiError is a failure that renders as the error envelope with its status and code. Middleware
-// returns it; strict handlers return typed response objects instead.
+// returns it; the send returns a *domain.SendError, which fromSendError turns into one.
 type apiError struct {
 	Status  int
 	Code    gen.ErrorCode
 	Message string
 	Errors  gen.FieldErrors
-	// Fields are the broken rules Errors was rendered from, when a rule of ours refused the
-	// request (invalid): the dashboard shows them by path, the API renders Errors.
-	Fields refusal.Fields
-	Header http.Header
+	Header  http.Header
 	// MessageID and OutcomeUnknown mark a send whose outcome is unknown (502, or 409 on a retry):
 	// the message it recorded, which the platform may have accepted.
 	MessageID      int64
@@ -38,6 +39,42 @@ func (e *apiError) Error() string {
 }
 
 func (e *apiError) Unwrap() error { return e.cause }
+
+// invalid is a 422 naming the offending fields: the API renders fe as its errors object.
+func invalid(fe refusal.Fields) *apiError {
+	return &apiError{Status: http.StatusUnprocessableEntity, Code: gen.ErrorCodeValidationFailed,
+		Message: "Invalid request: " + strings.Join(fe.Paths(), ", "), Errors: fe.ByPath()}
+}
+
+// sendStatus is the HTTP status of each kind of the domain's send errors.
+var sendStatus = map[domain.ErrorKind]int{
+	domain.KindInvalid:        http.StatusUnprocessableEntity,
+	domain.KindNotFound:       http.StatusNotFound,
+	domain.KindConflict:       http.StatusConflict,
+	domain.KindUpstream:       http.StatusBadGateway,
+	domain.KindOutcomeUnknown: http.StatusBadGateway,
+}
+
+// fromSendError is the one mapping of the domain's send errors to the API's: the status of
+// their kind, their code and message, the broken rules as the errors object, the message of
+// an unknown outcome, and Retry-After when the error has one.
+func fromSendError(se *domain.SendError) *apiError {
+	status, ok := sendStatus[se.Kind]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	ae := &apiError{Status: status, Code: gen.ErrorCode(se.Code), Message: se.Message, cause: se.Unwrap()}
+	if se.Kind == domain.KindInvalid {
+		ae.Errors = se.Fields.ByPath()
+	}
+	if se.Kind == domain.KindOutcomeUnknown {
+		ae.MessageID, ae.OutcomeUnknown = se.MessageID, true
+	}
+	if se.RetryAfter > 0 {
+		ae.Header = http.Header{"Retry-After": {strconv.Itoa(int((se.RetryAfter + time.Second - 1) / time.Second))}}
+	}
+	return ae
+}
 
 func newAPIError(status int, code gen.ErrorCode, msg string) *apiError {
 	return &apiError{Status: status, Code: code, Message: msg}
@@ -77,6 +114,9 @@ func (s *Server) classify(err error, c echo.Context) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
+	}
+	if se := domain.AsSendError(err); se != nil {
+		return fromSendError(se)
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {

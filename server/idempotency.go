@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"gateway/gen"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -98,14 +98,14 @@ func (s *Server) idempotency(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) runIdempotent(c echo.Context, next echo.HandlerFunc, accountID int64, key string) error {
 	rec := &teeWriter{ResponseWriter: c.Response().Writer}
 	c.Response().Writer = rec
-	held := &heldKey{key: key}
+	held := &domain.HeldKey{Key: key}
 	c.SetRequest(c.Request().WithContext(context.WithValue(c.Request().Context(), heldKeyCtx{}, held)))
 	if err := next(c); err != nil {
 		c.Error(err) // render now, into the tee
 	}
 	ctx := context.WithoutCancel(c.Request().Context())
 	status := c.Response().Status
-	if held.outcomeUnknown.Load() {
+	if held.OutcomeUnknown() {
 		return nil
 	}
 	if status >= 500 && status != http.StatusBadGateway {
@@ -114,19 +114,13 @@ func (s *Server) runIdempotent(c echo.Context, next echo.HandlerFunc, accountID 
 	return s.store.FinishIdempotent(ctx, accountID, key, status, rec.buf.Bytes())
 }
 
-// heldKeyCtx keys the request context's *heldKey.
+// heldKeyCtx keys the request context's *domain.HeldKey: the Idempotency-Key the request holds
+// (as stored: mode-scoped), and what the send pipeline reports about its outcome.
 type heldKeyCtx struct{}
 
-// heldKey is the Idempotency-Key a request holds (as stored: mode-scoped), and what the send
-// path reports about its outcome.
-type heldKey struct {
-	key            string
-	outcomeUnknown atomic.Bool // the send's outcome is unknown: leave the key held, unfinished
-}
-
 // heldKeyFrom returns the key the request holds; nil without one.
-func heldKeyFrom(ctx context.Context) *heldKey {
-	h, _ := ctx.Value(heldKeyCtx{}).(*heldKey)
+func heldKeyFrom(ctx context.Context) *domain.HeldKey {
+	h, _ := ctx.Value(heldKeyCtx{}).(*domain.HeldKey)
 	return h
 }
 

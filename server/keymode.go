@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"gateway/gen"
 	"gateway/server/domain"
@@ -19,9 +18,9 @@ import (
 
 // messaging is what an API request reads and writes, as its key's mode selects it.
 type messaging interface {
-	// send sends an approved template (POST /v1/messages/template) and counts it in the send
-	// metrics; b passed checkSendRequest.
-	send(ctx context.Context, p Principal, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error)
+	// send sends an approved template (POST /v1/messages/template) through server/domain and
+	// counts it in the send metrics; in passed domain.CheckTemplateSend.
+	send(ctx context.Context, p Principal, in domain.TemplateSend) (domain.SentMessage, error)
 	// message is the message GetMessage shows; errMessageNotFound when there is none to show.
 	message(ctx context.Context, accountID, id int64) (gen.Message, error)
 	messages(ctx context.Context, accountID int64, f store.MessageFilter) (store.MessagePage, error)
@@ -63,15 +62,10 @@ func (s *Server) modeFor(mode string) keyMode {
 // liveMessaging is a live key's: the account's data in the store, sends through the platform.
 type liveMessaging struct{ s *Server }
 
-func (l liveMessaging) send(ctx context.Context, p Principal, b *gen.SendTemplateRequest) (gen.SendTemplateMessageResponseObject, error) {
-	resp, err := l.s.sendLive(ctx, p.AccountID, b, "api")
-	// A 502 is not counted here: sendFailed counts a send the platform refused, with the
-	// platform's error code.
-	var ae *apiError
-	if !errors.As(err, &ae) || ae.Status != http.StatusBadGateway {
-		l.s.countSend(p.Mode, err)
-	}
-	return resp, err
+// send is the domain's live send (server/domain/templatesend.go), with source "api".
+func (l liveMessaging) send(ctx context.Context, _ Principal, in domain.TemplateSend) (domain.SentMessage, error) {
+	in.Source = "api"
+	return l.s.sends.SendTemplate(ctx, in)
 }
 
 func (l liveMessaging) message(ctx context.Context, accountID, id int64) (gen.Message, error) {

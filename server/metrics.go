@@ -109,7 +109,9 @@ func (m *Metrics) observeRequest(route, method string, status int, d time.Durati
 	m.requestTime.WithLabelValues(route, method).Observe(d.Seconds())
 }
 
-func (m *Metrics) observeSend(mode, outcome, platformCode string) {
+// ObserveSend counts a send (domain.SendObserver): by key mode, outcome (sent or the error
+// code) and the platform's error code when it refused the send.
+func (m *Metrics) ObserveSend(mode, outcome, platformCode string) {
 	if m == nil {
 		return
 	}

@@ -2,8 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 
 	"gateway/platform/whatsapp"
+	"gateway/server/domain"
+	"gateway/store"
 )
 
 // Platform is what the server needs of the messaging platform (Meta's Cloud API); the
@@ -12,4 +18,86 @@ type Platform interface {
 	SendTemplate(ctx context.Context, token, phoneNumberID string, m whatsapp.TemplateSend) (whatsapp.SendResult, error)
 	SendText(ctx context.Context, token, phoneNumberID, to, body string) (whatsapp.SendResult, error)
 	ListTemplates(ctx context.Context, token, wabaID string) ([]whatsapp.Template, error)
+}
+
+// messenger adapts the Platform to the domain's send pipeline (domain.Messenger): each kind
+// of payload becomes its platform call, and every failure a *domain.PlatformError.
+type messenger struct{ p Platform }
+
+var _ domain.Messenger = messenger{}
+
+// Send sends one payload. A new kind of message adds its case here.
+func (m messenger) Send(ctx context.Context, from store.Connection, to string, p domain.Payload, callbackData string) (domain.Accepted, error) {
+	switch p := p.(type) {
+	case domain.TemplatePayload:
+		send := whatsapp.TemplateSend{To: to, Name: p.Name, Language: p.Language, HeaderParams: p.HeaderParams, BodyParams: p.BodyParams,
+			HeaderParamNames: p.HeaderParamNames, BodyParamNames: p.BodyParamNames, CallbackData: callbackData}
+		if h := p.HeaderMedia; h != nil {
+			send.HeaderMedia = &whatsapp.HeaderMedia{Type: h.Type, Link: h.Link, ID: h.ID, Filename: h.Filename}
+		}
+		if l := p.HeaderLocation; l != nil {
+			send.HeaderLocation = &whatsapp.HeaderLocation{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address}
+		}
+		for _, b := range p.Buttons {
+			send.Buttons = append(send.Buttons, whatsapp.ButtonParam{Index: b.Index, Type: b.Type, Value: b.Value})
+		}
+		return accepted(m.p.SendTemplate(ctx, from.AccessToken, from.PhoneNumberID, send))
+	}
+	return domain.Accepted{}, &domain.PlatformError{Outcome: domain.PlatformBadArgument,
+		Cause: fmt.Errorf("%w: no platform call sends a %q message", whatsapp.ErrInvalidArgument, p.MessageType())}
+}
+
+// SendText sends a plain text.
+func (m messenger) SendText(ctx context.Context, token, phoneNumberID, to, body string) (domain.Accepted, error) {
+	return accepted(m.p.SendText(ctx, token, phoneNumberID, to, body))
+}
+
+// ParamNames reads a NAMED template's placeholder names as the platform's templates name them.
+func (messenger) ParamNames(components json.RawMessage) (header, body []string, err error) {
+	var wt whatsapp.Template
+	if err := json.Unmarshal(components, &wt.Components); err != nil {
+		return nil, nil, err
+	}
+	return wt.HeaderParamNames(), wt.BodyParamNames(), nil
+}
+
+func accepted(res whatsapp.SendResult, err error) (domain.Accepted, error) {
+	if err != nil {
+		return domain.Accepted{}, platformError(err)
+	}
+	return domain.Accepted{MessageID: res.MessageID, WaID: res.WaID}, nil
+}
+
+// platformError classifies a platform client's error for the domain: a refusal with its code
+// and title, an argument our client refused, an unreadable answer, no answer in time, or the
+// platform out of reach.
+func platformError(err error) *domain.PlatformError {
+	var pe *whatsapp.Error
+	switch {
+	case errors.As(err, &pe):
+		return &domain.PlatformError{Outcome: domain.PlatformRejected, Code: pe.Code, HTTPStatus: pe.HTTPStatus,
+			Title: platformTitle(pe), Reason: pe.Reason(), Details: pe.Details, Cause: err}
+	case errors.Is(err, whatsapp.ErrInvalidArgument):
+		return &domain.PlatformError{Outcome: domain.PlatformBadArgument, Cause: err}
+	case errors.Is(err, whatsapp.ErrMalformedResponse):
+		return &domain.PlatformError{Outcome: domain.PlatformUnreadable, Cause: err}
+	case whatsapp.IsTimeout(err):
+		return &domain.PlatformError{Outcome: domain.PlatformTimeout, Cause: err}
+	}
+	return &domain.PlatformError{Outcome: domain.PlatformUnreachable, Cause: err}
+}
+
+// platformTitle is the error's title: error_user_title, else the message without its "(#code) "
+// prefix.
+func platformTitle(pe *whatsapp.Error) string {
+	if pe.Title != "" {
+		return pe.Title
+	}
+	msg := pe.Message
+	if strings.HasPrefix(msg, "(#") {
+		if i := strings.Index(msg, ") "); i > 0 {
+			msg = msg[i+2:]
+		}
+	}
+	return msg
 }

@@ -108,22 +108,17 @@ type Server struct {
 	onboarding *onboarding.Service
 	templates  domain.TemplateSync
 
-	// Background recordings of accepted sends (recordLater); Close cancels and waits.
-	later     sync.WaitGroup
-	laterCtx  context.Context
-	laterStop context.CancelFunc
+	// sends is the send pipeline (server/domain): live sends, test mode's, the form's.
+	sends *domain.Sends
 
 	tenantMu        sync.Mutex
 	tenantGen       uint64                 // bumped by every invalidation (forgetTenant)
 	tenantsListened atomic.Bool            // a TenantListener is listening: entries live longer
 	tenants         map[string]tenantEntry // platform phone number id → connection, see tenantByPhoneNumberID
 
-	// The group commits (server/groupcommit) of single-status deliveries, of sends' records before
-	// the platform call and of their recordings after it; and the API keys' lookups, reads that
-	// share a statement the same way.
+	// The group commits (server/groupcommit) of single-status deliveries, and the API keys'
+	// lookups, reads that share a statement the same way (the send's own are server/domain's).
 	statuses *groupcommit.Batcher[store.StatusWrite, store.StatusApplied]
-	begins   *groupcommit.Batcher[store.SendBegin, begun]
-	sents    *groupcommit.Batcher[store.SentWrite, store.SentApplied]
 	keys     *groupcommit.Batcher[[]byte, store.KeyLookup]
 }
 
@@ -179,10 +174,14 @@ func New(opts Options, deps Deps) (*Server, error) {
 		s.templates.Source = platformTemplates{s.platform}
 	}
 	s.wireOnboarding(deps.Onboarding)
-	s.laterCtx, s.laterStop = context.WithCancel(context.Background())
+	cfg := domain.SendsConfig{Store: deps.Store, Observer: deps.Metrics, Logger: s.log, Clock: deps.Clock,
+		SendTimeout: opts.SendTimeout, RecordRetry: opts.RecordRetry, Fixtures: fixtureTemplates,
+		Sandbox: domain.Sandbox{PhoneNumber: opts.Sandbox.PhoneNumber, PhoneNumberID: opts.Sandbox.PhoneNumberID, AccessToken: opts.Sandbox.AccessToken}}
+	if s.platform != nil {
+		cfg.Messenger = messenger{s.platform}
+	}
+	s.sends = domain.NewSends(cfg)
 	s.statuses = groupcommit.New(deps.Store.ApplyStatusWrites, statusKey, platformProcessTimeout)
-	s.begins = groupcommit.New(s.beginSends, beginKey, beginTimeout)
-	s.sents = groupcommit.New(deps.Store.RecordSentWrites, sentKey, opts.RecordRetry)
 	s.keys = groupcommit.New(deps.Store.PrincipalsByKeyHashes, anyKey, keyLookupTimeout)
 	s.echo = s.routes()
 	return s, nil
@@ -379,10 +378,9 @@ func (s *Server) specJSONHandler(c echo.Context) error {
 // the platform's status reports adopt those sends). The process calls it after the HTTP
 // server has shut down; it is idempotent.
 func (s *Server) Close() {
-	if s.laterStop != nil {
-		s.laterStop()
+	if s.sends != nil {
+		s.sends.Close()
 	}
-	s.later.Wait()
 }
 
 // Mount serves prefix and everything under it with h, behind the same request id, logging and

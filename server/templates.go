@@ -34,8 +34,8 @@ func (a *api) ListTemplates(ctx context.Context, _ gen.ListTemplatesRequestObjec
 }
 
 func templateOut(t store.Template) gen.Template {
-	body, header := t.BodyParams, headerTextParams(t)
-	hf := gen.TemplateHeaderFormat(headerFormat(t))
+	body, header := t.BodyParams, domain.HeaderTextParams(t)
+	hf := gen.TemplateHeaderFormat(domain.HeaderFormat(t))
 	buttons := make([]gen.TemplateButton, len(t.Buttons))
 	for i, b := range t.Buttons {
 		buttons[i] = gen.TemplateButton{Index: b.Index, Type: b.Type, Text: b.Text, TakesValue: b.TakesValue}

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -94,9 +93,8 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 	}
 	r.ParseForm()
 	sent, err := d.cfg.Sender.SendFromForm(r.Context(), s.AccountID, panelSendOf(r.PostForm))
-	var refused *domain.SendRefused
-	if errors.As(err, &refused) {
-		d.sendPage(w, r, s, refused.Status, refused.Message, refused.Fields)
+	if refused := domain.AsSendError(err); refused != nil {
+		d.sendPage(w, r, s, refusalStatus(refused.Kind), refused.Message, refused.Fields)
 		return
 	} else if err != nil {
 		d.serverError(w, r, err)
@@ -107,6 +105,21 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 		notice = "sent-before"
 	}
 	redirect(w, r, Prefix+"/messages/"+strconv.FormatInt(sent.MessageID, 10), notice)
+}
+
+// refusalStatus is the send page's status for a refused send: the API's for the same refusal.
+func refusalStatus(k domain.ErrorKind) int {
+	switch k {
+	case domain.KindInvalid:
+		return http.StatusUnprocessableEntity
+	case domain.KindNotFound:
+		return http.StatusNotFound
+	case domain.KindConflict:
+		return http.StatusConflict
+	case domain.KindUpstream, domain.KindOutcomeUnknown:
+		return http.StatusBadGateway
+	}
+	return http.StatusInternalServerError
 }
 
 // panelSendOf reads the send form: media and location only when one of their inputs was

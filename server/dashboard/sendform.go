@@ -107,7 +107,7 @@ func substitute(text string, vals []string) string {
 }
 
 // templateForm returns the inputs of t's parts with the values of form v and the reasons of
-// errs (SendRefused.FieldErrors), and the preview of the message.
+// errs (the refusal's Fields), and the preview of the message.
 func templateForm(t store.Template, v url.Values, errs map[string]string) ([]fieldGroup, preview) {
 	tc := parseComponents(t.Components)
 	body := fill(v["body"], t.BodyParams)

@@ -2,9 +2,11 @@
 // neither HTTP nor SQL. The REST API (package server) and the dashboard (server/dashboard)
 // are siblings over it, and the workers and the operator commands use it too: the API key
 // format and modes (apikey.go), the phone number rules (phone.go), the template sync over a
-// TemplateSource (templates.go), the bodies of the events
-// customers' webhooks receive (events.go), the shape of a send from the dashboard's form and
-// its typed refusal (formsend.go), and the dashboard's session lifetimes (sessions.go).
+// TemplateSource (templates.go), the bodies of the events customers' webhooks receive
+// (events.go), the send pipeline (send.go: recorded, sent through a Messenger, its outcome
+// recorded) with its typed error (senderror.go), the template send in front of it
+// (templatesend.go, templateparams.go), test mode's send (testsend.go), the dashboard form's
+// send (formsend.go), and the dashboard's session lifetimes (sessions.go).
 //
 // It talks to the database through the store package's types, and imports neither echo, nor
 // net/http, nor database/sql (TestLayering in the root package holds this).

@@ -2,8 +2,11 @@ package domain
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 
 	"gateway/server/refusal"
+	"gateway/store"
 )
 
 // FormSend is a send from the dashboard's form.
@@ -37,19 +40,116 @@ type FormSent struct {
 	Replayed  bool  `json:"-"` // the form had been submitted before; nothing was sent again
 }
 
-// SendRefused is a send the API's rules refused: Status and Message as the API answers them,
-// and Fields the broken rules by the API's field paths (empty when the refusal is about no
-// field, such as a blocked contact). The form shows each next to its input (formRefusal).
-type SendRefused struct {
-	Status  int
-	Message string
-	Fields  refusal.Fields
-}
-
-func (e *SendRefused) Error() string { return e.Message }
-
-// Sender sends from the dashboard's form through the API's send path (implemented by the API's
-// server.Server; the process wiring hands it to the dashboard).
+// Sender sends from the dashboard's form (FormSends; the process wiring hands it to the
+// dashboard).
 type Sender interface {
 	SendFromForm(ctx context.Context, accountID int64, in FormSend) (FormSent, error)
+}
+
+// FormSends is the dashboard form's send: the live template send (SendTemplate: the same
+// template and variable checks, blocked contacts refused, the same records and events) with
+// source "panel", and the form's key made when it was shown kept as an idempotency record like
+// the API's Idempotency-Key, so a double submit sends once. A refusal the person can act on is
+// a *SendError with the API's code, message and broken rules (by the API's field paths).
+type FormSends struct {
+	Sends *Sends
+	// Check turns the form into a send request to destination (the form's, as digits when it
+	// could be read so), checked as the API checks a request body (package server: its schema
+	// and CheckTemplateSend), with every broken rule.
+	Check func(in FormSend, destination string) (TemplateSend, refusal.Fields)
+}
+
+// SendFromForm sends the form in for the account.
+func (f FormSends) SendFromForm(ctx context.Context, accountID int64, in FormSend) (FormSent, error) {
+	mobile, ok := NormalizeMobile(in.Destination)
+	if !ok {
+		mobile = in.Destination
+	}
+	req, fe := f.Check(in, mobile)
+	if !ok {
+		fe = append(fe.Without("destination"), refusal.One("destination",
+			"enter the number in international format: 8 to 15 digits with the country code first")...)
+	}
+	if len(fe) > 0 {
+		return FormSent{}, Invalid(fe)
+	}
+	st := f.Sends.cfg.Store
+	key := ""
+	if in.IdempotencyKey != "" {
+		key = "panel:" + in.IdempotencyKey
+		fp, _ := json.Marshal(req)
+		sum := sha256.Sum256(fp)
+		rec, err := st.BeginIdempotent(ctx, accountID, key, sum[:])
+		if err != nil {
+			return FormSent{}, err
+		}
+		switch rec.State {
+		case store.IdempotencyReplay:
+			var sent FormSent
+			if err := json.Unmarshal(rec.Response, &sent); err != nil || sent.MessageID == 0 {
+				return FormSent{}, formRefusalOf(rec.Response)
+			}
+			sent.Replayed = true
+			return sent, nil
+		case store.IdempotencyMismatch, store.IdempotencyInFlight:
+			return FormSent{}, &SendError{Kind: KindConflict, Code: CodeIdempotencyConflict,
+				Message: "This form was already submitted. Open the send page again to send another message."}
+		}
+	}
+	// The key goes with the send, which binds it to its message before the platform call
+	// (store.BeginSend): from then on no failure releases it for a re-send.
+	held := &HeldKey{Key: key}
+	req.AccountID, req.Source = accountID, "panel"
+	if key != "" {
+		req.Key = held
+	}
+	res, err := f.Sends.SendTemplate(ctx, req)
+	ctx = context.WithoutCancel(ctx)
+	sent := FormSent{MessageID: res.MessageID}
+	refused := AsSendError(err)
+	if key != "" && !held.OutcomeUnknown() { // an unknown outcome leaves the key held, unfinished
+		switch {
+		case refused != nil && (refused.Kind == KindInvalid || refused.Kind == KindNotFound):
+			// Refused before anything was sent (a wrong variable count, a missing template):
+			// the person corrects the form and submits it again with the same key.
+			st.ReleaseIdempotent(ctx, accountID, key)
+		case refused != nil:
+			out, _ := json.Marshal(formRefusal{Kind: refused.Kind, Code: refused.Code, Message: refused.Message})
+			st.FinishIdempotent(ctx, accountID, key, formRefusalStatus, out)
+		case err != nil:
+			// Released only if no message holds it yet (store.ReleaseIdempotent keeps bound keys).
+			st.ReleaseIdempotent(ctx, accountID, key)
+		default:
+			out, _ := json.Marshal(sent)
+			st.FinishIdempotent(ctx, accountID, key, formSentStatus, out)
+		}
+	}
+	if err != nil {
+		return FormSent{}, err
+	}
+	return sent, nil
+}
+
+// What a form's idempotency record keeps: the sent message (FormSent), or the refusal a
+// second submit shows again; the record's status is the API's 200 for a send and 409 for a
+// refusal (a form's record is read only here: its key is "panel:"-scoped).
+const (
+	formSentStatus    = 200
+	formRefusalStatus = 409
+)
+
+// formRefusal is a form's refusal as its idempotency record keeps it.
+type formRefusal struct {
+	Kind    ErrorKind `json:"kind"`
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+}
+
+// formRefusalOf is the refusal a form's record kept, shown again on a second submit.
+func formRefusalOf(response []byte) *SendError {
+	var r formRefusal
+	if err := json.Unmarshal(response, &r); err != nil || r.Kind == 0 {
+		return &SendError{Kind: KindConflict, Code: CodeIdempotencyConflict, Message: string(response)}
+	}
+	return &SendError{Kind: r.Kind, Code: r.Code, Message: r.Message}
 }

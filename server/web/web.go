@@ -66,7 +66,7 @@ func Mount(api *server.Server, cfg Config) (*dashboard.Dashboard, error) {
 		NewAPIKey:          domain.GenerateKey,
 		ValidateWebhookURL: eventhook.ValidateURL,
 		EventBody:          domain.EventBody,
-		Sender:             api,
+		Sender:             api.FormSends(),
 		Syncer: func(ctx context.Context, accountID int64) error {
 			_, err := api.SyncTemplates(ctx, accountID)
 			return err

@@ -1,19 +1,29 @@
-package server
+package domain
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
 	"testing"
+	"time"
 
 	"gateway/store"
+	"gateway/store/storetest"
 )
 
 // A send the database refuses fails alone: the shared statement fails, and its other sends are
 // each recorded once, on their own.
 func TestBeginSendsFallsBackOneByOne(t *testing.T) {
 	t.Parallel()
-	s, a := storeOnlyServer(t)
-	st, ctx := s.store, context.Background()
+	st, ctx := storetest.New(t), context.Background()
+	a, err := st.CreateAccount(ctx, "acme", "acme@example.com", fmt.Sprintf("acme-%d", time.Now().UnixNano()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSends(SendsConfig{Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer s.Close()
 	in := func(mobile, source string) store.SendBegin {
 		return store.SendBegin{AccountID: a.ID, SendInput: store.SendInput{Mobile: mobile, Name: "Ana", CampaignName: "API",
 			TemplateID: 7, TemplateName: "welcome", Content: json.RawMessage(`{}`), Source: source}}

@@ -1,4 +1,4 @@
-package server
+package domain
 
 import (
 	"cmp"
@@ -8,8 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"gateway/gen"
-	"gateway/platform/whatsapp"
 	"gateway/server/refusal"
 	"gateway/store"
 )
@@ -19,20 +17,31 @@ import (
 // call, each broken rule a refusal.Field naming the field (dotted JSON paths, as the schema
 // validator names them; a rule about one button also carries its index) and saying what the
 // template expects. The API answers them as a 422, the dashboard shows them next to the form's
-// inputs. Live and test sends both use sendParams; the wire shape is platform/whatsapp's.
+// inputs. Live and test sends both use sendParams; the Messenger (server/platform.go) turns
+// the parameters into the platform's wire shape.
+
+// The template button types, as the store keeps them (platform/whatsapp's names; a test in
+// package server holds them equal), and the longest coupon code a COPY_CODE button takes.
+const (
+	ButtonURL        = "URL"
+	ButtonQuickReply = "QUICK_REPLY"
+	ButtonCopyCode   = "COPY_CODE"
+	ButtonOTP        = "OTP"
+	MaxCouponCode    = 15
+)
 
 // templateParams is what a send of a template carries besides its name and language.
 type templateParams struct {
 	header, body []string
-	media        *whatsapp.HeaderMedia
-	location     *whatsapp.HeaderLocation
-	buttons      []whatsapp.ButtonParam
+	media        *MediaParam
+	location     *LocationParam
+	buttons      []ButtonParam
 }
 
 // sendParams checks the request against the template and returns the parameters to send, or a
-// 422 listing every broken rule.
-func sendParams(t store.Template, b *gen.SendTemplateRequest) (templateParams, *apiError) {
-	p := templateParams{header: deref(b.HeaderVariables), body: deref(b.BodyVariables)}
+// KindInvalid refusal listing every broken rule.
+func sendParams(t store.Template, b TemplateSend) (templateParams, *SendError) {
+	p := templateParams{header: b.HeaderVariables, body: b.BodyVariables}
 	var fe refusal.Fields
 	if len(t.Unsupported) > 0 {
 		field := "template_name"
@@ -40,7 +49,7 @@ func sendParams(t store.Template, b *gen.SendTemplateRequest) (templateParams, *
 			field = "template_id"
 		}
 		fe.Add(field, fmt.Sprintf("the template %q has %s, which the API cannot send yet", t.Name, strings.Join(t.Unsupported, " and ")))
-		return p, invalid(fe)
+		return p, Invalid(fe)
 	}
 	checkHeader(t, b, &p, &fe)
 	if len(p.body) != t.BodyParams {
@@ -48,22 +57,22 @@ func sendParams(t store.Template, b *gen.SendTemplateRequest) (templateParams, *
 	}
 	checkButtons(t, b, &p, &fe)
 	if len(fe) > 0 {
-		return p, invalid(fe)
+		return p, Invalid(fe)
 	}
 	return p, nil
 }
 
-// headerFormat is the template's header format as GET /templates lists it: NONE when there is
+// HeaderFormat is the template's header format as GET /templates lists it: NONE when there is
 // no header.
-func headerFormat(t store.Template) string {
+func HeaderFormat(t store.Template) string {
 	if t.HeaderFormat == "" {
 		return "NONE"
 	}
 	return t.HeaderFormat
 }
 
-// headerTextParams is how many header_variables the template takes: only a TEXT header takes any.
-func headerTextParams(t store.Template) int {
+// HeaderTextParams is how many header_variables the template takes: only a TEXT header takes any.
+func HeaderTextParams(t store.Template) int {
 	if t.HeaderFormat != "TEXT" {
 		return 0
 	}
@@ -71,12 +80,12 @@ func headerTextParams(t store.Template) int {
 }
 
 // mediaHeaders maps a media header format to the header_media type it takes.
-var mediaHeaders = map[string]gen.HeaderMediaType{"IMAGE": gen.Image, "VIDEO": gen.Video, "DOCUMENT": gen.Document}
+var mediaHeaders = map[string]string{"IMAGE": "image", "VIDEO": "video", "DOCUMENT": "document"}
 
-func checkHeader(t store.Template, b *gen.SendTemplateRequest, p *templateParams, fe *refusal.Fields) {
-	hf := headerFormat(t)
+func checkHeader(t store.Template, b TemplateSend, p *templateParams, fe *refusal.Fields) {
+	hf := HeaderFormat(t)
 	wantMedia, isMedia := mediaHeaders[hf]
-	n := headerTextParams(t)
+	n := HeaderTextParams(t)
 	// What the header takes, in the words every message about it uses.
 	var is string
 	switch {
@@ -110,13 +119,13 @@ func checkHeader(t store.Template, b *gen.SendTemplateRequest, p *templateParams
 		case m.Type != wantMedia:
 			fe.Add("header_media.type", fmt.Sprintf("%s, not %s", is, m.Type))
 		}
-		if (deref(m.Link) == "") == (deref(m.Id) == "") {
+		if (deref(m.Link) == "") == (deref(m.ID) == "") {
 			fe.Add("header_media", "give exactly one of link and id")
 		}
-		if m.Filename != nil && m.Type != gen.Document {
+		if m.Filename != nil && m.Type != "document" {
 			fe.Add("header_media.filename", "filename is for a document header only")
 		}
-		p.media = &whatsapp.HeaderMedia{Type: string(m.Type), Link: deref(m.Link), ID: deref(m.Id), Filename: deref(m.Filename)}
+		p.media = &MediaParam{Type: m.Type, Link: deref(m.Link), ID: deref(m.ID), Filename: deref(m.Filename)}
 	} else if isMedia {
 		fe.Add("header_media", is)
 	}
@@ -124,7 +133,7 @@ func checkHeader(t store.Template, b *gen.SendTemplateRequest, p *templateParams
 		if hf != "LOCATION" {
 			fe.Add("header_location", is)
 		}
-		p.location = &whatsapp.HeaderLocation{Latitude: l.Latitude, Longitude: l.Longitude, Name: deref(l.Name), Address: deref(l.Address)}
+		p.location = &LocationParam{Latitude: l.Latitude, Longitude: l.Longitude, Name: deref(l.Name), Address: deref(l.Address)}
 	} else if hf == "LOCATION" {
 		fe.Add("header_location", is)
 	}
@@ -140,19 +149,19 @@ func article(word string) string {
 
 // valueRequired: a button of this type must be given a value (QUICK_REPLY's payload is optional).
 func valueRequired(bt store.TemplateButton) bool {
-	return bt.TakesValue && bt.Type != whatsapp.ButtonQuickReply
+	return bt.TakesValue && bt.Type != ButtonQuickReply
 }
 
 // buttonValueName says what a button's value is, for messages.
 func buttonValueName(bt store.TemplateButton) string {
 	switch bt.Type {
-	case whatsapp.ButtonURL:
+	case ButtonURL:
 		return "the URL suffix for {{1}}"
-	case whatsapp.ButtonCopyCode:
+	case ButtonCopyCode:
 		return "the coupon code"
-	case whatsapp.ButtonOTP:
+	case ButtonOTP:
 		return "the one-time password"
-	case whatsapp.ButtonQuickReply:
+	case ButtonQuickReply:
 		return "the payload"
 	}
 	return "a value"
@@ -162,9 +171,9 @@ func describeButton(bt store.TemplateButton) string {
 	return fmt.Sprintf("button %d (%s %q)", bt.Index, bt.Type, bt.Text)
 }
 
-func checkButtons(t store.Template, b *gen.SendTemplateRequest, p *templateParams, fe *refusal.Fields) {
+func checkButtons(t store.Template, b TemplateSend, p *templateParams, fe *refusal.Fields) {
 	given := map[int]bool{}
-	for i, bv := range deref(b.ButtonVariables) {
+	for i, bv := range b.ButtonVariables {
 		field := "button_variables." + strconv.Itoa(i)
 		if bv.Index >= len(t.Buttons) {
 			fe.AddButton(field+".index", bv.Index, fmt.Sprintf("the template has %s; there is no button %d", buttonCount(len(t.Buttons)), bv.Index))
@@ -180,27 +189,27 @@ func checkButtons(t store.Template, b *gen.SendTemplateRequest, p *templateParam
 			fe.AddButton(field, bt.Index, fmt.Sprintf("the template's %s takes no value", describeButton(bt)))
 			continue
 		}
-		if n := utf8.RuneCountInString(bv.Value); bt.Type == whatsapp.ButtonCopyCode && n > whatsapp.MaxCouponCode {
+		if n := utf8.RuneCountInString(bv.Value); bt.Type == ButtonCopyCode && n > MaxCouponCode {
 			fe.AddButton(field+".value", bt.Index, fmt.Sprintf("the template's %s takes a coupon code of at most %d characters, got %d",
-				describeButton(bt), whatsapp.MaxCouponCode, n))
+				describeButton(bt), MaxCouponCode, n))
 			continue
 		}
-		p.buttons = append(p.buttons, whatsapp.ButtonParam{Index: bv.Index, Type: bt.Type, Value: bv.Value})
+		p.buttons = append(p.buttons, ButtonParam{Index: bv.Index, Type: bt.Type, Value: bv.Value})
 	}
 	for _, bt := range t.Buttons {
 		if given[bt.Index] || !valueRequired(bt) {
 			continue
 		}
 		// A one-time-password template's code button carries the code of the body (reference §10).
-		if bt.Type == whatsapp.ButtonOTP && len(p.body) > 0 {
-			p.buttons = append(p.buttons, whatsapp.ButtonParam{Index: bt.Index, Type: bt.Type, Value: p.body[0]})
+		if bt.Type == ButtonOTP && len(p.body) > 0 {
+			p.buttons = append(p.buttons, ButtonParam{Index: bt.Index, Type: bt.Type, Value: p.body[0]})
 			continue
 		}
 		fe.AddButton("button_variables", bt.Index, fmt.Sprintf("the template's %s needs a value in button_variables: %s",
 			describeButton(bt), buttonValueName(bt)))
 	}
 	// Meta's order: buttons by index.
-	slices.SortFunc(p.buttons, func(x, y whatsapp.ButtonParam) int { return cmp.Compare(x.Index, y.Index) })
+	slices.SortFunc(p.buttons, func(x, y ButtonParam) int { return cmp.Compare(x.Index, y.Index) })
 }
 
 func buttonCount(n int) string {
@@ -223,4 +232,11 @@ func renderedNote(t store.Template, p templateParams) string {
 	}
 	sb.WriteString(".")
 	return sb.String()
+}
+
+func variables(n int) string {
+	if n == 1 {
+		return "1 variable"
+	}
+	return strconv.Itoa(n) + " variables"
 }
