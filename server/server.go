@@ -107,6 +107,8 @@ type Server struct {
 
 	onboarding *onboarding.Service
 	templates  domain.TemplateSync
+	// statusReports applies the platform's status reports (platformhook.go hands them over).
+	statusReports domain.Statuses
 
 	// Background recordings of accepted sends (recordLater); Close cancels and waits.
 	later     sync.WaitGroup
@@ -184,6 +186,8 @@ func New(opts Options, deps Deps) (*Server, error) {
 	s.begins = groupcommit.New(s.beginSends, beginKey, beginTimeout)
 	s.sents = groupcommit.New(deps.Store.RecordSentWrites, sentKey, opts.RecordRetry)
 	s.keys = groupcommit.New(deps.Store.PrincipalsByKeyHashes, anyKey, keyLookupTimeout)
+	s.statusReports = domain.Statuses{Store: deps.Store, Write: s.statuses.Do, Log: s.log, Now: deps.Clock,
+		Observe: s.metrics.observeStatusReport}
 	s.echo = s.routes()
 	return s, nil
 }
