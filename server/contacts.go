@@ -10,8 +10,8 @@ import (
 	"gateway/store"
 )
 
-// ListContacts lists the account's contacts newest first, a page at a time. Test and demo keys
-// see fixture contacts.
+// ListContacts lists the account's contacts newest first, a page at a time (the key's
+// domain.Records). Test and demo keys see fixture contacts.
 func (a *api) ListContacts(ctx context.Context, req gen.ListContactsRequestObject) (gen.ListContactsResponseObject, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
@@ -27,7 +27,7 @@ func (a *api) ListContacts(ctx context.Context, req gen.ListContactsRequestObjec
 	if req.Params.Search != nil {
 		search = *req.Params.Search
 	}
-	res, err := p.data.contacts(ctx, p.AccountID, search, limit, (page-1)*limit)
+	res, err := p.records.Contacts(ctx, p.AccountID, store.ContactListOptions{Search: search, Limit: limit, Offset: (page - 1) * limit})
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	}
 	in := store.ContactInput{Mobile: mobile, Note: req.Body.Note,
 		Firstname: trimmed(req.Body.Firstname), Lastname: trimmed(req.Body.Lastname)}
-	c, created, err := p.data.upsertContact(ctx, p.AccountID, in)
+	c, created, err := p.records.UpsertContact(ctx, p.AccountID, in)
 	if err != nil {
 		return nil, err
 	}
@@ -74,14 +74,4 @@ func trimmed(p *string) *string {
 	}
 	v := strings.TrimSpace(*p)
 	return &v
-}
-
-func joinName(first, last *string) string {
-	var parts []string
-	for _, p := range []*string{first, last} {
-		if p != nil && strings.TrimSpace(*p) != "" {
-			parts = append(parts, strings.TrimSpace(*p))
-		}
-	}
-	return strings.Join(parts, " ")
 }

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"gateway/gen"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -15,17 +17,20 @@ var errMessageNotFound = newAPIError(http.StatusNotFound, gen.ErrorCodeNotFound,
 // and, for a failed message, the platform's error. Another account's id, an inbound message
 // and a send still waiting for the platform's answer are 404; a send whose answer was lost is
 // shown as sent with outcome_unknown. Test and demo keys read their
-// test sends, whose status ages with time (the key's messaging, keymode.go).
+// test sends, whose status ages with time (the key's domain.Records, keymode.go).
 func (a *api) GetMessage(ctx context.Context, req gen.GetMessageRequestObject) (gen.GetMessageResponseObject, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m, err := p.data.message(ctx, p.AccountID, req.Id)
+	m, err := p.records.Message(ctx, p.AccountID, req.Id, messageAhead(ctx, p.AccountID, req.Id))
+	if errors.Is(err, domain.ErrMessageNotFound) {
+		return nil, errMessageNotFound
+	}
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: m}}, nil
+	return gen.GetMessage200JSONResponse{Body: gen.MessageEnvelope{Success: true, Message: "OK", Data: messageOut(m)}}, nil
 }
 
 // messageOut is a recorded message as GetMessage shows it.

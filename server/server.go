@@ -107,6 +107,8 @@ type Server struct {
 
 	onboarding *onboarding.Service
 	templates  domain.TemplateSync
+	// The records a live key and a test or demo key reach (keymode.go).
+	liveRecords, testRecords domain.Records
 	// statusReports applies the platform's status reports (platformhook.go hands them over).
 	statusReports domain.Statuses
 
@@ -186,6 +188,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 	s.begins = groupcommit.New(s.beginSends, beginKey, beginTimeout)
 	s.sents = groupcommit.New(deps.Store.RecordSentWrites, sentKey, opts.RecordRetry)
 	s.keys = groupcommit.New(deps.Store.PrincipalsByKeyHashes, anyKey, keyLookupTimeout)
+	s.buildRecords()
 	s.statusReports = domain.Statuses{Store: deps.Store, Write: s.statuses.Do, Log: s.log, Now: deps.Clock,
 		Observe: s.metrics.observeStatusReport}
 	s.echo = s.routes()

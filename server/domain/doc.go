@@ -4,7 +4,9 @@
 // format and modes (apikey.go), the phone number rules (phone.go), the template sync over a
 // TemplateSource (templates.go), the bodies of the events
 // customers' webhooks receive (events.go), the shape of a send from the dashboard's form and
-// its typed refusal (formsend.go), and the dashboard's session lifetimes (sessions.go).
+// its typed refusal (formsend.go), the dashboard's session lifetimes (sessions.go), the
+// platform's status reports applied to messages (statuses.go), and the contacts and reports
+// an account's key reads (records.go, contacts.go; testrecords.go for test and demo keys).
 //
 // It talks to the database through the store package's types, and imports neither echo, nor
 // net/http, nor database/sql (TestLayering in the root package holds this).
