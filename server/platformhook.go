@@ -319,6 +319,9 @@ func platformStatus(st whatsapp.Status) domain.PlatformStatus {
 		e := st.Errors[0]
 		out.Error = &domain.PlatformError{Code: e.Code, Title: e.Title, Message: e.Message, Details: e.ErrorData.Details}
 	}
+	if p := st.Pricing; p != nil {
+		out.Pricing = &store.Pricing{Type: p.Type, Category: p.Category, Model: p.PricingModel}
+	}
 	return out
 }
 
