@@ -121,12 +121,8 @@ func adminContactSetBlocked(blocked bool) func(ctx context.Context, a *app, fs *
 		if err := parseFlags(fs, args, "account", "mobile"); err != nil {
 			return nil, err
 		}
-		c, err := a.store.SetContactBlocked(ctx, *id, *mobile, blocked)
+		c, action, err := domain.LiveRecords{Store: a.store}.SetContactBlocked(ctx, *id, *mobile, blocked)
 		if err == nil {
-			action := store.AuditContactUnblocked
-			if blocked {
-				action = store.AuditContactBlocked
-			}
 			operatorAudit(ctx, a, *id, action, c.Mobile, "by the operator")
 		}
 		return c, err

@@ -701,10 +701,30 @@ type Contact struct {
 	Created time.Time `json:"created"`
 	Id      int64     `json:"id"`
 
-	// Mobile International format, digits only, country code included.
+	// Mobile International format, digits only, country code included. Empty only for a contact known by a user id alone, listed with `include_user_id_only=true`.
 	Mobile string `json:"mobile"`
 	Name   string `json:"name"`
 	Note   string `json:"note"`
+
+	// ParentUserId The parent business-scoped user id, for a business portfolio with several businesses; absent when not known.
+	//
+	// Example: US.ENT.11815799212886844830
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+
+	// UserId The person's business-scoped user id on the platform; absent when not known.
+	//
+	// Example: US.13491208655302741918
+	UserId *string `json:"user_id,omitempty"`
+
+	// Username The person's WhatsApp username; absent when not known.
+	//
+	// Example: @anasouza
+	Username *string `json:"username,omitempty"`
+
+	// WindowExpiresAt When the person's customer service window closes (closed when in the past): 24 hours
+	// after their last message, 72 hours after a message from a click-to-WhatsApp ad.
+	// Absent when they never wrote.
+	WindowExpiresAt *time.Time `json:"window_expires_at,omitempty"`
 }
 
 // ContactCreatedData defines model for ContactCreatedData.
@@ -930,7 +950,9 @@ type MeEnvelopeSuccess bool
 
 // Message defines model for Message.
 type Message struct {
-	ChatMessageId string `json:"chat_message_id"`
+	// Campaign The campaign the message counts in.
+	Campaign      *MessageCampaign `json:"campaign,omitempty"`
+	ChatMessageId string           `json:"chat_message_id"`
 
 	// ClientReference The client_reference given on send; absent when none was.
 	//
@@ -952,11 +974,34 @@ type Message struct {
 	// Absent or false otherwise.
 	OutcomeUnknown *bool `json:"outcome_unknown,omitempty"`
 
+	// Pricing How the platform says it billed the message, as its status reports gave it; absent until one did.
+	Pricing *Pricing `json:"pricing,omitempty"`
+
+	// Recipient The contact the message was sent to.
+	Recipient *MessageRecipient `json:"recipient,omitempty"`
+
 	// SentAt ISO 8601 timestamp with UTC offset.
 	SentAt time.Time `json:"sent_at"`
 
 	// Status What the messaging platform last reported.
 	Status MessageStatus `json:"status"`
+
+	// Template The template the message was sent with.
+	Template *MessageTemplate `json:"template,omitempty"`
+
+	// Type The message's kind; `template` for a template send.
+	//
+	// Example: template
+	Type *string `json:"type,omitempty"`
+
+	// WindowExpiresAt When the recipient's customer service window closes (see Contact.window_expires_at); absent when they never wrote.
+	WindowExpiresAt *time.Time `json:"window_expires_at,omitempty"`
+}
+
+// MessageCampaign The campaign the message counts in.
+type MessageCampaign struct {
+	Id   int64  `json:"id"`
+	Name string `json:"name"`
 }
 
 // MessageEnvelope defines model for MessageEnvelope.
@@ -1079,6 +1124,18 @@ type MessageReceivedEventEvent string
 // MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
 
+// MessageRecipient The contact the message was sent to.
+type MessageRecipient struct {
+	ContactId int64 `json:"contact_id"`
+
+	// Mobile The contact's number, digits only; absent when only its user id is known.
+	Mobile *string `json:"mobile,omitempty"`
+	Name   string  `json:"name"`
+
+	// UserId The contact's business-scoped user id; absent when not known.
+	UserId *string `json:"user_id,omitempty"`
+}
+
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
 	ChatMessageId string `json:"chat_message_id"`
@@ -1141,6 +1198,9 @@ type MessageStatusData struct {
 	Error     *MessageError `json:"error,omitempty"`
 	MessageId int64         `json:"message_id"`
 
+	// Pricing How the platform says it billed the message, as its status reports gave it; absent until one did.
+	Pricing *Pricing `json:"pricing,omitempty"`
+
 	// Status What the messaging platform last reported.
 	Status    MessageStatus `json:"status"`
 	Timestamp time.Time     `json:"timestamp"`
@@ -1164,6 +1224,15 @@ type MessageStatusEventEvent string
 
 // MessageStatusEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageStatusEventMode string
+
+// MessageTemplate The template the message was sent with.
+type MessageTemplate struct {
+	// Language The template's language code; absent when the template is no longer known.
+	//
+	// Example: en_US
+	Language *string `json:"language,omitempty"`
+	Name     string  `json:"name"`
+}
 
 // MessagesEnvelope defines model for MessagesEnvelope.
 type MessagesEnvelope struct {
@@ -1194,6 +1263,24 @@ type PayloadTooLargeEnvelope = ErrorEnvelope
 
 // PlatformErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
 type PlatformErrorEnvelope = ErrorEnvelope
+
+// Pricing How the platform says it billed the message, as its status reports gave it; absent until one did.
+type Pricing struct {
+	// Category The billing category, e.g. `marketing`, `utility`, `authentication`, `service`.
+	//
+	// Example: utility
+	Category *string `json:"category,omitempty"`
+
+	// Model The pricing model, e.g. `PMP` (per message).
+	//
+	// Example: PMP
+	Model *string `json:"model,omitempty"`
+
+	// Type `regular`, `free_customer_service` or `free_entry_point`.
+	//
+	// Example: regular
+	Type *string `json:"type,omitempty"`
+}
 
 // RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
 type RateLimitedEnvelope = ErrorEnvelope
@@ -1577,8 +1664,14 @@ type ListContactsParams struct {
 	// Page Page number, starting at 1.
 	Page *int `form:"page,omitempty" json:"page,omitempty"`
 
-	// Search Text matched against the name (case-insensitive) or the mobile number.
+	// Search Text matched against the name (case-insensitive) or the mobile number. A
+	// business-scoped user id (`US.13491208655302741918`) finds the contact with that user id.
 	Search *string `form:"search,omitempty" json:"search,omitempty"`
+
+	// IncludeUserIdOnly `true` also lists the contacts known only by a business-scoped user id (people whose
+	// number the platform does not share); their `mobile` is then empty. Left out by
+	// default, so that a client that does not ask never receives a contact without a number.
+	IncludeUserIdOnly *bool `form:"include_user_id_only,omitempty" json:"include_user_id_only,omitempty"`
 }
 
 // UpsertContactParams defines parameters for UpsertContact.
@@ -1942,6 +2035,13 @@ func (w *ServerInterfaceWrapper) ListContacts(ctx echo.Context) error {
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "search", ctx.QueryParams(), &params.Search, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter search: %s", err))
+	}
+
+	// ------------- Optional query parameter "include_user_id_only" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "include_user_id_only", ctx.QueryParams(), &params.IncludeUserIdOnly, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter include_user_id_only: %s", err))
 	}
 
 	// Invoke the callback with all the unmarshaled arguments
@@ -3839,267 +3939,283 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Lchu3lij6KyjeuWVpp0mT1MOWVLv2UWwl0cS2tC05mT2mjxrqBkVETYBpgJIZl75mvuD8wpkfO4W1",
-	"ADT6wZcsO86UpmqyZXY3HgsL6/341ErkeCIFE1q19j+1RoymLIc/D7NM3po/UqaSnE80l6K13zofMTJm",
-	"eiRTRfSIkQnVI6Kmk4nMteq0ohb7SMeTjLX2Wz8enUfk9OTsvBW1cvb7lOcsbe3rfMqilkpGbEzN8Ho2",
-	"MS8rnXNx1bq7i1rHKRtPpGZCv2WTjM7MV9VlxGaYmNyOmCB6xBXJmZpIoRjhuC6lZc7S4mc5JFQQRvOM",
-	"s5yY5TClyS3XI3ydjhnxEyez9s9sZnZTrJOJ6bi1/75lJm59iBrW/ZZq9oqPuW6GWsrGklyz2RNFMvNW",
-	"RG5HVJOcjSkXyiyQa0JFipvi5oliWkWEC6JYIkWqyEYMn/69343sh1xc/R3+oZj++1a8WT6CxW+veS5+",
-	"f6cy48ls6S5/n0pNyQReJhtxv3tw+/fdbnWJ9ud114IHeJw2r8Ke7xNFeEo2zAHH/9G237SP05jM5JQo",
-	"JnREZE4ouWKC5VSzlEjBNg+IFITdsHzm8adD/jmVmplj0dLhe3kjOfv9YmfYS/bSLda/fEa32fbWHt3Z",
-	"6Sa76cLdjenHV0xc6VFrv9d/3ohZTOezw6FmeX27ZxY1tCS3lGtyyYYyNxDQ+YyLq84qgOVCsyuWw1y/",
-	"/vrr4VSPmNA8oZo1w5cWb3ApSDKiWcbEFSMbb394QfZ6vW7llL9nNId7R7Px3wetK6rZLZ0NWmsd+13U",
-	"mtCcjpm2NCq4sD+zBoQ8JFPBf58yg5Bko2dg1N/ZMcvNaWIG2STa3MExvWaKUAAaB6qB5EHRIdsv6IMZ",
-	"xVGMgYCfLmWKv3FBtp+TkZzmhhYZsoV0aMhzpQPqJJRmNAVylGguroi+5QnrDEQJXA6P2gaR2gaT2gaV",
-	"2gaXnrP+8Nllz9wYbjaJNLsVtQQdm28rVKw1B9X6OztRa8yFR72oCd5u4cgSkkROhT4WZuk3gBqJFIZQ",
-	"mz/pZJJZhHj6mzLw/1TsyLyZmsEpjnHB3SBRa8yUolfMoRa+YOh48I6aJglTqrU/pJlid+Ge/i1nw9Z+",
-	"6/97WrCyp/hUPa2s+EjcsExOGO6tAa3t3JdsxEUK52fOPFiKweqASYZEZd5a7OtPC5J1V+JyyexYnOby",
-	"Kof93QOkvBjpgouLiRsrhOxhleVxVWV3ZptK8ywzDCcY5J6gb9zfogM4XI0rF8vMp0JYCvdARyI0ywXN",
-	"jvJc5vc7CjvCBYMhwhNwgxPF8huWE/fGfcEbrnUhWAWZCvZxwhLD3mDWA2DNDEAcgosgXCoc7mFg+xpk",
-	"xjdSg1yJIt3a4EXB80JIfUHtMCGIcQ7y8ujV0fmRwRMhNbEvGpb+9Kb31MxJE/0ZiF3dyTKiAhIy+8iV",
-	"VuRyqmFRxSXELZENKmb45lSYI3h609s8IDFMEZMMPtaB6M11SehuktsXHQ6+dBd9zom+kfoHORX3O0lz",
-	"hEP4unyA8BeAyD295ym51S07nZwpOc0TRlLJEGHgqIxY6H+5ZJk0nFrCEVgm8XBX45TOMknTcylf0fzq",
-	"fmx1gmNcaCkvMhglhKudEKUVrgi8kRvZR5Aeec2/vz+cK4tfDu7ySqQhhbCEB4RnRvVQ5uM1yThMm7Pf",
-	"gFCav29oNi3B2I574V+qyi7uDeLeQC7GRLpPHG6b+53xG5bTy4yRDTM26W31uv3dzfop3EWtqaA3lGfm",
-	"7YWLCt+rrgv/ZaRNv8KUp0gehbpluRNhe12nah5YcoOLHtOZuRHmf8xHI3rDyCVjAnSoYroLnrb2e91u",
-	"L2rJqU7kmF1MxbWQt8IL95X9rY5n4aEuw7KG/dZOBNVCt8GcTRjVhq4a8Z0qKTaBBJSgVEHRwk7RDg0V",
-	"izC1wbTxeUTY6+T35KhG6b3I7AAltJGSjA1TsjdWGQaqAwX/AFVMklHNPkOOCTaw8FTdchKaZX4tk+ll",
-	"xhO/JDLM5dho8OT4lNA0NRJn5cxKNpqFcPYvhlBuF6aPlT62rzsVvu11+MVH7LX9z0OOMybSF1IMM57o",
-	"NengZSaT62YyaCWoC/dKldjY52REFZETsKlM0bCVUIHs1F27tJHi8ZI6VJ3+62o7d5ERVV5IIeayBTEd",
-	"X7IchNLEvxeu5o0k+I6Z07+C4gRXTp5onNtS0XeOiN4PHOeO5I1pyhaAZMNRQ0PCNw0dTEaWYjo6GoEI",
-	"a6ikXVoBx0tmCG4ixZDnY5YeGBn11jywZ25YBaFXlIsOectoSn48OgeR3M6qnpppvwozCS/GIqrTfHIR",
-	"QMShOVfE3gRrS2zUYgdimRqL/DVlhOJZ3Y6kYiGUK/AdiI24Apd9AlbxCKc2hxQXsIw30cj0jTGwczY2",
-	"uMU+S5vQdpCLZrXijSR0MsnljUFm+yoRdMxSMmjJPGX5hQUrTARWyXuys+p2lmBXfVlyGCoZZEx1MmKo",
-	"+13xGyZg3QZXePoNiiPvBJ3qkcz5H/eUR6bhAJUzPDw9Nlx+H+/HoX0PRtwn1sA8mHa7W8k1m8EfjGzI",
-	"nPxH+/D02Ny5/epjuLH/oBP+M5v9vfJs8/5IEEJhCQKASZmqwhcR2BzHNDMk1xAWe8HNCzm7kdcs7ZDz",
-	"QHxVdKbI7YgnI4tAA6FHOWPEDKDIRiOwogIyEUEgbMJickOd0RNFNfxymxsF2JKVg4Hgmgh2AwZ9lJvt",
-	"smsk5tdff21X3QmL8Knqffg8dPyFZjyFPf9AeXZPlLzxg1wMcZSoBWY0ZR0OmguKJ/q+lfIrYI4im0UE",
-	"rnA+I6DjgSMgIqxz1SG9nZ2dXn9re2f32QERknwXETWhCVOgc1A1Yqr14a5sPYRlOOayT8J5742oVfgs",
-	"Ns8OOctSQEyulOdYHkdlTkYySxVijdI5N9xRTKaa5Gw4VUyRDUrevHtV+F+igeB2Y+/Of2g/jwgl6RQP",
-	"BfBp84DECOsYCJ8iRiYhcjhkIjVLwDVtxLVDAnZ3gvepynoNRtPMYPmMTBVLEbGpkHoU+IY34lC2Sqy4",
-	"8E2yUX/goZvG/DnJ5YTlmqNQz8aUZw2OtajFYT5zklSjGXt3uxXV3IPOx9TkkS3ceO/NcPbVyE5aOMzl",
-	"pVHEzVjznDPmZmbZybC1/34x+lZsAVF1v3iBC9d9zffU6MavrPNDk4HB4Ng0Z4TZyZHqgkhH9VQdkNjM",
-	"HYOFS3imDrK7AmsuA+79sX0l23a+6mZa30+1luIXmnNn+6Fpys0iaHYa7BOufFTZOhcp+9jsu72EcZ8o",
-	"0m1fUoP9E6lgWELHYOYcMS+OPFH2dUU2QFx3DxSJ7YP3HzowGfr1x/QjHxto74FzEf/uNmGSV2TqK3z3",
-	"9hVR0+GQfzT8i1D4AafDq/rpU+/uzonh04kUlsTKnLw4Of3XxYuTl0dkg2oylkqT3s5ABC5f9539gApy",
-	"cn5qh49sTAvYNOHxP98dv/j54u3R6at/VZ20Z6dvj9/82N/GbXu/arfbXeZYrdwWOCsHkaab8oKOJ5Rf",
-	"ifqVBoRWy+i8+/4Fvn0XtZKcUc3SC6pLFz+lmrU1h4tbIxLWbjm7yBvjAjbsc5aS70CE2CRPyQZofd+R",
-	"6jPyHUE6vRmRrlGFeweki5Evhgwb0g5UGuxuLCUzBgb3YqFyioZOu0pU08wq7dW8QCueqq8T8DixEFFP",
-	"P/H0Dvi1lagMxgyBBwjt77kdLCIOp3ai6puGvZslcs3GSw/kBxz3LQzbKogOzXMK5iIY7sIAzx5ReQ+/",
-	"YoiQsuEFTgxE4S0xKk16QOglAN8GhPhghDIcFx34ylwhoystFgjHF1utY011euIO+wJ1pyEsxigRhlAf",
-	"nh7HcNMxaoyiXOE+6TTNZBB4ziUA3F4H7VfC6gXsNbjIkaMG1asarngReXnhiUl5Uz/JWzS+Wj7mgPNE",
-	"ubNUhOaMcIHiGTJBIuTtAdFS08wG5fGcqOnY7LhMxDyUVkS3oRfmV3h5gpJifVdvPeqFBi4wWxYm/9Bh",
-	"UKVB8+c04F5xecrqIiu8CqBc6d0KvuCHBSjsrFEAeLtmD9tFaHIPQW2+jJZSTVdlX7WNwcf1pX4IFvuK",
-	"qwZJ2JN/kJVWodjFGurEWrCP+iKZ5ko2xOedUqUIVSTGFwpaY74iE3rFPO2zXg1DTeFBA/GpAKDYx6ID",
-	"U3/aiQH01zm1EW06rdD8XoYuCL9kg4qUsPFEzwgCSm06WaLJgBvA9VLKjFE41ZQro4pdzFFxotZkJAW7",
-	"sDS5thIbkIPyOcErGpHAHtDISsIxL5DfLjnxwMVQWnFlffWhGzEEjdh1kAf+n6oZwD7yBvDCqwNIrGUz",
-	"eC2jWl3cXFn6GMtLnrF7nEjFQsNFkk3TEnrUpYv6A4lyQKAC7HS70Roasl1/1Co8ag5YdvgFR/cC33xp",
-	"L2Xt4oCr7h6gXBUAdfR0MwYbg2+Xb+LoxhnmVqNR5vXvqbo3kapD8C5qMbcIZzWwW+q4M/mw7GxxhGgh",
-	"ncMx5zAnF6K2Mm+yt7iBNU3olbdOLgvk8W/OOVQjWAbjLTjPdxPFcv0A+BgQjfLd1vmUIYmnRLBbT4yM",
-	"TjGmKWumQQ+L3sElLV3kpYD5+uy4dCx3gb3Yo7kB6Ic6zNZg3RZJ/qzNoajxRbYWbqmMhj9wlqWqkitC",
-	"EprnnKm6ouPt+TUNazqmom1EcIgK0+yjbuRCweYa7oMUxL4QERSMpHAmjKYLUYGAG7zwOzRhMtgpX1jL",
-	"ankRr2ky4oIV+0CzCSQ7hOtwlLXi7GtIDQj9uY1O3jnBF/UYlSYvTiX4qSm+b054XZNnoPJzORijOT6z",
-	"IZq5EkH+oQEJypbih7hmzlC+1NgO534X+r8WWrnM7TjCV+/KcR1V1DkRc+MenO9zY6fbJ03nEZHt7h6Z",
-	"A3tr7nU2J0irc3o/WGS4jdQAs6APRfnE07sVlf1acMp8XlUyNIzpDAMpaZKwSSk00cXYuOBMqkgmlQYL",
-	"5UDAKza63WYslW0YT5wfguQMQsRd1AjhOgLH7o9H5wMR7LY4mjuiRvIWAszHjIrbEc9syNCcaBO0itd5",
-	"bZ0OA0laTogBGecQYi/xLabEt+xyJOU1RhlbanyAtikQzghNU4z1jA3Zj+uU+j72cS85LhVa3xh5was4",
-	"dYMlLpLbY4UsGJrkUil73gpJqrPyNbKKcSOJPs0Zhhqw36c0gxg0pnQERgmYVZGEgk/0ckYoPCTXEB8g",
-	"0B9iMaWTs4TxG5a6r+QwsAWSERWpYhqz636TXDjspiK9lB+dplj6zSrqG2goLCQtDB2U4oblCgm4+c3a",
-	"iM0C22P0r3/U05wRnqrNkMmYN5bL7CDQOcE9OPxGDmheOwqCJSte1hvWaEU9EYxY55GBVoGNkOFrNgOh",
-	"SOZZ/CsiMMwUP1EkloKdDOOV/Qvh93W1oElfUcu3+tUluzKgv5Bs5+9joPJVkbwQiTrlgPcO0tlC4ugU",
-	"SoElQp05CBi1yk6g/XlMuSGjqKDzwIjBfOH9Z1yTK8NWhBSMbAhpuchmp1nDcqECqxiguc5WUpJSoI/w",
-	"tpuhCbtC+WCuezvQgWsQrGq7VQM/OO0M/UJ6hsEikGW1QZE5wE9PFPn3s5M3+MRSK2B5qdQqMjL1CCy4",
-	"5ouLG+uQV51ufEAo8RnJ8AoGkXGBMWQd/KdRD/GHOBjt96kh3SB+xkTmJDbTd3gaI9WH5VFDTG9HMmN+",
-	"AXF4kBaWQSRBW13zSVtOEJDtiQSBEiNm76LWTxA+8kom3iawMKigEfcSBjKCQBbx6uTF4fnxyRubPFhn",
-	"pTYQvxRc1Tq86ZBTOs240pT0ut1uRM7++78k/CbLDvXecod61Mqo5npqwz3cLO3+Vmdnt7fd5GErAhW6",
-	"QaRCe6/b4FLOpLhqGH17t7O7s7O3cPTe89Lw8M/a+M72EIAnGTMPn7XBUbmPHjbhTpruIyLHa5Zyeg/M",
-	"GJvvbJ2N49eHPx5F5Jfjl0cnBrdfnrx49/rozblFkgPDCBOdzVx0TJxxcR0Dp4952iCPDXnGmh28L2Uy",
-	"HaP3xPnwzcsYJ6sh5SzhE27eUIxVSpQcv/ml3et2e51JOqyEcWwvR7p54ltAn3mKkpEBjQ85mxhVEO3M",
-	"xVJ63f7e1vPtZzu7lfPuP1+O/VxcN5nqbX7MSOuJgiCakgKSylthVuIyS80ah7kcl9cFH+8/fZqkomN/",
-	"7SRy/FRNzOyd3yZX1fiX7fKC94z2q41W29pv/W83XE1kNTTMBgO2i7hHWtrD/tOnxOwVsMxGYpj5gooO",
-	"NsJyhVV7/lEzY0yVDbyuxkIh9l7gfQ+FTD6moNLf8JQZ8pVapFwueMLTpsu4OH/+i8XIzTNhfNOhcs3J",
-	"8F8ORstsNN8QaH5ms9dzBclrLoA+XbOZK4SSOqIJ4aUhjmdokgNx1uxmLBul2tesLsrSIiJ1hWodIJZa",
-	"R/BCw695J9B0F73rwGCUCNQ3l+YI2deqF7ZI14I12umbbvBr9tU1ptfsC6lJrwvLdeVujKi+KFv2aiiR",
-	"ZIb9XuRsyHImknlRWpW3bL6LhCTjIkDM+vUFxI+VWVWSj9ugQ7efPXveazTRuJTwxUCE3WD6+F3UGnGl",
-	"Zd5QXugIjE0lUxsEwmcpU9oF/Ps0sEAq0HzMlKbjycoK/RlM8mJExRVr0nzKJ/CAVksjSlVWb62Sznxj",
-	"rZHeTMt1NbmcC9hxNBCBUTOR0yx1uYFGMPLpL94eCkNX3kPb7eY+JrmE+enlpPQOifFgYht8Jkhsfo/J",
-	"xoiK1OVfhpmNQuqB8Pl1mxGJK8gNQ2GYCUiqFjGKnyMyFZpnhJaRYiAgMbkkfNl5lIch5EtyVeTVADaB",
-	"2mczGgqDbGcgDm3IUO48PXrE8luu2Fx77LzwzOOzE/J8t9srsBJx9t35CyKHQ8XWiMG05pDVLhjidI0K",
-	"Bagc1ciLn6LYUHFBm4kwXuavT4mRYH5RcuwrXFQDbmdlZEMECh0hDRbv9cxNzdaklGnKsznGmntYjxac",
-	"aHPshLNBrxw7EYx2rNn42wrv87tZAgdY+dwgxzXCLcJA6WZWvgq7XzvKo2zcXy82ZH7IuedO5UBzOAOu",
-	"NBdXTxTa3FcncKV0v6bLYr0Y1sGxPADwXhLJ2tx+cWx+iVbUvZEbBaRtPg7yfJfXl26uwSCg2NKqDAJf",
-	"vi9fKUIGmo+qlAq+8mVcypfKmZnliKEKogcr9KCphPS7k1tAAd5aL8UDxQDe7zYaCacZzAZZWP5E2aux",
-	"/EpkgXV6ril5oQV4sQV3rv31gcyoY2dArXioZU7AThQROk25jAhYiyLijEUgVCrNk2vm/awNQUQJnTjo",
-	"1IAQmknnmCvrjmI+ZhfOErbUS9q84TXJ0dwl5owmzUfPxvI33rz+Rdxo0R3GIZs2lLNJNms+QZuGaI7K",
-	"MBGo9doY6zUH2jYQaF0JqbZEzT7qeWTto8b4APjLbtlrVzAJPrd7kXmxleYb2WwnrciGThczL5MNM3e0",
-	"GN8jh+wRcVc+cn5/KHutWY6RYJFPz3QIEiHjjoiaKc3GRvGy9RB9HRbBjJopBdtcl7bXqHSJiAOl8zGf",
-	"c+23FeL8lWObm1hDU3BzzdP9ENHNjg8zoefwpL+U0egrcdCKaLmEzq0i9HlZq1I7n054HEpyepTL6dUI",
-	"avUHMXBONolIPKGCZfiNAaI3Z6RUjS4lzdMnmFAJWRZkAyKWkhFLrs09LjwKQDYx3KQUo0MnHGIkBcsa",
-	"bcpfU45bcvvL0l1dfFtACsx9+HPIgL+Ji0iAWslftcb1n4N+v45Y7qtcJQZTDDodkAItV8LDuei3DmKV",
-	"NYaGpVIdWE1KBSVBjXdmunDONXIr5yzkfwjRvAcN/Era8D21SWcfXTUk9HMJj1cpi5kXkRd4+08iMAXe",
-	"LiQxuKEHJDLqzzLsrpvZOrdq+BfzUjekF3zTnupaybwvBpkigeSbBshpKXevvKWJdcY21Dtw5u8FBQSW",
-	"1AuYYDALjuQ+a6I884p/f7GTq6fRfNsn2Fi0+stBZ9UEpm8aaE0Vob8YyEopYN80WM6KsJXKAqCmjkyZ",
-	"jYD8Sd4SLYnV6DGFA4rdGAGPQgsml59Rt1r9Jrm4cECqCXXwdDLKGzNwzlCV5ArtTqAjBpkgjckeWkK8",
-	"NQj0/W1sn4QxnJUXrZmtiKa4lfk11Ex0Adu+cxo85SKVtwR2vSFzcms9opDnj+4g67kgv/oQB/uROaQJ",
-	"E6W8MXTTu70gNJt3BEWTKyukam7aDOwHDk/bcKs1y07UYbXMwF4l9uWqEeERRwE6NJH/xjLKX45rr5rq",
-	"+ZcMYTSw/OqyrJn0LVPT7EtlTgcTPIR7uq4BV0JZUkKV4lcC8z2aNffGS/btWRtXKH3gPbT23bAu+Zwi",
-	"LF/LlImJicuZFXAjv5nAuNaQNVgysvDxNLOJVmaMRqPKIlRBz2R+wxMGYfoRVoLl4v6JwM0Zl5UdL89M",
-	"LErKLAYdGKdGdDJhoohmM+iAyZrauYLCGHaSgzNWlav0fNX4rfDaL7W2Vi+DX+E8duTqr9vyuGtWTS0n",
-	"eNWP4Bck6UZasSVIP33q392h41YSKSCVEzK3fFyJv/vvW4eCtqLWyduXePk/BLGfpQSf/vbSjI8x/XiM",
-	"3/aCYkM+ZAndZStupbnga2QoKJQm7ZBDQQ7fnf909Ob82CZ7Be8X1VMHgisy5FnGUhT/yvB83/0QNOw1",
-	"zHLMteGN5bqq73312q6vElvUWr37sGLEbKV8bgVmdZDVYp8qVUNzOZ0U0Zq2TRstKkYenh77wogGC2zq",
-	"fZn8v5E3DMREQA9VzfRZnnK0Ip+iWQYhF/JWEJ7aU+bWSL5BhUs1zgl4YDXhRhQ+w57JXsZ2Hl0q0oHI",
-	"mZ7mAkmkh4IreRI1UM2CDIUeBhysbBC0wnC1vm6NV5a6l+4uhdXCWK3PKQ4WJG0VhdyrWVClrKf33fbe",
-	"h0/Po97O3b+tmPn0cJXk71y18oswsmbR3alkiRYD+NCW5V9jGmHx6eq0yHahdB9EhA/LTAw6CwlWoa5n",
-	"kNpFFEUDx4OQ1jqZyKi4mjbW8DHgypjNxRaMpf4q+cI1dBxIbvAvrooeINDn+4blNCNulgr5YOLi3VmF",
-	"aOyUEY22//jwqR9t3W1cvD9s/ydt/wGo14+27zb/8W+r1821VZVwlYqa9RUr9yUVBbttaIsY5LEKSs7k",
-	"9I9KDuvz7gIn7wrimiFrHht42iEnVu0qQdqgUzEmgSbxKKaUFvmsQbjzGbu9xjz4cJr6Wt/YKsNU1Pu7",
-	"fN5SG5rVrMtCqrpbQCMbZaow76Smwj2EI21ZPKpynbQtr3AS76oxp9UiV6v51M6DiIP1ZERfLBnEQP+i",
-	"c3iPp0qD2tgcQG+Fr8WBDkFVfm5Z+QGJsQq/wR1owBFXZcCYgNTgZP9meUvTa6YurNSFXbYw0qx1NpIT",
-	"IuRtsex3b1+B3cF+3Vv4tZYTMsnlWJr9qGKQoL7+6rKdOx2U8Zpi9hOq2ZVN2lplpBfu/YJhOeRqOgl8",
-	"5YmCDMpOOd3dSD0+391AhMQh94zRPkQ1BspZ20E0EL6QAkDRf+R4dhyR86P/OK88DU7XFf8w3JEOhHvS",
-	"IT8e/wCLOn178vLdC5eDjyW70ToFBacqdVxnTJMNxRiJg9A61/3EqbBvTt4ctaKWWVgragEYWlEL4NCK",
-	"Wg4KrajlNteKWj8e/9CKWnYx5vIF6fh2gBpvWC5D+GtXkR7qF49sdMlUZEypUNrgCsGLrWD853OqpqzP",
-	"olYzIawkXSysTxuWoe31F6r47hAPT0/fnvxy9LLRFhEc/tz4GDD5B7KZdmEzqBMBWhm1EHHKoKPMK9gY",
-	"DcSLw7cn786OXkXk1fHr4/Ojlxfnx6+PLk5++OHobUR+eHXyq/nsxeH54auTH31AaKfT2eyQQzxjObTl",
-	"Vfx6QCW1xn53ttv9vhFrjLDIdYccBka7kpiZUOFuQ1VFbbnFliTNJfVpFpQA9uceUK4g/qPCcxruQ5Vq",
-	"FZxkEXez9LPG4x68e0yntawdTIl1LKr2ahtZzvAuA/K5mGw0uRueWGd+HXKskQZA4ONAVHvKUBKDTSe2",
-	"rWeisJVMpdNM0QektxPUntgcCENnT85P3RdGFVjBIGINIZuQA2r2NpT5QASsEcdzfWlYMpKGaNPkukBb",
-	"uxdzF42ElG7OSwSdHznuzzajlywrS57nuZkNZI31IsTtuoDZUVWpQMKGXDBFuN4PG+1E5N3bVxE5/enk",
-	"zdHFm3evvz96a+iDOw4kBpEjBUADwGcoBQqB7QlV6lbmqY9wB2G8bMIaCH/RNxI5sbq1DXDVdLIJjdKR",
-	"PVKwclXtE0b+WbW3D7xlYV9G9kX380UgxTRlF6zEUS5ZVi4u9E7zjOvZ6rrgu8mE5e2EKqu0+jYguLoy",
-	"orw7P351fP6v1joV0HGRiyDRnO3pu1GtnO7p5fqSot+v21CrZVr8TItW+fVCmBqK4X7T7k0Hoa8fr1fC",
-	"oC/j5Wzs9/nFjr5UNfmbPnSsN24tSffzyICts6E+mqhYlHa7jUXhmr5tsEc1fr1OW4nCZh5aag8Kc2xk",
-	"jbGgiE1ozoQeMWX7JvmUW/MwzaVh32Wi+t3ODtno9TbJ3vNnuzvt7a1+b6G9eTD47h/vu+09srHZ/vBd",
-	"s9nPOhmLSU6tfaCo4zrULCe7ZDIuT7ZCf4sFpfCLpqNfKCzuHsWpq/HH+HPzbZ/bNHXlDcyDwPK731TF",
-	"vLEW+bdEF+Zvt1WqU1svYCeKUs7gIsLk/Rj+jm05T82yzPU+RgAX5TOHMsvkLWgfKTcjj7mgGjMMxnQy",
-	"sX3BqrVbV+oXcnRTrgTrM+hWy8irfo59wJZm8dQ+s9r8CpZX92mpLu3i+sHnTGlfQ9hi5gyL5doY/buo",
-	"BaWJl+J84/YNwq+YvrTeB8GGl33SdKrLvqmD50OBzObX5gweJlKoxzrXw+Fe8KWtbSVw1yGcaIm9rqTI",
-	"ZkTLzVUjU4rqXUsSL4IVLm4DUQPBV0s5qYK5KeFkSe3lddNNoIJGMs25np2ZVdhqBNAyHb2dzcni6K23",
-	"BjFrCFNMl3vXQw0w8wVacJxWtN/y3dmLM8UpzZbxr39OG6OsXmFumpI5mjuEbIN2q6XM1AGBysOuUxqB",
-	"aIYJ4YJk8kr51cBLxWLszA0ruYRm8mZLDammzV361U1ykfEbdtHpdGKyMQHBI7eFROCcQRKHl4spR1pP",
-	"sDM5F0MZEG7zp13max/u9yPV7LapLDTEKXvH3K8jqtXhZFKY/Zz4E5FrxiZBQjpyEyzcbl96onwR/oGw",
-	"DioKcREYfG1jEUtMTEU+4dZwUKg8/fbo7Jwcnh53BmIg/vY3xyI7f/sbOSr1lolchxes/AW8OnLMGIZC",
-	"rLUtG+zLMUZdxHbV8YEbZTjN/NAKOiXMbEuEyI3ufqZkXG3vgqJAhIOjXdU2Wyi6tjcW365X0o7K9bA3",
-	"LSDOgi7yBhhWiUCx+bgNG954+8ML8mx7b2tzn1T6y5ONd991u93uZkRKfeYHAhs/T8WEGiJA1DTP5ZU5",
-	"faYSOmGEitkt5KlyjJm3LeFBqnAXh2rzGknZRI8ivFQDgZJQhBs1qGD9C75MuNrEwJhKp3ucKDjBCFWD",
-	"wFo9ENgVl2Xpge+SDJIZhO3QTLMcoqkM5MzFY0JzdB4Z2CHeCzDKmwmpInOuJ1Ytv2YzW7Q8vKHRQMSe",
-	"MO3XXvVlJmIkELElNkWV9I2sIE7780jRQBhaBNH5rIiKMJwOj37i21gEdaS5ghjOCEN/qTZvJSxlImEI",
-	"co4W4IG4BImVp/sGHg4z7ObhLAqfgbmyhA/RuMxTUmweZGCaKek8BD+zGYjJuTYHE3siFwdJAfVw5AN8",
-	"03CqC7guirjgVuxmMhBeLIAch5xr5o/fTGCbv2CdZBgsZWOJg/mxkC6ZjVHN2jbjZSAmhhpDojY5PrWo",
-	"Yy8Z4amqEyB/w6kwsLDvto/T2GE6mKrNeczklOApocX9igmWQ5wyFOUg/5xKDR15wIZt3nZd3KzLya4n",
-	"qIRs1vO91LZUgZEcAHOVVaFhUcHreEy2ML1NKxnjdTP0ES8U/AQX2/zGBdl+jokokHRSRB/AJfNg2EAC",
-	"6yfT7bfwNkttX5zNg2B4NyOhAgo14nwGf8z9Dtq8wIs+IwW7ezvqA1edZ9lA5FMh7OWnZLu7ZwH1C8sV",
-	"l+aJgVN804vxG0Nk95FwqKgENZESIzI5/Q0oTpqaO+TKUI4NlwR6mUNlIRtdLKRf1hXlZigfsYITdcgL",
-	"K/yA00XLDM4eh7drsYwDfgmXAdGTjiltCHZrxWAzv4qsJmr+KsoRKs8xWH7DckDc+KmFQM4yqsFbhKFK",
-	"I6lsaxpl3rZZS64sjT0NlkiAjs7NQQVnaegntKYn9FLJbKoZlFbHvlWxGTv27mNCSYH1KA2CP0gBjduI",
-	"e/1nnW6n2+ntP+8+78Ji4zG9ZiSfiviJIrbgldvcryU5wuzRdwtyoangf4brARlKMznNvVqBB+z2yWwQ",
-	"60DEH9tWQlEx2TBXF7dtiIPtUAPIy7Urga42kYcpq3Kr/UrPGkDNgbB9a6DfDZARO5yWmZHBaK4hylir",
-	"slLfIWfSCs1GbLUglLmVpI1cNhCgA0GoS4DRRWrGhqQTDmLvFRMgpw3pNNObeIcIG3NUsxC1jIipDG+D",
-	"OFaE6FNrGoPIGT3NBUpZjT18gJuWIYDIvG9T7gbCrzKCRLIZxjtC/NUVvAQiY/5EGWapWG7P3If9m+M+",
-	"LDELmdfJPbO5anqUsyIzzLsv3EmmisghIDXPIVZhw+gmGnuvDcOAvicKmEwxxOY+ibdiEtuxL25Zlsix",
-	"kRKELMIuQFDoxySuh6xdTCcp1eaDfiVIajMicc98oycXmbyyuWcx2eiVXzSD0ywjMQRExh1yWKQ5Ir1B",
-	"P5U3UI3Rd5fxhAnMXbT6wmkuJzlnmmLoj63AVVcjzK1vRa0bpLCt/VbP3Fswf0yYoBPe2m9tdbqdLcib",
-	"1iNQEJ+W2oxfsTlu1wLQ/v0Iqle5ItL7Lv4NI83jw9PjuIg137DpiOYmwLaFHIi4FM4e43U18DB3uvIQ",
-	"M1+kc65HiNb+xsPiFLn0Gk4EMgRyD+RQUA2N2gPokFOwHlt1iRKsjGpuSClInKSS2ZhvfzWOU6O9cqV9",
-	"63KApxOdwbZQafIjbxVsylVU9fbsnW6zJguyj9MzbZ0+IA34iW/d0u92FweC3kVNpxkH5WJjd5cmObvh",
-	"cqpsQVg5ob9Py6ttvT4/nqN629Kz4YpLlv+lIZ8fopbnp+brfrfrtGdnuZmgKsKlePqb7Ubll1aYZQJ8",
-	"fv8JGzvZUCxX62Z/u9/1hW72t7pRa8IAayHsA+rg7O+aFaO9s2cgbssS9PrdbqWsa6vf7e+2e712t3fe",
-	"3dvvdve73f8sauvMLnII0ex2nu9E6Cq68JVO533LUzMVOoca3u73znvd4m17BPW8DbMVP/0O2P+K2P2T",
-	"n1uBo9G2XipOb5XO+YWjFCwe9VZyBpMMevkz6fggIDiTUDafN6l9/al98zjFyba7vXlfeDx6Gjo9W/DR",
-	"1vKPbIeHY9fh1XzX7y//rupzwQ/3ln8YFBMw3+wg5i/+ptRNBIyFajoeGw6BtKkAuXf7QcNCuA1RS9Mr",
-	"BSFi/rKAAbFgBpAdM5cjHPrhnwS0lzjS61DfmploisQ4aqLETutVEKs0EEMQ2Y0Iap082J/XZtxjVD/K",
-	"iNegTCkvapMEIsAjoiSIKkY7I4lUKHYOhMLMBqpBa8DgEL8Jxf9gTXT+R+bJ/DIqfx6MeMFT4pORXPgs",
-	"QYMOt3FWwGhKN8NTM3P3gcoaNl3ccI6ZpM4ojMHLxZVdK0PgAQnuN0ZiEW8uLN5YLpAaqG71uv1d306w",
-	"36vKUgyUDRjT5uOFn27v+U/36l8a0dTv32g1Y8qFplwYbSTToxlhicRCoISJK3rFxuiU+ZOZwgOzhEUc",
-	"4bx85fCG/lU5Qnd7+Xcu1Oqvx0IO6we1iGtY98NcfuH67pc0hggaU14xsFFDY48DEitG82QUY2szqyb6",
-	"7KMRIxizYflAp1ksd6v5K0nlp0BDbG0Ub5+lmvTKjKF5YbYYVsO6emGfxy7839oKA1RohvNICQVLmi7O",
-	"ZSOhirW5UEwobm7H5tyjKvQICqFRTTvB85+nR/SagnoekJE5NH7/qeVKtbiQryLuYg7BNeR5p9srYrJa",
-	"Ozu9HsRC2VAou8Uw3xADnFrABiblUmpAknu+VlqvYJB3D0a07YZXFuPt+49S/FeT4gta5omv+8mocxOp",
-	"Gsjta0s8L2flS7gP1hOwGSc0y4qAQBCNbcYsGr5UWKcFrelGbB4IvAcqdA2iaG5nGtMZfsYFib+Ll8UW",
-	"2o5SA+EchCrMbycbz40o1dtpyi7ftCqBTVGOfRgmcTGVcWcgbM/9jA01kVO0y1ptyE6JNtAm4b8UG1pn",
-	"J01nW7zyNPDxQBTCB5TdmdLfy3S2HokKQkxtXGkRN1oEizrC0xyJaWnNogjKlSlHY9TsXTlmxZKi+9Nm",
-	"jC4sSgwViTdlgn3hSa9/GVWj1SlxiaK6tPKgoEuJvN5FLbwk667KspLPXJabu7asdek+HuJSid1Oe0uV",
-	"r+EkHZlIK6ygwdW4jCMUn/gv7qK/kB6wAmtobJMLX/dWmLVSwPSvx8kwbLFAGkIdUjWzNaNSVLxbczWL",
-	"t4HTa0xT1p5OSs4vMEOVQptKPkh0S2AKceBg3IwGQo3ohKU+eCPj12bhzuTwRNnm95Dol1+zlMRjmbJ9",
-	"cPLEHfImiH3xJWVqATH7ZKogvEBL9A75ApAYHEJzxXz4Fp/vigB33pED1r2I7mqkozTRMrmx0Qv5lxUe",
-	"/4Sb0wTEEjIHF8g6dt0FwoySedp40dYTgjlkfo2SmRoZpdiKfli+0sqFB2SqMFrAyH5o08L2GZ0mo+lr",
-	"1vp81u8raDax2aBfMxtTnrX2W3Ki/hdNxsx1U7da2Xa/YK3JmJFXOg3bNwfToNiQcmUY0UX4zRlG+7Sq",
-	"pU6hulL32fOt51D9KXwIAkCr193d2e5u7fT72/29fr+owYe9qpepcpgE8+KrQ8KKKhVQ1LffuOe1N7my",
-	"5BK0q54jrlhgeK9CFY8fyc/q5OdsJG/DMAtfLM1VRrb0gxtmODXPZECQXKd0R4+KpqcrRBk0RDovth3a",
-	"oBE5cTlvPDNa2EBsGE0Xa6Da3zD6Aixamx0IOa2kfI+oClpDsxRqQtAcjfw2f2ggGiMI9smE2qIdNSe7",
-	"W3LQiBVqYNO0aMYqBTsYCOyyPK8lKzl04QoQW+eLG9iid7ZvKNm4ZjPF4HuQ27kUA2FAhXcjjYg5AHTL",
-	"bILXDExNRGk6swF5NsxPsNtAXcxzfsP2Sz8OBJ1MGM1RaYcojWHO1Mg6/CbQYA2j9dSID6EldM4mjGqS",
-	"G4Yjh8QcNppiVYf8bJV067Rz54arQYhjQBLCYZ5U5PpvLLMEn5hV+w1ikFypdY6r6wRdunm9sFurSHRr",
-	"smn6btAr0rhK5dLFy3W5b0Wsja44IgH1lnsgN5tdkNVAj1Jp1Ps6H5fsCWIguQrrBAfG+TlG8FJR1i+0",
-	"MFmp8mctaFz5vl5L6qA1LTxs0NVk9YYaOUsKpi1etmssbMilQQGw+GBNHEMPNnx7daSh0FC9jA4lp2Ro",
-	"9W46COe6NdM0n8XCWmgr7uWSDWXO7rWN/jrbwHkeYB//g8LAkv7rP5KPJ+fHt69fHhb//2L74+uXhx+/",
-	"+RixQhh5X6nxbq5apcpugw+9VuS9dUvHPO389P3Vq9fn73pvzo9mr//4Z+/Nb8kvh1eHb3/8/rj7+vrf",
-	"f3jz7t3O2+t//XFydLT1+vq49+a348NyOWlrMaxWNH/2bE5ERMUJVSonW638Gqy31zXTLA0icN0ZbY86",
-	"n8hre8UVLQ+biJ05rlJb+uV481COrVrjrSWOrbCR8aNj62s4tkCybZbtAxXCC3BlHeJp2Guz2QWGUn1T",
-	"dVMjXFACSqtTCUmpQ6eRO4wIKMjljMSlGqjxQNicGlcMLV6zVi54x0vj8jQ+GIigToG+lWFx1ajoGnMp",
-	"9Qj0EFRn9IjNgkhy78jzdVwH4hzqHtg8DxuoZwYAw03Fne8B4BlroBKBgJlloPicVzyDVs32FAtncK4C",
-	"EWQJYej1YamHAhg6uVEhbNoRzAcy67WQt8JwTAUVv6zWCfLta/aRJ1SQnX4Pm+B8n9M/eMapcI7IvQg1",
-	"iMP8ignNhXm059ouF/qr36GX9bEAGM+LtFuebqLoT7Vdzf5AuHOfGZ3TbHSqo6LouMt6cjXYxQz7fg7E",
-	"QBz6V1AlGtPUnDpPoPJuUoH8mM7IiN6YY2HCHkIEAY46n3kXrtWU6ollOIX5TBGu8cD3zV9XzObjeIFK",
-	"TnUijRyVW0fMZjQQMo+CZC/3itH4mVHBLMXHJZn9xnM628Q2my22Q1xMBRyvzUTzpoW4YFOxTa3U5R7e",
-	"qJVD5TOpNNkQ0uAO/iasLQDyZn0OMD71aZ++lA32JZHTLCW2qqiDxaZFnmIuSna6fRI3tSqLbSLz4p0V",
-	"qc1w5UvF6wG5mChw8HLWUKx+CQSnQvOsCiyruNpC/2QDa5CwZCSJnObFAtLNgbBnSTgmNfpyWK4BFNAE",
-	"KqBjxz6hBErF+ozKsL5s5IvLbmIt2IEo15c12OJrydoRGorJGtC5KsJYsJOCFwZMoAOxQckaFRLxdhad",
-	"IJZU3DvwtqRsFhb+27T1chuqN8KR+Rwka0xnNBkVoz4pyuKiEoH4YUdTcWSrxEDabuZKSQrGUtVxWa7T",
-	"jAHBdER8Ib0+IJRc5vIaWgAxn87piov6bG10UCk6M7/euuKoniewjxOWQPuDgTixJQyJK2Go9uuALD7F",
-	"yqVcj+S0seIzECKu1UAEZzOn3KGtU4n3rVaoMo68/ywiSg5E/GlQLoQ+aO2TQaucujVoRWRQKV9q3ns/",
-	"aG0/7+/1tgatD3eYLEiMsJMxzVw9ZMg6Ax4o0H8HSXAGSHG1C0Zsb/mcxhc45D6Gw7jQlGqXC6zdWe1y",
-	"sVqDC6P7OBFjrWYXZbta2MDGimd/WmQM1jqfHZfdItXi5009bcp6UjUOo1Tl/5kRPS9tRaE1p1muSS5S",
-	"2BriBStV/RvVLqPp2PTZou5LGNrrC39bwmu7kAVcAyk7TyNHVIdgBsZCmAsgcPzml7ZRLesgLu+s2qnD",
-	"DG935IboTNKh9Vq1et3+3tbz7Wc7u4WZxW2xoddBi4sbyRNIAUixTCYf0yuG0DgU6bs8K6oKB5ARWCQ9",
-	"gEvGxbWthFFwmicKOytZFrMYJAYpPjQ1O1reQqjeR6febmYdKJvN2BI1av/p0yQVzj3YSeT4qYLeJJ3f",
-	"JldBfSYDtyYQ48sX0MjEANgx7QLjwjLJy5YY9nyx6eTmPG465JROM640Jb1utxuRs//+Lwm/SQiB01xP",
-	"U9bab/e3Oju7vW2zDnHlftze7ezu7OyVXZ5uwMZNGap7kfKcJdgB4A5Lh53zMTu1vK6GMnPY3kERygH1",
-	"NzCjviyBLMYcZD7LrlKNIpR4G+zg9ylPrt+ySTY7FOkLqBBdJQlhGWdXwRnRvigwjbWlHxTbD3856ncr",
-	"/Rn8w/OT04vTtyevT1wVwJVhgCu9kMMh2D5XNhs1NWf7IkGN4BVvjB0MbZFbD29oXIGi1Ho7YlDEajbK",
-	"BhujsxkqS6wLA59LnVIYyFILfNC2FOtiKPXmQwna1TaBqWmbLs4/2GfTLnth58hSi8fS3vs+AgJ24aNv",
-	"z9wH6HgGggDdhbGdLfrlwKWBFqq5LYlLrZO9c2QIjlUKddHvDfm17suyeAyvkXit28m6j6GjK6SQVat2",
-	"rxxzGvY9/h8damq+WmGJpTb31TgXW3Wsbiseew1nmUl6Yb60i1L1cRxWzWo0QHbIazojl4xMJCi7XCjN",
-	"KLjxpwq0cxvpNyfwbo5OVr+aBcGq5SqXQwG63uX+l8hHflieOeJGLJwBDMsktdQkrNmFZkQb/1GRHr3s",
-	"y37lS+dvm/9Rb3/bTPfhfm6+0jwP7IRbxiCc5eExD/gb9NW9NYSHBpVEm8Ki5lPHUu+L5qg/by2tReA5",
-	"alyL/LNtbfrdri+qJHOSsrEslZcaiDn1pRxFLdWZIr7M1JzSURGJ+/FAfJlaUfMi2Dx4Wg9FHYMjeV/X",
-	"4HpBd79vq+de2CzPyuG2bUzrNc2vmcYuta7E7uHbn4/Oj9/82NArz3dwqzds66LBaS9scuYbmjZYPgLS",
-	"6RuUmZ0/AFhfOPt3AZKT89NGUGwVoChXVA1siCUjRRNQbJe8uTB5vggmFaPDqmDph2Bp2Fi/2FjRD8hO",
-	"6Vr43GMrzxZupSlqr2E7D1ZMqd51poFRHlYl00rMxGNU+5rxJ+AHrgHVd42qJA0EHK6gyB/uwprrSE6D",
-	"MuPvPxiUL9dfD3+zZdHffzBXWmFF0KYqFWvVBTV4MM3NhXl602vVo/4OKwVBhzKvFf9UB1D/HSfCSa+w",
-	"wGBR7LOYZ6T1ZP/p00/m9TszadQqdcAc+fAcG7jYKtcTbTXJhMV8sArIGYdaMXegJ9iz+LQo/QNEgUuW",
-	"SXEF8cSL8kG8fRgTFupgc/YS3SyteERyrrwFkxT4U5/mDIPx68kPWMbQx72jqOKrbCF1CubwUlhz2GdQ",
-	"y9HXjXf1PaolA4JRfYZmfVRXEMbFGRzYxEqIVcrldIIjl9xhEI6B0TGlypHYjxNfDGf3NWeaN7WowGy5",
-	"UqhPoHMVZ4NZfBKdQbMiIbSxAcu80LOXvgoUVuD96fz8FGtBa2nzIMMWGg5jc3bFFVZHJ0gv1D7UMT/D",
-	"7bRtydaNos6wES+L53beWUw2bPbGEMP9bfFXqBTsinQnuVRqIHKmc45yajHQGb8SVE9zI6jGakT7O7t/",
-	"j8l3ZMQ+kp9eH75on/102N/ZdcQyp7cozWIZ/SIiyc0G5dWuoBi0YknOdHk62Ff7OI1Lvx5qcwt0+cdz",
-	"pwDHEbrCzfxnBnNonhJ3eCS259bmMKj7ly6+Ln5UfrMDsRHf9CKz00uq2O52dbPBsJ3amB0DgjiqAQGH",
-	"aqfMSEZQ+kI7wCEwbDR+fDtSLLmwXQXO8FEuta16j41FBZkLUwgZNK+zlGykVI0uJc3TyAMlGohB6y28",
-	"YL8YtDDKqYj4tiMpTWfKlpI3KNTfxlrjHfJymiP9oZrIG5ZndDIQDaD0Bdj1rcQCIG3FJhS5jH9NRTbv",
-	"6dbO/EQFFQIBepWlPVGufgkcFRb2v9zdxsL+pP5THJlLWMcQCj2XNn2tQCxrPBBYdxmkv6upj8BgHAIT",
-	"3XmBIRtJjaPBB3PuD1cQ3TcQPpKj2C0kS2F8RtPH7VO79wCaLsLTg3AgIHjQj16BV6fx8oQLdENDaKmW",
-	"skMODTpiKXF7xLaTT3nxCooWGlxF27vanwOCxIyiin5XNJPCFWlM6EQDmD0vu2E5H3LIKLuiXGBamFHz",
-	"3RnZGsKMpa72vVEfNXps/edN95vIvERPG+GxhOA1D2DejTvmvyE9dLQAKgc0wmYzQribcTHsC4CFkVdu",
-	"8MhW0RxCjUtaPAgi8nbImIupkUvAfwRyTiaT64HYoCKN4BbbQgZtKRIGxb0zLq4iQkvU0vdmzyB2woDW",
-	"qDTYqXcgDjEcsv/xo+tDsGUvpDogEL17yxUr3QwMZTZcJiUbO0RFuNiIbHXxf/tkFA3EDhlFpNeF/26b",
-	"//bh7z78DUzz//6ffpf8/9BHe7vXJSlX2DpdBz2pmswoUpS7Z61iGS9YLNAPG2dlDvWJrwJfTokptUib",
-	"2yupxPIW2s6XJhOdl2Cc7vvC2XVuHxWEA/m+PRDVWb5SJ1SsZuifTsElsHTx95cq5jPA8nnYCXbS3rDT",
-	"WWGf/lJ+/qngAfC0CXV4GndWRA+jun/2WihKUb6yIJCH3gpLsOLXwhWsl3DmQ7ndmm4pMseIvBP8o6Mj",
-	"K6zN091V4LNgRUuwsInSo5S3Mk4eLBGASIoCFXVc1Ql8HfJixJJriNi3Yq6n+0YLv2IYA2CYgmsBsw7k",
-	"HgrfX85ZP4gM8ySCxSLLGnfVi0ilTdhAjjV2UZMP98vR+SnmnATkdnPuMgtm+nmQbVhTeE0OSM6gh5rM",
-	"oGcC6LlKy8lSbKhpLp95ixoWukSN4mmnojbd/54s26W6F55/Tqm+ldI055WK86XhlkQCF/0ka3YJFzNL",
-	"+5dbyXba3mG7w/Y2fX7Z3ku6abvH+sMtun25k+ymrXUrxpUbkK4cGVe1aGJ71U6rYj/9UK5AbGOdoC+Z",
-	"DRtythJnZ0NtEfKvg6KoQZvbRxvNo43m0UbzaKN5tNE82mgebTTfsI2m0nr90UjzaKR5NNI8GmkejTSP",
-	"RppHI82jkeZrGml2lhlpGjPfDNFuSCWvROP352R1Q8jnMVRo4YJcZlP2j4JFw+PA4lMzc1iTTzfdG/Yv",
-	"n7H2btKj7e1hl7X36M6z9tbl87Sf9Nj2cLfbWjd830lkX8fmk0yVlmPQ4yCIy93uWhCPjcsLrT7KHv2j",
-	"xefR4vNo8Xm0+DxafB4tPo8Wn2/d4nOGRpZHa8+jtefR2vNo7Xm09jxaex6tPY/Wnj8vJGfN6hErl29f",
-	"szR7ufL6kkrrdduQE3rMBnZpP+kNt1j7+eV22t5O+rS9x3rD9rN093KHbidbl/3e2nYhI7d9DZtQmNRX",
-	"NgqVjT82Q/fR/PNo/nk0/zyafx7NP4/mn0fzz1/A/OMqCD0agB4NQI8GoEcD0KMB6NEA9GgAejQAfU0D",
-	"UP/zDUBrlcJesxBo3bjjhCZY3t7l8+RZusvaO8Nt2t6+3Eraz9M+a/eGXeqerW/egSm+loGnoQlXUHNS",
-	"+U64DoU6rjT4o7Hn0djzaOx5NPY8GnsejT2Pxp5v1thjb/05tsL4EmJcr+rHcwtynVSKWq22ZDTyZHAp",
-	"2aYbjHiq3QnFrpLQYYWuraR/2aPdYXuPPU/b28mzyzbdHe602XbqHu2tLnQF8Pk6cdbLIWBEJSmKgzVL",
-	"uvt/AQAA//8=",
+	"7L2Jchu3tij6K6h+55WpnSZNUoMlqlL7Ko6c6MaytC052fuafmyoGxQRNYFOA5TMuPQ19wveL7z7Y6+w",
+	"MDR64CTLjnNKp+rsyGw0GlhYWPPwKYj5NOOMMCmCwadgQnBCcvjzKE35nfojISLOaSYpZ8EguJwQNCVy",
+	"whOB5ISgDMsJErMs47kUnSAMyEc8zVISDIKfji9DdH52cRmEQU7+mNGcJMFA5jMSBiKekClW08t5pgYL",
+	"mVN2Hdzfh8FJQqYZl4TJtyRL8Vy9VV1GpKaJ0N2EMCQnVKCciIwzQRDV6xKS5yQpfuZjhBkiOE8pyZFa",
+	"DhES3VE50cPxlCD34Xje/oXM1W6KdRI2mwaD94H6cPAhbFj3WyzJazqlshlqCZlydEPmzwRK1agQ3U2w",
+	"RDmZYsqEWiCVCLNEb4qqJ4JIESLKkCAxZ4lArQhe/b7fDc2LlF1/D/8QRH6/HW2Vj2D56A3Pxe3vnKc0",
+	"nq/c5R8zLjHKYDBqRf3u4d33e93qEs3Pm65FH+BJ0rwKc77PBKIJaqkDjv7dNu+0T5IIzfkMCcJkiHiO",
+	"MLomjORYkgRxRrYOEWeI3JJ87vCng/4145KoY5Hc4nt5Izn5Y7Q77sUHyTbpX73AO2Rn+wDv7nbjvWTp",
+	"7qb442vCruUkGPT6+42YRWQ+PxpLkte3e2FQQ3J0h6lEV2TMcwUBmc8pu+6sA1jKJLkmOXzrt99+O5rJ",
+	"CWGSxliSZvjiYgTlDMUTnKaEXRPUevvqJTro9bqVU/6B4BzuHU6n3w+DayzJHZ4Pg42O/T4MMpzjKZGG",
+	"RnkX9hfSgJBHaMboHzOiEBK1egpG/d1dtdwcx2qSLSTVHZziGyIQBqBRoBqaPAg8JoOCPqhZLMUYMvjp",
+	"iif6N8rQzj6a8FmuaJEiW5oOjWkupEedmJAEJ0COYknZNZJ3NCadISuBy+JRWyFSW2FSW6FSW+HSPumP",
+	"X1z11I2hapOaZgdhwPBUvVuhYsECVOvv7obBlDKHemETvO3CNUuIYz5j8oSppd8CasScKUKt/sRZlhqE",
+	"eP67UPD/VOxIjUzU5FjPMaJ2kjCYEiHwNbGopQcoOu6NEbM4JkIEgzFOBbn39/RfORkHg+D/el6wsuf6",
+	"qXheWfExuyUpz4jeWwNam29fkQllCZyfOnNvKQqrPSbpE5VFazHDnxck677E5eL5CTvP+XUO+3sASGkx",
+	"04iyUWbn8iF7VGV5VFTZndqmkDRNFcPxJnkg6Bv3t+wAjtbjysUy8xljhsI90pEwSXKG0+M85/nDjsLM",
+	"MCIwhX8CdnIkSH5LcmRHPBS8/lqXgpWhGSMfMxIr9gZfPQTWTADEPriQhkuFwz0ObE9BZnzDJciVWqTb",
+	"GLxa8BwxLkfYTOODWH8D/Xj8+vjyWOEJ4xKZgYqlP7/tPVffxLH8DMSu7mQVUQEJmXykQgp0NZOwqOIS",
+	"6i2hFmZzPXLG1BE8v+1tHaIIPhGhFF6WnuhNZUnobpLblx2OHnQffs6JvuHyFZ+xh52kOsIxvF0+QPgL",
+	"QGSfPvCU7OpWnU5OBJ/lMUEJJxph4KiUWOh+uSIpV5yawxEYJvF4V+Mcz1OOk0vOX+P8+mFsNdNzjCTn",
+	"oxRm8eFqPqilFSoQjMiV7MNQD53SHx4O58riV4O7vBKuSCEs4RHhmWI55vl0QzIOn83J70Ao1d+3OJ2V",
+	"YGzmHblBVdnFjkB2hOZihCUDZHFb3e+U3pIcX6UEtdTcqLfd6/b3tuqncB8GM4ZvMU3V6KWL8sdV16X/",
+	"paRNt8KEJpo8MnFHcivC9rpW1Tw05EYveorn6kao/6iXJviWoCtCGOhQxedGNAkGvW63FwZ8JmM+JaMZ",
+	"u2H8jjnhvrK/9fHMP9RVWNaw39qJaLXQbjAnGcFS0VUlvmPB2RaQgBKUKiha2CnavqFiGaY2mDY+jwg7",
+	"nfyBHFUpvaPUTFBCG87RVDElc2OFYqDSU/APtYqJUizJZ8gx3gaWnqpdTozT1K0lm12lNHZLQuOcT5UG",
+	"j07OEU4SJXFWzqxko1kKZzfQh3K7MH2s9bIZblX4ttPhlx+x0/Y/DzkuCEtecjZOaSw3pINXKY9vmsmg",
+	"kaBGdkiV2JjnaIIF4hnYVGbasBVjptmpvXZJI8WjJXWo+vmvq+3ch0pUeckZW8gW2Gx6RXIQSmM3zl/N",
+	"G470GPVNN0SLE1RYeaLx24aKvrNE9GHguLQkb4oTsgQkLUsNFQnfUnQwnhiKaeloCCKsopJmaQUcr4gi",
+	"uDFnY5pPSXKoZNQ79cCcuWIVCF9jyjroLcEJ+un4EkRy81XxXH32qzAT/2IsozrNJxcCRCyaU4HMTTC2",
+	"xEYtdshWqbGavyYEYX1WdxMuiA/lCnyHrBVV4DJAYBUP9afVIUUFLKMtbWT6xhjYJZkq3CKfpU1IM8mo",
+	"Wa14wxHOspzfKmQ2QxHDU5KgYcDzhOQjA1b4EFglH8jOqttZgV31ZfGxr2SgKZbxhGjd75reEgbrVrhC",
+	"k29QHHnH8ExOeE7/fKA8MvMnqJzh0fmJ4vIDfT+OzDiYcYCMgXk463a34xsyhz8IavEc/bt9dH6i7tyg",
+	"+hhu7D9xRn8h8+8rz7YejgQ+FFYgAJiUsSh8EZ7NcYpTRXIVYTEXXA3IyS2/IUkHXXriq8Bzge4mNJ4Y",
+	"BBoyOckJQWoCgVqNwAoLyIRIA2ELFpMr6qw9UVjCL3e5UoANWTkcMioRI7dg0Ndys1l2jcT89ttv7ao7",
+	"YRk+Vb0Pn4eOv+KUJrDnV5imD0TJWzfJaKxnCQMwownjcJCUYX2i74OEXgNzZOk8RHCF8zkCHQ8cASEi",
+	"nesO6u3u7vb62zu7ey8OEePouxCJDMdEgM6BxYSI4MN92XoIy7DMZYD87z4YUavwWW6eHVOSJoCYVAjH",
+	"sRyO8hxNeJoIjTVC5lRxR5bNJMrJeCaIQC2M3rx7XfhfwiGjZmPvLl+190OEUTLThwL4tHWIIg3rCAif",
+	"QEomQXw8JixRS9BrakW1QwJ2d6bvU5X1KozGqcLyOZoJkmjExozLiecbbkW+bBUbceGbZKPuwH03jfoz",
+	"y3lGckm1UE+mmKYNjrUwoPA9dZJYajP23k4Q1tyD1sfU5JEt3Hjv1XRmaGg+WjjM+ZVSxNVci5wz6mam",
+	"6dk4GLxfjr4VW0BY3a++wIXrvuZ7anTjV9b5ocnAoHBslhNEzMc11QWRDsuZOESR+nYEFi7mmDrI7gKs",
+	"uQS498f2NW+b71U3E/wwk5KzX3FOre0HJwlVi8DpubdPuPJhZeuUJeRjs+/2CuZ9JlC3fYUV9mdcwLQI",
+	"T8HMOSFOHHkmzHCBWiCu2wcCRebB+w8d+Jj260/xRzpV0D4A56L+u9uESU6Rqa/w3dvXSMzGY/pR8S+E",
+	"4Qf9OX1VP33q3d9bMXyWcWZILM/Ry7Pz/4xenv14jFpYoikXEvV2h8xz+dr3zAuYobPLczN9aGJawKYJ",
+	"j//17uTlL6O3x+ev/1N10l6cvz1581N/R2/b+VW73e4qx2rltsBZWYg03ZSXeJphes3qVxoQWqyi8/b9",
+	"l3r0fRjEOcGSJCMsSxc/wZK0JYWLWyMSxm45H+WNcQEt85wk6DsQIbbQc9QCre87VH2GvkOaTm+FqKtU",
+	"4d4h6urIF0WGFWkHKg12N5KgOQGDe7FQPtOGTrNKraapVZqrOdJWPFFfJ+BxbCAinn+iyT3wayNRKYwZ",
+	"Aw9g0t1zM1mILE7thtWRir2rJVJJpisP5JWe9y1MGxREB+c5BnMRTDdSwDNHVN7DbzpESJjwAisGauEt",
+	"VipNcojwFQDfBIS4YIQyHJcd+NpcIcVrLRYIxxdbrWVNdXpiD3ukdacxLEYpEYpQH52fRHDTddQY1nKF",
+	"faXT9CWFwAsuAeD2Jmi/FlYvYa/eRQ4tNaheVX/Fy8jLS0dMypv6md9p46vhYxY4z4Q9S4FwThBlWjzT",
+	"TBAxfneIJJc4NUF5NEdiNlU7LhMxB6U10W3shPk1BmdaUqzv6q1DPd/ABWbLwuTvOwyqNGjxNxW411ye",
+	"MLrIGkMBlGuNreCLfrEAhflq6AHerNnBdhmaPEBQWyyjJVjiddlXbWPwcn2pH7zFvqaiQRJ25B9kpXUo",
+	"drGGOrFm5KMcxbNc8Ib4vHMsBMICRXpAQWvUWyjD18TRPuPVUNQUHjQQnwoAin0sOzDxl50YQH+TU5vg",
+	"ptPyze9l6ILwi1qYJYhMMzlHGlBiy8oSTQZcD65XnKcEw6kmVChVbLRAxQmDbMIZGRmaXFuJCcjR8jnS",
+	"VzREnj2gkZX4c440v11x4p6LobTiyvrqUzdiiDZi10Hu+X+qZgDzyBnAC68OILHkzeA1jGp9cXNt6WPK",
+	"r2hKHnAiFQsNZXE6S0jSQceASmqIUUDsXrUV7mqOMJoJhVUJwilnJDRKnVZPIjPTSI0Z0WSkZvoebPOd",
+	"ZZJL/QHXMoanXux2u01ohHMlfZnvNUtBegy6mgnKiBBtEfOMJHYfodmpfYwynssxTynXexLkluQ4dc+J",
+	"cGTLSu0aOuW433cXneM3l51eb7+3++LgoN/r7+/v7e/s7G93myCxfAMkF6C4LtiC8wobVr7uAnvbOwe9",
+	"fnd/b3d3u9t/sdM76O0vWtxiIdOt7rcJluIoy5Adv9Y6/gdmWPDZn7jpy3eUJfxuRD5mNCdisZAt/XXE",
+	"MyH5lOQQcEhjgvQsKE452OLgvzbbwLyLhdwaoP6ODmQeMjyWECekRDdgS0beC9GLvgl21kOwk+rBB49R",
+	"nNL4pi1524EDJ50hO/IgISdkbszIdzmXJgh6HeKwRB42xCAMCve0pTzmPi2hgy/1yB8Nh6txIfB7P4Au",
+	"rXvj67TeftHbGLy7ehPHt9bKvR7DV8N/wOLBHL8OwfswIHYR1gRnttSxZ/Jh1dnqGcKlQoOec4GkZ+M9",
+	"1xb0DEtskPMyfO1M/aui4tzIBYeqtDRvviXn+S4TJJePgI8eBy7TDsWZ9JXEiJE7x+2Ugj7FCWlm6I+L",
+	"3t4lLV3klYD5+rJt6VjuPeeLQ3MF0A91mG0gBxsk+as2p+X2L7I1f0tlNHxFSZqISuIVinGeUyLqVgPn",
+	"HKuZK2ZTzNpKn4UQS0k+ykaxy9tcw33gDJkBIdJaBmfWHth0ISoQsJMXTrwmTAaj/0vjpigv4hTHE8pI",
+	"sQ9tg4TMIX8dlrJWPOcNeTZ+cERjxMSCSKZ6wFeTS7QSSdgULLsgVrXJzVb5uRzZ1Bzs3JAaUEnH+NCA",
+	"BGW3y2NcM+t1Wum5gnO/953JS03G6nYc66H35SCpKuqcsYVBRDaQoLXb7aOm8wjRTvcALYC98Z1YUQ9y",
+	"VK0RDcyb1IQ9gY3dxXV9osn9mpazWqTXYl5VstpN8VxHJeM4JlkpztcGrNlIZyxQyoUEc/+QwRCTKmLS",
+	"/8oGwWfWqYdyAvkWNgQLURlClMRPx5dD5u22OJp7JCb8DrI1pgSzuwlNTfzdgtAtLQLXeW2dDgNJWk2I",
+	"ARkXEGIn8S2nxHfkasL5jQ7ZN9T4UBt6QThDOEl04HSkyH5Up9QPcTY5yXGl0PpGyQvOXlBXzPQiqTlW",
+	"SCnDcc6FMOctNEm1JvNGVjFtJNHnOdFxO+SPGU4hoJMIqTVp+KpAMYYAA7AYgPPjBoJtmHYuGkzp5CQm",
+	"9JYk9i0+9gzraIJZIojUqaq/c8osdmOWXPGP1uxS+s1YvVpadSskLR2Hy9ktyYUm4Oo343BRC2xPdbDK",
+	"RznLCaKJ2PKZjBqxWmYHgc4K7t7hN3JANezYizyuhCzckkaXxBkjyCjPCloFNoZWl4W4PvUs+k0jMHwp",
+	"eiZQxBk5G0drO+v89+tqQZO+IlZv9atLdmVAfyHZzt1HT+WrInkhEnXK2SMdTWcLiaNTKAWGCHUWIGAY",
+	"lD2qg0VMucFuU9B5YMRgC3TOaCrRtWIrjDOCWowbLrLVadawbNzNOt4cKtO1lKQE6COMtl9owi5fPlgY",
+	"K+LpwDUIVrXdqrcMPOCKfml6piOvIGWxhTVzgJ+eCfQ/L87e6CeGWgHLS7gUoZKpJ+AOUW+Mbk10i+h0",
+	"o0OEkUvvhyE6IpMyHZDZ0f9U6qH+IfJm+2OmSDeInxHiOYrU5zs0iTTVh+VhRUzvJjwlbgGRf5AGll5Y",
+	"Tlvc0KzNMw3IdsZBoNTh5/dh8DPEYr3msbMJLI3QacS9mICMYIzKr89eHl2enL0xmbh1VmqyWkqRisHR",
+	"bQed41lKhcSo1+12Q3Txf/43h994OTqltzo6JQxSLKmcmdgp+5V2f7uzu9fbaXJXF1E/XS/sp33QbYjP",
+	"SDm7bph9Z6+zt7t7sHT23n5pevhnbX5re/DAE0+Jg8/G4KjcRwcbfydN91EjxylJKH4AZkzVe6Zozcnp",
+	"0U/HIfr15MfjM4XbP569fHd6/ObSIMmhYoSxTOc21CxKKbuJgNNHNGmQx8Y0Jc2G7B95PJtqV6QNiFGD",
+	"ddC5hPzNmGZUjRCEVOr9nLz5td3rdnudLBlXYqJ2ViPdQqt/QZ9poiUjBRoXv5kpVVD79Iql9Lr9g+39",
+	"nRe7e5Xz7u+vxn7Kbpr8XibZbCJlJiAiraSAJPyOqZXYNG21xnHOp+V1wcuD58/jhHXMr52YT5+LTH29",
+	"83t2XQ0m2ykv+EBpv1JptcEg+H/sdDWRVdEwE1nbLoKIcWkPg+fPkdorYJkJa1Lf88qjmHDlNVbt+EfN",
+	"jDETJouhGliosXek77svZNIpBpX+liZEka/EIOVqwROeNl3G5cUovljA6SITxjcdd9pcWeLLwWiVjeYb",
+	"As0vZH66UJC8oQzo0w2Z26pCiSWaEKvt43iqTXIgzqrdTHmjVHtK6qIsLsK71yh9A2KpiapYavhVYzxN",
+	"d9lYCwalRGh9c2XCnRlWvbBF7iOs0Xy+6Qafkq+uMZ2SL6QmnRaW6+awpNUrgwn8mCQFv1HZKFjDpjhV",
+	"nHuUkzHJCYsXRUtWRpm8Mw7J/knVmc0gjrPM5eJ82gb1u/3ixX6v0bpjSzOssUtdxuE+DCZUSJ43lPk6",
+	"BjtVyUoHCSlpQoS0iTcuHdMTKCSdEiHxNFvbFnABH3k5weyaNClN5RN4RIOnksIqqzcGTWv5MYZMZ+Gl",
+	"slrkgTLYcThknj005rM0sTm6SqZyaWjOlApTV8Zps+/WQCeb+XUiysUhOijSBxOZIFCGIvV7hFoTzBKb",
+	"B+1nGDMuh8zluW6FKKogN0ylw71AyDWIUfwcohmTNEW4jBRDBsEJJbnNfEc4GELeMhVFfhtgE2iMJrOo",
+	"sOUWAQ08t04iOSH5HRVkkSk3y2ls4lGXepDNMKAqRuZe88K8deNNfGljwMjJxRna3+v2ikugr8i7y5eI",
+	"j8eCbBB6bQw36y1PXyG4PEYYXPNFm1u7WNj0UiKfCWDIhyiyX4lMhJNLtVWnXSZcbkGfGYPjTmyNMBxB",
+	"CDJe107tG1tlcluLmHlYvIxHpOqMw51mgTsF6W3mzGVmtDQEv+Q/0uHqiLK6ivrFEtKW7OAvEDC0HPBF",
+	"pQxXBamKq/MyIdTEzT+fBkfOZlbUZiNpQiSm6QIb5AOMoktOtDkkyLpW1g4J8mY7kWT6bYWAu92sgAOs",
+	"fKHEuUEUkZ9M0yxmriOKbhy8VPZZbRbytJxaa095KRkJzoAKSdn1M6FdSetzw1JKeNNlMc4547dbHST+",
+	"IGl5Y0l0ef5WiVbUneytAtKGzWp51OZ+J1sbSBNQkG9daUIPfhwhpH5UpXIhnUfjrOXs/XIgXAXRQ18q",
+	"MaCppH3Zk1tCAd4a59sjhbY+7DYq6bsZzApZSP5MmKux+kqkntNloYdkqWNjuWNioVvhkbwDU+sXqARe",
+	"8ByB+TNEeJZQHiIwgobI2kBB4RGSxjfEhQ80xMbFOLPQqQHBt/4vsMLX4x/olIyszL1S1Gre8IbkaOES",
+	"c4Lj5qMnU/47bV7/Mm607A7rKZs2lJMsnTefoElVV0elmAjUA28MYVwAbRPftqmEVFuiJB/lIrL2Ueqw",
+	"F/jLRfUbuQQ+op+bvfC82ErzjVyskXmyoZX81WDUUt8Ol+N7aJE9RPbKhzacBVojSJLrAMfQpfBbBAk1",
+	"4w6RmAtJpiGaMVMz19XqYuSO5FDzf1PaXqPSJSIOlM6FMi90S1SI81cO2W9iDU0x+7UAjscI2q/ZKprV",
+	"RhOJ7muNtlySyTR7tCSNhV9vZktlzRxyxdQjm4tERZHls37C19L8p2I5CxKgliQabRCJv0pNviBMLhAj",
+	"/lY26K8k9FS0gRWsaR053YnHlZY4OKORL3zLSc5n1xNoweNF41pxMkRRhhlJ9TsKiM46mmAxueI4T57p",
+	"OgmQPIlaEDsZT0h8o0hv4dsETqcD30rRgjijEK3NSNro3fqaovcKgl0WyOsS94r78NdQbncTl1FtsZbn",
+	"fH2KfbEA/X6bkNwVr4wVpih0OkQFWq6FhwvRbxPEKit5DUvFPksp1YkGy4u1+vvf3KBkwoKF/Dchmg+g",
+	"gV/HgLG5Z+WhJgPrMVk3nP1zSZWzGxRfXkaQYPRfRJIKTF9KlPSGHpEsXa7HSxoFyTsqJ3VRMsXsetaY",
+	"YHZZDmSyA03kcMVhU3wbskxQytk1yZtSwAkbvbvYQFyswGqV3Cb+Kv/GpkVAFjZY+WIxSA3JY990HFKt",
+	"uvAXg0yRHvhNA+S8lJld3lJm7nADw7BeoCW1llaUVsp0qKKeyb7WdAkX9Un5YidXT5L8tk+wsb/Hl4PO",
+	"uump3zbQComnXrGt5LGBAtFUoiuaVry8IcI6e6+S5QhpL1Q6fqYjatRSE116vGpxluS6MToLao7SNNVl",
+	"9fQoE1gcTXF+QyRl11GIopmkKZVz9We5v6T6xURPRGWWaV5ZlLKXLjBIarAhGGKXcn56HqFWVpjVKx0s",
+	"z0/P1zd7Rjm5nqU4Vysf54SMbBTIyO4DklTgEWEyn48gtySqdhSFSYJwHWNvUyOVL3Z9Ssne3/QVuSgC",
+	"VCsLgFKUPCEm1wGuDEfGyKmTNaFGpFKgMHQutZmYdez/nVM2skCq4Qg8zSZ5Y67thTbVUKFN8aZ8jsv5",
+	"bEzrlBwyq0BhtsV6dLZGZaDxPBTBj3c8v4FS4zY1yzUchqc6NAl23eI5ujNBIlAeS3vIjTMX/eYiEs1L",
+	"6pAywkoZ4jqqzu5FQ7N5R9BrpLJCLBYmyMJ+4PCkCazesFpbHVarfI5Vxl8utuYfceihQ5Mo0Nh95MtJ",
+	"cOsWdfhbJisoWH51vUZ99C0Rs/RL1UjxPvAYETt1C1MlFDRBWAh6zXRmZ7NlrPGSfXvW/DWKHLmgFTPW",
+	"b+ezoHbh13IV6BIEq5kVcCO3Gc943VAfoGTEpNNZalKq1RyNRstlqKKDNUCEgYS8UDdQoOzhJT+aaytU",
+	"dry6BkFRLXE56MD4O8FZRlgRfK7QQZdlkNY7XjLd5BCfIsrFLT8z/nlDo6B37Vd6M6qXwa1wETuy1jPT",
+	"VWLDZgPlVO76EfyqSbqSVkzl/k+f+vf3OpaFI86gaAPkaLtQO3f33wdHDAdhcPb2R335P3ipGqVU3v7O",
+	"ytzOKf54ot/teXU0XRSnjiBYcyvNfRJCRUGhon8HHTF09O7y5+M3lycmrdsbXzQdGDIq0FgrZiD+leH5",
+	"vvvBXnUqgFlOqVS8sdyO4L1r+tB1zRWKFgX3H9ZMcKl0najArA6yWjhopdh+zmdZkVxhuhvjotD60flJ",
+	"ERxOmVU/y+T/Db8lICYCeohqTu/q5OI1+RROU4hC43cM0cScMjVOqBZmtqhIjiAoRSKqROELyXNb5MC3",
+	"L2OWDFlO5CxnmkQ6KNjiZmED1SzIkO/B05OVzedGGK62pajxylLT/72VsFoavvrgmrrl9Oyi/1E137mU",
+	"3/y+2z748Gk/7O3e/9eaOc6P14Dp3jb5GfnBhsvuTqUeRDGBi/Zb/bYuGFC8uj4tMs3b7QshouMyE4OG",
+	"nIxUqOsFJHEjgbWx61FIa51MLHamKHCl1nfCCEncVXIl6vDUk9zgX1QUrfMoc8WJ7VdEs2PF39JuGdFw",
+	"+88Pn/rh9n1r9P6o/b9w+09AvX64c7/1z/9av92EyeTRqxT4lnjadVGJnJG7hm7iXsUKhtGFKQbsLXq/",
+	"uySIYg1xTZG1whuVdNCZUbtKkFboVMyplmvFlNIiXzQId642R6+x4o3/mfpa35jmHJjV2yJ+3lIbejxu",
+	"ykKquptHIxtlKj9NtKbCPYbbeVWIPhh8TUsTxSusxPvAlLE1PdC+F3YzGdH1GAEx0A20ASXTmZCgNjbn",
+	"FBnha6Wr1jazooaVH6JIN69SuAN966KqDBghkBqs7N8sb0l8Q8TISF26Oa0Ovg0uJjxDjN8Vy3739jXY",
+	"HczbvaVvS56hLOdTrvYjikm8tlTry3b2dLSM15TG5Fvx15nppR1fMCyLXE0noYeY1MxOubCNknpcZRsF",
+	"ERT53DPS9iEsdeywsR2EQ+ZKJgEU3UuWZ0chujz+92XlqXe6tsyX4o54yOyTDvrp5BUs6vzt2Y/vXtpq",
+	"O7rTjan2fzWrtT+YE6lzOiMv2tg2DbQq7JuzN8dBGKiFBWEAYAjCAOAQhIGFQhAGdnNBGPx08ioIA7MY",
+	"dfm8wjtmghpvWC1DuGtXkR7qFw+1umjGUiKEL21QocGrOyi61xfUR9ucRa1nQlhLulgaiet3WOj1l6r4",
+	"9hCPzs/fnv16/GOjLcI7/IXxZ2Dy92QzacPStE4EaKXUQo1TCh15XsHGcMheHr09e3dx/DpEr09OTy6P",
+	"fxxdnpwej85evTp+G6JXr89+U6+9PLo8en32k4uR73Q6Wx10pM+Yj00hNbceUEmNsd+e7U6/r8QaJSxS",
+	"2UFHi8JcYszsbaiqqIFdbEnSXFGJbkmxf3fuHuXyoqUqPKfhPlSpVsFJlnE3Qz9rPO7Rmy52glVdFEus",
+	"Y1ldd9P/fa7vMiCfTVPRJnfFE+vMr4NOpKYBEFg8ZNVWjBhFYNOJTMfG0O/AWGnQWLTP6+16Vaa2hkzR",
+	"2bPLc/uGUgXWMIgYQ8gWlGxQexvzfMg81qjns+0cSTzhimjj+KZAW7MXdReVhJRsLarbsDiZxp1tiq9I",
+	"WpY8L3P1NZA1NkuaMesCZodFpdYYGVNGBKJy4PenDNG7t69DdP7z2Zvj0Zt3pz8cv1X0wR6HJgahJQVA",
+	"A8BnyJkWAtsZFuKO54lL+gFhvGzCGjJ30Vsxz4xubQLIJc62FCgNe8Rg5araJ5T8s25LTBhlYF9G9mX3",
+	"86UnxTywrAAcZbmM4LvFsQbNCs27LCN5O8bCKK2ue55eXaUPzeXJ65PL/2zU60QvchkkmhPgXRPXtTPg",
+	"/dIbhaLfr9tQqwXZ3JeWrfLrhbM1lL3/pt2bFkJfP3azhEFfxsvZ2Cb/ix19qT/CN33ourOIsSQ9zCMD",
+	"ts6GSqisYlHa6zaWf216t8Ee1fj2Jt3YCpu5b6k9LMyxoTHGgiKmG5hNiDDtRl0VAvUwybli32Wi+t3u",
+	"Lmr1elvoYP/F3m57Z7vfW2pvHg6/++f7bvsAtbbaH75rNvsZJ6MXGGbsA0XFduiItYeyafljTa3bqk7A",
+	"xU1vil79XyhE8gFtKKrR+vrn5tterP8V5MtsvoFFEFh995v6lTR2HfmW6MLi7QalivT1UrWsaNoALiJd",
+	"zySCvyNTuFuSNBXobkLjCdIALgplj3ma8jvQPhKqZp5ShqXO4JniLDMhp9Uq7Wt1Bju+Ldd8d0nF6yUp",
+	"V1/X7XNXZsnVXjPa/BqWV/tqqQL98k4Bl0RI1y3AYOZcl8U3GS33YQBNCFbifOP2FcKvmR642Qvehle9",
+	"0nSqq96pg+dDgczq1+YMOcISiI5d6OGwA1wTC9Pzw8sU1y1iIUtb8q11I1OKOp0r0pS8FS5v+FQDwVdL",
+	"0KqCuSk9a0WXhU2Ts6CoUDzLqZxfqFWYAi0Z/YXMtbezuX6G9tYbg5gxhAki0ZER4IAoQslO9Ya24Fit",
+	"aBD8u310ftL+hXiamv6k2rL+61+zxiir1zr3U/BcmzsYb4N2KzlPxSGCHgO2wTCCaIYMUYZSfi3camBQ",
+	"sRjz5YaVXBGck1xtqSF8vLTTAfoBxiJxG49SektGnU4nQq0MBI/c1FaCcwZJHAYXn5xImQX36jAoG3OP",
+	"cKs/zTJPXbjfT1iSu6YGEBCn7BxzrqunswZY8SdEN4RkXo0OzU10i5aiOKONdRsy46DCEBehg69NLGKJ",
+	"iYnQJbQrDgo9Jt4eX1yio/OTzpAN2T/+YVlk5x//QMelLnKh7eWmC3UCrw4tM4apNNaa5kxmcKSjLiKz",
+	"6ujQzjKepW5qAT2R5qb5UWhntz9jNK02ctOiQKgn13ZV01YJRVqEiprbbNR7ZoTlzhdbBhAXMqexRJRl",
+	"M6mAYZQILTaftGHDrbevXqIXOwfbWwOE0Zt3rwuLHGq9+67b7Xa3QmQCLNC7y1ft/SHjOcIMzViGFRFA",
+	"Ypbn/FqdPhExzgjCbH4HeeBUx8zDZ1ELpAp7cbBUw1BCMjkJ9aUaMi0JhXqjChWMf8E1BBFbOjAGo2SW",
+	"pTRWH70hc/0h7wRDrRp41uqh0hk0HA8R43ICFmwlmUHYDk4lySGaSkHuqJR4omCn8Z6BUV59EAu04Hrq",
+	"/iQ3ZG7ak/g3NByyyBGmQW2oq7wTaQIRGWJT9ENppQVxGiwiRUOmaBFE55MiKkJxOn30mWtY5XWMoFC0",
+	"JAl16C+WalRMEsJiokFOtQV4yK5AYqXJQMHDYobZPJxF4TNQVxbRsTYu0wQVmwcZGKeCWw/BL2QOYnIu",
+	"1cFEjshFXlJAPRz5UI9UnGoE10UgG9yq+5YNmRMLIMchp5K441cfMG3edEcEmCwhU64nc3NpuqQ2hiVp",
+	"m4yXIcsUNYZCCOjk3KCOuWSIJqJOgNwNx0zBwoxtnySRxXQwVavzmPMZ0qekLe7XhJEc4pShThH614xL",
+	"6L0HNmw12lbJMS4nsx6v54Fazw9cmlIgSnIAzBVGhYZFecP1MZkWNCatZKqvm6KP+kLBT3Cx1W+UoZ19",
+	"0xE6J1laRB/AJXNgaGkC6z4m229hNElMB7ytQ296+0WEGdRV1t9T+KPut9fQDQa6jBSwfjjqA1edpumQ",
+	"5TPGzOXHaKd7YAD1K8kF5eqJglN024v0O4rIDjThEGEJaixBSmSy+htQnCRRd8hWjZ4qLgn0Modiaya6",
+	"mHG3rGtM1VQuYkV/qINeGuEHnC6Sp3D2enqzFsM44Bd/GRA9aZlSi5E7Iwar74vQaKLqr6JCq3Acg+S3",
+	"JAfEjZ4bCOQkxRK8RTpUacKFaUIn1GiTtWQrdZnTIDEH6MhcHZR3lop+YsB/fCV4OpMEmqjoDpWRmjty",
+	"7mOEUYH1WhoEf5AAGteKev0XnW6n2+kN9rv7XVhsNMU3BOUzFj0TyNQAtJv7rSRHqD26voA2NFWXZlbX",
+	"AzKU5nyWO7VCH7DdJzFBrEMWfWwbCUVEqKWurt62Ig6mFx0gL5W22YnY0jxMGJVbDCrd6QA1h8x0qIPO",
+	"dkBGzHSSp0oGw7mEKGMpykp9B11wIzQrsdWAkOdGklZy2ZCBDgShLh5GF6kZLY4zCmLvNWEgp43xLJVb",
+	"+g4hMqVazdKopURMoXgbxLFqiD43pjGInJGznGkpq7FbH3DTMgQ0Mg9Myt2QuVWGkEg21/GOEH91DYNA",
+	"ZMyfCcUsBcnNmbuwf3XcRyVmwfM6uScmV01OclJkhjn3hT3JRCA+BqSmOcQqtJRuInWX1bEf0PdMAJMp",
+	"ptgaoGg7QpGZe3RH0phPlZTAeBF2AYJCP0JRPWRtNMsSKGPe6leCpLZCFPXUOzIbpfza5J5FqNUrD1ST",
+	"4zRFEQRERh10VKQ5anqj/VTOQDXVvruUxoTp3EWjL5znPMspkViH/piihHU1Qt36IAxuNYUNBkFP3Vsw",
+	"f2SE4YwGg2C70+1sQw69nICC+NzGg8O/rskCt2sBaDc+hIJ+tufDwMa/6Ujz6Oj8JCpizVsmHVHdBNg2",
+	"40MWlcLZI31dFTzUna481Jkv3DrXQ43W7sab4uZXTsMJQYbQ3ENzKCgQic0BdNA5WI+NuoSRLhatbkgp",
+	"SBwlnJiYb3c1ThKlvVIhXzrIKXha0RlsC5V2fvxOwKZskWlnz97tNmuyIPtYPdOULgXSoF9xTdr63e7y",
+	"QND7sOk0I6+CdmTvUpaTW8pnwtTI5hn+Y1ZebXB6ebJA9TbVuP0Vlyz/K0M+P4SB46fq7X63a7Vna7nJ",
+	"tCpCOXv+u+k76ZZWmGU8fH7/SbdwNKFYtpbUYKffdYWkBtvdMMgIYC2EfUCdqcGeWrG2d/YUxE2Jil6/",
+	"261Uug763f5eu9drd3uX3YNBtzvodv9XUbtqPsohRLPb2d8Ntato5Io/L3qXJupT2jnUMLrfu+x1i9Hm",
+	"COp5G2or7vO7YP8rYvfPfgk8R6Npslic3lJzpAVxYSa/r5kwztRFxtdA3dyZdFwQEJyJL5sv+qgZ/tyM",
+	"PEn0x3a6vUVvODx67js9A3hpe/VLppfTie3lrt7r91e/V/W56BcPVr/oFRNQ7+xqzF/+TqlvGBgLxWw6",
+	"VRxC06YC5M7tB62J4TaEgcTXAkLE3GUBA2LBDCA7ZiFHOHLTP/NoL7Kk16K+MTPhRBPjsIkSW61XQKzS",
+	"kI1BZFciqHHy6E78JuNeR/VrGfEGlCnhRG0UQwR4iAQHUUVpZyjmQoudQyZ0ZgOWoDVIr0/GM6XO/kma",
+	"6PxPxJH5VVTe77wxoglyyUg2fBZpgw41cVbAaEo3w1EzdfeByio2XdxwqjNJrVFYBy8XV3ajDIFHJLjf",
+	"GInVeDMyeGO4QKKgut3r9vdc4+B+rypLEVA2YE6Tj+e/unPgXj2ov6lEU7d/pdVMMWUSU6a0kVRO5ojE",
+	"XNdGRoRd42sy1U6Zv5gpPDJLWMYRLstXTt/QvytH6O6sfs+GWv39WMhR/aCWcQ3jfljIL4z/UpQ0hhBa",
+	"UF8TsFFDY6xDFAmC83gS6SamRk1UqGwqnUDEhs3tguK7phpzB7lv6I5soHlDm2dbJNpLJdBqORjHTM7k",
+	"yBSDHqlH34NxrNMs9Nu9/p1k/nOgUKbyirP+Yol6ZbbTvDBTdq1hXT2/X3QX/m9jdQRK4sNpJwiDnU4W",
+	"qYetGAvSpkwQJqi6e1vWdl9ChQ46GrIFdbpRK3p30elt7xz0+t39vd3d7W7/xU7voLcfbaExZaaJsDXr",
+	"GmkJS4dZlYhaDGFdTXDSuLtIB+o1BiTVnJGAetpkr5C1tLg6bi/cc0Z4lhJt8BsyW8mo3EOZCOBaYoJz",
+	"snVoRMRIA7ZoIAg9/jroNRlLxGcSdGyDACBqAaywNRzCv9zUWNw4Iy1YjoQa6UFaTYjtIZYBbULtmgDd",
+	"dGebEdRMUgubfEThx5K+958CW97HfraI1VnApBVL3+32iji+YHe314P4ORM+Z3bs56jqoLgARIesXIoR",
+	"2HjP1VrsFULV/aMxerPhtVU/M/5J8/tqml/BoRzDtj99uA+DjIsGFn1qGO7VvExaB2BxAz9DjNO0CCIF",
+	"dcoQFm0sLRNS8MCouz9k+h4I352s1TnzpSme69coQ9F30ap4VNM0dMisU1n4NRFQa1+J373dpooEW0aN",
+	"NGntkQvdRTYON+oM2Svt+UktyYMYC00ezSe13bxJYSzFE9eFhKazLYY89/yCELnyQet7RMgfeDLfjER5",
+	"YckmFrmINS4CjC3haY7eNbRmWdTt2pSjMdL6vhznZEjRw2mzjkgtylIVyVplgj1ypNcN1ur0+pS4RFFt",
+	"KQKvCFCJvN6Hgb4km67KsJLPXJb9dm1Zm9J9fYgrtTzL4rFwdb+4JRNJhRU0uKdXcYTiFffGffg30h3X",
+	"YA0eJThh57Y8oHq7t8ZXKwWQ/36cTIe6FkhTyI3NbE2poRWP6EJt9K3nKJ3ihLRnWclhCqbLUjhcyW+t",
+	"XVk67dxzSm+FQyYmWEnhNuAnpTdq4dZM9UxoDyGG5ND8hiRK2k7IAByDUQe98eKlXBmiWhDVQEn5igVK",
+	"rj2KrmioDijCuSAu5I8udl+BC/jYAutBRHc90lH60Cq5sdFz/bcVHv+Cm9MExBIyexfIBAPYC6SzkBZZ",
+	"cIrO7RAAxPMbLZmJCb9zop8ueWrkwkM0EzrCRMl+2g6qWxp1mgztpyT4fNbvqq42sVnjxdbtCzFNg0HA",
+	"M/E/cDwlHSs5aa1sp1+w1nhK0GuZ2Oqelc9osSGhQjGikf/OhY4QC6rlcaEiV/fF/vY+VAzzH4IAEPS6",
+	"e7s73e3dfn+nf9DvF3Ubg9Rg1lJVTidOvfzqkDCiSgUU9e037nnjTa4tuZySVeKKAYbzRFXx+In8rE9+",
+	"LiamGr4PVK8gl6UfVDHDmXrGPYJkduHoUdE7fI3IlIbo+OX2ZhNoxDObJ0lTpYUNWUtpurpurvlNR+yA",
+	"nXKrA2HKlTIBE2xMXkzcgQtoTiSYnNWPJudsyBqjTgYow6bQSy0wwy7Z62cOddNxUvQ054wcDhnoxAs7",
+	"m6MjG+IC8ZiuIIYplGjab6PWDZkLAu+D3E45GzIFKn03khCpA9CuvC0w/4GpCQmJ5yaI04SGMnLnqYt5",
+	"Tm/JoPTjkOEsIzjXSjtE9oxzIibGSZxBtwRtPBQTqjRxqLBOsES5Yjh8jNRhawO76KBfjJJuHL323PRq",
+	"NMR1EJuGwyKpyPbvWWXfP1OrdhvUgZWldma2FhjYUWm9GGBQJEc22ZJtWZV1aVyl2u3y5dp8ySI+S1ac",
+	"14B6q73WW81u62pwUKmc7kMd1iv2BHGzVPi1pT2XywLXRqmQ7xdaGK9UhjQWNCpcr8UVtfOaFu43TWzy",
+	"NkBdpRVF9pYv2/bnV+RSoQBYfHQdJUUPWicXZ2h/r9szNHQ8FkRWunj4jmzf6t10ENbdrz7TfBZL6+et",
+	"uZcrMuY5edA2+ptsQ3/nEfbx3yh0MO6f/hl/PLs8uTv98aj4/5c7H09/PPr4zccVFsLI+0pfAHXVKpWZ",
+	"G+Iuao0Bgjs8pUnn5x+uX59evuu9uTyen/75r96b3+Nfj66P3v70w0n39OZ/vnrz7t3u25v//Hl2fLx9",
+	"enPSe/P7yVG5BLmxGFar4L94sSCKpuKEKpUgrlYL9tbb66rPrAw8sR1zTd9Ql/xt+ncWbWibiJ06Lg/B",
+	"1sGbx3Js1Rr3rXBsWXx4cmx9LccWSLbNsr2nQjgBrqxDPPf7Hze7wLRU31QRVwkXGIHS6iIOLivdJmMl",
+	"AjJ0NUdRqW5uNGQmD8sW0Is2rK8MMQ+leWkSHQ6ZV9tC3nG/IG9YdBq64nICeohWZ+SEzL3sA+fIc7V/",
+	"h+wSamWY3CAT3KkmAMNNJUjDAcAxVk8lAgEzTUHxuax4Bo2a7SiW/oJ1FTAvs0yH6x+V+m6AoZMqFcKk",
+	"qsH3QGbVERIZyQVUiTNaJ8i3p+QjjTFDu/2eDif6Icd/0pRiZh2RB6HWII7ya8IkZerRgZaAUVMMhZP1",
+	"ddE4mhep2jTZ0qI/lmY1gyGz5z5XOqfa6EyGRaF6myln6/azue7FPGRDduSGaJVoihN16jSGas1xBfJT",
+	"PEcTfKuOhTBzCCEExcp87ly4RlOqJyPqT6jXoI0dHPhA/XVNTECKE6j4TMZcyVG5ccRshUPG89BLELRD",
+	"lMZPoC+dpvh6SWq/0YJuSJHJgIzMFKMZg+M12YvOtBAVbCoy6bg+OJ4Jo5VDtTwuJGoxrnBH/8aMLQBy",
+	"rV3euH7qUoVd+SPdy4bP0gSZSrQWFlsGeYpvYbTb7aOoqdVhZMLPlu+sSIeHK19qeGDjcxwOXs0bGhys",
+	"gKDuM1gBVqU3YUvXrSHxhCM+y4sFJFtDZs4SUZ0I60qo2aZhQBMwgy4vA4QRlBd2Wbh+TeLQFSTe0vWD",
+	"h6xck1hhi6s/bGZoKECsQGcrT+sirxi8MGACHbIWRhtU1dS3s+gesqJK46GzJaVzv1jklqmx3FDxE47M",
+	"5a0ZYzrB8aSY9VlRSlkrERo/zGwiCk1lIUj1Tm35UUZIIjo2M3qWEiCYlogvpdeHCKOrnN9A2yjiUoBt",
+	"QVqX4a8dVALP1a93tqCu4wnkY0ZiaJkxZGem7CWyZS/FoA7I4lXXKZrPGquEAyGiUgyZdzYLSmSa2qb6",
+	"vtWKm0ah85+FSPAhiz4Ny8Xzh8EADYNyut8wCNGwUvJWjXs/DHb2+we97WHw4V4nmCIl7KREEltDGzIV",
+	"gQcy7b+DxEkFpKjaOcVG4S1olqKnHOhwGBuaUu2Mouu9VjujrNcURek+VsTYqEFK2a7mNz0y4tlfFhmj",
+	"6+PPT8pukWrB/KY+SGU9qRqHUeoM8UKJnlemCtWGn1mtSS5T2BriBSudIBrVLqXpmJTrolaQHw7uisUb",
+	"wms613lcQ1N2moSWqI7BDKyLpy6BwMmbX9tKtayDuLyzancXNb3ZkZ2ikyVj47UKet3+wfb+zovdvcLM",
+	"YrfY0B8joOyW0xjSRhJdWpVO8TXR0Dhiybs8LSpRe5BhurC+B5eUshtTPaXgNM+E7sZlWMxykCik+NDU",
+	"IGt126l676V6i6JNoKw2Y8oaicHz53HCrHuwE/PpcwH9bDq/Z9deTS8FtyYQ68EjaH6jAGyZdoFxfmnt",
+	"VUv0+wSZEgTqPG476BzPUiokRr1utxuii//zvzn8xiEETlI5S0gwaPe3O7t7vR21DnZtf9zZ6+zt7h6U",
+	"XZ52wsZNKao7SmhOYt014l6Xm7ukU3JueF0NZRawvcMilAMCwHUVhrIEshxzNPNZdZVqFKHE22AHf8xo",
+	"fPOWZOn8iCUvoap4lST4pb9t1W+N9kVRcl2P/FGx/ejX43630tPDPbw8Ox+dvz07PbOVI9eGgV7piI/H",
+	"YPtc22zU1NDviwQ1gle8MXbQt0VuP76hcQ2KUusHqoMi1rNRNtgYrc1QGGJdGPhsup3QgSy1wAdpyvcu",
+	"h1JvMZSgxXETmJq2aeP8vX027bLndxsttQUt7b3vIiBgFy769sK+oB3PQBCgI7Vugaz9cuDS0BaqhW2s",
+	"S+22nXNkDI5VDLX0Hwz5je7LqngMp5E4rdvKuk+ho2ukHVYrva8dc+r3yv5vHWqq3lpjiecGDxvjXEyl",
+	"urqteOo0nFUm6aU59jZK1cVxGDWr0QDZQad4jq4Iyjgou5QJSTC48WcCtHMT6bcg8G6BTla/mgXBquW3",
+	"l0MBus7l/rfIYbc5/qZtRa8QAM9PGtt6fx5TnVAlN84ByGWaW+o81+xjU7KPe6nIuV/1Zr/ypnXILX6p",
+	"N9hRn/vQxKOznMa2NLXrABLMXNsOxcnSYBCcn54XqkFOrmcphguYk5hm1JxSTVBw6Q4rtNv7dRySCz2Q",
+	"n7xeVq5v5RIt2e3Di764oyzhdyPyMaM5EZWF9C+7B4PdfXNqj+qnXMVDrXHmKb3+G3RnvlW0GXsFepsi",
+	"xxYzkFJLmebASGdQrgUpWoZVC4403aL63a6rVcZzlJApL1VtG7IFZdss0ymVb0OuetuCimwhivrRkH2Z",
+	"EmyLgvwceILHYiDekbyvK7k9r2nmt9XK0u9BaRif6cYUnOL8hkjd/NlWrj56+8vx5cmbnxpaULrGiPU+",
+	"iF1tkzsIl9Bb3zjk0WzX90/t/BHA+tK6CAqQnF2eN4JiuwBFuVCxx4hKdpwmoJjmkwthsr8MJhW7zLpg",
+	"6ftgadhYv9hY0WbLfNJ2xnrAVl6Em7HTxu08Wo2yejOnBkZ5VBXeK2ElT4H/G4bogKu8BlTXjK2SV+Fx",
+	"uIIif7j3WxlocupV73//QaF8ua2B/5vpNvD+g7rSQhfabSrPslG5XYUHs1xdmOe3vaAeGHlUqbM75nmt",
+	"pq44hLYK+kP6o9e6bmdRQ7f4zkTKbPD8+Sc1/F59NAxKjWUnLoLJxHYG5TK9QZNMWHwPVgFp9VCC6R5U",
+	"KXMWn5ZlyIAocEVSzq4h5HpZyowzoeucjjrYrElJNksrDpGst3PJRwr8qX/mQucr1PNDdHVQlxqgRRVX",
+	"vE5TJ+8bTgprjoz1SqS6dgy2sE21qoI3q0tirc9q6yzZUIxDk3sK4Vw5n2V65pLHECJWdABRqSCrbnOr",
+	"B/pfd6Wcmje1rG5zuQCvyzG0hZy9r7g8Q4VmRc5sY1+jRdF5P7riarqw9c+Xl+e6xLrkJlXU70xjMTYn",
+	"11TopgNI0wsxgPYAF3o7bVMJuVWU71biZfHcfHceoZZJcBnrjAhTUxkKcNva93HOhRiynMicajm1mOiC",
+	"XjMsZ7kSVCMxwf3dve8j9B2akI/o59Ojl+2Ln4/6u3uWWOb4TkuzujtFEbRlvwZVC6+hxrogcU5k+XOw",
+	"r/ZJEpV+PZLqFsjyj5fWBBCFOlpAff9CYQ7OE2QPD0Xm3NoUJrX/ksXbxY/CbXbIWtFtL1Q7vcKC7O1U",
+	"N+tN26nN2VEgiMIaEPRU7YQoyQiqg0gLOA0Mk7AQ3U0EiUemWceFfpRzaZpJ6H69DC2EKURVquEkQa0E",
+	"i8kVx3kSOqCEQzYM3sIA88Yw0IFgRVC8mUlIPBemQ4NCof6OLuHfQT/Ock1/sET8luQpzoasAZSur4G8",
+	"47pGSluQDGsu44aJ0KSG3ZkvPxNe4U2AXmVpz4Qt8QJHpftlXO3t6H4ZqP5TFKpLWMcQDK3MtlwJTl0t",
+	"fMh0OXOQ/q5nLkiFUIjdtOcFtn5NaiwNPlxwf6iAAMghc8EuxW4hn0yHsDS93D43e/egaYNgHQiHDOIr",
+	"3ewVeHUaL4+/QDs1RN9KzjvoSKGjrtBvjtg0yCovXkAtUIWr2j0hBgtAEKtZRNFGDqec2dqnMc4kgNnx",
+	"sluS0zGFpLtrTJnOnFNqvj0jU5qbkMS2lFDqo9RObfd60/1GPC/R00Z4rCB4zROosVFH/a9PDy0tgOIK",
+	"jbDZCjXc1bw6Mg6ApYPT7OShKU47htKxuHjgBS3uoillMyWXgIsN5JyUxzdD1sIsCeEWm1oPbc5iAjXz",
+	"U8quQ4RL1BJRqW0vKYSXKNAqlUY3wB6yIx0x2v/40bb32DYXUhwiCHC+o4KUboaO9lZcJkGtXSRCvdgQ",
+	"bXf1f/toEg7ZLpqEqNeF/91R/9uHv/vwNzDN/+//7XfR/w3t6Xd6XZRQyNjXiGWpYpMZhbNyU7p1nAcF",
+	"iwX6YULR1KE+c80VyllDpc6DC1uQlVjeUvfCynyryxKMk4GrR1/n9mFBODTfNwciOqtXaoWK9Xwhsxl4",
+	"TVYXD3ywVLGYAZbPw3xgN+mNO5019uku5eefij4AmjShDk2izprooVT3z14L1lKUK6kJ5KG3xhKM+LV0",
+	"BZvl5Llod7umO6yZY4jeMfrR0pE11ubo7jrwWbKiFVjYROm1lLc2Th6uEIBQogUqbLmqFfg66OWExDeQ",
+	"1GDEXEf3lRZ+TXSYhGIKtrPSJpB7LHz/ccH6QWRYJBEsF1k2uKtORCptwsS6bLCLmnw4KCcwJDotxyO3",
+	"WwuXWTDTz4Nsw5r8a3KIcgKtCXkKrUhAzxWSZyuxoaa5fOYtaljoCjWKJp2K2vTwe7Jql+JBeP451QzX",
+	"ymRdVE1vA3eyadNas0vYsGLcv9qOd5L2Ltkbt3fw/lX7IO4m7R7pj7fxztVuvJcEmxbVK/f1XTt4sGrR",
+	"1F2LO0HFfvqhXNjbhINBuz8TWWVtJdbOprVFSFH36sZ63aOfbDRPNponG82TjebJRvNko3my0XzDNhrj",
+	"srKywZOR5slI82SkeTLSPBlpnow0T0aaJyPN1zTS7K4y0jQmByqi3ZBtX8lH6C9IfIeQzxMoYkMZukpn",
+	"5J+BF8T/UfoWn5qZw5h8usnBuH/1grT34h5u74y7pH2Ad1+0t6/2k37cIzvjvW6wafi+lci+js0nngnJ",
+	"p6DHQRCXvd21IB4Tl+dbfYQ5+ieLz5PF58ni82TxebL4PFl8niw+37rF50IbWZ6sPU/Wnidrz5O158na",
+	"82TtebL2PFl7/rqQnA3rZ6xd4X7D6vXl4vQritHXbUNW6FEb2MP9uDfeJu39q52kvRP3cfuA9MbtF8ne",
+	"1S7eibev+r2N7UJKbvsaNiE/qa9sFCobf0yG7pP558n882T+eTL/PJl/nsw/T+afv4H5x1YQejIAPRmA",
+	"ngxATwagJwPQkwHoyQD0ZAD6mgag/ucbgNapFv65lUgfWkq1bhyyQhds7+BqP36R7JH27ngHt3eutuP2",
+	"ftIn7d64i+2zzc1D8ImvZSBq6HPm1awUrtmwRcGOrb7+ZCx6MhY9GYuejEVPxqInY9GTseibNRaZW3+p",
+	"u418CTGwV/UD2gXZZjVFrVdTclrzZHBJmb4mBDmq3fHFrpLQYYSu7bh/1cPdcfuA7CftnfjFVRvvjXfb",
+	"ZCexjw7WF7o8+HydOO3VEFCiEmfFwaol3f//AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -9,17 +9,16 @@ import (
 	"strconv"
 
 	"gateway/gen"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
-// errCampaignNotFound is GetCampaign's 404, for a missing id and another account's alike.
+// errCampaignNotFound is GetCampaign's 404 (domain.ErrCampaignNotFound), for a missing id and
+// another account's alike.
 var errCampaignNotFound = newAPIError(http.StatusNotFound, gen.ErrorCodeNotFound, "Campaign not found")
 
-// topFailureReasons is how many failure reasons a campaign report shows.
-const topFailureReasons = 5
-
 // ListCampaigns lists the account's campaigns newest first with their counts (read from the
-// counters, store.Campaigns). Test and demo keys see fixture campaigns.
+// counters; the key's domain.Records). Test and demo keys see fixture campaigns.
 func (a *api) ListCampaigns(ctx context.Context, req gen.ListCampaignsRequestObject) (gen.ListCampaignsResponseObject, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
@@ -34,7 +33,7 @@ func (a *api) ListCampaigns(ctx context.Context, req gen.ListCampaignsRequestObj
 			return nil, errBadCursor
 		}
 	}
-	cs, err := p.data.campaigns(ctx, p.AccountID, before, limit+1)
+	cs, err := p.records.Campaigns(ctx, p.AccountID, before, limit+1)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +56,10 @@ func (a *api) GetCampaign(ctx context.Context, req gen.GetCampaignRequestObject)
 	if err != nil {
 		return nil, err
 	}
-	c, reasons, err := p.data.campaign(ctx, p.AccountID, req.Id)
+	c, reasons, err := p.records.Campaign(ctx, p.AccountID, req.Id)
+	if errors.Is(err, domain.ErrCampaignNotFound) {
+		return nil, errCampaignNotFound
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,9 @@ import (
 	"gateway/store"
 )
 
-// ListContacts lists the account's contacts newest first, a page at a time. Test and demo keys
-// see fixture contacts.
+// ListContacts lists the account's contacts newest first, a page at a time (the key's
+// domain.Records), each with its identity and service window. Contacts known only by a user
+// id are listed only on request. Test and demo keys see fixture contacts.
 func (a *api) ListContacts(ctx context.Context, req gen.ListContactsRequestObject) (gen.ListContactsResponseObject, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
@@ -27,15 +28,23 @@ func (a *api) ListContacts(ctx context.Context, req gen.ListContactsRequestObjec
 	if req.Params.Search != nil {
 		search = *req.Params.Search
 	}
-	res, err := p.data.contacts(ctx, p.AccountID, search, limit, (page-1)*limit)
+	// Contacts known only by a user id have no mobile: a v1 client receives them only when it
+	// asks (include_user_id_only).
+	res, err := p.records.Contacts(ctx, p.AccountID, store.ContactListOptions{Search: search, Limit: limit,
+		Offset: (page - 1) * limit, WithoutMobile: deref(req.Params.IncludeUserIdOnly)})
 	if err != nil {
 		return nil, err
 	}
 	out := gen.ContactList{Contacts: make([]gen.Contact, 0, len(res.Contacts)),
 		Pagination: gen.Pagination{Page: page, Total: res.Total, Pages: (res.Total + limit - 1) / limit}}
 	for _, c := range res.Contacts {
-		out.Contacts = append(out.Contacts, gen.Contact{Id: c.ID, Name: c.Name, Mobile: c.Mobile,
-			Blocked: c.Blocked, Created: c.CreatedAt.UTC(), Note: c.Note})
+		gc := gen.Contact{Id: c.ID, Name: c.Name, Mobile: c.Mobile, Blocked: c.Blocked, Created: c.CreatedAt.UTC(),
+			Note: c.Note, UserId: omitEmpty(c.UserID), ParentUserId: omitEmpty(c.ParentUserID), Username: omitEmpty(c.Username)}
+		if c.WindowExpiresAt != nil {
+			t := c.WindowExpiresAt.UTC()
+			gc.WindowExpiresAt = &t
+		}
+		out.Contacts = append(out.Contacts, gc)
 	}
 	return gen.ListContacts200JSONResponse{Body: gen.ContactsEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
@@ -55,7 +64,7 @@ func (a *api) UpsertContact(ctx context.Context, req gen.UpsertContactRequestObj
 	}
 	in := store.ContactInput{Mobile: mobile, Note: req.Body.Note,
 		Firstname: trimmed(req.Body.Firstname), Lastname: trimmed(req.Body.Lastname)}
-	c, created, err := p.data.upsertContact(ctx, p.AccountID, in)
+	c, created, err := p.records.UpsertContact(ctx, p.AccountID, in)
 	if err != nil {
 		return nil, err
 	}
@@ -74,14 +83,4 @@ func trimmed(p *string) *string {
 	}
 	v := strings.TrimSpace(*p)
 	return &v
-}
-
-func joinName(first, last *string) string {
-	var parts []string
-	for _, p := range []*string{first, last} {
-		if p != nil && strings.TrimSpace(*p) != "" {
-			parts = append(parts, strings.TrimSpace(*p))
-		}
-	}
-	return strings.Join(parts, " ")
 }

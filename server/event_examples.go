@@ -36,7 +36,8 @@ func eventExamples(now time.Time) ([]gen.WebhookEvent, error) {
 	status := gen.MessageStatusEvent{Id: "evt_example_message_status", Event: "message.status", CreatedAt: now,
 		Mode: ptr(gen.MessageStatusEventMode("test")),
 		Data: gen.MessageStatusData{MessageId: 1001, ChatMessageId: "wamid.example", ConversationId: 77,
-			Status: gen.Delivered, Timestamp: now}}
+			Status: gen.Delivered, Timestamp: now,
+			Pricing: &gen.Pricing{Type: ptr("regular"), Category: ptr("utility"), Model: ptr("PMP")}}}
 	contact := gen.ContactCreatedEvent{Id: "evt_example_contact_created", Event: "contact.created", CreatedAt: now,
 		Mode: ptr(gen.ContactCreatedEventMode("test")),
 		Data: gen.ContactCreatedData{ContactId: 501, Mobile: "15551234567", Name: "Ana Souza"}}

@@ -11,10 +11,11 @@ import (
 	"gateway/server/domain"
 )
 
-// Each key mode selects its implementation: a live key the account's data (and reads a polled
+// Each key mode selects its implementations: a live key the account's data (and reads a polled
 // message ahead), test and demo keys the fixtures, a demo key rate-limited.
 func TestModeForSelectsImplementation(t *testing.T) {
 	s := &Server{}
+	s.buildRecords()
 	cases := []struct {
 		mode              string
 		live, ahead, limd bool
@@ -27,8 +28,11 @@ func TestModeForSelectsImplementation(t *testing.T) {
 		km := s.modeFor(c.mode)
 		_, live := km.data.(liveMessaging)
 		_, test := km.data.(testMessaging)
-		if live != c.live || test == c.live || km.readsAhead != c.ahead || km.limited != c.limd {
-			t.Errorf("%s: %T readsAhead=%v limited=%v", c.mode, km.data, km.readsAhead, km.limited)
+		_, liveRecords := km.records.(domain.LiveRecords)
+		_, testRecords := km.records.(domain.TestRecords)
+		if live != c.live || test == c.live || liveRecords != c.live || testRecords == c.live ||
+			km.readsAhead != c.ahead || km.limited != c.limd {
+			t.Errorf("%s: %T %T readsAhead=%v limited=%v", c.mode, km.data, km.records, km.readsAhead, km.limited)
 		}
 	}
 }

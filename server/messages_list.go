@@ -13,7 +13,7 @@ import (
 var errBadCursor = invalid(refusal.One("query.cursor", "is not a next_cursor this listing returned"))
 
 // ListMessages lists the account's sent messages newest first with the request's filters, a
-// page at a time by cursor (store.ListMessages). Test and demo keys see fixture messages.
+// page at a time by cursor (the key's domain.Records). Test and demo keys see fixture messages.
 func (a *api) ListMessages(ctx context.Context, req gen.ListMessagesRequestObject) (gen.ListMessagesResponseObject, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
@@ -38,7 +38,7 @@ func (a *api) ListMessages(ctx context.Context, req gen.ListMessagesRequestObjec
 		}
 		f.After = &c
 	}
-	page, err := p.data.messages(ctx, p.AccountID, f)
+	page, err := p.records.Messages(ctx, p.AccountID, f)
 	if err != nil {
 		return nil, err
 	}

@@ -1,20 +1,19 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"gateway/gen"
 	"gateway/platform/whatsapp"
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -35,10 +34,10 @@ import (
 // delivery, or a dead letter, could not be stored: then nothing durable holds the item, and
 // Meta's retry is what we want (applying is idempotent).
 //
+// A status report is applied by the domain (server/domain/statuses.go), which says how a
+// platform status becomes a message's.
+//
 // Decisions:
-//   - played (a voice message was played) is taken as read: it implies it, ranks like it, and
-//     the API's statuses are sent, delivered, read and failed only.
-//   - The first error of a failed status is kept on the message (code, title, details).
 //   - STOP / UNSUBSCRIBE / START are matched on the whole trimmed text, case-insensitively, of a
 //     text message or of a button or list reply (a template's quick-reply "STOP" opts out too).
 //   - A new contact's mobile is the wa_id the platform gave; an existing contact found through
@@ -124,22 +123,8 @@ func (s *Server) applySingleStatus(ctx context.Context, p *whatsapp.WebhookPaylo
 	if err != nil || conn == nil {
 		return false, err
 	}
-	r, ok := s.statusReport(ctx, conn.AccountID, v.Statuses[0])
-	if !ok {
-		return false, nil
-	}
-	// Concurrent deliveries share the statement (server/groupcommit).
-	w := store.StatusWrite{AccountID: conn.AccountID, Report: r, Body: body}
-	a, err := s.statuses.Do(w)
-	if err != nil {
-		return false, err
-	}
-	res, err := s.store.SettleStatus(ctx, w, a)
-	if err != nil {
-		return false, err
-	}
-	s.logParked(ctx, conn.AccountID, r, res)
-	return true, nil
+	// Concurrent deliveries share the statement (domain.Statuses.ApplyOne).
+	return s.statusReports.ApplyOne(ctx, conn.AccountID, platformStatus(v.Statuses[0]), body)
 }
 
 // tenantTTL is how long a phone number id → account mapping is reused when nothing tells the
@@ -319,73 +304,25 @@ func (s *Server) handleMessagesChange(ctx context.Context, d *platformPost, v wh
 	return nil
 }
 
-// applyPlatformStatus applies one status report (store.ApplyStatus: monotonic, parked when the
-// send is not recorded yet).
+// applyPlatformStatus applies one status report of a delivery (domain.Statuses.Apply).
 func (s *Server) applyPlatformStatus(ctx context.Context, accountID int64, st whatsapp.Status) error {
-	r, ok := s.statusReport(ctx, accountID, st)
-	if !ok {
-		return nil
-	}
-	res, err := s.store.ApplyStatus(ctx, accountID, r)
-	if err != nil {
-		return err
-	}
-	s.logParked(ctx, accountID, r, res)
-	return nil
+	return s.statusReports.Apply(ctx, accountID, platformStatus(st))
 }
 
-func (s *Server) logParked(ctx context.Context, accountID int64, r store.StatusReport, res store.StatusResult) {
-	if res.Adopted {
-		s.log.InfoContext(ctx, "platform webhook: send of unknown outcome confirmed by its callback data", "account_id", accountID,
-			"message_id", r.CallbackMessageID, "wamid", r.PlatformMessageID, "status", r.Status)
+// platformStatus is a status of the platform's webhook as the domain applies it.
+func platformStatus(st whatsapp.Status) domain.PlatformStatus {
+	out := domain.PlatformStatus{ID: st.ID, Status: st.Status, CallbackData: st.BizOpaqueCallbackData}
+	if at, ok := st.Time(); ok {
+		out.At = at
 	}
-	switch {
-	case res.Parked && !res.Found:
-		s.metrics.observeStatusReport("parked")
-	case res.Changed:
-		s.metrics.observeStatusReport("applied")
-	default:
-		s.metrics.observeStatusReport("ignored")
-	}
-	if res.Parked && !res.Found {
-		s.log.InfoContext(ctx, "platform webhook: status parked until the send is recorded", "account_id", accountID,
-			"wamid", r.PlatformMessageID, "status", r.Status)
-	}
-}
-
-// statusReport turns a platform status into the report the store applies; ok is false (and the
-// status is logged) for one without an id or with an unknown status.
-func (s *Server) statusReport(ctx context.Context, accountID int64, st whatsapp.Status) (store.StatusReport, bool) {
-	status := st.Status
-	if status == "played" {
-		status = "read"
-	}
-	if st.ID == "" || store.StatusRank(status) < 1 {
-		s.log.WarnContext(ctx, "platform webhook: status ignored", "account_id", accountID, "status", st.Status, "wamid", st.ID)
-		s.metrics.observeStatusReport("ignored")
-		return store.StatusReport{}, false
-	}
-	at, ok := st.Time()
-	if !ok {
-		at = s.now()
-	}
-	r := store.StatusReport{PlatformMessageID: st.ID, Status: status, OccurredAt: at}
-	// Our sends carry our message id as biz_opaque_callback_data (server/send.go): it lets a
-	// report for an unknown wamid adopt it (store.ApplyStatus).
-	if id, err := strconv.ParseInt(st.BizOpaqueCallbackData, 10, 64); err == nil && id > 0 {
-		r.CallbackMessageID = id
-	}
-	if status == "failed" && len(st.Errors) > 0 {
+	if len(st.Errors) > 0 {
 		e := st.Errors[0]
-		code := e.Code
-		r.ErrorCode = &code
-		r.ErrorTitle = cmp.Or(e.Title, e.Message)
-		r.ErrorDetails = e.ErrorData.Details
-		if r.ErrorDetails == "" && e.Message != r.ErrorTitle {
-			r.ErrorDetails = e.Message
-		}
+		out.Error = &domain.StatusError{Code: e.Code, Title: e.Title, Message: e.Message, Details: e.ErrorData.Details}
 	}
-	return r, true
+	if p := st.Pricing; p != nil {
+		out.Pricing = &store.Pricing{Type: p.Type, Category: p.Category, Model: p.PricingModel}
+	}
+	return out
 }
 
 // handleSandboxChange handles traffic on the shared sandbox number: joins, replies and test

@@ -34,11 +34,12 @@ func aheadMessageID(route *routers.Route, pathParams map[string]string) int64 {
 	return id
 }
 
-// messageAhead returns the account's message id when it was read ahead with the request's key.
-func messageAhead(ctx context.Context, accountID, id int64) (store.Message, bool) {
+// messageAhead returns the account's message id when it was read ahead with the request's
+// key, nil otherwise.
+func messageAhead(ctx context.Context, accountID, id int64) *store.Message {
 	r, ok := apiRequestFrom(ctx)
 	if !ok || r.ahead == nil || r.ahead.AccountID != accountID || r.ahead.ID != id {
-		return store.Message{}, false
+		return nil
 	}
-	return *r.ahead, true
+	return r.ahead
 }

@@ -107,6 +107,10 @@ type Server struct {
 
 	onboarding *onboarding.Service
 	templates  domain.TemplateSync
+	// The records a live key and a test or demo key reach (keymode.go).
+	liveRecords, testRecords domain.Records
+	// statusReports applies the platform's status reports (platformhook.go hands them over).
+	statusReports domain.Statuses
 
 	// sends is the send pipeline (server/domain): live sends, test mode's, the form's.
 	sends *domain.Sends
@@ -183,6 +187,9 @@ func New(opts Options, deps Deps) (*Server, error) {
 	s.sends = domain.NewSends(cfg)
 	s.statuses = groupcommit.New(deps.Store.ApplyStatusWrites, statusKey, platformProcessTimeout)
 	s.keys = groupcommit.New(deps.Store.PrincipalsByKeyHashes, anyKey, keyLookupTimeout)
+	s.buildRecords()
+	s.statusReports = domain.Statuses{Store: deps.Store, Write: s.statuses.Do, Log: s.log, Now: deps.Clock,
+		Observe: s.metrics.observeStatusReport}
 	s.echo = s.routes()
 	return s, nil
 }

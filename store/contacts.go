@@ -26,6 +26,9 @@ type Contact struct {
 	ParentUserID string    `db:"parent_user_id" json:"parent_user_id,omitempty"`
 	Username     string    `db:"username" json:"username,omitempty"`
 	CreatedAt    time.Time `db:"created_at" json:"created_at"`
+	// WindowExpiresAt is when the person's service window closes, nil when they never wrote;
+	// read by FillServiceWindows, not with the contact.
+	WindowExpiresAt *time.Time `db:"-" json:"window_expires_at,omitempty"`
 }
 
 // ContactInput is an upsert: nil fields keep their stored values (or default to "" on create).
@@ -153,7 +156,7 @@ type ContactListOptions struct {
 // matches their name or username), newest first; the total counts both.
 func (s *Store) ListContactsWith(ctx context.Context, accountID int64, o ContactListOptions) (ContactPage, error) {
 	search := strings.TrimSpace(o.Search)
-	if looksLikeUserID(search) {
+	if LooksLikeUserID(search) {
 		page := ContactPage{Contacts: []Contact{}}
 		err := s.db.SelectContext(ctx, &page.Contacts, `SELECT `+contactColumns+` FROM contacts
 			WHERE account_id = $1 AND user_id = $2 AND ($3 OR mobile IS NOT NULL) LIMIT $4 OFFSET $5`,
@@ -206,10 +209,10 @@ func (s *Store) ListContactsWith(ctx context.Context, accountID int64, o Contact
 	return page, nil
 }
 
-// looksLikeUserID reports whether a search term has the shape of a business-scoped user id:
+// LooksLikeUserID reports whether a search term has the shape of a business-scoped user id:
 // two capital letters, a dot, and more. Such a term is looked up as a user id, never as a name
-// or a phone number.
-func looksLikeUserID(s string) bool {
+// or a phone number (by ListContactsWith, and by the test mode's fixtures alike).
+func LooksLikeUserID(s string) bool {
 	return len(s) > 3 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z' && s[2] == '.' &&
 		!strings.ContainsAny(s, " ")
 }

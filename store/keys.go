@@ -71,7 +71,7 @@ const principalFrom = `FROM api_keys k JOIN accounts a ON a.id = k.account_id`
 // principalWithMessageSQL reads the key with hash $1 and its account's outbound message $2
 // (messageMatch): no row when either is missing.
 var principalWithMessageSQL = `SELECT ` + principalColumns + `, ` + messageColumns + ` ` + principalFrom + `
-	JOIN messages m ON ` + messageMatch("k.account_id", "$2") + ` WHERE k.key_hash = $1`
+	JOIN messages m ON ` + messageMatch("k.account_id", "$2") + messageJoins + ` WHERE k.key_hash = $1`
 
 // PrincipalWithMessage is the key's lookup (PrincipalsByKeyHashes) and MessageByID of the key's
 // account in one statement: a poll of a message costs one round trip to the database, not two.

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Message is a template message the account sent, with its status history.
+// Message is a template message the account sent, with its status history and what a report
+// names beside it.
 type Message struct {
 	ID                int64      `db:"id" json:"id"`
 	AccountID         int64      `db:"account_id" json:"account_id"`
@@ -27,6 +28,17 @@ type Message struct {
 	// OutcomeUnknown: the message is pending and its platform call may have happened, but the
 	// answer was lost; a status report will adopt it (MarkOutcomeUnknown).
 	OutcomeUnknown bool `db:"outcome_unknown" json:"outcome_unknown"`
+	// Type is the message's kind: template for a template send.
+	Type string `db:"type" json:"type"`
+	// The message's recipient (its contact's name, number and business-scoped user id), its
+	// template's language and its campaign's name, each "" when not known; and when its
+	// contact's customer service window closes, nil when the person never wrote.
+	RecipientName    string     `db:"recipient_name" json:"recipient_name"`
+	RecipientMobile  string     `db:"recipient_mobile" json:"recipient_mobile"`
+	RecipientUserID  string     `db:"recipient_user_id" json:"recipient_user_id,omitempty"`
+	TemplateLanguage string     `db:"template_language" json:"template_language,omitempty"`
+	CampaignName     string     `db:"campaign_name" json:"campaign_name,omitempty"`
+	WindowExpiresAt  *time.Time `db:"window_expires_at" json:"window_expires_at,omitempty"`
 	// Pricing is the platform's billing as its status reports gave it, nil until one did.
 	Pricing *Pricing `db:"-" json:"-"`
 	// History is every status recorded for the message, oldest first in whole seconds (the
@@ -45,7 +57,20 @@ type StatusChange struct {
 const messageColumns = `m.id, m.account_id, m.contact_id, m.conversation_id, m.campaign_id,
 	m.template_id, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
 	m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at, m.client_reference,
-	m.outcome_unknown, m.delivered_at, m.read_at, m.failed_at, m.pricing_type, m.pricing_category, m.pricing_model`
+	m.outcome_unknown, m.delivered_at, m.read_at, m.failed_at, m.pricing_type, m.pricing_category, m.pricing_model,
+	m.type, COALESCE(mc.name, '') AS recipient_name, COALESCE(mc.mobile, '') AS recipient_mobile,
+	COALESCE(mc.user_id, '') AS recipient_user_id, COALESCE(mt.language, '') AS template_language,
+	COALESCE(mg.name, '') AS campaign_name, mv.window_expires_at`
+
+// messageJoins are the rows messageColumns read beside messages m, each by its unique
+// (account_id, id): the contact, the template, the campaign and the conversation (whose
+// window_expires_at is the contact's service window). LEFT joins: a message is read whether or
+// not they are still there.
+const messageJoins = `
+	LEFT JOIN contacts mc ON mc.account_id = m.account_id AND mc.id = m.contact_id
+	LEFT JOIN templates mt ON mt.account_id = m.account_id AND mt.id = m.template_id
+	LEFT JOIN campaigns mg ON mg.account_id = m.account_id AND mg.id = m.campaign_id
+	LEFT JOIN conversations mv ON mv.account_id = m.account_id AND mv.id = m.conversation_id`
 
 // messageMatch is the condition on messages m that MessageByID reads by: the account's outbound
 // message with that id (account and id are SQL expressions).
@@ -72,7 +97,9 @@ func (r *messageRow) fields() []any {
 	return []any{&m.ID, &m.AccountID, &m.ContactID, &m.ConversationID, &m.CampaignID,
 		&m.TemplateID, &m.Destination, &m.TemplateName, &m.PlatformMessageID,
 		&m.Status, &m.ErrorCode, &m.ErrorTitle, &m.ErrorDetails, &m.CreatedAt, &m.SentAt, &m.ClientReference,
-		&m.OutcomeUnknown, &r.DeliveredAt, &r.ReadAt, &r.FailedAt, &r.PricingType, &r.PricingCategory, &r.PricingModel}
+		&m.OutcomeUnknown, &r.DeliveredAt, &r.ReadAt, &r.FailedAt, &r.PricingType, &r.PricingCategory, &r.PricingModel,
+		&m.Type, &m.RecipientName, &m.RecipientMobile, &m.RecipientUserID, &m.TemplateLanguage, &m.CampaignName,
+		&m.WindowExpiresAt}
 }
 
 // message is the row as a Message with its history.
@@ -92,7 +119,7 @@ func (r messageRow) message() Message {
 }
 
 // messageByIDSQL reads account $1's outbound message $2.
-var messageByIDSQL = `SELECT ` + messageColumns + ` FROM messages m WHERE ` + messageMatch("$1", "$2")
+var messageByIDSQL = `SELECT ` + messageColumns + ` FROM messages m` + messageJoins + ` WHERE ` + messageMatch("$1", "$2")
 
 // MessageByID returns the account's outbound message with its history, in one statement
 // reading one row; ErrNotFound when the account sent no message with that id (inbound messages

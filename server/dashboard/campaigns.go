@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -32,10 +33,10 @@ type campaignsData struct {
 }
 
 // campaigns lists the workspace's campaigns newest first with their counts, read from the
-// counters (store.Campaigns).
+// counters (domain.LiveRecords.Campaigns).
 func (d *Dashboard) campaigns(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
-	cs, err := d.cfg.Store.Campaigns(r.Context(), s.AccountID, max(before, 0), campaignsPage+1)
+	cs, err := d.records().Campaigns(r.Context(), s.AccountID, max(before, 0), campaignsPage+1)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -65,7 +66,7 @@ func (d *Dashboard) campaignReport(w http.ResponseWriter, r *http.Request, s *st
 		return
 	}
 	ctx := r.Context()
-	reasons, err := d.cfg.Store.CampaignFailureReasons(ctx, s.AccountID, c.ID, 5)
+	reasons, err := d.cfg.Store.CampaignFailureReasons(ctx, s.AccountID, c.ID, domain.TopFailureReasons)
 	if err != nil {
 		d.serverError(w, r, err)
 		return

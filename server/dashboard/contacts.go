@@ -7,8 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"gateway/server/domain"
 	"gateway/store"
 )
+
+// records is the workspace's contacts and reports as the domain keeps them (the API's live
+// key reads the same).
+func (d *Dashboard) records() domain.LiveRecords { return domain.LiveRecords{Store: d.cfg.Store} }
 
 // contactsPage is the number of contacts on one page of the list.
 const contactsPage = 50
@@ -23,7 +28,7 @@ type contactsData struct {
 }
 
 // contacts lists and searches the workspace's contacts as GET /v1/contacts does
-// (store.ListContacts: newest first, search by name or number).
+// (domain.LiveRecords.Contacts: newest first, search by name or number).
 func (d *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	q := r.URL.Query()
 	search := strings.TrimSpace(q.Get("search"))
@@ -32,7 +37,8 @@ func (d *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *store.Se
 	}
 	n, _ := strconv.Atoi(q.Get("page"))
 	n = min(max(n, 1), 1000000)
-	p, err := d.cfg.Store.ListContacts(r.Context(), s.AccountID, search, contactsPage, (n-1)*contactsPage)
+	p, err := d.records().Contacts(r.Context(), s.AccountID, store.ContactListOptions{Search: search, Limit: contactsPage,
+		Offset: (n - 1) * contactsPage})
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -87,7 +93,7 @@ func (d *Dashboard) contactForm(w http.ResponseWriter, r *http.Request, s *store
 		}
 		f.After = &cur
 	}
-	p, err := d.cfg.Store.ListMessages(r.Context(), s.AccountID, f)
+	p, err := d.records().Messages(r.Context(), s.AccountID, f)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
@@ -115,7 +121,7 @@ func (d *Dashboard) contactForm(w http.ResponseWriter, r *http.Request, s *store
 // contactOf reads the contact of the path's id; it answers 404 (another workspace's id
 // included) or 500 itself and returns false.
 func (d *Dashboard) contactOf(w http.ResponseWriter, r *http.Request, s *store.Session) (store.Contact, bool) {
-	return loadByPathID(d, w, r, s, d.cfg.Store.ContactByID)
+	return loadByPathID(d, w, r, s, d.records().Contact)
 }
 
 // editContact changes the contact's name and note through the same upsert as POST
@@ -130,7 +136,7 @@ func (d *Dashboard) editContact(w http.ResponseWriter, r *http.Request, s *store
 		d.contactForm(w, r, s, http.StatusUnprocessableEntity, "The name takes up to 121 characters and the note up to 500.")
 		return
 	}
-	if _, _, err := d.cfg.Store.UpsertContact(r.Context(), s.AccountID, store.ContactInput{Mobile: c.Mobile, Name: &name, Note: &note}); err != nil {
+	if _, _, err := d.records().UpsertContact(r.Context(), s.AccountID, store.ContactInput{Mobile: c.Mobile, Name: &name, Note: &note}); err != nil {
 		d.serverError(w, r, err)
 		return
 	}
@@ -153,13 +159,14 @@ func (d *Dashboard) setBlocked(w http.ResponseWriter, r *http.Request, s *store.
 	if !ok {
 		return
 	}
-	if _, err := d.cfg.Store.SetContactBlocked(r.Context(), s.AccountID, c.Mobile, blocked); err != nil {
+	_, action, err := d.records().SetContactBlocked(r.Context(), s.AccountID, c.Mobile, blocked)
+	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
-	action, notice := store.AuditContactUnblocked, "contact-unblocked"
+	notice := "contact-unblocked"
 	if blocked {
-		action, notice = store.AuditContactBlocked, "contact-blocked"
+		notice = "contact-blocked"
 	}
 	d.audit(r, s.AccountID, s.UserID, action, c.Mobile, c.Name)
 	redirect(w, r, Prefix+"/contacts/"+strconv.FormatInt(c.ID, 10), notice)

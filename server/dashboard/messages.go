@@ -26,7 +26,7 @@ type messagesData struct {
 }
 
 // messages lists the workspace's sent messages newest first with the list's filters (status,
-// campaign, template, contact, date range), by keyset pages (store.ListMessages).
+// campaign, template, contact, date range), by keyset pages (domain.LiveRecords.Messages).
 func (d *Dashboard) messages(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	q := r.URL.Query()
 	data := messagesData{Statuses: messageStatuses, Status: q.Get("status"), Campaign: q.Get("campaign"),
@@ -54,13 +54,13 @@ func (d *Dashboard) messages(w http.ResponseWriter, r *http.Request, s *store.Se
 		f.After = &c
 	}
 	ctx := r.Context()
-	p, err := d.cfg.Store.ListMessages(ctx, s.AccountID, f)
+	p, err := d.records().Messages(ctx, s.AccountID, f)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
 	data.Messages = p.Messages
-	if data.Campaigns, err = d.cfg.Store.Campaigns(ctx, s.AccountID, 0, 200); err != nil {
+	if data.Campaigns, err = d.records().Campaigns(ctx, s.AccountID, 0, 200); err != nil {
 		d.serverError(w, r, err)
 		return
 	}

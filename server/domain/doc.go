@@ -6,7 +6,9 @@
 // (events.go), the send pipeline (send.go: recorded, sent through a Messenger, its outcome
 // recorded) with its typed error (senderror.go), the template send in front of it
 // (templatesend.go, templateparams.go), test mode's send (testsend.go), the dashboard form's
-// send (formsend.go), and the dashboard's session lifetimes (sessions.go).
+// send (formsend.go), the dashboard's session lifetimes (sessions.go), the platform's status
+// reports applied to messages (statuses.go), and the contacts and reports an account's key
+// reads (records.go, contacts.go; testrecords.go for test and demo keys).
 //
 // It talks to the database through the store package's types, and imports neither echo, nor
 // net/http, nor database/sql (TestLayering in the root package holds this).

@@ -53,7 +53,7 @@ type Reconciler struct {
 	store *store.Store
 	log   *slog.Logger
 
-	lifecycle
+	periodic
 }
 
 // NewReconciler returns the reconciliation service over st. It starts nothing and cannot fail.
@@ -76,26 +76,18 @@ func NewReconciler(st *store.Store, cfg ReconcileConfig) *Reconciler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Reconciler{cfg: cfg, store: st, log: cfg.Logger.With("service", "parked_reconciler"),
+	r := &Reconciler{cfg: cfg, store: st, log: cfg.Logger.With("service", "parked_reconciler")}
+	// Start and Stop are periodic's: a pass at Start, then every Interval.
+	r.periodic = periodic{interval: cfg.Interval, timeout: reconcileRunTimeout, pass: r.run,
 		lifecycle: lifecycle{lcName: "parked-status reconciler"}}
+	return r
 }
 
-// Start starts the loop (first pass at once) and returns. It fails when already started.
-func (r *Reconciler) Start(ctx context.Context) error {
-	return r.start(ctx, func(ctx context.Context) { everyTick(ctx, r.cfg.Interval, r.run) })
-}
-
-// Stop stops the loop, interrupting a pass in progress, and waits for it. It is idempotent,
-// and a no-op before Start.
-func (r *Reconciler) Stop() { r.stop(nil) }
-
-// run is one pass of the loop, bounded in time, logged when it did something.
-func (r *Reconciler) run(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(ctx, reconcileRunTimeout)
-	n, err := r.RunOnce(rctx)
-	cancel()
+// run is one pass of the loop (bounded in time by periodic), logged when it did something.
+func (r *Reconciler) run(ctx, loop context.Context) {
+	n, err := r.RunOnce(ctx)
 	switch {
-	case err != nil && ctx.Err() == nil:
+	case err != nil && loop.Err() == nil:
 		r.log.Error("parked-status reconciliation", "error", err.Error(), "applied", n.Applied, "adopted", n.Adopted,
 			"orphaned", n.Orphaned, "pruned", n.Pruned)
 	case n != ReconcileCounts{}:

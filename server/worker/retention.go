@@ -53,7 +53,7 @@ type Retention struct {
 	store *store.Store
 	log   *slog.Logger
 
-	lifecycle
+	periodic
 }
 
 // NewRetention returns the retention service over st. It starts nothing and cannot fail.
@@ -73,26 +73,19 @@ func NewRetention(st *store.Store, cfg RetentionConfig) *Retention {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Retention{cfg: cfg, store: st, log: cfg.Logger.With("service", "retention"),
+	r := &Retention{cfg: cfg, store: st, log: cfg.Logger.With("service", "retention")}
+	// Start and Stop are periodic's: a run at Start, then every Interval; Stop interrupts a
+	// run in progress (the batch in flight is rolled back).
+	r.periodic = periodic{interval: cfg.Interval, timeout: retentionRunTimeout, pass: r.run,
 		lifecycle: lifecycle{lcName: "retention"}}
+	return r
 }
 
-// Start starts the loop (first run at once) and returns. It fails when already started.
-func (r *Retention) Start(ctx context.Context) error {
-	return r.start(ctx, func(ctx context.Context) { everyTick(ctx, r.cfg.Interval, r.run) })
-}
-
-// Stop stops the loop, interrupting a run in progress (the batch in flight is rolled back),
-// and waits for it. It is idempotent, and a no-op before Start.
-func (r *Retention) Stop() { r.stop(nil) }
-
-// run is one pass of the loop, bounded in time, logged.
-func (r *Retention) run(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(ctx, retentionRunTimeout)
-	n, err := r.runOnce(rctx)
-	cancel()
+// run is one pass of the loop (bounded in time by periodic), logged.
+func (r *Retention) run(ctx, loop context.Context) {
+	n, err := r.runOnce(ctx)
 	switch {
-	case err != nil && ctx.Err() == nil:
+	case err != nil && loop.Err() == nil:
 		r.log.Error("retention run", "error", err.Error())
 	case n.total() > 0:
 		r.log.Info("retention run", "attempts", n.Attempts, "events", n.Events,

@@ -64,7 +64,7 @@ func (g *Group) Stop() {
 }
 
 // lifecycle is the start/stop shape every background service embeds (the dispatcher,
-// retention, the template syncer, the parked-status reconciler): a started guard, a loop
+// the template syncer, and through periodic retention and the reconciler): a started guard, a loop
 // goroutine under a context that stopping cancels, a done channel, and an idempotent stop.
 type lifecycle struct {
 	lcName    string // for the "already started" error
@@ -114,6 +114,33 @@ func (l *lifecycle) stop(after func()) {
 		}
 	})
 }
+
+// periodic is the loop retention and the parked-status reconciler share: one pass at Start,
+// then one every interval until Stop, each pass under its own timeout. pass receives the
+// pass's context and the loop's, so that it can tell a pass that failed from one that Stop
+// interrupted (the loop's context is then done).
+type periodic struct {
+	interval time.Duration
+	timeout  time.Duration
+	pass     func(pass, loop context.Context)
+
+	lifecycle
+}
+
+// Start starts the loop (first pass at once) and returns. It fails when already started.
+func (p *periodic) Start(ctx context.Context) error {
+	return p.start(ctx, func(loop context.Context) {
+		everyTick(loop, p.interval, func(loop context.Context) {
+			ctx, cancel := context.WithTimeout(loop, p.timeout)
+			defer cancel()
+			p.pass(ctx, loop)
+		})
+	})
+}
+
+// Stop stops the loop, interrupting a pass in progress, and waits for it. It is idempotent,
+// and a no-op before Start.
+func (p *periodic) Stop() { p.stop(nil) }
 
 // everyTick calls once at the start and then every interval until ctx ends. The services'
 // loops are built on it; runOnce-style work belongs in once, bounded by its own timeout.
