@@ -52,6 +52,90 @@ func (e ContactCreatedEventMode) Valid() bool {
 	}
 }
 
+// Defines values for ContactCreatedWithoutNumberEventEvent.
+const (
+	ContactCreatedWithoutNumberEventEventContactCreatedWithoutNumber ContactCreatedWithoutNumberEventEvent = "contact.created_without_number"
+)
+
+// Valid indicates whether the value is a known member of the ContactCreatedWithoutNumberEventEvent enum.
+func (e ContactCreatedWithoutNumberEventEvent) Valid() bool {
+	switch e {
+	case ContactCreatedWithoutNumberEventEventContactCreatedWithoutNumber:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactCreatedWithoutNumberEventMode.
+const (
+	ContactCreatedWithoutNumberEventModeTest ContactCreatedWithoutNumberEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ContactCreatedWithoutNumberEventMode enum.
+func (e ContactCreatedWithoutNumberEventMode) Valid() bool {
+	switch e {
+	case ContactCreatedWithoutNumberEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpdatedDataReason.
+const (
+	ContactLinked        ContactUpdatedDataReason = "linked"
+	ContactMerged        ContactUpdatedDataReason = "merged"
+	ContactNumberChanged ContactUpdatedDataReason = "number_changed"
+	ContactUserIDChanged ContactUpdatedDataReason = "user_id_changed"
+)
+
+// Valid indicates whether the value is a known member of the ContactUpdatedDataReason enum.
+func (e ContactUpdatedDataReason) Valid() bool {
+	switch e {
+	case ContactLinked:
+		return true
+	case ContactMerged:
+		return true
+	case ContactNumberChanged:
+		return true
+	case ContactUserIDChanged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpdatedEventEvent.
+const (
+	ContactUpdatedEventEventContactUpdated ContactUpdatedEventEvent = "contact.updated"
+)
+
+// Valid indicates whether the value is a known member of the ContactUpdatedEventEvent enum.
+func (e ContactUpdatedEventEvent) Valid() bool {
+	switch e {
+	case ContactUpdatedEventEventContactUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpdatedEventMode.
+const (
+	ContactUpdatedEventModeTest ContactUpdatedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ContactUpdatedEventMode enum.
+func (e ContactUpdatedEventMode) Valid() bool {
+	switch e {
+	case ContactUpdatedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ContactUpsertEnvelopeSuccess.
 const (
 	ContactUpsertEnvelopeSuccessTrue ContactUpsertEnvelopeSuccess = true
@@ -186,11 +270,16 @@ func (e EventExamplesEnvelopeSuccess) Valid() bool {
 
 // Defines values for EventName.
 const (
-	EventNameContactCreated  EventName = "contact.created"
-	EventNameMessageReceived EventName = "message.received"
-	EventNameMessageSent     EventName = "message.sent"
-	EventNameMessageStatus   EventName = "message.status"
-	EventNameWebhookTest     EventName = "webhook.test"
+	EventNameContactCreated               EventName = "contact.created"
+	EventNameContactCreatedWithoutNumber  EventName = "contact.created_without_number"
+	EventNameContactUpdated               EventName = "contact.updated"
+	EventNameMessageDeleted               EventName = "message.deleted"
+	EventNameMessageEdited                EventName = "message.edited"
+	EventNameMessageReceived              EventName = "message.received"
+	EventNameMessageReceivedWithoutNumber EventName = "message.received_without_number"
+	EventNameMessageSent                  EventName = "message.sent"
+	EventNameMessageStatus                EventName = "message.status"
+	EventNameWebhookTest                  EventName = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the EventName enum.
@@ -198,7 +287,17 @@ func (e EventName) Valid() bool {
 	switch e {
 	case EventNameContactCreated:
 		return true
+	case EventNameContactCreatedWithoutNumber:
+		return true
+	case EventNameContactUpdated:
+		return true
+	case EventNameMessageDeleted:
+		return true
+	case EventNameMessageEdited:
+		return true
 	case EventNameMessageReceived:
+		return true
+	case EventNameMessageReceivedWithoutNumber:
 		return true
 	case EventNameMessageSent:
 		return true
@@ -226,6 +325,27 @@ func (e HeaderMediaType) Valid() bool {
 	case Image:
 		return true
 	case Video:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InboundInteractiveType.
+const (
+	InteractiveButtonReply InboundInteractiveType = "button_reply"
+	InteractiveListReply   InboundInteractiveType = "list_reply"
+	InteractiveNfmReply    InboundInteractiveType = "nfm_reply"
+)
+
+// Valid indicates whether the value is a known member of the InboundInteractiveType enum.
+func (e InboundInteractiveType) Valid() bool {
+	switch e {
+	case InteractiveButtonReply:
+		return true
+	case InteractiveListReply:
+		return true
+	case InteractiveNfmReply:
 		return true
 	default:
 		return false
@@ -262,6 +382,66 @@ const (
 func (e MeEnvelopeSuccess) Valid() bool {
 	switch e {
 	case MeEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageDeletedEventEvent.
+const (
+	MessageDeletedEventEventMessageDeleted MessageDeletedEventEvent = "message.deleted"
+)
+
+// Valid indicates whether the value is a known member of the MessageDeletedEventEvent enum.
+func (e MessageDeletedEventEvent) Valid() bool {
+	switch e {
+	case MessageDeletedEventEventMessageDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageDeletedEventMode.
+const (
+	MessageDeletedEventModeTest MessageDeletedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MessageDeletedEventMode enum.
+func (e MessageDeletedEventMode) Valid() bool {
+	switch e {
+	case MessageDeletedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageEditedEventEvent.
+const (
+	MessageEditedEventEventMessageEdited MessageEditedEventEvent = "message.edited"
+)
+
+// Valid indicates whether the value is a known member of the MessageEditedEventEvent enum.
+func (e MessageEditedEventEvent) Valid() bool {
+	switch e {
+	case MessageEditedEventEventMessageEdited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageEditedEventMode.
+const (
+	MessageEditedEventModeTest MessageEditedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MessageEditedEventMode enum.
+func (e MessageEditedEventMode) Valid() bool {
+	switch e {
+	case MessageEditedEventModeTest:
 		return true
 	default:
 		return false
@@ -307,6 +487,36 @@ const (
 func (e MessageReceivedEventMode) Valid() bool {
 	switch e {
 	case MessageReceivedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageReceivedWithoutNumberEventEvent.
+const (
+	MessageReceivedWithoutNumberEventEventMessageReceivedWithoutNumber MessageReceivedWithoutNumberEventEvent = "message.received_without_number"
+)
+
+// Valid indicates whether the value is a known member of the MessageReceivedWithoutNumberEventEvent enum.
+func (e MessageReceivedWithoutNumberEventEvent) Valid() bool {
+	switch e {
+	case MessageReceivedWithoutNumberEventEventMessageReceivedWithoutNumber:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageReceivedWithoutNumberEventMode.
+const (
+	MessageReceivedWithoutNumberEventModeTest MessageReceivedWithoutNumberEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MessageReceivedWithoutNumberEventMode enum.
+func (e MessageReceivedWithoutNumberEventMode) Valid() bool {
+	switch e {
+	case MessageReceivedWithoutNumberEventModeTest:
 		return true
 	default:
 		return false
@@ -427,6 +637,231 @@ const (
 func (e MessageStatusEventMode) Valid() bool {
 	switch e {
 	case MessageStatusEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedAudioType.
+const (
+	ReceivedKindAudio ReceivedAudioType = "audio"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedAudioType enum.
+func (e ReceivedAudioType) Valid() bool {
+	switch e {
+	case ReceivedKindAudio:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedButtonType.
+const (
+	ReceivedKindButton ReceivedButtonType = "button"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedButtonType enum.
+func (e ReceivedButtonType) Valid() bool {
+	switch e {
+	case ReceivedKindButton:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedContactsType.
+const (
+	ReceivedKindContacts ReceivedContactsType = "contacts"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedContactsType enum.
+func (e ReceivedContactsType) Valid() bool {
+	switch e {
+	case ReceivedKindContacts:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedDocumentType.
+const (
+	ReceivedKindDocument ReceivedDocumentType = "document"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedDocumentType enum.
+func (e ReceivedDocumentType) Valid() bool {
+	switch e {
+	case ReceivedKindDocument:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedImageType.
+const (
+	ReceivedKindImage ReceivedImageType = "image"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedImageType enum.
+func (e ReceivedImageType) Valid() bool {
+	switch e {
+	case ReceivedKindImage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedInteractiveType.
+const (
+	ReceivedKindInteractive ReceivedInteractiveType = "interactive"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedInteractiveType enum.
+func (e ReceivedInteractiveType) Valid() bool {
+	switch e {
+	case ReceivedKindInteractive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedLocationType.
+const (
+	ReceivedKindLocation ReceivedLocationType = "location"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedLocationType enum.
+func (e ReceivedLocationType) Valid() bool {
+	switch e {
+	case ReceivedKindLocation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedOrderType.
+const (
+	ReceivedKindOrder ReceivedOrderType = "order"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedOrderType enum.
+func (e ReceivedOrderType) Valid() bool {
+	switch e {
+	case ReceivedKindOrder:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedReactionType.
+const (
+	ReceivedKindReaction ReceivedReactionType = "reaction"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedReactionType enum.
+func (e ReceivedReactionType) Valid() bool {
+	switch e {
+	case ReceivedKindReaction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedRequestWelcomeType.
+const (
+	ReceivedKindRequestWelcome ReceivedRequestWelcomeType = "request_welcome"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedRequestWelcomeType enum.
+func (e ReceivedRequestWelcomeType) Valid() bool {
+	switch e {
+	case ReceivedKindRequestWelcome:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedStickerType.
+const (
+	ReceivedKindSticker ReceivedStickerType = "sticker"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedStickerType enum.
+func (e ReceivedStickerType) Valid() bool {
+	switch e {
+	case ReceivedKindSticker:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedSystemType.
+const (
+	ReceivedKindSystem ReceivedSystemType = "system"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedSystemType enum.
+func (e ReceivedSystemType) Valid() bool {
+	switch e {
+	case ReceivedKindSystem:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedTextType.
+const (
+	ReceivedKindText ReceivedTextType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedTextType enum.
+func (e ReceivedTextType) Valid() bool {
+	switch e {
+	case ReceivedKindText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedUnsupportedType.
+const (
+	ReceivedKindUnsupported ReceivedUnsupportedType = "unsupported"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedUnsupportedType enum.
+func (e ReceivedUnsupportedType) Valid() bool {
+	switch e {
+	case ReceivedKindUnsupported:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedVideoType.
+const (
+	ReceivedKindVideo ReceivedVideoType = "video"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedVideoType enum.
+func (e ReceivedVideoType) Valid() bool {
+	switch e {
+	case ReceivedKindVideo:
 		return true
 	default:
 		return false
@@ -733,11 +1168,99 @@ type ContactCreatedEventEvent string
 // ContactCreatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type ContactCreatedEventMode string
 
+// ContactCreatedWithoutNumberData A person reached the account for the first time without their number (a username-only user); `user_id` names them. Opt-in.
+type ContactCreatedWithoutNumberData struct {
+	ContactId    int64   `json:"contact_id"`
+	Name         string  `json:"name"`
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+	UserId       string  `json:"user_id"`
+	Username     *string `json:"username,omitempty"`
+}
+
+// ContactCreatedWithoutNumberEvent defines model for ContactCreatedWithoutNumberEvent.
+type ContactCreatedWithoutNumberEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A person reached the account for the first time without their number (a username-only user); `user_id` names them. Opt-in.
+	Data  ContactCreatedWithoutNumberData       `json:"data"`
+	Event ContactCreatedWithoutNumberEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *ContactCreatedWithoutNumberEventMode `json:"mode,omitempty"`
+}
+
+// ContactCreatedWithoutNumberEventEvent defines model for ContactCreatedWithoutNumberEvent.Event.
+type ContactCreatedWithoutNumberEventEvent string
+
+// ContactCreatedWithoutNumberEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type ContactCreatedWithoutNumberEventMode string
+
+// ContactIdentifiers A contact's identifiers; each is absent when not known.
+type ContactIdentifiers struct {
+	// Mobile The number, digits only.
+	Mobile       *string `json:"mobile,omitempty"`
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+	UserId       *string `json:"user_id,omitempty"`
+}
+
 // ContactList defines model for ContactList.
 type ContactList struct {
 	Contacts   []Contact  `json:"contacts"`
 	Pagination Pagination `json:"pagination"`
 }
+
+// ContactUpdatedData A contact's identifiers changed: `linked` (a message carried one the contact lacked),
+// `merged` (two contacts turned out to be one person; `merged_contact_id` is gone and its
+// history, opt-out and block are this contact's now), `number_changed` (the customer
+// changed number) or `user_id_changed` (the platform gave them a new user id). The
+// contact keeps its id, history, opt-out and block. Opt-in.
+type ContactUpdatedData struct {
+	ContactId int64 `json:"contact_id"`
+
+	// MergedContactId For `merged` (and a change that found the new identifier on another contact), the contact merged into this one and deleted.
+	MergedContactId *int64 `json:"merged_contact_id,omitempty"`
+
+	// Mobile The number from now on, digits only; absent when not known.
+	Mobile       *string `json:"mobile,omitempty"`
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+
+	// Previous A contact's identifiers; each is absent when not known.
+	Previous ContactIdentifiers       `json:"previous"`
+	Reason   ContactUpdatedDataReason `json:"reason"`
+	UserId   *string                  `json:"user_id,omitempty"`
+	Username *string                  `json:"username,omitempty"`
+}
+
+// ContactUpdatedDataReason defines model for ContactUpdatedData.Reason.
+type ContactUpdatedDataReason string
+
+// ContactUpdatedEvent defines model for ContactUpdatedEvent.
+type ContactUpdatedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A contact's identifiers changed: `linked` (a message carried one the contact lacked),
+	// `merged` (two contacts turned out to be one person; `merged_contact_id` is gone and its
+	// history, opt-out and block are this contact's now), `number_changed` (the customer
+	// changed number) or `user_id_changed` (the platform gave them a new user id). The
+	// contact keeps its id, history, opt-out and block. Opt-in.
+	Data  ContactUpdatedData       `json:"data"`
+	Event ContactUpdatedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *ContactUpdatedEventMode `json:"mode,omitempty"`
+}
+
+// ContactUpdatedEventEvent defines model for ContactUpdatedEvent.Event.
+type ContactUpdatedEventEvent string
+
+// ContactUpdatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type ContactUpdatedEventMode string
 
 // ContactUpsert defines model for ContactUpsert.
 type ContactUpsert struct {
@@ -812,7 +1335,12 @@ type ErrorEnvelopeSuccess bool
 // EventBase Fields every webhook body carries; each event adds its `data`.
 type EventBase struct {
 	CreatedAt time.Time `json:"created_at"`
-	Event     EventName `json:"event"`
+
+	// Event The first five are the v1 events, which every endpoint receives unless it chooses its
+	// types. The others are opt-in: an endpoint receives them only once its owner has chosen
+	// them (dashboard, Webhooks, the endpoint's event types), so a receiver written for v1 is
+	// never sent a body it cannot parse.
+	Event EventName `json:"event"`
 
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
@@ -842,7 +1370,10 @@ type EventExamplesEnvelope struct {
 // EventExamplesEnvelopeSuccess defines model for EventExamplesEnvelope.Success.
 type EventExamplesEnvelopeSuccess bool
 
-// EventName defines model for EventName.
+// EventName The first five are the v1 events, which every endpoint receives unless it chooses its
+// types. The others are opt-in: an endpoint receives them only once its owner has chosen
+// them (dashboard, Webhooks, the endpoint's event types), so a receiver written for v1 is
+// never sent a body it cannot parse.
 type EventName string
 
 // FailureReason defines model for FailureReason.
@@ -897,6 +1428,154 @@ type HeaderMediaType string
 
 // IdempotencyInProgressEnvelope The failure envelope of this status; `code` is one of the values listed.
 type IdempotencyInProgressEnvelope = ErrorEnvelope
+
+// InboundButton defines model for InboundButton.
+type InboundButton struct {
+	// Payload The payload the template's button was sent with.
+	Payload string `json:"payload"`
+
+	// Text The button's label.
+	Text string `json:"text"`
+}
+
+// InboundContactCard defines model for InboundContactCard.
+type InboundContactCard struct {
+	Addresses *[]struct {
+		City        *string `json:"city,omitempty"`
+		Country     *string `json:"country,omitempty"`
+		CountryCode *string `json:"country_code,omitempty"`
+		State       *string `json:"state,omitempty"`
+		Street      *string `json:"street,omitempty"`
+		Type        *string `json:"type,omitempty"`
+		Zip         *string `json:"zip,omitempty"`
+	} `json:"addresses,omitempty"`
+
+	// Birthday YYYY-MM-DD.
+	Birthday *string `json:"birthday,omitempty"`
+	Emails   *[]struct {
+		Email *string `json:"email,omitempty"`
+		Type  *string `json:"type,omitempty"`
+	} `json:"emails,omitempty"`
+	Name struct {
+		FirstName     *string `json:"first_name,omitempty"`
+		FormattedName string  `json:"formatted_name"`
+		LastName      *string `json:"last_name,omitempty"`
+		MiddleName    *string `json:"middle_name,omitempty"`
+		Prefix        *string `json:"prefix,omitempty"`
+		Suffix        *string `json:"suffix,omitempty"`
+	} `json:"name"`
+	Org *struct {
+		Company    *string `json:"company,omitempty"`
+		Department *string `json:"department,omitempty"`
+		Title      *string `json:"title,omitempty"`
+	} `json:"org,omitempty"`
+	Phones *[]struct {
+		Phone *string `json:"phone,omitempty"`
+		Type  *string `json:"type,omitempty"`
+		WaId  *string `json:"wa_id,omitempty"`
+	} `json:"phones,omitempty"`
+	Urls *[]struct {
+		Type *string `json:"type,omitempty"`
+		Url  *string `json:"url,omitempty"`
+	} `json:"urls,omitempty"`
+}
+
+// InboundInteractive The reply to an interactive message; the object named by `type` is present.
+type InboundInteractive struct {
+	ButtonReply *struct {
+		Id    string `json:"id"`
+		Title string `json:"title"`
+	} `json:"button_reply,omitempty"`
+	ListReply *struct {
+		Description *string `json:"description,omitempty"`
+		Id          string  `json:"id"`
+		Title       string  `json:"title"`
+	} `json:"list_reply,omitempty"`
+
+	// NfmReply A Flow's answers.
+	NfmReply *struct {
+		Body *string `json:"body,omitempty"`
+
+		// FlowToken The flow token the Flow was sent with, when its answers carry one.
+		FlowToken *string `json:"flow_token,omitempty"`
+		Name      *string `json:"name,omitempty"`
+
+		// Response The Flow's answers, parsed (the platform sends them as a JSON string).
+		Response map[string]interface{} `json:"response"`
+	} `json:"nfm_reply,omitempty"`
+	Type InboundInteractiveType `json:"type"`
+}
+
+// InboundInteractiveType defines model for InboundInteractive.Type.
+type InboundInteractiveType string
+
+// InboundMedia An image, video, audio, document or sticker the customer sent. `id` is the platform's
+// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+// sticker's.
+type InboundMedia struct {
+	Animated *bool   `json:"animated,omitempty"`
+	Caption  *string `json:"caption,omitempty"`
+	Filename *string `json:"filename,omitempty"`
+	Id       string  `json:"id"`
+	MimeType *string `json:"mime_type,omitempty"`
+
+	// Sha256 The file's SHA-256 as the platform reports it.
+	Sha256 *string `json:"sha256,omitempty"`
+	Voice  *bool   `json:"voice,omitempty"`
+}
+
+// InboundOrder defines model for InboundOrder.
+type InboundOrder struct {
+	CatalogId string `json:"catalog_id"`
+	Items     []struct {
+		Currency          string  `json:"currency"`
+		ItemPrice         float32 `json:"item_price"`
+		ProductRetailerId string  `json:"product_retailer_id"`
+		Quantity          int     `json:"quantity"`
+	} `json:"items"`
+	Text *string `json:"text,omitempty"`
+}
+
+// InboundReferral The click-to-WhatsApp ad or post the customer came from (their service window is then 72 hours).
+type InboundReferral struct {
+	Body *string `json:"body,omitempty"`
+
+	// CtwaClid The ad click's id, for conversion reporting.
+	CtwaClid     *string `json:"ctwa_clid,omitempty"`
+	Headline     *string `json:"headline,omitempty"`
+	ImageUrl     *string `json:"image_url,omitempty"`
+	MediaType    *string `json:"media_type,omitempty"`
+	SourceId     *string `json:"source_id,omitempty"`
+	SourceType   *string `json:"source_type,omitempty"`
+	SourceUrl    *string `json:"source_url,omitempty"`
+	ThumbnailUrl *string `json:"thumbnail_url,omitempty"`
+	VideoUrl     *string `json:"video_url,omitempty"`
+}
+
+// InboundReferredProduct The catalog product the customer asked about.
+type InboundReferredProduct struct {
+	CatalogId         string `json:"catalog_id"`
+	ProductRetailerId string `json:"product_retailer_id"`
+}
+
+// InboundSystem defines model for InboundSystem.
+type InboundSystem struct {
+	Body *string `json:"body,omitempty"`
+	Type string  `json:"type"`
+}
+
+// InboundUnsupported defines model for InboundUnsupported.
+type InboundUnsupported struct {
+	Errors *[]struct {
+		Code    *int    `json:"code,omitempty"`
+		Details *string `json:"details,omitempty"`
+		Message *string `json:"message,omitempty"`
+		Title   *string `json:"title,omitempty"`
+	} `json:"errors,omitempty"`
+
+	// PlatformType The platform's type of a message of a kind the service does not know yet; absent for the platform's own unsupported messages.
+	PlatformType *string `json:"platform_type,omitempty"`
+}
 
 // InternalErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
 type InternalErrorEnvelope = ErrorEnvelope
@@ -959,6 +1638,112 @@ type Message struct {
 	Status MessageStatus `json:"status"`
 }
 
+// MessageDeletedData The customer deleted a message they sent (`message_id` and `chat_message_id` name it; its content stays in the service). Opt-in.
+type MessageDeletedData struct {
+	ChatMessageId  string    `json:"chat_message_id"`
+	ContactId      int64     `json:"contact_id"`
+	ConversationId int64     `json:"conversation_id"`
+	DeletedAt      time.Time `json:"deleted_at"`
+	MessageId      int64     `json:"message_id"`
+}
+
+// MessageDeletedEvent defines model for MessageDeletedEvent.
+type MessageDeletedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The customer deleted a message they sent (`message_id` and `chat_message_id` name it; its content stays in the service). Opt-in.
+	Data  MessageDeletedData       `json:"data"`
+	Event MessageDeletedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *MessageDeletedEventMode `json:"mode,omitempty"`
+}
+
+// MessageDeletedEventEvent defines model for MessageDeletedEvent.Event.
+type MessageDeletedEventEvent string
+
+// MessageDeletedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type MessageDeletedEventMode string
+
+// MessageEditedData The customer edited a message they sent: `message_id` and `chat_message_id` name the
+// original, `type` and the object of the same name hold the new content (as in
+// `message.received`). Opt-in.
+type MessageEditedData struct {
+	// Audio An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Audio          *InboundMedia         `json:"audio,omitempty"`
+	Button         *InboundButton        `json:"button,omitempty"`
+	ChatMessageId  string                `json:"chat_message_id"`
+	ContactId      int64                 `json:"contact_id"`
+	Contacts       *[]InboundContactCard `json:"contacts,omitempty"`
+	ConversationId int64                 `json:"conversation_id"`
+
+	// Document An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Document *InboundMedia `json:"document,omitempty"`
+	EditedAt time.Time     `json:"edited_at"`
+
+	// Image An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Image *InboundMedia `json:"image,omitempty"`
+
+	// Interactive The reply to an interactive message; the object named by `type` is present.
+	Interactive *InboundInteractive `json:"interactive,omitempty"`
+	Location    *struct {
+		Address   *string `json:"address,omitempty"`
+		Latitude  float32 `json:"latitude"`
+		Longitude float32 `json:"longitude"`
+		Name      *string `json:"name,omitempty"`
+		Url       *string `json:"url,omitempty"`
+	} `json:"location,omitempty"`
+	MessageId int64         `json:"message_id"`
+	Order     *InboundOrder `json:"order,omitempty"`
+
+	// Sticker An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Sticker     *InboundMedia       `json:"sticker,omitempty"`
+	System      *InboundSystem      `json:"system,omitempty"`
+	Text        *string             `json:"text,omitempty"`
+	Type        string              `json:"type"`
+	Unsupported *InboundUnsupported `json:"unsupported,omitempty"`
+
+	// Video An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Video *InboundMedia `json:"video,omitempty"`
+	union json.RawMessage
+}
+
+// MessageEditedEvent defines model for MessageEditedEvent.
+type MessageEditedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The customer edited a message they sent: `message_id` and `chat_message_id` name the
+	// original, `type` and the object of the same name hold the new content (as in
+	// `message.received`). Opt-in.
+	Data  MessageEditedData       `json:"data"`
+	Event MessageEditedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *MessageEditedEventMode `json:"mode,omitempty"`
+}
+
+// MessageEditedEventEvent defines model for MessageEditedEvent.Event.
+type MessageEditedEventEvent string
+
+// MessageEditedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type MessageEditedEventMode string
+
 // MessageEnvelope defines model for MessageEnvelope.
 type MessageEnvelope struct {
 	Data Message `json:"data"`
@@ -1018,18 +1803,50 @@ type MessageListItem struct {
 	Template string `json:"template"`
 }
 
-// MessageReceivedData defines model for MessageReceivedData.
+// MessageReceivedData A message a customer sent. The fields every message has come first; then, told apart by
+// `type`, the object of its kind (`oneOf`, discriminated by `type`: a generated client
+// narrows `data` by switching on `type`). A kind the service does not know is delivered
+// as `unsupported`, naming the platform's type, so the union is closed. `text`, `media`,
+// `reply` and `reaction` are the v1 fields, kept as they were.
 type MessageReceivedData struct {
-	ContactId      int64 `json:"contact_id"`
-	ConversationId int64 `json:"conversation_id"`
+	// Audio An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Audio     *InboundMedia  `json:"audio,omitempty"`
+	Button    *InboundButton `json:"button,omitempty"`
+	ContactId int64          `json:"contact_id"`
+
+	// Contacts For contacts messages, the cards the customer shared.
+	Contacts       *[]InboundContactCard `json:"contacts,omitempty"`
+	ConversationId int64                 `json:"conversation_id"`
+
+	// Document An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Document *InboundMedia `json:"document,omitempty"`
+
+	// Forwarded true when the customer forwarded the message; absent otherwise.
+	Forwarded *bool `json:"forwarded,omitempty"`
+
+	// FrequentlyForwarded true when the message was forwarded many times (more than five) before; absent otherwise.
+	FrequentlyForwarded *bool `json:"frequently_forwarded,omitempty"`
 
 	// From The sender's number, digits only.
-	From     string `json:"from"`
-	Location *struct {
+	From string `json:"from"`
+
+	// Image An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Image *InboundMedia `json:"image,omitempty"`
+
+	// Interactive The reply to an interactive message; the object named by `type` is present.
+	Interactive *InboundInteractive `json:"interactive,omitempty"`
+	Location    *struct {
 		Address   *string `json:"address,omitempty"`
 		Latitude  float32 `json:"latitude"`
 		Longitude float32 `json:"longitude"`
 		Name      *string `json:"name,omitempty"`
+		Url       *string `json:"url,omitempty"`
 	} `json:"location,omitempty"`
 
 	// Media For image, audio, video, document and sticker messages.
@@ -1039,12 +1856,31 @@ type MessageReceivedData struct {
 		Id       string  `json:"id"`
 		MimeType *string `json:"mime_type,omitempty"`
 	} `json:"media,omitempty"`
-	MessageId int64  `json:"message_id"`
-	Name      string `json:"name"`
-	Reaction  *struct {
-		Emoji     string `json:"emoji"`
+	MessageId int64         `json:"message_id"`
+	Name      string        `json:"name"`
+	Order     *InboundOrder `json:"order,omitempty"`
+
+	// ParentUserId The sender's parent business-scoped user id (contains `.ENT.`), when enabled for the business.
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+	Reaction     *struct {
+		// Emoji The emoji; empty when the customer took their reaction away.
+		Emoji string `json:"emoji"`
+
+		// MessageId The platform id of the message reacted to.
 		MessageId string `json:"message_id"`
+
+		// ReactedTo A message named by the platform's id, and by ours when it is one of the account's messages.
+		ReactedTo *MessageRef `json:"reacted_to,omitempty"`
+
+		// Removed true when the customer took their reaction away (the emoji is empty).
+		Removed *bool `json:"removed,omitempty"`
 	} `json:"reaction,omitempty"`
+
+	// Referral The click-to-WhatsApp ad or post the customer came from (their service window is then 72 hours).
+	Referral *InboundReferral `json:"referral,omitempty"`
+
+	// ReferredProduct The catalog product the customer asked about.
+	ReferredProduct *InboundReferredProduct `json:"referred_product,omitempty"`
 
 	// Reply For button and list replies.
 	Reply *struct {
@@ -1053,18 +1889,48 @@ type MessageReceivedData struct {
 		Title   *string `json:"title,omitempty"`
 	} `json:"reply,omitempty"`
 
+	// ReplyTo A message named by the platform's id, and by ours when it is one of the account's messages.
+	ReplyTo *MessageRef `json:"reply_to,omitempty"`
+
+	// Sticker An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Sticker *InboundMedia  `json:"sticker,omitempty"`
+	System  *InboundSystem `json:"system,omitempty"`
+
 	// Text The text of a text message, or the title of a button or list reply.
 	Text *string `json:"text,omitempty"`
 
-	// Type The platform's message type (text, image, audio, video, document, sticker, location, contacts, interactive, button, reaction, order, system, unsupported, or a newer one).
-	Type string `json:"type"`
+	// Type The message's kind (text, image, audio, video, document, sticker, location, contacts, interactive, button, reaction, order, system, unsupported, request_welcome; more may be added). The object of the same name holds its content.
+	Type        string              `json:"type"`
+	Unsupported *InboundUnsupported `json:"unsupported,omitempty"`
+
+	// UserId The sender's business-scoped user id (for example `US.13491208655302741918`), when the platform gave one. Never a phone number.
+	//
+	// Example: US.13491208655302741918
+	UserId *string `json:"user_id,omitempty"`
+
+	// Username The sender's WhatsApp username, when they have one.
+	Username *string `json:"username,omitempty"`
+
+	// Video An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Video *InboundMedia `json:"video,omitempty"`
+	union json.RawMessage
 }
 
 // MessageReceivedEvent defines model for MessageReceivedEvent.
 type MessageReceivedEvent struct {
-	CreatedAt time.Time                 `json:"created_at"`
-	Data      MessageReceivedData       `json:"data"`
-	Event     MessageReceivedEventEvent `json:"event"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A message a customer sent. The fields every message has come first; then, told apart by
+	// `type`, the object of its kind (`oneOf`, discriminated by `type`: a generated client
+	// narrows `data` by switching on `type`). A kind the service does not know is delivered
+	// as `unsupported`, naming the platform's type, so the union is closed. `text`, `media`,
+	// `reply` and `reaction` are the v1 fields, kept as they were.
+	Data  MessageReceivedData       `json:"data"`
+	Event MessageReceivedEventEvent `json:"event"`
 
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
@@ -1078,6 +1944,152 @@ type MessageReceivedEventEvent string
 
 // MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
+
+// MessageReceivedWithoutNumberData A message from a customer whose number the service does not know (a username-only user:
+// the platform leaves the number out and shares only their business-scoped user id). Like
+// `MessageReceivedData` without `from`; `user_id` names the sender. Answer them by
+// `user_id`. Opt-in (event `message.received_without_number`).
+type MessageReceivedWithoutNumberData struct {
+	// Audio An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Audio     *InboundMedia  `json:"audio,omitempty"`
+	Button    *InboundButton `json:"button,omitempty"`
+	ContactId int64          `json:"contact_id"`
+
+	// Contacts For contacts messages, the cards the customer shared.
+	Contacts       *[]InboundContactCard `json:"contacts,omitempty"`
+	ConversationId int64                 `json:"conversation_id"`
+
+	// Document An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Document *InboundMedia `json:"document,omitempty"`
+
+	// Forwarded true when the customer forwarded the message; absent otherwise.
+	Forwarded *bool `json:"forwarded,omitempty"`
+
+	// FrequentlyForwarded true when the message was forwarded many times (more than five) before; absent otherwise.
+	FrequentlyForwarded *bool `json:"frequently_forwarded,omitempty"`
+
+	// Image An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Image *InboundMedia `json:"image,omitempty"`
+
+	// Interactive The reply to an interactive message; the object named by `type` is present.
+	Interactive *InboundInteractive `json:"interactive,omitempty"`
+	Location    *struct {
+		Address   *string `json:"address,omitempty"`
+		Latitude  float32 `json:"latitude"`
+		Longitude float32 `json:"longitude"`
+		Name      *string `json:"name,omitempty"`
+		Url       *string `json:"url,omitempty"`
+	} `json:"location,omitempty"`
+
+	// Media For image, audio, video, document and sticker messages (the kind's own object has more).
+	Media *struct {
+		Caption  *string `json:"caption,omitempty"`
+		Filename *string `json:"filename,omitempty"`
+		Id       string  `json:"id"`
+		MimeType *string `json:"mime_type,omitempty"`
+	} `json:"media,omitempty"`
+	MessageId int64         `json:"message_id"`
+	Name      string        `json:"name"`
+	Order     *InboundOrder `json:"order,omitempty"`
+
+	// ParentUserId The sender's parent business-scoped user id (contains `.ENT.`), when enabled for the business.
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+	Reaction     *struct {
+		// Emoji The emoji; empty when the customer took their reaction away.
+		Emoji string `json:"emoji"`
+
+		// MessageId The platform id of the message reacted to.
+		MessageId string `json:"message_id"`
+
+		// ReactedTo A message named by the platform's id, and by ours when it is one of the account's messages.
+		ReactedTo *MessageRef `json:"reacted_to,omitempty"`
+
+		// Removed true when the customer took their reaction away (the emoji is empty).
+		Removed *bool `json:"removed,omitempty"`
+	} `json:"reaction,omitempty"`
+
+	// Referral The click-to-WhatsApp ad or post the customer came from (their service window is then 72 hours).
+	Referral *InboundReferral `json:"referral,omitempty"`
+
+	// ReferredProduct The catalog product the customer asked about.
+	ReferredProduct *InboundReferredProduct `json:"referred_product,omitempty"`
+
+	// Reply For button and list replies.
+	Reply *struct {
+		Id      *string `json:"id,omitempty"`
+		Payload *string `json:"payload,omitempty"`
+		Title   *string `json:"title,omitempty"`
+	} `json:"reply,omitempty"`
+
+	// ReplyTo A message named by the platform's id, and by ours when it is one of the account's messages.
+	ReplyTo *MessageRef `json:"reply_to,omitempty"`
+
+	// Sticker An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Sticker *InboundMedia  `json:"sticker,omitempty"`
+	System  *InboundSystem `json:"system,omitempty"`
+
+	// Text The text of a text message, or the title of a button or list reply.
+	Text *string `json:"text,omitempty"`
+
+	// Type The message's kind, as in `MessageReceivedData`.
+	Type        string              `json:"type"`
+	Unsupported *InboundUnsupported `json:"unsupported,omitempty"`
+
+	// UserId The sender's business-scoped user id (for example `US.13491208655302741918`), when the platform gave one. Never a phone number.
+	//
+	// Example: US.13491208655302741918
+	UserId string `json:"user_id"`
+
+	// Username The sender's WhatsApp username, when they have one.
+	Username *string `json:"username,omitempty"`
+
+	// Video An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Video *InboundMedia `json:"video,omitempty"`
+	union json.RawMessage
+}
+
+// MessageReceivedWithoutNumberEvent defines model for MessageReceivedWithoutNumberEvent.
+type MessageReceivedWithoutNumberEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A message from a customer whose number the service does not know (a username-only user:
+	// the platform leaves the number out and shares only their business-scoped user id). Like
+	// `MessageReceivedData` without `from`; `user_id` names the sender. Answer them by
+	// `user_id`. Opt-in (event `message.received_without_number`).
+	Data  MessageReceivedWithoutNumberData       `json:"data"`
+	Event MessageReceivedWithoutNumberEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *MessageReceivedWithoutNumberEventMode `json:"mode,omitempty"`
+}
+
+// MessageReceivedWithoutNumberEventEvent defines model for MessageReceivedWithoutNumberEvent.Event.
+type MessageReceivedWithoutNumberEventEvent string
+
+// MessageReceivedWithoutNumberEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type MessageReceivedWithoutNumberEventMode string
+
+// MessageRef A message named by the platform's id, and by ours when it is one of the account's messages.
+type MessageRef struct {
+	// MessageId Our message id; absent when the message is not one the service recorded.
+	MessageId *int64 `json:"message_id,omitempty"`
+
+	// PlatformMessageId The platform's id of the message (`chat_message_id`).
+	PlatformMessageId string `json:"platform_message_id"`
+}
 
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
@@ -1197,6 +2209,170 @@ type PlatformErrorEnvelope = ErrorEnvelope
 
 // RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
 type RateLimitedEnvelope = ErrorEnvelope
+
+// ReceivedAudio An audio file, or a voice note (`audio.voice` true).
+type ReceivedAudio struct {
+	// Audio An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Audio InboundMedia      `json:"audio"`
+	Type  ReceivedAudioType `json:"type"`
+}
+
+// ReceivedAudioType defines model for ReceivedAudio.Type.
+type ReceivedAudioType string
+
+// ReceivedButton A tap on a template's quick-reply button.
+type ReceivedButton struct {
+	Button InboundButton      `json:"button"`
+	Type   ReceivedButtonType `json:"type"`
+}
+
+// ReceivedButtonType defines model for ReceivedButton.Type.
+type ReceivedButtonType string
+
+// ReceivedContacts defines model for ReceivedContacts.
+type ReceivedContacts struct {
+	Contacts []InboundContactCard `json:"contacts"`
+	Type     ReceivedContactsType `json:"type"`
+}
+
+// ReceivedContactsType defines model for ReceivedContacts.Type.
+type ReceivedContactsType string
+
+// ReceivedDocument defines model for ReceivedDocument.
+type ReceivedDocument struct {
+	// Document An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Document InboundMedia         `json:"document"`
+	Type     ReceivedDocumentType `json:"type"`
+}
+
+// ReceivedDocumentType defines model for ReceivedDocument.Type.
+type ReceivedDocumentType string
+
+// ReceivedImage defines model for ReceivedImage.
+type ReceivedImage struct {
+	// Image An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Image InboundMedia      `json:"image"`
+	Type  ReceivedImageType `json:"type"`
+}
+
+// ReceivedImageType defines model for ReceivedImage.Type.
+type ReceivedImageType string
+
+// ReceivedInteractive A reply to an interactive message (a reply button, a list row, or a Flow's answers).
+type ReceivedInteractive struct {
+	// Interactive The reply to an interactive message; the object named by `type` is present.
+	Interactive InboundInteractive      `json:"interactive"`
+	Type        ReceivedInteractiveType `json:"type"`
+}
+
+// ReceivedInteractiveType defines model for ReceivedInteractive.Type.
+type ReceivedInteractiveType string
+
+// ReceivedLocation defines model for ReceivedLocation.
+type ReceivedLocation struct {
+	Location struct {
+		Address   *string `json:"address,omitempty"`
+		Latitude  float32 `json:"latitude"`
+		Longitude float32 `json:"longitude"`
+		Name      *string `json:"name,omitempty"`
+		Url       *string `json:"url,omitempty"`
+	} `json:"location"`
+	Type ReceivedLocationType `json:"type"`
+}
+
+// ReceivedLocationType defines model for ReceivedLocation.Type.
+type ReceivedLocationType string
+
+// ReceivedOrder defines model for ReceivedOrder.
+type ReceivedOrder struct {
+	Order InboundOrder      `json:"order"`
+	Type  ReceivedOrderType `json:"type"`
+}
+
+// ReceivedOrderType defines model for ReceivedOrder.Type.
+type ReceivedOrderType string
+
+// ReceivedReaction defines model for ReceivedReaction.
+type ReceivedReaction struct {
+	Reaction struct {
+		Emoji     string `json:"emoji"`
+		MessageId string `json:"message_id"`
+
+		// ReactedTo A message named by the platform's id, and by ours when it is one of the account's messages.
+		ReactedTo *MessageRef `json:"reacted_to,omitempty"`
+		Removed   bool        `json:"removed"`
+	} `json:"reaction"`
+	Type ReceivedReactionType `json:"type"`
+}
+
+// ReceivedReactionType defines model for ReceivedReaction.Type.
+type ReceivedReactionType string
+
+// ReceivedRequestWelcome The customer opened a chat with the business for the first time and sent nothing yet; the service window is open.
+type ReceivedRequestWelcome struct {
+	Type ReceivedRequestWelcomeType `json:"type"`
+}
+
+// ReceivedRequestWelcomeType defines model for ReceivedRequestWelcome.Type.
+type ReceivedRequestWelcomeType string
+
+// ReceivedSticker defines model for ReceivedSticker.
+type ReceivedSticker struct {
+	// Sticker An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Sticker InboundMedia        `json:"sticker"`
+	Type    ReceivedStickerType `json:"type"`
+}
+
+// ReceivedStickerType defines model for ReceivedSticker.Type.
+type ReceivedStickerType string
+
+// ReceivedSystem A notice from the platform about the customer that is not an identity change (those are `contact.updated`).
+type ReceivedSystem struct {
+	System InboundSystem      `json:"system"`
+	Type   ReceivedSystemType `json:"type"`
+}
+
+// ReceivedSystemType defines model for ReceivedSystem.Type.
+type ReceivedSystemType string
+
+// ReceivedText A text message; `text` is its body.
+type ReceivedText struct {
+	Text string           `json:"text"`
+	Type ReceivedTextType `json:"type"`
+}
+
+// ReceivedTextType defines model for ReceivedText.Type.
+type ReceivedTextType string
+
+// ReceivedUnsupported A message the platform could not deliver to the API (its error says why), or of a kind the service does not know yet (`unsupported.platform_type` names it).
+type ReceivedUnsupported struct {
+	Type        ReceivedUnsupportedType `json:"type"`
+	Unsupported InboundUnsupported      `json:"unsupported"`
+}
+
+// ReceivedUnsupportedType defines model for ReceivedUnsupported.Type.
+type ReceivedUnsupportedType string
+
+// ReceivedVideo defines model for ReceivedVideo.
+type ReceivedVideo struct {
+	Type ReceivedVideoType `json:"type"`
+
+	// Video An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Video InboundMedia `json:"video"`
+}
+
+// ReceivedVideoType defines model for ReceivedVideo.Type.
+type ReceivedVideoType string
 
 // Sandbox Test mode only. How to receive test sends on a real handset.
 type Sandbox struct {
@@ -1628,6 +2804,2919 @@ type UpsertContactJSONRequestBody = UpsertContactRequest
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
 
+// AsReceivedText returns the union data inside the MessageEditedData as a ReceivedText
+func (t MessageEditedData) AsReceivedText() (ReceivedText, error) {
+	var body ReceivedText
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedText overwrites any union data inside the MessageEditedData as the provided ReceivedText
+func (t *MessageEditedData) FromReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedText performs a merge with any union data inside the MessageEditedData, using the provided ReceivedText
+func (t *MessageEditedData) MergeReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedImage returns the union data inside the MessageEditedData as a ReceivedImage
+func (t MessageEditedData) AsReceivedImage() (ReceivedImage, error) {
+	var body ReceivedImage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedImage overwrites any union data inside the MessageEditedData as the provided ReceivedImage
+func (t *MessageEditedData) FromReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedImage performs a merge with any union data inside the MessageEditedData, using the provided ReceivedImage
+func (t *MessageEditedData) MergeReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedVideo returns the union data inside the MessageEditedData as a ReceivedVideo
+func (t MessageEditedData) AsReceivedVideo() (ReceivedVideo, error) {
+	var body ReceivedVideo
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedVideo overwrites any union data inside the MessageEditedData as the provided ReceivedVideo
+func (t *MessageEditedData) FromReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedVideo performs a merge with any union data inside the MessageEditedData, using the provided ReceivedVideo
+func (t *MessageEditedData) MergeReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedAudio returns the union data inside the MessageEditedData as a ReceivedAudio
+func (t MessageEditedData) AsReceivedAudio() (ReceivedAudio, error) {
+	var body ReceivedAudio
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedAudio overwrites any union data inside the MessageEditedData as the provided ReceivedAudio
+func (t *MessageEditedData) FromReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedAudio performs a merge with any union data inside the MessageEditedData, using the provided ReceivedAudio
+func (t *MessageEditedData) MergeReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedDocument returns the union data inside the MessageEditedData as a ReceivedDocument
+func (t MessageEditedData) AsReceivedDocument() (ReceivedDocument, error) {
+	var body ReceivedDocument
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedDocument overwrites any union data inside the MessageEditedData as the provided ReceivedDocument
+func (t *MessageEditedData) FromReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedDocument performs a merge with any union data inside the MessageEditedData, using the provided ReceivedDocument
+func (t *MessageEditedData) MergeReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSticker returns the union data inside the MessageEditedData as a ReceivedSticker
+func (t MessageEditedData) AsReceivedSticker() (ReceivedSticker, error) {
+	var body ReceivedSticker
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSticker overwrites any union data inside the MessageEditedData as the provided ReceivedSticker
+func (t *MessageEditedData) FromReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSticker performs a merge with any union data inside the MessageEditedData, using the provided ReceivedSticker
+func (t *MessageEditedData) MergeReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedLocation returns the union data inside the MessageEditedData as a ReceivedLocation
+func (t MessageEditedData) AsReceivedLocation() (ReceivedLocation, error) {
+	var body ReceivedLocation
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedLocation overwrites any union data inside the MessageEditedData as the provided ReceivedLocation
+func (t *MessageEditedData) FromReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedLocation performs a merge with any union data inside the MessageEditedData, using the provided ReceivedLocation
+func (t *MessageEditedData) MergeReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedContacts returns the union data inside the MessageEditedData as a ReceivedContacts
+func (t MessageEditedData) AsReceivedContacts() (ReceivedContacts, error) {
+	var body ReceivedContacts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedContacts overwrites any union data inside the MessageEditedData as the provided ReceivedContacts
+func (t *MessageEditedData) FromReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedContacts performs a merge with any union data inside the MessageEditedData, using the provided ReceivedContacts
+func (t *MessageEditedData) MergeReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedInteractive returns the union data inside the MessageEditedData as a ReceivedInteractive
+func (t MessageEditedData) AsReceivedInteractive() (ReceivedInteractive, error) {
+	var body ReceivedInteractive
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedInteractive overwrites any union data inside the MessageEditedData as the provided ReceivedInteractive
+func (t *MessageEditedData) FromReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedInteractive performs a merge with any union data inside the MessageEditedData, using the provided ReceivedInteractive
+func (t *MessageEditedData) MergeReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedButton returns the union data inside the MessageEditedData as a ReceivedButton
+func (t MessageEditedData) AsReceivedButton() (ReceivedButton, error) {
+	var body ReceivedButton
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedButton overwrites any union data inside the MessageEditedData as the provided ReceivedButton
+func (t *MessageEditedData) FromReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedButton performs a merge with any union data inside the MessageEditedData, using the provided ReceivedButton
+func (t *MessageEditedData) MergeReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedReaction returns the union data inside the MessageEditedData as a ReceivedReaction
+func (t MessageEditedData) AsReceivedReaction() (ReceivedReaction, error) {
+	var body ReceivedReaction
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedReaction overwrites any union data inside the MessageEditedData as the provided ReceivedReaction
+func (t *MessageEditedData) FromReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedReaction performs a merge with any union data inside the MessageEditedData, using the provided ReceivedReaction
+func (t *MessageEditedData) MergeReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedOrder returns the union data inside the MessageEditedData as a ReceivedOrder
+func (t MessageEditedData) AsReceivedOrder() (ReceivedOrder, error) {
+	var body ReceivedOrder
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedOrder overwrites any union data inside the MessageEditedData as the provided ReceivedOrder
+func (t *MessageEditedData) FromReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedOrder performs a merge with any union data inside the MessageEditedData, using the provided ReceivedOrder
+func (t *MessageEditedData) MergeReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSystem returns the union data inside the MessageEditedData as a ReceivedSystem
+func (t MessageEditedData) AsReceivedSystem() (ReceivedSystem, error) {
+	var body ReceivedSystem
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSystem overwrites any union data inside the MessageEditedData as the provided ReceivedSystem
+func (t *MessageEditedData) FromReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSystem performs a merge with any union data inside the MessageEditedData, using the provided ReceivedSystem
+func (t *MessageEditedData) MergeReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedUnsupported returns the union data inside the MessageEditedData as a ReceivedUnsupported
+func (t MessageEditedData) AsReceivedUnsupported() (ReceivedUnsupported, error) {
+	var body ReceivedUnsupported
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedUnsupported overwrites any union data inside the MessageEditedData as the provided ReceivedUnsupported
+func (t *MessageEditedData) FromReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedUnsupported performs a merge with any union data inside the MessageEditedData, using the provided ReceivedUnsupported
+func (t *MessageEditedData) MergeReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedRequestWelcome returns the union data inside the MessageEditedData as a ReceivedRequestWelcome
+func (t MessageEditedData) AsReceivedRequestWelcome() (ReceivedRequestWelcome, error) {
+	var body ReceivedRequestWelcome
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedRequestWelcome overwrites any union data inside the MessageEditedData as the provided ReceivedRequestWelcome
+func (t *MessageEditedData) FromReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedRequestWelcome performs a merge with any union data inside the MessageEditedData, using the provided ReceivedRequestWelcome
+func (t *MessageEditedData) MergeReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageEditedData) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t MessageEditedData) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "audio":
+		return t.AsReceivedAudio()
+	case "button":
+		return t.AsReceivedButton()
+	case "contacts":
+		return t.AsReceivedContacts()
+	case "document":
+		return t.AsReceivedDocument()
+	case "image":
+		return t.AsReceivedImage()
+	case "interactive":
+		return t.AsReceivedInteractive()
+	case "location":
+		return t.AsReceivedLocation()
+	case "order":
+		return t.AsReceivedOrder()
+	case "reaction":
+		return t.AsReceivedReaction()
+	case "request_welcome":
+		return t.AsReceivedRequestWelcome()
+	case "sticker":
+		return t.AsReceivedSticker()
+	case "system":
+		return t.AsReceivedSystem()
+	case "text":
+		return t.AsReceivedText()
+	case "unsupported":
+		return t.AsReceivedUnsupported()
+	case "video":
+		return t.AsReceivedVideo()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t MessageEditedData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Audio != nil {
+		object["audio"], err = json.Marshal(t.Audio)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'audio': %w", err)
+		}
+	}
+
+	if t.Button != nil {
+		object["button"], err = json.Marshal(t.Button)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'button': %w", err)
+		}
+	}
+
+	object["chat_message_id"], err = json.Marshal(t.ChatMessageId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'chat_message_id': %w", err)
+	}
+
+	object["contact_id"], err = json.Marshal(t.ContactId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contact_id': %w", err)
+	}
+
+	if t.Contacts != nil {
+		object["contacts"], err = json.Marshal(t.Contacts)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'contacts': %w", err)
+		}
+	}
+
+	object["conversation_id"], err = json.Marshal(t.ConversationId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'conversation_id': %w", err)
+	}
+
+	if t.Document != nil {
+		object["document"], err = json.Marshal(t.Document)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'document': %w", err)
+		}
+	}
+
+	object["edited_at"], err = json.Marshal(t.EditedAt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'edited_at': %w", err)
+	}
+
+	if t.Image != nil {
+		object["image"], err = json.Marshal(t.Image)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'image': %w", err)
+		}
+	}
+
+	if t.Interactive != nil {
+		object["interactive"], err = json.Marshal(t.Interactive)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'interactive': %w", err)
+		}
+	}
+
+	if t.Location != nil {
+		object["location"], err = json.Marshal(t.Location)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'location': %w", err)
+		}
+	}
+
+	object["message_id"], err = json.Marshal(t.MessageId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'message_id': %w", err)
+	}
+
+	if t.Order != nil {
+		object["order"], err = json.Marshal(t.Order)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'order': %w", err)
+		}
+	}
+
+	if t.Sticker != nil {
+		object["sticker"], err = json.Marshal(t.Sticker)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'sticker': %w", err)
+		}
+	}
+
+	if t.System != nil {
+		object["system"], err = json.Marshal(t.System)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'system': %w", err)
+		}
+	}
+
+	if t.Text != nil {
+		object["text"], err = json.Marshal(t.Text)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'text': %w", err)
+		}
+	}
+
+	object["type"], err = json.Marshal(t.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	if t.Unsupported != nil {
+		object["unsupported"], err = json.Marshal(t.Unsupported)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'unsupported': %w", err)
+		}
+	}
+
+	if t.Video != nil {
+		object["video"], err = json.Marshal(t.Video)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'video': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *MessageEditedData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["audio"]; found {
+		err = json.Unmarshal(raw, &t.Audio)
+		if err != nil {
+			return fmt.Errorf("error reading 'audio': %w", err)
+		}
+	}
+
+	if raw, found := object["button"]; found {
+		err = json.Unmarshal(raw, &t.Button)
+		if err != nil {
+			return fmt.Errorf("error reading 'button': %w", err)
+		}
+	}
+
+	if raw, found := object["chat_message_id"]; found {
+		err = json.Unmarshal(raw, &t.ChatMessageId)
+		if err != nil {
+			return fmt.Errorf("error reading 'chat_message_id': %w", err)
+		}
+	}
+
+	if raw, found := object["contact_id"]; found {
+		err = json.Unmarshal(raw, &t.ContactId)
+		if err != nil {
+			return fmt.Errorf("error reading 'contact_id': %w", err)
+		}
+	}
+
+	if raw, found := object["contacts"]; found {
+		err = json.Unmarshal(raw, &t.Contacts)
+		if err != nil {
+			return fmt.Errorf("error reading 'contacts': %w", err)
+		}
+	}
+
+	if raw, found := object["conversation_id"]; found {
+		err = json.Unmarshal(raw, &t.ConversationId)
+		if err != nil {
+			return fmt.Errorf("error reading 'conversation_id': %w", err)
+		}
+	}
+
+	if raw, found := object["document"]; found {
+		err = json.Unmarshal(raw, &t.Document)
+		if err != nil {
+			return fmt.Errorf("error reading 'document': %w", err)
+		}
+	}
+
+	if raw, found := object["edited_at"]; found {
+		err = json.Unmarshal(raw, &t.EditedAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'edited_at': %w", err)
+		}
+	}
+
+	if raw, found := object["image"]; found {
+		err = json.Unmarshal(raw, &t.Image)
+		if err != nil {
+			return fmt.Errorf("error reading 'image': %w", err)
+		}
+	}
+
+	if raw, found := object["interactive"]; found {
+		err = json.Unmarshal(raw, &t.Interactive)
+		if err != nil {
+			return fmt.Errorf("error reading 'interactive': %w", err)
+		}
+	}
+
+	if raw, found := object["location"]; found {
+		err = json.Unmarshal(raw, &t.Location)
+		if err != nil {
+			return fmt.Errorf("error reading 'location': %w", err)
+		}
+	}
+
+	if raw, found := object["message_id"]; found {
+		err = json.Unmarshal(raw, &t.MessageId)
+		if err != nil {
+			return fmt.Errorf("error reading 'message_id': %w", err)
+		}
+	}
+
+	if raw, found := object["order"]; found {
+		err = json.Unmarshal(raw, &t.Order)
+		if err != nil {
+			return fmt.Errorf("error reading 'order': %w", err)
+		}
+	}
+
+	if raw, found := object["sticker"]; found {
+		err = json.Unmarshal(raw, &t.Sticker)
+		if err != nil {
+			return fmt.Errorf("error reading 'sticker': %w", err)
+		}
+	}
+
+	if raw, found := object["system"]; found {
+		err = json.Unmarshal(raw, &t.System)
+		if err != nil {
+			return fmt.Errorf("error reading 'system': %w", err)
+		}
+	}
+
+	if raw, found := object["text"]; found {
+		err = json.Unmarshal(raw, &t.Text)
+		if err != nil {
+			return fmt.Errorf("error reading 'text': %w", err)
+		}
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &t.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+	}
+
+	if raw, found := object["unsupported"]; found {
+		err = json.Unmarshal(raw, &t.Unsupported)
+		if err != nil {
+			return fmt.Errorf("error reading 'unsupported': %w", err)
+		}
+	}
+
+	if raw, found := object["video"]; found {
+		err = json.Unmarshal(raw, &t.Video)
+		if err != nil {
+			return fmt.Errorf("error reading 'video': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsReceivedText returns the union data inside the MessageReceivedData as a ReceivedText
+func (t MessageReceivedData) AsReceivedText() (ReceivedText, error) {
+	var body ReceivedText
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedText overwrites any union data inside the MessageReceivedData as the provided ReceivedText
+func (t *MessageReceivedData) FromReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedText performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedText
+func (t *MessageReceivedData) MergeReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedImage returns the union data inside the MessageReceivedData as a ReceivedImage
+func (t MessageReceivedData) AsReceivedImage() (ReceivedImage, error) {
+	var body ReceivedImage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedImage overwrites any union data inside the MessageReceivedData as the provided ReceivedImage
+func (t *MessageReceivedData) FromReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedImage performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedImage
+func (t *MessageReceivedData) MergeReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedVideo returns the union data inside the MessageReceivedData as a ReceivedVideo
+func (t MessageReceivedData) AsReceivedVideo() (ReceivedVideo, error) {
+	var body ReceivedVideo
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedVideo overwrites any union data inside the MessageReceivedData as the provided ReceivedVideo
+func (t *MessageReceivedData) FromReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedVideo performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedVideo
+func (t *MessageReceivedData) MergeReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedAudio returns the union data inside the MessageReceivedData as a ReceivedAudio
+func (t MessageReceivedData) AsReceivedAudio() (ReceivedAudio, error) {
+	var body ReceivedAudio
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedAudio overwrites any union data inside the MessageReceivedData as the provided ReceivedAudio
+func (t *MessageReceivedData) FromReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedAudio performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedAudio
+func (t *MessageReceivedData) MergeReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedDocument returns the union data inside the MessageReceivedData as a ReceivedDocument
+func (t MessageReceivedData) AsReceivedDocument() (ReceivedDocument, error) {
+	var body ReceivedDocument
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedDocument overwrites any union data inside the MessageReceivedData as the provided ReceivedDocument
+func (t *MessageReceivedData) FromReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedDocument performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedDocument
+func (t *MessageReceivedData) MergeReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSticker returns the union data inside the MessageReceivedData as a ReceivedSticker
+func (t MessageReceivedData) AsReceivedSticker() (ReceivedSticker, error) {
+	var body ReceivedSticker
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSticker overwrites any union data inside the MessageReceivedData as the provided ReceivedSticker
+func (t *MessageReceivedData) FromReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSticker performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedSticker
+func (t *MessageReceivedData) MergeReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedLocation returns the union data inside the MessageReceivedData as a ReceivedLocation
+func (t MessageReceivedData) AsReceivedLocation() (ReceivedLocation, error) {
+	var body ReceivedLocation
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedLocation overwrites any union data inside the MessageReceivedData as the provided ReceivedLocation
+func (t *MessageReceivedData) FromReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedLocation performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedLocation
+func (t *MessageReceivedData) MergeReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedContacts returns the union data inside the MessageReceivedData as a ReceivedContacts
+func (t MessageReceivedData) AsReceivedContacts() (ReceivedContacts, error) {
+	var body ReceivedContacts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedContacts overwrites any union data inside the MessageReceivedData as the provided ReceivedContacts
+func (t *MessageReceivedData) FromReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedContacts performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedContacts
+func (t *MessageReceivedData) MergeReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedInteractive returns the union data inside the MessageReceivedData as a ReceivedInteractive
+func (t MessageReceivedData) AsReceivedInteractive() (ReceivedInteractive, error) {
+	var body ReceivedInteractive
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedInteractive overwrites any union data inside the MessageReceivedData as the provided ReceivedInteractive
+func (t *MessageReceivedData) FromReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedInteractive performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedInteractive
+func (t *MessageReceivedData) MergeReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedButton returns the union data inside the MessageReceivedData as a ReceivedButton
+func (t MessageReceivedData) AsReceivedButton() (ReceivedButton, error) {
+	var body ReceivedButton
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedButton overwrites any union data inside the MessageReceivedData as the provided ReceivedButton
+func (t *MessageReceivedData) FromReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedButton performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedButton
+func (t *MessageReceivedData) MergeReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedReaction returns the union data inside the MessageReceivedData as a ReceivedReaction
+func (t MessageReceivedData) AsReceivedReaction() (ReceivedReaction, error) {
+	var body ReceivedReaction
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedReaction overwrites any union data inside the MessageReceivedData as the provided ReceivedReaction
+func (t *MessageReceivedData) FromReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedReaction performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedReaction
+func (t *MessageReceivedData) MergeReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedOrder returns the union data inside the MessageReceivedData as a ReceivedOrder
+func (t MessageReceivedData) AsReceivedOrder() (ReceivedOrder, error) {
+	var body ReceivedOrder
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedOrder overwrites any union data inside the MessageReceivedData as the provided ReceivedOrder
+func (t *MessageReceivedData) FromReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedOrder performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedOrder
+func (t *MessageReceivedData) MergeReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSystem returns the union data inside the MessageReceivedData as a ReceivedSystem
+func (t MessageReceivedData) AsReceivedSystem() (ReceivedSystem, error) {
+	var body ReceivedSystem
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSystem overwrites any union data inside the MessageReceivedData as the provided ReceivedSystem
+func (t *MessageReceivedData) FromReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSystem performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedSystem
+func (t *MessageReceivedData) MergeReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedUnsupported returns the union data inside the MessageReceivedData as a ReceivedUnsupported
+func (t MessageReceivedData) AsReceivedUnsupported() (ReceivedUnsupported, error) {
+	var body ReceivedUnsupported
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedUnsupported overwrites any union data inside the MessageReceivedData as the provided ReceivedUnsupported
+func (t *MessageReceivedData) FromReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedUnsupported performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedUnsupported
+func (t *MessageReceivedData) MergeReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedRequestWelcome returns the union data inside the MessageReceivedData as a ReceivedRequestWelcome
+func (t MessageReceivedData) AsReceivedRequestWelcome() (ReceivedRequestWelcome, error) {
+	var body ReceivedRequestWelcome
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedRequestWelcome overwrites any union data inside the MessageReceivedData as the provided ReceivedRequestWelcome
+func (t *MessageReceivedData) FromReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedRequestWelcome performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedRequestWelcome
+func (t *MessageReceivedData) MergeReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageReceivedData) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t MessageReceivedData) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "audio":
+		return t.AsReceivedAudio()
+	case "button":
+		return t.AsReceivedButton()
+	case "contacts":
+		return t.AsReceivedContacts()
+	case "document":
+		return t.AsReceivedDocument()
+	case "image":
+		return t.AsReceivedImage()
+	case "interactive":
+		return t.AsReceivedInteractive()
+	case "location":
+		return t.AsReceivedLocation()
+	case "order":
+		return t.AsReceivedOrder()
+	case "reaction":
+		return t.AsReceivedReaction()
+	case "request_welcome":
+		return t.AsReceivedRequestWelcome()
+	case "sticker":
+		return t.AsReceivedSticker()
+	case "system":
+		return t.AsReceivedSystem()
+	case "text":
+		return t.AsReceivedText()
+	case "unsupported":
+		return t.AsReceivedUnsupported()
+	case "video":
+		return t.AsReceivedVideo()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t MessageReceivedData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Audio != nil {
+		object["audio"], err = json.Marshal(t.Audio)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'audio': %w", err)
+		}
+	}
+
+	if t.Button != nil {
+		object["button"], err = json.Marshal(t.Button)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'button': %w", err)
+		}
+	}
+
+	object["contact_id"], err = json.Marshal(t.ContactId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contact_id': %w", err)
+	}
+
+	if t.Contacts != nil {
+		object["contacts"], err = json.Marshal(t.Contacts)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'contacts': %w", err)
+		}
+	}
+
+	object["conversation_id"], err = json.Marshal(t.ConversationId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'conversation_id': %w", err)
+	}
+
+	if t.Document != nil {
+		object["document"], err = json.Marshal(t.Document)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'document': %w", err)
+		}
+	}
+
+	if t.Forwarded != nil {
+		object["forwarded"], err = json.Marshal(t.Forwarded)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'forwarded': %w", err)
+		}
+	}
+
+	if t.FrequentlyForwarded != nil {
+		object["frequently_forwarded"], err = json.Marshal(t.FrequentlyForwarded)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'frequently_forwarded': %w", err)
+		}
+	}
+
+	object["from"], err = json.Marshal(t.From)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'from': %w", err)
+	}
+
+	if t.Image != nil {
+		object["image"], err = json.Marshal(t.Image)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'image': %w", err)
+		}
+	}
+
+	if t.Interactive != nil {
+		object["interactive"], err = json.Marshal(t.Interactive)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'interactive': %w", err)
+		}
+	}
+
+	if t.Location != nil {
+		object["location"], err = json.Marshal(t.Location)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'location': %w", err)
+		}
+	}
+
+	if t.Media != nil {
+		object["media"], err = json.Marshal(t.Media)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'media': %w", err)
+		}
+	}
+
+	object["message_id"], err = json.Marshal(t.MessageId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'message_id': %w", err)
+	}
+
+	object["name"], err = json.Marshal(t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	if t.Order != nil {
+		object["order"], err = json.Marshal(t.Order)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'order': %w", err)
+		}
+	}
+
+	if t.ParentUserId != nil {
+		object["parent_user_id"], err = json.Marshal(t.ParentUserId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'parent_user_id': %w", err)
+		}
+	}
+
+	if t.Reaction != nil {
+		object["reaction"], err = json.Marshal(t.Reaction)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reaction': %w", err)
+		}
+	}
+
+	if t.Referral != nil {
+		object["referral"], err = json.Marshal(t.Referral)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'referral': %w", err)
+		}
+	}
+
+	if t.ReferredProduct != nil {
+		object["referred_product"], err = json.Marshal(t.ReferredProduct)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'referred_product': %w", err)
+		}
+	}
+
+	if t.Reply != nil {
+		object["reply"], err = json.Marshal(t.Reply)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reply': %w", err)
+		}
+	}
+
+	if t.ReplyTo != nil {
+		object["reply_to"], err = json.Marshal(t.ReplyTo)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reply_to': %w", err)
+		}
+	}
+
+	if t.Sticker != nil {
+		object["sticker"], err = json.Marshal(t.Sticker)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'sticker': %w", err)
+		}
+	}
+
+	if t.System != nil {
+		object["system"], err = json.Marshal(t.System)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'system': %w", err)
+		}
+	}
+
+	if t.Text != nil {
+		object["text"], err = json.Marshal(t.Text)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'text': %w", err)
+		}
+	}
+
+	object["type"], err = json.Marshal(t.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	if t.Unsupported != nil {
+		object["unsupported"], err = json.Marshal(t.Unsupported)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'unsupported': %w", err)
+		}
+	}
+
+	if t.UserId != nil {
+		object["user_id"], err = json.Marshal(t.UserId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'user_id': %w", err)
+		}
+	}
+
+	if t.Username != nil {
+		object["username"], err = json.Marshal(t.Username)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'username': %w", err)
+		}
+	}
+
+	if t.Video != nil {
+		object["video"], err = json.Marshal(t.Video)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'video': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *MessageReceivedData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["audio"]; found {
+		err = json.Unmarshal(raw, &t.Audio)
+		if err != nil {
+			return fmt.Errorf("error reading 'audio': %w", err)
+		}
+	}
+
+	if raw, found := object["button"]; found {
+		err = json.Unmarshal(raw, &t.Button)
+		if err != nil {
+			return fmt.Errorf("error reading 'button': %w", err)
+		}
+	}
+
+	if raw, found := object["contact_id"]; found {
+		err = json.Unmarshal(raw, &t.ContactId)
+		if err != nil {
+			return fmt.Errorf("error reading 'contact_id': %w", err)
+		}
+	}
+
+	if raw, found := object["contacts"]; found {
+		err = json.Unmarshal(raw, &t.Contacts)
+		if err != nil {
+			return fmt.Errorf("error reading 'contacts': %w", err)
+		}
+	}
+
+	if raw, found := object["conversation_id"]; found {
+		err = json.Unmarshal(raw, &t.ConversationId)
+		if err != nil {
+			return fmt.Errorf("error reading 'conversation_id': %w", err)
+		}
+	}
+
+	if raw, found := object["document"]; found {
+		err = json.Unmarshal(raw, &t.Document)
+		if err != nil {
+			return fmt.Errorf("error reading 'document': %w", err)
+		}
+	}
+
+	if raw, found := object["forwarded"]; found {
+		err = json.Unmarshal(raw, &t.Forwarded)
+		if err != nil {
+			return fmt.Errorf("error reading 'forwarded': %w", err)
+		}
+	}
+
+	if raw, found := object["frequently_forwarded"]; found {
+		err = json.Unmarshal(raw, &t.FrequentlyForwarded)
+		if err != nil {
+			return fmt.Errorf("error reading 'frequently_forwarded': %w", err)
+		}
+	}
+
+	if raw, found := object["from"]; found {
+		err = json.Unmarshal(raw, &t.From)
+		if err != nil {
+			return fmt.Errorf("error reading 'from': %w", err)
+		}
+	}
+
+	if raw, found := object["image"]; found {
+		err = json.Unmarshal(raw, &t.Image)
+		if err != nil {
+			return fmt.Errorf("error reading 'image': %w", err)
+		}
+	}
+
+	if raw, found := object["interactive"]; found {
+		err = json.Unmarshal(raw, &t.Interactive)
+		if err != nil {
+			return fmt.Errorf("error reading 'interactive': %w", err)
+		}
+	}
+
+	if raw, found := object["location"]; found {
+		err = json.Unmarshal(raw, &t.Location)
+		if err != nil {
+			return fmt.Errorf("error reading 'location': %w", err)
+		}
+	}
+
+	if raw, found := object["media"]; found {
+		err = json.Unmarshal(raw, &t.Media)
+		if err != nil {
+			return fmt.Errorf("error reading 'media': %w", err)
+		}
+	}
+
+	if raw, found := object["message_id"]; found {
+		err = json.Unmarshal(raw, &t.MessageId)
+		if err != nil {
+			return fmt.Errorf("error reading 'message_id': %w", err)
+		}
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &t.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+	}
+
+	if raw, found := object["order"]; found {
+		err = json.Unmarshal(raw, &t.Order)
+		if err != nil {
+			return fmt.Errorf("error reading 'order': %w", err)
+		}
+	}
+
+	if raw, found := object["parent_user_id"]; found {
+		err = json.Unmarshal(raw, &t.ParentUserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'parent_user_id': %w", err)
+		}
+	}
+
+	if raw, found := object["reaction"]; found {
+		err = json.Unmarshal(raw, &t.Reaction)
+		if err != nil {
+			return fmt.Errorf("error reading 'reaction': %w", err)
+		}
+	}
+
+	if raw, found := object["referral"]; found {
+		err = json.Unmarshal(raw, &t.Referral)
+		if err != nil {
+			return fmt.Errorf("error reading 'referral': %w", err)
+		}
+	}
+
+	if raw, found := object["referred_product"]; found {
+		err = json.Unmarshal(raw, &t.ReferredProduct)
+		if err != nil {
+			return fmt.Errorf("error reading 'referred_product': %w", err)
+		}
+	}
+
+	if raw, found := object["reply"]; found {
+		err = json.Unmarshal(raw, &t.Reply)
+		if err != nil {
+			return fmt.Errorf("error reading 'reply': %w", err)
+		}
+	}
+
+	if raw, found := object["reply_to"]; found {
+		err = json.Unmarshal(raw, &t.ReplyTo)
+		if err != nil {
+			return fmt.Errorf("error reading 'reply_to': %w", err)
+		}
+	}
+
+	if raw, found := object["sticker"]; found {
+		err = json.Unmarshal(raw, &t.Sticker)
+		if err != nil {
+			return fmt.Errorf("error reading 'sticker': %w", err)
+		}
+	}
+
+	if raw, found := object["system"]; found {
+		err = json.Unmarshal(raw, &t.System)
+		if err != nil {
+			return fmt.Errorf("error reading 'system': %w", err)
+		}
+	}
+
+	if raw, found := object["text"]; found {
+		err = json.Unmarshal(raw, &t.Text)
+		if err != nil {
+			return fmt.Errorf("error reading 'text': %w", err)
+		}
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &t.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+	}
+
+	if raw, found := object["unsupported"]; found {
+		err = json.Unmarshal(raw, &t.Unsupported)
+		if err != nil {
+			return fmt.Errorf("error reading 'unsupported': %w", err)
+		}
+	}
+
+	if raw, found := object["user_id"]; found {
+		err = json.Unmarshal(raw, &t.UserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'user_id': %w", err)
+		}
+	}
+
+	if raw, found := object["username"]; found {
+		err = json.Unmarshal(raw, &t.Username)
+		if err != nil {
+			return fmt.Errorf("error reading 'username': %w", err)
+		}
+	}
+
+	if raw, found := object["video"]; found {
+		err = json.Unmarshal(raw, &t.Video)
+		if err != nil {
+			return fmt.Errorf("error reading 'video': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsReceivedText returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedText
+func (t MessageReceivedWithoutNumberData) AsReceivedText() (ReceivedText, error) {
+	var body ReceivedText
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedText overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedText
+func (t *MessageReceivedWithoutNumberData) FromReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedText performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedText
+func (t *MessageReceivedWithoutNumberData) MergeReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedImage returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedImage
+func (t MessageReceivedWithoutNumberData) AsReceivedImage() (ReceivedImage, error) {
+	var body ReceivedImage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedImage overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedImage
+func (t *MessageReceivedWithoutNumberData) FromReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedImage performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedImage
+func (t *MessageReceivedWithoutNumberData) MergeReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedVideo returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedVideo
+func (t MessageReceivedWithoutNumberData) AsReceivedVideo() (ReceivedVideo, error) {
+	var body ReceivedVideo
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedVideo overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedVideo
+func (t *MessageReceivedWithoutNumberData) FromReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedVideo performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedVideo
+func (t *MessageReceivedWithoutNumberData) MergeReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedAudio returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedAudio
+func (t MessageReceivedWithoutNumberData) AsReceivedAudio() (ReceivedAudio, error) {
+	var body ReceivedAudio
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedAudio overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedAudio
+func (t *MessageReceivedWithoutNumberData) FromReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedAudio performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedAudio
+func (t *MessageReceivedWithoutNumberData) MergeReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedDocument returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedDocument
+func (t MessageReceivedWithoutNumberData) AsReceivedDocument() (ReceivedDocument, error) {
+	var body ReceivedDocument
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedDocument overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedDocument
+func (t *MessageReceivedWithoutNumberData) FromReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedDocument performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedDocument
+func (t *MessageReceivedWithoutNumberData) MergeReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSticker returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedSticker
+func (t MessageReceivedWithoutNumberData) AsReceivedSticker() (ReceivedSticker, error) {
+	var body ReceivedSticker
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSticker overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedSticker
+func (t *MessageReceivedWithoutNumberData) FromReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSticker performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedSticker
+func (t *MessageReceivedWithoutNumberData) MergeReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedLocation returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedLocation
+func (t MessageReceivedWithoutNumberData) AsReceivedLocation() (ReceivedLocation, error) {
+	var body ReceivedLocation
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedLocation overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedLocation
+func (t *MessageReceivedWithoutNumberData) FromReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedLocation performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedLocation
+func (t *MessageReceivedWithoutNumberData) MergeReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedContacts returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedContacts
+func (t MessageReceivedWithoutNumberData) AsReceivedContacts() (ReceivedContacts, error) {
+	var body ReceivedContacts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedContacts overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedContacts
+func (t *MessageReceivedWithoutNumberData) FromReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedContacts performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedContacts
+func (t *MessageReceivedWithoutNumberData) MergeReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedInteractive returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedInteractive
+func (t MessageReceivedWithoutNumberData) AsReceivedInteractive() (ReceivedInteractive, error) {
+	var body ReceivedInteractive
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedInteractive overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedInteractive
+func (t *MessageReceivedWithoutNumberData) FromReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedInteractive performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedInteractive
+func (t *MessageReceivedWithoutNumberData) MergeReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedButton returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedButton
+func (t MessageReceivedWithoutNumberData) AsReceivedButton() (ReceivedButton, error) {
+	var body ReceivedButton
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedButton overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedButton
+func (t *MessageReceivedWithoutNumberData) FromReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedButton performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedButton
+func (t *MessageReceivedWithoutNumberData) MergeReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedReaction returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedReaction
+func (t MessageReceivedWithoutNumberData) AsReceivedReaction() (ReceivedReaction, error) {
+	var body ReceivedReaction
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedReaction overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedReaction
+func (t *MessageReceivedWithoutNumberData) FromReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedReaction performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedReaction
+func (t *MessageReceivedWithoutNumberData) MergeReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedOrder returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedOrder
+func (t MessageReceivedWithoutNumberData) AsReceivedOrder() (ReceivedOrder, error) {
+	var body ReceivedOrder
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedOrder overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedOrder
+func (t *MessageReceivedWithoutNumberData) FromReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedOrder performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedOrder
+func (t *MessageReceivedWithoutNumberData) MergeReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSystem returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedSystem
+func (t MessageReceivedWithoutNumberData) AsReceivedSystem() (ReceivedSystem, error) {
+	var body ReceivedSystem
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSystem overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedSystem
+func (t *MessageReceivedWithoutNumberData) FromReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSystem performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedSystem
+func (t *MessageReceivedWithoutNumberData) MergeReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedUnsupported returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedUnsupported
+func (t MessageReceivedWithoutNumberData) AsReceivedUnsupported() (ReceivedUnsupported, error) {
+	var body ReceivedUnsupported
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedUnsupported overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedUnsupported
+func (t *MessageReceivedWithoutNumberData) FromReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedUnsupported performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedUnsupported
+func (t *MessageReceivedWithoutNumberData) MergeReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedRequestWelcome returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedRequestWelcome
+func (t MessageReceivedWithoutNumberData) AsReceivedRequestWelcome() (ReceivedRequestWelcome, error) {
+	var body ReceivedRequestWelcome
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedRequestWelcome overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedRequestWelcome
+func (t *MessageReceivedWithoutNumberData) FromReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedRequestWelcome performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedRequestWelcome
+func (t *MessageReceivedWithoutNumberData) MergeReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageReceivedWithoutNumberData) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t MessageReceivedWithoutNumberData) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "audio":
+		return t.AsReceivedAudio()
+	case "button":
+		return t.AsReceivedButton()
+	case "contacts":
+		return t.AsReceivedContacts()
+	case "document":
+		return t.AsReceivedDocument()
+	case "image":
+		return t.AsReceivedImage()
+	case "interactive":
+		return t.AsReceivedInteractive()
+	case "location":
+		return t.AsReceivedLocation()
+	case "order":
+		return t.AsReceivedOrder()
+	case "reaction":
+		return t.AsReceivedReaction()
+	case "request_welcome":
+		return t.AsReceivedRequestWelcome()
+	case "sticker":
+		return t.AsReceivedSticker()
+	case "system":
+		return t.AsReceivedSystem()
+	case "text":
+		return t.AsReceivedText()
+	case "unsupported":
+		return t.AsReceivedUnsupported()
+	case "video":
+		return t.AsReceivedVideo()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t MessageReceivedWithoutNumberData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Audio != nil {
+		object["audio"], err = json.Marshal(t.Audio)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'audio': %w", err)
+		}
+	}
+
+	if t.Button != nil {
+		object["button"], err = json.Marshal(t.Button)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'button': %w", err)
+		}
+	}
+
+	object["contact_id"], err = json.Marshal(t.ContactId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contact_id': %w", err)
+	}
+
+	if t.Contacts != nil {
+		object["contacts"], err = json.Marshal(t.Contacts)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'contacts': %w", err)
+		}
+	}
+
+	object["conversation_id"], err = json.Marshal(t.ConversationId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'conversation_id': %w", err)
+	}
+
+	if t.Document != nil {
+		object["document"], err = json.Marshal(t.Document)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'document': %w", err)
+		}
+	}
+
+	if t.Forwarded != nil {
+		object["forwarded"], err = json.Marshal(t.Forwarded)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'forwarded': %w", err)
+		}
+	}
+
+	if t.FrequentlyForwarded != nil {
+		object["frequently_forwarded"], err = json.Marshal(t.FrequentlyForwarded)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'frequently_forwarded': %w", err)
+		}
+	}
+
+	if t.Image != nil {
+		object["image"], err = json.Marshal(t.Image)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'image': %w", err)
+		}
+	}
+
+	if t.Interactive != nil {
+		object["interactive"], err = json.Marshal(t.Interactive)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'interactive': %w", err)
+		}
+	}
+
+	if t.Location != nil {
+		object["location"], err = json.Marshal(t.Location)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'location': %w", err)
+		}
+	}
+
+	if t.Media != nil {
+		object["media"], err = json.Marshal(t.Media)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'media': %w", err)
+		}
+	}
+
+	object["message_id"], err = json.Marshal(t.MessageId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'message_id': %w", err)
+	}
+
+	object["name"], err = json.Marshal(t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	if t.Order != nil {
+		object["order"], err = json.Marshal(t.Order)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'order': %w", err)
+		}
+	}
+
+	if t.ParentUserId != nil {
+		object["parent_user_id"], err = json.Marshal(t.ParentUserId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'parent_user_id': %w", err)
+		}
+	}
+
+	if t.Reaction != nil {
+		object["reaction"], err = json.Marshal(t.Reaction)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reaction': %w", err)
+		}
+	}
+
+	if t.Referral != nil {
+		object["referral"], err = json.Marshal(t.Referral)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'referral': %w", err)
+		}
+	}
+
+	if t.ReferredProduct != nil {
+		object["referred_product"], err = json.Marshal(t.ReferredProduct)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'referred_product': %w", err)
+		}
+	}
+
+	if t.Reply != nil {
+		object["reply"], err = json.Marshal(t.Reply)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reply': %w", err)
+		}
+	}
+
+	if t.ReplyTo != nil {
+		object["reply_to"], err = json.Marshal(t.ReplyTo)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reply_to': %w", err)
+		}
+	}
+
+	if t.Sticker != nil {
+		object["sticker"], err = json.Marshal(t.Sticker)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'sticker': %w", err)
+		}
+	}
+
+	if t.System != nil {
+		object["system"], err = json.Marshal(t.System)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'system': %w", err)
+		}
+	}
+
+	if t.Text != nil {
+		object["text"], err = json.Marshal(t.Text)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'text': %w", err)
+		}
+	}
+
+	object["type"], err = json.Marshal(t.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	if t.Unsupported != nil {
+		object["unsupported"], err = json.Marshal(t.Unsupported)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'unsupported': %w", err)
+		}
+	}
+
+	object["user_id"], err = json.Marshal(t.UserId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'user_id': %w", err)
+	}
+
+	if t.Username != nil {
+		object["username"], err = json.Marshal(t.Username)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'username': %w", err)
+		}
+	}
+
+	if t.Video != nil {
+		object["video"], err = json.Marshal(t.Video)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'video': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *MessageReceivedWithoutNumberData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["audio"]; found {
+		err = json.Unmarshal(raw, &t.Audio)
+		if err != nil {
+			return fmt.Errorf("error reading 'audio': %w", err)
+		}
+	}
+
+	if raw, found := object["button"]; found {
+		err = json.Unmarshal(raw, &t.Button)
+		if err != nil {
+			return fmt.Errorf("error reading 'button': %w", err)
+		}
+	}
+
+	if raw, found := object["contact_id"]; found {
+		err = json.Unmarshal(raw, &t.ContactId)
+		if err != nil {
+			return fmt.Errorf("error reading 'contact_id': %w", err)
+		}
+	}
+
+	if raw, found := object["contacts"]; found {
+		err = json.Unmarshal(raw, &t.Contacts)
+		if err != nil {
+			return fmt.Errorf("error reading 'contacts': %w", err)
+		}
+	}
+
+	if raw, found := object["conversation_id"]; found {
+		err = json.Unmarshal(raw, &t.ConversationId)
+		if err != nil {
+			return fmt.Errorf("error reading 'conversation_id': %w", err)
+		}
+	}
+
+	if raw, found := object["document"]; found {
+		err = json.Unmarshal(raw, &t.Document)
+		if err != nil {
+			return fmt.Errorf("error reading 'document': %w", err)
+		}
+	}
+
+	if raw, found := object["forwarded"]; found {
+		err = json.Unmarshal(raw, &t.Forwarded)
+		if err != nil {
+			return fmt.Errorf("error reading 'forwarded': %w", err)
+		}
+	}
+
+	if raw, found := object["frequently_forwarded"]; found {
+		err = json.Unmarshal(raw, &t.FrequentlyForwarded)
+		if err != nil {
+			return fmt.Errorf("error reading 'frequently_forwarded': %w", err)
+		}
+	}
+
+	if raw, found := object["image"]; found {
+		err = json.Unmarshal(raw, &t.Image)
+		if err != nil {
+			return fmt.Errorf("error reading 'image': %w", err)
+		}
+	}
+
+	if raw, found := object["interactive"]; found {
+		err = json.Unmarshal(raw, &t.Interactive)
+		if err != nil {
+			return fmt.Errorf("error reading 'interactive': %w", err)
+		}
+	}
+
+	if raw, found := object["location"]; found {
+		err = json.Unmarshal(raw, &t.Location)
+		if err != nil {
+			return fmt.Errorf("error reading 'location': %w", err)
+		}
+	}
+
+	if raw, found := object["media"]; found {
+		err = json.Unmarshal(raw, &t.Media)
+		if err != nil {
+			return fmt.Errorf("error reading 'media': %w", err)
+		}
+	}
+
+	if raw, found := object["message_id"]; found {
+		err = json.Unmarshal(raw, &t.MessageId)
+		if err != nil {
+			return fmt.Errorf("error reading 'message_id': %w", err)
+		}
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &t.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+	}
+
+	if raw, found := object["order"]; found {
+		err = json.Unmarshal(raw, &t.Order)
+		if err != nil {
+			return fmt.Errorf("error reading 'order': %w", err)
+		}
+	}
+
+	if raw, found := object["parent_user_id"]; found {
+		err = json.Unmarshal(raw, &t.ParentUserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'parent_user_id': %w", err)
+		}
+	}
+
+	if raw, found := object["reaction"]; found {
+		err = json.Unmarshal(raw, &t.Reaction)
+		if err != nil {
+			return fmt.Errorf("error reading 'reaction': %w", err)
+		}
+	}
+
+	if raw, found := object["referral"]; found {
+		err = json.Unmarshal(raw, &t.Referral)
+		if err != nil {
+			return fmt.Errorf("error reading 'referral': %w", err)
+		}
+	}
+
+	if raw, found := object["referred_product"]; found {
+		err = json.Unmarshal(raw, &t.ReferredProduct)
+		if err != nil {
+			return fmt.Errorf("error reading 'referred_product': %w", err)
+		}
+	}
+
+	if raw, found := object["reply"]; found {
+		err = json.Unmarshal(raw, &t.Reply)
+		if err != nil {
+			return fmt.Errorf("error reading 'reply': %w", err)
+		}
+	}
+
+	if raw, found := object["reply_to"]; found {
+		err = json.Unmarshal(raw, &t.ReplyTo)
+		if err != nil {
+			return fmt.Errorf("error reading 'reply_to': %w", err)
+		}
+	}
+
+	if raw, found := object["sticker"]; found {
+		err = json.Unmarshal(raw, &t.Sticker)
+		if err != nil {
+			return fmt.Errorf("error reading 'sticker': %w", err)
+		}
+	}
+
+	if raw, found := object["system"]; found {
+		err = json.Unmarshal(raw, &t.System)
+		if err != nil {
+			return fmt.Errorf("error reading 'system': %w", err)
+		}
+	}
+
+	if raw, found := object["text"]; found {
+		err = json.Unmarshal(raw, &t.Text)
+		if err != nil {
+			return fmt.Errorf("error reading 'text': %w", err)
+		}
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &t.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+	}
+
+	if raw, found := object["unsupported"]; found {
+		err = json.Unmarshal(raw, &t.Unsupported)
+		if err != nil {
+			return fmt.Errorf("error reading 'unsupported': %w", err)
+		}
+	}
+
+	if raw, found := object["user_id"]; found {
+		err = json.Unmarshal(raw, &t.UserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'user_id': %w", err)
+		}
+	}
+
+	if raw, found := object["username"]; found {
+		err = json.Unmarshal(raw, &t.Username)
+		if err != nil {
+			return fmt.Errorf("error reading 'username': %w", err)
+		}
+	}
+
+	if raw, found := object["video"]; found {
+		err = json.Unmarshal(raw, &t.Video)
+		if err != nil {
+			return fmt.Errorf("error reading 'video': %w", err)
+		}
+	}
+
+	return err
+}
+
 // AsMessageReceivedEvent returns the union data inside the WebhookEvent as a MessageReceivedEvent
 func (t WebhookEvent) AsMessageReceivedEvent() (MessageReceivedEvent, error) {
 	var body MessageReceivedEvent
@@ -1798,6 +5887,176 @@ func (t *WebhookEvent) MergeWebhookTestEvent(v WebhookTestEvent) error {
 	return err
 }
 
+// AsMessageReceivedWithoutNumberEvent returns the union data inside the WebhookEvent as a MessageReceivedWithoutNumberEvent
+func (t WebhookEvent) AsMessageReceivedWithoutNumberEvent() (MessageReceivedWithoutNumberEvent, error) {
+	var body MessageReceivedWithoutNumberEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageReceivedWithoutNumberEvent overwrites any union data inside the WebhookEvent as the provided MessageReceivedWithoutNumberEvent
+func (t *WebhookEvent) FromMessageReceivedWithoutNumberEvent(v MessageReceivedWithoutNumberEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received_without_number"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageReceivedWithoutNumberEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageReceivedWithoutNumberEvent
+func (t *WebhookEvent) MergeMessageReceivedWithoutNumberEvent(v MessageReceivedWithoutNumberEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received_without_number"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageEditedEvent returns the union data inside the WebhookEvent as a MessageEditedEvent
+func (t WebhookEvent) AsMessageEditedEvent() (MessageEditedEvent, error) {
+	var body MessageEditedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageEditedEvent overwrites any union data inside the WebhookEvent as the provided MessageEditedEvent
+func (t *WebhookEvent) FromMessageEditedEvent(v MessageEditedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.edited"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageEditedEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageEditedEvent
+func (t *WebhookEvent) MergeMessageEditedEvent(v MessageEditedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.edited"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageDeletedEvent returns the union data inside the WebhookEvent as a MessageDeletedEvent
+func (t WebhookEvent) AsMessageDeletedEvent() (MessageDeletedEvent, error) {
+	var body MessageDeletedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageDeletedEvent overwrites any union data inside the WebhookEvent as the provided MessageDeletedEvent
+func (t *WebhookEvent) FromMessageDeletedEvent(v MessageDeletedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.deleted"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageDeletedEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageDeletedEvent
+func (t *WebhookEvent) MergeMessageDeletedEvent(v MessageDeletedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.deleted"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContactCreatedWithoutNumberEvent returns the union data inside the WebhookEvent as a ContactCreatedWithoutNumberEvent
+func (t WebhookEvent) AsContactCreatedWithoutNumberEvent() (ContactCreatedWithoutNumberEvent, error) {
+	var body ContactCreatedWithoutNumberEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContactCreatedWithoutNumberEvent overwrites any union data inside the WebhookEvent as the provided ContactCreatedWithoutNumberEvent
+func (t *WebhookEvent) FromContactCreatedWithoutNumberEvent(v ContactCreatedWithoutNumberEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created_without_number"}`))
+	t.union = b
+	return err
+}
+
+// MergeContactCreatedWithoutNumberEvent performs a merge with any union data inside the WebhookEvent, using the provided ContactCreatedWithoutNumberEvent
+func (t *WebhookEvent) MergeContactCreatedWithoutNumberEvent(v ContactCreatedWithoutNumberEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created_without_number"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContactUpdatedEvent returns the union data inside the WebhookEvent as a ContactUpdatedEvent
+func (t WebhookEvent) AsContactUpdatedEvent() (ContactUpdatedEvent, error) {
+	var body ContactUpdatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContactUpdatedEvent overwrites any union data inside the WebhookEvent as the provided ContactUpdatedEvent
+func (t *WebhookEvent) FromContactUpdatedEvent(v ContactUpdatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.updated"}`))
+	t.union = b
+	return err
+}
+
+// MergeContactUpdatedEvent performs a merge with any union data inside the WebhookEvent, using the provided ContactUpdatedEvent
+func (t *WebhookEvent) MergeContactUpdatedEvent(v ContactUpdatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.updated"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEvent) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"event"`
@@ -1814,8 +6073,18 @@ func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
 	switch discriminator {
 	case "contact.created":
 		return t.AsContactCreatedEvent()
+	case "contact.created_without_number":
+		return t.AsContactCreatedWithoutNumberEvent()
+	case "contact.updated":
+		return t.AsContactUpdatedEvent()
+	case "message.deleted":
+		return t.AsMessageDeletedEvent()
+	case "message.edited":
+		return t.AsMessageEditedEvent()
 	case "message.received":
 		return t.AsMessageReceivedEvent()
+	case "message.received_without_number":
+		return t.AsMessageReceivedWithoutNumberEvent()
 	case "message.sent":
 		return t.AsMessageSentEvent()
 	case "message.status":
@@ -3839,267 +8108,353 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Lchu3lij6KyjeuWVpp0mT1MOWVLv2UWwl0cS2tC05mT2mjxrqBkVETYBpgJIZl75mvuD8wpkfO4W1",
-	"ADT6wZcsO86UpmqyZXY3HgsL6/341ErkeCIFE1q19j+1RoymLIc/D7NM3po/UqaSnE80l6K13zofMTJm",
-	"eiRTRfSIkQnVI6Kmk4nMteq0ohb7SMeTjLX2Wz8enUfk9OTsvBW1cvb7lOcsbe3rfMqilkpGbEzN8Ho2",
-	"MS8rnXNx1bq7i1rHKRtPpGZCv2WTjM7MV9VlxGaYmNyOmCB6xBXJmZpIoRjhuC6lZc7S4mc5JFQQRvOM",
-	"s5yY5TClyS3XI3ydjhnxEyez9s9sZnZTrJOJ6bi1/75lJm59iBrW/ZZq9oqPuW6GWsrGklyz2RNFMvNW",
-	"RG5HVJOcjSkXyiyQa0JFipvi5oliWkWEC6JYIkWqyEYMn/69343sh1xc/R3+oZj++1a8WT6CxW+veS5+",
-	"f6cy48ls6S5/n0pNyQReJhtxv3tw+/fdbnWJ9ud114IHeJw2r8Ke7xNFeEo2zAHH/9G237SP05jM5JQo",
-	"JnREZE4ouWKC5VSzlEjBNg+IFITdsHzm8adD/jmVmplj0dLhe3kjOfv9YmfYS/bSLda/fEa32fbWHt3Z",
-	"6Sa76cLdjenHV0xc6VFrv9d/3ohZTOezw6FmeX27ZxY1tCS3lGtyyYYyNxDQ+YyLq84qgOVCsyuWw1y/",
-	"/vrr4VSPmNA8oZo1w5cWb3ApSDKiWcbEFSMbb394QfZ6vW7llL9nNId7R7Px3wetK6rZLZ0NWmsd+13U",
-	"mtCcjpm2NCq4sD+zBoQ8JFPBf58yg5Bko2dg1N/ZMcvNaWIG2STa3MExvWaKUAAaB6qB5EHRIdsv6IMZ",
-	"xVGMgYCfLmWKv3FBtp+TkZzmhhYZsoV0aMhzpQPqJJRmNAVylGguroi+5QnrDEQJXA6P2gaR2gaT2gaV",
-	"2gaXnrP+8Nllz9wYbjaJNLsVtQQdm28rVKw1B9X6OztRa8yFR72oCd5u4cgSkkROhT4WZuk3gBqJFIZQ",
-	"mz/pZJJZhHj6mzLw/1TsyLyZmsEpjnHB3SBRa8yUolfMoRa+YOh48I6aJglTqrU/pJlid+Ge/i1nw9Z+",
-	"6/97WrCyp/hUPa2s+EjcsExOGO6tAa3t3JdsxEUK52fOPFiKweqASYZEZd5a7OtPC5J1V+JyyexYnOby",
-	"Kof93QOkvBjpgouLiRsrhOxhleVxVWV3ZptK8ywzDCcY5J6gb9zfogM4XI0rF8vMp0JYCvdARyI0ywXN",
-	"jvJc5vc7CjvCBYMhwhNwgxPF8huWE/fGfcEbrnUhWAWZCvZxwhLD3mDWA2DNDEAcgosgXCoc7mFg+xpk",
-	"xjdSg1yJIt3a4EXB80JIfUHtMCGIcQ7y8ujV0fmRwRMhNbEvGpb+9Kb31MxJE/0ZiF3dyTKiAhIy+8iV",
-	"VuRyqmFRxSXELZENKmb45lSYI3h609s8IDFMEZMMPtaB6M11SehuktsXHQ6+dBd9zom+kfoHORX3O0lz",
-	"hEP4unyA8BeAyD295ym51S07nZwpOc0TRlLJEGHgqIxY6H+5ZJk0nFrCEVgm8XBX45TOMknTcylf0fzq",
-	"fmx1gmNcaCkvMhglhKudEKUVrgi8kRvZR5Aeec2/vz+cK4tfDu7ySqQhhbCEB4RnRvVQ5uM1yThMm7Pf",
-	"gFCav29oNi3B2I574V+qyi7uDeLeQC7GRLpPHG6b+53xG5bTy4yRDTM26W31uv3dzfop3EWtqaA3lGfm",
-	"7YWLCt+rrgv/ZaRNv8KUp0gehbpluRNhe12nah5YcoOLHtOZuRHmf8xHI3rDyCVjAnSoYroLnrb2e91u",
-	"L2rJqU7kmF1MxbWQt8IL95X9rY5n4aEuw7KG/dZOBNVCt8GcTRjVhq4a8Z0qKTaBBJSgVEHRwk7RDg0V",
-	"izC1wbTxeUTY6+T35KhG6b3I7AAltJGSjA1TsjdWGQaqAwX/AFVMklHNPkOOCTaw8FTdchKaZX4tk+ll",
-	"xhO/JDLM5dho8OT4lNA0NRJn5cxKNpqFcPYvhlBuF6aPlT62rzsVvu11+MVH7LX9z0OOMybSF1IMM57o",
-	"NengZSaT62YyaCWoC/dKldjY52REFZETsKlM0bCVUIHs1F27tJHi8ZI6VJ3+62o7d5ERVV5IIeayBTEd",
-	"X7IchNLEvxeu5o0k+I6Z07+C4gRXTp5onNtS0XeOiN4PHOeO5I1pyhaAZMNRQ0PCNw0dTEaWYjo6GoEI",
-	"a6ikXVoBx0tmCG4ixZDnY5YeGBn11jywZ25YBaFXlIsOectoSn48OgeR3M6qnpppvwozCS/GIqrTfHIR",
-	"QMShOVfE3gRrS2zUYgdimRqL/DVlhOJZ3Y6kYiGUK/AdiI24Apd9AlbxCKc2hxQXsIw30cj0jTGwczY2",
-	"uMU+S5vQdpCLZrXijSR0MsnljUFm+yoRdMxSMmjJPGX5hQUrTARWyXuys+p2lmBXfVlyGCoZZEx1MmKo",
-	"+13xGyZg3QZXePoNiiPvBJ3qkcz5H/eUR6bhAJUzPDw9Nlx+H+/HoX0PRtwn1sA8mHa7W8k1m8EfjGzI",
-	"nPxH+/D02Ny5/epjuLH/oBP+M5v9vfJs8/5IEEJhCQKASZmqwhcR2BzHNDMk1xAWe8HNCzm7kdcs7ZDz",
-	"QHxVdKbI7YgnI4tAA6FHOWPEDKDIRiOwogIyEUEgbMJickOd0RNFNfxymxsF2JKVg4Hgmgh2AwZ9lJvt",
-	"smsk5tdff21X3QmL8Knqffg8dPyFZjyFPf9AeXZPlLzxg1wMcZSoBWY0ZR0OmguKJ/q+lfIrYI4im0UE",
-	"rnA+I6DjgSMgIqxz1SG9nZ2dXn9re2f32QERknwXETWhCVOgc1A1Yqr14a5sPYRlOOayT8J5742oVfgs",
-	"Ns8OOctSQEyulOdYHkdlTkYySxVijdI5N9xRTKaa5Gw4VUyRDUrevHtV+F+igeB2Y+/Of2g/jwgl6RQP",
-	"BfBp84DECOsYCJ8iRiYhcjhkIjVLwDVtxLVDAnZ3gvepynoNRtPMYPmMTBVLEbGpkHoU+IY34lC2Sqy4",
-	"8E2yUX/goZvG/DnJ5YTlmqNQz8aUZw2OtajFYT5zklSjGXt3uxXV3IPOx9TkkS3ceO/NcPbVyE5aOMzl",
-	"pVHEzVjznDPmZmbZybC1/34x+lZsAVF1v3iBC9d9zffU6MavrPNDk4HB4Ng0Z4TZyZHqgkhH9VQdkNjM",
-	"HYOFS3imDrK7AmsuA+79sX0l23a+6mZa30+1luIXmnNn+6Fpys0iaHYa7BOufFTZOhcp+9jsu72EcZ8o",
-	"0m1fUoP9E6lgWELHYOYcMS+OPFH2dUU2QFx3DxSJ7YP3HzowGfr1x/QjHxto74FzEf/uNmGSV2TqK3z3",
-	"9hVR0+GQfzT8i1D4AafDq/rpU+/uzonh04kUlsTKnLw4Of3XxYuTl0dkg2oylkqT3s5ABC5f9539gApy",
-	"cn5qh49sTAvYNOHxP98dv/j54u3R6at/VZ20Z6dvj9/82N/GbXu/arfbXeZYrdwWOCsHkaab8oKOJ5Rf",
-	"ifqVBoRWy+i8+/4Fvn0XtZKcUc3SC6pLFz+lmrU1h4tbIxLWbjm7yBvjAjbsc5aS70CE2CRPyQZofd+R",
-	"6jPyHUE6vRmRrlGFeweki5Evhgwb0g5UGuxuLCUzBgb3YqFyioZOu0pU08wq7dW8QCueqq8T8DixEFFP",
-	"P/H0Dvi1lagMxgyBBwjt77kdLCIOp3ai6puGvZslcs3GSw/kBxz3LQzbKogOzXMK5iIY7sIAzx5ReQ+/",
-	"YoiQsuEFTgxE4S0xKk16QOglAN8GhPhghDIcFx34ylwhoystFgjHF1utY011euIO+wJ1pyEsxigRhlAf",
-	"nh7HcNMxaoyiXOE+6TTNZBB4ziUA3F4H7VfC6gXsNbjIkaMG1asarngReXnhiUl5Uz/JWzS+Wj7mgPNE",
-	"ubNUhOaMcIHiGTJBIuTtAdFS08wG5fGcqOnY7LhMxDyUVkS3oRfmV3h5gpJifVdvPeqFBi4wWxYm/9Bh",
-	"UKVB8+c04F5xecrqIiu8CqBc6d0KvuCHBSjsrFEAeLtmD9tFaHIPQW2+jJZSTVdlX7WNwcf1pX4IFvuK",
-	"qwZJ2JN/kJVWodjFGurEWrCP+iKZ5ko2xOedUqUIVSTGFwpaY74iE3rFPO2zXg1DTeFBA/GpAKDYx6ID",
-	"U3/aiQH01zm1EW06rdD8XoYuCL9kg4qUsPFEzwgCSm06WaLJgBvA9VLKjFE41ZQro4pdzFFxotZkJAW7",
-	"sDS5thIbkIPyOcErGpHAHtDISsIxL5DfLjnxwMVQWnFlffWhGzEEjdh1kAf+n6oZwD7yBvDCqwNIrGUz",
-	"eC2jWl3cXFn6GMtLnrF7nEjFQsNFkk3TEnrUpYv6A4lyQKAC7HS70Roasl1/1Co8ag5YdvgFR/cC33xp",
-	"L2Xt4oCr7h6gXBUAdfR0MwYbg2+Xb+LoxhnmVqNR5vXvqbo3kapD8C5qMbcIZzWwW+q4M/mw7GxxhGgh",
-	"ncMx5zAnF6K2Mm+yt7iBNU3olbdOLgvk8W/OOVQjWAbjLTjPdxPFcv0A+BgQjfLd1vmUIYmnRLBbT4yM",
-	"TjGmKWumQQ+L3sElLV3kpYD5+uy4dCx3gb3Yo7kB6Ic6zNZg3RZJ/qzNoajxRbYWbqmMhj9wlqWqkitC",
-	"EprnnKm6ouPt+TUNazqmom1EcIgK0+yjbuRCweYa7oMUxL4QERSMpHAmjKYLUYGAG7zwOzRhMtgpX1jL",
-	"ankRr2ky4oIV+0CzCSQ7hOtwlLXi7GtIDQj9uY1O3jnBF/UYlSYvTiX4qSm+b054XZNnoPJzORijOT6z",
-	"IZq5EkH+oQEJypbih7hmzlC+1NgO534X+r8WWrnM7TjCV+/KcR1V1DkRc+MenO9zY6fbJ03nEZHt7h6Z",
-	"A3tr7nU2J0irc3o/WGS4jdQAs6APRfnE07sVlf1acMp8XlUyNIzpDAMpaZKwSSk00cXYuOBMqkgmlQYL",
-	"5UDAKza63WYslW0YT5wfguQMQsRd1AjhOgLH7o9H5wMR7LY4mjuiRvIWAszHjIrbEc9syNCcaBO0itd5",
-	"bZ0OA0laTogBGecQYi/xLabEt+xyJOU1RhlbanyAtikQzghNU4z1jA3Zj+uU+j72cS85LhVa3xh5was4",
-	"dYMlLpLbY4UsGJrkUil73gpJqrPyNbKKcSOJPs0Zhhqw36c0gxg0pnQERgmYVZGEgk/0ckYoPCTXEB8g",
-	"0B9iMaWTs4TxG5a6r+QwsAWSERWpYhqz636TXDjspiK9lB+dplj6zSrqG2goLCQtDB2U4oblCgm4+c3a",
-	"iM0C22P0r3/U05wRnqrNkMmYN5bL7CDQOcE9OPxGDmheOwqCJSte1hvWaEU9EYxY55GBVoGNkOFrNgOh",
-	"SOZZ/CsiMMwUP1EkloKdDOOV/Qvh93W1oElfUcu3+tUluzKgv5Bs5+9joPJVkbwQiTrlgPcO0tlC4ugU",
-	"SoElQp05CBi1yk6g/XlMuSGjqKDzwIjBfOH9Z1yTK8NWhBSMbAhpuchmp1nDcqECqxiguc5WUpJSoI/w",
-	"tpuhCbtC+WCuezvQgWsQrGq7VQM/OO0M/UJ6hsEikGW1QZE5wE9PFPn3s5M3+MRSK2B5qdQqMjL1CCy4",
-	"5ouLG+uQV51ufEAo8RnJ8AoGkXGBMWQd/KdRD/GHOBjt96kh3SB+xkTmJDbTd3gaI9WH5VFDTG9HMmN+",
-	"AXF4kBaWQSRBW13zSVtOEJDtiQSBEiNm76LWTxA+8kom3iawMKigEfcSBjKCQBbx6uTF4fnxyRubPFhn",
-	"pTYQvxRc1Tq86ZBTOs240pT0ut1uRM7++78k/CbLDvXecod61Mqo5npqwz3cLO3+Vmdnt7fd5GErAhW6",
-	"QaRCe6/b4FLOpLhqGH17t7O7s7O3cPTe89Lw8M/a+M72EIAnGTMPn7XBUbmPHjbhTpruIyLHa5Zyeg/M",
-	"GJvvbJ2N49eHPx5F5Jfjl0cnBrdfnrx49/rozblFkgPDCBOdzVx0TJxxcR0Dp4952iCPDXnGmh28L2Uy",
-	"HaP3xPnwzcsYJ6sh5SzhE27eUIxVSpQcv/ml3et2e51JOqyEcWwvR7p54ltAn3mKkpEBjQ85mxhVEO3M",
-	"xVJ63f7e1vPtZzu7lfPuP1+O/VxcN5nqbX7MSOuJgiCakgKSylthVuIyS80ah7kcl9cFH+8/fZqkomN/",
-	"7SRy/FRNzOyd3yZX1fiX7fKC94z2q41W29pv/W83XE1kNTTMBgO2i7hHWtrD/tOnxOwVsMxGYpj5gooO",
-	"NsJyhVV7/lEzY0yVDbyuxkIh9l7gfQ+FTD6moNLf8JQZ8pVapFwueMLTpsu4OH/+i8XIzTNhfNOhcs3J",
-	"8F8ORstsNN8QaH5ms9dzBclrLoA+XbOZK4SSOqIJ4aUhjmdokgNx1uxmLBul2tesLsrSIiJ1hWodIJZa",
-	"R/BCw695J9B0F73rwGCUCNQ3l+YI2deqF7ZI14I12umbbvBr9tU1ptfsC6lJrwvLdeVujKi+KFv2aiiR",
-	"ZIb9XuRsyHImknlRWpW3bL6LhCTjIkDM+vUFxI+VWVWSj9ugQ7efPXveazTRuJTwxUCE3WD6+F3UGnGl",
-	"Zd5QXugIjE0lUxsEwmcpU9oF/Ps0sEAq0HzMlKbjycoK/RlM8mJExRVr0nzKJ/CAVksjSlVWb62Sznxj",
-	"rZHeTMt1NbmcC9hxNBCBUTOR0yx1uYFGMPLpL94eCkNX3kPb7eY+JrmE+enlpPQOifFgYht8Jkhsfo/J",
-	"xoiK1OVfhpmNQuqB8Pl1mxGJK8gNQ2GYCUiqFjGKnyMyFZpnhJaRYiAgMbkkfNl5lIch5EtyVeTVADaB",
-	"2mczGgqDbGcgDm3IUO48PXrE8luu2Fx77LzwzOOzE/J8t9srsBJx9t35CyKHQ8XWiMG05pDVLhjidI0K",
-	"Bagc1ciLn6LYUHFBm4kwXuavT4mRYH5RcuwrXFQDbmdlZEMECh0hDRbv9cxNzdaklGnKsznGmntYjxac",
-	"aHPshLNBrxw7EYx2rNn42wrv87tZAgdY+dwgxzXCLcJA6WZWvgq7XzvKo2zcXy82ZH7IuedO5UBzOAOu",
-	"NBdXTxTa3FcncKV0v6bLYr0Y1sGxPADwXhLJ2tx+cWx+iVbUvZEbBaRtPg7yfJfXl26uwSCg2NKqDAJf",
-	"vi9fKUIGmo+qlAq+8mVcypfKmZnliKEKogcr9KCphPS7k1tAAd5aL8UDxQDe7zYaCacZzAZZWP5E2aux",
-	"/EpkgXV6ril5oQV4sQV3rv31gcyoY2dArXioZU7AThQROk25jAhYiyLijEUgVCrNk2vm/awNQUQJnTjo",
-	"1IAQmknnmCvrjmI+ZhfOErbUS9q84TXJ0dwl5owmzUfPxvI33rz+Rdxo0R3GIZs2lLNJNms+QZuGaI7K",
-	"MBGo9doY6zUH2jYQaF0JqbZEzT7qeWTto8b4APjLbtlrVzAJPrd7kXmxleYb2WwnrciGThczL5MNM3e0",
-	"GN8jh+wRcVc+cn5/KHutWY6RYJFPz3QIEiHjjoiaKc3GRvGy9RB9HRbBjJopBdtcl7bXqHSJiAOl8zGf",
-	"c+23FeL8lWObm1hDU3BzzdP9ENHNjg8zoefwpL+U0egrcdCKaLmEzq0i9HlZq1I7n054HEpyepTL6dUI",
-	"avUHMXBONolIPKGCZfiNAaI3Z6RUjS4lzdMnmFAJWRZkAyKWkhFLrs09LjwKQDYx3KQUo0MnHGIkBcsa",
-	"bcpfU45bcvvL0l1dfFtACsx9+HPIgL+Ji0iAWslftcb1n4N+v45Y7qtcJQZTDDodkAItV8LDuei3DmKV",
-	"NYaGpVIdWE1KBSVBjXdmunDONXIr5yzkfwjRvAcN/Era8D21SWcfXTUk9HMJj1cpi5kXkRd4+08iMAXe",
-	"LiQxuKEHJDLqzzLsrpvZOrdq+BfzUjekF3zTnupaybwvBpkigeSbBshpKXevvKWJdcY21Dtw5u8FBQSW",
-	"1AuYYDALjuQ+a6I884p/f7GTq6fRfNsn2Fi0+stBZ9UEpm8aaE0Vob8YyEopYN80WM6KsJXKAqCmjkyZ",
-	"jYD8Sd4SLYnV6DGFA4rdGAGPQgsml59Rt1r9Jrm4cECqCXXwdDLKGzNwzlCV5ArtTqAjBpkgjckeWkK8",
-	"NQj0/W1sn4QxnJUXrZmtiKa4lfk11Ex0Adu+cxo85SKVtwR2vSFzcms9opDnj+4g67kgv/oQB/uROaQJ",
-	"E6W8MXTTu70gNJt3BEWTKyukam7aDOwHDk/bcKs1y07UYbXMwF4l9uWqEeERRwE6NJH/xjLKX45rr5rq",
-	"+ZcMYTSw/OqyrJn0LVPT7EtlTgcTPIR7uq4BV0JZUkKV4lcC8z2aNffGS/btWRtXKH3gPbT23bAu+Zwi",
-	"LF/LlImJicuZFXAjv5nAuNaQNVgysvDxNLOJVmaMRqPKIlRBz2R+wxMGYfoRVoLl4v6JwM0Zl5UdL89M",
-	"LErKLAYdGKdGdDJhoohmM+iAyZrauYLCGHaSgzNWlav0fNX4rfDaL7W2Vi+DX+E8duTqr9vyuGtWTS0n",
-	"eNWP4Bck6UZasSVIP33q392h41YSKSCVEzK3fFyJv/vvW4eCtqLWyduXePk/BLGfpQSf/vbSjI8x/XiM",
-	"3/aCYkM+ZAndZStupbnga2QoKJQm7ZBDQQ7fnf909Ob82CZ7Be8X1VMHgisy5FnGUhT/yvB83/0QNOw1",
-	"zHLMteGN5bqq73312q6vElvUWr37sGLEbKV8bgVmdZDVYp8qVUNzOZ0U0Zq2TRstKkYenh77wogGC2zq",
-	"fZn8v5E3DMREQA9VzfRZnnK0Ip+iWQYhF/JWEJ7aU+bWSL5BhUs1zgl4YDXhRhQ+w57JXsZ2Hl0q0oHI",
-	"mZ7mAkmkh4IreRI1UM2CDIUeBhysbBC0wnC1vm6NV5a6l+4uhdXCWK3PKQ4WJG0VhdyrWVClrKf33fbe",
-	"h0/Po97O3b+tmPn0cJXk71y18oswsmbR3alkiRYD+NCW5V9jGmHx6eq0yHahdB9EhA/LTAw6CwlWoa5n",
-	"kNpFFEUDx4OQ1jqZyKi4mjbW8DHgypjNxRaMpf4q+cI1dBxIbvAvrooeINDn+4blNCNulgr5YOLi3VmF",
-	"aOyUEY22//jwqR9t3W1cvD9s/ydt/wGo14+27zb/8W+r1821VZVwlYqa9RUr9yUVBbttaIsY5LEKSs7k",
-	"9I9KDuvz7gIn7wrimiFrHht42iEnVu0qQdqgUzEmgSbxKKaUFvmsQbjzGbu9xjz4cJr6Wt/YKsNU1Pu7",
-	"fN5SG5rVrMtCqrpbQCMbZaow76Smwj2EI21ZPKpynbQtr3AS76oxp9UiV6v51M6DiIP1ZERfLBnEQP+i",
-	"c3iPp0qD2tgcQG+Fr8WBDkFVfm5Z+QGJsQq/wR1owBFXZcCYgNTgZP9meUvTa6YurNSFXbYw0qx1NpIT",
-	"IuRtsex3b1+B3cF+3Vv4tZYTMsnlWJr9qGKQoL7+6rKdOx2U8Zpi9hOq2ZVN2lplpBfu/YJhOeRqOgl8",
-	"5YmCDMpOOd3dSD0+391AhMQh94zRPkQ1BspZ20E0EL6QAkDRf+R4dhyR86P/OK88DU7XFf8w3JEOhHvS",
-	"IT8e/wCLOn178vLdC5eDjyW70ToFBacqdVxnTJMNxRiJg9A61/3EqbBvTt4ctaKWWVgragEYWlEL4NCK",
-	"Wg4KrajlNteKWj8e/9CKWnYx5vIF6fh2gBpvWC5D+GtXkR7qF49sdMlUZEypUNrgCsGLrWD853OqpqzP",
-	"olYzIawkXSysTxuWoe31F6r47hAPT0/fnvxy9LLRFhEc/tz4GDD5B7KZdmEzqBMBWhm1EHHKoKPMK9gY",
-	"DcSLw7cn786OXkXk1fHr4/Ojlxfnx6+PLk5++OHobUR+eHXyq/nsxeH54auTH31AaKfT2eyQQzxjObTl",
-	"Vfx6QCW1xn53ttv9vhFrjLDIdYccBka7kpiZUOFuQ1VFbbnFliTNJfVpFpQA9uceUK4g/qPCcxruQ5Vq",
-	"FZxkEXez9LPG4x68e0yntawdTIl1LKr2ahtZzvAuA/K5mGw0uRueWGd+HXKskQZA4ONAVHvKUBKDTSe2",
-	"rWeisJVMpdNM0QektxPUntgcCENnT85P3RdGFVjBIGINIZuQA2r2NpT5QASsEcdzfWlYMpKGaNPkukBb",
-	"uxdzF42ElG7OSwSdHznuzzajlywrS57nuZkNZI31IsTtuoDZUVWpQMKGXDBFuN4PG+1E5N3bVxE5/enk",
-	"zdHFm3evvz96a+iDOw4kBpEjBUADwGcoBQqB7QlV6lbmqY9wB2G8bMIaCH/RNxI5sbq1DXDVdLIJjdKR",
-	"PVKwclXtE0b+WbW3D7xlYV9G9kX380UgxTRlF6zEUS5ZVi4u9E7zjOvZ6rrgu8mE5e2EKqu0+jYguLoy",
-	"orw7P351fP6v1joV0HGRiyDRnO3pu1GtnO7p5fqSot+v21CrZVr8TItW+fVCmBqK4X7T7k0Hoa8fr1fC",
-	"oC/j5Wzs9/nFjr5UNfmbPnSsN24tSffzyICts6E+mqhYlHa7jUXhmr5tsEc1fr1OW4nCZh5aag8Kc2xk",
-	"jbGgiE1ozoQeMWX7JvmUW/MwzaVh32Wi+t3ODtno9TbJ3vNnuzvt7a1+b6G9eTD47h/vu+09srHZ/vBd",
-	"s9nPOhmLSU6tfaCo4zrULCe7ZDIuT7ZCf4sFpfCLpqNfKCzuHsWpq/HH+HPzbZ/bNHXlDcyDwPK731TF",
-	"vLEW+bdEF+Zvt1WqU1svYCeKUs7gIsLk/Rj+jm05T82yzPU+RgAX5TOHMsvkLWgfKTcjj7mgGjMMxnQy",
-	"sX3BqrVbV+oXcnRTrgTrM+hWy8irfo59wJZm8dQ+s9r8CpZX92mpLu3i+sHnTGlfQ9hi5gyL5doY/buo",
-	"BaWJl+J84/YNwq+YvrTeB8GGl33SdKrLvqmD50OBzObX5gweJlKoxzrXw+Fe8KWtbSVw1yGcaIm9rqTI",
-	"ZkTLzVUjU4rqXUsSL4IVLm4DUQPBV0s5qYK5KeFkSe3lddNNoIJGMs25np2ZVdhqBNAyHb2dzcni6K23",
-	"BjFrCFNMl3vXQw0w8wVacJxWtN/y3dmLM8UpzZbxr39OG6OsXmFumpI5mjuEbIN2q6XM1AGBysOuUxqB",
-	"aIYJ4YJk8kr51cBLxWLszA0ruYRm8mZLDammzV361U1ykfEbdtHpdGKyMQHBI7eFROCcQRKHl4spR1pP",
-	"sDM5F0MZEG7zp13max/u9yPV7LapLDTEKXvH3K8jqtXhZFKY/Zz4E5FrxiZBQjpyEyzcbl96onwR/oGw",
-	"DioKcREYfG1jEUtMTEU+4dZwUKg8/fbo7Jwcnh53BmIg/vY3xyI7f/sbOSr1lolchxes/AW8OnLMGIZC",
-	"rLUtG+zLMUZdxHbV8YEbZTjN/NAKOiXMbEuEyI3ufqZkXG3vgqJAhIOjXdU2Wyi6tjcW365X0o7K9bA3",
-	"LSDOgi7yBhhWiUCx+bgNG954+8ML8mx7b2tzn1T6y5ONd991u93uZkRKfeYHAhs/T8WEGiJA1DTP5ZU5",
-	"faYSOmGEitkt5KlyjJm3LeFBqnAXh2rzGknZRI8ivFQDgZJQhBs1qGD9C75MuNrEwJhKp3ucKDjBCFWD",
-	"wFo9ENgVl2Xpge+SDJIZhO3QTLMcoqkM5MzFY0JzdB4Z2CHeCzDKmwmpInOuJ1Ytv2YzW7Q8vKHRQMSe",
-	"MO3XXvVlJmIkELElNkWV9I2sIE7780jRQBhaBNH5rIiKMJwOj37i21gEdaS5ghjOCEN/qTZvJSxlImEI",
-	"co4W4IG4BImVp/sGHg4z7ObhLAqfgbmyhA/RuMxTUmweZGCaKek8BD+zGYjJuTYHE3siFwdJAfVw5AN8",
-	"03CqC7guirjgVuxmMhBeLIAch5xr5o/fTGCbv2CdZBgsZWOJg/mxkC6ZjVHN2jbjZSAmhhpDojY5PrWo",
-	"Yy8Z4amqEyB/w6kwsLDvto/T2GE6mKrNeczklOApocX9igmWQ5wyFOUg/5xKDR15wIZt3nZd3KzLya4n",
-	"qIRs1vO91LZUgZEcAHOVVaFhUcHreEy2ML1NKxnjdTP0ES8U/AQX2/zGBdl+jokokHRSRB/AJfNg2EAC",
-	"6yfT7bfwNkttX5zNg2B4NyOhAgo14nwGf8z9Dtq8wIs+IwW7ezvqA1edZ9lA5FMh7OWnZLu7ZwH1C8sV",
-	"l+aJgVN804vxG0Nk95FwqKgENZESIzI5/Q0oTpqaO+TKUI4NlwR6mUNlIRtdLKRf1hXlZigfsYITdcgL",
-	"K/yA00XLDM4eh7drsYwDfgmXAdGTjiltCHZrxWAzv4qsJmr+KsoRKs8xWH7DckDc+KmFQM4yqsFbhKFK",
-	"I6lsaxpl3rZZS64sjT0NlkiAjs7NQQVnaegntKYn9FLJbKoZlFbHvlWxGTv27mNCSYH1KA2CP0gBjduI",
-	"e/1nnW6n2+ntP+8+78Ji4zG9ZiSfiviJIrbgldvcryU5wuzRdwtyoangf4brARlKMznNvVqBB+z2yWwQ",
-	"60DEH9tWQlEx2TBXF7dtiIPtUAPIy7Urga42kYcpq3Kr/UrPGkDNgbB9a6DfDZARO5yWmZHBaK4hylir",
-	"slLfIWfSCs1GbLUglLmVpI1cNhCgA0GoS4DRRWrGhqQTDmLvFRMgpw3pNNObeIcIG3NUsxC1jIipDG+D",
-	"OFaE6FNrGoPIGT3NBUpZjT18gJuWIYDIvG9T7gbCrzKCRLIZxjtC/NUVvAQiY/5EGWapWG7P3If9m+M+",
-	"LDELmdfJPbO5anqUsyIzzLsv3EmmisghIDXPIVZhw+gmGnuvDcOAvicKmEwxxOY+ibdiEtuxL25Zlsix",
-	"kRKELMIuQFDoxySuh6xdTCcp1eaDfiVIajMicc98oycXmbyyuWcx2eiVXzSD0ywjMQRExh1yWKQ5Ir1B",
-	"P5U3UI3Rd5fxhAnMXbT6wmkuJzlnmmLoj63AVVcjzK1vRa0bpLCt/VbP3Fswf0yYoBPe2m9tdbqdLcib",
-	"1iNQEJ+W2oxfsTlu1wLQ/v0Iqle5ItL7Lv4NI83jw9PjuIg137DpiOYmwLaFHIi4FM4e43U18DB3uvIQ",
-	"M1+kc65HiNb+xsPiFLn0Gk4EMgRyD+RQUA2N2gPokFOwHlt1iRKsjGpuSClInKSS2ZhvfzWOU6O9cqV9",
-	"63KApxOdwbZQafIjbxVsylVU9fbsnW6zJguyj9MzbZ0+IA34iW/d0u92FweC3kVNpxkH5WJjd5cmObvh",
-	"cqpsQVg5ob9Py6ttvT4/nqN629Kz4YpLlv+lIZ8fopbnp+brfrfrtGdnuZmgKsKlePqb7Ubll1aYZQJ8",
-	"fv8JGzvZUCxX62Z/u9/1hW72t7pRa8IAayHsA+rg7O+aFaO9s2cgbssS9PrdbqWsa6vf7e+2e712t3fe",
-	"3dvvdve73f8sauvMLnII0ex2nu9E6Cq68JVO533LUzMVOoca3u73znvd4m17BPW8DbMVP/0O2P+K2P2T",
-	"n1uBo9G2XipOb5XO+YWjFCwe9VZyBpMMevkz6fggIDiTUDafN6l9/al98zjFyba7vXlfeDx6Gjo9W/DR",
-	"1vKPbIeHY9fh1XzX7y//rupzwQ/3ln8YFBMw3+wg5i/+ptRNBIyFajoeGw6BtKkAuXf7QcNCuA1RS9Mr",
-	"BSFi/rKAAbFgBpAdM5cjHPrhnwS0lzjS61DfmploisQ4aqLETutVEKs0EEMQ2Y0Iap082J/XZtxjVD/K",
-	"iNegTCkvapMEIsAjoiSIKkY7I4lUKHYOhMLMBqpBa8DgEL8Jxf9gTXT+R+bJ/DIqfx6MeMFT4pORXPgs",
-	"QYMOt3FWwGhKN8NTM3P3gcoaNl3ccI6ZpM4ojMHLxZVdK0PgAQnuN0ZiEW8uLN5YLpAaqG71uv1d306w",
-	"36vKUgyUDRjT5uOFn27v+U/36l8a0dTv32g1Y8qFplwYbSTToxlhicRCoISJK3rFxuiU+ZOZwgOzhEUc",
-	"4bx85fCG/lU5Qnd7+Xcu1Oqvx0IO6we1iGtY98NcfuH67pc0hggaU14xsFFDY48DEitG82QUY2szqyb6",
-	"7KMRIxizYflAp1ksd6v5K0nlp0BDbG0Ub5+lmvTKjKF5YbYYVsO6emGfxy7839oKA1RohvNICQVLmi7O",
-	"ZSOhirW5UEwobm7H5tyjKvQICqFRTTvB85+nR/SagnoekJE5NH7/qeVKtbiQryLuYg7BNeR5p9srYrJa",
-	"Ozu9HsRC2VAou8Uw3xADnFrABiblUmpAknu+VlqvYJB3D0a07YZXFuPt+49S/FeT4gta5omv+8mocxOp",
-	"Gsjta0s8L2flS7gP1hOwGSc0y4qAQBCNbcYsGr5UWKcFrelGbB4IvAcqdA2iaG5nGtMZfsYFib+Ll8UW",
-	"2o5SA+EchCrMbycbz40o1dtpyi7ftCqBTVGOfRgmcTGVcWcgbM/9jA01kVO0y1ptyE6JNtAm4b8UG1pn",
-	"J01nW7zyNPDxQBTCB5TdmdLfy3S2HokKQkxtXGkRN1oEizrC0xyJaWnNogjKlSlHY9TsXTlmxZKi+9Nm",
-	"jC4sSgwViTdlgn3hSa9/GVWj1SlxiaK6tPKgoEuJvN5FLbwk667KspLPXJabu7asdek+HuJSid1Oe0uV",
-	"r+EkHZlIK6ygwdW4jCMUn/gv7qK/kB6wAmtobJMLX/dWmLVSwPSvx8kwbLFAGkIdUjWzNaNSVLxbczWL",
-	"t4HTa0xT1p5OSs4vMEOVQptKPkh0S2AKceBg3IwGQo3ohKU+eCPj12bhzuTwRNnm95Dol1+zlMRjmbJ9",
-	"cPLEHfImiH3xJWVqATH7ZKogvEBL9A75ApAYHEJzxXz4Fp/vigB33pED1r2I7mqkozTRMrmx0Qv5lxUe",
-	"/4Sb0wTEEjIHF8g6dt0FwoySedp40dYTgjlkfo2SmRoZpdiKfli+0sqFB2SqMFrAyH5o08L2GZ0mo+lr",
-	"1vp81u8raDax2aBfMxtTnrX2W3Ki/hdNxsx1U7da2Xa/YK3JmJFXOg3bNwfToNiQcmUY0UX4zRlG+7Sq",
-	"pU6hulL32fOt51D9KXwIAkCr193d2e5u7fT72/29fr+owYe9qpepcpgE8+KrQ8KKKhVQ1LffuOe1N7my",
-	"5BK0q54jrlhgeK9CFY8fyc/q5OdsJG/DMAtfLM1VRrb0gxtmODXPZECQXKd0R4+KpqcrRBk0RDovth3a",
-	"oBE5cTlvPDNa2EBsGE0Xa6Da3zD6Aixamx0IOa2kfI+oClpDsxRqQtAcjfw2f2ggGiMI9smE2qIdNSe7",
-	"W3LQiBVqYNO0aMYqBTsYCOyyPK8lKzl04QoQW+eLG9iid7ZvKNm4ZjPF4HuQ27kUA2FAhXcjjYg5AHTL",
-	"bILXDExNRGk6swF5NsxPsNtAXcxzfsP2Sz8OBJ1MGM1RaYcojWHO1Mg6/CbQYA2j9dSID6EldM4mjGqS",
-	"G4Yjh8QcNppiVYf8bJV067Rz54arQYhjQBLCYZ5U5PpvLLMEn5hV+w1ikFypdY6r6wRdunm9sFurSHRr",
-	"smn6btAr0rhK5dLFy3W5b0Wsja44IgH1lnsgN5tdkNVAj1Jp1Ps6H5fsCWIguQrrBAfG+TlG8FJR1i+0",
-	"MFmp8mctaFz5vl5L6qA1LTxs0NVk9YYaOUsKpi1etmssbMilQQGw+GBNHEMPNnx7daSh0FC9jA4lp2Ro",
-	"9W46COe6NdM0n8XCWmgr7uWSDWXO7rWN/jrbwHkeYB//g8LAkv7rP5KPJ+fHt69fHhb//2L74+uXhx+/",
-	"+RixQhh5X6nxbq5apcpugw+9VuS9dUvHPO389P3Vq9fn73pvzo9mr//4Z+/Nb8kvh1eHb3/8/rj7+vrf",
-	"f3jz7t3O2+t//XFydLT1+vq49+a348NyOWlrMaxWNH/2bE5ERMUJVSonW638Gqy31zXTLA0icN0ZbY86",
-	"n8hre8UVLQ+biJ05rlJb+uV481COrVrjrSWOrbCR8aNj62s4tkCybZbtAxXCC3BlHeJp2Guz2QWGUn1T",
-	"dVMjXFACSqtTCUmpQ6eRO4wIKMjljMSlGqjxQNicGlcMLV6zVi54x0vj8jQ+GIigToG+lWFx1ajoGnMp",
-	"9Qj0EFRn9IjNgkhy78jzdVwH4hzqHtg8DxuoZwYAw03Fne8B4BlroBKBgJlloPicVzyDVs32FAtncK4C",
-	"EWQJYej1YamHAhg6uVEhbNoRzAcy67WQt8JwTAUVv6zWCfLta/aRJ1SQnX4Pm+B8n9M/eMapcI7IvQg1",
-	"iMP8ignNhXm059ouF/qr36GX9bEAGM+LtFuebqLoT7Vdzf5AuHOfGZ3TbHSqo6LouMt6cjXYxQz7fg7E",
-	"QBz6V1AlGtPUnDpPoPJuUoH8mM7IiN6YY2HCHkIEAY46n3kXrtWU6ollOIX5TBGu8cD3zV9XzObjeIFK",
-	"TnUijRyVW0fMZjQQMo+CZC/3itH4mVHBLMXHJZn9xnM628Q2my22Q1xMBRyvzUTzpoW4YFOxTa3U5R7e",
-	"qJVD5TOpNNkQ0uAO/iasLQDyZn0OMD71aZ++lA32JZHTLCW2qqiDxaZFnmIuSna6fRI3tSqLbSLz4p0V",
-	"qc1w5UvF6wG5mChw8HLWUKx+CQSnQvOsCiyruNpC/2QDa5CwZCSJnObFAtLNgbBnSTgmNfpyWK4BFNAE",
-	"KqBjxz6hBErF+ozKsL5s5IvLbmIt2IEo15c12OJrydoRGorJGtC5KsJYsJOCFwZMoAOxQckaFRLxdhad",
-	"IJZU3DvwtqRsFhb+27T1chuqN8KR+Rwka0xnNBkVoz4pyuKiEoH4YUdTcWSrxEDabuZKSQrGUtVxWa7T",
-	"jAHBdER8Ib0+IJRc5vIaWgAxn87piov6bG10UCk6M7/euuKoniewjxOWQPuDgTixJQyJK2Go9uuALD7F",
-	"yqVcj+S0seIzECKu1UAEZzOn3KGtU4n3rVaoMo68/ywiSg5E/GlQLoQ+aO2TQaucujVoRWRQKV9q3ns/",
-	"aG0/7+/1tgatD3eYLEiMsJMxzVw9ZMg6Ax4o0H8HSXAGSHG1C0Zsb/mcxhc45D6Gw7jQlGqXC6zdWe1y",
-	"sVqDC6P7OBFjrWYXZbta2MDGimd/WmQM1jqfHZfdItXi5009bcp6UjUOo1Tl/5kRPS9tRaE1p1muSS5S",
-	"2BriBStV/RvVLqPp2PTZou5LGNrrC39bwmu7kAVcAyk7TyNHVIdgBsZCmAsgcPzml7ZRLesgLu+s2qnD",
-	"DG935IboTNKh9Vq1et3+3tbz7Wc7u4WZxW2xoddBi4sbyRNIAUixTCYf0yuG0DgU6bs8K6oKB5ARWCQ9",
-	"gEvGxbWthFFwmicKOytZFrMYJAYpPjQ1O1reQqjeR6febmYdKJvN2BI1av/p0yQVzj3YSeT4qYLeJJ3f",
-	"JldBfSYDtyYQ48sX0MjEANgx7QLjwjLJy5YY9nyx6eTmPG465JROM640Jb1utxuRs//+Lwm/SQiB01xP",
-	"U9bab/e3Oju7vW2zDnHlftze7ezu7OyVXZ5uwMZNGap7kfKcJdgB4A5Lh53zMTu1vK6GMnPY3kERygH1",
-	"NzCjviyBLMYcZD7LrlKNIpR4G+zg9ylPrt+ySTY7FOkLqBBdJQlhGWdXwRnRvigwjbWlHxTbD3856ncr",
-	"/Rn8w/OT04vTtyevT1wVwJVhgCu9kMMh2D5XNhs1NWf7IkGN4BVvjB0MbZFbD29oXIGi1Ho7YlDEajbK",
-	"BhujsxkqS6wLA59LnVIYyFILfNC2FOtiKPXmQwna1TaBqWmbLs4/2GfTLnth58hSi8fS3vs+AgJ24aNv",
-	"z9wH6HgGggDdhbGdLfrlwKWBFqq5LYlLrZO9c2QIjlUKddHvDfm17suyeAyvkXit28m6j6GjK6SQVat2",
-	"rxxzGvY9/h8damq+WmGJpTb31TgXW3Wsbiseew1nmUl6Yb60i1L1cRxWzWo0QHbIazojl4xMJCi7XCjN",
-	"KLjxpwq0cxvpNyfwbo5OVr+aBcGq5SqXQwG63uX+l8hHflieOeJGLJwBDMsktdQkrNmFZkQb/1GRHr3s",
-	"y37lS+dvm/9Rb3/bTPfhfm6+0jwP7IRbxiCc5eExD/gb9NW9NYSHBpVEm8Ki5lPHUu+L5qg/by2tReA5",
-	"alyL/LNtbfrdri+qJHOSsrEslZcaiDn1pRxFLdWZIr7M1JzSURGJ+/FAfJlaUfMi2Dx4Wg9FHYMjeV/X",
-	"4HpBd79vq+de2CzPyuG2bUzrNc2vmcYuta7E7uHbn4/Oj9/82NArz3dwqzds66LBaS9scuYbmjZYPgLS",
-	"6RuUmZ0/AFhfOPt3AZKT89NGUGwVoChXVA1siCUjRRNQbJe8uTB5vggmFaPDqmDph2Bp2Fi/2FjRD8hO",
-	"6Vr43GMrzxZupSlqr2E7D1ZMqd51poFRHlYl00rMxGNU+5rxJ+AHrgHVd42qJA0EHK6gyB/uwprrSE6D",
-	"MuPvPxiUL9dfD3+zZdHffzBXWmFF0KYqFWvVBTV4MM3NhXl602vVo/4OKwVBhzKvFf9UB1D/HSfCSa+w",
-	"wGBR7LOYZ6T1ZP/p00/m9TszadQqdcAc+fAcG7jYKtcTbTXJhMV8sArIGYdaMXegJ9iz+LQo/QNEgUuW",
-	"SXEF8cSL8kG8fRgTFupgc/YS3SyteERyrrwFkxT4U5/mDIPx68kPWMbQx72jqOKrbCF1CubwUlhz2GdQ",
-	"y9HXjXf1PaolA4JRfYZmfVRXEMbFGRzYxEqIVcrldIIjl9xhEI6B0TGlypHYjxNfDGf3NWeaN7WowGy5",
-	"UqhPoHMVZ4NZfBKdQbMiIbSxAcu80LOXvgoUVuD96fz8FGtBa2nzIMMWGg5jc3bFFVZHJ0gv1D7UMT/D",
-	"7bRtydaNos6wES+L53beWUw2bPbGEMP9bfFXqBTsinQnuVRqIHKmc45yajHQGb8SVE9zI6jGakT7O7t/",
-	"j8l3ZMQ+kp9eH75on/102N/ZdcQyp7cozWIZ/SIiyc0G5dWuoBi0YknOdHk62Ff7OI1Lvx5qcwt0+cdz",
-	"pwDHEbrCzfxnBnNonhJ3eCS259bmMKj7ly6+Ln5UfrMDsRHf9CKz00uq2O52dbPBsJ3amB0DgjiqAQGH",
-	"aqfMSEZQ+kI7wCEwbDR+fDtSLLmwXQXO8FEuta16j41FBZkLUwgZNK+zlGykVI0uJc3TyAMlGohB6y28",
-	"YL8YtDDKqYj4tiMpTWfKlpI3KNTfxlrjHfJymiP9oZrIG5ZndDIQDaD0Bdj1rcQCIG3FJhS5jH9NRTbv",
-	"6dbO/EQFFQIBepWlPVGufgkcFRb2v9zdxsL+pP5THJlLWMcQCj2XNn2tQCxrPBBYdxmkv6upj8BgHAIT",
-	"3XmBIRtJjaPBB3PuD1cQ3TcQPpKj2C0kS2F8RtPH7VO79wCaLsLTg3AgIHjQj16BV6fx8oQLdENDaKmW",
-	"skMODTpiKXF7xLaTT3nxCooWGlxF27vanwOCxIyiin5XNJPCFWlM6EQDmD0vu2E5H3LIKLuiXGBamFHz",
-	"3RnZGsKMpa72vVEfNXps/edN95vIvERPG+GxhOA1D2DejTvmvyE9dLQAKgc0wmYzQribcTHsC4CFkVdu",
-	"8MhW0RxCjUtaPAgi8nbImIupkUvAfwRyTiaT64HYoCKN4BbbQgZtKRIGxb0zLq4iQkvU0vdmzyB2woDW",
-	"qDTYqXcgDjEcsv/xo+tDsGUvpDogEL17yxUr3QwMZTZcJiUbO0RFuNiIbHXxf/tkFA3EDhlFpNeF/26b",
-	"//bh7z78DUzz//6ffpf8/9BHe7vXJSlX2DpdBz2pmswoUpS7Z61iGS9YLNAPG2dlDvWJrwJfTokptUib",
-	"2yupxPIW2s6XJhOdl2Cc7vvC2XVuHxWEA/m+PRDVWb5SJ1SsZuifTsElsHTx95cq5jPA8nnYCXbS3rDT",
-	"WWGf/lJ+/qngAfC0CXV4GndWRA+jun/2WihKUb6yIJCH3gpLsOLXwhWsl3DmQ7ndmm4pMseIvBP8o6Mj",
-	"K6zN091V4LNgRUuwsInSo5S3Mk4eLBGASIoCFXVc1Ql8HfJixJJriNi3Yq6n+0YLv2IYA2CYgmsBsw7k",
-	"HgrfX85ZP4gM8ySCxSLLGnfVi0ilTdhAjjV2UZMP98vR+SnmnATkdnPuMgtm+nmQbVhTeE0OSM6gh5rM",
-	"oGcC6LlKy8lSbKhpLp95ixoWukSN4mmnojbd/54s26W6F55/Tqm+ldI055WK86XhlkQCF/0ka3YJFzNL",
-	"+5dbyXba3mG7w/Y2fX7Z3ku6abvH+sMtun25k+ymrXUrxpUbkK4cGVe1aGJ71U6rYj/9UK5AbGOdoC+Z",
-	"DRtythJnZ0NtEfKvg6KoQZvbRxvNo43m0UbzaKN5tNE82mgebTTfsI2m0nr90UjzaKR5NNI8GmkejTSP",
-	"RppHI82jkeZrGml2lhlpGjPfDNFuSCWvROP352R1Q8jnMVRo4YJcZlP2j4JFw+PA4lMzc1iTTzfdG/Yv",
-	"n7H2btKj7e1hl7X36M6z9tbl87Sf9Nj2cLfbWjd830lkX8fmk0yVlmPQ4yCIy93uWhCPjcsLrT7KHv2j",
-	"xefR4vNo8Xm0+DxafB4tPo8Wn2/d4nOGRpZHa8+jtefR2vNo7Xm09jxaex6tPY/Wnj8vJGfN6hErl29f",
-	"szR7ufL6kkrrdduQE3rMBnZpP+kNt1j7+eV22t5O+rS9x3rD9rN093KHbidbl/3e2nYhI7d9DZtQmNRX",
-	"NgqVjT82Q/fR/PNo/nk0/zyafx7NP4/mn0fzz1/A/OMqCD0agB4NQI8GoEcD0KMB6NEA9GgAejQAfU0D",
-	"UP/zDUBrlcJesxBo3bjjhCZY3t7l8+RZusvaO8Nt2t6+3Eraz9M+a/eGXeqerW/egSm+loGnoQlXUHNS",
-	"+U64DoU6rjT4o7Hn0djzaOx5NPY8GnsejT2Pxp5v1thjb/05tsL4EmJcr+rHcwtynVSKWq22ZDTyZHAp",
-	"2aYbjHiq3QnFrpLQYYWuraR/2aPdYXuPPU/b28mzyzbdHe602XbqHu2tLnQF8Pk6cdbLIWBEJSmKgzVL",
-	"uvt/AQAA//8=",
+	"7L2Lchu3lij6KyjeuWVpdpMmqYctqXbNVWwl0cS2tCU5mX1CHzXUDYrYagJMoymZSelrzhfcX7jnx25h",
+	"LQD9QpNN+RFnDqdqdmQ2ngsLC+u9/uhEcjqTgolMdQ7/6EwYjVkKfx4niXzQf8RMRSmfZVyKzmHnasLI",
+	"lGUTGSuSTRiZ0WxC1Hw2k2mmep2gwz7S6SxhncPODydXATk/u7zqBJ2U/TbnKYs7h1k6Z0FHRRM2pXr4",
+	"bDHTjVWWcnHbeXwMOqcxm85kxkR2wWYJXehe1WWEepiQPEyYINmEK5IyNZNCMcJxXSqTKYvzn+WYUEEY",
+	"TRPOUqKXw1RGHng2weZ0yoibOFp0f2ILvZt8nUzMp53DXzt64s6HwLPuC5qxN3zKMz/UYjaV5I4tnimS",
+	"6FYBeZjQjKRsSrlQeoE8I1TEuCmuvyiWqYBwQRSLpIgV2Qqh69+H/cB05OL27/APxbK/74Tb5SNY3nrN",
+	"c3H7O5cJjxYrd/nbXGaUzKAx2QqH/aOHv+/3q0s0P6+7FjzA09i/CnO+zxThMdnSBxz+V9f06Z7GIVnI",
+	"OVFMZAGRKaHklgmW0ozFRAq2fUSkIOyepQuHPz3yj7nMmD6WTFp8L28kZb9d740H0UG8w4Y3L+gu2905",
+	"oHt7/Wg/Xrq7Kf34honbbNI5HAxfejGLZenieJyxtL7dS4MamSQPlGfkho1lqiGQpQsubnttAMtFxm5Z",
+	"CnP98ssvx/NswkTGI5oxP3xp3oJLQaIJTRImbhnZuvj+FTkYDPqVU/6O0RTuHU2mfx91bmnGHuhi1Fnr",
+	"2B+DzoymdMoyQ6MKF/Yn5kHIYzIX/Lc50whJtgYaRsO9Pb3clEZ6kG2S6Ts4pXdMEQpA40A1kDwoOmaH",
+	"OX3Qo1iKMRLw042M8TcuyO5LMpHzVNMiTbaQDo15qrICdRIqYzQGchRlXNyS7IFHrDcSJXBZPOpqROpq",
+	"TOpqVOpqXHrJhuMXNwN9Y7jeJNLsTtARdKr7VqhYpwHVhnt7QWfKhUO9wAdvu3B8EqJIzkV2KvTS7wE1",
+	"Iik0odZ/0tksMQjx/F9Kw/+PfEe6ZawHpzjGNbeDBJ0pU4reMota2EDT8UIbNY8iplTncEwTxR6Le/q3",
+	"lI07h53/63n+lD3Hr+p5ZcUn4p4lcsZwbx60NnPfsAkXMZyfPvPCUjRWFx7JIlFpWotp/jwnWY+lVy5a",
+	"nIrzVN6msL8ngJTnI11zcT2zYxUhe1x98riqPnd6myrjSaIfnMIgTwS9d3/LDuC43aucLzOdC2Eo3Gc6",
+	"EpGxVNDkJE1l+rSjMCNcMxiieAJ2cKJYes9SYls8FbzFtS4FqyBzwT7OWKSfN5j1CJ5mBiAugosgXCov",
+	"3OeB7VvgGd/JDPhKZOnWBi8yntdCZtfUDFMEMc5BXp+8Obk60XgiZEZMQ/2kP78fPNdz0ij7BMSu7mQV",
+	"UQEOmX3kKlPkZp7BovJLiFsiW1QssOVc6CN4fj/YPiIhTBGSBDpnBdabZyWm28e3LzscbPQYfMqJvpPZ",
+	"93IunnaS+gjH0Lt8gPAXgMh+feIp2dWtOp2UKTlPI0ZiyRBh4Kg0W+h+uWGJ1C+1hCMwj8TnuxrndJFI",
+	"Gl9J+Yamt097Vmc4xnUm5XUCoxThaiZEboUrAi1SzfsIMiBv+XdPh3Nl8avBXV6J1KQQlvAZ4ZnQbCzT",
+	"6ZpkHKZN2b+AUOq/72kyL8HYjHvtGlV5F9uC2Bb4ijERHxKL2/p+J/yepfQmYWRLj00GO4P+cH+7fgqP",
+	"QWcu6D3liW69dFHFdtV14b80t+lWGPMYyaNQDyy1LOygb0XNI0NucNFTutA3Qv9Hd5rQe0ZuGBMgQ+XT",
+	"XfO4czjo9wdBR86zSE7Z9VzcCfkgHHNf2V97PCse6ios8+y3diIoFtoNpmzGaKbpqmbfqZJiG0hACUoV",
+	"FM31FN2iomIZpnpUG59GhJ1M/sQXVQu914kZoIQ2UpKpfpTMjVX6Ac0KAv4RipgkoRn7BD6msIGlp2qX",
+	"E9EkcWuZzW8SHrklkXEqp1qCJ6fnhMax5jgrZ1bS0SyFs2tYhHI3V3206myaWxG+62T45UfspP1PQ45L",
+	"JuJXUowTHmVr0sGbREZ3fjJoOKhr26RKbMx3MqGKyBnoVOao2IqowOfUXrvYS/F4SRyqTv91pZ3HQLMq",
+	"r6QQjc+CmE9vWApMaeTaFVfzThJso+d0TZCd4MryE965DRV9b4no08BxZUnelMZsCUi2LDXUJHxb08Fo",
+	"YiimpaMBsLCaSpql5XC8YZrgRlKMeTpl8ZHmUR/0B3Pm+qkg9JZy0SMXjMbkh5MrYMnNrOq5nvarPCbF",
+	"i7GM6vhPLgCIWDTnipibYHSJXil2JFaJsfi+xoxQPKuHiVSsCOUKfEdiK6zA5ZCAVjzAqfUhhTksw21U",
+	"Mn1jD9gVm2rcYp8kTWRmkGu/WPFOEjqbpfJeI7NpSgSdspiMOjKNWXptwAoTgVbyic9ZdTsrsKu+LDku",
+	"ChlkSrNowlD2u+X3TMC6Na7w+BtkR94LOs8mMuW/P5EfmRcHqJzh8fmpfuUP8X4cm3Yw4iExCubRvN/f",
+	"ie7YAv5gZEum5L+6x+en+s4dVj/Djf0POuM/scXfK9+2n44ERSisQABQKVOV2yIKOscpTTTJ1YTFXHDd",
+	"IGX38o7FPXJVYF8VXSjyMOHRxCDQSGSTlDGiB1BkywusIIdMQBAI27CYVFNntETRDH55SLUAbMjK0Ujw",
+	"jAh2Dwp95JvNsmsk5pdffulWzQnL8Klqffg0dPyZJjyGPX9PefJElLx3g1yPcZSgA2o0ZQwOGRcUT/TX",
+	"Tsxv4XEUySIgcIXTBQEZDwwBAWG92x4Z7O3tDYY7u3v7L46IkORvAVEzGjEFMgdVE6Y6Hx7L2kNYhn1c",
+	"Dklx3icjahU+y9WzY86SGBCTK+VeLIejMiUTmcQKsUZlKdevo5jNM5Ky8VwxRbYoeff+TW5/CUaCm429",
+	"v/q++zIglMRzPBTAp+0jEiKsQyB8imiehMjxmIlYLwHXtBXWDgmeuzO8T9WnV2M0TTSWL8hcsRgRmwqZ",
+	"TQq24a2wyFtFhl34Jp9Rd+BFM43+c5bKGUszjkw9m1KeeAxrQYfDfPokaYZq7P3dTlAzD1obk88im5vx",
+	"ftXDmaaBmTQ3mMsbLYjrsZqMM/pmJsnZuHP463L0regCgup+8QLnpvua7clrxq+s84NPwaBxbJ4ywszk",
+	"SHWBpaPZXB2RUM8dgoZLuEcdeHcF2lwGr/fH7q3smvmqm+l8N88yKX6mKbe6HxrHXC+CJueFfcKVDypb",
+	"5yJmH/222xsY95ki/e4N1dg/kwqGJXQKas4Jc+zIM2WaK7IF7Lr9oEhoPvz6oQeToV1/Sj/yqYb2ARgX",
+	"8e++D5OcIFNf4fuLN0TNx2P+Ub9fhMIPOB1e1T/+GDw+WjZ8PpPCkFiZkldn5/+8fnX2+oRs0YxMpcrI",
+	"YG8kCiZf2890oIKcXZ2b4QPj0wI6Tfj8j/enr366vjg5f/PPqpH28vzi9N0Pw13ctrOr9vv9VYbVym2B",
+	"s7IQ8d2UV3Q6o/xW1K80ILRaRedt/1fY+jHoRCmjGYuvaVa6+DHNWDfjcHFrRMLoLRfXqdcvYMt8ZzH5",
+	"G7AQ2+Q52QKp72+k+o38jSCd3g5IX4vCgyPSR88XTYY1aQcqDXo3FpMFA4V7vlA5R0WnWSWKaXqV5mpe",
+	"oxZP1dcJeBwZiKjnf/D4Ed5rw1FpjBnDGyAyd8/NYAGxOLUXVFvq510vkWdsuvJAvsdxL2DYTk50aJpS",
+	"UBfBcNcaeOaIynv4BV2ElHEvsGwgMm+RFmniI0JvAPjGIcQ5I5ThuOzAW78KCW21WCAcX2y19mmq0xN7",
+	"2NcoO41hMVqI0IT6+Pw0hJuOXmMU+QrbpeebSSNwwyUA3F4H7Vth9ZLntXCRA0sNqle1uOJl5OWVIybl",
+	"Tf0oH1D5at4xC5xnyp6lIjRlhAtkz/ARJEI+HJFMZjQxTnk8JWo+1TsuEzEHpZboNnbMfIvGM+QU67u6",
+	"cKhXVHCB2jJX+RcNBlUa1DynBnfL5Skji7RoCqBs1baCL9gxB4WZNSgA3qzZwXYZmjyBUWvm0WKa0bbP",
+	"V21j0Lm+1A+Fxb7hysMJO/IPvFIbip2voU6sBfuYXUfzVEmPf945VYpQRUJskNMa3YvM6C1ztM9YNTQ1",
+	"hQ8e4lMBQL6PZQem/rQTA+ivc2oT6jutovq9DF1gfskWFTFh01m2IAgotW15CZ8CtwDXGykTRuFUY660",
+	"KHbdIOIEndlECnZtaHJtJcYhB/lzglc0IAV9gPcpKY55je/tihMvmBhKK66srz60F0NQiV0HecH+U1UD",
+	"mE9OAZ5bdQCJM+kHr3mo2rObrbmPqbzhCXvCiVQ0NFxEyTwuoUedu6h/kMgHFESAvX4/WENCNusPOrlF",
+	"zQLLDL/k6F5hy9fmUtYuDpjqngDKtgCoo6edsbAx6Lt6Eyf3VjHXjkbp5t9R9WQiVYfgY9BhdhFWa2C2",
+	"1LNn8mHV2eIIwVI6V5r6F55N5Dx7B1fVnmT12s1YqqQoGeWskcC+KCgM6PsEYrKcZ4brMjRwi5K50ldi",
+	"yroa/+Ff20ck1P+95rHVsWUTNu2Rs1nW5aLOra2NVM0ElaZaZjCze5us+vYErLRDtkbL0vH8qThaR5QW",
+	"CHttcMG+DJ8Rf09jJjI+5ixVPpQ1C4EoDNfwCGUErizXY4V+AiaOOr41kXct2eGWWjyzn4Jpj80Y0sBd",
+	"Wh/T1syleYY9vOWM3jrzwipPPNeyAf+1ZFgYbwnmv5/FxVel1cGSaELFLYsPSZhwccfiUBMcK+xHNIXQ",
+	"CilYyXyeUP3kbQcjEU5Zegu9sgdpvyuSzVNhfEgyqbkMPQISwyNi+lznFxx0rre6jeYJeaZGYsJVJtNF",
+	"QOQs61pfFHhrQWoFvW2+IyEftgMSGr7J7ClEb7ForjI5ZSnoE/XvBgHBV8xS0UofJ1je0nvY+pRQItgD",
+	"EF/C423QO42EBcgdYzP0Q+NxQJrX7gg0aCU/9d2vgrF+6t/rLboj0sug5sQxhgbM7kaweSjghZZqrGnF",
+	"jL9d9qDAQQkX1iPGnl7MEmbY9U9gA3M6gf5hQj4QKUo046iZFj2FlMxSds/lvO21L1JRVB5YW6Qh6Hid",
+	"OvaY9MtVws78UXO/1Ih80PnY1eN17yk8mkoP7KiYGd/8+62dxvwb35tXbjJLJBRLT1/bnz98mdfaQKMA",
+	"1NVk6895o4s0c9mzPMd2n/Mdfj9TLM0+A/9fENLKlyhL5wxvBxIve3cfqAKvJb/M93nFiYJQVBKcliKE",
+	"BszXV3+UjuWxYJ936KAB+qEOszVUJeaB/LM2h6qdL7K14pYqjxBnSawqsbmGt1Ae1tH6T9Q02vMpFd2U",
+	"0Ri88DP2MfMS+8LmPPdBCmIaBAQVUVJYk5HvQlQgYAfP/Tx8mAx24VfGkl1exFsaTbhg+T6QWEJwaXEd",
+	"lgJVnKs8oZhF/zmvU12Ds2vdJ9jnNVNxNvfFUzSEM/g8MSo/l51f/fEwnuixSsTeBw8SlC3zn+OaWceE",
+	"lc4NcO6PRX+jpVZFfTtOsOlj2Y+2ijpnotHP1Pqabe31h8R3HgHZ7R+QBtgb3s6y/ZDGwNpZwALGjWcs",
+	"mGGd6+8fPH5syefVnIGb36oS/z2lCwxcoVHEZqVQEOvTbINhqCKJVJnhzKGJiSY0EeJlm9Ez6/dBUgYh",
+	"edZLl/AsAE72h5OrkSjsNj+aR6Im8gEC+qaMiocJT4yLdoN3L/L79be2ToeBJK0mxICMDYTYcUbLKfED",
+	"u5lIeYdRXYYaGzkfmBhC4xhlmlCT/dCjVHqCP4LjsFYyd+80v+BUynXxABfJzbFC1DGNUqmUOW+FJNVa",
+	"Vb1PxdRLos9Thq6d7Lc5TcDnn6ksAJUdzKpIRMEH7WZBKHwkd+CPKdD/xGBKL2UR4/cstr3kuGB7JRMq",
+	"YsUylMT+Jbmw2E1FfCM/Ws186TerFEQVYc5pYaiGFPcsVUjA9W/GJq8X2J2iP+PHbJ4ywmO1XXxkdIvV",
+	"vC0wdJbBLRy+9wXUzU4KwSkVr7Z75rVanwlGjLOOhlaOjZBRRW8GXL/1t/AXRGCYKXymSCgFOxuHrf05",
+	"iv3rWhwfX69Wb/Wrc3ZlQH8h3s7dR+9NRBX2mGsybVDufmBwPjAezkhzmIhnkgt4X/TN0A9XwhRQ0mgi",
+	"pWIK1T96EQqde0ALgb4KEpQnh5AUqDYSaGlAQy5FxDDc5UGwFJwDIv1gipGARlsxVZMbSdM4IAYJFL6A",
+	"dtRnypAXWMd2QJSEIBGYKiUPKc8yJuCu3w8IVyOBntUYLmMCZZ2VbUZTZbOFmAtXpRA5P9krR2f28JHK",
+	"2bVeLlEZCt6D2xvUxqzqkPMWLC6HDvaM0qY+S32M1RJx0Cl7Sh02cVKesPv8cQbuCWx8zsmMZ6iPE1Iw",
+	"siWkefq3e36x2PrTtvHS4FnSSrKN4VGD1nYGH0koMnWNPqAFPXMNglWNctULBjzb9KODjxB6VEMqgi2D",
+	"fvDTM0X+8/LsHX4xTwzwKbHUV1PNowm4Oege1/fGa1X1+uERocSl7YEmGGnBBQZa9PCfWqbHH8LCaL/N",
+	"9XsLMkMISlY9fY/HIT7VsDyqX8CHiUyYW0BYPEgDy4K7bVfd8VlXzhCQXbinLMWwsseg8yP4WL+RkdO7",
+	"L/W89eJexICxE/iuvzl7dXx1evbOZNio8z8mWrUUgdA5vu+RczpPuMooGfT7/YBc/u//JeE3WfY6Haz2",
+	"Og06Cc14Njc+0XaW7nCnt7c/2PW5oeXevP2CO2/3oO/xu0ykuPWMvrvf29/bO1g6+uBlaXj4Z218qzAq",
+	"gCeaMgeftcFRuY8ONsWd+O4jIsdbFnP6BMyY6n4mGd3p2+MfTgLy8+nrkzON26/PXr1/e/LuyiDJkeZe",
+	"ogweIeBgwKwSAnsW8tjDRI95wvxekK9lNJ+ii5F1dNWNMZgsg7wMEZ9x3UIxVsnjd/ru5+6g3x/0ZvG4",
+	"4uu8uxrpmnjuAn3mMbKzGjQuLmOm5XdU/udLGfSHBzsvd1/s7VfOe/hyNfZzcec1rGMQ+STLZgo8zUtS",
+	"YywfhF6JTb+i1zhO5bS8Luh8+Px5FIue+bUXyelzNdOz9/41u606ie+WF3wQdGY0y1iq1/Q/7XAdnxbf",
+	"RMx08+AgWtrD4fPnRO8VsMy4K+v5CmnPTBhSi1W796Ome5orE51YDRhA7L3G+16UDPiUgh7mnsdMk6/Y",
+	"IOVqaQG++i7j8iRTXyyQpEnv9E3Hk5yKGzkXMYaV1DkpozFruKwmIsIbG+ICGIEf8ArHGfuYrYhGSegN",
+	"S1Z7PNplmjG9SIEbta4TNI3ruzXvbYV3qpw6zxZejsp4jS37dm1Rpq5SzozjuOdLyli2hIfzfPidz1p6",
+	"LFTZwBueZpOYerIm/vOf//xn9+3b7uvX3rOEgK5lcGsOM2vYRpvl2net+uKlKmv22EQapGWPxiYQutD4",
+	"dcrjOGFLXEJTNuYf/acJAUyrBYHKGn0ILdNbn+QznVHhR8KYzWiaTY16rH4MzSJKbW7wIl122tBgPaR9",
+	"oO0dbap4ME+X4l7jnPM0edKMldNqPCNDdMDnNE+P6UuANUsWJNMCJ+F5Y6vMQ7EGhzUpCm4WJNTTAfWf",
+	"oT6xzvshHb2G4etgabDJt5RVQVmHbX1b1+9P08QlADQGnn6hhYnxNF9Xle37PpEPz6zK32M71GKkn6gk",
+	"8uE6k3dMNKiwEvlA4DucpZ6n/EIGVgXhZgedOfD56/keWwtosyCCiVLqiyzvPkC9UlzxWIIQKeOypGVs",
+	"kP9xdo98XT0ct7gPjZcs56hK6FtCqeIxtvNqKdxBZHYuzECFD2+4yjw/vxtP8dcP7VlQvPhOIKxl3wS2",
+	"NyDA9QaEzmMuAxI7gSwlKuPRHUMXXuthBtjSAznPZjTPBaaRQDmExz0SWqEP2lE38DMVkPBe8oiBGx78",
+	"RYTM2LamPLAKaEIFn9KMxSGhI2FW8kz5nMpsywImFt37afMlL8qlbSnAlE/ZdSM1VxM63NtvUiEnmje9",
+	"/PG4O9zb15iblVPzoYmO+y3+ACjfFuukZwk2nKUxxohUw44ymsjbJhcp96Y1MaTzNNUyR2Pn61laXn2u",
+	"PpmlMp5H+lJllCfNblq/zanIyoxvU1iZb8jCAKUlBfniP7R45a28sCr6yYHTAm/JmVywMUtTjKDzxIgm",
+	"PLrrZrL7y4Rm6ng2IzTWl3OmxefSzYzolKEnoTGdKZbe69v1wEUsH8x1FeTFENOBb6/xtkTZA72Okiad",
+	"CY1xnc/QOXQMWm0w1HEIDdCYbTIi14bWYnnCG1g1oFHXfh4p6AC1WXIZIYFqE0KZr6t6N82dTebTG0F5",
+	"0tgCCOt1e/6uhA4sPkcsboocBgwjBtXLiEDVHYsJvZFzDz+24qq3u47L8N03whLsv1yojE09gV5NqNgs",
+	"q63zLL4XJk0x8wjhuVdLE8ErC9EFK0sMu1YN6Oq8vj5J9Km54ltfGL9GrKLU1I3QbcD6wsA/7mxieUs1",
+	"XJbhOyEfyIJlzhnZhvUUBpUPgsxzkDoXAL/exHMovqThX05Ntsq36hvSjv3EFm8bbYlwaHIMiblMwYjY",
+	"6s0hDU9RzZmgK52xpMZsKr2GzbcedQbNM/e0qGoAD4YJmF3qsKnbFDxUlrW1YNCEGf1EVuZSNM2qlCFP",
+	"awlrNNP7SMVb9tU9Hd6yL+Te8DanPZW7MaHZddkjr/76J5wJTdHHTLNKrJFTKbUyeQElJGOOq6EMAvJs",
+	"lK0VUTrtgu9L98WLlwOvjs+mzl4ORNgNptnWHAbGqtRXfQIOGyUXOUgYlsRMZTYxmkuXWaShfMpURqez",
+	"1o44lzAJxiT4aHj5BD6jtyFPWHX1xpvQul0ZL0LnXsmzahJuLmDHwUgUnBEjOU9im0M1ZTR2aQKdHyMM",
+	"XWmHPpfbh5gMsJjHu5y8u0dCPJjQMa6h/j0kWxMqYpuntpgBVsgMwpUwD+l2QMIKcsNQGI4PxkqDGPnP",
+	"AZmLjCeElpFiJICtLolrZh7lYAh5ZbnK8w/iS0gVCU3mt9yRsjcSxya1Qmo9tLMJSx+4daLx+FE2pbE5",
+	"vTwjL/f7gxwrEWffX70icjxWbI1cNcYTp90FQ5yuUaECKgc18uKmyDeUX1A/EYa+r9F7xx/4d1Xkfo2f",
+	"T4G/ySZsgVqurWLeWcSBGoqA6ZlnR6AHM0kZNToslHXPMxzS9pJQ5DZEde0YmLLrY8teBhxrObCuSYyW",
+	"nn9l0UEldKaGHoX1rkaHrxxQ5cFFX0BV1ePscwRU2TcNvNpa3AJ0f/NdgkPS9hIAhZYpv+WCJoFV9lMj",
+	"JxhbgGFqwTcZek1kkodb2vuzRfXtgVjasgNfuF2OF4253tKUC5rhQz+ls5lJkwTKwcZ8/WbAY2gUGMXt",
+	"qtbG6BwUQqOXd3iVRyw7N4EVXayPS8eoM1a1PzXuCLxoslnRpdA06CTOQWx5L+dIFmCy6VXtUXkIoY9R",
+	"m/EvbDvEdqay6weWaK5ldU9o/otprR8NUACv6ndpmgUdZdQKK9pjK6vXW974SrcJOvOi5mB5j6KSwbqX",
+	"rOjyMzR6dA/KAl2SkSRotk+wFoSutGRN69o0Rrxr29outF1rvJVtW7sb07aDPfe27R3mt+3grn1rYBZu",
+	"ZNs+hhi1be6uV9sOeH9bwxTvRtvmRVxvv4PSNX/8UDPtIMVfVXGuYOh6zCl/q14O5l+MZ1sv44bHR8gj",
+	"LT6RFXQP1noARV5iLQ7SPHTrzcPLPgotupZvWeHh+6PZjXmp9/Fy7+FG39/2Xh1Pcu1dXzlgzXwtYGip",
+	"Qv7GrndqyinwW/RyRKXJkrbEO2deVtm3mK1Mk+wDvM72PqtoAzsqXqclAg4y+n+OfFMQMpaJNybC5nNK",
+	"N19f3Ypa0S+qc3Xl/qrZhxdljRJqiYpRyr4cZ2uFFfUaVALNNqqnRAktQWN/HiprHWr9KhZGO7X045vJ",
+	"dep2swIOp147p8sB3Z6nKGaN9rMp3476qRw/7cm/7VTQ5azbcAZcZVzcPlMYENtei1mqfbIk7ZKJPl6d",
+	"pu1JZoe1X+3licpLtKKeKmArh7QpToCKfVvkJN5eQwsMrg9ttcDY+KnK4zyfh/+oSnWxWl/Glcrncpma",
+	"8sNde9fdCh1oKvnN7cktoQBOtm1IXWf1dLTqaoeuY4WkBrYlxPzKqYlNhisjApLJJCZ0RtOM3CxGApV2",
+	"QUVjp5EdbMdbJqBcXwGneCv69h4SSm6ZYCn8jCa+kRA0TeWDzZqgW6sHnkVQHkEK03W7R45XuRVwlaei",
+	"HwlNoQtcXhjoQ+em9EfFhQHilfXvc8GlgDTKiVQs7pFQs5ZhQEJwDwqDkQjBS9PoOq32KiwGciOAA3LH",
+	"ZpnxzFuQB5ayjVZyo5XcaCU3WsmNVnKjlfxTtJKfonGsJ0p12Wut0GIyntLUBBLnzMeEpuie9pfVW45l",
+	"+kC1OLEqFZfbtOtRlMJz0dC5aHgdNGzJpWRx3XrmYsmhfHKoaQPeHGRrilWHqIDkM9umDlH7Ncmpn6/W",
+	"0gFLn6nWqao3Kt3Pq9L1huXoO2rickxAjgnPcXE5moe1gTlFL9uqVuHrRb20C0BZWxpuXOKTlNv17MhL",
+	"rgQ2JjdzxQVTqqsiOWOxTYxNtoCKcqFI2Dt5d9ULt03kHBP0JmGx0y7ZAZqKdUV+zGZT+S/ekBBOfzoy",
+	"Pmx1+pVJeWdKK9jhCX2gDYnhlqRhLGoUTRqMIrmCwcEFr3lrLL7OZEtlwAUbY7+pvF+DXDdtF8MFAVbO",
+	"tW+7ReLTkqoAT8GHymkhYKcFDrr4HteVxdezPLqj9RB5TAiM5I0f1QTEZD/QlCLhKoPQXm8a2qYYkDzj",
+	"wifFKcAS10aCP8cM5VM8fcwwNAL+MrjhnFwBEPjdwFumObj9N645PsOM/syqZfSUwfKXILDPQEDsIxk4",
+	"/i4oxnAHroiovSUBalQDglALirEbAamIxUcEeJApXZAbRmgcM1MbYKkLmCr6T3qh8cn2vHbEvJGKQ6pL",
+	"k4cxfH/ZG+zsHgyG/Zf7e3s7/eGL3cHB4KUj7fWKCVKwHnkHzr6UQLIBw0qVfdobBvYCpJCJfsmGXCCg",
+	"bZ8v0ThRN8Vrf10DKPCeLid6Y0BWRT/655g8S9rZZUZPl8zwM5o97eStyi3ZJxg80gvKYkyXbAwbzQpX",
+	"b6mlQ0gameN3wqjJNmkHtBU+QCpEIcE8vA3Xa7tH3vA7NhKhB8KhKwMV6m2E3kpPBuF75NiEK0zYFFXa",
+	"tq31HCVbmMgyXJEd0pZI32hzN9rcjTZ3o83daHM32tyNNnejzf3LaHM3KthvVgWLKictvJtsCEY2nlAF",
+	"4vP2Rke70dFudLQbHe1GR/vfQ0cbEAhpJV79xkbf+X+gvrNSv7u9yvPPrOO9UgXZRhn6JSp5FwjOEi2o",
+	"y0SbVTP3Y6WqmwWR81S52irlTEwmFdAztcSSvrRY3TzNC8pVMtyUis2hAtaWmLaaWevt3rK+nEvz1ZYp",
+	"cBUMimvZqgX7b7dIbu6ZegliXzKRWf31Xznb0FdL0VEKV/jUdBxF//0y3EI642ExOiCbpHJ+OyHnZ5fF",
+	"oofW3z0g4YwKlmAfDUSXB8eVl3qmcCh4KLbABhhNWHSngmIlRriMWC2rVJSNzjgUxRQs8SYj+5qxASvI",
+	"ezlioB4SsOI+/Dl03d3EZWRctap10Z5mXzag3y8TljKLei5b6RHJ0bIVHjai3zqIVY5C8SyVZgWyycVt",
+	"wTpGkYEEvqw4p6lq5gIa0IwBplCsNLtyIf9NiOYTaOBXirB6YoSSTazVNgD+UwmPC1PKZ15GXqD1n0Rg",
+	"crxdSmJwQ5+RyKg/K1gY64uvEwWcTWT8TmbHWNv5y6c39dST/qZTnL6T2fdaBPvykMkrhn/TADnXL06D",
+	"zn1WziBclA9sSLWn9qPMaNImczp6BeBItpuP8pyj+ulKyjc0fVLg/ponV6+b/m2foGEWvlJC49YV679p",
+	"oF3QjL3BKvxfHmSlmv/fNlhK/g2+Sh5gp4L6EqD6LFbVIFshfO2ZkhtZOvfZop5kBK/WSsFB2tVCsZv6",
+	"iQuzMX9lk6A2ak6EKj4NHjVRRmeauaXF2nC/zXl018VyR6gVbipatLZ531885gkQMUM2gaQ2bh0mrwqO",
+	"A9WL8EVSUlX37qZZf/du7U3794xdh8Drgp9Bhdl7ogdCdYvNdSJXbtEtrmmLnrHrWzydelN6P8lNoLo5",
+	"HGT9neGamrZVHdWzp2WFyo5XlSkjW5QUr3ZAqDH4yAdDG8sVpjy08JMdJmqgLHx+AkCLvZvA6p2hDtw3",
+	"ja4c/12dPKpn4fa5/kE44DWdgmfs+hE0VGB6ksNEdXM4yPo7wwGbtlUdtb6ni0Y3iRYOFCvU3V/CcWF9",
+	"F4O8exskc7te/ygcKJtOwzO270BKTo/LU0XLGROQKjqa0Cwvd2DtyE7nCmlmwJENPaCYyDSLCUlfoDxM",
+	"0baV15zSw9eJbB1kZeftp0CutOf2hfKqDr41VH2it0N1i3aY9bdmV9aEE/WRPbtzvhfVJ1XITJ9YvcQB",
+	"VJCqePNoFDHmTP0CxwxqqmnUEfr1zSAKhaZMCz7ApPXmsxjq+Hle2qf6g1QBi1+eAFfTsQms1XHrUL3y",
+	"uqYcl9xRjkxGIg03nilyI+OF50Ksyodpd1spL912r7DSpp02lqz2eV4vMcdXKmTYwh/GImIrdhyfn5It",
+	"DQlMVKjoQpGHyWIbGLSWxajIVjFTVK9UAssGEfFsezXhKXrlrA/VIlw+fLqPj/90/EusH9LP1t1l+Y7R",
+	"K2b9veLwHz6LX43ZWXUp+Z4u8yJPlaeLqYxMZcwwUwX5EYraEuOKQjL9GevDguCfMpqQCRWxKYNSBs2/",
+	"JBfNFdHh62ySUuV5Qi/Rfs4V3nUTjmdmcrV1cBcuLE8SPSa8qMNdrMKIkbSVhsYbMH+MH2R6p2Y0YjCA",
+	"fq1FnPuZmMcWdr0lU32ZkGxrMGFeRZMCkPziCgKVX+ig6CSCwQN2L6barndHmhuprpA6dxrnIGRM/7gf",
+	"OLzMFCerOzZOpGDWkcjvGFZawqrEJVUNd3H48hEHBXTwoiQD1cQ44VH2FUwVsEQw4kRSCKvVtS4JN4mM",
+	"7uCXgpfFtd5MKm9BXvumdZoall/dgKcnvWBqnmRfKOFvYYLPkee1bvavFH6KCVWK34rcBa7uruC9ZN+e",
+	"i5VJp7nKrRxdR7CtIXHIZXrjZb5eiSXN3ixWP1bwGrnNFDyKLFkvkNiSZwmfzhOaWZcSv0vLKrdAw0sZ",
+	"70j9HhAuyA8nRY+bP3j82NIdcepPRV3ecWEPUHfSt24hs9UDgRcwmdAZCquF2nWBq0gED3FW9AtLwYdY",
+	"NcVAfIVqZ8VrvzplfOUyuBU2PUdXZqNG9m0utw815nzVnq/vacrpTcI8TlA/I0nX3MoffwweHwPyxx/D",
+	"x0eU/iWRItAIpEfJEzS7u/9r51jQTtA5u3iNl/9DIfZwSj++YeI2m3QOB/3hbtCZcuF+8KE2/XiKfQf9",
+	"ft32YIr0t9tKEUHAXV73VYGmoFzE7GOPHAty/P7qx5N3V6evjq9Oz94V259dnZs+I8EVGfMEook0+1eG",
+	"56/9D/aqa8FPETnlmX4bIQdBDqc/OjBt57AfdOAR1czl+cXpux+Gu/BCtzLSoMXoZzN5FWae2M1qEvEy",
+	"vH5I5XyWp2Egc32PsCyiiPXzomU4O4bGAlO9vkz+38l7hukjNHqoTlA6+GF/5bm3fKdokkCkgHwQhNvQ",
+	"Lm48A7eowPkhKoRHdyzD/BSXmUxZnPPYLgOziEciZdk8FUgiHRRSpmZSKBZ4qGZOhopulThY2QvKMMMV",
+	"PKi/lQVYDff2V8JqadJzU2AZCQNB6l7inAMCrvDpAoUGLqJkblzT8yUO9vb2BsOd3b39F5X19YPOjGZ6",
+	"js5h53/+2u8efPjjZTDYe/y3jk/O5OKeJjzuuorYnealmDKsrHfbI4UFHBEhyd8CAjKH0mcbUzVhypaU",
+	"Z+l10aax7O78CM0L8fp2ABchurq30/qZru1pEXYgtkNA+Lj8iE2oshEuBep6OdPQJIqiV8dnIa11MpFQ",
+	"cTs31sTyLjS4EhQxj4hgLHZXyawbKEvO7GBZTUXobJbKe7xYit2zlCbEzlIhH0xcv7+sEI29MqLR7u8f",
+	"/hgGO49b178ed/8H7f4OqDcMdh+3/+PffG++n94ZkzOuUlG9vnzlKOpCadcHy3mY0JHygo8FJZdy/jst",
+	"L/plf4lnewt2TZM1hw087pEzI3aVIK3RKR9TL9eyKaVFvvAwd1Mu+FRzaQMfo1eapr7WdzD5mFCRn63t",
+	"8mlLRcvTtam0az3v13pCqrJbgUZ6eapilWaPHeDTvYdXFXYAZSg8OPhWWI63bfGGyoZbOhJfFcIs1uMR",
+	"f5QPmOAA2EDX0Hr5T+cqA7HRX4nGMF/LoztyJk3TDMCJIxIC0wRKiActGYRVHjAkwDVY3t/Pb2X0jqlr",
+	"w3VpSdNl6bmcyBkR8iFf9vuLN6B3ML0HS3tnckZmqZxKvR+VD/KP96evfrq+ODl/88/2vJ09naqjUZGb",
+	"y9itKXHeZqRXtn3+YFnk8p0ENjGBrz1y+vb4h5OA/Hz6+uQMuJ7XZ6/evz15d0U0REhYfD1D1A/RDIo2",
+	"WN1BMBJvzixvraHoOtk3OwzI1cl/XVW+Fk7XRvTp15GOhP3SIz+cfg+LOr84e/3+1ZVZvAKjFGqnNDqR",
+	"iApTkxz4NDApKMbKBShMwjArwr47e3fSCTp6YZ2gA2DoBB2AQyfoWCh0go7dXCfo/HD6fSfomMXoy5eT",
+	"NztA7W1YzUO4a1fhHuoXj2z1yVwkTKkit8EVghdebOq6b/uv6fpPVDsVQivuorfsFS88BnuD4VIR3x7i",
+	"8fn5xdnPJ6+9uoj5MjuXCQoClX+BN8tsrBDKRIBWWixEnNLoKNMKNgYj8er44uz95cmbgLw5fXt6dfL6",
+	"+ur07cn12fffn1wE5Ps3Z7/obq+Or47fnP3gvJl6vR6UVYEzlmOi5tGk4N4IIqlR9tuz3R0ObRkVnvXI",
+	"cSVG1W0losLehqqI2rGLLXGaDZZKS5XqKUdcYLQ79wLlKgS9VN4cz32oUq38JVn2uuV+olWHL6DoPgzH",
+	"YZ8p0u/eUA3UmVQcc1hMpSlMU3+nekWequ/lqYpPR7PK015musC7DMhnU0egyh1yENQevx45zZAGQLTn",
+	"SLy/eGM7GrwIQacTEjUfj/nHgLw6O//n9auz1yeYmSOS85kUcAMDQjMylSojgz0STWhKo4ylanskNJ09",
+	"uzq3PbQo0EIhYhQh20eafuu9jWU6EoWnEcczLv+ERROpiTaN7nK0NXvRd1FzSLGh1HUdcHPyCHe2Cb1h",
+	"SZnzvEr1bNIkI1wjSYRZFzx2WEco5+1iNuYC7NKHpLDbgLy/eBOQ8x/P3p1cv3v/9ruTC00f7HEgMQgs",
+	"KQAagNl3BTKB3RlV6kGmsUtyAcx4WYU1Eu6ib0VyZmRrE9Wb0dm2BqV5Hilouar6Cc3/rGI38SYFJbeC",
+	"MrIvu5+vClyMLwlKqxflhoH7YGHdGU94tmgvC76fzVjajagyQqsxcFlKVUl3cXX65vTqn6shUyJ/NyxZ",
+	"Cgl/2UR7gu1dtx1fXxL0h3UdatU872ZatsqvF7eVi49/jQAuC6GvH6RYwqAvY+V8L+g8m8iU//414nTm",
+	"hdm+7UN/P1MszYwm6WkWGdB1WqpU0iuVFR/7Po1SQn19Pfoob++pvOEJa6c5znXmRU3tUa6ODYwyFgQx",
+	"zNQ2YYqhEOZqV+qPcSr1810mqn/b2yNbg8E2OXj5Yn+vu7szHCzVN49Gf/uPX/vdA7K13f3wN7/azxgZ",
+	"80nOjX7A+bzQccZSsk9m0/Jke/3+ygBvBJ6PWP5MEx4D+L5QLCA40a18Cb7nLIlPsGkt6Bp/9t/2fP3f",
+	"QxKD9TfQBIHVd//e9bw2GRTK7i6R8cb5puhC83Y7v7CbiZR3LlK/Gsi3IA/YAk1E6FEdwt8hlqgkGUsS",
+	"RR4mPJoQBDCywzLWbHSSyAeQPpalOLcuE87lwn9sNt4LW52YwPxK52rmp1ZjefJd5QMbd+EVI73HVraz",
+	"NbDFLGFLOhvV7GtsVe1s6pm3qY1e7eqqArTLstXUvSU0V6cPC8q5XVbniKl1M2qTFipu29Wgbg/8PBo6",
+	"mgtwxZSZsZ6EnNnf22Uh90J2VW7o2sbbdihseFUX3/VZ1ccDnqdnb1trhCJat+xSukXrQeMJ6/Tde3if",
+	"CjDzZ89hIp5JLrJGQ5ttYJQ5KkPqC46zpkI42dK8Cla9kNttHaSscXtVMFtxhXk3HzNRQ5Cvlu6lCmZf",
+	"spcSBfj0VC9QET2apzxbXOpVmHDEGf+JLdDo3pAVHZxGjF7W6GMVy8ixkSPgbYZU6LoHKhKtcH7Y+a/u",
+	"8flp9ydWUBjglHrL+Nc/5l5nvzeYF0rJFLVuQnZByZJJmagj8pvuRRAYioBTzYxwQRJ5q9xqoFG+GDOz",
+	"ZyU3jKYs1VvypHkr7fSQfAdtibqPrhN+z657vV5ItmY2zy3gM5wzCITQOJ9ykmWzzuMjJBIfywL/oP80",
+	"y3zrvE5/oBl7QJuUx13e2YddSk+nlMoz2N8xNivUsUKmhoCfeZ6B1bpcjoSxk1Jwz8EYAOMSW+KlIDU+",
+	"JrvTjNx/Xp69Ixcnl1fk+Py0NxIj8e//bjm13r//OzmBSuu5v48Ro4lMLcsYWJ4QhjLZvkEuCk3jEJ1/",
+	"bFWa8MiOMp4nbmhFIpqmC1NJPbCj258pmdJowgXrpozG9CZhhiMNcHBU7+u2nCkSIicfkju2QJ9gZBpn",
+	"NJuQrbCsju31w4CEgHA9yIMB1i4NiMss5VFGuJjNMw0MI8ui9HbahQ1vXXz/irzYPdjZPiSUvHv/JlcM",
+	"k633f+v3+/3tgBg/H/L+6vvuy5GQKaGCzMWMaiJA1DxN5a0+faYiOmOEisUD5IjjGLoB05ItYG7txaGZ",
+	"bkZiNssmAV6qkUCGPMCNalQwZq4ZTemUgbIa/bMoieezhEd60ju2wIkKJxighFowmmBpJIDjkQt3BAEB",
+	"vMdokrEUnPo05PTFYyLjaMPUsEO8F2Ab0hNSRRqu52je7+9Ed2wBf7DSDQ1GInSE6bDW1CU8DpFAhIbY",
+	"uO2TrSQnTodNpGgkNC2CIBGWO+folw6PfpYyBYXn2EcaZckC0J8rcCUO0AOdZrpVxGImIoYg52iIGIkb",
+	"EJx4fIix+4gZZvNwFrnpSl9Zwsdo4+AxyTcPohhNlLSGqp/YAqS1NNMHEzoiFxZiU+pe8UfYUr9U13Bd",
+	"FLE+1npyjVOOLYBQm5RnzB2/ngCFs9n8JuERDhazqcTB3FhIl/TGaMa6JtvMSMw0NYYkieT03KCOuWSE",
+	"x6pOgNwNp0LDwrTtnsahxXSwmOjzWMg5wVNCw88tEywFd3kp2HaP/GMuM6YPBUwpurWhtcRYPs16TnM5",
+	"W6/nO5mZNKGacwDMVUaTA4sqNMdjwnXZ6KYpXjdNH/FCwU9wsfVvXJDdlxgPBbFPuRMMXDIHhi0ksG6y",
+	"rHsBrVl8CJltwu2jwvB2RkIFFNbA+TT+6Pt9RMoNXWAUxjlb6gNXnSfJSKRzIczlp2S3f2AA9TNLFZf6",
+	"i4ZTeD8IsY8msodIOFRQgpqIiWaZrBoBKE4c6zskIL22CTUHeplCGQjj5C6kW9Yt1DagznEKJ+qRV4b5",
+	"AdtfJhM4exzerMU8HPBLcRngxGsfpS3BHgwbDLGAgVGI6L8walO/Qsq9GCy9ZykgbvjcQCBlCYXUHMZj",
+	"biL1ijSFULq1CZ6zeU5s9HgkATpZqg+qcJaaflLAf3qjZDLPGHl/8cZUvQv12KHzYiCU5FiP3CCYJRXQ",
+	"uK1wMHzR6/f6vcHhy/7LPiw2nNI7RtK5CJ8pYjJe2M39UuIj9B5Barg3TGYepKqvBwTKLeQ8dWIFHrDd",
+	"JzO+1CMRfuwaDkWFZEtfXdy2Jg4weIDIyzNlfVi28Q1TRvOjDklYVCkhbRyJEERn8LwBWmaHy2SieTCa",
+	"ZuDsnqmybqlHLqVhmjXbakAoU8NJa75sJEAGAo+rAkbnEUJbks44sL23TACfNqbzJNvGO0TYlKOYhail",
+	"WUyl3zZwp0aIPjcaWnDgyuapQC7LJq7Xe9JkHQfQr2kZAojMhybycyTcKgOIZ1yg2y24Ad5CI2AZTUER",
+	"xVJz5i76RB/3cemxkGmd3DMTMplNUpYHKDormj3JWBE5BqTmKbjMbGnZBGPmaynJEwxnNUNsH5JwJySh",
+	"GdvmSQj1ELn3DzAKw5CEdc/Ja1SshWRrWPHV2w5IONB9stl1Im9NCGRItgblhnpwmiQkBL/csEeO82hb",
+	"pDdoLnV60imakBMeMYEhtEZeOE/lLOUso+iBZupV1MUIfes7QeceKWznsDPQ9xaUQzMm6Ix3Djs7vX5v",
+	"B3IWZhMQEJ/bsAT41y1rsP7ngHbtNf190DuCF+DQumFiwEN4fH4a5iEPWyYqVt8E2LaQIxGWoipCvK4a",
+	"HvpOVz5iAJa0Ph4BorW78bA4BfUukfIGwEPg64EvFNQOoeYAeuQcjBhGXKIkmqdKcwCqHKsAkfR4Lu5q",
+	"nMZaeuUqe+UgB8V4DOsMuoUyAC/kg4JNzeht2TF9r++XZIH3sXKmqboEpAG7TOlH9JYB2/Qyf+THwHea",
+	"oWAfs2vcc2jv0ixl91zOFazyiMgZ/W1eXm3n7dVpg+iNY5VWXDJArfQ8/hB03Huqew/7fSs9W83NDEUR",
+	"LsXzfyn0THJLy9UyBXz+VffXiIEAtHmmD3eHfZdk+nCnH3RmDLAWvI8gB/Xhvl4xaoMHGuImJehg2O8/",
+	"Bh2rzgeV1rA/3O8OBt3+4Kp/cNjvH/b7/yPPa724TsFTuN97uRegxfJaj7u0L4/1VGij9LQeDq4G/by1",
+	"OYJ6+JDeipt+D/R/eQjJ2U+dgr1bs4OPxdNbql20IM6tNY81FcaZvsj0FqibO5Oe80WDMyny5k2TmubP",
+	"TcvTGCfb7Q+aejg8el60vXeg087qTsdI6k5FnqJsdzhc3a9q+sOOB6s7FhJ56j57iPnL+xg7c2KSe4Pr",
+	"wnSqXwikTTnInfWZp4ZMgo/RLSSsyEkYKBDzxwCCtBpfhGM3/LMC7SWW9FrUN2omGiMxDnyU2Eq9Clzm",
+	"RsIWEnS2xpRRJYVJ/ICWHuQR70CYUo7VNll1AqIksCpaOiORVMh2joTCABuagdSAPkpuE4r/znx0/gfm",
+	"yPwqKn9VGPGax8TFxFkvboIKHW7c/eChKd0MR8303Qcqq5/p/IbzuFNUCqMPfX5l1wpU+YwE9xsjsYg3",
+	"1wZvzCsQa6juDPrD/QAX3DkcDqq8FANhA8Y0YaHFrrsHrutBvWchcQ8GXE8ph5J6WhpJssmCsEhiiiTC",
+	"xC29ZVhO98Of/Ch85idh2YtwVb5yeEP/qi9Cf3d1P+vx99d7Qo7rB7Xs1SjkyPW+FzZFbUliCAhFBoFm",
+	"hEKivCMSKkbTaBKSKc2iiS2qb4PgJoyg61ChlJqHLc/rwf91uPJzoCEmRY/Tz9KMDMoPg39hJhG9Z12D",
+	"wrIGffi/tQUGSM4G5xETCpq0LD+XrYgq1uVCMaF4BlV6m44qlyMoeOj5doLn3yRHDHy+ZZ/xIbNo/Osf",
+	"HZsxyHoe5u4/DQRXk+e9/iB3Dezs7Q0G4JJnPPLMFothr+hn18E62+UyBkCSB65OwSB/IB8/G9E2G27N",
+	"xpv2Gy7+q3HxOS1zxDdP9x10ZlJ5yO1bQzxvFuVLeAjaE9AZRzRJcr9UYI1N4DYqvlQxXRBq0zXbPBJ4",
+	"D1TRNIisuZlpShfEFBMm4d/CVS6uR1hmcCSsgVAV0yyQrZealRrs+ZIcbBuRwETKh84bmFjX3rA3Et+j",
+	"Fj9h44zIOepljTRkpkQdqI/5L7ko158T39nmTZ4XbDzghfAhsGlbv5PxYj0SVfB0Nu7Nufty7rNsCY/f",
+	"IdjQmmWOvK0ph9d5+7Hss2JI0dNpMzq55pmu8vivMsG+dqTXNUbRqD0lLlFUm92gkFeoRF4fg45zu1xr",
+	"VeYp+cRl2blry1qX7uMhruTYzbQPVLlUYtKSibjyFHhMjatehLyL6/EY/IXkgBZPQ4ESnIpzm3FQ9x60",
+	"mLVSPOiv95KhG2OONIRapPI/a1qkqFi3GiWLi4LRa0pj1p3PSsYvUEOVXJtKNkg0S2Ake8HAuB2MhJrQ",
+	"GYud80bC7/TCrcrhGSYmhudsStM7FpNwKmN2CEaesEfeFXxfXGajmkPMIZkrcC/IJFqHXB5SdA6hqWLO",
+	"fYs3myLAnHdigfUkotuOdJQmWsU3eq2Qf1nm8U+4OT4glpC5cIGMYddeIAxsapLGxzydIosHzhwyvUPO",
+	"TE20UGxYP8yiavjCIzJX6C2geT/UaWHp2p5PafqWdT796XeJXH3PrLFIYnEEypPOYUfO1P9DoynrWc4J",
+	"pbLdYf60RlNG3mSxTRhamQbZhpgr/RBdF/tcordPp5pxF5J89V+83HkJSciKH4EB6Az6+3u7/Z294XB3",
+	"eDAc5qkgO4nBrKWiHMZivfrqkDCsSgUU9e1797z2JltzLm/ZKnbFAMNZFap4vCE/7cnP5UQ+FN0sXM4+",
+	"m6Db0A+uH8O5/iYLBMnswtEjFDdaehl4PJ2X6w6N04ic2dBLnmgpbCS2tKSLqXjNb+h9ARqt7R64nFYy",
+	"D0yoLdmgHkCdv2AZmJz0jyaMbSS8HgSHZEZN7piakd0uWZHQ/gqp2KkBKvsIRe+PRgJL75uEwRJTOIDF",
+	"DFSV5Ni6K4BvncuxYXIv6gVqJmPrji0Ug/7At3MpRsLVI+FxQPQBoFlmG6xmoGoiKqML45Bn3PwEeyiI",
+	"i2nK79lh6ceRoLMZoykK7eClMU6ZmhiDnx7XeuupCdeSOCRtZxQqTSkNHH3YqIpVPfKTEdKN0c6eG64G",
+	"IY4OSQiHJq7I1r5dpQk+06t2G0QnuVLZaptejCt0w6vmF+zk8ZY+nabN1NKWxlUS6C5frg3BzH1tsooh",
+	"ElBvtQVy22+CrDp6lDL0PtX4uGJP4APJVTFddUE536AEL+UG/kILk5Vkk0aDxpWrqb8iHZ9v4cXi+D6t",
+	"N6RqWpG3b/myUxbp1cSaXGoUAI0PpmbS9GDr9PKMvNzvDwwNHY8Vy8roUDJKFrXevoOwpls9jf8slqbk",
+	"a7mXGzaWKXvSNobrbAPn+Qz7+G/kBhYN3/4efTy7On14+/o4//9Xux/fvj7++M37iOXMyK+VUgP6qlWS",
+	"PXts6LVaA50HOuVx78fvbt+8vXo/eHd1snj7+z8G7/4V/Xx8e3zxw3en/bd3//n9u/fv9y7u/vn72cnJ",
+	"ztu708G7f50el7OaG41hNbH+ixcNHhEVI1Qpq3E1AXFhvYO+nmalEwFGXWAkXZ5y7BAdOPJUp35ip4+r",
+	"gGBt8OZzGbZqRe9XGLYsPmwMW1/LsAWcrZ+3L4gQjoEryxDPs2ICVq8JDLl6X5JdqIZKQGi1IiEp5k/V",
+	"TF6kWUBBbhYkLKXiDUfCxNTYnHzhmimbwTpeGpfH4dFIFNJlZA+ymOM3yIsX3chsAnIIijPZhC0KnuTO",
+	"kOfSCY/EFaTfMHEexlFPDwCKm4o53wHAPawFkQgYzCQBweeqYhk0YrajWDiDNRWIQpQQul4fl0p5mBp5",
+	"I2HDjmA+rGsm5IPQL6aCxHNG6gT+9i37yCMqyN5wgLWYvkvp7zzhVFhD5EGAEsRxestExoX+dGCK2hbk",
+	"V7dDx+tjHjqe5mG3PN5G1p9mZjWHI2HPfaFlTr3ReRbkue9t1JMtBSAglGIK8RLHrgmKRFMa61PnESSA",
+	"jiqQn9IFmdB7fSxMmEMIwMExSxfOhGskpXpgGU6huynCMzzwQ/3XLTPxOI6hkvMskpqPSo0hZjsYCZkG",
+	"hWAv20RL/EyLYIbi45L0fsOGAkuhiWYLzRDXcwHHayLRnGohzJ+p0IRWFsHhShFDAj6pMrIlpMYd/E0Y",
+	"XQDEzboYYPzqwj5dRiUsj+Pq7t3ksNg2yJPPRclef0hCVzlvLug95YkePzSBzMt3loc2w5Uv1VAA5GIi",
+	"x8GbhadmwgoIzkXGkyqwjOBq6k2QLUyFw6KJJHKe5guIt0fCnCXhGNTosrLZOmRAE6iAwjGHhBLIWOwi",
+	"KotpjgOX43gbUxKPRDnNscYWl9LYjODJaaxBZ5NZY95YClYYUIGOxBYlayTqxNuZFyRZkfjxyOmSkkUx",
+	"/+S2SdvsSSIKR+ZikIwyndFoko/6LM/OjEIE4ocZTYWBSVYEYbuJzWgqGItVz0a5zhMGBNMS8aX0+ohQ",
+	"cpPKO6hExVw4p81x66K10UCl6EL/+mBz9Lo3gX2csQiqcIzEmcmkSWwmTXVYB2TeFRPoYg4TX+JxIEQ8",
+	"UyNROJuGrJsmXSret1q+1DBw9rOAKDkS4R+jcj7+UeeQjDrl0K1RJyCjShZd3e7XUWf35fBgsDPqfHjE",
+	"YEGimZ2EZcym5YaoM3gDBdrvIAhOAymsFmMJzS1vqL+CQx6iO4x1TakWW8EUstViK+3qrGjZx7IYa9Vc",
+	"KevVinWUDHv2p3nGYMr9xWnZLFLNwe8rrVSWk6p+GKViEy8063lj8i2tOc1qSXKZwObxF6wUl/CKXVrS",
+	"MeGzed6Xomuvyz9vCK8phld4NZCy8ziwRHUMamDMx7oEAqfvfu5q0bIO4vLOqgVj9PBmR3aI3iweG6tV",
+	"Z9AfHuy83H2xt5+rWewWPSU3OlzcSx5BCECM2Vr5lN4yhMaxiN+nSZ7cugAZgbn6C3BJuLgzmTDyl+aZ",
+	"wgJf5olZDhKNFB98NbdWV7Kql3OqVz1aB8p6MyZFjTp8/jyKhTUP9iI5fa6gRE7vX7PbQn4mDTcfiLHx",
+	"NdTT0QC2j3aOccVs3auWWCw9ZMLJ9Xnc98g5nSdcZZQM+v1+QC7/9/+S8JsEF7iMZ/OYdQ67w53e3v5g",
+	"V69D3Nofd/d7+3t7B2WTpx3QuylNda9jnrIIC1E8YmK1Kz5l5+atq6FMw7N3lLtyQP4NjKgvcyDLMQcf",
+	"n1VXqUYRSm8b7OC3OY/uLtgsWRyL+BUkKq+ShGI2cZtIHNE+z3OOKc4/K7Yf/3wy7FfKhLiPV2fn1+cX",
+	"Z2/PbDLK1jDAlV7L8Rh0n63VRr4agV/EqRGs4l7fwaIucufzKxpbUJRaiVF0imino/ToGK3OUBlinSv4",
+	"bOiUQkeWmuNDZjICL4fSoBlKUDXZBybfNq2ff2Gfvl0OigVMS5VGS3sfOg8I2IXzvr20HdDwDAQBilxj",
+	"VWW0y4FJAzVUjZWxSxW8nXFkDIZVCun5nwz5te7LKn8MJ5E4qdvyuhvX0RYhZNXk8a19Tovlt/9bu5rq",
+	"Xi2WeG7w0OvnYrKO1XXFUyfhrFJJL42Xtl6qzo/DiFleBWSPvKULcsPITIKwy4XKGAUz/lyBdG48/Roc",
+	"7xpksvrVzAlWLVa57ArQdyb3v0Q88ud9Mydcs4ULgGGZpJZq1flNaJq1cZ3y8OhVPYeVntbe1txpcLir",
+	"p/vwNDNfaZ7PbIRb9UBYzcMmDvgbtNVdaMJDC5lEfW5RzdSxVILF7/XntKU1DzxLjWuef6a60rDfd0mV",
+	"ZEpiNpWl9FIj0ZBfylLUUp4p4tJMNaSOCkg4DEfiy+SKavJgc+DpfC7qWDiSX+sS3KBQZPLbKv1YrNlo",
+	"+HBTvajzlqZ3LMNiyTbF7vHFTydXp+9+8JRsdIUE63UD+6hwOijW2nN1dT2ajwLpdHXy9M4/A1hfWf13",
+	"DpKzq3MvKHZyUJQzqhZ0iCUlhQ8oplhjI0xeLoNJRenQFizDIlg8GxvmG8vLUpkpbSWpJ2zlxdKt+Lz2",
+	"PNv5bMmU6sWPPA/lcZUzrfhMbLza1/Q/ATtwDaiueFklaKDwwuUU+cNjMec6ktNCmvFfP2iUL+dfL/5m",
+	"0qL/+kFfaYUZQX1ZKtbKC6rxYJ7qC/P8ftCpe/0dVxKCjmVaS/6pjiD/O06Ek95igsE82Wc+zyTLZofP",
+	"n/+hmz/qSYNOqRDrxLnnGMfFTjmfaMfHE+bzwSogZhxyxTyCnGDO4o9l4R/ACtywRIpb8CdeFg/i9MMY",
+	"sFAHm9WXZH5uxSGSNeUtmSTHn/o0l+iMXw9+wDSGzu8dWRWXZQupU2EOx4X53T4LuRxd3nib36OaMqAw",
+	"qovQrI9qE8JYP4MjE1gJvkqpnM9w5JI5DNwx0DumlDkSy8Jiw+LsLueMf1PLEsyWM4W6ADqbcbYwiwui",
+	"02iWB4R66wA1uZ69dlmgMAPvj1dX55gLOpMmDrJYQsNibMpuucLs6ATphTqEPOaXuJ2uSdm6lecZ1uxl",
+	"/t3MuwjJloneGKO7v0n+CpmCbZLuKJVKjUTKspQjn5oPdMlvBc3mqWZUQzWhw739v4fkb2TCPpIf3x6/",
+	"6l7+eDzc27fEMqUPyM1iGv3cI8nOBunVbiEZtGJRyrLydLCv7mkcln49zvQtyMo/XlkBOAzQFK7nv9SY",
+	"Q9OY2MMjoTm3LodB7b+yvHf+o3KbHYmt8H4Q6J3eUMX2d6ubLQzbq43Z0yAIgxoQcKhuzDRnBKkvMgs4",
+	"BIbxxg8fJopF16aqwCV+SmVmst5jfVtBGmEKLoO6OYvJVkzV5EbSNA4cUIKRGHUuoIHpMeqgl1Pu8W1G",
+	"UhldKJNKXqPQcBdzjffI63mK9IdmRN6zNKGzkfCA0iVgzx4kJgDpKjaj+Mq4ZiowcU8PZuZnqpAhEKBX",
+	"WdozZfOXwFFhYv+b/V1M7E/qP4WBvoR1DKFQ+mvb5QrEtMYjgXmXgfu7nTsPDMbBMdGeFyiykdRYGnzU",
+	"cH+4Au++kXCeHPluIVgK/TN8nbvnZu8FaFoPTwfCkQDnQTd6BV497+UpLtAODa6lmZQ9cqzREVOJmyM2",
+	"lXzKi1eQtFDjKure1WEDCCI9isrLrtFECpukMaKzDMDs3rJ7lvIxh4iyW8oFhoVpMd+ekckhzFhsc99r",
+	"8TFDi63r7rvfRKYleuqFxwqC5x9Atw17+n+L9NDSAsgc4IXNdoBw1+Oi2xcACz2v7OCByaI5hhyXNP9Q",
+	"8MjbI1Mu5povAfsR8DmJjO5GYouKOIBbbBIZdKWIGCT3Tri4DQgtUUvCM9S9JOA7oUGrRRosGD0Sx+gO",
+	"Ofz40dYh2DEXUh0R8N594IqVbga6MutXJiZbe0QFuNiA7PTxv0MyCUZij0wCMujD/+7q/x3C30P4Gx7N",
+	"/+//HfbJ/w3l3HcHfRJzhRX8s0JNKp8aRYpyNa02mvH8iQX6Yfys9KE+c1ngyyExpQJyjbWSSk/eUt35",
+	"ymCiqxKM40OXOLv+2gc54cB33xyI6q1eqWUq2in653MwCaxc/NO5iuYHsHweZoK9eDDu9Vrs013KTz8V",
+	"PAAe+1CHx2GvJXpo0f2T10KRi3KZBYE8DFoswbBfS1ewXsCZc+W2a3qg+DgG5L3gHy0dabE2R3fbwGfJ",
+	"ilZgoY/SI5fXGiePVjBAJEaGitpX1TJ8PfJqwqI78Ng3bK6j+1oKv2XoA6AfBVsCZh3IfS58f92wfmAZ",
+	"mjiC5SzLGnfVsUilTRhHjjV2UeMPD8ve+THGnBTI7XbjMvPH9NMg61lT8ZockZRBDTWZQM0EkHNVJmcr",
+	"saEmuXziLfIsdIUYxeNeRWx6+j1ZtUv1JDz/lFR9rcI0m1LFudRwKzyB83qSNb2E9Zmlw5udaDfu7rH9",
+	"cXeXvrzpHkT9uDtgw/EO3b3Zi/bjzroZ48rlWVt7xlU1mlh+tdep6E8/lDMQG18nqEtm3IasrsTq2VBa",
+	"hPhrPdaqastNGps3wKFXeofINlMT8WWC0UAUQodpnpKbueKCKdVVkZyxmMwVS4FcYNQVHYnaqHkkBJ51",
+	"iClIMlsutVAICYsLQTYKDHJfzFhvZFxsVVC8HyYsAIueoRtYoZZRG7a4VGR2wyNveOQNj7zhkTc88oZH",
+	"3vDIGx75a/LI+0t55GGJGX7Dp7QTdDTbhZ6e3130Bju7B4Nh/+X+3t5Of/hid3AweGna2DLhgvam9A7s",
+	"o01sdJV3NFz1i5uX0UHcZ93BeEi7uzc7UTfeZXvd8T61nwZP5ap9Zf6/MIttWFvLktqMC2tx3mRLzrIu",
+	"F9slFryQINvPcx9b4/MzRXjMRMbHnKW2iFNMtkIs4BNuH+YOiBCPx+I8gwPGKBm2OxgJfUWsUZs8sFQT",
+	"qPSWxSYweK4yOWWpm8Q++bKSC+KW3oMWe6pnYg8jYWbokXDmrDITmZjEgcX1F4KxcZYm9n4kvPw9+czs",
+	"/XuXLXzD0W84+g1Hv+HoNxz9hqPfcPQbjv6rcfQH7bXe+3v9vb29g4ODA82wWDzXVLfSZDDc2S1x/u8v",
+	"/Zw/8MsUFtwxOcoN91ftPuzvvXyxsz/o7x4cDHaGL/f2dnd9EkJefwV6Gq5/3B3SnZvubrQbd9neeL+b",
+	"CwTjYWf90izx11O054y44apl6jTZjh0vMvmW7YtZwpYy+cWMV+joVAnOC/PUdWYwFw+2TCs+El+MbTa+",
+	"s6/N1jZs84Zt3rDNG7Z5wzZv2OYN27xhm78i2/yyyjavl9fgsnViccN5LV1EJavAsMAXV7lBwxdbjXgX",
+	"mONdOrzpRjvxLjDHljfurJtMwLBlX4kvtupiy5rmemjI+wvZE72MMYv5Z+OLcSw78xEJNf7l+XLlDd7s",
+	"cSELMPSd6MvOseY2MRi5nquJ46lH4vMw1ScIlg1PveGpNzz1hqfe8NQbnnrDU2946q/IU7/4Wjw1cm1L",
+	"11BlqV3ql1Oo1MAFEfR+QW6SOfuP/E2HNh7um1neCnZheewuOKvsjge0ezOMdsBZxbLfazPfyL59Zd7b",
+	"sL+tWW8TJ7qJz9/E52/i8zfx+Zv4/E18/iY+/9uOzzfshWUNNvqhjX5oox/a6Ic2+qGNfmijH9roh76m",
+	"fmhvlauiV9mjibanjFhdweOt6FXW+bRU96Q5swQKn358MB7evGDd/WhAu7vjPuse0L0X3Z2bl/EwGrDd",
+	"8f761lbLkX1llQ9WpcsVPtUEjiYky6f1aR3yX5juYSKJ4d1tkJgpuSsV85aKjSVTUDFUTWjKyBbHyrZq",
+	"JKwk1pwbYLuyPSw+DIwUV676qdtQ+EyhcAopAzSihUckNH6raCVWrqKKlsTWMPAe5iog0yDmWAlV7wr2",
+	"x1AJpoqpSDOoTIkE1+oxTK3LmZZMnRJrIh/IlIqFKVTMUU753J6aFr02CQw2MsRGhtjIEBsZYiNDbGSI",
+	"jQzx7SYwqMsQL2vCwo4vz0EuK8Bzk8wZ1vQWGimiu6rY8HkSI6xisY0AYg3LXfD53GX9cZcObobg82lt",
+	"zk8WQP6E1AhF8SAXAzjy/ZgmoSKneM3RyuDTxhS9MUVvTNEbU/TGFL0xRW9M0d+6KfoSNTcbFdJGhbRR",
+	"IW1USBsV0kaFtFEhbVRIf16e+DVLmq8R+qsyLqg5onLSeU8hcTlPI1AUzTioo7BMob9qqkeFZJkeDA8e",
+	"RoPxDuu+vNmNu7vRkHYP2GDcfRHv3+zR3WjnZjhYW1+k+bavoR4qVposa4HKyh9TNnaj/tmofzbqn436",
+	"Z6P+2ah/Nuqfv4D6B9/tjQJoowDaKIA2CqCNAmijANoogDYKoK+rABp+ugKoru/x6HSMjqITW2WEfpfd",
+	"kTeszKfcsUwTLO/g5mX0It5n3b3xrimU8jIesu5g3Kf22/rqHZjiayl4nLt/ymYyLSWh0PQbt6sHMSjU",
+	"y5ja+PpslD0bZc9G2bNR9myUPRtlz7et7DG3/kq/2l+GjRtU7Xh2QcB/7Th2DByONfdg3mQwKcGRlYLs",
+	"ekW2q8R0GKZrJxreDGh/3D1gL+PubvTipkv3x3tdthvbT2tk/SrA5+u4XK+GgGaVpMgPVi/p8f8PAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
