@@ -3,7 +3,9 @@
 // are siblings over it, and the workers and the operator commands use it too: the API key
 // format and modes (apikey.go), the phone number rules (phone.go), the template sync over a
 // TemplateSource (templates.go), the bodies of the events
-// customers' webhooks receive (events.go), the shape of a send from the dashboard's form and
+// customers' webhooks receive (events.go), the recording of what customers send: every message
+// kind, edits, deletions and identity changes, with the opt-out words (inbound.go, and the
+// content of each kind as events carry it in inbound_content.go), the shape of a send from the dashboard's form and
 // its typed refusal (formsend.go), and the dashboard's session lifetimes (sessions.go).
 //
 // It talks to the database through the store package's types, and imports neither echo, nor
