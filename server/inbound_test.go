@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -266,5 +268,161 @@ func TestInboundEveryKindProducesItsEvent(t *testing.T) {
 		if (strings.HasPrefix(name, "message_") || strings.HasPrefix(name, "bsuid_")) && !covered[name] {
 			t.Errorf("fixture %s has no expected event here", name)
 		}
+	}
+}
+
+// inContactOf is the contact of the account's message with that platform id.
+func inContactOf(t *testing.T, env *servertest.Env, accountID int64, wamid string) store.Contact {
+	t.Helper()
+	id := inMessageIDs(t, env, accountID, wamid)["contact_id"].(int64)
+	c, err := env.Store.ContactByID(context.Background(), accountID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A person who changes number, or whose user id the platform renews, stays one contact: the
+// contact moves or is relinked (contact.updated with the identifiers before and after), and
+// their STOP, and their later messages, follow them.
+func TestInboundIdentityChangesFollowThePerson(t *testing.T) {
+	env := servertest.New(t, servertest.Config{})
+	ctx := context.Background()
+
+	t.Run("number", func(t *testing.T) {
+		tn := pwNewTenant(t, env, "Number change")
+		pwPostOK(t, env, inFixture(t, tn, "message_text_with_user_id.json"))
+		c := inContactOf(t, env, tn.Account.ID, "wamid.HBgLMTY1MDU1NTEyMzQVAgASGBQ0NzE3RjFDQjM0NDU3QkM4QkE5MwA=")
+		pwPostOK(t, env, pwInbound(t, tn.Conn.PhoneNumberID, fxSender, "Sheena Nelson", "wamid.STOP1", "text", map[string]any{"body": " stop "}))
+		pwPostOK(t, env, inFixture(t, tn, "message_system_user_changed_number.json"))
+		got, err := env.Store.ContactByID(ctx, tn.Account.ID, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Mobile != fxNewNumber || got.UserID != fxNewUserID || !got.Blocked {
+			t.Fatalf("after the change: %+v (want %s, %s, blocked)", got, fxNewNumber, fxNewUserID)
+		}
+		pwPostOK(t, env, pwInbound(t, tn.Conn.PhoneNumberID, fxNewNumber, "Sheena Nelson", "wamid.NEW1", "text", map[string]any{"body": "new phone"}))
+		if d := inContactOf(t, env, tn.Account.ID, "wamid.NEW1"); d.ID != c.ID {
+			t.Fatalf("a message from the new number went to contact %d, not %d", d.ID, c.ID)
+		}
+		if n := len(pwEvents(t, env, tn.Account.ID, "contact.created")); n != 1 {
+			t.Fatalf("%d contact.created (the person is one contact)", n)
+		}
+		upd := pwEvents(t, env, tn.Account.ID, "contact.updated")
+		if len(upd) != 1 || pwData(t, upd[0])["reason"] != "number_changed" {
+			t.Fatalf("contact.updated: %v", upd)
+		}
+		// The platform's retry of the same notice changes nothing and is not a dead letter.
+		pwPostOK(t, env, inFixture(t, tn, "message_system_user_changed_number.json"))
+		if n := len(pwEvents(t, env, tn.Account.ID, "contact.updated")); n != 1 {
+			t.Fatalf("%d contact.updated after a redelivery", n)
+		}
+		if n := pwCount(t, env, `SELECT count(*) FROM platform_dead_letters WHERE account_id = $1`, tn.Account.ID); n != 0 {
+			t.Fatalf("%d dead letters", n)
+		}
+	})
+
+	t.Run("user id", func(t *testing.T) {
+		tn := pwNewTenant(t, env, "User id change")
+		only := string(inFixture(t, tn, "bsuid_username_only.json"))
+		pwPostOK(t, env, []byte(only))
+		c := inContactOf(t, env, tn.Account.ID, "wamid.HBgVQlIuMTM0OTEyMDg2NTUzMDI3NDE5MTgVAgASGBQ0NjE3RjFDQjM0NDU3QkM4QkE5MwA=")
+		if c.Mobile != "" || c.UserID != fxBRUserID || c.Username != "ana.makes" {
+			t.Fatalf("username-only contact: %+v", c)
+		}
+		stop := strings.NewReplacer("Ol\\u00e1! Is the blue one in stock?", "STOP", "Olá! Is the blue one in stock?", "STOP",
+			"BQ0NjE3RjFDQjM0NDU3QkM4QkE5MwA=", "STOP1").Replace(only)
+		pwPostOK(t, env, []byte(stop))
+		pwPostOK(t, env, inFixture(t, tn, "bsuid_system_user_changed_user_id.json"))
+		got, err := env.Store.ContactByID(ctx, tn.Account.ID, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.UserID != "BR.99310472285563100471" || !got.Blocked {
+			t.Fatalf("after the change: %+v", got)
+		}
+		later := strings.NewReplacer(fxBRUserID, "BR.99310472285563100471", "BQ0NjE3RjFDQjM0NDU3QkM4QkE5MwA=", "LATER").Replace(only)
+		pwPostOK(t, env, []byte(later))
+		if d := inContactOf(t, env, tn.Account.ID, "wamid.HBgVQlIuMTM0OTEyMDg2NTUzMDI3NDE5MTgVAgASGLATER"); d.ID != c.ID {
+			t.Fatalf("a message under the new user id went to contact %d, not %d", d.ID, c.ID)
+		}
+		if n := len(pwEvents(t, env, tn.Account.ID, "contact.created_without_number")); n != 1 {
+			t.Fatalf("%d contact.created_without_number", n)
+		}
+		if n := len(pwEvents(t, env, tn.Account.ID, "contact.created")); n != 0 {
+			t.Fatalf("%d contact.created for a person without a number", n)
+		}
+	})
+}
+
+// An endpoint receives message.received_without_number only once it opted in; one that did
+// not is never sent it, and the store counts what it missed. message.received goes to both.
+func TestInboundOptInFiltering(t *testing.T) {
+	env := servertest.New(t, servertest.Config{})
+	ctx := context.Background()
+	tn := pwNewTenant(t, env, "Opt in") // its endpoint receives the v1 types
+	eps, err := env.Store.WebhookEndpointsByAccount(ctx, tn.Account.ID)
+	if err != nil || len(eps) != 1 {
+		t.Fatalf("%v %v", eps, err)
+	}
+	v1 := eps[0]
+	optedIn, err := env.Store.CreateWebhookEndpoint(ctx, tn.Account.ID, "https://hooks.example.com/opted-in", "whsec_"+strings.Repeat("A", 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Store.SetWebhookEndpointEventTypes(ctx, tn.Account.ID, optedIn.ID,
+		append(slices.Clone(store.V1EventTypes), store.EventMessageReceivedWithoutNumber)); err != nil {
+		t.Fatal(err)
+	}
+	pwPostOK(t, env, inFixture(t, tn, "bsuid_username_only.json"))
+	pwPostOK(t, env, inFixture(t, tn, "message_text.json"))
+	deliveries := func(endpointID int64, event string) int {
+		return pwCount(t, env, `SELECT count(*) FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+			WHERE d.account_id = $1 AND d.endpoint_id = $2 AND e.type = $3`, tn.Account.ID, endpointID, event)
+	}
+	if n := deliveries(v1.ID, "message.received_without_number"); n != 0 {
+		t.Errorf("the v1 endpoint got %d message.received_without_number", n)
+	}
+	if n := deliveries(optedIn.ID, "message.received_without_number"); n != 1 {
+		t.Errorf("the opted-in endpoint got %d message.received_without_number", n)
+	}
+	for _, ep := range []int64{v1.ID, optedIn.ID} {
+		if n := deliveries(ep, "message.received"); n != 1 {
+			t.Errorf("endpoint %d got %d message.received", ep, n)
+		}
+		if n := deliveries(ep, "contact.created_without_number"); n != 0 {
+			t.Errorf("endpoint %d got %d contact.created_without_number (neither chose it)", ep, n)
+		}
+	}
+	missed, err := env.Store.MissedEvents(ctx, tn.Account.ID, v1.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missed["message.received_without_number"] != 1 || missed["contact.created_without_number"] != 1 {
+		t.Errorf("missed by the v1 endpoint: %v", missed)
+	}
+}
+
+// An edit of a message the account never received cannot be applied: the delivery is answered
+// 200, and the edit is kept as a dead letter saying why.
+func TestInboundNotApplicableIsDeadLettered(t *testing.T) {
+	env := servertest.New(t, servertest.Config{})
+	tn := pwNewTenant(t, env, "Dead letters")
+	pwPostOK(t, env, inFixture(t, tn, "message_edit.json"))
+	var dl struct {
+		Kind  string `db:"kind"`
+		Error string `db:"error"`
+		Item  []byte `db:"item"`
+	}
+	if err := env.Store.DB().Get(&dl, `SELECT kind, error, item FROM platform_dead_letters WHERE account_id = $1`, tn.Account.ID); err != nil {
+		t.Fatal(err)
+	}
+	if dl.Kind != "message" || !strings.Contains(dl.Error, "not a message the account received") ||
+		!bytes.Contains(dl.Item, []byte("Is it in navy blue?")) {
+		t.Fatalf("dead letter: %s %q %s", dl.Kind, dl.Error, dl.Item)
+	}
+	if n := len(pwEvents(t, env, tn.Account.ID, "")); n != 0 {
+		t.Fatalf("%d events", n)
 	}
 }
