@@ -113,6 +113,9 @@ func (in Inbound) Record(ctx context.Context, accountID int64, destination strin
 	if m.Sender.WaID == "" && m.Sender.UserID == "" {
 		return InboundOutcome{}, fmt.Errorf("%w: a message without a sender (no number and no user id)", ErrInboundNotApplicable)
 	}
+	if m.Sender.WaID != "" && !IsWaID(m.Sender.WaID) {
+		return InboundOutcome{}, fmt.Errorf("%w: the sender's number %q is not a WhatsApp id", ErrInboundNotApplicable, m.Sender.WaID)
+	}
 	kind := m.Content.Kind(m.Type)
 	var reactedTo int64
 	if kind == KindReaction {
