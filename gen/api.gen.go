@@ -52,6 +52,90 @@ func (e ContactCreatedEventMode) Valid() bool {
 	}
 }
 
+// Defines values for ContactCreatedWithoutNumberEventEvent.
+const (
+	ContactCreatedWithoutNumberEventEventContactCreatedWithoutNumber ContactCreatedWithoutNumberEventEvent = "contact.created_without_number"
+)
+
+// Valid indicates whether the value is a known member of the ContactCreatedWithoutNumberEventEvent enum.
+func (e ContactCreatedWithoutNumberEventEvent) Valid() bool {
+	switch e {
+	case ContactCreatedWithoutNumberEventEventContactCreatedWithoutNumber:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactCreatedWithoutNumberEventMode.
+const (
+	ContactCreatedWithoutNumberEventModeTest ContactCreatedWithoutNumberEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ContactCreatedWithoutNumberEventMode enum.
+func (e ContactCreatedWithoutNumberEventMode) Valid() bool {
+	switch e {
+	case ContactCreatedWithoutNumberEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpdatedDataReason.
+const (
+	ContactLinked        ContactUpdatedDataReason = "linked"
+	ContactMerged        ContactUpdatedDataReason = "merged"
+	ContactNumberChanged ContactUpdatedDataReason = "number_changed"
+	ContactUserIDChanged ContactUpdatedDataReason = "user_id_changed"
+)
+
+// Valid indicates whether the value is a known member of the ContactUpdatedDataReason enum.
+func (e ContactUpdatedDataReason) Valid() bool {
+	switch e {
+	case ContactLinked:
+		return true
+	case ContactMerged:
+		return true
+	case ContactNumberChanged:
+		return true
+	case ContactUserIDChanged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpdatedEventEvent.
+const (
+	ContactUpdatedEventEventContactUpdated ContactUpdatedEventEvent = "contact.updated"
+)
+
+// Valid indicates whether the value is a known member of the ContactUpdatedEventEvent enum.
+func (e ContactUpdatedEventEvent) Valid() bool {
+	switch e {
+	case ContactUpdatedEventEventContactUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContactUpdatedEventMode.
+const (
+	ContactUpdatedEventModeTest ContactUpdatedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the ContactUpdatedEventMode enum.
+func (e ContactUpdatedEventMode) Valid() bool {
+	switch e {
+	case ContactUpdatedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ContactUpsertEnvelopeSuccess.
 const (
 	ContactUpsertEnvelopeSuccessTrue ContactUpsertEnvelopeSuccess = true
@@ -186,11 +270,16 @@ func (e EventExamplesEnvelopeSuccess) Valid() bool {
 
 // Defines values for EventName.
 const (
-	EventNameContactCreated  EventName = "contact.created"
-	EventNameMessageReceived EventName = "message.received"
-	EventNameMessageSent     EventName = "message.sent"
-	EventNameMessageStatus   EventName = "message.status"
-	EventNameWebhookTest     EventName = "webhook.test"
+	EventNameContactCreated               EventName = "contact.created"
+	EventNameContactCreatedWithoutNumber  EventName = "contact.created_without_number"
+	EventNameContactUpdated               EventName = "contact.updated"
+	EventNameMessageDeleted               EventName = "message.deleted"
+	EventNameMessageEdited                EventName = "message.edited"
+	EventNameMessageReceived              EventName = "message.received"
+	EventNameMessageReceivedWithoutNumber EventName = "message.received_without_number"
+	EventNameMessageSent                  EventName = "message.sent"
+	EventNameMessageStatus                EventName = "message.status"
+	EventNameWebhookTest                  EventName = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the EventName enum.
@@ -198,7 +287,17 @@ func (e EventName) Valid() bool {
 	switch e {
 	case EventNameContactCreated:
 		return true
+	case EventNameContactCreatedWithoutNumber:
+		return true
+	case EventNameContactUpdated:
+		return true
+	case EventNameMessageDeleted:
+		return true
+	case EventNameMessageEdited:
+		return true
 	case EventNameMessageReceived:
+		return true
+	case EventNameMessageReceivedWithoutNumber:
 		return true
 	case EventNameMessageSent:
 		return true
@@ -226,6 +325,27 @@ func (e HeaderMediaType) Valid() bool {
 	case Image:
 		return true
 	case Video:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InboundInteractiveType.
+const (
+	InteractiveButtonReply InboundInteractiveType = "button_reply"
+	InteractiveListReply   InboundInteractiveType = "list_reply"
+	InteractiveNfmReply    InboundInteractiveType = "nfm_reply"
+)
+
+// Valid indicates whether the value is a known member of the InboundInteractiveType enum.
+func (e InboundInteractiveType) Valid() bool {
+	switch e {
+	case InteractiveButtonReply:
+		return true
+	case InteractiveListReply:
+		return true
+	case InteractiveNfmReply:
 		return true
 	default:
 		return false
@@ -262,6 +382,66 @@ const (
 func (e MeEnvelopeSuccess) Valid() bool {
 	switch e {
 	case MeEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageDeletedEventEvent.
+const (
+	MessageDeletedEventEventMessageDeleted MessageDeletedEventEvent = "message.deleted"
+)
+
+// Valid indicates whether the value is a known member of the MessageDeletedEventEvent enum.
+func (e MessageDeletedEventEvent) Valid() bool {
+	switch e {
+	case MessageDeletedEventEventMessageDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageDeletedEventMode.
+const (
+	MessageDeletedEventModeTest MessageDeletedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MessageDeletedEventMode enum.
+func (e MessageDeletedEventMode) Valid() bool {
+	switch e {
+	case MessageDeletedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageEditedEventEvent.
+const (
+	MessageEditedEventEventMessageEdited MessageEditedEventEvent = "message.edited"
+)
+
+// Valid indicates whether the value is a known member of the MessageEditedEventEvent enum.
+func (e MessageEditedEventEvent) Valid() bool {
+	switch e {
+	case MessageEditedEventEventMessageEdited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageEditedEventMode.
+const (
+	MessageEditedEventModeTest MessageEditedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MessageEditedEventMode enum.
+func (e MessageEditedEventMode) Valid() bool {
+	switch e {
+	case MessageEditedEventModeTest:
 		return true
 	default:
 		return false
@@ -307,6 +487,36 @@ const (
 func (e MessageReceivedEventMode) Valid() bool {
 	switch e {
 	case MessageReceivedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageReceivedWithoutNumberEventEvent.
+const (
+	MessageReceivedWithoutNumberEventEventMessageReceivedWithoutNumber MessageReceivedWithoutNumberEventEvent = "message.received_without_number"
+)
+
+// Valid indicates whether the value is a known member of the MessageReceivedWithoutNumberEventEvent enum.
+func (e MessageReceivedWithoutNumberEventEvent) Valid() bool {
+	switch e {
+	case MessageReceivedWithoutNumberEventEventMessageReceivedWithoutNumber:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MessageReceivedWithoutNumberEventMode.
+const (
+	MessageReceivedWithoutNumberEventModeTest MessageReceivedWithoutNumberEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MessageReceivedWithoutNumberEventMode enum.
+func (e MessageReceivedWithoutNumberEventMode) Valid() bool {
+	switch e {
+	case MessageReceivedWithoutNumberEventModeTest:
 		return true
 	default:
 		return false
@@ -427,6 +637,231 @@ const (
 func (e MessageStatusEventMode) Valid() bool {
 	switch e {
 	case MessageStatusEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedAudioType.
+const (
+	ReceivedKindAudio ReceivedAudioType = "audio"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedAudioType enum.
+func (e ReceivedAudioType) Valid() bool {
+	switch e {
+	case ReceivedKindAudio:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedButtonType.
+const (
+	ReceivedKindButton ReceivedButtonType = "button"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedButtonType enum.
+func (e ReceivedButtonType) Valid() bool {
+	switch e {
+	case ReceivedKindButton:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedContactsType.
+const (
+	ReceivedKindContacts ReceivedContactsType = "contacts"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedContactsType enum.
+func (e ReceivedContactsType) Valid() bool {
+	switch e {
+	case ReceivedKindContacts:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedDocumentType.
+const (
+	ReceivedKindDocument ReceivedDocumentType = "document"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedDocumentType enum.
+func (e ReceivedDocumentType) Valid() bool {
+	switch e {
+	case ReceivedKindDocument:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedImageType.
+const (
+	ReceivedKindImage ReceivedImageType = "image"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedImageType enum.
+func (e ReceivedImageType) Valid() bool {
+	switch e {
+	case ReceivedKindImage:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedInteractiveType.
+const (
+	ReceivedKindInteractive ReceivedInteractiveType = "interactive"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedInteractiveType enum.
+func (e ReceivedInteractiveType) Valid() bool {
+	switch e {
+	case ReceivedKindInteractive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedLocationType.
+const (
+	ReceivedKindLocation ReceivedLocationType = "location"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedLocationType enum.
+func (e ReceivedLocationType) Valid() bool {
+	switch e {
+	case ReceivedKindLocation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedOrderType.
+const (
+	ReceivedKindOrder ReceivedOrderType = "order"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedOrderType enum.
+func (e ReceivedOrderType) Valid() bool {
+	switch e {
+	case ReceivedKindOrder:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedReactionType.
+const (
+	ReceivedKindReaction ReceivedReactionType = "reaction"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedReactionType enum.
+func (e ReceivedReactionType) Valid() bool {
+	switch e {
+	case ReceivedKindReaction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedRequestWelcomeType.
+const (
+	ReceivedKindRequestWelcome ReceivedRequestWelcomeType = "request_welcome"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedRequestWelcomeType enum.
+func (e ReceivedRequestWelcomeType) Valid() bool {
+	switch e {
+	case ReceivedKindRequestWelcome:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedStickerType.
+const (
+	ReceivedKindSticker ReceivedStickerType = "sticker"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedStickerType enum.
+func (e ReceivedStickerType) Valid() bool {
+	switch e {
+	case ReceivedKindSticker:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedSystemType.
+const (
+	ReceivedKindSystem ReceivedSystemType = "system"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedSystemType enum.
+func (e ReceivedSystemType) Valid() bool {
+	switch e {
+	case ReceivedKindSystem:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedTextType.
+const (
+	ReceivedKindText ReceivedTextType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedTextType enum.
+func (e ReceivedTextType) Valid() bool {
+	switch e {
+	case ReceivedKindText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedUnsupportedType.
+const (
+	ReceivedKindUnsupported ReceivedUnsupportedType = "unsupported"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedUnsupportedType enum.
+func (e ReceivedUnsupportedType) Valid() bool {
+	switch e {
+	case ReceivedKindUnsupported:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReceivedVideoType.
+const (
+	ReceivedKindVideo ReceivedVideoType = "video"
+)
+
+// Valid indicates whether the value is a known member of the ReceivedVideoType enum.
+func (e ReceivedVideoType) Valid() bool {
+	switch e {
+	case ReceivedKindVideo:
 		return true
 	default:
 		return false
@@ -753,11 +1188,99 @@ type ContactCreatedEventEvent string
 // ContactCreatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type ContactCreatedEventMode string
 
+// ContactCreatedWithoutNumberData A person reached the account for the first time without their number (a username-only user); `user_id` names them. Opt-in.
+type ContactCreatedWithoutNumberData struct {
+	ContactId    int64   `json:"contact_id"`
+	Name         string  `json:"name"`
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+	UserId       string  `json:"user_id"`
+	Username     *string `json:"username,omitempty"`
+}
+
+// ContactCreatedWithoutNumberEvent defines model for ContactCreatedWithoutNumberEvent.
+type ContactCreatedWithoutNumberEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A person reached the account for the first time without their number (a username-only user); `user_id` names them. Opt-in.
+	Data  ContactCreatedWithoutNumberData       `json:"data"`
+	Event ContactCreatedWithoutNumberEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *ContactCreatedWithoutNumberEventMode `json:"mode,omitempty"`
+}
+
+// ContactCreatedWithoutNumberEventEvent defines model for ContactCreatedWithoutNumberEvent.Event.
+type ContactCreatedWithoutNumberEventEvent string
+
+// ContactCreatedWithoutNumberEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type ContactCreatedWithoutNumberEventMode string
+
+// ContactIdentifiers A contact's identifiers; each is absent when not known.
+type ContactIdentifiers struct {
+	// Mobile The number, digits only.
+	Mobile       *string `json:"mobile,omitempty"`
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+	UserId       *string `json:"user_id,omitempty"`
+}
+
 // ContactList defines model for ContactList.
 type ContactList struct {
 	Contacts   []Contact  `json:"contacts"`
 	Pagination Pagination `json:"pagination"`
 }
+
+// ContactUpdatedData A contact's identifiers changed: `linked` (a message carried one the contact lacked),
+// `merged` (two contacts turned out to be one person; `merged_contact_id` is gone and its
+// history, opt-out and block are this contact's now), `number_changed` (the customer
+// changed number) or `user_id_changed` (the platform gave them a new user id). The
+// contact keeps its id, history, opt-out and block. Opt-in.
+type ContactUpdatedData struct {
+	ContactId int64 `json:"contact_id"`
+
+	// MergedContactId For `merged` (and a change that found the new identifier on another contact), the contact merged into this one and deleted.
+	MergedContactId *int64 `json:"merged_contact_id,omitempty"`
+
+	// Mobile The number from now on, digits only; absent when not known.
+	Mobile       *string `json:"mobile,omitempty"`
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+
+	// Previous A contact's identifiers; each is absent when not known.
+	Previous ContactIdentifiers       `json:"previous"`
+	Reason   ContactUpdatedDataReason `json:"reason"`
+	UserId   *string                  `json:"user_id,omitempty"`
+	Username *string                  `json:"username,omitempty"`
+}
+
+// ContactUpdatedDataReason defines model for ContactUpdatedData.Reason.
+type ContactUpdatedDataReason string
+
+// ContactUpdatedEvent defines model for ContactUpdatedEvent.
+type ContactUpdatedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A contact's identifiers changed: `linked` (a message carried one the contact lacked),
+	// `merged` (two contacts turned out to be one person; `merged_contact_id` is gone and its
+	// history, opt-out and block are this contact's now), `number_changed` (the customer
+	// changed number) or `user_id_changed` (the platform gave them a new user id). The
+	// contact keeps its id, history, opt-out and block. Opt-in.
+	Data  ContactUpdatedData       `json:"data"`
+	Event ContactUpdatedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *ContactUpdatedEventMode `json:"mode,omitempty"`
+}
+
+// ContactUpdatedEventEvent defines model for ContactUpdatedEvent.Event.
+type ContactUpdatedEventEvent string
+
+// ContactUpdatedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type ContactUpdatedEventMode string
 
 // ContactUpsert defines model for ContactUpsert.
 type ContactUpsert struct {
@@ -832,7 +1355,12 @@ type ErrorEnvelopeSuccess bool
 // EventBase Fields every webhook body carries; each event adds its `data`.
 type EventBase struct {
 	CreatedAt time.Time `json:"created_at"`
-	Event     EventName `json:"event"`
+
+	// Event The first five are the v1 events, which every endpoint receives unless it chooses its
+	// types. The others are opt-in: an endpoint receives them only once its owner has chosen
+	// them (dashboard, Webhooks, the endpoint's event types), so a receiver written for v1 is
+	// never sent a body it cannot parse.
+	Event EventName `json:"event"`
 
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
@@ -862,7 +1390,10 @@ type EventExamplesEnvelope struct {
 // EventExamplesEnvelopeSuccess defines model for EventExamplesEnvelope.Success.
 type EventExamplesEnvelopeSuccess bool
 
-// EventName defines model for EventName.
+// EventName The first five are the v1 events, which every endpoint receives unless it chooses its
+// types. The others are opt-in: an endpoint receives them only once its owner has chosen
+// them (dashboard, Webhooks, the endpoint's event types), so a receiver written for v1 is
+// never sent a body it cannot parse.
 type EventName string
 
 // FailureReason defines model for FailureReason.
@@ -917,6 +1448,154 @@ type HeaderMediaType string
 
 // IdempotencyInProgressEnvelope The failure envelope of this status; `code` is one of the values listed.
 type IdempotencyInProgressEnvelope = ErrorEnvelope
+
+// InboundButton defines model for InboundButton.
+type InboundButton struct {
+	// Payload The payload the template's button was sent with.
+	Payload string `json:"payload"`
+
+	// Text The button's label.
+	Text string `json:"text"`
+}
+
+// InboundContactCard defines model for InboundContactCard.
+type InboundContactCard struct {
+	Addresses *[]struct {
+		City        *string `json:"city,omitempty"`
+		Country     *string `json:"country,omitempty"`
+		CountryCode *string `json:"country_code,omitempty"`
+		State       *string `json:"state,omitempty"`
+		Street      *string `json:"street,omitempty"`
+		Type        *string `json:"type,omitempty"`
+		Zip         *string `json:"zip,omitempty"`
+	} `json:"addresses,omitempty"`
+
+	// Birthday YYYY-MM-DD.
+	Birthday *string `json:"birthday,omitempty"`
+	Emails   *[]struct {
+		Email *string `json:"email,omitempty"`
+		Type  *string `json:"type,omitempty"`
+	} `json:"emails,omitempty"`
+	Name struct {
+		FirstName     *string `json:"first_name,omitempty"`
+		FormattedName string  `json:"formatted_name"`
+		LastName      *string `json:"last_name,omitempty"`
+		MiddleName    *string `json:"middle_name,omitempty"`
+		Prefix        *string `json:"prefix,omitempty"`
+		Suffix        *string `json:"suffix,omitempty"`
+	} `json:"name"`
+	Org *struct {
+		Company    *string `json:"company,omitempty"`
+		Department *string `json:"department,omitempty"`
+		Title      *string `json:"title,omitempty"`
+	} `json:"org,omitempty"`
+	Phones *[]struct {
+		Phone *string `json:"phone,omitempty"`
+		Type  *string `json:"type,omitempty"`
+		WaId  *string `json:"wa_id,omitempty"`
+	} `json:"phones,omitempty"`
+	Urls *[]struct {
+		Type *string `json:"type,omitempty"`
+		Url  *string `json:"url,omitempty"`
+	} `json:"urls,omitempty"`
+}
+
+// InboundInteractive The reply to an interactive message; the object named by `type` is present.
+type InboundInteractive struct {
+	ButtonReply *struct {
+		Id    string `json:"id"`
+		Title string `json:"title"`
+	} `json:"button_reply,omitempty"`
+	ListReply *struct {
+		Description *string `json:"description,omitempty"`
+		Id          string  `json:"id"`
+		Title       string  `json:"title"`
+	} `json:"list_reply,omitempty"`
+
+	// NfmReply A Flow's answers.
+	NfmReply *struct {
+		Body *string `json:"body,omitempty"`
+
+		// FlowToken The flow token the Flow was sent with, when its answers carry one.
+		FlowToken *string `json:"flow_token,omitempty"`
+		Name      *string `json:"name,omitempty"`
+
+		// Response The Flow's answers, parsed (the platform sends them as a JSON string).
+		Response map[string]interface{} `json:"response"`
+	} `json:"nfm_reply,omitempty"`
+	Type InboundInteractiveType `json:"type"`
+}
+
+// InboundInteractiveType defines model for InboundInteractive.Type.
+type InboundInteractiveType string
+
+// InboundMedia An image, video, audio, document or sticker the customer sent. `id` is the platform's
+// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+// sticker's.
+type InboundMedia struct {
+	Animated *bool   `json:"animated,omitempty"`
+	Caption  *string `json:"caption,omitempty"`
+	Filename *string `json:"filename,omitempty"`
+	Id       string  `json:"id"`
+	MimeType *string `json:"mime_type,omitempty"`
+
+	// Sha256 The file's SHA-256 as the platform reports it.
+	Sha256 *string `json:"sha256,omitempty"`
+	Voice  *bool   `json:"voice,omitempty"`
+}
+
+// InboundOrder defines model for InboundOrder.
+type InboundOrder struct {
+	CatalogId string `json:"catalog_id"`
+	Items     []struct {
+		Currency          string  `json:"currency"`
+		ItemPrice         float32 `json:"item_price"`
+		ProductRetailerId string  `json:"product_retailer_id"`
+		Quantity          int     `json:"quantity"`
+	} `json:"items"`
+	Text *string `json:"text,omitempty"`
+}
+
+// InboundReferral The click-to-WhatsApp ad or post the customer came from (their service window is then 72 hours).
+type InboundReferral struct {
+	Body *string `json:"body,omitempty"`
+
+	// CtwaClid The ad click's id, for conversion reporting.
+	CtwaClid     *string `json:"ctwa_clid,omitempty"`
+	Headline     *string `json:"headline,omitempty"`
+	ImageUrl     *string `json:"image_url,omitempty"`
+	MediaType    *string `json:"media_type,omitempty"`
+	SourceId     *string `json:"source_id,omitempty"`
+	SourceType   *string `json:"source_type,omitempty"`
+	SourceUrl    *string `json:"source_url,omitempty"`
+	ThumbnailUrl *string `json:"thumbnail_url,omitempty"`
+	VideoUrl     *string `json:"video_url,omitempty"`
+}
+
+// InboundReferredProduct The catalog product the customer asked about.
+type InboundReferredProduct struct {
+	CatalogId         string `json:"catalog_id"`
+	ProductRetailerId string `json:"product_retailer_id"`
+}
+
+// InboundSystem defines model for InboundSystem.
+type InboundSystem struct {
+	Body *string `json:"body,omitempty"`
+	Type string  `json:"type"`
+}
+
+// InboundUnsupported defines model for InboundUnsupported.
+type InboundUnsupported struct {
+	Errors *[]struct {
+		Code    *int    `json:"code,omitempty"`
+		Details *string `json:"details,omitempty"`
+		Message *string `json:"message,omitempty"`
+		Title   *string `json:"title,omitempty"`
+	} `json:"errors,omitempty"`
+
+	// PlatformType The platform's type of a message of a kind the service does not know yet; absent for the platform's own unsupported messages.
+	PlatformType *string `json:"platform_type,omitempty"`
+}
 
 // InternalErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
 type InternalErrorEnvelope = ErrorEnvelope
@@ -1004,6 +1683,112 @@ type MessageCampaign struct {
 	Name string `json:"name"`
 }
 
+// MessageDeletedData The customer deleted a message they sent (`message_id` and `chat_message_id` name it; its content stays in the service). Opt-in.
+type MessageDeletedData struct {
+	ChatMessageId  string    `json:"chat_message_id"`
+	ContactId      int64     `json:"contact_id"`
+	ConversationId int64     `json:"conversation_id"`
+	DeletedAt      time.Time `json:"deleted_at"`
+	MessageId      int64     `json:"message_id"`
+}
+
+// MessageDeletedEvent defines model for MessageDeletedEvent.
+type MessageDeletedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The customer deleted a message they sent (`message_id` and `chat_message_id` name it; its content stays in the service). Opt-in.
+	Data  MessageDeletedData       `json:"data"`
+	Event MessageDeletedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *MessageDeletedEventMode `json:"mode,omitempty"`
+}
+
+// MessageDeletedEventEvent defines model for MessageDeletedEvent.Event.
+type MessageDeletedEventEvent string
+
+// MessageDeletedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type MessageDeletedEventMode string
+
+// MessageEditedData The customer edited a message they sent: `message_id` and `chat_message_id` name the
+// original, `type` and the object of the same name hold the new content (as in
+// `message.received`). Opt-in.
+type MessageEditedData struct {
+	// Audio An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Audio          *InboundMedia         `json:"audio,omitempty"`
+	Button         *InboundButton        `json:"button,omitempty"`
+	ChatMessageId  string                `json:"chat_message_id"`
+	ContactId      int64                 `json:"contact_id"`
+	Contacts       *[]InboundContactCard `json:"contacts,omitempty"`
+	ConversationId int64                 `json:"conversation_id"`
+
+	// Document An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Document *InboundMedia `json:"document,omitempty"`
+	EditedAt time.Time     `json:"edited_at"`
+
+	// Image An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Image *InboundMedia `json:"image,omitempty"`
+
+	// Interactive The reply to an interactive message; the object named by `type` is present.
+	Interactive *InboundInteractive `json:"interactive,omitempty"`
+	Location    *struct {
+		Address   *string `json:"address,omitempty"`
+		Latitude  float32 `json:"latitude"`
+		Longitude float32 `json:"longitude"`
+		Name      *string `json:"name,omitempty"`
+		Url       *string `json:"url,omitempty"`
+	} `json:"location,omitempty"`
+	MessageId int64         `json:"message_id"`
+	Order     *InboundOrder `json:"order,omitempty"`
+
+	// Sticker An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Sticker     *InboundMedia       `json:"sticker,omitempty"`
+	System      *InboundSystem      `json:"system,omitempty"`
+	Text        *string             `json:"text,omitempty"`
+	Type        string              `json:"type"`
+	Unsupported *InboundUnsupported `json:"unsupported,omitempty"`
+
+	// Video An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Video *InboundMedia `json:"video,omitempty"`
+	union json.RawMessage
+}
+
+// MessageEditedEvent defines model for MessageEditedEvent.
+type MessageEditedEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data The customer edited a message they sent: `message_id` and `chat_message_id` name the
+	// original, `type` and the object of the same name hold the new content (as in
+	// `message.received`). Opt-in.
+	Data  MessageEditedData       `json:"data"`
+	Event MessageEditedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *MessageEditedEventMode `json:"mode,omitempty"`
+}
+
+// MessageEditedEventEvent defines model for MessageEditedEvent.Event.
+type MessageEditedEventEvent string
+
+// MessageEditedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type MessageEditedEventMode string
+
 // MessageEnvelope defines model for MessageEnvelope.
 type MessageEnvelope struct {
 	Data Message `json:"data"`
@@ -1063,18 +1848,50 @@ type MessageListItem struct {
 	Template string `json:"template"`
 }
 
-// MessageReceivedData defines model for MessageReceivedData.
+// MessageReceivedData A message a customer sent. The fields every message has come first; then, told apart by
+// `type`, the object of its kind (`oneOf`, discriminated by `type`: a generated client
+// narrows `data` by switching on `type`). A kind the service does not know is delivered
+// as `unsupported`, naming the platform's type, so the union is closed. `text`, `media`,
+// `reply` and `reaction` are the v1 fields, kept as they were.
 type MessageReceivedData struct {
-	ContactId      int64 `json:"contact_id"`
-	ConversationId int64 `json:"conversation_id"`
+	// Audio An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Audio     *InboundMedia  `json:"audio,omitempty"`
+	Button    *InboundButton `json:"button,omitempty"`
+	ContactId int64          `json:"contact_id"`
+
+	// Contacts For contacts messages, the cards the customer shared.
+	Contacts       *[]InboundContactCard `json:"contacts,omitempty"`
+	ConversationId int64                 `json:"conversation_id"`
+
+	// Document An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Document *InboundMedia `json:"document,omitempty"`
+
+	// Forwarded true when the customer forwarded the message; absent otherwise.
+	Forwarded *bool `json:"forwarded,omitempty"`
+
+	// FrequentlyForwarded true when the message was forwarded many times (more than five) before; absent otherwise.
+	FrequentlyForwarded *bool `json:"frequently_forwarded,omitempty"`
 
 	// From The sender's number, digits only.
-	From     string `json:"from"`
-	Location *struct {
+	From string `json:"from"`
+
+	// Image An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Image *InboundMedia `json:"image,omitempty"`
+
+	// Interactive The reply to an interactive message; the object named by `type` is present.
+	Interactive *InboundInteractive `json:"interactive,omitempty"`
+	Location    *struct {
 		Address   *string `json:"address,omitempty"`
 		Latitude  float32 `json:"latitude"`
 		Longitude float32 `json:"longitude"`
 		Name      *string `json:"name,omitempty"`
+		Url       *string `json:"url,omitempty"`
 	} `json:"location,omitempty"`
 
 	// Media For image, audio, video, document and sticker messages.
@@ -1084,12 +1901,31 @@ type MessageReceivedData struct {
 		Id       string  `json:"id"`
 		MimeType *string `json:"mime_type,omitempty"`
 	} `json:"media,omitempty"`
-	MessageId int64  `json:"message_id"`
-	Name      string `json:"name"`
-	Reaction  *struct {
-		Emoji     string `json:"emoji"`
+	MessageId int64         `json:"message_id"`
+	Name      string        `json:"name"`
+	Order     *InboundOrder `json:"order,omitempty"`
+
+	// ParentUserId The sender's parent business-scoped user id (contains `.ENT.`), when enabled for the business.
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+	Reaction     *struct {
+		// Emoji The emoji; empty when the customer took their reaction away.
+		Emoji string `json:"emoji"`
+
+		// MessageId The platform id of the message reacted to.
 		MessageId string `json:"message_id"`
+
+		// ReactedTo A message named by the platform's id, and by ours when it is one of the account's messages.
+		ReactedTo *MessageRef `json:"reacted_to,omitempty"`
+
+		// Removed true when the customer took their reaction away (the emoji is empty).
+		Removed *bool `json:"removed,omitempty"`
 	} `json:"reaction,omitempty"`
+
+	// Referral The click-to-WhatsApp ad or post the customer came from (their service window is then 72 hours).
+	Referral *InboundReferral `json:"referral,omitempty"`
+
+	// ReferredProduct The catalog product the customer asked about.
+	ReferredProduct *InboundReferredProduct `json:"referred_product,omitempty"`
 
 	// Reply For button and list replies.
 	Reply *struct {
@@ -1098,18 +1934,48 @@ type MessageReceivedData struct {
 		Title   *string `json:"title,omitempty"`
 	} `json:"reply,omitempty"`
 
+	// ReplyTo A message named by the platform's id, and by ours when it is one of the account's messages.
+	ReplyTo *MessageRef `json:"reply_to,omitempty"`
+
+	// Sticker An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Sticker *InboundMedia  `json:"sticker,omitempty"`
+	System  *InboundSystem `json:"system,omitempty"`
+
 	// Text The text of a text message, or the title of a button or list reply.
 	Text *string `json:"text,omitempty"`
 
-	// Type The platform's message type (text, image, audio, video, document, sticker, location, contacts, interactive, button, reaction, order, system, unsupported, or a newer one).
-	Type string `json:"type"`
+	// Type The message's kind (text, image, audio, video, document, sticker, location, contacts, interactive, button, reaction, order, system, unsupported, request_welcome; more may be added). The object of the same name holds its content.
+	Type        string              `json:"type"`
+	Unsupported *InboundUnsupported `json:"unsupported,omitempty"`
+
+	// UserId The sender's business-scoped user id (for example `US.13491208655302741918`), when the platform gave one. Never a phone number.
+	//
+	// Example: US.13491208655302741918
+	UserId *string `json:"user_id,omitempty"`
+
+	// Username The sender's WhatsApp username, when they have one.
+	Username *string `json:"username,omitempty"`
+
+	// Video An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Video *InboundMedia `json:"video,omitempty"`
+	union json.RawMessage
 }
 
 // MessageReceivedEvent defines model for MessageReceivedEvent.
 type MessageReceivedEvent struct {
-	CreatedAt time.Time                 `json:"created_at"`
-	Data      MessageReceivedData       `json:"data"`
-	Event     MessageReceivedEventEvent `json:"event"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A message a customer sent. The fields every message has come first; then, told apart by
+	// `type`, the object of its kind (`oneOf`, discriminated by `type`: a generated client
+	// narrows `data` by switching on `type`). A kind the service does not know is delivered
+	// as `unsupported`, naming the platform's type, so the union is closed. `text`, `media`,
+	// `reply` and `reaction` are the v1 fields, kept as they were.
+	Data  MessageReceivedData       `json:"data"`
+	Event MessageReceivedEventEvent `json:"event"`
 
 	// Id The event id; the same across retries of a delivery.
 	Id string `json:"id"`
@@ -1124,6 +1990,143 @@ type MessageReceivedEventEvent string
 // MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
 
+// MessageReceivedWithoutNumberData A message from a customer whose number the service does not know (a username-only user:
+// the platform leaves the number out and shares only their business-scoped user id). Like
+// `MessageReceivedData` without `from`; `user_id` names the sender. Answer them by
+// `user_id`. Opt-in (event `message.received_without_number`).
+type MessageReceivedWithoutNumberData struct {
+	// Audio An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Audio     *InboundMedia  `json:"audio,omitempty"`
+	Button    *InboundButton `json:"button,omitempty"`
+	ContactId int64          `json:"contact_id"`
+
+	// Contacts For contacts messages, the cards the customer shared.
+	Contacts       *[]InboundContactCard `json:"contacts,omitempty"`
+	ConversationId int64                 `json:"conversation_id"`
+
+	// Document An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Document *InboundMedia `json:"document,omitempty"`
+
+	// Forwarded true when the customer forwarded the message; absent otherwise.
+	Forwarded *bool `json:"forwarded,omitempty"`
+
+	// FrequentlyForwarded true when the message was forwarded many times (more than five) before; absent otherwise.
+	FrequentlyForwarded *bool `json:"frequently_forwarded,omitempty"`
+
+	// Image An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Image *InboundMedia `json:"image,omitempty"`
+
+	// Interactive The reply to an interactive message; the object named by `type` is present.
+	Interactive *InboundInteractive `json:"interactive,omitempty"`
+	Location    *struct {
+		Address   *string `json:"address,omitempty"`
+		Latitude  float32 `json:"latitude"`
+		Longitude float32 `json:"longitude"`
+		Name      *string `json:"name,omitempty"`
+		Url       *string `json:"url,omitempty"`
+	} `json:"location,omitempty"`
+
+	// Media For image, audio, video, document and sticker messages (the kind's own object has more).
+	Media *struct {
+		Caption  *string `json:"caption,omitempty"`
+		Filename *string `json:"filename,omitempty"`
+		Id       string  `json:"id"`
+		MimeType *string `json:"mime_type,omitempty"`
+	} `json:"media,omitempty"`
+	MessageId int64         `json:"message_id"`
+	Name      string        `json:"name"`
+	Order     *InboundOrder `json:"order,omitempty"`
+
+	// ParentUserId The sender's parent business-scoped user id (contains `.ENT.`), when enabled for the business.
+	ParentUserId *string `json:"parent_user_id,omitempty"`
+	Reaction     *struct {
+		// Emoji The emoji; empty when the customer took their reaction away.
+		Emoji string `json:"emoji"`
+
+		// MessageId The platform id of the message reacted to.
+		MessageId string `json:"message_id"`
+
+		// ReactedTo A message named by the platform's id, and by ours when it is one of the account's messages.
+		ReactedTo *MessageRef `json:"reacted_to,omitempty"`
+
+		// Removed true when the customer took their reaction away (the emoji is empty).
+		Removed *bool `json:"removed,omitempty"`
+	} `json:"reaction,omitempty"`
+
+	// Referral The click-to-WhatsApp ad or post the customer came from (their service window is then 72 hours).
+	Referral *InboundReferral `json:"referral,omitempty"`
+
+	// ReferredProduct The catalog product the customer asked about.
+	ReferredProduct *InboundReferredProduct `json:"referred_product,omitempty"`
+
+	// Reply For button and list replies.
+	Reply *struct {
+		Id      *string `json:"id,omitempty"`
+		Payload *string `json:"payload,omitempty"`
+		Title   *string `json:"title,omitempty"`
+	} `json:"reply,omitempty"`
+
+	// ReplyTo A message named by the platform's id, and by ours when it is one of the account's messages.
+	ReplyTo *MessageRef `json:"reply_to,omitempty"`
+
+	// Sticker An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Sticker *InboundMedia  `json:"sticker,omitempty"`
+	System  *InboundSystem `json:"system,omitempty"`
+
+	// Text The text of a text message, or the title of a button or list reply.
+	Text *string `json:"text,omitempty"`
+
+	// Type The message's kind, as in `MessageReceivedData`.
+	Type        string              `json:"type"`
+	Unsupported *InboundUnsupported `json:"unsupported,omitempty"`
+
+	// UserId The sender's business-scoped user id (for example `US.13491208655302741918`), when the platform gave one. Never a phone number.
+	//
+	// Example: US.13491208655302741918
+	UserId string `json:"user_id"`
+
+	// Username The sender's WhatsApp username, when they have one.
+	Username *string `json:"username,omitempty"`
+
+	// Video An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Video *InboundMedia `json:"video,omitempty"`
+	union json.RawMessage
+}
+
+// MessageReceivedWithoutNumberEvent defines model for MessageReceivedWithoutNumberEvent.
+type MessageReceivedWithoutNumberEvent struct {
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data A message from a customer whose number the service does not know (a username-only user:
+	// the platform leaves the number out and shares only their business-scoped user id). Like
+	// `MessageReceivedData` without `from`; `user_id` names the sender. Answer them by
+	// `user_id`. Opt-in (event `message.received_without_number`).
+	Data  MessageReceivedWithoutNumberData       `json:"data"`
+	Event MessageReceivedWithoutNumberEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *MessageReceivedWithoutNumberEventMode `json:"mode,omitempty"`
+}
+
+// MessageReceivedWithoutNumberEventEvent defines model for MessageReceivedWithoutNumberEvent.Event.
+type MessageReceivedWithoutNumberEventEvent string
+
+// MessageReceivedWithoutNumberEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type MessageReceivedWithoutNumberEventMode string
+
 // MessageRecipient The contact the message was sent to.
 type MessageRecipient struct {
 	ContactId int64 `json:"contact_id"`
@@ -1134,6 +2137,15 @@ type MessageRecipient struct {
 
 	// UserId The contact's business-scoped user id; absent when not known.
 	UserId *string `json:"user_id,omitempty"`
+}
+
+// MessageRef A message named by the platform's id, and by ours when it is one of the account's messages.
+type MessageRef struct {
+	// MessageId Our message id; absent when the message is not one the service recorded.
+	MessageId *int64 `json:"message_id,omitempty"`
+
+	// PlatformMessageId The platform's id of the message (`chat_message_id`).
+	PlatformMessageId string `json:"platform_message_id"`
 }
 
 // MessageSentData defines model for MessageSentData.
@@ -1284,6 +2296,170 @@ type Pricing struct {
 
 // RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
 type RateLimitedEnvelope = ErrorEnvelope
+
+// ReceivedAudio An audio file, or a voice note (`audio.voice` true).
+type ReceivedAudio struct {
+	// Audio An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Audio InboundMedia      `json:"audio"`
+	Type  ReceivedAudioType `json:"type"`
+}
+
+// ReceivedAudioType defines model for ReceivedAudio.Type.
+type ReceivedAudioType string
+
+// ReceivedButton A tap on a template's quick-reply button.
+type ReceivedButton struct {
+	Button InboundButton      `json:"button"`
+	Type   ReceivedButtonType `json:"type"`
+}
+
+// ReceivedButtonType defines model for ReceivedButton.Type.
+type ReceivedButtonType string
+
+// ReceivedContacts defines model for ReceivedContacts.
+type ReceivedContacts struct {
+	Contacts []InboundContactCard `json:"contacts"`
+	Type     ReceivedContactsType `json:"type"`
+}
+
+// ReceivedContactsType defines model for ReceivedContacts.Type.
+type ReceivedContactsType string
+
+// ReceivedDocument defines model for ReceivedDocument.
+type ReceivedDocument struct {
+	// Document An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Document InboundMedia         `json:"document"`
+	Type     ReceivedDocumentType `json:"type"`
+}
+
+// ReceivedDocumentType defines model for ReceivedDocument.Type.
+type ReceivedDocumentType string
+
+// ReceivedImage defines model for ReceivedImage.
+type ReceivedImage struct {
+	// Image An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Image InboundMedia      `json:"image"`
+	Type  ReceivedImageType `json:"type"`
+}
+
+// ReceivedImageType defines model for ReceivedImage.Type.
+type ReceivedImageType string
+
+// ReceivedInteractive A reply to an interactive message (a reply button, a list row, or a Flow's answers).
+type ReceivedInteractive struct {
+	// Interactive The reply to an interactive message; the object named by `type` is present.
+	Interactive InboundInteractive      `json:"interactive"`
+	Type        ReceivedInteractiveType `json:"type"`
+}
+
+// ReceivedInteractiveType defines model for ReceivedInteractive.Type.
+type ReceivedInteractiveType string
+
+// ReceivedLocation defines model for ReceivedLocation.
+type ReceivedLocation struct {
+	Location struct {
+		Address   *string `json:"address,omitempty"`
+		Latitude  float32 `json:"latitude"`
+		Longitude float32 `json:"longitude"`
+		Name      *string `json:"name,omitempty"`
+		Url       *string `json:"url,omitempty"`
+	} `json:"location"`
+	Type ReceivedLocationType `json:"type"`
+}
+
+// ReceivedLocationType defines model for ReceivedLocation.Type.
+type ReceivedLocationType string
+
+// ReceivedOrder defines model for ReceivedOrder.
+type ReceivedOrder struct {
+	Order InboundOrder      `json:"order"`
+	Type  ReceivedOrderType `json:"type"`
+}
+
+// ReceivedOrderType defines model for ReceivedOrder.Type.
+type ReceivedOrderType string
+
+// ReceivedReaction defines model for ReceivedReaction.
+type ReceivedReaction struct {
+	Reaction struct {
+		Emoji     string `json:"emoji"`
+		MessageId string `json:"message_id"`
+
+		// ReactedTo A message named by the platform's id, and by ours when it is one of the account's messages.
+		ReactedTo *MessageRef `json:"reacted_to,omitempty"`
+		Removed   bool        `json:"removed"`
+	} `json:"reaction"`
+	Type ReceivedReactionType `json:"type"`
+}
+
+// ReceivedReactionType defines model for ReceivedReaction.Type.
+type ReceivedReactionType string
+
+// ReceivedRequestWelcome The customer opened a chat with the business for the first time and sent nothing yet; the service window is open.
+type ReceivedRequestWelcome struct {
+	Type ReceivedRequestWelcomeType `json:"type"`
+}
+
+// ReceivedRequestWelcomeType defines model for ReceivedRequestWelcome.Type.
+type ReceivedRequestWelcomeType string
+
+// ReceivedSticker defines model for ReceivedSticker.
+type ReceivedSticker struct {
+	// Sticker An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Sticker InboundMedia        `json:"sticker"`
+	Type    ReceivedStickerType `json:"type"`
+}
+
+// ReceivedStickerType defines model for ReceivedSticker.Type.
+type ReceivedStickerType string
+
+// ReceivedSystem A notice from the platform about the customer that is not an identity change (those are `contact.updated`).
+type ReceivedSystem struct {
+	System InboundSystem      `json:"system"`
+	Type   ReceivedSystemType `json:"type"`
+}
+
+// ReceivedSystemType defines model for ReceivedSystem.Type.
+type ReceivedSystemType string
+
+// ReceivedText A text message; `text` is its body.
+type ReceivedText struct {
+	Text string           `json:"text"`
+	Type ReceivedTextType `json:"type"`
+}
+
+// ReceivedTextType defines model for ReceivedText.Type.
+type ReceivedTextType string
+
+// ReceivedUnsupported A message the platform could not deliver to the API (its error says why), or of a kind the service does not know yet (`unsupported.platform_type` names it).
+type ReceivedUnsupported struct {
+	Type        ReceivedUnsupportedType `json:"type"`
+	Unsupported InboundUnsupported      `json:"unsupported"`
+}
+
+// ReceivedUnsupportedType defines model for ReceivedUnsupported.Type.
+type ReceivedUnsupportedType string
+
+// ReceivedVideo defines model for ReceivedVideo.
+type ReceivedVideo struct {
+	Type ReceivedVideoType `json:"type"`
+
+	// Video An image, video, audio, document or sticker the customer sent. `id` is the platform's
+	// media id. `filename` is a document's, `voice` (a voice note) an audio's, `animated` a
+	// sticker's.
+	Video InboundMedia `json:"video"`
+}
+
+// ReceivedVideoType defines model for ReceivedVideo.Type.
+type ReceivedVideoType string
 
 // Sandbox Test mode only. How to receive test sends on a real handset.
 type Sandbox struct {
@@ -1721,6 +2897,2919 @@ type UpsertContactJSONRequestBody = UpsertContactRequest
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
 
+// AsReceivedText returns the union data inside the MessageEditedData as a ReceivedText
+func (t MessageEditedData) AsReceivedText() (ReceivedText, error) {
+	var body ReceivedText
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedText overwrites any union data inside the MessageEditedData as the provided ReceivedText
+func (t *MessageEditedData) FromReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedText performs a merge with any union data inside the MessageEditedData, using the provided ReceivedText
+func (t *MessageEditedData) MergeReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedImage returns the union data inside the MessageEditedData as a ReceivedImage
+func (t MessageEditedData) AsReceivedImage() (ReceivedImage, error) {
+	var body ReceivedImage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedImage overwrites any union data inside the MessageEditedData as the provided ReceivedImage
+func (t *MessageEditedData) FromReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedImage performs a merge with any union data inside the MessageEditedData, using the provided ReceivedImage
+func (t *MessageEditedData) MergeReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedVideo returns the union data inside the MessageEditedData as a ReceivedVideo
+func (t MessageEditedData) AsReceivedVideo() (ReceivedVideo, error) {
+	var body ReceivedVideo
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedVideo overwrites any union data inside the MessageEditedData as the provided ReceivedVideo
+func (t *MessageEditedData) FromReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedVideo performs a merge with any union data inside the MessageEditedData, using the provided ReceivedVideo
+func (t *MessageEditedData) MergeReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedAudio returns the union data inside the MessageEditedData as a ReceivedAudio
+func (t MessageEditedData) AsReceivedAudio() (ReceivedAudio, error) {
+	var body ReceivedAudio
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedAudio overwrites any union data inside the MessageEditedData as the provided ReceivedAudio
+func (t *MessageEditedData) FromReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedAudio performs a merge with any union data inside the MessageEditedData, using the provided ReceivedAudio
+func (t *MessageEditedData) MergeReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedDocument returns the union data inside the MessageEditedData as a ReceivedDocument
+func (t MessageEditedData) AsReceivedDocument() (ReceivedDocument, error) {
+	var body ReceivedDocument
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedDocument overwrites any union data inside the MessageEditedData as the provided ReceivedDocument
+func (t *MessageEditedData) FromReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedDocument performs a merge with any union data inside the MessageEditedData, using the provided ReceivedDocument
+func (t *MessageEditedData) MergeReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSticker returns the union data inside the MessageEditedData as a ReceivedSticker
+func (t MessageEditedData) AsReceivedSticker() (ReceivedSticker, error) {
+	var body ReceivedSticker
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSticker overwrites any union data inside the MessageEditedData as the provided ReceivedSticker
+func (t *MessageEditedData) FromReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSticker performs a merge with any union data inside the MessageEditedData, using the provided ReceivedSticker
+func (t *MessageEditedData) MergeReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedLocation returns the union data inside the MessageEditedData as a ReceivedLocation
+func (t MessageEditedData) AsReceivedLocation() (ReceivedLocation, error) {
+	var body ReceivedLocation
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedLocation overwrites any union data inside the MessageEditedData as the provided ReceivedLocation
+func (t *MessageEditedData) FromReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedLocation performs a merge with any union data inside the MessageEditedData, using the provided ReceivedLocation
+func (t *MessageEditedData) MergeReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedContacts returns the union data inside the MessageEditedData as a ReceivedContacts
+func (t MessageEditedData) AsReceivedContacts() (ReceivedContacts, error) {
+	var body ReceivedContacts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedContacts overwrites any union data inside the MessageEditedData as the provided ReceivedContacts
+func (t *MessageEditedData) FromReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedContacts performs a merge with any union data inside the MessageEditedData, using the provided ReceivedContacts
+func (t *MessageEditedData) MergeReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedInteractive returns the union data inside the MessageEditedData as a ReceivedInteractive
+func (t MessageEditedData) AsReceivedInteractive() (ReceivedInteractive, error) {
+	var body ReceivedInteractive
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedInteractive overwrites any union data inside the MessageEditedData as the provided ReceivedInteractive
+func (t *MessageEditedData) FromReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedInteractive performs a merge with any union data inside the MessageEditedData, using the provided ReceivedInteractive
+func (t *MessageEditedData) MergeReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedButton returns the union data inside the MessageEditedData as a ReceivedButton
+func (t MessageEditedData) AsReceivedButton() (ReceivedButton, error) {
+	var body ReceivedButton
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedButton overwrites any union data inside the MessageEditedData as the provided ReceivedButton
+func (t *MessageEditedData) FromReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedButton performs a merge with any union data inside the MessageEditedData, using the provided ReceivedButton
+func (t *MessageEditedData) MergeReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedReaction returns the union data inside the MessageEditedData as a ReceivedReaction
+func (t MessageEditedData) AsReceivedReaction() (ReceivedReaction, error) {
+	var body ReceivedReaction
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedReaction overwrites any union data inside the MessageEditedData as the provided ReceivedReaction
+func (t *MessageEditedData) FromReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedReaction performs a merge with any union data inside the MessageEditedData, using the provided ReceivedReaction
+func (t *MessageEditedData) MergeReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedOrder returns the union data inside the MessageEditedData as a ReceivedOrder
+func (t MessageEditedData) AsReceivedOrder() (ReceivedOrder, error) {
+	var body ReceivedOrder
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedOrder overwrites any union data inside the MessageEditedData as the provided ReceivedOrder
+func (t *MessageEditedData) FromReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedOrder performs a merge with any union data inside the MessageEditedData, using the provided ReceivedOrder
+func (t *MessageEditedData) MergeReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSystem returns the union data inside the MessageEditedData as a ReceivedSystem
+func (t MessageEditedData) AsReceivedSystem() (ReceivedSystem, error) {
+	var body ReceivedSystem
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSystem overwrites any union data inside the MessageEditedData as the provided ReceivedSystem
+func (t *MessageEditedData) FromReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSystem performs a merge with any union data inside the MessageEditedData, using the provided ReceivedSystem
+func (t *MessageEditedData) MergeReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedUnsupported returns the union data inside the MessageEditedData as a ReceivedUnsupported
+func (t MessageEditedData) AsReceivedUnsupported() (ReceivedUnsupported, error) {
+	var body ReceivedUnsupported
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedUnsupported overwrites any union data inside the MessageEditedData as the provided ReceivedUnsupported
+func (t *MessageEditedData) FromReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedUnsupported performs a merge with any union data inside the MessageEditedData, using the provided ReceivedUnsupported
+func (t *MessageEditedData) MergeReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedRequestWelcome returns the union data inside the MessageEditedData as a ReceivedRequestWelcome
+func (t MessageEditedData) AsReceivedRequestWelcome() (ReceivedRequestWelcome, error) {
+	var body ReceivedRequestWelcome
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedRequestWelcome overwrites any union data inside the MessageEditedData as the provided ReceivedRequestWelcome
+func (t *MessageEditedData) FromReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedRequestWelcome performs a merge with any union data inside the MessageEditedData, using the provided ReceivedRequestWelcome
+func (t *MessageEditedData) MergeReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageEditedData) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t MessageEditedData) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "audio":
+		return t.AsReceivedAudio()
+	case "button":
+		return t.AsReceivedButton()
+	case "contacts":
+		return t.AsReceivedContacts()
+	case "document":
+		return t.AsReceivedDocument()
+	case "image":
+		return t.AsReceivedImage()
+	case "interactive":
+		return t.AsReceivedInteractive()
+	case "location":
+		return t.AsReceivedLocation()
+	case "order":
+		return t.AsReceivedOrder()
+	case "reaction":
+		return t.AsReceivedReaction()
+	case "request_welcome":
+		return t.AsReceivedRequestWelcome()
+	case "sticker":
+		return t.AsReceivedSticker()
+	case "system":
+		return t.AsReceivedSystem()
+	case "text":
+		return t.AsReceivedText()
+	case "unsupported":
+		return t.AsReceivedUnsupported()
+	case "video":
+		return t.AsReceivedVideo()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t MessageEditedData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Audio != nil {
+		object["audio"], err = json.Marshal(t.Audio)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'audio': %w", err)
+		}
+	}
+
+	if t.Button != nil {
+		object["button"], err = json.Marshal(t.Button)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'button': %w", err)
+		}
+	}
+
+	object["chat_message_id"], err = json.Marshal(t.ChatMessageId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'chat_message_id': %w", err)
+	}
+
+	object["contact_id"], err = json.Marshal(t.ContactId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contact_id': %w", err)
+	}
+
+	if t.Contacts != nil {
+		object["contacts"], err = json.Marshal(t.Contacts)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'contacts': %w", err)
+		}
+	}
+
+	object["conversation_id"], err = json.Marshal(t.ConversationId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'conversation_id': %w", err)
+	}
+
+	if t.Document != nil {
+		object["document"], err = json.Marshal(t.Document)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'document': %w", err)
+		}
+	}
+
+	object["edited_at"], err = json.Marshal(t.EditedAt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'edited_at': %w", err)
+	}
+
+	if t.Image != nil {
+		object["image"], err = json.Marshal(t.Image)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'image': %w", err)
+		}
+	}
+
+	if t.Interactive != nil {
+		object["interactive"], err = json.Marshal(t.Interactive)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'interactive': %w", err)
+		}
+	}
+
+	if t.Location != nil {
+		object["location"], err = json.Marshal(t.Location)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'location': %w", err)
+		}
+	}
+
+	object["message_id"], err = json.Marshal(t.MessageId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'message_id': %w", err)
+	}
+
+	if t.Order != nil {
+		object["order"], err = json.Marshal(t.Order)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'order': %w", err)
+		}
+	}
+
+	if t.Sticker != nil {
+		object["sticker"], err = json.Marshal(t.Sticker)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'sticker': %w", err)
+		}
+	}
+
+	if t.System != nil {
+		object["system"], err = json.Marshal(t.System)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'system': %w", err)
+		}
+	}
+
+	if t.Text != nil {
+		object["text"], err = json.Marshal(t.Text)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'text': %w", err)
+		}
+	}
+
+	object["type"], err = json.Marshal(t.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	if t.Unsupported != nil {
+		object["unsupported"], err = json.Marshal(t.Unsupported)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'unsupported': %w", err)
+		}
+	}
+
+	if t.Video != nil {
+		object["video"], err = json.Marshal(t.Video)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'video': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *MessageEditedData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["audio"]; found {
+		err = json.Unmarshal(raw, &t.Audio)
+		if err != nil {
+			return fmt.Errorf("error reading 'audio': %w", err)
+		}
+	}
+
+	if raw, found := object["button"]; found {
+		err = json.Unmarshal(raw, &t.Button)
+		if err != nil {
+			return fmt.Errorf("error reading 'button': %w", err)
+		}
+	}
+
+	if raw, found := object["chat_message_id"]; found {
+		err = json.Unmarshal(raw, &t.ChatMessageId)
+		if err != nil {
+			return fmt.Errorf("error reading 'chat_message_id': %w", err)
+		}
+	}
+
+	if raw, found := object["contact_id"]; found {
+		err = json.Unmarshal(raw, &t.ContactId)
+		if err != nil {
+			return fmt.Errorf("error reading 'contact_id': %w", err)
+		}
+	}
+
+	if raw, found := object["contacts"]; found {
+		err = json.Unmarshal(raw, &t.Contacts)
+		if err != nil {
+			return fmt.Errorf("error reading 'contacts': %w", err)
+		}
+	}
+
+	if raw, found := object["conversation_id"]; found {
+		err = json.Unmarshal(raw, &t.ConversationId)
+		if err != nil {
+			return fmt.Errorf("error reading 'conversation_id': %w", err)
+		}
+	}
+
+	if raw, found := object["document"]; found {
+		err = json.Unmarshal(raw, &t.Document)
+		if err != nil {
+			return fmt.Errorf("error reading 'document': %w", err)
+		}
+	}
+
+	if raw, found := object["edited_at"]; found {
+		err = json.Unmarshal(raw, &t.EditedAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'edited_at': %w", err)
+		}
+	}
+
+	if raw, found := object["image"]; found {
+		err = json.Unmarshal(raw, &t.Image)
+		if err != nil {
+			return fmt.Errorf("error reading 'image': %w", err)
+		}
+	}
+
+	if raw, found := object["interactive"]; found {
+		err = json.Unmarshal(raw, &t.Interactive)
+		if err != nil {
+			return fmt.Errorf("error reading 'interactive': %w", err)
+		}
+	}
+
+	if raw, found := object["location"]; found {
+		err = json.Unmarshal(raw, &t.Location)
+		if err != nil {
+			return fmt.Errorf("error reading 'location': %w", err)
+		}
+	}
+
+	if raw, found := object["message_id"]; found {
+		err = json.Unmarshal(raw, &t.MessageId)
+		if err != nil {
+			return fmt.Errorf("error reading 'message_id': %w", err)
+		}
+	}
+
+	if raw, found := object["order"]; found {
+		err = json.Unmarshal(raw, &t.Order)
+		if err != nil {
+			return fmt.Errorf("error reading 'order': %w", err)
+		}
+	}
+
+	if raw, found := object["sticker"]; found {
+		err = json.Unmarshal(raw, &t.Sticker)
+		if err != nil {
+			return fmt.Errorf("error reading 'sticker': %w", err)
+		}
+	}
+
+	if raw, found := object["system"]; found {
+		err = json.Unmarshal(raw, &t.System)
+		if err != nil {
+			return fmt.Errorf("error reading 'system': %w", err)
+		}
+	}
+
+	if raw, found := object["text"]; found {
+		err = json.Unmarshal(raw, &t.Text)
+		if err != nil {
+			return fmt.Errorf("error reading 'text': %w", err)
+		}
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &t.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+	}
+
+	if raw, found := object["unsupported"]; found {
+		err = json.Unmarshal(raw, &t.Unsupported)
+		if err != nil {
+			return fmt.Errorf("error reading 'unsupported': %w", err)
+		}
+	}
+
+	if raw, found := object["video"]; found {
+		err = json.Unmarshal(raw, &t.Video)
+		if err != nil {
+			return fmt.Errorf("error reading 'video': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsReceivedText returns the union data inside the MessageReceivedData as a ReceivedText
+func (t MessageReceivedData) AsReceivedText() (ReceivedText, error) {
+	var body ReceivedText
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedText overwrites any union data inside the MessageReceivedData as the provided ReceivedText
+func (t *MessageReceivedData) FromReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedText performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedText
+func (t *MessageReceivedData) MergeReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedImage returns the union data inside the MessageReceivedData as a ReceivedImage
+func (t MessageReceivedData) AsReceivedImage() (ReceivedImage, error) {
+	var body ReceivedImage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedImage overwrites any union data inside the MessageReceivedData as the provided ReceivedImage
+func (t *MessageReceivedData) FromReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedImage performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedImage
+func (t *MessageReceivedData) MergeReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedVideo returns the union data inside the MessageReceivedData as a ReceivedVideo
+func (t MessageReceivedData) AsReceivedVideo() (ReceivedVideo, error) {
+	var body ReceivedVideo
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedVideo overwrites any union data inside the MessageReceivedData as the provided ReceivedVideo
+func (t *MessageReceivedData) FromReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedVideo performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedVideo
+func (t *MessageReceivedData) MergeReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedAudio returns the union data inside the MessageReceivedData as a ReceivedAudio
+func (t MessageReceivedData) AsReceivedAudio() (ReceivedAudio, error) {
+	var body ReceivedAudio
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedAudio overwrites any union data inside the MessageReceivedData as the provided ReceivedAudio
+func (t *MessageReceivedData) FromReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedAudio performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedAudio
+func (t *MessageReceivedData) MergeReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedDocument returns the union data inside the MessageReceivedData as a ReceivedDocument
+func (t MessageReceivedData) AsReceivedDocument() (ReceivedDocument, error) {
+	var body ReceivedDocument
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedDocument overwrites any union data inside the MessageReceivedData as the provided ReceivedDocument
+func (t *MessageReceivedData) FromReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedDocument performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedDocument
+func (t *MessageReceivedData) MergeReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSticker returns the union data inside the MessageReceivedData as a ReceivedSticker
+func (t MessageReceivedData) AsReceivedSticker() (ReceivedSticker, error) {
+	var body ReceivedSticker
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSticker overwrites any union data inside the MessageReceivedData as the provided ReceivedSticker
+func (t *MessageReceivedData) FromReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSticker performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedSticker
+func (t *MessageReceivedData) MergeReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedLocation returns the union data inside the MessageReceivedData as a ReceivedLocation
+func (t MessageReceivedData) AsReceivedLocation() (ReceivedLocation, error) {
+	var body ReceivedLocation
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedLocation overwrites any union data inside the MessageReceivedData as the provided ReceivedLocation
+func (t *MessageReceivedData) FromReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedLocation performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedLocation
+func (t *MessageReceivedData) MergeReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedContacts returns the union data inside the MessageReceivedData as a ReceivedContacts
+func (t MessageReceivedData) AsReceivedContacts() (ReceivedContacts, error) {
+	var body ReceivedContacts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedContacts overwrites any union data inside the MessageReceivedData as the provided ReceivedContacts
+func (t *MessageReceivedData) FromReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedContacts performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedContacts
+func (t *MessageReceivedData) MergeReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedInteractive returns the union data inside the MessageReceivedData as a ReceivedInteractive
+func (t MessageReceivedData) AsReceivedInteractive() (ReceivedInteractive, error) {
+	var body ReceivedInteractive
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedInteractive overwrites any union data inside the MessageReceivedData as the provided ReceivedInteractive
+func (t *MessageReceivedData) FromReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedInteractive performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedInteractive
+func (t *MessageReceivedData) MergeReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedButton returns the union data inside the MessageReceivedData as a ReceivedButton
+func (t MessageReceivedData) AsReceivedButton() (ReceivedButton, error) {
+	var body ReceivedButton
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedButton overwrites any union data inside the MessageReceivedData as the provided ReceivedButton
+func (t *MessageReceivedData) FromReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedButton performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedButton
+func (t *MessageReceivedData) MergeReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedReaction returns the union data inside the MessageReceivedData as a ReceivedReaction
+func (t MessageReceivedData) AsReceivedReaction() (ReceivedReaction, error) {
+	var body ReceivedReaction
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedReaction overwrites any union data inside the MessageReceivedData as the provided ReceivedReaction
+func (t *MessageReceivedData) FromReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedReaction performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedReaction
+func (t *MessageReceivedData) MergeReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedOrder returns the union data inside the MessageReceivedData as a ReceivedOrder
+func (t MessageReceivedData) AsReceivedOrder() (ReceivedOrder, error) {
+	var body ReceivedOrder
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedOrder overwrites any union data inside the MessageReceivedData as the provided ReceivedOrder
+func (t *MessageReceivedData) FromReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedOrder performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedOrder
+func (t *MessageReceivedData) MergeReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSystem returns the union data inside the MessageReceivedData as a ReceivedSystem
+func (t MessageReceivedData) AsReceivedSystem() (ReceivedSystem, error) {
+	var body ReceivedSystem
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSystem overwrites any union data inside the MessageReceivedData as the provided ReceivedSystem
+func (t *MessageReceivedData) FromReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSystem performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedSystem
+func (t *MessageReceivedData) MergeReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedUnsupported returns the union data inside the MessageReceivedData as a ReceivedUnsupported
+func (t MessageReceivedData) AsReceivedUnsupported() (ReceivedUnsupported, error) {
+	var body ReceivedUnsupported
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedUnsupported overwrites any union data inside the MessageReceivedData as the provided ReceivedUnsupported
+func (t *MessageReceivedData) FromReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedUnsupported performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedUnsupported
+func (t *MessageReceivedData) MergeReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedRequestWelcome returns the union data inside the MessageReceivedData as a ReceivedRequestWelcome
+func (t MessageReceivedData) AsReceivedRequestWelcome() (ReceivedRequestWelcome, error) {
+	var body ReceivedRequestWelcome
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedRequestWelcome overwrites any union data inside the MessageReceivedData as the provided ReceivedRequestWelcome
+func (t *MessageReceivedData) FromReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedRequestWelcome performs a merge with any union data inside the MessageReceivedData, using the provided ReceivedRequestWelcome
+func (t *MessageReceivedData) MergeReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageReceivedData) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t MessageReceivedData) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "audio":
+		return t.AsReceivedAudio()
+	case "button":
+		return t.AsReceivedButton()
+	case "contacts":
+		return t.AsReceivedContacts()
+	case "document":
+		return t.AsReceivedDocument()
+	case "image":
+		return t.AsReceivedImage()
+	case "interactive":
+		return t.AsReceivedInteractive()
+	case "location":
+		return t.AsReceivedLocation()
+	case "order":
+		return t.AsReceivedOrder()
+	case "reaction":
+		return t.AsReceivedReaction()
+	case "request_welcome":
+		return t.AsReceivedRequestWelcome()
+	case "sticker":
+		return t.AsReceivedSticker()
+	case "system":
+		return t.AsReceivedSystem()
+	case "text":
+		return t.AsReceivedText()
+	case "unsupported":
+		return t.AsReceivedUnsupported()
+	case "video":
+		return t.AsReceivedVideo()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t MessageReceivedData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Audio != nil {
+		object["audio"], err = json.Marshal(t.Audio)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'audio': %w", err)
+		}
+	}
+
+	if t.Button != nil {
+		object["button"], err = json.Marshal(t.Button)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'button': %w", err)
+		}
+	}
+
+	object["contact_id"], err = json.Marshal(t.ContactId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contact_id': %w", err)
+	}
+
+	if t.Contacts != nil {
+		object["contacts"], err = json.Marshal(t.Contacts)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'contacts': %w", err)
+		}
+	}
+
+	object["conversation_id"], err = json.Marshal(t.ConversationId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'conversation_id': %w", err)
+	}
+
+	if t.Document != nil {
+		object["document"], err = json.Marshal(t.Document)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'document': %w", err)
+		}
+	}
+
+	if t.Forwarded != nil {
+		object["forwarded"], err = json.Marshal(t.Forwarded)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'forwarded': %w", err)
+		}
+	}
+
+	if t.FrequentlyForwarded != nil {
+		object["frequently_forwarded"], err = json.Marshal(t.FrequentlyForwarded)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'frequently_forwarded': %w", err)
+		}
+	}
+
+	object["from"], err = json.Marshal(t.From)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'from': %w", err)
+	}
+
+	if t.Image != nil {
+		object["image"], err = json.Marshal(t.Image)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'image': %w", err)
+		}
+	}
+
+	if t.Interactive != nil {
+		object["interactive"], err = json.Marshal(t.Interactive)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'interactive': %w", err)
+		}
+	}
+
+	if t.Location != nil {
+		object["location"], err = json.Marshal(t.Location)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'location': %w", err)
+		}
+	}
+
+	if t.Media != nil {
+		object["media"], err = json.Marshal(t.Media)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'media': %w", err)
+		}
+	}
+
+	object["message_id"], err = json.Marshal(t.MessageId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'message_id': %w", err)
+	}
+
+	object["name"], err = json.Marshal(t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	if t.Order != nil {
+		object["order"], err = json.Marshal(t.Order)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'order': %w", err)
+		}
+	}
+
+	if t.ParentUserId != nil {
+		object["parent_user_id"], err = json.Marshal(t.ParentUserId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'parent_user_id': %w", err)
+		}
+	}
+
+	if t.Reaction != nil {
+		object["reaction"], err = json.Marshal(t.Reaction)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reaction': %w", err)
+		}
+	}
+
+	if t.Referral != nil {
+		object["referral"], err = json.Marshal(t.Referral)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'referral': %w", err)
+		}
+	}
+
+	if t.ReferredProduct != nil {
+		object["referred_product"], err = json.Marshal(t.ReferredProduct)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'referred_product': %w", err)
+		}
+	}
+
+	if t.Reply != nil {
+		object["reply"], err = json.Marshal(t.Reply)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reply': %w", err)
+		}
+	}
+
+	if t.ReplyTo != nil {
+		object["reply_to"], err = json.Marshal(t.ReplyTo)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reply_to': %w", err)
+		}
+	}
+
+	if t.Sticker != nil {
+		object["sticker"], err = json.Marshal(t.Sticker)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'sticker': %w", err)
+		}
+	}
+
+	if t.System != nil {
+		object["system"], err = json.Marshal(t.System)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'system': %w", err)
+		}
+	}
+
+	if t.Text != nil {
+		object["text"], err = json.Marshal(t.Text)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'text': %w", err)
+		}
+	}
+
+	object["type"], err = json.Marshal(t.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	if t.Unsupported != nil {
+		object["unsupported"], err = json.Marshal(t.Unsupported)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'unsupported': %w", err)
+		}
+	}
+
+	if t.UserId != nil {
+		object["user_id"], err = json.Marshal(t.UserId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'user_id': %w", err)
+		}
+	}
+
+	if t.Username != nil {
+		object["username"], err = json.Marshal(t.Username)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'username': %w", err)
+		}
+	}
+
+	if t.Video != nil {
+		object["video"], err = json.Marshal(t.Video)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'video': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *MessageReceivedData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["audio"]; found {
+		err = json.Unmarshal(raw, &t.Audio)
+		if err != nil {
+			return fmt.Errorf("error reading 'audio': %w", err)
+		}
+	}
+
+	if raw, found := object["button"]; found {
+		err = json.Unmarshal(raw, &t.Button)
+		if err != nil {
+			return fmt.Errorf("error reading 'button': %w", err)
+		}
+	}
+
+	if raw, found := object["contact_id"]; found {
+		err = json.Unmarshal(raw, &t.ContactId)
+		if err != nil {
+			return fmt.Errorf("error reading 'contact_id': %w", err)
+		}
+	}
+
+	if raw, found := object["contacts"]; found {
+		err = json.Unmarshal(raw, &t.Contacts)
+		if err != nil {
+			return fmt.Errorf("error reading 'contacts': %w", err)
+		}
+	}
+
+	if raw, found := object["conversation_id"]; found {
+		err = json.Unmarshal(raw, &t.ConversationId)
+		if err != nil {
+			return fmt.Errorf("error reading 'conversation_id': %w", err)
+		}
+	}
+
+	if raw, found := object["document"]; found {
+		err = json.Unmarshal(raw, &t.Document)
+		if err != nil {
+			return fmt.Errorf("error reading 'document': %w", err)
+		}
+	}
+
+	if raw, found := object["forwarded"]; found {
+		err = json.Unmarshal(raw, &t.Forwarded)
+		if err != nil {
+			return fmt.Errorf("error reading 'forwarded': %w", err)
+		}
+	}
+
+	if raw, found := object["frequently_forwarded"]; found {
+		err = json.Unmarshal(raw, &t.FrequentlyForwarded)
+		if err != nil {
+			return fmt.Errorf("error reading 'frequently_forwarded': %w", err)
+		}
+	}
+
+	if raw, found := object["from"]; found {
+		err = json.Unmarshal(raw, &t.From)
+		if err != nil {
+			return fmt.Errorf("error reading 'from': %w", err)
+		}
+	}
+
+	if raw, found := object["image"]; found {
+		err = json.Unmarshal(raw, &t.Image)
+		if err != nil {
+			return fmt.Errorf("error reading 'image': %w", err)
+		}
+	}
+
+	if raw, found := object["interactive"]; found {
+		err = json.Unmarshal(raw, &t.Interactive)
+		if err != nil {
+			return fmt.Errorf("error reading 'interactive': %w", err)
+		}
+	}
+
+	if raw, found := object["location"]; found {
+		err = json.Unmarshal(raw, &t.Location)
+		if err != nil {
+			return fmt.Errorf("error reading 'location': %w", err)
+		}
+	}
+
+	if raw, found := object["media"]; found {
+		err = json.Unmarshal(raw, &t.Media)
+		if err != nil {
+			return fmt.Errorf("error reading 'media': %w", err)
+		}
+	}
+
+	if raw, found := object["message_id"]; found {
+		err = json.Unmarshal(raw, &t.MessageId)
+		if err != nil {
+			return fmt.Errorf("error reading 'message_id': %w", err)
+		}
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &t.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+	}
+
+	if raw, found := object["order"]; found {
+		err = json.Unmarshal(raw, &t.Order)
+		if err != nil {
+			return fmt.Errorf("error reading 'order': %w", err)
+		}
+	}
+
+	if raw, found := object["parent_user_id"]; found {
+		err = json.Unmarshal(raw, &t.ParentUserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'parent_user_id': %w", err)
+		}
+	}
+
+	if raw, found := object["reaction"]; found {
+		err = json.Unmarshal(raw, &t.Reaction)
+		if err != nil {
+			return fmt.Errorf("error reading 'reaction': %w", err)
+		}
+	}
+
+	if raw, found := object["referral"]; found {
+		err = json.Unmarshal(raw, &t.Referral)
+		if err != nil {
+			return fmt.Errorf("error reading 'referral': %w", err)
+		}
+	}
+
+	if raw, found := object["referred_product"]; found {
+		err = json.Unmarshal(raw, &t.ReferredProduct)
+		if err != nil {
+			return fmt.Errorf("error reading 'referred_product': %w", err)
+		}
+	}
+
+	if raw, found := object["reply"]; found {
+		err = json.Unmarshal(raw, &t.Reply)
+		if err != nil {
+			return fmt.Errorf("error reading 'reply': %w", err)
+		}
+	}
+
+	if raw, found := object["reply_to"]; found {
+		err = json.Unmarshal(raw, &t.ReplyTo)
+		if err != nil {
+			return fmt.Errorf("error reading 'reply_to': %w", err)
+		}
+	}
+
+	if raw, found := object["sticker"]; found {
+		err = json.Unmarshal(raw, &t.Sticker)
+		if err != nil {
+			return fmt.Errorf("error reading 'sticker': %w", err)
+		}
+	}
+
+	if raw, found := object["system"]; found {
+		err = json.Unmarshal(raw, &t.System)
+		if err != nil {
+			return fmt.Errorf("error reading 'system': %w", err)
+		}
+	}
+
+	if raw, found := object["text"]; found {
+		err = json.Unmarshal(raw, &t.Text)
+		if err != nil {
+			return fmt.Errorf("error reading 'text': %w", err)
+		}
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &t.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+	}
+
+	if raw, found := object["unsupported"]; found {
+		err = json.Unmarshal(raw, &t.Unsupported)
+		if err != nil {
+			return fmt.Errorf("error reading 'unsupported': %w", err)
+		}
+	}
+
+	if raw, found := object["user_id"]; found {
+		err = json.Unmarshal(raw, &t.UserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'user_id': %w", err)
+		}
+	}
+
+	if raw, found := object["username"]; found {
+		err = json.Unmarshal(raw, &t.Username)
+		if err != nil {
+			return fmt.Errorf("error reading 'username': %w", err)
+		}
+	}
+
+	if raw, found := object["video"]; found {
+		err = json.Unmarshal(raw, &t.Video)
+		if err != nil {
+			return fmt.Errorf("error reading 'video': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsReceivedText returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedText
+func (t MessageReceivedWithoutNumberData) AsReceivedText() (ReceivedText, error) {
+	var body ReceivedText
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedText overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedText
+func (t *MessageReceivedWithoutNumberData) FromReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedText performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedText
+func (t *MessageReceivedWithoutNumberData) MergeReceivedText(v ReceivedText) error {
+	t.Type = "text"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"text"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedImage returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedImage
+func (t MessageReceivedWithoutNumberData) AsReceivedImage() (ReceivedImage, error) {
+	var body ReceivedImage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedImage overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedImage
+func (t *MessageReceivedWithoutNumberData) FromReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedImage performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedImage
+func (t *MessageReceivedWithoutNumberData) MergeReceivedImage(v ReceivedImage) error {
+	t.Type = "image"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"image"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedVideo returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedVideo
+func (t MessageReceivedWithoutNumberData) AsReceivedVideo() (ReceivedVideo, error) {
+	var body ReceivedVideo
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedVideo overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedVideo
+func (t *MessageReceivedWithoutNumberData) FromReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedVideo performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedVideo
+func (t *MessageReceivedWithoutNumberData) MergeReceivedVideo(v ReceivedVideo) error {
+	t.Type = "video"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"video"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedAudio returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedAudio
+func (t MessageReceivedWithoutNumberData) AsReceivedAudio() (ReceivedAudio, error) {
+	var body ReceivedAudio
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedAudio overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedAudio
+func (t *MessageReceivedWithoutNumberData) FromReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedAudio performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedAudio
+func (t *MessageReceivedWithoutNumberData) MergeReceivedAudio(v ReceivedAudio) error {
+	t.Type = "audio"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"audio"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedDocument returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedDocument
+func (t MessageReceivedWithoutNumberData) AsReceivedDocument() (ReceivedDocument, error) {
+	var body ReceivedDocument
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedDocument overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedDocument
+func (t *MessageReceivedWithoutNumberData) FromReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedDocument performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedDocument
+func (t *MessageReceivedWithoutNumberData) MergeReceivedDocument(v ReceivedDocument) error {
+	t.Type = "document"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"document"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSticker returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedSticker
+func (t MessageReceivedWithoutNumberData) AsReceivedSticker() (ReceivedSticker, error) {
+	var body ReceivedSticker
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSticker overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedSticker
+func (t *MessageReceivedWithoutNumberData) FromReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSticker performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedSticker
+func (t *MessageReceivedWithoutNumberData) MergeReceivedSticker(v ReceivedSticker) error {
+	t.Type = "sticker"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"sticker"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedLocation returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedLocation
+func (t MessageReceivedWithoutNumberData) AsReceivedLocation() (ReceivedLocation, error) {
+	var body ReceivedLocation
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedLocation overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedLocation
+func (t *MessageReceivedWithoutNumberData) FromReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedLocation performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedLocation
+func (t *MessageReceivedWithoutNumberData) MergeReceivedLocation(v ReceivedLocation) error {
+	t.Type = "location"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"location"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedContacts returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedContacts
+func (t MessageReceivedWithoutNumberData) AsReceivedContacts() (ReceivedContacts, error) {
+	var body ReceivedContacts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedContacts overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedContacts
+func (t *MessageReceivedWithoutNumberData) FromReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedContacts performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedContacts
+func (t *MessageReceivedWithoutNumberData) MergeReceivedContacts(v ReceivedContacts) error {
+	t.Type = "contacts"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"contacts"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedInteractive returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedInteractive
+func (t MessageReceivedWithoutNumberData) AsReceivedInteractive() (ReceivedInteractive, error) {
+	var body ReceivedInteractive
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedInteractive overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedInteractive
+func (t *MessageReceivedWithoutNumberData) FromReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedInteractive performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedInteractive
+func (t *MessageReceivedWithoutNumberData) MergeReceivedInteractive(v ReceivedInteractive) error {
+	t.Type = "interactive"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"interactive"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedButton returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedButton
+func (t MessageReceivedWithoutNumberData) AsReceivedButton() (ReceivedButton, error) {
+	var body ReceivedButton
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedButton overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedButton
+func (t *MessageReceivedWithoutNumberData) FromReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedButton performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedButton
+func (t *MessageReceivedWithoutNumberData) MergeReceivedButton(v ReceivedButton) error {
+	t.Type = "button"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"button"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedReaction returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedReaction
+func (t MessageReceivedWithoutNumberData) AsReceivedReaction() (ReceivedReaction, error) {
+	var body ReceivedReaction
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedReaction overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedReaction
+func (t *MessageReceivedWithoutNumberData) FromReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedReaction performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedReaction
+func (t *MessageReceivedWithoutNumberData) MergeReceivedReaction(v ReceivedReaction) error {
+	t.Type = "reaction"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"reaction"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedOrder returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedOrder
+func (t MessageReceivedWithoutNumberData) AsReceivedOrder() (ReceivedOrder, error) {
+	var body ReceivedOrder
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedOrder overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedOrder
+func (t *MessageReceivedWithoutNumberData) FromReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedOrder performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedOrder
+func (t *MessageReceivedWithoutNumberData) MergeReceivedOrder(v ReceivedOrder) error {
+	t.Type = "order"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"order"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedSystem returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedSystem
+func (t MessageReceivedWithoutNumberData) AsReceivedSystem() (ReceivedSystem, error) {
+	var body ReceivedSystem
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedSystem overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedSystem
+func (t *MessageReceivedWithoutNumberData) FromReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedSystem performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedSystem
+func (t *MessageReceivedWithoutNumberData) MergeReceivedSystem(v ReceivedSystem) error {
+	t.Type = "system"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"system"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedUnsupported returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedUnsupported
+func (t MessageReceivedWithoutNumberData) AsReceivedUnsupported() (ReceivedUnsupported, error) {
+	var body ReceivedUnsupported
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedUnsupported overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedUnsupported
+func (t *MessageReceivedWithoutNumberData) FromReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedUnsupported performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedUnsupported
+func (t *MessageReceivedWithoutNumberData) MergeReceivedUnsupported(v ReceivedUnsupported) error {
+	t.Type = "unsupported"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"unsupported"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceivedRequestWelcome returns the union data inside the MessageReceivedWithoutNumberData as a ReceivedRequestWelcome
+func (t MessageReceivedWithoutNumberData) AsReceivedRequestWelcome() (ReceivedRequestWelcome, error) {
+	var body ReceivedRequestWelcome
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceivedRequestWelcome overwrites any union data inside the MessageReceivedWithoutNumberData as the provided ReceivedRequestWelcome
+func (t *MessageReceivedWithoutNumberData) FromReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	t.union = b
+	return err
+}
+
+// MergeReceivedRequestWelcome performs a merge with any union data inside the MessageReceivedWithoutNumberData, using the provided ReceivedRequestWelcome
+func (t *MessageReceivedWithoutNumberData) MergeReceivedRequestWelcome(v ReceivedRequestWelcome) error {
+	t.Type = "request_welcome"
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"type":"request_welcome"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MessageReceivedWithoutNumberData) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t MessageReceivedWithoutNumberData) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "audio":
+		return t.AsReceivedAudio()
+	case "button":
+		return t.AsReceivedButton()
+	case "contacts":
+		return t.AsReceivedContacts()
+	case "document":
+		return t.AsReceivedDocument()
+	case "image":
+		return t.AsReceivedImage()
+	case "interactive":
+		return t.AsReceivedInteractive()
+	case "location":
+		return t.AsReceivedLocation()
+	case "order":
+		return t.AsReceivedOrder()
+	case "reaction":
+		return t.AsReceivedReaction()
+	case "request_welcome":
+		return t.AsReceivedRequestWelcome()
+	case "sticker":
+		return t.AsReceivedSticker()
+	case "system":
+		return t.AsReceivedSystem()
+	case "text":
+		return t.AsReceivedText()
+	case "unsupported":
+		return t.AsReceivedUnsupported()
+	case "video":
+		return t.AsReceivedVideo()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t MessageReceivedWithoutNumberData) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Audio != nil {
+		object["audio"], err = json.Marshal(t.Audio)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'audio': %w", err)
+		}
+	}
+
+	if t.Button != nil {
+		object["button"], err = json.Marshal(t.Button)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'button': %w", err)
+		}
+	}
+
+	object["contact_id"], err = json.Marshal(t.ContactId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contact_id': %w", err)
+	}
+
+	if t.Contacts != nil {
+		object["contacts"], err = json.Marshal(t.Contacts)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'contacts': %w", err)
+		}
+	}
+
+	object["conversation_id"], err = json.Marshal(t.ConversationId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'conversation_id': %w", err)
+	}
+
+	if t.Document != nil {
+		object["document"], err = json.Marshal(t.Document)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'document': %w", err)
+		}
+	}
+
+	if t.Forwarded != nil {
+		object["forwarded"], err = json.Marshal(t.Forwarded)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'forwarded': %w", err)
+		}
+	}
+
+	if t.FrequentlyForwarded != nil {
+		object["frequently_forwarded"], err = json.Marshal(t.FrequentlyForwarded)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'frequently_forwarded': %w", err)
+		}
+	}
+
+	if t.Image != nil {
+		object["image"], err = json.Marshal(t.Image)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'image': %w", err)
+		}
+	}
+
+	if t.Interactive != nil {
+		object["interactive"], err = json.Marshal(t.Interactive)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'interactive': %w", err)
+		}
+	}
+
+	if t.Location != nil {
+		object["location"], err = json.Marshal(t.Location)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'location': %w", err)
+		}
+	}
+
+	if t.Media != nil {
+		object["media"], err = json.Marshal(t.Media)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'media': %w", err)
+		}
+	}
+
+	object["message_id"], err = json.Marshal(t.MessageId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'message_id': %w", err)
+	}
+
+	object["name"], err = json.Marshal(t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	if t.Order != nil {
+		object["order"], err = json.Marshal(t.Order)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'order': %w", err)
+		}
+	}
+
+	if t.ParentUserId != nil {
+		object["parent_user_id"], err = json.Marshal(t.ParentUserId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'parent_user_id': %w", err)
+		}
+	}
+
+	if t.Reaction != nil {
+		object["reaction"], err = json.Marshal(t.Reaction)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reaction': %w", err)
+		}
+	}
+
+	if t.Referral != nil {
+		object["referral"], err = json.Marshal(t.Referral)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'referral': %w", err)
+		}
+	}
+
+	if t.ReferredProduct != nil {
+		object["referred_product"], err = json.Marshal(t.ReferredProduct)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'referred_product': %w", err)
+		}
+	}
+
+	if t.Reply != nil {
+		object["reply"], err = json.Marshal(t.Reply)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reply': %w", err)
+		}
+	}
+
+	if t.ReplyTo != nil {
+		object["reply_to"], err = json.Marshal(t.ReplyTo)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'reply_to': %w", err)
+		}
+	}
+
+	if t.Sticker != nil {
+		object["sticker"], err = json.Marshal(t.Sticker)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'sticker': %w", err)
+		}
+	}
+
+	if t.System != nil {
+		object["system"], err = json.Marshal(t.System)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'system': %w", err)
+		}
+	}
+
+	if t.Text != nil {
+		object["text"], err = json.Marshal(t.Text)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'text': %w", err)
+		}
+	}
+
+	object["type"], err = json.Marshal(t.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	if t.Unsupported != nil {
+		object["unsupported"], err = json.Marshal(t.Unsupported)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'unsupported': %w", err)
+		}
+	}
+
+	object["user_id"], err = json.Marshal(t.UserId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'user_id': %w", err)
+	}
+
+	if t.Username != nil {
+		object["username"], err = json.Marshal(t.Username)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'username': %w", err)
+		}
+	}
+
+	if t.Video != nil {
+		object["video"], err = json.Marshal(t.Video)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'video': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *MessageReceivedWithoutNumberData) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["audio"]; found {
+		err = json.Unmarshal(raw, &t.Audio)
+		if err != nil {
+			return fmt.Errorf("error reading 'audio': %w", err)
+		}
+	}
+
+	if raw, found := object["button"]; found {
+		err = json.Unmarshal(raw, &t.Button)
+		if err != nil {
+			return fmt.Errorf("error reading 'button': %w", err)
+		}
+	}
+
+	if raw, found := object["contact_id"]; found {
+		err = json.Unmarshal(raw, &t.ContactId)
+		if err != nil {
+			return fmt.Errorf("error reading 'contact_id': %w", err)
+		}
+	}
+
+	if raw, found := object["contacts"]; found {
+		err = json.Unmarshal(raw, &t.Contacts)
+		if err != nil {
+			return fmt.Errorf("error reading 'contacts': %w", err)
+		}
+	}
+
+	if raw, found := object["conversation_id"]; found {
+		err = json.Unmarshal(raw, &t.ConversationId)
+		if err != nil {
+			return fmt.Errorf("error reading 'conversation_id': %w", err)
+		}
+	}
+
+	if raw, found := object["document"]; found {
+		err = json.Unmarshal(raw, &t.Document)
+		if err != nil {
+			return fmt.Errorf("error reading 'document': %w", err)
+		}
+	}
+
+	if raw, found := object["forwarded"]; found {
+		err = json.Unmarshal(raw, &t.Forwarded)
+		if err != nil {
+			return fmt.Errorf("error reading 'forwarded': %w", err)
+		}
+	}
+
+	if raw, found := object["frequently_forwarded"]; found {
+		err = json.Unmarshal(raw, &t.FrequentlyForwarded)
+		if err != nil {
+			return fmt.Errorf("error reading 'frequently_forwarded': %w", err)
+		}
+	}
+
+	if raw, found := object["image"]; found {
+		err = json.Unmarshal(raw, &t.Image)
+		if err != nil {
+			return fmt.Errorf("error reading 'image': %w", err)
+		}
+	}
+
+	if raw, found := object["interactive"]; found {
+		err = json.Unmarshal(raw, &t.Interactive)
+		if err != nil {
+			return fmt.Errorf("error reading 'interactive': %w", err)
+		}
+	}
+
+	if raw, found := object["location"]; found {
+		err = json.Unmarshal(raw, &t.Location)
+		if err != nil {
+			return fmt.Errorf("error reading 'location': %w", err)
+		}
+	}
+
+	if raw, found := object["media"]; found {
+		err = json.Unmarshal(raw, &t.Media)
+		if err != nil {
+			return fmt.Errorf("error reading 'media': %w", err)
+		}
+	}
+
+	if raw, found := object["message_id"]; found {
+		err = json.Unmarshal(raw, &t.MessageId)
+		if err != nil {
+			return fmt.Errorf("error reading 'message_id': %w", err)
+		}
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &t.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+	}
+
+	if raw, found := object["order"]; found {
+		err = json.Unmarshal(raw, &t.Order)
+		if err != nil {
+			return fmt.Errorf("error reading 'order': %w", err)
+		}
+	}
+
+	if raw, found := object["parent_user_id"]; found {
+		err = json.Unmarshal(raw, &t.ParentUserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'parent_user_id': %w", err)
+		}
+	}
+
+	if raw, found := object["reaction"]; found {
+		err = json.Unmarshal(raw, &t.Reaction)
+		if err != nil {
+			return fmt.Errorf("error reading 'reaction': %w", err)
+		}
+	}
+
+	if raw, found := object["referral"]; found {
+		err = json.Unmarshal(raw, &t.Referral)
+		if err != nil {
+			return fmt.Errorf("error reading 'referral': %w", err)
+		}
+	}
+
+	if raw, found := object["referred_product"]; found {
+		err = json.Unmarshal(raw, &t.ReferredProduct)
+		if err != nil {
+			return fmt.Errorf("error reading 'referred_product': %w", err)
+		}
+	}
+
+	if raw, found := object["reply"]; found {
+		err = json.Unmarshal(raw, &t.Reply)
+		if err != nil {
+			return fmt.Errorf("error reading 'reply': %w", err)
+		}
+	}
+
+	if raw, found := object["reply_to"]; found {
+		err = json.Unmarshal(raw, &t.ReplyTo)
+		if err != nil {
+			return fmt.Errorf("error reading 'reply_to': %w", err)
+		}
+	}
+
+	if raw, found := object["sticker"]; found {
+		err = json.Unmarshal(raw, &t.Sticker)
+		if err != nil {
+			return fmt.Errorf("error reading 'sticker': %w", err)
+		}
+	}
+
+	if raw, found := object["system"]; found {
+		err = json.Unmarshal(raw, &t.System)
+		if err != nil {
+			return fmt.Errorf("error reading 'system': %w", err)
+		}
+	}
+
+	if raw, found := object["text"]; found {
+		err = json.Unmarshal(raw, &t.Text)
+		if err != nil {
+			return fmt.Errorf("error reading 'text': %w", err)
+		}
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &t.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+	}
+
+	if raw, found := object["unsupported"]; found {
+		err = json.Unmarshal(raw, &t.Unsupported)
+		if err != nil {
+			return fmt.Errorf("error reading 'unsupported': %w", err)
+		}
+	}
+
+	if raw, found := object["user_id"]; found {
+		err = json.Unmarshal(raw, &t.UserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'user_id': %w", err)
+		}
+	}
+
+	if raw, found := object["username"]; found {
+		err = json.Unmarshal(raw, &t.Username)
+		if err != nil {
+			return fmt.Errorf("error reading 'username': %w", err)
+		}
+	}
+
+	if raw, found := object["video"]; found {
+		err = json.Unmarshal(raw, &t.Video)
+		if err != nil {
+			return fmt.Errorf("error reading 'video': %w", err)
+		}
+	}
+
+	return err
+}
+
 // AsMessageReceivedEvent returns the union data inside the WebhookEvent as a MessageReceivedEvent
 func (t WebhookEvent) AsMessageReceivedEvent() (MessageReceivedEvent, error) {
 	var body MessageReceivedEvent
@@ -1891,6 +5980,176 @@ func (t *WebhookEvent) MergeWebhookTestEvent(v WebhookTestEvent) error {
 	return err
 }
 
+// AsMessageReceivedWithoutNumberEvent returns the union data inside the WebhookEvent as a MessageReceivedWithoutNumberEvent
+func (t WebhookEvent) AsMessageReceivedWithoutNumberEvent() (MessageReceivedWithoutNumberEvent, error) {
+	var body MessageReceivedWithoutNumberEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageReceivedWithoutNumberEvent overwrites any union data inside the WebhookEvent as the provided MessageReceivedWithoutNumberEvent
+func (t *WebhookEvent) FromMessageReceivedWithoutNumberEvent(v MessageReceivedWithoutNumberEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received_without_number"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageReceivedWithoutNumberEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageReceivedWithoutNumberEvent
+func (t *WebhookEvent) MergeMessageReceivedWithoutNumberEvent(v MessageReceivedWithoutNumberEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.received_without_number"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageEditedEvent returns the union data inside the WebhookEvent as a MessageEditedEvent
+func (t WebhookEvent) AsMessageEditedEvent() (MessageEditedEvent, error) {
+	var body MessageEditedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageEditedEvent overwrites any union data inside the WebhookEvent as the provided MessageEditedEvent
+func (t *WebhookEvent) FromMessageEditedEvent(v MessageEditedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.edited"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageEditedEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageEditedEvent
+func (t *WebhookEvent) MergeMessageEditedEvent(v MessageEditedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.edited"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMessageDeletedEvent returns the union data inside the WebhookEvent as a MessageDeletedEvent
+func (t WebhookEvent) AsMessageDeletedEvent() (MessageDeletedEvent, error) {
+	var body MessageDeletedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMessageDeletedEvent overwrites any union data inside the WebhookEvent as the provided MessageDeletedEvent
+func (t *WebhookEvent) FromMessageDeletedEvent(v MessageDeletedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.deleted"}`))
+	t.union = b
+	return err
+}
+
+// MergeMessageDeletedEvent performs a merge with any union data inside the WebhookEvent, using the provided MessageDeletedEvent
+func (t *WebhookEvent) MergeMessageDeletedEvent(v MessageDeletedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"message.deleted"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContactCreatedWithoutNumberEvent returns the union data inside the WebhookEvent as a ContactCreatedWithoutNumberEvent
+func (t WebhookEvent) AsContactCreatedWithoutNumberEvent() (ContactCreatedWithoutNumberEvent, error) {
+	var body ContactCreatedWithoutNumberEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContactCreatedWithoutNumberEvent overwrites any union data inside the WebhookEvent as the provided ContactCreatedWithoutNumberEvent
+func (t *WebhookEvent) FromContactCreatedWithoutNumberEvent(v ContactCreatedWithoutNumberEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created_without_number"}`))
+	t.union = b
+	return err
+}
+
+// MergeContactCreatedWithoutNumberEvent performs a merge with any union data inside the WebhookEvent, using the provided ContactCreatedWithoutNumberEvent
+func (t *WebhookEvent) MergeContactCreatedWithoutNumberEvent(v ContactCreatedWithoutNumberEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.created_without_number"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContactUpdatedEvent returns the union data inside the WebhookEvent as a ContactUpdatedEvent
+func (t WebhookEvent) AsContactUpdatedEvent() (ContactUpdatedEvent, error) {
+	var body ContactUpdatedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContactUpdatedEvent overwrites any union data inside the WebhookEvent as the provided ContactUpdatedEvent
+func (t *WebhookEvent) FromContactUpdatedEvent(v ContactUpdatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.updated"}`))
+	t.union = b
+	return err
+}
+
+// MergeContactUpdatedEvent performs a merge with any union data inside the WebhookEvent, using the provided ContactUpdatedEvent
+func (t *WebhookEvent) MergeContactUpdatedEvent(v ContactUpdatedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"contact.updated"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEvent) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"event"`
@@ -1907,8 +6166,18 @@ func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
 	switch discriminator {
 	case "contact.created":
 		return t.AsContactCreatedEvent()
+	case "contact.created_without_number":
+		return t.AsContactCreatedWithoutNumberEvent()
+	case "contact.updated":
+		return t.AsContactUpdatedEvent()
+	case "message.deleted":
+		return t.AsMessageDeletedEvent()
+	case "message.edited":
+		return t.AsMessageEditedEvent()
 	case "message.received":
 		return t.AsMessageReceivedEvent()
+	case "message.received_without_number":
+		return t.AsMessageReceivedWithoutNumberEvent()
 	case "message.sent":
 		return t.AsMessageSentEvent()
 	case "message.status":
@@ -3939,283 +8208,367 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Jchu3tij6K6h+55WpnSZNUoMlqlL7Ko6c6MaytC052fuafmyoGxQRNYFOA5TMuPQ19wveL7z7Y6+w",
-	"MDR64CTLjnNKp+rsyGw0GlhYWPPwKYj5NOOMMCmCwadgQnBCcvjzKE35nfojISLOaSYpZ8EguJwQNCVy",
-	"whOB5ISgDMsJErMs47kUnSAMyEc8zVISDIKfji9DdH52cRmEQU7+mNGcJMFA5jMSBiKekClW08t5pgYL",
-	"mVN2Hdzfh8FJQqYZl4TJtyRL8Vy9VV1GpKaJ0N2EMCQnVKCciIwzQRDV6xKS5yQpfuZjhBkiOE8pyZFa",
-	"DhES3VE50cPxlCD34Xje/oXM1W6KdRI2mwaD94H6cPAhbFj3WyzJazqlshlqCZlydEPmzwRK1agQ3U2w",
-	"RDmZYsqEWiCVCLNEb4qqJ4JIESLKkCAxZ4lArQhe/b7fDc2LlF1/D/8QRH6/HW2Vj2D56A3Pxe3vnKc0",
-	"nq/c5R8zLjHKYDBqRf3u4d33e93qEs3Pm65FH+BJ0rwKc77PBKIJaqkDjv7dNu+0T5IIzfkMCcJkiHiO",
-	"MLomjORYkgRxRrYOEWeI3JJ87vCng/4145KoY5Hc4nt5Izn5Y7Q77sUHyTbpX73AO2Rn+wDv7nbjvWTp",
-	"7qb442vCruUkGPT6+42YRWQ+PxpLkte3e2FQQ3J0h6lEV2TMcwUBmc8pu+6sA1jKJLkmOXzrt99+O5rJ",
-	"CWGSxliSZvjiYgTlDMUTnKaEXRPUevvqJTro9bqVU/6B4BzuHU6n3w+DayzJHZ4Pg42O/T4MMpzjKZGG",
-	"RnkX9hfSgJBHaMboHzOiEBK1egpG/d1dtdwcx2qSLSTVHZziGyIQBqBRoBqaPAg8JoOCPqhZLMUYMvjp",
-	"iif6N8rQzj6a8FmuaJEiW5oOjWkupEedmJAEJ0COYknZNZJ3NCadISuBy+JRWyFSW2FSW6FSW+HSPumP",
-	"X1z11I2hapOaZgdhwPBUvVuhYsECVOvv7obBlDKHemETvO3CNUuIYz5j8oSppd8CasScKUKt/sRZlhqE",
-	"eP67UPD/VOxIjUzU5FjPMaJ2kjCYEiHwNbGopQcoOu6NEbM4JkIEgzFOBbn39/RfORkHg+D/el6wsuf6",
-	"qXheWfExuyUpz4jeWwNam29fkQllCZyfOnNvKQqrPSbpE5VFazHDnxck677E5eL5CTvP+XUO+3sASGkx",
-	"04iyUWbn8iF7VGV5VFTZndqmkDRNFcPxJnkg6Bv3t+wAjtbjysUy8xljhsI90pEwSXKG0+M85/nDjsLM",
-	"MCIwhX8CdnIkSH5LcmRHPBS8/lqXgpWhGSMfMxIr9gZfPQTWTADEPriQhkuFwz0ObE9BZnzDJciVWqTb",
-	"GLxa8BwxLkfYTOODWH8D/Xj8+vjyWOEJ4xKZgYqlP7/tPVffxLH8DMSu7mQVUQEJmXykQgp0NZOwqOIS",
-	"6i2hFmZzPXLG1BE8v+1tHaIIPhGhFF6WnuhNZUnobpLblx2OHnQffs6JvuHyFZ+xh52kOsIxvF0+QPgL",
-	"QGSfPvCU7OpWnU5OBJ/lMUEJJxph4KiUWOh+uSIpV5yawxEYJvF4V+Mcz1OOk0vOX+P8+mFsNdNzjCTn",
-	"oxRm8eFqPqilFSoQjMiV7MNQD53SHx4O58riV4O7vBKuSCEs4RHhmWI55vl0QzIOn83J70Ao1d+3OJ2V",
-	"YGzmHblBVdnFjkB2hOZihCUDZHFb3e+U3pIcX6UEtdTcqLfd6/b3tuqncB8GM4ZvMU3V6KWL8sdV16X/",
-	"paRNt8KEJpo8MnFHcivC9rpW1Tw05EYveorn6kao/6iXJviWoCtCGOhQxedGNAkGvW63FwZ8JmM+JaMZ",
-	"u2H8jjnhvrK/9fHMP9RVWNaw39qJaLXQbjAnGcFS0VUlvmPB2RaQgBKUKiha2CnavqFiGaY2mDY+jwg7",
-	"nfyBHFUpvaPUTFBCG87RVDElc2OFYqDSU/APtYqJUizJZ8gx3gaWnqpdTozT1K0lm12lNHZLQuOcT5UG",
-	"j07OEU4SJXFWzqxko1kKZzfQh3K7MH2s9bIZblX4ttPhlx+x0/Y/DzkuCEtecjZOaSw3pINXKY9vmsmg",
-	"kaBGdkiV2JjnaIIF4hnYVGbasBVjptmpvXZJI8WjJXWo+vmvq+3ch0pUeckZW8gW2Gx6RXIQSmM3zl/N",
-	"G470GPVNN0SLE1RYeaLx24aKvrNE9GHguLQkb4oTsgQkLUsNFQnfUnQwnhiKaeloCCKsopJmaQUcr4gi",
-	"uDFnY5pPSXKoZNQ79cCcuWIVCF9jyjroLcEJ+un4EkRy81XxXH32qzAT/2IsozrNJxcCRCyaU4HMTTC2",
-	"xEYtdshWqbGavyYEYX1WdxMuiA/lCnyHrBVV4DJAYBUP9afVIUUFLKMtbWT6xhjYJZkq3CKfpU1IM8mo",
-	"Wa14wxHOspzfKmQ2QxHDU5KgYcDzhOQjA1b4EFglH8jOqttZgV31ZfGxr2SgKZbxhGjd75reEgbrVrhC",
-	"k29QHHnH8ExOeE7/fKA8MvMnqJzh0fmJ4vIDfT+OzDiYcYCMgXk463a34xsyhz8IavEc/bt9dH6i7tyg",
-	"+hhu7D9xRn8h8+8rz7YejgQ+FFYgAJiUsSh8EZ7NcYpTRXIVYTEXXA3IyS2/IUkHXXriq8Bzge4mNJ4Y",
-	"BBoyOckJQWoCgVqNwAoLyIRIA2ELFpMr6qw9UVjCL3e5UoANWTkcMioRI7dg0Ndys1l2jcT89ttv7ao7",
-	"YRk+Vb0Pn4eOv+KUJrDnV5imD0TJWzfJaKxnCQMwownjcJCUYX2i74OEXgNzZOk8RHCF8zkCHQ8cASEi",
-	"nesO6u3u7vb62zu7ey8OEePouxCJDMdEgM6BxYSI4MN92XoIy7DMZYD87z4YUavwWW6eHVOSJoCYVAjH",
-	"sRyO8hxNeJoIjTVC5lRxR5bNJMrJeCaIQC2M3rx7XfhfwiGjZmPvLl+190OEUTLThwL4tHWIIg3rCAif",
-	"QEomQXw8JixRS9BrakW1QwJ2d6bvU5X1KozGqcLyOZoJkmjExozLiecbbkW+bBUbceGbZKPuwH03jfoz",
-	"y3lGckm1UE+mmKYNjrUwoPA9dZJYajP23k4Q1tyD1sfU5JEt3Hjv1XRmaGg+WjjM+ZVSxNVci5wz6mam",
-	"6dk4GLxfjr4VW0BY3a++wIXrvuZ7anTjV9b5ocnAoHBslhNEzMc11QWRDsuZOESR+nYEFi7mmDrI7gKs",
-	"uQS498f2NW+b71U3E/wwk5KzX3FOre0HJwlVi8DpubdPuPJhZeuUJeRjs+/2CuZ9JlC3fYUV9mdcwLQI",
-	"T8HMOSFOHHkmzHCBWiCu2wcCRebB+w8d+Jj260/xRzpV0D4A56L+u9uESU6Rqa/w3dvXSMzGY/pR8S+E",
-	"4Qf9OX1VP33q3d9bMXyWcWZILM/Ry7Pz/4xenv14jFpYoikXEvV2h8xz+dr3zAuYobPLczN9aGJawKYJ",
-	"j//17uTlL6O3x+ev/1N10l6cvz1581N/R2/b+VW73e4qx2rltsBZWYg03ZSXeJphes3qVxoQWqyi8/b9",
-	"l3r0fRjEOcGSJCMsSxc/wZK0JYWLWyMSxm45H+WNcQEt85wk6DsQIbbQc9QCre87VH2GvkOaTm+FqKtU",
-	"4d4h6urIF0WGFWkHKg12N5KgOQGDe7FQPtOGTrNKraapVZqrOdJWPFFfJ+BxbCAinn+iyT3wayNRKYwZ",
-	"Aw9g0t1zM1mILE7thtWRir2rJVJJpisP5JWe9y1MGxREB+c5BnMRTDdSwDNHVN7DbzpESJjwAisGauEt",
-	"VipNcojwFQDfBIS4YIQyHJcd+NpcIcVrLRYIxxdbrWVNdXpiD3ukdacxLEYpEYpQH52fRHDTddQY1nKF",
-	"faXT9CWFwAsuAeD2Jmi/FlYvYa/eRQ4tNaheVX/Fy8jLS0dMypv6md9p46vhYxY4z4Q9S4FwThBlWjzT",
-	"TBAxfneIJJc4NUF5NEdiNlU7LhMxB6U10W3shPk1BmdaUqzv6q1DPd/ABWbLwuTvOwyqNGjxNxW411ye",
-	"MLrIGkMBlGuNreCLfrEAhflq6AHerNnBdhmaPEBQWyyjJVjiddlXbWPwcn2pH7zFvqaiQRJ25B9kpXUo",
-	"drGGOrFm5KMcxbNc8Ib4vHMsBMICRXpAQWvUWyjD18TRPuPVUNQUHjQQnwoAin0sOzDxl50YQH+TU5vg",
-	"ptPyze9l6ILwi1qYJYhMMzlHGlBiy8oSTQZcD65XnKcEw6kmVChVbLRAxQmDbMIZGRmaXFuJCcjR8jnS",
-	"VzREnj2gkZX4c440v11x4p6LobTiyvrqUzdiiDZi10Hu+X+qZgDzyBnAC68OILHkzeA1jGp9cXNt6WPK",
-	"r2hKHnAiFQsNZXE6S0jSQceASmqIUUDsXrUV7mqOMJoJhVUJwilnJDRKnVZPIjPTSI0Z0WSkZvoebPOd",
-	"ZZJL/QHXMoanXux2u01ohHMlfZnvNUtBegy6mgnKiBBtEfOMJHYfodmpfYwynssxTynXexLkluQ4dc+J",
-	"cGTLSu0aOuW433cXneM3l51eb7+3++LgoN/r7+/v7e/s7G93myCxfAMkF6C4LtiC8wobVr7uAnvbOwe9",
-	"fnd/b3d3u9t/sdM76O0vWtxiIdOt7rcJluIoy5Adv9Y6/gdmWPDZn7jpy3eUJfxuRD5mNCdisZAt/XXE",
-	"MyH5lOQQcEhjgvQsKE452OLgvzbbwLyLhdwaoP6ODmQeMjyWECekRDdgS0beC9GLvgl21kOwk+rBB49R",
-	"nNL4pi1524EDJ50hO/IgISdkbszIdzmXJgh6HeKwRB42xCAMCve0pTzmPi2hgy/1yB8Nh6txIfB7P4Au",
-	"rXvj67TeftHbGLy7ehPHt9bKvR7DV8N/wOLBHL8OwfswIHYR1gRnttSxZ/Jh1dnqGcKlQoOec4GkZ+M9",
-	"1xb0DEtskPMyfO1M/aui4tzIBYeqtDRvviXn+S4TJJePgI8eBy7TDsWZ9JXEiJE7x+2Ugj7FCWlm6I+L",
-	"3t4lLV3klYD5+rJt6VjuPeeLQ3MF0A91mG0gBxsk+as2p+X2L7I1f0tlNHxFSZqISuIVinGeUyLqVgPn",
-	"HKuZK2ZTzNpKn4UQS0k+ykaxy9tcw33gDJkBIdJaBmfWHth0ISoQsJMXTrwmTAaj/0vjpigv4hTHE8pI",
-	"sQ9tg4TMIX8dlrJWPOcNeTZ+cERjxMSCSKZ6wFeTS7QSSdgULLsgVrXJzVb5uRzZ1Bzs3JAaUEnH+NCA",
-	"BGW3y2NcM+t1Wum5gnO/953JS03G6nYc66H35SCpKuqcsYVBRDaQoLXb7aOm8wjRTvcALYC98Z1YUQ9y",
-	"VK0RDcyb1IQ9gY3dxXV9osn9mpazWqTXYl5VstpN8VxHJeM4JlkpztcGrNlIZyxQyoUEc/+QwRCTKmLS",
-	"/8oGwWfWqYdyAvkWNgQLURlClMRPx5dD5u22OJp7JCb8DrI1pgSzuwlNTfzdgtAtLQLXeW2dDgNJWk2I",
-	"ARkXEGIn8S2nxHfkasL5jQ7ZN9T4UBt6QThDOEl04HSkyH5Up9QPcTY5yXGl0PpGyQvOXlBXzPQiqTlW",
-	"SCnDcc6FMOctNEm1JvNGVjFtJNHnOdFxO+SPGU4hoJMIqTVp+KpAMYYAA7AYgPPjBoJtmHYuGkzp5CQm",
-	"9JYk9i0+9gzraIJZIojUqaq/c8osdmOWXPGP1uxS+s1YvVpadSskLR2Hy9ktyYUm4Oo343BRC2xPdbDK",
-	"RznLCaKJ2PKZjBqxWmYHgc4K7t7hN3JANezYizyuhCzckkaXxBkjyCjPCloFNoZWl4W4PvUs+k0jMHwp",
-	"eiZQxBk5G0drO+v89+tqQZO+IlZv9atLdmVAfyHZzt1HT+WrInkhEnXK2SMdTWcLiaNTKAWGCHUWIGAY",
-	"lD2qg0VMucFuU9B5YMRgC3TOaCrRtWIrjDOCWowbLrLVadawbNzNOt4cKtO1lKQE6COMtl9owi5fPlgY",
-	"K+LpwDUIVrXdqrcMPOCKfml6piOvIGWxhTVzgJ+eCfQ/L87e6CeGWgHLS7gUoZKpJ+AOUW+Mbk10i+h0",
-	"o0OEkUvvhyE6IpMyHZDZ0f9U6qH+IfJm+2OmSDeInxHiOYrU5zs0iTTVh+VhRUzvJjwlbgGRf5AGll5Y",
-	"Tlvc0KzNMw3IdsZBoNTh5/dh8DPEYr3msbMJLI3QacS9mICMYIzKr89eHl2enL0xmbh1VmqyWkqRisHR",
-	"bQed41lKhcSo1+12Q3Txf/43h994OTqltzo6JQxSLKmcmdgp+5V2f7uzu9fbaXJXF1E/XS/sp33QbYjP",
-	"SDm7bph9Z6+zt7t7sHT23n5pevhnbX5re/DAE0+Jg8/G4KjcRwcbfydN91EjxylJKH4AZkzVe6Zozcnp",
-	"0U/HIfr15MfjM4XbP569fHd6/ObSIMmhYoSxTOc21CxKKbuJgNNHNGmQx8Y0Jc2G7B95PJtqV6QNiFGD",
-	"ddC5hPzNmGZUjRCEVOr9nLz5td3rdnudLBlXYqJ2ViPdQqt/QZ9poiUjBRoXv5kpVVD79Iql9Lr9g+39",
-	"nRe7e5Xz7u+vxn7Kbpr8XibZbCJlJiAiraSAJPyOqZXYNG21xnHOp+V1wcuD58/jhHXMr52YT5+LTH29",
-	"83t2XQ0m2ykv+EBpv1JptcEg+H/sdDWRVdEwE1nbLoKIcWkPg+fPkdorYJkJa1Lf88qjmHDlNVbt+EfN",
-	"jDETJouhGliosXek77svZNIpBpX+liZEka/EIOVqwROeNl3G5cUovljA6SITxjcdd9pcWeLLwWiVjeYb",
-	"As0vZH66UJC8oQzo0w2Z26pCiSWaEKvt43iqTXIgzqrdTHmjVHtK6qIsLsK71yh9A2KpiapYavhVYzxN",
-	"d9lYCwalRGh9c2XCnRlWvbBF7iOs0Xy+6Qafkq+uMZ2SL6QmnRaW6+awpNUrgwn8mCQFv1HZKFjDpjhV",
-	"nHuUkzHJCYsXRUtWRpm8Mw7J/knVmc0gjrPM5eJ82gb1u/3ixX6v0bpjSzOssUtdxuE+DCZUSJ43lPk6",
-	"BjtVyUoHCSlpQoS0iTcuHdMTKCSdEiHxNFvbFnABH3k5weyaNClN5RN4RIOnksIqqzcGTWv5MYZMZ+Gl",
-	"slrkgTLYcThknj005rM0sTm6SqZyaWjOlApTV8Zps+/WQCeb+XUiysUhOijSBxOZIFCGIvV7hFoTzBKb",
-	"B+1nGDMuh8zluW6FKKogN0ylw71AyDWIUfwcohmTNEW4jBRDBsEJJbnNfEc4GELeMhVFfhtgE2iMJrOo",
-	"sOUWAQ08t04iOSH5HRVkkSk3y2ls4lGXepDNMKAqRuZe88K8deNNfGljwMjJxRna3+v2ikugr8i7y5eI",
-	"j8eCbBB6bQw36y1PXyG4PEYYXPNFm1u7WNj0UiKfCWDIhyiyX4lMhJNLtVWnXSZcbkGfGYPjTmyNMBxB",
-	"CDJe107tG1tlcluLmHlYvIxHpOqMw51mgTsF6W3mzGVmtDQEv+Q/0uHqiLK6ivrFEtKW7OAvEDC0HPBF",
-	"pQxXBamKq/MyIdTEzT+fBkfOZlbUZiNpQiSm6QIb5AOMoktOtDkkyLpW1g4J8mY7kWT6bYWAu92sgAOs",
-	"fKHEuUEUkZ9M0yxmriOKbhy8VPZZbRbytJxaa095KRkJzoAKSdn1M6FdSetzw1JKeNNlMc4547dbHST+",
-	"IGl5Y0l0ef5WiVbUneytAtKGzWp51OZ+J1sbSBNQkG9daUIPfhwhpH5UpXIhnUfjrOXs/XIgXAXRQ18q",
-	"MaCppH3Zk1tCAd4a59sjhbY+7DYq6bsZzApZSP5MmKux+kqkntNloYdkqWNjuWNioVvhkbwDU+sXqARe",
-	"8ByB+TNEeJZQHiIwgobI2kBB4RGSxjfEhQ80xMbFOLPQqQHBt/4vsMLX4x/olIyszL1S1Gre8IbkaOES",
-	"c4Lj5qMnU/47bV7/Mm607A7rKZs2lJMsnTefoElVV0elmAjUA28MYVwAbRPftqmEVFuiJB/lIrL2Ueqw",
-	"F/jLRfUbuQQ+op+bvfC82ErzjVyskXmyoZX81WDUUt8Ol+N7aJE9RPbKhzacBVojSJLrAMfQpfBbBAk1",
-	"4w6RmAtJpiGaMVMz19XqYuSO5FDzf1PaXqPSJSIOlM6FMi90S1SI81cO2W9iDU0x+7UAjscI2q/ZKprV",
-	"RhOJ7muNtlySyTR7tCSNhV9vZktlzRxyxdQjm4tERZHls37C19L8p2I5CxKgliQabRCJv0pNviBMLhAj",
-	"/lY26K8k9FS0gRWsaR053YnHlZY4OKORL3zLSc5n1xNoweNF41pxMkRRhhlJ9TsKiM46mmAxueI4T57p",
-	"OgmQPIlaEDsZT0h8o0hv4dsETqcD30rRgjijEK3NSNro3fqaovcKgl0WyOsS94r78NdQbncTl1FtsZbn",
-	"fH2KfbEA/X6bkNwVr4wVpih0OkQFWq6FhwvRbxPEKit5DUvFPksp1YkGy4u1+vvf3KBkwoKF/Dchmg+g",
-	"gV/HgLG5Z+WhJgPrMVk3nP1zSZWzGxRfXkaQYPRfRJIKTF9KlPSGHpEsXa7HSxoFyTsqJ3VRMsXsetaY",
-	"YHZZDmSyA03kcMVhU3wbskxQytk1yZtSwAkbvbvYQFyswGqV3Cb+Kv/GpkVAFjZY+WIxSA3JY990HFKt",
-	"uvAXg0yRHvhNA+S8lJld3lJm7nADw7BeoCW1llaUVsp0qKKeyb7WdAkX9Un5YidXT5L8tk+wsb/Hl4PO",
-	"uump3zbQComnXrGt5LGBAtFUoiuaVry8IcI6e6+S5QhpL1Q6fqYjatRSE116vGpxluS6MToLao7SNNVl",
-	"9fQoE1gcTXF+QyRl11GIopmkKZVz9We5v6T6xURPRGWWaV5ZlLKXLjBIarAhGGKXcn56HqFWVpjVKx0s",
-	"z0/P1zd7Rjm5nqU4Vysf54SMbBTIyO4DklTgEWEyn48gtySqdhSFSYJwHWNvUyOVL3Z9Ssne3/QVuSgC",
-	"VCsLgFKUPCEm1wGuDEfGyKmTNaFGpFKgMHQutZmYdez/nVM2skCq4Qg8zSZ5Y67thTbVUKFN8aZ8jsv5",
-	"bEzrlBwyq0BhtsV6dLZGZaDxPBTBj3c8v4FS4zY1yzUchqc6NAl23eI5ujNBIlAeS3vIjTMX/eYiEs1L",
-	"6pAywkoZ4jqqzu5FQ7N5R9BrpLJCLBYmyMJ+4PCkCazesFpbHVarfI5Vxl8utuYfceihQ5Mo0Nh95MtJ",
-	"cOsWdfhbJisoWH51vUZ99C0Rs/RL1UjxPvAYETt1C1MlFDRBWAh6zXRmZ7NlrPGSfXvW/DWKHLmgFTPW",
-	"b+ezoHbh13IV6BIEq5kVcCO3Gc943VAfoGTEpNNZalKq1RyNRstlqKKDNUCEgYS8UDdQoOzhJT+aaytU",
-	"dry6BkFRLXE56MD4O8FZRlgRfK7QQZdlkNY7XjLd5BCfIsrFLT8z/nlDo6B37Vd6M6qXwa1wETuy1jPT",
-	"VWLDZgPlVO76EfyqSbqSVkzl/k+f+vf3OpaFI86gaAPkaLtQO3f33wdHDAdhcPb2R335P3ipGqVU3v7O",
-	"ytzOKf54ot/teXU0XRSnjiBYcyvNfRJCRUGhon8HHTF09O7y5+M3lycmrdsbXzQdGDIq0FgrZiD+leH5",
-	"vvvBXnUqgFlOqVS8sdyO4L1r+tB1zRWKFgX3H9ZMcKl0najArA6yWjhopdh+zmdZkVxhuhvjotD60flJ",
-	"ERxOmVU/y+T/Db8lICYCeohqTu/q5OI1+RROU4hC43cM0cScMjVOqBZmtqhIjiAoRSKqROELyXNb5MC3",
-	"L2OWDFlO5CxnmkQ6KNjiZmED1SzIkO/B05OVzedGGK62pajxylLT/72VsFoavvrgmrrl9Oyi/1E137mU",
-	"3/y+2z748Gk/7O3e/9eaOc6P14Dp3jb5GfnBhsvuTqUeRDGBi/Zb/bYuGFC8uj4tMs3b7QshouMyE4OG",
-	"nIxUqOsFJHEjgbWx61FIa51MLHamKHCl1nfCCEncVXIl6vDUk9zgX1QUrfMoc8WJ7VdEs2PF39JuGdFw",
-	"+88Pn/rh9n1r9P6o/b9w+09AvX64c7/1z/9av92EyeTRqxT4lnjadVGJnJG7hm7iXsUKhtGFKQbsLXq/",
-	"uySIYg1xTZG1whuVdNCZUbtKkFboVMyplmvFlNIiXzQId642R6+x4o3/mfpa35jmHJjV2yJ+3lIbejxu",
-	"ykKquptHIxtlKj9NtKbCPYbbeVWIPhh8TUsTxSusxPvAlLE1PdC+F3YzGdH1GAEx0A20ASXTmZCgNjbn",
-	"FBnha6Wr1jazooaVH6JIN69SuAN966KqDBghkBqs7N8sb0l8Q8TISF26Oa0Ovg0uJjxDjN8Vy3739jXY",
-	"HczbvaVvS56hLOdTrvYjikm8tlTry3b2dLSM15TG5Fvx15nppR1fMCyLXE0noYeY1MxOubCNknpcZRsF",
-	"ERT53DPS9iEsdeywsR2EQ+ZKJgEU3UuWZ0chujz+92XlqXe6tsyX4o54yOyTDvrp5BUs6vzt2Y/vXtpq",
-	"O7rTjan2fzWrtT+YE6lzOiMv2tg2DbQq7JuzN8dBGKiFBWEAYAjCAOAQhIGFQhAGdnNBGPx08ioIA7MY",
-	"dfm8wjtmghpvWC1DuGtXkR7qFw+1umjGUiKEL21QocGrOyi61xfUR9ucRa1nQlhLulgaiet3WOj1l6r4",
-	"9hCPzs/fnv16/GOjLcI7/IXxZ2Dy92QzacPStE4EaKXUQo1TCh15XsHGcMheHr09e3dx/DpEr09OTy6P",
-	"fxxdnpwej85evTp+G6JXr89+U6+9PLo8en32k4uR73Q6Wx10pM+Yj00hNbceUEmNsd+e7U6/r8QaJSxS",
-	"2UFHi8JcYszsbaiqqIFdbEnSXFGJbkmxf3fuHuXyoqUqPKfhPlSpVsFJlnE3Qz9rPO7Rmy52glVdFEus",
-	"Y1ldd9P/fa7vMiCfTVPRJnfFE+vMr4NOpKYBEFg8ZNVWjBhFYNOJTMfG0O/AWGnQWLTP6+16Vaa2hkzR",
-	"2bPLc/uGUgXWMIgYQ8gWlGxQexvzfMg81qjns+0cSTzhimjj+KZAW7MXdReVhJRsLarbsDiZxp1tiq9I",
-	"WpY8L3P1NZA1NkuaMesCZodFpdYYGVNGBKJy4PenDNG7t69DdP7z2Zvj0Zt3pz8cv1X0wR6HJgahJQVA",
-	"A8BnyJkWAtsZFuKO54lL+gFhvGzCGjJ30Vsxz4xubQLIJc62FCgNe8Rg5araJ5T8s25LTBhlYF9G9mX3",
-	"86UnxTywrAAcZbmM4LvFsQbNCs27LCN5O8bCKK2ue55eXaUPzeXJ65PL/2zU60QvchkkmhPgXRPXtTPg",
-	"/dIbhaLfr9tQqwXZ3JeWrfLrhbM1lL3/pt2bFkJfP3azhEFfxsvZ2Cb/ix19qT/CN33ourOIsSQ9zCMD",
-	"ts6GSqisYlHa6zaWf216t8Ee1fj2Jt3YCpu5b6k9LMyxoTHGgiKmG5hNiDDtRl0VAvUwybli32Wi+t3u",
-	"Lmr1elvoYP/F3m57Z7vfW2pvHg6/++f7bvsAtbbaH75rNvsZJ6MXGGbsA0XFduiItYeyafljTa3bqk7A",
-	"xU1vil79XyhE8gFtKKrR+vrn5tterP8V5MtsvoFFEFh995v6lTR2HfmW6MLi7QalivT1UrWsaNoALiJd",
-	"zySCvyNTuFuSNBXobkLjCdIALgplj3ma8jvQPhKqZp5ShqXO4JniLDMhp9Uq7Wt1Bju+Ldd8d0nF6yUp",
-	"V1/X7XNXZsnVXjPa/BqWV/tqqQL98k4Bl0RI1y3AYOZcl8U3GS33YQBNCFbifOP2FcKvmR642Qvehle9",
-	"0nSqq96pg+dDgczq1+YMOcISiI5d6OGwA1wTC9Pzw8sU1y1iIUtb8q11I1OKOp0r0pS8FS5v+FQDwVdL",
-	"0KqCuSk9a0WXhU2Ts6CoUDzLqZxfqFWYAi0Z/YXMtbezuX6G9tYbg5gxhAki0ZER4IAoQslO9Ya24Fit",
-	"aBD8u310ftL+hXiamv6k2rL+61+zxiir1zr3U/BcmzsYb4N2KzlPxSGCHgO2wTCCaIYMUYZSfi3camBQ",
-	"sRjz5YaVXBGck1xtqSF8vLTTAfoBxiJxG49SektGnU4nQq0MBI/c1FaCcwZJHAYXn5xImQX36jAoG3OP",
-	"cKs/zTJPXbjfT1iSu6YGEBCn7BxzrqunswZY8SdEN4RkXo0OzU10i5aiOKONdRsy46DCEBehg69NLGKJ",
-	"iYnQJbQrDgo9Jt4eX1yio/OTzpAN2T/+YVlk5x//QMelLnKh7eWmC3UCrw4tM4apNNaa5kxmcKSjLiKz",
-	"6ujQzjKepW5qAT2R5qb5UWhntz9jNK02ctOiQKgn13ZV01YJRVqEiprbbNR7ZoTlzhdbBhAXMqexRJRl",
-	"M6mAYZQILTaftGHDrbevXqIXOwfbWwOE0Zt3rwuLHGq9+67b7Xa3QmQCLNC7y1ft/SHjOcIMzViGFRFA",
-	"Ypbn/FqdPhExzgjCbH4HeeBUx8zDZ1ELpAp7cbBUw1BCMjkJ9aUaMi0JhXqjChWMf8E1BBFbOjAGo2SW",
-	"pTRWH70hc/0h7wRDrRp41uqh0hk0HA8R43ICFmwlmUHYDk4lySGaSkHuqJR4omCn8Z6BUV59EAu04Hrq",
-	"/iQ3ZG7ak/g3NByyyBGmQW2oq7wTaQIRGWJT9ENppQVxGiwiRUOmaBFE55MiKkJxOn30mWtY5XWMoFC0",
-	"JAl16C+WalRMEsJiokFOtQV4yK5AYqXJQMHDYobZPJxF4TNQVxbRsTYu0wQVmwcZGKeCWw/BL2QOYnIu",
-	"1cFEjshFXlJAPRz5UI9UnGoE10UgG9yq+5YNmRMLIMchp5K441cfMG3edEcEmCwhU64nc3NpuqQ2hiVp",
-	"m4yXIcsUNYZCCOjk3KCOuWSIJqJOgNwNx0zBwoxtnySRxXQwVavzmPMZ0qekLe7XhJEc4pShThH614xL",
-	"6L0HNmw12lbJMS4nsx6v54Fazw9cmlIgSnIAzBVGhYZFecP1MZkWNCatZKqvm6KP+kLBT3Cx1W+UoZ19",
-	"0xE6J1laRB/AJXNgaGkC6z4m229hNElMB7ytQ296+0WEGdRV1t9T+KPut9fQDQa6jBSwfjjqA1edpumQ",
-	"5TPGzOXHaKd7YAD1K8kF5eqJglN024v0O4rIDjThEGEJaixBSmSy+htQnCRRd8hWjZ4qLgn0Modiaya6",
-	"mHG3rGtM1VQuYkV/qINeGuEHnC6Sp3D2enqzFsM44Bd/GRA9aZlSi5E7Iwar74vQaKLqr6JCq3Acg+S3",
-	"JAfEjZ4bCOQkxRK8RTpUacKFaUIn1GiTtWQrdZnTIDEH6MhcHZR3lop+YsB/fCV4OpMEmqjoDpWRmjty",
-	"7mOEUYH1WhoEf5AAGteKev0XnW6n2+kN9rv7XVhsNMU3BOUzFj0TyNQAtJv7rSRHqD26voA2NFWXZlbX",
-	"AzKU5nyWO7VCH7DdJzFBrEMWfWwbCUVEqKWurt62Ig6mFx0gL5W22YnY0jxMGJVbDCrd6QA1h8x0qIPO",
-	"dkBGzHSSp0oGw7mEKGMpykp9B11wIzQrsdWAkOdGklZy2ZCBDgShLh5GF6kZLY4zCmLvNWEgp43xLJVb",
-	"+g4hMqVazdKopURMoXgbxLFqiD43pjGInJGznGkpq7FbH3DTMgQ0Mg9Myt2QuVWGkEg21/GOEH91DYNA",
-	"ZMyfCcUsBcnNmbuwf3XcRyVmwfM6uScmV01OclJkhjn3hT3JRCA+BqSmOcQqtJRuInWX1bEf0PdMAJMp",
-	"ptgaoGg7QpGZe3RH0phPlZTAeBF2AYJCP0JRPWRtNMsSKGPe6leCpLZCFPXUOzIbpfza5J5FqNUrD1ST",
-	"4zRFEQRERh10VKQ5anqj/VTOQDXVvruUxoTp3EWjL5znPMspkViH/piihHU1Qt36IAxuNYUNBkFP3Vsw",
-	"f2SE4YwGg2C70+1sQw69nICC+NzGg8O/rskCt2sBaDc+hIJ+tufDwMa/6Ujz6Oj8JCpizVsmHVHdBNg2",
-	"40MWlcLZI31dFTzUna481Jkv3DrXQ43W7sab4uZXTsMJQYbQ3ENzKCgQic0BdNA5WI+NuoSRLhatbkgp",
-	"SBwlnJiYb3c1ThKlvVIhXzrIKXha0RlsC5V2fvxOwKZskWlnz97tNmuyIPtYPdOULgXSoF9xTdr63e7y",
-	"QND7sOk0I6+CdmTvUpaTW8pnwtTI5hn+Y1ZebXB6ebJA9TbVuP0Vlyz/K0M+P4SB46fq7X63a7Vna7nJ",
-	"tCpCOXv+u+k76ZZWmGU8fH7/SbdwNKFYtpbUYKffdYWkBtvdMMgIYC2EfUCdqcGeWrG2d/YUxE2Jil6/",
-	"261Uug763f5eu9drd3uX3YNBtzvodv9XUbtqPsohRLPb2d8Ntato5Io/L3qXJupT2jnUMLrfu+x1i9Hm",
-	"COp5G2or7vO7YP8rYvfPfgk8R6Npslic3lJzpAVxYSa/r5kwztRFxtdA3dyZdFwQEJyJL5sv+qgZ/tyM",
-	"PEn0x3a6vUVvODx67js9A3hpe/VLppfTie3lrt7r91e/V/W56BcPVr/oFRNQ7+xqzF/+TqlvGBgLxWw6",
-	"VRxC06YC5M7tB62J4TaEgcTXAkLE3GUBA2LBDCA7ZiFHOHLTP/NoL7Kk16K+MTPhRBPjsIkSW61XQKzS",
-	"kI1BZFciqHHy6E78JuNeR/VrGfEGlCnhRG0UQwR4iAQHUUVpZyjmQoudQyZ0ZgOWoDVIr0/GM6XO/kma",
-	"6PxPxJH5VVTe77wxoglyyUg2fBZpgw41cVbAaEo3w1EzdfeByio2XdxwqjNJrVFYBy8XV3ajDIFHJLjf",
-	"GInVeDMyeGO4QKKgut3r9vdc4+B+rypLEVA2YE6Tj+e/unPgXj2ov6lEU7d/pdVMMWUSU6a0kVRO5ojE",
-	"XNdGRoRd42sy1U6Zv5gpPDJLWMYRLstXTt/QvytH6O6sfs+GWv39WMhR/aCWcQ3jfljIL4z/UpQ0hhBa",
-	"UF8TsFFDY6xDFAmC83gS6SamRk1UqGwqnUDEhs3tguK7phpzB7lv6I5soHlDm2dbJNpLJdBqORjHTM7k",
-	"yBSDHqlH34NxrNMs9Nu9/p1k/nOgUKbyirP+Yol6ZbbTvDBTdq1hXT2/X3QX/m9jdQRK4sNpJwiDnU4W",
-	"qYetGAvSpkwQJqi6e1vWdl9ChQ46GrIFdbpRK3p30elt7xz0+t39vd3d7W7/xU7voLcfbaExZaaJsDXr",
-	"GmkJS4dZlYhaDGFdTXDSuLtIB+o1BiTVnJGAetpkr5C1tLg6bi/cc0Z4lhJt8BsyW8mo3EOZCOBaYoJz",
-	"snVoRMRIA7ZoIAg9/jroNRlLxGcSdGyDACBqAaywNRzCv9zUWNw4Iy1YjoQa6UFaTYjtIZYBbULtmgDd",
-	"dGebEdRMUgubfEThx5K+958CW97HfraI1VnApBVL3+32iji+YHe314P4ORM+Z3bs56jqoLgARIesXIoR",
-	"2HjP1VrsFULV/aMxerPhtVU/M/5J8/tqml/BoRzDtj99uA+DjIsGFn1qGO7VvExaB2BxAz9DjNO0CCIF",
-	"dcoQFm0sLRNS8MCouz9k+h4I352s1TnzpSme69coQ9F30ap4VNM0dMisU1n4NRFQa1+J373dpooEW0aN",
-	"NGntkQvdRTYON+oM2Svt+UktyYMYC00ezSe13bxJYSzFE9eFhKazLYY89/yCELnyQet7RMgfeDLfjER5",
-	"YckmFrmINS4CjC3haY7eNbRmWdTt2pSjMdL6vhznZEjRw2mzjkgtylIVyVplgj1ypNcN1ur0+pS4RFFt",
-	"KQKvCFCJvN6Hgb4km67KsJLPXJb9dm1Zm9J9fYgrtTzL4rFwdb+4JRNJhRU0uKdXcYTiFffGffg30h3X",
-	"YA0eJThh57Y8oHq7t8ZXKwWQ/36cTIe6FkhTyI3NbE2poRWP6EJt9K3nKJ3ihLRnWclhCqbLUjhcyW+t",
-	"XVk67dxzSm+FQyYmWEnhNuAnpTdq4dZM9UxoDyGG5ND8hiRK2k7IAByDUQe98eKlXBmiWhDVQEn5igVK",
-	"rj2KrmioDijCuSAu5I8udl+BC/jYAutBRHc90lH60Cq5sdFz/bcVHv+Cm9MExBIyexfIBAPYC6SzkBZZ",
-	"cIrO7RAAxPMbLZmJCb9zop8ueWrkwkM0EzrCRMl+2g6qWxp1mgztpyT4fNbvqq42sVnjxdbtCzFNg0HA",
-	"M/E/cDwlHSs5aa1sp1+w1nhK0GuZ2Oqelc9osSGhQjGikf/OhY4QC6rlcaEiV/fF/vY+VAzzH4IAEPS6",
-	"e7s73e3dfn+nf9DvF3Ubg9Rg1lJVTidOvfzqkDCiSgUU9e037nnjTa4tuZySVeKKAYbzRFXx+In8rE9+",
-	"LiamGr4PVK8gl6UfVDHDmXrGPYJkduHoUdE7fI3IlIbo+OX2ZhNoxDObJ0lTpYUNWUtpurpurvlNR+yA",
-	"nXKrA2HKlTIBE2xMXkzcgQtoTiSYnNWPJudsyBqjTgYow6bQSy0wwy7Z62cOddNxUvQ054wcDhnoxAs7",
-	"m6MjG+IC8ZiuIIYplGjab6PWDZkLAu+D3E45GzIFKn03khCpA9CuvC0w/4GpCQmJ5yaI04SGMnLnqYt5",
-	"Tm/JoPTjkOEsIzjXSjtE9oxzIibGSZxBtwRtPBQTqjRxqLBOsES5Yjh8jNRhawO76KBfjJJuHL323PRq",
-	"NMR1EJuGwyKpyPbvWWXfP1OrdhvUgZWldma2FhjYUWm9GGBQJEc22ZJtWZV1aVyl2u3y5dp8ySI+S1ac",
-	"14B6q73WW81u62pwUKmc7kMd1iv2BHGzVPi1pT2XywLXRqmQ7xdaGK9UhjQWNCpcr8UVtfOaFu43TWzy",
-	"NkBdpRVF9pYv2/bnV+RSoQBYfHQdJUUPWicXZ2h/r9szNHQ8FkRWunj4jmzf6t10ENbdrz7TfBZL6+et",
-	"uZcrMuY5edA2+ptsQ3/nEfbx3yh0MO6f/hl/PLs8uTv98aj4/5c7H09/PPr4zccVFsLI+0pfAHXVKpWZ",
-	"G+Iuao0Bgjs8pUnn5x+uX59evuu9uTyen/75r96b3+Nfj66P3v70w0n39OZ/vnrz7t3u25v//Hl2fLx9",
-	"enPSe/P7yVG5BLmxGFar4L94sSCKpuKEKpUgrlYL9tbb66rPrAw8sR1zTd9Ql/xt+ncWbWibiJ06Lg/B",
-	"1sGbx3Js1Rr3rXBsWXx4cmx9LccWSLbNsr2nQjgBrqxDPPf7Hze7wLRU31QRVwkXGIHS6iIOLivdJmMl",
-	"AjJ0NUdRqW5uNGQmD8sW0Is2rK8MMQ+leWkSHQ6ZV9tC3nG/IG9YdBq64nICeohWZ+SEzL3sA+fIc7V/",
-	"h+wSamWY3CAT3KkmAMNNJUjDAcAxVk8lAgEzTUHxuax4Bo2a7SiW/oJ1FTAvs0yH6x+V+m6AoZMqFcKk",
-	"qsH3QGbVERIZyQVUiTNaJ8i3p+QjjTFDu/2eDif6Icd/0pRiZh2RB6HWII7ya8IkZerRgZaAUVMMhZP1",
-	"ddE4mhep2jTZ0qI/lmY1gyGz5z5XOqfa6EyGRaF6myln6/azue7FPGRDduSGaJVoihN16jSGas1xBfJT",
-	"PEcTfKuOhTBzCCEExcp87ly4RlOqJyPqT6jXoI0dHPhA/XVNTECKE6j4TMZcyVG5ccRshUPG89BLELRD",
-	"lMZPoC+dpvh6SWq/0YJuSJHJgIzMFKMZg+M12YvOtBAVbCoy6bg+OJ4Jo5VDtTwuJGoxrnBH/8aMLQBy",
-	"rV3euH7qUoVd+SPdy4bP0gSZSrQWFlsGeYpvYbTb7aOoqdVhZMLPlu+sSIeHK19qeGDjcxwOXs0bGhys",
-	"gKDuM1gBVqU3YUvXrSHxhCM+y4sFJFtDZs4SUZ0I60qo2aZhQBMwgy4vA4QRlBd2Wbh+TeLQFSTe0vWD",
-	"h6xck1hhi6s/bGZoKECsQGcrT+sirxi8MGACHbIWRhtU1dS3s+gesqJK46GzJaVzv1jklqmx3FDxE47M",
-	"5a0ZYzrB8aSY9VlRSlkrERo/zGwiCk1lIUj1Tm35UUZIIjo2M3qWEiCYlogvpdeHCKOrnN9A2yjiUoBt",
-	"QVqX4a8dVALP1a93tqCu4wnkY0ZiaJkxZGem7CWyZS/FoA7I4lXXKZrPGquEAyGiUgyZdzYLSmSa2qb6",
-	"vtWKm0ah85+FSPAhiz4Ny8Xzh8EADYNyut8wCNGwUvJWjXs/DHb2+we97WHw4V4nmCIl7KREEltDGzIV",
-	"gQcy7b+DxEkFpKjaOcVG4S1olqKnHOhwGBuaUu2Mouu9VjujrNcURek+VsTYqEFK2a7mNz0y4tlfFhmj",
-	"6+PPT8pukWrB/KY+SGU9qRqHUeoM8UKJnlemCtWGn1mtSS5T2BriBSudIBrVLqXpmJTrolaQHw7uisUb",
-	"wms613lcQ1N2moSWqI7BDKyLpy6BwMmbX9tKtayDuLyzancXNb3ZkZ2ikyVj47UKet3+wfb+zovdvcLM",
-	"YrfY0B8joOyW0xjSRhJdWpVO8TXR0Dhiybs8LSpRe5BhurC+B5eUshtTPaXgNM+E7sZlWMxykCik+NDU",
-	"IGt126l676V6i6JNoKw2Y8oaicHz53HCrHuwE/PpcwH9bDq/Z9deTS8FtyYQ68EjaH6jAGyZdoFxfmnt",
-	"VUv0+wSZEgTqPG476BzPUiokRr1utxuii//zvzn8xiEETlI5S0gwaPe3O7t7vR21DnZtf9zZ6+zt7h6U",
-	"XZ52wsZNKao7SmhOYt014l6Xm7ukU3JueF0NZRawvcMilAMCwHUVhrIEshxzNPNZdZVqFKHE22AHf8xo",
-	"fPOWZOn8iCUvoap4lST4pb9t1W+N9kVRcl2P/FGx/ejX43630tPDPbw8Ox+dvz07PbOVI9eGgV7piI/H",
-	"YPtc22zU1NDviwQ1gle8MXbQt0VuP76hcQ2KUusHqoMi1rNRNtgYrc1QGGJdGPhsup3QgSy1wAdpyvcu",
-	"h1JvMZSgxXETmJq2aeP8vX027bLndxsttQUt7b3vIiBgFy769sK+oB3PQBCgI7Vugaz9cuDS0BaqhW2s",
-	"S+22nXNkDI5VDLX0Hwz5je7LqngMp5E4rdvKuk+ho2ukHVYrva8dc+r3yv5vHWqq3lpjiecGDxvjXEyl",
-	"urqteOo0nFUm6aU59jZK1cVxGDWr0QDZQad4jq4Iyjgou5QJSTC48WcCtHMT6bcg8G6BTla/mgXBquW3",
-	"l0MBus7l/rfIYbc5/qZtRa8QAM9PGtt6fx5TnVAlN84ByGWaW+o81+xjU7KPe6nIuV/1Zr/ypnXILX6p",
-	"N9hRn/vQxKOznMa2NLXrABLMXNsOxcnSYBCcn54XqkFOrmcphguYk5hm1JxSTVBw6Q4rtNv7dRySCz2Q",
-	"n7xeVq5v5RIt2e3Di764oyzhdyPyMaM5EZWF9C+7B4PdfXNqj+qnXMVDrXHmKb3+G3RnvlW0GXsFepsi",
-	"xxYzkFJLmebASGdQrgUpWoZVC4403aL63a6rVcZzlJApL1VtG7IFZdss0ymVb0OuetuCimwhivrRkH2Z",
-	"EmyLgvwceILHYiDekbyvK7k9r2nmt9XK0u9BaRif6cYUnOL8hkjd/NlWrj56+8vx5cmbnxpaULrGiPU+",
-	"iF1tkzsIl9Bb3zjk0WzX90/t/BHA+tK6CAqQnF2eN4JiuwBFuVCxx4hKdpwmoJjmkwthsr8MJhW7zLpg",
-	"6ftgadhYv9hY0WbLfNJ2xnrAVl6Em7HTxu08Wo2yejOnBkZ5VBXeK2ElT4H/G4bogKu8BlTXjK2SV+Fx",
-	"uIIif7j3WxlocupV73//QaF8ua2B/5vpNvD+g7rSQhfabSrPslG5XYUHs1xdmOe3vaAeGHlUqbM75nmt",
-	"pq44hLYK+kP6o9e6bmdRQ7f4zkTKbPD8+Sc1/F59NAxKjWUnLoLJxHYG5TK9QZNMWHwPVgFp9VCC6R5U",
-	"KXMWn5ZlyIAocEVSzq4h5HpZyowzoeucjjrYrElJNksrDpGst3PJRwr8qX/mQucr1PNDdHVQlxqgRRVX",
-	"vE5TJ+8bTgprjoz1SqS6dgy2sE21qoI3q0tirc9q6yzZUIxDk3sK4Vw5n2V65pLHECJWdABRqSCrbnOr",
-	"B/pfd6Wcmje1rG5zuQCvyzG0hZy9r7g8Q4VmRc5sY1+jRdF5P7riarqw9c+Xl+e6xLrkJlXU70xjMTYn",
-	"11TopgNI0wsxgPYAF3o7bVMJuVWU71biZfHcfHceoZZJcBnrjAhTUxkKcNva93HOhRiynMicajm1mOiC",
-	"XjMsZ7kSVCMxwf3dve8j9B2akI/o59Ojl+2Ln4/6u3uWWOb4TkuzujtFEbRlvwZVC6+hxrogcU5k+XOw",
-	"r/ZJEpV+PZLqFsjyj5fWBBCFOlpAff9CYQ7OE2QPD0Xm3NoUJrX/ksXbxY/CbXbIWtFtL1Q7vcKC7O1U",
-	"N+tN26nN2VEgiMIaEPRU7YQoyQiqg0gLOA0Mk7AQ3U0EiUemWceFfpRzaZpJ6H69DC2EKURVquEkQa0E",
-	"i8kVx3kSOqCEQzYM3sIA88Yw0IFgRVC8mUlIPBemQ4NCof6OLuHfQT/Ock1/sET8luQpzoasAZSur4G8",
-	"47pGSluQDGsu44aJ0KSG3ZkvPxNe4U2AXmVpz4Qt8QJHpftlXO3t6H4ZqP5TFKpLWMcQDK3MtlwJTl0t",
-	"fMh0OXOQ/q5nLkiFUIjdtOcFtn5NaiwNPlxwf6iAAMghc8EuxW4hn0yHsDS93D43e/egaYNgHQiHDOIr",
-	"3ewVeHUaL4+/QDs1RN9KzjvoSKGjrtBvjtg0yCovXkAtUIWr2j0hBgtAEKtZRNFGDqec2dqnMc4kgNnx",
-	"sluS0zGFpLtrTJnOnFNqvj0jU5qbkMS2lFDqo9RObfd60/1GPC/R00Z4rCB4zROosVFH/a9PDy0tgOIK",
-	"jbDZCjXc1bw6Mg6ApYPT7OShKU47htKxuHjgBS3uoillMyWXgIsN5JyUxzdD1sIsCeEWm1oPbc5iAjXz",
-	"U8quQ4RL1BJRqW0vKYSXKNAqlUY3wB6yIx0x2v/40bb32DYXUhwiCHC+o4KUboaO9lZcJkGtXSRCvdgQ",
-	"bXf1f/toEg7ZLpqEqNeF/91R/9uHv/vwNzDN/+//7XfR/w3t6Xd6XZRQyNjXiGWpYpMZhbNyU7p1nAcF",
-	"iwX6YULR1KE+c80VyllDpc6DC1uQlVjeUvfCynyryxKMk4GrR1/n9mFBODTfNwciOqtXaoWK9Xwhsxl4",
-	"TVYXD3ywVLGYAZbPw3xgN+mNO5019uku5eefij4AmjShDk2izprooVT3z14L1lKUK6kJ5KG3xhKM+LV0",
-	"BZvl5Llod7umO6yZY4jeMfrR0pE11ubo7jrwWbKiFVjYROm1lLc2Th6uEIBQogUqbLmqFfg66OWExDeQ",
-	"1GDEXEf3lRZ+TXSYhGIKtrPSJpB7LHz/ccH6QWRYJBEsF1k2uKtORCptwsS6bLCLmnw4KCcwJDotxyO3",
-	"WwuXWTDTz4Nsw5r8a3KIcgKtCXkKrUhAzxWSZyuxoaa5fOYtaljoCjWKJp2K2vTwe7Jql+JBeP451QzX",
-	"ymRdVE1vA3eyadNas0vYsGLcv9qOd5L2Ltkbt3fw/lX7IO4m7R7pj7fxztVuvJcEmxbVK/f1XTt4sGrR",
-	"1F2LO0HFfvqhXNjbhINBuz8TWWVtJdbOprVFSFH36sZ63aOfbDRPNponG82TjebJRvNko3my0XzDNhrj",
-	"srKywZOR5slI82SkeTLSPBlpnow0T0aaJyPN1zTS7K4y0jQmByqi3ZBtX8lH6C9IfIeQzxMoYkMZukpn",
-	"5J+BF8T/UfoWn5qZw5h8usnBuH/1grT34h5u74y7pH2Ad1+0t6/2k37cIzvjvW6wafi+lci+js0nngnJ",
-	"p6DHQRCXvd21IB4Tl+dbfYQ5+ieLz5PF58ni82TxebL4PFl8niw+37rF50IbWZ6sPU/Wnidrz5O158na",
-	"82TtebL2PFl7/rqQnA3rZ6xd4X7D6vXl4vQritHXbUNW6FEb2MP9uDfeJu39q52kvRP3cfuA9MbtF8ne",
-	"1S7eibev+r2N7UJKbvsaNiE/qa9sFCobf0yG7pP558n882T+eTL/PJl/nsw/T+afv4H5x1YQejIAPRmA",
-	"ngxATwagJwPQkwHoyQD0ZAD6mgag/ucbgNapFv65lUgfWkq1bhyyQhds7+BqP36R7JH27ngHt3eutuP2",
-	"ftIn7d64i+2zzc1D8ImvZSBq6HPm1awUrtmwRcGOrb7+ZCx6MhY9GYuejEVPxqInY9GTseibNRaZW3+p",
-	"u418CTGwV/UD2gXZZjVFrVdTclrzZHBJmb4mBDmq3fHFrpLQYYSu7bh/1cPdcfuA7CftnfjFVRvvjXfb",
-	"ZCexjw7WF7o8+HydOO3VEFCiEmfFwaol3f//AQAA//8=",
+	"7L2Lchu3tiD6Kyjec8vS2U2apB62pNp1RrGVRCe2pW3LydkTethQNyhiqwkwDVAyk9LXzBfcX7jzY7ew",
+	"FoB+k035EedcTtWc7YhoPBYW1vvxRyeSs7kUTGjVOf6jM2U0Zin88zRJ5L35R8xUlPK55lJ0jjtXU0Zm",
+	"TE9lrIieMjKnekrUYj6XqVa9TtBhH+lsnrDOceeHs6uAXF68u+oEnZT9tuApizvHOl2woKOiKZtRM71e",
+	"zs1gpVMubjoPD0HnPGazudRM6LdsntCl+aq8jdBME5L7KRNET7kiKVNzKRQjHPeltExZnP1ZTggVhNE0",
+	"4SwlZjtMaXLP9RSH0xkjfuFo2f2JLc1psn0ysZh1jn/tmIU7H4Kafb+lmr3iM67roRazmSS3bPlEkcSM",
+	"Csj9lGqSshnlQpkNck2oiPFQ3PyimFYB4YIoFkkRK7ITwqd/H/YD+yEXN3+H/1BM/30v3C1ewerRG96L",
+	"P9+lTHi0XHvK3xZSUzKHwWQnHPZP7v9+2C9v0f55073gBZ7H9buw9/tEER6THXPB4X917Tfd8zgkS7kg",
+	"igkdEJkSSm6YYCnVLCZSsN0TIgVhdyxdevzpkX8spGbmWrR0+F48SMp+Gx9MBtFRvMeG18/oPtvfO6IH",
+	"B/3oMF55uhn9+IqJGz3tHA+Gz2sxi+l0eTrRLK0e951FDS3JPeWaXLOJTA0EdLrk4qbXBrBcaHbDUljr",
+	"l19+OV3oKROaR1SzevjSbASXgkRTmiRM3DCy8/b7F+RoMOiXbvk7RlN4dzSZ/X3UuaGa3dPlqLPRtT8E",
+	"nTlN6YxpS6NyD/YnVoOQp2Qh+G8LZhCS7AwMjIYHB2a7KY3MJLtEmzc4o7dMEQpA40A1kDwoOmHHGX0w",
+	"sziKMRLwp2sZ49+4IPvPyVQuUkOLDNlCOjThqdI56iSUZjQGchRpLm6IvucR641EAVwOj7oGkboGk7oG",
+	"lboGl56z4eTZ9cC8GG4OiTS7E3QEnZlvS1Ss04Bqw4ODoDPjwqNeUAdvt3FkCVEkF0KfC7P1O0CNSApD",
+	"qM0/6XyeWIR4+i9l4P9HdiIzMjaTU5xjzN0kQWfGlKI3zKEWDjB0PDdGLaKIKdU5ntBEsYf8mf4tZZPO",
+	"cef/epqxsqf4q3pa2vGZuGOJnDM8Ww1a27Wv2ZSLGO7P3HluKwarc0wyT1Sa9mKHP81I1kOBy0XLc3GZ",
+	"ypsUzvcIkPJspjEX47mbKw/Z0zLL46rM7swxleZJYhhObpJHgr72fKsu4LQdV862mS6EsBTuM12J0CwV",
+	"NDlLU5k+7irsDGMGU+RvwE1OFEvvWErciMeCN7/XlWAVZCHYxzmLDHuDVU+ANTMAcR5cBOFS4nCfB7av",
+	"QWZ8IzXIlSjSbQxeFDzHQuoxtdPkQYxrkJdnr86uzgyeCKmJHWhY+tO7wVOzJo30JyB2+STriApIyOwj",
+	"V1qR64WGTWWPEI9EdqhY4siFMFfw9G6we0JCWCIkCXysc6I31wWhu05uX3U5OOgh+JQbfSP193IhHneT",
+	"5gon8HXxAuFfACL36yNvye1u3e2kTMlFGjESS4YIA1dlxEL/l2uWSMOpJVyBZRKf72lc0mUiaXwl5Sua",
+	"3jyOrc5xjrGWcpzALHm42gVRWuGKwIjUyD6CDMhr/t3j4Vza/HpwF3ciDSmELXxGeCZUT2Q625CMw7Ip",
+	"+xcQSvPvO5osCjC28479oLLs4kYQNwK5GBPxMXG4bd53wu9YSq8TRnbM3GSwN+gPD3ert/AQdBaC3lGe",
+	"mNErN5UfV94X/peRNv0OYx4jeRTqnqVOhB30nap5YskNbnpGl+ZFmP8xH03pHSPXjAnQobLlxjzuHA/6",
+	"/UHQkQsdyRkbL8StkPfCC/el87XHs/ylrsOymvNWbgTVQnfAlM0Z1YauGvGdKil2gQQUoFRC0cxO0c0b",
+	"KlZhao1p49OIsNfJH8lRjdI7TuwEBbSRkswMU7IvVhkGqnMK/gmqmCShmn2CHJM7wMpbdduJaJL4vcwX",
+	"1wmP/JbIJJUzo8GT80tC49hInKU7K9hoVsLZD8xDuZuZPlp9bIc7Fb7rdfjVV+y1/U9DjndMxC+kmCQ8",
+	"0hvSwetERrf1ZNBKUGM3pExs7O9kShWRc7CpLNCwFVGB7NQ9u7iW4vGCOlRe/utqOw+BEVVeSCEa2YJY",
+	"zK5ZCkJp5Mfld/NGEhxj1vRDUJzgyskTtWtbKvreEdHHgePKkbwZjdkKkOw4amhI+K6hg9HUUkxHRwMQ",
+	"YQ2VtFvL4HjNDMGNpJjwdMbiEyOj3psf7J0bVkHoDeWiR94yGpMfzq5AJLerqqdm2a/CTPIPYxXVqb+5",
+	"ACDi0JwrYl+CtSXWarEjsU6NRf4aM0Lxru6nUrE8lEvwHYmdsASXYwJW8QCXNpcUZrAMd9HI9I0xsCs2",
+	"M7jFPkmb0HaScb1a8UYSOp+n8s4gsx1KBJ2xmIw6Mo1ZOrZghYXAKvlIdlY+zhrsqm5LTvJKBplRHU0Z",
+	"6n43/I4J2LfBFR5/g+LIe0EXeipT/vsj5ZFFfoLSHZ5enhsuf4zv49SOgxmPiTUwjxb9/l50y5bwD0Z2",
+	"ZEr+q3t6eW7e3HH5Z3ix/0Hn/Ce2/Hvpt93HI0EeCmsQAEzKVGW+iJzNcUYTQ3INYbEP3AxI2Z28ZXGP",
+	"XOXEV0WXitxPeTS1CDQSepoyRswEiuzUAivIIBMQBMIubCY11Bk9UVTDX+5TowBbsnIyElwTwe7AoI9y",
+	"s912hcT88ssv3bI7YRU+lb0Pn4aOP9OEx3Dm7ylPHomSd36S8QRnCTpgRlPW4aC5oHijv3ZifgPMUSTL",
+	"gMATTpcEdDxwBASE9W56ZHBwcDAY7u0fHD47IUKSvwVEzWnEFOgcVE2Z6nx4KFoPYRuOuRyT/LqPRtQy",
+	"fFabZyecJTEgJlfKcyyPozIlU5nECrFG6ZQb7ijmC01SNlkopsgOJW/ev8r8L8FIcHuw91ffd58HhJJ4",
+	"gZcC+LR7QkKEdQiETxEjkxA5mTARmy3gnnbCyiUBu7vA91RmvQajaWKwfEkWisWI2FRIPc35hnfCvGwV",
+	"WXHhm2Sj/sLzbhrzz3kq5yzVHIV6NqM8qXGsBR0O65mbpBrN2If7naDiHnQ+pjqPbObG+9VMZ4cGdtHM",
+	"YS6vjSJu5mpyzpiXmSQXk87xr6vRt2QLCMrnxQecue4rvqdaN35pnx/qDAwGxxYpI8wujlQXRDqqF+qE",
+	"hGbtECxcwjN1kN0VWHMZcO+P3RvZteuVD9P5bqG1FD/TlDvbD41jbjZBk8vcOeHJB6WjcxGzj/W+22uY",
+	"94ki/e41Ndg/lwqmJXQGZs4p8+LIE2WHK7ID4rr7QZHQ/vDrhx4shn79Gf3IZwbaR+BcxH/36zDJKzLV",
+	"Hb5/+4qoxWTCPxr+RSj8AZfDp/rHH4OHByeGL+ZSWBIrU/Li4vKf4xcXL8/IDtVkJpUmg4ORyLl83Xf2",
+	"AyrIxdWlnT6wMS1g04Sf//H+/MVP47dnl6/+WXbSvrt8e/7mh+E+Htv7Vfv9/jrHaum1wF05iNS9lBd0",
+	"Nqf8RlSfNCC0Wkfn3fcvcPRD0IlSRjWLx1QXHn5MNetqDg+3QiSs3XI5TmvjAnbs7ywmfwMRYpc8JTug",
+	"9f2NlH8jfyNIp3cD0jeq8OCE9DHyxZBhQ9qBSoPdjcVkycDgnm1ULtDQaXeJaprZpX2aY7Tiqeo+AY8j",
+	"CxH19A8ePwC/thKVwZgJ8ACh/Tu3kwXE4dRBUB5p2LvZItdstvZCvsd538K0nYzo0DSlYC6C6cYGePaK",
+	"imf4BUOElA0vcGIgCm+RUWniE0KvAfg2IMQHIxThuOrCW3OFhLbaLBCOL7Zbx5qq9MRd9hh1pwlsxigR",
+	"hlCfXp6H8NIxaoyiXOE+6dWtZBC44REAbm+C9q2wegV7zT3kwFGD8lPN73gVeXnhiUnxUD/KezS+Wj7m",
+	"gPNEubtUhKaMcIHiGTJBIuT9CdFS08QG5fGUqMXMnLhIxDyUWqLbxAvzLQbPUVKsnuqtR728gQvMlpnJ",
+	"P+8wKNOg5jUNuFtuT1ldpMVQAGWrsSV8wQ8zUNhVgxzg7Z49bFehySMEtWYZLaaatmVflYPBx9Wtfsht",
+	"9hVXNZKwJ/8gK7Wh2NkeqsRasI96HC1SJWvi8y6pUoQqEuKAjNaYr8ic3jBP+6xXw1BT+KGG+JQAkJ1j",
+	"1YWpP+3GAPqb3NqU1t1W3vxehC4Iv2SHipiw2VwvCQJK7TpZos6Am4PrtZQJo3CrMVdGFRs3qDhBZz6V",
+	"go0tTa7sxAbkoHxO8IkGJGcPqGUl+TnHyG/X3HjOxVDYcWl/1alrMQSN2FWQ5/w/ZTOA/ckbwDOvDiCx",
+	"lvXgtYyqvbjZWvqYyWuesEfcSMlCw0WULGIW98gZoJIZYhUQd1a0wl0vCSULZbAqJjSRggVWqUP1JLQz",
+	"jc2YMY/HZqa/g22+t0pyqf4gUcbIqRcH/X4dGtHUSF92vXopCMeQ64XiginVVZGcs9idI7AndT+TuUz1",
+	"RCZc4pkUu2MpTfzvTHmy5aR2hE4x7vf9u97Zm6veYPB8cPDs6Gg4GD5/fvh8f//5Xr8OEqsPwFIFimvD",
+	"EbxX2LLythsc7O0fDYb954cHB3v94bP9wdHgedPmmoVMv7tfplSr0/mcuPGt9vE/qKBKLn6ndSvfcxHL",
+	"+zH7OOcpU81Cts7vI1ooLWcshYBDHjGCs5AokWCLg/912Qb2W6r07jEZ7mMg80jQiYY4ISO6AVuy8l5A",
+	"ng1tsDMOoV6qBx88JVHCo9uull0PDhr3RuI0Bwk9ZUtrRr5PpbZB0G2Iwwp52BKDoJO5px3lse9pBR18",
+	"gSNfWg5X4ULg934EXWr74qu03q2YOxh8u/4QZ3fOyt2O4Zvh31H1aI5fheBD0GFuE84EZ4/Uc3fyYd3d",
+	"4gzBSqGhsPQvXE/lQr8BvudusszD8JEUPNzO4+bEM9SsDf4BAZQLbd+BFSh2qH/gXeAU5r92T0hoaZgz",
+	"WOspm/XIxVx3uaiqPhsjVbN0UmEBq6jrSuK2AVa6KVujZeF6/lQcrSJKC4QdW1xwYtZnxN/zmAnNJ5yl",
+	"qg5l7UYgpckPPEGFm6tmFlMEU5OsZDgYHqmFzPopmPbQjCENqpoL2G6tqVmZtkZRm9Mb76tbF9bqRzbg",
+	"v+oU5luB+e/ncZ6rtLpYEk2puGHxMQkTLm5ZHBqC43hsRFPIU5KCFWJREmpY3m4wEuGMpTfwlb6X7ndF",
+	"9CIVNiBLSyOymxmQGJ4Q+804e+DgwLgxY4yCxbUaiSlXWqbLgMi57rrALuC1YAICJ0h2IiHvdwMSWiXE",
+	"ninE0Esnn4Bx3vzdIiAEXjoqWvrGW2lu6B0c3Ygagt07EXAXjLgj4eV1xuYY1Gkk3Oa9ewINIsin8v0y",
+	"GKu3/r05or8isw1qbxwT0iCGxVoJ7nN4YURc56e08+8Ww5FwUsKFCy9ztxezhFnd9xN0qoxOoKAn5D2R",
+	"okAzVoi7jyEl85Tdcblo++zzVBQtcc6xbwk6PqeOuybDuQrYmTE1/5cKkQ86H7tmvu4dBaapzMSeitn5",
+	"7X+/dsvY/0Z+88Iv5oiEYun5S/fnD1+GW1to5IC6nmz9OTw6TzNXseUFjvucfPj9XLFUfwb5P2fxKD4i",
+	"nS4Yvg4kXu7t3lMFIYD1BpTPq07klKKC4rQSIQxgvr4tsXAtD7lgF48OBqAfqjDbwO5oGeSfdTi0k36R",
+	"o+WPVGJCnCWxKiW6W9lC1YiOLhip4h5azKjopozGkNKi2UddS+xzh6t5D1IQOyAgaNWVwvlf6x5ECQJu",
+	"8ixoqg6TIcjihQ0LKW7iNY2mXLDsHEgsIVM7vw9HgUqRijV5zflg1NoI1YbI8WqAfV0IWilzoy45qSE3",
+	"qC6sqfTnYiR5fXJZTSpmKf31Qw0SFMNcPsczc1E+ayOF4N4f8sF7K1305nWc4dCHYlB6GXUuRGPQtgvc",
+	"3DnoD0ndfQRkv39EGmBvZTsn9kNNEOe0BHcyt2HmENPg4+j/4PFDSzmvElnfzKsK8veMLjELjEYRmxfy",
+	"qlyCgMsso4okUmkrmcMQm5pryy0UHbBPXBAVSRnkt7qQd8J1AJLsD2dXI5E7bXY1D0RN5T1kx84YFfdT",
+	"nth8h4ZQeZT3q7y2SoeBJK0nxICMDYTYS0arKfE9u55KeYspkpYaWz0fhBhC4xh1mtCQ/bDGqPSI4B4v",
+	"Ya0V7t4YecH7Z6rqAW6S22uFFH4apVIpe98KSaoLUahlFbNaEn2ZMoyTZr8taAIJNExp9FzAqopEFAI6",
+	"wUMDwSa3ENwsMJjLYkovZRHjdyx2X8lJLpCBTKmIFdOoif1LcuGwm4r4Wn50bq7C35xREE2EmaSFeU9S",
+	"3LFUIQE3f7MBLmaD3RkGB3/Ui5QRHqvdPJMxI9bLtiDQOQE3d/m1HNAMO8tlepVCRO9YbQjIhWDEOisM",
+	"tDJsDJzvAPIozG/hL4jAsFL4RJFQCnYxCVsHR+W/r1px6uR6tf6oX12yKwL6C8l2/j3WvkQ0YU+4IdMW",
+	"5e4GFucDmy6ANIeJeC65AP5iXoZhXAlTQEmjqQSHEZh/zCYURsqBFQIDfyQYT46hwlZlJrDSgIVciohh",
+	"7ti9YClE2kSGYYqRgEE7MVXTa0nTOCAWCRRyQDfrE2XJC+xjNyBKQsYVLJWS+5RrzQS89bsB4Wok0L+E",
+	"uWc269y7rOc0Va70jn1wZQqRyZO9YqpzD5lUJq71Mo3KUvAevN6gMmfZhpyNYHExD7dnjTbVVapzrNeI",
+	"g04x7PC4SZKqcW5mzBmkJ3CY+4hNrtEeJ6RgZEdIy/p3e/VqsQtObxPyxHXSSrONganBaLdCHUnIC3WN",
+	"AdU5O3MFgmWLcjmkDMJEDdNBJoTpCVDXY8eiH/zpiSL/+e7iDf5iWQzIKbE0T1MtoinEDJkvxnc2BFz1",
+	"+uEJocTXwIIhmLbEBWYt9fA/jU6Pfwhzs/22MPwWdIYQjKxm+R6PQ2TVsD1qOOD9VCbMbyDMX6SFZS52",
+	"vatu+bwr5wjILrxTlmKO5kPQ+RESFl7JyNvdV4ax1+JexECws5EXry5enF6dX7yx5Wqq8o9N/S6k83RO",
+	"73rkki4SrjQlg36/H5B3/+d/S/ibLIZwD9aHcAedhGquFzbBwK3SHe71Dg4H+3UxnVlofD8XG9896tcE",
+	"MSdS3NTMvn/YOzw4OFo5++B5YXr4z8r8zmCUA080Yx4+G4Oj9B49bPInqXuPiByvWczpIzBjZr6zlR3P",
+	"X5/+cBaQn89fnl0Y3H558eL967M3VxZJToz0EmlgQiDBgFslBPEs5HGNED3hCauP9ngpo8UM4/Vc1LgZ",
+	"jJmZGoqcRHzOzQjFWKko5vmbn7uDfn/Qm8eTUuLA/nqkawyNyegzj1GcNaDxSU5zo7+j8T/byqA/PNp7",
+	"vv/s4LB038Pn67Gfi9taxzpWZJhqPVeQtlHQGmN5L8xOXC0js8dJKmfFfcHHx0+fRrHo2b/2Ijl7quZm",
+	"9d6/5jfljIv94oaPgs6cas1Ss6f/5abr1FnxbfpZN8u0o4UzHD99SsxZActs7L9ZL1dD0Ob0tdi15x8V",
+	"29NC2VTfcvYNYu8Y33teM+AzCnaYOx4zQ75ii5TrtQX4te4xrq7Y9sWysprsTt90cta5uJYLEWOOVlWS",
+	"shazpkA8TC+qTbTy2cAgD9Qqx5p91GtSuxJ6zZL14cNum3bOWqTAg7rQCZrG1dNafluSnUq3zvWyVqKy",
+	"IZirfhs7lKmalLXNwqj5JWVMr5Dhan74nc9bRiyUxcBrnuppTGtKkP7zn//8Z/f16+7Ll7V3CdmRq+DW",
+	"nLPZcIw223V8rczxUqWbw5+RBhndo3EI5AE1/jrjcZywFfHVKZvwj/W3CdmA6xWB0h7rEFqmN3Waz2xO",
+	"RT0SxmxOUz2z5rHqNTSrKJW1ISR71W3DgM2Q9p62D7Qp48EiXYl7jWsu0uRRK5Zuq/GOLNGBAO6s1mxd",
+	"Nbl5siTaKJyEZ4OdMQ/VGpzW1vu4XpLQLAfUf472xKrsh3R0DNNXwdLgk2+pq4KxDsfWHd3wn6aFCwBo",
+	"zOL+QhsTk1m2r7LY930i7584k3+N79CokfVEJZH3Yy1vmWgwYSXynsDvcJdmnSKHDJwJwq8ONnOQ8zcL",
+	"tnce0GZFBKsOVTdZPH2AdqW4FLEE+YY2ZMno2KD/4+o1+nX5cvzmPjQ+skyiKqBvAaXy19guqiX3BlHY",
+	"eWsnyv3wiitd8+c3kxn+9UN7ERQfvlcIK6VsQewNCEi9AaGLmMuAxF4hS4nSPLrFmPV8BLzQPdDzXHuA",
+	"TGEaCdRDeNwjoVP6YBz1Ez9RAQnvJI8YhOHBv4iQmu0aygO7gCFU8BnVLA4JHQm7kyeqLqjMjcxhYj5X",
+	"hjY/8rxe2pYCzPiMjRupuZrS4cFhkwk5MbLpux9Pu8ODQ4O5uljnEl10vN7jD4CqO2KV9KzAhos0xoSr",
+	"cg6fpom8aQqR8jytSSBdpKnRORo/Hs/T4u4z88k8lfEiMo9KU540h2n9tqBCFwXfphzNuilzExS2FGSb",
+	"/9CCyzt9YV0qoQenA96KO3nLJixNMR21JuG6JvnDPM65UZ8LLzOiM5syYl1npWQVfK7Cp5vsbsBbIn1P",
+	"x1HSZDOhMe7zifLpT9ZRxyE1wGC2LS9emdqo5QlvENWARo3rZaSgA9RmxWOEasRNCGV/Xfd109p6uphd",
+	"C8qTxhFAWMft5bsCOrD4ErG4KQ0fMIxYVC8iAlW3LCb0Wi5q5LE1T73dc1yF73UzrMD+d0ul2awma7IJ",
+	"FZt1tU3Y4ntha36zGiU8i2ppInhFJTrnZYnh1KoBXX3U1yepPpVQfBcLU28RKxk1zSAMG3CxMPAft65L",
+	"g6MavmT3rZD3ZMm0D0Z2aT25SeW9IIsMpD4EoN5uUnMpdRX4v5yZbF1s1TdkHfuJLV83+hLh0uQEqtzZ",
+	"7iuxs5tDTau8mTPBUDrrSY3ZTNY6Nl/XmDNoVgarRYsQYBg2+3xlwKYZk4tQWTXWgcEQZowTWVuY1A4r",
+	"U4asRizs0S5fRypes68e6fCafaHwhtcZ7akv37B+ZzBBvnaDgd+4GMxXFRwSzoRhBhNmpCzWKOQURtn6",
+	"nBKKosflLAgB9W6Kjo4onXUhbKb77NnzQa150JWwb3FKLHdvhBNMc6nu+gxiPQrRdVC4L4mZ0q5AoS9b",
+	"mye/fMaUprN56xied7AIpjPUkf/iDXzGQEWesPLubSCii9iyAYg+MpPrcjF8LuDEwUjk4hgjuUhiV8s4",
+	"ZTT25Tp9CCRMXRqH4Zq7x1iUM19Pv1hEv0dCvJjQy7yh+XtIdqZUxK5edL4Ss5AaMp2wHvBuQMIScsNU",
+	"WBYD/JwWMbI/B2QhNE8ILSLFSIBEXtD07DrKwxDqO3OV1QFFJkoVCW0FxiwGM0v8lqkL7tZTlt5zF39T",
+	"1YGNqmPr9qxM1LPDgKpYt2vLB/PWj7d1eGoT68/fXZDnh/1B9gjwiby/ekHkZKLYBiWqbMxQu+3hE0IF",
+	"Dp1ELT90NYib/Y250rFPFDDkExK6VUJbCcKXJDa3XSRcfkOfWKvA31iLcgWKMWK9UL3KGrtFclupLPC4",
+	"ugI5IlVlHP42M9zJSG89Zy4yo5Wlygpx31jWi9Tlj3+xwp0rTvASg9Lq81mv8kqdDV/Lie1wM3BRO/na",
+	"5EifKuQLIiq4PgHzri3ca0jVUrmoU4ssuysy7Nsw/I1Tu4oRvS2/suDYKC57Q0a5EoNLmw5KGWEVBM/t",
+	"dz06fOU8wRpcrMsTLAdSfo48QSdvQbBmi1eAUZ11j+CYtH0EID3IlN9wQZPA+bCoVX+ti8vqahByD19N",
+	"ZZJlEbv3s0PN64EU8WJcarhbTIOOuTnSjAuqUQid0fncsmSweTf2dLETnsKgwPoj1o22sRRBLuN/9Qcv",
+	"skR8H/2y5hMXutWxVrp1489tlA3PeyLXfJIbGnQSH/e4+isfHxlgQ4J149EmDhm9UZv537pxiO1M6fE9",
+	"S4xEvf5LGP6LHW3YHvg11n33zg4LOspay9aMx1HOXL168JUZE3QWeYPY6i/ytjMXNbXmk59h0INnKEuM",
+	"tEeSYFQSwVoQusKWDa1rMxjxru1ot9F2o/FVth3tX0zbD9y9tx3vMb/tB/7ZtwZm7kW2/cYSo7bD/fNq",
+	"+wG+39YwxbfRdnge19ufoPDMHz5UPJZI8dd1Jc35bx8yyt/qKw/zLyazbVZIpib0rcaS8UhR0DOszQCK",
+	"ssRGEqRldJutw4uhNy0+Lb6yHOP7ozk6f2VQ/eqg+MaQ9vbBSo+KWN/ccOW81y1g6KhCxmM3uzXl/VIt",
+	"vvJEpclBvCLobFH0RLVYrUiTHAPe5HifVbWBE+Wf0woFBwX9P0e/ySkZq9Qbmzj2ObWbr+9FQGP/F3Ul",
+	"+JawZYPUsmjtRAtm3ghTV7pvo2y5XoNJoNn1+pjktxVoXF9ezTk9W3PF3Gznjn58M/Ww/WnWwOG81n3v",
+	"+wS0lynynQXqxZRvx/xULAvQYJLFMhaFzgxwB1xpLm6eKMzzbm/yLvTHWlFNzCbVr68++CiX2MZce3Uz",
+	"iwKtqFbA2MkgbW3p6HRyjbDi3Q1cBhDR09ZlgIM/j6ehelWF3om9z2Y+L7YyKzLuCl/PuR4saEo9MNzN",
+	"raAAXrdtqMjo7HS0HEGKEZG5Wh1uJKSyy5lNuYcnIwKiZRITOqepJtfLkUCjXVCy2Blkh5CIHVsnwTwB",
+	"b3jLh6wfE0pumGAp/BndzyMhaJrKe1cMxIxW91xH0EJHCvvpbo+crouW4SprVzIShkLnpLwwMJfObXuo",
+	"UmQOpOGbvy8ElwJK7UNt6R4JjWgZBiSEqLcwGIkQgo+trdNZr8J8fQIEcEBu2VzbgNMluWcp21olt1bJ",
+	"rVVya5XcWiW3Vsk/xSr5KRbHav1fX5TZKS22kC9NbX58JnxMaYpRl39Zu+VEpvfUqBPrKsz5Q/sv8lp4",
+	"phr68KHa4CHXli9ZjluvnG9Lly0Ofc8g9IfszLAzHRVQU2nX9qprvyc5q5erjXbA0ieqdQX2rUn385p0",
+	"a7PNzBu16WY2z8xmnfl0MyPDunyzfPB42arw9ZK52uVVbawNN27xUcbtNs2K/JNY3bWI7AAV5UKREBoN",
+	"hbs2IZQJep2w2FuX3ARNDR2jesxmM/kv3lDn0Px0YuMrq/RLS3lrO4a46Qm9pw31DldUF81bFG11lzy5",
+	"gskhPLT5aCwea9k6KnKC383k3Qbkuum4mAULsPJhp7st6vkWTAV4C3WonOby0FrgoE9b85+yeDzPkpZa",
+	"T5GlOsFMtWnRhoDYoh6GUiRcachYr62u3JTalBUS+aT0G9jixkjw57ih6gxPHzVm/MC/fBMq+7YBEPi7",
+	"hbdMM3DXv7i2gbFkxywZrOYEgWMDAXFMMvDyXZAvTRD4RtPulQRoUQ0IQi3IpyQFpKQWnxCQQWZ0Sa4Z",
+	"oXHMbMuLlSFgKh8/WQuNT/bntSPmjVQcKrja8qJhQ0s2T9qrjUCkYD3yBuJ9KYEaGlaU+kK93vyBKr3e",
+	"glwA8tRtrTY1+qs6QEH29KX+G/MMS/bRP8flWbDOrnJ6+hqdn9Ht6RZv1UWs3PLO8UKsAm4dG80G19oO",
+	"YsdQCzXD74RRW0TVTega14BWiEqCZbwNz2u3R17xWzYSYQ2EQ9/dLDTHCGsbmFmE75FTm0ozZTM0abux",
+	"LnKU7GB91nBN0dNwd2vN3Vpzt9bcrTV3a83dWnO31tytNfcvZs3dmmC/WRMsmpyM8m6LfFjdeEoVqM+7",
+	"Wxvt1ka7tdFubbRbG+1/DxttQCClldTaN7b2zv8f2jtLbenbmzz/zPb0a02QbYyhX6JBfaVeSn2+u+1i",
+	"W5a+bWR37zM01l7RlDrXc7waRFGsDgIWU/OTe45crWhR3SwBryIB2XYaaED7LtmruviuK9VheMQKw7Wv",
+	"ia3LPUSwZ971kshFqnyXp2JNOFuU7IlaEfywsm3mIs1aW8aVCi7Zb2gzd83unTHdJSi07HTpCw62leN8",
+	"L5X8XnYq9Rl2W7RZqFl6xaW9Y0I7l8Mjapl8M8XLvlpVlUKGyadWUMmnXBThFtI5D/MJHXqaysXNlFxe",
+	"vMu3X3UpCgEJ51SwBL8xQPRltXyjuycKpwLevgNu22jKolsV5HvCwmPEvn2F9pB0zqE9r2BJbVnEr5nO",
+	"sYYjF5M8qlkca97Dn8OK/UtcxXlVq6477dnsuwb0+2XKUuZQz9dNPiEZWrbCw0b02wSxiolDNVuleTmA",
+	"i5ucQ5OizA+idH5N21/R56Cg5wm819jzeu1G/psQzUfQwK+TFLd5Sb7HpqG5Unttqxx8KqnyuWjZyqsI",
+	"Eoz+k0hShukriRIe6DOSpat2vKRW+netrIqnTqi4WVgrevOM0M0KB9quo2U50a8NgiJJpLhhaSZOZ6+P",
+	"ifH7dxvI+G3b1VgIqT8rZx4yuzdKhtdTGb+R+hQ793/54tUzWHEspB5TXPPbLmD9Rurv5UJ8BcgYkEzM",
+	"Ut82QC4NF29wPc2L9eHzDMNVFqjp7Cs1Tdr0xcDgGJzJfVb3CC/RCnsl5SuaPqp+xYY3Z82+Yy3lODFL",
+	"fuM3aAWwr1Su3uu8KTMHB3HO/20h6B3lCb1OvnWgZRJPcQM/yvuiXVZBUVJNrnlSqhyC1mmtijWWFVpy",
+	"edahAEsxm63GPK7tgcFuast6Q+dHniRGzHajbFPScEbTW6a5uAkDEi40T7hemn/ShZ4yoTm6k81frFkl",
+	"LLJM+0mtP0zGrKH/ixUUCQxxW7l8fRmSnXnmqN0tLnX5+rK9EyBM2c0ioanZ+SRlbOycXGN3DmhwDT8x",
+	"6CEJfalLp7OTtOv38JZq9orPoBbQF38+KdVsnOBq3/YTKYZ81fXsAtc9dJICb1C+fxbZCeHXnm2updNF",
+	"nXv+UXFB5a5oOEm7rmfuUD9xYQ9W38MsqMyaw5dimFeNGVbTuVEeaV7W/W3Bo9suNjZER1lTe8KNI57q",
+	"28Q9AiJ2yiaQVOatwuRFLpaq1inwuav0lc/ul9n89H7vTeevmbsKgZe50KuS4P/IoKzyEZs7Qq89ot9c",
+	"0xFr5q4e8XxW27zjUZFT5cPhJJufDPfUdKzyrDVnWtWS9HRdQ1KyQ0n+aQeEWh+4vLe0sdhLsoYWfnIM",
+	"WQWUuZ8fAdD8101grV2hCtxXjdFt/13j3sp34c+5+UV44DXdQs3c1Sto6LX4qBiy8uFwks1PhhM2Has8",
+	"a/VMbxsjx1rElK1xJ32JWK7No66yz9sgmT/15lfhQdl0GzVz111IIQ58dfV8OWcCqudHU6qz7kTOre59",
+	"GlB5C2J7MSjUqFRCaqiDBY3g8r7jrLukmb5KZKsgK+azPAZyhTO3b4lbznmooOojA8DKR3TTbH40t7Mm",
+	"nKjOXHM6H45WZqlCanNj1Y5E0CuyFOBoUMSGCxgOHDPonmpQRxjuqyExj6bMKD7YSmYxj6Fjbw2nfWyI",
+	"XBmw+Msj4Go/bAJred4qVK9qo/VOCxF6J7ZIm4Eb14pcy3hZ8yDWlQh2p4WBm58Vdtp00tKc1XOWGmM2",
+	"hbuUGlq5Pl3W4+gabJ1enpMdAwms3QqGnfvpchcEtJZtJ8lOvnher9Ds0uVVcr27nvDkAxU3h2oeLh8+",
+	"Peyx/nbqt1i9pJ9dBODqE2Og4OZnxek/fJZQQ3uy8layM73L2jmWWBdTGsxeWLyHgJ1QEhudR7T5GTvB",
+	"g+KfMpqQKRWxbSNWBM2/JBfjUtvW7OXBr/NpSlUNC32H8Slc4Vu3Gcp2Jd8KD0/hM5UlMXMCRx3uY79l",
+	"LC5QGmgDpDNmfC/TWzWnEYMJDLcWceafs8wWTr0jU/OYkGwbMGGpWVsVlfzi+/cVOXSQN6hiPpU7i+2r",
+	"X3siI42Ud0h9uJqPmbShNXgeuDxt25BWY72nUjAXW1kfK1vYwrpaTmVvR3764hUHOXSoRUkGpolJwiP9",
+	"FdxWsEVw6EVSCGfhdyE/14mMbuEvuSimsTlMKm9AX/umbZoGll/dmWsWfcvUItFfqAZ6boHPUfq6GlZT",
+	"apwYE6oUvxFZiGk1HKj2kX17IYy2wvC6TBsMzcKxlsShlFmbQvj1us4Z8Wa5nlkBN/KHyUXsObKeI7GF",
+	"yC0+WyRUu5Ct+pCxdWG3Vpay0ceGHxAuyA9n+Yi2P3j80DLcd1Zfnb944twZoMN03b6F1OsngsQIMqVz",
+	"VFZzrWYD36QNGHEhXiWFtArVlBb2qOCpDSOhcs9+fReN0mPwO2xiRy5kyOq+1lzHzfQ0uczRH2gJG9Q0",
+	"0x/f0ZTT64TVBBn+jCTdSCt//DF4eAjIH38MHx5Q+5dEisAgkJklq1nv3/6vnVNBO0Hn4u1LfPwfcunY",
+	"M/rxFRM3eto5HvSH+0FnxoX/Qx1q04/n+O2g36/6HtDW2/Iouhj6hN+qwFBQLmL2sUdOBTl9f/Xj2Zur",
+	"8xenV+cXb/LjL64u7TcjwRWZoDcaxL8iPH/tf3BP3Sh+isgZ14Y3QlmWDE5/dGDZznE/6AATNcLl5dvz",
+	"Nz8M94FDt3LSoMfoZ7t4GWY16ezlvgpFeP2QysU8q0xDFuYdYRdjERv2YnQ430qVC+dzL5L/N/KOYUUd",
+	"gx6qExQufthfe+8t+RRNEkiekveCcJftym3k7Q4VuD4kyvHolmks2fNOy5TFmYzti9KLeCRSphepQBLp",
+	"oZAyNZdCsaCGamZkKB+2jJMVYwatMFzCgyqvzMFqeHC4FlYr+0CAEwF/pAlB6l6QnAPsgZsuUWngIkoW",
+	"NvUj2+Lg4OBgMNzbPzh8VtpfP+jMqTZrdI47/+vXfvfowx/Pg8HBw7916vRMLu5owuPuzPWf7zRvxXZN",
+	"hxCH3AZOiJDkbwEBnUOZu42pmjKIbp0yGrN0nPdprHo7P8LwXAkTN4FPml//tbf62U/b0yL8gLgPAsIn",
+	"RSY2pcol/eWo67u5gSZRFCN8PgtprZKJ5ghSA67EBYwKxmL/lOy+gbJkwg52GlaEzuepvMOHpdgdS2ni",
+	"w09VfTRp/kgHRUSj3d8//DEM9h52xr+edv8n7f4OqDcM9h92/+PfVkWiFk9jXc64S0XN/rKdo6oLndjv",
+	"neRhU7OKGz4VlLyTi99pcdPP+ysyR1qIa4asZSG4cY9cWLWrAGmDTtmcZrtOTCls8lmNcDfjgs+MlDao",
+	"E/QKy1T3+gYWnxAqsrt1n3zaVtHzNLaN8V1my0YspKy75WhkrUwFBPoFGLPr/ACfHmu/rtcNGEOB4SCv",
+	"cBLvIxustwy7z4eebyYj/ijvseYLiIF+oMuimS2UBrWxvjmXFb7WxqfbcYZmAE6ckBCEJjBC3BvNICzL",
+	"gCEBqcHJ/vXylqa3TI2t1GU0TV+47N1UzomQ99m23799BXYH+/Vg5ddazsk8lTNpzqOySf7x/vzFT+O3",
+	"Z5ev/tletnO3Uw40yktzWehim5leuPEZw3LIVXcTOMTWAuiR89enP5wF5Ofzl2cXIPW8vHjx/vXZmyti",
+	"IELCPPcM0T5ENfSxcbaDYCReXTjZ2kDRf+R4dhiQq7P/uir9mrtdlzFruCMdCfdLj/xw/j1s6vLtxcv3",
+	"L67s5hU4pdA6ZdCJRFQIqck1Q0cmuBQUY8WePLaGolNh31y8OesEHbOxTtABMHSCDsChE3QcFDpBxx2u",
+	"E3R+OP++E3TsZszjy8ibm6DCG9bLEP7ZlaSH6sMjO32yEAlTKi9tcIXgBY5N/ee79c90cxbVzoTQSrpY",
+	"mTOeYwYHg+FKFd9d4unl5duLn89e1toiFqv8XDbpDkz+OdlMu1w81IkArYxaiDhl0FGmJWwMRuLF6duL",
+	"9+/OXgXk1fnr86uzl+Or89dn44vvvz97G5DvX138Yj57cXp1+uriBx/N1Ov1oNMU3LGcELWIprnwRlBJ",
+	"rbHf3e3+cOg6S3HdI6dNuT0RFe41lFXUjttsQdJs8FQ6qlStwuRrRfh7z1GuXIpYiefUvIcy1co4ySru",
+	"lsWJlgO+gKLXRn3DJ08U6XevqQHqXCqOZX1m0vbqqvKpXl6m6tfKVHnW0WzydI+ZLvEtA/K5ajpocoey",
+	"LBXm1yPnGmkAZFOPxPu3r9yHFi9CsOmERC0mE/4xIC8uLv85fnHx8gyLFUVyMZcCXmBAqCYzqTQZHJBo",
+	"SlMaaZaq3ZEwdPbi6tJ9YVSBFgYRawjZPTH025xtItORyLFGnM+mfxAWTaUh2jS6zdDWnsW8RSMhxZZS",
+	"V23AzfV0/N0m9JolRcnzKjWrSVufdYO6OXZfwOywtVom28VswgX4pY9J7rQBef/2VUAuf7x4czZ+8/71",
+	"d2dvDX1w14HEIHCkAGgAFiQXKAR251Spe5nGvu4PCONFE9ZI+Ie+E8m51a1t1rym810DSsseKVi5yvYJ",
+	"I/+sEzfxJQWFsIIisq96ny9yUkxdXahWHOUaUyZy+25OsKhXaN7P5yztRlRZpdU6uBylKlUAujp/dX71",
+	"z/WQKZC/a5ashER9J1l3g+1Dt71cX1D0h1Ubatk971datcuvl8OXqY9/jWQ+B6Gvn7BawKAv4+V8L+hC",
+	"T2XKf/8aeTqL3Grf9qW/nyuWamtJepxHBmydjioV7EpFw8dhnUUpoXXf1tijar9uKv1UZznObOZ5S+1J",
+	"Zo4NrDEWFDEsXjlliqES5tv5mh/jVBr2XSSqfzs4IDuDwS45ev7s8KC7vzccrLQ3j0Z/+49f+90jsrPb",
+	"/fC3erOfdTLmsuGsfcDHvNCJZik5JPNZcbGDfn9tOQQEXh2x/JkmPAbwfaG8UAiiW8sJvucsic9waKVE",
+	"Af65/rVn+/8eioRsfoAmCKx/+3f+y7GtUFIMd4lsNM43RReaj9v5hV1Ppbz1dS3KiXxLco8j0EWEEdUh",
+	"/DvErr1EsyRR5H7KoylBAKM4LGMjRieJvAftY1XXBxcy4UMu6q/N5XvhqDNbxqL0cbkYXqu5akoAZhPb",
+	"cOE1M73HUe5j52CLWcJWfGxNsy9xVPljFvP1357BoPKnvlFKu8KDTZ+3hOb6iopBsXbS+hpMlc+s2aSF",
+	"idt9alG3B3EeDR/aB3DFlF2x2peBub+3a8xQC9l15fIrB2/7Qe7A6z6pez7rvqkBz+MLWm40Qx6tW35S",
+	"eEWbQeMR+6x798CfcjCrr07FRAyZ6Y2ONjfAGnOURuqbL61Jdoysgo2A5G7bACnn3F6XzJbfYfZZnTBR",
+	"QZCvVhypDOa60kgFCvDphZGM9sKiRcr18p3ZhU1HnPOf2BKd7g2NIiBoxNplrT1WMU1OrR4BvBm6Q5gv",
+	"0JDolPPjzn91Ty/Puz+xnMEAlzRHxn/9Y1Eb7PcK664pmaLVTcguGFm0lIk6Ib+ZrwgCQxEIqpkTLkgi",
+	"b5TfDQzKNmNXrtnJNaMpS82Rako3FE56TL6DsUTdReOE37Fxr9cLyc7clf4GfIZ7BoUQBmdLTrWedx4e",
+	"oLfCRObkB/NPu83XPur0B6rZPfqkasLlvX/YVzn2RqmsqcctY/Ncaz8UagjEmWdFqV3I5UhYPymF8BzM",
+	"AbAhsQVZCrqFYDFJI8j957uLN+Tt2bsrcnp53huJkfj3f3eSWu/f/52cmclz8T5WjSYydSJj4GRCmMo2",
+	"QAC9KLSDQwz+cY26whM3y2SR+KkViWiaLklonkEYuNndnymZ0WjKBeumjMb0OmFWIg1wcjTvm7GcKRKi",
+	"JB+SW7bEmGAUGudUT8lOWDTH9vphQEJAuB7UwQBvlwHEO53ySBMu5gttgGF1WdTezrtw4J23378gz/aP",
+	"9naPCSVv3r/KDMNk5/3f+v1+fzcgNs6HvL/6vvt8JGRKqCALMaeGCBC1SFN5Y26fqYjOGaFieQ81GDmm",
+	"bsCyZAeEW/dwqDbDSMzmehrgoxoJFMgDPKhBBevmmtOUzhgYqzE+i5J4MU94ZBa9ZUtcKHeDAWqoOacJ",
+	"dosDOJ74dEdQECB6jCaapRDUZyB3Wij6YmCHeC/AN2QWpIo0PM/Rot/fi27ZEv7BCi80GInQE6bjylBf",
+	"Az5EAhFaYuOPT3aSjDgdN5GikTC0CJJEWBacYzgdXv08ZQp6cbKPNNLJEtCfQ5XnOMAIdKrNqIjFTEQM",
+	"Qc7RETES16A48fgYc/cRM+zh4S4y15V5soRP0MfBY5IdHlQxmijpHFU/sSVoa6k2FxN6IhfmclOqUfEn",
+	"ONJwqjE8F0VcjLVZ3OCUFwsg1SblmvnrNwugcjZfXCc8wsliNpM4mZ8L6ZI5GNWsa6vNjMTcUGMoQkrO",
+	"Ly3q2EdGeKyqBMi/cCoMLOzY7nkcOkwHj4m5j6VcELwldPzcMMFSCJeXgu32yD8WUjNzKeBKMaNdWXHr",
+	"+bT7Oc/0bLOf76S2ZXiN5ACYq6wlBzaVG47XhPty2U0zfG6GPuKDgj/BwzZ/44LsP8d8KMh9yoJg4JF5",
+	"MOwggfWL6e5bGM3iY6hsE+6e5KZ3KxIqoNcQrmfwx7zvE1Ic6BOjMM/ZUR946jxJRiJdCGEfPyX7/SML",
+	"qJ9Zqrg0vxg4hXeDEL8xRPYYCYcKClATMTEikzMjAMWJY/OGBHQcsKnmQC9T6Ixjg9yF9Nu6gXYv1AdO",
+	"4UI98sIKP+D70zKBu8fp7V4s44C/5LcBQbyOKe0Idm/FYMgFDKxBxPwLszYNF1KeY7D0jqWAuOFTC4GU",
+	"JRRKc9iIuak0OzIUQpnRNnnO1Tlx2eORBOjo1FxU7i4N/aSA//RayWShGXn/9pVtBBqauUMfxUAoybAe",
+	"pUFwSyqgcTvhYPis1+/1e4Pj5/3nfdhsOKO3jKQLET5RxFa8cIf7pSBHmDOC1nBnhcwsSdU8D0iUW8pF",
+	"6tUKvGB3TmZjqUci/Ni1EooKyY55unhsQxxg8gCRl2vlYlh2kYcpa/lRxyTMm5SQNo5ECKozRN4ALXPT",
+	"aZkYGYymGoLdtSralnrknbRCsxFbLQhlaiVpI5eNBOhAEHGVw+gsQ2hH0jkHsfeGCZDTJnSR6F18Q4TN",
+	"OKpZiFpGxFSGt0E4NUL0qbXQQgCXXqQCpSzXy8OcyZB1nMBw0yIEEJmPbebnSPhdBpDPuMSwWwgDvIFB",
+	"IDLaHkuKpfbOffaJue7TArOQaZXcM5syqacpyxIUvRfN3WSsiJwAUvMUQmZ2jG6COfOVkv8JprPaKXaP",
+	"SbgXktDO7eokhGaKLPoHBIVhSMJq5OQYDWsh2RmWYvV2AxIOzDd6Pk7kjU2BDMnOoDjQTE6ThIQQlxv2",
+	"yGmWbYv0Bt2l3k46QxdywiMmMIXW6guXqZynnGmKEWi2hU9VjTCvvhN07pDCdo47A/NuwTg0Z4LOeee4",
+	"s9fr9/agfqWegoL41KUlwH/dsAbvfwZoP97Q33tzIuAAxy4MExMewtPL8zBLedixWbHmJcCxhRyJsJBV",
+	"EeJzNfAwb7r0IyZgSRfjESBa+xcPm1PQAhgpbwAyBHIP5FDQTonaC+iRS3BiWHWJkmiRKiMBqGKuAmTS",
+	"4734p3EeG+2VK/3CQw76k1nRGWwLRQC+lfcKDjWnN8XA9IN+vSYLso/TM20jOiAN+MmMfsRoGfBNr4pH",
+	"fgjqbjMU7KMe45lD95bmKbvjcqFglydEzulvi+JuO6+vzhtUb5yrsOOCA2pt5PGHoOP5qfl62O877dlZ",
+	"buaoinApnv5LYWSS31pmlsnh86/me4MYCEBXx/14f9j3RdyP9/pBZ84AayH6CGq8Hx+aHaM1eGAgbsvD",
+	"Dob9/kPQceZ8MGkN+8PD7mDQ7Q+u+kfH/f5xv/8/s7rxy3EKkcL93vODAD2WYzPvym95bJZCH2XN6OHg",
+	"atDPRtsrqKYPmaP45Q/A/pelkFz81Mn5u404+JC/vZXWRQfizFvzUDFhXJiHTG+Auvk76flYNLiTvGze",
+	"tKgd/tSOPI9xsf3+oOkLj0dP8773Dny0t/6jUyR15yIrUbY/HK7/ruz6ww+P1n+YK+RpvjlAzF/9jfUz",
+	"J7Z4PoQuzGaGQyBtykDuvc88tWQSYoxuoGBFRsLAgJgxA0jSauQIp376JznaSxzpdahvzUw0RmIc1FFi",
+	"p/UqCJkbCddb1fsaU0aVFLbwA3p6UEa8BWVKeVHbVtUJiJIgqhjtjERSodg5EgoTbKgGrQFjlPwhFP+d",
+	"1dH5H5gn8+uo/FVuxjGPic+Jc1HcBA063Ib7AaMpvAxPzczbBypr2HT2wnncyRuFMYY+e7IbJap8RoL7",
+	"jZFYxJuxxRvLBWID1b1Bf3gY4IY7x8NBWZZioGzAnDYtNP/p/pH/9Kj6Za5wDyZczyiHLqNGG0n0dElY",
+	"JLFEEmHiht4w7DD+4U9mCp+ZJaziCFfFJ4cv9K/KEfr7679zEX9/PRZyWr2oVVwjVyO3ll+4ErUFjSEg",
+	"FAUEqgmFQnknJFSMptE0JDOqo6lVE7GvI1gmIXDIpRhCfVLbvq5H/BrQaAO9j9fLbEQ+owXVcjCO2dRd",
+	"11l4bH76OxjHevVCvzvrX0nmvwQKZQsAeesv1WRQZDv1G7MtD2r2Nchta9CH/7exOgKl3+C2Y0LBTqez",
+	"DNidiCrW5UIxobiGtujWdl9AhR45HYnG5qbNDU3JhAvXDt+ada20RLXHrFJgN4Xowjo4Ie426UCD2ri4",
+	"ijMSUA9N9gZZC5ur4nbjmedMzhOGBr+RcAW1CuH1rkYc9P/fPbEiYoiABeOYhqbYs7le9sgrNtFELjTo",
+	"2BYBQNQCWFFnOIT/8lNTdeuNtGA5UmZkDtJmQuousQhoG/FZB+i6N1uPoHaSSvTuZxR+HOn79Y+OqzLl",
+	"ls1CxhqYtGHpB/1BFk7aOTgYDCCM00Zx2hPnU6UxNrMDosO82AYF2PjA9zkZZELVw2dj9PbArVU/O36r",
+	"+X01zS/jUJ5hZyXig85cqhoW/doy3OtlkbQeg8UN/AwRTZIslhnUKUtY0FhaJKTggTFvfyTwHai8OxnV",
+	"ObvSjC6J7clPwr+F68KiT7D160g4p7LKl+YgO8+N+D04qCuMsWvVSFtdIfQR5MSFg4e9kfgePT+JI3kQ",
+	"Y4Hk0S6JdvM6hbEQ1l4VEuruNhvyNOcXhMiVD4Er9fudjJebkahcdLwNic9C3rM4d0d46oPILa1ZFfzd",
+	"mnLUBvw/FOOcLCl6PG3GwOisOlqWM1gk2GNPev1gVKfbU+ICRXUVMXK1qArk9SHo+FDdjXZlWcknbsut",
+	"XdnWpnQfL3GtludYPFW+/Jx0ZCIusYIa9/Q6jpB94r94CP5CumML1pCjBOfi0lWpNF8PWqxaaj721+Nk",
+	"GPqaIU0mN9azNaOGljyijdro25yjdEZj1l3MCw5TMF0WwuEKfmt0ZWH1g5xTejcYCTWlRgp3AT8JvzUb",
+	"d2aqJ1jMGtgZ9MGKjbQds2NwDIY98iYXL+WrYVWCqI6NlG9YoJboUfS1azGgiKaK+ZA/3uy+AhfwmQPW",
+	"o4huO9JRWGid3Fjruf7LCo9/wsupA2IBmXMPyAYDuAeEyXBNFpwJT2co4kEAkExvUTJTU3nvRT+svGvl",
+	"whOyUBhhYmQ/tINiO/FenaH9Net8Ouv3xX/r2Kz1YmNDDcqTznFHztX/oNGM9ZzkhFrZ/jBjrdGMkVc6",
+	"dkVmS8ug2BBzZRjROP/NO4wQ65SrNENhuP6z53vPoXBd/kcQADqD/uHBfn/vYDjcHx4Nh1n50E5iMWul",
+	"Kof5ey++OiSsqFICRfX4tWfe+JCtJZfXbJ24YoHhPVFlPN6Sn/bk593UdqLMAzVXF87RD26Y4cL8JnME",
+	"yZ7C0yNUN1pGptREx6+2N9tAIzl36bo8MVrYSOwYTRfLN9u/YcQO2Cl3exCmXKpWMaWuzYe6BxfQkmkw",
+	"OZs/2tTHkaiNOjkmc2rrDVUCM9yWFQndX6F8P7VAZR+1kWNORgJ0YldkWmLZD/CyggGanLoQF4jH9HVZ",
+	"bL1Os0EjZOzcsqVi8D3I7VyKkfA9bHgcEHMB6MrbBfMfmJqI0nRpgzhtaKhg9zl1MU35HTsu/HEk6HzO",
+	"aIpKO0T2TFKmptZJPIdOpWg8VFNuNHEo9M8odCdTBjjmstHArnrkJ6ukW0evuzfcDUIcg9gQDk1Skeud",
+	"vc6+f2F27Q+IgZU2ahwLIrmSdGBH5dWalJ0sR7fOluyq+7SlcaWiy6u369J2s/gsXXJeA+qt91rv1rut",
+	"y8FBharOj3VYrzkTxM1ylS9xnnO5NLg2CvWkv9DGZKlAqbWgcQVmqBYlHOs27mZr8jZAea81tR5Xbztl",
+	"kdlNbMilQQGw+GA5L0MPds7fXZDnh/2BpaGTiWK61EE378jOW73rLsK5+80y9Xexsoxjy7Ncs4lM2aOO",
+	"MdzkGLjOZzjHf6PQwWj4+vfo48XV+f3rl6fZ/3+x//H1y9OP33xcYSaM/FpqT2GeWqlAeE3cRaU/Reee",
+	"znjc+/G7m1evr94P3lydLV///o/Bm39FP5/enL794bvz/uvb//z+zfv3B29v//n7xdnZ3uvb88Gbf52f",
+	"FivhW4thuRnDs2cNUTQlJ1ShEna5aHVuv4O+WWZt4Alm6mD2ZVam7hiDfrLyuPXEzlxXDsHa4M3ncmw5",
+	"xt/WseXwYevY+lqOLZBs62X7nArhBbiiDvFU54v21rrAUKqvK8wMHXQJKK0+4iBfc9cIeZERAQW5XpKw",
+	"UL45HAmbh+XqOIYblvmGmIfCvDwOT0YiV2JF38t8Xegga3h1LfUU9BBUZ/SULXPZB96R50tQj8QVlGyx",
+	"uUE2uNNMAIabUpCGB4BnrDmVCATMJAHF56rkGbRqtqdYuIJzFYhcZhmG658W2r/Yvooj4VLVYD3shQcR",
+	"EnOWKihWaLVOkG9fs488ooIcDAcYTvRdSn/nCafCOSKPAtQgTtMbJjQX5qcj2wi5LobCy/pYu5CnWao2",
+	"j3dR9Kfa7uZ4JNy9L43OaQ660EHWL8Flyrn2EQLSb2aQY3Pqh6BKNKOxuXUeQdHwqAT5GV2SKb0z18KE",
+	"vYQAgmJ1uvQuXKspVZMRcQnzmSJc44Ufm3/dMBuQ4gUqudCRNHJUah0xu8FIyDTIJQi6IUbjZ0YFsxQf",
+	"t2TOGzY05QptBmRopxgvBFyvzV70poUwY1OhTcfNg8O3r4aijVJpsiOkwR38m7C2AMi19nnj+KtPFfZV",
+	"uLClku/VeJ3BYtciT7YWJQf9IQl9t8WFoHeUJ2b+0IafrT5Zlg4PT77Qd8PF53gcvF7W9NlYA8GF0Dwp",
+	"A8sqrrZHCdnB8kksmkoiF2m2gXh3JOxdEo6JsL6Sn+tdBzSBCmg2dEwogSrXPgs3Xxo78HWxd7GM9UgU",
+	"S2MbbPFlsO0MNXWwDehcAXSsNUzBCwMm0JHYoWSD4q74OrMmNmuKhZ54W1KyzNcs3bWlvmsKz8KV+bw1",
+	"a0xnNJpmsz7JKnqjEoH4YWdTYWALXEGqd+Kq4ArGYtVzmdGLhAHBdER8Jb0+IZRcp/IWupcxnwLs6iL7",
+	"DH90UCm6NH+9d3WdPU9gH+csgs4tI3Fhq68SV31VHVcBmX2KRZdtgFhNsXogRFyrkcjdTUOlVltiF99b",
+	"pcZuGHj/WUCUHInwj1Gxh8Ooc0xGnWK636gTkFGp8rIZ9+uos/98eDTYG3U+PGCCKTHCTsI0c6XcIVMR",
+	"eKBA/x0kThogheUGPi4Kr6FnD055jOEwLjSl3KAHyw6XG/S0681jdB8nYmzUp6doV8v33rLi2Z8WGYNt",
+	"GpbnRbdIuW9DXTuuop5UjsMoNCh5ZkTPa1uja8Nl1muSqxS2mnjBUkOSWrXLaDo25TqrFZQPB/c9Cyzh",
+	"tQ0Uc1wDKTuPA0dUJ2AGxhq+KyBw/ubnrlEtqyAunqzcZMhMb0/kpujN44n1WnUG/eHR3vP9ZweHmZnF",
+	"HbGmTUuHizvJI0gbibHCL5/RG4bQOBXx+zTJCqLnICOwv0MOLgkXt7Z6SsZpnihsCmdZzGqQGKT4UNen",
+	"bX33s2oLsGqnrE2gbA5jyxqp46dPo1g492AvkrOnCtoq9f41v8nV9DJwqwMxDh5DDyYDYMe0M4zLV3hf",
+	"t8V8uypbgsDcx12PXNJFwpWmZNDv9wPy7v/8bwl/kxACp7lexKxz3B3u9Q4OB/tmH+LG/XH/sHd4cHBU",
+	"dHm6CWsPZajuOOYpi7B5yQMW47viM3ZpeV0FZRrY3kkWygEB4FiFoSiBrMYcZD7rnlKFIhR4G5zgtwWP",
+	"bt+yebI8FfELKG5fJgn5CvSu+DyifVYbH8vif1ZsP/35bNgvtZbxP15dXI4v3168vnAFTFvDAHc6lpMJ",
+	"2D5bm43q+kp+kaBG8IrXxg7mbZF7n9/Q2IKiVNrSYlBEOxtljY3R2QyVJdaZgc+l2ykMZKkEPmhbRXo1",
+	"lAbNUIJO23Vgqjumi/PPnbPulIN809tCd9rC2Yc+AgJO4aNv37kP0PEMBAEao2MnbvTLgUsDLVSN3dQL",
+	"Xd+9c2QCjlUKLR0eDfmN3su6eAyvkXit28m629DRFmmH5YYDrWNO8y3b/1uHmpqvWmzx0uJhbZyLrVRX",
+	"tRXPvIazziS9MsfeRan6OA6rZtUaIHvkNV2Sa0bmEpRdLpRmFNz4CwXauY30awi8a9DJqk8zI1iV/PZi",
+	"KEDfu9z/EjnsLsffdk8ZZALg5Xltd/lPY6pTbuTGJQC5SHMLDRDrfWxG9vEfZTn3674clr50DrnmjwbH",
+	"+2a5D3U8ep7yyFVI941oOgvfPcZwsqRz3Ll8fZmpBim7WSQUHmDKIj7n9pYqgoJPd1ij3T60cUg2eiD/",
+	"yLVU8+1TV2jJ/hy56It7LmJ5P2Yf5zxlqrSR4VX/6Pjgub21z+qnXMdDnXFmm17/Dboz3xraTHMFeusi",
+	"x5oZSKGzUX1gpDcoV4IUHcOqBEfapmXDft/XKpMpidlMFqq2jURD2TbHdArl24iv3tZQkS0g4TAciS9T",
+	"gq0pyM+Dp/O5GEjuSn6tKrmDXO/Wb6ujar4VqmV8tilY5zVNb5nGHuSucvXp25/Ors7f/FDTCdX356y2",
+	"4+yjTe4oWEFv88ahHM327SfNyT8DWF84F0EGkoury1pQ7GWgKBYqzjGigh2nDii2B2ojTJ6vgknJLtMW",
+	"LMM8WGoONswOlnV7s0u6Bm2POMqzYDN2Wnucz1ajrNpTrIZRnpaF91JYyTbwf8MQHXCVV4DqewKW8ipy",
+	"HC6jyB8e8q0MkJzmqvf/+sGgfLGtQf5vttvArx/Mk1ZYaLeuPMtG5XYNHixS82Ce3g061cDI01Kd3YlM",
+	"KzV11Qm0VcCFcNEbrNuZ1dDN1plqPT9++vQPM/zBLBp0Cv2Npz6CycZ2doplejt1MmG2HuwC0uqhBNMD",
+	"qFL2Lv5YlSEDosA1S6S4gZDrVSkz3oSOOR1VsDmTkq6XVjwiOW/nikUy/Kku8w7zFar5IVgd1KcGoKji",
+	"i9chdcqt4aWw+sjYXIlU347BFbYpV1XIzeqTWKuzujpLLhTjxOaeQjhXKhdznLngMYSIFQwgKhRkxW7L",
+	"ODC/ui/lVH+oVXWbiwV4fY6hK+ScW8XnGRo0y3Jma9trNUXnvfTF1bCw9Y9XV5dYYl1Lmyqa70zjMDZl",
+	"N1xh0wGC9EIdQ3uAd3icrq2EvJOV7zbiZfa7XXcZkh2b4DLBjAhbUxkKcLva91EqlRqJlOmUo5yaTfSO",
+	"3wiqF6kRVEM1pcODw7+H5G9kyj6SH1+fvui++/F0eHDoiGVK71Gaxe4UWdCWWw2qFt5AjXXFopTp4nJw",
+	"ru55HBb+eqrNK9DFP145E0AYYLSAWf+dwRyaxsRdHgntvXU5TOr+S2dfZ39U/rAjsRPeDQJz0muq2OF+",
+	"+bC5aXuVOXsGBGFQAQJO1Y2ZkYygOoh2gENg2ISF8H6qWDS2zTre4U+p1LaZBLaNFqQRphBVaYazmOzE",
+	"VE2vJU3jwAMlGIlR5y0MsF+MOhgIlgXF25mUpktlOzQYFBruYwn/Hnm5SJH+UE3kHUsTOh+JGlD6vgb6",
+	"XmKNlK5ic4pcxg9TgU0Nu7crP1G5wpsAvdLWnihX4gWuCvtlXB/uY78MUv1TGJhHWMUQCh31dn0JTqwW",
+	"PhJYzhykv5uFD1JhHGI33X2BrR9JjaPBJw3vhysIgBwJH+ySnRbyyTCEpe7j7qU9ew6aLgjWg3AkIL7S",
+	"z16CV6/28eQ36KaG6FstZY+cGnTECv32im2DrOLmFdQCNbiK7gl13ACCyMyism6GNJHC1T6N6FwDmD0v",
+	"u2Mpn3BIuruhXGDmnFHz3R3Z0tyMxa6lhFEfNTq1/ed175vItEBPa+GxhuDVT2DGhj3zf/P00NECKK5Q",
+	"C5vdAOFu5sXIOAAWBqe5yQNbnHYCpWNp9kMuaPGAzLhYGLkEXGwg5yQyuh2JHSriAF6xrfXQlSJiUDM/",
+	"4eImILRALQnXaHtJILzEgNaoNNiHfSROMWJ0+PGja++xZx+kOiEQ4HzPFSu8DIz2NlwmJjsHRAW42YDs",
+	"9fF/h2QajMQBmQZk0If/u2/+7xD+PYR/A9P8f/+fYZ/837sGF/YHfRJzyNhHxHJUsc6MIkWxSV0b50HG",
+	"YoF+2FA0c6lPfHOFYtZQoS9jYwuyAstb6V5Ym291VYBxfOzr0Ve5fZARDuT79kJUb/1OnVDRzheyWIDX",
+	"ZH3xwEdLFc0MsHgfdoGDeDDp9Vqc0z/KT78VvAAe16EOj8NeS/Qwqvsn74WiFOVLagJ5GLTYghW/Vu5g",
+	"s5w8H+3u9nRPkTkG5L3gHx0dabE3T3fbwGfFjtZgYR2lRymvNU6erBGASIwCFXVc1Ql8PfJiyqJbSGqw",
+	"Yq6n+0YLv2EYJmGYguustAnkPhe+v2zYP4gMTRLBapFlg7fqRaTCIWysywanqMiHx8UEhhjTcnLkdrdx",
+	"mxkz/TTI1uwp/0xOSMqgNaFMoBUJ6LlKy/labKhoLp/4imo2ukaN4nGvpDY9/p2sO6V6FJ5/SjXDVpms",
+	"TdX0NnAn2zatFbuECyumw+u9aD/uHrDDSXefPr/uHkX9uDtgw8ke3b8+iA7jzqZF9Ypdj1sHD5YtmtjV",
+	"uNcp2U8/FAt723AwaPdnI6ucrcTZ2VBbhBR1M9e6JuZNFptXIKGXvg5RbKY2Ka5U0RhNcI1VjTExjY5E",
+	"ZdYsWcTWL8YqLdp1Ic71F8OeXVCwA+sALOesN7JRyCrIvw+bOYG9BDFSLtcirI1YXOjdvJWRtzLyVkbe",
+	"yshbGXkrI29l5K2M/DVl5MOVMvKwIAy/4jPaCTq2vULnuPPd29oGGnaM674vaG9Gb8E/2iRGl2VHK1U/",
+	"u34eHcV91h1MhrS7f70XdeN9dtCdHFL30+CxUnVBAvs6IrYVbbMGFyjkbiR5kx05110udgsieK6GeL3M",
+	"feqcz08U4TETmk84S11vtJjshNgXK9w9zgIQIWWRxVmRC0zjsmJ3MBLmifgeJPcsNQQqvWGxzZ1eKC1n",
+	"LPWLOJYvS+UybugdWLFnZiV2PxK+eU84916ZqUxsbcX8/nP56rhKk3g/ErXyPfnM4v17X1B9K9FvJfqt",
+	"RL+V6LcS/Vai30r0W4n+q0n0R+2t3ocH/YODg6OjoyMjsDg8N1S3NGQw3NsvSP4NrfMwg4vChju2jLuV",
+	"/sqfD/sHz5/tHQ76+0dHg73h84OD/f06DSFrUQNfWql/0h3SvevufrQfd9nB5LCbKQSTYWfz7jXx1zO0",
+	"Z4J41q/SWbK9OJ4X8p3YF7OErRTy80XBMNCplJ4YZtX97GQ+H2yVVXwkvpjYbGNnX9qjbcXmrdi8FZu3",
+	"YvNWbN6KzVuxeSs2f0Wx+XlZbN6sssO71rXXreS1chOlugrDnFxclgatXOws4l0Qjvfp8Lob7cX7IBw7",
+	"2bizaTEBK5Z9JbnYmYudaJrZoaE0MhSYrBWMWcw/m1yMc7mVT0ho8C8rKSyv8WVPcoWS4dupeewcW9kT",
+	"i5GbhZp4mXokPo9QfYZg2crUW5l6K1NvZeqtTL2Vqbcy9Vam/ooy9bOvJVOj1LZyD2WR2pd+OYdmFlwQ",
+	"Qe+W5DpZsP/o5Cp6fdSdGumbOdkKTuFk7C4Eq+xPBrR7PYz2IFjFid8bC98ovn1l2duKv61Fb5snus3P",
+	"3+bnb/Pzt/n52/z8bX7+Nj//287Pt+KFEw229qGtfWhrH9rah7b2oa19aGsf2tqHvqZ96GBdqGKtsccQ",
+	"7ZpOa1UDT23Ts6LNp6W5J82EJTD49OOjyfD6GeseRgPa3Z/0WfeIHjzr7l0/j4fRgO1PDjf3tjqJ7Cub",
+	"fLBxX2bwKRdwtClZdVaf1in/ueXup5JY2d0lidmuxFKx2m66sWQKmqqqKU0Z2eHY/FeNhNPEmmsD7JaO",
+	"h/2ZQZDiyjeI9QcKnyhUTqFkgEG08ISENm4VvcTKN50xmtgGDt7jzARkB8Qcm8WaU8H5GBrBVL4UqYbm",
+	"nUhwnR3DtgOdG83UG7Gm8p7MqFjaXs4c9ZTPHanp0GtbwGCrQ2x1iK0OsdUhtjrEVofY6hDfbgGDqg7x",
+	"vKIs7NXVOch0BWA3yYJh23NhkCK6LasNn6cwwjoR2yogzrHchZjPfdafdOngeggxn87n/GgF5E8ojZBX",
+	"DzI1gKPcj2USSnpKrTtaWXzauqK3ruitK3rrit66oreu6K0r+lt3Rb9Dy83WhLQ1IW1NSFsT0taEtDUh",
+	"bU1IWxPSn1cnfsOm7huk/irNBbVXVCw6X22lruQijcBQNOeF/uQNTcjLJiQn9GB68DAaTPZY9/n1ftzd",
+	"j4a0e8QGk+6z+PD6gO5He9fDwcb2IiO3fQ3zUL7TZNEKVDT+2LaxW/PP1vyzNf9szT9b88/W/LM1//wF",
+	"zD/It7cGoK0BaGsA2hqAtgagrQFoawDaGoC+rgFo+OkGoKq9p2rTmac8Mmcxi1DNbiQYOBaaJ1wbZj6T",
+	"MUs6x53L15cZw07ZzSKhKdhnrI2jEztjhhnmUabhZHXGISd0wfGOrp9Hz+JD1j2Y7NtGK8/jIesOJn3q",
+	"ftvcPARLfC0DkU8XSNlcpoUiFob+43HNJBYFe5qpbazQ1li0NRZtjUVbY9HWWLQ1Fn3bxiL76q8M1/4y",
+	"YuCg7Ad0GwL5bc+LcxCwbKQHy5PBJQVXVkjS6+XFroLQYYWuvWh4PaD9SfeIPY+7+9Gz6y49nBx02X7s",
+	"ftqgalgOPl8nZHs9BIyoJEV2sWZLD/9fAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -44,13 +44,49 @@ func eventExamples(now time.Time) ([]gen.WebhookEvent, error) {
 	test := gen.WebhookTestEvent{Id: "evt_example_webhook_test", Event: "webhook.test", CreatedAt: now,
 		Mode: ptr(gen.WebhookTestEventMode("test")),
 		Data: gen.WebhookTestData{EndpointId: 3, Message: "A test event sent from the dashboard"}}
-	out := make([]gen.WebhookEvent, 5)
+	received.Data.UserId = ptr("BR.13491208655302741918")
+	received.Data.ReplyTo = &gen.MessageRef{MessageId: ptr(int64(1001)), PlatformMessageId: "wamid.example"}
+	withoutNumber := gen.MessageReceivedWithoutNumberEvent{Id: "evt_example_message_received_without_number",
+		Event: "message.received_without_number", CreatedAt: now, Mode: ptr(gen.MessageReceivedWithoutNumberEventMode("test")),
+		Data: gen.MessageReceivedWithoutNumberData{MessageId: 1003, ConversationId: 78, ContactId: 502,
+			UserId: "BR.13491208655302741918", Username: ptr("ana.makes"), Name: "Ana Lima", Type: "image",
+			Media: &struct {
+				Caption  *string `json:"caption,omitempty"`
+				Filename *string `json:"filename,omitempty"`
+				Id       string  `json:"id"`
+				MimeType *string `json:"mime_type,omitempty"`
+			}{Id: "1479537139650973", MimeType: ptr("image/jpeg"), Caption: ptr("This one")},
+			Image: &gen.InboundMedia{Id: "1479537139650973", MimeType: ptr("image/jpeg"), Caption: ptr("This one"),
+				Sha256: ptr("SOY9f9a9t1Xvhc8uQx3n4Z9eB7yXv1+7S2r7n4xq0nQ=")}}}
+	edited := gen.MessageEditedEvent{Id: "evt_example_message_edited", Event: "message.edited", CreatedAt: now,
+		Mode: ptr(gen.MessageEditedEventMode("test")),
+		Data: gen.MessageEditedData{MessageId: 1002, ConversationId: 77, ContactId: 501, ChatMessageId: "wamid.example",
+			Type: "text", Text: ptr("Is it in navy blue?"), EditedAt: now}}
+	deleted := gen.MessageDeletedEvent{Id: "evt_example_message_deleted", Event: "message.deleted", CreatedAt: now,
+		Mode: ptr(gen.MessageDeletedEventMode("test")),
+		Data: gen.MessageDeletedData{MessageId: 1002, ConversationId: 77, ContactId: 501, ChatMessageId: "wamid.example",
+			DeletedAt: now}}
+	contactWithoutNumber := gen.ContactCreatedWithoutNumberEvent{Id: "evt_example_contact_created_without_number",
+		Event: "contact.created_without_number", CreatedAt: now, Mode: ptr(gen.ContactCreatedWithoutNumberEventMode("test")),
+		Data: gen.ContactCreatedWithoutNumberData{ContactId: 502, UserId: "BR.13491208655302741918", Username: ptr("ana.makes"),
+			Name: "Ana Lima"}}
+	updated := gen.ContactUpdatedEvent{Id: "evt_example_contact_updated", Event: "contact.updated", CreatedAt: now,
+		Mode: ptr(gen.ContactUpdatedEventMode("test")),
+		Data: gen.ContactUpdatedData{ContactId: 501, Reason: gen.ContactNumberChanged, Mobile: ptr("5511987650000"),
+			UserId:   ptr("BR.20587361049913285544"),
+			Previous: gen.ContactIdentifiers{Mobile: ptr("5511987654321"), UserId: ptr("BR.13491208655302741918")}}}
+	out := make([]gen.WebhookEvent, 10)
 	for i, set := range []func(*gen.WebhookEvent) error{
 		func(w *gen.WebhookEvent) error { return w.FromMessageReceivedEvent(received) },
 		func(w *gen.WebhookEvent) error { return w.FromMessageSentEvent(sent) },
 		func(w *gen.WebhookEvent) error { return w.FromMessageStatusEvent(status) },
 		func(w *gen.WebhookEvent) error { return w.FromContactCreatedEvent(contact) },
 		func(w *gen.WebhookEvent) error { return w.FromWebhookTestEvent(test) },
+		func(w *gen.WebhookEvent) error { return w.FromMessageReceivedWithoutNumberEvent(withoutNumber) },
+		func(w *gen.WebhookEvent) error { return w.FromMessageEditedEvent(edited) },
+		func(w *gen.WebhookEvent) error { return w.FromMessageDeletedEvent(deleted) },
+		func(w *gen.WebhookEvent) error { return w.FromContactCreatedWithoutNumberEvent(contactWithoutNumber) },
+		func(w *gen.WebhookEvent) error { return w.FromContactUpdatedEvent(updated) },
 	} {
 		if err := set(&out[i]); err != nil {
 			return nil, err

@@ -286,18 +286,8 @@ func (s *Server) handleMessagesChange(ctx context.Context, d *platformPost, v wh
 			return err
 		}
 	}
-	names := make(map[string]string, len(v.Contacts))
-	for _, c := range v.Contacts {
-		if c.WaID != "" {
-			names[c.WaID] = c.Profile.Name
-		}
-	}
 	for _, m := range v.Messages {
-		item := map[string]any{"message": rawOr(m.Raw, m), "profile_name": names[m.From]}
-		err := s.isolate(ctx, d, conn.AccountID, "message", item, func() error {
-			return s.recordInbound(ctx, *conn, m, names[m.From])
-		})
-		if err != nil {
+		if err := s.recordInbound(ctx, d, conn.AccountID, conn.PhoneNumber, m); err != nil {
 			return err
 		}
 	}

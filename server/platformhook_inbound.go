@@ -1,131 +1,162 @@
 package server
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
 
 	"gateway/platform/whatsapp"
 	"gateway/server/domain"
-	"gateway/store"
 )
 
-// recordInbound records one inbound message: contact, alias, conversation, message and events,
-// and the STOP / START opt-out keywords.
-func (s *Server) recordInbound(ctx context.Context, conn store.Connection, m whatsapp.InboundMessage, profileName string) error {
-	if m.ID == "" || !domain.IsWaID(m.From) {
-		s.log.WarnContext(ctx, "platform webhook: inbound message without a usable sender or id ignored",
-			"account_id", conn.AccountID, "wamid", m.ID, "type", m.Type)
+// The inbound half of the platform's messages webhook: each message is turned from the
+// platform's wire format into the domain's terms and recorded by domain.Inbound. A message
+// that cannot be parsed or applied is kept as a dead letter, with its reason logged: nothing
+// the platform sends is dropped silently.
+
+// recordInbound records one inbound message (an edit, a deletion, an identity notice or a
+// message of any kind) of the account's number; it fails only when the item could not be
+// applied and its dead letter could not be stored.
+func (s *Server) recordInbound(ctx context.Context, d *platformPost, accountID int64, destination string, m whatsapp.InboundMessage) error {
+	item := map[string]any{"message": rawOr(m.Raw, m), "sender": m.Sender}
+	if m.Err != nil {
+		return s.deadLetter(ctx, d, accountID, "message", item, m.Err)
+	}
+	return s.isolate(ctx, d, accountID, "message", item, func() error {
+		out, err := s.inbound().Record(ctx, accountID, destination, inboundFromPlatform(m))
+		if err != nil {
+			return err
+		}
+		if out.Duplicate {
+			s.log.DebugContext(ctx, "platform webhook: inbound item already applied", "account_id", accountID, "wamid", m.ID,
+				"type", m.Type)
+		}
 		return nil
-	}
-	at, ok := m.Time()
-	if !ok {
-		at = s.now()
-	}
-	fields, err := json.Marshal(inboundEventFields(m))
-	if err != nil {
-		return fmt.Errorf("message.received fields: %w", err)
-	}
-	in := store.InboundMessage{
+	})
+}
+
+// inbound is the domain's inbound recorder over the server's store and clock.
+func (s *Server) inbound() domain.Inbound {
+	return domain.Inbound{Store: s.store, Now: s.now}
+}
+
+// inboundFromPlatform turns a parsed platform message into the domain's terms.
+func inboundFromPlatform(m whatsapp.InboundMessage) domain.InboundMessage {
+	in := domain.InboundMessage{
 		PlatformMessageID: m.ID,
-		From:              m.From,
-		FromForms:         domain.WaIDForms(m.From),
-		ProfileName:       profileName,
-		Type:              cmp.Or(m.Type, "unknown"),
-		SentAt:            at,
-		Destination:       conn.PhoneNumber,
-		Content:           m.Raw,
-		EventFields:       fields,
-		Block:             optOut(m.TextContent()),
+		Sender: domain.InboundSender{WaID: m.Sender.WaID, UserID: m.Sender.UserID, ParentUserID: m.Sender.ParentUserID,
+			Username: m.Sender.Username, Name: m.Sender.Name},
+		Type:    m.Type,
+		Raw:     m.Raw,
+		Content: inboundContent(m),
+		Window:  m.Window(),
 	}
-	res, err := s.store.RecordInbound(ctx, conn.AccountID, in)
-	if err != nil {
-		return err
+	if at, ok := m.Time(); ok {
+		in.SentAt = at
 	}
-	if res.Duplicate {
-		s.log.DebugContext(ctx, "platform webhook: duplicate inbound message", "account_id", conn.AccountID, "wamid", m.ID)
-	}
-	return nil
-}
-
-// optOut returns true for STOP / UNSUBSCRIBE, false for START, nil for any other text.
-func optOut(text string) *bool {
-	var v bool
-	switch strings.ToUpper(strings.TrimSpace(text)) {
-	case "STOP", "UNSUBSCRIBE":
-		v = true
-	case "START":
-		v = false
-	default:
-		return nil
-	}
-	return &v
-}
-
-// receivedFields are the typed parts of message.received data (openapi MessageReceivedData);
-// only those that apply to the message's type are set.
-type receivedFields struct {
-	Text     *string           `json:"text,omitempty"`
-	Media    *receivedMedia    `json:"media,omitempty"`
-	Location *receivedLocation `json:"location,omitempty"`
-	Reply    *receivedReply    `json:"reply,omitempty"`
-	Reaction *receivedReaction `json:"reaction,omitempty"`
-}
-
-type receivedMedia struct {
-	ID       string `json:"id"`
-	MimeType string `json:"mime_type,omitempty"`
-	Caption  string `json:"caption,omitempty"`
-	Filename string `json:"filename,omitempty"`
-}
-
-type receivedLocation struct {
-	Latitude  float64 `json:"latitude"`
-	Longitude float64 `json:"longitude"`
-	Name      string  `json:"name,omitempty"`
-	Address   string  `json:"address,omitempty"`
-}
-
-type receivedReply struct {
-	ID      string `json:"id,omitempty"`
-	Title   string `json:"title,omitempty"`
-	Payload string `json:"payload,omitempty"`
-}
-
-type receivedReaction struct {
-	MessageID string `json:"message_id"`
-	Emoji     string `json:"emoji"`
-}
-
-// inboundEventFields picks the typed parts of a message for its message.received event: text
-// for text messages and button or list replies, media, location, reply and reaction.
-func inboundEventFields(m whatsapp.InboundMessage) receivedFields {
-	var f receivedFields
-	if m.Type == "text" || m.Type == "button" || m.Type == "interactive" {
-		if t := m.TextContent(); t != "" || m.Type == "text" {
-			f.Text = &t
+	if c := m.Context; c != nil {
+		in.ReplyTo, in.Forwarded, in.FrequentlyForwarded = c.ID, c.Forwarded, c.FrequentlyForwarded
+		if p := c.ReferredProduct; p != nil {
+			in.ReferredProduct = &domain.ReferredProduct{CatalogID: p.CatalogID, ProductRetailerID: p.ProductRetailerID}
 		}
 	}
-	media := map[string]*whatsapp.Media{"image": m.Image, "video": m.Video, "audio": m.Audio, "document": m.Document, "sticker": m.Sticker}[m.Type]
-	if media != nil && media.ID != "" {
-		f.Media = &receivedMedia{ID: media.ID, MimeType: media.MimeType, Caption: media.Caption, Filename: media.Filename}
-	}
-	if m.Type == "location" && m.Location != nil {
-		l := m.Location
-		f.Location = &receivedLocation{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address}
+	if r := m.Referral; r != nil {
+		in.Referral = &domain.Referral{SourceURL: r.SourceURL, SourceID: r.SourceID, SourceType: r.SourceType,
+			Headline: r.Headline, Body: r.Body, MediaType: r.MediaType, ImageURL: r.ImageURL, VideoURL: r.VideoURL,
+			ThumbnailURL: r.ThumbnailURL, CtwaClid: r.CtwaClid}
 	}
 	switch {
-	case m.Type == "button" && m.Button != nil:
-		f.Reply = &receivedReply{Title: m.Button.Text, Payload: m.Button.Payload}
-	case m.Type == "interactive" && m.Interactive != nil && m.Interactive.ButtonReply != nil:
-		f.Reply = &receivedReply{ID: m.Interactive.ButtonReply.ID, Title: m.Interactive.ButtonReply.Title}
-	case m.Type == "interactive" && m.Interactive != nil && m.Interactive.ListReply != nil:
-		f.Reply = &receivedReply{ID: m.Interactive.ListReply.ID, Title: m.Interactive.ListReply.Title}
+	case m.Type == whatsapp.TypeEdit && m.Edit != nil && m.Edit.Message != nil:
+		in.Edit = &domain.InboundEdit{OriginalID: m.Edit.OriginalMessageID, Type: m.Edit.Message.Type,
+			Content: inboundContent(*m.Edit.Message)}
+	case m.Type == whatsapp.TypeRevoke && m.Revoke != nil:
+		in.RevokedID = m.Revoke.OriginalMessageID
 	}
-	if m.Type == "reaction" && m.Reaction != nil {
-		f.Reaction = &receivedReaction{MessageID: m.Reaction.MessageID, Emoji: m.Reaction.Emoji}
+	return in
+}
+
+// inboundContent is the typed content of a message of any kind.
+func inboundContent(m whatsapp.InboundMessage) domain.InboundContent {
+	var c domain.InboundContent
+	if m.Text != nil {
+		body := m.Text.Body
+		c.Text = &body
 	}
-	return f
+	c.Image, c.Video, c.Audio = inboundMedia(m.Image), inboundMedia(m.Video), inboundMedia(m.Audio)
+	c.Document, c.Sticker = inboundMedia(m.Document), inboundMedia(m.Sticker)
+	if l := m.Location; l != nil {
+		c.Location = &domain.Location{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address, URL: l.URL}
+	}
+	for _, k := range m.Contacts {
+		c.Contacts = append(c.Contacts, contactCard(k))
+	}
+	if i := m.Interactive; i != nil {
+		c.Interactive = &domain.Interactive{Type: i.Type}
+		if r := i.ButtonReply; r != nil {
+			c.Interactive.ButtonReply = &domain.ReplyRow{ID: r.ID, Title: r.Title}
+		}
+		if r := i.ListReply; r != nil {
+			c.Interactive.ListReply = &domain.ReplyRow{ID: r.ID, Title: r.Title, Description: r.Description}
+		}
+		if r := i.NFMReply; r != nil {
+			c.Interactive.NFMReply = &domain.FlowReply{Name: r.Name, Body: r.Body, Response: r.ResponseJSON, FlowToken: r.FlowToken}
+			if len(r.ResponseJSON) == 0 {
+				c.Interactive.NFMReply.Response = []byte("{}")
+			}
+		}
+	}
+	if b := m.Button; b != nil {
+		c.Button = &domain.Button{Payload: b.Payload, Text: b.Text}
+	}
+	if r := m.Reaction; r != nil {
+		c.Reaction = &domain.Reaction{PlatformMessageID: r.MessageID, Emoji: r.Emoji}
+	}
+	if o := m.Order; o != nil {
+		c.Order = &domain.Order{CatalogID: o.CatalogID, Text: o.Text, Items: make([]domain.OrderItem, 0, len(o.ProductItems))}
+		for _, it := range o.ProductItems {
+			c.Order.Items = append(c.Order.Items, domain.OrderItem{ProductRetailerID: it.ProductRetailerID,
+				Quantity: it.Quantity, ItemPrice: it.ItemPrice, Currency: it.Currency})
+		}
+	}
+	if sy := m.System; sy != nil {
+		c.System = &domain.SystemNotice{Type: sy.Type, Body: sy.Body, NewWaID: sy.WaID, NewUserID: sy.UserID,
+			NewParentUserID: sy.ParentUserID, PreviousUserID: sy.PreviousUserID, PreviousParentUserID: sy.PreviousParentUserID}
+	}
+	if len(m.Errors) > 0 {
+		c.Unsupported = &domain.Unsupported{}
+		for _, e := range m.Errors {
+			c.Unsupported.Errors = append(c.Unsupported.Errors, domain.UnsupportedError{Code: e.Code, Title: e.Title,
+				Message: e.Message, Details: e.ErrorData.Details})
+		}
+	}
+	return c
+}
+
+func inboundMedia(md *whatsapp.Media) *domain.Media {
+	if md == nil {
+		return nil
+	}
+	return &domain.Media{ID: md.ID, MimeType: md.MimeType, SHA256: md.SHA256, Caption: md.Caption, Filename: md.Filename,
+		Voice: md.Voice, Animated: md.Animated}
+}
+
+func contactCard(k whatsapp.ContactCard) domain.ContactCard {
+	n := k.Name
+	out := domain.ContactCard{Name: domain.ContactCardName{FormattedName: n.FormattedName, FirstName: n.FirstName,
+		LastName: n.LastName, MiddleName: n.MiddleName, Suffix: n.Suffix, Prefix: n.Prefix}, Birthday: k.Birthday}
+	for _, p := range k.Phones {
+		out.Phones = append(out.Phones, domain.ContactPhone{Phone: p.Phone, WaID: p.WaID, Type: p.Type})
+	}
+	for _, e := range k.Emails {
+		out.Emails = append(out.Emails, domain.ContactEmail{Email: e.Email, Type: e.Type})
+	}
+	for _, u := range k.URLs {
+		out.URLs = append(out.URLs, domain.ContactURL{URL: u.URL, Type: u.Type})
+	}
+	for _, a := range k.Addresses {
+		out.Addresses = append(out.Addresses, domain.ContactAddress{Street: a.Street, City: a.City, State: a.State,
+			Zip: a.Zip, Country: a.Country, CountryCode: a.CountryCode, Type: a.Type})
+	}
+	if o := k.Org; o != nil {
+		out.Org = &domain.ContactOrg{Company: o.Company, Department: o.Department, Title: o.Title}
+	}
+	return out
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,6 +41,12 @@ func (s *Server) handleSandboxMessages(ctx context.Context, d *platformPost, v w
 	}
 	for _, m := range v.Messages {
 		if m.ID == "" || !domain.IsWaID(m.From) {
+			// The sandbox knows handsets by number: a message without one cannot join or reach
+			// a workspace, and is kept as a dead letter.
+			if err := s.deadLetter(ctx, d, 0, "sandbox", rawOr(m.Raw, m),
+				errors.New("sandbox message without an id or a sender number")); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := s.handleSandboxMessage(ctx, m, names[m.From]); err != nil {
@@ -92,11 +97,12 @@ func (s *Server) handleSandboxMessage(ctx context.Context, m whatsapp.InboundMes
 		reply = fmt.Sprintf("Your 24-hour sandbox window with %q ended on %s. Send \"join %s\" again to reopen it.",
 			acct.Name, p.JoinedAt.Add(sandboxWindow).UTC().Format(sandboxReplyTimeFormat), acct.JoinCode)
 	default:
-		fields, err := json.Marshal(inboundEventFields(m))
+		in := inboundFromPlatform(m)
+		kind, fields, err := domain.ReceivedFields(in.Type, in.Content, in.ReferredProduct)
 		if err != nil {
 			return fmt.Errorf("message.received fields: %w", err)
 		}
-		rec.AccountID, rec.Event, rec.EventFields = p.AccountID, true, fields
+		rec.AccountID, rec.Event, rec.EventFields, rec.Type = p.AccountID, true, fields, kind
 		rec.ConversationID, rec.ContactID = testConversationID, testContactID
 		if _, first, err := s.store.RecordSandboxMessage(ctx, rec); err != nil {
 			return err

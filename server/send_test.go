@@ -153,12 +153,11 @@ func events(t testing.TB, env *servertest.Env, accountID int64, typ string) []st
 // its event schema.
 func checkEventBodies(t testing.TB, env *servertest.Env, accountID int64) {
 	t.Helper()
-	schemas := map[string]string{"message.sent": "MessageSentEvent", "contact.created": "ContactCreatedEvent",
-		"message.status": "MessageStatusEvent", "message.received": "MessageReceivedEvent"}
 	for _, ev := range events(t, env, accountID, "") {
 		body := domain.EventBody(ev)
-		if err := servertest.ValidateSchema(env.Spec, schemas[ev.Type], body); err != nil {
-			t.Errorf("event %s does not match %s: %v\n%s", ev.Type, schemas[ev.Type], err, body)
+		// WebhookEvent's discriminator picks the event's own schema.
+		if err := servertest.ValidateSchema(env.Spec, "WebhookEvent", body); err != nil {
+			t.Errorf("event %s does not match its schema: %v\n%s", ev.Type, err, body)
 		}
 	}
 }

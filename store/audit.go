@@ -14,6 +14,7 @@ const (
 	AuditWebhookDeleted     = "webhook.deleted"
 	AuditWebhookEnabled     = "webhook.enabled"
 	AuditWebhookDisabled    = "webhook.disabled"
+	AuditWebhookEvents      = "webhook.events_changed"
 	AuditNumberConnected    = "number.connected"
 	AuditNumberDisconnect   = "number.disconnected"
 	AuditUserInvited        = "user.invited"

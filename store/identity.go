@@ -35,7 +35,8 @@ import (
 //
 // Every change of a contact's identifiers writes a contact.updated event (data: contact_id,
 // reason, mobile, user_id, parent_user_id, username, previous {mobile, user_id,
-// parent_user_id}, and merged_contact_id after a merge) in the statement that changes it.
+// parent_user_id}, and merged_contact_id after a merge; an identifier not known is left out)
+// in the statement that changes it.
 // Identity changes of an account serialise on a transaction advisory lock (identityLockSQL)
 // and decide on rows read after taking it, so two concurrent first messages of one person make
 // one contact.
@@ -230,9 +231,9 @@ const setIdentitySQL = `WITH o AS (
 		RETURNING ` + identityColumns + `
 	), e AS (
 		INSERT INTO events (account_id, type, data)
-		SELECT $1, 'contact.updated', jsonb_build_object('contact_id', u.id, 'reason', $10::text, 'mobile', u.mobile,
-				'user_id', u.user_id, 'parent_user_id', u.parent_user_id, 'username', u.username,
-				'previous', jsonb_build_object('mobile', o.mobile, 'user_id', o.user_id, 'parent_user_id', o.parent_user_id))
+		SELECT $1, 'contact.updated', jsonb_strip_nulls(jsonb_build_object('contact_id', u.id, 'reason', $10::text,
+				'mobile', u.mobile, 'user_id', u.user_id, 'parent_user_id', u.parent_user_id, 'username', u.username,
+				'previous', jsonb_build_object('mobile', o.mobile, 'user_id', o.user_id, 'parent_user_id', o.parent_user_id)))
 			|| CASE WHEN $9::bigint > 0 THEN jsonb_build_object('merged_contact_id', $9::bigint) ELSE '{}'::jsonb END
 		FROM u, o
 		WHERE $9::bigint > 0 OR (u.mobile, u.user_id, u.parent_user_id) IS DISTINCT FROM (o.mobile, o.user_id, o.parent_user_id)

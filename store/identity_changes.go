@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +29,9 @@ type NumberChange struct {
 	NewMobile    string // digits
 	NewForms     []string
 	ParentUserID string
+	// NewUserID is the user id the platform gives the person with their new number (a user id
+	// is regenerated when the number changes); "" keeps UserID.
+	NewUserID string
 }
 
 // ChangeContactNumber moves the person to their new number in one transaction, keeping their
@@ -60,9 +64,10 @@ func (s *Store) ChangeContactNumber(ctx context.Context, accountID int64, ch Num
 			accountID, person.ID); err != nil {
 			return 0, translate(err)
 		}
-		set := identitySet{Mobile: ch.NewMobile, UserID: ch.UserID, ParentUserID: ch.ParentUserID}
+		newUserID := cmp.Or(ch.NewUserID, ch.UserID)
+		set := identitySet{Mobile: ch.NewMobile, UserID: newUserID, ParentUserID: ch.ParentUserID}
 		if holder != nil && holder.ID != person.ID {
-			if holder.UserID.Valid && holder.UserID.String != person.UserID.String {
+			if holder.UserID.Valid && holder.UserID.String != person.UserID.String && holder.UserID.String != newUserID {
 				return 0, fmt.Errorf("%w: number %s belongs to the contact %d with another user id", ErrConflict, ch.NewMobile, holder.ID)
 			}
 			// The holder is deleted before the person takes its number.

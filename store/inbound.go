@@ -274,6 +274,15 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 		EventType: typ, WindowExpiresAt: m.Window}, nil
 }
 
+// MessageIDByPlatformID returns the id of the account's message (sent or received) with that
+// platform id; ErrNotFound when the account has none.
+func (s *Store) MessageIDByPlatformID(ctx context.Context, accountID int64, platformID string) (int64, error) {
+	var id int64
+	err := s.getPrepared(ctx, &id, `SELECT id FROM messages WHERE account_id = $1 AND platform_message_id = $2`,
+		accountID, platformID)
+	return id, err
+}
+
 // preparedAll prepares several statements (see prepared).
 func (s *Store) preparedAll(ctx context.Context, qs ...string) ([]*sqlx.Stmt, error) {
 	out := make([]*sqlx.Stmt, len(qs))

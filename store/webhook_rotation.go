@@ -24,7 +24,7 @@ type EndpointStatus struct {
 	PreviousSecretExpiresAt *time.Time `db:"previous_secret_expires_at" json:"previous_secret_expires_at,omitempty"`
 }
 
-const endpointStatusSQL = `SELECT w.id, w.account_id, w.url, w.enabled, w.disabled_reason, w.failing_since, w.created_at,
+const endpointStatusSQL = `SELECT w.id, w.account_id, w.url, w.enabled, w.disabled_reason, w.failing_since, w.created_at, w.event_types,
 		CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_expires_at END AS previous_secret_expires_at,
 		ls.at AS last_success_at,
 		CASE WHEN w.failing_since IS NULL THEN 0 ELSE (SELECT count(*) FROM (SELECT 1 FROM webhook_attempts a

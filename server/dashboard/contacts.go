@@ -37,8 +37,10 @@ func (d *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *store.Se
 	}
 	n, _ := strconv.Atoi(q.Get("page"))
 	n = min(max(n, 1), 1000000)
-	p, err := d.records().Contacts(r.Context(), s.AccountID, store.ContactListOptions{Search: search, Limit: contactsPage,
-		Offset: (n - 1) * contactsPage})
+	// The console lists everyone, customers known only by a user id included (shown by
+	// username or user id instead of a number).
+	p, err := d.records().Contacts(r.Context(), s.AccountID, store.ContactListOptions{Search: search,
+		Limit: contactsPage, Offset: (n - 1) * contactsPage, WithoutMobile: true})
 	if err != nil {
 		d.serverError(w, r, err)
 		return

@@ -204,6 +204,7 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/webhooks/{id}/rotate", d.rotateWebhook)
 	auth("POST /dashboard/webhooks/{id}/test", d.testWebhook)
 	auth("POST /dashboard/webhooks/{id}/delete", d.deleteWebhook)
+	auth("POST /dashboard/webhooks/{id}/events", d.setWebhookEvents)
 	auth("GET /dashboard/templates", d.templates)
 	auth("POST /dashboard/templates/sync", d.syncTemplates)
 	auth("GET /dashboard/send", d.sendForm)
@@ -432,6 +433,7 @@ var notices = map[string]string{
 	"enabled":            "The endpoint was enabled.",
 	"disabled":           "The endpoint was disabled.",
 	"deleted":            "The endpoint was deleted.",
+	"events":             "The endpoint's events were changed. Events from now on are sent by the new choice.",
 	"redelivered":        "The delivery was queued again. The new attempt appears in the request log shortly.",
 	"disconnected":       "The number was disconnected.",
 	"password":           "Your password was changed. Other sessions were signed out.",

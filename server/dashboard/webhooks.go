@@ -16,6 +16,7 @@ type webhooksData struct {
 	Endpoints []store.EndpointStatus
 	Activity  map[int64]store.EndpointActivity
 	URL       string
+	Types     []eventTypeChoice // the add form's event types
 }
 
 type webhookData struct {
@@ -27,6 +28,10 @@ type webhookData struct {
 	Activity map[int64]store.EndpointActivity
 	// Test is the result of the test event the page was opened for (nil: none asked).
 	Test *testResult
+	// Types are the event types, those the endpoint receives chosen; Missed what it was not
+	// sent because it does not receive those types.
+	Types  []eventTypeChoice
+	Missed []missedEvents
 }
 
 func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, s *store.Session, status int, data webhooksData, errMsg string) {
@@ -36,6 +41,9 @@ func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, s *stor
 		return
 	}
 	data.Endpoints = es
+	if data.Types == nil {
+		data.Types = eventTypeChoices(store.V1EventTypes)
+	}
 	if data.Activity, err = d.activity(r.Context(), s.AccountID); err != nil {
 		d.serverError(w, r, err)
 		return
@@ -49,8 +57,14 @@ func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, s *store.Se
 
 func (d *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	u := strings.TrimSpace(r.PostFormValue("url"))
+	types, typesErr := formEventTypes(r)
 	if err := d.cfg.ValidateWebhookURL(u, d.cfg.WebhookAllowPrivate); err != nil {
-		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u}, "Endpoint URL: "+plainSetting(err.Error())+".")
+		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u, Types: eventTypeChoices(types)},
+			"Endpoint URL: "+plainSetting(err.Error())+".")
+		return
+	}
+	if typesErr != "" {
+		d.webhooksPage(w, r, s, http.StatusUnprocessableEntity, webhooksData{URL: u, Types: eventTypeChoices(types)}, typesErr)
 		return
 	}
 	secret, err := eventhook.NewSecret()
@@ -69,7 +83,14 @@ func (d *Dashboard) addWebhook(w http.ResponseWriter, r *http.Request, s *store.
 		d.serverError(w, r, err)
 		return
 	}
-	d.audit(r, s.AccountID, s.UserID, store.AuditWebhookAdded, u, "endpoint "+strconv.FormatInt(e.ID, 10))
+	if !sameTypes(types, store.V1EventTypes) {
+		if _, err := d.cfg.Store.SetWebhookEndpointEventTypes(r.Context(), s.AccountID, e.ID, types); err != nil {
+			d.serverError(w, r, err)
+			return
+		}
+	}
+	d.audit(r, s.AccountID, s.UserID, store.AuditWebhookAdded, u, "endpoint "+strconv.FormatInt(e.ID, 10)+"; events: "+
+		strings.Join(types, ", "))
 	d.webhookView(w, r, s, e.ID, webhookData{Secret: secret})
 }
 
@@ -94,6 +115,10 @@ func (d *Dashboard) webhookView(w http.ResponseWriter, r *http.Request, s *store
 		d.serverError(w, r, err)
 		return
 	}
+	if err := d.endpointEvents(r, s, e, &data); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
 	d.render(w, r, http.StatusOK, "webhook", page{Title: "Webhook endpoint", Nav: "webhooks", Session: s, Flash: flash(r), Data: data})
 }
 
@@ -113,6 +138,10 @@ func (d *Dashboard) webhookPage(w http.ResponseWriter, r *http.Request, s *store
 		return
 	}
 	if data.Test, err = d.testOutcome(r, s, e.ID); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	if err := d.endpointEvents(r, s, e, &data); err != nil {
 		d.serverError(w, r, err)
 		return
 	}

@@ -170,6 +170,7 @@ var auditActionWords = map[string]string{
 	store.AuditWebhookDeleted:     "Webhook endpoint deleted",
 	store.AuditWebhookEnabled:     "Webhook endpoint enabled",
 	store.AuditWebhookDisabled:    "Webhook endpoint disabled",
+	store.AuditWebhookEvents:      "Webhook events changed",
 	store.AuditNumberConnected:    "Number connected",
 	store.AuditNumberDisconnect:   "Number disconnected",
 	store.AuditUserInvited:        "Teammate invited",

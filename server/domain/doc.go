@@ -7,8 +7,11 @@
 // recorded) with its typed error (senderror.go), the template send in front of it
 // (templatesend.go, templateparams.go), test mode's send (testsend.go), the dashboard form's
 // send (formsend.go), the dashboard's session lifetimes (sessions.go), the platform's status
-// reports applied to messages (statuses.go), and the contacts and reports an account's key
-// reads (records.go, contacts.go; testrecords.go for test and demo keys).
+// reports applied to messages (statuses.go), the recording of what customers send: every
+// message kind, edits, deletions and identity changes, with the opt-out words (inbound.go, and
+// the content of each kind as events carry it in inbound_content.go), and the contacts and
+// reports an account's key reads (records.go, contacts.go; testrecords.go for test and demo
+// keys).
 //
 // It talks to the database through the store package's types, and imports neither echo, nor
 // net/http, nor database/sql (TestLayering in the root package holds this).
