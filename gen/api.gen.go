@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"path"
@@ -20,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for ContactCreatedEventEvent.
@@ -262,6 +265,63 @@ const (
 func (e MeEnvelopeSuccess) Valid() bool {
 	switch e {
 	case MeEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MediaUploadedKind.
+const (
+	MediaKindAudio    MediaUploadedKind = "audio"
+	MediaKindDocument MediaUploadedKind = "document"
+	MediaKindImage    MediaUploadedKind = "image"
+	MediaKindSticker  MediaUploadedKind = "sticker"
+	MediaKindVideo    MediaUploadedKind = "video"
+)
+
+// Valid indicates whether the value is a known member of the MediaUploadedKind enum.
+func (e MediaUploadedKind) Valid() bool {
+	switch e {
+	case MediaKindAudio:
+		return true
+	case MediaKindDocument:
+		return true
+	case MediaKindImage:
+		return true
+	case MediaKindSticker:
+		return true
+	case MediaKindVideo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MediaUploadedMode.
+const (
+	MediaUploadedModeTest MediaUploadedMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MediaUploadedMode enum.
+func (e MediaUploadedMode) Valid() bool {
+	switch e {
+	case MediaUploadedModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MediaUploadedEnvelopeSuccess.
+const (
+	MediaUploadedEnvelopeSuccessTrue MediaUploadedEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MediaUploadedEnvelopeSuccess enum.
+func (e MediaUploadedEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MediaUploadedEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -928,6 +988,58 @@ type MeEnvelope struct {
 // MeEnvelopeSuccess defines model for MeEnvelope.Success.
 type MeEnvelopeSuccess bool
 
+// MediaUploadRequest defines model for MediaUploadRequest.
+type MediaUploadRequest struct {
+	// File The file. Its part's filename is kept (documents show it).
+	File openapi_types.File `json:"file"`
+
+	// Type The file's MIME type, such as `image/jpeg`; default the file part's `Content-Type`.
+	//
+	// Example: image/jpeg
+	Type *string `json:"type,omitempty"`
+}
+
+// MediaUploaded defines model for MediaUploaded.
+type MediaUploaded struct {
+	// FileSize Bytes.
+	FileSize int64 `json:"file_size"`
+
+	// Kind The kind of message the file can be sent as.
+	Kind MediaUploadedKind `json:"kind"`
+
+	// MediaId The platform's media id; name it in an answer, or read the file back with GET /media/{media_id}.
+	//
+	// Example: 1037543291543636
+	MediaId string `json:"media_id"`
+
+	// MimeType Example: image/jpeg
+	MimeType string `json:"mime_type"`
+
+	// Mode Present on a test or demo key's upload, which uploaded nothing.
+	Mode *MediaUploadedMode `json:"mode,omitempty"`
+
+	// Sha256 The file's SHA-256, hex.
+	Sha256 string `json:"sha256"`
+}
+
+// MediaUploadedKind The kind of message the file can be sent as.
+type MediaUploadedKind string
+
+// MediaUploadedMode Present on a test or demo key's upload, which uploaded nothing.
+type MediaUploadedMode string
+
+// MediaUploadedEnvelope defines model for MediaUploadedEnvelope.
+type MediaUploadedEnvelope struct {
+	Data MediaUploaded `json:"data"`
+
+	// Message Human-readable text.
+	Message string                       `json:"message"`
+	Success MediaUploadedEnvelopeSuccess `json:"success"`
+}
+
+// MediaUploadedEnvelopeSuccess defines model for MediaUploadedEnvelope.Success.
+type MediaUploadedEnvelopeSuccess bool
+
 // Message defines model for Message.
 type Message struct {
 	ChatMessageId string `json:"chat_message_id"`
@@ -1182,6 +1294,9 @@ type MethodNotAllowedEnvelope = ErrorEnvelope
 // NotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
 type NotFoundEnvelope = ErrorEnvelope
 
+// NumberNotConnectedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type NumberNotConnectedEnvelope = ErrorEnvelope
+
 // Pagination defines model for Pagination.
 type Pagination struct {
 	Page  int `json:"page"`
@@ -1194,6 +1309,9 @@ type PayloadTooLargeEnvelope = ErrorEnvelope
 
 // PlatformErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
 type PlatformErrorEnvelope = ErrorEnvelope
+
+// PlatformTimeoutEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PlatformTimeoutEnvelope = ErrorEnvelope
 
 // RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
 type RateLimitedEnvelope = ErrorEnvelope
@@ -1533,17 +1651,26 @@ type IdempotencyInProgress = IdempotencyInProgressEnvelope
 // InternalError The failure envelope of this status; `code` is one of the values listed.
 type InternalError = InternalErrorEnvelope
 
+// MediaTooLarge The failure envelope of this status; `code` is one of the values listed.
+type MediaTooLarge = PayloadTooLargeEnvelope
+
 // MethodNotAllowed The failure envelope of this status; `code` is one of the values listed.
 type MethodNotAllowed = MethodNotAllowedEnvelope
 
 // NotFound The failure envelope of this status; `code` is one of the values listed.
 type NotFound = NotFoundEnvelope
 
+// NumberNotConnected The failure envelope of this status; `code` is one of the values listed.
+type NumberNotConnected = NumberNotConnectedEnvelope
+
 // PayloadTooLarge The failure envelope of this status; `code` is one of the values listed.
 type PayloadTooLarge = PayloadTooLargeEnvelope
 
 // PlatformError The failure envelope of this status; `code` is one of the values listed.
 type PlatformError = PlatformErrorEnvelope
+
+// PlatformTimeout The failure envelope of this status; `code` is one of the values listed.
+type PlatformTimeout = PlatformTimeoutEnvelope
 
 // RateLimited The failure envelope of this status; `code` is one of the values listed.
 type RateLimited = RateLimitedEnvelope
@@ -1624,6 +1751,9 @@ type SendTemplateMessageParams struct {
 
 // UpsertContactJSONRequestBody defines body for UpsertContact for application/json ContentType.
 type UpsertContactJSONRequestBody = UpsertContactRequest
+
+// UploadMediaMultipartRequestBody defines body for UploadMedia for multipart/form-data ContentType.
+type UploadMediaMultipartRequestBody = MediaUploadRequest
 
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
@@ -1857,6 +1987,12 @@ type ServerInterface interface {
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx echo.Context) error
+	// UploadMedia Upload a file to answer with
+	// (POST /media)
+	UploadMedia(ctx echo.Context) error
+	// GetMedia Download a media file
+	// (GET /media/{media_id})
+	GetMedia(ctx echo.Context, mediaId string) error
 	// ListMessages List sent messages, newest first
 	// (GET /messages)
 	ListMessages(ctx echo.Context, params ListMessagesParams) error
@@ -1993,6 +2129,31 @@ func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMe(ctx)
+	return err
+}
+
+// UploadMedia converts echo context to params.
+func (w *ServerInterfaceWrapper) UploadMedia(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UploadMedia(ctx)
+	return err
+}
+
+// GetMedia converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMedia(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "media_id" -------------
+	var mediaId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "media_id", ctx.Param("media_id"), &mediaId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter media_id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMedia(ctx, mediaId)
 	return err
 }
 
@@ -2171,6 +2332,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
 	router.GET(options.BaseURL+"/messages", wrapper.ListMessages, options.OperationMiddlewares["listMessages"]...)
+	router.POST(options.BaseURL+"/media", wrapper.UploadMedia, options.OperationMiddlewares["uploadMedia"]...)
+	router.GET(options.BaseURL+"/media/:media_id", wrapper.GetMedia, options.OperationMiddlewares["getMedia"]...)
 	router.GET(options.BaseURL+"/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
 	router.GET(options.BaseURL+"/campaigns/:id", wrapper.GetCampaign, options.OperationMiddlewares["getCampaign"]...)
 	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
@@ -2204,6 +2367,15 @@ type InternalErrorJSONResponse struct {
 	Headers InternalErrorResponseHeaders
 }
 
+type MediaTooLargeResponseHeaders struct {
+	XRequestId string
+}
+type MediaTooLargeJSONResponse struct {
+	Body PayloadTooLargeEnvelope
+
+	Headers MediaTooLargeResponseHeaders
+}
+
 type MethodNotAllowedResponseHeaders struct {
 	Allow      string
 	XRequestId string
@@ -2223,6 +2395,15 @@ type NotFoundJSONResponse struct {
 	Headers NotFoundResponseHeaders
 }
 
+type NumberNotConnectedResponseHeaders struct {
+	XRequestId string
+}
+type NumberNotConnectedJSONResponse struct {
+	Body NumberNotConnectedEnvelope
+
+	Headers NumberNotConnectedResponseHeaders
+}
+
 type PayloadTooLargeResponseHeaders struct {
 	XRequestId string
 }
@@ -2240,6 +2421,15 @@ type PlatformErrorJSONResponse struct {
 	Body PlatformErrorEnvelope
 
 	Headers PlatformErrorResponseHeaders
+}
+
+type PlatformTimeoutResponseHeaders struct {
+	XRequestId string
+}
+type PlatformTimeoutJSONResponse struct {
+	Body PlatformTimeoutEnvelope
+
+	Headers PlatformTimeoutResponseHeaders
 }
 
 type RateLimitedResponseHeaders struct {
@@ -2980,6 +3170,367 @@ func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 	return err
 }
 
+type UploadMediaRequestObject struct {
+	Body *multipart.Reader
+}
+
+type UploadMediaResponseObject interface {
+	VisitUploadMediaResponse(w http.ResponseWriter) error
+}
+
+type UploadMedia200ResponseHeaders struct {
+	XRequestId string
+}
+
+type UploadMedia200JSONResponse struct {
+	Body    MediaUploadedEnvelope
+	Headers UploadMedia200ResponseHeaders
+}
+
+func (response UploadMedia200JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UploadMedia401JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response UploadMedia403JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia409JSONResponse struct{ NumberNotConnectedJSONResponse }
+
+func (response UploadMedia409JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia413JSONResponse struct{ MediaTooLargeJSONResponse }
+
+func (response UploadMedia413JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response UploadMedia422JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response UploadMedia429JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UploadMedia500JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia502JSONResponse struct{ PlatformErrorJSONResponse }
+
+func (response UploadMedia502JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia504JSONResponse struct{ PlatformTimeoutJSONResponse }
+
+func (response UploadMedia504JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(504)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMediaRequestObject struct {
+	MediaId string `json:"media_id"`
+}
+
+type GetMediaResponseObject interface {
+	VisitGetMediaResponse(w http.ResponseWriter) error
+}
+
+type GetMedia200ResponseHeaders struct {
+	ContentLength int64
+	ReprDigest    *string
+	XRequestId    string
+}
+
+type GetMedia200AsteriskResponse struct {
+	Body          io.Reader
+	Headers       GetMedia200ResponseHeaders
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetMedia200AsteriskResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Content-Length", fmt.Sprint(response.Headers.ContentLength))
+	if response.Headers.ReprDigest != nil {
+		w.Header().Set("Repr-Digest", fmt.Sprint(*response.Headers.ReprDigest))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetMedia401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetMedia401JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response GetMedia403JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetMedia404JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia409JSONResponse struct{ NumberNotConnectedJSONResponse }
+
+func (response GetMedia409JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response GetMedia422JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetMedia429JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMedia500JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia502JSONResponse struct{ PlatformErrorJSONResponse }
+
+func (response GetMedia502JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia504JSONResponse struct{ PlatformTimeoutJSONResponse }
+
+func (response GetMedia504JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(504)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMessagesRequestObject struct {
 	Params ListMessagesParams
 }
@@ -3518,6 +4069,12 @@ type StrictServerInterface interface {
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// UploadMedia Upload a file to answer with
+	// (POST /media)
+	UploadMedia(ctx context.Context, request UploadMediaRequestObject) (UploadMediaResponseObject, error)
+	// GetMedia Download a media file
+	// (GET /media/{media_id})
+	GetMedia(ctx context.Context, request GetMediaRequestObject) (GetMediaResponseObject, error)
 	// ListMessages List sent messages, newest first
 	// (GET /messages)
 	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
@@ -3713,6 +4270,60 @@ func (sh *strictHandler) GetMe(ctx echo.Context) error {
 	return nil
 }
 
+// UploadMedia operation middleware
+func (sh *strictHandler) UploadMedia(ctx echo.Context) error {
+	var request UploadMediaRequestObject
+
+	if reader, err := ctx.Request().MultipartReader(); err != nil {
+		return err
+	} else {
+		request.Body = reader
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UploadMedia(ctx.Request().Context(), request.(UploadMediaRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UploadMedia")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UploadMediaResponseObject); ok {
+		return validResponse.VisitUploadMediaResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMedia operation middleware
+func (sh *strictHandler) GetMedia(ctx echo.Context, mediaId string) error {
+	var request GetMediaRequestObject
+
+	request.MediaId = mediaId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMedia(ctx.Request().Context(), request.(GetMediaRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMedia")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMediaResponseObject); ok {
+		return validResponse.VisitGetMediaResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListMessages operation middleware
 func (sh *strictHandler) ListMessages(ctx echo.Context, params ListMessagesParams) error {
 	var request ListMessagesRequestObject
@@ -3839,267 +4450,303 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Lchu3lij6KyjeuWVpp0mT1MOWVLv2UWwl0cS2tC05mT2mjxrqBkVETYBpgJIZl75mvuD8wpkfO4W1",
-	"ADT6wZcsO86UpmqyZXY3HgsL6/341ErkeCIFE1q19j+1RoymLIc/D7NM3po/UqaSnE80l6K13zofMTJm",
-	"eiRTRfSIkQnVI6Kmk4nMteq0ohb7SMeTjLX2Wz8enUfk9OTsvBW1cvb7lOcsbe3rfMqilkpGbEzN8Ho2",
-	"MS8rnXNx1bq7i1rHKRtPpGZCv2WTjM7MV9VlxGaYmNyOmCB6xBXJmZpIoRjhuC6lZc7S4mc5JFQQRvOM",
-	"s5yY5TClyS3XI3ydjhnxEyez9s9sZnZTrJOJ6bi1/75lJm59iBrW/ZZq9oqPuW6GWsrGklyz2RNFMvNW",
-	"RG5HVJOcjSkXyiyQa0JFipvi5oliWkWEC6JYIkWqyEYMn/69343sh1xc/R3+oZj++1a8WT6CxW+veS5+",
-	"f6cy48ls6S5/n0pNyQReJhtxv3tw+/fdbnWJ9ud114IHeJw2r8Ke7xNFeEo2zAHH/9G237SP05jM5JQo",
-	"JnREZE4ouWKC5VSzlEjBNg+IFITdsHzm8adD/jmVmplj0dLhe3kjOfv9YmfYS/bSLda/fEa32fbWHt3Z",
-	"6Sa76cLdjenHV0xc6VFrv9d/3ohZTOezw6FmeX27ZxY1tCS3lGtyyYYyNxDQ+YyLq84qgOVCsyuWw1y/",
-	"/vrr4VSPmNA8oZo1w5cWb3ApSDKiWcbEFSMbb394QfZ6vW7llL9nNId7R7Px3wetK6rZLZ0NWmsd+13U",
-	"mtCcjpm2NCq4sD+zBoQ8JFPBf58yg5Bko2dg1N/ZMcvNaWIG2STa3MExvWaKUAAaB6qB5EHRIdsv6IMZ",
-	"xVGMgYCfLmWKv3FBtp+TkZzmhhYZsoV0aMhzpQPqJJRmNAVylGguroi+5QnrDEQJXA6P2gaR2gaT2gaV",
-	"2gaXnrP+8Nllz9wYbjaJNLsVtQQdm28rVKw1B9X6OztRa8yFR72oCd5u4cgSkkROhT4WZuk3gBqJFIZQ",
-	"mz/pZJJZhHj6mzLw/1TsyLyZmsEpjnHB3SBRa8yUolfMoRa+YOh48I6aJglTqrU/pJlid+Ge/i1nw9Z+",
-	"6/97WrCyp/hUPa2s+EjcsExOGO6tAa3t3JdsxEUK52fOPFiKweqASYZEZd5a7OtPC5J1V+JyyexYnOby",
-	"Kof93QOkvBjpgouLiRsrhOxhleVxVWV3ZptK8ywzDCcY5J6gb9zfogM4XI0rF8vMp0JYCvdARyI0ywXN",
-	"jvJc5vc7CjvCBYMhwhNwgxPF8huWE/fGfcEbrnUhWAWZCvZxwhLD3mDWA2DNDEAcgosgXCoc7mFg+xpk",
-	"xjdSg1yJIt3a4EXB80JIfUHtMCGIcQ7y8ujV0fmRwRMhNbEvGpb+9Kb31MxJE/0ZiF3dyTKiAhIy+8iV",
-	"VuRyqmFRxSXELZENKmb45lSYI3h609s8IDFMEZMMPtaB6M11SehuktsXHQ6+dBd9zom+kfoHORX3O0lz",
-	"hEP4unyA8BeAyD295ym51S07nZwpOc0TRlLJEGHgqIxY6H+5ZJk0nFrCEVgm8XBX45TOMknTcylf0fzq",
-	"fmx1gmNcaCkvMhglhKudEKUVrgi8kRvZR5Aeec2/vz+cK4tfDu7ySqQhhbCEB4RnRvVQ5uM1yThMm7Pf",
-	"gFCav29oNi3B2I574V+qyi7uDeLeQC7GRLpPHG6b+53xG5bTy4yRDTM26W31uv3dzfop3EWtqaA3lGfm",
-	"7YWLCt+rrgv/ZaRNv8KUp0gehbpluRNhe12nah5YcoOLHtOZuRHmf8xHI3rDyCVjAnSoYroLnrb2e91u",
-	"L2rJqU7kmF1MxbWQt8IL95X9rY5n4aEuw7KG/dZOBNVCt8GcTRjVhq4a8Z0qKTaBBJSgVEHRwk7RDg0V",
-	"izC1wbTxeUTY6+T35KhG6b3I7AAltJGSjA1TsjdWGQaqAwX/AFVMklHNPkOOCTaw8FTdchKaZX4tk+ll",
-	"xhO/JDLM5dho8OT4lNA0NRJn5cxKNpqFcPYvhlBuF6aPlT62rzsVvu11+MVH7LX9z0OOMybSF1IMM57o",
-	"NengZSaT62YyaCWoC/dKldjY52REFZETsKlM0bCVUIHs1F27tJHi8ZI6VJ3+62o7d5ERVV5IIeayBTEd",
-	"X7IchNLEvxeu5o0k+I6Z07+C4gRXTp5onNtS0XeOiN4PHOeO5I1pyhaAZMNRQ0PCNw0dTEaWYjo6GoEI",
-	"a6ikXVoBx0tmCG4ixZDnY5YeGBn11jywZ25YBaFXlIsOectoSn48OgeR3M6qnpppvwozCS/GIqrTfHIR",
-	"QMShOVfE3gRrS2zUYgdimRqL/DVlhOJZ3Y6kYiGUK/AdiI24Apd9AlbxCKc2hxQXsIw30cj0jTGwczY2",
-	"uMU+S5vQdpCLZrXijSR0MsnljUFm+yoRdMxSMmjJPGX5hQUrTARWyXuys+p2lmBXfVlyGCoZZEx1MmKo",
-	"+13xGyZg3QZXePoNiiPvBJ3qkcz5H/eUR6bhAJUzPDw9Nlx+H+/HoX0PRtwn1sA8mHa7W8k1m8EfjGzI",
-	"nPxH+/D02Ny5/epjuLH/oBP+M5v9vfJs8/5IEEJhCQKASZmqwhcR2BzHNDMk1xAWe8HNCzm7kdcs7ZDz",
-	"QHxVdKbI7YgnI4tAA6FHOWPEDKDIRiOwogIyEUEgbMJickOd0RNFNfxymxsF2JKVg4Hgmgh2AwZ9lJvt",
-	"smsk5tdff21X3QmL8Knqffg8dPyFZjyFPf9AeXZPlLzxg1wMcZSoBWY0ZR0OmguKJ/q+lfIrYI4im0UE",
-	"rnA+I6DjgSMgIqxz1SG9nZ2dXn9re2f32QERknwXETWhCVOgc1A1Yqr14a5sPYRlOOayT8J5742oVfgs",
-	"Ns8OOctSQEyulOdYHkdlTkYySxVijdI5N9xRTKaa5Gw4VUyRDUrevHtV+F+igeB2Y+/Of2g/jwgl6RQP",
-	"BfBp84DECOsYCJ8iRiYhcjhkIjVLwDVtxLVDAnZ3gvepynoNRtPMYPmMTBVLEbGpkHoU+IY34lC2Sqy4",
-	"8E2yUX/goZvG/DnJ5YTlmqNQz8aUZw2OtajFYT5zklSjGXt3uxXV3IPOx9TkkS3ceO/NcPbVyE5aOMzl",
-	"pVHEzVjznDPmZmbZybC1/34x+lZsAVF1v3iBC9d9zffU6MavrPNDk4HB4Ng0Z4TZyZHqgkhH9VQdkNjM",
-	"HYOFS3imDrK7AmsuA+79sX0l23a+6mZa30+1luIXmnNn+6Fpys0iaHYa7BOufFTZOhcp+9jsu72EcZ8o",
-	"0m1fUoP9E6lgWELHYOYcMS+OPFH2dUU2QFx3DxSJ7YP3HzowGfr1x/QjHxto74FzEf/uNmGSV2TqK3z3",
-	"9hVR0+GQfzT8i1D4AafDq/rpU+/uzonh04kUlsTKnLw4Of3XxYuTl0dkg2oylkqT3s5ABC5f9539gApy",
-	"cn5qh49sTAvYNOHxP98dv/j54u3R6at/VZ20Z6dvj9/82N/GbXu/arfbXeZYrdwWOCsHkaab8oKOJ5Rf",
-	"ifqVBoRWy+i8+/4Fvn0XtZKcUc3SC6pLFz+lmrU1h4tbIxLWbjm7yBvjAjbsc5aS70CE2CRPyQZofd+R",
-	"6jPyHUE6vRmRrlGFeweki5Evhgwb0g5UGuxuLCUzBgb3YqFyioZOu0pU08wq7dW8QCueqq8T8DixEFFP",
-	"P/H0Dvi1lagMxgyBBwjt77kdLCIOp3ai6puGvZslcs3GSw/kBxz3LQzbKogOzXMK5iIY7sIAzx5ReQ+/",
-	"YoiQsuEFTgxE4S0xKk16QOglAN8GhPhghDIcFx34ylwhoystFgjHF1utY011euIO+wJ1pyEsxigRhlAf",
-	"nh7HcNMxaoyiXOE+6TTNZBB4ziUA3F4H7VfC6gXsNbjIkaMG1asarngReXnhiUl5Uz/JWzS+Wj7mgPNE",
-	"ubNUhOaMcIHiGTJBIuTtAdFS08wG5fGcqOnY7LhMxDyUVkS3oRfmV3h5gpJifVdvPeqFBi4wWxYm/9Bh",
-	"UKVB8+c04F5xecrqIiu8CqBc6d0KvuCHBSjsrFEAeLtmD9tFaHIPQW2+jJZSTVdlX7WNwcf1pX4IFvuK",
-	"qwZJ2JN/kJVWodjFGurEWrCP+iKZ5ko2xOedUqUIVSTGFwpaY74iE3rFPO2zXg1DTeFBA/GpAKDYx6ID",
-	"U3/aiQH01zm1EW06rdD8XoYuCL9kg4qUsPFEzwgCSm06WaLJgBvA9VLKjFE41ZQro4pdzFFxotZkJAW7",
-	"sDS5thIbkIPyOcErGpHAHtDISsIxL5DfLjnxwMVQWnFlffWhGzEEjdh1kAf+n6oZwD7yBvDCqwNIrGUz",
-	"eC2jWl3cXFn6GMtLnrF7nEjFQsNFkk3TEnrUpYv6A4lyQKAC7HS70Roasl1/1Co8ag5YdvgFR/cC33xp",
-	"L2Xt4oCr7h6gXBUAdfR0MwYbg2+Xb+LoxhnmVqNR5vXvqbo3kapD8C5qMbcIZzWwW+q4M/mw7GxxhGgh",
-	"ncMx5zAnF6K2Mm+yt7iBNU3olbdOLgvk8W/OOVQjWAbjLTjPdxPFcv0A+BgQjfLd1vmUIYmnRLBbT4yM",
-	"TjGmKWumQQ+L3sElLV3kpYD5+uy4dCx3gb3Yo7kB6Ic6zNZg3RZJ/qzNoajxRbYWbqmMhj9wlqWqkitC",
-	"EprnnKm6ouPt+TUNazqmom1EcIgK0+yjbuRCweYa7oMUxL4QERSMpHAmjKYLUYGAG7zwOzRhMtgpX1jL",
-	"ankRr2ky4oIV+0CzCSQ7hOtwlLXi7GtIDQj9uY1O3jnBF/UYlSYvTiX4qSm+b054XZNnoPJzORijOT6z",
-	"IZq5EkH+oQEJypbih7hmzlC+1NgO534X+r8WWrnM7TjCV+/KcR1V1DkRc+MenO9zY6fbJ03nEZHt7h6Z",
-	"A3tr7nU2J0irc3o/WGS4jdQAs6APRfnE07sVlf1acMp8XlUyNIzpDAMpaZKwSSk00cXYuOBMqkgmlQYL",
-	"5UDAKza63WYslW0YT5wfguQMQsRd1AjhOgLH7o9H5wMR7LY4mjuiRvIWAszHjIrbEc9syNCcaBO0itd5",
-	"bZ0OA0laTogBGecQYi/xLabEt+xyJOU1RhlbanyAtikQzghNU4z1jA3Zj+uU+j72cS85LhVa3xh5was4",
-	"dYMlLpLbY4UsGJrkUil73gpJqrPyNbKKcSOJPs0Zhhqw36c0gxg0pnQERgmYVZGEgk/0ckYoPCTXEB8g",
-	"0B9iMaWTs4TxG5a6r+QwsAWSERWpYhqz636TXDjspiK9lB+dplj6zSrqG2goLCQtDB2U4oblCgm4+c3a",
-	"iM0C22P0r3/U05wRnqrNkMmYN5bL7CDQOcE9OPxGDmheOwqCJSte1hvWaEU9EYxY55GBVoGNkOFrNgOh",
-	"SOZZ/CsiMMwUP1EkloKdDOOV/Qvh93W1oElfUcu3+tUluzKgv5Bs5+9joPJVkbwQiTrlgPcO0tlC4ugU",
-	"SoElQp05CBi1yk6g/XlMuSGjqKDzwIjBfOH9Z1yTK8NWhBSMbAhpuchmp1nDcqECqxiguc5WUpJSoI/w",
-	"tpuhCbtC+WCuezvQgWsQrGq7VQM/OO0M/UJ6hsEikGW1QZE5wE9PFPn3s5M3+MRSK2B5qdQqMjL1CCy4",
-	"5ouLG+uQV51ufEAo8RnJ8AoGkXGBMWQd/KdRD/GHOBjt96kh3SB+xkTmJDbTd3gaI9WH5VFDTG9HMmN+",
-	"AXF4kBaWQSRBW13zSVtOEJDtiQSBEiNm76LWTxA+8kom3iawMKigEfcSBjKCQBbx6uTF4fnxyRubPFhn",
-	"pTYQvxRc1Tq86ZBTOs240pT0ut1uRM7++78k/CbLDvXecod61Mqo5npqwz3cLO3+Vmdnt7fd5GErAhW6",
-	"QaRCe6/b4FLOpLhqGH17t7O7s7O3cPTe89Lw8M/a+M72EIAnGTMPn7XBUbmPHjbhTpruIyLHa5Zyeg/M",
-	"GJvvbJ2N49eHPx5F5Jfjl0cnBrdfnrx49/rozblFkgPDCBOdzVx0TJxxcR0Dp4952iCPDXnGmh28L2Uy",
-	"HaP3xPnwzcsYJ6sh5SzhE27eUIxVSpQcv/ml3et2e51JOqyEcWwvR7p54ltAn3mKkpEBjQ85mxhVEO3M",
-	"xVJ63f7e1vPtZzu7lfPuP1+O/VxcN5nqbX7MSOuJgiCakgKSylthVuIyS80ah7kcl9cFH+8/fZqkomN/",
-	"7SRy/FRNzOyd3yZX1fiX7fKC94z2q41W29pv/W83XE1kNTTMBgO2i7hHWtrD/tOnxOwVsMxGYpj5gooO",
-	"NsJyhVV7/lEzY0yVDbyuxkIh9l7gfQ+FTD6moNLf8JQZ8pVapFwueMLTpsu4OH/+i8XIzTNhfNOhcs3J",
-	"8F8ORstsNN8QaH5ms9dzBclrLoA+XbOZK4SSOqIJ4aUhjmdokgNx1uxmLBul2tesLsrSIiJ1hWodIJZa",
-	"R/BCw695J9B0F73rwGCUCNQ3l+YI2deqF7ZI14I12umbbvBr9tU1ptfsC6lJrwvLdeVujKi+KFv2aiiR",
-	"ZIb9XuRsyHImknlRWpW3bL6LhCTjIkDM+vUFxI+VWVWSj9ugQ7efPXveazTRuJTwxUCE3WD6+F3UGnGl",
-	"Zd5QXugIjE0lUxsEwmcpU9oF/Ps0sEAq0HzMlKbjycoK/RlM8mJExRVr0nzKJ/CAVksjSlVWb62Sznxj",
-	"rZHeTMt1NbmcC9hxNBCBUTOR0yx1uYFGMPLpL94eCkNX3kPb7eY+JrmE+enlpPQOifFgYht8Jkhsfo/J",
-	"xoiK1OVfhpmNQuqB8Pl1mxGJK8gNQ2GYCUiqFjGKnyMyFZpnhJaRYiAgMbkkfNl5lIch5EtyVeTVADaB",
-	"2mczGgqDbGcgDm3IUO48PXrE8luu2Fx77LzwzOOzE/J8t9srsBJx9t35CyKHQ8XWiMG05pDVLhjidI0K",
-	"Bagc1ciLn6LYUHFBm4kwXuavT4mRYH5RcuwrXFQDbmdlZEMECh0hDRbv9cxNzdaklGnKsznGmntYjxac",
-	"aHPshLNBrxw7EYx2rNn42wrv87tZAgdY+dwgxzXCLcJA6WZWvgq7XzvKo2zcXy82ZH7IuedO5UBzOAOu",
-	"NBdXTxTa3FcncKV0v6bLYr0Y1sGxPADwXhLJ2tx+cWx+iVbUvZEbBaRtPg7yfJfXl26uwSCg2NKqDAJf",
-	"vi9fKUIGmo+qlAq+8mVcypfKmZnliKEKogcr9KCphPS7k1tAAd5aL8UDxQDe7zYaCacZzAZZWP5E2aux",
-	"/EpkgXV6ril5oQV4sQV3rv31gcyoY2dArXioZU7AThQROk25jAhYiyLijEUgVCrNk2vm/awNQUQJnTjo",
-	"1IAQmknnmCvrjmI+ZhfOErbUS9q84TXJ0dwl5owmzUfPxvI33rz+Rdxo0R3GIZs2lLNJNms+QZuGaI7K",
-	"MBGo9doY6zUH2jYQaF0JqbZEzT7qeWTto8b4APjLbtlrVzAJPrd7kXmxleYb2WwnrciGThczL5MNM3e0",
-	"GN8jh+wRcVc+cn5/KHutWY6RYJFPz3QIEiHjjoiaKc3GRvGy9RB9HRbBjJopBdtcl7bXqHSJiAOl8zGf",
-	"c+23FeL8lWObm1hDU3BzzdP9ENHNjg8zoefwpL+U0egrcdCKaLmEzq0i9HlZq1I7n054HEpyepTL6dUI",
-	"avUHMXBONolIPKGCZfiNAaI3Z6RUjS4lzdMnmFAJWRZkAyKWkhFLrs09LjwKQDYx3KQUo0MnHGIkBcsa",
-	"bcpfU45bcvvL0l1dfFtACsx9+HPIgL+Ji0iAWslftcb1n4N+v45Y7qtcJQZTDDodkAItV8LDuei3DmKV",
-	"NYaGpVIdWE1KBSVBjXdmunDONXIr5yzkfwjRvAcN/Era8D21SWcfXTUk9HMJj1cpi5kXkRd4+08iMAXe",
-	"LiQxuKEHJDLqzzLsrpvZOrdq+BfzUjekF3zTnupaybwvBpkigeSbBshpKXevvKWJdcY21Dtw5u8FBQSW",
-	"1AuYYDALjuQ+a6I884p/f7GTq6fRfNsn2Fi0+stBZ9UEpm8aaE0Vob8YyEopYN80WM6KsJXKAqCmjkyZ",
-	"jYD8Sd4SLYnV6DGFA4rdGAGPQgsml59Rt1r9Jrm4cECqCXXwdDLKGzNwzlCV5ArtTqAjBpkgjckeWkK8",
-	"NQj0/W1sn4QxnJUXrZmtiKa4lfk11Ex0Adu+cxo85SKVtwR2vSFzcms9opDnj+4g67kgv/oQB/uROaQJ",
-	"E6W8MXTTu70gNJt3BEWTKyukam7aDOwHDk/bcKs1y07UYbXMwF4l9uWqEeERRwE6NJH/xjLKX45rr5rq",
-	"+ZcMYTSw/OqyrJn0LVPT7EtlTgcTPIR7uq4BV0JZUkKV4lcC8z2aNffGS/btWRtXKH3gPbT23bAu+Zwi",
-	"LF/LlImJicuZFXAjv5nAuNaQNVgysvDxNLOJVmaMRqPKIlRBz2R+wxMGYfoRVoLl4v6JwM0Zl5UdL89M",
-	"LErKLAYdGKdGdDJhoohmM+iAyZrauYLCGHaSgzNWlav0fNX4rfDaL7W2Vi+DX+E8duTqr9vyuGtWTS0n",
-	"eNWP4Bck6UZasSVIP33q392h41YSKSCVEzK3fFyJv/vvW4eCtqLWyduXePk/BLGfpQSf/vbSjI8x/XiM",
-	"3/aCYkM+ZAndZStupbnga2QoKJQm7ZBDQQ7fnf909Ob82CZ7Be8X1VMHgisy5FnGUhT/yvB83/0QNOw1",
-	"zHLMteGN5bqq73312q6vElvUWr37sGLEbKV8bgVmdZDVYp8qVUNzOZ0U0Zq2TRstKkYenh77wogGC2zq",
-	"fZn8v5E3DMREQA9VzfRZnnK0Ip+iWQYhF/JWEJ7aU+bWSL5BhUs1zgl4YDXhRhQ+w57JXsZ2Hl0q0oHI",
-	"mZ7mAkmkh4IreRI1UM2CDIUeBhysbBC0wnC1vm6NV5a6l+4uhdXCWK3PKQ4WJG0VhdyrWVClrKf33fbe",
-	"h0/Po97O3b+tmPn0cJXk71y18oswsmbR3alkiRYD+NCW5V9jGmHx6eq0yHahdB9EhA/LTAw6CwlWoa5n",
-	"kNpFFEUDx4OQ1jqZyKi4mjbW8DHgypjNxRaMpf4q+cI1dBxIbvAvrooeINDn+4blNCNulgr5YOLi3VmF",
-	"aOyUEY22//jwqR9t3W1cvD9s/ydt/wGo14+27zb/8W+r1821VZVwlYqa9RUr9yUVBbttaIsY5LEKSs7k",
-	"9I9KDuvz7gIn7wrimiFrHht42iEnVu0qQdqgUzEmgSbxKKaUFvmsQbjzGbu9xjz4cJr6Wt/YKsNU1Pu7",
-	"fN5SG5rVrMtCqrpbQCMbZaow76Smwj2EI21ZPKpynbQtr3AS76oxp9UiV6v51M6DiIP1ZERfLBnEQP+i",
-	"c3iPp0qD2tgcQG+Fr8WBDkFVfm5Z+QGJsQq/wR1owBFXZcCYgNTgZP9meUvTa6YurNSFXbYw0qx1NpIT",
-	"IuRtsex3b1+B3cF+3Vv4tZYTMsnlWJr9qGKQoL7+6rKdOx2U8Zpi9hOq2ZVN2lplpBfu/YJhOeRqOgl8",
-	"5YmCDMpOOd3dSD0+391AhMQh94zRPkQ1BspZ20E0EL6QAkDRf+R4dhyR86P/OK88DU7XFf8w3JEOhHvS",
-	"IT8e/wCLOn178vLdC5eDjyW70ToFBacqdVxnTJMNxRiJg9A61/3EqbBvTt4ctaKWWVgragEYWlEL4NCK",
-	"Wg4KrajlNteKWj8e/9CKWnYx5vIF6fh2gBpvWC5D+GtXkR7qF49sdMlUZEypUNrgCsGLrWD853OqpqzP",
-	"olYzIawkXSysTxuWoe31F6r47hAPT0/fnvxy9LLRFhEc/tz4GDD5B7KZdmEzqBMBWhm1EHHKoKPMK9gY",
-	"DcSLw7cn786OXkXk1fHr4/Ojlxfnx6+PLk5++OHobUR+eHXyq/nsxeH54auTH31AaKfT2eyQQzxjObTl",
-	"Vfx6QCW1xn53ttv9vhFrjLDIdYccBka7kpiZUOFuQ1VFbbnFliTNJfVpFpQA9uceUK4g/qPCcxruQ5Vq",
-	"FZxkEXez9LPG4x68e0yntawdTIl1LKr2ahtZzvAuA/K5mGw0uRueWGd+HXKskQZA4ONAVHvKUBKDTSe2",
-	"rWeisJVMpdNM0QektxPUntgcCENnT85P3RdGFVjBIGINIZuQA2r2NpT5QASsEcdzfWlYMpKGaNPkukBb",
-	"uxdzF42ElG7OSwSdHznuzzajlywrS57nuZkNZI31IsTtuoDZUVWpQMKGXDBFuN4PG+1E5N3bVxE5/enk",
-	"zdHFm3evvz96a+iDOw4kBpEjBUADwGcoBQqB7QlV6lbmqY9wB2G8bMIaCH/RNxI5sbq1DXDVdLIJjdKR",
-	"PVKwclXtE0b+WbW3D7xlYV9G9kX380UgxTRlF6zEUS5ZVi4u9E7zjOvZ6rrgu8mE5e2EKqu0+jYguLoy",
-	"orw7P351fP6v1joV0HGRiyDRnO3pu1GtnO7p5fqSot+v21CrZVr8TItW+fVCmBqK4X7T7k0Hoa8fr1fC",
-	"oC/j5Wzs9/nFjr5UNfmbPnSsN24tSffzyICts6E+mqhYlHa7jUXhmr5tsEc1fr1OW4nCZh5aag8Kc2xk",
-	"jbGgiE1ozoQeMWX7JvmUW/MwzaVh32Wi+t3ODtno9TbJ3vNnuzvt7a1+b6G9eTD47h/vu+09srHZ/vBd",
-	"s9nPOhmLSU6tfaCo4zrULCe7ZDIuT7ZCf4sFpfCLpqNfKCzuHsWpq/HH+HPzbZ/bNHXlDcyDwPK731TF",
-	"vLEW+bdEF+Zvt1WqU1svYCeKUs7gIsLk/Rj+jm05T82yzPU+RgAX5TOHMsvkLWgfKTcjj7mgGjMMxnQy",
-	"sX3BqrVbV+oXcnRTrgTrM+hWy8irfo59wJZm8dQ+s9r8CpZX92mpLu3i+sHnTGlfQ9hi5gyL5doY/buo",
-	"BaWJl+J84/YNwq+YvrTeB8GGl33SdKrLvqmD50OBzObX5gweJlKoxzrXw+Fe8KWtbSVw1yGcaIm9rqTI",
-	"ZkTLzVUjU4rqXUsSL4IVLm4DUQPBV0s5qYK5KeFkSe3lddNNoIJGMs25np2ZVdhqBNAyHb2dzcni6K23",
-	"BjFrCFNMl3vXQw0w8wVacJxWtN/y3dmLM8UpzZbxr39OG6OsXmFumpI5mjuEbIN2q6XM1AGBysOuUxqB",
-	"aIYJ4YJk8kr51cBLxWLszA0ruYRm8mZLDammzV361U1ykfEbdtHpdGKyMQHBI7eFROCcQRKHl4spR1pP",
-	"sDM5F0MZEG7zp13max/u9yPV7LapLDTEKXvH3K8jqtXhZFKY/Zz4E5FrxiZBQjpyEyzcbl96onwR/oGw",
-	"DioKcREYfG1jEUtMTEU+4dZwUKg8/fbo7Jwcnh53BmIg/vY3xyI7f/sbOSr1lolchxes/AW8OnLMGIZC",
-	"rLUtG+zLMUZdxHbV8YEbZTjN/NAKOiXMbEuEyI3ufqZkXG3vgqJAhIOjXdU2Wyi6tjcW365X0o7K9bA3",
-	"LSDOgi7yBhhWiUCx+bgNG954+8ML8mx7b2tzn1T6y5ONd991u93uZkRKfeYHAhs/T8WEGiJA1DTP5ZU5",
-	"faYSOmGEitkt5KlyjJm3LeFBqnAXh2rzGknZRI8ivFQDgZJQhBs1qGD9C75MuNrEwJhKp3ucKDjBCFWD",
-	"wFo9ENgVl2Xpge+SDJIZhO3QTLMcoqkM5MzFY0JzdB4Z2CHeCzDKmwmpInOuJ1Ytv2YzW7Q8vKHRQMSe",
-	"MO3XXvVlJmIkELElNkWV9I2sIE7780jRQBhaBNH5rIiKMJwOj37i21gEdaS5ghjOCEN/qTZvJSxlImEI",
-	"co4W4IG4BImVp/sGHg4z7ObhLAqfgbmyhA/RuMxTUmweZGCaKek8BD+zGYjJuTYHE3siFwdJAfVw5AN8",
-	"03CqC7guirjgVuxmMhBeLIAch5xr5o/fTGCbv2CdZBgsZWOJg/mxkC6ZjVHN2jbjZSAmhhpDojY5PrWo",
-	"Yy8Z4amqEyB/w6kwsLDvto/T2GE6mKrNeczklOApocX9igmWQ5wyFOUg/5xKDR15wIZt3nZd3KzLya4n",
-	"qIRs1vO91LZUgZEcAHOVVaFhUcHreEy2ML1NKxnjdTP0ES8U/AQX2/zGBdl+jokokHRSRB/AJfNg2EAC",
-	"6yfT7bfwNkttX5zNg2B4NyOhAgo14nwGf8z9Dtq8wIs+IwW7ezvqA1edZ9lA5FMh7OWnZLu7ZwH1C8sV",
-	"l+aJgVN804vxG0Nk95FwqKgENZESIzI5/Q0oTpqaO+TKUI4NlwR6mUNlIRtdLKRf1hXlZigfsYITdcgL",
-	"K/yA00XLDM4eh7drsYwDfgmXAdGTjiltCHZrxWAzv4qsJmr+KsoRKs8xWH7DckDc+KmFQM4yqsFbhKFK",
-	"I6lsaxpl3rZZS64sjT0NlkiAjs7NQQVnaegntKYn9FLJbKoZlFbHvlWxGTv27mNCSYH1KA2CP0gBjduI",
-	"e/1nnW6n2+ntP+8+78Ji4zG9ZiSfiviJIrbgldvcryU5wuzRdwtyoangf4brARlKMznNvVqBB+z2yWwQ",
-	"60DEH9tWQlEx2TBXF7dtiIPtUAPIy7Urga42kYcpq3Kr/UrPGkDNgbB9a6DfDZARO5yWmZHBaK4hylir",
-	"slLfIWfSCs1GbLUglLmVpI1cNhCgA0GoS4DRRWrGhqQTDmLvFRMgpw3pNNObeIcIG3NUsxC1jIipDG+D",
-	"OFaE6FNrGoPIGT3NBUpZjT18gJuWIYDIvG9T7gbCrzKCRLIZxjtC/NUVvAQiY/5EGWapWG7P3If9m+M+",
-	"LDELmdfJPbO5anqUsyIzzLsv3EmmisghIDXPIVZhw+gmGnuvDcOAvicKmEwxxOY+ibdiEtuxL25Zlsix",
-	"kRKELMIuQFDoxySuh6xdTCcp1eaDfiVIajMicc98oycXmbyyuWcx2eiVXzSD0ywjMQRExh1yWKQ5Ir1B",
-	"P5U3UI3Rd5fxhAnMXbT6wmkuJzlnmmLoj63AVVcjzK1vRa0bpLCt/VbP3Fswf0yYoBPe2m9tdbqdLcib",
-	"1iNQEJ+W2oxfsTlu1wLQ/v0Iqle5ItL7Lv4NI83jw9PjuIg137DpiOYmwLaFHIi4FM4e43U18DB3uvIQ",
-	"M1+kc65HiNb+xsPiFLn0Gk4EMgRyD+RQUA2N2gPokFOwHlt1iRKsjGpuSClInKSS2ZhvfzWOU6O9cqV9",
-	"63KApxOdwbZQafIjbxVsylVU9fbsnW6zJguyj9MzbZ0+IA34iW/d0u92FweC3kVNpxkH5WJjd5cmObvh",
-	"cqpsQVg5ob9Py6ttvT4/nqN629Kz4YpLlv+lIZ8fopbnp+brfrfrtGdnuZmgKsKlePqb7Ubll1aYZQJ8",
-	"fv8JGzvZUCxX62Z/u9/1hW72t7pRa8IAayHsA+rg7O+aFaO9s2cgbssS9PrdbqWsa6vf7e+2e712t3fe",
-	"3dvvdve73f8sauvMLnII0ex2nu9E6Cq68JVO533LUzMVOoca3u73znvd4m17BPW8DbMVP/0O2P+K2P2T",
-	"n1uBo9G2XipOb5XO+YWjFCwe9VZyBpMMevkz6fggIDiTUDafN6l9/al98zjFyba7vXlfeDx6Gjo9W/DR",
-	"1vKPbIeHY9fh1XzX7y//rupzwQ/3ln8YFBMw3+wg5i/+ptRNBIyFajoeGw6BtKkAuXf7QcNCuA1RS9Mr",
-	"BSFi/rKAAbFgBpAdM5cjHPrhnwS0lzjS61DfmploisQ4aqLETutVEKs0EEMQ2Y0Iap082J/XZtxjVD/K",
-	"iNegTCkvapMEIsAjoiSIKkY7I4lUKHYOhMLMBqpBa8DgEL8Jxf9gTXT+R+bJ/DIqfx6MeMFT4pORXPgs",
-	"QYMOt3FWwGhKN8NTM3P3gcoaNl3ccI6ZpM4ojMHLxZVdK0PgAQnuN0ZiEW8uLN5YLpAaqG71uv1d306w",
-	"36vKUgyUDRjT5uOFn27v+U/36l8a0dTv32g1Y8qFplwYbSTToxlhicRCoISJK3rFxuiU+ZOZwgOzhEUc",
-	"4bx85fCG/lU5Qnd7+Xcu1Oqvx0IO6we1iGtY98NcfuH67pc0hggaU14xsFFDY48DEitG82QUY2szqyb6",
-	"7KMRIxizYflAp1ksd6v5K0nlp0BDbG0Ub5+lmvTKjKF5YbYYVsO6emGfxy7839oKA1RohvNICQVLmi7O",
-	"ZSOhirW5UEwobm7H5tyjKvQICqFRTTvB85+nR/SagnoekJE5NH7/qeVKtbiQryLuYg7BNeR5p9srYrJa",
-	"Ozu9HsRC2VAou8Uw3xADnFrABiblUmpAknu+VlqvYJB3D0a07YZXFuPt+49S/FeT4gta5omv+8mocxOp",
-	"Gsjta0s8L2flS7gP1hOwGSc0y4qAQBCNbcYsGr5UWKcFrelGbB4IvAcqdA2iaG5nGtMZfsYFib+Ll8UW",
-	"2o5SA+EchCrMbycbz40o1dtpyi7ftCqBTVGOfRgmcTGVcWcgbM/9jA01kVO0y1ptyE6JNtAm4b8UG1pn",
-	"J01nW7zyNPDxQBTCB5TdmdLfy3S2HokKQkxtXGkRN1oEizrC0xyJaWnNogjKlSlHY9TsXTlmxZKi+9Nm",
-	"jC4sSgwViTdlgn3hSa9/GVWj1SlxiaK6tPKgoEuJvN5FLbwk667KspLPXJabu7asdek+HuJSid1Oe0uV",
-	"r+EkHZlIK6ygwdW4jCMUn/gv7qK/kB6wAmtobJMLX/dWmLVSwPSvx8kwbLFAGkIdUjWzNaNSVLxbczWL",
-	"t4HTa0xT1p5OSs4vMEOVQptKPkh0S2AKceBg3IwGQo3ohKU+eCPj12bhzuTwRNnm95Dol1+zlMRjmbJ9",
-	"cPLEHfImiH3xJWVqATH7ZKogvEBL9A75ApAYHEJzxXz4Fp/vigB33pED1r2I7mqkozTRMrmx0Qv5lxUe",
-	"/4Sb0wTEEjIHF8g6dt0FwoySedp40dYTgjlkfo2SmRoZpdiKfli+0sqFB2SqMFrAyH5o08L2GZ0mo+lr",
-	"1vp81u8raDax2aBfMxtTnrX2W3Ki/hdNxsx1U7da2Xa/YK3JmJFXOg3bNwfToNiQcmUY0UX4zRlG+7Sq",
-	"pU6hulL32fOt51D9KXwIAkCr193d2e5u7fT72/29fr+owYe9qpepcpgE8+KrQ8KKKhVQ1LffuOe1N7my",
-	"5BK0q54jrlhgeK9CFY8fyc/q5OdsJG/DMAtfLM1VRrb0gxtmODXPZECQXKd0R4+KpqcrRBk0RDovth3a",
-	"oBE5cTlvPDNa2EBsGE0Xa6Da3zD6Aixamx0IOa2kfI+oClpDsxRqQtAcjfw2f2ggGiMI9smE2qIdNSe7",
-	"W3LQiBVqYNO0aMYqBTsYCOyyPK8lKzl04QoQW+eLG9iid7ZvKNm4ZjPF4HuQ27kUA2FAhXcjjYg5AHTL",
-	"bILXDExNRGk6swF5NsxPsNtAXcxzfsP2Sz8OBJ1MGM1RaYcojWHO1Mg6/CbQYA2j9dSID6EldM4mjGqS",
-	"G4Yjh8QcNppiVYf8bJV067Rz54arQYhjQBLCYZ5U5PpvLLMEn5hV+w1ikFypdY6r6wRdunm9sFurSHRr",
-	"smn6btAr0rhK5dLFy3W5b0Wsja44IgH1lnsgN5tdkNVAj1Jp1Ps6H5fsCWIguQrrBAfG+TlG8FJR1i+0",
-	"MFmp8mctaFz5vl5L6qA1LTxs0NVk9YYaOUsKpi1etmssbMilQQGw+GBNHEMPNnx7daSh0FC9jA4lp2Ro",
-	"9W46COe6NdM0n8XCWmgr7uWSDWXO7rWN/jrbwHkeYB//g8LAkv7rP5KPJ+fHt69fHhb//2L74+uXhx+/",
-	"+RixQhh5X6nxbq5apcpugw+9VuS9dUvHPO389P3Vq9fn73pvzo9mr//4Z+/Nb8kvh1eHb3/8/rj7+vrf",
-	"f3jz7t3O2+t//XFydLT1+vq49+a348NyOWlrMaxWNH/2bE5ERMUJVSonW638Gqy31zXTLA0icN0ZbY86",
-	"n8hre8UVLQ+biJ05rlJb+uV481COrVrjrSWOrbCR8aNj62s4tkCybZbtAxXCC3BlHeJp2Guz2QWGUn1T",
-	"dVMjXFACSqtTCUmpQ6eRO4wIKMjljMSlGqjxQNicGlcMLV6zVi54x0vj8jQ+GIigToG+lWFx1ajoGnMp",
-	"9Qj0EFRn9IjNgkhy78jzdVwH4hzqHtg8DxuoZwYAw03Fne8B4BlroBKBgJlloPicVzyDVs32FAtncK4C",
-	"EWQJYej1YamHAhg6uVEhbNoRzAcy67WQt8JwTAUVv6zWCfLta/aRJ1SQnX4Pm+B8n9M/eMapcI7IvQg1",
-	"iMP8ignNhXm059ouF/qr36GX9bEAGM+LtFuebqLoT7Vdzf5AuHOfGZ3TbHSqo6LouMt6cjXYxQz7fg7E",
-	"QBz6V1AlGtPUnDpPoPJuUoH8mM7IiN6YY2HCHkIEAY46n3kXrtWU6ollOIX5TBGu8cD3zV9XzObjeIFK",
-	"TnUijRyVW0fMZjQQMo+CZC/3itH4mVHBLMXHJZn9xnM628Q2my22Q1xMBRyvzUTzpoW4YFOxTa3U5R7e",
-	"qJVD5TOpNNkQ0uAO/iasLQDyZn0OMD71aZ++lA32JZHTLCW2qqiDxaZFnmIuSna6fRI3tSqLbSLz4p0V",
-	"qc1w5UvF6wG5mChw8HLWUKx+CQSnQvOsCiyruNpC/2QDa5CwZCSJnObFAtLNgbBnSTgmNfpyWK4BFNAE",
-	"KqBjxz6hBErF+ozKsL5s5IvLbmIt2IEo15c12OJrydoRGorJGtC5KsJYsJOCFwZMoAOxQckaFRLxdhad",
-	"IJZU3DvwtqRsFhb+27T1chuqN8KR+Rwka0xnNBkVoz4pyuKiEoH4YUdTcWSrxEDabuZKSQrGUtVxWa7T",
-	"jAHBdER8Ib0+IJRc5vIaWgAxn87piov6bG10UCk6M7/euuKoniewjxOWQPuDgTixJQyJK2Go9uuALD7F",
-	"yqVcj+S0seIzECKu1UAEZzOn3KGtU4n3rVaoMo68/ywiSg5E/GlQLoQ+aO2TQaucujVoRWRQKV9q3ns/",
-	"aG0/7+/1tgatD3eYLEiMsJMxzVw9ZMg6Ax4o0H8HSXAGSHG1C0Zsb/mcxhc45D6Gw7jQlGqXC6zdWe1y",
-	"sVqDC6P7OBFjrWYXZbta2MDGimd/WmQM1jqfHZfdItXi5009bcp6UjUOo1Tl/5kRPS9tRaE1p1muSS5S",
-	"2BriBStV/RvVLqPp2PTZou5LGNrrC39bwmu7kAVcAyk7TyNHVIdgBsZCmAsgcPzml7ZRLesgLu+s2qnD",
-	"DG935IboTNKh9Vq1et3+3tbz7Wc7u4WZxW2xoddBi4sbyRNIAUixTCYf0yuG0DgU6bs8K6oKB5ARWCQ9",
-	"gEvGxbWthFFwmicKOytZFrMYJAYpPjQ1O1reQqjeR6febmYdKJvN2BI1av/p0yQVzj3YSeT4qYLeJJ3f",
-	"JldBfSYDtyYQ48sX0MjEANgx7QLjwjLJy5YY9nyx6eTmPG465JROM640Jb1utxuRs//+Lwm/SQiB01xP",
-	"U9bab/e3Oju7vW2zDnHlftze7ezu7OyVXZ5uwMZNGap7kfKcJdgB4A5Lh53zMTu1vK6GMnPY3kERygH1",
-	"NzCjviyBLMYcZD7LrlKNIpR4G+zg9ylPrt+ySTY7FOkLqBBdJQlhGWdXwRnRvigwjbWlHxTbD3856ncr",
-	"/Rn8w/OT04vTtyevT1wVwJVhgCu9kMMh2D5XNhs1NWf7IkGN4BVvjB0MbZFbD29oXIGi1Ho7YlDEajbK",
-	"BhujsxkqS6wLA59LnVIYyFILfNC2FOtiKPXmQwna1TaBqWmbLs4/2GfTLnth58hSi8fS3vs+AgJ24aNv",
-	"z9wH6HgGggDdhbGdLfrlwKWBFqq5LYlLrZO9c2QIjlUKddHvDfm17suyeAyvkXit28m6j6GjK6SQVat2",
-	"rxxzGvY9/h8damq+WmGJpTb31TgXW3Wsbiseew1nmUl6Yb60i1L1cRxWzWo0QHbIazojl4xMJCi7XCjN",
-	"KLjxpwq0cxvpNyfwbo5OVr+aBcGq5SqXQwG63uX+l8hHflieOeJGLJwBDMsktdQkrNmFZkQb/1GRHr3s",
-	"y37lS+dvm/9Rb3/bTPfhfm6+0jwP7IRbxiCc5eExD/gb9NW9NYSHBpVEm8Ki5lPHUu+L5qg/by2tReA5",
-	"alyL/LNtbfrdri+qJHOSsrEslZcaiDn1pRxFLdWZIr7M1JzSURGJ+/FAfJlaUfMi2Dx4Wg9FHYMjeV/X",
-	"4HpBd79vq+de2CzPyuG2bUzrNc2vmcYuta7E7uHbn4/Oj9/82NArz3dwqzds66LBaS9scuYbmjZYPgLS",
-	"6RuUmZ0/AFhfOPt3AZKT89NGUGwVoChXVA1siCUjRRNQbJe8uTB5vggmFaPDqmDph2Bp2Fi/2FjRD8hO",
-	"6Vr43GMrzxZupSlqr2E7D1ZMqd51poFRHlYl00rMxGNU+5rxJ+AHrgHVd42qJA0EHK6gyB/uwprrSE6D",
-	"MuPvPxiUL9dfD3+zZdHffzBXWmFF0KYqFWvVBTV4MM3NhXl602vVo/4OKwVBhzKvFf9UB1D/HSfCSa+w",
-	"wGBR7LOYZ6T1ZP/p00/m9TszadQqdcAc+fAcG7jYKtcTbTXJhMV8sArIGYdaMXegJ9iz+LQo/QNEgUuW",
-	"SXEF8cSL8kG8fRgTFupgc/YS3SyteERyrrwFkxT4U5/mDIPx68kPWMbQx72jqOKrbCF1CubwUlhz2GdQ",
-	"y9HXjXf1PaolA4JRfYZmfVRXEMbFGRzYxEqIVcrldIIjl9xhEI6B0TGlypHYjxNfDGf3NWeaN7WowGy5",
-	"UqhPoHMVZ4NZfBKdQbMiIbSxAcu80LOXvgoUVuD96fz8FGtBa2nzIMMWGg5jc3bFFVZHJ0gv1D7UMT/D",
-	"7bRtydaNos6wES+L53beWUw2bPbGEMP9bfFXqBTsinQnuVRqIHKmc45yajHQGb8SVE9zI6jGakT7O7t/",
-	"j8l3ZMQ+kp9eH75on/102N/ZdcQyp7cozWIZ/SIiyc0G5dWuoBi0YknOdHk62Ff7OI1Lvx5qcwt0+cdz",
-	"pwDHEbrCzfxnBnNonhJ3eCS259bmMKj7ly6+Ln5UfrMDsRHf9CKz00uq2O52dbPBsJ3amB0DgjiqAQGH",
-	"aqfMSEZQ+kI7wCEwbDR+fDtSLLmwXQXO8FEuta16j41FBZkLUwgZNK+zlGykVI0uJc3TyAMlGohB6y28",
-	"YL8YtDDKqYj4tiMpTWfKlpI3KNTfxlrjHfJymiP9oZrIG5ZndDIQDaD0Bdj1rcQCIG3FJhS5jH9NRTbv",
-	"6dbO/EQFFQIBepWlPVGufgkcFRb2v9zdxsL+pP5THJlLWMcQCj2XNn2tQCxrPBBYdxmkv6upj8BgHAIT",
-	"3XmBIRtJjaPBB3PuD1cQ3TcQPpKj2C0kS2F8RtPH7VO79wCaLsLTg3AgIHjQj16BV6fx8oQLdENDaKmW",
-	"skMODTpiKXF7xLaTT3nxCooWGlxF27vanwOCxIyiin5XNJPCFWlM6EQDmD0vu2E5H3LIKLuiXGBamFHz",
-	"3RnZGsKMpa72vVEfNXps/edN95vIvERPG+GxhOA1D2DejTvmvyE9dLQAKgc0wmYzQribcTHsC4CFkVdu",
-	"8MhW0RxCjUtaPAgi8nbImIupkUvAfwRyTiaT64HYoCKN4BbbQgZtKRIGxb0zLq4iQkvU0vdmzyB2woDW",
-	"qDTYqXcgDjEcsv/xo+tDsGUvpDogEL17yxUr3QwMZTZcJiUbO0RFuNiIbHXxf/tkFA3EDhlFpNeF/26b",
-	"//bh7z78DUzz//6ffpf8/9BHe7vXJSlX2DpdBz2pmswoUpS7Z61iGS9YLNAPG2dlDvWJrwJfTokptUib",
-	"2yupxPIW2s6XJhOdl2Cc7vvC2XVuHxWEA/m+PRDVWb5SJ1SsZuifTsElsHTx95cq5jPA8nnYCXbS3rDT",
-	"WWGf/lJ+/qngAfC0CXV4GndWRA+jun/2WihKUb6yIJCH3gpLsOLXwhWsl3DmQ7ndmm4pMseIvBP8o6Mj",
-	"K6zN091V4LNgRUuwsInSo5S3Mk4eLBGASIoCFXVc1Ql8HfJixJJriNi3Yq6n+0YLv2IYA2CYgmsBsw7k",
-	"HgrfX85ZP4gM8ySCxSLLGnfVi0ilTdhAjjV2UZMP98vR+SnmnATkdnPuMgtm+nmQbVhTeE0OSM6gh5rM",
-	"oGcC6LlKy8lSbKhpLp95ixoWukSN4mmnojbd/54s26W6F55/Tqm+ldI055WK86XhlkQCF/0ka3YJFzNL",
-	"+5dbyXba3mG7w/Y2fX7Z3ku6abvH+sMtun25k+ymrXUrxpUbkK4cGVe1aGJ71U6rYj/9UK5AbGOdoC+Z",
-	"DRtythJnZ0NtEfKvg6KoQZvbRxvNo43m0UbzaKN5tNE82mgebTTfsI2m0nr90UjzaKR5NNI8GmkejTSP",
-	"RppHI82jkeZrGml2lhlpGjPfDNFuSCWvROP352R1Q8jnMVRo4YJcZlP2j4JFw+PA4lMzc1iTTzfdG/Yv",
-	"n7H2btKj7e1hl7X36M6z9tbl87Sf9Nj2cLfbWjd830lkX8fmk0yVlmPQ4yCIy93uWhCPjcsLrT7KHv2j",
-	"xefR4vNo8Xm0+DxafB4tPo8Wn2/d4nOGRpZHa8+jtefR2vNo7Xm09jxaex6tPY/Wnj8vJGfN6hErl29f",
-	"szR7ufL6kkrrdduQE3rMBnZpP+kNt1j7+eV22t5O+rS9x3rD9rN093KHbidbl/3e2nYhI7d9DZtQmNRX",
-	"NgqVjT82Q/fR/PNo/nk0/zyafx7NP4/mn0fzz1/A/OMqCD0agB4NQI8GoEcD0KMB6NEA9GgAejQAfU0D",
-	"UP/zDUBrlcJesxBo3bjjhCZY3t7l8+RZusvaO8Nt2t6+3Eraz9M+a/eGXeqerW/egSm+loGnoQlXUHNS",
-	"+U64DoU6rjT4o7Hn0djzaOx5NPY8GnsejT2Pxp5v1thjb/05tsL4EmJcr+rHcwtynVSKWq22ZDTyZHAp",
-	"2aYbjHiq3QnFrpLQYYWuraR/2aPdYXuPPU/b28mzyzbdHe602XbqHu2tLnQF8Pk6cdbLIWBEJSmKgzVL",
-	"uvt/AQAA//8=",
+	"7P2Lchu3sjeKvwpq/vtfplaGFEmJskTVqn0UW0m0Y1lakpys/YU+GpADioiGwGQASmZceprvCc4rnO/F",
+	"TqEbwFw4vEi+xNmlVbViipzBpdHobjR+3f0xGMlpKgUTWgX9j8GE0Zhl8PEoSeS9+RAzNcp4qrkUQT+4",
+	"mjAyZXoiY0X0hJGU6glRszSVmVatIAzYBzpNExb0gx+Pr0JyfnZ5FYRBxv6Y8YzFQV9nMxYGajRhU2qa",
+	"1/PUPKx0xsVN8PAQBicxm6ZSM6EvWJrQuXmrOozINBOR+wkTRE+4IhlTqRSKEY7jUlpmLM6/lmNCBWE0",
+	"SzjLiBkOU5rccz3Bx+mUEd/xaN78mc3NbPJxMjGbBv3fAtNx8D6sGfcF1ewNn3JdT7WYTSW5ZfMXiiTm",
+	"qZDcT6gmGZtSLpQZINeEihgnxc0vimkVEi6IYiMpYkUaEbz6z247tC9ycfNP+EMx/c+daKu8BKuffuS6",
+	"+Pmdy4SP5mtn+cdMakpSeJg0om778P6fe+3qEO3Xjx0LLuBJXD8Ku74vFOExaZgFjv7dtO80T+KIzOWM",
+	"KCZ0SGRGKLlhgmVUs5hIwbYOiRSE3bFs7vmnRf41k5qZZdHS8Xt5Ihn747o37owO4h3WHb6ku2x354D2",
+	"eu3RXrxydlP64Q0TN3oS9Dvd/VrOYjqbH401yxane2lZQ0tyT7kmQzaWmaGAzuZc3LQ2ISwXmt2wDPr6",
+	"9ddfj2Z6woTmI6pZPX1p/gSXgowmNEmYuGGkcfHDK3LQ6bQrq/w9oxnsO5pM/zkIbqhm93Q+CB617A9h",
+	"kNKMTpm2MqqwYX9mNQx5RGaC/zFjhiFJo2No1O31zHAzOjKNbBFt9uCU3jJFKBCNg9RA8aDomPVz+WBa",
+	"cRJjIOCroYzxOy7I7j6ZyFlmZJERWyiHxjxTuiCdhNKMxiCORpqLG6Lv+Yi1BqJELsdHTcNITcNJTcNK",
+	"TcNL+6w7fjnsmB3DzSRRZgdhIOjUvFuRYsESVuv2emEw5cKzXlhHbzdwVAmjkZwJfSLM0O+ANUZSGEFt",
+	"PtI0TSxDbP+uDP0/5jMyT8amcYptXHPXSBhMmVL0hjnWwgeMHC88o2ajEVMq6I9pothDcU7/kbFx0A/+",
+	"f9u5KtvGX9V2ZcTH4o4lMmU4txq2tn0P2YSLGNbPrHlhKIarC0qyKFSWjcU+vp2LrIeSlhvNT8R5Jm8y",
+	"mN8TSMrzlq65uE5dW0XKHlVVHldVdWemqTRPEqNwCo08kfS181u1AEebaeV8mNlMCCvhPtOSCM0yQZPj",
+	"LJPZ05bCtnDNoIniCrjGiWLZHcuIe+Kp5C2OdSVZBZkJ9iFlI6PeoNdDUM0MSFwkF0G6VDTc56HtKYs5",
+	"vZLyDc1uniY5UjpPJI2vtZTXCbRSFR18Sm/AANzrHnR2e3tkONdMHaKdmlA9ltmUaJD18Oj27ym7IWOe",
+	"MEVmqZl2r7vb3d9v44uk0SOn/Putpy/SOQ7ZTXud+DEjMcOH2WVGNYny2OloxFKtyFhmhGtFbrmIwYIx",
+	"T4Eq4opIw12ddseM/XOun7H530oN5wI0yR+9hHhwuBZSX1PbTHENsQ/y+vjN8dWxmYqQmtgHjUm2fdfZ",
+	"Nn3Skf4EwVSdybpVgRMO+8CVVmQ40zCoXIjilEiDijk+ORNmC23fdbYOSQRdRCSBl3Xh6MR16dBUd+5a",
+	"tTj40EP4KSv6Vuof5Ew8bSXNEo7h7fICwicgkfv1iavkRrdudTKm5CwbMRJLhgwDS2U2hf9myBJpLC0J",
+	"S2CV/OfbGm9n0yHL3kr9SgoBYvZpJIVmYHOMfENF6r6VBJ8xW8M/gtPiys3rE0i+MI9VxF81mi9A5Ioo",
+	"/QIaxHbo5WhRCoMw/Wp6IKuMBCX655Xn51anPNLWgW4z9rtn8zuazEo0tu1e+4eqWtprM/cEmnpMxH3i",
+	"BIgRogm/YxkdJow0TNuks9Npd/dqtPFDGMwEvaM8MU+vHFTxueq48C9zJPMjjHmMOkioe5a5c16n7fwx",
+	"h1am46CndG7EjvnHvDShd4wMGRPgaMi7u+Zx0O+0250wkDM9klN2PRO3Qt4LfwKuzG9zPisu6jouq5nv",
+	"woqg78RNMGMpo1qB6ZExqqTYAjlbolKFRXNnXrPozVvFqTX+v0/TdI4sV3zK5Ew/TXZ8ORbK5oTeUC4+",
+	"Qb6UJ/iEla8fpllojW1+Psnj3YhP1JMZ1ew6sQ2UVkBKMjV2mJWfytiMuuCTPESvGEmoZp9w9CpMYCWl",
+	"3XBGNEn8WNLZMOEjPyQyzuSUSMHIyTmhcWwOyRVSl9zKK+nsHyxSuZl7azd62T7uvI5N73ZcvcTeQflp",
+	"W/WSifiVFOOEj/QjtdIwkaPbeqVkDw3X7pHqvrW/kwlVRKbgBp6hL35EBVqQTgjGtfqHlzw41e6/roPm",
+	"ITTWeckWrQ7oi5maD16nvXMq7WnkuHIKaEpjtoIkDaebjELdMlppNLH6y8m2EE5tRpTZoeV0HDIjBEdS",
+	"jHk2ZfGhOZbdmx/smhvFjbK5RS4YjcmPx1dwCrW9qm3T7VdR7cWN8XizPASKODbnitidYK8/ah1vA7HO",
+	"84bWTswIxbW6n0jFilSu0HcgGlGFLn0CF3khdm0WKcppGW2hX/wbMyeu2NTwFvukA7S2jVzXn6TfSkLT",
+	"NJN3hpnto0TQKYvJIJBZzLJrS1boCC5SnqjOqtNZw12Lw5Lj4pGPTKkeTRi6O274HRMwbsMrPP4GjcN3",
+	"gs70RGb8zyfaI7NiA5U1PDo/MVq+j/vjyD4HLfaJvRMbzNrtndEtm8MHRhoyI/9uHp2fmD3Xr/4MO/Y/",
+	"acp/ZvN/Vn77BE9lkQprGABuwajKr08L1yRTmhiRawSL3eDmgYzdyVsWt8hV4TCh6FyR+wkfTSwDDYSe",
+	"ZIwR04AijVpihTllQoJE2ILBZEY64+U51fDNfSbFjRMrhwPBNRHsDu4g8RRjh70gYn799ddm9QZ0FT9V",
+	"L0w/jR1/oQmPYc4/UJ48kSXvfCPXY2wlDMDzr+wdqeaC4or+FsT8BpSjSOYhgS2czQmcuOHuMiSsddMi",
+	"nV6v1+nu7Pb2Xh4SIcl3IVEpHTEFJ0CqJkwF7x/KFx4wDKdc+qTY75MZtUqf1TdKY86SGBiTK+U1ludR",
+	"mZGJTGKFXKN0xo12FOlMk4yNZ4op0qDk7bs3+ZVxOBDcTuzd1Q/N/ZBQEs9wUYCftg5JhLSOQPApYmwS",
+	"IsdjJmIzBBxTI1pYJFB3Z7ifqqrXcDRNDJfPyUyxGBmbCqknBThLIyraViNrLnyTatQvePFm2XxMM5my",
+	"THM06tmU8qQGCxAGHPozK0k13rzt7QbhAqLBXYvXgUhy5MFvpjn7aGg7zTE+cvg7G8Gpatl9stmZSXI2",
+	"Dvq/rWbfimcmrM4XN3CONlq4Lq9FHlXG+b72conyZJYxwmznKHXBpKN6pg5JZPqOwN8ovFIH213BBQYD",
+	"7f2heSObtr/qZILvZ1pL8QvNuPPE0TjmZhA0OS/ME7Z8WJk6FzH7UA83GUK7LxRpN4fUcH8qFTRL6BQ8",
+	"+xPmzZEXyj6uSAPMdfeDIpH94bf3LegMoUhT+oFPDbUPAA+Bn9t1nOQPMosjfHfxhqjZeMw/wOUchS+w",
+	"O9yqHz92Hh6cGT5LpbAiVmbk1dn5f1+/Ont9TBpUk6lUmnR6A1FAqbj37AtUkLOrc9t8aGF44GGGn//1",
+	"7uTVz9cXx+dv/ruKK7k8vzh5+2N3F6ftoSDtdnsdFqSyW2CtHEXqdsorOk0pvxGLWxoYWq2T8+79V/j0",
+	"QxiMMkY1i6+pLm38mGrW1Bw27oKQsF7k+XVWC2Vq2N9ZTL4DE2KLbJMGnPq+I9XfyHcE5fRWSNrmKNw5",
+	"JG0E6xkxbEQ7SGnwoLGYzBk4zfKByhn6DO0o8ZhmRmm35jX6VNXiOIGPR5Yiavsjjx9AX1uLynDMGHSA",
+	"0H6f28ZC4niqF1afNOrdDJFrNl27ID9guxfQbJALHZplFNxF0Ny1IZ5dovIcfkVUo7KIKGcGovE2Mkea",
+	"+JDQIRDfYtg8fqpMx1ULvrFWSOhGgwXB8cVG61TTojxxi32NZ6cxDMYcIoygPjo/iWCnI9CVol3hXmnV",
+	"9WQYeMkmAN5+DNtvxNUr1GthI4dOGlS3anHEq8TLKy9MypP6Sd6j89XqMUecF8qtpSI0Y4QLNM9QCRIh",
+	"7w+JlpomFkfMM6JmUzPjshDzVNqQ3cbemN/g4RQtxcVZXXjWK8FCJlQVnPfF65uqDFrepyH3hsNT9iyy",
+	"waNAyo2erfALvpiTwvYaFghvx+xpu4pNnmCoLbfRYqrppuprYWLw8uJQ3xcG+4arGkvYi3+wlTaR2PkY",
+	"FoW1YB/09WiWKVkDKT6nShGqSIQP5LLGvEVSesO87LO3Gkaawg81wqdCgHweqxZM/WUrBtR/zKpNaN1q",
+	"Fd3vZeqC8UsaVMSETVM9J0goteVsiToHboGuQykTRmFVY67MUex6yREnDNKJFOzayuSFkVgMIdrnBLdo",
+	"SAr+gFpVUmzzGvXtmhUvXDGURlwZ32LTtRyCTuxFkhfuf6puAPuTd4DntzrAxFrWk9cqqs3NzY2tj6kc",
+	"8oQ9YUUqHhouRsksLrHHonWx+INEO6BwBOi12+EjTsh2/GGQ36g5YtnmVyzdK3zytd2UCxsHruqeQMpN",
+	"CbDInq7HwsTg3fWTOL5zjrnNZJR5/HuqniykFin4EAbMDcJ5DeyUWm5N3q9bW2whXCnnsM0lysmhMjfW",
+	"TXYX16imlN547+Q6WJV/csmiGsOy0N6K9XyXKpbpz8CPBaFR3ts6mzEU8ZQIdu+FkTlTTGnM6mXQ52Xv",
+	"wiYtbeS1hPn66ri0LA8Ff7Fnc0PQ94s0e4TqtkzyV00OTY0vMrXilMps+ANnSawq4W1kRLOMM7V40PH+",
+	"/IUT1mxKRdOY4IDR0+yDrtVChcnV7AcpiH0gJGgYSeFcGHUbokIB13h+71DHyeCnfGU9q+VBnNLRhAuW",
+	"zwPdJhCfVRyHk6yVy76aaKbifW7tJe8S8MUiRqXuFqcCfqpDWy5BqtXdDFS+LoMx6tGyNQD+StDL+xom",
+	"KHuKP8c2c47ytc52WPeH4v3XSi+X2R3H+OhDGddRZZ0zsRT34O4+G712l9StR0h22wdkCe2tu9f5nCAS",
+	"2J37wSPDLVID3IIeivKRxw8bHvYXwCnLdVXJ0TClc4S1YiBK0dPgMDYOQEgVSaTS4KEcCHjEBnTYIMuy",
+	"D+OFu4cgGYOoCIcaIVyHcLH74/HVQBRmmy/NA1ETeQ8xFVNGxf2EJxYytARtgl7xRV27KIdBJK0XxMCM",
+	"SwSxt/hWS+J7NpxIeYuYbyuND9E3BcYZoXGMyNvIiP1oUVI/xT/uLce1RutbYy/4I86iwxIHye2yQuAe",
+	"HWVSKbveCkWq8/LVqopprYg+zxhCDdgfM5oABo0pHYJTAnpVZEThTnQ4JxR+JLeADxB4H2I5pZWxEeN3",
+	"LHZvyXHBF0gmVMSKaQwI/l1y4bibingoP7iTYuk7e1BvoKMwt7QQOijFHcsUCnDznfURmwE2p3i//kHP",
+	"MkZ4rLaKSsY8sd5mB4POGe6Fxa/VgOax4wJYsnLLesdqvahnghF7eWSolXMjJCUwkwEokvkt+hUZGHqK",
+	"XigSScHOxtHG9wvF9xePBXXnFbV+ql/dsisT+gvZdn4/Fo58VSbPTaJWOfyghXI2tzha+aHACqHWEgYM",
+	"g/IlUH+ZUq4JosvlPChicF/4+zOuyY1RK0IKRhpCWi2y1ao/YTmowCYOaK6TjQ5JMchHeNr1UMddRftg",
+	"6fV24Qy8QMHqabfq4IdLOyO/UJ4hWAQCCxsUlQN89UKR/7o8e4u/WGkFKi+WWoXGpp6AB9e8cX1nL+RV",
+	"qx0dEkp8EgV4BEFkXCCGrIV/muMhfhEVWvtjZkQ3mJ8RkRmJTPctHkeHeQQqNcL0fiIT5gcQFRfS0rKA",
+	"JGiqW542ZYqEbKYSDEpEzD6EwU8AH3kjR94nsBJUUMt7IwY2gkAV8ebs1dHVydlbG++8qEotEL8ErgqO",
+	"7lrknM4SrjQlnXa7HZLL//O/JXwnyxfqnfUX6mGQUM31zMI9XC/N7k6rt9fZrbthy4EK7QJSoXnQrrlS",
+	"TqS4qWl9d6+11+sdrGy9s19qHv5caN/5HgrkGU2Zp8+jyVHZj542xZnU7UdkDggufwJnTM17NjXQyenR",
+	"j8ch+eXk9fGZ4e3XZ6/enR6/vbJMcmgU4Ugnc4eOiRIubiPQ9BGPa+yxMU9Y/QXvazmaTfH2xN3hQ+g3",
+	"3PVqCAAc8ZSbJxRjlaxKJ29/aXba7U4rjccVGMfueqZbZr4V5DOP0TIypPGQs9QcBdHPnA+l0+4e7Ozv",
+	"vuztVda7u7+e+7m4rXPV2/iYidapAhBN6QASy3thRuKCqc0Yx5mclscFL/e3t0exaNlvWyM53Vap6b31",
+	"e3pTxb/slgd8YE6/2pxqg37wf7vmFkxWI8MsGLCZ4x5paQ797W1i5gpcZpEYpr9CEhqLsNxg1F5/LLgx",
+	"ZsoCr6tYKOTea9zvRSMTMiAEYXDHY2bEV2yZcr3hCb/WbcbVKT++GEZumQvjm4bK1efv+HI0Wuej+YZI",
+	"8zObny41JG+5APl0y+Yud1PshCbAS4s8nqBLDsxZM5uprLVqT9miKUtzROoGCYbALLUXwSsdv+aZwkl3",
+	"1bOODOYQgefNtTFC9rHqhs3DtWCMtvu6HXzKvvqJ6ZR9oWMSGAXvQHFZ5PHiKo9rb2GdQm6RE62Mtaxf",
+	"KOLUuWHtW5Zq0nASU4FtSbjeKrnfhlzQbF7n56iX4a7XF4qcnpweE/NUwfbOM9ZEhyRmYzpLtMWcJcwN",
+	"MnqFoQLNq3nKorJWzBuoaL9eb53EHy+7IyrQGK+8Fsl7rfifNbP9fq7RstngEGf2/Gpp4Hylnh4jKvIA",
+	"PrVK79FZzEv6LwyU5qNbViMljeAy7TTvaAbYftMg0OBnLuIT27L/4hfbhf/iyPblv3idd+q/u3S9g/85",
+	"5vR6A6MNTSEeH6IRyTXhwli1eJAOMQqHxjmBhnR0W/Iix5xuf3T9PVQNvZ2Xvd2d7kGnt7uzt7NX67zj",
+	"U3btOHsJ1z3O40ekcP48mRUTS6I1GtroIWebOhTuBp60MFAT2u3trdyElz8dNbu9vZBM2If1sCa/UpZd",
+	"iwQJCxvBd712O/0Fkri4mb+UUPbXiRWDZUL1dfm6ZWHRRok5E11nbMwyJkbLoLOVp2wQooQ8HDlq14Kt",
+	"BIB6y+w+yqZNcGw2X77c79T6zV3WlNX0hNlghpWHMJhwpWVWk6byGG4ASvcfEJ2UxIb3bRSWj80t7HrN",
+	"p0xpOk039rJeQievJlTcsDp3VHkFPuNVkpE5ldHbqyLnU7dXRP7ujOtqVgouYMbhQBRumkZylsQuYNvI",
+	"OB+T6C+poOnKc3ihttXHyMNiCpdy3pYWiXBhIosIFiQy30ekMaEizjMe5eHmQuqB8EHPWyGJKswNTSH2",
+	"D9wHljHyr0MyE5onhJaZYiAgW0TpRGz7UZ6GEMTOVR7sCNwEJoQNM8tvyVoDcWRxnJm7ftcTlt1zxZZe",
+	"ki3DzJ9cnpH9vXYn50rk2XdXr4gcjxV7BDDe+qg322DI0zUS2bNyuCBefBf5hPINWi+acTN/faGMAvOL",
+	"imOfBKoaBTEvMxsyUPF2uuYa8nF3APUu/phpypMlHvQnuPRXrGg9oM1dDG4MaCu0dqLZ9NvCXPvZrKED",
+	"jHwp8vwRGLhi9Eq9Kt9E3T8aele+cX0cYG95HJDXTuXoH1gDrjQXNy8UXoRuLuBKMdh1m8VeLdtb5/Wo",
+	"7CdZJI/W9qsDpmpylZZyieWUtkGSqPNdsHW89QgFAUkfN1UQ+PBT9UqO46pfqlJ+jo0341q9VA6XL8M4",
+	"K4xeGKEnTSXOyq3cCglwYa+OPxMw+2m70Vg49WQ2zMKyF8pujfVbIilcGS6931t5Lbf6Wm3ppdhnutua",
+	"ulutCmxIZpi+OCTguwgJuDJC4jwYYFRaH4ZHuNQoapo66iwQoXh3teQOabUDYC10pX7CjxRHS4eYMTqq",
+	"X3o2lb/z+vGv0kar9jA2WTehjKXJvH4FbWy4WSqjRKBmQC0Adwm1LTrzsRbSwhA1+6CXibUPGkFb8MlO",
+	"2Z+uoBP83c5FZvlU6nfkcsdnyZVlfXnzlJGG6Ttcze+hY/aQuC0fOjAWlE/RLEN4buhj5h2DhKi4Q6Lm",
+	"SrOpOXjZvMw+OZZg5pgpBdt6rGxfkNIlIQ6SzgPxl16qVYTzVw44qVMNdREnC/CjzxFy4vQwE3qJTvpb",
+	"OY2+kgatmJZr5NwmRp+3tSo1mGjKo6IlpyeZnN1MoOZTAZjsbJOQRCkVLMF3DBG9OyOmajKUNItfYJQ7",
+	"hL6RBsBIRxM2ujX7OL/mBbGJGMAScJKmHIDrgiW1Xt+vacet2f1l627RfFshCsx++GvEgN+Jq0SA2ghE",
+	"8Ijtv4T9fp2wzKceHBlOMex0SHK23IgPl7LfYxirfGKoGSrVBa9JKfMuHOOdm67Y5yMC3pcM5H+I0HyC",
+	"DPxKp+Enniadf3RTnP6nCh5/pMx7XiVe4Om/SMDkfLtSxOCEPqOQUX+VY/ex6QaWVi/5YtChmpivbxo+",
+	"tJDH9ItRJo/q+7YJsryux5cjTV2Q4zdNpfNS2Hl5dqm9sq5J1eMuCVbkvlmT6iZF1Ai25F6rk8/Lqoh8",
+	"sUVcjAD9tlewtvrFl6POprG3fwuiVUtHfHmy/W1IVFfv4YuRpxTg/U2T5TIHpVYGABnzZMxsfMNP8p5o",
+	"SaxrCAFdkMoOAV4Zo4mLvlx0f/4uubh2RFo4HcCv6SSrja+9RJ8EV+jABGdDIc6zNpRTS4imgpNhdxfr",
+	"uWKERuVB66/NYTn3MruFjMguHMuXcoZfuYjlPYFZN2RG7u3VOmTxwXtFewVGfvVYGfuSWaSUiVJUOOI9",
+	"3FyQmvUzgpIIlRFStTQoFuYDi6ctmPqRSaUWabXupqaqD8s5oYpLHBbYoU5D1hZJ+Lo2Tl0ih79lgIKh",
+	"5Vc/FJlOL5iaJV8qL0qhg8+Bc1h0pVQwUTGhSvEbgdGc9S6g2k327bmtN0hs5K/67bPFqiNLUqx9LZ84",
+	"ph1Yr6xAG/nJFLy0NTkBSt46Pp0lNozatFHrnVvFKnjFnd3xEYMgvBDzvHPx9DQf9ejqyow3QUu7hHGr",
+	"SQdezglNUyZyWKRhB0zFoN2dYjFCjWRwq6/KOfi+KhCwuO3Xuu2rm8GPcJk6ctVVCiEoj8iJXg7fXlyC",
+	"X1CkG2vFJhj/+LH78IAIAEmkgEQNEJftAUp+7/8WHAkahMHZxWvc/O8LIOJS+G53d20855R+OMF3O4VU",
+	"gh77hveuG06lPp17aCQoJB5vkSNBjt5d/XT89urEhnIXns9zow8Eh8CdhMVo/pXp+Vv7vdvqXIGynHJt",
+	"dGM5a/pvPjd92+eAzzOpP7zfEHpdSY5fodkiyRZAdJWc4JmcpTns19Ydpnk+6KPzE5/22HCBTaxTFv9v",
+	"5R0DMxHYQ1XjeNcHFG+op2iSAHZH3gvCY7vK3N62NKhwiUQyAlf5mnBjCl9qmbnEBsWUSFTEA5ExPcsE",
+	"ikhPBZfQLKyRmrkYKl5VYWNlz7I1hqvZ8xd0ZSmKam8trVaC/j4l9WchUicv01KNcS7FNP/Wbh68/7gf",
+	"dnoP/7FhXPPnqxPz4GqRXBchWqv2TiUHRN6Ax0itfxuTBOSvbi6LbFl890JI+LisxKBuoGAV6XoJgdtE",
+	"UXRwfBbRuigmEipuZrUZ+gy5EmYzrQjGYr+VfFo6Oi1Ybi660Vf44saMvGMZTYjrpSI+mLh+d1kRGr0y",
+	"o9Hmn+8/dsOdh8b1b0fN/0WbfwLrdcPdh63//I/Ns+LbnIk4SkXN+PKR+4TJgt3XlKAuZKkQlFzK2Z+V",
+	"DBX77RVogQ3MNSPWPDfwuEXO7LGrRGnDTnmbZrjOTCkN8mWNcefzcXRqs9wUu1kc61tbQ4CKxeptnzbU",
+	"mlJ0j1Uh1bNbQUbW2lTFAKaFI9znuJFdB2yGwmW28oLRFc7i3RS8XE1hudnl7FUBuvI4G9GXQgAz0D/o",
+	"kBPTmdJwbKyPxLDG12rETKHmDreq/JBEWGPH8A6U14qqNmBEwGpwtn+9vaXpLVPX1urCGpoIWQwuJzIl",
+	"Qt7nw3538Qb8Dvbtzsq3tUxJmsmpNPNReSOF6jmb23ZuddDGqwv+GFHNbmz03yYtvXLP5wrLMVfdSuAj",
+	"LxRERLfKyWyM1eOz2RiKkKioPSP0D1GNiEvrOwgHwqdJAir6l5zOjkJydfzvq8qvhdV1qb2MdqQD4X5p",
+	"kR9PfoBBnV+cvX73ymXYwYIc6J2CdJKVLO1zpklDMUaiAkbT1TZzR9i3Z2+PgzAwAwvCAMgQhAHQIQgD",
+	"R4UgDNzkgjD48eSHIAzsYMzmKyTbsQ0s6Ib1NoTfdhXrYXHjkUabzETClCpaG1whebHQm399SU60x6uo",
+	"zVwIG1kXK7PPF5PMd7orj/huEY/Ozy/Ofjl+XeuLKCz+UqAVuPwLtpl2+Cs8EwFbmWMh8pRhR5lVuDEc",
+	"iFdHF2fvLo/fhOTNyenJ1fHr66uT0+Prsx9+OL4IyQ9vzn41r706ujp6c/ajRxa3Wq2tFjnCNZZjm8DB",
+	"jweOpNbZ79Z2t9s1Zo0xFrlukaOC065kZhaSGlSPqIEbbMnSXJN9bkWCf7/uBclVABJVdE7NfqhKrVyT",
+	"rNJuVn4u6LjPXhuuFawr9lZSHatyudsy1XPcy8B8DtyPLnejExeVX4ucaJQBgKAdiGrFOEoi8OlEtrBc",
+	"WCwUV6kjl1f56vQKmaW2BsLI2bOrc/eGOQps4BCxjpAtCCY2cxvLbCAKqhHbc1Xn2GgijdCGnBKObe1c",
+	"zF40FlK8tSyieHkIgl/bhA5ZUrY8rzLTG9gajws1sOMCZUdVJb8YG3PBFOG6XyyjF5J3F29Ccv7T2dvj",
+	"67fvTr8/vjDywS0HCoPQiQKQAXBnKAUagc2UKnUvs9iHSoAxXnZhDYTf6I2RTO3Z2iKlNU23DCmteqTg",
+	"5ar6J4z9s2nlPpuYAmhfZvZV+/NVwYqpC1PZSKMMWVLOEfJO84Tr+eZnwXdpyrLmiCp7aPVFvnB0ZUZ5",
+	"d3Xy5uTqv4PH1DfBQa6iRH3YsK81uXHcsLfrSwf97qIPtZqEzfe0apRfDwtXk+r+m77edBT6+sDPEgd9",
+	"mVvO2mreX2zpSzURvulFx2oi1pP0tBsZ8HXWZD8VFY/SXrs25WvduzX+qNq3H1M0KveZFz21h7k7NrTO",
+	"WDiIpTRjQk+YslURfey2+THOpFHfZaH6Xa9HGp3OFjnYf7nXa+7udDsr/c2DwXf/+Vu7eUAaW83339W7",
+	"/ewlY97JufUP5Fnax5plZI+k03JnG1SvWlHoJi8p/oWQg08oPVEFsuPX9bt9aUn0jSewjALr935djZLa",
+	"SiPfklxYPt2glIV+MT2tyAs1wBURZoGI4HNkk3VrliTK5iZDAufJsccySeQ9nD5iblqeckE1hqpMaZra",
+	"qp/VzOwbVQM7vivnefehmJuFdlZfxyqfa8PBFl6zp/kNPK/u1VLW+dXVAa6Y0r5CgOXMOabCt8EeD2EA",
+	"hQfW8nzt9A3DbxgH97gXChNe90rdqq57Z5E873NmNt/Wh4IxEUO29aU3HO4BX7jC1vm4p8oXxIBKllIk",
+	"c6Ll1qbIlDwN3JoInsIIVxd5WiDBV4tdqpK5LnJpTWWFx8YtQSqW0Szjen5pRmHTWqT8ZzbH2876rAN4",
+	"W28dYtYRppgmR9aAA6EIyeTMG+jBcaeifvDv5tH5SfNnVjipYZdmyvjpX7NalNUbDHJUMkN3h5BNON1q",
+	"KRN1SKCugKuDSgDNkBIuSCJvlB8NPJQPxvZcM5IhoxnLzJRqYpZLM+2T7+FZou5G1wm/Y9etVisijRQM",
+	"j8xmpIF1BkscHs67nGidBg9mMbgYy4LgNh/tME893O9Hqtl9XdEHwCn7i7lfJ1SrozTN3X7O/AnJLWNp",
+	"IbMBahMsy2IfeqF8iZ2BsBdUFHARCL62WMSSElOhj9w2GhTqSlwcX16Ro/OT1kAMxD/+4VRk6x//IMel",
+	"ynGhq9+GKeRAV4dOGUNTyLW2IJN9OELURWRHHR26VsazxDetoA7S3BY8Cl3r7mtKptXibWgKhNg4+lVt",
+	"KSUSoQkV1ZfWWKyTEZarXWxZQlzqjI804SKdaUMMe4hAs/mkCRNuXPzwirzcPdjZ6hNK3r57k3vkSOPd",
+	"d+12u70VEguwIO+ufmjuD4TMCBVkJlJqhABRsyyTN2b1mRrRlBEq5vcQ8MwRMw/dkgZYFW7jUG0eIzFL",
+	"9STETTUQaAmFOFHDCvZ+wRcBUVsIjKEknqUJH5lOb9kcOyqsYIhHg4K3eiAwnSxL4kOXfZWAZQawHZpo",
+	"lgGaylDObDwmNMfLI0M75HsBTnnTIVVkyfbEmiS3bG5LkhR3aDgQkRdM/YVHfb6SCAVEZIVNXgOlkeTC",
+	"qb9MFA2EkUWAzmc5KsJoOlz61BepKlSJ4AownCFCf6k2T41YzMSIIck5eoAHYggWK4/7hh6OM+zkYS3y",
+	"OwOzZQkfo3OZxySfPNjANFHS3RD8zOZgJmfaLEzkhVxUCApYhCMf4pNGU13DdlHEgVuxVtlAeLMAYhwy",
+	"rplfftOBLe2GVRCgsZhNJTbm20K5ZCZGNWvaiJeBSI00hoh/cnJuWcduMsJjtSiA/A6nwtDCPts8iSPH",
+	"6eCqNusxlzOCq4Qe9xsmWAY4ZcjuQv41kxpyJ4MP2zztarTaKyc7nkKdAzOe76W2OS+M5QCcq+wRGgZV",
+	"eByXyZadsWElU9xuRj7ihoKvYGOb77ggu/sYiAJBJzn6ADaZJ0MDBazvTDcv4GkW26p3W4eF5l2PhArI",
+	"+In9Gf4x+7tQxA0e9BEp4P3w0ge2Ok+SgchmQtjNT8lu+8AS6heWKS7NL4ZO0V0nwneMkO2j4FBhiWoi",
+	"JsZkcuc3kDhxbPaQy2c6NVoS5GUGKaosulhIP6wbyk1THrGCHbXIK2v8wKWLlgmsPTZvx2IVB3xTHAag",
+	"J51Sagh2b81gyAEe2pOo+ZTntVReY7DsjmXAuNG2pUDGEqrhtgihShOpbOE5ZZ62UUsuv5FdDTaSQB2d",
+	"mYUqrKWRnxT4nw6VTGaaQeEUrEoZmbYjf31MKMm5Hq1BuA9SIOMaUaf7stVutVud/n57vw2Djab0lpFs",
+	"JqIXitjMaW5yv5bsCDNHXwvQQVPh/hm2B0QozeUs88cKXGA3T2ZBrAMRfWhaC0VFpGG2Lk7bCAdbfw6Y",
+	"l2tX4ERtoQ5T9sit+pWKdMCaA2Gr0kE1OxAjtjktE2OD0UwDylir8qG+RS6lNZqN2WpJKDNrSRu7bCDg",
+	"DARQlwJH56EZDUlTDmbvDRNgp0EO/y3cQ4RNOR6zkLWMiamMbgMcK1J027rGADmjZ5lAK6u2Qh9o0zIF",
+	"kJn7NuRuIPwoQwgkmyPeEfBXN/AQmIzZCyiBoFhm19zD/s1yH5WUhcwWxT2zsWp6krE8MsxfX7iVjBWR",
+	"Y2BqngFWoWHOJhorq46LgL4XCpRM3sRWn0Q7EYls29f3LBnJqbEShMxhF2AodCMSLULWrmdpTLV5oVsB",
+	"SW2FJOqYd3R6ncgbG3sWkUan/KBpnCYJiQAQGbXIUR7miPIG76m8g2qKd3cJHzGBsYv2vHCeyTTjTFOE",
+	"/thUbovHCLPrgzC4Qwkb9IOO2bfg/kiZoCkP+sFOq93agdByPYED4rbDg8NfN2zJtWtOaP98CGnQXDby",
+	"vsO/IdI8Ojo/iXKsecOGI5qdANMWciCiEpw9wu1q6GH2dOVHjHyR7nI9RLb2Ox4Gp8jQn3BCsCFQe6CG",
+	"grR61C5Ai5yD99gelyjBFLtmh5RA4iSWzGK+/dY4ic3plSv9ylPO0NOZzuBbqJTwk/cKJuVS83p/dq9d",
+	"f5IF28edM23CRxAN+IovzNZtt1cDQR/CutWMCnmHI7eX0ozdcTlTNrOwTOkfs/Jog9OrkyVHb5vDuDji",
+	"kud/LeTzfRh4fWre7rbb7vTsPDcpHkW4FNu/21qTfmi5W6bAz799xLKNForlkib1d7ttnzGpv9MOg5QB",
+	"1wLsAxIq9ffMiNHf2TEUt5kbOt12u5IfOOi2u3vNTqfZ7ly1D/rtdr/d/l95kqb5dQYQzXZrvxfiVdG1",
+	"T5m77F0em67wcqjm6W7nqtPOn7ZLsBi3Yabiu+89vC962YKzn4PCRaMtrJiv3kp3pCNx7iZ/WHBhnJmN",
+	"TG9Auvk1aXkQEKxJ0TZf1ql9fNs+eRJjZ7vtzrI3PB9tFy89A3hpZ/1Ltn7Tiavfbt7rdte/V71zwRcP",
+	"1r9YSCZg3ukh569+p1QrDJyFajadGg2Bsiknub/2g3LEsBvCQNMbKFSTizBwIObKAKJjlmqEI9/8i4Ls",
+	"JU70Ota3biYaozAO6ySxO/UqwCoNxBhMdmOC2kserL5vI+4R1Y82IlRcosqb2mQECPCQKAmmijmdkZFU",
+	"aHYOhMLIBqrh1IDgED8Jxf9kdXL+R+bF/Dopf1Vo8ZrHxAcjOfgsQYcOtzgrUDSlneGlmdn7IGWNms53",
+	"OMdIUucURvByvmUfFSHwGQXuNyZikW+uLd9YLRAbqu502t09Xyy426naUgwOG9Cmjccrvrp74F89WHzT",
+	"mKZ+/uZUM6VcaMqFOY0kejInbCQxoyxh4obesCleyvzFSuEzq4RVGuGqvOVwh/5dNUJ7d/17Dmr191Mh",
+	"R4sLtUpr2OuHpfrC3l+q0okhhLLTNwx81FAh5pBEitFsNImwcKk9JvroowkjiNmweqBVb5a70fydrPJz",
+	"kCE2N4r3z1JNOmXFUD8wmy+sZlydYhXnNvzv0QcGSPUN6xETCp40na9LY0QVa3KhmFDc7I6tpUuVnyMo",
+	"QKPqZoLrv+wc0akD9XxGRebY+LePgUvV4iBfOe5iicA14rnX7uSYrKDX63QAC2WhUHaKxXhDBDgFoAbS",
+	"crY5EMkdn06ukyvIh88mtO2ENzbj7fPPVvxXs+JzWeaFr/vKHOdSqWrE7akVnsN5eRP2wXsCPuMRTZIc",
+	"EAimsY2YRceXKuZpQW+6MZsHAveBKl4Nomlue5rSOb7GBYm+i9ZhC21psoFwF4SqGN9OGvvGlOr06qLL",
+	"t+yRwIYoRx6GSRymMmoNxA/oxU/YWBM5Q7+sPQ3ZLtEHWmf8l7Chi+qkbm3zR7YLdzyAQniPtjtT+nsZ",
+	"zx8nogoQU4srzXGjOVjUCZ56JKaVNasQlBtLjlrU7EMZs2JF0dNlM6IL8xRDeeBNWWBfe9HrH8aj0eaS",
+	"uCRRXVh5IaFLSbw+hAFukseOyqqSTxyW63thWI+V+7iIay122+09VT6Hk3RiIq6ogpqrxnUaIX/Fv/EQ",
+	"/o3OARuohtoi+PB2Z4NeKzle/36aDGGLOdMQ6piqXq2ZI0XldmvpyeKicOk1pTFrztLS5Re4oUrQptId",
+	"JF5LYAhx4YJxKxwINaEpiz14I+G3ZuDO5fBC4W0PhUC/7JbFJJrKmPXhkidqkbcF7ItPKbMAiOmTmQJ4",
+	"gZZ4O+QTQCI4hGaKefgWX34VAdd5x45YTxK6m4mOUkfr7MbaW8i/rfH4F+ycOiKWmLmwgezFrttAGFGy",
+	"7DSe14cFMIfMbtEyUxNzKLamH6avtHbhIZkpRAsY2w99WliHpVXnND1lwaerfp9Bs07N2htJLOBFeRL0",
+	"A5mq/4uOpqzlLCc8le12c9U6mjLyRscuU2OlGzQbYq6MIrouvnOJaJ+gmuoUsiu1X+7v7EP2p+KPYAAE",
+	"nfZeb7e90+t2d7sH3W6egy9ILGetPMphEMyrr04Ja6pUSLE4/do5P3qSG1sup2yduWKJ4W8Vqnz8LH42",
+	"Fz+XE3lfhFn4ZGkuM7KVH9wow5n5TRYEkp2Fl0c2K1f9kRVrzBvRMgZgWbmAdjF0rbycL8AojZnQnCYO",
+	"14wmAVz6lIrIxZxCFk0MxKHC1wunAst4Q5UnOFU67Fs0nSWapzTT26aZJuCOB8KPB0ZrjrrmQ+S57vTk",
+	"9BjDyc1v5kNEGgAhtH/w/Ega+oYGwnRkE3NEr1BSNq/cC5reMoEwK8i0A9HqdkUU/5PBrRiI5IqjrkAE",
+	"cGEqMmRjmZWrr8MpHJLyxX0srkcaEfy7/XvKbqKQ2L9ScRNtkVlqFqlHTvn3h1h9jzQi+Hd7mu6ap/GP",
+	"nZs0jbYGorOHj0K9PtKI4N9tSkfmUfvHNMv/mNo+3V+7+R/yxgzANjgQrqylG+09G6bRFum12+Rn06Ov",
+	"gdmIihonjcemSc0+6O00oVxEIflVZnFIjj+MWIIG27m8Z9k54Frxdk1tkU67bXpukSOLk8R1VuWsHbjO",
+	"h46h5R3LgDNuuYhfqIGAhYC839Qm4zRPdNod0/aWba6zg9zo1+iWsRRgfTPYL4BSTBjZaZOYzpVnDZee",
+	"C+sS+6R1dhv3SWRBLjGn2x/hn2seP0QINVQ5Y0P2BtiLhjlyDBAggDHDq+kOBwNYGbgHg4RCtTDXBjXb",
+	"M5vbV+wmhb6AYYGfbxiU8kfi8thyvIOY9QldAzB7odyIuPL7wbu57uk8LCDTB8KTUjqXUJ4V0gsIiyf2",
+	"QgQOG3mxOjODF4pc/nTU7Pb2XCRD4TxQ610y/WIKwlWuoRoJhGFEIxnb4MCxDQK2b1258Jec2+VIM91U",
+	"OmN0amtnbv/Dls00H3Bn/SOEdLzwReHlfwSP0dAxpzi1L+UXKto+ZubXRvgF/Z32zv7OThiYHRb0A5hj",
+	"YEvmOlts52Vvd6d70Ont7uzt7AWlCrVBLuyMhTKh3d5e0A+64w7dH+0wtr877NDOMO6Od9ju8IC2D1hv",
+	"ONwbDl+OhrujXXowfjnujdujNtvZi/fHe8OYjjujbtn6AfL43ftkz32ByoXg3iUmEWyve6p8t4eIt7Cs",
+	"/Le9gd3AIlqsc7Sx2wVI/Ldyupi3NhhiqSYOvrW7+Vu2KEzFUkRWLFhvVnAaO6lgEqKwKxiEBe2z9Lh6",
+	"CUIrF76oT8dljWb+sBWBbSlgWxjYa3+Q7mgpQKqdgeACrVaXQhiCQiIeAyIy3yE2WM0YctU46mjLFgSG",
+	"MbntZc3DyNWajDmNUFHeWKBuYg7quZqdpZhVQd4L1Ipc11i8A1Fr8jZ0tVayGfS7izcKErwCshiDKD6k",
+	"PGPW3d8jUy5mGjHQSlbNxHcXb3x0BYW7pLmc5RZPbgl4fWjDPHZDQiFvNhA4LluYQpJEihuWQQa2BtfW",
+	"nskXwjRGh3KmnUmTm7vOIi+o2+Fcu3IrAM8vW8xmzv4rvEF2cYDRBUuz5mt+Y3Sz1+6mZafBS+N2pTgN",
+	"D5iOnAumYe0qXPgXMNjiMmOZWhvFMZvaoBmuCeph1S9kxoKpxBLsJ7hsJ1y7QLX8GGMMlBRTZHNxExYZ",
+	"hGNirdFMF617wNmZxgEWp3M6DoSamEmZDqhYIJQLoLHxIHBCMlYdB8idkRAJ06xFfuAJU2i7Vs9b1k7G",
+	"IwecTVy8WqPX7m61yFsvJrwdVTrwIbUHQqPIQRbrtXcfaw9ag5KM+Qc9yxg5f/ujPeA4w9hx8UBEFiRh",
+	"/9cxFryYE2eLejZfghV01txaoGDtuZSqGhEDEyqKEnJD78xCVLJ8L9o2NQhCbwytwhGWcvXuV4HblYzh",
+	"mL/5ulWbwqU+azjNl9nNvU8SZppVLr25EdwaL42BFSEKSI1kxlxS8ep8NwGC/GP7H2VXt4dMDrmgWU26",
+	"seUWVcVsKu+f+iAKK7bgrM4F7vlDd/4rbUcI9oIbt5nNcEqH8g4zfT4FANquA/oEBSm4csBOKEIU80Fv",
+	"p73VJ5GaUPPlP/sYXjukiu3tYoRtPyrzpn/0zYc/Ts9nkzc/Tu4u97+77Mn/6g11pvf16WV6sP3v+/uz",
+	"t/r37h3dH538s18CAS0mR/ifixT8BMP22URdaqK+ttZVyY5capsiNmLDkKiatAyrgY42wk2mLkEXT4zw",
+	"G4gGTRJbsMl+h6FiYBFstSA+vpKf0phSxmhAVcpiSGBrtK350iY7GojacKc+SanNMLwQEeSGrEjkvoWC",
+	"fdR6gNkHTaRghwPBUTNjhlopcrMDcJXkyMVWger0mVhthQ4zQC5uSOOWzRWD9wFkwKVAxY8u1TgkZgHQ",
+	"7NkCWwZwcURpOrfRw9a8Euy+gG3JMn7H+qUvB4KmKaMZIowgpGycMTWx0QkpHCLQ+FUTPoaTQ8ZSRjXJ",
+	"5L0yxDGLjbhR1SI/W0SRjTBw64ajQYpj9CTSYdkVrqs6vc56ODOj9hPEiN5SwXiXhB5sZb5YhSLIs3LV",
+	"ATBdPt9NHRGVMkurh+sSdeWBgboSNQGstz5cYqs+XqIalVaq4/TUSIk1c7L+0WJRswKSeAlit1RB6gsN",
+	"TFZKktgjJVd4z7G+aEPdwF1ryyC6kNB7TXWH1cP2bmsKWw/Pq5jA28iDxsnlGdnfa3esDB2PFdNldihF",
+	"UBQhunUL4eJMTDf1a7GycMOGc/FHssdPo/uYaWA/n2Ee/4NiVkfd0z9HH86uTu5PXx/l/3+1++H09dGH",
+	"bz6gNTdGfqsUpDRbrVISrCbgZ6EiZXBPpzxu/fT9zZvTq3edt1fH89M//9V5+/vol6Obo4sfvz9pn97+",
+	"1w9v373rXdz+959nx8c7p7cnnbe/nxyVa99ZeGO1/OLLl0vCtyqI+VLtq2qZqsJ4O23TzdqIJ0wRg2m/",
+	"8sT0fYw2ywvi1As7s1wFBtuEbz4XCt8p/k1R+I4fnlH4XwuFD5ZtvW1fOkDYfVo+Q2zrYpmeWvADWvV1",
+	"pZjAlU4AYePwK6RYZQdvOKViggznJCoVbIoGwiYAcpUbokcW9oJQnlK7PI4OB6KQVFXfy2IlqDAvcT2U",
+	"egLnEDzO6AmbF9Je+OtYX3QKXac+KY2NKl4GafAEqEcyYHXB2DZaDGOwmCAvsbAHh2sWhZRGmCfiqFTw",
+	"FVy5cBduPeHQH9ist0LeC6MxFZQnsBAZsG9P2Qc+ooL0uh102X6f0T95wqlwURMHIZ4gjrIbJjQX5qcD",
+	"e7dQANsseqSxWgHP8hyBPN5C059qO5r+QLh1n5szp5mog51ANhKXoskVjBSQ92UKftYj/wgeieDeW9/z",
+	"EZQJG1UoP6VzMqF3ZlmYsIsQEnfp7+407ElpER6AXZjX4A4EFrxvPoEH1/TkDSo50yNp7KjMosa3woGQ",
+	"WVjITOUe4YoMmTmCWYmPQzLzjZaU4Y5s6q3INnE9E7C8Nm2WhwdEuZqKbB64ykWKdXBzRRKpNGkIaXgH",
+	"vxPWFwBJ/nzCQvzV56jzebexiLKcJTGxJZAcLbYs8+R9UdJrd0nkxnE9E/SO8sS0H9msi6tnludhhC1f",
+	"qrSJdzAi58HhvKay5hoKzoTmSZVY9uBqq5KSBuK02GgiiZxl+QDirYGwa0m4ttcBNvOPq1YPMoEKwDP0",
+	"vc/HpX8rFsMKfSWsLSxcNRDlYliGW3zhK9tCTeUrQzpX8gyrCwEMBuOLBqIBl3KblnPB3ZmXrV1THuTQ",
+	"+5KSebFKyZYt7lVTagaWzCdMsshfRkeTvNUXeQ0vPETYSzU7y8gh6SDHYOLq3gjGYtVyKflmCUNkmRXi",
+	"K+U1OMMzeQv1yhcxVT61JN7iKTo33967Sk5eJ7APKRtphEOd2XorxNVbUf1FQuavYpklridyVlueDgQR",
+	"3EoV1mZJbRZbVAf320JVnSj0YP+QKDkQ0cdBuWrjIOiTQVDOMzUIQjKo1Foyz/02CHb3uwednUHw/gEz",
+	"m/lbOle8DVJkgQ4UGGwAGbsMkaJqyd7I3bTWV+nFJvsYu+fi6KolebHQULUk72bVeM3Zx5kYj6rMW/ar",
+	"FattW/PsLwvjw8KM85MyhrtaqbGuAHf5nFQNGiuVJH1pTM+hTX/+yG7WnyRXHdhqgpsrJUhrj13mpGMR",
+	"GnmS6mIeAl+l0ApeyJu65P7UClXAVNiqPSsocPL2l6Y5Wi6SuDyzallh07ydkWuilcZjC7EPOu3uwc7+",
+	"7sveXu5mcVOsKcwacHEn+QjylcRY0wfuppEaRyJ+lyV5CbQCZQRWdCzQJeHi1qbtzTXNC4Vl4K2KWU0S",
+	"wxTv6yqzr693vlj0e7E29mOobCZj82mr/vb2KBYulqE1ktNtBYWUW7+nN4Vk8oD4qyExPnwNVZcNgZ3S",
+	"zjmuWNNt3RCLBapt7kuzHnctck5nCVeakk673Q7J5f/53xK+kxCvq7mexSzoN7s7rd5eZ9eMQ9y4L3f3",
+	"Wnu93kE5PsM1WDspI3WvY54h9gMLhEjBrviUnVtdt8AyS9TeYR53BsmCMf1n2QJZzTmofNZtpQWJUNJt",
+	"MIM/Znx0e8HSZH4k4ldQzq4qEoo151y5OWT7vBoeFsL7rNx+9Mtxt10pJut/vDo7vz6/ODs9cyVLNqYB",
+	"jvRajsfg+9zYbVTUbV80AhtCeGoDnYu+yJ3P72jcQKI4Z2Ql8HszH2WNj9H5DJUV1kXgLh4+FEbdLURp",
+	"aQuiWE2lznIqmQZadWSqm6ZLSlKYZ90sO3mOLDMpm2Y7rvpXuz5cC2bhUwVcuhfw4hkEwu+SC5JOMqo8",
+	"/J0r66GyUTsuoatzXEhfagCtTnc5MoaLVQpFHJ9M+Uftl3VIaX8i8aduZ+s+x7lvAMColhjcGM1i1uaV",
+	"Kwv1Pzku/mn4l3JQni2RsOgrnvoTzjqX9Mrkjhd5/JxN04jHrFoHZIuc0jkZMpJKOOxyoTSjcI0/U3A6",
+	"t2HJS6KEl5zJFrdmLrAWEiuWoQBtf+X+t0ie+Hl15oQbs3AONCyL1DDQfMqUptN02RWaMW38S3kux3Vv",
+	"ditvuvu25S91+rumu/dPu+Yr9fOZL+HWKQjneXhOWvgN3tVdMIvuc2WP6mBRy6VjqVBvPerPe0sXEHhO",
+	"Gi8g/2wN7m677TPAy4zEbCpLufAHYkkyfCdRS0nxic+JvyTPfUiibjQQXyax/TIEmydP8LmkY2FJfls8",
+	"wXXyAvLlI1upTjsKeiwoHlxOZEqEvM+dBu8u3lTOdCve1jIlaSanEk/cvpHCiRSdIYWa2NYOtzWug1Oa",
+	"3TKN4HhXD+zo4ufjq5O3P5pdUC6R3w/AyVNXTd9M1LR9UKjM3w+g2EABzVfwfBRE59H5+cXZL8evYeaf",
+	"gayvnP87J8nZ1XktKXZyUpTLPxV8iCUnRR1R3p69XUmT/VU0qTgdNiVLt0iWmol184nlxcttl67e+BOm",
+	"8nLlVOpQezXT+WyZ3xdLZNcoyqOqZVrBTDyn4Hgk/gTugReI6kvcV1JiFDRcLpHfPxQLRKI4LdRE/O29",
+	"Yflyscjid7aG42/vzZZWWL6oLqXuo4oYGT6YZWbDbN91gkXU31GletFYZguVitQhFKvEjrBTG32XVybK",
+	"+5lonfa3tz+axx9Mp2FQ2HEfg4mH51jgYlAufhTU2YR5fzAKSHAJia0f4Jxg1+Ljqlw1YAoMWSLFjcLo",
+	"2eXJa7x/GLOrLJLN+Ut0vbXiGcld5a3oJOefxW4uEYy/GPyANVc87h1NFV8SAKVToQ9vhdXDPguFZ3yR",
+	"S5eMuJrftNCqTye32CqGLI5mSsspy2x6tsaYYZtSYD2qIZvQZLxlC8iYN/KUGwBMV/csK88j5rSmO5cs",
+	"28EaDm3SOYBGZXKW4kRKt2+A/kAwTqmqztH5iX+wOFmfj7uehquKb5WrKPnkYq4aV6EXn2DMcHWeLK+2",
+	"OPUypNtrnyEfq5P9dHV1jnXytLQ54orlhd0GydgNV1g5kqB4Un2o8XiJ02naclaNvAabsWbz322/84g0",
+	"bLAILqIrjAVV1FwBw1EmlRqIjOmMo1mcN3TJbwTVs8zYxRHmiPhnRL4jE/aB/HR69Kp5+dNRt7fnZHNG",
+	"79F4xhKjOQDK9QbhgDdQKE+xUcZ0uTuYV/MkjkrfHmmz6XT5yyt33o5CvHmHcGbDOTSLiVs8Etl1a3Jo",
+	"1P2l87fzL5Wf7EA0ortOaGaKgX7VyRaabS202TIkiMIFImBTzZgZQwzSAmtHOCSGBf9H9xPFRte24uol",
+	"/pRJbSuCArjNrOUymgJC0TzOYtKIqZoMJc3i0BMlHIhBcAEP2DcGAYKqcoC5bUlpOle2zKZhoe4u1mFs",
+	"kdezDMUd1RAPndB0IGpImYeb30tMjtxULKWo1PxjKrRhVve25xeqUD0FQ63LQ3uhXG5nWCoblelCMsni",
+	"VxEEHC9yCIV69Fu+jgqWfIM8S0mCGLqbmQd8MA44SLde4DdHUeNE/uGS/cMVgAkLybTy2UJsFsJB6l5u",
+	"ntu5l4P3AVXoSTgQgFX0rVfo1ardPMUBuqYByaqlbJEjw45YZtEusa1yXh68goIuhlfR1a/6S0gwMq2o",
+	"PCyfJlK4AjYjmmogs1eddyzjYw4BbJArCaLQWuTIr5Gtr8ZY7OqCmtOqtskB3Ot1+5vIrCRPa+mxRuDV",
+	"N2CejVrmv0V56GQBZFWtpc1WiHQ37SLKbOSyDBAvWEKb8G0M9X9o/kMBAOgzXeB1FZhViRzdDkSDijiE",
+	"XWyTvDalGDEofJhAdgVakpaEa3T1JADVMKQ1JyhmE1QdIfqy++GDS16wYzekOsT8AfdcsdLOQOS00TIx",
+	"afSICnGwIdlp479dMgkHokcmIem04b+75r9d+NyFz6A0/9//p9sm//8twwu7nTaJOaTqRMZyUrHOayOF",
+	"tZNe+VTXax3xuYrFVB/Cs+8LXyGzHIFTBHAtryNfUnkrXfVrY5euSjSO+76o4KK2D3PBgXrfLohqrR+p",
+	"Myo2u1eYzeAGYu3gn25VLFeAC+H4poNe3Bm3WhvM02/KT18VXACb66LCOjyOWhuyR/Mk/vSxULSifNUV",
+	"EA+dDYZgza/VOTQeFd/mkeNuTPcUlWNI3gn+wcmRDcbm5e4m9FkxojVcWCfp0crbmCcP1xhAJEaDijqt",
+	"6gy+Fnk1YaNbCBCwZq6X++bQf8MQcmCUgiuP/RjKfS5+f71k/GAyLLMIVpssj9ir3kQqTcLiRh4xiwX7",
+	"sF8OBogxxKUgbreWDjNXpp9G2ZoxFbfJIckYpOySCdSThXOu0jJdyw0LJ5dP3EU1A11zjOJxq3Jsevo+",
+	"WTdL9SQ+/5QyJhtFhS4ro+HLZqwBHj+EAeZG7y/4JRxEl3aHO6PduNlje+PmLt0fNg9G7bjZYd3xDt0d",
+	"9kZ7cfDYahrWhELzZXMgXtWBilmfWkHFXfu+XJ3NQqswOVtc8pU4tx6eFiHcu1AwyueVevbRPPtonn00",
+	"zz6aZx/Ns4/m2UfzTfto7A2Zsw2enTTPTppnJ82zk+bZSfPspHl20jw7ab6mk6a3zklTG2hnhHZN5HoF",
+	"/N9dEkQOCNMTSAjDBRkmM/afuYqGnwsenwU3h3X5tOODcXf4kjX3Rh3a3B23WfOA9l42d4b7cXfUYbvj",
+	"vXbw2GgBZ5F9HZ+PQyzZepJ+dy+AeCwMsOj1UXbpnz0+zx6fZ4/Ps8fn2ePz7PF59vh86x6fS3SyPHt7",
+	"nr09z96eZ2/Ps7fn2dvz7O159vb8dZCcRyar2Dhb/CMzwZcTva9J7L7oG3JGj5nAHu2OOuMd1twf7sbN",
+	"3VGXNg9YZ9x8Ge8Ne3R3tDPsdh7tFzJ229fwCRVjCMtOobLzxwYEP7t/nt0/z+6fZ/fPs/vn2f3z7P75",
+	"G7h/XMKiZwfQswPo2QH07AB6dgA9O4CeHUDPDqCv6QDqfroD6FGZtx+Zd3TRueOMJhjewXB/9DLeY83e",
+	"eJc2d4c7o+Z+3GXNzrhN3W+Pd+9AF1/LwVNT86uQ4lL5wruOhVouE/mzs+fZ2fPs7Hl29jw7e56dPc/O",
+	"nm/W2WN3/RVW3vgSZlyneo/nBuQKt+SpYW2GatTJcKVka3ww4qV2q2h2lYwOa3TtjLrDDm2PmwdsP27u",
+	"jl4Om3Rv3Guy3dj9dLC50VWgz9fBWa+ngDGVpMgX1gzp4f8LAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -46,6 +46,9 @@ type keyMode struct {
 	readsAhead bool
 	// limited: requests are rate-limited per client (demo.go).
 	limited bool
+	// media is what GET and POST /v1/media reach: the platform (liveMedia, media.go) or the
+	// fixture and the simulated upload (testMedia, testmode_media.go).
+	media mediaAccess
 }
 
 // modeFor is the one place a key's mode (ModeLive, ModeTest or ModeDemo, as ParseKey read it)
@@ -53,11 +56,11 @@ type keyMode struct {
 func (s *Server) modeFor(mode string) keyMode {
 	switch mode {
 	case domain.ModeLive:
-		return keyMode{data: liveMessaging{s}, readsAhead: true}
+		return keyMode{data: liveMessaging{s}, readsAhead: true, media: liveMedia{s}}
 	case domain.ModeDemo:
-		return keyMode{data: testMessaging{s}, limited: true}
+		return keyMode{data: testMessaging{s}, limited: true, media: testMedia{s}}
 	}
-	return keyMode{data: testMessaging{s}}
+	return keyMode{data: testMessaging{s}, media: testMedia{s}}
 }
 
 // liveMessaging is a live key's: the account's data in the store, sends through the platform.

@@ -107,6 +107,7 @@ type Server struct {
 
 	onboarding *onboarding.Service
 	templates  domain.TemplateSync
+	media      domain.Media
 
 	// Background recordings of accepted sends (recordLater); Close cancels and waits.
 	later     sync.WaitGroup
@@ -166,6 +167,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(deps.Store)
 	}
+	media := newMediaOps(deps.Store, deps.Platform, opts.SendTimeout)
 	if deps.Platform != nil {
 		deps.Platform = measuredPlatform{p: deps.Platform, m: deps.Metrics}
 	}
@@ -175,6 +177,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding, metrics: deps.Metrics,
 	}
 	s.templates = domain.TemplateSync{Store: deps.Store}
+	s.media = media
 	if s.platform != nil {
 		s.templates.Source = platformTemplates{s.platform}
 	}
@@ -221,7 +224,8 @@ func (s *Server) routes() *echo.Echo {
 			return err
 		},
 	}))
-	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool { return isPlatformWebhookPost(c) }))
+	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool { return isPlatformWebhookPost(c) || isMediaUpload(c) }))
+	e.Use(bodyLimit(mediaUploadBodyLimit, func(c echo.Context) bool { return !isMediaUpload(c) }))
 
 	// Public paths: no key needed.
 	e.GET("/healthz", s.healthz)
@@ -243,7 +247,8 @@ func (s *Server) routes() *echo.Echo {
 }
 
 // Request body limits, in bytes (whole MiB): every route takes apiBodyLimit but the platform
-// webhook, whose payloads the platform documents as up to 3 MB.
+// webhook, whose payloads the platform documents as up to 3 MB, and the media upload
+// (mediaUploadBodyLimit, media.go).
 const (
 	apiBodyLimit             = 1 << 20
 	PlatformWebhookBodyLimit = 4 << 20
@@ -259,6 +264,9 @@ func isPlatformWebhookPost(c echo.Context) bool {
 func bodyLimitOf(c echo.Context) int {
 	if isPlatformWebhookPost(c) {
 		return PlatformWebhookBodyLimit
+	}
+	if isMediaUpload(c) {
+		return mediaUploadBodyLimit
 	}
 	return apiBodyLimit
 }
