@@ -4,7 +4,8 @@
 // format and modes (apikey.go), the phone number rules (phone.go), the template sync over a
 // TemplateSource (templates.go), the bodies of the events
 // customers' webhooks receive (events.go), the shape of a send from the dashboard's form and
-// its typed refusal (formsend.go), and the dashboard's session lifetimes (sessions.go).
+// its typed refusal (formsend.go), the dashboard's session lifetimes (sessions.go), and media:
+// fetching a customer's file as a checked stream and uploading one for answers (media*.go).
 //
 // It talks to the database through the store package's types, and imports neither echo, nor
 // net/http, nor database/sql (TestLayering in the root package holds this).
