@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"path"
@@ -20,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for ContactCreatedEventEvent.
@@ -382,6 +385,63 @@ const (
 func (e MeEnvelopeSuccess) Valid() bool {
 	switch e {
 	case MeEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MediaUploadedKind.
+const (
+	MediaKindAudio    MediaUploadedKind = "audio"
+	MediaKindDocument MediaUploadedKind = "document"
+	MediaKindImage    MediaUploadedKind = "image"
+	MediaKindSticker  MediaUploadedKind = "sticker"
+	MediaKindVideo    MediaUploadedKind = "video"
+)
+
+// Valid indicates whether the value is a known member of the MediaUploadedKind enum.
+func (e MediaUploadedKind) Valid() bool {
+	switch e {
+	case MediaKindAudio:
+		return true
+	case MediaKindDocument:
+		return true
+	case MediaKindImage:
+		return true
+	case MediaKindSticker:
+		return true
+	case MediaKindVideo:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MediaUploadedMode.
+const (
+	MediaUploadedModeTest MediaUploadedMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the MediaUploadedMode enum.
+func (e MediaUploadedMode) Valid() bool {
+	switch e {
+	case MediaUploadedModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MediaUploadedEnvelopeSuccess.
+const (
+	MediaUploadedEnvelopeSuccessTrue MediaUploadedEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MediaUploadedEnvelopeSuccess enum.
+func (e MediaUploadedEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MediaUploadedEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -1627,6 +1687,58 @@ type MeEnvelope struct {
 // MeEnvelopeSuccess defines model for MeEnvelope.Success.
 type MeEnvelopeSuccess bool
 
+// MediaUploadRequest defines model for MediaUploadRequest.
+type MediaUploadRequest struct {
+	// File The file. Its part's filename is kept (documents show it).
+	File openapi_types.File `json:"file"`
+
+	// Type The file's MIME type, such as `image/jpeg`; default the file part's `Content-Type`.
+	//
+	// Example: image/jpeg
+	Type *string `json:"type,omitempty"`
+}
+
+// MediaUploaded defines model for MediaUploaded.
+type MediaUploaded struct {
+	// FileSize Bytes.
+	FileSize int64 `json:"file_size"`
+
+	// Kind The kind of message the file can be sent as.
+	Kind MediaUploadedKind `json:"kind"`
+
+	// MediaId The platform's media id; name it in an answer, or read the file back with GET /media/{media_id}.
+	//
+	// Example: 1037543291543636
+	MediaId string `json:"media_id"`
+
+	// MimeType Example: image/jpeg
+	MimeType string `json:"mime_type"`
+
+	// Mode Present on a test or demo key's upload, which uploaded nothing.
+	Mode *MediaUploadedMode `json:"mode,omitempty"`
+
+	// Sha256 The file's SHA-256, hex.
+	Sha256 string `json:"sha256"`
+}
+
+// MediaUploadedKind The kind of message the file can be sent as.
+type MediaUploadedKind string
+
+// MediaUploadedMode Present on a test or demo key's upload, which uploaded nothing.
+type MediaUploadedMode string
+
+// MediaUploadedEnvelope defines model for MediaUploadedEnvelope.
+type MediaUploadedEnvelope struct {
+	Data MediaUploaded `json:"data"`
+
+	// Message Human-readable text.
+	Message string                       `json:"message"`
+	Success MediaUploadedEnvelopeSuccess `json:"success"`
+}
+
+// MediaUploadedEnvelopeSuccess defines model for MediaUploadedEnvelope.Success.
+type MediaUploadedEnvelopeSuccess bool
+
 // Message defines model for Message.
 type Message struct {
 	// Campaign The campaign the message counts in.
@@ -2263,6 +2375,9 @@ type MethodNotAllowedEnvelope = ErrorEnvelope
 // NotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
 type NotFoundEnvelope = ErrorEnvelope
 
+// NumberNotConnectedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type NumberNotConnectedEnvelope = ErrorEnvelope
+
 // Pagination defines model for Pagination.
 type Pagination struct {
 	Page  int `json:"page"`
@@ -2275,6 +2390,9 @@ type PayloadTooLargeEnvelope = ErrorEnvelope
 
 // PlatformErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
 type PlatformErrorEnvelope = ErrorEnvelope
+
+// PlatformTimeoutEnvelope The failure envelope of this status; `code` is one of the values listed.
+type PlatformTimeoutEnvelope = ErrorEnvelope
 
 // Pricing How the platform says it billed the message, as its status reports gave it; absent until one did.
 type Pricing struct {
@@ -2796,17 +2914,26 @@ type IdempotencyInProgress = IdempotencyInProgressEnvelope
 // InternalError The failure envelope of this status; `code` is one of the values listed.
 type InternalError = InternalErrorEnvelope
 
+// MediaTooLarge The failure envelope of this status; `code` is one of the values listed.
+type MediaTooLarge = PayloadTooLargeEnvelope
+
 // MethodNotAllowed The failure envelope of this status; `code` is one of the values listed.
 type MethodNotAllowed = MethodNotAllowedEnvelope
 
 // NotFound The failure envelope of this status; `code` is one of the values listed.
 type NotFound = NotFoundEnvelope
 
+// NumberNotConnected The failure envelope of this status; `code` is one of the values listed.
+type NumberNotConnected = NumberNotConnectedEnvelope
+
 // PayloadTooLarge The failure envelope of this status; `code` is one of the values listed.
 type PayloadTooLarge = PayloadTooLargeEnvelope
 
 // PlatformError The failure envelope of this status; `code` is one of the values listed.
 type PlatformError = PlatformErrorEnvelope
+
+// PlatformTimeout The failure envelope of this status; `code` is one of the values listed.
+type PlatformTimeout = PlatformTimeoutEnvelope
 
 // RateLimited The failure envelope of this status; `code` is one of the values listed.
 type RateLimited = RateLimitedEnvelope
@@ -2893,6 +3020,9 @@ type SendTemplateMessageParams struct {
 
 // UpsertContactJSONRequestBody defines body for UpsertContact for application/json ContentType.
 type UpsertContactJSONRequestBody = UpsertContactRequest
+
+// UploadMediaMultipartRequestBody defines body for UploadMedia for multipart/form-data ContentType.
+type UploadMediaMultipartRequestBody = MediaUploadRequest
 
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
@@ -6219,6 +6349,12 @@ type ServerInterface interface {
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx echo.Context) error
+	// UploadMedia Upload a file to answer with
+	// (POST /media)
+	UploadMedia(ctx echo.Context) error
+	// GetMedia Download a media file
+	// (GET /media/{media_id})
+	GetMedia(ctx echo.Context, mediaId string) error
 	// ListMessages List sent messages, newest first
 	// (GET /messages)
 	ListMessages(ctx echo.Context, params ListMessagesParams) error
@@ -6362,6 +6498,31 @@ func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMe(ctx)
+	return err
+}
+
+// UploadMedia converts echo context to params.
+func (w *ServerInterfaceWrapper) UploadMedia(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UploadMedia(ctx)
+	return err
+}
+
+// GetMedia converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMedia(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "media_id" -------------
+	var mediaId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "media_id", ctx.Param("media_id"), &mediaId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter media_id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMedia(ctx, mediaId)
 	return err
 }
 
@@ -6540,6 +6701,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
 	router.GET(options.BaseURL+"/messages", wrapper.ListMessages, options.OperationMiddlewares["listMessages"]...)
+	router.POST(options.BaseURL+"/media", wrapper.UploadMedia, options.OperationMiddlewares["uploadMedia"]...)
+	router.GET(options.BaseURL+"/media/:media_id", wrapper.GetMedia, options.OperationMiddlewares["getMedia"]...)
 	router.GET(options.BaseURL+"/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
 	router.GET(options.BaseURL+"/campaigns/:id", wrapper.GetCampaign, options.OperationMiddlewares["getCampaign"]...)
 	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
@@ -6573,6 +6736,15 @@ type InternalErrorJSONResponse struct {
 	Headers InternalErrorResponseHeaders
 }
 
+type MediaTooLargeResponseHeaders struct {
+	XRequestId string
+}
+type MediaTooLargeJSONResponse struct {
+	Body PayloadTooLargeEnvelope
+
+	Headers MediaTooLargeResponseHeaders
+}
+
 type MethodNotAllowedResponseHeaders struct {
 	Allow      string
 	XRequestId string
@@ -6592,6 +6764,15 @@ type NotFoundJSONResponse struct {
 	Headers NotFoundResponseHeaders
 }
 
+type NumberNotConnectedResponseHeaders struct {
+	XRequestId string
+}
+type NumberNotConnectedJSONResponse struct {
+	Body NumberNotConnectedEnvelope
+
+	Headers NumberNotConnectedResponseHeaders
+}
+
 type PayloadTooLargeResponseHeaders struct {
 	XRequestId string
 }
@@ -6609,6 +6790,15 @@ type PlatformErrorJSONResponse struct {
 	Body PlatformErrorEnvelope
 
 	Headers PlatformErrorResponseHeaders
+}
+
+type PlatformTimeoutResponseHeaders struct {
+	XRequestId string
+}
+type PlatformTimeoutJSONResponse struct {
+	Body PlatformTimeoutEnvelope
+
+	Headers PlatformTimeoutResponseHeaders
 }
 
 type RateLimitedResponseHeaders struct {
@@ -7349,6 +7539,367 @@ func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 	return err
 }
 
+type UploadMediaRequestObject struct {
+	Body *multipart.Reader
+}
+
+type UploadMediaResponseObject interface {
+	VisitUploadMediaResponse(w http.ResponseWriter) error
+}
+
+type UploadMedia200ResponseHeaders struct {
+	XRequestId string
+}
+
+type UploadMedia200JSONResponse struct {
+	Body    MediaUploadedEnvelope
+	Headers UploadMedia200ResponseHeaders
+}
+
+func (response UploadMedia200JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UploadMedia401JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response UploadMedia403JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia409JSONResponse struct{ NumberNotConnectedJSONResponse }
+
+func (response UploadMedia409JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia413JSONResponse struct{ MediaTooLargeJSONResponse }
+
+func (response UploadMedia413JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response UploadMedia422JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response UploadMedia429JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UploadMedia500JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia502JSONResponse struct{ PlatformErrorJSONResponse }
+
+func (response UploadMedia502JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UploadMedia504JSONResponse struct{ PlatformTimeoutJSONResponse }
+
+func (response UploadMedia504JSONResponse) VisitUploadMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(504)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMediaRequestObject struct {
+	MediaId string `json:"media_id"`
+}
+
+type GetMediaResponseObject interface {
+	VisitGetMediaResponse(w http.ResponseWriter) error
+}
+
+type GetMedia200ResponseHeaders struct {
+	ContentLength int64
+	ReprDigest    *string
+	XRequestId    string
+}
+
+type GetMedia200AsteriskResponse struct {
+	Body          io.Reader
+	Headers       GetMedia200ResponseHeaders
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetMedia200AsteriskResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Content-Length", fmt.Sprint(response.Headers.ContentLength))
+	if response.Headers.ReprDigest != nil {
+		w.Header().Set("Repr-Digest", fmt.Sprint(*response.Headers.ReprDigest))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetMedia401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetMedia401JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response GetMedia403JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetMedia404JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia409JSONResponse struct{ NumberNotConnectedJSONResponse }
+
+func (response GetMedia409JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response GetMedia422JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetMedia429JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMedia500JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia502JSONResponse struct{ PlatformErrorJSONResponse }
+
+func (response GetMedia502JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMedia504JSONResponse struct{ PlatformTimeoutJSONResponse }
+
+func (response GetMedia504JSONResponse) VisitGetMediaResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(504)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListMessagesRequestObject struct {
 	Params ListMessagesParams
 }
@@ -7887,6 +8438,12 @@ type StrictServerInterface interface {
 	// GetMe Show the account and the number the key is bound to
 	// (GET /me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// UploadMedia Upload a file to answer with
+	// (POST /media)
+	UploadMedia(ctx context.Context, request UploadMediaRequestObject) (UploadMediaResponseObject, error)
+	// GetMedia Download a media file
+	// (GET /media/{media_id})
+	GetMedia(ctx context.Context, request GetMediaRequestObject) (GetMediaResponseObject, error)
 	// ListMessages List sent messages, newest first
 	// (GET /messages)
 	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
@@ -8082,6 +8639,60 @@ func (sh *strictHandler) GetMe(ctx echo.Context) error {
 	return nil
 }
 
+// UploadMedia operation middleware
+func (sh *strictHandler) UploadMedia(ctx echo.Context) error {
+	var request UploadMediaRequestObject
+
+	if reader, err := ctx.Request().MultipartReader(); err != nil {
+		return err
+	} else {
+		request.Body = reader
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UploadMedia(ctx.Request().Context(), request.(UploadMediaRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UploadMedia")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UploadMediaResponseObject); ok {
+		return validResponse.VisitUploadMediaResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMedia operation middleware
+func (sh *strictHandler) GetMedia(ctx echo.Context, mediaId string) error {
+	var request GetMediaRequestObject
+
+	request.MediaId = mediaId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMedia(ctx.Request().Context(), request.(GetMediaRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMedia")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMediaResponseObject); ok {
+		return validResponse.VisitGetMediaResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListMessages operation middleware
 func (sh *strictHandler) ListMessages(ctx echo.Context, params ListMessagesParams) error {
 	var request ListMessagesRequestObject
@@ -8208,367 +8819,403 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Lchu3tiD6Kyjec8vS2U2apB62pNp1RrGVRCe2pW3LydkTethQNyhiqwkwDVAyk9LXzBfcX7jzY7ew",
-	"FoB+k035EedcTtWc7YhoPBYW1vvxRyeSs7kUTGjVOf6jM2U0Zin88zRJ5L35R8xUlPK55lJ0jjtXU0Zm",
-	"TE9lrIieMjKnekrUYj6XqVa9TtBhH+lsnrDOceeHs6uAXF68u+oEnZT9tuApizvHOl2woKOiKZtRM71e",
-	"zs1gpVMubjoPD0HnPGazudRM6LdsntCl+aq8jdBME5L7KRNET7kiKVNzKRQjHPeltExZnP1ZTggVhNE0",
-	"4SwlZjtMaXLP9RSH0xkjfuFo2f2JLc1psn0ysZh1jn/tmIU7H4Kafb+lmr3iM67roRazmSS3bPlEkcSM",
-	"Csj9lGqSshnlQpkNck2oiPFQ3PyimFYB4YIoFkkRK7ITwqd/H/YD+yEXN3+H/1BM/30v3C1ewerRG96L",
-	"P9+lTHi0XHvK3xZSUzKHwWQnHPZP7v9+2C9v0f55073gBZ7H9buw9/tEER6THXPB4X917Tfd8zgkS7kg",
-	"igkdEJkSSm6YYCnVLCZSsN0TIgVhdyxdevzpkX8spGbmWrR0+F48SMp+Gx9MBtFRvMeG18/oPtvfO6IH",
-	"B/3oMF55uhn9+IqJGz3tHA+Gz2sxi+l0eTrRLK0e951FDS3JPeWaXLOJTA0EdLrk4qbXBrBcaHbDUljr",
-	"l19+OV3oKROaR1SzevjSbASXgkRTmiRM3DCy8/b7F+RoMOiXbvk7RlN4dzSZ/X3UuaGa3dPlqLPRtT8E",
-	"nTlN6YxpS6NyD/YnVoOQp2Qh+G8LZhCS7AwMjIYHB2a7KY3MJLtEmzc4o7dMEQpA40A1kDwoOmHHGX0w",
-	"sziKMRLwp2sZ49+4IPvPyVQuUkOLDNlCOjThqdI56iSUZjQGchRpLm6IvucR641EAVwOj7oGkboGk7oG",
-	"lboGl56z4eTZ9cC8GG4OiTS7E3QEnZlvS1Ss04Bqw4ODoDPjwqNeUAdvt3FkCVEkF0KfC7P1O0CNSApD",
-	"qM0/6XyeWIR4+i9l4P9HdiIzMjaTU5xjzN0kQWfGlKI3zKEWDjB0PDdGLaKIKdU5ntBEsYf8mf4tZZPO",
-	"cef/epqxsqf4q3pa2vGZuGOJnDM8Ww1a27Wv2ZSLGO7P3HluKwarc0wyT1Sa9mKHP81I1kOBy0XLc3GZ",
-	"ypsUzvcIkPJspjEX47mbKw/Z0zLL46rM7swxleZJYhhObpJHgr72fKsu4LQdV862mS6EsBTuM12J0CwV",
-	"NDlLU5k+7irsDGMGU+RvwE1OFEvvWErciMeCN7/XlWAVZCHYxzmLDHuDVU+ANTMAcR5cBOFS4nCfB7av",
-	"QWZ8IzXIlSjSbQxeFDzHQuoxtdPkQYxrkJdnr86uzgyeCKmJHWhY+tO7wVOzJo30JyB2+STriApIyOwj",
-	"V1qR64WGTWWPEI9EdqhY4siFMFfw9G6we0JCWCIkCXysc6I31wWhu05uX3U5OOgh+JQbfSP193IhHneT",
-	"5gon8HXxAuFfACL36yNvye1u3e2kTMlFGjESS4YIA1dlxEL/l2uWSMOpJVyBZRKf72lc0mUiaXwl5Sua",
-	"3jyOrc5xjrGWcpzALHm42gVRWuGKwIjUyD6CDMhr/t3j4Vza/HpwF3ciDSmELXxGeCZUT2Q625CMw7Ip",
-	"+xcQSvPvO5osCjC28479oLLs4kYQNwK5GBPxMXG4bd53wu9YSq8TRnbM3GSwN+gPD3ert/AQdBaC3lGe",
-	"mNErN5UfV94X/peRNv0OYx4jeRTqnqVOhB30nap5YskNbnpGl+ZFmP8xH03pHSPXjAnQobLlxjzuHA/6",
-	"/UHQkQsdyRkbL8StkPfCC/el87XHs/ylrsOymvNWbgTVQnfAlM0Z1YauGvGdKil2gQQUoFRC0cxO0c0b",
-	"KlZhao1p49OIsNfJH8lRjdI7TuwEBbSRkswMU7IvVhkGqnMK/gmqmCShmn2CHJM7wMpbdduJaJL4vcwX",
-	"1wmP/JbIJJUzo8GT80tC49hInKU7K9hoVsLZD8xDuZuZPlp9bIc7Fb7rdfjVV+y1/U9DjndMxC+kmCQ8",
-	"0hvSwetERrf1ZNBKUGM3pExs7O9kShWRc7CpLNCwFVGB7NQ9u7iW4vGCOlRe/utqOw+BEVVeSCEa2YJY",
-	"zK5ZCkJp5Mfld/NGEhxj1vRDUJzgyskTtWtbKvreEdHHgePKkbwZjdkKkOw4amhI+K6hg9HUUkxHRwMQ",
-	"YQ2VtFvL4HjNDMGNpJjwdMbiEyOj3psf7J0bVkHoDeWiR94yGpMfzq5AJLerqqdm2a/CTPIPYxXVqb+5",
-	"ACDi0JwrYl+CtSXWarEjsU6NRf4aM0Lxru6nUrE8lEvwHYmdsASXYwJW8QCXNpcUZrAMd9HI9I0xsCs2",
-	"M7jFPkmb0HaScb1a8UYSOp+n8s4gsx1KBJ2xmIw6Mo1ZOrZghYXAKvlIdlY+zhrsqm5LTvJKBplRHU0Z",
-	"6n43/I4J2LfBFR5/g+LIe0EXeipT/vsj5ZFFfoLSHZ5enhsuf4zv49SOgxmPiTUwjxb9/l50y5bwD0Z2",
-	"ZEr+q3t6eW7e3HH5Z3ix/0Hn/Ce2/Hvpt93HI0EeCmsQAEzKVGW+iJzNcUYTQ3INYbEP3AxI2Z28ZXGP",
-	"XOXEV0WXitxPeTS1CDQSepoyRswEiuzUAivIIBMQBMIubCY11Bk9UVTDX+5TowBbsnIyElwTwe7AoI9y",
-	"s912hcT88ssv3bI7YRU+lb0Pn4aOP9OEx3Dm7ylPHomSd36S8QRnCTpgRlPW4aC5oHijv3ZifgPMUSTL",
-	"gMATTpcEdDxwBASE9W56ZHBwcDAY7u0fHD47IUKSvwVEzWnEFOgcVE2Z6nx4KFoPYRuOuRyT/LqPRtQy",
-	"fFabZyecJTEgJlfKcyyPozIlU5nECrFG6ZQb7ijmC01SNlkopsgOJW/ev8r8L8FIcHuw91ffd58HhJJ4",
-	"gZcC+LR7QkKEdQiETxEjkxA5mTARmy3gnnbCyiUBu7vA91RmvQajaWKwfEkWisWI2FRIPc35hnfCvGwV",
-	"WXHhm2Sj/sLzbhrzz3kq5yzVHIV6NqM8qXGsBR0O65mbpBrN2If7naDiHnQ+pjqPbObG+9VMZ4cGdtHM",
-	"YS6vjSJu5mpyzpiXmSQXk87xr6vRt2QLCMrnxQecue4rvqdaN35pnx/qDAwGxxYpI8wujlQXRDqqF+qE",
-	"hGbtECxcwjN1kN0VWHMZcO+P3RvZteuVD9P5bqG1FD/TlDvbD41jbjZBk8vcOeHJB6WjcxGzj/W+22uY",
-	"94ki/e41Ndg/lwqmJXQGZs4p8+LIE2WHK7ID4rr7QZHQ/vDrhx4shn79Gf3IZwbaR+BcxH/36zDJKzLV",
-	"Hb5/+4qoxWTCPxr+RSj8AZfDp/rHH4OHByeGL+ZSWBIrU/Li4vKf4xcXL8/IDtVkJpUmg4ORyLl83Xf2",
-	"AyrIxdWlnT6wMS1g04Sf//H+/MVP47dnl6/+WXbSvrt8e/7mh+E+Htv7Vfv9/jrHaum1wF05iNS9lBd0",
-	"Nqf8RlSfNCC0Wkfn3fcvcPRD0IlSRjWLx1QXHn5MNetqDg+3QiSs3XI5TmvjAnbs7ywmfwMRYpc8JTug",
-	"9f2NlH8jfyNIp3cD0jeq8OCE9DHyxZBhQ9qBSoPdjcVkycDgnm1ULtDQaXeJaprZpX2aY7Tiqeo+AY8j",
-	"CxH19A8ePwC/thKVwZgJ8ACh/Tu3kwXE4dRBUB5p2LvZItdstvZCvsd538K0nYzo0DSlYC6C6cYGePaK",
-	"imf4BUOElA0vcGIgCm+RUWniE0KvAfg2IMQHIxThuOrCW3OFhLbaLBCOL7Zbx5qq9MRd9hh1pwlsxigR",
-	"hlCfXp6H8NIxaoyiXOE+6dWtZBC44REAbm+C9q2wegV7zT3kwFGD8lPN73gVeXnhiUnxUD/KezS+Wj7m",
-	"gPNEubtUhKaMcIHiGTJBIuT9CdFS08QG5fGUqMXMnLhIxDyUWqLbxAvzLQbPUVKsnuqtR728gQvMlpnJ",
-	"P+8wKNOg5jUNuFtuT1ldpMVQAGWrsSV8wQ8zUNhVgxzg7Z49bFehySMEtWYZLaaatmVflYPBx9Wtfsht",
-	"9hVXNZKwJ/8gK7Wh2NkeqsRasI96HC1SJWvi8y6pUoQqEuKAjNaYr8ic3jBP+6xXw1BT+KGG+JQAkJ1j",
-	"1YWpP+3GAPqb3NqU1t1W3vxehC4Iv2SHipiw2VwvCQJK7TpZos6Am4PrtZQJo3CrMVdGFRs3qDhBZz6V",
-	"go0tTa7sxAbkoHxO8IkGJGcPqGUl+TnHyG/X3HjOxVDYcWl/1alrMQSN2FWQ5/w/ZTOA/ckbwDOvDiCx",
-	"lvXgtYyqvbjZWvqYyWuesEfcSMlCw0WULGIW98gZoJIZYhUQd1a0wl0vCSULZbAqJjSRggVWqUP1JLQz",
-	"jc2YMY/HZqa/g22+t0pyqf4gUcbIqRcH/X4dGtHUSF92vXopCMeQ64XiginVVZGcs9idI7AndT+TuUz1",
-	"RCZc4pkUu2MpTfzvTHmy5aR2hE4x7vf9u97Zm6veYPB8cPDs6Gg4GD5/fvh8f//5Xr8OEqsPwFIFimvD",
-	"EbxX2LLythsc7O0fDYb954cHB3v94bP9wdHgedPmmoVMv7tfplSr0/mcuPGt9vE/qKBKLn6ndSvfcxHL",
-	"+zH7OOcpU81Cts7vI1ooLWcshYBDHjGCs5AokWCLg/912Qb2W6r07jEZ7mMg80jQiYY4ISO6AVuy8l5A",
-	"ng1tsDMOoV6qBx88JVHCo9uull0PDhr3RuI0Bwk9ZUtrRr5PpbZB0G2Iwwp52BKDoJO5px3lse9pBR18",
-	"gSNfWg5X4ULg934EXWr74qu03q2YOxh8u/4QZ3fOyt2O4Zvh31H1aI5fheBD0GFuE84EZ4/Uc3fyYd3d",
-	"4gzBSqGhsPQvXE/lQr8BvudusszD8JEUPNzO4+bEM9SsDf4BAZQLbd+BFSh2qH/gXeAU5r92T0hoaZgz",
-	"WOspm/XIxVx3uaiqPhsjVbN0UmEBq6jrSuK2AVa6KVujZeF6/lQcrSJKC4QdW1xwYtZnxN/zmAnNJ5yl",
-	"qg5l7UYgpckPPEGFm6tmFlMEU5OsZDgYHqmFzPopmPbQjCENqpoL2G6tqVmZtkZRm9Mb76tbF9bqRzbg",
-	"v+oU5luB+e/ncZ6rtLpYEk2puGHxMQkTLm5ZHBqC43hsRFPIU5KCFWJREmpY3m4wEuGMpTfwlb6X7ndF",
-	"9CIVNiBLSyOymxmQGJ4Q+804e+DgwLgxY4yCxbUaiSlXWqbLgMi57rrALuC1YAICJ0h2IiHvdwMSWiXE",
-	"ninE0Esnn4Bx3vzdIiAEXjoqWvrGW2lu6B0c3Ygagt07EXAXjLgj4eV1xuYY1Gkk3Oa9ewINIsin8v0y",
-	"GKu3/r05or8isw1qbxwT0iCGxVoJ7nN4YURc56e08+8Ww5FwUsKFCy9ztxezhFnd9xN0qoxOoKAn5D2R",
-	"okAzVoi7jyEl85Tdcblo++zzVBQtcc6xbwk6PqeOuybDuQrYmTE1/5cKkQ86H7tmvu4dBaapzMSeitn5",
-	"7X+/dsvY/0Z+88Iv5oiEYun5S/fnD1+GW1to5IC6nmz9OTw6TzNXseUFjvucfPj9XLFUfwb5P2fxKD4i",
-	"nS4Yvg4kXu7t3lMFIYD1BpTPq07klKKC4rQSIQxgvr4tsXAtD7lgF48OBqAfqjDbwO5oGeSfdTi0k36R",
-	"o+WPVGJCnCWxKiW6W9lC1YiOLhip4h5azKjopozGkNKi2UddS+xzh6t5D1IQOyAgaNWVwvlf6x5ECQJu",
-	"8ixoqg6TIcjihQ0LKW7iNY2mXLDsHEgsIVM7vw9HgUqRijV5zflg1NoI1YbI8WqAfV0IWilzoy45qSE3",
-	"qC6sqfTnYiR5fXJZTSpmKf31Qw0SFMNcPsczc1E+ayOF4N4f8sF7K1305nWc4dCHYlB6GXUuRGPQtgvc",
-	"3DnoD0ndfQRkv39EGmBvZTsn9kNNEOe0BHcyt2HmENPg4+j/4PFDSzmvElnfzKsK8veMLjELjEYRmxfy",
-	"qlyCgMsso4okUmkrmcMQm5pryy0UHbBPXBAVSRnkt7qQd8J1AJLsD2dXI5E7bXY1D0RN5T1kx84YFfdT",
-	"nth8h4ZQeZT3q7y2SoeBJK0nxICMDYTYS0arKfE9u55KeYspkpYaWz0fhBhC4xh1mtCQ/bDGqPSI4B4v",
-	"Ya0V7t4YecH7Z6rqAW6S22uFFH4apVIpe98KSaoLUahlFbNaEn2ZMoyTZr8taAIJNExp9FzAqopEFAI6",
-	"wUMDwSa3ENwsMJjLYkovZRHjdyx2X8lJLpCBTKmIFdOoif1LcuGwm4r4Wn50bq7C35xREE2EmaSFeU9S",
-	"3LFUIQE3f7MBLmaD3RkGB3/Ui5QRHqvdPJMxI9bLtiDQOQE3d/m1HNAMO8tlepVCRO9YbQjIhWDEOisM",
-	"tDJsDJzvAPIozG/hL4jAsFL4RJFQCnYxCVsHR+W/r1px6uR6tf6oX12yKwL6C8l2/j3WvkQ0YU+4IdMW",
-	"5e4GFucDmy6ANIeJeC65AP5iXoZhXAlTQEmjqQSHEZh/zCYURsqBFQIDfyQYT46hwlZlJrDSgIVciohh",
-	"7ti9YClE2kSGYYqRgEE7MVXTa0nTOCAWCRRyQDfrE2XJC+xjNyBKQsYVLJWS+5RrzQS89bsB4Wok0L+E",
-	"uWc269y7rOc0Va70jn1wZQqRyZO9YqpzD5lUJq71Mo3KUvAevN6gMmfZhpyNYHExD7dnjTbVVapzrNeI",
-	"g04x7PC4SZKqcW5mzBmkJ3CY+4hNrtEeJ6RgZEdIy/p3e/VqsQtObxPyxHXSSrONganBaLdCHUnIC3WN",
-	"AdU5O3MFgmWLcjmkDMJEDdNBJoTpCVDXY8eiH/zpiSL/+e7iDf5iWQzIKbE0T1MtoinEDJkvxnc2BFz1",
-	"+uEJocTXwIIhmLbEBWYt9fA/jU6Pfwhzs/22MPwWdIYQjKxm+R6PQ2TVsD1qOOD9VCbMbyDMX6SFZS52",
-	"vatu+bwr5wjILrxTlmKO5kPQ+RESFl7JyNvdV4ax1+JexECws5EXry5enF6dX7yx5Wqq8o9N/S6k83RO",
-	"73rkki4SrjQlg36/H5B3/+d/S/ibLIZwD9aHcAedhGquFzbBwK3SHe71Dg4H+3UxnVlofD8XG9896tcE",
-	"MSdS3NTMvn/YOzw4OFo5++B5YXr4z8r8zmCUA080Yx4+G4Oj9B49bPInqXuPiByvWczpIzBjZr6zlR3P",
-	"X5/+cBaQn89fnl0Y3H558eL967M3VxZJToz0EmlgQiDBgFslBPEs5HGNED3hCauP9ngpo8UM4/Vc1LgZ",
-	"jJmZGoqcRHzOzQjFWKko5vmbn7uDfn/Qm8eTUuLA/nqkawyNyegzj1GcNaDxSU5zo7+j8T/byqA/PNp7",
-	"vv/s4LB038Pn67Gfi9taxzpWZJhqPVeQtlHQGmN5L8xOXC0js8dJKmfFfcHHx0+fRrHo2b/2Ijl7quZm",
-	"9d6/5jfljIv94oaPgs6cas1Ss6f/5abr1FnxbfpZN8u0o4UzHD99SsxZActs7L9ZL1dD0Ob0tdi15x8V",
-	"29NC2VTfcvYNYu8Y33teM+AzCnaYOx4zQ75ii5TrtQX4te4xrq7Y9sWysprsTt90cta5uJYLEWOOVlWS",
-	"shazpkA8TC+qTbTy2cAgD9Qqx5p91GtSuxJ6zZL14cNum3bOWqTAg7rQCZrG1dNafluSnUq3zvWyVqKy",
-	"IZirfhs7lKmalLXNwqj5JWVMr5Dhan74nc9bRiyUxcBrnuppTGtKkP7zn//8Z/f16+7Ll7V3CdmRq+DW",
-	"nLPZcIw223V8rczxUqWbw5+RBhndo3EI5AE1/jrjcZywFfHVKZvwj/W3CdmA6xWB0h7rEFqmN3Waz2xO",
-	"RT0SxmxOUz2z5rHqNTSrKJW1ISR71W3DgM2Q9p62D7Qp48EiXYl7jWsu0uRRK5Zuq/GOLNGBAO6s1mxd",
-	"Nbl5siTaKJyEZ4OdMQ/VGpzW1vu4XpLQLAfUf472xKrsh3R0DNNXwdLgk2+pq4KxDsfWHd3wn6aFCwBo",
-	"zOL+QhsTk1m2r7LY930i7584k3+N79CokfVEJZH3Yy1vmWgwYSXynsDvcJdmnSKHDJwJwq8ONnOQ8zcL",
-	"tnce0GZFBKsOVTdZPH2AdqW4FLEE+YY2ZMno2KD/4+o1+nX5cvzmPjQ+skyiKqBvAaXy19guqiX3BlHY",
-	"eWsnyv3wiitd8+c3kxn+9UN7ERQfvlcIK6VsQewNCEi9AaGLmMuAxF4hS4nSPLrFmPV8BLzQPdDzXHuA",
-	"TGEaCdRDeNwjoVP6YBz1Ez9RAQnvJI8YhOHBv4iQmu0aygO7gCFU8BnVLA4JHQm7kyeqLqjMjcxhYj5X",
-	"hjY/8rxe2pYCzPiMjRupuZrS4cFhkwk5MbLpux9Pu8ODQ4O5uljnEl10vN7jD4CqO2KV9KzAhos0xoSr",
-	"cg6fpom8aQqR8jytSSBdpKnRORo/Hs/T4u4z88k8lfEiMo9KU540h2n9tqBCFwXfphzNuilzExS2FGSb",
-	"/9CCyzt9YV0qoQenA96KO3nLJixNMR21JuG6JvnDPM65UZ8LLzOiM5syYl1npWQVfK7Cp5vsbsBbIn1P",
-	"x1HSZDOhMe7zifLpT9ZRxyE1wGC2LS9emdqo5QlvENWARo3rZaSgA9RmxWOEasRNCGV/Xfd109p6uphd",
-	"C8qTxhFAWMft5bsCOrD4ErG4KQ0fMIxYVC8iAlW3LCb0Wi5q5LE1T73dc1yF73UzrMD+d0ul2awma7IJ",
-	"FZt1tU3Y4ntha36zGiU8i2ppInhFJTrnZYnh1KoBXX3U1yepPpVQfBcLU28RKxk1zSAMG3CxMPAft65L",
-	"g6MavmT3rZD3ZMm0D0Z2aT25SeW9IIsMpD4EoN5uUnMpdRX4v5yZbF1s1TdkHfuJLV83+hLh0uQEqtzZ",
-	"7iuxs5tDTau8mTPBUDrrSY3ZTNY6Nl/XmDNoVgarRYsQYBg2+3xlwKYZk4tQWTXWgcEQZowTWVuY1A4r",
-	"U4asRizs0S5fRypes68e6fCafaHwhtcZ7akv37B+ZzBBvnaDgd+4GMxXFRwSzoRhBhNmpCzWKOQURtn6",
-	"nBKKosflLAgB9W6Kjo4onXUhbKb77NnzQa150JWwb3FKLHdvhBNMc6nu+gxiPQrRdVC4L4mZ0q5AoS9b",
-	"mye/fMaUprN56xied7AIpjPUkf/iDXzGQEWesPLubSCii9iyAYg+MpPrcjF8LuDEwUjk4hgjuUhiV8s4",
-	"ZTT25Tp9CCRMXRqH4Zq7x1iUM19Pv1hEv0dCvJjQy7yh+XtIdqZUxK5edL4Ss5AaMp2wHvBuQMIScsNU",
-	"WBYD/JwWMbI/B2QhNE8ILSLFSIBEXtD07DrKwxDqO3OV1QFFJkoVCW0FxiwGM0v8lqkL7tZTlt5zF39T",
-	"1YGNqmPr9qxM1LPDgKpYt2vLB/PWj7d1eGoT68/fXZDnh/1B9gjwiby/ekHkZKLYBiWqbMxQu+3hE0IF",
-	"Dp1ELT90NYib/Y250rFPFDDkExK6VUJbCcKXJDa3XSRcfkOfWKvA31iLcgWKMWK9UL3KGrtFclupLPC4",
-	"ugI5IlVlHP42M9zJSG89Zy4yo5Wlygpx31jWi9Tlj3+xwp0rTvASg9Lq81mv8kqdDV/Lie1wM3BRO/na",
-	"5EifKuQLIiq4PgHzri3ca0jVUrmoU4ssuysy7Nsw/I1Tu4oRvS2/suDYKC57Q0a5EoNLmw5KGWEVBM/t",
-	"dz06fOU8wRpcrMsTLAdSfo48QSdvQbBmi1eAUZ11j+CYtH0EID3IlN9wQZPA+bCoVX+ti8vqahByD19N",
-	"ZZJlEbv3s0PN64EU8WJcarhbTIOOuTnSjAuqUQid0fncsmSweTf2dLETnsKgwPoj1o22sRRBLuN/9Qcv",
-	"skR8H/2y5hMXutWxVrp1489tlA3PeyLXfJIbGnQSH/e4+isfHxlgQ4J149EmDhm9UZv537pxiO1M6fE9",
-	"S4xEvf5LGP6LHW3YHvg11n33zg4LOspay9aMx1HOXL168JUZE3QWeYPY6i/ytjMXNbXmk59h0INnKEuM",
-	"tEeSYFQSwVoQusKWDa1rMxjxru1ot9F2o/FVth3tX0zbD9y9tx3vMb/tB/7ZtwZm7kW2/cYSo7bD/fNq",
-	"+wG+39YwxbfRdnge19ufoPDMHz5UPJZI8dd1Jc35bx8yyt/qKw/zLyazbVZIpib0rcaS8UhR0DOszQCK",
-	"ssRGEqRldJutw4uhNy0+Lb6yHOP7ozk6f2VQ/eqg+MaQ9vbBSo+KWN/ccOW81y1g6KhCxmM3uzXl/VIt",
-	"vvJEpclBvCLobFH0RLVYrUiTHAPe5HifVbWBE+Wf0woFBwX9P0e/ySkZq9Qbmzj2ObWbr+9FQGP/F3Ul",
-	"+JawZYPUsmjtRAtm3ghTV7pvo2y5XoNJoNn1+pjktxVoXF9ezTk9W3PF3Gznjn58M/Ww/WnWwOG81n3v",
-	"+wS0lynynQXqxZRvx/xULAvQYJLFMhaFzgxwB1xpLm6eKMzzbm/yLvTHWlFNzCbVr68++CiX2MZce3Uz",
-	"iwKtqFbA2MkgbW3p6HRyjbDi3Q1cBhDR09ZlgIM/j6ehelWF3om9z2Y+L7YyKzLuCl/PuR4saEo9MNzN",
-	"raAAXrdtqMjo7HS0HEGKEZG5Wh1uJKSyy5lNuYcnIwKiZRITOqepJtfLkUCjXVCy2Blkh5CIHVsnwTwB",
-	"b3jLh6wfE0pumGAp/BndzyMhaJrKe1cMxIxW91xH0EJHCvvpbo+crouW4SprVzIShkLnpLwwMJfObXuo",
-	"UmQOpOGbvy8ElwJK7UNt6R4JjWgZBiSEqLcwGIkQgo+trdNZr8J8fQIEcEBu2VzbgNMluWcp21olt1bJ",
-	"rVVya5XcWiW3Vsk/xSr5KRbHav1fX5TZKS22kC9NbX58JnxMaYpRl39Zu+VEpvfUqBPrKsz5Q/sv8lp4",
-	"phr68KHa4CHXli9ZjluvnG9Lly0Ofc8g9IfszLAzHRVQU2nX9qprvyc5q5erjXbA0ieqdQX2rUn385p0",
-	"a7PNzBu16WY2z8xmnfl0MyPDunyzfPB42arw9ZK52uVVbawNN27xUcbtNs2K/JNY3bWI7AAV5UKREBoN",
-	"hbs2IZQJep2w2FuX3ARNDR2jesxmM/kv3lDn0Px0YuMrq/RLS3lrO4a46Qm9pw31DldUF81bFG11lzy5",
-	"gskhPLT5aCwea9k6KnKC383k3Qbkuum4mAULsPJhp7st6vkWTAV4C3WonOby0FrgoE9b85+yeDzPkpZa",
-	"T5GlOsFMtWnRhoDYoh6GUiRcachYr62u3JTalBUS+aT0G9jixkjw57ih6gxPHzVm/MC/fBMq+7YBEPi7",
-	"hbdMM3DXv7i2gbFkxywZrOYEgWMDAXFMMvDyXZAvTRD4RtPulQRoUQ0IQi3IpyQFpKQWnxCQQWZ0Sa4Z",
-	"oXHMbMuLlSFgKh8/WQuNT/bntSPmjVQcKrja8qJhQ0s2T9qrjUCkYD3yBuJ9KYEaGlaU+kK93vyBKr3e",
-	"glwA8tRtrTY1+qs6QEH29KX+G/MMS/bRP8flWbDOrnJ6+hqdn9Ht6RZv1UWs3PLO8UKsAm4dG80G19oO",
-	"YsdQCzXD74RRW0TVTega14BWiEqCZbwNz2u3R17xWzYSYQ2EQ9/dLDTHCGsbmFmE75FTm0ozZTM0abux",
-	"LnKU7GB91nBN0dNwd2vN3Vpzt9bcrTV3a83dWnO31tytNfcvZs3dmmC/WRMsmpyM8m6LfFjdeEoVqM+7",
-	"Wxvt1ka7tdFubbRbG+1/DxttQCClldTaN7b2zv8f2jtLbenbmzz/zPb0a02QbYyhX6JBfaVeSn2+u+1i",
-	"W5a+bWR37zM01l7RlDrXc7waRFGsDgIWU/OTe45crWhR3SwBryIB2XYaaED7LtmruviuK9VheMQKw7Wv",
-	"ia3LPUSwZ971kshFqnyXp2JNOFuU7IlaEfywsm3mIs1aW8aVCi7Zb2gzd83unTHdJSi07HTpCw62leN8",
-	"L5X8XnYq9Rl2W7RZqFl6xaW9Y0I7l8Mjapl8M8XLvlpVlUKGyadWUMmnXBThFtI5D/MJHXqaysXNlFxe",
-	"vMu3X3UpCgEJ51SwBL8xQPRltXyjuycKpwLevgNu22jKolsV5HvCwmPEvn2F9pB0zqE9r2BJbVnEr5nO",
-	"sYYjF5M8qlkca97Dn8OK/UtcxXlVq6477dnsuwb0+2XKUuZQz9dNPiEZWrbCw0b02wSxiolDNVuleTmA",
-	"i5ucQ5OizA+idH5N21/R56Cg5wm819jzeu1G/psQzUfQwK+TFLd5Sb7HpqG5Unttqxx8KqnyuWjZyqsI",
-	"Eoz+k0hShukriRIe6DOSpat2vKRW+netrIqnTqi4WVgrevOM0M0KB9quo2U50a8NgiJJpLhhaSZOZ6+P",
-	"ifH7dxvI+G3b1VgIqT8rZx4yuzdKhtdTGb+R+hQ793/54tUzWHEspB5TXPPbLmD9Rurv5UJ8BcgYkEzM",
-	"Ut82QC4NF29wPc2L9eHzDMNVFqjp7Cs1Tdr0xcDgGJzJfVb3CC/RCnsl5SuaPqp+xYY3Z82+Yy3lODFL",
-	"fuM3aAWwr1Su3uu8KTMHB3HO/20h6B3lCb1OvnWgZRJPcQM/yvuiXVZBUVJNrnlSqhyC1mmtijWWFVpy",
-	"edahAEsxm63GPK7tgcFuast6Q+dHniRGzHajbFPScEbTW6a5uAkDEi40T7hemn/ShZ4yoTm6k81frFkl",
-	"LLJM+0mtP0zGrKH/ixUUCQxxW7l8fRmSnXnmqN0tLnX5+rK9EyBM2c0ioanZ+SRlbOycXGN3DmhwDT8x",
-	"6CEJfalLp7OTtOv38JZq9orPoBbQF38+KdVsnOBq3/YTKYZ81fXsAtc9dJICb1C+fxbZCeHXnm2updNF",
-	"nXv+UXFB5a5oOEm7rmfuUD9xYQ9W38MsqMyaw5dimFeNGVbTuVEeaV7W/W3Bo9suNjZER1lTe8KNI57q",
-	"28Q9AiJ2yiaQVOatwuRFLpaq1inwuav0lc/ul9n89H7vTeevmbsKgZe50KuS4P/IoKzyEZs7Qq89ot9c",
-	"0xFr5q4e8XxW27zjUZFT5cPhJJufDPfUdKzyrDVnWtWS9HRdQ1KyQ0n+aQeEWh+4vLe0sdhLsoYWfnIM",
-	"WQWUuZ8fAdD8101grV2hCtxXjdFt/13j3sp34c+5+UV44DXdQs3c1Sto6LX4qBiy8uFwks1PhhM2Has8",
-	"a/VMbxsjx1rElK1xJ32JWK7No66yz9sgmT/15lfhQdl0GzVz111IIQ58dfV8OWcCqudHU6qz7kTOre59",
-	"GlB5C2J7MSjUqFRCaqiDBY3g8r7jrLukmb5KZKsgK+azPAZyhTO3b4lbznmooOojA8DKR3TTbH40t7Mm",
-	"nKjOXHM6H45WZqlCanNj1Y5E0CuyFOBoUMSGCxgOHDPonmpQRxjuqyExj6bMKD7YSmYxj6Fjbw2nfWyI",
-	"XBmw+Msj4Go/bAJred4qVK9qo/VOCxF6J7ZIm4Eb14pcy3hZ8yDWlQh2p4WBm58Vdtp00tKc1XOWGmM2",
-	"hbuUGlq5Pl3W4+gabJ1enpMdAwms3QqGnfvpchcEtJZtJ8lOvnher9Ds0uVVcr27nvDkAxU3h2oeLh8+",
-	"Peyx/nbqt1i9pJ9dBODqE2Og4OZnxek/fJZQQ3uy8layM73L2jmWWBdTGsxeWLyHgJ1QEhudR7T5GTvB",
-	"g+KfMpqQKRWxbSNWBM2/JBfjUtvW7OXBr/NpSlUNC32H8Slc4Vu3Gcp2Jd8KD0/hM5UlMXMCRx3uY79l",
-	"LC5QGmgDpDNmfC/TWzWnEYMJDLcWceafs8wWTr0jU/OYkGwbMGGpWVsVlfzi+/cVOXSQN6hiPpU7i+2r",
-	"X3siI42Ud0h9uJqPmbShNXgeuDxt25BWY72nUjAXW1kfK1vYwrpaTmVvR3764hUHOXSoRUkGpolJwiP9",
-	"FdxWsEVw6EVSCGfhdyE/14mMbuEvuSimsTlMKm9AX/umbZoGll/dmWsWfcvUItFfqAZ6boHPUfq6GlZT",
-	"apwYE6oUvxFZiGk1HKj2kX17IYy2wvC6TBsMzcKxlsShlFmbQvj1us4Z8Wa5nlkBN/KHyUXsObKeI7GF",
-	"yC0+WyRUu5Ct+pCxdWG3Vpay0ceGHxAuyA9n+Yi2P3j80DLcd1Zfnb944twZoMN03b6F1OsngsQIMqVz",
-	"VFZzrWYD36QNGHEhXiWFtArVlBb2qOCpDSOhcs9+fReN0mPwO2xiRy5kyOq+1lzHzfQ0uczRH2gJG9Q0",
-	"0x/f0ZTT64TVBBn+jCTdSCt//DF4eAjIH38MHx5Q+5dEisAgkJklq1nv3/6vnVNBO0Hn4u1LfPwfcunY",
-	"M/rxFRM3eto5HvSH+0FnxoX/Qx1q04/n+O2g36/6HtDW2/Iouhj6hN+qwFBQLmL2sUdOBTl9f/Xj2Zur",
-	"8xenV+cXb/LjL64u7TcjwRWZoDcaxL8iPH/tf3BP3Sh+isgZ14Y3QlmWDE5/dGDZznE/6AATNcLl5dvz",
-	"Nz8M94FDt3LSoMfoZ7t4GWY16ezlvgpFeP2QysU8q0xDFuYdYRdjERv2YnQ430qVC+dzL5L/N/KOYUUd",
-	"gx6qExQufthfe+8t+RRNEkiekveCcJftym3k7Q4VuD4kyvHolmks2fNOy5TFmYzti9KLeCRSphepQBLp",
-	"oZAyNZdCsaCGamZkKB+2jJMVYwatMFzCgyqvzMFqeHC4FlYr+0CAEwF/pAlB6l6QnAPsgZsuUWngIkoW",
-	"NvUj2+Lg4OBgMNzbPzh8VtpfP+jMqTZrdI47/+vXfvfowx/Pg8HBw7916vRMLu5owuPuzPWf7zRvxXZN",
-	"hxCH3AZOiJDkbwEBnUOZu42pmjKIbp0yGrN0nPdprHo7P8LwXAkTN4FPml//tbf62U/b0yL8gLgPAsIn",
-	"RSY2pcol/eWo67u5gSZRFCN8PgtprZKJ5ghSA67EBYwKxmL/lOy+gbJkwg52GlaEzuepvMOHpdgdS2ni",
-	"w09VfTRp/kgHRUSj3d8//DEM9h52xr+edv8n7f4OqDcM9h92/+PfVkWiFk9jXc64S0XN/rKdo6oLndjv",
-	"neRhU7OKGz4VlLyTi99pcdPP+ysyR1qIa4asZSG4cY9cWLWrAGmDTtmcZrtOTCls8lmNcDfjgs+MlDao",
-	"E/QKy1T3+gYWnxAqsrt1n3zaVtHzNLaN8V1my0YspKy75WhkrUwFBPoFGLPr/ACfHmu/rtcNGEOB4SCv",
-	"cBLvIxustwy7z4eebyYj/ijvseYLiIF+oMuimS2UBrWxvjmXFb7WxqfbcYZmAE6ckBCEJjBC3BvNICzL",
-	"gCEBqcHJ/vXylqa3TI2t1GU0TV+47N1UzomQ99m23799BXYH+/Vg5ddazsk8lTNpzqOySf7x/vzFT+O3",
-	"Z5ev/tletnO3Uw40yktzWehim5leuPEZw3LIVXcTOMTWAuiR89enP5wF5Ofzl2cXIPW8vHjx/vXZmyti",
-	"IELCPPcM0T5ENfSxcbaDYCReXTjZ2kDRf+R4dhiQq7P/uir9mrtdlzFruCMdCfdLj/xw/j1s6vLtxcv3",
-	"L67s5hU4pdA6ZdCJRFQIqck1Q0cmuBQUY8WePLaGolNh31y8OesEHbOxTtABMHSCDsChE3QcFDpBxx2u",
-	"E3R+OP++E3TsZszjy8ibm6DCG9bLEP7ZlaSH6sMjO32yEAlTKi9tcIXgBY5N/ee79c90cxbVzoTQSrpY",
-	"mTOeYwYHg+FKFd9d4unl5duLn89e1toiFqv8XDbpDkz+OdlMu1w81IkArYxaiDhl0FGmJWwMRuLF6duL",
-	"9+/OXgXk1fnr86uzl+Or89dn44vvvz97G5DvX138Yj57cXp1+uriBx/N1Ov1oNMU3LGcELWIprnwRlBJ",
-	"rbHf3e3+cOg6S3HdI6dNuT0RFe41lFXUjttsQdJs8FQ6qlStwuRrRfh7z1GuXIpYiefUvIcy1co4ySru",
-	"lsWJlgO+gKLXRn3DJ08U6XevqQHqXCqOZX1m0vbqqvKpXl6m6tfKVHnW0WzydI+ZLvEtA/K5ajpocoey",
-	"LBXm1yPnGmkAZFOPxPu3r9yHFi9CsOmERC0mE/4xIC8uLv85fnHx8gyLFUVyMZcCXmBAqCYzqTQZHJBo",
-	"SlMaaZaq3ZEwdPbi6tJ9YVSBFgYRawjZPTH025xtItORyLFGnM+mfxAWTaUh2jS6zdDWnsW8RSMhxZZS",
-	"V23AzfV0/N0m9JolRcnzKjWrSVufdYO6OXZfwOywtVom28VswgX4pY9J7rQBef/2VUAuf7x4czZ+8/71",
-	"d2dvDX1w14HEIHCkAGgAFiQXKAR251Spe5nGvu4PCONFE9ZI+Ie+E8m51a1t1rym810DSsseKVi5yvYJ",
-	"I/+sEzfxJQWFsIIisq96ny9yUkxdXahWHOUaUyZy+25OsKhXaN7P5yztRlRZpdU6uBylKlUAujp/dX71",
-	"z/WQKZC/a5ashER9J1l3g+1Dt71cX1D0h1Ubatk971datcuvl8OXqY9/jWQ+B6Gvn7BawKAv4+V8L+hC",
-	"T2XKf/8aeTqL3Grf9qW/nyuWamtJepxHBmydjioV7EpFw8dhnUUpoXXf1tijar9uKv1UZznObOZ5S+1J",
-	"Zo4NrDEWFDEsXjlliqES5tv5mh/jVBr2XSSqfzs4IDuDwS45ev7s8KC7vzccrLQ3j0Z/+49f+90jsrPb",
-	"/fC3erOfdTLmsuGsfcDHvNCJZik5JPNZcbGDfn9tOQQEXh2x/JkmPAbwfaG8UAiiW8sJvucsic9waKVE",
-	"Af65/rVn+/8eioRsfoAmCKx/+3f+y7GtUFIMd4lsNM43RReaj9v5hV1Ppbz1dS3KiXxLco8j0EWEEdUh",
-	"/DvErr1EsyRR5H7KoylBAKM4LGMjRieJvAftY1XXBxcy4UMu6q/N5XvhqDNbxqL0cbkYXqu5akoAZhPb",
-	"cOE1M73HUe5j52CLWcJWfGxNsy9xVPljFvP1357BoPKnvlFKu8KDTZ+3hOb6iopBsXbS+hpMlc+s2aSF",
-	"idt9alG3B3EeDR/aB3DFlF2x2peBub+3a8xQC9l15fIrB2/7Qe7A6z6pez7rvqkBz+MLWm40Qx6tW35S",
-	"eEWbQeMR+6x798CfcjCrr07FRAyZ6Y2ONjfAGnOURuqbL61Jdoysgo2A5G7bACnn3F6XzJbfYfZZnTBR",
-	"QZCvVhypDOa60kgFCvDphZGM9sKiRcr18p3ZhU1HnPOf2BKd7g2NIiBoxNplrT1WMU1OrR4BvBm6Q5gv",
-	"0JDolPPjzn91Ty/Puz+xnMEAlzRHxn/9Y1Eb7PcK664pmaLVTcguGFm0lIk6Ib+ZrwgCQxEIqpkTLkgi",
-	"b5TfDQzKNmNXrtnJNaMpS82Rako3FE56TL6DsUTdReOE37Fxr9cLyc7clf4GfIZ7BoUQBmdLTrWedx4e",
-	"oLfCRObkB/NPu83XPur0B6rZPfqkasLlvX/YVzn2RqmsqcctY/Ncaz8UagjEmWdFqV3I5UhYPymF8BzM",
-	"AbAhsQVZCrqFYDFJI8j957uLN+Tt2bsrcnp53huJkfj3f3eSWu/f/52cmclz8T5WjSYydSJj4GRCmMo2",
-	"QAC9KLSDQwz+cY26whM3y2SR+KkViWiaLklonkEYuNndnymZ0WjKBeumjMb0OmFWIg1wcjTvm7GcKRKi",
-	"JB+SW7bEmGAUGudUT8lOWDTH9vphQEJAuB7UwQBvlwHEO53ySBMu5gttgGF1WdTezrtw4J23378gz/aP",
-	"9naPCSVv3r/KDMNk5/3f+v1+fzcgNs6HvL/6vvt8JGRKqCALMaeGCBC1SFN5Y26fqYjOGaFieQ81GDmm",
-	"bsCyZAeEW/dwqDbDSMzmehrgoxoJFMgDPKhBBevmmtOUzhgYqzE+i5J4MU94ZBa9ZUtcKHeDAWqoOacJ",
-	"dosDOJ74dEdQECB6jCaapRDUZyB3Wij6YmCHeC/AN2QWpIo0PM/Rot/fi27ZEv7BCi80GInQE6bjylBf",
-	"Az5EAhFaYuOPT3aSjDgdN5GikTC0CJJEWBacYzgdXv08ZQp6cbKPNNLJEtCfQ5XnOMAIdKrNqIjFTEQM",
-	"Qc7RETES16A48fgYc/cRM+zh4S4y15V5soRP0MfBY5IdHlQxmijpHFU/sSVoa6k2FxN6IhfmclOqUfEn",
-	"ONJwqjE8F0VcjLVZ3OCUFwsg1SblmvnrNwugcjZfXCc8wsliNpM4mZ8L6ZI5GNWsa6vNjMTcUGMoQkrO",
-	"Ly3q2EdGeKyqBMi/cCoMLOzY7nkcOkwHj4m5j6VcELwldPzcMMFSCJeXgu32yD8WUjNzKeBKMaNdWXHr",
-	"+bT7Oc/0bLOf76S2ZXiN5ACYq6wlBzaVG47XhPty2U0zfG6GPuKDgj/BwzZ/44LsP8d8KMh9yoJg4JF5",
-	"MOwggfWL6e5bGM3iY6hsE+6e5KZ3KxIqoNcQrmfwx7zvE1Ic6BOjMM/ZUR946jxJRiJdCGEfPyX7/SML",
-	"qJ9Zqrg0vxg4hXeDEL8xRPYYCYcKClATMTEikzMjAMWJY/OGBHQcsKnmQC9T6Ixjg9yF9Nu6gXYv1AdO",
-	"4UI98sIKP+D70zKBu8fp7V4s44C/5LcBQbyOKe0Idm/FYMgFDKxBxPwLszYNF1KeY7D0jqWAuOFTC4GU",
-	"JRRKc9iIuak0OzIUQpnRNnnO1Tlx2eORBOjo1FxU7i4N/aSA//RayWShGXn/9pVtBBqauUMfxUAoybAe",
-	"pUFwSyqgcTvhYPis1+/1e4Pj5/3nfdhsOKO3jKQLET5RxFa8cIf7pSBHmDOC1nBnhcwsSdU8D0iUW8pF",
-	"6tUKvGB3TmZjqUci/Ni1EooKyY55unhsQxxg8gCRl2vlYlh2kYcpa/lRxyTMm5SQNo5ECKozRN4ALXPT",
-	"aZkYGYymGoLdtSralnrknbRCsxFbLQhlaiVpI5eNBOhAEHGVw+gsQ2hH0jkHsfeGCZDTJnSR6F18Q4TN",
-	"OKpZiFpGxFSGt0E4NUL0qbXQQgCXXqQCpSzXy8OcyZB1nMBw0yIEEJmPbebnSPhdBpDPuMSwWwgDvIFB",
-	"IDLaHkuKpfbOffaJue7TArOQaZXcM5syqacpyxIUvRfN3WSsiJwAUvMUQmZ2jG6COfOVkv8JprPaKXaP",
-	"SbgXktDO7eokhGaKLPoHBIVhSMJq5OQYDWsh2RmWYvV2AxIOzDd6Pk7kjU2BDMnOoDjQTE6ThIQQlxv2",
-	"yGmWbYv0Bt2l3k46QxdywiMmMIXW6guXqZynnGmKEWi2hU9VjTCvvhN07pDCdo47A/NuwTg0Z4LOeee4",
-	"s9fr9/agfqWegoL41KUlwH/dsAbvfwZoP97Q33tzIuAAxy4MExMewtPL8zBLedixWbHmJcCxhRyJsJBV",
-	"EeJzNfAwb7r0IyZgSRfjESBa+xcPm1PQAhgpbwAyBHIP5FDQTonaC+iRS3BiWHWJkmiRKiMBqGKuAmTS",
-	"4734p3EeG+2VK/3CQw76k1nRGWwLRQC+lfcKDjWnN8XA9IN+vSYLso/TM20jOiAN+MmMfsRoGfBNr4pH",
-	"fgjqbjMU7KMe45lD95bmKbvjcqFglydEzulvi+JuO6+vzhtUb5yrsOOCA2pt5PGHoOP5qfl62O877dlZ",
-	"buaoinApnv5LYWSS31pmlsnh86/me4MYCEBXx/14f9j3RdyP9/pBZ84AayH6CGq8Hx+aHaM1eGAgbsvD",
-	"Dob9/kPQceZ8MGkN+8PD7mDQ7Q+u+kfH/f5xv/8/s7rxy3EKkcL93vODAD2WYzPvym95bJZCH2XN6OHg",
-	"atDPRtsrqKYPmaP45Q/A/pelkFz81Mn5u404+JC/vZXWRQfizFvzUDFhXJiHTG+Auvk76flYNLiTvGze",
-	"tKgd/tSOPI9xsf3+oOkLj0dP8773Dny0t/6jUyR15yIrUbY/HK7/ruz6ww+P1n+YK+RpvjlAzF/9jfUz",
-	"J7Z4PoQuzGaGQyBtykDuvc88tWQSYoxuoGBFRsLAgJgxA0jSauQIp376JznaSxzpdahvzUw0RmIc1FFi",
-	"p/UqCJkbCddb1fsaU0aVFLbwA3p6UEa8BWVKeVHbVtUJiJIgqhjtjERSodg5EgoTbKgGrQFjlPwhFP+d",
-	"1dH5H5gn8+uo/FVuxjGPic+Jc1HcBA063Ib7AaMpvAxPzczbBypr2HT2wnncyRuFMYY+e7IbJap8RoL7",
-	"jZFYxJuxxRvLBWID1b1Bf3gY4IY7x8NBWZZioGzAnDYtNP/p/pH/9Kj6Za5wDyZczyiHLqNGG0n0dElY",
-	"JLFEEmHiht4w7DD+4U9mCp+ZJaziCFfFJ4cv9K/KEfr7679zEX9/PRZyWr2oVVwjVyO3ll+4ErUFjSEg",
-	"FAUEqgmFQnknJFSMptE0JDOqo6lVE7GvI1gmIXDIpRhCfVLbvq5H/BrQaAO9j9fLbEQ+owXVcjCO2dRd",
-	"11l4bH76OxjHevVCvzvrX0nmvwQKZQsAeesv1WRQZDv1G7MtD2r2Nchta9CH/7exOgKl3+C2Y0LBTqez",
-	"DNidiCrW5UIxobiGtujWdl9AhR45HYnG5qbNDU3JhAvXDt+ada20RLXHrFJgN4Xowjo4Ie426UCD2ri4",
-	"ijMSUA9N9gZZC5ur4nbjmedMzhOGBr+RcAW1CuH1rkYc9P/fPbEiYoiABeOYhqbYs7le9sgrNtFELjTo",
-	"2BYBQNQCWFFnOIT/8lNTdeuNtGA5UmZkDtJmQuousQhoG/FZB+i6N1uPoHaSSvTuZxR+HOn79Y+OqzLl",
-	"ls1CxhqYtGHpB/1BFk7aOTgYDCCM00Zx2hPnU6UxNrMDosO82AYF2PjA9zkZZELVw2dj9PbArVU/O36r",
-	"+X01zS/jUJ5hZyXig85cqhoW/doy3OtlkbQeg8UN/AwRTZIslhnUKUtY0FhaJKTggTFvfyTwHai8OxnV",
-	"ObvSjC6J7clPwr+F68KiT7D160g4p7LKl+YgO8+N+D04qCuMsWvVSFtdIfQR5MSFg4e9kfgePT+JI3kQ",
-	"Y4Hk0S6JdvM6hbEQ1l4VEuruNhvyNOcXhMiVD4Er9fudjJebkahcdLwNic9C3rM4d0d46oPILa1ZFfzd",
-	"mnLUBvw/FOOcLCl6PG3GwOisOlqWM1gk2GNPev1gVKfbU+ICRXUVMXK1qArk9SHo+FDdjXZlWcknbsut",
-	"XdnWpnQfL3GtludYPFW+/Jx0ZCIusYIa9/Q6jpB94r94CP5CumML1pCjBOfi0lWpNF8PWqxaaj721+Nk",
-	"GPqaIU0mN9azNaOGljyijdro25yjdEZj1l3MCw5TMF0WwuEKfmt0ZWH1g5xTejcYCTWlRgp3AT8JvzUb",
-	"d2aqJ1jMGtgZ9MGKjbQds2NwDIY98iYXL+WrYVWCqI6NlG9YoJboUfS1azGgiKaK+ZA/3uy+AhfwmQPW",
-	"o4huO9JRWGid3Fjruf7LCo9/wsupA2IBmXMPyAYDuAeEyXBNFpwJT2co4kEAkExvUTJTU3nvRT+svGvl",
-	"whOyUBhhYmQ/tINiO/FenaH9Net8Ouv3xX/r2Kz1YmNDDcqTznFHztX/oNGM9ZzkhFrZ/jBjrdGMkVc6",
-	"dkVmS8ug2BBzZRjROP/NO4wQ65SrNENhuP6z53vPoXBd/kcQADqD/uHBfn/vYDjcHx4Nh1n50E5iMWul",
-	"Kof5ey++OiSsqFICRfX4tWfe+JCtJZfXbJ24YoHhPVFlPN6Sn/bk593UdqLMAzVXF87RD26Y4cL8JnME",
-	"yZ7C0yNUN1pGptREx6+2N9tAIzl36bo8MVrYSOwYTRfLN9u/YcQO2Cl3exCmXKpWMaWuzYe6BxfQkmkw",
-	"OZs/2tTHkaiNOjkmc2rrDVUCM9yWFQndX6F8P7VAZR+1kWNORgJ0YldkWmLZD/CyggGanLoQF4jH9HVZ",
-	"bL1Os0EjZOzcsqVi8D3I7VyKkfA9bHgcEHMB6MrbBfMfmJqI0nRpgzhtaKhg9zl1MU35HTsu/HEk6HzO",
-	"aIpKO0T2TFKmptZJPIdOpWg8VFNuNHEo9M8odCdTBjjmstHArnrkJ6ukW0evuzfcDUIcg9gQDk1Skeud",
-	"vc6+f2F27Q+IgZU2ahwLIrmSdGBH5dWalJ0sR7fOluyq+7SlcaWiy6u369J2s/gsXXJeA+qt91rv1rut",
-	"y8FBharOj3VYrzkTxM1ylS9xnnO5NLg2CvWkv9DGZKlAqbWgcQVmqBYlHOs27mZr8jZAea81tR5Xbztl",
-	"kdlNbMilQQGw+GA5L0MPds7fXZDnh/2BpaGTiWK61EE378jOW73rLsK5+80y9Xexsoxjy7Ncs4lM2aOO",
-	"MdzkGLjOZzjHf6PQwWj4+vfo48XV+f3rl6fZ/3+x//H1y9OP33xcYSaM/FpqT2GeWqlAeE3cRaU/Reee",
-	"znjc+/G7m1evr94P3lydLV///o/Bm39FP5/enL794bvz/uvb//z+zfv3B29v//n7xdnZ3uvb88Gbf52f",
-	"FivhW4thuRnDs2cNUTQlJ1ShEna5aHVuv4O+WWZt4Alm6mD2ZVam7hiDfrLyuPXEzlxXDsHa4M3ncmw5",
-	"xt/WseXwYevY+lqOLZBs62X7nArhBbiiDvFU54v21rrAUKqvK8wMHXQJKK0+4iBfc9cIeZERAQW5XpKw",
-	"UL45HAmbh+XqOIYblvmGmIfCvDwOT0YiV2JF38t8Xegga3h1LfUU9BBUZ/SULXPZB96R50tQj8QVlGyx",
-	"uUE2uNNMAIabUpCGB4BnrDmVCATMJAHF56rkGbRqtqdYuIJzFYhcZhmG658W2r/Yvooj4VLVYD3shQcR",
-	"EnOWKihWaLVOkG9fs488ooIcDAcYTvRdSn/nCafCOSKPAtQgTtMbJjQX5qcj2wi5LobCy/pYu5CnWao2",
-	"j3dR9Kfa7uZ4JNy9L43OaQ660EHWL8Flyrn2EQLSb2aQY3Pqh6BKNKOxuXUeQdHwqAT5GV2SKb0z18KE",
-	"vYQAgmJ1uvQuXKspVZMRcQnzmSJc44Ufm3/dMBuQ4gUqudCRNHJUah0xu8FIyDTIJQi6IUbjZ0YFsxQf",
-	"t2TOGzY05QptBmRopxgvBFyvzV70poUwY1OhTcfNg8O3r4aijVJpsiOkwR38m7C2AMi19nnj+KtPFfZV",
-	"uLClku/VeJ3BYtciT7YWJQf9IQl9t8WFoHeUJ2b+0IafrT5Zlg4PT77Qd8PF53gcvF7W9NlYA8GF0Dwp",
-	"A8sqrrZHCdnB8kksmkoiF2m2gXh3JOxdEo6JsL6Sn+tdBzSBCmg2dEwogSrXPgs3Xxo78HWxd7GM9UgU",
-	"S2MbbPFlsO0MNXWwDehcAXSsNUzBCwMm0JHYoWSD4q74OrMmNmuKhZ54W1KyzNcs3bWlvmsKz8KV+bw1",
-	"a0xnNJpmsz7JKnqjEoH4YWdTYWALXEGqd+Kq4ArGYtVzmdGLhAHBdER8Jb0+IZRcp/IWupcxnwLs6iL7",
-	"DH90UCm6NH+9d3WdPU9gH+csgs4tI3Fhq68SV31VHVcBmX2KRZdtgFhNsXogRFyrkcjdTUOlVltiF99b",
-	"pcZuGHj/WUCUHInwj1Gxh8Ooc0xGnWK636gTkFGp8rIZ9+uos/98eDTYG3U+PGCCKTHCTsI0c6XcIVMR",
-	"eKBA/x0kThogheUGPi4Kr6FnD055jOEwLjSl3KAHyw6XG/S0681jdB8nYmzUp6doV8v33rLi2Z8WGYNt",
-	"GpbnRbdIuW9DXTuuop5UjsMoNCh5ZkTPa1uja8Nl1muSqxS2mnjBUkOSWrXLaDo25TqrFZQPB/c9Cyzh",
-	"tQ0Uc1wDKTuPA0dUJ2AGxhq+KyBw/ubnrlEtqyAunqzcZMhMb0/kpujN44n1WnUG/eHR3vP9ZweHmZnF",
-	"HbGmTUuHizvJI0gbibHCL5/RG4bQOBXx+zTJCqLnICOwv0MOLgkXt7Z6SsZpnihsCmdZzGqQGKT4UNen",
-	"bX33s2oLsGqnrE2gbA5jyxqp46dPo1g492AvkrOnCtoq9f41v8nV9DJwqwMxDh5DDyYDYMe0M4zLV3hf",
-	"t8V8uypbgsDcx12PXNJFwpWmZNDv9wPy7v/8bwl/kxACp7lexKxz3B3u9Q4OB/tmH+LG/XH/sHd4cHBU",
-	"dHm6CWsPZajuOOYpi7B5yQMW47viM3ZpeV0FZRrY3kkWygEB4FiFoSiBrMYcZD7rnlKFIhR4G5zgtwWP",
-	"bt+yebI8FfELKG5fJgn5CvSu+DyifVYbH8vif1ZsP/35bNgvtZbxP15dXI4v3168vnAFTFvDAHc6lpMJ",
-	"2D5bm43q+kp+kaBG8IrXxg7mbZF7n9/Q2IKiVNrSYlBEOxtljY3R2QyVJdaZgc+l2ykMZKkEPmhbRXo1",
-	"lAbNUIJO23Vgqjumi/PPnbPulIN809tCd9rC2Yc+AgJO4aNv37kP0PEMBAEao2MnbvTLgUsDLVSN3dQL",
-	"Xd+9c2QCjlUKLR0eDfmN3su6eAyvkXit28m629DRFmmH5YYDrWNO8y3b/1uHmpqvWmzx0uJhbZyLrVRX",
-	"tRXPvIazziS9MsfeRan6OA6rZtUaIHvkNV2Sa0bmEpRdLpRmFNz4CwXauY30awi8a9DJqk8zI1iV/PZi",
-	"KEDfu9z/EjnsLsffdk8ZZALg5Xltd/lPY6pTbuTGJQC5SHMLDRDrfWxG9vEfZTn3674clr50DrnmjwbH",
-	"+2a5D3U8ep7yyFVI941oOgvfPcZwsqRz3Ll8fZmpBim7WSQUHmDKIj7n9pYqgoJPd1ij3T60cUg2eiD/",
-	"yLVU8+1TV2jJ/hy56It7LmJ5P2Yf5zxlqrSR4VX/6Pjgub21z+qnXMdDnXFmm17/Dboz3xraTHMFeusi",
-	"x5oZSKGzUX1gpDcoV4IUHcOqBEfapmXDft/XKpMpidlMFqq2jURD2TbHdArl24iv3tZQkS0g4TAciS9T",
-	"gq0pyM+Dp/O5GEjuSn6tKrmDXO/Wb6ujar4VqmV8tilY5zVNb5nGHuSucvXp25/Ors7f/FDTCdX356y2",
-	"4+yjTe4oWEFv88ahHM327SfNyT8DWF84F0EGkoury1pQ7GWgKBYqzjGigh2nDii2B2ojTJ6vgknJLtMW",
-	"LMM8WGoONswOlnV7s0u6Bm2POMqzYDN2Wnucz1ajrNpTrIZRnpaF91JYyTbwf8MQHXCVV4DqewKW8ipy",
-	"HC6jyB8e8q0MkJzmqvf/+sGgfLGtQf5vttvArx/Mk1ZYaLeuPMtG5XYNHixS82Ce3g061cDI01Kd3YlM",
-	"KzV11Qm0VcCFcNEbrNuZ1dDN1plqPT9++vQPM/zBLBp0Cv2Npz6CycZ2doplejt1MmG2HuwC0uqhBNMD",
-	"qFL2Lv5YlSEDosA1S6S4gZDrVSkz3oSOOR1VsDmTkq6XVjwiOW/nikUy/Kku8w7zFar5IVgd1KcGoKji",
-	"i9chdcqt4aWw+sjYXIlU347BFbYpV1XIzeqTWKuzujpLLhTjxOaeQjhXKhdznLngMYSIFQwgKhRkxW7L",
-	"ODC/ui/lVH+oVXWbiwV4fY6hK+ScW8XnGRo0y3Jma9trNUXnvfTF1bCw9Y9XV5dYYl1Lmyqa70zjMDZl",
-	"N1xh0wGC9EIdQ3uAd3icrq2EvJOV7zbiZfa7XXcZkh2b4DLBjAhbUxkKcLva91EqlRqJlOmUo5yaTfSO",
-	"3wiqF6kRVEM1pcODw7+H5G9kyj6SH1+fvui++/F0eHDoiGVK71Gaxe4UWdCWWw2qFt5AjXXFopTp4nJw",
-	"ru55HBb+eqrNK9DFP145E0AYYLSAWf+dwRyaxsRdHgntvXU5TOr+S2dfZ39U/rAjsRPeDQJz0muq2OF+",
-	"+bC5aXuVOXsGBGFQAQJO1Y2ZkYygOoh2gENg2ISF8H6qWDS2zTre4U+p1LaZBLaNFqQRphBVaYazmOzE",
-	"VE2vJU3jwAMlGIlR5y0MsF+MOhgIlgXF25mUpktlOzQYFBruYwn/Hnm5SJH+UE3kHUsTOh+JGlD6vgb6",
-	"XmKNlK5ic4pcxg9TgU0Nu7crP1G5wpsAvdLWnihX4gWuCvtlXB/uY78MUv1TGJhHWMUQCh31dn0JTqwW",
-	"PhJYzhykv5uFD1JhHGI33X2BrR9JjaPBJw3vhysIgBwJH+ySnRbyyTCEpe7j7qU9ew6aLgjWg3AkIL7S",
-	"z16CV6/28eQ36KaG6FstZY+cGnTECv32im2DrOLmFdQCNbiK7gl13ACCyMyism6GNJHC1T6N6FwDmD0v",
-	"u2Mpn3BIuruhXGDmnFHz3R3Z0tyMxa6lhFEfNTq1/ed175vItEBPa+GxhuDVT2DGhj3zf/P00NECKK5Q",
-	"C5vdAOFu5sXIOAAWBqe5yQNbnHYCpWNp9kMuaPGAzLhYGLkEXGwg5yQyuh2JHSriAF6xrfXQlSJiUDM/",
-	"4eImILRALQnXaHtJILzEgNaoNNiHfSROMWJ0+PGja++xZx+kOiEQ4HzPFSu8DIz2NlwmJjsHRAW42YDs",
-	"9fF/h2QajMQBmQZk0If/u2/+7xD+PYR/A9P8f/+fYZ/837sGF/YHfRJzyNhHxHJUsc6MIkWxSV0b50HG",
-	"YoF+2FA0c6lPfHOFYtZQoS9jYwuyAstb6V5Ym291VYBxfOzr0Ve5fZARDuT79kJUb/1OnVDRzheyWIDX",
-	"ZH3xwEdLFc0MsHgfdoGDeDDp9Vqc0z/KT78VvAAe16EOj8NeS/Qwqvsn74WiFOVLagJ5GLTYghW/Vu5g",
-	"s5w8H+3u9nRPkTkG5L3gHx0dabE3T3fbwGfFjtZgYR2lRymvNU6erBGASIwCFXVc1Ql8PfJiyqJbSGqw",
-	"Yq6n+0YLv2EYJmGYguustAnkPhe+v2zYP4gMTRLBapFlg7fqRaTCIWysywanqMiHx8UEhhjTcnLkdrdx",
-	"mxkz/TTI1uwp/0xOSMqgNaFMoBUJ6LlKy/labKhoLp/4imo2ukaN4nGvpDY9/p2sO6V6FJ5/SjXDVpms",
-	"TdX0NnAn2zatFbuECyumw+u9aD/uHrDDSXefPr/uHkX9uDtgw8ke3b8+iA7jzqZF9Ypdj1sHD5YtmtjV",
-	"uNcp2U8/FAt723AwaPdnI6ucrcTZ2VBbhBR1M9e6JuZNFptXIKGXvg5RbKY2Ka5U0RhNcI1VjTExjY5E",
-	"ZdYsWcTWL8YqLdp1Ic71F8OeXVCwA+sALOesN7JRyCrIvw+bOYG9BDFSLtcirI1YXOjdvJWRtzLyVkbe",
-	"yshbGXkrI29l5K2M/DVl5MOVMvKwIAy/4jPaCTq2vULnuPPd29oGGnaM674vaG9Gb8E/2iRGl2VHK1U/",
-	"u34eHcV91h1MhrS7f70XdeN9dtCdHFL30+CxUnVBAvs6IrYVbbMGFyjkbiR5kx05110udgsieK6GeL3M",
-	"feqcz08U4TETmk84S11vtJjshNgXK9w9zgIQIWWRxVmRC0zjsmJ3MBLmifgeJPcsNQQqvWGxzZ1eKC1n",
-	"LPWLOJYvS+UybugdWLFnZiV2PxK+eU84916ZqUxsbcX8/nP56rhKk3g/ErXyPfnM4v17X1B9K9FvJfqt",
-	"RL+V6LcS/Vai30r0W4n+q0n0R+2t3ocH/YODg6OjoyMjsDg8N1S3NGQw3NsvSP4NrfMwg4vChju2jLuV",
-	"/sqfD/sHz5/tHQ76+0dHg73h84OD/f06DSFrUQNfWql/0h3SvevufrQfd9nB5LCbKQSTYWfz7jXx1zO0",
-	"Z4J41q/SWbK9OJ4X8p3YF7OErRTy80XBMNCplJ4YZtX97GQ+H2yVVXwkvpjYbGNnX9qjbcXmrdi8FZu3",
-	"YvNWbN6KzVuxeSs2f0Wx+XlZbN6sssO71rXXreS1chOlugrDnFxclgatXOws4l0Qjvfp8Lob7cX7IBw7",
-	"2bizaTEBK5Z9JbnYmYudaJrZoaE0MhSYrBWMWcw/m1yMc7mVT0ho8C8rKSyv8WVPcoWS4dupeewcW9kT",
-	"i5GbhZp4mXokPo9QfYZg2crUW5l6K1NvZeqtTL2Vqbcy9Vam/ooy9bOvJVOj1LZyD2WR2pd+OYdmFlwQ",
-	"Qe+W5DpZsP/o5Cp6fdSdGumbOdkKTuFk7C4Eq+xPBrR7PYz2IFjFid8bC98ovn1l2duKv61Fb5snus3P",
-	"3+bnb/Pzt/n52/z8bX7+Nj//287Pt+KFEw229qGtfWhrH9rah7b2oa19aGsf2tqHvqZ96GBdqGKtsccQ",
-	"7ZpOa1UDT23Ts6LNp6W5J82EJTD49OOjyfD6GeseRgPa3Z/0WfeIHjzr7l0/j4fRgO1PDjf3tjqJ7Cub",
-	"fLBxX2bwKRdwtClZdVaf1in/ueXup5JY2d0lidmuxFKx2m66sWQKmqqqKU0Z2eHY/FeNhNPEmmsD7JaO",
-	"h/2ZQZDiyjeI9QcKnyhUTqFkgEG08ISENm4VvcTKN50xmtgGDt7jzARkB8Qcm8WaU8H5GBrBVL4UqYbm",
-	"nUhwnR3DtgOdG83UG7Gm8p7MqFjaXs4c9ZTPHanp0GtbwGCrQ2x1iK0OsdUhtjrEVofY6hDfbgGDqg7x",
-	"vKIs7NXVOch0BWA3yYJh23NhkCK6LasNn6cwwjoR2yogzrHchZjPfdafdOngeggxn87n/GgF5E8ojZBX",
-	"DzI1gKPcj2USSnpKrTtaWXzauqK3ruitK3rrit66oreu6K0r+lt3Rb9Dy83WhLQ1IW1NSFsT0taEtDUh",
-	"bU1IWxPSn1cnfsOm7huk/irNBbVXVCw6X22lruQijcBQNOeF/uQNTcjLJiQn9GB68DAaTPZY9/n1ftzd",
-	"j4a0e8QGk+6z+PD6gO5He9fDwcb2IiO3fQ3zUL7TZNEKVDT+2LaxW/PP1vyzNf9szT9b88/W/LM1//wF",
-	"zD/It7cGoK0BaGsA2hqAtgagrQFoawDaGoC+rgFo+OkGoKq9p2rTmac8Mmcxi1DNbiQYOBaaJ1wbZj6T",
-	"MUs6x53L15cZw07ZzSKhKdhnrI2jEztjhhnmUabhZHXGISd0wfGOrp9Hz+JD1j2Y7NtGK8/jIesOJn3q",
-	"ftvcPARLfC0DkU8XSNlcpoUiFob+43HNJBYFe5qpbazQ1li0NRZtjUVbY9HWWLQ1Fn3bxiL76q8M1/4y",
-	"YuCg7Ad0GwL5bc+LcxCwbKQHy5PBJQVXVkjS6+XFroLQYYWuvWh4PaD9SfeIPY+7+9Gz6y49nBx02X7s",
-	"ftqgalgOPl8nZHs9BIyoJEV2sWZLD/9fAAAA//8=",
+	"7L2Lchu3lij6KyjeuWVpp0mTlChLVO2ao9hKooltaSQ5mX1CHzbIBkVETaDTAEUzLn3N+YL7C/f82C2s",
+	"BaAfbL7kR5y5nKrZsdh4LiysF9bjY20oJ4kUTGhV636sjRmNWAr/PItjOTP/iJgapjzRXIpat3Y7ZmTC",
+	"9FhGiugxIwnVY6KmSSJTrRq1oMY+0EkSs1q39uP5bUCuLm9ua0EtZX9MecqiWlenUxbU1HDMJtQMr+eJ",
+	"aax0ysVd7fExqF1EbJJIzYS+ZklM56ZXeRmhGSYkszETRI+5IilTiRSKEY7rUlqmLMp+liNCBWE0jTlL",
+	"iVkOU5rMuB5jczphxE88nNd/ZnOzm2ydTEwnte5vNTNx7X1Qse5rqtlrPuG6GmoRm0hyz+bPFIlNq4DM",
+	"xlSTlE0oF8oskGtCRYSb4uaLYloFhAui2FCKSJG9ELr+s90MbEcu7v4Jfyim/3kQ7hePYHXrLc/F7+9K",
+	"xnw4X7vLP6ZSU5JAY7IXtpuns38eNctLtD9vuxY8wIuoehX2fJ8pwiOyZw44/K+67VO/iEIyl1OimNAB",
+	"kSmh5I4JllLNIiIF2z8lUhD2wNK5x58G+c+p1Mwci5YO34sbSdkf/c6oNTyJDlh78IIessODE9rpNIdH",
+	"0crdTeiH10zc6XGt22ofV2IW0+n8bKRZurjdG4saWpIZ5ZoM2EimBgI6nXNx19gEsFxodsdSmOvXX389",
+	"m+oxE5oPqWbV8KVZCy4FGY5pHDNxx8je9Q8vyUmr1Syd8veMpnDvaDz5Z692RzWb0XmvttWxPwa1hKZ0",
+	"wrSlUbkL+zOrQMgzMhX8jykzCEn2WgZG7U7HLDelQzPIPtHmDk7oPVOEAtA4UA0kD4qOWDejD2YURzF6",
+	"An4ayAh/44IcHpOxnKaGFhmyhXRoxFOlc9RJKM1oBORoqLm4I3rGh6zREwVwOTyqG0SqG0yqG1SqG1w6",
+	"Zu3Ri0HL3BhuNok0uxbUBJ2YviUqVluCau1OJ6hNuPCoF1TB2y0cWcJwKKdCXwiz9AdAjaEUhlCbf9Ik",
+	"iS1CPP9dGfh/zHZkWkZmcIpj9LkbJKhNmFL0jjnUwgaGjufaqOlwyJSqdUc0Vuwxv6d/S9mo1q39X88z",
+	"VvYcv6rnpRWfiwcWy4Th3irQ2s49YGMuIjg/c+a5pRiszjHJPFFZthbb/HlGsh4LXG44vxBXqbxLYX9P",
+	"ACnPRupz0U/cWHnInpVZHldldme2qTSPY8NwcoM8EfSV+1t1AGebceVsmelUCEvhPtORCM1SQePzNJXp",
+	"047CjtBnMET+BNzgRLH0gaXEtXgqePNrXQlWQaaCfUjY0LA3mPUUWDMDEOfBRRAuJQ73eWD7hkWc3kr5",
+	"mqZ3T6McCZ3HkkZ9LWU/hlHKpINP6B0IgEftk9Zh54gM5pqpU5RTY6pHMp0QDbQemj7/PWF3ZMRjpsg0",
+	"MdvutA/bx8dN7Ej2OuQN/37/6Yd0hUt2215HfsxKzPJhd6lhTaK4djocskQrMpIp4VqRey4ikGBMK2BF",
+	"XBFpsKvVbJm1f87zMzL/W6lBL0CRfOsjRMWhL6TuUztM/gxxDvLq/PX57bnZipCa2IZGJHv+0Hpu5qRD",
+	"/QmEqbyTdacCGg77wJVWZDDVsKiMiOKWyB4Vc2w5FeYKPX9o7Z+SEKYISQyddU514rqgNFXpXasOBxs9",
+	"Bp9yom+l/kFOxdNO0hzhCHoXDxD+BSByX594Sm51604nZUpO0yEjkWSIMHBU5lL4XwYslkbSknAElsl/",
+	"vqvxdjoZsPSt1C+lEEBmnwZSGAYux9APlIfuW0mwjbkavgluiyu3r08A+cI+VgF/1Wq+AJBLpPQLcBA7",
+	"oaejeSoMxPSr8YG0tBKk6J+Xnl9ZnrKlrAPTpux3j+YPNJ4WYGzH7ftGZS7tuZlrgaIeE1GXOAJiiGjM",
+	"H1hKBzEje2Zs0jpoNdtHFdz4MahNBX2gPDatVy4q3668LvzLqGR+hRGPkAcJNWOp0/NaTWePObU0HRc9",
+	"oXNDdsx/TKcxfWBkwJgAQ0M2XZ9HtW6r2WwFNTnVQzlh/am4F3ImvAZc2t/meJY/1HVYVrHfhRNB24nb",
+	"YMoSRrUC0SNlVEmxD3S2AKUSimbGvHremrcKUyvsf5/G6RxYbvmEyal+Gu34ciiUzgm9o1x8An0pbvAJ",
+	"J1+9THPQGsf8fJTHmxGfyCdTqlk/tgMUTkBKMjFymKWfysiMOmeTPEWrGImpZp+geuU2sBLSbjlDGsd+",
+	"Lcl0EPOhXxIZpXJCpGDk4orQKDJKcgnUBbPySjj7hnko1zNr7UadbXNndax7s+PqI/YGyk+7qjdMRC+l",
+	"GMV8qLfkSoNYDu+rmZJVGvquSfne2u9kTBWRCZiBp2iLH1KBEqQjglEl/+EFC055+q9roHkMjHRekEXL",
+	"C/piouaj52nvHEt7GjhuHQOa0IitAMme402Goe4brjQcW/7laFsAWpshZXZpGRwHzBDBoRQjnk5YdGrU",
+	"spn5YM/cMG6kzQ1yzWhEfjy/BS3Uzqqem2m/CmvPX4ztxfIAIOLQnCtib4J9/qg0vPXEOssbSjsRIxTP",
+	"ajaWiuWhXIJvT+yFJbh0CTzkBTi1OaQwg2W4j3bxb0ycuGUTg1vskxRobQfpV2vSbyWhSZLKB4PMtikR",
+	"dMIi0qvJNGJp34IVJoKHlCeys/J21mDX4rLkKK/ykQnVwzFDc8cdf2AC1m1whUffoHD4TtCpHsuU//lE",
+	"eWSaH6B0hmdXF4bLd/F+nNl2MGKX2Dex3rTZPBjeszn8g5E9mZL/qp9dXZg71y1/hhv77zThP7P5P0vf",
+	"PsFSmYfCGgSAVzCqsufT3DPJhMaG5BrCYi+4aZCyB3nPoga5zSkTis4VmY35cGwRqCf0OGWMmAEU2asE",
+	"VpBBJiAIhH1YTGqoMz6eUw2/zFIp7hxZOe0JrolgD/AGiVqMXfYCifn111/r5RfQVfhUfjD9NHT8hcY8",
+	"gj3/QHn8RJR88IP0RzhKUAPLv7JvpJoLiif6Wy3id8AcRTwPCFzhdE5A44a3y4Cwxl2DtDqdTqt9cNg5",
+	"enFKhCTfBUQldMgUaIBUjZmqvX8sPnjAMhxz6ZL8vE9G1DJ8Vr8ojTiLI0BMrpTnWB5HZUrGMo4UYo3S",
+	"KTfcUSRTTVI2miqmyB4lb9+9zp6Mg57gdmPvbn+oHweEkmiKhwL4tH9KQoR1CIRPESOTEDkaMRGZJeCa",
+	"9sKFQwJ2d4n3qcx6DUbT2GD5nEwVixCxqZB6nHNn2QvzstXQigvfJBv1B55/WTb/TFKZsFRzFOrZhPK4",
+	"whcgqHGYz5wk1fjydnRYCxY8GtyzeJUTSeZ58JsZzjYN7KSZj48c/M6GoFUte082NzOOL0e17m+r0bdk",
+	"mQnK+8ULnHkbLTyXV3oeldb5vvJxifJ4mjLC7ORIdUGko3qqTklo5g7B3ig8UwfZXcEDBgPu/aF+J+t2",
+	"vvJmat9PtZbiF5pyZ4mjUcTNImh8ldsnXPmgtHUuIvah2t1kAOM+U6RZH1CD/YlUMCyhE7Dsj5kXR54p",
+	"21yRPRDX3QdFQvvht/cNmAxdkSb0A58YaJ+APwT+u1mFSV6RWVzhu+vXRE1HI/4BHuco/IDT4VX9+LH1",
+	"+OjE8GkihSWxMiUvL6/+1X95+eqc7FFNJlJp0ur0RM5LxfWzHaggl7dXdvjAuuGBhRk+/+e7i5c/96/P",
+	"r17/q+xXcnN1ffH2x/Yhbtu7gjSbzXW+IKXbAmflIFJ1U17SSUL5nVi80oDQah2dd/1fYuvHoDZMGdUs",
+	"6lNduPgR1ayuOVzcBSJhrcjzflrpyrRnv7OIfAcixD55TvZA6/uOlL+R7wjS6f2ANI0q3DolTXTWM2TY",
+	"kHag0mBBYxGZMzCaZQuVU7QZ2lWimmZWaa9mH22qanGdgMdDCxH1/COPHoFfW4nKYMwIeIDQ/p7bwQLi",
+	"cKoTlFsa9m6WyDWbrD2QH3Dcaxi2lhEdmqYUzEUwXN8Azx5RcQ+/olejsh5RTgxE4W1oVJrolNABAN/6",
+	"sHn/qSIcVx34xlwhphstFgjHF1utY02L9MQddh91pxEsxigRhlCfXV2EcNPR0ZWiXOG6NKpmMgi85BIA",
+	"bm+D9hth9Qr2mrvIgaMG5auaX/Eq8vLSE5Pipn6SMzS+Wj7mgPNMubNUhKaMcIHiGTJBIuTslGipaWz9",
+	"iHlK1HRidlwkYh5KG6LbyAvzGzROUFJc3NW1R72CW8iYqpzxPv98U6ZBy+c04N5wecrqIhs0BVBu1LaE",
+	"L9gxA4WdNcgB3q7Zw3YVmjxBUFsuo0VU003Z18LGoPPiUt/nFvuaqwpJ2JN/kJU2odjZGhaJtWAfdH84",
+	"TZWscCm+okoRqkiIDTJaY3qRhN4xT/vsq4ahpvChgviUAJDtY9WBqb/sxAD625zamFadVt78XoQuCL9k",
+	"j4qIsEmi5wQBpfadLFFlwM3BdSBlzCicasSVUcX6S1ScoJaMpWB9S5MXVmJ9CFE+J3hFA5KzB1SykvyY",
+	"feS3a04898RQWHFpfYtDV2IIGrEXQZ57/ymbAewnbwDPXnUAibWsBq9lVJuLmxtLHxM54DF7womULDRc",
+	"DONpxKIGOQdUMk2sAuL2ila4wZxQMlUGqyJCYylYYJU6VE9CO1LftOnzqG9G+ifY5hurJJfFDxJljJx6",
+	"0Wk2q9CIpkb6svNVS0HYhgymigumVF0NZcIit4/A7tR9JolM9UjGXOKeFHtgKY39d6Y82XJSO0KnGKrw",
+	"7qZx/va20WodtzovTk7arfbx8dHx4eHxQbMKEqs3wFIFiuuSLfhXYcvKN11g6+DwpNVuHh91OgfN9ovD",
+	"1knreNnilguZfnW/jqlWZ0lCXPuN1vE/qKBKTv+kVTPPuIjkrM8+JDxlarmQrfPrGE6VlhOWgo80HzKC",
+	"o5BhLMEWB/91AVK2L1V6v0vahxh70RN0pMFry4huwJasvBeQF20bn4FNqJfq4Q2ekmHMh/d1LeseHDRq",
+	"9MRZDhJ6zObWjDxLpbZxG5sQhxXysCUGQS17nnaUx96nFXTwJbZ8ZTncAheCd+8n0KVNb/wirXcz5jYG",
+	"fddv4vzBWbk3Y/im+fdUPZnjL0LwMagxtwhngrNbargzeb/ubHGEYKXQUJj6V67HcqrR/9KdZJmH4SUp",
+	"vHC7FzcnnqFmbfAPCKCcansPrECxR/0FrwOnMH/tn5LQ0jBnsNZjNmmQy0TXuVhUfbZGquXSyQILWEVd",
+	"VxK3LbDSDbkxWhaO5y/F0UVE2QBh+xYXnJj1GfH3ImJC8xFnqapCWbsQiML0DU9R4eZqOYspgmmZrGQ4",
+	"GG5pA5n1UzDtcTmGLFHVXIzCxpqalWkrFLWE3vm3unVOxr7lEvxXtcJ4KzD/XRLlucpGB0uGYyruWNQl",
+	"YczFPYtCQ3Acjx3SFEIrpWAFX5SYGpa3H/REOGHpHfTSM+m+K6KnqbAOWVoakd2MgMTwlNg+/eyCwwPG",
+	"nWljFCyuVU+MudIynQdEJrruHLuA14IJCB5Bsh0JOdsPSGiVELunEB1hnXwCxnnzu0VAcIN1VLTUx1tp",
+	"7ugDbN2IGoLNnAi4D0bcnvDyOmMJutgaCXf52j2BBhHkU/l+GYyLp/6D2aI/IrMMak8cY2jBh8VaCWY5",
+	"vDAirnuntOPvF92RcFDChXMvc6cXsZhZ3fcTdKqMTqCgJ+SMSFGgGSvE3aeQkiRlD1xON732eSqKljj3",
+	"sG8JOl6nmjsmw7kK2JkxNf/LApEPah/qZrz6AwWmqczAnorZ8e3fb9w09m/kNy/9ZI5IKJZevHI/v/8y",
+	"3NpCIwfU9WTrr+HReZq5ii1Psd3n5MPvEsVS/Rnk/5zFo3iJdDpleDuQeLm7O6MKXACrDSifV53IKUUF",
+	"xWklQhjAfH1bYuFYHnPOLh4dDEDfL8JsC7ujZZB/1ebQTvpFtpbfUokJcRZHqpSbw8oWqkJ0dM5IC89D",
+	"0wkV9ZTRCAKMNPugK4l9bnMV90EKYhsEBK26Urj316oLUYKAGzxzmqrCZHCyeGndQoqLeEOHYy5Ytg8k",
+	"lpBcIr8OR4FKnooVqRjyzqiVHqpLPMcXHeyrXNBKkRtVoWJLwmyq3JpKPxc9yatD/Sqij0sR++8rkKDo",
+	"5vI5rpnz8lnrKQTn/ph33lv5RG9uxzk2fSw6pZdR51Isddp2jpt7nWabVJ1HQA6bJ2QJ7K1s58R+SGPk",
+	"Hi3hOZlbN3PwafB+9B959LihnLfgWb+cVxXk7wmdY0weRtHnn0ldgICLfqKKxFJpK5lDExuNbjPEFB9g",
+	"nzknKpIyCOl2Lu+E6wAk2R/Pb3sit9vsaB6JGssZBIRPGBWzMY9tvMMSV3mU9xd57SIdBpK0nhADMi4h",
+	"xF4yWk2JZ2wwlvIeA1YtNbZ6PggxhEYR6jShIfthhVHpCc49XsJaK9y9NfKCf59ZVA9wkdweK2QdocNU",
+	"KmXPWyFJdS4KlaxiUkmir1KGftLsjymNIYCGKY0vFzCrIkMKDp3wQgPOJvfg3CzQmctiSiNlQ8YfWOR6",
+	"yVHOkYGMqYgU06iJ/S65cNhNRTSQH9wzV+E3ZxREE2EmaWHckxQPLFVIwM1v1sHFLLA+QefgD3qaMsIj",
+	"tZ9nMqbFetkWBDon4OYOv5IDmmbnuUivkovoA6t0AbkUjNjHCgOtDBsD93YAcRTmW/grIjDMFD5TJJSC",
+	"XY7CjZ2j8v0XrThVcr1av9WvLtkVAf2FZDt/HytvIpqwR9yQaYtyDy2L84ENF0Caw0SUSC6Av5ibYRhX",
+	"zBRQ0uFYwoMRmH/MIhR6yoEVAh1/JBhPupAUcGEksNKAhVyKIcPYsZlgKXjaDA3DFD0BjfYiqsYDSdMo",
+	"IBYJFHJAN+ozZckLrGM/IEpCxBVMlZJZyrVmAu76Q4tw1RP4voSxZzYHgH+yTmiqXLYwe+HKFCKTJxvF",
+	"wPMGMqlMXGtkGpWl4A24vcHCmGUbctaCRcU43IY12izOsjjGeo04qBXdDrvLJKmKx82MOYP0BA/m3mOT",
+	"a7THCSkY2RPSsv79RrVa7JzTN3F54jreSLONgKlBazdDFUnIC3VLHapzduYFCJYtymWXMnATNUwHmRCG",
+	"J0Aqmz2LfvDTM0X+4+byLX6xLAbklEiaq6mmwzH4DJke/QfrAq4azfCUUOLT9kETDFviAqOWGvin0enx",
+	"hzA32h9Tw29BZwjByGqmb/AoPM1yHlHDAWdjGTO/gDB/kBaWOd/1urrnSV0mCMg63FOWYozmY1D7CQIW",
+	"Xsuht7uvdGOvxL0hA8HOel68vnx5dntx+dZm2FqUf2zodyGcp3b20CBXdBpzpSlpNZvNgNz8n/8t4TdZ",
+	"dOFurXfhDmox1VxPbYCBm6XePmh0jlqHVT6dmWt8M+cbXz9pVjgxx1LcVYx+eNQ46nROVo7eOi4MD38u",
+	"jO8MRjnwDCfMw2drcJTuo4dNfidV9xGRA9KZPQEzJqafTUZ78ebsx/OA/HLx6vzS4Pary5fv3py/vbVI",
+	"cmqkl6EGJgQSDDyrhCCehTyqEKJHPGbV3h6v5HA6QX895zUOycbAu1hDypkhT7hpoRgr5fG9ePtLvdVs",
+	"thpJNCoFDhyuR7qlrjEZfeYRirMGND7IKTH6Oxr/s6W0mu2Tg+PDF52j0nm3j9djPxf3lQ/rmJFhrHWi",
+	"IGyjoDVGcibMSlz6LrPGUSonxXVB5+7z58NINOyvjaGcPFeJmb3xe3JXjrg4LC74JKglVGuWmjX9Lzdc",
+	"rcqKb8PP6lmkHS3sofv8OTF7BSyzvv9mvlzaUxvTt8GqPf9YsD1NlQ31LUffIPb28b7nNQPIuVcLag88",
+	"YoZ8RRYp12sL8LXqMq5OMvnForKW2Z2+6eCsCzGQUxFhjNaiJGUtZssc8TC8qDLQykcDgzxQqRxr9kGv",
+	"Ce2K6YDF692H3TLtmJVIgRt1rhM0jRZ3a/ltSXYqnTrX80qJyrpgrvrWdyizaFLWNgqj4kvKmF4hw1V8",
+	"+JMnG3oslMXAAU/1OKIVWZP/9a9//av+5k391avKs4ToyFVwWx6zuWQbmyzX8bUyx0uVXu7+jDTI6B5L",
+	"m0Ac0NKvEx5FMVvhX52yEf9QfZoQDbheESitsQqhZXpXpflMEiqqkTBiCU31xJrHFo9huYqyMDe4ZK86",
+	"bWiwHdLO6OaONmU8mKYrcW/pnNM0ftKMpdNaekaW6IADd5Yeuyq3XxLPiTYKJ+FZY2fMQ7UGh7X5PgZz",
+	"EprpgPonaE9clP2QjvZh+EWwLHmT31BXBWMdtq3auuE/yyYuAGBpFPcXWpgYTbJ1lcW+H2I5e+ZM/hVv",
+	"h0aNrCYqsZz1tbxnYokJK5YzAt/hLM08RQ4ZOBOEnx1s5iDnb+ds715AlysimHVocZHF3QdoV4pKHksQ",
+	"b2hdloyODfo/zl6hX5cPxy/u/dJLlklUBfQtoFT+GDfzasndQRR2ru1AuQ+vudIVP78dTfDX95uLoHjx",
+	"vUK4kH0bxN6AgNQbEDqNuAxI5BWylCjNh/fos573gBe6AXqeq2iSKUw9gXoIjxokdEoftKN+4GcqIOGD",
+	"5EMGbnjwLyKkZvuG8sAqoAkVfEI1i0JCe8Ku5JmqcipzLXOYmI+VocsveV4v3ZQCTPiE9ZdSczWm7c7R",
+	"MhNybGTTm5/O6u3OkcFcXcw6ik90vPrFHwBVtcVF0rMCGy7TCAOuyjF8msbybpmLlOdpywTSaZoanWNp",
+	"536SFlefmU+SVEbToblUmvJ4uZvWH1MqdFHwXRajWTVkboDCkoJs8e834PJOX1gXSujB6YC34kyu2Yil",
+	"KYajVgRcVwR/mMuZGPW5cDOHdGJDRuzTWSlYBa+r8OEm+1vwlqGe0f4wXmYzoRGu85ny4U/2oY5DaIDB",
+	"bFsRYWFoo5bHfImoBjSqXy0jBTWgNisuIyTgXoZQ9uu63svm1uPpZCAoj5e2AMLa31y+K6ADi64Qi5eF",
+	"4QOGEYvqRUSg6p5FhA5sdtStrvpm13EVvleNsAL7b+ZKs0lF1OQyVFyuq23DFt8Jm+aeVSjhmVfLMoJX",
+	"VKJzrywR7FotQVfv9fVJqs+CK77zham2iJWMmqYRug04Xxj4494VlnFUw2epvxdyRuZMe2dkF9aTG1TO",
+	"BJlmIPUuANV2k4pDqSoa8uXMZOt8q74h69jPbP5m6VsiHJocQZY7WzAqcnZzyGmVN3PG6EpnX1IjNpGV",
+	"D5tvKswZNEuDtUFVI2AYNvp8pcOmaZPzUFnV1oHBEGb0E1mbmNQ2K1OGLEcsrNFOX0Uq3rCv7unwhn0h",
+	"9wZQA97B24VNd1ZltIrZctG1QS60MvqYfqaIk5wNat+zRJM9J98reF4kXO8X3OYGXNB0XmmCXUq0rMD8",
+	"5uLNOVCt3PNrViYnPCURG9FprG2oYczcIsOXmJ+wfjtPMFw8exjJBig9gHQ66yy9o2W+3TkYV3EV06+v",
+	"+J8Vu/1+rpFWbvCOb+78amrg6LqHx5CKLGuwWvX0AfpX/gkkqFnda0MdF2DwMxfRhR3Z//CLncL/cGbn",
+	"8j+8yib1v9242b24t8G7ndNCT/EdkWvCBWiXYFUIMPWnfTUAAA3o8L7g/Rlx+vyjm++x/NZ38KJzeNA+",
+	"aXUOD44Ojiqd7vJa4hKs285TD8KV0A9Ppvlqlvgg6XyQ3POkS/21gQfcNlprQMbsw/rHEH9SFl3zAAly",
+	"F8FPvfY6/QWUOH+ZvxRR9gJhdU6d9YuEAfIJdQxT6xc9rBe1uZgzYST0ETOqL1uqeRZa2aTJEuqGROXQ",
+	"NAFJyIo3ZZhO6uDLWH/x4rhV+WbjqrxssEusCGM0Row9XFz1OTjgFVyeIZtqHDGlXdZYn0s8LxPzCVOa",
+	"TpKNHStvYBKMMauSyYsn8Bm9xw25Kq3eeoc7N1rrFe7d5bkuV9HgAnYc9ETOuXwop3HkEswb8uhzKHu/",
+	"dBi61A596Pe7mCk5X3KmWGemQUI8mNAbIkLze0j2xlREWYWmLD2+kBrCTzFJ+35AwhJyw1CYqwicTyxi",
+	"ZD8HZCo0jwktIkVPgJmkYH6z8ygPQ0i6z1WWnBk1GyN92LS4mWN8lo1Dpi7iRo9ZOuPOKXLRMJmkfGiT",
+	"qa2MnrbNgKpYX5gNL8y1b2+To1VmO7m4uSTHR81Wdgnwiry7fUnkaKTYFnkDrSPnZsvDK4RWNXy537Cj",
+	"Swy/Wnq0aPIMqxGektDNEtr0PD5PvDntIuHyC/rEBDL+xDbIIaMYI9Y1oLEwx36R3C6ke3laspcckVpk",
+	"HP40M9zJSG81vy4yo5X5IwvBOJhrkVQl9fhi2ZRX7OAVegpXJxm4zVvarE9xzpYCJwMHtZcvGIH0aYF8",
+	"WfH0FN7cbDZ1Q6rmyoUCWGTZX5H2ZBOGv3W8bTHMYsNeFhxbBctsyShXYnBp0UEpTHcBwXPrXY8OXzl4",
+	"uwIXq4K3y97tnyN428lb4EG/wS1AV/uqS9Alm14CkB5kyu+4oHHgHAuotUlavwNrQIM4KOg1lnGW2sHd",
+	"nz1qbg/k7SgGC4T7xdwUETdbmnBBNQqhE5okliWjIrys0JYd0GmwA+u6trq1dXALcmlYVnd4mWVH8fr4",
+	"mi45FRpV+zXtnZbO8+4ha7rkmga12Dujr+7lndYDrBKzrj0+VEKaheEm41+7dojtTOn+jMVGol7fE5r/",
+	"altnBo81/ZxlIqgp+4Sxpj22cm+IqxvfmjZBbZp/pVjdI/+g4ew5a7qgRebRM5Q5hj8hSTAqiWAbELrC",
+	"kg2t26Qx4t2mrd1CN2uNt3LT1v7GbNrBnfum7T3mb9rBX/uNgZm7kZv2scRo0+b+em3aAe/vxjDFu7Fp",
+	"8zyub76DwjV/fL/gRoIUf111+5xTzWNG+Tfq5WH+xWS27bJ7VfgjV1gynigKeoa1HUBRlthKgrSMbrt5",
+	"eNEfcoOuxVuWY3wfl4dMrYx0Wh2ptDTOaHMP0ieFEW1vuHIuRRvA0FGFjMdud2rKOwts0MsTlWVeOys8",
+	"gadF94ANZivSJMeAt9neZ1VtrKk9u04rFBwU9P8a/SanZKxSb2w07+fUbr7+gwIa+7/oU4Kvml42SM2L",
+	"1k60YOaNMFX5VLcKYW4sMQks94d5SkTyCjSuznnpPFE25oq50S4c/fhmihT43ayBw0WlT5Uv3rK5TJEv",
+	"91Itpnw75qdirpYlJlnMLVQolwNnwJXm4u6ZwuQbm5u8C0ULV6R4tJlO1qeEfdKT2NZce3WFoQKtWExL",
+	"tJdB2trS8dHJVSeM9rd4MgA3y02fDLDx53lpWDyqQkHbxmcznxfrSxYZ9wJfzz09WNCUChO5k1tBAbxu",
+	"uyRNrrPT0bJbPz745xIouZaQX0RObB4UuDIiIFrGEaEJTTUZzHsCjXZByWJnkB08U/Zs8hpzBbzhLR9H",
+	"1CWU3DHBUvgZn597QtA0lTOXocm0VjOuh1DXTArbdb9Bzta5MHKV1ZDqCUOhc1JeGJhD57ZmX8ldEnKj",
+	"mN+ngksB9U8g4X+DhEa0DAMSgsdDGPRECBEh1tbprFdhPmkMAjhAvymMApiTGUvZziq5s0rurJI7q+TO",
+	"KrmzSv4lVslPsTguJmX3mfKd0mKzq9PUJi3JhI8xTdEV/m9rtxzJdEbTaHWK6sKmfY+8Fp6pht59qNJ5",
+	"yNVKjef9jWfO1wrNJodilOD6Q/YmWC6UCkh0t28LiG6+JjmplquNdsDSZ2rjshg7k+7nNelWhgCbO2pj",
+	"gG3wrw0F9jHARoZ1QcD5iJ6yVeHrRdhuFuy6tTa8dIlPMm5vUkHOX4nVpeTIHlBRLhQJofpbuG+j9Jmg",
+	"g5hF3rrkBlhWZXdYjdlsIn/nS5LPmk+n1r9ykX5pKe9tGSc3PKEzuiQJ7YqUz3mLok25lSdXMDi4hy7f",
+	"Gov6Wm7sFTnCfhP5sAW5XrZdTE0AsPJup/sbJFkvmArwFKpQOc0FB2+Agz6W2HdlUT/JIkk3HiKLP4WR",
+	"KnNVGAJiMy0ZShFzpSGNSGXK+2Xxpll2p0+KiYQlbo0Ef80zVJXh6YPGMEz4l68MaO82AAK/W3jLNAN3",
+	"9Y3b1DGW7Jkpg9WcIHBsICCOSQZevgvy+WICX/3f3ZIALaoBQagF+TjRgJTU4lMCMsiEzsmAERpFzNYh",
+	"WukCpvL+k5XQ+OT3vM2I+VIqDmm1bc7ncEmdTE/aF6szScEa5C34+1ICiY2sKPWFCnD6DS0U4AxyDshj",
+	"t7TKfBVf9QEUZE9ff2Vp8HfJPvrXPHkWrLOrHj194uTP+OzpJt+otGO5DqnjhViawT5sLDe4VpZ17EKC",
+	"6gy/Y0ZtZms3oKsmBlohKgmW8S65XvsN8prfs54IKyAc+pKTodlGWFlV0iJ8g5zZUJoxm6BJ27V1nqNk",
+	"D5Nmh2syUYf7O2vuzpq7s+burLk7a+7Omruz5u6suX8za+7OBPvNmmDR5GSUd5t5yerGY6pAfd7f2Wh3",
+	"NtqdjXZno93ZaP972GgDAiGtpNK+sbN3/v/Q3umOZ2uTZ8Hu99faPxdNkJsYQ8vV2j6vbTTLr1IR725L",
+	"i5elb+vZXRVAsaUGlpUlXzp7tRNFMTsIWEzNJ3cduQKDrNguiftKEpAtZwkNKOeH0kuXsKq0+rpUHYZH",
+	"rDBc+0IFulzYCQuZDuZETlPlS+8VE3XaTJHP1Arnh5W1jKdpVm84Wsjgkn1Dm7mZOW9MdwEKG+YF9Flg",
+	"N5XjfIGr/Fr2FvIz7G9Q+6Zi6hWHdsOEdk8OT8hl8s0kL/tqWVUKESafmkElH3JRhFtIEx7mAzr0OJXT",
+	"uzG5urzJ18R2IQoBCRMqWIx9DBB9Wi1fffSZwqGAt+/Bs+1wzIb3KsgX6obLiMVUCzV7acKhZrpgcWXi",
+	"wq8ZzrGGIxeDPBajONbch7+GFfubuIrzqo1KoW3OZm+WoN+vY5Yyh3o+mf0pydByIzxcin7bIFYxcKhi",
+	"qTQvB3Bxl3vQpCjzgyidn9MWvfUxKPjyBK/XEI25fiH/TYjmE2jg1wmK2z4l31PD0FyqvU2zHHwqqfKx",
+	"aNnMqwgStP6LSFKG6SuJEm7oM5Kl2814SaX07+oLFncdU3E3tVb05SNCiUFsaEtBl+VEPzcIiiSW4o6l",
+	"mTid3T4m+u9utpDxN60hZiGk/qqYeYjs3ioYXo9l9FbqsziWsyclD96yosAEZuwLqfsU5/y2qwq8lfoH",
+	"ORVfATIGJCMz1TcOEFCq30r9UgrBhvprIA0q8oA0Qzfrtw2lKyPrLHmgS4qlTfJs1eVfqChKLzWNNynp",
+	"hC5EOJLrVkWqrtBWfSvla5o+KcvHlodojeN9LWU/NlN+4ydoxdSvVGnFWwZS9jvid85QMRX0gfKYDuK/",
+	"CdBu+YTJqf6KYPv7gCgTnYsL+EnOigZ+BdltNRnwuJSCBp85tCom61b4JMCz+kOY09ssNeJRZYUrdleZ",
+	"Hx7qOvM4Nvqaa2VLjocTmt4zzcVdGJBwqnnM9dz8k071mAnN0S/B/GLtc6WCIrbLsroOS6q7WY2DQBO3",
+	"lKs3VyHZS7IX//3iVFdvrjZ/TQpTdjeNaWpWPkoZ67vX0r7bB5Gp/cSgQnQiudCl3dlBNqvmdE01e80n",
+	"/Ksw0ZRq1o9xtm/7ihR9B6sqcoIPCFTcgGfFfHVMshfC14YtnanTaZWfx5MczMo1T3GQzeq9uE1lBV2q",
+	"K5QGC6Pm8KXoL1hhz9c0cfVPvNL0x5QP7+tYthhfXJcVH97ada66COwTIGKHXAaShXEXYfIy55RX+br0",
+	"udM9lvfup9l+937ty/ZfMfYiBF7lfPhKGuQTvfvKW/TjbL9Fv7hlW6wYe3GLF5PKKjBPcsErbw4H2X5n",
+	"uKZl2yqPWrGnVQXHz9aVGyd7lOSvdkCodaaQM0sbi5WiK2jhJzsjLoAy9/kJAM33XgbWyhkWgft6qZvk",
+	"f1cHyvJZ+H1ufxAeeMtOoWLsxSNYUkn5Sc6I5c3hINvvDAdctq3yqIt7ul7qgriBc+Kad8kv4RS4vfte",
+	"1n0TJPO73v4oPCiXnUbF2FUHUggoWF2GQSZMQBmG4ZjqrMyV88/wj2OQwg2cxNG72KhUtloclnnNOyFk",
+	"taPN8ItEdhFkxcCop0CusOfNC96Xg2cWUPWJnoTlLW5XEDG/tayYYTVOLI5csTvv11hmqUJqc2KLpa2g",
+	"EnTJU9agiPU7MRw4YlAb3aCOMNxXQ4QnTZlRfLAm0TSJoB5/Bad9qq9lGbD45QlwtR2XgbU87iJUbyvd",
+	"Ps8Krp6nNtufgRvXigxkNK+4EOtyTWfVGD88ReKElS7baWnMxX2Wyl4v85sqVUZzBd/s07Wr1HZ2dUH2",
+	"DCQwCTAYdmbj+T4IaBsWlSZ7+SyMjUIpaxega2vJriY8eY/X7aGah8v7T/efrT6d6iUuHtIvzpV09Y7R",
+	"43T7veLw7z+Lz6rdWXkp2Z5usmLNJdbFlAazF2aBImAnlMS6eWKhU8VEpFDxTxmNyZiKyNajK4Lmd8lF",
+	"v1SUPbt58DUZp1RVsNAbdHTiCu+6DXW3M/mairgLH/IuiRkTOGr7kIzlNFWYpaLU0HraZ8x4JtN7ldAh",
+	"gwEMtxZR9tBrmS3sek+m5jIh2TZgwpzFNr0u+dUXgixy6CBvUMXAPLcXhGb1jow0Ul4h9X6P3vnW+mjh",
+	"fuDwtC0yvhg0MJaCOSfdaqfrwhLWJQUrPwjlhy8ecZBDh0qUZGCaGMV8qP+iR77Md2wQy+E9/JJzh+ub",
+	"zaTyDvS1b9qmaWD51b0CzKTXTE1j/YWS6ecm+Bw51Bf9s0oVOCNCleJ3IvNVXvQrq7xk354vrE1VvS5k",
+	"C338sK0lcShlVsaifr3yhUa8ma9nVsCN/GZyrp+OrOdIbMEFkE+mMdXO96/a93Cd/7aVpawbu+EHhAtX",
+	"uNy6Rn60Vcs3CjqoLPNQ3PEmVcSF1OsHgggbMqYJKqu5msWBr/YHjLjg+JRCfI5aFl/4JC+8LV3qctd+",
+	"fTmW0mXwK1zGjpzvmdV9rbmOm+FpfJWjP1BbeOGVQ0bz/gNNOR3ErMJb9Rck6UZa+fix9fgYkI8f24+P",
+	"qP1LIkVgEMiMkhU/8Hf/t9qZoLWgdnn9Ci//+1xc/4R+eM3EnR7Xuq1m+zCoTbjwP1ShNv1wgX1bzebi",
+	"2wPaejfcii760GFfFRgKykXEPjTImSBn725/On97e/Hy7Pbi8m2+/eXtle3TE1yREb5Gg/hXhOdvzffu",
+	"qhvFTxE54drwRsjvk8HpYw2mrXWbQQ2YqBEur64v3v7YPgQOvdEjDb4Y/WInL8OsIi9CuUBHEV4/pnKa",
+	"ZCmOyNTcIyyHLSLDXowO52vycuHe3Ivk/618YJiayaCHqgWFg2831577hnyKxjFE4cmZINyFTXPrwr1H",
+	"Bc4PEZd8eM805n660TJlUSZj++oGIuqJlOlpKpBEeiikTCVSKBZUUM2MDOX933GwovOpFYZLeLDIK3Ow",
+	"aneO1sJqZUEReETAjzQmSN0LknOAxZTTOSoNXAzjqY0hypbY6nQ6rfbBYefoRWl9zaCWUG3mqHVr/+u3",
+	"Zv3k/cfjoNV5/LdalZ7JxQONeVS3gKl1a8uXYsvvg4tDbgGnREjyXUBA51DmbCOqxgzcpMeMRizt5980",
+	"Vt2dn6B5LheOG8BnX1jf21v9bNfNaRF2IK5DQPioyMTGVLno0Rx1vUkMNImi6OHzWUjrIplY7opswBU7",
+	"z2PBWOSvkl03UJZM2MGS1YrQJEnlA14sxR5YSmPvx6yq3ZLzW+oUEY3W/3z/sR0cPO71fzur/09a/xNQ",
+	"rx0cPu7/+7+tcmku7sY+OeMqFTXry1aOqi6U9J85ycPG+BUXfCYouZHTP2lx0cfNFSFIG4hrhqxlvtxR",
+	"g1xatasAaYNO2ZhmuU5MKSzyRYVwN+GCT4yU1qoS9ArTLK71LUw+IlRkZ+u6fNpS8eXJqL8jblaMIVJb",
+	"sZCy7pajkZUyFRDol2DMrnoH+PSgjXVFk8AYCgwHeYWTeJ9YqX/D+I18DMN2MuJPcobJg0AM9A1dONZk",
+	"qjSojdVV3qzwtTbQwbYzNANw4pSEIDSBEWJmNIOwLAOGBKQGJ/tXy1ua3jPVt1KX0TR9BrybsUyIkLNs",
+	"2e+uX4PdwfZureytZUKSVE6k2Y/KBvnPdxcvf+5fn1+9/tfmsp07nbKjUV6ay1wXNxnppWufMSyHXFUn",
+	"gU1sUokGuXhz9uN5QH65eHV+CVLPq8uX796cv70lBiIkzHPPEO1DVENBJGc7CHri9aWTrQ0UfSfHs8OA",
+	"3J7/123pa+50Xei14Y60J9yXBvnx4gdY1NX15at3L2/t4hU8SqF1yqATGVIhpCYDhg+Z8KSgGCsWd7LJ",
+	"OJ0K+/by7XktqJmF1YIagKEW1AAOtaDmoFALam5ztaD248UPtaBmF2MuX0be3AALvGG9DOGvXUl6WLx4",
+	"ZK9JpiJmSuWlDa4QvMCxqe++X31Nt2dRm5kQNpIuViYfyDGDTqu9UsV3h3h2dXV9+cv5q0pbxHTVO5eN",
+	"3gSTf0420y6oE3UiQCujFiJOGXSUaQkbg554eXZ9+e7m/HVAXl+8ubg9f9W/vXhz3r/84Yfz64D88Pry",
+	"V9Pt5dnt2evLH703U6PRgJJlcMZyRNR0OM65N4JKao397mwP221XoozrBjlbFiQ2pMLdhrKKWnOLLUia",
+	"S14qHVVaTOflk474c89RrlysYYnnVNyHMtXKOMkq7pb5iZYdvoCiV3p9Q5dnijTrA2qAmkjFMT/URNqi",
+	"b4t8qpGXqZqVMlWedSw3ebrLTOd4lwH5XFomNLlDfp8F5tcgFxppAITl98S769euo8WLEGw6IVHT0Yh/",
+	"CMjLy6t/9V9evjrHrFdDOU2kgBsYEKrJRCpNWh0yHNOUDjVL1X5PGDp7eXvlehhVYAODiDWE7J8a+m32",
+	"NpJpT+RYI45nI2QIG46lIdp0eJ+hrd2LuYtGQoospV60AS9PzOTPNqYDFhclz9vUzCZtot8tEjDZdQGz",
+	"wxp9mWwXsREX8C7dJbndBuTd9euAXP10+fa8//bdm+/Prw19cMeBxCBwpABoAGa2FygE1hOq1EymkU8g",
+	"BcJ40YTVE/6i7w1lYnVrm35B02TfgNKyRwpWrrJ9wsg/68RNvElBwa2giOyr7ufLnBRTlWBsI44ywJCJ",
+	"3LqXB1hUKzTvkoSl9SFVVmm1D1yOUpVSSd1evL64/dd6yBTI34DFKyFRXZLYneDmrtteri8o+u1FG2r5",
+	"ed7PtGqVXy8YNFMf/x5RoQ5CXz/yuYBBX+aV852gUz2WKf/za8TpTHOzfduH/i5RLNXWkvS0FxmwdTqq",
+	"VLArFQ0fR1UWpZhW9a2wR1X2XpZDrMpynNnM85ba08wcG1hjLChimAV1zBRDJczXhTYfo1Qa9l0kqt91",
+	"OmSv1donJ8cvjjr1w4N2a6W9udf77t9/a9ZPyN5+/f131WY/+8iYi4az9gHv80JHmqXkiCST4mSdZnNt",
+	"Xg0EXhWx/IXGPALwfaHQWXCiW8sJfuAsjs6x6UKuC/y5+rZn6/8Bss1sv4FlEFh/9x98z75NdVN0dxla",
+	"b5xvii4s327tVzYYS3nvE6SUA/nmZIYt8IkIPapD+HeI5Z+JZnGsyGzMh2OCAEZxWEZGjI5jOQPtY1X5",
+	"EOcy4V0uqo/NxXthq3ObD6XUuZxVcaOxKnJJZgNbd+E1I73DVq6ze2CLWMxWdLam2VfYqtyZRXx933No",
+	"VO7qK+5slsFyWfcNobk+NWdQTMK1PpnXQjdrNtnAxO26WtRtgJ/Hko72AtwyZWdcLPDB3O+bVfiohOy6",
+	"ugsLG9+0Q27D67pUXZ91fSrA8/TMqFuNkEfrDbsUbtF20HjCOqvuPfCnHMyq05wxEUFk+tKHNtfAGnOU",
+	"Ruqbz9FK9oysghWl5P6mDlLucXtdMFt+hVm3KmFiAUG+WpatMpircmwVKMCnZ9gy2gsbTlOu5zdmFTYc",
+	"MeE/szk+ui+pOAJOI9Yua+2ximlyZvUI4M1QZsT0QEOiU867tf+qn11d1H9mOYMBTmm2jP/6z2mls99r",
+	"TOCnZIpWNyHrYGTRUsbqlPxhehEEhiLgVJMQLkgs75RfDTTKFmNnrljJgNGUpWZLFakbCjvtku+hLVEP",
+	"w37MH1i/0WiEZC9xOeQBn+GcQSGExtmUY62T2uMjFOkYyZz8YP5pl/nGe53+SDWb4ZtUhbu8fx/26bK9",
+	"USqrDnPPWJKrEYlCDQE/8yy7uXO57An7TkrBPQdjAKxLbEGWgrIzmJXUCHL/cXP5llyf39ySs6uLRk/0",
+	"xD/+4SS1xj/+Qc7N4Dl/H6tGE5k6kTFwMiEMZStpgF4U2sYhOv+4im/hqRtlNI390IoMaZrOSWiuQRi4",
+	"0d3PlEzocMwFq6eMRnQQMyuRBjg4mvdNW84UCVGSD8k9m6NPMAqNCdVjshcWzbGNZhiQEBCuAXkw4LXL",
+	"AOJGp3yoCRfJVBtgWF0WtbeLOmx47/qHl+TF4cnBfpdQ8vbd68wwTPbefddsNpv7AbF+PuTd7Q/1456Q",
+	"KaGCTEVCDREgapqm8s6cPlNDmjBCxXwGyTw5hm7AtGQPhFt3cag2zUjEEj0O8FL1BArkAW7UoIJ95kpo",
+	"SicMjNXon0VJNE1iPjST3rM5TpQ7wQA11NyjCZYdBDie+nBHUBDAe4zGmqXg1Gcgd1ZI+mJgh3gv4G3I",
+	"TEgVWXI9e9Nm82B4z+bwD1a4oUFPhJ4wdRea+mICIRKI0BIbv32yF2fEqbuMFPWEoUUQJMIy5xzD6fDo",
+	"k5QpKOrKPtChjueA/hzShUcBeqBTbVoNWcTEkCHIOT5E9MQAFCcedTF2HzHDbh7OInu6MleW8BG+cfCI",
+	"ZJsHVYzGSrqHqp/ZHLS1VJuDCT2RC3OxKYte8afY0nCqPlwXRZyPtZnc4JQXCyDUJuWa+eM3E6BylkwH",
+	"MR/iYBGbSBzMj4V0yWyMala32WZ6IjHUGLLZkosrizr2khEeqUUC5G84FQYWtm39IgodpsOLiTmPuZwS",
+	"PCV8+LljgqXgLi8F22+Q/5xKzcyhwFOKae3y09uXT7uei0zPNuv5Xmqbz9lIDoC5ylpyYFG55nhMuC4X",
+	"3TTB62boI14o+AkutvmNC3J4jPFQEPuUOcHAJfNg2EMC6yfT9WtozaIuZLYJ909zw7sZCRVQtArnM/hj",
+	"7vcpKTb0gVEY5+yoD1x1Hsc9kU6FsJefksPmiQXULyxVXJovBk7hQyvEPobIdpFwqKAANRERIzI5MwJQ",
+	"nCgyd0hA6Qobag70MoUSS9bJXUi/rDuoG0S94xRO1CAvrfADb39axnD2OLxdi2Uc8Et+GeDE65jSnmAz",
+	"KwZDLGBgDSLmXxi1abiQ8hyDpQ8sBcQNn1sIpCymkJrDesyNpVmRoRDKtLbBcy7PiYseH0qAjk7NQeXO",
+	"0tBPCvhPB0rGU83Iu+vXtqJsaMYOvRcDoSTDepQG4VlSAY3bC1vtF41mo9lodY+bx01YbDih94ykUxE+",
+	"U8RmvHCb+7UgR5g9gtbwYIXMLEjVXA8IlJvLaerVCjxgt09mfal7IvxQtxKKCsmeubq4bUMcYPAAkZdr",
+	"5XxY9pGHKWv5UV0S5k1KSBt7IgTVGTxvgJa54bSMjQxGUw3O7loVbUsNciOt0GzEVgtCmVpJ2shlPQE6",
+	"EHhc5TA6ixDakzThIPbeMQFy2ohOY72Pd4iwCUc1C1HLiJjK8DZwp0aIPrcWWnDg0tNUoJTlisKYPRmy",
+	"jgMYblqEACJz10Z+9oRfZQDxjHN0uwU3wDtoBCKjLdalWGrP3EefmOM+KzALmS6Se2ZDJvU4ZVmAon9F",
+	"cycZKSJHgNQ8BZeZPaObYMz8Qu2IGMNZ7RD7XRIehCS0Y7s8CaEZIvP+AUGhHZJw0XOyj4a1kOy1S756",
+	"+wEJW6aPTvqxvLMhkCHZaxUbmsFpHJMQ/HLDBjnLom2R3uBzqbeTTvAJOeZDJjCE1uoLV6lMUs40RQ80",
+	"WwtqUY0wt74W1B6Qwta6tZa5t2AcSpigCa91aweNZuMAUnzqMSiIz11YAvx1x5a8/meA9u0N/Z2ZHQEH",
+	"6Do3TAx4CM+uLsIs5GHPRsWamwDbFrInwkJURYjX1cDD3OnSRwzAks7HI0C09jceFqegljRS3gBkCOQe",
+	"yKGgLhe1B9AgV/CIYdUlSobTVBkJQBVjFSCSHs/FX42LyGivXOmXHnJQ6M6KzmBbKALwWs4UbCqhd0XH",
+	"9E6zWpMF2cfpmbaiIZAG7DKhH9BbBt6mV/kjPwZVpxkK9kH3cc+hu0tJyh64nCpY5SmRCf1jWlxt7c3t",
+	"xRLVG8cqrLjwALXW8/h9UPP81PRuN5tOe3aWmwRVES7F898Veib5pWVmmRw+/2b6G8RAALqCAN3DdtNX",
+	"A+geNINawgBrwfsIigV0j8yK0RrcMhC3GXRb7WbzMag5cz6YtNrN9lG91ao3W7fNk26z2W02/2dWgGDe",
+	"T8FTuNk47gT4Ytk3467syyMzFb5RVrRut25bzay1PYLF8CGzFT99B+x/WQjJ5c+13Hu3EQcf86e30rro",
+	"QJy91jwumDAuzUWmd0Dd/Jk0vC8anEleNl82qW3+3La8iHCyw2ZrWQ+PR8/zb+816HSwvtMZkroLkaUo",
+	"O2y31/crP/1hx5P1HXOJPE2fDmL+6j72nTm2VRjAdWEyMRwCaVMGcv/6zFNLJsHH6A4SVmQkDAyIGTOA",
+	"IK2lHOHMD/8sR3uJI70O9a2ZiUZIjIMqSuy0XgUucz3hivT6t8aUUSWFTfyALz0oI96DMqW8qG2z6gRE",
+	"SRBVjHZGhlKh2NkTCgNsqAatAX2U/CYU/5NV0fkfmSfz66j8bW7EPo+Ij4lzXtwEDTrcuvsBoyncDE/N",
+	"zN0HKmvYdHbDeVTLG4XRhz67slsFqnxGgvuNkVjEm77FG8sFIgPVg1azfRTggmvddqssSzFQNmBMGxaa",
+	"73p44rueLPbMJe7BgOsJ5VCu1mgjsR7PCRtKTJFEmLijdwxL1b//i5nCZ2YJqzjCbfHK4Q39u3KE5uH6",
+	"fs7j7+/HQs4WD2oV18jlyK3kFy5FbUFjCAhFAYFqQiFR3ikJFaPpcBySCdXDsVUTsUAoWCbBcciFGEJ+",
+	"UlsHsUH8HFCxBV8fB/OsRT6iBdVyMI7Z0F1XorpvPv0TjGONaqHf7fXvJPNfAYWyCYC89Zdq0iqyneqF",
+	"2aoQFetq5ZbVasL/ba2OQOo3OO2IULDT6SwCdm9IFatzoZhQXEN9fWu7L6BCg5z1xNIqucsr45IRR7U0",
+	"KztqpSWqPWaVHLspeBdWwQlxd5kO1Kr0i1t4jATUQ5O9QdbC4hZxe+meEyaTmKHBrydcQq2Ce73LEafG",
+	"NGX7p1ZEDBGwYBzTUF19kuh5g7xmI03kVIOObREARC2AFXWGQ/jLD03VvTfSguVImZY5SJsBqTvEIqCt",
+	"x2cVoKvubDWC2kEWvHc/o/DjSN9vH2suy5SbNnMZW8KkDUvvNFuZO2mt02m1wI3TenHaHedDpdE3swai",
+	"Q1KsFANsvOVLwbQyoerxszF6u+GNVT/bfqf5fTXNL+NQnmFnKeKDWiJVBYt+YxnuYF4krV2wuME7w5DG",
+	"cebLDOqUJSxoLC0SUniBMXe/J/AeqPxzMqpzdqYJnWM3Lkj4XbjOLfoUawj3hHtUVvnUHGTv2IjfrU5V",
+	"Yox9q0ba7Aqh9yAnzh08bPTED/jyEzuSBz4WSB7tlGg3r1IYC27ti0JC1dlmTZ7n3gXBc+V94FL9fi+j",
+	"+XYkKucdb13iM5f3zM/dEZ5qJ3JLa1Y5f29MOSod/h+Lfk6WFD2dNqNjdJYdLYsZLBLsvie9vjGq05tT",
+	"4gJFdRkxcrmoCuT1Mah5V92tVmVZyScuy829sKxt6T4e4lotz7F4qnz6OenIRFRiBRXP0+s4QtbF93gM",
+	"/ka64wasIUcJLsSVy1Jperc2mLVUn+3vx8nQ9TVDmkxurGZrRg0tvYgu1Uavcw+lExqx+jQpPJiC6bLg",
+	"Dld4t8anLMx+kHuU3g96Qo2pkcKdw0/M783CnZnqGSazBnYGdbAiI21HrAsPg2GDvM35S/lsWAtOVF0j",
+	"5RsWqCW+KPrctehQRFPFvMsfX/58BU/A5w5YTyK6m5GOwkTr5MbKl+u/rfD4F9ycKiAWkDl3gawzgLtA",
+	"GAy3zIIz4ukERTxwAJLpPUpmaixnXvTDzLtWLjwlU4UeJkb2Qzso1qVvVBna37Dap7N+n/y3is3aV2ws",
+	"qEF5XOvWZKL+Bx1OWMNJTqiVHbYz1jqcMPJaRy7JbGkaFBsirgwj6uf73KCHWK2cpRkSwzVfHB8cQ+K6",
+	"/EcQAGqt5lHnsHnQabcP2yftdpY+tBZbzFqpymH83suvDgkrqpRAsbj9yj1vvcmNJZc3bJ24YoHhX6LK",
+	"eLwjP5uTn5uxrUSZB2ouL5yjH9www6n5JnMEye7C0yObULBaZX2XGBnHkJYROCPKooErF3VbPM5nIJRC",
+	"LQ4aO194FAngodCN8MwoPBGnkAAYYwipsJWwIP8L2McMmqNW6fwlw8k01jyhqX5uhqmDr3pP+PXAao2q",
+	"OwJDm8O6NxdvzjEThvmGlRn2wO3U/sEzlTTwA/WEmcjmFApfIqWs37oOmt4zga55kCQMEm24ahH8Tyw+",
+	"AiS5ZH7NAQEM04oM2EimpaIVRguHfKJRl0CxMrIXwn+f/54wqPGJfyXiLtwn08QcUoe84d+fEihmQPZC",
+	"+O/zSXJoWuMfB3dJEu73ROsIm2LBRlua8TmlQ6wYCn9M0uyPiZ3T/XWY/SHvzALsgD1hS8D41c7YIAn3",
+	"SafZJD+bGZ3/oZk0x3GSaGSG1OyDfp7ElIswIL/KNArI+Ychi1Fgu5Izll6BLzS+yKp90mo2zcwNcmZ9",
+	"a/GcVTHhEJ7zqUNo+cBSwIx7LqJnqifgIKBkAbV5hE2LVrNlxt63w7UOEBv9Gd0zloAr6BTuC3i2xowc",
+	"NElE58qjhsssOJQptLF2dnuNuyS0jlERp88/wn/6PHoM0T1VZYgNiWfgLhrkyPzGwGsck1Ob6XAxmakY",
+	"cqFVukZDjTqdzm0Xe0lhLkBYwOc7ppV3XOaRxXjnltgldI1T4jPlVsSVvw/ezDWj8yAXzdATHpTSmYSy",
+	"hLaeQFgfdE9EQNnICgeZHTxT5Oans3q7c+SiX3L6QKV1ycyL2VNXmYYqKBCGng1lZOOaRzZ/ge1160Km",
+	"MmyXQ810XemU0UmA1/v5PwK8uOYfeLP+EUAmcfgh1/kftW04dMQpbu1L2YXyso/Zed8Qv1r3oHlwfHAQ",
+	"1MwNq3VtvUUjeSB6gyx28KJzeNA+aXUOD44OjsCtYsL67mXLEzsjoYxpu3NU69baoxY9Hh4wdnw4aNHW",
+	"IGqPDtjh4IQ2T1hnMDgaDF4MB4fDQ3oyejHqjJrDJjs4io5HR4OIjlrDdlH6AfD42/tky30Oyrm8BEtE",
+	"IrheM6r8tKfoo2NR+W/7ar+BRIRxtm/zEvSmZhcA8d/K6GJ6bbDEQj177HW4eS9b0L0kKSIq5qQ3SziN",
+	"nJQTCZHY5QTCHPdZqq7eANHKiC/y01GRo5k/4P5ammYpWpBxf6DuKClAlrCe4FimKSugCnFkPAIv2uyG",
+	"2ABHI8iVsxaE+7ayKqzJXS8rHoYQM4T7DJFR3lnn7tgo6hmbnSaYEEbOBHJFriskXvf0WxJ590oSHi76",
+	"3fVrBbmpwRsdA28+JDxl1tzfIRMuphr95pUsi4nvrl/7x14Kb0lzOc0knkwS8PzQhgYdYkV6hQCOihKm",
+	"kCSW4o6lkDxyj2srz2QHYQbD2ntWpMnEXSeR59jtYK5dpSgI6ShKzGbP/id8uXexo+E1S9L6K35neLPn",
+	"7mZkx8EL60anGUzcbSZyJpg9K1fhwT+DxeaPGWQP6ymvphMbaMU1QT6surmkfrCVSIL8BC4UhGsX3Jip",
+	"MUZASTC7Pxd3QR5BOOYEHE51XroH30wzuH3f93DsCTU2m4LChmIBUC7oyroCgIZkpDoObpqGQsRMswb5",
+	"gcdMoexa1resnIwqB+gmLsZxr9Ns7zfIW08mFgsw2tA4rlVPaCQ5iGKd5uG28qAVKMmIf9DTlJGrtz9a",
+	"BccJxg6LeyK0ri/2/1pGghdz4mRRj+ZL/EudNLfWubRSL6WqgsTAhvKkhNzRB3MQpQIFi7JNhdepF4ZW",
+	"+Z4W0owfl539S8UOMPV8v1GZfaq64AHNjtntvUtiZoZVrjKDIdwaH40BFSFyTA1lylw9hPJ+N3EE+cfz",
+	"fxRN3d7NdsAFTSsyJS6XqEpiU/H+VAfeWLIFujoXeOdPnf5XuI4QIAgvblObnJkO5AMmKX6K03Czyn2r",
+	"lqOCKxfsiCJEvp90Dpr7XRKqMTU//rOLIdkDqtjRIUZld8Mibvqmrz/88eZqOn794/jh5vi7m478j85A",
+	"p/pYv7lJTp7/12x2+Vb/3n6gx8OLf3YLXkCLCTX++3qXfoJguxNRl4qor6x0VZAjl8qm6BuxYRhdRSqP",
+	"1c6xNipSJi63II8N8euJPRrHttac/Q3DC0Ei2G9AToVSal0jSmFNYsNKWQS5tw23NT/aPG09URki1yUJ",
+	"tcnRF6LI3JIVCd2vUGuUWgsw+6CJFOy0JzhyZkyuLUUmdoC3LDlz8XjAOn0SaVtcyCyQizuyd8/mikF/",
+	"cDLgUiDjR5NqFBBzACj27IMsA35xRGk6txHnVrwSbJbzbUlT/sC6hR97giYJoyl6GEEY4ihlamwjWhJQ",
+	"IlD4VWM+As0hZQmjmqRypgxwzGGjN7BqkJ+tR5GNSnHnhqtBiGPELcJh2RPuG4dza6SHS7Nqv0GMArcp",
+	"LqyUavPCgKzMFwvo1LKEglWOry4V+aaGiFKFuNXLdTkGs2BSXYq0AdRbH2KzXx1jU45kLJSge2p0zZo9",
+	"Wftovh5jzj98iR92ofjdF1qYLFVTsiolV/jOsb7eTNXC3WjLXKOhFsGawjSrl+3N1hSuHuqrWHvA0IO9",
+	"i5tLcnzUbFkaOhoppovoUIi6ybvoVh2Ei00y01SfxcqaMxvuxatk22+jvc02cJ7PsI//RnHOw/abP4cf",
+	"Lm8vZm9enWX///Lww5tXZx+++SDoTBj5rVRL11y1UjXDiiCxhWK6tRmd8Kjx0/d3r9/cvmu9vT2fv/nz",
+	"P1tvfx/+cnZ3dv3j9xfNN/f/8cPbd+861/f/+vPy/Pzgzf1F6+3vF2fFsp3WvbFcOfbFiyUhfyWP+ULZ",
+	"vnKFvdx6W00zzdooOUwrhKnispoaXYxQzGp5VRM7c1w5BNsEbz6XF75j/Jt64Tt82Hnhfy0vfJBsq2X7",
+	"ggJh72lRh3iu8xXGKp0fUKqvqiIHpnQCHjY+PCpfIAxfOKViggzmJCzUmgt7wiaNckVnwi1rEkKAVmFc",
+	"HoWnPZHLB61nMl/ELsiq8w+kHoMeguqMHrN5LlWKf4719fLQdOoTGdlI9GUuDR4A1Z4MWBg1soPmwxis",
+	"T5CnWDiD82sWuTRYmFvkrFCrGky58BZuLeEwH8isGM6VsFRBZRXrIgPy7Rv2gQ+pIJ12C02236f0Tx5z",
+	"KlzUxEmAGsRZeseE5sJ8OrFvC1UBX17Wx0IrPM3ySvJoH0V/qu1quj3hzn1udE6zUed2AhlsXFovV+tW",
+	"QK6gCdhZz3wTVIng3VvP+BAqHA5LkJ/QORnTB3MsTNhDCIh79HdvGlZTWnQPwClMN3gDgQPvmn+BBdfM",
+	"5AUqOdVDaeSo1HqN7wc9IdMgl83MNeGKDJhRwSzFxyWZ/Yb5lOpc9BPrmx3adG2hHaI/FXC8NtWadw8I",
+	"MzYV2tyBpYcUa+DmisRSabInpMEd/E1YWwAkhvRJLvGrz2voSwZg/Xc5jSNiq7c5WOxb5MnmoqTTbJPQ",
+	"raM/FfSB8tiMH9pY2dU7y3J3wpUvFAl2wYQeBwfziqLAayA4FZrHZWBZxdUWVCZ76KfFhmNJ5DTNFhDt",
+	"94Q9S8K1fQ6w2aJwexOkCVSAP0PX23xcysB8Hb/AF/Hbx5p7PVGs42ewxdfssyNUFO0zoHPVGrEwGrjB",
+	"YHxRT+zBo9ymlajwdmYVt9dUNjr1tqR4ni+wtG/rElZUyYIj80m2rOcvo8NxNuqzrPwgKhH2Uc3uMnSe",
+	"dJCXMnYluwRjkWq4NI7TmKFnmSXiK+k1GMNTec+ES7BZ8Kny6UjxFU/Rufl15orQeZ7APiRsqNEd6tKW",
+	"iiKuVJTqLgIy64oV4mw0a0VlTSBE8CqVO5slZaVsPTC8bwsFwcLAO/sHRMmeCD/2igVne7Uu6dWKucl6",
+	"tYD0SmXiTLvferXD4/ZJ66BXe/+I2fD8K52rOwlp1YAHCgw2gCxvBkhhudq4CxleUmAch+xi7J6LoytX",
+	"E8caaeVq4psVEje6jxMxtioqXrSrGcHKUQYrnv1lYXxYU3Z+UfThLheZ/c2G911ev8Ji6O/LelI5aKxQ",
+	"TfmFET0HtqDAltOs1yRXKWwVwc2l6smVapfRdKyHRpbYPJ+7whdYtYQXcu0ueT+1RBV8KmzBsRUQuHj7",
+	"S92olosgLu6sXBHdDG935IZoJNHIutjXWs32ycHx4YvOUWZmcVusqCld4+JB8iHkuImwHBm8TSM0zkT0",
+	"Lo2z6o05yAgsRpuDS8zFvU31nHGaZ4oAj7EsZjVIDFK8dxUlC5/ypYPtALWbq+uLtz+2D+FOlClIVVn/",
+	"baBsNmNzsKvu8+fDSLhYhsZQTp4rqAHf+D25yxUgAI+/ChBj4z4UjDcAdkw7w7h8Ocp1S8zX1rf5Us15",
+	"PDTIFZ3GXGlKWs1mMyA3/+d/S/hNQryu5noasVq33j5odI5ah2Yd4s79eHjUOOp0TorxGW7Ayk0ZqtuP",
+	"eIq+H1jbSAp2yyfsyvK6BZRZwvZOs7gzyFaBKWOLEshqzEHms+4qLVCEAm+DHfwx5cP7a5bE8zMRvYRK",
+	"nGWSkC+X6SplItpnhTyxhudnxfazX87bzVIdbP/x9vKqf3V9+ebSVVvaGAa40r4cjcD2ubHZKM/bvmgE",
+	"NoTwVAY6522RB5/f0LgBRXHGyFLg92Y2ygobo7MZKkus8467qHwojLpbiNLS1oliNZRay6FkBmhUgalq",
+	"my4pSW6fVbtsZXnVzKZsavaobF9t+3At2IVPFXDjOuDDMxCE3yUXJBmnVHn3d66shcpG7bgkwM5wIX15",
+	"CpQ63ePICB5WKdSffTLkt7ov6zylvUbitW4n6+7i3DdwwChXR93Ym8WczUtX0e6/c1z80/xfikF5tqzG",
+	"oq144jWcdSbplQlBr7P4OZvaE9WsSgNkg7yhczJgJJGg7HKhNKPwjD9VoJ3bsOQlUcJLdLLFq5kRrIVk",
+	"nEVXgKZ/cv9bJNx0CUltqedWJgBeXbjY3M/IVMfcyI1zAHKR5gY1zSdMaTpJlr2xGdnHd8oShK7r2S71",
+	"dA9yyzu1uodmuvdVPDpJ+dCVc/RVs2tTX+racLK41q1dvbnKVIOU3U1jChcwZUOecHtKC4KCz82yRrt9",
+	"3ORBcukL5Meae2OpdWuQUz6bo0pL9vvIeV/MuIjkrI9e/aq0kPZt86TbOban9lnfKdfxUGec2eUC/Qaf",
+	"M6+ZdYB01cSqPMeWM5BCGfZqx0hvUF5wUnQMa8E5UkO6aNJuNn1hBZmSiE1kocRETyypMeGYTqHWBPGl",
+	"JpaUjwhI2A574svUi1jm5OfBU/tcDCR3JL8tKrktp96WtVp46OhbZQV5oWYfNAb9J0TIWUY8312/Lqm9",
+	"K3prmZAklROJRgk/SE5pR3uRp92e8cV0AJT7DU3vmcb4AVdm7+z65/Pbi7c/mltQeJKodWtgB8vsM7nt",
+	"N9EmdxKsoLd541COZp9dXV1f/nL+Cnb+GcD60j0RZCC5vL2qBMVBBopiVbUcIyrYcaqA8vby7UqYHK+C",
+	"SckusylY2nmwVGysnW3snefXdsp3txevL27/9ZStvAi2Y6eV2/lsBRX8FV/FKM/KwnvJrWSXpWRLFx14",
+	"Kl8AqntCKmcNyXG4jCK/f8zXXUVymis1+tt7g/LFGqz532xp1N/emyutsCpYVS7prWqDGTyYpubCPH9o",
+	"1RYdI89KRcFGMl0oAKZOoQYsToST2gDFrOBXNs9Y66T7/PlH0/zRTBrUcjfuY23sPZisb2etWFOsViUT",
+	"ZvPBKiAHKOSLfwRVyp7Fx1XpfEAUGLBYijuFAcbL8/t4EzomoFkEmzMp6WppxSOSe+1cMUmGP4vT3GC8",
+	"wmJ8CJYy8qEBKKr4ShtInXJzeCms2jM2V8/J1451WbjLKWBzo/qMe4ujYlTncKq0nLDUZrDbGzEcUwos",
+	"8zZgYxqP9m1dJtMjy0oCvvtqxtLiPiJOK6ZzOeid58epzcsH3mOpnCa4kcIDJTjIoL9SoVjV2dWFb5jf",
+	"rE9zXw3DVTXtisXJfP41V+QuN4vPwWawOssnmNM0G7l8ptXOgK984Qks+vfT7e0Vlp/U0qbRy1ftdhck",
+	"ZXdcYUFWguRJdaF06g1up26rxO1lpQ2NNJt9t/POQ7Jn42nwEF29OShO6OqCDlOpVE+kTKccxeJsoBt+",
+	"J6iepkYuDjGNxj9D8h0Zsw/kpzdnL+s3P521O0eONqd0hsIzVu7NfMTcbBAxeQf1JxUbpkwXp4N91S+i",
+	"sPDrmTaXThd/vHUWhzBA5wSI+DaYQ9OIuMMjoT23OodB3V866539qPxme2IvfGgFZqcYC1nebG7YxsKY",
+	"DQOCMFgAAg5Vj5gRxCBzsnaAQ2DY+IhwNlZs2LeFjG/wUyq1LbQL/n/mLJfBFJw4TXMWkb2IqvFA0jQK",
+	"PFCCnujVrqGB7dGrod9Z5oNvR1KazpWtXmtQqH2I5U0b5NU0RXJHNYSMxzTpiQpQZhH5M4n5o+uKJRSZ",
+	"mm+mAhuJNrMzP1O5okQYjV5c2jPl0l/DUdnAVRe1ShZ/CiEmexFDqKHcat+XJ8JKipCKKo7RzfBu6n1i",
+	"GAdXUXde8LSApMaR/NMl94cr8LfM5RvLdgvha+gxU9W5fmX3XsxvAI6XHoQ9Ae6cfvQSvBqVlye/QDc0",
+	"OPtqKRvkzKAjVi+1R4xxdqXFK6iTZHAVX0NUdwkIhmYUlWUuoLEUri7UkCYawOxZ5wNL+YhDjB+kk4JA",
+	"vQY582dkyxYyFrlyu0Zb1TZ/gutedb+JTAv0tBIeawhe9QCmbdgw/5unh44WQOLZStjsBwh3My464g1d",
+	"IgbiCUtgc+KNoKwWzT7kfCR9MhB80QOxKpbD+57YoyIK4BbbPLh1KYYM6onGkICCFqgl4RpNPTF4sxjQ",
+	"Gg2K2RxeZ+ig2v7wweV3OLAXUp1iioUZV6xwM9C53HCZiOx1iApwsQE5aOJ/22Qc9ESHjAPSasL/Hpr/",
+	"bcO/2/BvYJr/7//TbpL/e9/gwmGrSSIO2UwRsRxVrLLaSGHlpJc+G/jat4qMxWI2FOHR95kvPFsMUsr7",
+	"uLmAJFToMuGixPJWvmasDe+6LcA46vpanYvcPsgIB/J9eyAg+KxZqRMqNnt6mU7hkWZ9YZUnSxXLGeBC",
+	"xgIzQSdqjRqNDfbpL+WnnwoegE0HUkIdHoWNDdGjfhF9+looSlG+3BCQh9YGS7Di1+o0I1uFAHrnerem",
+	"GUXmGJB3gn9wdGSDtXm6uwl8VqxoDRZWUXqU8jbGydM1AhCJUKCijqs6ga9BXo7Z8B5iKKyY6+m+Ufrv",
+	"GHplGKbgqs5vA7nPhe+vlqwfRIZlEsFqkWWLu+pFpMImrGvNFrtYkA+7xXiJCKOAcuR2f+kyM2b6aZCt",
+	"WFP+mpySlEFWMxlDmWbQc5WWyVpsWNBcPvEWVSx0jRrFo0ZJbXr6PVm3S/UkPP+USi8bBc4uqzSyxes1",
+	"po/vLtglnBczbQ8OhodRvcOORvVDejyonwybUb3F2qMDejjoDI+i2rYFR6wIheLL5r6KZQMqJsZq1Erm",
+	"2vfFoofW+wzz10UFW4kz66G2CBHxZqwSKPo2DMQnO19msXkNEnqpd4hiM7UxeKVqb2jxW1rxDePgaE8s",
+	"jJrFptjabpgURlslS2ZmKdR0IDjUph2YJ6zRs07PKsjfDxuogTlu0TEPK2dgxYYNxOJfcVlvnXl9JyPv",
+	"ZOSdjLyTkXcy8k5G3snIOxn5q8nIRytl5HZBGH7NJ7QW1Gzp2Vq39v11ZXFh28b2pII2JvQenmOXidFl",
+	"2dFK1S8Gx8OTqMnqrVGb1g8HB8N6dMg69dERdZ9aT5WqCxLY1xGxrWibFf9FIXcryZvsyUTXudgviOC5",
+	"+orVMveZe+t+pgiHXNgjzlJFhmMq7lhE9sKUUSVFuN/N/B0hQpJFWU4NjBqzYnfQE+aK+PrMM5YaApXe",
+	"sciGatv3cD+JY/mylJ0DEvRi3m0i2KwnfGHzMPGvMmMZ21SO+fXnwuNxlmXifU9UyvfkM4v373yxyZ1E",
+	"v5PodxL9TqLfSfQ7iX4n0e8k+q8m0Z9sbvU+6jQ7nc7JycmJEVgcnhuqW2rSah8cFiT/dzfVkj/IyxQW",
+	"XLMlLq30V+7ebnaOXxwctZqHJyetg/Zxp3N4WKUhZOW7oaeV+kf1Nj0Y1A+Hh1GddUZH9UwhGLVr21f2",
+	"jr6eoT0TxK1ULVNvyfbieF7Id2JfxGK2UsjP5yBDR6dSNGSYJRO0g/nws1VW8Z74YmKzddV9Zbe2E5t3",
+	"YvNObN6JzTuxeSc278Tmndj8FcXm47LYvF0iiZuNU71byWvlIkppHNo5ubgsDVq52FnE6yAcH9L2oD48",
+	"iA5BOHaycW3b3AVWLPtKcrEzFzvRNLNDQyZmDKqqEoxZxD+bXIxjuZlPXf1xR+ltcUsUhGxeZug7Nped",
+	"awVO+xYjt3M18TJ1T3weofocwbKTqXcy9U6m3snUO5l6J1PvZOqdTP0VZeoXX0umRqlt5RrKIrXPNHMB",
+	"tTO4III+zMkgnrJ/r+USiH3QtQrpmznZCnbhZOw6OKscjlq0PmgPD8BZxYnfWwvfKL59Zdnbir8bi96u",
+	"7PIuPn8Xn7+Lz9/F5+/i83fx+bv4/G86Pt+KF0402NmHdvahnX1oZx/a2Yd29qGdfWhnH/qa9qHOOlfF",
+	"SmOPIdoVhd0WDTyVNdaKNp8NzT1pJiyBwacZnYzagxesfjRs0frhqMnqJ7Tzon4wOI7awxY7HB1t/9rq",
+	"JLKvbPLBOoGZwaecwNGGZFVZfTYO+c9NNxtLYmV3FyRmiyBLxSqL90aSKajhqsY0ZWSPY61h1RNOE1ue",
+	"G2C/tD0sBw2CFFe+Hq3fUPhMoXIKKQMMooWnJLR+q/hKrHyNG6OJbfHA281MQLZBxLE2rdkV7I+hEUzl",
+	"M59qqBWKBNfZMWz10cRopt6INZYzMqFibktHc9RTPrenpkOvXQKDnQ6x0yF2OsROh9jpEDsdYqdDfLsJ",
+	"DBZ1iOMFZeGgKs9BpisAu4mnDKusC4MUw/uy2vB5EiOsE7GtAuIeluvg83nImqM6bQ3a4PPp3pyfrID8",
+	"BakR8upBpgZwlPsxTUJJT6l8jlYWn3ZP0bun6N1T9O4pevcUvXuK3j1Ff+tP0TdoudmZkHYmpJ0JaWdC",
+	"2pmQdiaknQlpZ0L66/LEb1lDfovQX6W5oPaIiknnFyu3KzlNh2AoSnihHPqSmudlE5ITejA8uD1sjQ5Y",
+	"/XhwGNUPh21aP2GtUf1FdDTo0MPhwaDd2tpeZOS2r2Eeyhe2LFqBisYfW6V2Z/7ZmX925p+d+Wdn/tmZ",
+	"f3bmn7+B+Qf59s4AtDMA7QxAOwPQzgC0MwDtDEA7A9DXNQC1P90AtGjvWbTpJCkfmr2YSahmdxIMHFPN",
+	"Y64NM5/IiMW1bu3qzVXGsFN2N41pCvYZa+OoRc6YYZp5lFmysyrjkBO6YHsng+Phi+iI1TujQ1to5Thq",
+	"s3pr1KTu2/bmIZjiaxmIfLhAyhKZFpJYGPqP2zWDWBRsaKZ2vkI7Y9HOWLQzFu2MRTtj0c5Y9G0bi+yt",
+	"vzVc+8uIga3yO6BbEMhvB16cA4dlIz1YngxPUnBkhSC9Rl7sKggdVug6GLYHLdoc1U/YcVQ/HL4Y1OnR",
+	"qFNnh5H7tEXWsBx8vo7L9noIGFFJiuxgzZIe/78AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -38,6 +38,9 @@ type keyMode struct {
 	readsAhead bool
 	// limited: requests are rate-limited per client (demo.go).
 	limited bool
+	// media is what GET and POST /v1/media reach: the platform (liveMedia, media.go) or the
+	// fixture and the simulated upload (testMedia, testmode_media.go).
+	media mediaAccess
 }
 
 // modeFor is the one place a key's mode (ModeLive, ModeTest or ModeDemo, as ParseKey read it)
@@ -45,11 +48,11 @@ type keyMode struct {
 func (s *Server) modeFor(mode string) keyMode {
 	switch mode {
 	case domain.ModeLive:
-		return keyMode{data: liveMessaging{s}, records: s.liveRecords, readsAhead: true}
+		return keyMode{data: liveMessaging{s}, records: s.liveRecords, readsAhead: true, media: liveMedia{s}}
 	case domain.ModeDemo:
-		return keyMode{data: testMessaging{s}, records: s.testRecords, limited: true}
+		return keyMode{data: testMessaging{s}, records: s.testRecords, limited: true, media: testMedia{s}}
 	}
-	return keyMode{data: testMessaging{s}, records: s.testRecords}
+	return keyMode{data: testMessaging{s}, records: s.testRecords, media: testMedia{s}}
 }
 
 // buildRecords makes the records each mode selects (New calls it once): interface values

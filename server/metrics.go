@@ -36,6 +36,7 @@ type Metrics struct {
 	attemptTime   prometheus.Histogram
 	deliveryLag   prometheus.Histogram
 	reconciled    *prometheus.CounterVec
+	mediaStreams  *prometheus.CounterVec
 }
 
 // NewMetrics registers every metric; st, when not nil, adds the database pool's statistics and
@@ -66,8 +67,11 @@ func NewMetrics(st *store.Store) *Metrics {
 		reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_reconciliation_total",
 			Help: "What the parked-status reconciliation did: applied (parked reports applied), adopted (sends of unknown outcome that took a reported wamid), orphaned (pending sends marked outcome unknown), pruned (parked reports too old to apply)."},
 			[]string{"result"}),
+		mediaStreams: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_media_downloads_total",
+			Help: "Media files streamed by GET /v1/media/{media_id}, by outcome: complete, checksum_mismatch (cut: the bytes did not match the webhook's sha256), incomplete (cut: the platform did not send the whole file), client_gone."},
+			[]string{"outcome"}),
 	}
-	reg.MustRegister(m.requests, m.requestTime, m.sends, m.platformTime, m.statusReports, m.deliveries, m.attemptTime, m.deliveryLag, m.reconciled,
+	reg.MustRegister(m.requests, m.requestTime, m.sends, m.platformTime, m.statusReports, m.deliveries, m.attemptTime, m.deliveryLag, m.reconciled, m.mediaStreams,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{"applied", "ignored", "parked"} {
 		m.statusReports.WithLabelValues(r)
@@ -77,6 +81,9 @@ func NewMetrics(st *store.Store) *Metrics {
 	}
 	for _, r := range []string{"applied", "adopted", "orphaned", "pruned"} {
 		m.reconciled.WithLabelValues(r)
+	}
+	for _, o := range []string{"complete", "checksum_mismatch", "incomplete", "client_gone"} {
+		m.mediaStreams.WithLabelValues(o)
 	}
 	if st != nil {
 		reg.MustRegister(collectors.NewDBStatsCollector(st.DB().DB, "gateway"), backlogCollector{st}, readsCollector{st})
@@ -116,6 +123,14 @@ func (m *Metrics) ObserveSend(mode, outcome, platformCode string) {
 		return
 	}
 	m.sends.WithLabelValues(mode, outcome, platformCode).Inc()
+}
+
+// observeMediaStream counts a media download by its outcome.
+func (m *Metrics) observeMediaStream(outcome string) {
+	if m == nil {
+		return
+	}
+	m.mediaStreams.WithLabelValues(outcome).Inc()
 }
 
 func (m *Metrics) observeStatusReport(result string) {

@@ -130,11 +130,11 @@ func inboundContent(m whatsapp.InboundMessage) domain.InboundContent {
 	return c
 }
 
-func inboundMedia(md *whatsapp.Media) *domain.Media {
+func inboundMedia(md *whatsapp.Media) *domain.MediaContent {
 	if md == nil {
 		return nil
 	}
-	return &domain.Media{ID: md.ID, MimeType: md.MimeType, SHA256: md.SHA256, Caption: md.Caption, Filename: md.Filename,
+	return &domain.MediaContent{ID: md.ID, MimeType: md.MimeType, SHA256: md.SHA256, Caption: md.Caption, Filename: md.Filename,
 		Voice: md.Voice, Animated: md.Animated}
 }
 

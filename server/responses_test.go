@@ -26,6 +26,9 @@ func everyOperation() []servertest.Request {
 		{Method: "GET", Path: "/v1/campaigns"},
 		{Method: "GET", Path: "/v1/campaigns/1"},
 		{Method: "GET", Path: "/v1/events/examples"},
+		{Method: "GET", Path: "/v1/media/1037543291543636"},
+		{Method: "POST", Path: "/v1/media", Body: "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\nPNG\r\n--b--\r\n",
+			Header: map[string]string{"Content-Type": "multipart/form-data; boundary=b"}},
 	}
 }
 

@@ -111,6 +111,7 @@ type Server struct {
 	liveRecords, testRecords domain.Records
 	// statusReports applies the platform's status reports (platformhook.go hands them over).
 	statusReports domain.Statuses
+	media         domain.Media
 
 	// sends is the send pipeline (server/domain): live sends, test mode's, the form's.
 	sends *domain.Sends
@@ -165,6 +166,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics(deps.Store)
 	}
+	media := newMediaOps(deps.Store, deps.Platform, opts.SendTimeout)
 	if deps.Platform != nil {
 		deps.Platform = measuredPlatform{p: deps.Platform, m: deps.Metrics}
 	}
@@ -174,6 +176,7 @@ func New(opts Options, deps Deps) (*Server, error) {
 		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding, metrics: deps.Metrics,
 	}
 	s.templates = domain.TemplateSync{Store: deps.Store}
+	s.media = media
 	if s.platform != nil {
 		s.templates.Source = platformTemplates{s.platform}
 	}
@@ -227,7 +230,8 @@ func (s *Server) routes() *echo.Echo {
 			return err
 		},
 	}))
-	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool { return isPlatformWebhookPost(c) }))
+	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool { return isPlatformWebhookPost(c) || isMediaUpload(c) }))
+	e.Use(bodyLimit(mediaUploadBodyLimit, func(c echo.Context) bool { return !isMediaUpload(c) }))
 
 	// Public paths: no key needed.
 	e.GET("/healthz", s.healthz)
@@ -249,7 +253,8 @@ func (s *Server) routes() *echo.Echo {
 }
 
 // Request body limits, in bytes (whole MiB): every route takes apiBodyLimit but the platform
-// webhook, whose payloads the platform documents as up to 3 MB.
+// webhook, whose payloads the platform documents as up to 3 MB, and the media upload
+// (mediaUploadBodyLimit, media.go).
 const (
 	apiBodyLimit             = 1 << 20
 	PlatformWebhookBodyLimit = 4 << 20
@@ -265,6 +270,9 @@ func isPlatformWebhookPost(c echo.Context) bool {
 func bodyLimitOf(c echo.Context) int {
 	if isPlatformWebhookPost(c) {
 		return PlatformWebhookBodyLimit
+	}
+	if isMediaUpload(c) {
+		return mediaUploadBodyLimit
 	}
 	return apiBodyLimit
 }

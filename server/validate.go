@@ -61,7 +61,12 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		// From here on the request's log lines carry the account, failures included.
 		req = req.WithContext(ctx)
 		c.SetRequest(req)
-		if err := s.strictRequest(req, route, pathParams); err != nil {
+		streamed := streamedBody(route)
+		if streamed {
+			if err := s.streamedRequest(req, route, pathParams); err != nil {
+				return err
+			}
+		} else if err := s.strictRequest(req, route, pathParams); err != nil {
 			return err
 		}
 		in := &openapi3filter.RequestValidationInput{
@@ -71,6 +76,7 @@ func (s *Server) apiMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			Options: &openapi3filter.Options{
 				MultiError:         true,
 				KeepValidatedValue: true,
+				ExcludeRequestBody: streamed,
 				AuthenticationFunc: func(_ context.Context, ai *openapi3filter.AuthenticationInput) error {
 					if ai.SecuritySchemeName != p.Scheme {
 						return errors.New("credential sent in another form")

@@ -910,6 +910,23 @@ CREATE SEQUENCE public.invitations_id_seq
 ALTER SEQUENCE public.invitations_id_seq OWNED BY public.invitations.id;
 
 --
+-- Name: media_uploads; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.media_uploads (
+    account_id bigint NOT NULL,
+    media_id text NOT NULL,
+    kind text NOT NULL,
+    mime_type text NOT NULL,
+    file_size bigint NOT NULL,
+    sha256 text NOT NULL,
+    filename text DEFAULT ''::text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT media_uploads_file_size_check CHECK ((file_size >= 0)),
+    CONSTRAINT media_uploads_kind_check CHECK ((kind = ANY (ARRAY['image'::text, 'video'::text, 'audio'::text, 'document'::text, 'sticker'::text])))
+);
+
+--
 -- Name: memberships; Type: TABLE; Schema: public
 --
 
@@ -1753,6 +1770,13 @@ ALTER TABLE ONLY public.invitations
     ADD CONSTRAINT invitations_token_hash_key UNIQUE (token_hash);
 
 --
+-- Name: media_uploads media_uploads_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.media_uploads
+    ADD CONSTRAINT media_uploads_pkey PRIMARY KEY (account_id, media_id);
+
+--
 -- Name: memberships memberships_pkey; Type: CONSTRAINT; Schema: public
 --
 
@@ -2087,6 +2111,12 @@ CREATE INDEX messages_failed_campaign_idx ON public.messages USING btree (accoun
 CREATE INDEX messages_failed_idx ON public.messages USING btree (account_id, created_at DESC, id DESC) WHERE (failed_at IS NOT NULL);
 
 --
+-- Name: messages_inbound_media_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX messages_inbound_media_idx ON public.messages USING btree (account_id, COALESCE(((content -> type) ->> 'id'::text), ((content -> 'media'::text) ->> 'id'::text), (content ->> 'id'::text))) WHERE ((direction = 'in'::text) AND (type = ANY (ARRAY['image'::text, 'video'::text, 'audio'::text, 'document'::text, 'sticker'::text])));
+
+--
 -- Name: messages_newest_idx; Type: INDEX; Schema: public
 --
 
@@ -2393,6 +2423,13 @@ ALTER TABLE ONLY public.invitations
 
 ALTER TABLE ONLY public.invitations
     ADD CONSTRAINT invitations_invited_by_fkey FOREIGN KEY (invited_by) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: media_uploads media_uploads_account_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.media_uploads
+    ADD CONSTRAINT media_uploads_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id) ON DELETE CASCADE;
 
 --
 -- Name: memberships memberships_account_id_fkey; Type: FK CONSTRAINT; Schema: public

@@ -136,6 +136,19 @@ func (s *Simulator) Media(id string) (MediaInfo, bool) {
 	return m.info, true
 }
 
+// Uploads is how many media objects the business uploaded that the simulator holds.
+func (s *Simulator) Uploads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, m := range s.media {
+		if m.info.Uploaded {
+			n++
+		}
+	}
+	return n
+}
+
 // OpenMedia returns the content of a media object (generated content is produced as it is
 // read, never stored); ok is false for an unknown id.
 func (s *Simulator) OpenMedia(id string) (r io.Reader, ok bool) {

@@ -22,6 +22,8 @@ type keys struct {
 	BaseURL string `json:"base_url"`
 	LiveKey string `json:"live_key"`
 	TestKey string `json:"test_key"`
+	// SimulatorURL is the simulator's address, for its control API.
+	SimulatorURL string `json:"simulator_url"`
 }
 
 func main() {
@@ -210,6 +212,13 @@ func run(ctx context.Context) error {
 	if got := strings.Join(names, ","); got != "message.received,message.sent,message.status,contact.created,webhook.test" {
 		return fmt.Errorf("event examples: %s", got)
 	}
+	// Media: receive an image and fetch it, upload a file (media.go).
+	media, err := mediaSteps(ctx, live, k.SimulatorURL, me.JSON200.Data.Chat.PhoneNumberId)
+	if err != nil {
+		return err
+	}
+	fmt.Println("sdkcheck (go): media:", media)
+
 	fmt.Printf("sdkcheck (go): me, templates, send %d → %s, contacts, 401, 404, 422 and %d event types OK\n", id, status, len(names))
 	return nil
 }

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema.js";
+import { mediaSteps } from "./media.js";
 
 type Schemas = components["schemas"];
 
@@ -12,6 +13,7 @@ const keys = JSON.parse(readFileSync(process.env.SDKCHECK_KEYS ?? "keys.json", "
   base_url: string;
   live_key: string;
   test_key: string;
+  simulator_url: string;
 };
 
 function check(ok: boolean, what: string): asserts ok {
@@ -143,5 +145,8 @@ const examples = await live.GET("/events/examples");
 check(examples.data !== undefined, `GET /events/examples: ${examples.response.status}`);
 const names = examples.data.data.events.map((e) => (describe(e), e.event));
 check(names.join(",") === "message.received,message.sent,message.status,contact.created,webhook.test", `examples ${names}`);
+
+// Media: receive an image and fetch it, upload a file (media.ts).
+console.log(`sdkcheck (ts): media: ${await mediaSteps(live, keys.simulator_url, me.data.data.chat.phone_number_id, check)}`);
 
 console.log(`sdkcheck (ts): me, templates, send ${messageId} → ${status}, contacts, 401, 404, 422 and ${names.length} event types OK`);

@@ -11,7 +11,8 @@
 // message kind, edits, deletions and identity changes, with the opt-out words (inbound.go, and
 // the content of each kind as events carry it in inbound_content.go), and the contacts and
 // reports an account's key reads (records.go, contacts.go; testrecords.go for test and demo
-// keys).
+// keys), and media: fetching a customer's file as a checked stream and uploading one for
+// answers (media*.go).
 //
 // It talks to the database through the store package's types, and imports neither echo, nor
 // net/http, nor database/sql (TestLayering in the root package holds this).

@@ -40,11 +40,11 @@ var MessageKinds = []string{KindText, KindImage, KindVideo, KindAudio, KindDocum
 // text message's Text, an image's Image, ...); the others are nil.
 type InboundContent struct {
 	Text        *string
-	Image       *Media
-	Video       *Media
-	Audio       *Media
-	Document    *Media
-	Sticker     *Media
+	Image       *MediaContent
+	Video       *MediaContent
+	Audio       *MediaContent
+	Document    *MediaContent
+	Sticker     *MediaContent
 	Location    *Location
 	Contacts    []ContactCard
 	Interactive *Interactive
@@ -55,9 +55,9 @@ type InboundContent struct {
 	Unsupported *Unsupported
 }
 
-// Media is an image, video, audio, document or sticker: the platform's media id and what the
+// MediaContent is an image, video, audio, document or sticker: the platform's media id and what the
 // platform says of the file. Filename is a document's, Voice an audio's, Animated a sticker's.
-type Media struct {
+type MediaContent struct {
 	ID       string `json:"id"`
 	MimeType string `json:"mime_type,omitempty"`
 	SHA256   string `json:"sha256,omitempty"`
@@ -312,11 +312,11 @@ type receivedFields struct {
 	Text            *string          `json:"text,omitempty"`
 	Media           *v1Media         `json:"media,omitempty"`
 	Reply           *v1Reply         `json:"reply,omitempty"`
-	Image           *Media           `json:"image,omitempty"`
-	Video           *Media           `json:"video,omitempty"`
-	Audio           *Media           `json:"audio,omitempty"`
-	Document        *Media           `json:"document,omitempty"`
-	Sticker         *Media           `json:"sticker,omitempty"`
+	Image           *MediaContent           `json:"image,omitempty"`
+	Video           *MediaContent           `json:"video,omitempty"`
+	Audio           *MediaContent           `json:"audio,omitempty"`
+	Document        *MediaContent           `json:"document,omitempty"`
+	Sticker         *MediaContent           `json:"sticker,omitempty"`
 	Location        *Location        `json:"location,omitempty"`
 	Contacts        []ContactCard    `json:"contacts,omitempty"`
 	Interactive     *Interactive     `json:"interactive,omitempty"`
@@ -363,7 +363,7 @@ func eventFields(kind string, c InboundContent, referred *ReferredProduct, react
 	}
 	switch kind {
 	case KindImage, KindVideo, KindAudio, KindDocument, KindSticker:
-		m := map[string]*Media{KindImage: c.Image, KindVideo: c.Video, KindAudio: c.Audio, KindDocument: c.Document,
+		m := map[string]*MediaContent{KindImage: c.Image, KindVideo: c.Video, KindAudio: c.Audio, KindDocument: c.Document,
 			KindSticker: c.Sticker}[kind]
 		f.Media = &v1Media{ID: m.ID, MimeType: m.MimeType, Caption: m.Caption, Filename: m.Filename}
 		f.Image, f.Video, f.Audio, f.Document, f.Sticker = c.Image, c.Video, c.Audio, c.Document, c.Sticker
