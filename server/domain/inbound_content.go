@@ -312,11 +312,11 @@ type receivedFields struct {
 	Text            *string          `json:"text,omitempty"`
 	Media           *v1Media         `json:"media,omitempty"`
 	Reply           *v1Reply         `json:"reply,omitempty"`
-	Image           *MediaContent           `json:"image,omitempty"`
-	Video           *MediaContent           `json:"video,omitempty"`
-	Audio           *MediaContent           `json:"audio,omitempty"`
-	Document        *MediaContent           `json:"document,omitempty"`
-	Sticker         *MediaContent           `json:"sticker,omitempty"`
+	Image           *MediaContent    `json:"image,omitempty"`
+	Video           *MediaContent    `json:"video,omitempty"`
+	Audio           *MediaContent    `json:"audio,omitempty"`
+	Document        *MediaContent    `json:"document,omitempty"`
+	Sticker         *MediaContent    `json:"sticker,omitempty"`
 	Location        *Location        `json:"location,omitempty"`
 	Contacts        []ContactCard    `json:"contacts,omitempty"`
 	Interactive     *Interactive     `json:"interactive,omitempty"`
