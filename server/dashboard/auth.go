@@ -148,6 +148,9 @@ type authForm struct {
 	InviteEmail string // the email the invitation is for: only it can accept
 	SignupOpen  bool
 	FieldErrors map[string]string
+	// SignedIn is the session of a visitor already signed in (the sign-up page then says who
+	// is signed in and offers to sign out first instead of its form); nil otherwise.
+	SignedIn *store.Session
 }
 
 func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
@@ -159,13 +162,25 @@ func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusForbidden, "signup", page{Title: "Sign up", Error: errSignupClosed, Data: f})
 		return
 	}
+	if s, signedIn := d.session(r); signedIn && f.Invite == "" {
+		f.SignedIn = &s
+	}
 	d.render(w, r, http.StatusOK, "signup", page{Title: "Sign up", Data: f})
 }
+
+// errSignedIn is the refusal of a sign-up posted by a visitor who is signed in: a new user would
+// replace the session without a word (the sign-up page offers to sign out first).
+const errSignedIn = "You are still signed in, so no account was created. Sign out first, then sign up."
 
 func (d *Dashboard) signup(w http.ResponseWriter, r *http.Request) {
 	f := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		Invite: r.PostFormValue("invite"), SignupOpen: d.cfg.SignupOpen, FieldErrors: map[string]string{}}
 	pw := r.PostFormValue("password")
+	if sess, signedIn := d.session(r); signedIn && f.Invite == "" {
+		f.SignedIn = &sess
+		d.render(w, r, http.StatusConflict, "signup", page{Title: "Sign up", Error: errSignedIn, Data: f})
+		return
+	}
 	// Everything that needs no password hash comes first: the throttle, whether sign-up is
 	// open, the invitation and its email. Only a post that passes them all costs an argon2id.
 	keys := []string{"signup:" + d.cfg.ClientAddr(r)}
@@ -435,6 +450,12 @@ func (d *Dashboard) signout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.clearCookie(w)
+	// The sign-up page's "Sign out first" returns to the sign-up form; any other value of
+	// next is ignored (never a redirect to a URL from the form).
+	if r.PostFormValue("next") == "signup" {
+		http.Redirect(w, r, Prefix+"/signup", http.StatusSeeOther)
+		return
+	}
 	http.Redirect(w, r, Prefix+"/signin", http.StatusSeeOther)
 }
 
