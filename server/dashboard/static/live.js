@@ -59,6 +59,7 @@
         el.appendChild(code);
       }
       el.hidden = false;
+      el.classList.remove("none");
     });
   }
 
