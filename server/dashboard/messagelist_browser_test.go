@@ -13,12 +13,14 @@ import (
 	"gateway/server/dashboard/browsertest"
 )
 
+// awaitPromise makes chromedp.Evaluate wait for the promise the expression returns.
+func awaitPromise(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
+
 // fetchText fetches path from the page (with its session) and returns the body's text.
 func fetchText(b *browsertest.Browser, path string) string {
 	b.T.Helper()
 	var body string
-	b.Run("fetch "+path, chromedp.Evaluate(fmt.Sprintf(`fetch(%q, {credentials: "same-origin"}).then(r => r.text())`, path), &body,
-		func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	b.Run("fetch "+path, chromedp.Evaluate(fmt.Sprintf(`fetch(%q, {credentials: "same-origin"}).then(r => r.text())`, path), &body, awaitPromise))
 	return body
 }
 
