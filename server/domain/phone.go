@@ -68,8 +68,12 @@ func CheckCountryRules(digits string) (reason string) {
 	region := ""
 	if err == nil {
 		region = phonenumbers.GetRegionCodeForNumber(n)
+		if region == "" {
+			// A number no region's rules accept still names its country code's main region.
+			region = phonenumbers.GetRegionCodeForCountryCode(int(n.GetCountryCode()))
+		}
 	}
-	if region == "" {
+	if region == "" || region == "ZZ" || region == "001" {
 		return "+" + digits + " is not a number of any country: it must start with the country code " +
 			"(for example 55 for Brazil, then the area code and the number: 5511987654321)."
 	}
