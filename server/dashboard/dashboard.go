@@ -1,8 +1,8 @@
 // Package dashboard is the business's web console under /dashboard: sign-up and sign-in,
 // the workspace overview and its WhatsApp connection, API keys, webhooks, the request log and
 // the audit log. Pages are rendered on the server with html/template from one layout; the
-// templates, the stylesheet and the little script (copy buttons, the Embedded Signup launcher)
-// are embedded and served from our own origin under a strict Content-Security-Policy.
+// templates, the stylesheet and the two little scripts (dashboard.js: copy buttons, the Embedded
+// Signup launcher; live.js: statuses that follow the platform's reports) are embedded and served from our own origin under a strict Content-Security-Policy.
 //
 // The account of every query comes from the session's membership, never from a URL or form;
 // an id that belongs to another account is a 404, as in the API.
