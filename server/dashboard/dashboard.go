@@ -236,7 +236,14 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	owner("POST /dashboard/members/{id}/remove", "manage members", d.removeMember)
 	owner("POST /dashboard/invitations/{id}/revoke", "manage invitations", d.revokeInvitation)
 	owner("POST /dashboard/invitations/{id}/resend", "manage invitations", d.resendInvitation)
-	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) { d.notFound(w, r, nil) })
+	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
+		// A signed-in visitor keeps the header and navigation on the not-found page.
+		if s, ok := d.session(r); ok {
+			d.notFound(w, r, &s)
+			return
+		}
+		d.notFound(w, r, nil)
+	})
 }
 
 // contentSecurityPolicy allows scripts, frames and connections only from our origin and the
