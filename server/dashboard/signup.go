@@ -12,8 +12,8 @@ import (
 // The sign-up page: a new user with a workspace of their own, or a new user accepting an
 // invitation. A visitor already signed in is told so and offered to sign out first.
 
-// signupForm is the sign-up page: the empty form (or the invitation's), or for a signed-in
-// visitor who is signed in and the way to sign out first.
+// signupForm is the sign-up page: the empty form (or the invitation's), or, for a visitor
+// already signed in, who that is and the way to sign out first.
 func (d *Dashboard) signupForm(w http.ResponseWriter, r *http.Request) {
 	f, ok := d.invitedForm(w, r, "signup", "Sign up")
 	if !ok {
