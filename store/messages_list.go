@@ -36,9 +36,9 @@ type MessageFilter struct {
 	// WithPending lists sends the platform has not answered yet (status pending); the API leaves
 	// them out.
 	WithPending bool
-	// Detailed also reads the contact's name and mobile, the caller's reference, the delivered
-	// and read times and the content (the dashboard's list and its export); the API's listing
-	// leaves them out.
+	// Detailed also reads the contact's name and mobile, the caller's reference and the
+	// delivered and read times (the dashboard's list and its export); the API's listing leaves
+	// them out.
 	Detailed bool
 	// After is the position to continue from: the NextCursor of the previous page.
 	After *MessageCursor
@@ -104,7 +104,8 @@ type ListedMessage struct {
 	ErrorDetails      *string    `db:"error_details"`
 	CreatedAt         time.Time  `db:"created_at"`
 	SentAt            *time.Time `db:"sent_at"`
-	// Read only with MessageFilter.Detailed (and by CampaignMessagesAfter).
+	// Read only with MessageFilter.Detailed and by CampaignMessagesAfter (Content by the latter
+	// only).
 	ContactName     string     `db:"contact_name"`
 	ContactMobile   string     `db:"contact_mobile"` // "" for a contact known only by a user id
 	ClientReference *string    `db:"client_reference"`
@@ -155,8 +156,8 @@ func messageListQuery(accountID int64, f MessageFilter) (string, []any) {
 	args = append(args, limit+1)
 	inner, outer, join := "", "", ""
 	if f.Detailed {
-		inner = `, m.client_reference, m.delivered_at, m.read_at, m.content`
-		outer = `, m.client_reference, m.delivered_at, m.read_at, m.content,
+		inner = `, m.client_reference, m.delivered_at, m.read_at`
+		outer = `, m.client_reference, m.delivered_at, m.read_at,
 			COALESCE(c.name, '') AS contact_name, COALESCE(c.mobile, '') AS contact_mobile`
 		join = `
 		LEFT JOIN contacts c ON c.account_id = m.account_id AND c.id = m.contact_id`
