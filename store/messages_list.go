@@ -104,14 +104,17 @@ type ListedMessage struct {
 	ErrorDetails      *string    `db:"error_details"`
 	CreatedAt         time.Time  `db:"created_at"`
 	SentAt            *time.Time `db:"sent_at"`
-	// Read only with MessageFilter.Detailed and by CampaignMessagesAfter (Content by the latter
-	// only).
+	// Read only with MessageFilter.Detailed and by CampaignMessagesAfter (the variables by the
+	// latter only).
 	ContactName     string     `db:"contact_name"`
 	ContactMobile   string     `db:"contact_mobile"` // "" for a contact known only by a user id
 	ClientReference *string    `db:"client_reference"`
 	DeliveredAt     *time.Time `db:"delivered_at"`
 	ReadAt          *time.Time `db:"read_at"`
-	Content         []byte     `db:"content"` // the template's language and variables (JSON)
+	// BodyVariables and HeaderVariables are the values the template was filled with, each a
+	// JSON array as PostgreSQL writes it (["Ana", "ORD-7781"]); "" when the send had none.
+	BodyVariables   string `db:"body_variables"`
+	HeaderVariables string `db:"header_variables"`
 }
 
 // MessagePage is one page of a listing; Next is nil on the last page.

@@ -148,7 +148,9 @@ func (s *Store) CampaignMessagesAfter(ctx context.Context, accountID, campaignID
 const campaignMessagesAfterSQL = `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,
 		m.direction, m.type, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
 		m.status, m.source, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at,
-		m.client_reference, m.delivered_at, m.read_at, m.content,
+		m.client_reference, m.delivered_at, m.read_at,
+		COALESCE((m.content->'body_variables')::text, '') AS body_variables,
+		COALESCE((m.content->'header_variables')::text, '') AS header_variables,
 		COALESCE(c.name, '') AS contact_name, COALESCE(c.mobile, '') AS contact_mobile
 	FROM messages m JOIN campaigns p ON p.account_id = m.account_id AND p.id = m.campaign_id
 		LEFT JOIN contacts c ON c.account_id = m.account_id AND c.id = m.contact_id

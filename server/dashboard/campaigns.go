@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -116,12 +115,10 @@ func (d *Dashboard) campaignCSV(w http.ResponseWriter, r *http.Request, s *store
 		after = &store.MessageCursor{CreatedAt: last.CreatedAt, ID: last.ID}
 		rows := make([][]string, 0, len(ms))
 		for _, m := range ms {
-			var content sentContent
-			json.Unmarshal(m.Content, &content)
 			rows = append(rows, []string{strconv.FormatInt(m.ID, 10), csvTime(&m.CreatedAt), csvTime(m.SentAt), m.Destination,
 				strconv.FormatInt(m.ContactID, 10), m.TemplateName, m.Status, m.Source, m.PlatformMessageID, csvCode(m.ErrorCode),
 				deref(m.ErrorTitle), m.ContactName, deref(m.ClientReference), csvTime(m.DeliveredAt), csvTime(m.ReadAt),
-				csvList(content.BodyVariables), csvList(content.HeaderVariables)})
+				m.BodyVariables, m.HeaderVariables})
 		}
 		return rows, nil
 	})

@@ -107,7 +107,7 @@ func TestBrowserCampaignCSVEnriched(t *testing.T) {
 			t.Fatalf("%d rows", len(rows))
 		}
 		for _, r := range rows {
-			if r["contact_name"] != "Ana Souza" || r["variables"] != `["Ana","ORD-7781"]` {
+			if r["contact_name"] != "Ana Souza" || r["variables"] != `["Ana", "ORD-7781"]` {
 				t.Errorf("row %s: name %q, variables %q", r["message_id"], r["contact_name"], r["variables"])
 			}
 			switch r["message_id"] {

@@ -139,13 +139,3 @@ func deref(p *string) string {
 	}
 	return *p
 }
-
-// csvList is a list of values as one cell: a JSON array (["Ana","ORD-7781"]), which keeps
-// values that hold commas or quotes apart; "" for no values.
-func csvList(vs []string) string {
-	if len(vs) == 0 {
-		return ""
-	}
-	b, _ := json.Marshal(vs)
-	return string(b)
-}
