@@ -172,5 +172,7 @@ func TestBrowserSignUpWhileSignedIn(t *testing.T) {
 			t.Errorf("still signed in after signing out")
 		}
 		b.CheckPage(fmt.Sprintf("signup-signed-out-%d", width))
+		b.Run("sign-in page", chromedp.Navigate(base+"/signin"), chromedp.WaitVisible("#email", chromedp.ByQuery))
+		b.CheckPage(fmt.Sprintf("signin-%d", width))
 	}
 }
