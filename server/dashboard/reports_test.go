@@ -181,7 +181,8 @@ func TestReportPages(t *testing.T) {
 		"q=%2B55+11+98765-4321":                withReply,
 		"q=nobody":                             nil,
 		"template=CONFIRM":                     rev,
-		"from=2026-11-21":                      nil,
+		"from=2026-11-21":                      {s.inbound},
+		"from=2026-11-21&direction=out":        nil,
 		"from=2026-11-20&to=2026-11-20":        rev,
 	} {
 		if got := listed(q); !slices.Equal(got, want) {
