@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // The message listing (GET /v1/messages, the dashboard's messages and contact pages): newest
@@ -18,17 +20,26 @@ import (
 
 // MessageFilter selects messages of an account. Zero values do not filter.
 type MessageFilter struct {
-	Status        string    // sent, delivered, read, failed (or pending, received with the options below)
-	CampaignID    int64     // the campaign
-	ContactID     int64     // the contact
-	Template      string    // the template name
-	CreatedAfter  time.Time // created_at >= this
-	CreatedBefore time.Time // created_at < this
+	Status     string // sent, delivered, read, failed (or pending, received with the options below)
+	CampaignID int64  // the campaign
+	ContactID  int64  // the contact
+	// ContactIDs, when not nil, keeps the messages of these contacts only (an empty list keeps
+	// none): the dashboard's search by name or number, resolved to contacts first.
+	ContactIDs []int64
+	Template   string // the template name
+	// TemplateContains keeps the messages whose template name contains it, case-insensitively.
+	TemplateContains string
+	CreatedAfter     time.Time // created_at >= this
+	CreatedBefore    time.Time // created_at < this
 	// Direction is "out" (sent messages, the default), "in" (received) or "all".
 	Direction string
 	// WithPending lists sends the platform has not answered yet (status pending); the API leaves
 	// them out.
 	WithPending bool
+	// Detailed also reads the contact's name and mobile, the caller's reference and the
+	// delivered and read times (the dashboard's list and its export); the API's listing leaves
+	// them out.
+	Detailed bool
 	// After is the position to continue from: the NextCursor of the previous page.
 	After *MessageCursor
 	// Limit is the page size (1 to 1000; 50 when 0).
@@ -93,6 +104,17 @@ type ListedMessage struct {
 	ErrorDetails      *string    `db:"error_details"`
 	CreatedAt         time.Time  `db:"created_at"`
 	SentAt            *time.Time `db:"sent_at"`
+	// Read only with MessageFilter.Detailed and by CampaignMessagesAfter (the variables by the
+	// latter only).
+	ContactName     string     `db:"contact_name"`
+	ContactMobile   string     `db:"contact_mobile"` // "" for a contact known only by a user id
+	ClientReference *string    `db:"client_reference"`
+	DeliveredAt     *time.Time `db:"delivered_at"`
+	ReadAt          *time.Time `db:"read_at"`
+	// BodyVariables and HeaderVariables are the values the template was filled with, each a
+	// JSON array as PostgreSQL writes it (["Ana", "ORD-7781"]); "" when the send had none.
+	BodyVariables   string `db:"body_variables"`
+	HeaderVariables string `db:"header_variables"`
 }
 
 // MessagePage is one page of a listing; Next is nil on the last page.
@@ -124,6 +146,41 @@ func (s *Store) ListMessages(ctx context.Context, accountID int64, f MessageFilt
 // messageListQuery builds the statement of a listing and its arguments; the last argument is
 // the page size plus one (the extra row tells whether another page follows).
 func messageListQuery(accountID int64, f MessageFilter) (string, []any) {
+	where, args := messageListWhere(accountID, f)
+	if f.After != nil {
+		args = append(args, f.After.CreatedAt.UTC(), f.After.ID)
+		where = append(where, `(m.created_at, m.id) < ($`+strconv.Itoa(len(args)-1)+`::timestamptz, $`+strconv.Itoa(len(args))+`::bigint)`)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, 1000)
+	args = append(args, limit+1)
+	inner, outer, join := "", "", ""
+	if f.Detailed {
+		inner = `, m.client_reference, m.delivered_at, m.read_at`
+		outer = `, m.client_reference, m.delivered_at, m.read_at,
+			COALESCE(c.name, '') AS contact_name, COALESCE(c.mobile, '') AS contact_mobile`
+		join = `
+		LEFT JOIN contacts c ON c.account_id = m.account_id AND c.id = m.contact_id`
+	}
+	q := `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,
+			m.direction, m.type, m.destination, m.template_name, m.platform_message_id, m.status, m.source,
+			m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at` + outer + `
+		FROM (SELECT m.id, m.account_id, m.contact_id, m.conversation_id, m.campaign_id, m.direction, m.type,
+				m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id, m.status,
+				m.source, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at` + inner + `
+			FROM messages m WHERE ` + strings.Join(where, " AND ") + `
+			ORDER BY m.created_at DESC, m.id DESC LIMIT $` + strconv.Itoa(len(args)) + `) m
+		LEFT JOIN campaigns p ON p.account_id = m.account_id AND p.id = m.campaign_id` + join + `
+		ORDER BY m.created_at DESC, m.id DESC`
+	return q, args
+}
+
+// messageListWhere is the conditions of a listing's filter (without its cursor) and their
+// arguments, the account id first.
+func messageListWhere(accountID int64, f MessageFilter) ([]string, []any) {
 	args := []any{accountID}
 	where := []string{`m.account_id = $1`}
 	add := func(cond string, v any) {
@@ -162,8 +219,14 @@ func messageListQuery(accountID int64, f MessageFilter) (string, []any) {
 	if f.ContactID != 0 {
 		add(`m.contact_id = $?::bigint`, f.ContactID)
 	}
+	if f.ContactIDs != nil {
+		add(`m.contact_id = ANY($?::bigint[])`, pq.Array(f.ContactIDs))
+	}
 	if f.Template != "" {
 		add(`m.template_name = $?::text`, f.Template)
+	}
+	if f.TemplateContains != "" {
+		add(`m.template_name ILIKE $?::text`, "%"+escapeLike(f.TemplateContains)+"%")
 	}
 	if !f.CreatedAfter.IsZero() {
 		add(`m.created_at >= $?::timestamptz`, f.CreatedAfter.UTC())
@@ -171,27 +234,7 @@ func messageListQuery(accountID int64, f MessageFilter) (string, []any) {
 	if !f.CreatedBefore.IsZero() {
 		add(`m.created_at < $?::timestamptz`, f.CreatedBefore.UTC())
 	}
-	if f.After != nil {
-		args = append(args, f.After.CreatedAt.UTC(), f.After.ID)
-		where = append(where, `(m.created_at, m.id) < ($`+strconv.Itoa(len(args)-1)+`::timestamptz, $`+strconv.Itoa(len(args))+`::bigint)`)
-	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	limit = min(limit, 1000)
-	args = append(args, limit+1)
-	q := `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,
-			m.direction, m.type, m.destination, m.template_name, m.platform_message_id, m.status, m.source,
-			m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at
-		FROM (SELECT m.id, m.account_id, m.contact_id, m.conversation_id, m.campaign_id, m.direction, m.type,
-				m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id, m.status,
-				m.source, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at
-			FROM messages m WHERE ` + strings.Join(where, " AND ") + `
-			ORDER BY m.created_at DESC, m.id DESC LIMIT $` + strconv.Itoa(len(args)) + `) m
-		LEFT JOIN campaigns p ON p.account_id = m.account_id AND p.id = m.campaign_id
-		ORDER BY m.created_at DESC, m.id DESC`
-	return q, args
+	return where, args
 }
 
 // MessageAttempts returns the webhook attempts of the account's events about one message

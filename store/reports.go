@@ -130,7 +130,7 @@ func (s *Store) CampaignSeriesIn(ctx context.Context, accountID, campaignID int6
 }
 
 // CampaignMessagesAfter returns up to limit of the account's outbound messages in the
-// campaign, oldest first (by created_at, then id), after the cursor (from the first when
+// campaign with their contact's name and the ListedMessage fields of a detailed listing, oldest first (by created_at, then id), after the cursor (from the first when
 // after is nil). An export reads a campaign through it one chunk per statement, so that no
 // connection is held while the chunk is written to a client. It fails only when the database
 // does.
@@ -147,8 +147,13 @@ func (s *Store) CampaignMessagesAfter(ctx context.Context, accountID, campaignID
 
 const campaignMessagesAfterSQL = `SELECT m.id, m.contact_id, m.conversation_id, m.campaign_id, COALESCE(p.name, '') AS campaign_name,
 		m.direction, m.type, m.destination, m.template_name, COALESCE(m.platform_message_id, '') AS platform_message_id,
-		m.status, m.source, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at
+		m.status, m.source, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at,
+		m.client_reference, m.delivered_at, m.read_at,
+		COALESCE((m.content->'body_variables')::text, '') AS body_variables,
+		COALESCE((m.content->'header_variables')::text, '') AS header_variables,
+		COALESCE(c.name, '') AS contact_name, COALESCE(c.mobile, '') AS contact_mobile
 	FROM messages m JOIN campaigns p ON p.account_id = m.account_id AND p.id = m.campaign_id
+		LEFT JOIN contacts c ON c.account_id = m.account_id AND c.id = m.contact_id
 	WHERE m.account_id = $1 AND m.campaign_id = $2 AND m.direction = 'out'
 		AND (m.created_at, m.id) > ($3::timestamptz, $4::bigint)
 	ORDER BY m.created_at, m.id

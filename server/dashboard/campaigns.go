@@ -102,8 +102,10 @@ func (d *Dashboard) campaignCSV(w http.ResponseWriter, r *http.Request, s *store
 	if !ok {
 		return
 	}
+	// The columns of earlier exports keep their places; the later ones follow them.
 	header := []string{"message_id", "created_at", "sent_at", "destination", "contact_id", "template", "status", "source",
-		"chat_message_id", "error_code", "error_title"}
+		"chat_message_id", "error_code", "error_title", "contact_name", "client_reference", "delivered_at", "read_at",
+		"variables", "header_variables"}
 	var after *store.MessageCursor
 	d.csvExport(w, r, s, csvFileName(c), fmt.Sprintf("/dashboard/campaigns/%d", c.ID), header, func(ctx context.Context) ([][]string, error) {
 		ms, err := d.cfg.Store.CampaignMessagesAfter(ctx, s.AccountID, c.ID, after, exportChunk)
@@ -114,18 +116,10 @@ func (d *Dashboard) campaignCSV(w http.ResponseWriter, r *http.Request, s *store
 		after = &store.MessageCursor{CreatedAt: last.CreatedAt, ID: last.ID}
 		rows := make([][]string, 0, len(ms))
 		for _, m := range ms {
-			sent, code, title := "", "", ""
-			if m.SentAt != nil {
-				sent = m.SentAt.UTC().Format(time.RFC3339)
-			}
-			if m.ErrorCode != nil {
-				code = strconv.Itoa(*m.ErrorCode)
-			}
-			if m.ErrorTitle != nil {
-				title = *m.ErrorTitle
-			}
-			rows = append(rows, []string{strconv.FormatInt(m.ID, 10), m.CreatedAt.UTC().Format(time.RFC3339), sent, m.Destination,
-				strconv.FormatInt(m.ContactID, 10), m.TemplateName, m.Status, m.Source, m.PlatformMessageID, code, title})
+			rows = append(rows, []string{strconv.FormatInt(m.ID, 10), csvTime(&m.CreatedAt), csvTime(m.SentAt), m.Destination,
+				strconv.FormatInt(m.ContactID, 10), m.TemplateName, m.Status, m.Source, m.PlatformMessageID, csvCode(m.ErrorCode),
+				deref(m.ErrorTitle), m.ContactName, deref(m.ClientReference), csvTime(m.DeliveredAt), csvTime(m.ReadAt),
+				m.BodyVariables, m.HeaderVariables})
 		}
 		return rows, nil
 	})

@@ -1,8 +1,8 @@
 // Package dashboard is the business's web console under /dashboard: sign-up and sign-in,
 // the workspace overview and its WhatsApp connection, API keys, webhooks, the request log and
 // the audit log. Pages are rendered on the server with html/template from one layout; the
-// templates, the stylesheet and the little script (copy buttons, the Embedded Signup launcher)
-// are embedded and served from our own origin under a strict Content-Security-Policy.
+// templates, the stylesheet and the two little scripts (dashboard.js: copy buttons, the Embedded
+// Signup launcher; live.js: statuses that follow the platform's reports) are embedded and served from our own origin under a strict Content-Security-Policy.
 //
 // The account of every query comes from the session's membership, never from a URL or form;
 // an id that belongs to another account is a 404, as in the API.
@@ -213,7 +213,9 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("GET /dashboard/campaigns/{id}", d.campaignReport)
 	auth("GET /dashboard/campaigns/{id}/export.csv", d.campaignCSV)
 	auth("GET /dashboard/messages", d.messages)
+	auth("GET /dashboard/messages/export.csv", d.messagesCSV)
 	auth("GET /dashboard/messages/{id}", d.messagePage)
+	auth("GET /dashboard/live/messages", d.liveMessages)
 	auth("GET /dashboard/contacts", d.contacts)
 	auth("GET /dashboard/contacts/{id}", d.contactPage)
 	auth("POST /dashboard/contacts/{id}", d.editContact)
@@ -235,7 +237,14 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	owner("POST /dashboard/members/{id}/remove", "manage members", d.removeMember)
 	owner("POST /dashboard/invitations/{id}/revoke", "manage invitations", d.revokeInvitation)
 	owner("POST /dashboard/invitations/{id}/resend", "manage invitations", d.resendInvitation)
-	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) { d.notFound(w, r, nil) })
+	mux.HandleFunc("/dashboard/", func(w http.ResponseWriter, r *http.Request) {
+		// A signed-in visitor keeps the header and navigation on the not-found page.
+		if s, ok := d.session(r); ok {
+			d.notFound(w, r, &s)
+			return
+		}
+		d.notFound(w, r, nil)
+	})
 }
 
 // contentSecurityPolicy allows scripts, frames and connections only from our origin and the

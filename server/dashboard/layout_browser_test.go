@@ -57,6 +57,34 @@ func TestBrowserPhoneLayout(t *testing.T) {
 		{"contact", fmt.Sprintf("/contacts/%d", s.contact), "#contact-messages td.status"},
 		{"message", fmt.Sprintf("/messages/%d", s.failed), ""},
 	}
+	// Every other page of a signed-in owner, each with one row of what it lists.
+	id := func(q string) int64 {
+		t.Helper()
+		var n int64
+		if err := env.Store.DB().Get(&n, q, acc); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	for _, p := range []struct{ name, path string }{
+		{"templates", "/templates"},
+		{"send", "/send"},
+		{"key", fmt.Sprintf("/keys/%d", id(`SELECT id FROM api_keys WHERE account_id = $1 ORDER BY id DESC LIMIT 1`))},
+		{"webhook", fmt.Sprintf("/webhooks/%d", id(`SELECT id FROM webhook_endpoints WHERE account_id = $1 LIMIT 1`))},
+		{"attempt", fmt.Sprintf("/request-log/%d", s.attempt)},
+		{"api-errors", "/api-errors"},
+		{"audit", "/audit"},
+		{"audit-entry", fmt.Sprintf("/audit/%d", id(`SELECT id FROM audit_log WHERE account_id = $1 LIMIT 1`))},
+		{"members", "/members"},
+		{"member", fmt.Sprintf("/members/%d", id(`SELECT user_id FROM memberships WHERE account_id = $1 LIMIT 1`))},
+		{"invite", "/invite"},
+		{"workspaces", "/workspaces"},
+		{"password", "/password"},
+		{"signup-signed-in", "/signup"},
+		{"not-found", "/no-such-page"},
+	} {
+		pages = append(pages, struct{ name, path, statusCells string }{p.name, p.path, ""})
+	}
 	for _, width := range []int{390, 1280} {
 		atWidth(b, width)
 		narrow := width < 700

@@ -164,16 +164,25 @@ func TestReportPages(t *testing.T) {
 	}
 	rev := slices.Clone(s.ids)
 	slices.Reverse(rev)
+	// The customer's reply (recorded now, so the newest) is listed with the sent messages.
+	withReply := append([]int64{s.inbound}, rev...)
 	for q, want := range map[string][]int64{
-		"":                                     rev,
+		"":                                     withReply,
+		"direction=out":                        rev,
+		"direction=in":                         {s.inbound},
 		"status=failed":                        {s.failed},
 		"status=read":                          {s.ids[4], s.ids[2]},
 		fmt.Sprintf("campaign=%d", s.campaign): rev,
 		"campaign=999999":                      nil,
 		"template=order_confirmation":          rev,
 		"template=other":                       nil,
-		fmt.Sprintf("contact=%d", s.contact):   rev,
-		"from=2026-11-21":                      nil,
+		fmt.Sprintf("contact=%d", s.contact):   withReply,
+		"q=souza":                              withReply,
+		"q=%2B55+11+98765-4321":                withReply,
+		"q=nobody":                             nil,
+		"template=CONFIRM":                     rev,
+		"from=2026-11-21":                      {s.inbound},
+		"from=2026-11-21&direction=out":        nil,
 		"from=2026-11-20&to=2026-11-20":        rev,
 	} {
 		if got := listed(q); !slices.Equal(got, want) {

@@ -92,7 +92,17 @@ func (d *Dashboard) send(w http.ResponseWriter, r *http.Request, s *store.Sessio
 		return
 	}
 	r.ParseForm()
-	sent, err := d.cfg.Sender.SendFromForm(r.Context(), s.AccountID, panelSendOf(r.PostForm))
+	in := panelSendOf(r.PostForm)
+	// The panel checks the number against its country's rules before the send path sees it:
+	// a number typed without its country code (987654321) would otherwise go out to another
+	// country's number.
+	if digits, ok := domain.NormalizeMobile(in.Destination); ok {
+		if reason := domain.CheckCountryRules(digits); reason != "" {
+			d.sendPage(w, r, s, http.StatusUnprocessableEntity, "Check the recipient's number.", refusal.One("destination", reason))
+			return
+		}
+	}
+	sent, err := d.cfg.Sender.SendFromForm(r.Context(), s.AccountID, in)
 	if refused := domain.AsSendError(err); refused != nil {
 		d.sendPage(w, r, s, refusalStatus(refused.Kind), refused.Message, refused.Fields)
 		return

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -215,4 +216,41 @@ var wordFuncs = map[string]any{
 	"auditWho":    auditWho,
 	"campaign":    campaignLabel,
 	"health":      healthOf,
+	"phone":       domain.FormatMobile,
+	"thousands":   thousands,
+	"messageType": func(kind string) string { return orHumanize(messageTypeWords, kind) },
+}
+
+// messageTypeWords name the kinds of message that carry no template (a customer's messages).
+var messageTypeWords = map[string]string{
+	"text":        "Text message",
+	"image":       "Photo",
+	"video":       "Video",
+	"audio":       "Voice or audio message",
+	"document":    "Document",
+	"sticker":     "Sticker",
+	"location":    "Location",
+	"contacts":    "Contact card",
+	"interactive": "Button or list reply",
+	"button":      "Button reply",
+	"reaction":    "Reaction",
+	"template":    "Template",
+}
+
+// thousands writes n with a comma between each group of three digits (12,345).
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }

@@ -36,8 +36,8 @@ func TestBrowserViewerTimeZone(t *testing.T) {
 
 	for _, width := range []int{1280, 390} {
 		atWidth(b, width)
-		// The messages list: the newest row is the late one, at 22:30 on the 20th in São Paulo.
-		b.Run("messages", chromedp.Navigate(base+"/messages"), chromedp.WaitVisible("#messages", chromedp.ByQuery))
+		// The sent messages: the newest row is the late one, at 22:30 on the 20th in São Paulo.
+		b.Run("messages", chromedp.Navigate(base+"/messages?direction=out"), chromedp.WaitVisible("#messages", chromedp.ByQuery))
 		var first struct{ Text, Datetime, Title string }
 		b.Eval(`(() => { const t = document.querySelector("#messages tbody tr time"); return {text: t.textContent, datetime: t.dateTime, title: t.title}; })()`, &first)
 		if first.Text != "2026-11-20 22:30:00 -03" || first.Datetime != "2026-11-21T01:30:00Z" || first.Title != "2026-11-21 01:30:00 UTC" {

@@ -1,6 +1,9 @@
 package domain
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestNormalizeMobile(t *testing.T) {
 	t.Parallel()
@@ -44,6 +47,44 @@ func TestNormalizeMobile(t *testing.T) {
 		got, ok := NormalizeMobile(c.in)
 		if ok != (c.want != "") || got != c.want {
 			t.Errorf("NormalizeMobile(%q) = %q, %t; want %q", c.in, got, ok, c.want)
+		}
+	}
+}
+
+func TestCheckCountryRules(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		digits string
+		want   string // a part of the reason; "" means it passes
+	}{
+		{"5511987654321", ""},
+		{"551187654321", ""},  // Brazil without the ninth digit: WhatsApp's form of 5511987654321
+		{"5215512345678", ""}, // Mexico with the 1: WhatsApp's form of 525512345678
+		{"4915112345678", ""},
+		{"16505551234", ""},
+		{"987654321", "not a valid number in Iran (country code 98)"},
+		{"15551234567", "not a valid number in the United States (country code 1)"},
+		{"99912345678", "not a number of any country"}, // no country has the code 999
+		{"5511123", "not a valid number in Brazil"},
+	} {
+		got := CheckCountryRules(c.digits)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("CheckCountryRules(%s) = %q, want %q", c.digits, got, c.want)
+		}
+	}
+}
+
+func TestFormatMobile(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"5511987654321": "+55 11 98765-4321",
+		"4915112345678": "+49 1511 2345678",
+		"16505551234":   "+1 650-555-1234",
+		"15551234567":   "+15551234567", // unknown to the country rules: digits as kept
+		"":              "",
+	} {
+		if got := FormatMobile(in); got != want {
+			t.Errorf("FormatMobile(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,5 +1,5 @@
-// The dashboard's only script (served from our origin; no inline script anywhere): the time
-// zone cookie, copy buttons, the Embedded Signup launcher on the overview and the header's menu
+// The dashboard's script (served from our origin; no inline script anywhere; live.js beside it
+// keeps statuses current): the time zone cookie, copy buttons, the Embedded Signup launcher on the overview and the header's menu
 // on wide screens. Every page works without it (times are then in UTC).
 "use strict";
 
