@@ -16,6 +16,8 @@ type webhooksData struct {
 	Endpoints []store.EndpointStatus
 	Activity  map[int64]store.EndpointActivity
 	URL       string
+	// Polling: the dispatchers find new deliveries on their poll tick, not by LISTEN.
+	Polling bool
 }
 
 type webhookData struct {
@@ -36,6 +38,7 @@ func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, s *stor
 		return
 	}
 	data.Endpoints = es
+	data.Polling = d.cfg.PollsForDeliveries
 	if data.Activity, err = d.activity(r.Context(), s.AccountID); err != nil {
 		d.serverError(w, r, err)
 		return
