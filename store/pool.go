@@ -21,9 +21,12 @@ type PoolOptions struct {
 	MaxConns int
 	// Unprepared makes the pool safe behind a transaction pooler (PgBouncer in transaction
 	// mode): no named prepared statement is made, so none is looked for on a server connection
-	// that never saw it. The store's prepared statements then run as unnamed statements with
-	// their parameters in the same round trip (lib/pq's binary_parameters), which the pooler
-	// cannot split between two server connections.
+	// that never saw it. The store's prepared statements then run as SQL prepared statements
+	// of whichever server connection the pooler picks, prepared there on first use and
+	// executed in the same round trip (pool_sqlprepare.go, the procedure prepare_once); other
+	// statements run as unnamed statements with their parameters in the same round trip
+	// (lib/pq's binary_parameters), which the pooler cannot split between two server
+	// connections.
 	Unprepared bool
 	// Lazy skips the first connection: a server that does not answer yet is not an error.
 	Lazy bool
@@ -73,9 +76,10 @@ func OpenPool(ctx context.Context, dsn string, o PoolOptions) (*sqlx.DB, error) 
 	return db, nil
 }
 
-// unpreparedConnector makes connections whose Prepare sends nothing: the statement runs as a
-// one-shot query (unnamed statement, parameters bound in the same round trip) each time it is
-// executed.
+// unpreparedConnector makes connections whose Prepare sends nothing: each execution of the
+// statement prepares it on the server connection when that one lacks it and executes it, in one
+// simple query (pool_sqlprepare.go), or runs it as a one-shot query (unnamed statement,
+// parameters bound in the same round trip) when an argument cannot be inlined.
 //
 // In that mode lib/pq sends []byte parameters in binary format, which only bytea (and the text
 // types, whose binary form is their text) read as the store means them: jsonb's binary form
@@ -109,15 +113,9 @@ func (u *unpreparedConnector) textArgs(ctx context.Context, q string, args []dri
 	if !has {
 		return args
 	}
-	var bytea []bool
-	if v, ok := u.bytea.Load(q); ok {
-		bytea = v.([]bool)
-	} else {
-		var err error
-		if bytea, err = u.describe(ctx, q); err != nil {
-			return args // as lib/pq would send them; the statement reports its own error
-		}
-		u.bytea.Store(q, bytea)
+	bytea, ok := u.byteaParams(ctx, q)
+	if !ok {
+		return args // as lib/pq would send them; the statement reports its own error
 	}
 	out := slices.Clone(args)
 	for i, a := range out {
@@ -126,6 +124,20 @@ func (u *unpreparedConnector) textArgs(ctx context.Context, q string, args []dri
 		}
 	}
 	return out
+}
+
+// byteaParams says which of q's parameters are bytea, described once per statement text; ok
+// is false when q could not be described.
+func (u *unpreparedConnector) byteaParams(ctx context.Context, q string) (bytea []bool, ok bool) {
+	if v, ok := u.bytea.Load(q); ok {
+		return v.([]bool), true
+	}
+	bytea, err := u.describe(ctx, q)
+	if err != nil {
+		return nil, false
+	}
+	u.bytea.Store(q, bytea)
+	return bytea, true
 }
 
 // describe finds which of q's parameters are bytea: it prepares q under a name in a
@@ -224,10 +236,18 @@ func (s *unpreparedStmt) NumInput() int { return -1 }
 func (s *unpreparedStmt) Exec([]driver.Value) (driver.Result, error) { return nil, errLegacyCall }
 func (s *unpreparedStmt) Query([]driver.Value) (driver.Rows, error)  { return nil, errLegacyCall }
 
+// ExecContext and QueryContext run the statement prepared on the server connection
+// (pool_sqlprepare.go), or as an unnamed statement when an argument cannot be inlined.
 func (s *unpreparedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if q, ok := s.c.u.executeSQL(ctx, s.q, args); ok {
+		return s.c.pqConn.ExecContext(ctx, q, nil)
+	}
 	return s.c.ExecContext(ctx, s.q, args)
 }
 
 func (s *unpreparedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if q, ok := s.c.u.executeSQL(ctx, s.q, args); ok {
+		return s.c.pqConn.QueryContext(ctx, q, nil)
+	}
 	return s.c.QueryContext(ctx, s.q, args)
 }
