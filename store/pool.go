@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -28,6 +29,12 @@ type PoolOptions struct {
 	// (lib/pq's binary_parameters), which the pooler cannot split between two server
 	// connections.
 	Unprepared bool
+	// DescribeDSN, with Unprepared, is a direct connection (no pooler) to the same schema, on
+	// which an unprepared pool describes its statements (which parameters are bytea). Through
+	// the pooler a describe would need a second server connection while its caller may hold one
+	// in a transaction, and wait for it as long as the pooler's pool is taken. Empty means the
+	// pool's own DSN.
+	DescribeDSN string
 	// Lazy skips the first connection: a server that does not answer yet is not an error.
 	Lazy bool
 }
@@ -52,7 +59,13 @@ func OpenPool(ctx context.Context, dsn string, o PoolOptions) (*sqlx.DB, error) 
 		if err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
-		conn = &unpreparedConnector{c: c}
+		u := &unpreparedConnector{c: c, describer: c}
+		if o.DescribeDSN != "" {
+			if u.describer, err = pq.NewConnector(o.DescribeDSN); err != nil {
+				return nil, fmt.Errorf("open database (describe connection): %w", err)
+			}
+		}
+		conn = u
 	} else if conn, err = pq.NewConnectorConfig(cfg); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -86,8 +99,10 @@ func OpenPool(ctx context.Context, dsn string, o PoolOptions) (*sqlx.DB, error) 
 // starts with a version byte. So a statement with a []byte parameter is described once, and
 // each []byte parameter whose type is not bytea is sent as text instead.
 type unpreparedConnector struct {
-	c     *pq.Connector
-	bytea sync.Map // SQL text -> []bool: which parameters are bytea
+	c         *pq.Connector
+	describer *pq.Connector // PoolOptions.DescribeDSN, else c
+	bytea     sync.Map      // SQL text -> []bool: which parameters are bytea
+	describes atomic.Int64  // names each describe's statement
 }
 
 func (u *unpreparedConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -140,11 +155,16 @@ func (u *unpreparedConnector) byteaParams(ctx context.Context, q string) (bytea 
 	return bytea, true
 }
 
-// describe finds which of q's parameters are bytea: it prepares q under a name in a
-// transaction of a connection of its own, reads the parameter types, and deallocates it before
-// the transaction ends, so nothing stays on a server connection a pooler hands on.
+// describe finds which of q's parameters are bytea: it prepares q under a name of its own in a
+// transaction of a connection of its own (the direct one when there is one), reads the
+// parameter types, and deallocates it before the transaction ends. A PREPARE is not undone by a
+// rollback, so the describe is not cut short by its caller's cancellation, and its name is
+// never reused: a statement left behind on a server connection a pooler hands on can neither
+// collide with a later describe nor be found by one.
 func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, error) {
-	dc, err := u.c.Connect(ctx)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	dc, err := u.describer.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +175,12 @@ func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, e
 		return nil, err
 	}
 	defer tx.Rollback()
-	if _, err := c.ExecContext(ctx, `PREPARE gateway_describe AS `+q, nil); err != nil {
+	name := fmt.Sprintf("gateway_describe_%d_%d", time.Now().UnixNano(), u.describes.Add(1))
+	if _, err := c.ExecContext(ctx, `PREPARE `+name+` AS `+q, nil); err != nil {
 		return nil, err
 	}
 	rows, err := c.QueryContext(ctx, `SELECT array_to_string(parameter_types::text[], ',') FROM pg_prepared_statements
-		WHERE name = 'gateway_describe'`, nil)
+		WHERE name = '`+name+`'`, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +190,7 @@ func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, e
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.ExecContext(ctx, `DEALLOCATE gateway_describe`, nil); err != nil {
+	if _, err := c.ExecContext(ctx, `DEALLOCATE `+name, nil); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -207,11 +228,14 @@ type unpreparedConn struct {
 }
 
 func (c *unpreparedConn) Prepare(q string) (driver.Stmt, error) {
-	return &unpreparedStmt{c: c, q: q}, nil
+	return c.PrepareContext(context.Background(), q)
 }
 
-func (c *unpreparedConn) PrepareContext(_ context.Context, q string) (driver.Stmt, error) {
-	return c.Prepare(q)
+// PrepareContext describes q now, once per statement text (a statement the store prepares is
+// prepared outside any transaction first), so that its executions find the description.
+func (c *unpreparedConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	c.u.byteaParams(ctx, q)
+	return &unpreparedStmt{c: c, q: q}, nil
 }
 
 func (c *unpreparedConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
