@@ -59,6 +59,7 @@ func OpenPool(ctx context.Context, dsn string, o PoolOptions) (*sqlx.DB, error) 
 		if err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
+		c.Dialer(holdingDialer{})
 		u := &unpreparedConnector{c: c, describer: c}
 		if o.DescribeDSN != "" {
 			if u.describer, err = pq.NewConnector(o.DescribeDSN); err != nil {
@@ -106,11 +107,12 @@ type unpreparedConnector struct {
 }
 
 func (u *unpreparedConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	c, err := u.c.Connect(ctx)
+	sock := &connHolder{}
+	c, err := u.c.Connect(context.WithValue(ctx, connHolderKey{}, sock))
 	if err != nil {
 		return nil, err
 	}
-	return &unpreparedConn{pqConn: c.(pqConn), u: u}, nil
+	return &unpreparedConn{pqConn: c.(pqConn), u: u, in: &interrupter{sock: sock}}, nil
 }
 
 func (u *unpreparedConnector) Driver() driver.Driver { return u.c.Driver() }
@@ -224,7 +226,8 @@ type pqConn interface {
 
 type unpreparedConn struct {
 	pqConn
-	u *unpreparedConnector
+	u  *unpreparedConnector
+	in *interrupter // pool_cancel.go
 }
 
 func (c *unpreparedConn) Prepare(q string) (driver.Stmt, error) {
@@ -236,14 +239,6 @@ func (c *unpreparedConn) Prepare(q string) (driver.Stmt, error) {
 func (c *unpreparedConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	c.u.byteaParams(ctx, q)
 	return &unpreparedStmt{c: c, q: q}, nil
-}
-
-func (c *unpreparedConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return c.pqConn.ExecContext(ctx, q, c.u.textArgs(ctx, q, args))
-}
-
-func (c *unpreparedConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.pqConn.QueryContext(ctx, q, c.u.textArgs(ctx, q, args))
 }
 
 type unpreparedStmt struct {
@@ -264,14 +259,14 @@ func (s *unpreparedStmt) Query([]driver.Value) (driver.Rows, error)  { return ni
 // (pool_sqlprepare.go), or as an unnamed statement when an argument cannot be inlined.
 func (s *unpreparedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	if q, ok := s.c.u.executeSQL(ctx, s.q, args); ok {
-		return s.c.pqConn.ExecContext(ctx, q, nil)
+		return s.c.ExecContext(ctx, q, nil)
 	}
 	return s.c.ExecContext(ctx, s.q, args)
 }
 
 func (s *unpreparedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	if q, ok := s.c.u.executeSQL(ctx, s.q, args); ok {
-		return s.c.pqConn.QueryContext(ctx, q, nil)
+		return s.c.QueryContext(ctx, q, nil)
 	}
 	return s.c.QueryContext(ctx, s.q, args)
 }

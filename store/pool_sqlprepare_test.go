@@ -3,7 +3,9 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -101,4 +103,42 @@ func TestUnpreparedPoolPreparesOnTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	run("after a rolled-back transaction prepared it")
+}
+
+// A statement of an unprepared pool whose context ends while it runs returns the context's
+// error without a cancel request (which can crash PgBouncer 1.18): the connection's socket is
+// closed and the pool goes on with a new connection. A cancel request would have ended the
+// statement before the call returned; here the server is still running it, and ends it when it
+// finds its client gone.
+func TestUnpreparedPoolInterruptsWithoutCancelRequest(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.DirectDSN(storetest.DSN(t))
+	db, err := store.OpenPool(context.Background(), dsn, store.PoolOptions{MaxConns: 1, Unprepared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var pid int
+	if err := db.GetContext(context.Background(), &pid, `SELECT pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err = db.ExecContext(ctx, `SELECT pg_sleep(60)`); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("interrupted statement: %v, want the context's error", err)
+	}
+	admin, err := sql.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var state string
+	if err := admin.QueryRow(`SELECT state || ': ' || query FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&state); err != nil || state != "active: SELECT pg_sleep(60)" {
+		t.Fatalf("the interrupted statement's backend: %q, %v (a cancel request would have ended the statement)", state, err)
+	}
+	admin.Exec(`SELECT pg_terminate_backend($1)`, pid)
+	var one int
+	if err := db.GetContext(context.Background(), &one, `SELECT 1`); err != nil || one != 1 {
+		t.Fatalf("after the interruption: %d, %v", one, err)
+	}
 }
