@@ -57,7 +57,7 @@ pgbouncer-test: ## the e2e and contract suites again through PgBouncer in transa
 	@.ci/browser-up
 	@dir=$$(mktemp -d); trap '.ci/pgbouncer-up stop '"$$dir"'; rm -rf '"$$dir" EXIT; \
 		url=$$(.ci/pgbouncer-up "$$dir") && \
-		{ TEST_POOLER_URL=$$url go test -count=1 -timeout 20m . ./server/ || \
+		{ TEST_POOLER_URL=$$url go test -count=1 -timeout 30m . ./server/ || \
 			{ rc=$$?; echo "PgBouncer's warnings and errors:"; grep -E ' (WARNING|ERROR|FATAL) ' "$$dir/pgbouncer.log" | grep -v 'when not linked' | tail -50; exit $$rc; }; }
 
 # The topology test (TestCluster): a primary, a streaming replica and PgBouncer (.ci/cluster,
