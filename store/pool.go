@@ -160,12 +160,13 @@ func (u *unpreparedConnector) byteaParams(ctx context.Context, q string) (bytea 
 // describe finds which of q's parameters are bytea: it prepares q under a name of its own in a
 // transaction of a connection of its own (the direct one when there is one), reads the
 // parameter types, and deallocates it before the transaction ends. A PREPARE is not undone by a
-// rollback, so the describe is not cut short by its caller's cancellation, and its name is
-// never reused: a statement left behind on a server connection a pooler hands on can neither
-// collide with a later describe nor be found by one.
+// rollback, so the describe is not cut short by its caller's cancellation (its statements are
+// bounded by the statement timeout), and its name is never reused: a statement left behind on
+// a server connection a pooler hands on can neither collide with a later describe nor be found
+// by one. A committed transaction is not rolled back: lib/pq's transaction end, run twice on a
+// transaction with a cancellable context, can panic ("attempt to set nil err").
 func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
+	ctx = context.WithoutCancel(ctx)
 	dc, err := u.describer.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -176,7 +177,12 @@ func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, e
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
+	committed := false
+	defer func() {
+		if !committed {
+			tx.Rollback()
+		}
+	}()
 	name := fmt.Sprintf("gateway_describe_%d_%d", time.Now().UnixNano(), u.describes.Add(1))
 	if _, err := c.ExecContext(ctx, `PREPARE `+name+` AS `+q, nil); err != nil {
 		return nil, err
@@ -195,6 +201,7 @@ func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, e
 	if _, err := c.ExecContext(ctx, `DEALLOCATE `+name, nil); err != nil {
 		return nil, err
 	}
+	committed = true
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
