@@ -50,13 +50,15 @@ test: ## the whole test suite (starts PostgreSQL if needed; installs chromium an
 # The end-to-end suite (the root package) and the contract suite (server) a second time, with
 # every gateway and store of the tests behind PgBouncer in transaction mode: databases are
 # created, migrated and dropped on the direct connection, which also carries LISTEN
-# (storetest's TEST_POOLER_URL).
+# (storetest's TEST_POOLER_URL). When a test fails, PgBouncer's warnings and errors are printed
+# (its log is removed with its directory).
 pgbouncer-test: ## the e2e and contract suites again through PgBouncer in transaction mode (installs and starts it)
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
 	@.ci/browser-up
 	@dir=$$(mktemp -d); trap '.ci/pgbouncer-up stop '"$$dir"'; rm -rf '"$$dir" EXIT; \
 		url=$$(.ci/pgbouncer-up "$$dir") && \
-		TEST_POOLER_URL=$$url go test -count=1 -timeout 20m . ./server/
+		{ TEST_POOLER_URL=$$url go test -count=1 -timeout 30m . ./server/ || \
+			{ rc=$$?; echo "PgBouncer's warnings and errors:"; grep -E ' (WARNING|ERROR|FATAL) ' "$$dir/pgbouncer.log" | grep -v 'when not linked' | tail -50; exit $$rc; }; }
 
 # The topology test (TestCluster): a primary, a streaming replica and PgBouncer (.ci/cluster,
 # private clusters on free ports, removed at the end even when the test fails), three gateways

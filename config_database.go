@@ -81,7 +81,11 @@ func (c config) listenURL() string {
 
 // poolOptions are the main pool's and the replica's options.
 func (c config) poolOptions() store.PoolOptions {
-	return store.PoolOptions{MaxConns: c.DBPool, Unprepared: c.pooled()}
+	o := store.PoolOptions{MaxConns: c.DBPool, Unprepared: c.pooled()}
+	if o.Unprepared && c.Database.DirectURL != "" {
+		o.DescribeDSN = c.Database.DirectURL
+	}
+	return o
 }
 
 // openPools opens the primary pool and, when DATABASE_REPLICA_URL is set, the replica's. The

@@ -410,3 +410,7 @@ func (s *Server) Mount(prefix string, h http.Handler) {
 
 // Logger is the server's logger: request id and account id come from the context.
 func (s *Server) Logger() *slog.Logger { return s.log }
+
+// PollsForDeliveries reports whether the webhook dispatchers find new deliveries by polling
+// (Options.NoListen: no direct connection for LISTEN) rather than by LISTEN.
+func (s *Server) PollsForDeliveries() bool { return s.opts.NoListen }

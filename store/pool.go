@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -21,10 +22,19 @@ type PoolOptions struct {
 	MaxConns int
 	// Unprepared makes the pool safe behind a transaction pooler (PgBouncer in transaction
 	// mode): no named prepared statement is made, so none is looked for on a server connection
-	// that never saw it. The store's prepared statements then run as unnamed statements with
-	// their parameters in the same round trip (lib/pq's binary_parameters), which the pooler
-	// cannot split between two server connections.
+	// that never saw it. The store's prepared statements then run as SQL prepared statements
+	// of whichever server connection the pooler picks, prepared there on first use and
+	// executed in the same round trip (pool_sqlprepare.go, the procedure prepare_once); other
+	// statements run as unnamed statements with their parameters in the same round trip
+	// (lib/pq's binary_parameters), which the pooler cannot split between two server
+	// connections.
 	Unprepared bool
+	// DescribeDSN, with Unprepared, is a direct connection (no pooler) to the same schema, on
+	// which an unprepared pool describes its statements (which parameters are bytea). Through
+	// the pooler a describe would need a second server connection while its caller may hold one
+	// in a transaction, and wait for it as long as the pooler's pool is taken. Empty means the
+	// pool's own DSN.
+	DescribeDSN string
 	// Lazy skips the first connection: a server that does not answer yet is not an error.
 	Lazy bool
 }
@@ -49,7 +59,14 @@ func OpenPool(ctx context.Context, dsn string, o PoolOptions) (*sqlx.DB, error) 
 		if err != nil {
 			return nil, fmt.Errorf("open database: %w", err)
 		}
-		conn = &unpreparedConnector{c: c}
+		c.Dialer(holdingDialer{})
+		u := &unpreparedConnector{c: c, describer: c}
+		if o.DescribeDSN != "" {
+			if u.describer, err = pq.NewConnector(o.DescribeDSN); err != nil {
+				return nil, fmt.Errorf("open database (describe connection): %w", err)
+			}
+		}
+		conn = u
 	} else if conn, err = pq.NewConnectorConfig(cfg); err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -73,25 +90,29 @@ func OpenPool(ctx context.Context, dsn string, o PoolOptions) (*sqlx.DB, error) 
 	return db, nil
 }
 
-// unpreparedConnector makes connections whose Prepare sends nothing: the statement runs as a
-// one-shot query (unnamed statement, parameters bound in the same round trip) each time it is
-// executed.
+// unpreparedConnector makes connections whose Prepare sends nothing: each execution of the
+// statement prepares it on the server connection when that one lacks it and executes it, in one
+// simple query (pool_sqlprepare.go), or runs it as a one-shot query (unnamed statement,
+// parameters bound in the same round trip) when an argument cannot be inlined.
 //
 // In that mode lib/pq sends []byte parameters in binary format, which only bytea (and the text
 // types, whose binary form is their text) read as the store means them: jsonb's binary form
 // starts with a version byte. So a statement with a []byte parameter is described once, and
 // each []byte parameter whose type is not bytea is sent as text instead.
 type unpreparedConnector struct {
-	c     *pq.Connector
-	bytea sync.Map // SQL text -> []bool: which parameters are bytea
+	c         *pq.Connector
+	describer *pq.Connector // PoolOptions.DescribeDSN, else c
+	bytea     sync.Map      // SQL text -> []bool: which parameters are bytea
+	describes atomic.Int64  // names each describe's statement
 }
 
 func (u *unpreparedConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	c, err := u.c.Connect(ctx)
+	sock := &connHolder{}
+	c, err := u.c.Connect(context.WithValue(ctx, connHolderKey{}, sock))
 	if err != nil {
 		return nil, err
 	}
-	return &unpreparedConn{pqConn: c.(pqConn), u: u}, nil
+	return &unpreparedConn{pqConn: c.(pqConn), u: u, in: &interrupter{sock: sock}}, nil
 }
 
 func (u *unpreparedConnector) Driver() driver.Driver { return u.c.Driver() }
@@ -109,15 +130,9 @@ func (u *unpreparedConnector) textArgs(ctx context.Context, q string, args []dri
 	if !has {
 		return args
 	}
-	var bytea []bool
-	if v, ok := u.bytea.Load(q); ok {
-		bytea = v.([]bool)
-	} else {
-		var err error
-		if bytea, err = u.describe(ctx, q); err != nil {
-			return args // as lib/pq would send them; the statement reports its own error
-		}
-		u.bytea.Store(q, bytea)
+	bytea, ok := u.byteaParams(ctx, q)
+	if !ok {
+		return args // as lib/pq would send them; the statement reports its own error
 	}
 	out := slices.Clone(args)
 	for i, a := range out {
@@ -128,11 +143,31 @@ func (u *unpreparedConnector) textArgs(ctx context.Context, q string, args []dri
 	return out
 }
 
-// describe finds which of q's parameters are bytea: it prepares q under a name in a
-// transaction of a connection of its own, reads the parameter types, and deallocates it before
-// the transaction ends, so nothing stays on a server connection a pooler hands on.
+// byteaParams says which of q's parameters are bytea, described once per statement text; ok
+// is false when q could not be described.
+func (u *unpreparedConnector) byteaParams(ctx context.Context, q string) (bytea []bool, ok bool) {
+	if v, ok := u.bytea.Load(q); ok {
+		return v.([]bool), true
+	}
+	bytea, err := u.describe(ctx, q)
+	if err != nil {
+		return nil, false
+	}
+	u.bytea.Store(q, bytea)
+	return bytea, true
+}
+
+// describe finds which of q's parameters are bytea: it prepares q under a name of its own in a
+// transaction of a connection of its own (the direct one when there is one), reads the
+// parameter types, and deallocates it before the transaction ends. A PREPARE is not undone by a
+// rollback, so the describe is not cut short by its caller's cancellation (its statements are
+// bounded by the statement timeout), and its name is never reused: a statement left behind on
+// a server connection a pooler hands on can neither collide with a later describe nor be found
+// by one. A committed transaction is not rolled back: lib/pq's transaction end, run twice on a
+// transaction with a cancellable context, can panic ("attempt to set nil err").
 func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, error) {
-	dc, err := u.c.Connect(ctx)
+	ctx = context.WithoutCancel(ctx)
+	dc, err := u.describer.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -142,12 +177,18 @@ func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, e
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	if _, err := c.ExecContext(ctx, `PREPARE gateway_describe AS `+q, nil); err != nil {
+	committed := false
+	defer func() {
+		if !committed {
+			tx.Rollback()
+		}
+	}()
+	name := fmt.Sprintf("gateway_describe_%d_%d", time.Now().UnixNano(), u.describes.Add(1))
+	if _, err := c.ExecContext(ctx, `PREPARE `+name+` AS `+q, nil); err != nil {
 		return nil, err
 	}
 	rows, err := c.QueryContext(ctx, `SELECT array_to_string(parameter_types::text[], ',') FROM pg_prepared_statements
-		WHERE name = 'gateway_describe'`, nil)
+		WHERE name = '`+name+`'`, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -157,9 +198,10 @@ func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, e
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.ExecContext(ctx, `DEALLOCATE gateway_describe`, nil); err != nil {
+	if _, err := c.ExecContext(ctx, `DEALLOCATE `+name, nil); err != nil {
 		return nil, err
 	}
+	committed = true
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
@@ -191,23 +233,19 @@ type pqConn interface {
 
 type unpreparedConn struct {
 	pqConn
-	u *unpreparedConnector
+	u  *unpreparedConnector
+	in *interrupter // pool_cancel.go
 }
 
 func (c *unpreparedConn) Prepare(q string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), q)
+}
+
+// PrepareContext describes q now, once per statement text (a statement the store prepares is
+// prepared outside any transaction first), so that its executions find the description.
+func (c *unpreparedConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	c.u.byteaParams(ctx, q)
 	return &unpreparedStmt{c: c, q: q}, nil
-}
-
-func (c *unpreparedConn) PrepareContext(_ context.Context, q string) (driver.Stmt, error) {
-	return c.Prepare(q)
-}
-
-func (c *unpreparedConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return c.pqConn.ExecContext(ctx, q, c.u.textArgs(ctx, q, args))
-}
-
-func (c *unpreparedConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.pqConn.QueryContext(ctx, q, c.u.textArgs(ctx, q, args))
 }
 
 type unpreparedStmt struct {
@@ -224,10 +262,18 @@ func (s *unpreparedStmt) NumInput() int { return -1 }
 func (s *unpreparedStmt) Exec([]driver.Value) (driver.Result, error) { return nil, errLegacyCall }
 func (s *unpreparedStmt) Query([]driver.Value) (driver.Rows, error)  { return nil, errLegacyCall }
 
+// ExecContext and QueryContext run the statement prepared on the server connection
+// (pool_sqlprepare.go), or as an unnamed statement when an argument cannot be inlined.
 func (s *unpreparedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if q, ok := s.c.u.executeSQL(ctx, s.q, args); ok {
+		return s.c.ExecContext(ctx, q, nil)
+	}
 	return s.c.ExecContext(ctx, s.q, args)
 }
 
 func (s *unpreparedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if q, ok := s.c.u.executeSQL(ctx, s.q, args); ok {
+		return s.c.QueryContext(ctx, q, nil)
+	}
 	return s.c.QueryContext(ctx, s.q, args)
 }

@@ -320,6 +320,22 @@ BEGIN
 END $$;
 
 --
+-- Name: prepare_once(text, text); Type: PROCEDURE; Schema: public
+--
+
+CREATE PROCEDURE public.prepare_once(IN name text, IN statement text)
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF current_setting('gateway_prepared.' || name, true) IS DISTINCT FROM 'prepared' THEN
+        IF NOT EXISTS (SELECT 1 FROM pg_prepared_statements p WHERE p.name = prepare_once.name) THEN
+            EXECUTE format('PREPARE %I AS %s', name, statement);
+        END IF;
+        PERFORM set_config('gateway_prepared.' || name, 'prepared', false);
+    END IF;
+END $$;
+
+--
 -- Name: status_rank(text); Type: FUNCTION; Schema: public
 --
 

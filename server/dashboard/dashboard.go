@@ -73,6 +73,10 @@ type Options struct {
 	// file before the download is cut (GATEWAY_EXPORT_STALL_TIMEOUT); 0 means
 	// DefaultExportStallTimeout.
 	ExportStallTimeout time.Duration
+	// PollsForDeliveries says the webhook dispatchers find new deliveries by polling, as the
+	// gateway has no direct database connection to LISTEN on; the webhooks page says which
+	// wake-up is in use.
+	PollsForDeliveries bool
 }
 
 // Config is what New needs: the options and the collaborators the server wires in.

@@ -17,6 +17,8 @@ type webhooksData struct {
 	Activity  map[int64]store.EndpointActivity
 	URL       string
 	Types     []eventTypeChoice // the add form's event types
+	// Polling: the dispatchers find new deliveries on their poll tick, not by LISTEN.
+	Polling bool
 }
 
 type webhookData struct {
@@ -44,6 +46,7 @@ func (d *Dashboard) webhooksPage(w http.ResponseWriter, r *http.Request, s *stor
 	if data.Types == nil {
 		data.Types = eventTypeChoices(store.V1EventTypes)
 	}
+	data.Polling = d.cfg.PollsForDeliveries
 	if data.Activity, err = d.activity(r.Context(), s.AccountID); err != nil {
 		d.serverError(w, r, err)
 		return

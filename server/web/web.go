@@ -58,6 +58,8 @@ func Mount(api *server.Server, cfg Config) (*dashboard.Dashboard, error) {
 			opts.PlatformSDKURL = o.SDKURL
 		}
 	}
+	// The webhooks page says how this process's dispatchers learn of new deliveries.
+	opts.PollsForDeliveries = opts.PollsForDeliveries || api.PollsForDeliveries()
 	dash, err := dashboard.New(dashboard.Config{
 		Options:            opts,
 		Store:              cfg.Store,

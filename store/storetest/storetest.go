@@ -191,7 +191,11 @@ func New(t testing.TB) *store.Store {
 func NewWithDSN(t testing.TB) (*store.Store, string) {
 	t.Helper()
 	dsn := DSN(t)
-	db, err := store.OpenPool(context.Background(), dsn, store.PoolOptions{MaxConns: 16, Unprepared: Pooled()})
+	o := store.PoolOptions{MaxConns: 16, Unprepared: Pooled()}
+	if o.Unprepared {
+		o.DescribeDSN = DirectDSN(dsn)
+	}
+	db, err := store.OpenPool(context.Background(), dsn, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,1 @@
+DROP PROCEDURE IF EXISTS prepare_once(text, text);

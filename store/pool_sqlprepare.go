@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql/driver"
+	"encoding/hex"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Behind a transaction pooler the store's hot statements (the ones it prepares: Store.prepared)
+// keep their plans as SQL prepared statements of each server connection: one round trip sends
+//
+//	CALL prepare_once('gw_<hash>', '<statement>'); EXECUTE gw_<hash>(<arguments>)
+//
+// as one simple query, which runs in one transaction on one server connection.
+// prepare_once (migration 000045) prepares the statement there the first time that server
+// connection sees it, whichever client the pooler hands it to next, and EXECUTE runs it with its
+// cached plan. The name is a hash of the statement's text, so two texts never share a name. The
+// arguments are inlined as quoted literals, which PostgreSQL reads as it reads text parameters:
+// each takes the type of its parameter in the prepared statement. Statements the store does not
+// prepare still run as unnamed statements, planned each time.
+
+// sqlPreparedName is the server-side name of statement q.
+func sqlPreparedName(q string) string {
+	h := sha256.Sum256([]byte(q))
+	return "gw_" + hex.EncodeToString(h[:8])
+}
+
+// executeSQL returns the simple query that prepares q on the server connection when needed and
+// executes it with args; ok is false when an argument cannot be written as a literal (a []byte
+// whose parameter type is unknown), and the caller then runs q as an unnamed statement.
+func (u *unpreparedConnector) executeSQL(ctx context.Context, q string, args []driver.NamedValue) (string, bool) {
+	var bytea []bool
+	for _, a := range args {
+		if b, ok := a.Value.([]byte); ok && b != nil {
+			var known bool
+			if bytea, known = u.byteaParams(ctx, q); !known {
+				return "", false
+			}
+			break
+		}
+	}
+	name := sqlPreparedName(q)
+	var b strings.Builder
+	b.Grow(len(q) + 64)
+	b.WriteString("CALL prepare_once('")
+	b.WriteString(name)
+	b.WriteString("', ")
+	b.WriteString(pq.QuoteLiteral(q))
+	b.WriteString("); EXECUTE ")
+	b.WriteString(name)
+	for i, a := range args {
+		if i == 0 {
+			b.WriteString("(")
+		} else {
+			b.WriteString(", ")
+		}
+		lit, ok := literal(a.Value, i < len(bytea) && bytea[i])
+		if !ok {
+			return "", false
+		}
+		b.WriteString(lit)
+	}
+	if len(args) > 0 {
+		b.WriteString(")")
+	}
+	return b.String(), true
+}
+
+// literal writes v, a driver value, as a quoted SQL literal (NULL for nil), the text lib/pq
+// would send as a text parameter; bytea says the parameter is bytea (a []byte is then hex).
+func literal(v driver.Value, bytea bool) (string, bool) {
+	switch v := v.(type) {
+	case nil:
+		return "NULL", true
+	case int64:
+		return "'" + strconv.FormatInt(v, 10) + "'", true
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "'" + strconv.FormatFloat(v, 'g', -1, 64) + "'", true
+		}
+		return "'" + strconv.FormatFloat(v, 'f', -1, 64) + "'", true
+	case bool:
+		return "'" + strconv.FormatBool(v) + "'", true
+	case string:
+		return pq.QuoteLiteral(v), true
+	case []byte:
+		if v == nil {
+			return "NULL", true
+		}
+		if bytea {
+			return pq.QuoteLiteral(`\x` + hex.EncodeToString(v)), true
+		}
+		return pq.QuoteLiteral(string(v)), true
+	case time.Time:
+		return pq.QuoteLiteral(string(pq.FormatTimestamp(v))), true
+	}
+	return "", false
+}
