@@ -14,6 +14,12 @@ import (
 // completion writes its event (broadcast.paused, broadcast.completed) in the same statement,
 // through the broadcasts_state_events trigger.
 
+// The events of a broadcast (opt-in types).
+const (
+	EventBroadcastPaused    = "broadcast.paused"
+	EventBroadcastCompleted = "broadcast.completed"
+)
+
 // PauseBroadcast pauses the account's scheduled or running broadcast with reason and the time
 // the engine may resume it by itself (nil: only ResumeBroadcast does). No recipient is marked
 // sending once it has committed. Pausing a paused broadcast updates its reason.

@@ -167,28 +167,6 @@ func (s *Store) ClaimBroadcastRecipients(ctx context.Context, accountID, broadca
 	return out, nil
 }
 
-// MarkBroadcastSending marks the claimed recipient as being sent, in its own statement, before
-// its platform call. It reports false (and changes nothing) when the claim is no longer the
-// caller's (its lease ran out and another engine took it) or the broadcast is not running
-// (paused or cancelled since the claim): the caller must not call the platform then. A pause
-// for the portfolio's budget stops claims, not the recipients already claimed: they hold their
-// share of the budget.
-func (s *Store) MarkBroadcastSending(ctx context.Context, accountID, recipientID int64, claim string, now time.Time) (bool, error) {
-	st, err := s.prepared(ctx, `UPDATE broadcast_recipients r SET state = 'sending', sending_at = $4, attempts = r.attempts + 1, claim = NULL
-		WHERE r.account_id = $1 AND r.id = $2 AND r.state = 'pending' AND r.claim = $3::uuid
-			AND EXISTS (SELECT FROM broadcasts b WHERE b.account_id = $1 AND b.id = r.broadcast_id
-				AND (b.state = 'running' OR (b.state = 'paused' AND b.pause_reason = $5)))`)
-	if err != nil {
-		return false, err
-	}
-	res, err := st.ExecContext(ctx, accountID, recipientID, claim, now, PausePortfolioLimit)
-	if err != nil {
-		return false, translate(err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
 // RecipientRelease gives a claimed recipient back, due at At.
 type RecipientRelease struct {
 	AccountID int64     `json:"account_id"`

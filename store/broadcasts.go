@@ -69,6 +69,11 @@ type BroadcastInput struct {
 	Params           []BroadcastParam
 	ScheduledAt      *time.Time // nil: running at once
 	TimeZone         string     // the zone the schedule was given in ("" = UTC), kept for display
+	// Test marks a test-mode broadcast: it is listed only to test keys and its sends are
+	// simulated.
+	Test bool
+	// Preflight is what the pre-flight counted at creation, a JSON object ({} for none).
+	Preflight json.RawMessage
 }
 
 // RecipientInput is one recipient: a number (digits) or a user id, and its variables.
@@ -100,6 +105,8 @@ type Broadcast struct {
 	UpdatedAt        time.Time        `db:"updated_at"`
 	StartedAt        *time.Time       `db:"started_at"`
 	FinishedAt       *time.Time       `db:"finished_at"`
+	Test             bool             `db:"test"`
+	Preflight        []byte           `db:"preflight"`
 }
 
 func (b *Broadcast) decode() error {
@@ -110,7 +117,8 @@ func (b *Broadcast) decode() error {
 }
 
 const broadcastColumns = `id, account_id, campaign_id, name, phone_number_id, portfolio, template_name, template_language,
-	marketing, params, scheduled_at, time_zone, state, pause_reason, resume_at, created_at, updated_at, started_at, finished_at`
+	marketing, params, scheduled_at, time_zone, state, pause_reason, resume_at, created_at, updated_at, started_at, finished_at,
+	test, preflight`
 
 // recipientChunk bounds the rows of one insert statement.
 const recipientChunk = 5000
@@ -132,6 +140,10 @@ func (s *Store) CreateBroadcast(ctx context.Context, accountID int64, in Broadca
 	if tz == "" {
 		tz = "UTC"
 	}
+	preflight := in.Preflight
+	if len(preflight) == 0 {
+		preflight = json.RawMessage(`{}`)
+	}
 	var b Broadcast
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var campaign int64
@@ -142,11 +154,11 @@ func (s *Store) CreateBroadcast(ctx context.Context, accountID int64, in Broadca
 			return err
 		}
 		if err := tx.GetContext(ctx, &b, `INSERT INTO broadcasts (account_id, campaign_id, name, phone_number_id, portfolio,
-				template_name, template_language, marketing, params, scheduled_at, time_zone, state, started_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $12 = 'running' THEN now() END)
+				template_name, template_language, marketing, params, scheduled_at, time_zone, state, started_at, test, preflight)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $12 = 'running' THEN now() END, $13, $14)
 			RETURNING `+broadcastColumns,
 			accountID, campaign, in.Name, in.PhoneNumberID, in.Portfolio, in.TemplateName, in.TemplateLanguage, in.Marketing,
-			params, in.ScheduledAt, tz, state); err != nil {
+			params, in.ScheduledAt, tz, state, in.Test, []byte(preflight)); err != nil {
 			return err
 		}
 		return insertRecipients(ctx, tx, accountID, b.ID, rs)
@@ -238,12 +250,17 @@ func (s *Store) BroadcastByID(ctx context.Context, accountID, id int64) (Broadca
 	return b, b.decode()
 }
 
-// Broadcasts returns the account's broadcasts newest first, those with ids below beforeID
+// Broadcasts returns the account's live broadcasts newest first, those with ids below beforeID
 // (0: from the newest), at most limit.
 func (s *Store) Broadcasts(ctx context.Context, accountID, beforeID int64, limit int) ([]Broadcast, error) {
+	return s.BroadcastsInMode(ctx, accountID, false, beforeID, limit)
+}
+
+// BroadcastsInMode is Broadcasts of the account's test-mode broadcasts (test) or live ones.
+func (s *Store) BroadcastsInMode(ctx context.Context, accountID int64, test bool, beforeID int64, limit int) ([]Broadcast, error) {
 	var out []Broadcast
 	if err := s.db.SelectContext(ctx, &out, `SELECT `+broadcastColumns+` FROM broadcasts
-		WHERE account_id = $1 AND ($2 = 0 OR id < $2) ORDER BY id DESC LIMIT $3`, accountID, beforeID, limit); err != nil {
+		WHERE account_id = $1 AND test = $2 AND ($3 = 0 OR id < $3) ORDER BY id DESC LIMIT $4`, accountID, test, beforeID, limit); err != nil {
 		return nil, translate(err)
 	}
 	for i := range out {
