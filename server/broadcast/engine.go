@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"gateway/server/groupcommit"
 	"gateway/store"
 )
 
@@ -48,6 +49,11 @@ var ErrNotSent = errors.New("broadcast: not sent")
 // Config configures New. Zero fields take the documented defaults.
 type Config struct {
 	Sender Sender
+	// Keyed says the Sender records a message before its platform call and binds the
+	// recipient's key (store.BroadcastKey) to it in the same statement, as the gateway's send
+	// path does: then a recipient left sending is settled from its message (due again when no
+	// call happened) instead of becoming unknown (store.SettleBroadcastRecipients).
+	Keyed bool
 	// Clock is the time for schedules, leases, budgets and the recorded times; nil means
 	// time.Now. Pacing runs on real (monotonic) time.
 	Clock func() time.Time
@@ -68,7 +74,8 @@ type Config struct {
 	// SendTimeout bounds one platform call. Default 15 s.
 	SendTimeout time.Duration
 	// UnknownAfter is the age after which a recipient still marked sending (its process died)
-	// becomes unknown. Default 2 minutes; it must exceed SendTimeout.
+	// becomes unknown, or is settled from its message (Keyed). Default 2 minutes; it must
+	// exceed the longest a Sender's call takes (SendTimeout and what the Sender adds).
 	UnknownAfter time.Duration
 	// Poll is the time between claim rounds; pause, resume and cancel take effect within it.
 	// Default 200 ms.
@@ -97,6 +104,9 @@ const (
 	DefaultMaxAttempts  = 20
 )
 
+// markTimeout bounds one statement of marks.
+const markTimeout = 10 * time.Second
+
 // sweepEvery is the time between sweeps (start due schedules, resume budget pauses, reconcile
 // lost answers, complete finished broadcasts).
 const sweepEvery = time.Second
@@ -114,6 +124,8 @@ type Engine struct {
 	done    chan struct{}      // closed when run returns
 	results chan store.RecipientResult
 	wg      sync.WaitGroup // lanes' workers and the recorder
+	// marks shares the statement of concurrent marks before the platform calls.
+	marks *groupcommit.Batcher[store.RecipientMark, bool]
 }
 
 // New returns an engine over st. It starts nothing; it fails when cfg.Sender is nil.
@@ -141,7 +153,9 @@ func New(st *store.Store, cfg Config) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Engine{cfg: cfg, store: st, log: log.With("service", "broadcast"), clock: cfg.Clock, lanes: map[string]*lane{}}, nil
+	e := &Engine{cfg: cfg, store: st, log: log.With("service", "broadcast"), clock: cfg.Clock, lanes: map[string]*lane{}}
+	e.marks = groupcommit.New(st.MarkBroadcastsSending, func(m store.RecipientMark) []any { return []any{m.ID} }, markTimeout)
+	return e, nil
 }
 
 func cmpOr[T int | time.Duration](v, def T) T {
@@ -241,7 +255,13 @@ func (e *Engine) sweep(ctx context.Context) {
 	if _, err := e.store.ActivateBroadcasts(ctx, now); err != nil && ctx.Err() == nil {
 		e.log.Warn("activate broadcasts", "err", err)
 	}
-	if n, err := e.store.ExpireBroadcastSending(ctx, now.Add(-e.cfg.UnknownAfter)); err != nil && ctx.Err() == nil {
+	if e.cfg.Keyed {
+		if c, err := e.store.SettleBroadcastRecipients(ctx, now.Add(-e.cfg.UnknownAfter), now); err != nil && ctx.Err() == nil {
+			e.log.Warn("settle recipients", "err", err)
+		} else if c != (store.SettleCounts{}) {
+			e.log.Info("recipients settled from their messages", "due_again", c.Due, "sent", c.Sent, "failed", c.Failed, "unknown", c.Unknown)
+		}
+	} else if n, err := e.store.ExpireBroadcastSending(ctx, now.Add(-e.cfg.UnknownAfter)); err != nil && ctx.Err() == nil {
 		e.log.Warn("reconcile sending recipients", "err", err)
 	} else if n > 0 {
 		e.log.Info("recipients whose answer was lost are unknown until a status report names them", "count", n)
