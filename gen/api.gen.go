@@ -22,6 +22,78 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for BroadcastMode.
+const (
+	BroadcastModeTest BroadcastMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastMode enum.
+func (e BroadcastMode) Valid() bool {
+	switch e {
+	case BroadcastModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastState.
+const (
+	BroadcastCancelled BroadcastState = "cancelled"
+	BroadcastCompleted BroadcastState = "completed"
+	BroadcastPaused    BroadcastState = "paused"
+	BroadcastRunning   BroadcastState = "running"
+	BroadcastScheduled BroadcastState = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastState enum.
+func (e BroadcastState) Valid() bool {
+	switch e {
+	case BroadcastCancelled:
+		return true
+	case BroadcastCompleted:
+		return true
+	case BroadcastPaused:
+		return true
+	case BroadcastRunning:
+		return true
+	case BroadcastScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastRecipientStatus.
+const (
+	RecipientCancelled BroadcastRecipientStatus = "cancelled"
+	RecipientFailed    BroadcastRecipientStatus = "failed"
+	RecipientPending   BroadcastRecipientStatus = "pending"
+	RecipientSending   BroadcastRecipientStatus = "sending"
+	RecipientSent      BroadcastRecipientStatus = "sent"
+	RecipientUnknown   BroadcastRecipientStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastRecipientStatus enum.
+func (e BroadcastRecipientStatus) Valid() bool {
+	switch e {
+	case RecipientCancelled:
+		return true
+	case RecipientFailed:
+		return true
+	case RecipientPending:
+		return true
+	case RecipientSending:
+		return true
+	case RecipientSent:
+		return true
+	case RecipientUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ContactCreatedEventEvent.
 const (
 	ContactCreatedEventEventContactCreated ContactCreatedEventEvent = "contact.created"
@@ -85,6 +157,7 @@ func (e ContactsEnvelopeSuccess) Valid() bool {
 // Defines values for ErrorCode.
 const (
 	ErrorCodeAccountInactive       ErrorCode = "account_inactive"
+	ErrorCodeBroadcastState        ErrorCode = "broadcast_state"
 	ErrorCodeContactBlocked        ErrorCode = "contact_blocked"
 	ErrorCodeIdempotencyConflict   ErrorCode = "idempotency_conflict"
 	ErrorCodeIdempotencyInProgress ErrorCode = "idempotency_in_progress"
@@ -105,6 +178,8 @@ const (
 func (e ErrorCode) Valid() bool {
 	switch e {
 	case ErrorCodeAccountInactive:
+		return true
+	case ErrorCodeBroadcastState:
 		return true
 	case ErrorCodeContactBlocked:
 		return true
@@ -601,6 +676,250 @@ type Account struct {
 
 // AccountInactiveEnvelope The failure envelope of this status; `code` is one of the values listed.
 type AccountInactiveEnvelope = ErrorEnvelope
+
+// Broadcast defines model for Broadcast.
+type Broadcast struct {
+	// CampaignId The campaign whose report counts the broadcast's messages.
+	//
+	// Example: 12
+	CampaignId int64 `json:"campaign_id"`
+
+	// Counts The recipients by status. `pending` are not called yet; `sending` are being called;
+	// `unknown` were called but the answer was lost (never called again; settled by the
+	// platform's status reports); `sent`, `delivered` and `read` as the platform reported
+	// their messages; `failed` were refused or failed; `cancelled` were never called.
+	Counts    BroadcastCounts `json:"counts"`
+	CreatedAt time.Time       `json:"created_at"`
+
+	// Eta The estimated end of a running broadcast at its current rate.
+	Eta        *time.Time `json:"eta,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+
+	// Id Example: 31
+	Id int64 `json:"id"`
+
+	// Language Example: en_US
+	Language string `json:"language"`
+
+	// Mode Present, equal to test, for a broadcast made with a test key (simulated).
+	Mode *BroadcastMode `json:"mode,omitempty"`
+
+	// Name Example: November sale
+	Name string `json:"name"`
+
+	// PauseReason Why a paused broadcast is paused: `operator` (POST /pause), `portfolio_limit` (the
+	// portfolio's 24-hour budget is spent; it resumes by itself at `resume_at`),
+	// `template_paused` (the platform paused the template for quality, 132015) or
+	// `payment` (the platform stopped the account's sends, 131042). New reasons may be added.
+	//
+	//
+	// Example: portfolio_limit
+	PauseReason *string   `json:"pause_reason,omitempty"`
+	Preflight   Preflight `json:"preflight"`
+
+	// Rate Recipients called per second over the last minute.
+	//
+	// Example: 67.5
+	Rate float32 `json:"rate"`
+
+	// ResumeAt When a broadcast paused for the portfolio's budget resumes by itself.
+	ResumeAt    *time.Time     `json:"resume_at,omitempty"`
+	ScheduledAt *time.Time     `json:"scheduled_at,omitempty"`
+	StartedAt   *time.Time     `json:"started_at,omitempty"`
+	State       BroadcastState `json:"state"`
+
+	// TemplateName Example: order_confirmation
+	TemplateName string `json:"template_name"`
+
+	// TimeZone The time zone the schedule was given in.
+	//
+	// Example: Europe/London
+	TimeZone string `json:"time_zone"`
+}
+
+// BroadcastMode Present, equal to test, for a broadcast made with a test key (simulated).
+type BroadcastMode string
+
+// BroadcastState defines model for Broadcast.State.
+type BroadcastState string
+
+// BroadcastBudget The business portfolio's 24-hour budget of unique recipients reached outside their window.
+type BroadcastBudget struct {
+	// Limit The portfolio's limit (250, 2,000, 10,000, 100,000); absent when unlimited.
+	//
+	// Example: 2000
+	Limit *int `json:"limit,omitempty"`
+
+	// Needed Recipients of this broadcast the portfolio has not reached in the last 24 hours.
+	Needed int `json:"needed"`
+
+	// Share needed / limit; absent when unlimited. Above 1, the broadcast pauses when the budget is spent and resumes as it frees.
+	//
+	// Example: 0.6
+	Share *float32 `json:"share,omitempty"`
+
+	// Used Recipients the portfolio reached in the last 24 hours.
+	Used int `json:"used"`
+}
+
+// BroadcastCounts The recipients by status. `pending` are not called yet; `sending` are being called;
+// `unknown` were called but the answer was lost (never called again; settled by the
+// platform's status reports); `sent`, `delivered` and `read` as the platform reported
+// their messages; `failed` were refused or failed; `cancelled` were never called.
+type BroadcastCounts struct {
+	Cancelled int `json:"cancelled"`
+	Delivered int `json:"delivered"`
+	Failed    int `json:"failed"`
+	Pending   int `json:"pending"`
+	Read      int `json:"read"`
+	Sending   int `json:"sending"`
+	Sent      int `json:"sent"`
+	Total     int `json:"total"`
+	Unknown   int `json:"unknown"`
+}
+
+// BroadcastEnvelope defines model for BroadcastEnvelope.
+type BroadcastEnvelope struct {
+	Data Broadcast `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
+
+// BroadcastList defines model for BroadcastList.
+type BroadcastList struct {
+	Broadcasts []Broadcast `json:"broadcasts"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
+// BroadcastParameter One of value or variable.
+type BroadcastParameter struct {
+	// Value The same text for every recipient.
+	//
+	// Example: NOV-10
+	Value *string `json:"value,omitempty"`
+
+	// Variable The name of the recipient's variable that fills this parameter.
+	//
+	// Example: name
+	Variable *string `json:"variable,omitempty"`
+}
+
+// BroadcastRecipient defines model for BroadcastRecipient.
+type BroadcastRecipient struct {
+	// Attempts Platform calls made (a call the platform refused for a passing reason is retried).
+	Attempts int `json:"attempts"`
+
+	// ErrorCode The platform's error code of a failure.
+	//
+	// Example: 131026
+	ErrorCode *int `json:"error_code,omitempty"`
+
+	// ErrorTitle Why it failed, in words.
+	ErrorTitle *string    `json:"error_title,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Id         int64      `json:"id"`
+
+	// MessageId The platform's message id, once sent.
+	MessageId *string `json:"message_id,omitempty"`
+
+	// Mobile Example: 447700900001
+	Mobile *string                  `json:"mobile,omitempty"`
+	Status BroadcastRecipientStatus `json:"status"`
+	UserId *string                  `json:"user_id,omitempty"`
+}
+
+// BroadcastRecipientStatus defines model for BroadcastRecipient.Status.
+type BroadcastRecipientStatus string
+
+// BroadcastRecipientInput defines model for BroadcastRecipientInput.
+type BroadcastRecipientInput struct {
+	// Mobile International format, digits only, country code included.
+	//
+	// Example: 447700900001
+	Mobile string `json:"mobile"`
+
+	// Variables The recipient's variables by name.
+	//
+	// Example: {"name":"Ana"}
+	Variables *map[string]string `json:"variables,omitempty"`
+}
+
+// BroadcastRecipientList defines model for BroadcastRecipientList.
+type BroadcastRecipientList struct {
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string              `json:"next_cursor,omitempty"`
+	Recipients []BroadcastRecipient `json:"recipients"`
+}
+
+// BroadcastRecipientsEnvelope defines model for BroadcastRecipientsEnvelope.
+type BroadcastRecipientsEnvelope struct {
+	Data BroadcastRecipientList `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
+
+// BroadcastRequest defines model for BroadcastRequest.
+type BroadcastRequest struct {
+	// AudienceId A saved audience of the account (a tag or a filter) whose contacts are the recipients.
+	//
+	// Example: 4
+	AudienceId *int64 `json:"audience_id,omitempty"`
+
+	// Language The template's language, when its name is approved in several.
+	//
+	// Example: en_US
+	Language *string `json:"language,omitempty"`
+
+	// Name The broadcast's name; it becomes its campaign in reports.
+	//
+	// Example: November sale
+	Name string `json:"name"`
+
+	// Parameters The template's body parameters in order, each a fixed `value` or the recipient's `variable`.
+	Parameters *[]BroadcastParameter `json:"parameters,omitempty"`
+
+	// Recipients The recipients, with their variables. One of recipients or audience_id is required.
+	Recipients *[]BroadcastRecipientInput `json:"recipients,omitempty"`
+
+	// SendAt When to start, as a wall-clock time in `time_zone`; absent to start at once.
+	//
+	// Example: 2026-12-01T09:00:00
+	SendAt *string `json:"send_at,omitempty"`
+
+	// TemplateName Name of an approved template whose only variables are in its body.
+	//
+	// Example: order_confirmation
+	TemplateName string `json:"template_name"`
+
+	// TimeZone The IANA time zone of `send_at` (default UTC).
+	//
+	// Example: Europe/London
+	TimeZone *string `json:"time_zone,omitempty"`
+}
+
+// BroadcastStateEnvelope The failure envelope of this status; `code` is one of the values listed.
+type BroadcastStateEnvelope = ErrorEnvelope
+
+// BroadcastsEnvelope defines model for BroadcastsEnvelope.
+type BroadcastsEnvelope struct {
+	Data BroadcastList `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
 
 // ButtonVariable defines model for ButtonVariable.
 type ButtonVariable struct {
@@ -1195,6 +1514,46 @@ type PayloadTooLargeEnvelope = ErrorEnvelope
 // PlatformErrorEnvelope The failure envelope of this status; `code` is one of the values listed.
 type PlatformErrorEnvelope = ErrorEnvelope
 
+// Preflight defines model for Preflight.
+type Preflight struct {
+	// Blocked Recipients left out because a member blocked them.
+	Blocked int `json:"blocked"`
+
+	// Budget The business portfolio's 24-hour budget of unique recipients reached outside their window.
+	Budget BroadcastBudget `json:"budget"`
+
+	// Duplicates Recipients listed more than once (each is sent once).
+	Duplicates int `json:"duplicates"`
+
+	// EstimatedSeconds The estimated duration at that rate (without pauses for the portfolio's budget).
+	EstimatedSeconds int `json:"estimated_seconds"`
+
+	// OptedOut Recipients left out because they opted out (replied STOP).
+	OptedOut int `json:"opted_out"`
+
+	// Recipients Recipients the broadcast sends to.
+	Recipients int `json:"recipients"`
+
+	// Throughput The messages per second the broadcast uses of the number's throughput.
+	//
+	// Example: 68
+	Throughput int `json:"throughput"`
+
+	// UsMarketing Recipients with a US (+1) number left out of a MARKETING template, which the platform does not deliver to them.
+	UsMarketing int `json:"us_marketing"`
+}
+
+// PreflightEnvelope defines model for PreflightEnvelope.
+type PreflightEnvelope struct {
+	Data Preflight `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
+
 // RateLimitedEnvelope The failure envelope of this status; `code` is one of the values listed.
 type RateLimitedEnvelope = ErrorEnvelope
 
@@ -1521,11 +1880,20 @@ type WebhookTestEventEvent string
 // WebhookTestEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type WebhookTestEventMode string
 
+// BroadcastId defines model for BroadcastId.
+type BroadcastId = int64
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
 // AccountInactive The failure envelope of this status; `code` is one of the values listed.
 type AccountInactive = AccountInactiveEnvelope
+
+// BroadcastChanged defines model for BroadcastChanged.
+type BroadcastChanged = BroadcastEnvelope
+
+// BroadcastStateConflict The failure envelope of this status; `code` is one of the values listed.
+type BroadcastStateConflict = BroadcastStateEnvelope
 
 // IdempotencyInProgress The failure envelope of this status; `code` is one of the values listed.
 type IdempotencyInProgress = IdempotencyInProgressEnvelope
@@ -1559,6 +1927,31 @@ type Unauthorized = UnauthorizedEnvelope
 
 // ValidationFailed The failure envelope of this status; `code` is one of the values listed.
 type ValidationFailed = ValidationFailedEnvelope
+
+// ListBroadcastsParams defines parameters for ListBroadcasts.
+type ListBroadcastsParams struct {
+	// Limit Rows per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; opaque.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateBroadcastParams defines parameters for CreateBroadcast.
+type CreateBroadcastParams struct {
+	// IdempotencyKey A unique key (1 to 255 characters) that makes a retried request safe: the same key with the
+	// same body within 48 hours replays the first response instead of acting twice.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListBroadcastRecipientsParams defines parameters for ListBroadcastRecipients.
+type ListBroadcastRecipientsParams struct {
+	// Limit Rows per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; opaque.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
 
 // ListCampaignsParams defines parameters for ListCampaigns.
 type ListCampaignsParams struct {
@@ -1621,6 +2014,12 @@ type SendTemplateMessageParams struct {
 	// same body within 48 hours replays the first response instead of acting twice.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// CreateBroadcastJSONRequestBody defines body for CreateBroadcast for application/json ContentType.
+type CreateBroadcastJSONRequestBody = BroadcastRequest
+
+// PreflightBroadcastJSONRequestBody defines body for PreflightBroadcast for application/json ContentType.
+type PreflightBroadcastJSONRequestBody = BroadcastRequest
 
 // UpsertContactJSONRequestBody defines body for UpsertContact for application/json ContentType.
 type UpsertContactJSONRequestBody = UpsertContactRequest
@@ -1839,6 +2238,30 @@ func (t *WebhookEvent) UnmarshalJSON(b []byte) error {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListBroadcasts List broadcasts with their progress
+	// (GET /broadcasts)
+	ListBroadcasts(ctx echo.Context, params ListBroadcastsParams) error
+	// CreateBroadcast Send a template to many recipients
+	// (POST /broadcasts)
+	CreateBroadcast(ctx echo.Context, params CreateBroadcastParams) error
+	// PreflightBroadcast Check a broadcast before creating it
+	// (POST /broadcasts/preflight)
+	PreflightBroadcast(ctx echo.Context) error
+	// GetBroadcast A broadcast's progress
+	// (GET /broadcasts/{id})
+	GetBroadcast(ctx echo.Context, id BroadcastId) error
+	// CancelBroadcast Cancel a broadcast
+	// (POST /broadcasts/{id}/cancel)
+	CancelBroadcast(ctx echo.Context, id BroadcastId) error
+	// PauseBroadcast Pause a broadcast
+	// (POST /broadcasts/{id}/pause)
+	PauseBroadcast(ctx echo.Context, id BroadcastId) error
+	// ListBroadcastRecipients Each recipient's outcome
+	// (GET /broadcasts/{id}/recipients)
+	ListBroadcastRecipients(ctx echo.Context, id BroadcastId, params ListBroadcastRecipientsParams) error
+	// ResumeBroadcast Resume a paused broadcast
+	// (POST /broadcasts/{id}/resume)
+	ResumeBroadcast(ctx echo.Context, id BroadcastId) error
 	// ListCampaigns List campaigns with their counts
 	// (GET /campaigns)
 	ListCampaigns(ctx echo.Context, params ListCampaignsParams) error
@@ -1874,6 +2297,165 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// ListBroadcasts converts echo context to params.
+func (w *ServerInterfaceWrapper) ListBroadcasts(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBroadcastsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListBroadcasts(ctx, params)
+	return err
+}
+
+// CreateBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateBroadcast(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateBroadcastParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateBroadcast(ctx, params)
+	return err
+}
+
+// PreflightBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) PreflightBroadcast(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PreflightBroadcast(ctx)
+	return err
+}
+
+// GetBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) GetBroadcast(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BroadcastId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetBroadcast(ctx, id)
+	return err
+}
+
+// CancelBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelBroadcast(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BroadcastId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelBroadcast(ctx, id)
+	return err
+}
+
+// PauseBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) PauseBroadcast(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BroadcastId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PauseBroadcast(ctx, id)
+	return err
+}
+
+// ListBroadcastRecipients converts echo context to params.
+func (w *ServerInterfaceWrapper) ListBroadcastRecipients(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BroadcastId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBroadcastRecipientsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListBroadcastRecipients(ctx, id, params)
+	return err
+}
+
+// ResumeBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) ResumeBroadcast(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BroadcastId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ResumeBroadcast(ctx, id)
+	return err
 }
 
 // ListCampaigns converts echo context to params.
@@ -2173,6 +2755,14 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/messages", wrapper.ListMessages, options.OperationMiddlewares["listMessages"]...)
 	router.GET(options.BaseURL+"/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
 	router.GET(options.BaseURL+"/campaigns/:id", wrapper.GetCampaign, options.OperationMiddlewares["getCampaign"]...)
+	router.GET(options.BaseURL+"/broadcasts", wrapper.ListBroadcasts, options.OperationMiddlewares["listBroadcasts"]...)
+	router.POST(options.BaseURL+"/broadcasts", wrapper.CreateBroadcast, options.OperationMiddlewares["createBroadcast"]...)
+	router.POST(options.BaseURL+"/broadcasts/preflight", wrapper.PreflightBroadcast, options.OperationMiddlewares["preflightBroadcast"]...)
+	router.GET(options.BaseURL+"/broadcasts/:id", wrapper.GetBroadcast, options.OperationMiddlewares["getBroadcast"]...)
+	router.POST(options.BaseURL+"/broadcasts/:id/pause", wrapper.PauseBroadcast, options.OperationMiddlewares["pauseBroadcast"]...)
+	router.POST(options.BaseURL+"/broadcasts/:id/resume", wrapper.ResumeBroadcast, options.OperationMiddlewares["resumeBroadcast"]...)
+	router.POST(options.BaseURL+"/broadcasts/:id/cancel", wrapper.CancelBroadcast, options.OperationMiddlewares["cancelBroadcast"]...)
+	router.GET(options.BaseURL+"/broadcasts/:id/recipients", wrapper.ListBroadcastRecipients, options.OperationMiddlewares["listBroadcastRecipients"]...)
 	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
 
 }
@@ -2184,6 +2774,26 @@ type AccountInactiveJSONResponse struct {
 	Body AccountInactiveEnvelope
 
 	Headers AccountInactiveResponseHeaders
+}
+
+type BroadcastChangedResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type BroadcastChangedJSONResponse struct {
+	Body BroadcastEnvelope
+
+	Headers BroadcastChangedResponseHeaders
+}
+
+type BroadcastStateConflictResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type BroadcastStateConflictJSONResponse struct {
+	Body BroadcastStateEnvelope
+
+	Headers BroadcastStateConflictResponseHeaders
 }
 
 type IdempotencyInProgressResponseHeaders struct {
@@ -2292,6 +2902,1133 @@ type ValidationFailedJSONResponse struct {
 	Body ValidationFailedEnvelope
 
 	Headers ValidationFailedResponseHeaders
+}
+
+type ListBroadcastsRequestObject struct {
+	Params ListBroadcastsParams
+}
+
+type ListBroadcastsResponseObject interface {
+	VisitListBroadcastsResponse(w http.ResponseWriter) error
+}
+
+type ListBroadcasts200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListBroadcasts200JSONResponse struct {
+	Body    BroadcastsEnvelope
+	Headers ListBroadcasts200ResponseHeaders
+}
+
+func (response ListBroadcasts200JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcasts401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListBroadcasts401JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcasts403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListBroadcasts403JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcasts422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ListBroadcasts422JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcasts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListBroadcasts429JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcasts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListBroadcasts500JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcastRequestObject struct {
+	Params CreateBroadcastParams
+	Body   *CreateBroadcastJSONRequestBody
+}
+
+type CreateBroadcastResponseObject interface {
+	VisitCreateBroadcastResponse(w http.ResponseWriter) error
+}
+
+type CreateBroadcast201ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type CreateBroadcast201JSONResponse struct {
+	Body    BroadcastEnvelope
+	Headers CreateBroadcast201ResponseHeaders
+}
+
+func (response CreateBroadcast201JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateBroadcast401JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response CreateBroadcast403JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast404JSONResponse struct{ TemplateNotFoundJSONResponse }
+
+func (response CreateBroadcast404JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast409JSONResponse struct{ SendConflictJSONResponse }
+
+func (response CreateBroadcast409JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateBroadcast413JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response CreateBroadcast422JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreateBroadcast429JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateBroadcast500JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcastRequestObject struct {
+	Body *PreflightBroadcastJSONRequestBody
+}
+
+type PreflightBroadcastResponseObject interface {
+	VisitPreflightBroadcastResponse(w http.ResponseWriter) error
+}
+
+type PreflightBroadcast200ResponseHeaders struct {
+	XRequestId string
+}
+
+type PreflightBroadcast200JSONResponse struct {
+	Body    PreflightEnvelope
+	Headers PreflightBroadcast200ResponseHeaders
+}
+
+func (response PreflightBroadcast200JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PreflightBroadcast401JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response PreflightBroadcast403JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast404JSONResponse struct{ TemplateNotFoundJSONResponse }
+
+func (response PreflightBroadcast404JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast409JSONResponse struct{ SendConflictJSONResponse }
+
+func (response PreflightBroadcast409JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PreflightBroadcast413JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response PreflightBroadcast422JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PreflightBroadcast429JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PreflightBroadcast500JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcastRequestObject struct {
+	Id BroadcastId `json:"id"`
+}
+
+type GetBroadcastResponseObject interface {
+	VisitGetBroadcastResponse(w http.ResponseWriter) error
+}
+
+type GetBroadcast200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetBroadcast200JSONResponse struct {
+	Body    BroadcastEnvelope
+	Headers GetBroadcast200ResponseHeaders
+}
+
+func (response GetBroadcast200JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetBroadcast401JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response GetBroadcast403JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetBroadcast404JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response GetBroadcast422JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetBroadcast429JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetBroadcast500JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcastRequestObject struct {
+	Id BroadcastId `json:"id"`
+}
+
+type CancelBroadcastResponseObject interface {
+	VisitCancelBroadcastResponse(w http.ResponseWriter) error
+}
+
+type CancelBroadcast200JSONResponse struct{ BroadcastChangedJSONResponse }
+
+func (response CancelBroadcast200JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CancelBroadcast401JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response CancelBroadcast403JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CancelBroadcast404JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast409JSONResponse struct {
+	BroadcastStateConflictJSONResponse
+}
+
+func (response CancelBroadcast409JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response CancelBroadcast422JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CancelBroadcast429JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CancelBroadcast500JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcastRequestObject struct {
+	Id BroadcastId `json:"id"`
+}
+
+type PauseBroadcastResponseObject interface {
+	VisitPauseBroadcastResponse(w http.ResponseWriter) error
+}
+
+type PauseBroadcast200JSONResponse struct{ BroadcastChangedJSONResponse }
+
+func (response PauseBroadcast200JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PauseBroadcast401JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response PauseBroadcast403JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PauseBroadcast404JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast409JSONResponse struct {
+	BroadcastStateConflictJSONResponse
+}
+
+func (response PauseBroadcast409JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response PauseBroadcast422JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PauseBroadcast429JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PauseBroadcast500JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipientsRequestObject struct {
+	Id     BroadcastId `json:"id"`
+	Params ListBroadcastRecipientsParams
+}
+
+type ListBroadcastRecipientsResponseObject interface {
+	VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error
+}
+
+type ListBroadcastRecipients200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListBroadcastRecipients200JSONResponse struct {
+	Body    BroadcastRecipientsEnvelope
+	Headers ListBroadcastRecipients200ResponseHeaders
+}
+
+func (response ListBroadcastRecipients200JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListBroadcastRecipients401JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListBroadcastRecipients403JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListBroadcastRecipients404JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ListBroadcastRecipients422JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListBroadcastRecipients429JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListBroadcastRecipients500JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcastRequestObject struct {
+	Id BroadcastId `json:"id"`
+}
+
+type ResumeBroadcastResponseObject interface {
+	VisitResumeBroadcastResponse(w http.ResponseWriter) error
+}
+
+type ResumeBroadcast200JSONResponse struct{ BroadcastChangedJSONResponse }
+
+func (response ResumeBroadcast200JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResumeBroadcast401JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ResumeBroadcast403JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ResumeBroadcast404JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast409JSONResponse struct {
+	BroadcastStateConflictJSONResponse
+}
+
+func (response ResumeBroadcast409JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ResumeBroadcast422JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ResumeBroadcast429JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ResumeBroadcast500JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type ListCampaignsRequestObject struct {
@@ -3500,6 +5237,30 @@ func (response ListTemplates500JSONResponse) VisitListTemplatesResponse(w http.R
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListBroadcasts List broadcasts with their progress
+	// (GET /broadcasts)
+	ListBroadcasts(ctx context.Context, request ListBroadcastsRequestObject) (ListBroadcastsResponseObject, error)
+	// CreateBroadcast Send a template to many recipients
+	// (POST /broadcasts)
+	CreateBroadcast(ctx context.Context, request CreateBroadcastRequestObject) (CreateBroadcastResponseObject, error)
+	// PreflightBroadcast Check a broadcast before creating it
+	// (POST /broadcasts/preflight)
+	PreflightBroadcast(ctx context.Context, request PreflightBroadcastRequestObject) (PreflightBroadcastResponseObject, error)
+	// GetBroadcast A broadcast's progress
+	// (GET /broadcasts/{id})
+	GetBroadcast(ctx context.Context, request GetBroadcastRequestObject) (GetBroadcastResponseObject, error)
+	// CancelBroadcast Cancel a broadcast
+	// (POST /broadcasts/{id}/cancel)
+	CancelBroadcast(ctx context.Context, request CancelBroadcastRequestObject) (CancelBroadcastResponseObject, error)
+	// PauseBroadcast Pause a broadcast
+	// (POST /broadcasts/{id}/pause)
+	PauseBroadcast(ctx context.Context, request PauseBroadcastRequestObject) (PauseBroadcastResponseObject, error)
+	// ListBroadcastRecipients Each recipient's outcome
+	// (GET /broadcasts/{id}/recipients)
+	ListBroadcastRecipients(ctx context.Context, request ListBroadcastRecipientsRequestObject) (ListBroadcastRecipientsResponseObject, error)
+	// ResumeBroadcast Resume a paused broadcast
+	// (POST /broadcasts/{id}/resume)
+	ResumeBroadcast(ctx context.Context, request ResumeBroadcastRequestObject) (ResumeBroadcastResponseObject, error)
 	// ListCampaigns List campaigns with their counts
 	// (GET /campaigns)
 	ListCampaigns(ctx context.Context, request ListCampaignsRequestObject) (ListCampaignsResponseObject, error)
@@ -3542,6 +5303,251 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// ListBroadcasts operation middleware
+func (sh *strictHandler) ListBroadcasts(ctx echo.Context, params ListBroadcastsParams) error {
+	var request ListBroadcastsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBroadcasts(ctx.Request().Context(), request.(ListBroadcastsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBroadcasts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListBroadcastsResponseObject); ok {
+		return validResponse.VisitListBroadcastsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateBroadcast operation middleware
+func (sh *strictHandler) CreateBroadcast(ctx echo.Context, params CreateBroadcastParams) error {
+	var request CreateBroadcastRequestObject
+
+	request.Params = params
+
+	var body CreateBroadcastJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateBroadcast(ctx.Request().Context(), request.(CreateBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateBroadcastResponseObject); ok {
+		return validResponse.VisitCreateBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PreflightBroadcast operation middleware
+func (sh *strictHandler) PreflightBroadcast(ctx echo.Context) error {
+	var request PreflightBroadcastRequestObject
+
+	var body PreflightBroadcastJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PreflightBroadcast(ctx.Request().Context(), request.(PreflightBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PreflightBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PreflightBroadcastResponseObject); ok {
+		return validResponse.VisitPreflightBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetBroadcast operation middleware
+func (sh *strictHandler) GetBroadcast(ctx echo.Context, id BroadcastId) error {
+	var request GetBroadcastRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBroadcast(ctx.Request().Context(), request.(GetBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetBroadcastResponseObject); ok {
+		return validResponse.VisitGetBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelBroadcast operation middleware
+func (sh *strictHandler) CancelBroadcast(ctx echo.Context, id BroadcastId) error {
+	var request CancelBroadcastRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelBroadcast(ctx.Request().Context(), request.(CancelBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelBroadcastResponseObject); ok {
+		return validResponse.VisitCancelBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PauseBroadcast operation middleware
+func (sh *strictHandler) PauseBroadcast(ctx echo.Context, id BroadcastId) error {
+	var request PauseBroadcastRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseBroadcast(ctx.Request().Context(), request.(PauseBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PauseBroadcastResponseObject); ok {
+		return validResponse.VisitPauseBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListBroadcastRecipients operation middleware
+func (sh *strictHandler) ListBroadcastRecipients(ctx echo.Context, id BroadcastId, params ListBroadcastRecipientsParams) error {
+	var request ListBroadcastRecipientsRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBroadcastRecipients(ctx.Request().Context(), request.(ListBroadcastRecipientsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBroadcastRecipients")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListBroadcastRecipientsResponseObject); ok {
+		return validResponse.VisitListBroadcastRecipientsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ResumeBroadcast operation middleware
+func (sh *strictHandler) ResumeBroadcast(ctx echo.Context, id BroadcastId) error {
+	var request ResumeBroadcastRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeBroadcast(ctx.Request().Context(), request.(ResumeBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ResumeBroadcastResponseObject); ok {
+		return validResponse.VisitResumeBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListCampaigns operation middleware
@@ -3839,267 +5845,329 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Lchu3lij6KyjeuWVpp0mT1MOWVLv2UWwl0cS2tC05mT2mjxrqBkVETYBpgJIZl75mvuD8wpkfO4W1",
-	"ADT6wZcsO86UpmqyZXY3HgsL6/341ErkeCIFE1q19j+1RoymLIc/D7NM3po/UqaSnE80l6K13zofMTJm",
-	"eiRTRfSIkQnVI6Kmk4nMteq0ohb7SMeTjLX2Wz8enUfk9OTsvBW1cvb7lOcsbe3rfMqilkpGbEzN8Ho2",
-	"MS8rnXNx1bq7i1rHKRtPpGZCv2WTjM7MV9VlxGaYmNyOmCB6xBXJmZpIoRjhuC6lZc7S4mc5JFQQRvOM",
-	"s5yY5TClyS3XI3ydjhnxEyez9s9sZnZTrJOJ6bi1/75lJm59iBrW/ZZq9oqPuW6GWsrGklyz2RNFMvNW",
-	"RG5HVJOcjSkXyiyQa0JFipvi5oliWkWEC6JYIkWqyEYMn/69343sh1xc/R3+oZj++1a8WT6CxW+veS5+",
-	"f6cy48ls6S5/n0pNyQReJhtxv3tw+/fdbnWJ9ud114IHeJw2r8Ke7xNFeEo2zAHH/9G237SP05jM5JQo",
-	"JnREZE4ouWKC5VSzlEjBNg+IFITdsHzm8adD/jmVmplj0dLhe3kjOfv9YmfYS/bSLda/fEa32fbWHt3Z",
-	"6Sa76cLdjenHV0xc6VFrv9d/3ohZTOezw6FmeX27ZxY1tCS3lGtyyYYyNxDQ+YyLq84qgOVCsyuWw1y/",
-	"/vrr4VSPmNA8oZo1w5cWb3ApSDKiWcbEFSMbb394QfZ6vW7llL9nNId7R7Px3wetK6rZLZ0NWmsd+13U",
-	"mtCcjpm2NCq4sD+zBoQ8JFPBf58yg5Bko2dg1N/ZMcvNaWIG2STa3MExvWaKUAAaB6qB5EHRIdsv6IMZ",
-	"xVGMgYCfLmWKv3FBtp+TkZzmhhYZsoV0aMhzpQPqJJRmNAVylGguroi+5QnrDEQJXA6P2gaR2gaT2gaV",
-	"2gaXnrP+8Nllz9wYbjaJNLsVtQQdm28rVKw1B9X6OztRa8yFR72oCd5u4cgSkkROhT4WZuk3gBqJFIZQ",
-	"mz/pZJJZhHj6mzLw/1TsyLyZmsEpjnHB3SBRa8yUolfMoRa+YOh48I6aJglTqrU/pJlid+Ge/i1nw9Z+",
-	"6/97WrCyp/hUPa2s+EjcsExOGO6tAa3t3JdsxEUK52fOPFiKweqASYZEZd5a7OtPC5J1V+JyyexYnOby",
-	"Kof93QOkvBjpgouLiRsrhOxhleVxVWV3ZptK8ywzDCcY5J6gb9zfogM4XI0rF8vMp0JYCvdARyI0ywXN",
-	"jvJc5vc7CjvCBYMhwhNwgxPF8huWE/fGfcEbrnUhWAWZCvZxwhLD3mDWA2DNDEAcgosgXCoc7mFg+xpk",
-	"xjdSg1yJIt3a4EXB80JIfUHtMCGIcQ7y8ujV0fmRwRMhNbEvGpb+9Kb31MxJE/0ZiF3dyTKiAhIy+8iV",
-	"VuRyqmFRxSXELZENKmb45lSYI3h609s8IDFMEZMMPtaB6M11SehuktsXHQ6+dBd9zom+kfoHORX3O0lz",
-	"hEP4unyA8BeAyD295ym51S07nZwpOc0TRlLJEGHgqIxY6H+5ZJk0nFrCEVgm8XBX45TOMknTcylf0fzq",
-	"fmx1gmNcaCkvMhglhKudEKUVrgi8kRvZR5Aeec2/vz+cK4tfDu7ySqQhhbCEB4RnRvVQ5uM1yThMm7Pf",
-	"gFCav29oNi3B2I574V+qyi7uDeLeQC7GRLpPHG6b+53xG5bTy4yRDTM26W31uv3dzfop3EWtqaA3lGfm",
-	"7YWLCt+rrgv/ZaRNv8KUp0gehbpluRNhe12nah5YcoOLHtOZuRHmf8xHI3rDyCVjAnSoYroLnrb2e91u",
-	"L2rJqU7kmF1MxbWQt8IL95X9rY5n4aEuw7KG/dZOBNVCt8GcTRjVhq4a8Z0qKTaBBJSgVEHRwk7RDg0V",
-	"izC1wbTxeUTY6+T35KhG6b3I7AAltJGSjA1TsjdWGQaqAwX/AFVMklHNPkOOCTaw8FTdchKaZX4tk+ll",
-	"xhO/JDLM5dho8OT4lNA0NRJn5cxKNpqFcPYvhlBuF6aPlT62rzsVvu11+MVH7LX9z0OOMybSF1IMM57o",
-	"NengZSaT62YyaCWoC/dKldjY52REFZETsKlM0bCVUIHs1F27tJHi8ZI6VJ3+62o7d5ERVV5IIeayBTEd",
-	"X7IchNLEvxeu5o0k+I6Z07+C4gRXTp5onNtS0XeOiN4PHOeO5I1pyhaAZMNRQ0PCNw0dTEaWYjo6GoEI",
-	"a6ikXVoBx0tmCG4ixZDnY5YeGBn11jywZ25YBaFXlIsOectoSn48OgeR3M6qnpppvwozCS/GIqrTfHIR",
-	"QMShOVfE3gRrS2zUYgdimRqL/DVlhOJZ3Y6kYiGUK/AdiI24Apd9AlbxCKc2hxQXsIw30cj0jTGwczY2",
-	"uMU+S5vQdpCLZrXijSR0MsnljUFm+yoRdMxSMmjJPGX5hQUrTARWyXuys+p2lmBXfVlyGCoZZEx1MmKo",
-	"+13xGyZg3QZXePoNiiPvBJ3qkcz5H/eUR6bhAJUzPDw9Nlx+H+/HoX0PRtwn1sA8mHa7W8k1m8EfjGzI",
-	"nPxH+/D02Ny5/epjuLH/oBP+M5v9vfJs8/5IEEJhCQKASZmqwhcR2BzHNDMk1xAWe8HNCzm7kdcs7ZDz",
-	"QHxVdKbI7YgnI4tAA6FHOWPEDKDIRiOwogIyEUEgbMJickOd0RNFNfxymxsF2JKVg4Hgmgh2AwZ9lJvt",
-	"smsk5tdff21X3QmL8Knqffg8dPyFZjyFPf9AeXZPlLzxg1wMcZSoBWY0ZR0OmguKJ/q+lfIrYI4im0UE",
-	"rnA+I6DjgSMgIqxz1SG9nZ2dXn9re2f32QERknwXETWhCVOgc1A1Yqr14a5sPYRlOOayT8J5742oVfgs",
-	"Ns8OOctSQEyulOdYHkdlTkYySxVijdI5N9xRTKaa5Gw4VUyRDUrevHtV+F+igeB2Y+/Of2g/jwgl6RQP",
-	"BfBp84DECOsYCJ8iRiYhcjhkIjVLwDVtxLVDAnZ3gvepynoNRtPMYPmMTBVLEbGpkHoU+IY34lC2Sqy4",
-	"8E2yUX/goZvG/DnJ5YTlmqNQz8aUZw2OtajFYT5zklSjGXt3uxXV3IPOx9TkkS3ceO/NcPbVyE5aOMzl",
-	"pVHEzVjznDPmZmbZybC1/34x+lZsAVF1v3iBC9d9zffU6MavrPNDk4HB4Ng0Z4TZyZHqgkhH9VQdkNjM",
-	"HYOFS3imDrK7AmsuA+79sX0l23a+6mZa30+1luIXmnNn+6Fpys0iaHYa7BOufFTZOhcp+9jsu72EcZ8o",
-	"0m1fUoP9E6lgWELHYOYcMS+OPFH2dUU2QFx3DxSJ7YP3HzowGfr1x/QjHxto74FzEf/uNmGSV2TqK3z3",
-	"9hVR0+GQfzT8i1D4AafDq/rpU+/uzonh04kUlsTKnLw4Of3XxYuTl0dkg2oylkqT3s5ABC5f9539gApy",
-	"cn5qh49sTAvYNOHxP98dv/j54u3R6at/VZ20Z6dvj9/82N/GbXu/arfbXeZYrdwWOCsHkaab8oKOJ5Rf",
-	"ifqVBoRWy+i8+/4Fvn0XtZKcUc3SC6pLFz+lmrU1h4tbIxLWbjm7yBvjAjbsc5aS70CE2CRPyQZofd+R",
-	"6jPyHUE6vRmRrlGFeweki5Evhgwb0g5UGuxuLCUzBgb3YqFyioZOu0pU08wq7dW8QCueqq8T8DixEFFP",
-	"P/H0Dvi1lagMxgyBBwjt77kdLCIOp3ai6puGvZslcs3GSw/kBxz3LQzbKogOzXMK5iIY7sIAzx5ReQ+/",
-	"YoiQsuEFTgxE4S0xKk16QOglAN8GhPhghDIcFx34ylwhoystFgjHF1utY011euIO+wJ1pyEsxigRhlAf",
-	"nh7HcNMxaoyiXOE+6TTNZBB4ziUA3F4H7VfC6gXsNbjIkaMG1asarngReXnhiUl5Uz/JWzS+Wj7mgPNE",
-	"ubNUhOaMcIHiGTJBIuTtAdFS08wG5fGcqOnY7LhMxDyUVkS3oRfmV3h5gpJifVdvPeqFBi4wWxYm/9Bh",
-	"UKVB8+c04F5xecrqIiu8CqBc6d0KvuCHBSjsrFEAeLtmD9tFaHIPQW2+jJZSTVdlX7WNwcf1pX4IFvuK",
-	"qwZJ2JN/kJVWodjFGurEWrCP+iKZ5ko2xOedUqUIVSTGFwpaY74iE3rFPO2zXg1DTeFBA/GpAKDYx6ID",
-	"U3/aiQH01zm1EW06rdD8XoYuCL9kg4qUsPFEzwgCSm06WaLJgBvA9VLKjFE41ZQro4pdzFFxotZkJAW7",
-	"sDS5thIbkIPyOcErGpHAHtDISsIxL5DfLjnxwMVQWnFlffWhGzEEjdh1kAf+n6oZwD7yBvDCqwNIrGUz",
-	"eC2jWl3cXFn6GMtLnrF7nEjFQsNFkk3TEnrUpYv6A4lyQKAC7HS70Roasl1/1Co8ag5YdvgFR/cC33xp",
-	"L2Xt4oCr7h6gXBUAdfR0MwYbg2+Xb+LoxhnmVqNR5vXvqbo3kapD8C5qMbcIZzWwW+q4M/mw7GxxhGgh",
-	"ncMx5zAnF6K2Mm+yt7iBNU3olbdOLgvk8W/OOVQjWAbjLTjPdxPFcv0A+BgQjfLd1vmUIYmnRLBbT4yM",
-	"TjGmKWumQQ+L3sElLV3kpYD5+uy4dCx3gb3Yo7kB6Ic6zNZg3RZJ/qzNoajxRbYWbqmMhj9wlqWqkitC",
-	"EprnnKm6ouPt+TUNazqmom1EcIgK0+yjbuRCweYa7oMUxL4QERSMpHAmjKYLUYGAG7zwOzRhMtgpX1jL",
-	"ankRr2ky4oIV+0CzCSQ7hOtwlLXi7GtIDQj9uY1O3jnBF/UYlSYvTiX4qSm+b054XZNnoPJzORijOT6z",
-	"IZq5EkH+oQEJypbih7hmzlC+1NgO534X+r8WWrnM7TjCV+/KcR1V1DkRc+MenO9zY6fbJ03nEZHt7h6Z",
-	"A3tr7nU2J0irc3o/WGS4jdQAs6APRfnE07sVlf1acMp8XlUyNIzpDAMpaZKwSSk00cXYuOBMqkgmlQYL",
-	"5UDAKza63WYslW0YT5wfguQMQsRd1AjhOgLH7o9H5wMR7LY4mjuiRvIWAszHjIrbEc9syNCcaBO0itd5",
-	"bZ0OA0laTogBGecQYi/xLabEt+xyJOU1RhlbanyAtikQzghNU4z1jA3Zj+uU+j72cS85LhVa3xh5was4",
-	"dYMlLpLbY4UsGJrkUil73gpJqrPyNbKKcSOJPs0Zhhqw36c0gxg0pnQERgmYVZGEgk/0ckYoPCTXEB8g",
-	"0B9iMaWTs4TxG5a6r+QwsAWSERWpYhqz636TXDjspiK9lB+dplj6zSrqG2goLCQtDB2U4oblCgm4+c3a",
-	"iM0C22P0r3/U05wRnqrNkMmYN5bL7CDQOcE9OPxGDmheOwqCJSte1hvWaEU9EYxY55GBVoGNkOFrNgOh",
-	"SOZZ/CsiMMwUP1EkloKdDOOV/Qvh93W1oElfUcu3+tUluzKgv5Bs5+9joPJVkbwQiTrlgPcO0tlC4ugU",
-	"SoElQp05CBi1yk6g/XlMuSGjqKDzwIjBfOH9Z1yTK8NWhBSMbAhpuchmp1nDcqECqxiguc5WUpJSoI/w",
-	"tpuhCbtC+WCuezvQgWsQrGq7VQM/OO0M/UJ6hsEikGW1QZE5wE9PFPn3s5M3+MRSK2B5qdQqMjL1CCy4",
-	"5ouLG+uQV51ufEAo8RnJ8AoGkXGBMWQd/KdRD/GHOBjt96kh3SB+xkTmJDbTd3gaI9WH5VFDTG9HMmN+",
-	"AXF4kBaWQSRBW13zSVtOEJDtiQSBEiNm76LWTxA+8kom3iawMKigEfcSBjKCQBbx6uTF4fnxyRubPFhn",
-	"pTYQvxRc1Tq86ZBTOs240pT0ut1uRM7++78k/CbLDvXecod61Mqo5npqwz3cLO3+Vmdnt7fd5GErAhW6",
-	"QaRCe6/b4FLOpLhqGH17t7O7s7O3cPTe89Lw8M/a+M72EIAnGTMPn7XBUbmPHjbhTpruIyLHa5Zyeg/M",
-	"GJvvbJ2N49eHPx5F5Jfjl0cnBrdfnrx49/rozblFkgPDCBOdzVx0TJxxcR0Dp4952iCPDXnGmh28L2Uy",
-	"HaP3xPnwzcsYJ6sh5SzhE27eUIxVSpQcv/ml3et2e51JOqyEcWwvR7p54ltAn3mKkpEBjQ85mxhVEO3M",
-	"xVJ63f7e1vPtZzu7lfPuP1+O/VxcN5nqbX7MSOuJgiCakgKSylthVuIyS80ah7kcl9cFH+8/fZqkomN/",
-	"7SRy/FRNzOyd3yZX1fiX7fKC94z2q41W29pv/W83XE1kNTTMBgO2i7hHWtrD/tOnxOwVsMxGYpj5gooO",
-	"NsJyhVV7/lEzY0yVDbyuxkIh9l7gfQ+FTD6moNLf8JQZ8pVapFwueMLTpsu4OH/+i8XIzTNhfNOhcs3J",
-	"8F8ORstsNN8QaH5ms9dzBclrLoA+XbOZK4SSOqIJ4aUhjmdokgNx1uxmLBul2tesLsrSIiJ1hWodIJZa",
-	"R/BCw695J9B0F73rwGCUCNQ3l+YI2deqF7ZI14I12umbbvBr9tU1ptfsC6lJrwvLdeVujKi+KFv2aiiR",
-	"ZIb9XuRsyHImknlRWpW3bL6LhCTjIkDM+vUFxI+VWVWSj9ugQ7efPXveazTRuJTwxUCE3WD6+F3UGnGl",
-	"Zd5QXugIjE0lUxsEwmcpU9oF/Ps0sEAq0HzMlKbjycoK/RlM8mJExRVr0nzKJ/CAVksjSlVWb62Sznxj",
-	"rZHeTMt1NbmcC9hxNBCBUTOR0yx1uYFGMPLpL94eCkNX3kPb7eY+JrmE+enlpPQOifFgYht8Jkhsfo/J",
-	"xoiK1OVfhpmNQuqB8Pl1mxGJK8gNQ2GYCUiqFjGKnyMyFZpnhJaRYiAgMbkkfNl5lIch5EtyVeTVADaB",
-	"2mczGgqDbGcgDm3IUO48PXrE8luu2Fx77LzwzOOzE/J8t9srsBJx9t35CyKHQ8XWiMG05pDVLhjidI0K",
-	"Bagc1ciLn6LYUHFBm4kwXuavT4mRYH5RcuwrXFQDbmdlZEMECh0hDRbv9cxNzdaklGnKsznGmntYjxac",
-	"aHPshLNBrxw7EYx2rNn42wrv87tZAgdY+dwgxzXCLcJA6WZWvgq7XzvKo2zcXy82ZH7IuedO5UBzOAOu",
-	"NBdXTxTa3FcncKV0v6bLYr0Y1sGxPADwXhLJ2tx+cWx+iVbUvZEbBaRtPg7yfJfXl26uwSCg2NKqDAJf",
-	"vi9fKUIGmo+qlAq+8mVcypfKmZnliKEKogcr9KCphPS7k1tAAd5aL8UDxQDe7zYaCacZzAZZWP5E2aux",
-	"/EpkgXV6ril5oQV4sQV3rv31gcyoY2dArXioZU7AThQROk25jAhYiyLijEUgVCrNk2vm/awNQUQJnTjo",
-	"1IAQmknnmCvrjmI+ZhfOErbUS9q84TXJ0dwl5owmzUfPxvI33rz+Rdxo0R3GIZs2lLNJNms+QZuGaI7K",
-	"MBGo9doY6zUH2jYQaF0JqbZEzT7qeWTto8b4APjLbtlrVzAJPrd7kXmxleYb2WwnrciGThczL5MNM3e0",
-	"GN8jh+wRcVc+cn5/KHutWY6RYJFPz3QIEiHjjoiaKc3GRvGy9RB9HRbBjJopBdtcl7bXqHSJiAOl8zGf",
-	"c+23FeL8lWObm1hDU3BzzdP9ENHNjg8zoefwpL+U0egrcdCKaLmEzq0i9HlZq1I7n054HEpyepTL6dUI",
-	"avUHMXBONolIPKGCZfiNAaI3Z6RUjS4lzdMnmFAJWRZkAyKWkhFLrs09LjwKQDYx3KQUo0MnHGIkBcsa",
-	"bcpfU45bcvvL0l1dfFtACsx9+HPIgL+Ji0iAWslftcb1n4N+v45Y7qtcJQZTDDodkAItV8LDuei3DmKV",
-	"NYaGpVIdWE1KBSVBjXdmunDONXIr5yzkfwjRvAcN/Era8D21SWcfXTUk9HMJj1cpi5kXkRd4+08iMAXe",
-	"LiQxuKEHJDLqzzLsrpvZOrdq+BfzUjekF3zTnupaybwvBpkigeSbBshpKXevvKWJdcY21Dtw5u8FBQSW",
-	"1AuYYDALjuQ+a6I884p/f7GTq6fRfNsn2Fi0+stBZ9UEpm8aaE0Vob8YyEopYN80WM6KsJXKAqCmjkyZ",
-	"jYD8Sd4SLYnV6DGFA4rdGAGPQgsml59Rt1r9Jrm4cECqCXXwdDLKGzNwzlCV5ArtTqAjBpkgjckeWkK8",
-	"NQj0/W1sn4QxnJUXrZmtiKa4lfk11Ex0Adu+cxo85SKVtwR2vSFzcms9opDnj+4g67kgv/oQB/uROaQJ",
-	"E6W8MXTTu70gNJt3BEWTKyukam7aDOwHDk/bcKs1y07UYbXMwF4l9uWqEeERRwE6NJH/xjLKX45rr5rq",
-	"+ZcMYTSw/OqyrJn0LVPT7EtlTgcTPIR7uq4BV0JZUkKV4lcC8z2aNffGS/btWRtXKH3gPbT23bAu+Zwi",
-	"LF/LlImJicuZFXAjv5nAuNaQNVgysvDxNLOJVmaMRqPKIlRBz2R+wxMGYfoRVoLl4v6JwM0Zl5UdL89M",
-	"LErKLAYdGKdGdDJhoohmM+iAyZrauYLCGHaSgzNWlav0fNX4rfDaL7W2Vi+DX+E8duTqr9vyuGtWTS0n",
-	"eNWP4Bck6UZasSVIP33q392h41YSKSCVEzK3fFyJv/vvW4eCtqLWyduXePk/BLGfpQSf/vbSjI8x/XiM",
-	"3/aCYkM+ZAndZStupbnga2QoKJQm7ZBDQQ7fnf909Ob82CZ7Be8X1VMHgisy5FnGUhT/yvB83/0QNOw1",
-	"zHLMteGN5bqq73312q6vElvUWr37sGLEbKV8bgVmdZDVYp8qVUNzOZ0U0Zq2TRstKkYenh77wogGC2zq",
-	"fZn8v5E3DMREQA9VzfRZnnK0Ip+iWQYhF/JWEJ7aU+bWSL5BhUs1zgl4YDXhRhQ+w57JXsZ2Hl0q0oHI",
-	"mZ7mAkmkh4IreRI1UM2CDIUeBhysbBC0wnC1vm6NV5a6l+4uhdXCWK3PKQ4WJG0VhdyrWVClrKf33fbe",
-	"h0/Po97O3b+tmPn0cJXk71y18oswsmbR3alkiRYD+NCW5V9jGmHx6eq0yHahdB9EhA/LTAw6CwlWoa5n",
-	"kNpFFEUDx4OQ1jqZyKi4mjbW8DHgypjNxRaMpf4q+cI1dBxIbvAvrooeINDn+4blNCNulgr5YOLi3VmF",
-	"aOyUEY22//jwqR9t3W1cvD9s/ydt/wGo14+27zb/8W+r1821VZVwlYqa9RUr9yUVBbttaIsY5LEKSs7k",
-	"9I9KDuvz7gIn7wrimiFrHht42iEnVu0qQdqgUzEmgSbxKKaUFvmsQbjzGbu9xjz4cJr6Wt/YKsNU1Pu7",
-	"fN5SG5rVrMtCqrpbQCMbZaow76Smwj2EI21ZPKpynbQtr3AS76oxp9UiV6v51M6DiIP1ZERfLBnEQP+i",
-	"c3iPp0qD2tgcQG+Fr8WBDkFVfm5Z+QGJsQq/wR1owBFXZcCYgNTgZP9meUvTa6YurNSFXbYw0qx1NpIT",
-	"IuRtsex3b1+B3cF+3Vv4tZYTMsnlWJr9qGKQoL7+6rKdOx2U8Zpi9hOq2ZVN2lplpBfu/YJhOeRqOgl8",
-	"5YmCDMpOOd3dSD0+391AhMQh94zRPkQ1BspZ20E0EL6QAkDRf+R4dhyR86P/OK88DU7XFf8w3JEOhHvS",
-	"IT8e/wCLOn178vLdC5eDjyW70ToFBacqdVxnTJMNxRiJg9A61/3EqbBvTt4ctaKWWVgragEYWlEL4NCK",
-	"Wg4KrajlNteKWj8e/9CKWnYx5vIF6fh2gBpvWC5D+GtXkR7qF49sdMlUZEypUNrgCsGLrWD853OqpqzP",
-	"olYzIawkXSysTxuWoe31F6r47hAPT0/fnvxy9LLRFhEc/tz4GDD5B7KZdmEzqBMBWhm1EHHKoKPMK9gY",
-	"DcSLw7cn786OXkXk1fHr4/Ojlxfnx6+PLk5++OHobUR+eHXyq/nsxeH54auTH31AaKfT2eyQQzxjObTl",
-	"Vfx6QCW1xn53ttv9vhFrjLDIdYccBka7kpiZUOFuQ1VFbbnFliTNJfVpFpQA9uceUK4g/qPCcxruQ5Vq",
-	"FZxkEXez9LPG4x68e0yntawdTIl1LKr2ahtZzvAuA/K5mGw0uRueWGd+HXKskQZA4ONAVHvKUBKDTSe2",
-	"rWeisJVMpdNM0QektxPUntgcCENnT85P3RdGFVjBIGINIZuQA2r2NpT5QASsEcdzfWlYMpKGaNPkukBb",
-	"uxdzF42ElG7OSwSdHznuzzajlywrS57nuZkNZI31IsTtuoDZUVWpQMKGXDBFuN4PG+1E5N3bVxE5/enk",
-	"zdHFm3evvz96a+iDOw4kBpEjBUADwGcoBQqB7QlV6lbmqY9wB2G8bMIaCH/RNxI5sbq1DXDVdLIJjdKR",
-	"PVKwclXtE0b+WbW3D7xlYV9G9kX380UgxTRlF6zEUS5ZVi4u9E7zjOvZ6rrgu8mE5e2EKqu0+jYguLoy",
-	"orw7P351fP6v1joV0HGRiyDRnO3pu1GtnO7p5fqSot+v21CrZVr8TItW+fVCmBqK4X7T7k0Hoa8fr1fC",
-	"oC/j5Wzs9/nFjr5UNfmbPnSsN24tSffzyICts6E+mqhYlHa7jUXhmr5tsEc1fr1OW4nCZh5aag8Kc2xk",
-	"jbGgiE1ozoQeMWX7JvmUW/MwzaVh32Wi+t3ODtno9TbJ3vNnuzvt7a1+b6G9eTD47h/vu+09srHZ/vBd",
-	"s9nPOhmLSU6tfaCo4zrULCe7ZDIuT7ZCf4sFpfCLpqNfKCzuHsWpq/HH+HPzbZ/bNHXlDcyDwPK731TF",
-	"vLEW+bdEF+Zvt1WqU1svYCeKUs7gIsLk/Rj+jm05T82yzPU+RgAX5TOHMsvkLWgfKTcjj7mgGjMMxnQy",
-	"sX3BqrVbV+oXcnRTrgTrM+hWy8irfo59wJZm8dQ+s9r8CpZX92mpLu3i+sHnTGlfQ9hi5gyL5doY/buo",
-	"BaWJl+J84/YNwq+YvrTeB8GGl33SdKrLvqmD50OBzObX5gweJlKoxzrXw+Fe8KWtbSVw1yGcaIm9rqTI",
-	"ZkTLzVUjU4rqXUsSL4IVLm4DUQPBV0s5qYK5KeFkSe3lddNNoIJGMs25np2ZVdhqBNAyHb2dzcni6K23",
-	"BjFrCFNMl3vXQw0w8wVacJxWtN/y3dmLM8UpzZbxr39OG6OsXmFumpI5mjuEbIN2q6XM1AGBysOuUxqB",
-	"aIYJ4YJk8kr51cBLxWLszA0ruYRm8mZLDammzV361U1ykfEbdtHpdGKyMQHBI7eFROCcQRKHl4spR1pP",
-	"sDM5F0MZEG7zp13max/u9yPV7LapLDTEKXvH3K8jqtXhZFKY/Zz4E5FrxiZBQjpyEyzcbl96onwR/oGw",
-	"DioKcREYfG1jEUtMTEU+4dZwUKg8/fbo7Jwcnh53BmIg/vY3xyI7f/sbOSr1lolchxes/AW8OnLMGIZC",
-	"rLUtG+zLMUZdxHbV8YEbZTjN/NAKOiXMbEuEyI3ufqZkXG3vgqJAhIOjXdU2Wyi6tjcW365X0o7K9bA3",
-	"LSDOgi7yBhhWiUCx+bgNG954+8ML8mx7b2tzn1T6y5ONd991u93uZkRKfeYHAhs/T8WEGiJA1DTP5ZU5",
-	"faYSOmGEitkt5KlyjJm3LeFBqnAXh2rzGknZRI8ivFQDgZJQhBs1qGD9C75MuNrEwJhKp3ucKDjBCFWD",
-	"wFo9ENgVl2Xpge+SDJIZhO3QTLMcoqkM5MzFY0JzdB4Z2CHeCzDKmwmpInOuJ1Ytv2YzW7Q8vKHRQMSe",
-	"MO3XXvVlJmIkELElNkWV9I2sIE7780jRQBhaBNH5rIiKMJwOj37i21gEdaS5ghjOCEN/qTZvJSxlImEI",
-	"co4W4IG4BImVp/sGHg4z7ObhLAqfgbmyhA/RuMxTUmweZGCaKek8BD+zGYjJuTYHE3siFwdJAfVw5AN8",
-	"03CqC7guirjgVuxmMhBeLIAch5xr5o/fTGCbv2CdZBgsZWOJg/mxkC6ZjVHN2jbjZSAmhhpDojY5PrWo",
-	"Yy8Z4amqEyB/w6kwsLDvto/T2GE6mKrNeczklOApocX9igmWQ5wyFOUg/5xKDR15wIZt3nZd3KzLya4n",
-	"qIRs1vO91LZUgZEcAHOVVaFhUcHreEy2ML1NKxnjdTP0ES8U/AQX2/zGBdl+jokokHRSRB/AJfNg2EAC",
-	"6yfT7bfwNkttX5zNg2B4NyOhAgo14nwGf8z9Dtq8wIs+IwW7ezvqA1edZ9lA5FMh7OWnZLu7ZwH1C8sV",
-	"l+aJgVN804vxG0Nk95FwqKgENZESIzI5/Q0oTpqaO+TKUI4NlwR6mUNlIRtdLKRf1hXlZigfsYITdcgL",
-	"K/yA00XLDM4eh7drsYwDfgmXAdGTjiltCHZrxWAzv4qsJmr+KsoRKs8xWH7DckDc+KmFQM4yqsFbhKFK",
-	"I6lsaxpl3rZZS64sjT0NlkiAjs7NQQVnaegntKYn9FLJbKoZlFbHvlWxGTv27mNCSYH1KA2CP0gBjduI",
-	"e/1nnW6n2+ntP+8+78Ji4zG9ZiSfiviJIrbgldvcryU5wuzRdwtyoangf4brARlKMznNvVqBB+z2yWwQ",
-	"60DEH9tWQlEx2TBXF7dtiIPtUAPIy7Urga42kYcpq3Kr/UrPGkDNgbB9a6DfDZARO5yWmZHBaK4hylir",
-	"slLfIWfSCs1GbLUglLmVpI1cNhCgA0GoS4DRRWrGhqQTDmLvFRMgpw3pNNObeIcIG3NUsxC1jIipDG+D",
-	"OFaE6FNrGoPIGT3NBUpZjT18gJuWIYDIvG9T7gbCrzKCRLIZxjtC/NUVvAQiY/5EGWapWG7P3If9m+M+",
-	"LDELmdfJPbO5anqUsyIzzLsv3EmmisghIDXPIVZhw+gmGnuvDcOAvicKmEwxxOY+ibdiEtuxL25Zlsix",
-	"kRKELMIuQFDoxySuh6xdTCcp1eaDfiVIajMicc98oycXmbyyuWcx2eiVXzSD0ywjMQRExh1yWKQ5Ir1B",
-	"P5U3UI3Rd5fxhAnMXbT6wmkuJzlnmmLoj63AVVcjzK1vRa0bpLCt/VbP3Fswf0yYoBPe2m9tdbqdLcib",
-	"1iNQEJ+W2oxfsTlu1wLQ/v0Iqle5ItL7Lv4NI83jw9PjuIg137DpiOYmwLaFHIi4FM4e43U18DB3uvIQ",
-	"M1+kc65HiNb+xsPiFLn0Gk4EMgRyD+RQUA2N2gPokFOwHlt1iRKsjGpuSClInKSS2ZhvfzWOU6O9cqV9",
-	"63KApxOdwbZQafIjbxVsylVU9fbsnW6zJguyj9MzbZ0+IA34iW/d0u92FweC3kVNpxkH5WJjd5cmObvh",
-	"cqpsQVg5ob9Py6ttvT4/nqN629Kz4YpLlv+lIZ8fopbnp+brfrfrtGdnuZmgKsKlePqb7Ubll1aYZQJ8",
-	"fv8JGzvZUCxX62Z/u9/1hW72t7pRa8IAayHsA+rg7O+aFaO9s2cgbssS9PrdbqWsa6vf7e+2e712t3fe",
-	"3dvvdve73f8sauvMLnII0ex2nu9E6Cq68JVO533LUzMVOoca3u73znvd4m17BPW8DbMVP/0O2P+K2P2T",
-	"n1uBo9G2XipOb5XO+YWjFCwe9VZyBpMMevkz6fggIDiTUDafN6l9/al98zjFyba7vXlfeDx6Gjo9W/DR",
-	"1vKPbIeHY9fh1XzX7y//rupzwQ/3ln8YFBMw3+wg5i/+ptRNBIyFajoeGw6BtKkAuXf7QcNCuA1RS9Mr",
-	"BSFi/rKAAbFgBpAdM5cjHPrhnwS0lzjS61DfmploisQ4aqLETutVEKs0EEMQ2Y0Iap082J/XZtxjVD/K",
-	"iNegTCkvapMEIsAjoiSIKkY7I4lUKHYOhMLMBqpBa8DgEL8Jxf9gTXT+R+bJ/DIqfx6MeMFT4pORXPgs",
-	"QYMOt3FWwGhKN8NTM3P3gcoaNl3ccI6ZpM4ojMHLxZVdK0PgAQnuN0ZiEW8uLN5YLpAaqG71uv1d306w",
-	"36vKUgyUDRjT5uOFn27v+U/36l8a0dTv32g1Y8qFplwYbSTToxlhicRCoISJK3rFxuiU+ZOZwgOzhEUc",
-	"4bx85fCG/lU5Qnd7+Xcu1Oqvx0IO6we1iGtY98NcfuH67pc0hggaU14xsFFDY48DEitG82QUY2szqyb6",
-	"7KMRIxizYflAp1ksd6v5K0nlp0BDbG0Ub5+lmvTKjKF5YbYYVsO6emGfxy7839oKA1RohvNICQVLmi7O",
-	"ZSOhirW5UEwobm7H5tyjKvQICqFRTTvB85+nR/SagnoekJE5NH7/qeVKtbiQryLuYg7BNeR5p9srYrJa",
-	"Ozu9HsRC2VAou8Uw3xADnFrABiblUmpAknu+VlqvYJB3D0a07YZXFuPt+49S/FeT4gta5omv+8mocxOp",
-	"Gsjta0s8L2flS7gP1hOwGSc0y4qAQBCNbcYsGr5UWKcFrelGbB4IvAcqdA2iaG5nGtMZfsYFib+Ll8UW",
-	"2o5SA+EchCrMbycbz40o1dtpyi7ftCqBTVGOfRgmcTGVcWcgbM/9jA01kVO0y1ptyE6JNtAm4b8UG1pn",
-	"J01nW7zyNPDxQBTCB5TdmdLfy3S2HokKQkxtXGkRN1oEizrC0xyJaWnNogjKlSlHY9TsXTlmxZKi+9Nm",
-	"jC4sSgwViTdlgn3hSa9/GVWj1SlxiaK6tPKgoEuJvN5FLbwk667KspLPXJabu7asdek+HuJSid1Oe0uV",
-	"r+EkHZlIK6ygwdW4jCMUn/gv7qK/kB6wAmtobJMLX/dWmLVSwPSvx8kwbLFAGkIdUjWzNaNSVLxbczWL",
-	"t4HTa0xT1p5OSs4vMEOVQptKPkh0S2AKceBg3IwGQo3ohKU+eCPj12bhzuTwRNnm95Dol1+zlMRjmbJ9",
-	"cPLEHfImiH3xJWVqATH7ZKogvEBL9A75ApAYHEJzxXz4Fp/vigB33pED1r2I7mqkozTRMrmx0Qv5lxUe",
-	"/4Sb0wTEEjIHF8g6dt0FwoySedp40dYTgjlkfo2SmRoZpdiKfli+0sqFB2SqMFrAyH5o08L2GZ0mo+lr",
-	"1vp81u8raDax2aBfMxtTnrX2W3Ki/hdNxsx1U7da2Xa/YK3JmJFXOg3bNwfToNiQcmUY0UX4zRlG+7Sq",
-	"pU6hulL32fOt51D9KXwIAkCr193d2e5u7fT72/29fr+owYe9qpepcpgE8+KrQ8KKKhVQ1LffuOe1N7my",
-	"5BK0q54jrlhgeK9CFY8fyc/q5OdsJG/DMAtfLM1VRrb0gxtmODXPZECQXKd0R4+KpqcrRBk0RDovth3a",
-	"oBE5cTlvPDNa2EBsGE0Xa6Da3zD6Aixamx0IOa2kfI+oClpDsxRqQtAcjfw2f2ggGiMI9smE2qIdNSe7",
-	"W3LQiBVqYNO0aMYqBTsYCOyyPK8lKzl04QoQW+eLG9iid7ZvKNm4ZjPF4HuQ27kUA2FAhXcjjYg5AHTL",
-	"bILXDExNRGk6swF5NsxPsNtAXcxzfsP2Sz8OBJ1MGM1RaYcojWHO1Mg6/CbQYA2j9dSID6EldM4mjGqS",
-	"G4Yjh8QcNppiVYf8bJV067Rz54arQYhjQBLCYZ5U5PpvLLMEn5hV+w1ikFypdY6r6wRdunm9sFurSHRr",
-	"smn6btAr0rhK5dLFy3W5b0Wsja44IgH1lnsgN5tdkNVAj1Jp1Ps6H5fsCWIguQrrBAfG+TlG8FJR1i+0",
-	"MFmp8mctaFz5vl5L6qA1LTxs0NVk9YYaOUsKpi1etmssbMilQQGw+GBNHEMPNnx7daSh0FC9jA4lp2Ro",
-	"9W46COe6NdM0n8XCWmgr7uWSDWXO7rWN/jrbwHkeYB//g8LAkv7rP5KPJ+fHt69fHhb//2L74+uXhx+/",
-	"+RixQhh5X6nxbq5apcpugw+9VuS9dUvHPO389P3Vq9fn73pvzo9mr//4Z+/Nb8kvh1eHb3/8/rj7+vrf",
-	"f3jz7t3O2+t//XFydLT1+vq49+a348NyOWlrMaxWNH/2bE5ERMUJVSonW638Gqy31zXTLA0icN0ZbY86",
-	"n8hre8UVLQ+biJ05rlJb+uV481COrVrjrSWOrbCR8aNj62s4tkCybZbtAxXCC3BlHeJp2Guz2QWGUn1T",
-	"dVMjXFACSqtTCUmpQ6eRO4wIKMjljMSlGqjxQNicGlcMLV6zVi54x0vj8jQ+GIigToG+lWFx1ajoGnMp",
-	"9Qj0EFRn9IjNgkhy78jzdVwH4hzqHtg8DxuoZwYAw03Fne8B4BlroBKBgJlloPicVzyDVs32FAtncK4C",
-	"EWQJYej1YamHAhg6uVEhbNoRzAcy67WQt8JwTAUVv6zWCfLta/aRJ1SQnX4Pm+B8n9M/eMapcI7IvQg1",
-	"iMP8ignNhXm059ouF/qr36GX9bEAGM+LtFuebqLoT7Vdzf5AuHOfGZ3TbHSqo6LouMt6cjXYxQz7fg7E",
-	"QBz6V1AlGtPUnDpPoPJuUoH8mM7IiN6YY2HCHkIEAY46n3kXrtWU6ollOIX5TBGu8cD3zV9XzObjeIFK",
-	"TnUijRyVW0fMZjQQMo+CZC/3itH4mVHBLMXHJZn9xnM628Q2my22Q1xMBRyvzUTzpoW4YFOxTa3U5R7e",
-	"qJVD5TOpNNkQ0uAO/iasLQDyZn0OMD71aZ++lA32JZHTLCW2qqiDxaZFnmIuSna6fRI3tSqLbSLz4p0V",
-	"qc1w5UvF6wG5mChw8HLWUKx+CQSnQvOsCiyruNpC/2QDa5CwZCSJnObFAtLNgbBnSTgmNfpyWK4BFNAE",
-	"KqBjxz6hBErF+ozKsL5s5IvLbmIt2IEo15c12OJrydoRGorJGtC5KsJYsJOCFwZMoAOxQckaFRLxdhad",
-	"IJZU3DvwtqRsFhb+27T1chuqN8KR+Rwka0xnNBkVoz4pyuKiEoH4YUdTcWSrxEDabuZKSQrGUtVxWa7T",
-	"jAHBdER8Ib0+IJRc5vIaWgAxn87piov6bG10UCk6M7/euuKoniewjxOWQPuDgTixJQyJK2Go9uuALD7F",
-	"yqVcj+S0seIzECKu1UAEZzOn3KGtU4n3rVaoMo68/ywiSg5E/GlQLoQ+aO2TQaucujVoRWRQKV9q3ns/",
-	"aG0/7+/1tgatD3eYLEiMsJMxzVw9ZMg6Ax4o0H8HSXAGSHG1C0Zsb/mcxhc45D6Gw7jQlGqXC6zdWe1y",
-	"sVqDC6P7OBFjrWYXZbta2MDGimd/WmQM1jqfHZfdItXi5009bcp6UjUOo1Tl/5kRPS9tRaE1p1muSS5S",
-	"2BriBStV/RvVLqPp2PTZou5LGNrrC39bwmu7kAVcAyk7TyNHVIdgBsZCmAsgcPzml7ZRLesgLu+s2qnD",
-	"DG935IboTNKh9Vq1et3+3tbz7Wc7u4WZxW2xoddBi4sbyRNIAUixTCYf0yuG0DgU6bs8K6oKB5ARWCQ9",
-	"gEvGxbWthFFwmicKOytZFrMYJAYpPjQ1O1reQqjeR6febmYdKJvN2BI1av/p0yQVzj3YSeT4qYLeJJ3f",
-	"JldBfSYDtyYQ48sX0MjEANgx7QLjwjLJy5YY9nyx6eTmPG465JROM640Jb1utxuRs//+Lwm/SQiB01xP",
-	"U9bab/e3Oju7vW2zDnHlftze7ezu7OyVXZ5uwMZNGap7kfKcJdgB4A5Lh53zMTu1vK6GMnPY3kERygH1",
-	"NzCjviyBLMYcZD7LrlKNIpR4G+zg9ylPrt+ySTY7FOkLqBBdJQlhGWdXwRnRvigwjbWlHxTbD3856ncr",
-	"/Rn8w/OT04vTtyevT1wVwJVhgCu9kMMh2D5XNhs1NWf7IkGN4BVvjB0MbZFbD29oXIGi1Ho7YlDEajbK",
-	"BhujsxkqS6wLA59LnVIYyFILfNC2FOtiKPXmQwna1TaBqWmbLs4/2GfTLnth58hSi8fS3vs+AgJ24aNv",
-	"z9wH6HgGggDdhbGdLfrlwKWBFqq5LYlLrZO9c2QIjlUKddHvDfm17suyeAyvkXit28m6j6GjK6SQVat2",
-	"rxxzGvY9/h8damq+WmGJpTb31TgXW3Wsbiseew1nmUl6Yb60i1L1cRxWzWo0QHbIazojl4xMJCi7XCjN",
-	"KLjxpwq0cxvpNyfwbo5OVr+aBcGq5SqXQwG63uX+l8hHflieOeJGLJwBDMsktdQkrNmFZkQb/1GRHr3s",
-	"y37lS+dvm/9Rb3/bTPfhfm6+0jwP7IRbxiCc5eExD/gb9NW9NYSHBpVEm8Ki5lPHUu+L5qg/by2tReA5",
-	"alyL/LNtbfrdri+qJHOSsrEslZcaiDn1pRxFLdWZIr7M1JzSURGJ+/FAfJlaUfMi2Dx4Wg9FHYMjeV/X",
-	"4HpBd79vq+de2CzPyuG2bUzrNc2vmcYuta7E7uHbn4/Oj9/82NArz3dwqzds66LBaS9scuYbmjZYPgLS",
-	"6RuUmZ0/AFhfOPt3AZKT89NGUGwVoChXVA1siCUjRRNQbJe8uTB5vggmFaPDqmDph2Bp2Fi/2FjRD8hO",
-	"6Vr43GMrzxZupSlqr2E7D1ZMqd51poFRHlYl00rMxGNU+5rxJ+AHrgHVd42qJA0EHK6gyB/uwprrSE6D",
-	"MuPvPxiUL9dfD3+zZdHffzBXWmFF0KYqFWvVBTV4MM3NhXl602vVo/4OKwVBhzKvFf9UB1D/HSfCSa+w",
-	"wGBR7LOYZ6T1ZP/p00/m9TszadQqdcAc+fAcG7jYKtcTbTXJhMV8sArIGYdaMXegJ9iz+LQo/QNEgUuW",
-	"SXEF8cSL8kG8fRgTFupgc/YS3SyteERyrrwFkxT4U5/mDIPx68kPWMbQx72jqOKrbCF1CubwUlhz2GdQ",
-	"y9HXjXf1PaolA4JRfYZmfVRXEMbFGRzYxEqIVcrldIIjl9xhEI6B0TGlypHYjxNfDGf3NWeaN7WowGy5",
-	"UqhPoHMVZ4NZfBKdQbMiIbSxAcu80LOXvgoUVuD96fz8FGtBa2nzIMMWGg5jc3bFFVZHJ0gv1D7UMT/D",
-	"7bRtydaNos6wES+L53beWUw2bPbGEMP9bfFXqBTsinQnuVRqIHKmc45yajHQGb8SVE9zI6jGakT7O7t/",
-	"j8l3ZMQ+kp9eH75on/102N/ZdcQyp7cozWIZ/SIiyc0G5dWuoBi0YknOdHk62Ff7OI1Lvx5qcwt0+cdz",
-	"pwDHEbrCzfxnBnNonhJ3eCS259bmMKj7ly6+Ln5UfrMDsRHf9CKz00uq2O52dbPBsJ3amB0DgjiqAQGH",
-	"aqfMSEZQ+kI7wCEwbDR+fDtSLLmwXQXO8FEuta16j41FBZkLUwgZNK+zlGykVI0uJc3TyAMlGohB6y28",
-	"YL8YtDDKqYj4tiMpTWfKlpI3KNTfxlrjHfJymiP9oZrIG5ZndDIQDaD0Bdj1rcQCIG3FJhS5jH9NRTbv",
-	"6dbO/EQFFQIBepWlPVGufgkcFRb2v9zdxsL+pP5THJlLWMcQCj2XNn2tQCxrPBBYdxmkv6upj8BgHAIT",
-	"3XmBIRtJjaPBB3PuD1cQ3TcQPpKj2C0kS2F8RtPH7VO79wCaLsLTg3AgIHjQj16BV6fx8oQLdENDaKmW",
-	"skMODTpiKXF7xLaTT3nxCooWGlxF27vanwOCxIyiin5XNJPCFWlM6EQDmD0vu2E5H3LIKLuiXGBamFHz",
-	"3RnZGsKMpa72vVEfNXps/edN95vIvERPG+GxhOA1D2DejTvmvyE9dLQAKgc0wmYzQribcTHsC4CFkVdu",
-	"8MhW0RxCjUtaPAgi8nbImIupkUvAfwRyTiaT64HYoCKN4BbbQgZtKRIGxb0zLq4iQkvU0vdmzyB2woDW",
-	"qDTYqXcgDjEcsv/xo+tDsGUvpDogEL17yxUr3QwMZTZcJiUbO0RFuNiIbHXxf/tkFA3EDhlFpNeF/26b",
-	"//bh7z78DUzz//6ffpf8/9BHe7vXJSlX2DpdBz2pmswoUpS7Z61iGS9YLNAPG2dlDvWJrwJfTokptUib",
-	"2yupxPIW2s6XJhOdl2Cc7vvC2XVuHxWEA/m+PRDVWb5SJ1SsZuifTsElsHTx95cq5jPA8nnYCXbS3rDT",
-	"WWGf/lJ+/qngAfC0CXV4GndWRA+jun/2WihKUb6yIJCH3gpLsOLXwhWsl3DmQ7ndmm4pMseIvBP8o6Mj",
-	"K6zN091V4LNgRUuwsInSo5S3Mk4eLBGASIoCFXVc1Ql8HfJixJJriNi3Yq6n+0YLv2IYA2CYgmsBsw7k",
-	"HgrfX85ZP4gM8ySCxSLLGnfVi0ilTdhAjjV2UZMP98vR+SnmnATkdnPuMgtm+nmQbVhTeE0OSM6gh5rM",
-	"oGcC6LlKy8lSbKhpLp95ixoWukSN4mmnojbd/54s26W6F55/Tqm+ldI055WK86XhlkQCF/0ka3YJFzNL",
-	"+5dbyXba3mG7w/Y2fX7Z3ku6abvH+sMtun25k+ymrXUrxpUbkK4cGVe1aGJ71U6rYj/9UK5AbGOdoC+Z",
-	"DRtythJnZ0NtEfKvg6KoQZvbRxvNo43m0UbzaKN5tNE82mgebTTfsI2m0nr90UjzaKR5NNI8GmkejTSP",
-	"RppHI82jkeZrGml2lhlpGjPfDNFuSCWvROP352R1Q8jnMVRo4YJcZlP2j4JFw+PA4lMzc1iTTzfdG/Yv",
-	"n7H2btKj7e1hl7X36M6z9tbl87Sf9Nj2cLfbWjd830lkX8fmk0yVlmPQ4yCIy93uWhCPjcsLrT7KHv2j",
-	"xefR4vNo8Xm0+DxafB4tPo8Wn2/d4nOGRpZHa8+jtefR2vNo7Xm09jxaex6tPY/Wnj8vJGfN6hErl29f",
-	"szR7ufL6kkrrdduQE3rMBnZpP+kNt1j7+eV22t5O+rS9x3rD9rN093KHbidbl/3e2nYhI7d9DZtQmNRX",
-	"NgqVjT82Q/fR/PNo/nk0/zyafx7NP4/mn0fzz1/A/OMqCD0agB4NQI8GoEcD0KMB6NEA9GgAejQAfU0D",
-	"UP/zDUBrlcJesxBo3bjjhCZY3t7l8+RZusvaO8Nt2t6+3Eraz9M+a/eGXeqerW/egSm+loGnoQlXUHNS",
-	"+U64DoU6rjT4o7Hn0djzaOx5NPY8GnsejT2Pxp5v1thjb/05tsL4EmJcr+rHcwtynVSKWq22ZDTyZHAp",
-	"2aYbjHiq3QnFrpLQYYWuraR/2aPdYXuPPU/b28mzyzbdHe602XbqHu2tLnQF8Pk6cdbLIWBEJSmKgzVL",
-	"uvt/AQAA//8=",
+	"7L3pdhu31ij4Kljs28vUlyJNUoNtap11WrGVRDeWpWPJyck13SqIBYqIigBTACUzXnqa+wT9Cv292F3Y",
+	"G0ChBk6y7Djfpx/nRC5WYdjY2PPwqTGUk6kUTGjV6H9qjBlNWAZ/HqSpvDV/JEwNMz7VXIpGv3E+ZmTC",
+	"9FgmiugxI1Oqx0TNplOZadVuRA32kU6mKWv0Gz8enkfk9OTsvBE1MvbHjGcsafR1NmNRQw3HbELN8Ho+",
+	"NS8rnXFx1bi7ixpHCZtMpWZCv2XTlM7NV+VlxGaYmNyOmSB6zBXJmJpKoRjhuC6lZcaS/LEcESoIo1nK",
+	"WUbMcpjS5JbrMb5OJ4z4iYfz1s9sbnaTr5OJ2aTRf98wEzc+RDXrfks1e80nXNdDLWETSa7Z/IkiqXkr",
+	"IrdjqknGJpQLZRbINaEiwU1x84tiWkWEC6LYUIpEkWYMn/6j14nsh1xc/QP+oZj+x3a8VTyC5W9veC5+",
+	"f6cy5cP5yl3+MZOakim8TJpxr7N/+4+9TnmJ9vGma8EDPErqV2HP94kiPCFNc8Dxv1v2m9ZREpO5nBHF",
+	"hI6IzAglV0ywjGqWECnY1j6RgrAbls09/rTJv2ZSM3MsWjp8L24kY39c7I66wxfJNutdPqM7bGf7Bd3d",
+	"7Qz3kqW7m9CPr5m40uNGv9t7XotZTGfzg5FmWXW7ZxY1tCS3lGtyyUYyMxDQ2ZyLq/Y6gOVCsyuWwVy/",
+	"/vrrwUyPmdB8SDWrhy/N3+BSkOGYpikTV4w03/7wkrzodjulU/6e0QzuHU0n/xg0rqhmt3Q+aGx07HdR",
+	"Y0ozOmHa0qjvM0mTIV2MB5fuBcCEwpK2u1GDm/cMBWtEDUEnAIrlZzWS2YRqBNneTiNqTLjgE0MZulEd",
+	"NAOS8jOruTIHZCb4HzNmrgxpds0p9nZ3DUAzOjTb3CLaUIkJvWaKUDhWDnQNCZiiI9bPKZgZxdG0gYBH",
+	"lzLBZ1yQnedkLGeZoZaGsCKlHPFM6YB+CqUZTYBgDjUXV0Tf8iFrD0ThQB2mtwyqtwyutwyytwy2P2e9",
+	"0bPLrrnTAGHkKjmMS3S2seAy9HZ3Ab7+ckR1GOEWjkxrOJQzoY+EWfoNIO9QCsNKzJ90Ok0tyj79XRn4",
+	"f8p3ZN5MzOAUx7jgbpCoMWFK0SvmkB9fMJwmeEfNhkOmVKM/oqlid+Ge/kfGRo1+4/96mjPbp/irelpa",
+	"8aG4YamcMtxbzcWzc1+yMRcJnJ8582ApBskDNh6SvUVrsa8/zYkqzO5v18sxFVfIhVdAc709+4FX7dZf",
+	"X0IN8YPtDmExpV3mIkMrlBmWbbZGyriLHgRcZ5pq9lKKUcqH+l4o6Pd9ocxYFQzM4cIVMStLmeFdRngY",
+	"UiGkwQ8ypTPFkvtjZnE/ax/VE0Vg0SSRTBGzFmokyeDsSDNjajYxpIWSbCaMVGL4bgRLxsf5puCHIRVD",
+	"lqb2N/yHZdbfICYE9O1InGbyKgPw3wMReD7SBRcXUzdWiBAHZWmWq7Ika9BEaZ6mRpYMBrknZtTubxmC",
+	"HKwncOfLtFjxcLTsSGiWCZoeZpnM7ncUdoQLBkOEJ+AGJ4plNywj7o37gjdc61KwCjIT7OOUDc1FgVn3",
+	"QepmAOIQXAThUhJeHwa2x6AOvpEaVMa1+EQVvKhTXgipL6gdJgQxzkFeHb4+PD80eOIJC5AB8vSm+9TM",
+	"SYf6MxC7vJNVRA+UX/aRK63I5UzDovJLiFsiTSrm+OZMmCN4etPd2icxTBGTFD7WgVbNdUGfrlPJlx0O",
+	"vvR5BOyN1D/ImbjfSZojHMHXxQOEvwBE7td7npJb3arTyZiSs2wYcCI4KqPx+SeXLJVGxJVwBFa6erir",
+	"cUrnqaTJuZSvaXZ1P3l0imNcaCkvUhglhKudEMV8rgi8YSQlKkiXHPPv7w/n0uJXg7u4EmlIISzhAeGZ",
+	"Um1UsA3JOEybsd+BUJq/b2g6K8DYjnvhXyqLXO4N4t5ALsZE0icOt839TvkNy+hlykjTjE26291Ob2+r",
+	"egp3UWMm6A3lqXl76aLC98rrwn8ZwcivMOEJkkehblnmdL9ux1mR9i25wUVP6NzcCPMf89GY3jByyZgA",
+	"80g+3QVPGv1up9ONGnKmh3LCLmbiWshb4ZXk0v7Wx7PwUFdhWc1+KyeCFh+3wYxNGdWGrhq9lyoptoAE",
+	"FKD0DUqR3tx2T46aUc0uUjtAAW2kJBPDlOyNVYaB6sB2t4/WI5JSzT5Djgk2sPRU3XKGNE39Wqazy5QP",
+	"/ZLIKJMTI++To1NCk8RInKUzK5hfl8LZvxhCuZVbNdf62L7urHMtb55bfsTekPd5yHHGRLK5iglwukzl",
+	"8LqeDFoJ6sK9UiY29ncyporIKWhnM11SO+0XSS3F4wV1qDz919V27iIjqryUQixkC2I2uWQZCKVD/164",
+	"mjeS4DuoiNtXUJzgyskTtXNbKvrOEdH7gePckbwJTdgSkDQdNTQkfMvQweHYUkxHRyMQYQ2VtEvL4XjJ",
+	"DMEdSjHi2YQl+0ZGvTU/2DM3rILQK8pFm7xlNCE/Hp6DSG5nVU/NtF+FmYQXYxnVqT+5CM0UFs25IvYm",
+	"WDdBrRY7EKvUWOSvCSMUz+p2LBULoVyC70A04xJc+gQcXhFObQ4pzmEZb6F19htjYOdsYnCLfZY2oe0g",
+	"F/VqxRtJ6HSayRuDzPZVIuiEJWTQkFnCsgsLVpgIHA73ZGfl7azAruqy5ChUMsiE6uGYoe53xW+YgHUb",
+	"XEFPxTd2mu8EnemxzPif95RHZuEApTM8OD0yXL6P9+PAvgcj9on1HQ1mnc728JrN4Q9GmjIj/24dnB6Z",
+	"O9cv/ww39p90yn9m83+Uftu6PxKEUFiBAOCLoSp3MwbG+glNDck1hMVecPNCxm7kNUva5DwQXxWdK3I7",
+	"5sOxRaCB0OOMMWIGUKRZC6woh0xEEAhbsJjMUGd0MlMNT24zowBbsrI/EFwTwW7AV4dys112hcT8+uuv",
+	"rbKncBk+lR2Ln4eOv9CUJ7DnHyhP74mSN36QixGOEjXAjKasp05zQfFE3zcSfgXMUaTziMAVzuYEdDzw",
+	"oEWEta/apLu7u9vtbe/s7j3bJ0KS7yKipnTIFOgcVI2Zany4K1oPYRmOufRJOO+9EbUMn+Xm2RFnaQKI",
+	"yZXyHMvjqMzIWKaJQqxROuOGO4rpTJOMjWaKKdKk5M2717njMhoIbjf27vyH1vOIUJLM8FAAn7b2SYyw",
+	"joHwKWJkEiJHIyYSswRcUzOuHBKwuxO8T2XWazCapgbL52SmWIKITYXU4yDsoxmHstXQigvfJBv1Bx76",
+	"N82f00xOWaY5CvVsQnla4zOPGjyp9VuXfdXOOVsXbJG7w9+jfxxejeykeSyMvDSKuBlrkVfT3Mw0PRk1",
+	"+u+Xo2/JFhCV94sXOI/KqThtayN0Suv8UGdgMDg2yxhhdnKkuhy9WjO1T2IzdwwWLuGZOsjuCqy5DLj3",
+	"x9aVbNn5ypvJXYXVgxzSyZTyK3HBF4Q0uBesFJmxqcw00iOk1aEnzsnfhciHbi9aBx9wyLW9hC/xdfNh",
+	"xqhmyQXVBcxLqGYtzQFzKljKNK3frqGFE4jMMZKBHAUuw8A7jHrLcJZlRhPJqAYH8XpTj7jgarzhevF0",
+	"CsEka4A0peJqRtEOnIdSMHHx7qxukolF8iJUTjOGIgX7Y0ZT0DWZYT8jUFFyoOQaIYU3MMRE8cnMSKMJ",
+	"Bui4oDamdM2VyYlCvto38oaB3qRoWgsa8DtfoKWtuvpfx3NCrW+66MfGZ30Sm+tAtcxi0jw9OTsnT+GX",
+	"rYjEBtVHMuUS7VoxGPoGwj9+okhvpzWWs4xczpIrBuOqKRN63wbUzQyjuZwbdGHpyCBOjE8vqI63ooGI",
+	"vcKB68E5cmOjXbl55gV7A3lzFlzPI9Ld7nW6u1tEZgMRT+l8woQuD6K0nE7tKJZyPQFBMVERWIx3eltt",
+	"8obdWoOlAvPsJSM0SVhSDsUpQaX2TDI2SvnVWK+0xfoXDd2vjf96y4Z8ys1XYLFjCZkabADbMhr9zbZS",
+	"QEEuZngV/Wr3nrV3/QJRA29gFA8eQh3GMFFAbHsEIytSh6dvT71y0OtTAwOIZJZuSA6Uppne/Btd4GF+",
+	"6kbUsDSuYa+TeeRDIszfLgSiemkN6zEjtm5oBnKVGTqP5Qjm8A/f+sn8o1M3a0Df8+nzh/k6DHv1unqF",
+	"alRV8TqQGFBd/CnFgqhD8zMxP6PtxW4FZD5UoLkoRh0ezgxvffpaiqRuwiWiTciGyxsL6Lg7xXDpBQbo",
+	"2ai9TeFVrBOcPGS/B0xeENU4U1wwpcgSwidHLrIwy++rM/vJmVY8ATDyjNxykcjbNqwtFEXSxbHM4cTw",
+	"Gmn2djsR6UWdTici3Y77L/yxtU/oJdgIIbR5JqxXonBYPfNFnVjKWFIXAR6QISeh5SSiQBfAXC2k9tvn",
+	"IidRvR0MiWzXMmw1plkNMuKayFPc+6LdkYNLecNINyqKZUi/lItdZ2VWBeq5o2AU4gFGGSvJcJ32Xg0V",
+	"hTu7DFJFuGwKj9J9sRTCHtBSbH7pZck6v7Ff3uXcStltEk9RDYwJzTBqwDKbOdP7JFbhr9Z8Cr/vD0Rs",
+	"TSoxuWUZc99dzhAtnFeUKpJKowuitcO+BUbsfaKY1vDRHC0ujnM/cWqAlbvVFq5FxxGJrfPXyAzmCGOj",
+	"hcbmBHXRf2w+ZMlA4O1zIvo+ia16i8tGxToxujc+N5qHI7f2nXDpKBWUlQlHnmtivY3yYxdc//PIG1aq",
+	"v9nTqf/RbLz+F7XsM2VtN9VftNQ0rf9plvtPVqArDpIvPV9NPopdRAgaux0PjnrmW4Pz91B6F+u7CdXr",
+	"B2xWtg5fVxf7IVzua16njnqqBf/imk3UBsvwM9Iso3Ok5h/1xXCWKVmTynBKFVC8GF+IvYhnviJTesU8",
+	"qZUByTI/tFdy92AnS4/t1GUYwLklCTeLo+lpABawxJVtBydoDABDgLm0NzTj9DJlVb7q/XxVWghRkdrs",
+	"1mzdpaBY+liUbd6c/NKCEPswfaTT21kRMh813MLqV4A+CDRq+JmfKL8dTEcY8TRVyHR9RkZxeVZSCha3",
+	"t2ppd8uOxTOxKo5SbeSzOvbiIktsaAFoxE0K/yoT5ZHXKYx2ikZQVL4IZJdB2sVWvZQAZsyLYa22HsYO",
+	"PVEYpIlWY7BlWGtT0T4DIUOLJ9Jc152e0ayNrABkCrLGbmWWqPYD2zzWMHOEXt4V8HBeDp5ERIohupLb",
+	"9caQS56WtIqdnWfPOp0XnQ56l2tVrJkKday1iP9SSr9MzfJIeuoH94/Oqo/e+YnDt3T47x/cUvyToso1",
+	"UyyzcF5DubHwiPIr82GtO3ckpjO9kh4Wb2V+XkUEsNHNOApBbIrIYucKF8N0lpSUhfLJh1lDHaMzazNJ",
+	"o9/4f993Wi8+fHoedXfv/kej7hCtl6KVO2QeztETUFu1GHyfqiS8gslLxOaAOIMEbbCxAKxPLu/qQFC4",
+	"SfRjOH2vU8GBEu7Yo1wPV+rliK/I983anUaxudCS85mK9FKCSjDLepBRf51EWDyd+4iH1im1IRGgs4Qz",
+	"MaxnBQdE0Rujc9mXygESTUo0vcLImxFPNcu2rNPDRfqD9leQVIpa8k60WcJm0UJfY4CydqAnirgXI5eu",
+	"rVB04iqP/IDE7RuW0bRIvJzBP7z2xVTH3hJT/PLcK/MWGLsv2VBOGIa9ep8RF05xLQmTJaN+gZ52VoqU",
+	"xazcpXCD6PD8fbMisA1G6P41J/2RJSQGITl2YRMhsYsdtYvNHja73blwj3TwCL/e61Q1lSIRWWa2iHw8",
+	"GM/FftUmViMI7BsGlfMbgYIlXsPNt1JizoX9dDsde2ruQXV/Rv5ZbG/XkoBNOzJ0mZJbmqatYSqH12iE",
+	"5YLE3uIZe+rsviJUgzRXzvTv7bW6vVane9550e90+p2y+vKihnXv3LXwj17+x7n7o+/+aPq/tv65Lp+n",
+	"JJVDmhIj9ILFxuwoIr/99ttvrePj1qtX5z/91D8+ft8/O/uAZ4zRrkSORopp9OnYv23VCQ+TJ2qrUWcR",
+	"L0UJWWWLippwMRslKNJ5wN8NweNIbsxNKgK41sheqC6w+iqvMMEfHbw5COzwcoSmuAuqY9JM2IjOUk3e",
+	"nb/cWm6I31AtDJmVVSyLkF3KgIv5q18sBKGctPv3iED4C4WSjWWRmdZS/BKYLzaQRLhI2MdF7hQz7hNF",
+	"Oq1LqlhCplLBsIROIDmsxMHgdUWaEOTsflAktj+8/9CGybDQyYR+RHHjRSB61Do6lpiF3r19TdRsNOIf",
+	"rYXCPMDpkPd8+tS9u3PBy7OpFFZfkRl5eXL628XLk1eHpEk1mUilSXd3IIIKE+47+wEV5OT81A4f2SI/",
+	"kAkGP//r3dHLny/eHp6+/q3siD47fXv05sfeTkWA6Gx2xfGsHETq7vZLK9DUxM+sFbXivv+8oBVrJJ5f",
+	"1DvKm96ITL6DwMst8pQ0gVF+R8q/ke+s5WYrIh3DSLv7pIOypZB6zMUVxraB9wLdIEWntpxdhvEYuVPI",
+	"khMbkVEjzQAeOxFRPf3EkztgOzYO1WDMCCLnhPa0yQ4WEYdTu1H5TaMrry3W/IDjvsWokRrDMQx3YYC3",
+	"WGgxXBGrmTizEoa8Dg1jTLyUYivk+Non6wcHrG0BS+laiwXC8cVWu1hh8N5tZ+01i4Hwk30SH5we5Rq4",
+	"0hSjMd0nCxRumiy4BIDbm6D9Wli9zHNf63wvXtVwxcvIyyK35U/yFlPWLO91wAki7pykBlqN9RkKebtP",
+	"wA1l5UWeETWbVD0EBcfcGuiWe+rWeDlw3VX8xBb1CrZx5z33pMenWZZp0OI5nUdwjVedF3CNV71bcOW7",
+	"67gCl7v9lqHJVxehPPvbQHpy39Tb5zz5X9tilq/hW/Ly5ftYdmDqLzuxTWXel2Nad1ph0mIRuiD8kqZR",
+	"Z9lkqucEAaW2nCxRl/YWwPVSypRRONWEq2lK5xcLAsOjxnQsBbuwNHlzQ38tKwnHXMuxESZmFlZcWl91",
+	"6FoMQctijSM8z5otWzHtTz5tMM+FtUaRevBaRvUl/G9fwPWyULqo/iBRDghUgN0gtGuN4Du7/qiR5yE7",
+	"YNnhlxzdS3zzlb2UlYsDCc73AOW6AKiip5sx2NhCo0VxE4c3Lp1pPRplXv+eqnsTqSoE76IGc4twhg67",
+	"pbY7kw+rzhZHiJbSORxzAXNyhX3W5k32Ftewpim98jldq8qf+DcXHKpqFMZbcp7vpopl+gHwMSAaxbut",
+	"sxlDEk+JYLeeGBmdYkITVk+DHha9g0tauMgrAfP12XHhWO6CLDuP5gagH6ow24B1WyT5qzaHosYX2Vq4",
+	"pSIa/sBZmqhS8VwypFnGMYK1FCTgjPEVDWs2oaJlRHAMOmIf66NCgs3V3AcpiH0hIigYSRGG3KyAgBs8",
+	"z9asw2Swrb6sDf45psMxFyzfh40oqoT+WMpaSpGuqUQaZsHXpsYvKFlRrexRl/taKhlTVxVpQVGiunzK",
+	"0uNiCYv6qlY1NeAqdfdW29mjkr37IS6es/av9BgAJtyFecRL7V7mvhziqysip07EwvoRLoe8udvpkboT",
+	"ishO5wVZcBrWAOxDsXRghAIbDbcVL8BQ6Et6fOLJ3Zrqf6XIx2LuVTA9TOgcC1LR4ZBNCyWeXK2SUjg3",
+	"2CwHAl7hLuofYveKVo1KILervkG4jsAZ+OPh+UAEu82P5o6osbyFwPwJo+J2zFObaLegagfayavct0qZ",
+	"gUitJs2AjAtIs5cBl9PmW3Y5lvIa/fGWPu+jtQrENUKTBIMHYsMI4irtvleap5MlV4qxb4wE4ZWemrxQ",
+	"WCS3xwpxs3SYSeViNRUSWWf3az9MfiXMqsjQpi/Og9RKxBrzksWUdsaGjN+wxH0lR4F1kIypSBTTGE/7",
+	"u+TCYTcVyaX86HTHwjOrujfRdJjLXliCSYoblikk6eaZtRqbBbYmGL72Uc8yRnii1sn+rNPQnCgfHH4t",
+	"TzSvHQZFp0rZ6jf1cRUnghHrTjLQyrExcjkq4OIGt/OviMAwU/xEkVgKdjJaPyYk/H5lrJdd8MqtfnVZ",
+	"rwjoLyTt+fsYKIFlJM+FpHaxcGDbB52W9caoYYlQe2H6cdEt1F/ElNcMufYeNa7JlWErQgpGmkJaLrIg",
+	"vNuXXFjHJO1is1epTQkmDWqQnnCGOuwK5YMlAaQe46vxHCX9t2zyx/TiazZHeoZFN6BabZMic4BHTxT5",
+	"n2cnb/AXS62A5SVSq8hI2WOw6ZovLvIYqE68D/H0NuoKXsFiPFxgLZ42/tMojPggDkb7Y2ZIt831lhmJ",
+	"zfRtnsRI9WF5GJ80linzC4jDg7SwDOIhWuqaT1tyioBsTSWImFh57C5q/ARlOF7LobcSbJAFYnFvyEBG",
+	"EMgiXp+8PDg/OnljizBXWaktaFgMbj+4aZNTOku50pR0IZ/y7D//t4Rnspz3sUaQXko117OkGELf6m23",
+	"d/e6O3U+tzx0oRPELrRedGqczKkUVzWj7+y193Z3Xywdvfu8MDz8szJ+NaP4YDhhHj4bg6N0Hz1swp3U",
+	"3UdEjmOWcHoPzJiY72zA19HxwY+HEfnl6NXhicHtVycv3x0fvjm3SLJvGOFQp3MX4xOnXFzbzEKe1Mhj",
+	"I56yepfvKzmcTdCf4rz65mUMWC2EVxJVTjRtHL35pdXtdLrtaTIqBXbsrEa6NVJAeIKSkQGNL90zNcph",
+	"Oei/2+m92H6+82x3rxzX9nw19nNxXWe8t3VGx1pPFYTVFBSQRN4KsxJXoduscZTJSXFd8HH/6dNhItr2",
+	"aXsoJ0/V1Mze/n16VY6I2SkuuBj36IZbO4wx3EP/6VNi9gpYZmMzzHxBSxmbwLDGqj3/qBg2ZsoWsCtH",
+	"RyH2XuB9D4VMPsGE+RueMEO+EouUqwVP+LXuMi7vQ/DFAv0WGTW+6YC/+qYCXw5GRavNNw2an9n8eKEg",
+	"ec2x7NA1m7tOTIkjmpAREeJ4ikY6EGfNbiayVqo9ZjVJjHllrzXaBYFYal3DS03B5p1A0132rgODUSJQ",
+	"31xZa9W+Vr6wedlbWKOdvu4GH7OvrjEdsy+kJh3ntuzS3RhTfVG07FVQYpga9nuRsRHLmBguitsqvWXL",
+	"nkgo1p4U61CAbnNLS9x8mE1aoEO3nj17XpszyVxp/eVAhN1gGf67qDHmSsuspr/ZIRibCqY2KCiYJkxp",
+	"l0/ny+kGUoHmE6Y0nUzXVujPYBLsVVWn+RRP4AGtljxl5dVbq6Qz31hrpDfTcl0u0s8FZh8MRGDUHMpZ",
+	"mrgay0Yw8mVEvT0Uhi69h7bbrT6Wrgjr/BeL+7dJjAcT23A0YWtZkOaYisTVsQ4rRAupB8LXKd6KSFxC",
+	"bhgKA09AUrWIkT+OyExonhJaRIqBgALvBeHLzqM8DCGviau8PilgE6h9rnSGN8i2B+LABhFlzvejxyy7",
+	"5YottMcuCtg8Ojshz/c63RwrEWffnb+0CSAbFJjyOclrXDDE6WpCZo7KUYW8BGm+bkP5Ba0nwniZvz4l",
+	"RoL5Rcmx7xRSTZYvIBsiUOgIqbF4b2ZuqrcmJUxTni4w1tzDerTkROujKZwNeu1oimC0I80m31bAn9/N",
+	"CjjAyldV21wnACMMna5n5euw+43jPorG/c2iRZak+TnuVAw9hzPgSnNx9UShzX19Alcom1xbYgS9GNbB",
+	"sTok8F4Sycbcfnm0foFWVL2RzRzSNkMHeb6rj4yVQ9ZkENC0al0GgS/fl6/kQQTLE3d9UYG1LuNKvlSs",
+	"cF2MISoherBCD5pSkL87uSUU4K31UjxQVOD9bqORcBaU/WEiYdkTZa/G6iuRBtbphabkpRbg5RbchfbX",
+	"BzKjTpwBteShlhkBO1EEedIyImAtiogzFoFQqTQfXrOsUNy4TNanDjo1pW9yM+kCc2XVUcwn7MJZwlZ6",
+	"Ses3vCE5WrjEjNFh/dGzifyd169/GTdadodxyLoNZWyazutP0CYmmqMyTASaTddGfy2Atg0N2lRCqixR",
+	"s496EVn7qDE+AP6yW/baFUyCv9u9yCzfSv2NrLeTLqh2ZF4mTTN3tBzfI4fsEXFXPvLVLyICVjaMDYt8",
+	"wqZDkMgVVlBzpdnEKF62r6TvZyOYUTNdF91NaHuFSheIOFA6HwW60H5bIs5fOdq5jjXUhTtXPN0PEe/s",
+	"+DATegFP+lsZjb4SBy2Jlivo3DpCn5e1inCL6ZTHoSSnx5mcXY0JFiT3UWFONolIPKWCpfiNAaI3ZyRU",
+	"jS8lzRJb4RvyLkgTIpaGYza8Nvc49ygA2cRwk0KMDp1yiJoULK21KX9NOW7F7S9Kd1XxbQkpMPfhryED",
+	"/iYuIwFqLX/VBtd/Afr9OmaZ7xY2NJhi0Gmf5Gi5Fh4uRL9NEKuoMdQslerAalJozAlqvDPThXNukG25",
+	"YCH/RYjmPWjgV9KG76lNOvvouiGhn0t4vEqZz7yMvMDbfxGByfF2KYnBDT0gkVF/lWF301zXhd3Xv5iX",
+	"uibh4Jv2VFdaD34xyOQpJd80QE4L2XzFLU2tM7amAoIzf29QabyExlMMZsGR3Gd1lGdRE/UvdnLVxJpv",
+	"+wRrm39/Oeism9L0bQMtbOezZp560AUiZSMNnZsvGWQyEEomWP7RpbLrMZvUu68ufV+StWp82TYmRndz",
+	"zf/U8rUBBMgEa95QgVWhm5AKwLGZJjxaVIrbtQu7sM3uV3UVS2YZxVpfNhUjM2pS01X7s706FvcaWrAO",
+	"6I59IWd6s4PQYzYPOms30XSWkLPzk9MFMy2rU1nq/JG3IIFaP8XKBCERRGV3OltgPvNZLEHjp+L4ADSL",
+	"2mhEfqJIPmyxI9TzujXM1MWEZtdMLypV4zZmO5y9OyPN77pbzrnkIQtWvOODtz8fnh+9+ZHkihK2VC1F",
+	"ezJMGbOKiY1/mKzRCyU4hQKqh5gQ1jMobK8A8Toc9teulsM4YvDV5bygWdj6Up5voP81BLxCQus3TdLP",
+	"8pC70gKgQhg0DIDo7Z/krcFLa43E9DO8zoaIkYzR1OWWVS3uv0sufKOCikIKv07HWW324Bmawbiy/Sky",
+	"OQmz2GoT1bSEXBEgn76xEDmvvmhdBHkk2K3MrqGcuks2wZ7F1hOLHasI7LopM3Jrozmgagm6sq3Xlfzq",
+	"w7PsR+aQpkwUcl6RPLq9OOJYtyNomVRaIVULU/5gP3B42oaKblhEpwqrVc7BsqBarIETHnEUoEMdYalt",
+	"pf/lNI51E9f/luHXBpZfnT6bSd8yNUu/VB2IYIKHCK2pWu9KYXgJoUrxK+E7c9VYHWsv2bfnKVmjkIuP",
+	"LrHvWhKHSZT1JaW+lhsGk6pXMyvgRn4zgWOgJuO5YCB2XWrRMlxvmV7VZkax7IYPGaQYRdgNnIv7FzGo",
+	"zxYv7XitnrpSrx6IgGF9TKdTJvJIXIMOmGiunRu70Ik2g0CSkmT/VWNPi40zV3iKypfBr3AROzq3G71f",
+	"N4picmr1CH5Bkm6kFVtQ+dOn3t0dBp1IIgWkoUPWqY+J83f/PbRXiRonb1/h5f8QxK1v2qOrUMq/Gm6J",
+	"rv41t1JfvjqC5rgiYR/b5ECQg3fnPx2+OT+yiarB+3kt6IHgCjp/sQTFvyI833c+uKvOFTDLCde60q74",
+	"va/F3fE1r/PK0Xcf1u2DUCwGXoJZFWSVuM1SDeRMzqZ5pDmZmXuEQepY//bg9GiDNhqAHmrz6vtr8ima",
+	"pqBRy1tBuOuEzK2Dr0mFK5OQEYge0YQbUfhMy8ylbYcFX6hIBiJjepaJvBkoDOUKOEU1VDMnQ6F3FAcr",
+	"OjOsMFyuFl7hlWGG5O7eSlgtjTN9mC5TQY+nb7rJlE26DKMCl92dUoZ7PoAPy1v9NaZA55+uT4vwA9/T",
+	"IiJ8VGRiYwqCdom6nkFaKjaoeSjSWiUTi/v/GHClzNaRsA2A8SqFnShyYWdJNyDfPEit1RcoRDTa+vPD",
+	"p160fde8eH/Q+l+09Se2PYl2ahufLKwCbmvE4SqxDVO+cl8gVrBbJ3nYnL7igg8EJWdy9mcp//55Z0mA",
+	"yhrimiFrHht44jvpFCFt0Ckfs9xMxy/y2cY9oD6jacvnLfUBGriUdbeARtbKVGHOXEWFe4gggFWx9IrO",
+	"las0b3iFk3jXjZcvl+xbLx7gPIiW2kxG9KXfQQwMGvMgx5zMlAa1cZH3BISv1V2ybI8R1x1rn8TYU8Tg",
+	"zq3RDOKyDBgTkBqc7F8vb2l6zdSFlbqMpumiZBtnYzklQt7my3739jXYHezX3aVfazkl00xOpNmPygcJ",
+	"uoWsL9u500EZry7faEg1u7IJp+uM9NK9nzMsh1x1J4GvPFGQ/d0uluowUo+v1WEgQuKQe8ZoH6Iag3yt",
+	"7SAaCF8EBqDoP3I8O47I+eG/z0u/BqfrChcZ7kgHwrcXJj8e/QCLOn178urdS1c/BBsQWG/a5axSlXrO",
+	"NGkqxkgchAXHW1ZIsyrsm5M3h42oYRbWiBoAhkbUADg0ooaDQiNquM01osaPRz80ooZdjLl8QSkRO0CF",
+	"N6yWIfy1K0kP1YtHmh0yEylTKpQ2uELwWm+R+3yBT21zFrWeCWEt6WJpte2wqHa3t1bL24PT07cnvxy+",
+	"qrVFBIe/MLYPTP6BbKZdyB/qRIBWRi1EnDLoKLMSNkYD8fLg7cm7s8PXEXl9dHx0fvjq4vzo+PDi5Icf",
+	"Dt9G5IfXJ7+az14enB+8PvnRB7O32+2tNjnAM5YjWxrKrwdUUte82Z7tTq9nxBojLHLdJgeB0a4gZg6p",
+	"cLehrKI23GILkuaK2lpLCpr7cw8oVxC7VuI5NfehTLVyTrKMu1n6WeFxD94Lq91Y1dyqwDqW1a7Gy0zn",
+	"eJcB+Vw+ie2tzkUN82uTI400AIK2B6LcIYuSGGw6sW2kFYWNsUp9s/KuRt3doG7O1kAYOntyfuq+MKrA",
+	"GgYRawjZgvx1s7eRzAYiYI04nuuyxYZjaYg2HV7naGv3Yu6ikZCSrUVJ7IuzXvzZpvSSlVqSnmdmNpA1",
+	"NstusesCZkdVyZ/ORlxAC9J+2DYsIu/evo7I6U8nbw4v3rw7/v7wraEP7jiQGESOFAANAJ+hFCgEtqZU",
+	"qVuZJT47B4TxoglrIPxFbw7l1OrWNjhf0+mWAaVljxSsXGX7hJF/1u1UBm9Z2BeRfdn9fBlIMXWZUWtx",
+	"lEuWFgujvdM85Xq+vi74bjplWWtIVbH7v6NURUR5d370+uj8t8Ym/RxwkcsgUZ+p7nvrrZ2q7uX6gqLf",
+	"q9pQyyWm/EzLVvn1wi9rSnt/0+5NB6GvH2tcwKAv4+V8F1Rl//JHX6gB/00fOnZPsJak+3lkwNZZU9tR",
+	"lCxKe53agpZ139bYo2q/3qRJTm4zDy21+7k5NrLGWFDEpjRjQo+Zsl3gfLkA82OSScO+i0T1u91d0ux2",
+	"t8iL58/2dls7273uUnvzYPDdP993Wi9Ic6v14bt6s591MuaTnFr7QF6DeqRZRvbIdFKcbI1uPUsae/zi",
+	"+wp8oZDeexTWL+dO4OP6256v/wfIRdp8A4sgsPru1/VkqO2s8C3RhcXbbRRqbFeLb4q8DD24iLDwSAx/",
+	"x7YUsWZpqmywJgI4L/07kmkqb0H7SLgZecIF1ZgdNaHTqQ0dLdedXqv70eFNsYq1z/5dL5u4/Dl2NVyZ",
+	"gVj5zGrza1he3aeFmtrLa5+fM6V9/XOLmXMs9G3zi+6iBpRVX4nztds3CL9m6uVmHwQbXvVJ3amu+qYK",
+	"ng85Mpun9dmHTCRQS3qhh8O94Mvy2y4Gt1T5cv/QuQ+avmu5tW5kSl55cEXSWLDC5U1tKiD4aulyZTDX",
+	"JcutqBu/aaocVP8ZzjKu52dmFbaSypT/zObo7awvdIHeemsQs4YwxTQ5sAIcEEWoX2i+QAuO04r6jX+3",
+	"Dk6PWj+zQFPDKc2W8a9/zWqjrF5jXq2SGZo7hGyBdqulTNU+garpru8jgWiGKeGCpPJK+dXAS/li7Mw1",
+	"K7lkNGOZ2VJNmnxhp33yPbxL1M3wIuU37KLdbsekOQXBI7NFkOCcQRKHl/Mpx1pPG3fmMLgYyYBwmz/t",
+	"Mo99uN+PVLPbupL2EKfsHXO/jqlWB9NpbvZz4k9ErhmbBsU0kJtg0wn70hPlG4gMhHVQUYiLwOBrG4tY",
+	"YGIq8sUCDAeFqvlvD8/OycHpUXsgBuI//sOxyPZ//Ac5LHTKily/KqxaCLw6cswYhkKste1m7MsxRl3E",
+	"dtXxvhtlNEv90Aq6vMxtO5fIje4eUzIpN6tCUSDCwdGuahvFkBhFqLi+cUC1C0BUrOW/ZQFxpjM+1ISL",
+	"6UwbYFglAsXmoxZsuPn2h5fk2c6L7a0+oeTNu9e5RY40333X6XQ6WxGxARbk3fkPrecDgW3sZ2JKDREg",
+	"apZl8sqcPlNDOmWEivkt5NhzjJmHaUkTpAp3cag2r5GETfU4wks1ECgJRbhRgwrWv+BbHKgtDIyhxGeB",
+	"QO1gmCg4wQhVg8BaPRDY45ulyb7v+Q6SGYTt0FSzDKKpDOTMxWNCc3QeGdgh3gswypsJqSILrid2XLhm",
+	"c9twIbyh0UDEnjD1K6/6EjkxEojYEpu8w0MzzYlTfxEpGghDiyA6n+VREYbT4dFPfQueoAY+VxDDGWHo",
+	"L9XmrSFLmBgyBDlHC/BAXILEypO+gYfDDLt5OIvcZ2CuLOEjNC7zhOSbBxmYpko6D8HPbA5icqbNwcSe",
+	"yMVBUkA1HHkf3zSc6gKuiyIuuBU7MQ2EFwsgxyHjmvnjNxPYxlVY4x0GS9hE4mB+LKRLZmNUs5bNeBkI",
+	"SNCCIhPk6NSijr1khCeqSoD8DafCwMK+2zpKYofpYKo25zGXM4KnhBb3KyZYBnHKUFCI/GsmNXQTAxu2",
+	"edv1pLQuJ7ueoIq7Wc/3UtsyK0ZyAMxVVoWGRQWv4zHZpho2rWSC183QR7xQ8AgutnnGBdl5jokokHSS",
+	"Rx/AJfNgaCKB9ZPp1lt4myW2p9fWfjC8m5FQAUVmcT6DP+Z+By2q4EWfkQLWD0994KrzNB2IbCaEvfyU",
+	"7HReWED9wjLFpfnFwCm+6cb4jSGyfSQcKipATSTEiExOfwOKkyTmDrkSuhPDJYFeZlAVzUYXC+mXdUW5",
+	"GcpHrOBEbfLSCj/gdNEyhbPH4e1aLOOAJ+EyIHrSMaWmYLdWDDbzq8hqouavvJSq8hyDZTcsA8SNn1oI",
+	"ZCylGrxFGKo0lsrmcirzts1aciW17Glg1iIDYw5XwVka+kkB/+mlkulMM2gLgT33YjN27N3HhJIc61Ea",
+	"BH+QAhrXjLu9Z+1Ou9Pu9p93nndgsfGEXjOSzUT8RBFbrM9t7teCHGH26DududBU8D/D9YAMpbmcZV6t",
+	"wAN2+2Q2iHUg4o8tK6GomDTN1cVtG+Jgu2sB8nLt2jeoLeRhyqrcql/qtwWoORC25xb06gIyYofTMjUy",
+	"GM00RBlrVVTq2+RMWqHZiK0WhDKzkrSRywYCdCAIdQkwOk/NaEo65SD2XjEBctqIzlK9hXeIsAlHNQtR",
+	"y4iYyvA2iGNFiD61pjGInNGzTKCUVdt/DLhpEQKIzH2bcjcQfpURJJLNMd4R4q+u4CUQGbMnyjBLxTJ7",
+	"5j7s3xz3QYFZyKxK7pnNVdPjjOWZYd594U4yUUSOAKl5BrEKTaObaOwbOQoD+p4oYDL5EFt9Em/HJLZj",
+	"X9yydCgnRkoQMg+7AEGhF5O4GrJ2MZsmVJsPeqUgqa2IxF3zjZ5epPLK5p7FpNktvmgGp2lKYgiIjNvk",
+	"IE9zRHqDfipvoJqg7y7lQyYwd9HqC6eZnGacaYqhP7Z6YFWNMLe+ETVukMI2+o2uubeYyM0EnfJGv7Hd",
+	"7rS3oeaDHoOC+NTnO8M/bVp8Ve3PIZ1/EEHtvbwEPqCav4XQ2NQ29ZsZUkBOwWJrVRRKsJKywcpCYDZk",
+	"MLch6dgi41Fi9EWu9Pf5Ws0WnLQK6nwpt1reYma3K8DsTci9Tr3yCOKGU+1sWU+4jfhJ3ump01kee3kX",
+	"1cEvDqpLxw59pxm74XKmbP1oOaV/zIqrbRyfHy3Qdm2l6nDFBWP7yijLD1HDszDzda/TcQqrM5ZMUfrn",
+	"Ujz93Tavy2dbq3ZC7kwDrbjaKtFs3cAjR6u2jxSBZYUC3KJp7etP7ZtHCc620+ku+sLv/GnoGWvAR9ur",
+	"P7ItTI5cU2PzXa+3+ruyYR4/fLH6wyDj3Hyzi2e1/JtCuxywKKnZZGLICF6nAObeOcQzEjQ41vTK3K5G",
+	"cPE+3EWNqVQ1ZALNk0bM8uP2gb5VIoy9oRAoRt64S4IaNKVDnyw2EDWVF0jzeae2fsPl3LHQiHSjTqdj",
+	"3UPFxhYDMZteZTRhtmfwlGWtKcuUFFg3w6WEXM4UF0ypQsGM3k7LCN62cIZB3Jngf8zYQOTVE9okKO0Q",
+	"RDBykXLBSHM2NbvrdmCFZvlDmqZl8ilvxUDEeXBQ0C1wQufkkhEcZocc8++3QKWl10y4nHYMh6ezhBtJ",
+	"w8hx7u8LnsRbbXJoZoPhcr1XlpIYQHYf8Y8sITGICjGWXPVbNcD0a4zb0HojuaA6trYdzSfs4k8pWAxC",
+	"WDJLIZJmn9jSJJFRrUAdBVOFOf82iQ2Bi40GbHh2qerHE1WbwWTkkHPoZ1RSAS2ZbWGNB9KMp67eQxwF",
+	"XXcViKMDEbDDp/7NrX6+40X1ToJj1rfcoHFeAUVmA2FTv0HPbGJNzmpBjy3bKJq8O/OJ8ktKfAyEq/Hh",
+	"y3AQLRFRFhWHqS1lsu9xXo1pxgbC8afFiM+xPoq1fuB1wR8UUVNm/QN5MRWsQWPwEP66wCby/XwKrHAR",
+	"RyTOmJpNmMGiLWuoNP9WVgpn6QhO+yCgG1xhOlliKQgqhvYcbEflYZY7txM2TeVctcnJVLe4cLbPgUCh",
+	"uk9iv/A2LDexPQvzx4bgpkyzJG6Tc9s9ObCKQHGFsUzZQOQw8A74isiL2ZkMlFYwmqAsWJSAkL56UlwV",
+	"geq4Qf7K08DoAGbxD+hhYEp/L5P5GqzfSyWfgiBgn/BjxRKfPghJTpU1OmLR6OMHRlpyCZRvTn5pdTt2",
+	"YXlBoPeffJxDY2fn2bNO50Wn0+l0of9/EGxtF3AgKAphdR/1Fnz0PRMoEVkC1ug3ep3eXqvba3W6550X",
+	"/U6n3+k0Knk19dkunuw1+o3DWSan7OlrKRJMA9hQgHIxKXdFj5Dt81oS4LoPL8Atk9/OwyseeRKfGCJn",
+	"7T+BWp6T4ZKEV2OgWiXo5Z/4L+6iv4+o2NlZ/V05YA8/XENUDEuewEfdNVZZKvH39xNo0XWQyy5aYq5F",
+	"oahVrTx7FzVq2T44x2sl3XPIb/HymBzZUsaBPA0Enc5tohPX5Bb6myUywkoYhldbWt8PZcfIGji8lNFc",
+	"IFVExIsUIffPRQcwb2wsChQlAVIVBAaiKgng3mauKVmRbfkCWyHn2ozxfEmS+XA6b7WG2QKSuZAQPtKv",
+	"/7706+WYDa9D3ZlcspHMWE4uuF6Tgn3iyd1SY16oTYGZLgIGnVOhJ9ZmZ2RuGzLQRDeZL3ce2WaOGOM3",
+	"EOW8Cd/ZUI/ZxGraw1mWGXm9oGbn5MnXhbHpLyh6Y7ID6HZGZciLqEFjqqpqUCFAPzJ9f6HZf2ku2lex",
+	"mK0tcP1XJh4FovG3uscHhdu1ypZWc3OfDqkYYj7MAjsb/F6ws6HPaUyx8ueIC67GrgdeYLowP1pFec40",
+	"2CxwstTcZ+taptaaVjXB48Rf9i4tB7wfAbP9LR5+08i7Dsfz2zozxLjA+/5ePAwQJETMTfAeyP1itD/F",
+	"Ksa0Vs0MrkLZwoQ4LLN4ax9DAnKr0UAEZiN0KNpOxgrL5lUvBQntTuhPN2OQMU3IJbuaCRjWdaEkVJGZ",
+	"mtHUfGfZWVDAWBsFwT7GjsJlPQIhg2yuVrg2Hz/eyMcbueBGntrS6Pe6kMWq3GtJkwGzsTW4sIoX2Mhv",
+	"WR67U/UVz0D3ZQNR02uO2yvqqnNh5BEGfz5RGIGBpmJz59vkZzZXDLvvqj6ZUqUGouiBDVr51t2rgrf5",
+	"bWhC+IwLFq3vpQYv84ZuavRMB37qR0f1RkYDd8jreqwDh9+jJP4N0r7DgnP5iSJypocS6y+tTwIN510s",
+	"lJwxbUSSCmt3Ygm9olyQZi6y4AOrvyroxe/ldrO4rarY/RbW8MjkH5n8AkRHBKlBw2WY7rzo64Z9+feL",
+	"UV99V/cMK4zGB6dHce6hb9oy9EY7hXA3IQciLpQxtU5eKSAQg5R+JNYCZIuqlOUGb6VymS0R2JbQ/I6R",
+	"ydDB17UL2SwGbYFc8NJD7t5BaLubc/fdkLn3/pvz9sAT7dLxAnx+b76f+WYyrj9jf6fX8c0Z+9udqDFl",
+	"gLVQ7gd6N/b3zIoxz7VrIG5baXV7nc5doWO78w93Q//w/8r7Qc4vMijN12k/342wRMCF786/6FuemKmw",
+	"KEDN273uebeTv112uPt6vWYrfvpdyPvMa7ae/NwICkxYn8h6spJH/HUlJH8mjyF9Xyukz4M8jOiztyHn",
+	"BjkJKzGD5b6DAz/8E1XxEHjfwNypYgkS46iOErtsJwU1qgZiBB5BoX1yP6pyttOK9WiCxfIakmiUT7Eg",
+	"QxBKIqIkhKZNZWZEKYXpBgOhsKIt1RgUBEWB/CYU/5Mt8Bk4GK2i8ufBiBc8Ib4ItSubSDCRj9v6WsBo",
+	"Cjcj1/p6lspOqR7nN5wnjbIfM7yyG1WGfUCC+42RWMQba/ZzXCAxUN3udnp7ES640e91yzH0DJJMYExb",
+	"hz38dOeF//RF9cug0xYGrU4oF9rI+GNGUz2eEzaU2LyeMHFFr9gEk/H/YqbwwCxhldMquHJ4Qx9V5m/T",
+	"eVU5qGVcw6adL+QXtm6FKuWJUBQQqCYUFOB9EitGs+E4JhOqh2MbW+OrTo8ZwVg+ywfqk0PcZH8rqfwU",
+	"aIgN9fV5uVSTbpEx1C/MNnCtswWWLIH3MQayj9qehzVbKJ2fS3NIFWtxoZhQ3NyOrYVHlesRFEpi1e0E",
+	"z3+RHtGtK+b0gIzMofH7oPWoLfWV19tZQHANed7tdPNaXI3d3W4XamDZElh5XKqvM4+FrRrABqbF9r9A",
+	"kru+v283Z5B3D0a07YbXFuPt+49S/FeT4nNa5omve7Q4AefYEs/LefES9r37En2VQRz6xHdKwIRHFfbn",
+	"wixqIzYPxNAn9/iSECia25kmdI6fcUHi7+JVNeWgiixXA+EKQ6iwrwlpPocMmd26riJbViWwrSliX36P",
+	"uFp6cXsgfsDsbR9GCXVSUBuyU2Lua53wX6gJ+JeG2QelBW09wbxeYF4k0BGe+gp8ltYsq5y3NuWorZb4",
+	"YGGWLpcZXs1by+UFl4sE+8KTXv8yqkbrU+ICRXXtRIJGXgXyehc18JJsuirLSj5zWW7uyrI2pft4iCsl",
+	"djvtLVW+d590ZCJ5jOBfgzUElOBInLpIsP8+Ea2ANTnSEOqQqp6tGZWiVNVgoWbxNih2MKEJa82mhaIH",
+	"YIYqlLQq1J5AtwS2jggKS2xFA6HGdMoSX7Qn5ddm4c7k8ERhyD+FAu/ZNUtIPJEJ60Nyf9wmb4KaR76V",
+	"WKUQUp/MFJSV0RKrAvjGv1gUiGaK+bJdfLErAso4HDpgfUE3eWGiVXJjbfWJv63w+BfcnDogFpA5uEC2",
+	"oIe7QOisXqSNj3g2QREPivjI7NpmqoyNUmxFP2xbbOXCfTJTWCXGyH5o0yLDMRtet+uMpses8fms33dO",
+	"rmOz1iMJH00oTxv9hpyq/4cOJ6ztJCfUynZ6OWsdThh5rRPXobc0DYoNCVeGEV2E35xhladGucU1dNXr",
+	"PHu+/Ry6/oU/ggDQ6Hb2dnc627u93k7vRa+X915tpBazlqpyWPz45VeHhBVVSqCobr92zxtvcm3J5Zit",
+	"ElcsMLxXoYzHj+Rng1S6sbwNy+v4iDvXEd/SD26Y4cz8JgOCZHfh6RGqG2tGGdRUuFxuO7T5pXLqap3z",
+	"1GhhA9E0mi72vrbPsOoOWLS22lBqsJSy4uJwMAg4CJI3D23d6IGojSDAIEOsKlh2srsl5xGHhu2DfwyA",
+	"yj5qI8fsDwToxK5Dt8T4yRSz569Ymxy4cAWoy+Cb2thAS7NAI2Q0rzH4UQqbOiTFQECcEdyNJCLmANAt",
+	"swVeMzA1QTSyLcRmy7sJdhuoi1nGb1i/8HAg6HTKaIZKO0RpjDKmxtbhZ8Z1yfhqzI0mnpGMTRnVJDMM",
+	"R46IOWw0xao2+dkq6dZp584NV4MQx0JUCIdFUtGxw7kVluATs2q/QQzmtpUfbe6SzX3iCsuvlRt6NvIC",
+	"53U2TdcaaV0aV+pYvXy5ruZ5HmujS45IQL3VHsitehdkOdCj0BL7vs7HFXuCmi9chf3hA+P8AiN4oRn3",
+	"F1pYuTCKtaBxBWaoNfpf1i3cjbbI6g290VY0yly+7DwNAa6eK4bDbdxh8+jshDzf63QtDR2NFNNFdCg4",
+	"JUOrd91BONetmab+LJb2wFxzLzYt8j7b6G2yDZznAfbxXygMbNg7/nP48eT86Pb41UH+v5c7H49fHXz8",
+	"5mPEcmHk/acCRQOyV+quXuNDNwLzhR0ERd5bOuFJ+6fvr14fn7/rvjk/nB//+a/um9+HvxxcHbz98fuj",
+	"zvH1//zhzbt3u2+vf/vz5PBw+/j6qPvm96MDM1zFYijFDcsUViA0T589WxARUXJCFdqIlzt+B+vtdsw0",
+	"K4MIsNouVlDPe/z1MYAjr4FST+zMcQUItg7ePJRjyzH+dR1bDh8eHVtfy7EFkm29bB+oEF6AK+oQT3XY",
+	"8XhBPL5IVG1XayNcUAJKq1MJyXmp2NnQiICCXM5JXKjzEw+EraXs6h7FG/ZIB+94YVyexPsDEfSn0bcy",
+	"bKod5Ynul1KPQQ9BdQZyqfIKot6R5/t3Yyk0X9/XBupBtu+YDa9L7nwPAM9YA5XIV9ayg4aeQatme4qF",
+	"MzhXgQiqQ2Po9QEJyBQaOrlRIWy5aZgPZNZrIW8FwZJ8T5TTOkG+PWYf+ZAKstvrYkmB7zP6J085Fc4R",
+	"+cJmkR1kV0xoLsxPL1ACDvXXap0CLGDAs7zdAk+2UPSn2q6mPxDu3OdhKRa0LWPxcqh2jWWLofa+mcVW",
+	"LHOvoEo0oQnDsi5tcuISUP26JnSO1eAuGRP2ECIIcNTZ3LtwraZULSiOU5jPFOEaD7xv/rpitg6zF6hs",
+	"WgxpZtYRsxUNhMTSc7bIt3vFaPzMqGCW4uOSzH7jsMUTFxcu8T22VcxjO8TFTMDx2grk3rQQ52wqDorK",
+	"BbmAeWpuKpUmTSEN7uAzYW0B0C/B937AX325f9/CDI5hCDVrbDdpB4stizz5XJTsdnokduu4mAl6Q3kK",
+	"9Q5tkcPlO8tbWsCVDyrsM0QuJnIcvJwX8xAgHHcFBDFxuAQsq7ja8oikiVUE2XAsiZxlQV7l1kDYsyQc",
+	"i9n7Noi4vQnSBCqIZh91n1ACLcJ9Jf2wr3jkm4pvYQ/wgSj2FTfY4nuI2xFqmogb0Lnu8diomYIXBkyg",
+	"A9GkZIPOuHg7T85P1+u0uu9tSek8bPi6Zfuk13TthSPLa/mhMZ3R4Tgf9UneDh2VCFdQEHcZuzqP0K4h",
+	"dS2EBWOJarvuBrOUYc66JeJL6fU+Jv1eM+H6ThSaSvsuHeigUnRunt66ptieJ7CPUza09TVPbOta4lrX",
+	"qn4VkKUar7bOZ12nfyBEXKuBCM5mQZtb258Y71ulQbGt5Ildj5UciPjToFiob9Dok0GjWLJ70IjIoNS2",
+	"2rz3ftDYed570d0eND7cYZF44qo9uj74UG0ceKBA/x0UPzdAirGC/oUv8h7bW47nktm26xyL3Di+0cdw",
+	"GBea4gN07D3Fns0+sNwa/PJ+O1WaEXnCanQfJ2KEjdzw4Is92lzR/hq7mhGsHGWw4tlfFhkDQvrl/Kjo",
+	"Fik1IO+/txEzJ29ftZ49e95tfCjrSeU4jEA2a/SfGdHz0naS23Ca1ZrkMoWtJl5wjaqToOnYtgl5v68w",
+	"tNfRZkd4oQVNgWsgZee2FgzU/k1RwIWymQshcPTml5ZRLasgLu4s5AUY3pQyuyM3RHuajKzXqtHt9F5s",
+	"P995truXm1ncFrFLeBEqXNxIPoQUgATbI/MJvWIIjQORvMvSvJt8ABlBgIkFcEm5uLYdkHJO80QR4DGW",
+	"xSwHiUGKD67DfeEn37q+4wdonJ2+PXrzY28H7kSZgoBNatKCM0cU2wzKZjO2NZnqP306TIRzD7aHcvJU",
+	"TTMurtq/T6+CvnwGbnUgxpcvoLarAbBj2jnGhe3xVy3RfW0b7kJ4TL9xcNMmp3SWcqUpgTIG5Ow//7eE",
+	"ZxJC4DTXs4Q1+q3ednt3r7tj1iGu3MOdvfbe7u6LosvTDVi7KUN1LxKesSF06ICdScHO+YSdWl5XQZkF",
+	"bG8/D+WAvkvYSaUogSzHHGQ+q65ShSIUeBvs4I8ZH16/ZdN0fiCSl3I2rSB+KN/4zv2I9l58MoLydNWa",
+	"N8T2g18Oex1Is7E/doMfz09OL07fnhyfuO6va8MAV3ohRyOwfa5tNgp52xcNagSveG3sYGiL3H54Q+Ma",
+	"FMUZI0uxlOvZKGtsjM5mqCyxzg18LnVKYSBLJfBB2xbcy6HUXQwlM0C7Dkx123Rx/sE+63bZzdPOzKZs",
+	"ne+kbF/t+QgI2IWPvj1zH6DjGQjC75ILMh1nVDH0y4FLAy1UtguUKxTuDBfSd21EqdM5R0bgWKVpu/EZ",
+	"kN/ovqysceo0Eq91O1n3MXT0sXjqA9iWzVdrLPHU4uHiktF1tuKJ13BWmaSX5ku7KFUfx2HVrFoDZJsc",
+	"Y1+PqQRllwulGQU3/kyBdm4j/RYE3i3QyapXMydYlVzlcg2q7t8pH/lheeaYG7FwDjAsklSs7680nUwX",
+	"udCMaOM/ytOjV33ZK33p/G2LP+r2d8x0H+7n5ivM88BOuFUMwlkeHvOAv8mKQkYRCDpI14VFLaaO3ha6",
+	"OOrPW0srEXiOGlci/zSUiiC9Tsc305MZSdhEFtoKDsSCvoKOohb6CxLfXnBBy8CIxL14IL5Mj8BFEWwe",
+	"PI2Hoo7BkbyvanBdp7uVVTaw4l9YSRwJvWYfNQaJTomQt7nR4N3b1yWdbsnXWk7JNJMTiRq3HyTQSNEY",
+	"QjW7kthA3srhKb1kKaQ72rYHOWfyLZXMLSjY2xv9Bhh5cuNDsP0OGpxeREv62oSWj4B0Hpyevj355fAV",
+	"7PwBwPrS2b9zkJycn9aCYjsHRbGTdmBDLBgp6oDy5uTNUpg8XwaTktFhXbD0QrDUbKyXb+yd5inXQTDR",
+	"u/Oj10fnv91nK8+WbqUuaq9mOw9WTMlf8WWM8qAsmZZiJh6j2jeMPwE/cAWozj9SThoIOFxOkT+gpsyG",
+	"s8xgJpBTaMtuLqFBaIPy2FneWUXDZ/+C4DjzCLpNQSfouioVG/WDNngwy8yFeXrTrSk0e1BqBD2SWaXp",
+	"s9onimk7EU56hY1l8ybP+Txjraf9p08/mdfvzKSlvlpjH55jAxcbxT7SjTqZMJ8PVgE541Ar5g70BHsW",
+	"n5alf4AocMlSKa4gnnhZPoi3D2PCQhVszl6i66UVj0jOlbdkkhx/qtOcYTB+NfnBNsNwce8oqvgqW0id",
+	"gjm8FFYf9hnUcrRJl5Gv71EuGRCM6jM0q6O6gjAuzmDfJlZCrFImZ1McueAOg3AMjI4pVI48OD3yL4az",
+	"+5oz9Zta1li82CHaJ9C5TuPBLD6Jri4KmS1rKlVsVxo60yCIV9mKlUGd+WDaoCinwe88EzXIJ28HmfD1",
+	"MW+vfPkpbPn+0/n5KRaSdx1W3ZYLST0Zu+JKm+/aBAmV6g9E/O/WGcKxZXuEN/PG9kauzX+3885j0rRp",
+	"IyPMM7DdxqE1vZ0YmzAORMZ0xlFAzgc641eC6llmJORYjWlvd+8fMfmOjNlH8tPxwcvW2U8Hvd09R6Uz",
+	"eoti9DWbB87ygXCzQV23K6i/q9gwY7o4HeyrdZTEhacH2pyyLj48d5p3HKEP3sx/ZlCWZglxWENie24t",
+	"DoO6f+n86/yh8psdiGZ8043MTi+pYns75c0Gw7YrY7YNCOKoAgQcqpUwI5JBzQ3tAIfAsGkA8e1YseFF",
+	"jH37z/CnTGqQffoYeGjOchFMIVbRvM4S0kyoGl9KmiWRB0o0EIPGW3jBfjFouIa7LtTcjoR9EG6M8gso",
+	"1NshYznLVJu8mmVI+Kgm8oZlKZ0ORA0o83avtxIrj7QUm1Jkb/41LDAPGUw48xMVlCbE2vPFpT1RrnAK",
+	"HNVg1ulsDy/3duAPRqqP4shcwiqGUEPD1ZYvUoh99AcCG/2D2Hk186EfjENEpDsvsKAjjXPEf3/B/eEK",
+	"wgoHwoeQ5LuFLC0MDKn7uHVq9x4XmudCfKEH4UBA1KIfvQSvdu3lCRfohoaYVi1lmxwYdMROdfaIMZ2s",
+	"tHgF1RINrqLRX/UXgGBoRgm689FUClcdckinGsDsmegNy/iIQyobVOaGfDTb5QPOyBYvZiyBcLqUzo3e",
+	"qtFV7D+vu9/Q93cVPFYQvPoBzLtx2/x/SA8dLYCSBbWw2YoQ7mZcjDcDYGHIlxs8suU7R7bdiv8hCAXc",
+	"JRMuZkYgAscVCFipHF4PRJOKJIJbbCsotKBxw5iKJIV2oLRALQnHtkU0haANA1qjS7EEydIBxmH2Pn50",
+	"jVi27YVU+wTChm85dmDOTxRiqA2XSUhzl6gIFxuR7Q7+t0fG0UDsknFEuh34/x3z/z34uwd/A9P8//+/",
+	"Xof831sGF3a6HZJwyINHxHJUsc5+I4WVmF76OjIrTfI5iwX6YQO8zKE+USSGX+NiLk4YyuXyblC1y8WL",
+	"EstbarRfmcV0XoBx0vcVu6vcPmysjc2XLdtvr16pEyrW8zDMZuCLWLn4+0sVixlg8TzsBLtJd9Rur7FP",
+	"fyk//1TwAHhShzo8idtrokfrKPn8tVCUonxJQyAP3TWWYMWvpSvYLNPNx5C7Nd1SZI4ReSf4R0dH1lib",
+	"p7vrwGfJilZgYR2lRylvbZzcXyEAkQQFKuq4qhP42gT7T/I82d/TfaP+XzEMPjBMwbLBjSD3UPj+asH6",
+	"QWRYJBEsF1k2uKteRCpswkaQbLCLinzYL6YFJJjsEpDbrYXLzJnp50G2Zk3hNdknGfudDTWRKTRrAAVb",
+	"aTldiQ0VzeUzb1HNQleoUTxpl9Sm+9+TVbtU98Lzz6kRuFZ+6KIadb4m3YoQ5LuogYWH+hW7hAvWpb3L",
+	"7eFO0tple6PWDn1+2Xox7CStLuuNtunO5e5wL2lsWqrOilAovqwfklc2pYIkn7QbJcPth2LpYxtklRnp",
+	"z8YrOVuJM/ChtgiJ30E11rbVFR5tNI82mkcbzaON5tFG82ijebTRfNs2Gusrc7LBo5Hm0UjzaKR5NNI8",
+	"GmkejTSPRppHI83XNNLsrjLS1KbcGaJdk8NeSgPoLUgnh1jTIygNwwW5TGfsnzmLhp8Di0/FzGFNPp3k",
+	"xah3+Yy19oZd2toZdVjrBd191tq+fJ70hl22M9rrNDbNG3AS2dex+QxnSssJ6HEQPeZudyV6yAYEhlYf",
+	"ZY/+0eLzaPF5tPg8WnweLT6PFp9Hi8+3bvE5QyPLo7Xn0drzaO15tPY8WnserT2P1p5Ha89fF5KzYdmK",
+	"tevGb1gTvljyfUWJ96ptyAk9ZgN7tDfsjrZZ6/nlTtLaGfZo6wXrjlrPkr3LXboz3L7sdTe2Cxm57WvY",
+	"hMJswqJRqGj8sanBj+afR/PPo/nn0fzzaP55NP88mn/+BuYfV7ro0QD0aAB6NAA9GoAeDUCPBqBHA9Cj",
+	"AehrGoB6n28A2qgG94YVSKvGHSc0wfJeXD4fPkv2WGt3tENbO5fbw9bzpMda3VGHut82N+/AFF/LwFPT",
+	"/Ssodql8C16HQm1Xk/zR2PNo7Hk09jwaex6NPY/Gnkdjzzdr7LG3/hx7cHwJMa5b9uO5BbkWLnmRWFur",
+	"GnkyuJRstw9GPNVuh2JXQeiwQtf2sHfZpZ1R6wV7nrR2hs8uW3RvtNtiO4n76cX6QlcAn68TZ70aAkZU",
+	"kiI/WLOku/8TAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

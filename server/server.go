@@ -89,6 +89,8 @@ type Deps struct {
 	// Onboarding connects numbers (Embedded Signup, system-user tokens); New completes its
 	// template sync and tenant-cache hooks. Optional.
 	Onboarding *onboarding.Service
+	// Broadcasts are the broadcast operations; nil means ones over Store with the default pace.
+	Broadcasts *domain.Broadcasts
 }
 
 // Server holds the wired HTTP application.
@@ -107,6 +109,7 @@ type Server struct {
 
 	onboarding *onboarding.Service
 	templates  domain.TemplateSync
+	broadcasts *domain.Broadcasts
 
 	// Background recordings of accepted sends (recordLater); Close cancels and waits.
 	later     sync.WaitGroup
@@ -175,6 +178,9 @@ func New(opts Options, deps Deps) (*Server, error) {
 		demo: newDemoLimiter(deps.Clock, opts.Replicas), onboarding: deps.Onboarding, metrics: deps.Metrics,
 	}
 	s.templates = domain.TemplateSync{Store: deps.Store}
+	if s.broadcasts = deps.Broadcasts; s.broadcasts == nil {
+		s.broadcasts = &domain.Broadcasts{Store: deps.Store, Now: deps.Clock}
+	}
 	if s.platform != nil {
 		s.templates.Source = platformTemplates{s.platform}
 	}
@@ -221,7 +227,8 @@ func (s *Server) routes() *echo.Echo {
 			return err
 		},
 	}))
-	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool { return isPlatformWebhookPost(c) }))
+	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool { return isPlatformWebhookPost(c) || isBroadcastBody(c) }))
+	e.Use(bodyLimit(broadcastBodyLimit, func(c echo.Context) bool { return !isBroadcastBody(c) }))
 
 	// Public paths: no key needed.
 	e.GET("/healthz", s.healthz)
@@ -243,12 +250,20 @@ func (s *Server) routes() *echo.Echo {
 }
 
 // Request body limits, in bytes (whole MiB): every route takes apiBodyLimit but the platform
-// webhook, whose payloads the platform documents as up to 3 MB.
+// webhook, whose payloads the platform documents as up to 3 MB, and a broadcast's creation and
+// pre-flight, which list up to 10,000 recipients with their variables.
 const (
 	apiBodyLimit             = 1 << 20
 	PlatformWebhookBodyLimit = 4 << 20
+	broadcastBodyLimit       = 4 << 20
 	platformWebhookPath      = "/platform/webhook"
 )
+
+// isBroadcastBody reports whether c creates or checks a broadcast.
+func isBroadcastBody(c echo.Context) bool {
+	p := c.Path()
+	return c.Request().Method == http.MethodPost && (p == "/v1/broadcasts" || p == "/v1/broadcasts/preflight")
+}
 
 // isPlatformWebhookPost reports whether c is the platform's webhook delivery.
 func isPlatformWebhookPost(c echo.Context) bool {
@@ -259,6 +274,9 @@ func isPlatformWebhookPost(c echo.Context) bool {
 func bodyLimitOf(c echo.Context) int {
 	if isPlatformWebhookPost(c) {
 		return PlatformWebhookBodyLimit
+	}
+	if isBroadcastBody(c) {
+		return broadcastBodyLimit
 	}
 	return apiBodyLimit
 }
