@@ -15,7 +15,7 @@ import (
 
 // everyOperation is one valid request per operation of the spec.
 func everyOperation() []servertest.Request {
-	return []servertest.Request{
+	return append([]servertest.Request{
 		{Method: "GET", Path: "/v1/me"},
 		{Method: "GET", Path: "/v1/templates"},
 		{Method: "POST", Path: "/v1/messages/template", Body: map[string]any{"destination": "15551234567", "template_name": "welcome"}},
@@ -26,7 +26,7 @@ func everyOperation() []servertest.Request {
 		{Method: "GET", Path: "/v1/campaigns"},
 		{Method: "GET", Path: "/v1/campaigns/1"},
 		{Method: "GET", Path: "/v1/events/examples"},
-	}
+	}, broadcastOps(1)...)
 }
 
 // An inactive account's key is refused with 403 on every operation.

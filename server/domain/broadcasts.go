@@ -152,7 +152,7 @@ func checkTemplate(t store.Template, params []store.BroadcastParam, fe *refusal.
 	switch {
 	case len(t.Unsupported) > 0:
 		fe.Add("template_name", fmt.Sprintf("the template %q has %s, which the API cannot send yet", t.Name, strings.Join(t.Unsupported, " and ")))
-	case t.HeaderParams > 0 || (t.HeaderFormat != "" && t.HeaderFormat != "TEXT") || len(t.Buttons) > 0:
+	case t.HeaderParams > 0 || (t.HeaderFormat != "" && t.HeaderFormat != "TEXT") || needsButtonValue(t.Buttons):
 		fe.Add("template_name", fmt.Sprintf("the template %q has variables outside its body (header or buttons); a broadcast fills body variables only", t.Name))
 	}
 	if len(params) != t.BodyParams {
@@ -163,6 +163,17 @@ func checkTemplate(t store.Template, params []store.BroadcastParam, fe *refusal.
 			fe.Add(fmt.Sprintf("parameters.%d", i), "give one of value or variable")
 		}
 	}
+}
+
+// needsButtonValue reports whether a button must be given a value at send time (a URL with a
+// variable, a coupon code, a one-time password); a quick reply's payload is optional.
+func needsButtonValue(bs store.TemplateButtons) bool {
+	for _, b := range bs {
+		if b.TakesValue && b.Type != "QUICK_REPLY" {
+			return true
+		}
+	}
+	return false
 }
 
 // schedule reads send_at in the time zone; nil for at once.
