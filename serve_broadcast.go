@@ -19,12 +19,15 @@ import (
 // broadcastConfig is the broadcast engine's settings: GATEWAY_BROADCAST_LEASE (how long a
 // claim holds recipients, default 30s), GATEWAY_BROADCAST_UNKNOWN_AFTER (when a recipient
 // left sending by a process that died is settled from its message, default 2m; it must exceed
-// PLATFORM_TIMEOUT and the send's recording) and GATEWAY_BROADCAST_SHARE (the part of a
-// number's throughput broadcasts use, leaving the rest to API sends, default 0.85).
+// PLATFORM_TIMEOUT and the send's recording), GATEWAY_BROADCAST_SHARE (the part of a number's
+// throughput broadcasts use, leaving the rest to API sends, default 0.85) and
+// GATEWAY_BROADCAST_RESEND_UNKNOWN_AFTER (how long an unknown recipient waits for the
+// platform's report before it is sent again; unset: never, see broadcast.Config).
 type broadcastConfig struct {
-	Lease        time.Duration
-	UnknownAfter time.Duration
-	Share        float64
+	Lease              time.Duration
+	UnknownAfter       time.Duration
+	Share              float64
+	ResendUnknownAfter time.Duration
 }
 
 func loadBroadcastConfig(getenv func(string) string) (broadcastConfig, error) {
@@ -32,7 +35,8 @@ func loadBroadcastConfig(getenv func(string) string) (broadcastConfig, error) {
 	for _, d := range []struct {
 		name string
 		dst  *time.Duration
-	}{{"GATEWAY_BROADCAST_LEASE", &c.Lease}, {"GATEWAY_BROADCAST_UNKNOWN_AFTER", &c.UnknownAfter}} {
+	}{{"GATEWAY_BROADCAST_LEASE", &c.Lease}, {"GATEWAY_BROADCAST_UNKNOWN_AFTER", &c.UnknownAfter},
+		{"GATEWAY_BROADCAST_RESEND_UNKNOWN_AFTER", &c.ResendUnknownAfter}} {
 		if v := getenv(d.name); v != "" {
 			p, err := time.ParseDuration(v)
 			if err != nil || p <= 0 {
@@ -55,7 +59,8 @@ func loadBroadcastConfig(getenv func(string) string) (broadcastConfig, error) {
 // server.BroadcastSender), paced by what the platform reports of each number.
 func newBroadcastEngine(st *store.Store, srv *server.Server, limits *numberLimits, cfg broadcastConfig, logger *slog.Logger) (*broadcastService, error) {
 	e, err := broadcast.New(st, broadcast.Config{Sender: srv.BroadcastSender(), Keyed: true, Throughput: limits.throughput,
-		Budget: limits.budget, Share: cfg.Share, Lease: cfg.Lease, UnknownAfter: cfg.UnknownAfter, Logger: logger})
+		Budget: limits.budget, Share: cfg.Share, Lease: cfg.Lease, UnknownAfter: cfg.UnknownAfter,
+		ResendUnknownAfter: cfg.ResendUnknownAfter, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"gateway/gen"
+	"gateway/platform/whatsapp"
 	"gateway/server/broadcast"
 	"gateway/server/domain"
 	"gateway/store"
@@ -37,7 +38,11 @@ func (bs broadcastSender) SendBroadcast(ctx context.Context, m broadcast.Message
 	req := &gen.SendTemplateRequest{Destination: m.Recipient.Mobile, TemplateName: &name, Language: &lang,
 		BodyVariables: &params, CampaignName: &campaign}
 	held := &heldKey{key: store.BroadcastKey(m.Recipient.ID)}
-	resp, err := s.sendLive(context.WithValue(ctx, heldKeyCtx{}, held), b.AccountID, req, "api")
+	ctx = context.WithValue(ctx, heldKeyCtx{}, held)
+	if m.BeforeCall != nil {
+		ctx = context.WithValue(ctx, callGateCtx{}, m.BeforeCall)
+	}
+	resp, err := s.sendLive(ctx, b.AccountID, req, "api")
 	var ae *apiError
 	if !errors.As(err, &ae) || ae.Status != http.StatusBadGateway {
 		s.countSend(domain.ModeLive, err) // a 502 is counted by sendFailed, with the platform's code
@@ -50,6 +55,20 @@ func (bs broadcastSender) SendBroadcast(ctx context.Context, m broadcast.Message
 		return ok.Body.Data.ChatMessageId, nil
 	}
 	return "", broadcastSendError(err)
+}
+
+// callGateCtx keys a platform call's pacing gate in its context (broadcast.Message.BeforeCall),
+// which the platform wrapper waits on right before the call (measuredPlatform.SendTemplate).
+type callGateCtx struct{}
+
+// waitCallGate waits on the context's gate, if any; an error means the call must not be made.
+func waitCallGate(ctx context.Context) error {
+	if g, ok := ctx.Value(callGateCtx{}).(func(context.Context) error); ok {
+		if err := g(ctx); err != nil {
+			return fmt.Errorf("%w: the number's pace was not reached in time: %v", whatsapp.ErrInvalidArgument, err)
+		}
+	}
+	return nil
 }
 
 // broadcastSendError turns the send path's error into what the engine acts on: the platform's

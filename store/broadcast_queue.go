@@ -290,12 +290,14 @@ type BroadcastRef struct {
 }
 
 // CompleteBroadcasts marks running broadcasts with no recipient left to call or being called
-// as completed, and returns them.
-func (s *Store) CompleteBroadcasts(ctx context.Context, now time.Time) ([]BroadcastRef, error) {
+// as completed, and returns them. With holdUnknown, an unknown recipient (which may be sent
+// again, SettleBroadcastRecipients) also keeps its broadcast running.
+func (s *Store) CompleteBroadcasts(ctx context.Context, now time.Time, holdUnknown bool) ([]BroadcastRef, error) {
 	var out []BroadcastRef
 	err := s.db.SelectContext(ctx, &out, `UPDATE broadcasts b SET state = 'completed', finished_at = $1, updated_at = $1
 		WHERE b.state = 'running' AND NOT EXISTS (SELECT FROM broadcast_recipients r
-			WHERE r.account_id = b.account_id AND r.broadcast_id = b.id AND r.state IN ('pending', 'sending'))
-		RETURNING b.account_id, b.id`, now)
+			WHERE r.account_id = b.account_id AND r.broadcast_id = b.id
+				AND (r.state IN ('pending', 'sending') OR ($2 AND r.state = 'unknown')))
+		RETURNING b.account_id, b.id`, now, holdUnknown)
 	return out, translate(err)
 }

@@ -113,12 +113,19 @@ const settleBatch = 5000
 // message the platform has reported since: no message bound, or one the platform refused, and
 // the recipient is due again at now; a message with the platform's id and the recipient is
 // sent (failed when the message failed); a message still pending and the recipient is unknown.
-func (s *Store) SettleBroadcastRecipients(ctx context.Context, cutoff, now time.Time) (SettleCounts, error) {
+//
+// resendBefore, when not zero, gives up on unknown recipients marked before it whose message
+// the platform never reported: they are taken as never sent and are due again. The platform
+// reports every message it accepts, so past a horizon longer than its reports' delays this
+// trades a rare second send (a report later than the horizon) for no recipient skipped (the
+// process died after recording the message and before the platform had the request).
+func (s *Store) SettleBroadcastRecipients(ctx context.Context, cutoff, now, resendBefore time.Time) (SettleCounts, error) {
 	var c SettleCounts
 	rows, err := s.db.QueryContext(ctx, `WITH x AS (
 			SELECT r.account_id, r.id, m.platform_message_id AS wamid, m.error_code, m.error_title,
 				CASE WHEN m.platform_message_id IS NOT NULL AND m.status = 'failed' THEN 'failed'
 					WHEN m.platform_message_id IS NOT NULL THEN 'sent'
+					WHEN r.state = 'unknown' AND r.sending_at < $5 THEN 'pending'
 					WHEN r.state = 'unknown' THEN 'unknown'
 					WHEN m.id IS NULL OR m.status = 'failed' THEN 'pending'
 					ELSE 'unknown' END AS settled
@@ -136,7 +143,7 @@ func (s *Store) SettleBroadcastRecipients(ctx context.Context, cutoff, now time.
 			next_attempt_at = CASE WHEN x.settled = 'pending' THEN $2 ELSE r.next_attempt_at END,
 			finished_at = CASE WHEN x.settled IN ('sent', 'failed') THEN $2 END
 		FROM x WHERE r.account_id = x.account_id AND r.id = x.id AND x.settled <> r.state
-		RETURNING x.settled`, cutoff, now, broadcastKeyPrefix, settleBatch)
+		RETURNING x.settled`, cutoff, now, broadcastKeyPrefix, settleBatch, resendBefore)
 	if err != nil {
 		return c, translate(err)
 	}

@@ -30,6 +30,10 @@ type Message struct {
 	BodyParams []string
 	// CallbackData names the recipient in the platform's status reports (ParseCallbackData).
 	CallbackData string
+	// BeforeCall waits for the number's pace right before the platform call; a Sender calls
+	// it last before the request, so that the time its own writes take (the message row) cannot
+	// bunch the sends of two seconds into one at the platform. An error means nothing was sent.
+	BeforeCall func(ctx context.Context) error
 }
 
 // Sender makes the platform call of one recipient and returns the platform's message id. Its
@@ -68,6 +72,12 @@ type Config struct {
 	Share float64
 	// PairInterval is the spacing of two sends to the same person. Default 6 s.
 	PairInterval time.Duration
+	// ResendUnknownAfter, when set (Keyed only), is how long an unknown recipient waits for the
+	// platform's report of its message before it is taken as never sent and is due again
+	// (store.SettleBroadcastRecipients): no recipient is skipped when a process dies between
+	// recording a message and the platform having the request, at the cost of a second send
+	// when the platform's report comes later than this. Zero: never sent again.
+	ResendUnknownAfter time.Duration
 	// Lease is how long a claim holds recipients before another engine may take them.
 	// Default 30 s.
 	Lease time.Duration
@@ -256,7 +266,11 @@ func (e *Engine) sweep(ctx context.Context) {
 		e.log.Warn("activate broadcasts", "err", err)
 	}
 	if e.cfg.Keyed {
-		if c, err := e.store.SettleBroadcastRecipients(ctx, now.Add(-e.cfg.UnknownAfter), now); err != nil && ctx.Err() == nil {
+		var resendBefore time.Time
+		if e.cfg.ResendUnknownAfter > 0 {
+			resendBefore = now.Add(-e.cfg.ResendUnknownAfter)
+		}
+		if c, err := e.store.SettleBroadcastRecipients(ctx, now.Add(-e.cfg.UnknownAfter), now, resendBefore); err != nil && ctx.Err() == nil {
 			e.log.Warn("settle recipients", "err", err)
 		} else if c != (store.SettleCounts{}) {
 			e.log.Info("recipients settled from their messages", "due_again", c.Due, "sent", c.Sent, "failed", c.Failed, "unknown", c.Unknown)
@@ -266,7 +280,7 @@ func (e *Engine) sweep(ctx context.Context) {
 	} else if n > 0 {
 		e.log.Info("recipients whose answer was lost are unknown until a status report names them", "count", n)
 	}
-	if _, err := e.store.CompleteBroadcasts(ctx, now); err != nil && ctx.Err() == nil {
+	if _, err := e.store.CompleteBroadcasts(ctx, now, e.cfg.Keyed && e.cfg.ResendUnknownAfter > 0); err != nil && ctx.Err() == nil {
 		e.log.Warn("complete broadcasts", "err", err)
 	}
 	e.mu.Lock()

@@ -21,7 +21,8 @@ type item struct {
 type lane struct {
 	number  string
 	queue   chan item
-	bucket  *bucket
+	bucket  *bucket // admission: claimed recipients are marked and sent at the broadcasts' share
+	gate    *bucket // the platform call itself, at the number's pace (Message.BeforeCall)
 	pairs   *pairs
 	workers sync.WaitGroup
 
@@ -37,6 +38,11 @@ func newLane(number string, throughput int, cfg Config) *lane {
 	l := &lane{number: number, queue: make(chan item, max(cfg.Batch, laneSeconds*ThroughputHigh)), pairs: newPairs(cfg.PairInterval)}
 	rate, burst := pace(throughput, cfg.Share)
 	l.bucket = newBucket(rate, burst)
+	// The gate has the admission's pace: at a steady rate nothing waits at it, and sends that
+	// the writes before the call bunched (a shared statement releases several at once) pass
+	// while they fit the burst and are spread again past it, so no clock second at the
+	// platform sees more than rate+burst.
+	l.gate = newBucket(rate, burst)
 	l.thr = throughput
 	return l
 }
@@ -69,6 +75,7 @@ func (l *lane) setThroughput(throughput int, share float64) {
 	l.mu.Unlock()
 	if changed {
 		l.bucket.setRate(pace(throughput, share))
+		l.gate.setRate(pace(throughput, share))
 	}
 }
 

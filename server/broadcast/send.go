@@ -54,6 +54,7 @@ func (e *Engine) send(ctx context.Context, l *lane, it item) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.SendTimeout)
 	id, err := e.cfg.Sender.SendBroadcast(cctx, Message{
 		Broadcast: it.b, Recipient: it.r, BodyParams: Params(it.b, it.r.Variables), CallbackData: CallbackData(it.r.ID),
+		BeforeCall: l.gate.wait,
 	})
 	cancel()
 	at := e.clock()
