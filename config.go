@@ -76,6 +76,8 @@ type config struct {
 	Dashboard dashboard.Options
 	// Limits (GATEWAY_MAX_WEBHOOK_ENDPOINTS, GATEWAY_MAX_API_KEYS) are per-account quotas.
 	Limits store.Limits
+	// Broadcast is the broadcast engine's settings (GATEWAY_BROADCAST_*).
+	Broadcast broadcastConfig
 	// getenv is the environment the configuration was read from, for the admin commands'
 	// secrets (admin_secretinput.go).
 	getenv func(string) string
@@ -158,6 +160,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("PLATFORM_SIM_DELAYS: %w", err)
 	}
 	if c.Dashboard, err = loadDashboardOptions(getenv, c.WebhookAllowPrivate); err != nil {
+		return c, err
+	}
+	if c.Broadcast, err = loadBroadcastConfig(getenv); err != nil {
 		return c, err
 	}
 	if c.Limits, err = loadLimits(getenv); err != nil {

@@ -75,6 +75,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 	wa.SetTimeout(cfg.PlatformTimeout)
 	onb := &onboarding.Service{Store: st, Platform: wa, AppID: cfg.PlatformAppID, AppSecret: cfg.PlatformAppSecret,
 		ConfigID: cfg.PlatformESConfigID, SDKURL: cfg.PlatformSDKURL}
+	limits := newNumberLimits(st, wa)
 	srv, err := server.New(server.Options{
 		PlatformAppSecret:   cfg.PlatformAppSecret,
 		PlatformVerifyToken: cfg.PlatformVerifyToken,
@@ -86,7 +87,8 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		Replicas:            cfg.Replicas,
 		Sandbox:             server.Sandbox{PhoneNumber: cfg.SandboxPhoneNumber, PhoneNumberID: cfg.SandboxPhoneID, AccessToken: cfg.SandboxAccessToken},
 		NoListen:            cfg.listenURL() == "",
-	}, server.Deps{Store: st, Platform: wa, Logger: logger, Onboarding: onb})
+	}, server.Deps{Store: st, Platform: wa, Logger: logger, Onboarding: onb,
+		Broadcasts: &domain.Broadcasts{Store: st, Limits: limits.of, Share: cfg.Broadcast.Share}})
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -111,6 +113,12 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		OnPass: func(n worker.ReconcileCounts) {
 			srv.Metrics().ObserveReconcile(int64(n.Applied), int64(n.Adopted), n.Orphaned, n.Pruned)
 		}}))
+	engine, err := newBroadcastEngine(st, srv, limits, cfg.Broadcast, logger)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	workers.Add(engine)
 	return &app{cfg: cfg, log: logger, store: st, server: srv, workers: workers, close: func() { st.Close(); db.Close() }}, nil
 }
 

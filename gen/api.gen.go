@@ -25,6 +25,78 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for BroadcastMode.
+const (
+	BroadcastModeTest BroadcastMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastMode enum.
+func (e BroadcastMode) Valid() bool {
+	switch e {
+	case BroadcastModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastState.
+const (
+	BroadcastCancelled BroadcastState = "cancelled"
+	BroadcastCompleted BroadcastState = "completed"
+	BroadcastPaused    BroadcastState = "paused"
+	BroadcastRunning   BroadcastState = "running"
+	BroadcastScheduled BroadcastState = "scheduled"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastState enum.
+func (e BroadcastState) Valid() bool {
+	switch e {
+	case BroadcastCancelled:
+		return true
+	case BroadcastCompleted:
+		return true
+	case BroadcastPaused:
+		return true
+	case BroadcastRunning:
+		return true
+	case BroadcastScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastRecipientStatus.
+const (
+	RecipientCancelled BroadcastRecipientStatus = "cancelled"
+	RecipientFailed    BroadcastRecipientStatus = "failed"
+	RecipientPending   BroadcastRecipientStatus = "pending"
+	RecipientSending   BroadcastRecipientStatus = "sending"
+	RecipientSent      BroadcastRecipientStatus = "sent"
+	RecipientUnknown   BroadcastRecipientStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastRecipientStatus enum.
+func (e BroadcastRecipientStatus) Valid() bool {
+	switch e {
+	case RecipientCancelled:
+		return true
+	case RecipientFailed:
+		return true
+	case RecipientPending:
+		return true
+	case RecipientSending:
+		return true
+	case RecipientSent:
+		return true
+	case RecipientUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ContactCreatedEventEvent.
 const (
 	ContactCreatedEventEventContactCreated ContactCreatedEventEvent = "contact.created"
@@ -172,6 +244,7 @@ func (e ContactsEnvelopeSuccess) Valid() bool {
 // Defines values for ErrorCode.
 const (
 	ErrorCodeAccountInactive       ErrorCode = "account_inactive"
+	ErrorCodeBroadcastState        ErrorCode = "broadcast_state"
 	ErrorCodeContactBlocked        ErrorCode = "contact_blocked"
 	ErrorCodeIdempotencyConflict   ErrorCode = "idempotency_conflict"
 	ErrorCodeIdempotencyInProgress ErrorCode = "idempotency_in_progress"
@@ -192,6 +265,8 @@ const (
 func (e ErrorCode) Valid() bool {
 	switch e {
 	case ErrorCodeAccountInactive:
+		return true
+	case ErrorCodeBroadcastState:
 		return true
 	case ErrorCodeContactBlocked:
 		return true
@@ -1096,6 +1171,250 @@ type Account struct {
 
 // AccountInactiveEnvelope The failure envelope of this status; `code` is one of the values listed.
 type AccountInactiveEnvelope = ErrorEnvelope
+
+// Broadcast defines model for Broadcast.
+type Broadcast struct {
+	// CampaignId The campaign whose report counts the broadcast's messages.
+	//
+	// Example: 12
+	CampaignId int64 `json:"campaign_id"`
+
+	// Counts The recipients by status. `pending` are not called yet; `sending` are being called;
+	// `unknown` were called but the answer was lost (never called again; settled by the
+	// platform's status reports); `sent`, `delivered` and `read` as the platform reported
+	// their messages; `failed` were refused or failed; `cancelled` were never called.
+	Counts    BroadcastCounts `json:"counts"`
+	CreatedAt time.Time       `json:"created_at"`
+
+	// Eta The estimated end of a running broadcast at its current rate.
+	Eta        *time.Time `json:"eta,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+
+	// Id Example: 31
+	Id int64 `json:"id"`
+
+	// Language Example: en_US
+	Language string `json:"language"`
+
+	// Mode Present, equal to test, for a broadcast made with a test key (simulated).
+	Mode *BroadcastMode `json:"mode,omitempty"`
+
+	// Name Example: November sale
+	Name string `json:"name"`
+
+	// PauseReason Why a paused broadcast is paused: `operator` (POST /pause), `portfolio_limit` (the
+	// portfolio's 24-hour budget is spent; it resumes by itself at `resume_at`),
+	// `template_paused` (the platform paused the template for quality, 132015) or
+	// `payment` (the platform stopped the account's sends, 131042). New reasons may be added.
+	//
+	//
+	// Example: portfolio_limit
+	PauseReason *string   `json:"pause_reason,omitempty"`
+	Preflight   Preflight `json:"preflight"`
+
+	// Rate Recipients called per second over the last minute.
+	//
+	// Example: 67.5
+	Rate float32 `json:"rate"`
+
+	// ResumeAt When a broadcast paused for the portfolio's budget resumes by itself.
+	ResumeAt    *time.Time     `json:"resume_at,omitempty"`
+	ScheduledAt *time.Time     `json:"scheduled_at,omitempty"`
+	StartedAt   *time.Time     `json:"started_at,omitempty"`
+	State       BroadcastState `json:"state"`
+
+	// TemplateName Example: order_confirmation
+	TemplateName string `json:"template_name"`
+
+	// TimeZone The time zone the schedule was given in.
+	//
+	// Example: Europe/London
+	TimeZone string `json:"time_zone"`
+}
+
+// BroadcastMode Present, equal to test, for a broadcast made with a test key (simulated).
+type BroadcastMode string
+
+// BroadcastState defines model for Broadcast.State.
+type BroadcastState string
+
+// BroadcastBudget The business portfolio's 24-hour budget of unique recipients reached outside their window.
+type BroadcastBudget struct {
+	// Limit The portfolio's limit (250, 2,000, 10,000, 100,000); absent when unlimited.
+	//
+	// Example: 2000
+	Limit *int `json:"limit,omitempty"`
+
+	// Needed Recipients of this broadcast the portfolio has not reached in the last 24 hours.
+	Needed int `json:"needed"`
+
+	// Share needed / limit; absent when unlimited. Above 1, the broadcast pauses when the budget is spent and resumes as it frees.
+	//
+	// Example: 0.6
+	Share *float32 `json:"share,omitempty"`
+
+	// Used Recipients the portfolio reached in the last 24 hours.
+	Used int `json:"used"`
+}
+
+// BroadcastCounts The recipients by status. `pending` are not called yet; `sending` are being called;
+// `unknown` were called but the answer was lost (never called again; settled by the
+// platform's status reports); `sent`, `delivered` and `read` as the platform reported
+// their messages; `failed` were refused or failed; `cancelled` were never called.
+type BroadcastCounts struct {
+	Cancelled int `json:"cancelled"`
+	Delivered int `json:"delivered"`
+	Failed    int `json:"failed"`
+	Pending   int `json:"pending"`
+	Read      int `json:"read"`
+	Sending   int `json:"sending"`
+	Sent      int `json:"sent"`
+	Total     int `json:"total"`
+	Unknown   int `json:"unknown"`
+}
+
+// BroadcastEnvelope defines model for BroadcastEnvelope.
+type BroadcastEnvelope struct {
+	Data Broadcast `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
+
+// BroadcastList defines model for BroadcastList.
+type BroadcastList struct {
+	Broadcasts []Broadcast `json:"broadcasts"`
+
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string `json:"next_cursor,omitempty"`
+}
+
+// BroadcastParameter One of value or variable.
+type BroadcastParameter struct {
+	// Value The same text for every recipient.
+	//
+	// Example: NOV-10
+	Value *string `json:"value,omitempty"`
+
+	// Variable The name of the recipient's variable that fills this parameter.
+	//
+	// Example: name
+	Variable *string `json:"variable,omitempty"`
+}
+
+// BroadcastRecipient defines model for BroadcastRecipient.
+type BroadcastRecipient struct {
+	// Attempts Platform calls made (a call the platform refused for a passing reason is retried).
+	Attempts int `json:"attempts"`
+
+	// ErrorCode The platform's error code of a failure.
+	//
+	// Example: 131026
+	ErrorCode *int `json:"error_code,omitempty"`
+
+	// ErrorTitle Why it failed, in words.
+	ErrorTitle *string    `json:"error_title,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Id         int64      `json:"id"`
+
+	// MessageId The platform's message id, once sent.
+	MessageId *string `json:"message_id,omitempty"`
+
+	// Mobile Example: 447700900001
+	Mobile *string                  `json:"mobile,omitempty"`
+	Status BroadcastRecipientStatus `json:"status"`
+	UserId *string                  `json:"user_id,omitempty"`
+}
+
+// BroadcastRecipientStatus defines model for BroadcastRecipient.Status.
+type BroadcastRecipientStatus string
+
+// BroadcastRecipientInput defines model for BroadcastRecipientInput.
+type BroadcastRecipientInput struct {
+	// Mobile International format, digits only, country code included.
+	//
+	// Example: 447700900001
+	Mobile string `json:"mobile"`
+
+	// Variables The recipient's variables by name.
+	//
+	// Example: {"name":"Ana"}
+	Variables *map[string]string `json:"variables,omitempty"`
+}
+
+// BroadcastRecipientList defines model for BroadcastRecipientList.
+type BroadcastRecipientList struct {
+	// NextCursor Pass as `cursor` for the next page; absent on the last page.
+	NextCursor *string              `json:"next_cursor,omitempty"`
+	Recipients []BroadcastRecipient `json:"recipients"`
+}
+
+// BroadcastRecipientsEnvelope defines model for BroadcastRecipientsEnvelope.
+type BroadcastRecipientsEnvelope struct {
+	Data BroadcastRecipientList `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
+
+// BroadcastRequest defines model for BroadcastRequest.
+type BroadcastRequest struct {
+	// AudienceId A saved audience of the account (a tag or a filter) whose contacts are the recipients.
+	//
+	// Example: 4
+	AudienceId *int64 `json:"audience_id,omitempty"`
+
+	// Language The template's language, when its name is approved in several.
+	//
+	// Example: en_US
+	Language *string `json:"language,omitempty"`
+
+	// Name The broadcast's name; it becomes its campaign in reports.
+	//
+	// Example: November sale
+	Name string `json:"name"`
+
+	// Parameters The template's body parameters in order, each a fixed `value` or the recipient's `variable`.
+	Parameters *[]BroadcastParameter `json:"parameters,omitempty"`
+
+	// Recipients The recipients, with their variables. One of recipients or audience_id is required.
+	Recipients *[]BroadcastRecipientInput `json:"recipients,omitempty"`
+
+	// SendAt When to start, as a wall-clock time in `time_zone`; absent to start at once.
+	//
+	// Example: 2026-12-01T09:00:00
+	SendAt *string `json:"send_at,omitempty"`
+
+	// TemplateName Name of an approved template whose only variables are in its body.
+	//
+	// Example: order_confirmation
+	TemplateName string `json:"template_name"`
+
+	// TimeZone The IANA time zone of `send_at` (default UTC).
+	//
+	// Example: Europe/London
+	TimeZone *string `json:"time_zone,omitempty"`
+}
+
+// BroadcastStateEnvelope The failure envelope of this status; `code` is one of the values listed.
+type BroadcastStateEnvelope = ErrorEnvelope
+
+// BroadcastsEnvelope defines model for BroadcastsEnvelope.
+type BroadcastsEnvelope struct {
+	Data BroadcastList `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
 
 // ButtonVariable defines model for ButtonVariable.
 type ButtonVariable struct {
@@ -2394,6 +2713,46 @@ type PlatformErrorEnvelope = ErrorEnvelope
 // PlatformTimeoutEnvelope The failure envelope of this status; `code` is one of the values listed.
 type PlatformTimeoutEnvelope = ErrorEnvelope
 
+// Preflight defines model for Preflight.
+type Preflight struct {
+	// Blocked Recipients left out because a member blocked them.
+	Blocked int `json:"blocked"`
+
+	// Budget The business portfolio's 24-hour budget of unique recipients reached outside their window.
+	Budget BroadcastBudget `json:"budget"`
+
+	// Duplicates Recipients listed more than once (each is sent once).
+	Duplicates int `json:"duplicates"`
+
+	// EstimatedSeconds The estimated duration at that rate (without pauses for the portfolio's budget).
+	EstimatedSeconds int `json:"estimated_seconds"`
+
+	// OptedOut Recipients left out because they opted out (replied STOP).
+	OptedOut int `json:"opted_out"`
+
+	// Recipients Recipients the broadcast sends to.
+	Recipients int `json:"recipients"`
+
+	// Throughput The messages per second the broadcast uses of the number's throughput.
+	//
+	// Example: 68
+	Throughput int `json:"throughput"`
+
+	// UsMarketing Recipients with a US (+1) number left out of a MARKETING template, which the platform does not deliver to them.
+	UsMarketing int `json:"us_marketing"`
+}
+
+// PreflightEnvelope defines model for PreflightEnvelope.
+type PreflightEnvelope struct {
+	Data Preflight `json:"data"`
+
+	// Message Human-readable text.
+	Message string `json:"message"`
+
+	// Success true on success, false on failure.
+	Success bool `json:"success"`
+}
+
 // Pricing How the platform says it billed the message, as its status reports gave it; absent until one did.
 type Pricing struct {
 	// Category The billing category, e.g. `marketing`, `utility`, `authentication`, `service`.
@@ -2902,11 +3261,20 @@ type WebhookTestEventEvent string
 // WebhookTestEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type WebhookTestEventMode string
 
+// BroadcastId defines model for BroadcastId.
+type BroadcastId = int64
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
 // AccountInactive The failure envelope of this status; `code` is one of the values listed.
 type AccountInactive = AccountInactiveEnvelope
+
+// BroadcastChanged defines model for BroadcastChanged.
+type BroadcastChanged = BroadcastEnvelope
+
+// BroadcastStateConflict The failure envelope of this status; `code` is one of the values listed.
+type BroadcastStateConflict = BroadcastStateEnvelope
 
 // IdempotencyInProgress The failure envelope of this status; `code` is one of the values listed.
 type IdempotencyInProgress = IdempotencyInProgressEnvelope
@@ -2949,6 +3317,31 @@ type Unauthorized = UnauthorizedEnvelope
 
 // ValidationFailed The failure envelope of this status; `code` is one of the values listed.
 type ValidationFailed = ValidationFailedEnvelope
+
+// ListBroadcastsParams defines parameters for ListBroadcasts.
+type ListBroadcastsParams struct {
+	// Limit Rows per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; opaque.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// CreateBroadcastParams defines parameters for CreateBroadcast.
+type CreateBroadcastParams struct {
+	// IdempotencyKey A unique key (1 to 255 characters) that makes a retried request safe: the same key with the
+	// same body within 48 hours replays the first response instead of acting twice.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListBroadcastRecipientsParams defines parameters for ListBroadcastRecipients.
+type ListBroadcastRecipientsParams struct {
+	// Limit Rows per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor The `next_cursor` of the previous page; opaque.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
 
 // ListCampaignsParams defines parameters for ListCampaigns.
 type ListCampaignsParams struct {
@@ -3017,6 +3410,12 @@ type SendTemplateMessageParams struct {
 	// same body within 48 hours replays the first response instead of acting twice.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// CreateBroadcastJSONRequestBody defines body for CreateBroadcast for application/json ContentType.
+type CreateBroadcastJSONRequestBody = BroadcastRequest
+
+// PreflightBroadcastJSONRequestBody defines body for PreflightBroadcast for application/json ContentType.
+type PreflightBroadcastJSONRequestBody = BroadcastRequest
 
 // UpsertContactJSONRequestBody defines body for UpsertContact for application/json ContentType.
 type UpsertContactJSONRequestBody = UpsertContactRequest
@@ -6331,6 +6730,30 @@ func (t *WebhookEvent) UnmarshalJSON(b []byte) error {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListBroadcasts List broadcasts with their progress
+	// (GET /broadcasts)
+	ListBroadcasts(ctx echo.Context, params ListBroadcastsParams) error
+	// CreateBroadcast Send a template to many recipients
+	// (POST /broadcasts)
+	CreateBroadcast(ctx echo.Context, params CreateBroadcastParams) error
+	// PreflightBroadcast Check a broadcast before creating it
+	// (POST /broadcasts/preflight)
+	PreflightBroadcast(ctx echo.Context) error
+	// GetBroadcast A broadcast's progress
+	// (GET /broadcasts/{id})
+	GetBroadcast(ctx echo.Context, id BroadcastId) error
+	// CancelBroadcast Cancel a broadcast
+	// (POST /broadcasts/{id}/cancel)
+	CancelBroadcast(ctx echo.Context, id BroadcastId) error
+	// PauseBroadcast Pause a broadcast
+	// (POST /broadcasts/{id}/pause)
+	PauseBroadcast(ctx echo.Context, id BroadcastId) error
+	// ListBroadcastRecipients Each recipient's outcome
+	// (GET /broadcasts/{id}/recipients)
+	ListBroadcastRecipients(ctx echo.Context, id BroadcastId, params ListBroadcastRecipientsParams) error
+	// ResumeBroadcast Resume a paused broadcast
+	// (POST /broadcasts/{id}/resume)
+	ResumeBroadcast(ctx echo.Context, id BroadcastId) error
 	// ListCampaigns List campaigns with their counts
 	// (GET /campaigns)
 	ListCampaigns(ctx echo.Context, params ListCampaignsParams) error
@@ -6372,6 +6795,165 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// ListBroadcasts converts echo context to params.
+func (w *ServerInterfaceWrapper) ListBroadcasts(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBroadcastsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListBroadcasts(ctx, params)
+	return err
+}
+
+// CreateBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateBroadcast(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateBroadcastParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateBroadcast(ctx, params)
+	return err
+}
+
+// PreflightBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) PreflightBroadcast(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PreflightBroadcast(ctx)
+	return err
+}
+
+// GetBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) GetBroadcast(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BroadcastId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetBroadcast(ctx, id)
+	return err
+}
+
+// CancelBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelBroadcast(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BroadcastId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelBroadcast(ctx, id)
+	return err
+}
+
+// PauseBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) PauseBroadcast(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BroadcastId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PauseBroadcast(ctx, id)
+	return err
+}
+
+// ListBroadcastRecipients converts echo context to params.
+func (w *ServerInterfaceWrapper) ListBroadcastRecipients(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BroadcastId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBroadcastRecipientsParams
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListBroadcastRecipients(ctx, id, params)
+	return err
+}
+
+// ResumeBroadcast converts echo context to params.
+func (w *ServerInterfaceWrapper) ResumeBroadcast(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id BroadcastId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ResumeBroadcast(ctx, id)
+	return err
 }
 
 // ListCampaigns converts echo context to params.
@@ -6705,6 +7287,14 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/media/:media_id", wrapper.GetMedia, options.OperationMiddlewares["getMedia"]...)
 	router.GET(options.BaseURL+"/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
 	router.GET(options.BaseURL+"/campaigns/:id", wrapper.GetCampaign, options.OperationMiddlewares["getCampaign"]...)
+	router.GET(options.BaseURL+"/broadcasts", wrapper.ListBroadcasts, options.OperationMiddlewares["listBroadcasts"]...)
+	router.POST(options.BaseURL+"/broadcasts", wrapper.CreateBroadcast, options.OperationMiddlewares["createBroadcast"]...)
+	router.POST(options.BaseURL+"/broadcasts/preflight", wrapper.PreflightBroadcast, options.OperationMiddlewares["preflightBroadcast"]...)
+	router.GET(options.BaseURL+"/broadcasts/:id", wrapper.GetBroadcast, options.OperationMiddlewares["getBroadcast"]...)
+	router.POST(options.BaseURL+"/broadcasts/:id/pause", wrapper.PauseBroadcast, options.OperationMiddlewares["pauseBroadcast"]...)
+	router.POST(options.BaseURL+"/broadcasts/:id/resume", wrapper.ResumeBroadcast, options.OperationMiddlewares["resumeBroadcast"]...)
+	router.POST(options.BaseURL+"/broadcasts/:id/cancel", wrapper.CancelBroadcast, options.OperationMiddlewares["cancelBroadcast"]...)
+	router.GET(options.BaseURL+"/broadcasts/:id/recipients", wrapper.ListBroadcastRecipients, options.OperationMiddlewares["listBroadcastRecipients"]...)
 	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
 
 }
@@ -6716,6 +7306,26 @@ type AccountInactiveJSONResponse struct {
 	Body AccountInactiveEnvelope
 
 	Headers AccountInactiveResponseHeaders
+}
+
+type BroadcastChangedResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type BroadcastChangedJSONResponse struct {
+	Body BroadcastEnvelope
+
+	Headers BroadcastChangedResponseHeaders
+}
+
+type BroadcastStateConflictResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type BroadcastStateConflictJSONResponse struct {
+	Body BroadcastStateEnvelope
+
+	Headers BroadcastStateConflictResponseHeaders
 }
 
 type IdempotencyInProgressResponseHeaders struct {
@@ -6851,6 +7461,1133 @@ type ValidationFailedJSONResponse struct {
 	Body ValidationFailedEnvelope
 
 	Headers ValidationFailedResponseHeaders
+}
+
+type ListBroadcastsRequestObject struct {
+	Params ListBroadcastsParams
+}
+
+type ListBroadcastsResponseObject interface {
+	VisitListBroadcastsResponse(w http.ResponseWriter) error
+}
+
+type ListBroadcasts200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListBroadcasts200JSONResponse struct {
+	Body    BroadcastsEnvelope
+	Headers ListBroadcasts200ResponseHeaders
+}
+
+func (response ListBroadcasts200JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcasts401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListBroadcasts401JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcasts403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListBroadcasts403JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcasts422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ListBroadcasts422JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcasts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListBroadcasts429JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcasts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListBroadcasts500JSONResponse) VisitListBroadcastsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcastRequestObject struct {
+	Params CreateBroadcastParams
+	Body   *CreateBroadcastJSONRequestBody
+}
+
+type CreateBroadcastResponseObject interface {
+	VisitCreateBroadcastResponse(w http.ResponseWriter) error
+}
+
+type CreateBroadcast201ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type CreateBroadcast201JSONResponse struct {
+	Body    BroadcastEnvelope
+	Headers CreateBroadcast201ResponseHeaders
+}
+
+func (response CreateBroadcast201JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateBroadcast401JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response CreateBroadcast403JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast404JSONResponse struct{ TemplateNotFoundJSONResponse }
+
+func (response CreateBroadcast404JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast409JSONResponse struct{ SendConflictJSONResponse }
+
+func (response CreateBroadcast409JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateBroadcast413JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response CreateBroadcast422JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreateBroadcast429JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateBroadcast500JSONResponse) VisitCreateBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcastRequestObject struct {
+	Body *PreflightBroadcastJSONRequestBody
+}
+
+type PreflightBroadcastResponseObject interface {
+	VisitPreflightBroadcastResponse(w http.ResponseWriter) error
+}
+
+type PreflightBroadcast200ResponseHeaders struct {
+	XRequestId string
+}
+
+type PreflightBroadcast200JSONResponse struct {
+	Body    PreflightEnvelope
+	Headers PreflightBroadcast200ResponseHeaders
+}
+
+func (response PreflightBroadcast200JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PreflightBroadcast401JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response PreflightBroadcast403JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast404JSONResponse struct{ TemplateNotFoundJSONResponse }
+
+func (response PreflightBroadcast404JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast409JSONResponse struct{ SendConflictJSONResponse }
+
+func (response PreflightBroadcast409JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PreflightBroadcast413JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response PreflightBroadcast422JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PreflightBroadcast429JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PreflightBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PreflightBroadcast500JSONResponse) VisitPreflightBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcastRequestObject struct {
+	Id BroadcastId `json:"id"`
+}
+
+type GetBroadcastResponseObject interface {
+	VisitGetBroadcastResponse(w http.ResponseWriter) error
+}
+
+type GetBroadcast200ResponseHeaders struct {
+	XRequestId string
+}
+
+type GetBroadcast200JSONResponse struct {
+	Body    BroadcastEnvelope
+	Headers GetBroadcast200ResponseHeaders
+}
+
+func (response GetBroadcast200JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetBroadcast401JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response GetBroadcast403JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetBroadcast404JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response GetBroadcast422JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetBroadcast429JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetBroadcast500JSONResponse) VisitGetBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcastRequestObject struct {
+	Id BroadcastId `json:"id"`
+}
+
+type CancelBroadcastResponseObject interface {
+	VisitCancelBroadcastResponse(w http.ResponseWriter) error
+}
+
+type CancelBroadcast200JSONResponse struct{ BroadcastChangedJSONResponse }
+
+func (response CancelBroadcast200JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CancelBroadcast401JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response CancelBroadcast403JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CancelBroadcast404JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast409JSONResponse struct {
+	BroadcastStateConflictJSONResponse
+}
+
+func (response CancelBroadcast409JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response CancelBroadcast422JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CancelBroadcast429JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CancelBroadcast500JSONResponse) VisitCancelBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcastRequestObject struct {
+	Id BroadcastId `json:"id"`
+}
+
+type PauseBroadcastResponseObject interface {
+	VisitPauseBroadcastResponse(w http.ResponseWriter) error
+}
+
+type PauseBroadcast200JSONResponse struct{ BroadcastChangedJSONResponse }
+
+func (response PauseBroadcast200JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PauseBroadcast401JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response PauseBroadcast403JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PauseBroadcast404JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast409JSONResponse struct {
+	BroadcastStateConflictJSONResponse
+}
+
+func (response PauseBroadcast409JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response PauseBroadcast422JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PauseBroadcast429JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PauseBroadcast500JSONResponse) VisitPauseBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipientsRequestObject struct {
+	Id     BroadcastId `json:"id"`
+	Params ListBroadcastRecipientsParams
+}
+
+type ListBroadcastRecipientsResponseObject interface {
+	VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error
+}
+
+type ListBroadcastRecipients200ResponseHeaders struct {
+	XRequestId string
+}
+
+type ListBroadcastRecipients200JSONResponse struct {
+	Body    BroadcastRecipientsEnvelope
+	Headers ListBroadcastRecipients200ResponseHeaders
+}
+
+func (response ListBroadcastRecipients200JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListBroadcastRecipients401JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ListBroadcastRecipients403JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListBroadcastRecipients404JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ListBroadcastRecipients422JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListBroadcastRecipients429JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBroadcastRecipients500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListBroadcastRecipients500JSONResponse) VisitListBroadcastRecipientsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcastRequestObject struct {
+	Id BroadcastId `json:"id"`
+}
+
+type ResumeBroadcastResponseObject interface {
+	VisitResumeBroadcastResponse(w http.ResponseWriter) error
+}
+
+type ResumeBroadcast200JSONResponse struct{ BroadcastChangedJSONResponse }
+
+func (response ResumeBroadcast200JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResumeBroadcast401JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response ResumeBroadcast403JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ResumeBroadcast404JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast409JSONResponse struct {
+	BroadcastStateConflictJSONResponse
+}
+
+func (response ResumeBroadcast409JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response ResumeBroadcast422JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ResumeBroadcast429JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeBroadcast500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ResumeBroadcast500JSONResponse) VisitResumeBroadcastResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type ListCampaignsRequestObject struct {
@@ -8420,6 +10157,30 @@ func (response ListTemplates500JSONResponse) VisitListTemplatesResponse(w http.R
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListBroadcasts List broadcasts with their progress
+	// (GET /broadcasts)
+	ListBroadcasts(ctx context.Context, request ListBroadcastsRequestObject) (ListBroadcastsResponseObject, error)
+	// CreateBroadcast Send a template to many recipients
+	// (POST /broadcasts)
+	CreateBroadcast(ctx context.Context, request CreateBroadcastRequestObject) (CreateBroadcastResponseObject, error)
+	// PreflightBroadcast Check a broadcast before creating it
+	// (POST /broadcasts/preflight)
+	PreflightBroadcast(ctx context.Context, request PreflightBroadcastRequestObject) (PreflightBroadcastResponseObject, error)
+	// GetBroadcast A broadcast's progress
+	// (GET /broadcasts/{id})
+	GetBroadcast(ctx context.Context, request GetBroadcastRequestObject) (GetBroadcastResponseObject, error)
+	// CancelBroadcast Cancel a broadcast
+	// (POST /broadcasts/{id}/cancel)
+	CancelBroadcast(ctx context.Context, request CancelBroadcastRequestObject) (CancelBroadcastResponseObject, error)
+	// PauseBroadcast Pause a broadcast
+	// (POST /broadcasts/{id}/pause)
+	PauseBroadcast(ctx context.Context, request PauseBroadcastRequestObject) (PauseBroadcastResponseObject, error)
+	// ListBroadcastRecipients Each recipient's outcome
+	// (GET /broadcasts/{id}/recipients)
+	ListBroadcastRecipients(ctx context.Context, request ListBroadcastRecipientsRequestObject) (ListBroadcastRecipientsResponseObject, error)
+	// ResumeBroadcast Resume a paused broadcast
+	// (POST /broadcasts/{id}/resume)
+	ResumeBroadcast(ctx context.Context, request ResumeBroadcastRequestObject) (ResumeBroadcastResponseObject, error)
 	// ListCampaigns List campaigns with their counts
 	// (GET /campaigns)
 	ListCampaigns(ctx context.Context, request ListCampaignsRequestObject) (ListCampaignsResponseObject, error)
@@ -8468,6 +10229,251 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// ListBroadcasts operation middleware
+func (sh *strictHandler) ListBroadcasts(ctx echo.Context, params ListBroadcastsParams) error {
+	var request ListBroadcastsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBroadcasts(ctx.Request().Context(), request.(ListBroadcastsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBroadcasts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListBroadcastsResponseObject); ok {
+		return validResponse.VisitListBroadcastsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateBroadcast operation middleware
+func (sh *strictHandler) CreateBroadcast(ctx echo.Context, params CreateBroadcastParams) error {
+	var request CreateBroadcastRequestObject
+
+	request.Params = params
+
+	var body CreateBroadcastJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateBroadcast(ctx.Request().Context(), request.(CreateBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateBroadcastResponseObject); ok {
+		return validResponse.VisitCreateBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PreflightBroadcast operation middleware
+func (sh *strictHandler) PreflightBroadcast(ctx echo.Context) error {
+	var request PreflightBroadcastRequestObject
+
+	var body PreflightBroadcastJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PreflightBroadcast(ctx.Request().Context(), request.(PreflightBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PreflightBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PreflightBroadcastResponseObject); ok {
+		return validResponse.VisitPreflightBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetBroadcast operation middleware
+func (sh *strictHandler) GetBroadcast(ctx echo.Context, id BroadcastId) error {
+	var request GetBroadcastRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBroadcast(ctx.Request().Context(), request.(GetBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetBroadcastResponseObject); ok {
+		return validResponse.VisitGetBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelBroadcast operation middleware
+func (sh *strictHandler) CancelBroadcast(ctx echo.Context, id BroadcastId) error {
+	var request CancelBroadcastRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelBroadcast(ctx.Request().Context(), request.(CancelBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelBroadcastResponseObject); ok {
+		return validResponse.VisitCancelBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PauseBroadcast operation middleware
+func (sh *strictHandler) PauseBroadcast(ctx echo.Context, id BroadcastId) error {
+	var request PauseBroadcastRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseBroadcast(ctx.Request().Context(), request.(PauseBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PauseBroadcastResponseObject); ok {
+		return validResponse.VisitPauseBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListBroadcastRecipients operation middleware
+func (sh *strictHandler) ListBroadcastRecipients(ctx echo.Context, id BroadcastId, params ListBroadcastRecipientsParams) error {
+	var request ListBroadcastRecipientsRequestObject
+
+	request.Id = id
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBroadcastRecipients(ctx.Request().Context(), request.(ListBroadcastRecipientsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBroadcastRecipients")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListBroadcastRecipientsResponseObject); ok {
+		return validResponse.VisitListBroadcastRecipientsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ResumeBroadcast operation middleware
+func (sh *strictHandler) ResumeBroadcast(ctx echo.Context, id BroadcastId) error {
+	var request ResumeBroadcastRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeBroadcast(ctx.Request().Context(), request.(ResumeBroadcastRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeBroadcast")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ResumeBroadcastResponseObject); ok {
+		return validResponse.VisitResumeBroadcastResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListCampaigns operation middleware
@@ -8819,403 +10825,469 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Lchu3lij6KyjeuWVpp0mTlChLVO2ao9hKooltaSQ5mX1CHzbIBkVETaDTAEUzLn3N+YL7C/f82C2s",
-	"BaAfbL7kR5y5nKrZsdh4LiysF9bjY20oJ4kUTGhV636sjRmNWAr/PItjOTP/iJgapjzRXIpat3Y7ZmTC",
-	"9FhGiugxIwnVY6KmSSJTrRq1oMY+0EkSs1q39uP5bUCuLm9ua0EtZX9MecqiWlenUxbU1HDMJtQMr+eJ",
-	"aax0ysVd7fExqF1EbJJIzYS+ZklM56ZXeRmhGSYkszETRI+5IilTiRSKEY7rUlqmLMp+liNCBWE0jTlL",
-	"iVkOU5rMuB5jczphxE88nNd/ZnOzm2ydTEwnte5vNTNx7X1Qse5rqtlrPuG6GmoRm0hyz+bPFIlNq4DM",
-	"xlSTlE0oF8oskGtCRYSb4uaLYloFhAui2FCKSJG9ELr+s90MbEcu7v4Jfyim/3kQ7hePYHXrLc/F7+9K",
-	"xnw4X7vLP6ZSU5JAY7IXtpuns38eNctLtD9vuxY8wIuoehX2fJ8pwiOyZw44/K+67VO/iEIyl1OimNAB",
-	"kSmh5I4JllLNIiIF2z8lUhD2wNK5x58G+c+p1Mwci5YO34sbSdkf/c6oNTyJDlh78IIessODE9rpNIdH",
-	"0crdTeiH10zc6XGt22ofV2IW0+n8bKRZurjdG4saWpIZ5ZoM2EimBgI6nXNx19gEsFxodsdSmOvXX389",
-	"m+oxE5oPqWbV8KVZCy4FGY5pHDNxx8je9Q8vyUmr1Syd8veMpnDvaDz5Z692RzWb0XmvttWxPwa1hKZ0",
-	"wrSlUbkL+zOrQMgzMhX8jykzCEn2WgZG7U7HLDelQzPIPtHmDk7oPVOEAtA4UA0kD4qOWDejD2YURzF6",
-	"An4ayAh/44IcHpOxnKaGFhmyhXRoxFOlc9RJKM1oBORoqLm4I3rGh6zREwVwOTyqG0SqG0yqG1SqG1w6",
-	"Zu3Ri0HL3BhuNok0uxbUBJ2YviUqVluCau1OJ6hNuPCoF1TB2y0cWcJwKKdCXwiz9AdAjaEUhlCbf9Ik",
-	"iS1CPP9dGfh/zHZkWkZmcIpj9LkbJKhNmFL0jjnUwgaGjufaqOlwyJSqdUc0Vuwxv6d/S9mo1q39X88z",
-	"VvYcv6rnpRWfiwcWy4Th3irQ2s49YGMuIjg/c+a5pRiszjHJPFFZthbb/HlGsh4LXG44vxBXqbxLYX9P",
-	"ACnPRupz0U/cWHnInpVZHldldme2qTSPY8NwcoM8EfSV+1t1AGebceVsmelUCEvhPtORCM1SQePzNJXp",
-	"047CjtBnMET+BNzgRLH0gaXEtXgqePNrXQlWQaaCfUjY0LA3mPUUWDMDEOfBRRAuJQ73eWD7hkWc3kr5",
-	"mqZ3T6McCZ3HkkZ9LWU/hlHKpINP6B0IgEftk9Zh54gM5pqpU5RTY6pHMp0QDbQemj7/PWF3ZMRjpsg0",
-	"MdvutA/bx8dN7Ej2OuQN/37/6Yd0hUt2215HfsxKzPJhd6lhTaK4djocskQrMpIp4VqRey4ikGBMK2BF",
-	"XBFpsKvVbJm1f87zMzL/W6lBL0CRfOsjRMWhL6TuUztM/gxxDvLq/PX57bnZipCa2IZGJHv+0Hpu5qRD",
-	"/QmEqbyTdacCGg77wJVWZDDVsKiMiOKWyB4Vc2w5FeYKPX9o7Z+SEKYISQyddU514rqgNFXpXasOBxs9",
-	"Bp9yom+l/kFOxdNO0hzhCHoXDxD+BSByX594Sm51604nZUpO0yEjkWSIMHBU5lL4XwYslkbSknAElsl/",
-	"vqvxdjoZsPSt1C+lEEBmnwZSGAYux9APlIfuW0mwjbkavgluiyu3r08A+cI+VgF/1Wq+AJBLpPQLcBA7",
-	"oaejeSoMxPSr8YG0tBKk6J+Xnl9ZnrKlrAPTpux3j+YPNJ4WYGzH7ftGZS7tuZlrgaIeE1GXOAJiiGjM",
-	"H1hKBzEje2Zs0jpoNdtHFdz4MahNBX2gPDatVy4q3668LvzLqGR+hRGPkAcJNWOp0/NaTWePObU0HRc9",
-	"oXNDdsx/TKcxfWBkwJgAQ0M2XZ9HtW6r2WwFNTnVQzlh/am4F3ImvAZc2t/meJY/1HVYVrHfhRNB24nb",
-	"YMoSRrUC0SNlVEmxD3S2AKUSimbGvHremrcKUyvsf5/G6RxYbvmEyal+Gu34ciiUzgm9o1x8An0pbvAJ",
-	"J1+9THPQGsf8fJTHmxGfyCdTqlk/tgMUTkBKMjFymKWfysiMOmeTPEWrGImpZp+geuU2sBLSbjlDGsd+",
-	"Lcl0EPOhXxIZpXJCpGDk4orQKDJKcgnUBbPySjj7hnko1zNr7UadbXNndax7s+PqI/YGyk+7qjdMRC+l",
-	"GMV8qLfkSoNYDu+rmZJVGvquSfne2u9kTBWRCZiBp2iLH1KBEqQjglEl/+EFC055+q9roHkMjHRekEXL",
-	"C/piouaj52nvHEt7GjhuHQOa0IitAMme402Goe4brjQcW/7laFsAWpshZXZpGRwHzBDBoRQjnk5YdGrU",
-	"spn5YM/cMG6kzQ1yzWhEfjy/BS3Uzqqem2m/CmvPX4ztxfIAIOLQnCtib4J9/qg0vPXEOssbSjsRIxTP",
-	"ajaWiuWhXIJvT+yFJbh0CTzkBTi1OaQwg2W4j3bxb0ycuGUTg1vskxRobQfpV2vSbyWhSZLKB4PMtikR",
-	"dMIi0qvJNGJp34IVJoKHlCeys/J21mDX4rLkKK/ykQnVwzFDc8cdf2AC1m1whUffoHD4TtCpHsuU//lE",
-	"eWSaH6B0hmdXF4bLd/F+nNl2MGKX2Dex3rTZPBjeszn8g5E9mZL/qp9dXZg71y1/hhv77zThP7P5P0vf",
-	"PsFSmYfCGgSAVzCqsufT3DPJhMaG5BrCYi+4aZCyB3nPoga5zSkTis4VmY35cGwRqCf0OGWMmAEU2asE",
-	"VpBBJiAIhH1YTGqoMz6eUw2/zFIp7hxZOe0JrolgD/AGiVqMXfYCifn111/r5RfQVfhUfjD9NHT8hcY8",
-	"gj3/QHn8RJR88IP0RzhKUAPLv7JvpJoLiif6Wy3id8AcRTwPCFzhdE5A44a3y4Cwxl2DtDqdTqt9cNg5",
-	"enFKhCTfBUQldMgUaIBUjZmqvX8sPnjAMhxz6ZL8vE9G1DJ8Vr8ojTiLI0BMrpTnWB5HZUrGMo4UYo3S",
-	"KTfcUSRTTVI2miqmyB4lb9+9zp6Mg57gdmPvbn+oHweEkmiKhwL4tH9KQoR1CIRPESOTEDkaMRGZJeCa",
-	"9sKFQwJ2d4n3qcx6DUbT2GD5nEwVixCxqZB6nHNn2QvzstXQigvfJBv1B55/WTb/TFKZsFRzFOrZhPK4",
-	"whcgqHGYz5wk1fjydnRYCxY8GtyzeJUTSeZ58JsZzjYN7KSZj48c/M6GoFUte082NzOOL0e17m+r0bdk",
-	"mQnK+8ULnHkbLTyXV3oeldb5vvJxifJ4mjLC7ORIdUGko3qqTklo5g7B3ig8UwfZXcEDBgPu/aF+J+t2",
-	"vvJmat9PtZbiF5pyZ4mjUcTNImh8ldsnXPmgtHUuIvah2t1kAOM+U6RZH1CD/YlUMCyhE7Dsj5kXR54p",
-	"21yRPRDX3QdFQvvht/cNmAxdkSb0A58YaJ+APwT+u1mFSV6RWVzhu+vXRE1HI/4BHuco/IDT4VX9+LH1",
-	"+OjE8GkihSWxMiUvL6/+1X95+eqc7FFNJlJp0ur0RM5LxfWzHaggl7dXdvjAuuGBhRk+/+e7i5c/96/P",
-	"r17/q+xXcnN1ffH2x/Yhbtu7gjSbzXW+IKXbAmflIFJ1U17SSUL5nVi80oDQah2dd/1fYuvHoDZMGdUs",
-	"6lNduPgR1ayuOVzcBSJhrcjzflrpyrRnv7OIfAcixD55TvZA6/uOlL+R7wjS6f2ANI0q3DolTXTWM2TY",
-	"kHag0mBBYxGZMzCaZQuVU7QZ2lWimmZWaa9mH22qanGdgMdDCxH1/COPHoFfW4nKYMwIeIDQ/p7bwQLi",
-	"cKoTlFsa9m6WyDWbrD2QH3Dcaxi2lhEdmqYUzEUwXN8Azx5RcQ+/olejsh5RTgxE4W1oVJrolNABAN/6",
-	"sHn/qSIcVx34xlwhphstFgjHF1utY02L9MQddh91pxEsxigRhlCfXV2EcNPR0ZWiXOG6NKpmMgi85BIA",
-	"bm+D9hth9Qr2mrvIgaMG5auaX/Eq8vLSE5Pipn6SMzS+Wj7mgPNMubNUhKaMcIHiGTJBIuTslGipaWz9",
-	"iHlK1HRidlwkYh5KG6LbyAvzGzROUFJc3NW1R72CW8iYqpzxPv98U6ZBy+c04N5wecrqIhs0BVBu1LaE",
-	"L9gxA4WdNcgB3q7Zw3YVmjxBUFsuo0VU003Z18LGoPPiUt/nFvuaqwpJ2JN/kJU2odjZGhaJtWAfdH84",
-	"TZWscCm+okoRqkiIDTJaY3qRhN4xT/vsq4ahpvChgviUAJDtY9WBqb/sxAD625zamFadVt78XoQuCL9k",
-	"j4qIsEmi5wQBpfadLFFlwM3BdSBlzCicasSVUcX6S1ScoJaMpWB9S5MXVmJ9CFE+J3hFA5KzB1SykvyY",
-	"feS3a04898RQWHFpfYtDV2IIGrEXQZ57/ymbAewnbwDPXnUAibWsBq9lVJuLmxtLHxM54DF7womULDRc",
-	"DONpxKIGOQdUMk2sAuL2ila4wZxQMlUGqyJCYylYYJU6VE9CO1LftOnzqG9G+ifY5hurJJfFDxJljJx6",
-	"0Wk2q9CIpkb6svNVS0HYhgymigumVF0NZcIit4/A7tR9JolM9UjGXOKeFHtgKY39d6Y82XJSO0KnGKrw",
-	"7qZx/va20WodtzovTk7arfbx8dHx4eHxQbMKEqs3wFIFiuuSLfhXYcvKN11g6+DwpNVuHh91OgfN9ovD",
-	"1knreNnilguZfnW/jqlWZ0lCXPuN1vE/qKBKTv+kVTPPuIjkrM8+JDxlarmQrfPrGE6VlhOWgo80HzKC",
-	"o5BhLMEWB/91AVK2L1V6v0vahxh70RN0pMFry4huwJasvBeQF20bn4FNqJfq4Q2ekmHMh/d1LeseHDRq",
-	"9MRZDhJ6zObWjDxLpbZxG5sQhxXysCUGQS17nnaUx96nFXTwJbZ8ZTncAheCd+8n0KVNb/wirXcz5jYG",
-	"fddv4vzBWbk3Y/im+fdUPZnjL0LwMagxtwhngrNbargzeb/ubHGEYKXQUJj6V67HcqrR/9KdZJmH4SUp",
-	"vHC7FzcnnqFmbfAPCKCcansPrECxR/0FrwOnMH/tn5LQ0jBnsNZjNmmQy0TXuVhUfbZGquXSyQILWEVd",
-	"VxK3LbDSDbkxWhaO5y/F0UVE2QBh+xYXnJj1GfH3ImJC8xFnqapCWbsQiML0DU9R4eZqOYspgmmZrGQ4",
-	"GG5pA5n1UzDtcTmGLFHVXIzCxpqalWkrFLWE3vm3unVOxr7lEvxXtcJ4KzD/XRLlucpGB0uGYyruWNQl",
-	"YczFPYtCQ3Acjx3SFEIrpWAFX5SYGpa3H/REOGHpHfTSM+m+K6KnqbAOWVoakd2MgMTwlNg+/eyCwwPG",
-	"nWljFCyuVU+MudIynQdEJrruHLuA14IJCB5Bsh0JOdsPSGiVELunEB1hnXwCxnnzu0VAcIN1VLTUx1tp",
-	"7ugDbN2IGoLNnAi4D0bcnvDyOmMJutgaCXf52j2BBhHkU/l+GYyLp/6D2aI/IrMMak8cY2jBh8VaCWY5",
-	"vDAirnuntOPvF92RcFDChXMvc6cXsZhZ3fcTdKqMTqCgJ+SMSFGgGSvE3aeQkiRlD1xON732eSqKljj3",
-	"sG8JOl6nmjsmw7kK2JkxNf/LApEPah/qZrz6AwWmqczAnorZ8e3fb9w09m/kNy/9ZI5IKJZevHI/v/8y",
-	"3NpCIwfU9WTrr+HReZq5ii1Psd3n5MPvEsVS/Rnk/5zFo3iJdDpleDuQeLm7O6MKXACrDSifV53IKUUF",
-	"xWklQhjAfH1bYuFYHnPOLh4dDEDfL8JsC7ujZZB/1ebQTvpFtpbfUokJcRZHqpSbw8oWqkJ0dM5IC89D",
-	"0wkV9ZTRCAKMNPugK4l9bnMV90EKYhsEBK26Urj316oLUYKAGzxzmqrCZHCyeGndQoqLeEOHYy5Ytg8k",
-	"lpBcIr8OR4FKnooVqRjyzqiVHqpLPMcXHeyrXNBKkRtVoWJLwmyq3JpKPxc9yatD/Sqij0sR++8rkKDo",
-	"5vI5rpnz8lnrKQTn/ph33lv5RG9uxzk2fSw6pZdR51Isddp2jpt7nWabVJ1HQA6bJ2QJ7K1s58R+SGPk",
-	"Hi3hOZlbN3PwafB+9B959LihnLfgWb+cVxXk7wmdY0weRtHnn0ldgICLfqKKxFJpK5lDExuNbjPEFB9g",
-	"nzknKpIyCOl2Lu+E6wAk2R/Pb3sit9vsaB6JGssZBIRPGBWzMY9tvMMSV3mU9xd57SIdBpK0nhADMi4h",
-	"xF4yWk2JZ2wwlvIeA1YtNbZ6PggxhEYR6jShIfthhVHpCc49XsJaK9y9NfKCf59ZVA9wkdweK2QdocNU",
-	"KmXPWyFJdS4KlaxiUkmir1KGftLsjymNIYCGKY0vFzCrIkMKDp3wQgPOJvfg3CzQmctiSiNlQ8YfWOR6",
-	"yVHOkYGMqYgU06iJ/S65cNhNRTSQH9wzV+E3ZxREE2EmaWHckxQPLFVIwM1v1sHFLLA+QefgD3qaMsIj",
-	"tZ9nMqbFetkWBDon4OYOv5IDmmbnuUivkovoA6t0AbkUjNjHCgOtDBsD93YAcRTmW/grIjDMFD5TJJSC",
-	"XY7CjZ2j8v0XrThVcr1av9WvLtkVAf2FZDt/HytvIpqwR9yQaYtyDy2L84ENF0Caw0SUSC6Av5ibYRhX",
-	"zBRQ0uFYwoMRmH/MIhR6yoEVAh1/JBhPupAUcGEksNKAhVyKIcPYsZlgKXjaDA3DFD0BjfYiqsYDSdMo",
-	"IBYJFHJAN+ozZckLrGM/IEpCxBVMlZJZyrVmAu76Q4tw1RP4voSxZzYHgH+yTmiqXLYwe+HKFCKTJxvF",
-	"wPMGMqlMXGtkGpWl4A24vcHCmGUbctaCRcU43IY12izOsjjGeo04qBXdDrvLJKmKx82MOYP0BA/m3mOT",
-	"a7THCSkY2RPSsv79RrVa7JzTN3F54jreSLONgKlBazdDFUnIC3VLHapzduYFCJYtymWXMnATNUwHmRCG",
-	"J0Aqmz2LfvDTM0X+4+byLX6xLAbklEiaq6mmwzH4DJke/QfrAq4azfCUUOLT9kETDFviAqOWGvin0enx",
-	"hzA32h9Tw29BZwjByGqmb/AoPM1yHlHDAWdjGTO/gDB/kBaWOd/1urrnSV0mCMg63FOWYozmY1D7CQIW",
-	"Xsuht7uvdGOvxL0hA8HOel68vnx5dntx+dZm2FqUf2zodyGcp3b20CBXdBpzpSlpNZvNgNz8n/8t4TdZ",
-	"dOFurXfhDmox1VxPbYCBm6XePmh0jlqHVT6dmWt8M+cbXz9pVjgxx1LcVYx+eNQ46nROVo7eOi4MD38u",
-	"jO8MRjnwDCfMw2drcJTuo4dNfidV9xGRA9KZPQEzJqafTUZ78ebsx/OA/HLx6vzS4Pary5fv3py/vbVI",
-	"cmqkl6EGJgQSDDyrhCCehTyqEKJHPGbV3h6v5HA6QX895zUOycbAu1hDypkhT7hpoRgr5fG9ePtLvdVs",
-	"thpJNCoFDhyuR7qlrjEZfeYRirMGND7IKTH6Oxr/s6W0mu2Tg+PDF52j0nm3j9djPxf3lQ/rmJFhrHWi",
-	"IGyjoDVGcibMSlz6LrPGUSonxXVB5+7z58NINOyvjaGcPFeJmb3xe3JXjrg4LC74JKglVGuWmjX9Lzdc",
-	"rcqKb8PP6lmkHS3sofv8OTF7BSyzvv9mvlzaUxvTt8GqPf9YsD1NlQ31LUffIPb28b7nNQPIuVcLag88",
-	"YoZ8RRYp12sL8LXqMq5OMvnForKW2Z2+6eCsCzGQUxFhjNaiJGUtZssc8TC8qDLQykcDgzxQqRxr9kGv",
-	"Ce2K6YDF692H3TLtmJVIgRt1rhM0jRZ3a/ltSXYqnTrX80qJyrpgrvrWdyizaFLWNgqj4kvKmF4hw1V8",
-	"+JMnG3oslMXAAU/1OKIVWZP/9a9//av+5k391avKs4ToyFVwWx6zuWQbmyzX8bUyx0uVXu7+jDTI6B5L",
-	"m0Ac0NKvEx5FMVvhX52yEf9QfZoQDbheESitsQqhZXpXpflMEiqqkTBiCU31xJrHFo9huYqyMDe4ZK86",
-	"bWiwHdLO6OaONmU8mKYrcW/pnNM0ftKMpdNaekaW6IADd5Yeuyq3XxLPiTYKJ+FZY2fMQ7UGh7X5PgZz",
-	"EprpgPonaE9clP2QjvZh+EWwLHmT31BXBWMdtq3auuE/yyYuAGBpFPcXWpgYTbJ1lcW+H2I5e+ZM/hVv",
-	"h0aNrCYqsZz1tbxnYokJK5YzAt/hLM08RQ4ZOBOEnx1s5iDnb+ds715AlysimHVocZHF3QdoV4pKHksQ",
-	"b2hdloyODfo/zl6hX5cPxy/u/dJLlklUBfQtoFT+GDfzasndQRR2ru1AuQ+vudIVP78dTfDX95uLoHjx",
-	"vUK4kH0bxN6AgNQbEDqNuAxI5BWylCjNh/fos573gBe6AXqeq2iSKUw9gXoIjxokdEoftKN+4GcqIOGD",
-	"5EMGbnjwLyKkZvuG8sAqoAkVfEI1i0JCe8Ku5JmqcipzLXOYmI+VocsveV4v3ZQCTPiE9ZdSczWm7c7R",
-	"MhNybGTTm5/O6u3OkcFcXcw6ik90vPrFHwBVtcVF0rMCGy7TCAOuyjF8msbybpmLlOdpywTSaZoanWNp",
-	"536SFlefmU+SVEbToblUmvJ4uZvWH1MqdFHwXRajWTVkboDCkoJs8e834PJOX1gXSujB6YC34kyu2Yil",
-	"KYajVgRcVwR/mMuZGPW5cDOHdGJDRuzTWSlYBa+r8OEm+1vwlqGe0f4wXmYzoRGu85ny4U/2oY5DaIDB",
-	"bFsRYWFoo5bHfImoBjSqXy0jBTWgNisuIyTgXoZQ9uu63svm1uPpZCAoj5e2AMLa31y+K6ADi64Qi5eF",
-	"4QOGEYvqRUSg6p5FhA5sdtStrvpm13EVvleNsAL7b+ZKs0lF1OQyVFyuq23DFt8Jm+aeVSjhmVfLMoJX",
-	"VKJzrywR7FotQVfv9fVJqs+CK77zham2iJWMmqYRug04Xxj4494VlnFUw2epvxdyRuZMe2dkF9aTG1TO",
-	"BJlmIPUuANV2k4pDqSoa8uXMZOt8q74h69jPbP5m6VsiHJocQZY7WzAqcnZzyGmVN3PG6EpnX1IjNpGV",
-	"D5tvKswZNEuDtUFVI2AYNvp8pcOmaZPzUFnV1oHBEGb0E1mbmNQ2K1OGLEcsrNFOX0Uq3rCv7unwhn0h",
-	"9wZQA97B24VNd1ZltIrZctG1QS60MvqYfqaIk5wNat+zRJM9J98reF4kXO8X3OYGXNB0XmmCXUq0rMD8",
-	"5uLNOVCt3PNrViYnPCURG9FprG2oYczcIsOXmJ+wfjtPMFw8exjJBig9gHQ66yy9o2W+3TkYV3EV06+v",
-	"+J8Vu/1+rpFWbvCOb+78amrg6LqHx5CKLGuwWvX0AfpX/gkkqFnda0MdF2DwMxfRhR3Z//CLncL/cGbn",
-	"8j+8yib1v9242b24t8G7ndNCT/EdkWvCBWiXYFUIMPWnfTUAAA3o8L7g/Rlx+vyjm++x/NZ38KJzeNA+",
-	"aXUOD44Ojiqd7vJa4hKs285TD8KV0A9Ppvlqlvgg6XyQ3POkS/21gQfcNlprQMbsw/rHEH9SFl3zAAly",
-	"F8FPvfY6/QWUOH+ZvxRR9gJhdU6d9YuEAfIJdQxT6xc9rBe1uZgzYST0ETOqL1uqeRZa2aTJEuqGROXQ",
-	"NAFJyIo3ZZhO6uDLWH/x4rhV+WbjqrxssEusCGM0Row9XFz1OTjgFVyeIZtqHDGlXdZYn0s8LxPzCVOa",
-	"TpKNHStvYBKMMauSyYsn8Bm9xw25Kq3eeoc7N1rrFe7d5bkuV9HgAnYc9ETOuXwop3HkEswb8uhzKHu/",
-	"dBi61A596Pe7mCk5X3KmWGemQUI8mNAbIkLze0j2xlREWYWmLD2+kBrCTzFJ+35AwhJyw1CYqwicTyxi",
-	"ZD8HZCo0jwktIkVPgJmkYH6z8ygPQ0i6z1WWnBk1GyN92LS4mWN8lo1Dpi7iRo9ZOuPOKXLRMJmkfGiT",
-	"qa2MnrbNgKpYX5gNL8y1b2+To1VmO7m4uSTHR81Wdgnwiry7fUnkaKTYFnkDrSPnZsvDK4RWNXy537Cj",
-	"Swy/Wnq0aPIMqxGektDNEtr0PD5PvDntIuHyC/rEBDL+xDbIIaMYI9Y1oLEwx36R3C6ke3laspcckVpk",
-	"HP40M9zJSG81vy4yo5X5IwvBOJhrkVQl9fhi2ZRX7OAVegpXJxm4zVvarE9xzpYCJwMHtZcvGIH0aYF8",
-	"WfH0FN7cbDZ1Q6rmyoUCWGTZX5H2ZBOGv3W8bTHMYsNeFhxbBctsyShXYnBp0UEpTHcBwXPrXY8OXzl4",
-	"uwIXq4K3y97tnyN428lb4EG/wS1AV/uqS9Alm14CkB5kyu+4oHHgHAuotUlavwNrQIM4KOg1lnGW2sHd",
-	"nz1qbg/k7SgGC4T7xdwUETdbmnBBNQqhE5okliWjIrys0JYd0GmwA+u6trq1dXALcmlYVnd4mWVH8fr4",
-	"mi45FRpV+zXtnZbO8+4ha7rkmga12Dujr+7lndYDrBKzrj0+VEKaheEm41+7dojtTOn+jMVGol7fE5r/",
-	"altnBo81/ZxlIqgp+4Sxpj22cm+IqxvfmjZBbZp/pVjdI/+g4ew5a7qgRebRM5Q5hj8hSTAqiWAbELrC",
-	"kg2t26Qx4t2mrd1CN2uNt3LT1v7GbNrBnfum7T3mb9rBX/uNgZm7kZv2scRo0+b+em3aAe/vxjDFu7Fp",
-	"8zyub76DwjV/fL/gRoIUf111+5xTzWNG+Tfq5WH+xWS27bJ7VfgjV1gynigKeoa1HUBRlthKgrSMbrt5",
-	"eNEfcoOuxVuWY3wfl4dMrYx0Wh2ptDTOaHMP0ieFEW1vuHIuRRvA0FGFjMdud2rKOwts0MsTlWVeOys8",
-	"gadF94ANZivSJMeAt9neZ1VtrKk9u04rFBwU9P8a/SanZKxSb2w07+fUbr7+gwIa+7/oU4Kvml42SM2L",
-	"1k60YOaNMFX5VLcKYW4sMQks94d5SkTyCjSuznnpPFE25oq50S4c/fhmihT43ayBw0WlT5Uv3rK5TJEv",
-	"91Itpnw75qdirpYlJlnMLVQolwNnwJXm4u6ZwuQbm5u8C0ULV6R4tJlO1qeEfdKT2NZce3WFoQKtWExL",
-	"tJdB2trS8dHJVSeM9rd4MgA3y02fDLDx53lpWDyqQkHbxmcznxfrSxYZ9wJfzz09WNCUChO5k1tBAbxu",
-	"uyRNrrPT0bJbPz745xIouZaQX0RObB4UuDIiIFrGEaEJTTUZzHsCjXZByWJnkB08U/Zs8hpzBbzhLR9H",
-	"1CWU3DHBUvgZn597QtA0lTOXocm0VjOuh1DXTArbdb9Bzta5MHKV1ZDqCUOhc1JeGJhD57ZmX8ldEnKj",
-	"mN+ngksB9U8g4X+DhEa0DAMSgsdDGPRECBEh1tbprFdhPmkMAjhAvymMApiTGUvZziq5s0rurJI7q+TO",
-	"KrmzSv4lVslPsTguJmX3mfKd0mKzq9PUJi3JhI8xTdEV/m9rtxzJdEbTaHWK6sKmfY+8Fp6pht59qNJ5",
-	"yNVKjef9jWfO1wrNJodilOD6Q/YmWC6UCkh0t28LiG6+JjmplquNdsDSZ2rjshg7k+7nNelWhgCbO2pj",
-	"gG3wrw0F9jHARoZ1QcD5iJ6yVeHrRdhuFuy6tTa8dIlPMm5vUkHOX4nVpeTIHlBRLhQJofpbuG+j9Jmg",
-	"g5hF3rrkBlhWZXdYjdlsIn/nS5LPmk+n1r9ykX5pKe9tGSc3PKEzuiQJ7YqUz3mLok25lSdXMDi4hy7f",
-	"Gov6Wm7sFTnCfhP5sAW5XrZdTE0AsPJup/sbJFkvmArwFKpQOc0FB2+Agz6W2HdlUT/JIkk3HiKLP4WR",
-	"KnNVGAJiMy0ZShFzpSGNSGXK+2Xxpll2p0+KiYQlbo0Ef80zVJXh6YPGMEz4l68MaO82AAK/W3jLNAN3",
-	"9Y3b1DGW7Jkpg9WcIHBsICCOSQZevgvy+WICX/3f3ZIALaoBQagF+TjRgJTU4lMCMsiEzsmAERpFzNYh",
-	"WukCpvL+k5XQ+OT3vM2I+VIqDmm1bc7ncEmdTE/aF6szScEa5C34+1ICiY2sKPWFCnD6DS0U4AxyDshj",
-	"t7TKfBVf9QEUZE9ff2Vp8HfJPvrXPHkWrLOrHj194uTP+OzpJt+otGO5DqnjhViawT5sLDe4VpZ17EKC",
-	"6gy/Y0ZtZms3oKsmBlohKgmW8S65XvsN8prfs54IKyAc+pKTodlGWFlV0iJ8g5zZUJoxm6BJ27V1nqNk",
-	"D5Nmh2syUYf7O2vuzpq7s+burLk7a+7Omruz5u6suX8za+7OBPvNmmDR5GSUd5t5yerGY6pAfd7f2Wh3",
-	"NtqdjXZno93ZaP972GgDAiGtpNK+sbN3/v/Q3umOZ2uTZ8Hu99faPxdNkJsYQ8vV2j6vbTTLr1IR725L",
-	"i5elb+vZXRVAsaUGlpUlXzp7tRNFMTsIWEzNJ3cduQKDrNguiftKEpAtZwkNKOeH0kuXsKq0+rpUHYZH",
-	"rDBc+0IFulzYCQuZDuZETlPlS+8VE3XaTJHP1Arnh5W1jKdpVm84Wsjgkn1Dm7mZOW9MdwEKG+YF9Flg",
-	"N5XjfIGr/Fr2FvIz7G9Q+6Zi6hWHdsOEdk8OT8hl8s0kL/tqWVUKESafmkElH3JRhFtIEx7mAzr0OJXT",
-	"uzG5urzJ18R2IQoBCRMqWIx9DBB9Wi1fffSZwqGAt+/Bs+1wzIb3KsgX6obLiMVUCzV7acKhZrpgcWXi",
-	"wq8ZzrGGIxeDPBajONbch7+GFfubuIrzqo1KoW3OZm+WoN+vY5Yyh3o+mf0pydByIzxcin7bIFYxcKhi",
-	"qTQvB3Bxl3vQpCjzgyidn9MWvfUxKPjyBK/XEI25fiH/TYjmE2jg1wmK2z4l31PD0FyqvU2zHHwqqfKx",
-	"aNnMqwgStP6LSFKG6SuJEm7oM5Kl2814SaX07+oLFncdU3E3tVb05SNCiUFsaEtBl+VEPzcIiiSW4o6l",
-	"mTid3T4m+u9utpDxN60hZiGk/qqYeYjs3ioYXo9l9FbqsziWsyclD96yosAEZuwLqfsU5/y2qwq8lfoH",
-	"ORVfATIGJCMz1TcOEFCq30r9UgrBhvprIA0q8oA0Qzfrtw2lKyPrLHmgS4qlTfJs1eVfqChKLzWNNynp",
-	"hC5EOJLrVkWqrtBWfSvla5o+KcvHlodojeN9LWU/NlN+4ydoxdSvVGnFWwZS9jvid85QMRX0gfKYDuK/",
-	"CdBu+YTJqf6KYPv7gCgTnYsL+EnOigZ+BdltNRnwuJSCBp85tCom61b4JMCz+kOY09ssNeJRZYUrdleZ",
-	"Hx7qOvM4Nvqaa2VLjocTmt4zzcVdGJBwqnnM9dz8k071mAnN0S/B/GLtc6WCIrbLsroOS6q7WY2DQBO3",
-	"lKs3VyHZS7IX//3iVFdvrjZ/TQpTdjeNaWpWPkoZ67vX0r7bB5Gp/cSgQnQiudCl3dlBNqvmdE01e80n",
-	"/Ksw0ZRq1o9xtm/7ihR9B6sqcoIPCFTcgGfFfHVMshfC14YtnanTaZWfx5MczMo1T3GQzeq9uE1lBV2q",
-	"K5QGC6Pm8KXoL1hhz9c0cfVPvNL0x5QP7+tYthhfXJcVH97ada66COwTIGKHXAaShXEXYfIy55RX+br0",
-	"udM9lvfup9l+937ty/ZfMfYiBF7lfPhKGuQTvfvKW/TjbL9Fv7hlW6wYe3GLF5PKKjBPcsErbw4H2X5n",
-	"uKZl2yqPWrGnVQXHz9aVGyd7lOSvdkCodaaQM0sbi5WiK2jhJzsjLoAy9/kJAM33XgbWyhkWgft6qZvk",
-	"f1cHyvJZ+H1ufxAeeMtOoWLsxSNYUkn5Sc6I5c3hINvvDAdctq3yqIt7ul7qgriBc+Kad8kv4RS4vfte",
-	"1n0TJPO73v4oPCiXnUbF2FUHUggoWF2GQSZMQBmG4ZjqrMyV88/wj2OQwg2cxNG72KhUtloclnnNOyFk",
-	"taPN8ItEdhFkxcCop0CusOfNC96Xg2cWUPWJnoTlLW5XEDG/tayYYTVOLI5csTvv11hmqUJqc2KLpa2g",
-	"EnTJU9agiPU7MRw4YlAb3aCOMNxXQ4QnTZlRfLAm0TSJoB5/Bad9qq9lGbD45QlwtR2XgbU87iJUbyvd",
-	"Ps8Krp6nNtufgRvXigxkNK+4EOtyTWfVGD88ReKElS7baWnMxX2Wyl4v85sqVUZzBd/s07Wr1HZ2dUH2",
-	"DCQwCTAYdmbj+T4IaBsWlSZ7+SyMjUIpaxega2vJriY8eY/X7aGah8v7T/efrT6d6iUuHtIvzpV09Y7R",
-	"43T7veLw7z+Lz6rdWXkp2Z5usmLNJdbFlAazF2aBImAnlMS6eWKhU8VEpFDxTxmNyZiKyNajK4Lmd8lF",
-	"v1SUPbt58DUZp1RVsNAbdHTiCu+6DXW3M/mairgLH/IuiRkTOGr7kIzlNFWYpaLU0HraZ8x4JtN7ldAh",
-	"gwEMtxZR9tBrmS3sek+m5jIh2TZgwpzFNr0u+dUXgixy6CBvUMXAPLcXhGb1jow0Ul4h9X6P3vnW+mjh",
-	"fuDwtC0yvhg0MJaCOSfdaqfrwhLWJQUrPwjlhy8ecZBDh0qUZGCaGMV8qP+iR77Md2wQy+E9/JJzh+ub",
-	"zaTyDvS1b9qmaWD51b0CzKTXTE1j/YWS6ecm+Bw51Bf9s0oVOCNCleJ3IvNVXvQrq7xk354vrE1VvS5k",
-	"C338sK0lcShlVsaifr3yhUa8ma9nVsCN/GZyrp+OrOdIbMEFkE+mMdXO96/a93Cd/7aVpawbu+EHhAtX",
-	"uNy6Rn60Vcs3CjqoLPNQ3PEmVcSF1OsHgggbMqYJKqu5msWBr/YHjLjg+JRCfI5aFl/4JC+8LV3qctd+",
-	"fTmW0mXwK1zGjpzvmdV9rbmOm+FpfJWjP1BbeOGVQ0bz/gNNOR3ErMJb9Rck6UZa+fix9fgYkI8f24+P",
-	"qP1LIkVgEMiMkhU/8Hf/t9qZoLWgdnn9Ci//+1xc/4R+eM3EnR7Xuq1m+zCoTbjwP1ShNv1wgX1bzebi",
-	"2wPaejfcii760GFfFRgKykXEPjTImSBn725/On97e/Hy7Pbi8m2+/eXtle3TE1yREb5Gg/hXhOdvzffu",
-	"qhvFTxE54drwRsjvk8HpYw2mrXWbQQ2YqBEur64v3v7YPgQOvdEjDb4Y/WInL8OsIi9CuUBHEV4/pnKa",
-	"ZCmOyNTcIyyHLSLDXowO52vycuHe3Ivk/618YJiayaCHqgWFg2831577hnyKxjFE4cmZINyFTXPrwr1H",
-	"Bc4PEZd8eM805n660TJlUSZj++oGIuqJlOlpKpBEeiikTCVSKBZUUM2MDOX933GwovOpFYZLeLDIK3Ow",
-	"aneO1sJqZUEReETAjzQmSN0LknOAxZTTOSoNXAzjqY0hypbY6nQ6rfbBYefoRWl9zaCWUG3mqHVr/+u3",
-	"Zv3k/cfjoNV5/LdalZ7JxQONeVS3gKl1a8uXYsvvg4tDbgGnREjyXUBA51DmbCOqxgzcpMeMRizt5980",
-	"Vt2dn6B5LheOG8BnX1jf21v9bNfNaRF2IK5DQPioyMTGVLno0Rx1vUkMNImi6OHzWUjrIplY7opswBU7",
-	"z2PBWOSvkl03UJZM2MGS1YrQJEnlA14sxR5YSmPvx6yq3ZLzW+oUEY3W/3z/sR0cPO71fzur/09a/xNQ",
-	"rx0cPu7/+7+tcmku7sY+OeMqFTXry1aOqi6U9J85ycPG+BUXfCYouZHTP2lx0cfNFSFIG4hrhqxlvtxR",
-	"g1xatasAaYNO2ZhmuU5MKSzyRYVwN+GCT4yU1qoS9ArTLK71LUw+IlRkZ+u6fNpS8eXJqL8jblaMIVJb",
-	"sZCy7pajkZUyFRDol2DMrnoH+PSgjXVFk8AYCgwHeYWTeJ9YqX/D+I18DMN2MuJPcobJg0AM9A1dONZk",
-	"qjSojdVV3qzwtTbQwbYzNANw4pSEIDSBEWJmNIOwLAOGBKQGJ/tXy1ua3jPVt1KX0TR9BrybsUyIkLNs",
-	"2e+uX4PdwfZureytZUKSVE6k2Y/KBvnPdxcvf+5fn1+9/tfmsp07nbKjUV6ay1wXNxnppWufMSyHXFUn",
-	"gU1sUokGuXhz9uN5QH65eHV+CVLPq8uX796cv70lBiIkzHPPEO1DVENBJGc7CHri9aWTrQ0UfSfHs8OA",
-	"3J7/123pa+50Xei14Y60J9yXBvnx4gdY1NX15at3L2/t4hU8SqF1yqATGVIhpCYDhg+Z8KSgGCsWd7LJ",
-	"OJ0K+/by7XktqJmF1YIagKEW1AAOtaDmoFALam5ztaD248UPtaBmF2MuX0be3AALvGG9DOGvXUl6WLx4",
-	"ZK9JpiJmSuWlDa4QvMCxqe++X31Nt2dRm5kQNpIuViYfyDGDTqu9UsV3h3h2dXV9+cv5q0pbxHTVO5eN",
-	"3gSTf0420y6oE3UiQCujFiJOGXSUaQkbg554eXZ9+e7m/HVAXl+8ubg9f9W/vXhz3r/84Yfz64D88Pry",
-	"V9Pt5dnt2evLH703U6PRgJJlcMZyRNR0OM65N4JKao397mwP221XoozrBjlbFiQ2pMLdhrKKWnOLLUia",
-	"S14qHVVaTOflk474c89RrlysYYnnVNyHMtXKOMkq7pb5iZYdvoCiV3p9Q5dnijTrA2qAmkjFMT/URNqi",
-	"b4t8qpGXqZqVMlWedSw3ebrLTOd4lwH5XFomNLlDfp8F5tcgFxppAITl98S769euo8WLEGw6IVHT0Yh/",
-	"CMjLy6t/9V9evjrHrFdDOU2kgBsYEKrJRCpNWh0yHNOUDjVL1X5PGDp7eXvlehhVYAODiDWE7J8a+m32",
-	"NpJpT+RYI45nI2QIG46lIdp0eJ+hrd2LuYtGQoospV60AS9PzOTPNqYDFhclz9vUzCZtot8tEjDZdQGz",
-	"wxp9mWwXsREX8C7dJbndBuTd9euAXP10+fa8//bdm+/Prw19cMeBxCBwpABoAGa2FygE1hOq1EymkU8g",
-	"BcJ40YTVE/6i7w1lYnVrm35B02TfgNKyRwpWrrJ9wsg/68RNvElBwa2giOyr7ufLnBRTlWBsI44ywJCJ",
-	"3LqXB1hUKzTvkoSl9SFVVmm1D1yOUpVSSd1evL64/dd6yBTI34DFKyFRXZLYneDmrtteri8o+u1FG2r5",
-	"ed7PtGqVXy8YNFMf/x5RoQ5CXz/yuYBBX+aV852gUz2WKf/za8TpTHOzfduH/i5RLNXWkvS0FxmwdTqq",
-	"VLArFQ0fR1UWpZhW9a2wR1X2XpZDrMpynNnM85ba08wcG1hjLChimAV1zBRDJczXhTYfo1Qa9l0kqt91",
-	"OmSv1donJ8cvjjr1w4N2a6W9udf77t9/a9ZPyN5+/f131WY/+8iYi4az9gHv80JHmqXkiCST4mSdZnNt",
-	"Xg0EXhWx/IXGPALwfaHQWXCiW8sJfuAsjs6x6UKuC/y5+rZn6/8Bss1sv4FlEFh/9x98z75NdVN0dxla",
-	"b5xvii4s327tVzYYS3nvE6SUA/nmZIYt8IkIPapD+HeI5Z+JZnGsyGzMh2OCAEZxWEZGjI5jOQPtY1X5",
-	"EOcy4V0uqo/NxXthq3ObD6XUuZxVcaOxKnJJZgNbd+E1I73DVq6ze2CLWMxWdLam2VfYqtyZRXx933No",
-	"VO7qK+5slsFyWfcNobk+NWdQTMK1PpnXQjdrNtnAxO26WtRtgJ/Hko72AtwyZWdcLPDB3O+bVfiohOy6",
-	"ugsLG9+0Q27D67pUXZ91fSrA8/TMqFuNkEfrDbsUbtF20HjCOqvuPfCnHMyq05wxEUFk+tKHNtfAGnOU",
-	"Ruqbz9FK9oysghWl5P6mDlLucXtdMFt+hVm3KmFiAUG+WpatMpircmwVKMCnZ9gy2gsbTlOu5zdmFTYc",
-	"MeE/szk+ui+pOAJOI9Yua+2ximlyZvUI4M1QZsT0QEOiU867tf+qn11d1H9mOYMBTmm2jP/6z2mls99r",
-	"TOCnZIpWNyHrYGTRUsbqlPxhehEEhiLgVJMQLkgs75RfDTTKFmNnrljJgNGUpWZLFakbCjvtku+hLVEP",
-	"w37MH1i/0WiEZC9xOeQBn+GcQSGExtmUY62T2uMjFOkYyZz8YP5pl/nGe53+SDWb4ZtUhbu8fx/26bK9",
-	"USqrDnPPWJKrEYlCDQE/8yy7uXO57An7TkrBPQdjAKxLbEGWgrIzmJXUCHL/cXP5llyf39ySs6uLRk/0",
-	"xD/+4SS1xj/+Qc7N4Dl/H6tGE5k6kTFwMiEMZStpgF4U2sYhOv+4im/hqRtlNI390IoMaZrOSWiuQRi4",
-	"0d3PlEzocMwFq6eMRnQQMyuRBjg4mvdNW84UCVGSD8k9m6NPMAqNCdVjshcWzbGNZhiQEBCuAXkw4LXL",
-	"AOJGp3yoCRfJVBtgWF0WtbeLOmx47/qHl+TF4cnBfpdQ8vbd68wwTPbefddsNpv7AbF+PuTd7Q/1456Q",
-	"KaGCTEVCDREgapqm8s6cPlNDmjBCxXwGyTw5hm7AtGQPhFt3cag2zUjEEj0O8FL1BArkAW7UoIJ95kpo",
-	"SicMjNXon0VJNE1iPjST3rM5TpQ7wQA11NyjCZYdBDie+nBHUBDAe4zGmqXg1Gcgd1ZI+mJgh3gv4G3I",
-	"TEgVWXI9e9Nm82B4z+bwD1a4oUFPhJ4wdRea+mICIRKI0BIbv32yF2fEqbuMFPWEoUUQJMIy5xzD6fDo",
-	"k5QpKOrKPtChjueA/hzShUcBeqBTbVoNWcTEkCHIOT5E9MQAFCcedTF2HzHDbh7OInu6MleW8BG+cfCI",
-	"ZJsHVYzGSrqHqp/ZHLS1VJuDCT2RC3OxKYte8afY0nCqPlwXRZyPtZnc4JQXCyDUJuWa+eM3E6BylkwH",
-	"MR/iYBGbSBzMj4V0yWyMala32WZ6IjHUGLLZkosrizr2khEeqUUC5G84FQYWtm39IgodpsOLiTmPuZwS",
-	"PCV8+LljgqXgLi8F22+Q/5xKzcyhwFOKae3y09uXT7uei0zPNuv5Xmqbz9lIDoC5ylpyYFG55nhMuC4X",
-	"3TTB62boI14o+AkutvmNC3J4jPFQEPuUOcHAJfNg2EMC6yfT9WtozaIuZLYJ909zw7sZCRVQtArnM/hj",
-	"7vcpKTb0gVEY5+yoD1x1Hsc9kU6FsJefksPmiQXULyxVXJovBk7hQyvEPobIdpFwqKAANRERIzI5MwJQ",
-	"nCgyd0hA6Qobag70MoUSS9bJXUi/rDuoG0S94xRO1CAvrfADb39axnD2OLxdi2Uc8Et+GeDE65jSnmAz",
-	"KwZDLGBgDSLmXxi1abiQ8hyDpQ8sBcQNn1sIpCymkJrDesyNpVmRoRDKtLbBcy7PiYseH0qAjk7NQeXO",
-	"0tBPCvhPB0rGU83Iu+vXtqJsaMYOvRcDoSTDepQG4VlSAY3bC1vtF41mo9lodY+bx01YbDih94ykUxE+",
-	"U8RmvHCb+7UgR5g9gtbwYIXMLEjVXA8IlJvLaerVCjxgt09mfal7IvxQtxKKCsmeubq4bUMcYPAAkZdr",
-	"5XxY9pGHKWv5UV0S5k1KSBt7IgTVGTxvgJa54bSMjQxGUw3O7loVbUsNciOt0GzEVgtCmVpJ2shlPQE6",
-	"EHhc5TA6ixDakzThIPbeMQFy2ohOY72Pd4iwCUc1C1HLiJjK8DZwp0aIPrcWWnDg0tNUoJTlisKYPRmy",
-	"jgMYblqEACJz10Z+9oRfZQDxjHN0uwU3wDtoBCKjLdalWGrP3EefmOM+KzALmS6Se2ZDJvU4ZVmAon9F",
-	"cycZKSJHgNQ8BZeZPaObYMz8Qu2IGMNZ7RD7XRIehCS0Y7s8CaEZIvP+AUGhHZJw0XOyj4a1kOy1S756",
-	"+wEJW6aPTvqxvLMhkCHZaxUbmsFpHJMQ/HLDBjnLom2R3uBzqbeTTvAJOeZDJjCE1uoLV6lMUs40RQ80",
-	"WwtqUY0wt74W1B6Qwta6tZa5t2AcSpigCa91aweNZuMAUnzqMSiIz11YAvx1x5a8/meA9u0N/Z2ZHQEH",
-	"6Do3TAx4CM+uLsIs5GHPRsWamwDbFrInwkJURYjX1cDD3OnSRwzAks7HI0C09jceFqegljRS3gBkCOQe",
-	"yKGgLhe1B9AgV/CIYdUlSobTVBkJQBVjFSCSHs/FX42LyGivXOmXHnJQ6M6KzmBbKALwWs4UbCqhd0XH",
-	"9E6zWpMF2cfpmbaiIZAG7DKhH9BbBt6mV/kjPwZVpxkK9kH3cc+hu0tJyh64nCpY5SmRCf1jWlxt7c3t",
-	"xRLVG8cqrLjwALXW8/h9UPP81PRuN5tOe3aWmwRVES7F898Veib5pWVmmRw+/2b6G8RAALqCAN3DdtNX",
-	"A+geNINawgBrwfsIigV0j8yK0RrcMhC3GXRb7WbzMag5cz6YtNrN9lG91ao3W7fNk26z2W02/2dWgGDe",
-	"T8FTuNk47gT4Ytk3467syyMzFb5RVrRut25bzay1PYLF8CGzFT99B+x/WQjJ5c+13Hu3EQcf86e30rro",
-	"QJy91jwumDAuzUWmd0Dd/Jk0vC8anEleNl82qW3+3La8iHCyw2ZrWQ+PR8/zb+816HSwvtMZkroLkaUo",
-	"O2y31/crP/1hx5P1HXOJPE2fDmL+6j72nTm2VRjAdWEyMRwCaVMGcv/6zFNLJsHH6A4SVmQkDAyIGTOA",
-	"IK2lHOHMD/8sR3uJI70O9a2ZiUZIjIMqSuy0XgUucz3hivT6t8aUUSWFTfyALz0oI96DMqW8qG2z6gRE",
-	"SRBVjHZGhlKh2NkTCgNsqAatAX2U/CYU/5NV0fkfmSfz66j8bW7EPo+Ij4lzXtwEDTrcuvsBoyncDE/N",
-	"zN0HKmvYdHbDeVTLG4XRhz67slsFqnxGgvuNkVjEm77FG8sFIgPVg1azfRTggmvddqssSzFQNmBMGxaa",
-	"73p44rueLPbMJe7BgOsJ5VCu1mgjsR7PCRtKTJFEmLijdwxL1b//i5nCZ2YJqzjCbfHK4Q39u3KE5uH6",
-	"fs7j7+/HQs4WD2oV18jlyK3kFy5FbUFjCAhFAYFqQiFR3ikJFaPpcBySCdXDsVUTsUAoWCbBcciFGEJ+",
-	"UlsHsUH8HFCxBV8fB/OsRT6iBdVyMI7Z0F1XorpvPv0TjGONaqHf7fXvJPNfAYWyCYC89Zdq0iqyneqF",
-	"2aoQFetq5ZbVasL/ba2OQOo3OO2IULDT6SwCdm9IFatzoZhQXEN9fWu7L6BCg5z1xNIqucsr45IRR7U0",
-	"KztqpSWqPWaVHLspeBdWwQlxd5kO1Kr0i1t4jATUQ5O9QdbC4hZxe+meEyaTmKHBrydcQq2Ce73LEafG",
-	"NGX7p1ZEDBGwYBzTUF19kuh5g7xmI03kVIOObREARC2AFXWGQ/jLD03VvTfSguVImZY5SJsBqTvEIqCt",
-	"x2cVoKvubDWC2kEWvHc/o/DjSN9vH2suy5SbNnMZW8KkDUvvNFuZO2mt02m1wI3TenHaHedDpdE3swai",
-	"Q1KsFANsvOVLwbQyoerxszF6u+GNVT/bfqf5fTXNL+NQnmFnKeKDWiJVBYt+YxnuYF4krV2wuME7w5DG",
-	"cebLDOqUJSxoLC0SUniBMXe/J/AeqPxzMqpzdqYJnWM3Lkj4XbjOLfoUawj3hHtUVvnUHGTv2IjfrU5V",
-	"Yox9q0ba7Aqh9yAnzh08bPTED/jyEzuSBz4WSB7tlGg3r1IYC27ti0JC1dlmTZ7n3gXBc+V94FL9fi+j",
-	"+XYkKucdb13iM5f3zM/dEZ5qJ3JLa1Y5f29MOSod/h+Lfk6WFD2dNqNjdJYdLYsZLBLsvie9vjGq05tT",
-	"4gJFdRkxcrmoCuT1Mah5V92tVmVZyScuy829sKxt6T4e4lotz7F4qnz6OenIRFRiBRXP0+s4QtbF93gM",
-	"/ka64wasIUcJLsSVy1Jperc2mLVUn+3vx8nQ9TVDmkxurGZrRg0tvYgu1Uavcw+lExqx+jQpPJiC6bLg",
-	"Dld4t8anLMx+kHuU3g96Qo2pkcKdw0/M783CnZnqGSazBnYGdbAiI21HrAsPg2GDvM35S/lsWAtOVF0j",
-	"5RsWqCW+KPrctehQRFPFvMsfX/58BU/A5w5YTyK6m5GOwkTr5MbKl+u/rfD4F9ycKiAWkDl3gawzgLtA",
-	"GAy3zIIz4ukERTxwAJLpPUpmaixnXvTDzLtWLjwlU4UeJkb2Qzso1qVvVBna37Dap7N+n/y3is3aV2ws",
-	"qEF5XOvWZKL+Bx1OWMNJTqiVHbYz1jqcMPJaRy7JbGkaFBsirgwj6uf73KCHWK2cpRkSwzVfHB8cQ+K6",
-	"/EcQAGqt5lHnsHnQabcP2yftdpY+tBZbzFqpymH83suvDgkrqpRAsbj9yj1vvcmNJZc3bJ24YoHhX6LK",
-	"eLwjP5uTn5uxrUSZB2ouL5yjH9www6n5JnMEye7C0yObULBaZX2XGBnHkJYROCPKooErF3VbPM5nIJRC",
-	"LQ4aO194FAngodCN8MwoPBGnkAAYYwipsJWwIP8L2McMmqNW6fwlw8k01jyhqX5uhqmDr3pP+PXAao2q",
-	"OwJDm8O6NxdvzjEThvmGlRn2wO3U/sEzlTTwA/WEmcjmFApfIqWs37oOmt4zga55kCQMEm24ahH8Tyw+",
-	"AiS5ZH7NAQEM04oM2EimpaIVRguHfKJRl0CxMrIXwn+f/54wqPGJfyXiLtwn08QcUoe84d+fEihmQPZC",
-	"+O/zSXJoWuMfB3dJEu73ROsIm2LBRlua8TmlQ6wYCn9M0uyPiZ3T/XWY/SHvzALsgD1hS8D41c7YIAn3",
-	"SafZJD+bGZ3/oZk0x3GSaGSG1OyDfp7ElIswIL/KNArI+Ychi1Fgu5Izll6BLzS+yKp90mo2zcwNcmZ9",
-	"a/GcVTHhEJ7zqUNo+cBSwIx7LqJnqifgIKBkAbV5hE2LVrNlxt63w7UOEBv9Gd0zloAr6BTuC3i2xowc",
-	"NElE58qjhsssOJQptLF2dnuNuyS0jlERp88/wn/6PHoM0T1VZYgNiWfgLhrkyPzGwGsck1Ob6XAxmakY",
-	"cqFVukZDjTqdzm0Xe0lhLkBYwOc7ppV3XOaRxXjnltgldI1T4jPlVsSVvw/ezDWj8yAXzdATHpTSmYSy",
-	"hLaeQFgfdE9EQNnICgeZHTxT5Oans3q7c+SiX3L6QKV1ycyL2VNXmYYqKBCGng1lZOOaRzZ/ge1160Km",
-	"MmyXQ810XemU0UmA1/v5PwK8uOYfeLP+EUAmcfgh1/kftW04dMQpbu1L2YXyso/Zed8Qv1r3oHlwfHAQ",
-	"1MwNq3VtvUUjeSB6gyx28KJzeNA+aXUOD44OjsCtYsL67mXLEzsjoYxpu3NU69baoxY9Hh4wdnw4aNHW",
-	"IGqPDtjh4IQ2T1hnMDgaDF4MB4fDQ3oyejHqjJrDJjs4io5HR4OIjlrDdlH6AfD42/tky30Oyrm8BEtE",
-	"IrheM6r8tKfoo2NR+W/7ar+BRIRxtm/zEvSmZhcA8d/K6GJ6bbDEQj177HW4eS9b0L0kKSIq5qQ3SziN",
-	"nJQTCZHY5QTCHPdZqq7eANHKiC/y01GRo5k/4P5ammYpWpBxf6DuKClAlrCe4FimKSugCnFkPAIv2uyG",
-	"2ABHI8iVsxaE+7ayKqzJXS8rHoYQM4T7DJFR3lnn7tgo6hmbnSaYEEbOBHJFriskXvf0WxJ590oSHi76",
-	"3fVrBbmpwRsdA28+JDxl1tzfIRMuphr95pUsi4nvrl/7x14Kb0lzOc0knkwS8PzQhgYdYkV6hQCOihKm",
-	"kCSW4o6lkDxyj2srz2QHYQbD2ntWpMnEXSeR59jtYK5dpSgI6ShKzGbP/id8uXexo+E1S9L6K35neLPn",
-	"7mZkx8EL60anGUzcbSZyJpg9K1fhwT+DxeaPGWQP6ymvphMbaMU1QT6surmkfrCVSIL8BC4UhGsX3Jip",
-	"MUZASTC7Pxd3QR5BOOYEHE51XroH30wzuH3f93DsCTU2m4LChmIBUC7oyroCgIZkpDoObpqGQsRMswb5",
-	"gcdMoexa1resnIwqB+gmLsZxr9Ns7zfIW08mFgsw2tA4rlVPaCQ5iGKd5uG28qAVKMmIf9DTlJGrtz9a",
-	"BccJxg6LeyK0ri/2/1pGghdz4mRRj+ZL/EudNLfWubRSL6WqgsTAhvKkhNzRB3MQpQIFi7JNhdepF4ZW",
-	"+Z4W0owfl539S8UOMPV8v1GZfaq64AHNjtntvUtiZoZVrjKDIdwaH40BFSFyTA1lylw9hPJ+N3EE+cfz",
-	"fxRN3d7NdsAFTSsyJS6XqEpiU/H+VAfeWLIFujoXeOdPnf5XuI4QIAgvblObnJkO5AMmKX6K03Czyn2r",
-	"lqOCKxfsiCJEvp90Dpr7XRKqMTU//rOLIdkDqtjRIUZld8Mibvqmrz/88eZqOn794/jh5vi7m478j85A",
-	"p/pYv7lJTp7/12x2+Vb/3n6gx8OLf3YLXkCLCTX++3qXfoJguxNRl4qor6x0VZAjl8qm6BuxYRhdRSqP",
-	"1c6xNipSJi63II8N8euJPRrHttac/Q3DC0Ei2G9AToVSal0jSmFNYsNKWQS5tw23NT/aPG09URki1yUJ",
-	"tcnRF6LI3JIVCd2vUGuUWgsw+6CJFOy0JzhyZkyuLUUmdoC3LDlz8XjAOn0SaVtcyCyQizuyd8/mikF/",
-	"cDLgUiDjR5NqFBBzACj27IMsA35xRGk6txHnVrwSbJbzbUlT/sC6hR97giYJoyl6GEEY4ihlamwjWhJQ",
-	"IlD4VWM+As0hZQmjmqRypgxwzGGjN7BqkJ+tR5GNSnHnhqtBiGPELcJh2RPuG4dza6SHS7Nqv0GMArcp",
-	"LqyUavPCgKzMFwvo1LKEglWOry4V+aaGiFKFuNXLdTkGs2BSXYq0AdRbH2KzXx1jU45kLJSge2p0zZo9",
-	"Wftovh5jzj98iR92ofjdF1qYLFVTsiolV/jOsb7eTNXC3WjLXKOhFsGawjSrl+3N1hSuHuqrWHvA0IO9",
-	"i5tLcnzUbFkaOhoppovoUIi6ybvoVh2Ei00y01SfxcqaMxvuxatk22+jvc02cJ7PsI//RnHOw/abP4cf",
-	"Lm8vZm9enWX///Lww5tXZx+++SDoTBj5rVRL11y1UjXDiiCxhWK6tRmd8Kjx0/d3r9/cvmu9vT2fv/nz",
-	"P1tvfx/+cnZ3dv3j9xfNN/f/8cPbd+861/f/+vPy/Pzgzf1F6+3vF2fFsp3WvbFcOfbFiyUhfyWP+ULZ",
-	"vnKFvdx6W00zzdooOUwrhKnispoaXYxQzGp5VRM7c1w5BNsEbz6XF75j/Jt64Tt82Hnhfy0vfJBsq2X7",
-	"ggJh72lRh3iu8xXGKp0fUKqvqiIHpnQCHjY+PCpfIAxfOKViggzmJCzUmgt7wiaNckVnwi1rEkKAVmFc",
-	"HoWnPZHLB61nMl/ELsiq8w+kHoMeguqMHrN5LlWKf4719fLQdOoTGdlI9GUuDR4A1Z4MWBg1soPmwxis",
-	"T5CnWDiD82sWuTRYmFvkrFCrGky58BZuLeEwH8isGM6VsFRBZRXrIgPy7Rv2gQ+pIJ12C02236f0Tx5z",
-	"KlzUxEmAGsRZeseE5sJ8OrFvC1UBX17Wx0IrPM3ySvJoH0V/qu1quj3hzn1udE6zUed2AhlsXFovV+tW",
-	"QK6gCdhZz3wTVIng3VvP+BAqHA5LkJ/QORnTB3MsTNhDCIh79HdvGlZTWnQPwClMN3gDgQPvmn+BBdfM",
-	"5AUqOdVDaeSo1HqN7wc9IdMgl83MNeGKDJhRwSzFxyWZ/Yb5lOpc9BPrmx3adG2hHaI/FXC8NtWadw8I",
-	"MzYV2tyBpYcUa+DmisRSabInpMEd/E1YWwAkhvRJLvGrz2voSwZg/Xc5jSNiq7c5WOxb5MnmoqTTbJPQ",
-	"raM/FfSB8tiMH9pY2dU7y3J3wpUvFAl2wYQeBwfziqLAayA4FZrHZWBZxdUWVCZ76KfFhmNJ5DTNFhDt",
-	"94Q9S8K1fQ6w2aJwexOkCVSAP0PX23xcysB8Hb/AF/Hbx5p7PVGs42ewxdfssyNUFO0zoHPVGrEwGrjB",
-	"YHxRT+zBo9ymlajwdmYVt9dUNjr1tqR4ni+wtG/rElZUyYIj80m2rOcvo8NxNuqzrPwgKhH2Uc3uMnSe",
-	"dJCXMnYluwRjkWq4NI7TmKFnmSXiK+k1GMNTec+ES7BZ8Kny6UjxFU/Rufl15orQeZ7APiRsqNEd6tKW",
-	"iiKuVJTqLgIy64oV4mw0a0VlTSBE8CqVO5slZaVsPTC8bwsFwcLAO/sHRMmeCD/2igVne7Uu6dWKucl6",
-	"tYD0SmXiTLvferXD4/ZJ66BXe/+I2fD8K52rOwlp1YAHCgw2gCxvBkhhudq4CxleUmAch+xi7J6LoytX",
-	"E8caaeVq4psVEje6jxMxtioqXrSrGcHKUQYrnv1lYXxYU3Z+UfThLheZ/c2G911ev8Ji6O/LelI5aKxQ",
-	"TfmFET0HtqDAltOs1yRXKWwVwc2l6smVapfRdKyHRpbYPJ+7whdYtYQXcu0ueT+1RBV8KmzBsRUQuHj7",
-	"S92olosgLu6sXBHdDG935IZoJNHIutjXWs32ycHx4YvOUWZmcVusqCld4+JB8iHkuImwHBm8TSM0zkT0",
-	"Lo2z6o05yAgsRpuDS8zFvU31nHGaZ4oAj7EsZjVIDFK8dxUlC5/ypYPtALWbq+uLtz+2D+FOlClIVVn/",
-	"baBsNmNzsKvu8+fDSLhYhsZQTp4rqAHf+D25yxUgAI+/ChBj4z4UjDcAdkw7w7h8Ocp1S8zX1rf5Us15",
-	"PDTIFZ3GXGlKWs1mMyA3/+d/S/hNQryu5noasVq33j5odI5ah2Yd4s79eHjUOOp0TorxGW7Ayk0ZqtuP",
-	"eIq+H1jbSAp2yyfsyvK6BZRZwvZOs7gzyFaBKWOLEshqzEHms+4qLVCEAm+DHfwx5cP7a5bE8zMRvYRK",
-	"nGWSkC+X6SplItpnhTyxhudnxfazX87bzVIdbP/x9vKqf3V9+ebSVVvaGAa40r4cjcD2ubHZKM/bvmgE",
-	"NoTwVAY6522RB5/f0LgBRXHGyFLg92Y2ygobo7MZKkus8467qHwojLpbiNLS1oliNZRay6FkBmhUgalq",
-	"my4pSW6fVbtsZXnVzKZsavaobF9t+3At2IVPFXDjOuDDMxCE3yUXJBmnVHn3d66shcpG7bgkwM5wIX15",
-	"CpQ63ePICB5WKdSffTLkt7ov6zylvUbitW4n6+7i3DdwwChXR93Ym8WczUtX0e6/c1z80/xfikF5tqzG",
-	"oq144jWcdSbplQlBr7P4OZvaE9WsSgNkg7yhczJgJJGg7HKhNKPwjD9VoJ3bsOQlUcJLdLLFq5kRrIVk",
-	"nEVXgKZ/cv9bJNx0CUltqedWJgBeXbjY3M/IVMfcyI1zAHKR5gY1zSdMaTpJlr2xGdnHd8oShK7r2S71",
-	"dA9yyzu1uodmuvdVPDpJ+dCVc/RVs2tTX+racLK41q1dvbnKVIOU3U1jChcwZUOecHtKC4KCz82yRrt9",
-	"3ORBcukL5Meae2OpdWuQUz6bo0pL9vvIeV/MuIjkrI9e/aq0kPZt86TbOban9lnfKdfxUGec2eUC/Qaf",
-	"M6+ZdYB01cSqPMeWM5BCGfZqx0hvUF5wUnQMa8E5UkO6aNJuNn1hBZmSiE1kocRETyypMeGYTqHWBPGl",
-	"JpaUjwhI2A574svUi1jm5OfBU/tcDCR3JL8tKrktp96WtVp46OhbZQV5oWYfNAb9J0TIWUY8312/Lqm9",
-	"K3prmZAklROJRgk/SE5pR3uRp92e8cV0AJT7DU3vmcb4AVdm7+z65/Pbi7c/mltQeJKodWtgB8vsM7nt",
-	"N9EmdxKsoLd541COZp9dXV1f/nL+Cnb+GcD60j0RZCC5vL2qBMVBBopiVbUcIyrYcaqA8vby7UqYHK+C",
-	"SckusylY2nmwVGysnW3snefXdsp3txevL27/9ZStvAi2Y6eV2/lsBRX8FV/FKM/KwnvJrWSXpWRLFx14",
-	"Kl8AqntCKmcNyXG4jCK/f8zXXUVymis1+tt7g/LFGqz532xp1N/emyutsCpYVS7prWqDGTyYpubCPH9o",
-	"1RYdI89KRcFGMl0oAKZOoQYsToST2gDFrOBXNs9Y66T7/PlH0/zRTBrUcjfuY23sPZisb2etWFOsViUT",
-	"ZvPBKiAHKOSLfwRVyp7Fx1XpfEAUGLBYijuFAcbL8/t4EzomoFkEmzMp6WppxSOSe+1cMUmGP4vT3GC8",
-	"wmJ8CJYy8qEBKKr4ShtInXJzeCms2jM2V8/J1451WbjLKWBzo/qMe4ujYlTncKq0nLDUZrDbGzEcUwos",
-	"8zZgYxqP9m1dJtMjy0oCvvtqxtLiPiJOK6ZzOeid58epzcsH3mOpnCa4kcIDJTjIoL9SoVjV2dWFb5jf",
-	"rE9zXw3DVTXtisXJfP41V+QuN4vPwWawOssnmNM0G7l8ptXOgK984Qks+vfT7e0Vlp/U0qbRy1ftdhck",
-	"ZXdcYUFWguRJdaF06g1up26rxO1lpQ2NNJt9t/POQ7Jn42nwEF29OShO6OqCDlOpVE+kTKccxeJsoBt+",
-	"J6iepkYuDjGNxj9D8h0Zsw/kpzdnL+s3P521O0eONqd0hsIzVu7NfMTcbBAxeQf1JxUbpkwXp4N91S+i",
-	"sPDrmTaXThd/vHUWhzBA5wSI+DaYQ9OIuMMjoT23OodB3V866539qPxme2IvfGgFZqcYC1nebG7YxsKY",
-	"DQOCMFgAAg5Vj5gRxCBzsnaAQ2DY+IhwNlZs2LeFjG/wUyq1LbQL/n/mLJfBFJw4TXMWkb2IqvFA0jQK",
-	"PFCCnujVrqGB7dGrod9Z5oNvR1KazpWtXmtQqH2I5U0b5NU0RXJHNYSMxzTpiQpQZhH5M4n5o+uKJRSZ",
-	"mm+mAhuJNrMzP1O5okQYjV5c2jPl0l/DUdnAVRe1ShZ/CiEmexFDqKHcat+XJ8JKipCKKo7RzfBu6n1i",
-	"GAdXUXde8LSApMaR/NMl94cr8LfM5RvLdgvha+gxU9W5fmX3XsxvAI6XHoQ9Ae6cfvQSvBqVlye/QDc0",
-	"OPtqKRvkzKAjVi+1R4xxdqXFK6iTZHAVX0NUdwkIhmYUlWUuoLEUri7UkCYawOxZ5wNL+YhDjB+kk4JA",
-	"vQY582dkyxYyFrlyu0Zb1TZ/gutedb+JTAv0tBIeawhe9QCmbdgw/5unh44WQOLZStjsBwh3My464g1d",
-	"IgbiCUtgc+KNoKwWzT7kfCR9MhB80QOxKpbD+57YoyIK4BbbPLh1KYYM6onGkICCFqgl4RpNPTF4sxjQ",
-	"Gg2K2RxeZ+ig2v7wweV3OLAXUp1iioUZV6xwM9C53HCZiOx1iApwsQE5aOJ/22Qc9ESHjAPSasL/Hpr/",
-	"bcO/2/BvYJr/7//TbpL/e9/gwmGrSSIO2UwRsRxVrLLaSGHlpJc+G/jat4qMxWI2FOHR95kvPFsMUsr7",
-	"uLmAJFToMuGixPJWvmasDe+6LcA46vpanYvcPsgIB/J9eyAg+KxZqRMqNnt6mU7hkWZ9YZUnSxXLGeBC",
-	"xgIzQSdqjRqNDfbpL+WnnwoegE0HUkIdHoWNDdGjfhF9+looSlG+3BCQh9YGS7Di1+o0I1uFAHrnerem",
-	"GUXmGJB3gn9wdGSDtXm6uwl8VqxoDRZWUXqU8jbGydM1AhCJUKCijqs6ga9BXo7Z8B5iKKyY6+m+Ufrv",
-	"GHplGKbgqs5vA7nPhe+vlqwfRIZlEsFqkWWLu+pFpMImrGvNFrtYkA+7xXiJCKOAcuR2f+kyM2b6aZCt",
-	"WFP+mpySlEFWMxlDmWbQc5WWyVpsWNBcPvEWVSx0jRrFo0ZJbXr6PVm3S/UkPP+USi8bBc4uqzSyxes1",
-	"po/vLtglnBczbQ8OhodRvcOORvVDejyonwybUb3F2qMDejjoDI+i2rYFR6wIheLL5r6KZQMqJsZq1Erm",
-	"2vfFoofW+wzz10UFW4kz66G2CBHxZqwSKPo2DMQnO19msXkNEnqpd4hiM7UxeKVqb2jxW1rxDePgaE8s",
-	"jJrFptjabpgURlslS2ZmKdR0IDjUph2YJ6zRs07PKsjfDxuogTlu0TEPK2dgxYYNxOJfcVlvnXl9JyPv",
-	"ZOSdjLyTkXcy8k5G3snIOxn5q8nIRytl5HZBGH7NJ7QW1Gzp2Vq39v11ZXFh28b2pII2JvQenmOXidFl",
-	"2dFK1S8Gx8OTqMnqrVGb1g8HB8N6dMg69dERdZ9aT5WqCxLY1xGxrWibFf9FIXcryZvsyUTXudgviOC5",
-	"+orVMveZe+t+pgiHXNgjzlJFhmMq7lhE9sKUUSVFuN/N/B0hQpJFWU4NjBqzYnfQE+aK+PrMM5YaApXe",
-	"sciGatv3cD+JY/mylJ0DEvRi3m0i2KwnfGHzMPGvMmMZ21SO+fXnwuNxlmXifU9UyvfkM4v373yxyZ1E",
-	"v5PodxL9TqLfSfQ7iX4n0e8k+q8m0Z9sbvU+6jQ7nc7JycmJEVgcnhuqW2rSah8cFiT/dzfVkj/IyxQW",
-	"XLMlLq30V+7ebnaOXxwctZqHJyetg/Zxp3N4WKUhZOW7oaeV+kf1Nj0Y1A+Hh1GddUZH9UwhGLVr21f2",
-	"jr6eoT0TxK1ULVNvyfbieF7Id2JfxGK2UsjP5yBDR6dSNGSYJRO0g/nws1VW8Z74YmKzddV9Zbe2E5t3",
-	"YvNObN6JzTuxeSc278Tmndj8FcXm47LYvF0iiZuNU71byWvlIkppHNo5ubgsDVq52FnE6yAcH9L2oD48",
-	"iA5BOHaycW3b3AVWLPtKcrEzFzvRNLNDQyZmDKqqEoxZxD+bXIxjuZlPXf1xR+ltcUsUhGxeZug7Nped",
-	"awVO+xYjt3M18TJ1T3weofocwbKTqXcy9U6m3snUO5l6J1PvZOqdTP0VZeoXX0umRqlt5RrKIrXPNHMB",
-	"tTO4III+zMkgnrJ/r+USiH3QtQrpmznZCnbhZOw6OKscjlq0PmgPD8BZxYnfWwvfKL59Zdnbir8bi96u",
-	"7PIuPn8Xn7+Lz9/F5+/i83fx+bv4/G86Pt+KF0402NmHdvahnX1oZx/a2Yd29qGdfWhnH/qa9qHOOlfF",
-	"SmOPIdoVhd0WDTyVNdaKNp8NzT1pJiyBwacZnYzagxesfjRs0frhqMnqJ7Tzon4wOI7awxY7HB1t/9rq",
-	"JLKvbPLBOoGZwaecwNGGZFVZfTYO+c9NNxtLYmV3FyRmiyBLxSqL90aSKajhqsY0ZWSPY61h1RNOE1ue",
-	"G2C/tD0sBw2CFFe+Hq3fUPhMoXIKKQMMooWnJLR+q/hKrHyNG6OJbfHA281MQLZBxLE2rdkV7I+hEUzl",
-	"M59qqBWKBNfZMWz10cRopt6INZYzMqFibktHc9RTPrenpkOvXQKDnQ6x0yF2OsROh9jpEDsdYqdDfLsJ",
-	"DBZ1iOMFZeGgKs9BpisAu4mnDKusC4MUw/uy2vB5EiOsE7GtAuIeluvg83nImqM6bQ3a4PPp3pyfrID8",
-	"BakR8upBpgZwlPsxTUJJT6l8jlYWn3ZP0bun6N1T9O4pevcUvXuK3j1Ff+tP0TdoudmZkHYmpJ0JaWdC",
-	"2pmQdiaknQlpZ0L66/LEb1lDfovQX6W5oPaIiknnFyu3KzlNh2AoSnihHPqSmudlE5ITejA8uD1sjQ5Y",
-	"/XhwGNUPh21aP2GtUf1FdDTo0MPhwaDd2tpeZOS2r2Eeyhe2LFqBisYfW6V2Z/7ZmX925p+d+Wdn/tmZ",
-	"f3bmn7+B+Qf59s4AtDMA7QxAOwPQzgC0MwDtDEA7A9DXNQC1P90AtGjvWbTpJCkfmr2YSahmdxIMHFPN",
-	"Y64NM5/IiMW1bu3qzVXGsFN2N41pCvYZa+OoRc6YYZp5lFmysyrjkBO6YHsng+Phi+iI1TujQ1to5Thq",
-	"s3pr1KTu2/bmIZjiaxmIfLhAyhKZFpJYGPqP2zWDWBRsaKZ2vkI7Y9HOWLQzFu2MRTtj0c5Y9G0bi+yt",
-	"vzVc+8uIga3yO6BbEMhvB16cA4dlIz1YngxPUnBkhSC9Rl7sKggdVug6GLYHLdoc1U/YcVQ/HL4Y1OnR",
-	"qFNnh5H7tEXWsBx8vo7L9noIGFFJiuxgzZIe/78AAAD//w==",
+	"7L2Jchu3mij8Kij+U2XqnBZNUpIXqk7NVWwl0cRaRpaSyQ192SAbFBE1gU4DLZlx6Wnuo9wX+wvfB6AX",
+	"dnORlzgzPlWnIjex48O3Lx9aEzlPpGBCq9bgQ2vGaMRS+PMojuW9+SNiapLyRHMpWoPW1YyROdMzGSmi",
+	"Z4wkVM+IypJEplp1WkGLvafzJGatQeuH46uAXJy/vWoFrZT9kfGURa2BTjMWtNRkxubUDK8XiWmsdMrF",
+	"TevhIWidRGyeSM2EvmRJTBemV3UZoRkmJPczJoiecUVSphIpFCMc16W0TFmUf5ZTQgVhNI05S4lZDlOa",
+	"3HM9w+Z0zoifeLLY/YktzG7ydTKRzVuD31pm4ta7oGbdl1SzN3zOdf2pRWwuyS1bPFEkNq0Ccj+jmqRs",
+	"TrlQZoFcEyoi3BQ3vyimVUC4IIpNpIgUaYfQ9V/9bmA7cnHzL/iHYvpfe+FO+QpWt97yXvz+LmTMJ4u1",
+	"u/wjk5qSBBqTdtjvHt7/61m3ukT7edu14AWeRPWrsPf7RBEekba54PC/dm2f3ZMoJAuZEcWEDohMCSU3",
+	"TLCUahYRKdjOIZGCsDuWLjz8dMh/ZlIzcy1aOngvbyRlf4wOpr3Jy2iP9cfP6T7b33tJDw66k2fRyt3N",
+	"6fs3TNzoWWvQ67+ohSym08XRVLN0ebtvLWhoSe4p12TMpjI1J6DTBRc3nU0OlgvNblgKc/3yyy9HmZ4x",
+	"ofmEalZ/vjRvwaUgkxmNYyZuGGlffv+KvOz1upVb/o7RFN4djef/GrZuqGb3dDFsbXXtD0EroSmdM21x",
+	"1HeppNGENsPB2DUASCgtaa8XtLhpZzBYK2gJOoejWH1XU5nOqcYje7bfClpzLvjcYIZeUHeaBZTyE6t5",
+	"MkckE/yPjJknQ9o9c4v9gwNzoCmdmG3uEG2wxJzeMkUoXCsHvIYITNEpG+QYzIzicNpQwKexjPAbF2T/",
+	"BZnJLDXY0iBWxJRTnipdwJ9CaUYjQJgTzcUN0fd8wjpDUbpQB+m7BtR3DazvGmDfNdD+gvWnz8c986bh",
+	"hJGq5GdcwbOthsfQPziA8/WPI6iDCLdwJFqTicyEPhFm6XcAvBMpDCkxf9IkiS3IPv1dmfP/kO/ItIzM",
+	"4BTHGHE3SNCaM6XoDXPAjw0MpSm0UdlkwpRqDaY0VuyhuKd/S9m0NWj9f09zYvsUf1VPKys+FncslgnD",
+	"vdU8PDv3mM24iOD+zJ0XlmKAvEDGi2ivaS22+dMcqcLs/nW9mlFxg1R4zWlutmc/8Lrd+udLqEF+sN0J",
+	"LKayy5xl2C3yDKs2W8NlPASf5LjeaqrZKymmMZ/oR4Gg3/dImbGWIDA/F66IWVnMDO0yzMOECiENfJCE",
+	"ZopFj4fM8n42vqonisCiSSSZImYt1HCShbsj7ZSpbG5QCyVpJgxXYuhuAEvGz/mm4IcJFRMWx/Y3/Icl",
+	"1l8hJBTw24m4SOVNCsf/CEDg+UgjLkaJG6sIEEdVbparKidrwERpHseGlywM8kjIqN3fKgA52ozhzpdp",
+	"oeLT4bIToVkqaHycpjJ93FXYEUYMhijegBucKJbesZS4Fo893uJaVx6rIJlg7xM2MQ8FZj0ErpvBEReP",
+	"i+C5VJjXT3O2pyzi9ErKNzS9eRzJTegiljQaaSlHMYxSxXh8Tm9AtnvWf9nbP3hGxgvN1CGKoDHVhi8j",
+	"GpgkaPr094TdkCmPmSJZYrZ90N/vv3jRxY6kfUBO+Xc7j7+kC1yy2/Y69GhWYpYPuzOEjIry2ulkwhKt",
+	"yFSmhGtFbrmIQDgxrYCH44pIA129bs+s/VPenxHnz6QGkX8jOr98hagTGAmpR9QOU7xDnIO8Pn5zfHVs",
+	"tuIJA6Bx8vSu99TMSSf6IxBTdSfrbgWUF+w9V1qRcaZhUTkSxS2RNhULbJkJ84Se3vV2DkkIU4Qkhs66",
+	"oBXhuqQPqVOprLocbPRxBOhM6u9lJh53k+YKp9C7fIHwFxyR+/WRt+RWt+52UqZklk4KnARclXkU/suY",
+	"xdKIKBKuwHLHn+5pnGXzMUvPpH4lhQA0+7gjhWHgcUz8QMXTPZME2yBDZ5vgtrhy+/qII1/ax6rDX7Wa",
+	"z3DIFVT6GSiIndDj0SIWBmT6xehAWlkJYvRPi88vLE3ZkteBaVP2uwfzOxpnpTO24458oyqV9tTMtUBW",
+	"j4loQBwCMUg05ncspeOYkbYZm/T2et3+sxpq/BC0MkHvKI9N65WLKrarrgv/ZaQHv8KIR0iDhLpnqVOQ",
+	"9LpO1XpocTouek4XBu2Y/5hOM3rHyJgxATrEfLoRj1qDXrfbC1oy0xM5Z6NM3Ap5L7wmqbK/zeGseKnr",
+	"oKxmv0s3gmpRt8GUJYxqBaxHyqiSYgfwbOmUvkJRyx3LFZ8zmT1O2v6MIJQuCL2hXHwEfilv8BE3X79M",
+	"c9Eax/x0mMdbCB5JJ1Oq2Si2A5RuQEoyN3yYxZ/K8Iy6YG44RIU3ialmHyF6FTaw8qTdciY0jv1akmwc",
+	"84lfEpmmck6kYOTkgtAoMkJy5ahLFqOV5+wbFk95NzfEbNTZNncGhV1vUVh9xd728HFP9S0T0fZaMTin",
+	"cSwnt/VEyQoNI9ek+m7t72RGFZEJKJQyXdGU2R5RLf3hJQ1Odfovq6B5CAx3XuJFqwv6bKzmg6dp146k",
+	"Pe44rhwBmtOIrTiStqNNhqDuGKo0mVn65XBbAFKbQWV2afk5jplBghMppjyds+jQiGX35gd754ZwI27u",
+	"kEtGI/LD8RVIoXZW9dRM+0VIe/FhbM+WB6hZtWDOFbEvwVo2axVvQ7FO84bcTsQIxbu6n0nFiqdcOd+h",
+	"aIeVcxkQsNEHOLW5pDA/y3AHDUpfGTtxxeYGtthHCdDaDjKql6TPJKFJkso7A8y2KRF0ziIybMk0YunI",
+	"HitMBDbSR5Kz6nbWQNfysuS0KPKROdWTGUN1xw2/YwLWbWAFjatf2W1eC5rpmUz5n4/kR7LiAJU7PLo4",
+	"MVR+gO/jyLaDEQfEmruHWbe7N7llC/iDkbZMyX/tHl2cmDc3qP4ML/bfacJ/Yot/VX77CE1l8RTWAACY",
+	"j6nKPSMK9sU5jQ3KNYjFPnDTIGV38pZFHXJVECYUXShyP+OTmQWgodCzlDFiBlCkXXtYQX4yAcFD2IHF",
+	"pAY7o18M1fDlPpXixqGVw6Hgmgh2B+4FKMXYZS+hmF9++WW36tywCp6qvhAfB44/05hHsOfvKY8fCZJ3",
+	"fpDRFEcJWqD5V9a5QHNB8UZ/a0X8BoijiBcBgSecLghI3GD0Dwjr3HRI7+DgoNff2z949vyQCEn+GRCV",
+	"0AlTIAFSNWOq9e6hbPCAZTjiMiDFeR8NqNXzWW1RmnIWRwCYXClPsTyMypTMZBwphBqlU26oo0gyTVI2",
+	"zRRTpE3J2fWb3NciGApuN3Z99f3ui4BQEmV4KQBPO4ckxLMOAfEpYngSIqdTJiKzBFxTO1y6JCB35/ie",
+	"qqTXQDSNDZQvSKZYhIBNhdSzgqdaOyzyVhPLLnyVZNRfeNElw/yZpDJhqebI1LM55XGNm0/Q4lGtq03V",
+	"vcb5k9T5h+UePL+hSw80DeykufueHP/OJiBVNTlimJcZx+fT1uC31eBb0cwE1f3iA84dCZf8TGqdCivr",
+	"fFdrXKI8zlJGmJ0csS5HQ3ymDklo5g5B3yg8UQfeXYEBgwH1fr97I3ftfNXN5N4Nyxc5ofOE8hsx4g1e",
+	"WK6B5SJTlshUIz5CXF10HnD8d8lZq9cPNoEHHHJjx4ZX2Nx0TBnVLBpRXYK8iGq2qzlAzhKUMk3rt2tw",
+	"4RycCQ1nIKcFL4eCQwvKLZMsTY0kklINPi2bTT3lgqvZluvF2yn5v21wpDEVNxlFrXzu/cXE6Ppt3SRz",
+	"C+TlU7lIGbIU7I+MxiBrMkN+piCi5IeSS4QUWqBXnOLzzHCjEfoUOj9cpnTNk8mRQr7aM3nHQG5SNK49",
+	"GnCVGaHec3n1v8wWhFp3mrLrDX4bkNA8B6plGpL2xfnbK/IUftkJSGhAfSpjLlGvFYLadSj85yeK9Pd3",
+	"ZzJLyTiLbhiMqxIm9KH1Ac4MoRkvDLiweGoAJ8SvI6rDnWAoQi9w4HpwjlwBaFduvnnG3py8uQuuFwHp",
+	"7fW7vYMdItOhCBO6mDOhq4MoLZPEjmIx1xNgFCMVgP5+v7/TIWfs3qqPFSjLx4zQKGJR1Xuwciq1d5Ky",
+	"acxvZnqthtQ3NHi/1mX1kk14wk0v0NixiCQGGkBNiyYYs60YQJCLDJ+iX+2z550Dv0CUwFvoeIiXUAcx",
+	"TJQA217B1LLUxdu3t7500ZtjA3MQURZviQ6Upqnevo8u0TA/dStoWRzXss/JfPJeXOZv57W1/GgN6TEj",
+	"7t7RFPgqM3TuflaYw3+89JP5Txdu1gJ+z6fPP+brMOTVy+pLWGNZFK87EnNUoz+laHCUNj8T8zPqXuxW",
+	"gOdDAZqLsqP0cWZo69M3UkR1E65gbYpkuLqxAh53t1hceokAejJqX1PxKdYxTv5kvwNIbnDEzhQXTCmy",
+	"AvHJqXOGTvP36tR+MtOKR3CMPCX3XETyvgNrK7IicXP4RXFiaEba/YNuQPpBt9sNSK/r/gt/7BwSOgYd",
+	"IURjZMJaJUqX1Tc96thSxqK6oJUCGnIcWo4iSngB1NVCar99LnIU1d9HL+5OLcFWM5rWACOuiTzFvTft",
+	"jhyN5R0jvaDMliH+Ui7chlVJFYjnDoNRcIGZpqzCw3U7z2qwKLzZVSdVPpdtz6PyXiyGsBe0EppfeV6y",
+	"zorvlzdeWC67Q8IExcCQ0BQdZSyxWTB9SEJV/NWqT+H3w6EIrUolJPcsZa7fOEOwcJY7qkgsjSyI2g7b",
+	"CpTYh0QxraHTAjUujnI/cWKA5bvVDq5FhwEJrSne8AzmCkMjhYbmBnXZmm86smgo8PU5Fv2QhFa8xWWj",
+	"YB0Z2Ru/G8nDoVvbprh05AqqwoRDzzXhKUb4sQuu/3nqFSvLv9nbqf/RbLz+F7Wqm7K6m+VftNQ0rv8p",
+	"y+0na8AVB8mXnq8mH8Uuong0djv+OOqJbw3MP0LobZZ3I6o39zFf2jr0Xl7su+Jy3/A6cdRjLfgX12yu",
+	"tliGn5GmKV0gNn+vR5MsVbIm+uqCKsB4ITYIPYtnepGE3jCPamUBZZkfOmupe2EnK6/twgVFwb1FETeL",
+	"o/FF4VhAE1fVHZyjMgAUAebR3tGU03HMlumqt/Mt40Jw5NZmt2brLmrO4scyb3N2/vMuRAUVI966/f01",
+	"UT5Byy2sfgVog0Clhp/5ifLbwQiqKY9jhUTXB5GVl2c5pcLinq1b2sOqa/FEbBlGqTb8WR15cf4e1rUA",
+	"JOI2hX9VkfLUyxRGOkUlKApfBAJiIVJsp55LADXmaFIrrRc9uZ4o9CtHrTHoMqy2qayfAQeu5ok013W3",
+	"ZyRrwysAmoJA13uZRqrziXUeG6g5ilbeNefhrBw8CogUEzQld+qVIWMeV6SK/f3nz7vdl90uWpdrRaxM",
+	"FWWsjZD/Sky/SszyQHrhB/ef3i5/uvYTF1vp4r+/d0vxX8oiV6ZYas95A+HGnkeQP5l3G725E5GgO9hK",
+	"fFh+lfl9lQHABmTgKAShKSDNxhUuJnEWVYSF6s0XAx27RmbWZpLWoPV/fuvuvnz34UXQO3j4t1bdJVor",
+	"xW5ukPl0hp4CtlXNx/dhGYUvQfIKtrmAnIGDNtBYOqwPLlT0SFB4SfR9cfp+dwkGKrBjr3IzWKnnI74g",
+	"3TdrdxLF9kxLTmeWuJfKqRRm2exk1F/HEZZv5zHsoTVKbYkEaBZxJib1pOCIKHpnZC7bqOog0aZE0xv0",
+	"vJnyWLN0xxo9XHALSH8lTqUsJe8H28WYlzX0NQooqwd6oohrGLgMEwpZJ65yzw/INXHHUhqXkZdT+Bef",
+	"fTk6u79CFb86XNS0AmX3mE3knKETsrcZceEE1wozWVHql/Bpdy1LWU4ksPLcwFc/b29WBLrBAM2/5qbf",
+	"s4iEwCSHzm2iiOxCh+1Cs4ftXnfO3CMePMHez7rLkkoZiaxSWwTeH4znbL/qECsRFPQbBpTzF4GMJT7D",
+	"7bdSIc6l/fS6XXtr7sPy/gz/06xv15KATjsweJmSexrHu5NYTm5RCcsFCb3GM/TY2fUiVAM3V01O0n+2",
+	"2+vvdntX3ZeDbnfQrYovL2tI9/7DLv7Rz/+4cn8M3B9t/9fOv29K5ymJ5YTGxDC9oLExOwrIr7/++uvu",
+	"6enu69dXP/44OD39bfD27Tu8Y/R2JXI6VUyjTcf+bRPl+DN5onZadRrxipeQFbaoqHEXs16CIl4U6LtB",
+	"eNbh3Lyk8gHXKtlLCVHWP+U1KviTo7Ojgh5eTlEVN6I6JO2ITWkWa3J99WpntSJ+S7GwSKysYFk+2ZUE",
+	"uBxy/9lcEKp5Bv4eHgh/IVOyNS+SaS3FzwX1xRacCBcRe99kTjHjPlGkuzumikUkkQqGJXQO8ZAVCgbN",
+	"FWmDk7P7QZHQ/vDbuw5MhrmZ5vQ9shsvC6xHraFjhVro+vINUdl0yt9bDYX5gNMh7fnwoffw4JyXs0QK",
+	"K6/IlLw6v/h19Or89TFpU03mUmnSOxiKQlIc1892oIKcX13Y4QOblwzi8uDn/7w+efXT6PL44s2vVUP0",
+	"24vLk7Mf+vtLDER3uyeOd+VOpO5tv7IMTY3/zEZeK67/xzmtWCXxYlRvKG97JTL5Jzhe7pCnpA2E8p+k",
+	"+hv5p9Xc7ASkawhp75B0kbcUUs+4uEHfNrBeoBmkbNSW2bjoj5EbhSw6sR4ZNdwMwLFjEdXTDzx6ALJj",
+	"/VANxEzBc05oj5vsYAFxMHUQVFsaWXljtuZ7HPcSvUZqFMcw3MgcXjPTYqgiJmByaiV0eZ0Ywhh5LsUm",
+	"9fLpmjZ3DthYAxbTjRYLiOOzrbZZYPDWbaftNYsB95NDEh5dnOQSuNIUvTFdlwaBm0YNjwBgexuw3wiq",
+	"V1nua43v5adaXPEq9NJktvxR3mPImqW97nAKHneOUwOpxtoMhbw/JGCGsvwiT4nK5ssWgpJhbgNwyy11",
+	"GzQumO6W7MQW9Eq6cWc996jHB71WcVDznM4iuEFTZwXcoKk3C65tu4kpcLXZbxWYfHEWypO/Lbgn16de",
+	"P+fR/8Yas3wNX5OVL9/HqgtTf9mNbcvzvprRutsqBi2WTxeYX9I24iybJ3pB8KDUjuMl6sLeCuc6ljJm",
+	"FG414iqJ6WLU4BgetJKZFGxkcfL2iv5aUlIccyPDRjEws7TiyvqWh66FENQs1hjC86jZqhbT/uTDBvNY",
+	"WKsUqT9eS6g+h/3tU5teyDGAEugiUABxe8XYpfGCUJIpA1URoTFkmUNBFMWT0I40suaqkRnpXxDR2FnF",
+	"uSz/IJHHKIgXBwW3sZJG0nBfBfNYXcIi8BZ33nS7aiITFrl9eIfqJWc73JPV7PrfmSr7gRkQgNMpa0Ku",
+	"33aOz646vd6L3sHzly/7vf6LF89e7O+/2OvWncTqDbBUgeDasAUfS29J+aYL7O3tv+z1uy+eHRzsdfvP",
+	"93svey+aFtfMZPrV/TKjWh0lCXHtN1rH/6KCKpn9SetmRpfFEXuf8JSpFWrM4jommdJyDr7K6R2fMOv4",
+	"SCaxhAgm+K/LGG37UqV3Bt4pbih86kyeWhdn5PcC8rxv08FiE+q5eshcQMkk5pPbXS13/XHQqDMUR4WT",
+	"0DO2sD5d96nUNk3sJshhBT9skUHQyoP6Heax72kFHnyFLV9bCrdEhSBbwCPw0qYvfhnXuxkLG2vUAJY3",
+	"cXznYgM3I/im+XdUPZriL5/gQ9BibhFOa2i31HF38m7d3eIIwUqmoTT1L6i4xqxV7iarNAwfSSkvgDPD",
+	"OfYMJWvQ/TpdOL4Dy1C0qX/gu0ApzL92DklocZgL89MzNu+Q80Tvorv2RwJVM3eyRAJWYdeVyG0LqHRD",
+	"bgyWpev5S2F0GVA2ANiRhQXHZn1C+D2JmNB8ymvNikeOBYFk5L7hIQrcXDWTmM3cVMAXDra0Ac/6MZD2",
+	"0AwhDaKay+y4saRmedoaQS2hNz7CeV1qNt+yAf5VqzTeCsi/TqIiVdnoYm2642hAwpiLWwjMymnshKaQ",
+	"yd3Fhjj2NKaG5EFc15ylNxjOdS9zBwKdpcKmsdHSsOxmBESGh8T2GeUPHIwuN6aNEbC4VkMx40rLdBEQ",
+	"mehdlw4HaK31TkBBy+5IyPudgIRWCLF7suFhjj8B5bz5bgEQkoc5LFrp47U0N/QOtm5YDcHuHQu4A0rc",
+	"ofD8OmMJ+gQYDrd57R5B13mVb033q8e4fOvfmy36KzLLoC7BNTqcysxmaDeby+HCsLguutuOv1NO4oKD",
+	"Ei5cUh53exGDcKYNNVjr8QQyekLeEylKOGMFu/sYVJKk7I7LbNNnX8SiqIlz6RAsQsfn1HLXZChXCTpz",
+	"oua/bOYN6bGYHd/++9RNY/+N9OaVn8whCcXSk9fu87vPQ63taRQOdT3a+mtodBFnriLLGbb7lHT4OlEs",
+	"1Z+A/y9oPMqPSKcZw9eByMu93XuKTtv1CpRPK04UhKKS4LQSIMzBfHldYulaHgopQjw4mAN9t3xmW+gd",
+	"LYH8qzaHetLPsrXilipEiLM4UpViRZa3UDWso/MkWjIPZXMqdlNGI4yYYO/rXdoLm6t5D1IQ2yAgqNWV",
+	"ohgvsOYE3OB5qpk6SAbHkFe1kQundDLjguX7sOEQS3ELFgNV8jvVVH4ppvCqzevVkG9vOS1hXeKeSr7L",
+	"ugS7DclJ65LBVD6X8+/VJ0iuydm+VOdgvZNQUHHW+RQPz7kqrXV3Akh4KCZBWmm0N+/lGJuuCfs4F43J",
+	"71wCrPZBt0/qbigg+92XpOE2LLfn40h0wYIOBmZu0/WBl4PPR/iBRw8bcn5LGQqbqVeJI5/TBeY2xmoE",
+	"RcOpS7RYiUW1vDo04S5kGQKPyibZpShUlzqQcB0Ab/vD8dVQFHabX80DUTN5D1HFc0bF/YzHNktIQ8pB",
+	"lACWqe8yZgYktR41AzA2oGbPK63GzfdsPJPyFp2JLX62kj+wNYRGEUo5oSEEYY2a6TE5ahzPtZbdOzMc",
+	"hLfY1CS1gUVye60Q9EcnqVQu0EwhknVOC51PkxwGZlVkYnOvLAp5YRBqTCMLKZ2UTRi/Y5HrJacF1wYy",
+	"oyJSTKNs9rvkwkE3FdFYvneGr9I3pyZEpWHOe2H+WCnuWKoQpZtv1uXFLHB3jrE373WWMsIjtUnqmjqN",
+	"uGN5C5dfSxNNs+NCxtxKqq27eqfwc8GINV+Y08qhMXDWBPDPBZ/ZXxCAYabwiSKhFOx8urlDe7H/2kAV",
+	"u+C1W/3ivF75oD8Tt+ffY+1LRKX2lBs0bUHurmdhPrBpFxHnMBElkgugL+ZlGMIVMwWYdDKTYEIChZBZ",
+	"hELfOdBLoCuQBHXKAOqmLo0EehvQmUMMJCgO7gVLwfdmYgimgHQBc9KOqJqNJU2jgFggUEgB3ahPlEUv",
+	"sI6dgCgJmWthqpTcp1xrJuCt3/UIV0OBFifM4WtrKXgjdkJT5coV2gdXxRA5h9kpJ/Dv+HDDqpEjaFkM",
+	"3oHXGyyNWdUq5y1YVM5n3rFqnOVZlsdYLyMHrbIj4qCJk9owyNf7cHKNGjohBSNtIS3pbwgo9kn+NnGC",
+	"ctHA62TdCNPUaGB5cYY6lFBk6laELHo0tRxBUNExV53MMKHVLVsgEcI0j1ASqG3BDz49UeQ/3p6f4S+W",
+	"xACfEknzNFU2mYEXkekxyqNuuuEhRHDbOB9ogulfucDsrx38p5Hy8UNYGO2PzNBbm11MpiQ003d4FB7m",
+	"taMwImYmY+YXEBYv0p5lwQN/V93yZFcmeJC78E5ZirmuH4LWj5D48Y2ceE38FnkHLOxNGDB21hfjzfmr",
+	"o6uT8zNbqWyZ/7Ep9Mvh1Ed3HXJBs5grTUkPMvi8/X//V8I3Wc00sEFYWEw111lUDtre7e91Dp719uu8",
+	"PHNn+W7BW373ZbfGrTmW4qZm9P1nnWcHBy9Xjt57URoe/rk0/nIOq6PJnPnz2fo4Ku/Rn01xJ3XvEYED",
+	"ysI9AjLmpp8NMTo5PfrhOCA/n7w+Pjew/fr81fXp8dmVBZJDw71MNBAhjOyJubi1uWx4VMNET3nM6v0/",
+	"XstJNkcPPudHDkXbwN+4FNBHVDW1Uevk7OfdXrfb6yTRtBJKsL8e6DZIOsAjZGfN0fhksYmR6Kth5r1u",
+	"/+Xei/3nB8+qkVQv1kM/F7e1pnasbDHTOlEQyFGSGiN5L8xKXBk0s8ZpKufldUHnwdOnk0h07NfORM6f",
+	"qsTM3vk9uanGYOyXF1yOtHPDbRw4V9zD4OlTYvYKUGajAcx8hbrLNmR+g1V7+rGkjcqUTZlejcdB6B3h",
+	"ey9KBlC7sBW07njEDPqKLFCulxbg17rHuLpY52cLLWvSRH3VIWYnYiwzEWHU1jInZXVoTa55GHBUG3rl",
+	"s6oDP1ArHGv2Xq8J9orpmMXrHYrdMu2YtUCBG3XOFDSNanLUIL2t8E6VW+d6UctRWafMVb/57DPNaSZr",
+	"fkkZ0yt4uJof/uTJhj4MVTZwzFM9i2hN2fY84Lb2LiHL9Kpza8593bCNTZbr6FqV4qVKNztEIw4yskdj",
+	"E4gMavx1zqMoZis8rlM25e/rbxPiA9cLApU11gG0TG/qJJ95QkU9EEYsoamel/O3FWOKG0WUpbnBSXvV",
+	"bUOD7YD2nm7uelOFgyxdCXuNc2Zp/KgZ66KdVyAdcOnO6/PXpSlI4gXRRuAkPG/slHko1uCwtm7KeEFC",
+	"Mx1g/wT1icu8H+LREQy/fCwNVvoNZVXMuQpt67Zu6E/TxKUDaMyG/5kWJqbzfF1Vtu/7WN4/cSr/Gmui",
+	"ESPrkUos70da3jLRoMKCgvDmd7hLM0+ZQhZSlNjZQWcOfP527vfOJtosiGD1puVFlncfoF4pqqbFZiKy",
+	"yjCQsUH+x9lr5OvlfDx2ce8aH1khWL8IviWQKl7jZn4uhTeIzM6lHajwwxuudM3ns+kcv77bnAXFh+8F",
+	"wqUq5sD2BgS43gDyjciARF4gS4nSfHJr03QXfOKF7oCc53JZ5ALTUKAcwqMOCZ3QB+2oH/iJCkh4J/mE",
+	"gWMe/EWE1GwHsluYVUATKjCdf0joUNiVPFF1bmauZQESi9EztPmRF+XSTTHAnM/ZqBGbqxntHzxrUiHH",
+	"hjd9++PRbv/gWUO+V0V4vQ8AHFTdFpdRzwpoOE8jDMGqRvVpGsubJqcpT9OaGFKopzBZNHYeJWl59bn6",
+	"JElllE3Mo9KUx82OW39kVOgy49sUtVk3ZGGA0pKCfPHvNqDyTl5YF1zoj9Md3oo7uWRTlqYYoFoTgl0T",
+	"DmIeZyJt+mr/Mid0boNIrOmsEr6Cz1X4AJSdLWjLRN/T0SRu0pnQCNf5RPmAKGuo49JlkjKSex1gG7E8",
+	"5g2sGuCoUT2PFLQA26x4jFDIvAmg7K/rejfNrWfZfCwojxtbAGIdbc7flcCBRRcIxU2B+QBhxIJ6GRCo",
+	"umURoWNbZXarp77Zc1wF73UjrID+twul2bwmjrIJFJtltW3I4rVQWYIJtmsERW/VaEJ4ZSG6lCpbOym0",
+	"Bly9H9hHiT5LzvnOF6ZeI1ZRappG6DbgfGHgH7dcOMcTxBq+2v+tkPeYTd26J/uCGvmg8l6QLD/SUj2h",
+	"jUAf3Z8e69G0rZqs7G31VWvHfmKL00ZbIlyanELFHnCxgMzFOi95X1RzxuhcZy2pEZvLWsPmaY06g+bl",
+	"xFbdg6s6ZgiGjUdf6cJp2hQ8VFa1dcdgEDP6iawt8GqbVTFDXmsX1minr0MVp+yLezqcss/k3gBiwDXY",
+	"LgoZOpfNNM2sa4ecaMjirZ8o4jhnA9q3LNGk7fh7BeZFwvVOyW1uzAVNF7Uq2EakZRnm05PTY8BaBfMr",
+	"8AVPf0/YTXhIXDo57axHdpHhK6zzuHu1SDCAPDeM5ANUDCAHB+s0vdMmb+/CGddRFdNvpPifNbv9bqER",
+	"V25gxzdvfjU2cHjdn8eEirz6slpl+gD5q2gCCVpW9tpQxoUz+ImL6MSO7D/8bKfwH47sXP7D63xS/+2t",
+	"m92zexslC0cp9NCmWtWEC5AuQasQYAlVazWAAxrTyW3J+zPi9OkHN99D1da39/xgf6//snewv/ds71mt",
+	"011RSmyAuu089SCACf3wZOrL3T9R1iDpfJCcedIlA9uoeNvmUmtAZuz9emOIvykLrsUDCQoPwU+99jn9",
+	"BZi4+Jg/F1L2DGF9lp31i4QBiil2DFEblT2sl6W5mDNhOPQpM6Iva5Q8S61s7SwpQP9WDVYTkJas/FIm",
+	"6XwXfBl3nz9/UZt4HxmwzXYJrBFIjBiNuLzqY3DAK7k8Q1XaOGJKu6TsviZ7kSfmc6Y0nScbO1a+hUkw",
+	"6qyOJy/fwCf0Hucxq67eeoc7N1rrFe7d5bkmEY8KqbnAzZTPWTAUBefyicziyBXqN+jR16L2fukwdKUd",
+	"+tDvDLD+kSM93qd9zJhwOkO8mNArIrAgEmnPqDAYy67fbSwwc0BAKha73wlIWAFuGAqzF4HziQWM/HNA",
+	"MqF5TGgZKIYC1CQl9ZudR/kzhOTYXOVFrlGyMdyHq7/kHePz/BxQhQlicPSMpffcOUUuKyaTlE9serXV",
+	"hRaxWTHT9IYPppSivjHJ4Mnbc/LiWbeXPwJ8ItdXr2zS4i2KIvo6GhssD59QMfvxhh1dgf3V3KMFkycK",
+	"+KJD4gt2hjZhj0+gbG67jLj8gj4ypUwxHfm6rDKKMWJdAzpLc1Qq4y0lgHlc+pcCklomHIUqIA52ctRb",
+	"T6/LxGh1VeJiMI4tSlyX5uOzVaVesYPX6Clcn3bgqqhpsz7FBV0K3AxcVDssIirAT0voy7Knh5h8H6UV",
+	"g6oWyoUCWGDZWZEIZROCv3UEbjnMYsNe9ji2CpbZklCuhODKooNK4O4SgBfWux4cvnA4dw0s1oVzV73b",
+	"P0U4t+O3wIN+g1eArvZ1j2BANn0EwD3IlN9wQePAORZQq5O0fgdWgQZxUNBrJuM82YN7P21qXg9k8igH",
+	"C4Q75WwVETdbmnNBNTKhc5okliSjINxwN5d2QCfBjq3r2urW1sEtKCRmWd3hVZ4vxcvja7oURGgU7de0",
+	"d1I6L7qHrOlSaBq0Yu+MvrqXd1oPsPrAuvZoqITEC5NNxr907RDamdKjexYbjnp9T2j+i22dKzzW9HOa",
+	"iaClrAljTXts5WyIqxtfmTZBKytaKVb3KBo0nD5nTRfUyDx4grLA8CdECUYkEWwDRFdassF1mzRGuNu0",
+	"tVvoZq3xVW7a2r+YTTu4e9+0vYf8TTv4Z7/xYRZe5KZ9LDLatLl/Xpt2wPe78Zni29i0eRHWN99B6Zk/",
+	"vKsrQSXXUeWSU81Djvk36uXP/LPxbNvl+6rxR67RZDySFfQEa7sDRV5iu3KTc6tD22YeXvaH3KBr+ZUV",
+	"CN+H5pCplZFOqyOVGuOMNvcgfVQY0faKK+dStMEZOqyQ09jtbk15Z4ENenmk0uS1s8ITOCu7B2wwWxkn",
+	"OQK8zfY+qWhjVe35c1oh4CCj/9fINwUhY5V4Y6N5P6V08+UNCqjs/6ymhGOnT18u+VvSdqIGs6iEqcuw",
+	"ulUIc6dBJdDsD/OYiOQVYFyfBdN5omxMFQujnTj88dWULfC7WXMOJ7U+Vb6cy+Y8RbEATD2b8vWon8q5",
+	"WhpUsphbqFRAB+6AK83FzROFyTc2V3lHzHT0rEBj0keb6WR9kthHmcS2ptqraw6VcMVyWqJ2ftJWl45G",
+	"J+3qo+9sYTIAN8tNTQbY+NNYGprLj/rSyJ9GfV4EkSrhXqLrBdODPZpKqSJ3cyswgJdtGxLnOj0drbr1",
+	"o8G/kEDJtYT8InJu86DAkxEB0TKOCE1oqsl4MRSotAsqGjsD7OCZ0rbJa8wT8Iq3YhzRgFBywwRL4TOa",
+	"n4dC0DSV9y5Dk2mt7rmeQKUzKWzXnQ45WufCyFVeVWooDIYucHlhYC6d2yp+FXdJyI1ivmeCY51/LAHQ",
+	"IaFhLcOAhODxEAZDEUJEiNV1Ou1VWEwagwccoN8URgEsyD1L2Tet5Det5Det5Det5Det5Det5F+ilfwY",
+	"jeNymnafO98JLTbfOk1t0pKc+ZjRbUqbf416y6lM72karU5aXdq071GUwnPR0LsP1ToPueqp8WK08czF",
+	"6qH55FCeElx/SHuOBUSpgER3O7ak6OZrkvN6vtpIByx9ojYulPFNpftpVbq1IcDmjdoYYBv8a0OBfQyw",
+	"4WFdEHAxoqeqVfhyEbabBbtuLQ03LvFRyu1Nasr5J7G6uBxpAxblQpEQ6sGFOzZKnwk6jlnktUtugKa6",
+	"u5N6yGZz+TtvSD5rfjq0/pXL+EtLeWsLO7nhCb2nDUloV6R8LmoUbcqtIrqCwcE9tHlrLBppubFX5BT7",
+	"zeXdFui6abuYmgDOyrud7myQdr2kKsBbqAPltBAcvAEM+lhi35VFoySPJN14iDz+FEaqzVVhEIjNtGQw",
+	"RcyVhjQitUnwm+JN8+xOHxUTCUvcGgj+GjNUneLpvcYwTPjL1wq0bxsOAn+35y3T/LjrX9ymjrGkbaYM",
+	"VlOCwJGBgDgiGXj+LijmiwnsCgP/SgLUqAYETy0oxokGpCIWHxLgQeZ0QcaM0ChitjLRShcwVfSfrD2N",
+	"j7bnbYbMG7E4pNW2OZ/DhsqZHrUv12uSgnXIGfj7UgKJjSwr9ZlKcvoNLZXkDAoOyDO3tNp8FV/UAAq8",
+	"p6/I0hj8XdGP/jUmz5J2dpXR0ydO/oRmTzf5RsUeq5VJHS3E0gzWsNGscK0t9DiABNU5fMeM2szWbkBX",
+	"XwykQhQSLOFteF47HfKG37KhCGtOOPRFKEOzjbC2zqQF+A45sqE0MzZHlbZr6zxHSRuTZodrMlGHO9+0",
+	"ud+0ud+0ud+0ud+0ud+0ud+0ud+0uX8zbe43FexXq4JFlZMR3m3mJSsbz6gC8Xnnm472m472m472m472",
+	"m472v4eONiAQ0kpq9Rvf9J3/A/Wd7nq2VnmW9H5/rf5zWQW5iTK0Wq3t0+pG8/wqNfHutth4lfu2nt11",
+	"ARRbSmB5ofLG2eudKMrZQUBjan5yz5ErUMiK7ZK4r0QB+XIacEA1P5RuXMKqYuvrUnUYGrFCce0LFehq",
+	"YScsZDpeEJmlypfeKyfqtJkin6gVzg8raxlnaV5vOFrK4JL/hjpzM3NRme4CFDbMC+izwG7Kx/kCV8W1",
+	"tJfyM+xsUPumZuoVl/aWCe1MDo/IZfLVJC/7YllVShEmH5tBpRhyUT63kCY8LAZ06Fkqs5sZuTh/W6yJ",
+	"7UIUAhImVLAY+5hD9Gm1fPXRJwqHAtreBrPtZMYmtyooFuqGx4jFVEs1e2nCoYq6YHFt4sIvGc6xhiKX",
+	"gzyWozjWvIe/hhT7l7iK8qqNSqFtTmbfNoDfLzOWMgd6Ppn9IcnBciM4bAS/bQCrHDhUs1Ra5AO4uCkY",
+	"NCny/MBKF+e0RW99DApansB6DdGY6xfy3wRpPgIHfpmguO1T8j02DM2l2ts0y8HHoiofi5bPvAohQeu/",
+	"CCXlkL4SKeGGPiFautqMltRy/66+YHnXMRU3mdWiN48IJQaxoS0FXeUT/dzAKJJYihuW5ux0/vqYGF2/",
+	"3YLH37SGmD0h9VfFzENk91bB8HomozOpj+JY3j8qefCWFQXmMONISD2iOOfXXVXgTOrvZSa+wMmYI5ma",
+	"qb7yAwGh+kzqV1IINtFfAmhQkAegmbhZv+5TujC8ToOBLimXNimSVZd/oaYovdQ03qSkE7oQ4UiuWx2q",
+	"ukBd9ZWUb2j6qCwfW16iVY6PtJSj2Ez5ld+gZVO/UKUVrxlI2e8I3wVFRSboHeUxHcd/k0O74nMmM/0F",
+	"j+3vc0Qpm8b8ZlaTgWUcy8ltnRXP61sVidlUg+PnmE1ophgkEwVvUNsbXDLrU8yMs+iGrbWcfZdKGk2o",
+	"0t9h84egFWVJzCdU11QELa0NToDk7hTSiEZtRiczc2Q2k8uE7dQvjymN9QlHik2kiFSDJdc1I1GWUjRd",
+	"aizqkxrer+3cWBNzPiovwiRTPZUxl6CKNVtrWIdMzBpkpre7CLB8QF/43EbjYUTeXp1fNMzks16vPlew",
+	"iLtbcTU9Zf2QVhOVZHqlvUyRBHJZmHOujA+HZkEbCe8TRfJhS4z0sxd1a8jUaE7TW6atiNi4MUifTsn1",
+	"W9L+Z2/HuTX7kwUb4enR5U/HVydnP5Bci4EVPCpV/q1DtdUa2CT5tS9hqcypv4USqBchIfCPs7K90onX",
+	"wbB/drVE2CGDLy4w5GhoC3HhIhf7y3f6o7wvX4eCzNyajHlcSZ+FJlqtyoUGFJozeV47DesRGDQb8ai2",
+	"Oh+7qa1tATXpeRxzcUNcq4Cwzk2HhP7ewoCEmeYx1wvzJ830jAnN0afKfLG2hUoxJNulqSZNQ2VKqy0h",
+	"0MQt5eL0IiTtJPdW2ilPdXF6sbklPEzZTRbT1Kx8mjI2cp4eI7cPIlP7E4Pq9onkQld2ZwfZrBLdJdXs",
+	"DZ/zLyIAGMQ+inG2r5u8l/2e66oJg/8aVAsCl4hiZV/SDuHXji37q9OszkftUc6x1XrNOMhmtarcpvJi",
+	"VPXVlYOlUQvwUvZ1rrFFapq42k1e4fNHxie3u1hyHb1Fmgqnb+32W1/A+hEnYodsOpKlcZfP5FXBobjW",
+	"Mv6pU9VW9+6n2X73fu1N+68Ze/kEXhf8jyvE7JGeydUt+nG236JfXNMWa8Ze3uLJvLaC1aPch6ubw0G2",
+	"3xmuqWlb1VFr9lR2Y66+aHy3WhIqiqGvuQ2dkuLTDgi1jmDy3uLGcpX7Glz40Y7US0dZ+PkRB1rs3XSs",
+	"tTMsH+6bRhfv/67O39W78Pvc/iL84TXdQs3Yy1fQUAX+UY7U1c3hINvvDAds2lZ11OU9XTa6T2/gWL3G",
+	"p+JzODRv73qcd98EyPyut78Kf5RNt1Ezdt2FlIKhVpeQkQkTUEJmMqM6L9HnfMu8tgPST0KAC0ZGGJHK",
+	"VrrEEtVFB6q87r0ZfhnJLh9ZOajzMSdX2vO7jauSVwP/lkD1kV7Q1S1uV8y1uLW8EGs9TCyPXLM775Nd",
+	"JalCanNjy2X5oIp9xcvfgIj1mTMUODIirl4Y0BGG+mqITqcpM4IP1lPLkohqZn3ZKgf7SD/x6sHiL484",
+	"V9ux6Vir4y6f6lWty/pRyU390GYqNefGtSJjGS1qHsS6PPl5Jdn3j+E4YaVNO62MubzPSsn+Jp/PSlVH",
+	"V6yyrEAjRxcnpG1OAhOYg2LnfrbYAQZtw4L4pF3MINspleF3yQVsHezViKforb/9qRbP5d3H+/7X3079",
+	"Epcv6WfnBr96x+gtv/1ecfh3n8Tf3u6supR8T2/zQvMV0sWUBrUXZrAjoCeUxLqoY5Fm1GeD4J8yGpMZ",
+	"FZGtpVk+mt8lFyOnGVp6efBrMkupqiGhb9FJkyt86zZNh53J14PFXfh0HZKYMYGi9vfJTGapwgw7lYY2",
+	"SignxvcyvVUJnTAYwFBrEeVOKpbYwq7bMjWPCdG2OSbMt25Tg5NffBHbMoUOigpVtA+4vTjrQN2OUrDE",
+	"lFdIvc+2Dxyw/qW4H7g8c0+1LvEQceICDOoDRkpLWJfQsGrMLg5fvuKgAA61IMlANTGN+UT/RQ4Kud9r",
+	"bjsouPKOzGZSeQPy2let0zRn+cUNFGbSS6ayWH+mQiCFCT5F/Ydl39JK9eCIUKX4jcjjLJZ9Ymsf2dfn",
+	"x2/T7K8LN0X/ZGxrURxymbVx9F+u9KphbxbriRVQI7+Zgtu6Q+sFFFtyX+bzLKba+S3X+02viz2xvJQN",
+	"wTH0gHBBfjguunV/4NHDhjEv8/oSNeUdF/ZgMH7tuoXU6weC6EAyowkKq4V664GvVAqEuOS0mUJsoWqK",
+	"jX6UB/GW7sCFZ7++lFTlMfgVNpEj5zdrZV+rruNmeBpfFPAP1EVfsnLIaDG6oymn47jOD+NnROmGW/nw",
+	"offwEJAPH/oPDyj9SyJFYADIjJIXbvFv/7fWkaCtoHV++Rof/7tCTpI5ff+GiRs9aw163f5+0Jpz4T/U",
+	"gTZ9f4J9e93usu0Bdb0bbkWX/X+xrwoMBuUiYu875EiQo+urH4/Prk5eHV2dnJ8V259fXdg+Q8EVmaI1",
+	"Gti/8nn+1n3nnroR/BSRc64NbYTcZPk5fWjBtK1BN2gBETXM5cXlydkP/X2g0BsZadBi9LOdvHpmNTld",
+	"qsWFyuf1QyqzJE/PRjLzjrCUv4gMeTEynK8nzoWzuZfR/5m8Q0ciAA/VCkoX3++uvfcN6RSNY3ApkfeC",
+	"cJfygdvwkzYVOD9Ei/PJLdOYt+6tlimLch7bV2YR0VCkTGepQBTpTyFlKpFCsaAGa+ZoqBi7g4OVHect",
+	"M1yBg2VaWTir/sGztWe1shgSGBHwRxoTxO4lzjnAQvDpAoUGLiZxZuMf8yX2Dg4Oev29/YNnzyvr6wat",
+	"hGozR2vQ+j+/dXdfvvvwIugdPPxbq07O5OKOxjzatQfTGrSalwJqR+viUFjAIRGS/DMgIHMoc7cRVTMG",
+	"IR4zRiOWjoo2jVVv50doXsjj5QbwmWPW9/ZaP9t1c1yEHYjrEBA+LROxGVUu8r2AXd8m5jSJouid+ElQ",
+	"6zKaaA6jMMcVu6gJwVjkn5JdN2CWnNnBcvuK0CRJ5R0+LMXuWEpjH4Oh6kMqils6KAMa3f3z3Yd+sPfQ",
+	"Hv12tPu/6e6fAHr9YP9h59//bVU4Rnk31uSMq1TUrC9fOYq6XEGlc8t52Pjk8oKPBCVvZfYnLS/6RXdF",
+	"+OQG7JpBa3kcStQh51bsKp20Aad8TLNcx6aUFvm8hrmbc8Hnhkvr1fr/FadZXusZTD4lVOR367p83FLR",
+	"8mTE3yk3K8bwzq1ISFV2K+DIWp4KEPQrUGbX2QE+PuBsXcE3UIYCwUFa4TjeTYu6VTa8YexZMf5qOx7x",
+	"R3mPic+ADfQNXSjpPFMaxMYm92FgvtYGadl2BmcATBySEJgmUELcG8kgrPKAIQGuwfH+9fyWprdMjSzX",
+	"ZSRNn73z7UwmRMj7fNnXl29A72B791b21jIhSSrn0uxH5YP85/XJq59Gl8cXb37dnLdzt1N1NCpyc7nr",
+	"4iYjvXLtc4LlgKvuJrCJTYjTISenRz8cB+Tnk9fH58D1vD5/dX16fHZFzImQsEg9Q9QPUQ3F3JzuIBiK",
+	"N+eOtzan6Ds5mh0G5Or4v64qvxZu16WNMNSRDoX7pUN+OPkeFnVxef76+tWVXbwCo5R1Jx9nmkyoEFKT",
+	"MUNDJpgUFGPlwnQ2kbATYc/Oz45bQcssrBW04BhaQQvOoRW03Cm0gpbbXCto/XDyfSto2cWYx5ejNzfA",
+	"Em1Yz0P4Z1fhHpYfHml3SSZiplSR2+AKj9e6S7vuDU7l25OozVQIG3EXKxOnFIjBQa+/UsR3l3h0cXF5",
+	"/vPx61pdRLbKzmUjz0HlX+DNtAtIR5kIwMqIhQhTBhxlWoHGYCheHV2eX789fhOQNyenJ1fHr0dXJ6fH",
+	"o/Pvvz++DMj3b85/Md1eHV0dvTn/wXszdTodKLcIdyynRGWTWcG9EURSq+x3d7vf77vyilx3yFFTgOuE",
+	"CvcaqiJqyy22xGk2WCodVlpORegTJvl7L2CuQpx0hebUvIcq1sopySrqlvuJVh2+AKPXen1DlyeKdHfH",
+	"1BxqIhXHAJG5tAUrl+lUp8hTdWt5qiLpaFZ5usdMF/iWAfhcSjlUuUNusiXi1yEnGnEApBQZiuvLN66j",
+	"hYsQdDohUdl0yt8H5NX5xa+jV+evjzFj30RmiRTwAgNCNZlLpUnvgExmNKUTzVK1MxQGz55fXbgeRhTY",
+	"QCFiFSE7hwZ/m71NZToUBdKI49noPsImM2mQNp3c5mBr92LeouGQIoupl3XAzUnl/N3GdMziMud5lZrZ",
+	"pE1SvkXyOLsuIHZYX7QQUMKmXIBdekAKuw3I9eWbgFz8eH52PDq7Pv3u+NLgB3cdiAwChwoAB2BVDoFM",
+	"4G5ClbqXaeST3wEzXlZhDYV/6O2JTKxsbVPHaJrsmKO05JGClquqnzD8zzp2E19SUHIrKAP7qvf5qsDF",
+	"1CVH3IiijDFkorDu5gCLeoHmOklYujuhygqt1sDlMFUlDd7VyZuTq1/Xn0wJ/Y1ZvPIk6supuxvc3HXb",
+	"8/UlQb+/rEOtmuf9TKtW+eUC2XPx8e8R0e5O6MtnbShB0Oexcl4LmumZTPmfXyJOJyvM9nVf+nWiWKqt",
+	"JulxFhnQdTqsVNIrlRUfz+o0SjGt61ujj6rt3ZT/sE5znOvMi5raw1wdG1hlLAhimMF5xhRDIczXtDc/",
+	"Rqk05LuMVP95cEDavd4Oefni+bOD3f29fm+lvnk4/Oe//9bdfUnaO7vv/lmv9rNGxkI0nNUPeJ8XOtUs",
+	"Jc9IMi9PdtDtrs0JhIdXhyx/pjGP4Pg+U9g/ONGtpQTfcxZHx9h0KU8Pfq5/7fn6v4dMWdtvoOkE1r/9",
+	"O99zZNN0ld1dJtYb56vCC83bbf3CxjMpb31yp2og34LcYws0EaFHdQh/h1i6nmgWx8pGK+MBIzssI8NG",
+	"x7G8B+ljVekj5zLhXS7qr83Fe2GrY5vLqdK5mhF2o7Fq8uDmA1t34TUjXWMr19kZ2CIWsxWdrWr2Nbaq",
+	"dmYRX9/3GBpVu/pqYZtl323qvuFprk8rHJQTCK5PRLjUzapNNlBxu64WdDvg59HQ0T6AK6bsjMvFiZj7",
+	"vll1otqTXVczZmnjm3YobHhdl7rns65PzfE8PqvzViMUwXrDLqVXtN1pPGKdde8e6FPhzOpTNDIRQWR6",
+	"o6HNNbDKHKUR+xbzS5O24VWwGp7c2dRByhm31wWzFVeYd6tjJpYA5ItlCKwec11+wBIG+PjsgEZ6YZMs",
+	"5Xrx1qzChiMm/Ce2QKN7Q7Wk2OU4oV7Nr5gmR1aOANoMJZJMD1QkOuF80Pqv3aOLk92fWEFhgFOaLeNf",
+	"/5nVOvu9weSjSqaodRNyF5QsWspYHZI/TC+Ch6EIONUkhAsSyxvlVwON8sXYmWtWMmY0ZanZUk3qhtJO",
+	"B+Q7aEvU3WQU8zs26nQ6IWknrv4FwDPcMwiE0DifcqZ10np4gAJDU1ngH8yfdpmn3uv0B6rZPdqkatzl",
+	"vX3Yp/r3Sqm8stUtY0mhvi0yNQT8zPPKDM7lciisnZSCew7GAFiX2BIvBSWzMKOyYeT+4+35Gbk8fntF",
+	"ji5OOkMxFP/4h+PUOv/4Bzk2gxf8fawYTWTqWMbA8YQwlK0CBHJRaBuH6PzjqlWGh26UaRb7oRWZ0DRd",
+	"kNA8gzBwo7vPlMzpZMYF200Zjeg4ZpYjDXBwVO+btpwpEiInH5JbtkCfYGQaE6pnpB2W1bGdbhiQEACu",
+	"A3kwwNplDuKtTvlEEy6STJvDsLIsSm8nu7Dh9uX3r8jz/Zd7OwNCydn1m1wxTNrX/+x2u92dgFg/H3J9",
+	"9f3ui6GQKaGCZCKhBgkQlaWpvDG3z9SEJoxQsbiHRMQcQzdgWtIG5tY9HKpNMxKxRM8CfFRDgQx5gBs1",
+	"oGDNXAlN6ZyBshr9syjx2XjMIeFEhRsMUEItGE2wZCqc46EPdwQBAbzHaKxZCk595uSOSklfzNkh3Auw",
+	"DZkJqSINz3OYdbt7k1u2gD9Y6YUGQxF6xDRYauoLoYSIIEKLbPz2STvOkdOgCRUNhcFFECTCcuccQ+nw",
+	"6pOUKShIzd7TiY4XAP4cSh1EAXqgU21aTVjExIThkXM0RAzFGAQnHg0wdh8hw24e7iI3XZknS/gUbRw8",
+	"IvnmQRSjsZLOUPUTW4C0lmpzMaFHcmEhNmXZK/4QWxpKNYLnoojzsTaTG5jybAGE2qRcM3/9ZgIUzpJs",
+	"HPMJDhaxucTB/FiIl8zGqGa7NtvMUECiLMjETU4uLOjYR0Z4pJYRkH/hVJizsG13T6LQQTpYTMx9LGRG",
+	"8JbQ8HPDBEvBXV4KttMh/5lJzcylgCnFtHa1Nazl067nJJezzXq+k9rmojecA0CuspocWFShOV4TrstF",
+	"N83xuRn8iA8KPsHDNt+4IPsvMB4KYp9yJxh4ZP4Y2ohg/WR69xJas2gAmW3CncPC8G5GQgUU3MP5DPyY",
+	"931Iyg19YBTGOTvsA0+dx/FQpJkQ9vFTst99aQ/qZ5YqLs0v5pzCu16IfQySHSDiUEHp1EREDMvk1AiA",
+	"caLIvCEBZXdsqDngyxTKw1kndyH9sm6g5hn1jlM4UYe8sswP2P60jOHucXi7Fks44EtxGeDE64hSW7B7",
+	"ywZDLGBgFSLmL4zaNFRIeYrB0juWAuCGT+0JpCymkJrDeszNpLI59ZRpbYPnXJ4TFz0O2eMgnxThqnCX",
+	"Bn9SgH86VjLONCPXl29sNezQjB16LwZCSQ71yA2CWVIBjmuHvf7zTrfT7fQGL7ovurDYcE5vGUkzET5R",
+	"xGa8cJv7pcRHmD2C1HDnE+m5IFXzPCBQbiGz1IsVeMFun8z6Ug9F+H7XcigqJG3zdHHbBjnA4AECL9fK",
+	"+bDsIA1TVvOjBiQsqpQQNw5FCKIzeN4ALnPDaRkbHoymGpzdtSrrljrkrbRMs2Fb7RHK1HLShi8bCpCB",
+	"wOOqANF5hFBb0oQD23vDBPBpU5rFegffEGFzjmIWgpZhMZWhbeBOjSf61GpowYFLZ6lALssVtDJ7Mmgd",
+	"BzDUtHwCCMwDG/k5FH6VAcQzLtDtFtwAb6ARsIy20KBiqb1zH31irvuoRCxkuozumQ2Z1LOU5QGK3orm",
+	"bjJSRE4BqHkKLjNtI5tgzPxS3ZsYw1ntEDsDEu6FJLRjuzwJoRki9/4BRqEfknDZc3KEirWQtPsVX72d",
+	"gIQ900cno1je2BDIkLR75YZmcBrHJAS/3LBDjvJoW8Q3aC71etI5mpBjPmECQ2itvHCRyiTlTFP0QLN1",
+	"7JbFCPPqW0HrDjFsa9DqmXeLCTWZoAlvDVp7nW5nD9IT6xkIiE993kn4p01Puiz25yeddzAY+N7syTmd",
+	"G1Dzr9CgQMx9AT1Vh1yA4cCKKJRMslQZqqvK8QEQvd6B5I8WGE8iIy9ypb/L1wp1MS23CuJ8JcelvMcM",
+	"mwm9KfuC97v1wiOwG060swVQ4TVilzl9b51+u93VLsAPQd35hYK91yPccujAN0nZHZeZglUeEpnQP7Ly",
+	"alunVycN0i6OVVpxyeaz1tn3XdDyJMz07ne7TmB1ypIEuX8uxdPfFToD5bNtlMM2t+mCVFwpOyUYbN2c",
+	"Rw5WHe+wBMsqMnBN09rmT23Lkwhn2+/2mnr4nT8tGmhb0GlvfacjfA4nIs9jtd/vr+9XtQ9hx5frOxay",
+	"PZo+B3hXq/tYY2Rsy4yAfXs+N2gEn1PhzL2NkqfEx0QHLU1vILFB4eG9ewhaiVQ1aALVlYbN8uMOAL8t",
+	"Obp7RSFgDJ/+FXITG7F04mMWh6ImAy5pv+jW5tEdLxwJDUgv6Ha71kpZrqk2FFlyk9KI7WAYf8LS3YSl",
+	"SgrMX+wik3xKn2Li4v7+rmG8bQJjA7iZ4H9kbCjyLLYdUkixW3Ck5SLmgpF2lpjd9bqwQrP8CY3jKvqU",
+	"92IowtxH7TC3XM3pgowZwWH2ySn/bgdEWnrLhEutgFEZNIu44TQMH+f+xkpp5NjMBsPlcq+cLlXxoGTK",
+	"37OIhMAqhJgUzm/VHKZfY9ghoaFuI6pDq9vRfM5Gf0rBQmDCoiwGh65DYk03gRGtQBwFVYW5/w4JDYIL",
+	"jQRsaHYl+/ITVRtIZ/gQg2aXRECLZncx1y5ph4nLuxsGuUhDFbCjQ1Egh099y51BvuOmvNOFa9b33IBx",
+	"nolapkNhMxCAnNnGwmXLiZV3sHAnJGR2+RpWpFoeCpcqxqfVJVoioDQl6a5NKX3oYR4q4g+Fo0/NgM8x",
+	"T7XVfuBzwR8UUQmz9oE8qTXmAjdwCH+NUkaVFIN8CswuGwYkTJnK5sxA0Y5VVJp/K8uFs3gKt31UwBtc",
+	"YVRjZDEICob2HugklUqRSZr7WEQsieVCdch5one5cLrPoUCmekBCv/AOLDcC7WTxs0G4YNEJOwTY37JW",
+	"BHJ8zGTMhiI/A+8HssTyuhRhkVOaIC9Y5oAQv3pUvMwC1VGDvMnTgtIB1OLvApdH7DsZLTYg/Z4rKRYM",
+	"8nFnli3xUawQa7e0RocsWgPsYLglF8d7dv7zbq9rF5YnZv/tg3e3ae3vP3/e7b7sdrvdnuF1iz7/dgFH",
+	"giITVtep39DpOyaQI7IIrDVo9bv9Z7u9/m63d9V9Oeh2B91uaym8qz7oyqO91qB1nKUyYU/fSBFhNMqW",
+	"DJRzjXooW4R0mrGHJQau9+kZuFX821XxiQcexUcGyVn9T0Esz9FwhcOrUVCtY/TyLr7HQ/D3YRW7++v7",
+	"Vf1GseMGrGIx8w506m2wyko1mr8fQ4umg0L1M4khP6XiArX87EPQqiX7YByv5XSvIMzK82Nyaus9Fvhp",
+	"QOiYqo0CtbyH/G6RDDAhi6HVFtcPirxjYBUcnstoN3AVAfEsRZH656wDqDe2ZgXKnABZZgSGYpkTwL1l",
+	"itWRLV/ooEi5tiM8nxNlfjqZd7mWRAPKbESE3/DX/1z89WrGJrdF2ZmM2VSmLEcXXG+IwT7w6GGlMq8o",
+	"TYGaLgACnWOhJ1ZnZ3hu6zLQRjOZrwkbkJTRCE3wLBqKaviOqysLqk0raU+yNDX8eknMztGTT09ko7CQ",
+	"9fbVxlFkyHP5cV0rGiwhoB+YfjzT7Huah/ZFNGYbM1z/nZFHCWn8rd7xUel1rdOl1bzcpxMqJhiW1aBn",
+	"g99Leja0Oc0oZn2dcsHVjEWH9tl41YX50QrKC6ZBZ4GTxeY9W9Mytdq0ZRU8Tvx539Lqg/cjYNIJC4df",
+	"NfBuQvH8tt4aZFyifX8vGgYAUgTMbeAe0H0z2F9gNTlaK2YWnkJVw4QwLNNw5xBdAnKt0VAU1EZoUIQ6",
+	"F4QrzN64/ChIUe+E9nQzBpnRiIzZTSZg2JRNZBphcGimMhqbfpacFQrJaSMg2M9YbqsqR+DJIJmrZa5N",
+	"528v8tuLbHiRF7ZE5aMeZLk64kbcZIHY2FRwmEwOdOT3LPfdWbYVZyD7sqHILTU+yRy3T9QliUPPI3T+",
+	"fKLQAwNVxebNd8hPbKGYBtuiGpCEKjUUZQssVSS0f9e9q5K1+bKoQviIBxZsbqUGK/OWZmq0TBfs1N8M",
+	"1VspDdwlb2qxLhj8vnHiXyHuOy4Zl58oIjMNxU62QoGG8jYzJW+ZNizJEml3bAm9oVyQds6y4Acrvyqs",
+	"D+P4drO4nWW2+xLW8I3IfyPyDYCOAFIDhqsg3VnRN3X78u3LXl8Dl34PE92GRxcnYW6hb9tqCEY6BXc3",
+	"IYciLGXTtUZeKcARg1R+JFYDZHP7VPkGr6VykS0B6JZQ/Y6eyeav2JVt3s4HrYEveOVP7tFOaAfbU/eD",
+	"InHv/w+n7QVLtAvHK8Dzb6Z/5ot6W4Vla7Df7wYtGxo/2OsGrYQB1ELWqZTRqDV4ZlaMUcA9c+JaahpD",
+	"6szuQ9ByYdwF+3CvaB/+3608vf0ohQyR3c6LgwAzVYzMuCv78shMhbkpalr3e1e9bt66anD3aaPNVvz0",
+	"BxD3macOPv+pVchzYm0im/FKHvA35ZD8nXxz6ftSLn3+yIseffY15NQgR2EVYrDadnDkh3+iliwE3jaw",
+	"cKJYhMg4qMPELtpJQaq0oZiCRVBon2MCRTlb8MdaNEFjeQtBNMqHWNhqagFRElzTEpkaVkphuMFQKEys",
+	"TDU6BUFuKr8Jxf9kDTYDd0brsPxVYcQRj4jPhe6ydxIM5OM2zRsQmtLLyKW+vsWyCdWz/IXzqFW1Yxaf",
+	"7FYJij8hwv3KUCzCjVX7OSoQmVPd63X7zwJccGvQ71V96BkEmcCYthxAsev+S9/15XLPQsE2dFqdUy60",
+	"4fFnjMZ6tiBsIrE0HmHiht6wOQbj/8VE4ROThHVGq8KTwxf6TWT+Oo1XSxe1imoUaqPX0gtXmrwSJ0KR",
+	"QaCaUBCAD0moGE0ns5DMqZ7MrG+NAWVbaA08+VxqeXCezRRLIbu7n+NWyHuBWSfGi7xF0TMXw7HAM9mW",
+	"bBiZViMejcxP/4KgyPrQE19l/e/E818AhrKOxD7ql2rSK5Od+oUlmHO2TtNY0TM+RtUIJT/htq1SROm8",
+	"8kF7QhXb5UIxobh5ezsuZrsECh1yNBTOTX9XTWTCIn/v7fD6bae3t/+y1+++eHZwsNftP9/vvey9CHfI",
+	"lKNY6itiOW6Jag9ZlYSeFLLK1Z0Twm6TDNSrzYe2lIQCQA9DtQ2wlha3DNuNe06YTGKGhikXO1HvPI4O",
+	"XjuHlkUM8WAhKFLPmCBsnuhFh7zx3u6LofDBFcqGPlIXMAr/8kNTdeuDcyFiUJmWhZM2A1J3ieWDtpn+",
+	"6g667s3WA6gdZClr4ydkfhzq++1Dy1UXdNPmqcIaiLQh6QfdXp5GsHVw0OtB+j6bvS/3ZfYlMjAnXwtY",
+	"h4TeFIrXwEM1zw7sHfgALVP18MkIvd3wxqKfbf9N8vtikl9OoTzBdp+ag7ZOLcEdL8qodeBN3mjfLsQu",
+	"zD0lxiDZMiKFyHvz9odi4gPCfBoRFOfsTHO6wG5ckPCf4bp0mJAAm6uhcMlEVLEkE2m/gKiqg7qCSDtW",
+	"jLRVdUKfOZS4NKBhZyi+x4h/73oLuXUQPdopMV66TmAspTP9S0MzCllRbSrUPNVpnt/UIZ765KEW16xK",
+	"+rkx5qhN9PrJXHNd/Ds0zati5rniywh75FGvb4zi9OaYuIRRXSWkQg3CEnp9CFo+ReNWq7Kk5COX5eZe",
+	"Wta2eB8vca2U50g8Vb7sqHRoIvoW9bEBaShgghNx4bwH/+d4QQPU5ECT8431ZM2IoZVMGI3S6GUhQcac",
+	"Rmw3S0qJMkB1WUqDVspXgqYsrHpTSEayEwyFmlHDhbtETzG/NQt3aqonCsNEKNSmSG9ZZLjtiA0gIUTY",
+	"IWeFPFm+CuJS8qyB4fINCdQSM0n4muWYSIqmivlUb7zZfAWpP47dYX1G14rSROv4xtqMJX9b5vEveDl1",
+	"h1gC5sIDsklg3ANCB4cmDc6Up3Nk8SDxk0xvbXTTTN571g8rrlu+8JBkCjMLGd4P9aBkMmOT206dov2U",
+	"tT6e9Pui73Vk1lqxodOc8rg1aMlE/S86mbOO45xQKtvv56R1MmfkjY5ccfHKNMg2RFwZQjQq9nmLmcFa",
+	"1er8UBC0+/zF3gsoWFr8ERiAVq/77GC/u3fQ7+/3X/b7ednoVmwha6Uoh3nbX33xk7CsSuUolrdfu+et",
+	"N7kx53LK1rEr9jC8JaoKx9/QzxbhlzN5X0zJ5L00Czoom7ZwLDPzmywgJLsLj49sIdl6kfU6MTwOpqaI",
+	"fcI0r+AqVFsoX+cTYEojJjSnscuBiizBst9pxCkUfsf0C1Q4z/AJFagfM2COUqXLkxfOs1jzhKb6qRlm",
+	"F3KUDoVfD6zWiLpTULQ5qDs9OT3GCkjmN/NHSNrgIGb/wXORNPADDYWZyNaSC18hpty9ch0gF8iOT4uB",
+	"BZZcZCf/k2Hsh0HJFfVr4RBAMa1cGFrpjHPX+QHhc3rDSDuE/z79PWE3YUDsvxJxE+7YRCUH5JR/d0ju",
+	"eMQkaYfw36fzZN+0xn/s3SRJuDMUvWfYlGYRN03hv08pnZim9h/zNP/H3M7p/rWf/0PemAXYAYdCQUXr",
+	"1K/2no2TcIccdLvkJzOjyztnJi1QnCSamiE1e6+fJjHlIgzILzKNAnL8HgIeDMN2Ie9ZegE5MNEiq3ZI",
+	"r9s1M3fIkc2piPesyoXm8J4PHUDLO5YCZNxyET1RQwEXQdpg98CAY9Oi1+1h6hccrreH0Ojv6JaxBFIA",
+	"ZvBeIKNhzMhel0R0kWdMcRVlbcCCq7Nsn/GAhNYxKuL06Qf4z4hHDyGmJVQ5YEPBMXiLBjhyvzHIiyFF",
+	"vMDl4WJyVTHUwKxNidmm5nmmC9vFPlKYC50oDTzfgP+lPVweWYh36egGhK5JRvdEuRVx5d+DV3Pd00VQ",
+	"yGI7FP4opVMJ5YXMPYKwuUc9EgFhA23/7rSeKPL2x6Pd/sEzl/W4IA/UapfMvFg1e5VqqAYDYcrxiYxs",
+	"PYuprVtje125VNk5tMuJZnpX6ZTReYDP++k/Any45g98Wf8ICLwH86HQ+R+tbSh0xClu7XPphYq8j9n5",
+	"yCC/1mCvu/diby9omRfWGrRgj5BMHsEbeLG95wf7e/2XvYP9vWd7z8CtYs5GzrLlkZ3hUGa0f/CsNWj1",
+	"pz36YrLH2Iv9cY/2xlF/usf2xy9p9yU7GI+fjcfPJ+P9yT59OX0+PZh2J1229yx6MX02jui0N+mXuR84",
+	"Hv96H625L5xyoR5NA0sEz+ueKj/tIfroWFD+21rtN+CIsL7CWZGD3lTtAkf8t1K6mF4bLPHCEpNCr/3N",
+	"e13xOZOZrnCKCIoF7s0iTsMnFVhCRHYFhrBAfRrF1beAtHLki/R0WqZo5h/wfi1OsxgtyKk/YHfkFKA6",
+	"5FBwgVyrC0iCBNIhj8CLNn8hNrG9YeSq1WrCHXQEwzW552XZwxDj/rAGNBLKG5vUMzaCek5mswQzWMl7",
+	"gVSR6xqOt5A2r8jytiscHi76+vKNIoLZUH1MuPw+4Smz6v4DMuci05gvVckqm3h9+cYbeynYkhYyyzme",
+	"nBPw9NCmhN4PCFXwD3PAUZnDFJLEUtywFKIj2lxbfia/CDMYHctMO5YmZ3cdR14gt+OFZip3HK9wzJDc",
+	"y31Cy72rGRBesiTdfc1vDG0upZVzFLw+7QHHAA+ngmlbvgov/gkstnjNwHtYT3mVzW2CbciOByA9KBRz",
+	"ha1EEvgncKEgXLuk9rkYYxiUBDSKEeRhKgAIx1qwk0wXuXvwzTSDW/u+P8ehUDOzKTMBFUsH5ZJtW1cA",
+	"kJAMV8fBTdMlSuuQ73nMFPKuVXnL8skocoBs4nLbtw+6/Z0OOfNowvNRJYEPT3soNKIcBLGD7v62/KBl",
+	"KMmUv9dZysjF2Q9WwHGMsYPioQit64v9X89w8GJBHC/qwbzBv9Rxc2udS2vlUqpqUAxsqIhKyA29MxdR",
+	"duev4W1qvE49M7TK97To6NJ/UXX2LxQd/K27+/Jo93/T3T9Hndqqg0Hr/a4tc7Cb80A0v2a39wGJmRlW",
+	"Bdb8axC3RqMxgCJkDFcTmbKAsM5NhyztdxNHkH88/UdZ1e3dbMdc0LSmQm4zR1Vhm8rvpz7wxqItkNW5",
+	"wDd/6OS/0nOExPBgcctsUX46lncYSPYYp+FunftWq4AFVy7YIUWoePLyYK+7MyChmlHz8V8DLMUxpoo9",
+	"28dqHIOwDJu+6Zv3f5xeZLM3P8zu3r7459sD+R8HY53qF/r0bfLy6X/d35+f6d/7d/TF5ORfg5IX0HIh",
+	"pf++3qUfwdh+Y1EbWdTXlrsq8ZGNvCn6RmwYRldTwmm1c6xNoCgTV1OWxwb5DUWbxjFmqXDfMK08cAQ7",
+	"HailU8nJ5AJNkZQWssCYj7Y+51DUhshhFD2WzalGkbkl5yH1hq2HABDQALP3mkjBDoeCI2UeK8z2nLMd",
+	"4C1Ljlw8HpDORCqOrIptyLEOQfsWo/ulsLmxpEDCjyrVKCDmApDt2QFeBvziIN2GrTRi2SvB7gu+LWnK",
+	"79ig9HEoaJIwmqKHEYQhTlOmZjaiJQEhAplfNeNTkBxSljCqSSrvlTkcc9noDaw65CfrUWSjUty94Wrw",
+	"xLHSAp5Dkwn31MHcGu7h3KzabxCzldjSRpZLtcm9gFfGCl1ldJwXkq1zfMWyl5srIgplIeucYMvLdbVl",
+	"82BSXYm0AdBbH2KzUx9jU41kzAduPT66Zs2erH7U+TRU/MMb/LALTkKfbWHVzN9WpOQK7RwlmKhNeVu3",
+	"cDdak2v0gbmL1eGha5ad59mBp+eyvXMbWN8+eXtOXjzr9iwOnU4V02VwKEXdFF106y7CxSaZaervIqKa",
+	"7Zq5W4/fixfJtt9Gf5tt4DyfYB//jeKcJ/3TPyfvz69O7k9fH+X/f7X//vT10fuvPgg6Z0Z++1DCaID2",
+	"SqH1tUFikxnVIzsI6sHv6ZxHnR+/u3lzenXdO7s6Xpz++Z+9s98nPx/dHF3+8N1J9/T2P74/u74+uLz9",
+	"9c/z4+O909uT3tnvJ0d5leqCe6MUdyxVWGLHfH3+vCHkr+IxH0ENIuvxDo4Uvf7e/sGz53kJWNxm10yz",
+	"NkoOy8lhiVDzT1e/GSIU8yTf9cjOXFcBwDaBm0/lhe8I/6Ze+A4evnnhfykvfOBs63n7kgBh32lZhnia",
+	"A15zwhkRYWG3paIqWhqmeSZFHh51VanmMTEsoCDjBQlLiezDobDFAl1i/zDXNzqveT8jz8tduuYKArRK",
+	"4/IoPByKvL4V0fcSTc2okwjyTK5jqWcgh6A4A8nC8hJZ3hzrhraqU1/AzkaiN7k0+AOo92SwGTHtoMUw",
+	"BusT5DEWzuD8mkWh/CHmFjkiBTSFqlywhVtNOMwHPCuGc2HNmSfKucgAf3vK3vMJFeSg30OV7Xcp/ZPH",
+	"nAoXNfHSpkk7Sm+Y0FyYn15a20JdwJfn9TFDL0/zesI82kHWn2q7msFQuHtfFHONoyOs8ErNl6hlA4Wn",
+	"mcWW5HBNUCQCuzfkLe+Qc5dhMdfn0QWWOxkzJuwlBMQZ/Z1Nw0pKy+4BOIXpBjYQuPCB+Qs0uDbxKTJU",
+	"Nu8TaafWa3wnGAqJtVVsFUvXhCsyZkYEsxgfl2T2G/J8BSMuRi6za2jLdIZ2iFEm4HptiU3vHhDmZCos",
+	"VE0pKHfz3JOxVJq0hTSwg9+E1QVAQWBf3Bh/9fVsscAos5VEJpCU3Uj24/wsdizw5HNRctDtk9CtY5QJ",
+	"ekd5DAV9bKzs6p3lNZvhyRdKyDIfTOhhcLwoJ9qBfBNrThAzY1YOywqutv4PaaOfFpvMJJFZWkgcuDMU",
+	"9i4J19Yc4KquwPbmiBOoAH+Ggdf5uFKxJ6dHPxwH5OeT18fnAXl9/ur69PjsagdsHGooQmw3QoW7gZY3",
+	"56+Ork7Oz9wIrkUskYFDyxIZZ1pLYV8fusFgfNFQtMEoZ1vYoqwk/PCh9/AQEpVNp/x9QF6dX/w6enX+",
+	"+hhf5/nVhesANktydH314/HZ1QkuZigcGjz0uqR4Qf7z+uTVT6PL44s3v+KOSIiD5JWvww5eWV6sBj1/",
+	"GZ3M8lGfKL9PFCJcxRzcZeg86aAecWzldrA6qo4r35vFDD3LLBJfia8PMavlLROusHLJp8qXoUYrnqIL",
+	"8xWKMZRoAnufsIktIHUuUOYBVde9TCM1WD7IShEzF826fGyIiMAqVbib9kQmNjJNppjanCY7UHCVRfa9",
+	"lSuP/9Z9Fwbe2T8gSg5F+GFYrkQzbA3IsFWuSTlsBWTYKg9m2v02bO2/6L/s7Q1b7x6wCqq30qE6ZSig",
+	"nCbQQIHBBlDd0xxSiGa+ka9i6kKG8V5S65LIc1cyM+QAY/dcHJ23WNt3ahBSIXOKVfjlBeWXcUbud2Vk",
+	"H8diOItYHkbhvyC+sFVpa/RqhrFymMGyZ39ZGB8w6ePFSdmHu3yT4DYL4X3nl693nz9/0Wu9q8pJ1aCx",
+	"Am/WGjw3rOd4cUbR/X+radZLkqsEtprg5g3KKoGkYz00fgRMA/a5Qu4Kh5sd4oUa6w32U4tUwacC5gxW",
+	"ncDJ2c+7RrRcPuLyzoq0wLmc2R25ITpJNLUu9q1et/9y78X+84NnuZrFbRFKvVZOhYs7ySeQ4yZawIGA",
+	"bRpP40hE12n8HaCZyskIAkSscC4xF7e2xH9OaZ4oAjTGkpjVR2KA4l3QqqI9eCZcROw9WBJdaa+3F5cn",
+	"Zz/09+FNVDEI6KTmu3DnCGLbnbLZTGvQmmmdqMHTp5NIuFiGzkTOn6ok5eKm83tyk58yevzVHDE2HkHx",
+	"MnPAjmjnEJfHVKxfousN7x3rZJv7uOuQC5rFXGlKIE8vefv//q+EbxLidTXXWcRag93+XufgWW/frEPc",
+	"uI/7zzrPDg5eluMz3IC1mzJYdxTxFH0/QPnekoJd8Tm7sLRuCWQayN5hHncG2SqwVHiZA1kNOUh81j2l",
+	"JYxQom2wgz8yPrm9ZEm8OBLRK5klS4Bf5G9IgsGRFuw9+2QY5WTdmreE9qOfj/tdyCNlf+wVfrw6vxhd",
+	"XJ6fnsNj2OYMcKUjOZ2C7nNjtVGRtn3WCGwI4akNdC7qIvc+vaJxA4zilJGVwO/NdJQ1OkanM1QWWRcd",
+	"d1H4UBh1txSlpa0TxepT6jWfkhmgU3dMddt0SUkK+6zbZS/Pq2Y2ZQtZRlX9at+Ha8EufKqAt64DGp4B",
+	"IfwuuSDJLKXKu79zZTVUNmrHVcJ0igvpMsZYrtMZR6ZgWKVxp/URJ7/Ve1lbxMtJJF7qdrzutzj3b9XB",
+	"/jL/l5qaiHW64rmXcNappFcmBL3M4+dsak8Us2oVkB1yioWrEwnCLhdKMwpm/EyBdG7DkhuihBtksuWn",
+	"mSOspWSc1SILvb9Twk2XkHTwoWUxtmMAL05cbO4nJKozbvjGBRxyGedihVul6TxpsrEZ3sd3yhOEruvZ",
+	"r/R0BrnmTr3BvpnuXR2NTlI+sWFPE6rZDeymlWkec71oISWLW4PWxelFLhqk7CaLKTxAXzygNleLz82y",
+	"Rrp92MQg2WiBXFVruU5K9vsoeF/ccxHJ+xF69avKQvpX3ZeDgxf21j6pnXIdDXXKmW+5QL/KqgLWARLu",
+	"6Imq9RxrJiBeXdzsGOkVyktOio5gLTlHakgXTfrdboccIY8oUxKxuQTvfcWYjRPVs5TVFVq3RMeVpY6c",
+	"6xNPCZgcwr2QhLbb6J7FEzlnYUDCfjgU4fJ7G2GampC0++ia7UXDnYCEvZCEZbk1JO1eueFOk5OfP57W",
+	"pyIghSv5bVnI7TnxtirVgqFjZIUVpIWavdcY9J8QIe9z5Hl9+aYi9q7orWVCklTOJSol/CAFoR31RR53",
+	"e8IX0zFg7lNX+jhHiqdHlz8dX52c/WBeQckk0Rq0QA+W62cK2++iTu5lsALfFpVDBZx9dHFxef7z8WvY",
+	"+Sc41lfORJAfyfnVRe1R7OVHcZTpGRPawkGBEJX0OHWHcnZ+tvJMXqw6k4peZtNj6RePpWZj/Xxj155e",
+	"2ymvr07enFz9+pitPA+2I6e12/lkBRX8E19FKI+qzHvFreRblpItXXTAVL50qM6EVM0aUqBwOUZ+h8oE",
+	"NslSA5n/P3tXu9s4bkVfhTBQJEEtryXLjp2gKNKdAjvobptuMmh/eLGiRSoWxiMZojyZYDAP1VfokxW8",
+	"l6Q+LMf2JOudAvdPdta2xA9R5OHhvefAdCp5IQv9EuoBrYc8X6d/k0+WOK5/9k+IH9Qf/aLvUnzcoSUt",
+	"V7wELgTJkmVunV7hGoF8ij0w0ONgU+gX5ruPfofZ3E3G+ELlq00pgfNP8oI9yEwvO1KY5D11zZQsTUFY",
+	"qElQPFPMENhVOcuyXF99991n/fMvutB+r/bGfe4tXQSTie3s+cHlYDgYDvyr6XA67HVhwqo8qAVogIJe",
+	"/BfYSpln8fk5OR+AAgu5yrMHhQnGu/V9HIWOAjTb3WYppbIbrbiBZE87nymkGj/bxdxhvsJ2fogxxLap",
+	"AQhVnNMGzk61MhwK646Mrfk5GRG9vlPhbkvA1u7qFPe274pZnfFGlfkHWRgFu/NE4j3zjD3lm4It5JKv",
+	"kgvjy6SvqFRJIHZfPcqi2Q6R8o7irAa9jfy4Nrp8ED1W5Js1NqRxQAkBMhiv1DCrurl9635Yb6yTue/u",
+	"QzxDbmgD3v7j7l7ZN6bqY6e/lol1nhqjQFOK02DriguXjai+Dzx7qrkN9tmax2g20anYY0yyata2tWJr",
+	"PmD6daqEDGtb3EFNSLU7CvGNc7zgEIz4w/39LXrXlrnR7zNNbmhCFfIhVaW+bsBwXlRX8yz6t3eH/eiB",
+	"ZGDEzlF9UVdZw+jqe1PuU8TOTSIPjh4j1wip67ZgHhe5Ai/eskgRj1c3uksfMl5uCg3II9Tv+FPE/siW",
+	"8hP74aeb7727H26C8cQuCgV/RNT+Xj7VwhfmmS0NUjUfwPJPybiQZbM4aJf3VkSNT29K/ZTL5of3luqI",
+	"+hgVAanmesjyQjA7alhknpuXwk3t/5XV1dWHyjV2np1HH/2+bikmYbYbW7vtYOueA90FUX+rE/BWnpAa",
+	"AYJkc2k7DjvDJGZEj0sl418jTNS/w6+KvASoZRLc9bPc1acQPap/LgU7F1wtFzkvRN91Sn+ezXs/ww/M",
+	"FfMeBrxVwf/mTmi9DNnGMISCkC3zTaEG7M2mwHmWl5CrvuLredbRlZUUwGOOwtWekmuOq6n7GXraQk4Z",
+	"lnymam5ImAbfrNqZsrrb8KhMxqxNl2XbH0WQDL49QrheMtSF80WCY5UCNLBWK4xvfNi4YByZQoyqfV5w",
+	"poFznF1rrne8P6mCQM+a0FnVWsibw1Cdrou9W9P2prACRHy6LpxnEEfq7t7qr0Hny1OvoL01RBmXeT5g",
+	"N3o4zjMI/MRHjAl+rcorMGjSYxWPYdTVji6I9V1UJZnAV3lmDalivi6hm92a/VEWaZJCciHoWEGGoDEW",
+	"h2dk/BKlFBDguOJPeptcGuEGe3nX+83yojGfdvbHngmv+wb6t9FA/63Ph3YuAMXbzr656GO/6/tiBGBs",
+	"FSCYm1j6RowvMQ7v7otacKZTIcGjRMBzqzx+P8/OeSb68BYbAV4PvKKXPBMrUL7gjdmSpSVyTCsIo9Fd",
+	"q7du0oiH3WBkbPDpkxWWGJkXUl2jtsNjqmTjzcCodr3KCHY+ZqqPle2z0RD/G7Blf56N2bLP/CH8DfXf",
+	"AP4dwL9h0fzvf4Ih+8OFHguhP2QiBRlVHFh2Vuyii/LMALTvnQz53kOSaolFGZbMDd8zxSL4tpWaXw+u",
+	"s5lQuJOs4EVryXv2GGVvXtl9o4/FlTMJ3V7t+9XEgeu+eSCAuPbU1IKKw858Nhs4Hdrv6PLVqGL3Argl",
+	"laALGAs/GQwOaKd7KV/+VPABGB2S1tBJRTQ4cHh4b8XL68IRRTmfI5ge/AOqYODX8/omR+Ueuqh+W6dH",
+	"jotjn73L0k92Hjmgbm7ePaR/nqnRnlHYNdMjyjt4TF7vAUBMIKDidlW1gG/Avl/K+D0kbxiY6+b9M8Vg",
+	"z52bRcEsg0f13GuN9zc76g+QYRcieB6yHPGuOojUaISJ6TmiFVv48KqZqCEw/ag23V7srGa1mL6sZzvq",
+	"VH9NrlkhQU4tX4E/NGywVZmv946GrZ3LC9+ijoru2UalYtDaNn39e7KvleqrxvlLLGYOytjdZXFyxLE5",
+	"6tZfbfESNnyaB4tRHApvLCeJF/LpwpvFQ+H5MkhGPFyM44noHet0YiAUwpfDgyTbzC0qcg16LZ74l6bb",
+	"ogl7Q+E80eBKLJ+Iu0VIxdf3anXFryb/xKms72JsfgSE3ro6QtjMTfJfy2YOqcadVnOYgMfn2dZdq6QY",
+	"YyqHajSl2WTlFR+GOx3ISjV6B09rOZibaGvVr78fJkMExXUxIhAtO9Aq4gBY/C+s1t8tr08YmTAyYWTC",
+	"yISRCSMTRiaMfDKMPHkWIwcNMPxj+oH3+j3jedu76v3l505XY/MbcyXP+OADfw/nwLtgdBs7GlR9uZjG",
+	"MzGUnp8E3AsXo9gToRx7yYTbr/yvRdUNBHYaiG2gbeU6jCD3KOTNzvN16aXZRQOC14wduzH3jT1kP1Ms",
+	"BRHuJJWFYvGSZw9SsPOokFzlWXRxVQVaQmqmFJWYB6arGdjdn2f6FXHG0I+y0BNU8SCFyRE3B/GuELvk",
+	"5y1ZEFAGRsFvlsnHeeYc1aO1O5VZ5iujIVmvfy0vH0vZBe/nWSe+Z68M7985l0tC9IToCdEToidET4ie",
+	"ED0h+pMh+tnhrPdkPByPx7PZbKYBix3netZt/cQPRmED+b+760b+gJc5VLhnvDUN+mtfHgzH08vRxB+G",
+	"s5k/CqbjcRh27RAq33C40qD+xAv4aOGFcSg8OU4mXrUhSILe8Zbi4nREewXEDarOC8dkOzheB/kW9gm5",
+	"ks+C/Lr4GQY6tdIwo0rF0NzM5b09x4rPs98MNpsY4TemaQSbCTYTbCbYTLCZYDPBZoLNJ4TN0zZsPk7B",
+	"4u5gjXmDvJ6tREs/Iqjh4jYaNLjYMuIegOOQBwsvHokQwLHFxr1jRRMMLDsRLrZ0sYWmFQ8NEtCYzdUF",
+	"jKVIXw0X471sydfW+NzO9MZVE4GQEYSGa5f6ZU9LBUH7ZkQeF2riMPU8ex1Q/VfsFsLUhKkJUxOmJkxN",
+	"mJowNWHqE2Lqy1NhakRtz9ahDamdxM1bMO1IM5bxj09ssdrIP/dqymWfyl4H+pYWW0ErLMb2IFglTHzu",
+	"LYJ4BMEqFn4fDb4Rvp0Yexv4ezD0tn7PlJ9P+fmUn0/5+ZSfT/n5lJ//TefnG3hhoQHxQ8QPET9E/BDx",
+	"Q8QPET9E/NAp+aHxvlDFTrJHT9odjnLbBE+nuVuT8zmQ7ikqsASEz1DMkmBxKb1J7HMvTIbSm/HxpTda",
+	"TEUQ+zJMJseftlpEdmLKBw0KK8KnrRxpUrK6WJ+DU/5rxT0uc2awu00SM+7LuZKdrsEilwrMY9WSF5Kd",
+	"p2hyrOaZ3Ynt1ga4aDUPfagBSKXKGeG6BkVnCjenIBmgB1p0zSITt4qnxMqZ6+id2BEHvFcVBWR+IFI0",
+	"xdWtgvZJJMFUXXK1BJNSnHAtj2FsT9d6Z+pIrGX+iPKc6Fmd4j7ltSM17fAiAQPaQ9AegvYQtIegPQTt",
+	"IWgP8e0KGGzvIaZbm4VRl85BtVeA5Wa1kWjvnulBEb9vbxteRxhhH8Q2GxB7sOxBzGcoh4nH/UUAMZ/2",
+	"zPmrNyC/gzRCfXtQbQNSxP0ok9Dap3QeRysznugomo6i6SiajqLpKJqOouko+ls/ir5D5oYoJKKQiEIi",
+	"CokoJKKQiEIiCun304k/0rz+iNRfVaYZN4+oKTq/bRmv8k0RA1G0Ths+7DvM1tsUkgU9mB4cxH4ykt50",
+	"EQovjAPuzaSfeJdishjzMB4tAv9ovkjjtlPQQ3VHzSYL1CR/jD0u0T9E/xD9Q/QP0T9E/xD9839A/+C6",
+	"TQQQEUBEABEBRAQQEUBEABEBdFoCKHg5AbTN92xzOusijXVbdCG8lA85EBybMl2lpV7MP+RCrnpXvduf",
+	"bqsFu5APmxUvgJ8xHEdPWDJD/8wNmR0t6yKHLOiC5s0W0/hSTKQ3TkJjtDIVgfT8ZMjtd8fTQ1DEqQgi",
+	"ly5QyHVeNEQs9PyPzdU3MUNwUEpFsUJEFhFZRGQRkUVEFhFZ9G2TReatv9er9m8DA/32OaCtEOC3kYNz",
+	"ELCs0YNZk+FICh5ZI0lvUIddDdBhQNcoDhY+HybeTE6FF8aXC49PkrEnQ2G/OkI1rNY/pwnZ3t8DGirl",
+	"WfVgdZW+/C8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

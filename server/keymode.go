@@ -26,6 +26,11 @@ type messaging interface {
 	// chat is the number GetMe shows, and the sandbox a test key joins phones to (nil for a
 	// live key).
 	chat(ctx context.Context, p Principal) (gen.Chat, *gen.Sandbox, error)
+	// broadcastTarget resolves a broadcast's template: the account's number and approved
+	// template, or a sandbox fixture simulated by the engine (broadcasts_mode.go).
+	broadcastTarget(ctx context.Context, accountID int64, name, language string) (domain.BroadcastTarget, error)
+	// testBroadcasts: the key sees the account's test-mode broadcasts, not its live ones.
+	testBroadcasts() bool
 }
 
 // keyMode is what a key's mode selects.

@@ -251,6 +251,9 @@ func (mp measuredPlatform) observe(call string, start time.Time, err error) {
 }
 
 func (mp measuredPlatform) SendTemplate(ctx context.Context, token, phoneNumberID string, t whatsapp.TemplateSend) (whatsapp.SendResult, error) {
+	if err := waitCallGate(ctx); err != nil { // a broadcast's pace (broadcast_sender.go)
+		return whatsapp.SendResult{}, err
+	}
 	start := time.Now()
 	r, err := mp.p.SendTemplate(ctx, token, phoneNumberID, t)
 	mp.observe("send_template", start, err)

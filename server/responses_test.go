@@ -15,7 +15,7 @@ import (
 
 // everyOperation is one valid request per operation of the spec.
 func everyOperation() []servertest.Request {
-	return []servertest.Request{
+	return append([]servertest.Request{
 		{Method: "GET", Path: "/v1/me"},
 		{Method: "GET", Path: "/v1/templates"},
 		{Method: "POST", Path: "/v1/messages/template", Body: map[string]any{"destination": "15551234567", "template_name": "welcome"}},
@@ -29,7 +29,7 @@ func everyOperation() []servertest.Request {
 		{Method: "GET", Path: "/v1/media/1037543291543636"},
 		{Method: "POST", Path: "/v1/media", Body: "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\nPNG\r\n--b--\r\n",
 			Header: map[string]string{"Content-Type": "multipart/form-data; boundary=b"}},
-	}
+	}, broadcastOps(1)...)
 }
 
 // An inactive account's key is refused with 403 on every operation.

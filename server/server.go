@@ -89,6 +89,8 @@ type Deps struct {
 	// Onboarding connects numbers (Embedded Signup, system-user tokens); New completes its
 	// template sync and tenant-cache hooks. Optional.
 	Onboarding *onboarding.Service
+	// Broadcasts are the broadcast operations; nil means ones over Store with the default pace.
+	Broadcasts *domain.Broadcasts
 }
 
 // Server holds the wired HTTP application.
@@ -112,6 +114,7 @@ type Server struct {
 	// statusReports applies the platform's status reports (platformhook.go hands them over).
 	statusReports domain.Statuses
 	media         domain.Media
+	broadcasts    *domain.Broadcasts
 
 	// sends is the send pipeline (server/domain): live sends, test mode's, the form's.
 	sends *domain.Sends
@@ -177,6 +180,9 @@ func New(opts Options, deps Deps) (*Server, error) {
 	}
 	s.templates = domain.TemplateSync{Store: deps.Store}
 	s.media = media
+	if s.broadcasts = deps.Broadcasts; s.broadcasts == nil {
+		s.broadcasts = &domain.Broadcasts{Store: deps.Store, Now: deps.Clock}
+	}
 	if s.platform != nil {
 		s.templates.Source = platformTemplates{s.platform}
 	}
@@ -230,8 +236,11 @@ func (s *Server) routes() *echo.Echo {
 			return err
 		},
 	}))
-	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool { return isPlatformWebhookPost(c) || isMediaUpload(c) }))
+	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool {
+		return isPlatformWebhookPost(c) || isMediaUpload(c) || isBroadcastBody(c)
+	}))
 	e.Use(bodyLimit(mediaUploadBodyLimit, func(c echo.Context) bool { return !isMediaUpload(c) }))
+	e.Use(bodyLimit(broadcastBodyLimit, func(c echo.Context) bool { return !isBroadcastBody(c) }))
 
 	// Public paths: no key needed.
 	e.GET("/healthz", s.healthz)
@@ -253,13 +262,21 @@ func (s *Server) routes() *echo.Echo {
 }
 
 // Request body limits, in bytes (whole MiB): every route takes apiBodyLimit but the platform
-// webhook, whose payloads the platform documents as up to 3 MB, and the media upload
-// (mediaUploadBodyLimit, media.go).
+// webhook, whose payloads the platform documents as up to 3 MB, the media upload
+// (mediaUploadBodyLimit, media.go), and a broadcast's creation and pre-flight, which list up to
+// 10,000 recipients with their variables.
 const (
 	apiBodyLimit             = 1 << 20
 	PlatformWebhookBodyLimit = 4 << 20
+	broadcastBodyLimit       = 4 << 20
 	platformWebhookPath      = "/platform/webhook"
 )
+
+// isBroadcastBody reports whether c creates or checks a broadcast.
+func isBroadcastBody(c echo.Context) bool {
+	p := c.Path()
+	return c.Request().Method == http.MethodPost && (p == "/v1/broadcasts" || p == "/v1/broadcasts/preflight")
+}
 
 // isPlatformWebhookPost reports whether c is the platform's webhook delivery.
 func isPlatformWebhookPost(c echo.Context) bool {
@@ -273,6 +290,9 @@ func bodyLimitOf(c echo.Context) int {
 	}
 	if isMediaUpload(c) {
 		return mediaUploadBodyLimit
+	}
+	if isBroadcastBody(c) {
+		return broadcastBodyLimit
 	}
 	return apiBodyLimit
 }

@@ -167,28 +167,6 @@ func (s *Store) ClaimBroadcastRecipients(ctx context.Context, accountID, broadca
 	return out, nil
 }
 
-// MarkBroadcastSending marks the claimed recipient as being sent, in its own statement, before
-// its platform call. It reports false (and changes nothing) when the claim is no longer the
-// caller's (its lease ran out and another engine took it) or the broadcast is not running
-// (paused or cancelled since the claim): the caller must not call the platform then. A pause
-// for the portfolio's budget stops claims, not the recipients already claimed: they hold their
-// share of the budget.
-func (s *Store) MarkBroadcastSending(ctx context.Context, accountID, recipientID int64, claim string, now time.Time) (bool, error) {
-	st, err := s.prepared(ctx, `UPDATE broadcast_recipients r SET state = 'sending', sending_at = $4, attempts = r.attempts + 1, claim = NULL
-		WHERE r.account_id = $1 AND r.id = $2 AND r.state = 'pending' AND r.claim = $3::uuid
-			AND EXISTS (SELECT FROM broadcasts b WHERE b.account_id = $1 AND b.id = r.broadcast_id
-				AND (b.state = 'running' OR (b.state = 'paused' AND b.pause_reason = $5)))`)
-	if err != nil {
-		return false, err
-	}
-	res, err := st.ExecContext(ctx, accountID, recipientID, claim, now, PausePortfolioLimit)
-	if err != nil {
-		return false, translate(err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
 // RecipientRelease gives a claimed recipient back, due at At.
 type RecipientRelease struct {
 	AccountID int64     `json:"account_id"`
@@ -312,12 +290,14 @@ type BroadcastRef struct {
 }
 
 // CompleteBroadcasts marks running broadcasts with no recipient left to call or being called
-// as completed, and returns them.
-func (s *Store) CompleteBroadcasts(ctx context.Context, now time.Time) ([]BroadcastRef, error) {
+// as completed, and returns them. With holdUnknown, an unknown recipient (which may be sent
+// again, SettleBroadcastRecipients) also keeps its broadcast running.
+func (s *Store) CompleteBroadcasts(ctx context.Context, now time.Time, holdUnknown bool) ([]BroadcastRef, error) {
 	var out []BroadcastRef
 	err := s.db.SelectContext(ctx, &out, `UPDATE broadcasts b SET state = 'completed', finished_at = $1, updated_at = $1
 		WHERE b.state = 'running' AND NOT EXISTS (SELECT FROM broadcast_recipients r
-			WHERE r.account_id = b.account_id AND r.broadcast_id = b.id AND r.state IN ('pending', 'sending'))
-		RETURNING b.account_id, b.id`, now)
+			WHERE r.account_id = b.account_id AND r.broadcast_id = b.id
+				AND (r.state IN ('pending', 'sending') OR ($2 AND r.state = 'unknown')))
+		RETURNING b.account_id, b.id`, now, holdUnknown)
 	return out, translate(err)
 }

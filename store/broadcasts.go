@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -71,6 +69,11 @@ type BroadcastInput struct {
 	Params           []BroadcastParam
 	ScheduledAt      *time.Time // nil: running at once
 	TimeZone         string     // the zone the schedule was given in ("" = UTC), kept for display
+	// Test marks a test-mode broadcast: it is listed only to test keys and its sends are
+	// simulated.
+	Test bool
+	// Preflight is what the pre-flight counted at creation, a JSON object ({} for none).
+	Preflight json.RawMessage
 }
 
 // RecipientInput is one recipient: a number (digits) or a user id, and its variables.
@@ -102,6 +105,8 @@ type Broadcast struct {
 	UpdatedAt        time.Time        `db:"updated_at"`
 	StartedAt        *time.Time       `db:"started_at"`
 	FinishedAt       *time.Time       `db:"finished_at"`
+	Test             bool             `db:"test"`
+	Preflight        []byte           `db:"preflight"`
 }
 
 func (b *Broadcast) decode() error {
@@ -112,7 +117,8 @@ func (b *Broadcast) decode() error {
 }
 
 const broadcastColumns = `id, account_id, campaign_id, name, phone_number_id, portfolio, template_name, template_language,
-	marketing, params, scheduled_at, time_zone, state, pause_reason, resume_at, created_at, updated_at, started_at, finished_at`
+	marketing, params, scheduled_at, time_zone, state, pause_reason, resume_at, created_at, updated_at, started_at, finished_at,
+	test, preflight`
 
 // recipientChunk bounds the rows of one insert statement.
 const recipientChunk = 5000
@@ -134,6 +140,10 @@ func (s *Store) CreateBroadcast(ctx context.Context, accountID int64, in Broadca
 	if tz == "" {
 		tz = "UTC"
 	}
+	preflight := in.Preflight
+	if len(preflight) == 0 {
+		preflight = json.RawMessage(`{}`)
+	}
 	var b Broadcast
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var campaign int64
@@ -144,11 +154,11 @@ func (s *Store) CreateBroadcast(ctx context.Context, accountID int64, in Broadca
 			return err
 		}
 		if err := tx.GetContext(ctx, &b, `INSERT INTO broadcasts (account_id, campaign_id, name, phone_number_id, portfolio,
-				template_name, template_language, marketing, params, scheduled_at, time_zone, state, started_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $12 = 'running' THEN now() END)
+				template_name, template_language, marketing, params, scheduled_at, time_zone, state, started_at, test, preflight)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $12 = 'running' THEN now() END, $13, $14)
 			RETURNING `+broadcastColumns,
 			accountID, campaign, in.Name, in.PhoneNumberID, in.Portfolio, in.TemplateName, in.TemplateLanguage, in.Marketing,
-			params, in.ScheduledAt, tz, state); err != nil {
+			params, in.ScheduledAt, tz, state, in.Test, []byte(preflight)); err != nil {
 			return err
 		}
 		return insertRecipients(ctx, tx, accountID, b.ID, rs)
@@ -240,12 +250,17 @@ func (s *Store) BroadcastByID(ctx context.Context, accountID, id int64) (Broadca
 	return b, b.decode()
 }
 
-// Broadcasts returns the account's broadcasts newest first, those with ids below beforeID
+// Broadcasts returns the account's live broadcasts newest first, those with ids below beforeID
 // (0: from the newest), at most limit.
 func (s *Store) Broadcasts(ctx context.Context, accountID, beforeID int64, limit int) ([]Broadcast, error) {
+	return s.BroadcastsInMode(ctx, accountID, false, beforeID, limit)
+}
+
+// BroadcastsInMode is Broadcasts of the account's test-mode broadcasts (test) or live ones.
+func (s *Store) BroadcastsInMode(ctx context.Context, accountID int64, test bool, beforeID int64, limit int) ([]Broadcast, error) {
 	var out []Broadcast
 	if err := s.db.SelectContext(ctx, &out, `SELECT `+broadcastColumns+` FROM broadcasts
-		WHERE account_id = $1 AND ($2 = 0 OR id < $2) ORDER BY id DESC LIMIT $3`, accountID, beforeID, limit); err != nil {
+		WHERE account_id = $1 AND test = $2 AND ($3 = 0 OR id < $3) ORDER BY id DESC LIMIT $4`, accountID, test, beforeID, limit); err != nil {
 		return nil, translate(err)
 	}
 	for i := range out {
@@ -254,168 +269,4 @@ func (s *Store) Broadcasts(ctx context.Context, accountID, beforeID int64, limit
 		}
 	}
 	return out, nil
-}
-
-// BroadcastCounts returns how many of the broadcast's recipients are in each state (states
-// with none are absent).
-func (s *Store) BroadcastCounts(ctx context.Context, accountID, id int64) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM broadcast_recipients
-		WHERE account_id = $1 AND broadcast_id = $2 GROUP BY state`, accountID, id)
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, translate(err)
-		}
-		out[st] = n
-	}
-	return out, translate(rows.Err())
-}
-
-// BroadcastRecipient is one stored recipient.
-type BroadcastRecipient struct {
-	ID             int64      `db:"id"`
-	AccountID      int64      `db:"account_id"`
-	BroadcastID    int64      `db:"broadcast_id"`
-	Mobile         string     `db:"mobile"`
-	UserID         string     `db:"user_id"`
-	VariablesJSON  []byte     `db:"variables"`
-	State          string     `db:"state"`
-	Attempts       int        `db:"attempts"`
-	MessageID      string     `db:"message_id"`
-	ErrorCode      *int       `db:"error_code"`
-	ErrorTitle     string     `db:"error_title"`
-	RetryNotBefore *time.Time `db:"retry_not_before"`
-	FinishedAt     *time.Time `db:"finished_at"`
-}
-
-// Variables decodes the recipient's variables.
-func (r BroadcastRecipient) Variables() map[string]string {
-	v := map[string]string{}
-	_ = json.Unmarshal(r.VariablesJSON, &v) // the column is a JSON object by its CHECK
-	return v
-}
-
-// BroadcastRecipients returns a page of the broadcast's recipients in id order, those after
-// afterID, at most limit (keyset pages: pass the last id seen).
-func (s *Store) BroadcastRecipients(ctx context.Context, accountID, broadcastID, afterID int64, limit int) ([]BroadcastRecipient, error) {
-	var out []BroadcastRecipient
-	if err := s.db.SelectContext(ctx, &out, `SELECT id, account_id, broadcast_id, mobile, user_id, variables, state, attempts,
-			message_id, error_code, error_title, retry_not_before, finished_at
-		FROM broadcast_recipients WHERE account_id = $1 AND broadcast_id = $2 AND id > $3 ORDER BY id LIMIT $4`,
-		accountID, broadcastID, afterID, limit); err != nil {
-		return nil, translate(err)
-	}
-	return out, nil
-}
-
-// PauseBroadcast pauses the account's scheduled or running broadcast with reason and the time
-// the engine may resume it by itself (nil: only ResumeBroadcast does). No recipient is marked
-// sending once it has committed. Pausing a paused broadcast updates its reason.
-func (s *Store) PauseBroadcast(ctx context.Context, accountID, id int64, reason string, resumeAt *time.Time) (Broadcast, error) {
-	return s.changeBroadcast(ctx, accountID, id, `UPDATE broadcasts SET state = 'paused', pause_reason = $3, resume_at = $4, updated_at = now()
-		WHERE account_id = $1 AND id = $2 AND state IN ('scheduled', 'running', 'paused')
-		RETURNING `+broadcastColumns, reason, resumeAt)
-}
-
-// ResumeBroadcast sets the account's paused broadcast running again (scheduled again when its
-// schedule has not come yet).
-func (s *Store) ResumeBroadcast(ctx context.Context, accountID, id int64) (Broadcast, error) {
-	return s.changeBroadcast(ctx, accountID, id, `UPDATE broadcasts SET
-			state = CASE WHEN scheduled_at > now() AND started_at IS NULL THEN 'scheduled' ELSE 'running' END,
-			started_at = CASE WHEN scheduled_at > now() AND started_at IS NULL THEN NULL ELSE coalesce(started_at, now()) END,
-			pause_reason = '', resume_at = NULL, updated_at = now()
-		WHERE account_id = $1 AND id = $2 AND state = 'paused'
-		RETURNING `+broadcastColumns)
-}
-
-// CancelBroadcast cancels the account's unfinished broadcast: its recipients not called yet
-// are cancelled, in the same transaction.
-func (s *Store) CancelBroadcast(ctx context.Context, accountID, id int64) (Broadcast, error) {
-	var b Broadcast
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if err := tx.GetContext(ctx, &b, `UPDATE broadcasts SET state = 'cancelled', finished_at = now(), updated_at = now()
-			WHERE account_id = $1 AND id = $2 AND state IN ('scheduled', 'running', 'paused')
-			RETURNING `+broadcastColumns, accountID, id); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE broadcast_recipients SET state = 'cancelled', finished_at = now(), claim = NULL
-			WHERE account_id = $1 AND broadcast_id = $2 AND state = 'pending'`, accountID, id)
-		return err
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return Broadcast{}, s.stateOrMissing(ctx, accountID, id)
-	}
-	if err != nil {
-		return Broadcast{}, translate(err)
-	}
-	return b, b.decode()
-}
-
-func (s *Store) changeBroadcast(ctx context.Context, accountID, id int64, q string, args ...any) (Broadcast, error) {
-	var b Broadcast
-	err := s.db.GetContext(ctx, &b, q, append([]any{accountID, id}, args...)...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Broadcast{}, s.stateOrMissing(ctx, accountID, id)
-	}
-	if err != nil {
-		return Broadcast{}, translate(err)
-	}
-	return b, b.decode()
-}
-
-// stateOrMissing tells ErrNotFound from ErrBroadcastState after a change matched no row.
-func (s *Store) stateOrMissing(ctx context.Context, accountID, id int64) error {
-	var n int
-	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM broadcasts WHERE account_id = $1 AND id = $2`, accountID, id); err != nil {
-		return translate(err)
-	}
-	if n == 0 {
-		return ErrNotFound
-	}
-	return ErrBroadcastState
-}
-
-// PauseBroadcastsUsingTemplate pauses every scheduled or running broadcast of the account that
-// sends the template (any language) with reason, and returns their ids.
-func (s *Store) PauseBroadcastsUsingTemplate(ctx context.Context, accountID int64, template, reason string) ([]int64, error) {
-	var ids []int64
-	err := s.db.SelectContext(ctx, &ids, `UPDATE broadcasts SET state = 'paused', pause_reason = $3, resume_at = NULL, updated_at = now()
-		WHERE account_id = $1 AND template_name = $2 AND state IN ('scheduled', 'running') RETURNING id`,
-		accountID, template, reason)
-	return ids, translate(err)
-}
-
-// PauseAccountBroadcasts pauses every scheduled or running broadcast of the account with reason
-// (the platform refused the account's sends, e.g. for payment), and returns their ids.
-func (s *Store) PauseAccountBroadcasts(ctx context.Context, accountID int64, reason string) ([]int64, error) {
-	var ids []int64
-	err := s.db.SelectContext(ctx, &ids, `UPDATE broadcasts SET state = 'paused', pause_reason = $2, resume_at = NULL, updated_at = now()
-		WHERE account_id = $1 AND state IN ('scheduled', 'running') RETURNING id`, accountID, reason)
-	return ids, translate(err)
-}
-
-// BudgetUse is a broadcast's use of its portfolio's 24 h budget of unique recipients, for the
-// pre-flight: Used is the recipients the portfolio reached in the window, Cost how many of the
-// broadcast's recipients not called yet would be new to it.
-type BudgetUse struct {
-	Used int `db:"used"`
-	Cost int `db:"cost"`
-}
-
-// BroadcastBudgetUse returns the broadcast's use of its portfolio's budget at now.
-func (s *Store) BroadcastBudgetUse(ctx context.Context, accountID, broadcastID int64, now time.Time) (BudgetUse, error) {
-	var u BudgetUse
-	err := s.db.GetContext(ctx, &u, `SELECT
-			(SELECT count(*) FROM portfolio_reach p WHERE p.account_id = $1 AND p.portfolio = b.portfolio AND p.reached_at > $3::timestamptz - interval '24 hours') AS used,
-			(SELECT count(*) FROM broadcast_recipients r WHERE r.account_id = $1 AND r.broadcast_id = b.id AND r.state = 'pending'
-				AND NOT EXISTS (SELECT FROM portfolio_reach p WHERE p.account_id = $1 AND p.portfolio = b.portfolio
-					AND p.recipient = r.mobile || r.user_id AND p.reached_at > $3::timestamptz - interval '24 hours')) AS cost
-		FROM broadcasts b WHERE b.account_id = $1 AND b.id = $2`, accountID, broadcastID, now)
-	return u, translate(err)
 }

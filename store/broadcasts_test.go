@@ -232,3 +232,69 @@ func TestImportConfirmAndAudience(t *testing.T) {
 		t.Fatalf("recipients %+v, %v", rs, err)
 	}
 }
+
+// A keyed sender's recipients left sending are settled from the messages their keys name: no
+// message (the call never happened) and a message the platform refused are due again, one with
+// the platform's id is sent, one still pending is unknown until the platform's report gives
+// it an id, or until the resend horizon passes without one.
+func TestSettleBroadcastRecipientsFromTheirMessages(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t)
+	a := whAccount(t, s, "a")
+	b := newBroadcast(t, s, a.ID, 5)
+	at := time.Now().Add(time.Second)
+	c, err := s.ClaimBroadcastRecipients(ctx, a.ID, b.ID, "", at, 10, time.Minute, 0)
+	if err != nil || len(c.Recipients) != 5 {
+		t.Fatalf("claim: %v, %d", err, len(c.Recipients))
+	}
+	marks := make([]store.RecipientMark, len(c.Recipients))
+	for i, r := range c.Recipients {
+		marks[i] = store.RecipientMark{AccountID: a.ID, ID: r.ID, Claim: r.Claim, At: at, Keyed: true}
+	}
+	if ok, err := s.MarkBroadcastsSending(ctx, marks); err != nil || len(ok) != 5 || !ok[0] || !ok[4] {
+		t.Fatalf("marks: %v %v", ok, err)
+	}
+	msg := map[int]int64{}
+	for i := 1; i < 5; i++ {
+		r := c.Recipients[i]
+		rec, err := s.BeginSend(ctx, a.ID, store.SendInput{Mobile: r.Mobile, CampaignName: "spring", TemplateName: "welcome",
+			Content: []byte(`{}`), IdempotencyKey: store.BroadcastKey(r.ID)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg[i] = rec.MessageID
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := s.DB().ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`UPDATE messages SET status = 'sent', platform_message_id = 'wamid.one' WHERE id = $1`, msg[1])
+	exec(`UPDATE messages SET status = 'failed' WHERE id = $1`, msg[3])
+	later := at.Add(time.Minute)
+	got, err := s.SettleBroadcastRecipients(ctx, later, later, time.Time{})
+	if err != nil || got != (store.SettleCounts{Due: 2, Sent: 1, Unknown: 2}) {
+		t.Fatalf("settled %+v (%v), want 2 due again, 1 sent, 2 unknown", got, err)
+	}
+	exec(`UPDATE messages SET status = 'sent', platform_message_id = 'wamid.four' WHERE id = $1`, msg[4])
+	if got, err := s.SettleBroadcastRecipients(ctx, later, later, time.Time{}); err != nil || got != (store.SettleCounts{Sent: 1}) {
+		t.Fatalf("after the report: %+v (%v), want the unknown one with an id sent", got, err)
+	}
+	if got, err := s.SettleBroadcastRecipients(ctx, later, later, at.Add(time.Second)); err != nil || got != (store.SettleCounts{Due: 1}) {
+		t.Fatalf("past the horizon: %+v (%v), want the last unknown one due again", got, err)
+	}
+	want := []string{store.RecipientPending, store.RecipientSent, store.RecipientPending, store.RecipientPending, store.RecipientSent}
+	rs, err := s.BroadcastRecipients(ctx, a.ID, b.ID, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		if r.State != want[i] {
+			t.Errorf("recipient %d is %s, want %s", i, r.State, want[i])
+		}
+	}
+	if rs[1].MessageID != "wamid.one" || rs[4].MessageID != "wamid.four" {
+		t.Errorf("platform ids %q %q", rs[1].MessageID, rs[4].MessageID)
+	}
+}

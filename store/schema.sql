@@ -45,6 +45,45 @@ CREATE TYPE public.messages_count_delta AS (
 );
 
 --
+-- Name: broadcast_message_failed(); Type: FUNCTION; Schema: public
+--
+
+CREATE FUNCTION public.broadcast_message_failed() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE broadcast_recipients SET state = 'failed', error_code = NEW.error_code, error_title = coalesce(NEW.error_title, ''),
+        retry_not_before = CASE WHEN NEW.error_code = 131049 THEN coalesce(NEW.failed_at, now()) + interval '24 hours' END
+    WHERE account_id = NEW.account_id AND message_id = NEW.platform_message_id AND state = 'sent';
+    RETURN NULL;
+END
+$$;
+
+--
+-- Name: broadcasts_state_event(); Type: FUNCTION; Schema: public
+--
+
+CREATE FUNCTION public.broadcasts_state_event() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF NEW.state = 'paused' THEN
+        INSERT INTO events (account_id, type, test, data)
+        VALUES (NEW.account_id, 'broadcast.paused', NEW.test, jsonb_build_object('broadcast_id', NEW.id, 'name', NEW.name,
+            'campaign_id', NEW.campaign_id, 'reason', NEW.pause_reason,
+            'resume_at', to_char(NEW.resume_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')));
+    ELSE
+        INSERT INTO events (account_id, type, test, data)
+        SELECT NEW.account_id, 'broadcast.completed', NEW.test, jsonb_build_object('broadcast_id', NEW.id, 'name', NEW.name,
+            'campaign_id', NEW.campaign_id, 'counts', coalesce(jsonb_object_agg(c.state, c.n), '{}'))
+        FROM (SELECT state, count(*) AS n FROM broadcast_recipients
+              WHERE account_id = NEW.account_id AND broadcast_id = NEW.id GROUP BY state) c;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+--
 -- Name: contact_name_suffix_rows(text); Type: FUNCTION; Schema: public
 --
 
@@ -588,8 +627,11 @@ CREATE TABLE public.broadcasts (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
+    test boolean DEFAULT false NOT NULL,
+    preflight jsonb DEFAULT '{}'::jsonb NOT NULL,
     CONSTRAINT broadcasts_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
     CONSTRAINT broadcasts_params_check CHECK ((jsonb_typeof(params) = 'array'::text)),
+    CONSTRAINT broadcasts_preflight_check CHECK ((jsonb_typeof(preflight) = 'object'::text)),
     CONSTRAINT broadcasts_state_check CHECK ((state = ANY (ARRAY['scheduled'::text, 'running'::text, 'paused'::text, 'completed'::text, 'cancelled'::text])))
 );
 
@@ -872,7 +914,7 @@ CREATE TABLE public.events (
     test boolean DEFAULT false NOT NULL,
     data jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT events_type_check CHECK ((type = ANY (ARRAY['message.received'::text, 'message.sent'::text, 'message.status'::text, 'contact.created'::text, 'webhook.test'::text, 'message.received_without_number'::text, 'message.edited'::text, 'message.deleted'::text, 'contact.created_without_number'::text, 'contact.updated'::text])))
+    CONSTRAINT events_type_check CHECK ((type = ANY (ARRAY['message.received'::text, 'message.sent'::text, 'message.status'::text, 'contact.created'::text, 'webhook.test'::text, 'message.received_without_number'::text, 'message.edited'::text, 'message.deleted'::text, 'contact.created_without_number'::text, 'contact.updated'::text, 'broadcast.paused'::text, 'broadcast.completed'::text])))
 );
 
 --
@@ -2031,10 +2073,16 @@ CREATE UNIQUE INDEX broadcast_recipients_person_key ON public.broadcast_recipien
 CREATE INDEX broadcast_recipients_sending_idx ON public.broadcast_recipients USING btree (broadcast_id, sending_at) WHERE (state = 'sending'::text);
 
 --
+-- Name: broadcast_recipients_unknown_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX broadcast_recipients_unknown_idx ON public.broadcast_recipients USING btree (account_id, id) WHERE (state = 'unknown'::text);
+
+--
 -- Name: broadcasts_account_idx; Type: INDEX; Schema: public
 --
 
-CREATE INDEX broadcasts_account_idx ON public.broadcasts USING btree (account_id, id DESC);
+CREATE INDEX broadcasts_account_idx ON public.broadcasts USING btree (account_id, test, id DESC);
 
 --
 -- Name: broadcasts_active_idx; Type: INDEX; Schema: public
@@ -2235,6 +2283,12 @@ CREATE INDEX webhook_deliveries_endpoint_due_idx ON public.webhook_deliveries US
 CREATE INDEX webhook_endpoints_enabled_idx ON public.webhook_endpoints USING btree (account_id) WHERE enabled;
 
 --
+-- Name: broadcasts broadcasts_state_events; Type: TRIGGER; Schema: public
+--
+
+CREATE TRIGGER broadcasts_state_events AFTER UPDATE OF state, pause_reason ON public.broadcasts FOR EACH ROW WHEN ((((new.state = 'completed'::text) AND (old.state <> 'completed'::text)) OR ((new.state = 'paused'::text) AND ((old.state <> 'paused'::text) OR (old.pause_reason <> new.pause_reason))))) EXECUTE FUNCTION public.broadcasts_state_event();
+
+--
 -- Name: connections connections_notify; Type: TRIGGER; Schema: public
 --
 
@@ -2275,6 +2329,12 @@ CREATE TRIGGER contacts_name_parts BEFORE INSERT OR UPDATE ON public.contacts FO
 --
 
 CREATE TRIGGER events_fan_out AFTER INSERT ON public.events REFERENCING NEW TABLE AS new_events FOR EACH STATEMENT EXECUTE FUNCTION public.events_fan_out();
+
+--
+-- Name: messages messages_broadcast_failed; Type: TRIGGER; Schema: public
+--
+
+CREATE TRIGGER messages_broadcast_failed AFTER UPDATE OF status ON public.messages FOR EACH ROW WHEN (((new.status = 'failed'::text) AND (old.status <> 'failed'::text) AND (new.platform_message_id IS NOT NULL))) EXECUTE FUNCTION public.broadcast_message_failed();
 
 --
 -- Name: messages messages_count_deleted; Type: TRIGGER; Schema: public

@@ -46,7 +46,7 @@ var V1EventTypes = []string{EventMessageReceived, "message.sent", "message.statu
 // EventTypes are every event type, in the order the API lists them: V1EventTypes, then the
 // opt-in ones. The request log can be filtered by each.
 var EventTypes = append(slices.Clip(V1EventTypes), EventMessageReceivedWithoutNumber, EventMessageEdited,
-	EventMessageDeleted, EventContactCreatedWithoutNumber, EventContactUpdated)
+	EventMessageDeleted, EventContactCreatedWithoutNumber, EventContactUpdated, EventBroadcastPaused, EventBroadcastCompleted)
 
 // SetWebhookEndpointEventTypes sets the event types the endpoint receives from now on (events
 // already fanned out keep their deliveries). It fails with an *EventTypesError, writing

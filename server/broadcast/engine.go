@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"gateway/server/groupcommit"
 	"gateway/store"
 )
 
@@ -29,6 +30,10 @@ type Message struct {
 	BodyParams []string
 	// CallbackData names the recipient in the platform's status reports (ParseCallbackData).
 	CallbackData string
+	// BeforeCall waits for the number's pace right before the platform call; a Sender calls
+	// it last before the request, so that the time its own writes take (the message row) cannot
+	// bunch the sends of two seconds into one at the platform. An error means nothing was sent.
+	BeforeCall func(ctx context.Context) error
 }
 
 // Sender makes the platform call of one recipient and returns the platform's message id. Its
@@ -48,6 +53,11 @@ var ErrNotSent = errors.New("broadcast: not sent")
 // Config configures New. Zero fields take the documented defaults.
 type Config struct {
 	Sender Sender
+	// Keyed says the Sender records a message before its platform call and binds the
+	// recipient's key (store.BroadcastKey) to it in the same statement, as the gateway's send
+	// path does: then a recipient left sending is settled from its message (due again when no
+	// call happened) instead of becoming unknown (store.SettleBroadcastRecipients).
+	Keyed bool
 	// Clock is the time for schedules, leases, budgets and the recorded times; nil means
 	// time.Now. Pacing runs on real (monotonic) time.
 	Clock func() time.Time
@@ -62,13 +72,20 @@ type Config struct {
 	Share float64
 	// PairInterval is the spacing of two sends to the same person. Default 6 s.
 	PairInterval time.Duration
+	// ResendUnknownAfter, when set (Keyed only), is how long an unknown recipient waits for the
+	// platform's report of its message before it is taken as never sent and is due again
+	// (store.SettleBroadcastRecipients): no recipient is skipped when a process dies between
+	// recording a message and the platform having the request, at the cost of a second send
+	// when the platform's report comes later than this. Zero: never sent again.
+	ResendUnknownAfter time.Duration
 	// Lease is how long a claim holds recipients before another engine may take them.
 	// Default 30 s.
 	Lease time.Duration
 	// SendTimeout bounds one platform call. Default 15 s.
 	SendTimeout time.Duration
 	// UnknownAfter is the age after which a recipient still marked sending (its process died)
-	// becomes unknown. Default 2 minutes; it must exceed SendTimeout.
+	// becomes unknown, or is settled from its message (Keyed). Default 2 minutes; it must
+	// exceed the longest a Sender's call takes (SendTimeout and what the Sender adds).
 	UnknownAfter time.Duration
 	// Poll is the time between claim rounds; pause, resume and cancel take effect within it.
 	// Default 200 ms.
@@ -97,6 +114,9 @@ const (
 	DefaultMaxAttempts  = 20
 )
 
+// markTimeout bounds one statement of marks.
+const markTimeout = 10 * time.Second
+
 // sweepEvery is the time between sweeps (start due schedules, resume budget pauses, reconcile
 // lost answers, complete finished broadcasts).
 const sweepEvery = time.Second
@@ -114,6 +134,8 @@ type Engine struct {
 	done    chan struct{}      // closed when run returns
 	results chan store.RecipientResult
 	wg      sync.WaitGroup // lanes' workers and the recorder
+	// marks shares the statement of concurrent marks before the platform calls.
+	marks *groupcommit.Batcher[store.RecipientMark, bool]
 }
 
 // New returns an engine over st. It starts nothing; it fails when cfg.Sender is nil.
@@ -141,7 +163,9 @@ func New(st *store.Store, cfg Config) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Engine{cfg: cfg, store: st, log: log.With("service", "broadcast"), clock: cfg.Clock, lanes: map[string]*lane{}}, nil
+	e := &Engine{cfg: cfg, store: st, log: log.With("service", "broadcast"), clock: cfg.Clock, lanes: map[string]*lane{}}
+	e.marks = groupcommit.New(st.MarkBroadcastsSending, func(m store.RecipientMark) []any { return []any{m.ID} }, markTimeout)
+	return e, nil
 }
 
 func cmpOr[T int | time.Duration](v, def T) T {
@@ -241,12 +265,22 @@ func (e *Engine) sweep(ctx context.Context) {
 	if _, err := e.store.ActivateBroadcasts(ctx, now); err != nil && ctx.Err() == nil {
 		e.log.Warn("activate broadcasts", "err", err)
 	}
-	if n, err := e.store.ExpireBroadcastSending(ctx, now.Add(-e.cfg.UnknownAfter)); err != nil && ctx.Err() == nil {
+	if e.cfg.Keyed {
+		var resendBefore time.Time
+		if e.cfg.ResendUnknownAfter > 0 {
+			resendBefore = now.Add(-e.cfg.ResendUnknownAfter)
+		}
+		if c, err := e.store.SettleBroadcastRecipients(ctx, now.Add(-e.cfg.UnknownAfter), now, resendBefore); err != nil && ctx.Err() == nil {
+			e.log.Warn("settle recipients", "err", err)
+		} else if c != (store.SettleCounts{}) {
+			e.log.Info("recipients settled from their messages", "due_again", c.Due, "sent", c.Sent, "failed", c.Failed, "unknown", c.Unknown)
+		}
+	} else if n, err := e.store.ExpireBroadcastSending(ctx, now.Add(-e.cfg.UnknownAfter)); err != nil && ctx.Err() == nil {
 		e.log.Warn("reconcile sending recipients", "err", err)
 	} else if n > 0 {
 		e.log.Info("recipients whose answer was lost are unknown until a status report names them", "count", n)
 	}
-	if _, err := e.store.CompleteBroadcasts(ctx, now); err != nil && ctx.Err() == nil {
+	if _, err := e.store.CompleteBroadcasts(ctx, now, e.cfg.Keyed && e.cfg.ResendUnknownAfter > 0); err != nil && ctx.Err() == nil {
 		e.log.Warn("complete broadcasts", "err", err)
 	}
 	e.mu.Lock()

@@ -31,45 +31,50 @@ func (b *bucket) setRate(rate, burst float64) {
 	b.tokens = min(b.tokens, burst)
 }
 
-// hold stops the bucket for d and empties it.
+// hold stops the bucket for d and empties it (reservations already made stay owed).
 func (b *bucket) hold(d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if u := time.Now().Add(d); u.After(b.until) {
 		b.until = u
 	}
-	b.tokens = 0
+	b.tokens = min(b.tokens, 0)
 }
 
-// wait takes a token, sleeping until one is there; it fails only when ctx ends.
+// wait takes a token, sleeping until it is due; it fails only when ctx ends (and then gives
+// the token back). A caller that finds none reserves the next one (the count goes below zero)
+// and sleeps exactly until it is due, so waiters wake one at a time, each at its own moment,
+// instead of all at every token.
 func (b *bucket) wait(ctx context.Context) error {
-	for {
+	b.mu.Lock()
+	now := time.Now()
+	start := now
+	if start.Before(b.until) {
+		start = b.until
+	}
+	if start.After(b.last) {
+		b.tokens = min(b.burst, b.tokens+start.Sub(b.last).Seconds()*b.rate)
+		b.last = start
+	}
+	b.tokens--
+	delay := start.Sub(now)
+	if b.tokens < 0 {
+		delay += time.Duration(-b.tokens / b.rate * float64(time.Second))
+	}
+	b.mu.Unlock()
+	if delay <= 0 {
+		return nil
+	}
+	t := time.NewTimer(delay)
+	select {
+	case <-ctx.Done():
+		t.Stop()
 		b.mu.Lock()
-		now := time.Now()
-		var delay time.Duration
-		if now.Before(b.until) {
-			delay = b.until.Sub(now)
-			b.last = b.until
-		} else {
-			if now.After(b.last) {
-				b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
-				b.last = now
-			}
-			if b.tokens >= 1 {
-				b.tokens--
-				b.mu.Unlock()
-				return nil
-			}
-			delay = time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
-		}
+		b.tokens++
 		b.mu.Unlock()
-		t := time.NewTimer(max(delay, 100*time.Microsecond))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

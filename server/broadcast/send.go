@@ -38,7 +38,7 @@ func (e *Engine) send(ctx context.Context, l *lane, it item) {
 		e.release(ctx, it, notBefore)
 		return
 	}
-	marked, err := e.store.MarkBroadcastSending(ctx, it.r.AccountID, it.r.ID, it.r.Claim, now)
+	marked, err := e.marks.Do(store.RecipientMark{AccountID: it.r.AccountID, ID: it.r.ID, Claim: it.r.Claim, At: now, Keyed: e.cfg.Keyed})
 	if err != nil || !marked {
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("mark recipient sending", "recipient", it.r.ID, "err", err)
@@ -54,6 +54,7 @@ func (e *Engine) send(ctx context.Context, l *lane, it item) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.SendTimeout)
 	id, err := e.cfg.Sender.SendBroadcast(cctx, Message{
 		Broadcast: it.b, Recipient: it.r, BodyParams: Params(it.b, it.r.Variables), CallbackData: CallbackData(it.r.ID),
+		BeforeCall: l.gate.wait,
 	})
 	cancel()
 	at := e.clock()

@@ -2,6 +2,7 @@ package broadcast
 
 import (
 	"context"
+	"fmt"
 
 	"gateway/platform/whatsapp"
 )
@@ -25,6 +26,11 @@ func (p PlatformSender) SendBroadcast(ctx context.Context, m Message) (string, e
 		ts.To = m.Recipient.Mobile
 	} else {
 		ts.ToUserID = m.Recipient.UserID
+	}
+	if m.BeforeCall != nil {
+		if err := m.BeforeCall(ctx); err != nil {
+			return "", fmt.Errorf("%w: %v", ErrNotSent, err)
+		}
 	}
 	res, err := p.Client.SendTemplate(ctx, p.Token(m.Broadcast.PhoneNumberID), m.Broadcast.PhoneNumberID, ts)
 	if err != nil {

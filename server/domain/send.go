@@ -388,6 +388,7 @@ func (s *Sends) sendFailed(ctx context.Context, accountID, messageID int64, held
 		return fmt.Errorf("send %d: %w", messageID, err)
 	}
 	s.log.WarnContext(ctx, "platform refused send", "message_id", messageID, "error", err.Error())
+	fail.cause = err // the platform's error, for a caller that acts on its code (a broadcast)
 	platformCode := ""
 	if f.Code != nil {
 		platformCode = strconv.Itoa(*f.Code)

@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Reads of a broadcast's progress: counts by state, the recipients page by page, and its use of
+// the portfolio's budget.
+
+// BroadcastCounts returns how many of the broadcast's recipients are in each state (states
+// with none are absent).
+func (s *Store) BroadcastCounts(ctx context.Context, accountID, id int64) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM broadcast_recipients
+		WHERE account_id = $1 AND broadcast_id = $2 GROUP BY state`, accountID, id)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, translate(err)
+		}
+		out[st] = n
+	}
+	return out, translate(rows.Err())
+}
+
+// BroadcastRecipient is one stored recipient.
+type BroadcastRecipient struct {
+	ID             int64      `db:"id"`
+	AccountID      int64      `db:"account_id"`
+	BroadcastID    int64      `db:"broadcast_id"`
+	Mobile         string     `db:"mobile"`
+	UserID         string     `db:"user_id"`
+	VariablesJSON  []byte     `db:"variables"`
+	State          string     `db:"state"`
+	Attempts       int        `db:"attempts"`
+	MessageID      string     `db:"message_id"`
+	ErrorCode      *int       `db:"error_code"`
+	ErrorTitle     string     `db:"error_title"`
+	RetryNotBefore *time.Time `db:"retry_not_before"`
+	FinishedAt     *time.Time `db:"finished_at"`
+}
+
+// Variables decodes the recipient's variables.
+func (r BroadcastRecipient) Variables() map[string]string {
+	v := map[string]string{}
+	_ = json.Unmarshal(r.VariablesJSON, &v) // the column is a JSON object by its CHECK
+	return v
+}
+
+// BroadcastRecipients returns a page of the broadcast's recipients in id order, those after
+// afterID, at most limit (keyset pages: pass the last id seen).
+func (s *Store) BroadcastRecipients(ctx context.Context, accountID, broadcastID, afterID int64, limit int) ([]BroadcastRecipient, error) {
+	var out []BroadcastRecipient
+	if err := s.db.SelectContext(ctx, &out, `SELECT id, account_id, broadcast_id, mobile, user_id, variables, state, attempts,
+			message_id, error_code, error_title, retry_not_before, finished_at
+		FROM broadcast_recipients WHERE account_id = $1 AND broadcast_id = $2 AND id > $3 ORDER BY id LIMIT $4`,
+		accountID, broadcastID, afterID, limit); err != nil {
+		return nil, translate(err)
+	}
+	return out, nil
+}
+
+// BudgetUse is a broadcast's use of its portfolio's 24 h budget of unique recipients, for the
+// pre-flight: Used is the recipients the portfolio reached in the window, Cost how many of the
+// broadcast's recipients not called yet would be new to it.
+type BudgetUse struct {
+	Used int `db:"used"`
+	Cost int `db:"cost"`
+}
+
+// BroadcastBudgetUse returns the broadcast's use of its portfolio's budget at now.
+func (s *Store) BroadcastBudgetUse(ctx context.Context, accountID, broadcastID int64, now time.Time) (BudgetUse, error) {
+	var u BudgetUse
+	err := s.db.GetContext(ctx, &u, `SELECT
+			(SELECT count(*) FROM portfolio_reach p WHERE p.account_id = $1 AND p.portfolio = b.portfolio AND p.reached_at > $3::timestamptz - interval '24 hours') AS used,
+			(SELECT count(*) FROM broadcast_recipients r WHERE r.account_id = $1 AND r.broadcast_id = b.id AND r.state = 'pending'
+				AND NOT EXISTS (SELECT FROM portfolio_reach p WHERE p.account_id = $1 AND p.portfolio = b.portfolio
+					AND p.recipient = r.mobile || r.user_id AND p.reached_at > $3::timestamptz - interval '24 hours')) AS cost
+		FROM broadcasts b WHERE b.account_id = $1 AND b.id = $2`, accountID, broadcastID, now)
+	return u, translate(err)
+}
+
+// BlockedMobiles returns, of mobiles, those of the account's blocked contacts, each with
+// whether the contact blocked itself (its latest block is its own STOP, with no member) or a
+// member blocked it. Only the exact number is matched; the send path still refuses a person
+// blocked under another form of the number.
+func (s *Store) BlockedMobiles(ctx context.Context, accountID int64, mobiles []string) (optedOut map[string]bool, err error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT c.mobile, coalesce((SELECT a.user_id IS NULL FROM audit_log a
+			WHERE a.account_id = $1 AND a.action = $3 AND a.target = c.mobile ORDER BY a.id DESC LIMIT 1), false)
+		FROM contacts c WHERE c.account_id = $1 AND c.blocked AND c.mobile = ANY($2)`,
+		accountID, pq.StringArray(mobiles), AuditContactBlocked)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var m string
+		var self bool
+		if err := rows.Scan(&m, &self); err != nil {
+			return nil, translate(err)
+		}
+		out[m] = self
+	}
+	return out, translate(rows.Err())
+}
+
+// PortfolioReach returns how many recipients the account's portfolio reached in the 24 h
+// before now (used), and how many of recipients are among them (reached).
+func (s *Store) PortfolioReach(ctx context.Context, accountID int64, portfolio string, recipients []string, now time.Time) (used, reached int, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM portfolio_reach WHERE account_id = $1 AND portfolio = $2 AND reached_at > $4),
+			(SELECT count(*) FROM portfolio_reach WHERE account_id = $1 AND portfolio = $2 AND reached_at > $4 AND recipient = ANY($3))`,
+		accountID, portfolio, pq.StringArray(recipients), now.Add(-ReachWindow)).Scan(&used, &reached)
+	return used, reached, translate(err)
+}
+
+// BroadcastProgress is a broadcast's recipients by state, with those sent split by what the
+// platform reported of their messages, and the calls of the last minute.
+type BroadcastProgress struct {
+	ByState   map[string]int // recipient states
+	Delivered int            // sent recipients whose message was delivered (not read)
+	Read      int            // sent recipients whose message was read
+	Recent    int            // recipients marked sending since the since of the call
+}
+
+// BroadcastProgressOf returns the broadcast's progress. A live broadcast's delivered and read
+// are its messages' statuses; a test-mode broadcast's are simulated as its test messages are
+// (delivered 2 s after the send, read after 5 s).
+func (s *Store) BroadcastProgressOf(ctx context.Context, accountID, broadcastID int64, test bool, since, now time.Time) (BroadcastProgress, error) {
+	p := BroadcastProgress{ByState: map[string]int{}}
+	rows, err := s.db.QueryContext(ctx, `SELECT r.state, count(*),
+			count(*) FILTER (WHERE CASE WHEN $3 THEN r.state = 'sent' AND r.finished_at <= $5::timestamptz - interval '2 seconds'
+				AND r.finished_at > $5::timestamptz - interval '5 seconds' ELSE m.status = 'delivered' END),
+			count(*) FILTER (WHERE CASE WHEN $3 THEN r.state = 'sent' AND r.finished_at <= $5::timestamptz - interval '5 seconds'
+				ELSE m.status = 'read' END),
+			count(*) FILTER (WHERE r.sending_at > $4)
+		FROM broadcast_recipients r
+		LEFT JOIN messages m ON NOT $3 AND r.state = 'sent' AND m.account_id = r.account_id AND m.platform_message_id = r.message_id
+		WHERE r.account_id = $1 AND r.broadcast_id = $2 GROUP BY r.state`, accountID, broadcastID, test, since, now)
+	if err != nil {
+		return p, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n, delivered, read, recent int
+		if err := rows.Scan(&st, &n, &delivered, &read, &recent); err != nil {
+			return p, translate(err)
+		}
+		p.ByState[st] = n
+		p.Delivered += delivered
+		p.Read += read
+		p.Recent += recent
+	}
+	return p, translate(rows.Err())
+}
