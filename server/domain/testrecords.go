@@ -24,13 +24,10 @@ type TestRecords struct {
 
 var _ Records = TestRecords{}
 
-// The fixture campaign (the standing API campaign, DefaultCampaign) and contact every test send
-// answers with, as the test send does; and the language of the fixture templates.
-const (
-	standingCampaignID = 1
-	standingContactID  = 1
-	fixtureLanguage    = "en_US"
-)
+// fixtureLanguage is the language of the fixture templates. The fixture campaign (the
+// standing campaign, DefaultCampaign) and contact every test send answers with are the test
+// send's (TestCampaignID, TestContactID in testsend.go).
+const fixtureLanguage = "en_US"
 
 // Message reads a test send; its status is derived from its age on the clock: sent, then
 // delivered, then read.
@@ -51,15 +48,15 @@ func (t TestRecords) Message(ctx context.Context, accountID, id int64, _ *store.
 	if age >= t.ReadAfter {
 		history = append(history, store.StatusChange{Status: "read", At: sent.Add(t.ReadAfter)})
 	}
-	campaign := int64(standingCampaignID)
+	campaign := int64(TestCampaignID)
 	m := store.Message{ID: tm.ID, AccountID: accountID, PlatformMessageID: tm.PlatformMessageID,
 		Status: history[len(history)-1].Status, CreatedAt: sent, SentAt: &sent, History: history,
 		ClientReference: tm.ClientReference, Type: "template", Destination: tm.Destination,
-		ContactID: standingContactID, RecipientMobile: tm.Destination, TemplateName: tm.TemplateName,
+		ContactID: TestContactID, RecipientMobile: tm.Destination, TemplateName: tm.TemplateName,
 		TemplateLanguage: fixtureLanguage, CampaignID: &campaign, CampaignName: DefaultCampaign}
 	// The recipient is the contact the send answered with; its name when the number is its.
 	for _, c := range fixtureContacts {
-		if c.ID == standingContactID && c.Mobile == tm.Destination {
+		if c.ID == TestContactID && c.Mobile == tm.Destination {
 			m.RecipientName, m.RecipientUserID = c.Name, c.UserID
 		}
 	}
@@ -198,13 +195,13 @@ func upsertedFixture(mobile string, name *string) store.Contact {
 var (
 	fixtureCampaigns = []store.CampaignReport{
 		{ID: 2, Name: "November orders", CreatedAt: time.Date(2026, 1, 11, 15, 0, 0, 0, time.UTC)},
-		{ID: standingCampaignID, Name: DefaultCampaign, CreatedAt: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)},
+		{ID: TestCampaignID, Name: DefaultCampaign, CreatedAt: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC)},
 	}
 	fixtureMessages = []store.ListedMessage{
 		fixtureMessage(4, 3, 2, "order_confirmation_update", "read", time.Date(2026, 1, 12, 10, 0, 0, 0, time.UTC)),
 		fixtureMessage(3, 2, 2, "order_confirmation_update", "failed", time.Date(2026, 1, 11, 16, 0, 0, 0, time.UTC)),
-		fixtureMessage(2, 1, standingCampaignID, "otp_login_code", "delivered", time.Date(2026, 1, 6, 9, 0, 0, 0, time.UTC)),
-		fixtureMessage(1, 1, standingCampaignID, "sandbox_welcome", "sent", time.Date(2026, 1, 5, 8, 5, 0, 0, time.UTC)),
+		fixtureMessage(2, 1, TestCampaignID, "otp_login_code", "delivered", time.Date(2026, 1, 6, 9, 0, 0, 0, time.UTC)),
+		fixtureMessage(1, 1, TestCampaignID, "sandbox_welcome", "sent", time.Date(2026, 1, 5, 8, 5, 0, 0, time.UTC)),
 	}
 )
 
