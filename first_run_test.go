@@ -87,7 +87,7 @@ func TestDevFirstRun(t *testing.T) {
 	if !strings.Contains(body, "Sign out") {
 		t.Fatalf("signing in with the printed password:\n%s", tail(body, 2000))
 	}
-	if page := get(t, c, base+"/dashboard/messages"); !strings.Contains(page, "View message "+messageID) {
+	if page := get(t, c, base+"/dashboard/messages"); !strings.Contains(page, `href="/dashboard/messages/`+messageID+`"`) {
 		t.Fatalf("the messages list lacks message %s:\n%s", messageID, tail(page, 3000))
 	}
 
