@@ -19,7 +19,8 @@ ALTER TABLE events ADD CONSTRAINT events_type_check CHECK (type = ANY (ARRAY['me
 -- A broadcast that pauses (for any reason, or with a new reason) or completes writes its event
 -- in the statement that changed it, whoever the writer is (the API, the engine's budget pause,
 -- a paused template, the completion sweep).
-CREATE FUNCTION broadcasts_state_event() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION broadcasts_state_event() RETURNS trigger LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan SET jit = off AS $$
 BEGIN
     IF NEW.state = 'paused' THEN
         INSERT INTO events (account_id, type, test, data)
@@ -44,7 +45,8 @@ CREATE TRIGGER broadcasts_state_events AFTER UPDATE OF state, pause_reason ON br
 -- A broadcast's message that fails after the platform accepted it (a failed status report:
 -- 131049, the per-user marketing limit, comes this way) fails its recipient too, whoever
 -- applied the report; after 131049 the person is not tried again for 24 hours.
-CREATE FUNCTION broadcast_message_failed() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION broadcast_message_failed() RETURNS trigger LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan SET jit = off AS $$
 BEGIN
     UPDATE broadcast_recipients SET state = 'failed', error_code = NEW.error_code, error_title = coalesce(NEW.error_title, ''),
         retry_not_before = CASE WHEN NEW.error_code = 131049 THEN coalesce(NEW.failed_at, now()) + interval '24 hours' END

@@ -50,6 +50,8 @@ CREATE TYPE public.messages_count_delta AS (
 
 CREATE FUNCTION public.broadcast_message_failed() RETURNS trigger
     LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
     AS $$
 BEGIN
     UPDATE broadcast_recipients SET state = 'failed', error_code = NEW.error_code, error_title = coalesce(NEW.error_title, ''),
@@ -65,6 +67,8 @@ $$;
 
 CREATE FUNCTION public.broadcasts_state_event() RETURNS trigger
     LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
     AS $$
 BEGIN
     IF NEW.state = 'paused' THEN
