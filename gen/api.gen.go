@@ -99,6 +99,7 @@ const (
 	ErrorCodeTemplateNotFound      ErrorCode = "template_not_found"
 	ErrorCodeUnauthorized          ErrorCode = "unauthorized"
 	ErrorCodeValidationFailed      ErrorCode = "validation_failed"
+	ErrorCodeWindowClosed          ErrorCode = "window_closed"
 )
 
 // Valid indicates whether the value is a known member of the ErrorCode enum.
@@ -133,6 +134,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeUnauthorized:
 		return true
 	case ErrorCodeValidationFailed:
+		return true
+	case ErrorCodeWindowClosed:
 		return true
 	default:
 		return false
@@ -247,6 +250,21 @@ func (e KeyMode) Valid() bool {
 	case KeyModeLive:
 		return true
 	case KeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MarkReadEnvelopeSuccess.
+const (
+	MarkReadEnvelopeSuccessTrue MarkReadEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MarkReadEnvelopeSuccess enum.
+func (e MarkReadEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MarkReadEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -433,6 +451,69 @@ func (e MessageStatusEventMode) Valid() bool {
 	}
 }
 
+// Defines values for OutgoingInteractiveType.
+const (
+	InteractiveButtons OutgoingInteractiveType = "button"
+	InteractiveList    OutgoingInteractiveType = "list"
+)
+
+// Valid indicates whether the value is a known member of the OutgoingInteractiveType enum.
+func (e OutgoingInteractiveType) Valid() bool {
+	switch e {
+	case InteractiveButtons:
+		return true
+	case InteractiveList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OutgoingType.
+const (
+	SentAudio       OutgoingType = "audio"
+	SentContacts    OutgoingType = "contacts"
+	SentDocument    OutgoingType = "document"
+	SentImage       OutgoingType = "image"
+	SentInteractive OutgoingType = "interactive"
+	SentLocation    OutgoingType = "location"
+	SentReaction    OutgoingType = "reaction"
+	SentSticker     OutgoingType = "sticker"
+	SentTemplate    OutgoingType = "template"
+	SentText        OutgoingType = "text"
+	SentVideo       OutgoingType = "video"
+)
+
+// Valid indicates whether the value is a known member of the OutgoingType enum.
+func (e OutgoingType) Valid() bool {
+	switch e {
+	case SentAudio:
+		return true
+	case SentContacts:
+		return true
+	case SentDocument:
+		return true
+	case SentImage:
+		return true
+	case SentInteractive:
+		return true
+	case SentLocation:
+		return true
+	case SentReaction:
+		return true
+	case SentSticker:
+		return true
+	case SentTemplate:
+		return true
+	case SentText:
+		return true
+	case SentVideo:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SendEnvelopeSuccess.
 const (
 	SendEnvelopeSuccessTrue SendEnvelopeSuccess = true
@@ -442,6 +523,48 @@ const (
 func (e SendEnvelopeSuccess) Valid() bool {
 	switch e {
 	case SendEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SendMessageRequestType.
+const (
+	SendAudio       SendMessageRequestType = "audio"
+	SendContacts    SendMessageRequestType = "contacts"
+	SendDocument    SendMessageRequestType = "document"
+	SendImage       SendMessageRequestType = "image"
+	SendInteractive SendMessageRequestType = "interactive"
+	SendLocation    SendMessageRequestType = "location"
+	SendReaction    SendMessageRequestType = "reaction"
+	SendSticker     SendMessageRequestType = "sticker"
+	SendText        SendMessageRequestType = "text"
+	SendVideo       SendMessageRequestType = "video"
+)
+
+// Valid indicates whether the value is a known member of the SendMessageRequestType enum.
+func (e SendMessageRequestType) Valid() bool {
+	switch e {
+	case SendAudio:
+		return true
+	case SendContacts:
+		return true
+	case SendDocument:
+		return true
+	case SendImage:
+		return true
+	case SendInteractive:
+		return true
+	case SendLocation:
+		return true
+	case SendReaction:
+		return true
+	case SendSticker:
+		return true
+	case SendText:
+		return true
+	case SendVideo:
 		return true
 	default:
 		return false
@@ -804,6 +927,11 @@ type ErrorEnvelope struct {
 	// /messages/{message_id} shows it meanwhile with `outcome_unknown: true`.
 	OutcomeUnknown *bool                `json:"outcome_unknown,omitempty"`
 	Success        ErrorEnvelopeSuccess `json:"success"`
+
+	// WindowClosedAt On a 409 `window_closed`: when the customer's service window closed. Absent when
+	// the customer never wrote to the account's number (or the platform reported the
+	// window closed before the gateway knew).
+	WindowClosedAt *time.Time `json:"window_closed_at,omitempty"`
 }
 
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
@@ -903,6 +1031,25 @@ type InternalErrorEnvelope = ErrorEnvelope
 
 // KeyMode The kind of key that made the request.
 type KeyMode string
+
+// MarkReadEnvelope defines model for MarkReadEnvelope.
+type MarkReadEnvelope struct {
+	Data MarkReadResult `json:"data"`
+
+	// Message Human-readable text.
+	Message string                  `json:"message"`
+	Success MarkReadEnvelopeSuccess `json:"success"`
+}
+
+// MarkReadEnvelopeSuccess defines model for MarkReadEnvelope.Success.
+type MarkReadEnvelopeSuccess bool
+
+// MarkReadResult defines model for MarkReadResult.
+type MarkReadResult struct {
+	// ChatMessageId The platform's id of the message marked read.
+	ChatMessageId string `json:"chat_message_id"`
+	MessageId     int64  `json:"message_id"`
+}
 
 // Me defines model for Me.
 type Me struct {
@@ -1079,6 +1226,9 @@ type MessageReceivedEventEvent string
 // MessageReceivedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
 type MessageReceivedEventMode string
 
+// MessageSendConflictEnvelope The failure envelope of this status; `code` is one of the values listed.
+type MessageSendConflictEnvelope = ErrorEnvelope
+
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
 	ChatMessageId string `json:"chat_message_id"`
@@ -1097,6 +1247,14 @@ type MessageSentData struct {
 
 	// Template The template name.
 	Template string `json:"template"`
+
+	// Type The kind of an outgoing message; `template` for POST /messages/template.
+	Type *OutgoingType `json:"type,omitempty"`
+
+	// UserId The business-scoped user id the message was sent to, when it was sent to one (then `destination` is the contact's number when known, else the user id).
+	//
+	// Example: US.13491208655302741918
+	UserId *string `json:"user_id,omitempty"`
 }
 
 // MessageSentDataSource `api` for a send through POST /messages/template, `panel` for one from the dashboard's send form (same checks, idempotency and events).
@@ -1179,8 +1337,155 @@ type MessagesEnvelope struct {
 // MethodNotAllowedEnvelope The failure envelope of this status; `code` is one of the values listed.
 type MethodNotAllowedEnvelope = ErrorEnvelope
 
+// NotConnectedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type NotConnectedEnvelope = ErrorEnvelope
+
 // NotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
 type NotFoundEnvelope = ErrorEnvelope
+
+// OutgoingContactCard A contact card, as the platform defines it.
+type OutgoingContactCard struct {
+	Addresses *[]struct {
+		City        *string `json:"city,omitempty"`
+		Country     *string `json:"country,omitempty"`
+		CountryCode *string `json:"country_code,omitempty"`
+		State       *string `json:"state,omitempty"`
+		Street      *string `json:"street,omitempty"`
+		Type        *string `json:"type,omitempty"`
+		Zip         *string `json:"zip,omitempty"`
+	} `json:"addresses,omitempty"`
+
+	// Birthday Example: 1990-04-21
+	Birthday *string `json:"birthday,omitempty"`
+	Emails   *[]struct {
+		Email *string `json:"email,omitempty"`
+		Type  *string `json:"type,omitempty"`
+	} `json:"emails,omitempty"`
+	Name struct {
+		FirstName *string `json:"first_name,omitempty"`
+
+		// FormattedName Example: Support desk
+		FormattedName string  `json:"formatted_name"`
+		LastName      *string `json:"last_name,omitempty"`
+		MiddleName    *string `json:"middle_name,omitempty"`
+		Prefix        *string `json:"prefix,omitempty"`
+		Suffix        *string `json:"suffix,omitempty"`
+	} `json:"name"`
+	Org *struct {
+		Company    *string `json:"company,omitempty"`
+		Department *string `json:"department,omitempty"`
+		Title      *string `json:"title,omitempty"`
+	} `json:"org,omitempty"`
+	Phones *[]struct {
+		// Phone Example: +1 555 078 3881
+		Phone *string `json:"phone,omitempty"`
+
+		// Type Example: WORK
+		Type *string `json:"type,omitempty"`
+
+		// WaId Example: 15550783881
+		WaId *string `json:"wa_id,omitempty"`
+	} `json:"phones,omitempty"`
+	Urls *[]struct {
+		Type *string `json:"type,omitempty"`
+		Url  *string `json:"url,omitempty"`
+	} `json:"urls,omitempty"`
+}
+
+// OutgoingInteractive Reply buttons (`type: button`, 1 to 3 `buttons`) or a list (`type: list`, a `button`
+// label and 1 to 10 `sections` of at most 10 rows together). The customer's choice comes
+// back in message.received as an interactive reply with the button's or row's `id`.
+type OutgoingInteractive struct {
+	// Body The text (at most 1,024 characters with buttons, 4,096 with a list).
+	Body string `json:"body"`
+
+	// Button A list's button label, which opens the list.
+	Button  *string `json:"button,omitempty"`
+	Buttons *[]struct {
+		Id    string `json:"id"`
+		Title string `json:"title"`
+	} `json:"buttons,omitempty"`
+	Footer *string `json:"footer,omitempty"`
+
+	// Header An optional text header.
+	Header   *string `json:"header,omitempty"`
+	Sections *[]struct {
+		Rows []struct {
+			Description *string `json:"description,omitempty"`
+			Id          string  `json:"id"`
+			Title       string  `json:"title"`
+		} `json:"rows"`
+
+		// Title Required when there are several sections.
+		Title *string `json:"title,omitempty"`
+	} `json:"sections,omitempty"`
+	Type OutgoingInteractiveType `json:"type"`
+}
+
+// OutgoingInteractiveType defines model for OutgoingInteractive.Type.
+type OutgoingInteractiveType string
+
+// OutgoingLocation defines model for OutgoingLocation.
+type OutgoingLocation struct {
+	// Address Example: Av. Paulista 1000, São Paulo
+	Address *string `json:"address,omitempty"`
+
+	// Latitude Example: -23.5614
+	Latitude float64 `json:"latitude"`
+
+	// Longitude Example: -46.6559
+	Longitude float64 `json:"longitude"`
+
+	// Name Example: Acme Paulista
+	Name *string `json:"name,omitempty"`
+}
+
+// OutgoingMedia Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+// caption on image, video and document only; a filename on a document only.
+type OutgoingMedia struct {
+	// Caption Example: The blue one
+	Caption *string `json:"caption,omitempty"`
+
+	// Filename Example: invoice-0042.pdf
+	Filename *string `json:"filename,omitempty"`
+
+	// Id The platform's id of uploaded media.
+	//
+	// Example: 1003383421387256
+	Id *string `json:"id,omitempty"`
+
+	// Link A public https URL the platform downloads the media from.
+	//
+	// Example: https://cdn.example.com/spring.jpg
+	Link *string `json:"link,omitempty"`
+}
+
+// OutgoingReaction defines model for OutgoingReaction.
+type OutgoingReaction struct {
+	// Emoji One emoji; empty or absent removes an earlier reaction.
+	//
+	// Example: 👍
+	Emoji *string `json:"emoji,omitempty"`
+
+	// MessageId The message_id of the message (of this account, with the platform's id) reacted to.
+	//
+	// Example: 1002
+	MessageId int64 `json:"message_id"`
+}
+
+// OutgoingText defines model for OutgoingText.
+type OutgoingText struct {
+	// Body The text, up to 4,096 characters.
+	//
+	// Example: Yes, in blue and navy.
+	Body string `json:"body"`
+
+	// PreviewUrl Show a preview of the first URL in the body.
+	PreviewUrl *bool `json:"preview_url,omitempty"`
+}
+
+// OutgoingType The kind of an outgoing message; `template` for POST /messages/template.
+type OutgoingType string
 
 // Pagination defines model for Pagination.
 type Pagination struct {
@@ -1224,6 +1529,85 @@ type SendEnvelope struct {
 // SendEnvelopeSuccess defines model for SendEnvelope.Success.
 type SendEnvelopeSuccess bool
 
+// SendMessageRequest One message: `type` and the object of that name (only that one). The recipient is
+// `destination` or `user_id`, exactly one.
+type SendMessageRequest struct {
+	// Audio Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+	// caption on image, video and document only; a filename on a document only.
+	Audio *OutgoingMedia `json:"audio,omitempty"`
+
+	// CampaignName Groups the send under a standing API campaign in reports.
+	//
+	// Example: Support
+	CampaignName *string `json:"campaign_name,omitempty"`
+
+	// ClientReference The caller's own id for this send. Stored with the message and returned in the send
+	// response, GET /messages/{id}, and the message.sent and message.status events.
+	//
+	//
+	// Example: ticket-381
+	ClientReference *string `json:"client_reference,omitempty"`
+
+	// Contacts Contact cards to share.
+	Contacts *[]OutgoingContactCard `json:"contacts,omitempty"`
+
+	// Destination International format, digits only, country code included. Required unless `user_id` is given.
+	//
+	// Example: 15551234567
+	Destination string `json:"destination,omitempty"`
+
+	// Document Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+	// caption on image, video and document only; a filename on a document only.
+	Document *OutgoingMedia `json:"document,omitempty"`
+
+	// Image Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+	// caption on image, video and document only; a filename on a document only.
+	Image *OutgoingMedia `json:"image,omitempty"`
+
+	// Interactive Reply buttons (`type: button`, 1 to 3 `buttons`) or a list (`type: list`, a `button`
+	// label and 1 to 10 `sections` of at most 10 rows together). The customer's choice comes
+	// back in message.received as an interactive reply with the button's or row's `id`.
+	Interactive *OutgoingInteractive `json:"interactive,omitempty"`
+	Location    *OutgoingLocation    `json:"location,omitempty"`
+
+	// Name The contact's name, saved when the send creates the contact.
+	//
+	// Example: Ana Souza
+	Name     *string           `json:"name,omitempty"`
+	Reaction *OutgoingReaction `json:"reaction,omitempty"`
+
+	// ReplyTo The message_id of a message of this account (sent or received, with the platform's id) to quote.
+	//
+	// Example: 1002
+	ReplyTo *int64 `json:"reply_to,omitempty"`
+
+	// Sticker Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+	// caption on image, video and document only; a filename on a document only.
+	Sticker *OutgoingMedia `json:"sticker,omitempty"`
+	Text    *OutgoingText  `json:"text,omitempty"`
+
+	// Type The kind of message; the request holds the object of this name.
+	//
+	// Example: text
+	Type SendMessageRequestType `json:"type"`
+
+	// UserId The customer's business-scoped user id (as message.received reports it), instead of
+	// `destination`; exactly one of the two. Never read as a phone number.
+	//
+	//
+	// Example: US.13491208655302741918
+	UserId *UserID `json:"user_id,omitempty"`
+
+	// Video Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+	// caption on image, video and document only; a filename on a document only.
+	Video *OutgoingMedia `json:"video,omitempty"`
+}
+
+// SendMessageRequestType The kind of message; the request holds the object of this name.
+//
+// Example: text
+type SendMessageRequestType string
+
 // SendResult defines model for SendResult.
 type SendResult struct {
 	CampaignId int64 `json:"campaign_id"`
@@ -1255,6 +1639,9 @@ type SendResult struct {
 
 	// Status What the messaging platform last reported.
 	Status MessageStatus `json:"status"`
+
+	// Type The kind of an outgoing message; `template` for POST /messages/template.
+	Type *OutgoingType `json:"type,omitempty"`
 }
 
 // SendResultDelivery Test mode only. real when the destination joined the sandbox.
@@ -1263,7 +1650,7 @@ type SendResultDelivery string
 // SendResultMode Test mode only.
 type SendResultMode string
 
-// SendTemplateRequest defines model for SendTemplateRequest.
+// SendTemplateRequest The recipient is `destination` or `user_id`, exactly one.
 type SendTemplateRequest struct {
 	// BodyVariables Values for {{1}}, {{2}} and so on, in body order.
 	//
@@ -1290,10 +1677,10 @@ type SendTemplateRequest struct {
 	// Example: crm-order-7781
 	ClientReference *string `json:"client_reference,omitempty"`
 
-	// Destination International format, digits only, country code included.
+	// Destination International format, digits only, country code included. Required unless `user_id` is given.
 	//
 	// Example: 15551234567
-	Destination string `json:"destination"`
+	Destination string `json:"destination,omitempty"`
 
 	// HeaderLocation The place shown by a LOCATION header.
 	HeaderLocation *HeaderLocation `json:"header_location,omitempty"`
@@ -1325,6 +1712,13 @@ type SendTemplateRequest struct {
 	//
 	// Example: order_confirmation
 	TemplateName *string `json:"template_name,omitempty"`
+
+	// UserId The customer's business-scoped user id (as message.received reports it), instead of
+	// `destination`; exactly one of the two. Never read as a phone number.
+	//
+	//
+	// Example: US.13491208655302741918
+	UserId *UserID `json:"user_id,omitempty"`
 }
 
 // StatusChange defines model for StatusChange.
@@ -1463,6 +1857,12 @@ type UpsertContactRequest struct {
 	Note *string `json:"note,omitempty"`
 }
 
+// UserID The customer's business-scoped user id (as message.received reports it), instead of
+// `destination`; exactly one of the two. Never read as a phone number.
+//
+// Example: US.13491208655302741918
+type UserID = string
+
 // ValidationErrorEnvelope defines model for ValidationErrorEnvelope.
 type ValidationErrorEnvelope struct {
 	// Code Machine-readable reason of a failure.
@@ -1482,6 +1882,11 @@ type ValidationErrorEnvelope struct {
 	// /messages/{message_id} shows it meanwhile with `outcome_unknown: true`.
 	OutcomeUnknown *bool                          `json:"outcome_unknown,omitempty"`
 	Success        ValidationErrorEnvelopeSuccess `json:"success"`
+
+	// WindowClosedAt On a 409 `window_closed`: when the customer's service window closed. Absent when
+	// the customer never wrote to the account's number (or the platform reported the
+	// window closed before the gateway knew).
+	WindowClosedAt *time.Time `json:"window_closed_at,omitempty"`
 }
 
 // ValidationErrorEnvelopeSuccess defines model for ValidationErrorEnvelope.Success.
@@ -1533,8 +1938,14 @@ type IdempotencyInProgress = IdempotencyInProgressEnvelope
 // InternalError The failure envelope of this status; `code` is one of the values listed.
 type InternalError = InternalErrorEnvelope
 
+// MessageSendConflict The failure envelope of this status; `code` is one of the values listed.
+type MessageSendConflict = MessageSendConflictEnvelope
+
 // MethodNotAllowed The failure envelope of this status; `code` is one of the values listed.
 type MethodNotAllowed = MethodNotAllowedEnvelope
+
+// NotConnected The failure envelope of this status; `code` is one of the values listed.
+type NotConnected = NotConnectedEnvelope
 
 // NotFound The failure envelope of this status; `code` is one of the values listed.
 type NotFound = NotFoundEnvelope
@@ -1615,6 +2026,13 @@ type ListMessagesParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// SendMessageParams defines parameters for SendMessage.
+type SendMessageParams struct {
+	// IdempotencyKey A unique key (1 to 255 characters) that makes a retried request safe: the same key with the
+	// same body within 48 hours replays the first response instead of acting twice.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // SendTemplateMessageParams defines parameters for SendTemplateMessage.
 type SendTemplateMessageParams struct {
 	// IdempotencyKey A unique key (1 to 255 characters) that makes a retried request safe: the same key with the
@@ -1624,6 +2042,9 @@ type SendTemplateMessageParams struct {
 
 // UpsertContactJSONRequestBody defines body for UpsertContact for application/json ContentType.
 type UpsertContactJSONRequestBody = UpsertContactRequest
+
+// SendMessageJSONRequestBody defines body for SendMessage for application/json ContentType.
+type SendMessageJSONRequestBody = SendMessageRequest
 
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
@@ -1860,12 +2281,18 @@ type ServerInterface interface {
 	// ListMessages List sent messages, newest first
 	// (GET /messages)
 	ListMessages(ctx echo.Context, params ListMessagesParams) error
+	// SendMessage Answer a customer inside their service window (a non-template message)
+	// (POST /messages)
+	SendMessage(ctx echo.Context, params SendMessageParams) error
 	// SendTemplateMessage Send an approved template message
 	// (POST /messages/template)
 	SendTemplateMessage(ctx echo.Context, params SendTemplateMessageParams) error
 	// GetMessage Read a message's last reported status
 	// (GET /messages/{id})
 	GetMessage(ctx echo.Context, id int64) error
+	// MarkMessageRead Mark a customer's message read
+	// (POST /messages/{id}/read)
+	MarkMessageRead(ctx echo.Context, id int64) error
 	// ListTemplates List the approved templates of the connected number
 	// (GET /templates)
 	ListTemplates(ctx echo.Context) error
@@ -2063,6 +2490,35 @@ func (w *ServerInterfaceWrapper) ListMessages(ctx echo.Context) error {
 	return err
 }
 
+// SendMessage converts echo context to params.
+func (w *ServerInterfaceWrapper) SendMessage(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SendMessageParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SendMessage(ctx, params)
+	return err
+}
+
 // SendTemplateMessage converts echo context to params.
 func (w *ServerInterfaceWrapper) SendTemplateMessage(ctx echo.Context) error {
 	var err error
@@ -2105,6 +2561,22 @@ func (w *ServerInterfaceWrapper) GetMessage(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMessage(ctx, id)
+	return err
+}
+
+// MarkMessageRead converts echo context to params.
+func (w *ServerInterfaceWrapper) MarkMessageRead(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id int64
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.MarkMessageRead(ctx, id)
 	return err
 }
 
@@ -2168,9 +2640,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/templates", wrapper.ListTemplates, options.OperationMiddlewares["listTemplates"]...)
 	router.POST(options.BaseURL+"/messages/template", wrapper.SendTemplateMessage, options.OperationMiddlewares["sendTemplateMessage"]...)
 	router.GET(options.BaseURL+"/messages/:id", wrapper.GetMessage, options.OperationMiddlewares["getMessage"]...)
+	router.POST(options.BaseURL+"/messages/:id/read", wrapper.MarkMessageRead, options.OperationMiddlewares["markMessageRead"]...)
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
 	router.GET(options.BaseURL+"/messages", wrapper.ListMessages, options.OperationMiddlewares["listMessages"]...)
+	router.POST(options.BaseURL+"/messages", wrapper.SendMessage, options.OperationMiddlewares["sendMessage"]...)
 	router.GET(options.BaseURL+"/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
 	router.GET(options.BaseURL+"/campaigns/:id", wrapper.GetCampaign, options.OperationMiddlewares["getCampaign"]...)
 	router.GET(options.BaseURL+"/events/examples", wrapper.ListEventExamples, options.OperationMiddlewares["listEventExamples"]...)
@@ -2204,6 +2678,16 @@ type InternalErrorJSONResponse struct {
 	Headers InternalErrorResponseHeaders
 }
 
+type MessageSendConflictResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type MessageSendConflictJSONResponse struct {
+	Body MessageSendConflictEnvelope
+
+	Headers MessageSendConflictResponseHeaders
+}
+
 type MethodNotAllowedResponseHeaders struct {
 	Allow      string
 	XRequestId string
@@ -2212,6 +2696,16 @@ type MethodNotAllowedJSONResponse struct {
 	Body MethodNotAllowedEnvelope
 
 	Headers MethodNotAllowedResponseHeaders
+}
+
+type NotConnectedResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type NotConnectedJSONResponse struct {
+	Body NotConnectedEnvelope
+
+	Headers NotConnectedResponseHeaders
 }
 
 type NotFoundResponseHeaders struct {
@@ -3092,6 +3586,176 @@ func (response ListMessages500JSONResponse) VisitListMessagesResponse(w http.Res
 	return err
 }
 
+type SendMessageRequestObject struct {
+	Params SendMessageParams
+	Body   *SendMessageJSONRequestBody
+}
+
+type SendMessageResponseObject interface {
+	VisitSendMessageResponse(w http.ResponseWriter) error
+}
+
+type SendMessage200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type SendMessage200JSONResponse struct {
+	Body    SendEnvelope
+	Headers SendMessage200ResponseHeaders
+}
+
+func (response SendMessage200JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response SendMessage401JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response SendMessage403JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage409JSONResponse struct {
+	MessageSendConflictJSONResponse
+}
+
+func (response SendMessage409JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response SendMessage413JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response SendMessage422JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response SendMessage429JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response SendMessage500JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage502JSONResponse struct{ PlatformErrorJSONResponse }
+
+func (response SendMessage502JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendTemplateMessageRequestObject struct {
 	Params SendTemplateMessageParams
 	Body   *SendTemplateMessageJSONRequestBody
@@ -3405,6 +4069,173 @@ func (response GetMessage500JSONResponse) VisitGetMessageResponse(w http.Respons
 	return err
 }
 
+type MarkMessageReadRequestObject struct {
+	Id int64 `json:"id"`
+}
+
+type MarkMessageReadResponseObject interface {
+	VisitMarkMessageReadResponse(w http.ResponseWriter) error
+}
+
+type MarkMessageRead200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type MarkMessageRead200JSONResponse struct {
+	Body    MarkReadEnvelope
+	Headers MarkMessageRead200ResponseHeaders
+}
+
+func (response MarkMessageRead200JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response MarkMessageRead401JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response MarkMessageRead403JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response MarkMessageRead404JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead409JSONResponse struct{ NotConnectedJSONResponse }
+
+func (response MarkMessageRead409JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response MarkMessageRead422JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response MarkMessageRead429JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response MarkMessageRead500JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead502JSONResponse struct{ PlatformErrorJSONResponse }
+
+func (response MarkMessageRead502JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTemplatesRequestObject struct {
 }
 
@@ -3521,12 +4352,18 @@ type StrictServerInterface interface {
 	// ListMessages List sent messages, newest first
 	// (GET /messages)
 	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
+	// SendMessage Answer a customer inside their service window (a non-template message)
+	// (POST /messages)
+	SendMessage(ctx context.Context, request SendMessageRequestObject) (SendMessageResponseObject, error)
 	// SendTemplateMessage Send an approved template message
 	// (POST /messages/template)
 	SendTemplateMessage(ctx context.Context, request SendTemplateMessageRequestObject) (SendTemplateMessageResponseObject, error)
 	// GetMessage Read a message's last reported status
 	// (GET /messages/{id})
 	GetMessage(ctx context.Context, request GetMessageRequestObject) (GetMessageResponseObject, error)
+	// MarkMessageRead Mark a customer's message read
+	// (POST /messages/{id}/read)
+	MarkMessageRead(ctx context.Context, request MarkMessageReadRequestObject) (MarkMessageReadResponseObject, error)
 	// ListTemplates List the approved templates of the connected number
 	// (GET /templates)
 	ListTemplates(ctx context.Context, request ListTemplatesRequestObject) (ListTemplatesResponseObject, error)
@@ -3738,6 +4575,54 @@ func (sh *strictHandler) ListMessages(ctx echo.Context, params ListMessagesParam
 	return nil
 }
 
+// SendMessage operation middleware
+func (sh *strictHandler) SendMessage(ctx echo.Context, params SendMessageParams) error {
+	var request SendMessageRequestObject
+
+	request.Params = params
+
+	var body SendMessageJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SendMessage(ctx.Request().Context(), request.(SendMessageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SendMessage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SendMessageResponseObject); ok {
+		return validResponse.VisitSendMessageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // SendTemplateMessage operation middleware
 func (sh *strictHandler) SendTemplateMessage(ctx echo.Context, params SendTemplateMessageParams) error {
 	var request SendTemplateMessageRequestObject
@@ -3811,6 +4696,31 @@ func (sh *strictHandler) GetMessage(ctx echo.Context, id int64) error {
 	return nil
 }
 
+// MarkMessageRead operation middleware
+func (sh *strictHandler) MarkMessageRead(ctx echo.Context, id int64) error {
+	var request MarkMessageReadRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.MarkMessageRead(ctx.Request().Context(), request.(MarkMessageReadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "MarkMessageRead")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(MarkMessageReadResponseObject); ok {
+		return validResponse.VisitMarkMessageReadResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListTemplates operation middleware
 func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 	var request ListTemplatesRequestObject
@@ -3839,267 +4749,328 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Lchu3lij6KyjeuWVpp0mT1MOWVLv2UWwl0cS2tC05mT2mjxrqBkVETYBpgJIZl75mvuD8wpkfO4W1",
-	"ADT6wZcsO86UpmqyZXY3HgsL6/341ErkeCIFE1q19j+1RoymLIc/D7NM3po/UqaSnE80l6K13zofMTJm",
-	"eiRTRfSIkQnVI6Kmk4nMteq0ohb7SMeTjLX2Wz8enUfk9OTsvBW1cvb7lOcsbe3rfMqilkpGbEzN8Ho2",
-	"MS8rnXNx1bq7i1rHKRtPpGZCv2WTjM7MV9VlxGaYmNyOmCB6xBXJmZpIoRjhuC6lZc7S4mc5JFQQRvOM",
-	"s5yY5TClyS3XI3ydjhnxEyez9s9sZnZTrJOJ6bi1/75lJm59iBrW/ZZq9oqPuW6GWsrGklyz2RNFMvNW",
-	"RG5HVJOcjSkXyiyQa0JFipvi5oliWkWEC6JYIkWqyEYMn/69343sh1xc/R3+oZj++1a8WT6CxW+veS5+",
-	"f6cy48ls6S5/n0pNyQReJhtxv3tw+/fdbnWJ9ud114IHeJw2r8Ke7xNFeEo2zAHH/9G237SP05jM5JQo",
-	"JnREZE4ouWKC5VSzlEjBNg+IFITdsHzm8adD/jmVmplj0dLhe3kjOfv9YmfYS/bSLda/fEa32fbWHt3Z",
-	"6Sa76cLdjenHV0xc6VFrv9d/3ohZTOezw6FmeX27ZxY1tCS3lGtyyYYyNxDQ+YyLq84qgOVCsyuWw1y/",
-	"/vrr4VSPmNA8oZo1w5cWb3ApSDKiWcbEFSMbb394QfZ6vW7llL9nNId7R7Px3wetK6rZLZ0NWmsd+13U",
-	"mtCcjpm2NCq4sD+zBoQ8JFPBf58yg5Bko2dg1N/ZMcvNaWIG2STa3MExvWaKUAAaB6qB5EHRIdsv6IMZ",
-	"xVGMgYCfLmWKv3FBtp+TkZzmhhYZsoV0aMhzpQPqJJRmNAVylGguroi+5QnrDEQJXA6P2gaR2gaT2gaV",
-	"2gaXnrP+8Nllz9wYbjaJNLsVtQQdm28rVKw1B9X6OztRa8yFR72oCd5u4cgSkkROhT4WZuk3gBqJFIZQ",
-	"mz/pZJJZhHj6mzLw/1TsyLyZmsEpjnHB3SBRa8yUolfMoRa+YOh48I6aJglTqrU/pJlid+Ge/i1nw9Z+",
-	"6/97WrCyp/hUPa2s+EjcsExOGO6tAa3t3JdsxEUK52fOPFiKweqASYZEZd5a7OtPC5J1V+JyyexYnOby",
-	"Kof93QOkvBjpgouLiRsrhOxhleVxVWV3ZptK8ywzDCcY5J6gb9zfogM4XI0rF8vMp0JYCvdARyI0ywXN",
-	"jvJc5vc7CjvCBYMhwhNwgxPF8huWE/fGfcEbrnUhWAWZCvZxwhLD3mDWA2DNDEAcgosgXCoc7mFg+xpk",
-	"xjdSg1yJIt3a4EXB80JIfUHtMCGIcQ7y8ujV0fmRwRMhNbEvGpb+9Kb31MxJE/0ZiF3dyTKiAhIy+8iV",
-	"VuRyqmFRxSXELZENKmb45lSYI3h609s8IDFMEZMMPtaB6M11SehuktsXHQ6+dBd9zom+kfoHORX3O0lz",
-	"hEP4unyA8BeAyD295ym51S07nZwpOc0TRlLJEGHgqIxY6H+5ZJk0nFrCEVgm8XBX45TOMknTcylf0fzq",
-	"fmx1gmNcaCkvMhglhKudEKUVrgi8kRvZR5Aeec2/vz+cK4tfDu7ySqQhhbCEB4RnRvVQ5uM1yThMm7Pf",
-	"gFCav29oNi3B2I574V+qyi7uDeLeQC7GRLpPHG6b+53xG5bTy4yRDTM26W31uv3dzfop3EWtqaA3lGfm",
-	"7YWLCt+rrgv/ZaRNv8KUp0gehbpluRNhe12nah5YcoOLHtOZuRHmf8xHI3rDyCVjAnSoYroLnrb2e91u",
-	"L2rJqU7kmF1MxbWQt8IL95X9rY5n4aEuw7KG/dZOBNVCt8GcTRjVhq4a8Z0qKTaBBJSgVEHRwk7RDg0V",
-	"izC1wbTxeUTY6+T35KhG6b3I7AAltJGSjA1TsjdWGQaqAwX/AFVMklHNPkOOCTaw8FTdchKaZX4tk+ll",
-	"xhO/JDLM5dho8OT4lNA0NRJn5cxKNpqFcPYvhlBuF6aPlT62rzsVvu11+MVH7LX9z0OOMybSF1IMM57o",
-	"NengZSaT62YyaCWoC/dKldjY52REFZETsKlM0bCVUIHs1F27tJHi8ZI6VJ3+62o7d5ERVV5IIeayBTEd",
-	"X7IchNLEvxeu5o0k+I6Z07+C4gRXTp5onNtS0XeOiN4PHOeO5I1pyhaAZMNRQ0PCNw0dTEaWYjo6GoEI",
-	"a6ikXVoBx0tmCG4ixZDnY5YeGBn11jywZ25YBaFXlIsOectoSn48OgeR3M6qnpppvwozCS/GIqrTfHIR",
-	"QMShOVfE3gRrS2zUYgdimRqL/DVlhOJZ3Y6kYiGUK/AdiI24Apd9AlbxCKc2hxQXsIw30cj0jTGwczY2",
-	"uMU+S5vQdpCLZrXijSR0MsnljUFm+yoRdMxSMmjJPGX5hQUrTARWyXuys+p2lmBXfVlyGCoZZEx1MmKo",
-	"+13xGyZg3QZXePoNiiPvBJ3qkcz5H/eUR6bhAJUzPDw9Nlx+H+/HoX0PRtwn1sA8mHa7W8k1m8EfjGzI",
-	"nPxH+/D02Ny5/epjuLH/oBP+M5v9vfJs8/5IEEJhCQKASZmqwhcR2BzHNDMk1xAWe8HNCzm7kdcs7ZDz",
-	"QHxVdKbI7YgnI4tAA6FHOWPEDKDIRiOwogIyEUEgbMJickOd0RNFNfxymxsF2JKVg4Hgmgh2AwZ9lJvt",
-	"smsk5tdff21X3QmL8Knqffg8dPyFZjyFPf9AeXZPlLzxg1wMcZSoBWY0ZR0OmguKJ/q+lfIrYI4im0UE",
-	"rnA+I6DjgSMgIqxz1SG9nZ2dXn9re2f32QERknwXETWhCVOgc1A1Yqr14a5sPYRlOOayT8J5742oVfgs",
-	"Ns8OOctSQEyulOdYHkdlTkYySxVijdI5N9xRTKaa5Gw4VUyRDUrevHtV+F+igeB2Y+/Of2g/jwgl6RQP",
-	"BfBp84DECOsYCJ8iRiYhcjhkIjVLwDVtxLVDAnZ3gvepynoNRtPMYPmMTBVLEbGpkHoU+IY34lC2Sqy4",
-	"8E2yUX/goZvG/DnJ5YTlmqNQz8aUZw2OtajFYT5zklSjGXt3uxXV3IPOx9TkkS3ceO/NcPbVyE5aOMzl",
-	"pVHEzVjznDPmZmbZybC1/34x+lZsAVF1v3iBC9d9zffU6MavrPNDk4HB4Ng0Z4TZyZHqgkhH9VQdkNjM",
-	"HYOFS3imDrK7AmsuA+79sX0l23a+6mZa30+1luIXmnNn+6Fpys0iaHYa7BOufFTZOhcp+9jsu72EcZ8o",
-	"0m1fUoP9E6lgWELHYOYcMS+OPFH2dUU2QFx3DxSJ7YP3HzowGfr1x/QjHxto74FzEf/uNmGSV2TqK3z3",
-	"9hVR0+GQfzT8i1D4AafDq/rpU+/uzonh04kUlsTKnLw4Of3XxYuTl0dkg2oylkqT3s5ABC5f9539gApy",
-	"cn5qh49sTAvYNOHxP98dv/j54u3R6at/VZ20Z6dvj9/82N/GbXu/arfbXeZYrdwWOCsHkaab8oKOJ5Rf",
-	"ifqVBoRWy+i8+/4Fvn0XtZKcUc3SC6pLFz+lmrU1h4tbIxLWbjm7yBvjAjbsc5aS70CE2CRPyQZofd+R",
-	"6jPyHUE6vRmRrlGFeweki5Evhgwb0g5UGuxuLCUzBgb3YqFyioZOu0pU08wq7dW8QCueqq8T8DixEFFP",
-	"P/H0Dvi1lagMxgyBBwjt77kdLCIOp3ai6puGvZslcs3GSw/kBxz3LQzbKogOzXMK5iIY7sIAzx5ReQ+/",
-	"YoiQsuEFTgxE4S0xKk16QOglAN8GhPhghDIcFx34ylwhoystFgjHF1utY011euIO+wJ1pyEsxigRhlAf",
-	"nh7HcNMxaoyiXOE+6TTNZBB4ziUA3F4H7VfC6gXsNbjIkaMG1asarngReXnhiUl5Uz/JWzS+Wj7mgPNE",
-	"ubNUhOaMcIHiGTJBIuTtAdFS08wG5fGcqOnY7LhMxDyUVkS3oRfmV3h5gpJifVdvPeqFBi4wWxYm/9Bh",
-	"UKVB8+c04F5xecrqIiu8CqBc6d0KvuCHBSjsrFEAeLtmD9tFaHIPQW2+jJZSTVdlX7WNwcf1pX4IFvuK",
-	"qwZJ2JN/kJVWodjFGurEWrCP+iKZ5ko2xOedUqUIVSTGFwpaY74iE3rFPO2zXg1DTeFBA/GpAKDYx6ID",
-	"U3/aiQH01zm1EW06rdD8XoYuCL9kg4qUsPFEzwgCSm06WaLJgBvA9VLKjFE41ZQro4pdzFFxotZkJAW7",
-	"sDS5thIbkIPyOcErGpHAHtDISsIxL5DfLjnxwMVQWnFlffWhGzEEjdh1kAf+n6oZwD7yBvDCqwNIrGUz",
-	"eC2jWl3cXFn6GMtLnrF7nEjFQsNFkk3TEnrUpYv6A4lyQKAC7HS70Roasl1/1Co8ag5YdvgFR/cC33xp",
-	"L2Xt4oCr7h6gXBUAdfR0MwYbg2+Xb+LoxhnmVqNR5vXvqbo3kapD8C5qMbcIZzWwW+q4M/mw7GxxhGgh",
-	"ncMx5zAnF6K2Mm+yt7iBNU3olbdOLgvk8W/OOVQjWAbjLTjPdxPFcv0A+BgQjfLd1vmUIYmnRLBbT4yM",
-	"TjGmKWumQQ+L3sElLV3kpYD5+uy4dCx3gb3Yo7kB6Ic6zNZg3RZJ/qzNoajxRbYWbqmMhj9wlqWqkitC",
-	"EprnnKm6ouPt+TUNazqmom1EcIgK0+yjbuRCweYa7oMUxL4QERSMpHAmjKYLUYGAG7zwOzRhMtgpX1jL",
-	"ankRr2ky4oIV+0CzCSQ7hOtwlLXi7GtIDQj9uY1O3jnBF/UYlSYvTiX4qSm+b054XZNnoPJzORijOT6z",
-	"IZq5EkH+oQEJypbih7hmzlC+1NgO534X+r8WWrnM7TjCV+/KcR1V1DkRc+MenO9zY6fbJ03nEZHt7h6Z",
-	"A3tr7nU2J0irc3o/WGS4jdQAs6APRfnE07sVlf1acMp8XlUyNIzpDAMpaZKwSSk00cXYuOBMqkgmlQYL",
-	"5UDAKza63WYslW0YT5wfguQMQsRd1AjhOgLH7o9H5wMR7LY4mjuiRvIWAszHjIrbEc9syNCcaBO0itd5",
-	"bZ0OA0laTogBGecQYi/xLabEt+xyJOU1RhlbanyAtikQzghNU4z1jA3Zj+uU+j72cS85LhVa3xh5was4",
-	"dYMlLpLbY4UsGJrkUil73gpJqrPyNbKKcSOJPs0Zhhqw36c0gxg0pnQERgmYVZGEgk/0ckYoPCTXEB8g",
-	"0B9iMaWTs4TxG5a6r+QwsAWSERWpYhqz636TXDjspiK9lB+dplj6zSrqG2goLCQtDB2U4oblCgm4+c3a",
-	"iM0C22P0r3/U05wRnqrNkMmYN5bL7CDQOcE9OPxGDmheOwqCJSte1hvWaEU9EYxY55GBVoGNkOFrNgOh",
-	"SOZZ/CsiMMwUP1EkloKdDOOV/Qvh93W1oElfUcu3+tUluzKgv5Bs5+9joPJVkbwQiTrlgPcO0tlC4ugU",
-	"SoElQp05CBi1yk6g/XlMuSGjqKDzwIjBfOH9Z1yTK8NWhBSMbAhpuchmp1nDcqECqxiguc5WUpJSoI/w",
-	"tpuhCbtC+WCuezvQgWsQrGq7VQM/OO0M/UJ6hsEikGW1QZE5wE9PFPn3s5M3+MRSK2B5qdQqMjL1CCy4",
-	"5ouLG+uQV51ufEAo8RnJ8AoGkXGBMWQd/KdRD/GHOBjt96kh3SB+xkTmJDbTd3gaI9WH5VFDTG9HMmN+",
-	"AXF4kBaWQSRBW13zSVtOEJDtiQSBEiNm76LWTxA+8kom3iawMKigEfcSBjKCQBbx6uTF4fnxyRubPFhn",
-	"pTYQvxRc1Tq86ZBTOs240pT0ut1uRM7++78k/CbLDvXecod61Mqo5npqwz3cLO3+Vmdnt7fd5GErAhW6",
-	"QaRCe6/b4FLOpLhqGH17t7O7s7O3cPTe89Lw8M/a+M72EIAnGTMPn7XBUbmPHjbhTpruIyLHa5Zyeg/M",
-	"GJvvbJ2N49eHPx5F5Jfjl0cnBrdfnrx49/rozblFkgPDCBOdzVx0TJxxcR0Dp4952iCPDXnGmh28L2Uy",
-	"HaP3xPnwzcsYJ6sh5SzhE27eUIxVSpQcv/ml3et2e51JOqyEcWwvR7p54ltAn3mKkpEBjQ85mxhVEO3M",
-	"xVJ63f7e1vPtZzu7lfPuP1+O/VxcN5nqbX7MSOuJgiCakgKSylthVuIyS80ah7kcl9cFH+8/fZqkomN/",
-	"7SRy/FRNzOyd3yZX1fiX7fKC94z2q41W29pv/W83XE1kNTTMBgO2i7hHWtrD/tOnxOwVsMxGYpj5gooO",
-	"NsJyhVV7/lEzY0yVDbyuxkIh9l7gfQ+FTD6moNLf8JQZ8pVapFwueMLTpsu4OH/+i8XIzTNhfNOhcs3J",
-	"8F8ORstsNN8QaH5ms9dzBclrLoA+XbOZK4SSOqIJ4aUhjmdokgNx1uxmLBul2tesLsrSIiJ1hWodIJZa",
-	"R/BCw695J9B0F73rwGCUCNQ3l+YI2deqF7ZI14I12umbbvBr9tU1ptfsC6lJrwvLdeVujKi+KFv2aiiR",
-	"ZIb9XuRsyHImknlRWpW3bL6LhCTjIkDM+vUFxI+VWVWSj9ugQ7efPXveazTRuJTwxUCE3WD6+F3UGnGl",
-	"Zd5QXugIjE0lUxsEwmcpU9oF/Ps0sEAq0HzMlKbjycoK/RlM8mJExRVr0nzKJ/CAVksjSlVWb62Sznxj",
-	"rZHeTMt1NbmcC9hxNBCBUTOR0yx1uYFGMPLpL94eCkNX3kPb7eY+JrmE+enlpPQOifFgYht8Jkhsfo/J",
-	"xoiK1OVfhpmNQuqB8Pl1mxGJK8gNQ2GYCUiqFjGKnyMyFZpnhJaRYiAgMbkkfNl5lIch5EtyVeTVADaB",
-	"2mczGgqDbGcgDm3IUO48PXrE8luu2Fx77LzwzOOzE/J8t9srsBJx9t35CyKHQ8XWiMG05pDVLhjidI0K",
-	"Bagc1ciLn6LYUHFBm4kwXuavT4mRYH5RcuwrXFQDbmdlZEMECh0hDRbv9cxNzdaklGnKsznGmntYjxac",
-	"aHPshLNBrxw7EYx2rNn42wrv87tZAgdY+dwgxzXCLcJA6WZWvgq7XzvKo2zcXy82ZH7IuedO5UBzOAOu",
-	"NBdXTxTa3FcncKV0v6bLYr0Y1sGxPADwXhLJ2tx+cWx+iVbUvZEbBaRtPg7yfJfXl26uwSCg2NKqDAJf",
-	"vi9fKUIGmo+qlAq+8mVcypfKmZnliKEKogcr9KCphPS7k1tAAd5aL8UDxQDe7zYaCacZzAZZWP5E2aux",
-	"/EpkgXV6ril5oQV4sQV3rv31gcyoY2dArXioZU7AThQROk25jAhYiyLijEUgVCrNk2vm/awNQUQJnTjo",
-	"1IAQmknnmCvrjmI+ZhfOErbUS9q84TXJ0dwl5owmzUfPxvI33rz+Rdxo0R3GIZs2lLNJNms+QZuGaI7K",
-	"MBGo9doY6zUH2jYQaF0JqbZEzT7qeWTto8b4APjLbtlrVzAJPrd7kXmxleYb2WwnrciGThczL5MNM3e0",
-	"GN8jh+wRcVc+cn5/KHutWY6RYJFPz3QIEiHjjoiaKc3GRvGy9RB9HRbBjJopBdtcl7bXqHSJiAOl8zGf",
-	"c+23FeL8lWObm1hDU3BzzdP9ENHNjg8zoefwpL+U0egrcdCKaLmEzq0i9HlZq1I7n054HEpyepTL6dUI",
-	"avUHMXBONolIPKGCZfiNAaI3Z6RUjS4lzdMnmFAJWRZkAyKWkhFLrs09LjwKQDYx3KQUo0MnHGIkBcsa",
-	"bcpfU45bcvvL0l1dfFtACsx9+HPIgL+Ji0iAWslftcb1n4N+v45Y7qtcJQZTDDodkAItV8LDuei3DmKV",
-	"NYaGpVIdWE1KBSVBjXdmunDONXIr5yzkfwjRvAcN/Era8D21SWcfXTUk9HMJj1cpi5kXkRd4+08iMAXe",
-	"LiQxuKEHJDLqzzLsrpvZOrdq+BfzUjekF3zTnupaybwvBpkigeSbBshpKXevvKWJdcY21Dtw5u8FBQSW",
-	"1AuYYDALjuQ+a6I884p/f7GTq6fRfNsn2Fi0+stBZ9UEpm8aaE0Vob8YyEopYN80WM6KsJXKAqCmjkyZ",
-	"jYD8Sd4SLYnV6DGFA4rdGAGPQgsml59Rt1r9Jrm4cECqCXXwdDLKGzNwzlCV5ArtTqAjBpkgjckeWkK8",
-	"NQj0/W1sn4QxnJUXrZmtiKa4lfk11Ex0Adu+cxo85SKVtwR2vSFzcms9opDnj+4g67kgv/oQB/uROaQJ",
-	"E6W8MXTTu70gNJt3BEWTKyukam7aDOwHDk/bcKs1y07UYbXMwF4l9uWqEeERRwE6NJH/xjLKX45rr5rq",
-	"+ZcMYTSw/OqyrJn0LVPT7EtlTgcTPIR7uq4BV0JZUkKV4lcC8z2aNffGS/btWRtXKH3gPbT23bAu+Zwi",
-	"LF/LlImJicuZFXAjv5nAuNaQNVgysvDxNLOJVmaMRqPKIlRBz2R+wxMGYfoRVoLl4v6JwM0Zl5UdL89M",
-	"LErKLAYdGKdGdDJhoohmM+iAyZrauYLCGHaSgzNWlav0fNX4rfDaL7W2Vi+DX+E8duTqr9vyuGtWTS0n",
-	"eNWP4Bck6UZasSVIP33q392h41YSKSCVEzK3fFyJv/vvW4eCtqLWyduXePk/BLGfpQSf/vbSjI8x/XiM",
-	"3/aCYkM+ZAndZStupbnga2QoKJQm7ZBDQQ7fnf909Ob82CZ7Be8X1VMHgisy5FnGUhT/yvB83/0QNOw1",
-	"zHLMteGN5bqq73312q6vElvUWr37sGLEbKV8bgVmdZDVYp8qVUNzOZ0U0Zq2TRstKkYenh77wogGC2zq",
-	"fZn8v5E3DMREQA9VzfRZnnK0Ip+iWQYhF/JWEJ7aU+bWSL5BhUs1zgl4YDXhRhQ+w57JXsZ2Hl0q0oHI",
-	"mZ7mAkmkh4IreRI1UM2CDIUeBhysbBC0wnC1vm6NV5a6l+4uhdXCWK3PKQ4WJG0VhdyrWVClrKf33fbe",
-	"h0/Po97O3b+tmPn0cJXk71y18oswsmbR3alkiRYD+NCW5V9jGmHx6eq0yHahdB9EhA/LTAw6CwlWoa5n",
-	"kNpFFEUDx4OQ1jqZyKi4mjbW8DHgypjNxRaMpf4q+cI1dBxIbvAvrooeINDn+4blNCNulgr5YOLi3VmF",
-	"aOyUEY22//jwqR9t3W1cvD9s/ydt/wGo14+27zb/8W+r1821VZVwlYqa9RUr9yUVBbttaIsY5LEKSs7k",
-	"9I9KDuvz7gIn7wrimiFrHht42iEnVu0qQdqgUzEmgSbxKKaUFvmsQbjzGbu9xjz4cJr6Wt/YKsNU1Pu7",
-	"fN5SG5rVrMtCqrpbQCMbZaow76Smwj2EI21ZPKpynbQtr3AS76oxp9UiV6v51M6DiIP1ZERfLBnEQP+i",
-	"c3iPp0qD2tgcQG+Fr8WBDkFVfm5Z+QGJsQq/wR1owBFXZcCYgNTgZP9meUvTa6YurNSFXbYw0qx1NpIT",
-	"IuRtsex3b1+B3cF+3Vv4tZYTMsnlWJr9qGKQoL7+6rKdOx2U8Zpi9hOq2ZVN2lplpBfu/YJhOeRqOgl8",
-	"5YmCDMpOOd3dSD0+391AhMQh94zRPkQ1BspZ20E0EL6QAkDRf+R4dhyR86P/OK88DU7XFf8w3JEOhHvS",
-	"IT8e/wCLOn178vLdC5eDjyW70ToFBacqdVxnTJMNxRiJg9A61/3EqbBvTt4ctaKWWVgragEYWlEL4NCK",
-	"Wg4KrajlNteKWj8e/9CKWnYx5vIF6fh2gBpvWC5D+GtXkR7qF49sdMlUZEypUNrgCsGLrWD853OqpqzP",
-	"olYzIawkXSysTxuWoe31F6r47hAPT0/fnvxy9LLRFhEc/tz4GDD5B7KZdmEzqBMBWhm1EHHKoKPMK9gY",
-	"DcSLw7cn786OXkXk1fHr4/Ojlxfnx6+PLk5++OHobUR+eHXyq/nsxeH54auTH31AaKfT2eyQQzxjObTl",
-	"Vfx6QCW1xn53ttv9vhFrjLDIdYccBka7kpiZUOFuQ1VFbbnFliTNJfVpFpQA9uceUK4g/qPCcxruQ5Vq",
-	"FZxkEXez9LPG4x68e0yntawdTIl1LKr2ahtZzvAuA/K5mGw0uRueWGd+HXKskQZA4ONAVHvKUBKDTSe2",
-	"rWeisJVMpdNM0QektxPUntgcCENnT85P3RdGFVjBIGINIZuQA2r2NpT5QASsEcdzfWlYMpKGaNPkukBb",
-	"uxdzF42ElG7OSwSdHznuzzajlywrS57nuZkNZI31IsTtuoDZUVWpQMKGXDBFuN4PG+1E5N3bVxE5/enk",
-	"zdHFm3evvz96a+iDOw4kBpEjBUADwGcoBQqB7QlV6lbmqY9wB2G8bMIaCH/RNxI5sbq1DXDVdLIJjdKR",
-	"PVKwclXtE0b+WbW3D7xlYV9G9kX380UgxTRlF6zEUS5ZVi4u9E7zjOvZ6rrgu8mE5e2EKqu0+jYguLoy",
-	"orw7P351fP6v1joV0HGRiyDRnO3pu1GtnO7p5fqSot+v21CrZVr8TItW+fVCmBqK4X7T7k0Hoa8fr1fC",
-	"oC/j5Wzs9/nFjr5UNfmbPnSsN24tSffzyICts6E+mqhYlHa7jUXhmr5tsEc1fr1OW4nCZh5aag8Kc2xk",
-	"jbGgiE1ozoQeMWX7JvmUW/MwzaVh32Wi+t3ODtno9TbJ3vNnuzvt7a1+b6G9eTD47h/vu+09srHZ/vBd",
-	"s9nPOhmLSU6tfaCo4zrULCe7ZDIuT7ZCf4sFpfCLpqNfKCzuHsWpq/HH+HPzbZ/bNHXlDcyDwPK731TF",
-	"vLEW+bdEF+Zvt1WqU1svYCeKUs7gIsLk/Rj+jm05T82yzPU+RgAX5TOHMsvkLWgfKTcjj7mgGjMMxnQy",
-	"sX3BqrVbV+oXcnRTrgTrM+hWy8irfo59wJZm8dQ+s9r8CpZX92mpLu3i+sHnTGlfQ9hi5gyL5doY/buo",
-	"BaWJl+J84/YNwq+YvrTeB8GGl33SdKrLvqmD50OBzObX5gweJlKoxzrXw+Fe8KWtbSVw1yGcaIm9rqTI",
-	"ZkTLzVUjU4rqXUsSL4IVLm4DUQPBV0s5qYK5KeFkSe3lddNNoIJGMs25np2ZVdhqBNAyHb2dzcni6K23",
-	"BjFrCFNMl3vXQw0w8wVacJxWtN/y3dmLM8UpzZbxr39OG6OsXmFumpI5mjuEbIN2q6XM1AGBysOuUxqB",
-	"aIYJ4YJk8kr51cBLxWLszA0ruYRm8mZLDammzV361U1ykfEbdtHpdGKyMQHBI7eFROCcQRKHl4spR1pP",
-	"sDM5F0MZEG7zp13max/u9yPV7LapLDTEKXvH3K8jqtXhZFKY/Zz4E5FrxiZBQjpyEyzcbl96onwR/oGw",
-	"DioKcREYfG1jEUtMTEU+4dZwUKg8/fbo7Jwcnh53BmIg/vY3xyI7f/sbOSr1lolchxes/AW8OnLMGIZC",
-	"rLUtG+zLMUZdxHbV8YEbZTjN/NAKOiXMbEuEyI3ufqZkXG3vgqJAhIOjXdU2Wyi6tjcW365X0o7K9bA3",
-	"LSDOgi7yBhhWiUCx+bgNG954+8ML8mx7b2tzn1T6y5ONd991u93uZkRKfeYHAhs/T8WEGiJA1DTP5ZU5",
-	"faYSOmGEitkt5KlyjJm3LeFBqnAXh2rzGknZRI8ivFQDgZJQhBs1qGD9C75MuNrEwJhKp3ucKDjBCFWD",
-	"wFo9ENgVl2Xpge+SDJIZhO3QTLMcoqkM5MzFY0JzdB4Z2CHeCzDKmwmpInOuJ1Ytv2YzW7Q8vKHRQMSe",
-	"MO3XXvVlJmIkELElNkWV9I2sIE7780jRQBhaBNH5rIiKMJwOj37i21gEdaS5ghjOCEN/qTZvJSxlImEI",
-	"co4W4IG4BImVp/sGHg4z7ObhLAqfgbmyhA/RuMxTUmweZGCaKek8BD+zGYjJuTYHE3siFwdJAfVw5AN8",
-	"03CqC7guirjgVuxmMhBeLIAch5xr5o/fTGCbv2CdZBgsZWOJg/mxkC6ZjVHN2jbjZSAmhhpDojY5PrWo",
-	"Yy8Z4amqEyB/w6kwsLDvto/T2GE6mKrNeczklOApocX9igmWQ5wyFOUg/5xKDR15wIZt3nZd3KzLya4n",
-	"qIRs1vO91LZUgZEcAHOVVaFhUcHreEy2ML1NKxnjdTP0ES8U/AQX2/zGBdl+jokokHRSRB/AJfNg2EAC",
-	"6yfT7bfwNkttX5zNg2B4NyOhAgo14nwGf8z9Dtq8wIs+IwW7ezvqA1edZ9lA5FMh7OWnZLu7ZwH1C8sV",
-	"l+aJgVN804vxG0Nk95FwqKgENZESIzI5/Q0oTpqaO+TKUI4NlwR6mUNlIRtdLKRf1hXlZigfsYITdcgL",
-	"K/yA00XLDM4eh7drsYwDfgmXAdGTjiltCHZrxWAzv4qsJmr+KsoRKs8xWH7DckDc+KmFQM4yqsFbhKFK",
-	"I6lsaxpl3rZZS64sjT0NlkiAjs7NQQVnaegntKYn9FLJbKoZlFbHvlWxGTv27mNCSYH1KA2CP0gBjduI",
-	"e/1nnW6n2+ntP+8+78Ji4zG9ZiSfiviJIrbgldvcryU5wuzRdwtyoangf4brARlKMznNvVqBB+z2yWwQ",
-	"60DEH9tWQlEx2TBXF7dtiIPtUAPIy7Urga42kYcpq3Kr/UrPGkDNgbB9a6DfDZARO5yWmZHBaK4hylir",
-	"slLfIWfSCs1GbLUglLmVpI1cNhCgA0GoS4DRRWrGhqQTDmLvFRMgpw3pNNObeIcIG3NUsxC1jIipDG+D",
-	"OFaE6FNrGoPIGT3NBUpZjT18gJuWIYDIvG9T7gbCrzKCRLIZxjtC/NUVvAQiY/5EGWapWG7P3If9m+M+",
-	"LDELmdfJPbO5anqUsyIzzLsv3EmmisghIDXPIVZhw+gmGnuvDcOAvicKmEwxxOY+ibdiEtuxL25Zlsix",
-	"kRKELMIuQFDoxySuh6xdTCcp1eaDfiVIajMicc98oycXmbyyuWcx2eiVXzSD0ywjMQRExh1yWKQ5Ir1B",
-	"P5U3UI3Rd5fxhAnMXbT6wmkuJzlnmmLoj63AVVcjzK1vRa0bpLCt/VbP3Fswf0yYoBPe2m9tdbqdLcib",
-	"1iNQEJ+W2oxfsTlu1wLQ/v0Iqle5ItL7Lv4NI83jw9PjuIg137DpiOYmwLaFHIi4FM4e43U18DB3uvIQ",
-	"M1+kc65HiNb+xsPiFLn0Gk4EMgRyD+RQUA2N2gPokFOwHlt1iRKsjGpuSClInKSS2ZhvfzWOU6O9cqV9",
-	"63KApxOdwbZQafIjbxVsylVU9fbsnW6zJguyj9MzbZ0+IA34iW/d0u92FweC3kVNpxkH5WJjd5cmObvh",
-	"cqpsQVg5ob9Py6ttvT4/nqN629Kz4YpLlv+lIZ8fopbnp+brfrfrtGdnuZmgKsKlePqb7Ubll1aYZQJ8",
-	"fv8JGzvZUCxX62Z/u9/1hW72t7pRa8IAayHsA+rg7O+aFaO9s2cgbssS9PrdbqWsa6vf7e+2e712t3fe",
-	"3dvvdve73f8sauvMLnII0ex2nu9E6Cq68JVO533LUzMVOoca3u73znvd4m17BPW8DbMVP/0O2P+K2P2T",
-	"n1uBo9G2XipOb5XO+YWjFCwe9VZyBpMMevkz6fggIDiTUDafN6l9/al98zjFyba7vXlfeDx6Gjo9W/DR",
-	"1vKPbIeHY9fh1XzX7y//rupzwQ/3ln8YFBMw3+wg5i/+ptRNBIyFajoeGw6BtKkAuXf7QcNCuA1RS9Mr",
-	"BSFi/rKAAbFgBpAdM5cjHPrhnwS0lzjS61DfmploisQ4aqLETutVEKs0EEMQ2Y0Iap082J/XZtxjVD/K",
-	"iNegTCkvapMEIsAjoiSIKkY7I4lUKHYOhMLMBqpBa8DgEL8Jxf9gTXT+R+bJ/DIqfx6MeMFT4pORXPgs",
-	"QYMOt3FWwGhKN8NTM3P3gcoaNl3ccI6ZpM4ojMHLxZVdK0PgAQnuN0ZiEW8uLN5YLpAaqG71uv1d306w",
-	"36vKUgyUDRjT5uOFn27v+U/36l8a0dTv32g1Y8qFplwYbSTToxlhicRCoISJK3rFxuiU+ZOZwgOzhEUc",
-	"4bx85fCG/lU5Qnd7+Xcu1Oqvx0IO6we1iGtY98NcfuH67pc0hggaU14xsFFDY48DEitG82QUY2szqyb6",
-	"7KMRIxizYflAp1ksd6v5K0nlp0BDbG0Ub5+lmvTKjKF5YbYYVsO6emGfxy7839oKA1RohvNICQVLmi7O",
-	"ZSOhirW5UEwobm7H5tyjKvQICqFRTTvB85+nR/SagnoekJE5NH7/qeVKtbiQryLuYg7BNeR5p9srYrJa",
-	"Ozu9HsRC2VAou8Uw3xADnFrABiblUmpAknu+VlqvYJB3D0a07YZXFuPt+49S/FeT4gta5omv+8mocxOp",
-	"Gsjta0s8L2flS7gP1hOwGSc0y4qAQBCNbcYsGr5UWKcFrelGbB4IvAcqdA2iaG5nGtMZfsYFib+Ll8UW",
-	"2o5SA+EchCrMbycbz40o1dtpyi7ftCqBTVGOfRgmcTGVcWcgbM/9jA01kVO0y1ptyE6JNtAm4b8UG1pn",
-	"J01nW7zyNPDxQBTCB5TdmdLfy3S2HokKQkxtXGkRN1oEizrC0xyJaWnNogjKlSlHY9TsXTlmxZKi+9Nm",
-	"jC4sSgwViTdlgn3hSa9/GVWj1SlxiaK6tPKgoEuJvN5FLbwk667KspLPXJabu7asdek+HuJSid1Oe0uV",
-	"r+EkHZlIK6ygwdW4jCMUn/gv7qK/kB6wAmtobJMLX/dWmLVSwPSvx8kwbLFAGkIdUjWzNaNSVLxbczWL",
-	"t4HTa0xT1p5OSs4vMEOVQptKPkh0S2AKceBg3IwGQo3ohKU+eCPj12bhzuTwRNnm95Dol1+zlMRjmbJ9",
-	"cPLEHfImiH3xJWVqATH7ZKogvEBL9A75ApAYHEJzxXz4Fp/vigB33pED1r2I7mqkozTRMrmx0Qv5lxUe",
-	"/4Sb0wTEEjIHF8g6dt0FwoySedp40dYTgjlkfo2SmRoZpdiKfli+0sqFB2SqMFrAyH5o08L2GZ0mo+lr",
-	"1vp81u8raDax2aBfMxtTnrX2W3Ki/hdNxsx1U7da2Xa/YK3JmJFXOg3bNwfToNiQcmUY0UX4zRlG+7Sq",
-	"pU6hulL32fOt51D9KXwIAkCr193d2e5u7fT72/29fr+owYe9qpepcpgE8+KrQ8KKKhVQ1LffuOe1N7my",
-	"5BK0q54jrlhgeK9CFY8fyc/q5OdsJG/DMAtfLM1VRrb0gxtmODXPZECQXKd0R4+KpqcrRBk0RDovth3a",
-	"oBE5cTlvPDNa2EBsGE0Xa6Da3zD6Aixamx0IOa2kfI+oClpDsxRqQtAcjfw2f2ggGiMI9smE2qIdNSe7",
-	"W3LQiBVqYNO0aMYqBTsYCOyyPK8lKzl04QoQW+eLG9iid7ZvKNm4ZjPF4HuQ27kUA2FAhXcjjYg5AHTL",
-	"bILXDExNRGk6swF5NsxPsNtAXcxzfsP2Sz8OBJ1MGM1RaYcojWHO1Mg6/CbQYA2j9dSID6EldM4mjGqS",
-	"G4Yjh8QcNppiVYf8bJV067Rz54arQYhjQBLCYZ5U5PpvLLMEn5hV+w1ikFypdY6r6wRdunm9sFurSHRr",
-	"smn6btAr0rhK5dLFy3W5b0Wsja44IgH1lnsgN5tdkNVAj1Jp1Ps6H5fsCWIguQrrBAfG+TlG8FJR1i+0",
-	"MFmp8mctaFz5vl5L6qA1LTxs0NVk9YYaOUsKpi1etmssbMilQQGw+GBNHEMPNnx7daSh0FC9jA4lp2Ro",
-	"9W46COe6NdM0n8XCWmgr7uWSDWXO7rWN/jrbwHkeYB//g8LAkv7rP5KPJ+fHt69fHhb//2L74+uXhx+/",
-	"+RixQhh5X6nxbq5apcpugw+9VuS9dUvHPO389P3Vq9fn73pvzo9mr//4Z+/Nb8kvh1eHb3/8/rj7+vrf",
-	"f3jz7t3O2+t//XFydLT1+vq49+a348NyOWlrMaxWNH/2bE5ERMUJVSonW638Gqy31zXTLA0icN0ZbY86",
-	"n8hre8UVLQ+biJ05rlJb+uV481COrVrjrSWOrbCR8aNj62s4tkCybZbtAxXCC3BlHeJp2Guz2QWGUn1T",
-	"dVMjXFACSqtTCUmpQ6eRO4wIKMjljMSlGqjxQNicGlcMLV6zVi54x0vj8jQ+GIigToG+lWFx1ajoGnMp",
-	"9Qj0EFRn9IjNgkhy78jzdVwH4hzqHtg8DxuoZwYAw03Fne8B4BlroBKBgJlloPicVzyDVs32FAtncK4C",
-	"EWQJYej1YamHAhg6uVEhbNoRzAcy67WQt8JwTAUVv6zWCfLta/aRJ1SQnX4Pm+B8n9M/eMapcI7IvQg1",
-	"iMP8ignNhXm059ouF/qr36GX9bEAGM+LtFuebqLoT7Vdzf5AuHOfGZ3TbHSqo6LouMt6cjXYxQz7fg7E",
-	"QBz6V1AlGtPUnDpPoPJuUoH8mM7IiN6YY2HCHkIEAY46n3kXrtWU6ollOIX5TBGu8cD3zV9XzObjeIFK",
-	"TnUijRyVW0fMZjQQMo+CZC/3itH4mVHBLMXHJZn9xnM628Q2my22Q1xMBRyvzUTzpoW4YFOxTa3U5R7e",
-	"qJVD5TOpNNkQ0uAO/iasLQDyZn0OMD71aZ++lA32JZHTLCW2qqiDxaZFnmIuSna6fRI3tSqLbSLz4p0V",
-	"qc1w5UvF6wG5mChw8HLWUKx+CQSnQvOsCiyruNpC/2QDa5CwZCSJnObFAtLNgbBnSTgmNfpyWK4BFNAE",
-	"KqBjxz6hBErF+ozKsL5s5IvLbmIt2IEo15c12OJrydoRGorJGtC5KsJYsJOCFwZMoAOxQckaFRLxdhad",
-	"IJZU3DvwtqRsFhb+27T1chuqN8KR+Rwka0xnNBkVoz4pyuKiEoH4YUdTcWSrxEDabuZKSQrGUtVxWa7T",
-	"jAHBdER8Ib0+IJRc5vIaWgAxn87piov6bG10UCk6M7/euuKoniewjxOWQPuDgTixJQyJK2Go9uuALD7F",
-	"yqVcj+S0seIzECKu1UAEZzOn3KGtU4n3rVaoMo68/ywiSg5E/GlQLoQ+aO2TQaucujVoRWRQKV9q3ns/",
-	"aG0/7+/1tgatD3eYLEiMsJMxzVw9ZMg6Ax4o0H8HSXAGSHG1C0Zsb/mcxhc45D6Gw7jQlGqXC6zdWe1y",
-	"sVqDC6P7OBFjrWYXZbta2MDGimd/WmQM1jqfHZfdItXi5009bcp6UjUOo1Tl/5kRPS9tRaE1p1muSS5S",
-	"2BriBStV/RvVLqPp2PTZou5LGNrrC39bwmu7kAVcAyk7TyNHVIdgBsZCmAsgcPzml7ZRLesgLu+s2qnD",
-	"DG935IboTNKh9Vq1et3+3tbz7Wc7u4WZxW2xoddBi4sbyRNIAUixTCYf0yuG0DgU6bs8K6oKB5ARWCQ9",
-	"gEvGxbWthFFwmicKOytZFrMYJAYpPjQ1O1reQqjeR6febmYdKJvN2BI1av/p0yQVzj3YSeT4qYLeJJ3f",
-	"JldBfSYDtyYQ48sX0MjEANgx7QLjwjLJy5YY9nyx6eTmPG465JROM640Jb1utxuRs//+Lwm/SQiB01xP",
-	"U9bab/e3Oju7vW2zDnHlftze7ezu7OyVXZ5uwMZNGap7kfKcJdgB4A5Lh53zMTu1vK6GMnPY3kERygH1",
-	"NzCjviyBLMYcZD7LrlKNIpR4G+zg9ylPrt+ySTY7FOkLqBBdJQlhGWdXwRnRvigwjbWlHxTbD3856ncr",
-	"/Rn8w/OT04vTtyevT1wVwJVhgCu9kMMh2D5XNhs1NWf7IkGN4BVvjB0MbZFbD29oXIGi1Ho7YlDEajbK",
-	"BhujsxkqS6wLA59LnVIYyFILfNC2FOtiKPXmQwna1TaBqWmbLs4/2GfTLnth58hSi8fS3vs+AgJ24aNv",
-	"z9wH6HgGggDdhbGdLfrlwKWBFqq5LYlLrZO9c2QIjlUKddHvDfm17suyeAyvkXit28m6j6GjK6SQVat2",
-	"rxxzGvY9/h8damq+WmGJpTb31TgXW3Wsbiseew1nmUl6Yb60i1L1cRxWzWo0QHbIazojl4xMJCi7XCjN",
-	"KLjxpwq0cxvpNyfwbo5OVr+aBcGq5SqXQwG63uX+l8hHflieOeJGLJwBDMsktdQkrNmFZkQb/1GRHr3s",
-	"y37lS+dvm/9Rb3/bTPfhfm6+0jwP7IRbxiCc5eExD/gb9NW9NYSHBpVEm8Ki5lPHUu+L5qg/by2tReA5",
-	"alyL/LNtbfrdri+qJHOSsrEslZcaiDn1pRxFLdWZIr7M1JzSURGJ+/FAfJlaUfMi2Dx4Wg9FHYMjeV/X",
-	"4HpBd79vq+de2CzPyuG2bUzrNc2vmcYuta7E7uHbn4/Oj9/82NArz3dwqzds66LBaS9scuYbmjZYPgLS",
-	"6RuUmZ0/AFhfOPt3AZKT89NGUGwVoChXVA1siCUjRRNQbJe8uTB5vggmFaPDqmDph2Bp2Fi/2FjRD8hO",
-	"6Vr43GMrzxZupSlqr2E7D1ZMqd51poFRHlYl00rMxGNU+5rxJ+AHrgHVd42qJA0EHK6gyB/uwprrSE6D",
-	"MuPvPxiUL9dfD3+zZdHffzBXWmFF0KYqFWvVBTV4MM3NhXl602vVo/4OKwVBhzKvFf9UB1D/HSfCSa+w",
-	"wGBR7LOYZ6T1ZP/p00/m9TszadQqdcAc+fAcG7jYKtcTbTXJhMV8sArIGYdaMXegJ9iz+LQo/QNEgUuW",
-	"SXEF8cSL8kG8fRgTFupgc/YS3SyteERyrrwFkxT4U5/mDIPx68kPWMbQx72jqOKrbCF1CubwUlhz2GdQ",
-	"y9HXjXf1PaolA4JRfYZmfVRXEMbFGRzYxEqIVcrldIIjl9xhEI6B0TGlypHYjxNfDGf3NWeaN7WowGy5",
-	"UqhPoHMVZ4NZfBKdQbMiIbSxAcu80LOXvgoUVuD96fz8FGtBa2nzIMMWGg5jc3bFFVZHJ0gv1D7UMT/D",
-	"7bRtydaNos6wES+L53beWUw2bPbGEMP9bfFXqBTsinQnuVRqIHKmc45yajHQGb8SVE9zI6jGakT7O7t/",
-	"j8l3ZMQ+kp9eH75on/102N/ZdcQyp7cozWIZ/SIiyc0G5dWuoBi0YknOdHk62Ff7OI1Lvx5qcwt0+cdz",
-	"pwDHEbrCzfxnBnNonhJ3eCS259bmMKj7ly6+Ln5UfrMDsRHf9CKz00uq2O52dbPBsJ3amB0DgjiqAQGH",
-	"aqfMSEZQ+kI7wCEwbDR+fDtSLLmwXQXO8FEuta16j41FBZkLUwgZNK+zlGykVI0uJc3TyAMlGohB6y28",
-	"YL8YtDDKqYj4tiMpTWfKlpI3KNTfxlrjHfJymiP9oZrIG5ZndDIQDaD0Bdj1rcQCIG3FJhS5jH9NRTbv",
-	"6dbO/EQFFQIBepWlPVGufgkcFRb2v9zdxsL+pP5THJlLWMcQCj2XNn2tQCxrPBBYdxmkv6upj8BgHAIT",
-	"3XmBIRtJjaPBB3PuD1cQ3TcQPpKj2C0kS2F8RtPH7VO79wCaLsLTg3AgIHjQj16BV6fx8oQLdENDaKmW",
-	"skMODTpiKXF7xLaTT3nxCooWGlxF27vanwOCxIyiin5XNJPCFWlM6EQDmD0vu2E5H3LIKLuiXGBamFHz",
-	"3RnZGsKMpa72vVEfNXps/edN95vIvERPG+GxhOA1D2DejTvmvyE9dLQAKgc0wmYzQribcTHsC4CFkVdu",
-	"8MhW0RxCjUtaPAgi8nbImIupkUvAfwRyTiaT64HYoCKN4BbbQgZtKRIGxb0zLq4iQkvU0vdmzyB2woDW",
-	"qDTYqXcgDjEcsv/xo+tDsGUvpDogEL17yxUr3QwMZTZcJiUbO0RFuNiIbHXxf/tkFA3EDhlFpNeF/26b",
-	"//bh7z78DUzz//6ffpf8/9BHe7vXJSlX2DpdBz2pmswoUpS7Z61iGS9YLNAPG2dlDvWJrwJfTokptUib",
-	"2yupxPIW2s6XJhOdl2Cc7vvC2XVuHxWEA/m+PRDVWb5SJ1SsZuifTsElsHTx95cq5jPA8nnYCXbS3rDT",
-	"WWGf/lJ+/qngAfC0CXV4GndWRA+jun/2WihKUb6yIJCH3gpLsOLXwhWsl3DmQ7ndmm4pMseIvBP8o6Mj",
-	"K6zN091V4LNgRUuwsInSo5S3Mk4eLBGASIoCFXVc1Ql8HfJixJJriNi3Yq6n+0YLv2IYA2CYgmsBsw7k",
-	"HgrfX85ZP4gM8ySCxSLLGnfVi0ilTdhAjjV2UZMP98vR+SnmnATkdnPuMgtm+nmQbVhTeE0OSM6gh5rM",
-	"oGcC6LlKy8lSbKhpLp95ixoWukSN4mmnojbd/54s26W6F55/Tqm+ldI055WK86XhlkQCF/0ka3YJFzNL",
-	"+5dbyXba3mG7w/Y2fX7Z3ku6abvH+sMtun25k+ymrXUrxpUbkK4cGVe1aGJ71U6rYj/9UK5AbGOdoC+Z",
-	"DRtythJnZ0NtEfKvg6KoQZvbRxvNo43m0UbzaKN5tNE82mgebTTfsI2m0nr90UjzaKR5NNI8GmkejTSP",
-	"RppHI82jkeZrGml2lhlpGjPfDNFuSCWvROP352R1Q8jnMVRo4YJcZlP2j4JFw+PA4lMzc1iTTzfdG/Yv",
-	"n7H2btKj7e1hl7X36M6z9tbl87Sf9Nj2cLfbWjd830lkX8fmk0yVlmPQ4yCIy93uWhCPjcsLrT7KHv2j",
-	"xefR4vNo8Xm0+DxafB4tPo8Wn2/d4nOGRpZHa8+jtefR2vNo7Xm09jxaex6tPY/Wnj8vJGfN6hErl29f",
-	"szR7ufL6kkrrdduQE3rMBnZpP+kNt1j7+eV22t5O+rS9x3rD9rN093KHbidbl/3e2nYhI7d9DZtQmNRX",
-	"NgqVjT82Q/fR/PNo/nk0/zyafx7NP4/mn0fzz1/A/OMqCD0agB4NQI8GoEcD0KMB6NEA9GgAejQAfU0D",
-	"UP/zDUBrlcJesxBo3bjjhCZY3t7l8+RZusvaO8Nt2t6+3Eraz9M+a/eGXeqerW/egSm+loGnoQlXUHNS",
-	"+U64DoU6rjT4o7Hn0djzaOx5NPY8GnsejT2Pxp5v1thjb/05tsL4EmJcr+rHcwtynVSKWq22ZDTyZHAp",
-	"2aYbjHiq3QnFrpLQYYWuraR/2aPdYXuPPU/b28mzyzbdHe602XbqHu2tLnQF8Pk6cdbLIWBEJSmKgzVL",
-	"uvt/AQAA//8=",
+	"7P1rciO3si+KTwXB//5HU9tFNkk9WqJixbpyt2xru7ulJantvbbZVwWxQBFWEaALoNS0Q0M4H84Izocz",
+	"gjuFeyZ0hnADmQAK9eBL/XB7Ha2I1abIKjwSiUTmD/n4ozGUk6kUTGjV6P/RGDOasAw+HqWpvDcfEqaG",
+	"GZ9qLkWj37gcMzJheiwTRfSYkSnVY6Jm06nMtGo3ogb7QCfTlDX6je+PLyNydnpx2YgaGfttxjOWNPo6",
+	"m7GooYZjNqGmeT2fmoeVzri4aTw8RI2ThE2mUjOhz9k0pXPzVnkYsWkmJvdjJogec0UypqZSKEY4jktp",
+	"mbEk/1qOCBWE0SzlLCNmOExpcs/1GB+nE0Z8x8N560c2N7PJx8nEbNLo/9IwHTfeRzXjPqeaveYTruup",
+	"lrCJJLds/kyR1DwVkfsx1SRjE8qFMgPkmlCR4KS4+UUxrSLCBVFsKEWiSDOGV//W60T2RS5u/gZ/KKb/",
+	"th1vFZdg+dMbrouf35lM+XC+cpa/zaSmZAoPk2bc6xze/22vUx6i/XrTseACniT1o7Dr+0wRnpCmWeD4",
+	"P1v2ndZJEpO5nBHFhI6IzAglN0ywjGqWECnY1iGRgrA7ls09/7TJP2ZSM7MsWjp+L04kY79d7Y66w4Nk",
+	"m/WuX9AdtrN9QHd3O8O9ZOnsJvTDayZu9LjR7/b2azmL6Wx+NNIsq073wrKGluSeck2u2UhmhgI6m3Nx",
+	"016HsFxodsMy6Ovnn38+mukxE5oPqWb19KX5E1wKMhzTNGXihpHm+XcvyUG32ymt8reMZrDvaDr526Bx",
+	"QzW7p/NBY6Nlf4gaU5rRCdNWRgUb9kdWw5BHZCb4bzNmGJI0u4ZGvd1dM9yMDk0jW0SbPTiht0wRCkTj",
+	"IDVQPCg6Yv1cPphWnMQYCPjqWib4HRdkZ5+M5SwzssiILZRDI54pHUgnoTSjCYijoebihuh7PmTtgSiQ",
+	"y/FRyzBSy3BSy7BSy/DSPuuNXlx3zY7hZpIosxtRQ9CJebckxRoLWK23uxs1Jlx41ovq6O0GjkfCcChn",
+	"Qp8IM/Q7YI2hFEZQm490Ok0tQzz/VRn6/5HPyDyZmMYptnHFXSNRY8KUojfMsRY+YOR48IyaDYdMqUZ/",
+	"RFPFHsI5/VvGRo1+4//3PD/KnuOv6nlpxMfijqVyynBuNWxt+75mYy4SWD+z5sFQDFcHh2QoVBaNxT7+",
+	"PBdZD4VTbjg/EWeZvMlgfo8gKc9buuLiauraCil7VD7yuCofd2aaSvM0NQdO0MgjSV87v2ULcLTeqZwP",
+	"M5sJYSXcJ1oSoVkmaHqcZTJ73FLYFq4YNBGugGucKJbdsYy4Jx5L3nCsS8kqyEywD1M2NMcb9HoIRzMD",
+	"EofkIkiX0gn3aWj7BglxwUTyUopRyod6fQpD59epHN6iLnhH01lIdtMKHeor90hZptjfyZgqIqdwzM9Q",
+	"1xpSIaTZ8MS+kVSX5CFqCKMN/JxJPA/L3d9zkcj7q2EqVV3nM6XlhGXQOzRE7jOutdFcJe5EMZtcsywi",
+	"ShIhgUH4kBFs1vC7nDLRJ1Kkc0KJZpNpSjUzYzcDN2oMaRo9mzy/6z63navn7rmt2hlh4y9xyI+e0zNV",
+	"Hi2+QKgmvU5vr9Xttnrdy26n39ntdzr/RZq9HXtIUqPOGBbkGUmp0m4BtpZPVMj7zSYbFadyRTUondWx",
+	"IZ+ut/tquHnV2bKYZFw5qjXjwljjCEVhXJ5B3DfESAYiIJLVLLYiw0LIUNCyFAK2fgTb3e0ErojdLFYD",
+	"DmXvQKwtfM3LE5owQmFE5H4sjbE100M5AVvsmnFxMxBDKUY8m8Ac7a9XM3Er5L3oE7Dl7Fy5ViS2y3rF",
+	"k3gLVaNACOXmYSu0D5fJohqL8iH6OGlmLOC3UoOVjAPY+LBAM/pKSH1FbTPhPsM+yKvj18eXx4aURlDZ",
+	"B42BYvjfLudHHNPlmaxiY7D32QeutCLXMw2DylUKnBJpUjHHJ2fCHCjP77pbhySGLmKSwss6ABK4LkAI",
+	"dSjEssXBhz5uRd9K/dJtlUetJm45WE2/5wrr+bZ2W/ozwOqej1/JcAbLVnHZOLwK3P769txbqb+TM/HI",
+	"1ZH6agRvF7cYfAImdr8+nvowulX7J2NKzrIhI4lkuKVhMxk56r+5Zqk0luGyFfkIQp7ReSppcinla5rd",
+	"PM6Mm2IbV1rKqxRaCelqO0TrmCsCT5jDngrSJW/4t4+nc2nwq8ldHIk06hcM4RPSM6V6JLPJhmYDdJux",
+	"X73IKatgU9vulX+orIa5J4h7Aq0mJpI+cbxtJHDK71hGr1NGmqZt0t3udnp79YrhTNA7ylPz9NJBhc+V",
+	"x4V/GfXAjzDhCR5gQt0bDRghk27HQZuH9kDAQU/oHDWLObw0pneMXDMmQAfMu7viSaPf7XS6UaOkVHgw",
+	"qTS/9fksXNRVXFYz38qKIAzpJpixKaNagbqTMaqk2AIRUKDSVyiEPQb8yFMyo5pdpbaBAttISSZGbbA7",
+	"VhkVRweA8iFCmsQoux9hNwcTWLqqbjhDmqZ+LNPZdcqHfkhklMkJkYKRkzNCkyRjqqy/FO4EltLZPxhS",
+	"uZVD7Wu9bB93kHHLY8bLl9ijyx/HHH9R454X4Ldy918WXXuIjKpS0ETLA/psiuaDl6LvnBB9HDkuncgD",
+	"y3AxSZpOGhoRvmXk4HBsJaaToxEYGUZKBjYl0hEsS+INy0NjRdybH+yaA1xAbygXbXLOaEK+Py6BBqbb",
+	"L3KYrIsTvP1Yy92jpgPxaSz3nL4D8S9huV9avOSjrAkHulzVmxVvJaHTaSbvDDM7fEbQCUvIoCGzhGVX",
+	"lqzQEdyCPfI4K09nBXdVhyVHoZFBJlQPxwyt8xt+xwSM2/AKT75CdeSdoDM9lhn//ZH6yCxsoLSGR2cn",
+	"5pRHrI0c2eegxT6xF5qDWaezPbxlc/jASFNm5D9bR2cnZs/1yz/Djv07nfIf2fxvpd+2Hs8EIRVWMABc",
+	"YVKV330Hd1wTmhqRawSL3eDmgYzdyVuWtMlloL4qOlfkfsyHY8tAA6HHGWPENKBIs5ZYUU6ZiCARtmAw",
+	"mZHO6PlANXxznxkD2IqVw4Hg2iLnTm+2w66ImJ9//rlVvr5exk/l2+6PY8efaMoTmPN3lKePZMk738jV",
+	"CFuJGnBto+wFt+aC4or+0kj4DRyOIp1HBLZwNidg48HFc0RY+6ZNuru7u93e9s7u3otDIiT5JiJqSodM",
+	"gc1B1ZipxvuH4m0VDMMdLn0S9vtoRi3TZ/l14IizNAHG5Er5E8vzqMzIWKaJQq5ROuPmdBTTmSYZG80U",
+	"U6RJydt3r/P7/mgguJ3Yu8vvWvsRoSSZ4aIAP20dkhhpHYPgU8ToJESORkwkZgg4pmZcWSQ47k5xP5WP",
+	"XsPRNDVcPiczxRJkbCqkHge+SM041K2GVl34Ko9Rv+ChW4D5OM3klGWao1LPJpSnNY4cUYNDf2Yl4TqG",
+	"C72304gq7ijOp6HOAyh3G/nFNGcfjWynuYOWvDaGuGlrkTOA2Zlpejpq9H9Zzr4lLCAqzxc3cO4qVvF1",
+	"qHUbK43zfR3AYHhsljHCbOcodUGlo3qmDkls+o4B4RL+UAfdXQHezuD0/tC6kS3bX3kyjW9nWkvxE824",
+	"w35oknAzCJqeBfO0t2rFqXORsA/1vkLX0O4zRTqta2q4fyoVNEvoBGDOMfPqyDNlH1ekCeq6+0GR2P7w",
+	"y/s2dIZ+ZBP6gU8MtQ/AmQU/d+o4yRsy1RG+O39N1Gw04h/M+UUofIHd4Vb944/uw4NTw2dTKayIlRl5",
+	"eXr2z6uXp6+OSZNqMpFKk+7uQAQuRu49+wIV5PTyzDYfWR9KwDTh53+8O3n549X58dnrf5adgi7Ozk/e",
+	"ft/bwWl7P55Op7PKkae0W2CtHEXqdspLOplSfiOqWxoYWq2S8+79l/j0Q9QYZoxqe/sabPyEatbSHDZu",
+	"RUhY3HJ+ldX6oTXt7ywh34AKsUWekyZYfd+Q8m/kG4JyeisiHWMKdw9JBz0tjRg2oh2kNOBuLCFzBoB7",
+	"PlA5Q6DTjhLNNDNKuzWvEMVT1XECHw8tRdTzP3jyAOe11agMx4zgDBDa73PbWEQcT+1G5SfN8W6GyDWb",
+	"rFyQ77Ddc2i2kQsdmmUU4CJo7soQzy5RcQ4/o0uqsu5sTg1E5W1oTJrkkNBrIL51QPTOb0U6LlvwtU+F",
+	"lK41WBAcn2207miqueq3i32FttMIBmOMCCOoj85OYtjp6KVMUa9wr7TrejIMvGATAG9vwvZrcfWS4zXY",
+	"yJGTBuWtGo54mXh56YVJcVI/yHsEX+055ojzTLm1VIRmjHCB6hkegkTI+0OipaapdQLnGVGziZlxUYh5",
+	"Kq3JbiOvzK/x8BQ1xeqszj3rhQAXegV5yD+8MCjLoMV9GnKvOTxlbZE1HgVSrvVsiV/wxZwUttcoILwd",
+	"s6ftMjZ5hKK2WEdLqKbrHl+VicHL1aG+Dwb7mqsaTdiLf9CV1pHY+RiqwlqwD/pqOMuUrPEHP6NKEapI",
+	"jA/kssa8Rab0hnnZZ281wPvK/FAjfEoEyOexbMHUn7ZiQP1NVm1M61YrhN+L1AXllzSpSAibTPWcIKHU",
+	"ltMl6gDcgK7XUqaMwqomXBlT7GqBiRM1pmMp2JWVyZWRWAdQ1M8JbtGIBHhA7VEStnmF5+2KFQ+uGAoj",
+	"Lo2v2nQthyCIXSV5cP9ThgHsTx4Az291gIm1rCevPajWVzfX1j4m8pqn7BErUkJouBims6TAHlXtovqD",
+	"dUINTIDdTifawEK2448a+Y2aI5ZtfsnSvcQnX9lNWdk4cFX3CFKuS4Aqe7oeg4nBu6sncXzngLn1ZJR5",
+	"/FuqHi2kqhR8iBrMDcKhBnZKbbcm71etLbYQLZVz2OaCw8k5Ea59NtldXHM0TemNRydXOfL4JxcsqlEs",
+	"g/aWrOe7qWKZ/gT8GAiN4t7W2YyhiKdEsHsvjIxNMaEJq5dBn5a9g01a2MgrCfPlj+PCsjwEeLFnc0PQ",
+	"91WabXB0Wyb5syaHqsZnmVo4pSIbfsdZmqhSbCIZ0izjTFUNHY/nVyys2YSKllHBwStMsw+69hQKJlez",
+	"H6Qg9oGIoGIkhYMw6jZEiQKu8fzeoY6TAad8aZHV4iDe0OGYC5bPA2ETCK4Lx+Eka+myryYULbzPrb3k",
+	"XeB8UfVRqbvFKTk/1fn3LXCvq7sZKH1ddMao98+s8TevRCwVAz/e1zBFETn+FNvOAecrwXfgg4fwPmwp",
+	"6mV2yzE++lD08yiz0qlY6Afh7kKbu50eqVufiOx0DsiCtbDwr8OgIKzb4QCA0HDruQEwoXdN+YMnD2sa",
+	"/xVnlcVnVwF4mNA5OlbS4ZBNC66KzufGOWtSRVKpNCCWAwGP2HgEGzFbxDSeuXsJkjFw6ndeJITrCC56",
+	"vz++HIhgtvnSPBA1lvcQEjBhVNyPeWpdiBZ4nyBKXj17q3IZRNT7umerEUK1/GGWuRSh088Juyomqk2O",
+	"0Ow2b2CIjQ8Nc2FhEJVXcPt+5qLDwLVAF51+DXFx3QaiGH8VwJo21prcCnZvLxPXMYgqmkjCFh1XXi9e",
+	"fl7ds+uxlLfoi23PrENE8ECFJTRJ0CM2NodjXD3PHnOL4PXrlar9W6NVeUOwCuviILlldgiPosNMKmV3",
+	"gcKDx2GhtQfqpPYgO8sYOmSw32Y0BQ5gSkcA3UCvigwp3BxfY2Cc0uQWvCgE3hrZ/dPO2JDxO5a4t+Qo",
+	"QEzJmIpEMY0x779KLtyepyK5lh+cPV34zjEfwqm5PooOllLcsUzhMWe+syxnBtiaoBfCBz3LGOGJ2gqP",
+	"YvPEassG1F5n3gSLX6snmMeOA5fS0l30HavFmk8FI/aKzVAr50bIu2EmAw5b5rf4Z2Rg6Cl+pkgsBTsd",
+	"xWvfwoTvV42nOqtOrZ7qF9d/i4T+TBqw34+BYVxm8lxxbBfDAtp4+uR6WTs3nawQai9gwKhRvCrrL1JV",
+	"aiLj8tMP1BMAefwtI9fkxhy2QgpGmkLas3WrXW+HOoeKdWB6rtO1TMkE5CM87Xqo465Qa1roBBAgBRUK",
+	"ljGB8jUIXG0a+YXyDF1qIFqwSfFwgK+eKfIfF6dv8RcrrUARSKRWkbE8xoBzmzeu7qzbgmp34kNCic8T",
+	"Ao+gqx0X6GnXxj+NEY1fxEFrv82M6AYlPSYyI7Hpvs2TGKU+DI8aYXo/linzA4jDhbS0DPwtWuqWT1ty",
+	"ioRsTSWo3ehX/BA1fgAnm9dy6JGTpa4Xtbw3ZKA5CTwiXp++PLo8OX1rQ/qrR6kNVyi4oDWO7trkjM5S",
+	"rjQl3U6nE5GL//U/JXwni24H3dVuB1EjpZrrmXWKcb20etvt3b3uTt09ZO7O0Qn8OVoHnZqL91SKm5rW",
+	"d/bae7u7B0tb7+4Xmoc/K+07hCYgz3DCPH02JkdpP3rahDOp24/IHG9YwukjOGNi3rPZr07eHH1/HJGf",
+	"Tl4dnxrefnX68t2b47eXlkkOzUE41Onc+RDFKRe3MZz0MU9q9LERT1n9NfgrOZxN8I7JeTqYh9GbWENg",
+	"3pBPuXlCMVZKHHby9qdWt9PptqfJqOTssrOa6Rapb4F85glqRoY03jFvagxmROPzoXQ7vYPt/Z0Xu3ul",
+	"9e7tr+Z+Lm7rLjRsFNFY66kCV6OCVp/Ie2FG4iKkzRhHmZwUxwUv958/Hyaibb9tD+XkuZqa3tu/Tm/K",
+	"XkI7xQEfRI0p1cb2b/Qb/7drrqKyGhlmXSZbuXcoLcyh//w5MXMFLrP+Kqa/IM+S9UNdY9T+/KiAPTNl",
+	"3dPLHmPIvVe430Mlk08oAB93PGFGfCWWKVcrnvBr3WZcntXms3kSLgJ6vmqHwvoUNZ+PRkUk66smzY9s",
+	"/mahInnLBcinWzZ36ckSJzTBCTfk8RSBS1BnzWwmslarfUOz23NGky9uLbiOz5mapZ8LMC91UlXax1Rf",
+	"LYP/as+HYkBydguJ4Wj9dW2x8U0dZoK3o8pg68TQG1adJM3dsNdIiQZWhvV+WHrbYZ4JgItlzzquNouM",
+	"8MHKwDj7WJkgeYwijNF2X0+JL8/S7HOxcX5ds5J/Kxw4TI02dZWxEcuYGC5yTSw9ZYO8JETW516R1plF",
+	"gNNkUfMYZpMWQCKtFy/2u7WIm8uDsEYGJcyZ8BA1xlxpmdXkcDwG7LCAJ0P0R5owpV2Ui499DDax5hOm",
+	"NJ1M18ZnLqCTl2MqblidIbvhJl8fmjeacWn0Fnp3aJyF3P1dBNfljApcwIyjgQiQ+6GcpYkLiDXCy8d8",
+	"edAfmi49hxcUW31ElsOkDMVMDG0S48LE1uNSkNh8H5PmmIokzyqTh/MKqYNsUFsRiUvMDU2hbxUYHpYx",
+	"8q8jMhOap4QWmWIgIBq/oEvbfpSnIQQJc5UHkyGAbqx4G8aT3zq0B8IC9jJz15t6zLJ7rtjCS4dFPskn",
+	"F6dkf6/TzbkSefbd5UsiRyPFNnA8tujWminK8OGNThzfRT6hfIPWC2HczF9eEqPA/Kzi2Kd1KXuZz4vM",
+	"hgwUag01FxiboYf14GDCNOXpAuztEWDgkhWtdxhyVwprOwwFrZ1oNvm6fFr9bFbQAUa+0LN3Ax+jMDqg",
+	"/ihf57jf2LWpeFezmUPU4jgLfzoVoytgDbjSXNw8U3iFsr6AK8S41m0Weyll76tWe70+SiPZ+LRfHpBS",
+	"kBXVK/dmTmkbhIZnvgtmTbY2OCAgw9i6BwQ+/NhzJfeTqV+qQv6DtTfjynOpGI5cdJMrMXowQk+aUhyL",
+	"W7klEuDcXjp9IsfXx+1Go+HUk9kwC7geuFSyq7ZEGlw2LLwZWAroLwfkF8LpnwgVnzg8vORwIDMCsF9E",
+	"6CzhMiIA/kXEYX+gVCrNh7fMX5vXeM4N6dRRp0KEEPVegD5X8QE+YVcO2Fx56V0/4Q3F0cIhZowO65ee",
+	"TeSvvH78y06jZXsYm6ybUMam6bx+BW3srVkqc4hAQv1aB8cF1Lbeb5tqSJUhavZBLxJrHzS6e8AnO2Vv",
+	"XUEn+Ludi8zyqdTvyHrYu6QbOlvMPEyapu9oOb9Hjtkj4rZ85Nw4oLaIZhm6P0Y+JtkxSIQHd0TUXGk2",
+	"MYaXTdPqkw8JZsxMKdjWprK9IqULQhwknXd0XgjHl4TzF3borzsa6jz6K44Ln8Klf1kK6s+GsZezgq/t",
+	"DvuXvMDISawXHPt/KVzuCykpJe39Y6HyUJ0t1YCiUx6HyrIeZ3J2MyaYHr6SGz4i8ZQKluI7hogeMUqo",
+	"Gl9LmiXPMFAbordIE3z8hmM2vDWiMmdhOJnQQavg1UanHHyvBUtrb2E+TlXOj4hlW/p0pm8kFzeXc2Ti",
+	"mfKRfnW5ORQXTKmWGsopS4h5mPACiOHTRYGl5XyZgi+Bkk0E/4K1d5CgO2xyR1ZoA3DMiLBUIfRpey6V",
+	"DXp30e5u7xx0e539vd3d7U7vxU73oLv/sWbEisOnaFxUrYclJ5GRFX/OKeSl1LITSK11+73B6bNga/48",
+	"ZpnPLDg0u8hstUOSb9m19ujCrbnJpisarDVDpTrg90ISX0CRHEoc9rlBPPuCgfyLHCiPOB++EBjzSDDD",
+	"wfPrOph/rODxiEbe8zLxAk//SQIm59ulIgYn9AmFjPqz7hU2zSawsJbGZ9PHa0K6vmqNurZGxWejzgLr",
+	"5C9pi1QSvH4+qvlwx6+aIE7PdVH1NEs2dI89ClJKZElEqCp5YrKRUY4J1wvdp0t3YBskzBtyPa9UZNyr",
+	"PWQhZcQmz165JQ1e2F9wkczWaljpjDFdTjvR7S2xUYIHt+ue+51PS4/t7UTrgHIT+uEECd7rVO8Rr3mm",
+	"xwmdFz23uwcHnVZnp9XrNgp+r790Wgfv/9h5aOGHXv7h32rvkSbu4vUxS+7TYRZI03k0DTcnjoOENxg0",
+	"JoZzL65kFFSZNEuuqu7zF4gdkoSp26J3MnDSyliCTcYx4UmSsvWfn2ZsxD+sZsiogYki12LdUG0oEaZO",
+	"x5PZzaZCRE6mVKwnGxI2pZmeWK1t5eMeJl/xZB0TQiagR28TeLvIOd90ye7uLum82Cfb+2CLrFolt4Py",
+	"Nn4+Pf+x+GKtWLqn1sYIhMfu7m7nxX61517nE+zJWfZ4ibKurJ1lZbmD8QAfOfgSiy9kbHdUn+SXDRse",
+	"1edsms7z1LCx6aJv/44jApWdt32K2HgLLyfgwsU9bP6II0LdU/FApPSapYDlQQPdDokVg5sPFYfBDN0O",
+	"yeS9IlreMD1m2RYGtAQB38Ox5ENGhnLC1EBc0+Et4aIalQsZRsM7F7wOyt0Xfa5cmZkunykMvAFvs1LC",
+	"LJnMl1xN5cloo05vJ4jEwL4soSKyE3UO9mw+aiCRy6rrGGWnc7C3UjZjc3WxLqZJn9SXAMEjlzh+yoTy",
+	"jiLt6tZaq9NH7x3c5WXptqLPWqm4afrdZKnnVb7htqFd+0e3JmerlLa6TygNVxPOFgyvrpYgLkIRmSiP",
+	"HdysA7eJHrs0ZrM99t3ClAqUedFbM3SsmFz5cTyx85l4ottZwRR+NGUBip35dBUZg2h9xe5YBkWpccnK",
+	"23DDecDKfewM3NFt7VErXKKGERNVm9SYiebR1h3NIGW/eSc4ab61YiIKvwRk531t1FeEonXZObZ2oO5T",
+	"yO1fM+TWLfRjgm7hHXI9rwTT8iQmTbhxdHcfCadb6OSOgbZNWokN3WqTo4Gw3khECufsAV4e8G4SRtoe",
+	"Ekqce5J5mhZ/rlMkAk+nnOxwN5hCii9WpvpKmVD0kMob5eLOaEmtTmen95lDe10wL8bPlkN6O9vb+9s7",
+	"ve72/oveU2DvlwrsfViy0c4Dl7SNEBXrr1aT08X8dGgDSYw1gPddGZvIOwZqOKNZyiEKBPsursP//h//",
+	"/b+VOGNvZdzfosqg5vdyRGHTYaI21q0+iIknWBcPC/gVhtjtdHo1CcK8jO1uEna4TApeWi+4DRZmuXUS",
+	"kdnUGFxofOTMVFyBfzLwT0M5ZCSdoHfzx1gn04zdcXZ/Za3g4pguxvKeUGKfcYuEZQ7MFrZJgMyE1khp",
+	"uFJ1uFzo5Oeifqkg0j7seOWQxO5+fOnleTHBkvdaAC/GqBIND/6CYVR81LCugo3APTgKs7F6z1GbN3BR",
+	"WZtaneyCCX2Zjwr/hJGZjyd2dObzT3aE5vORHSW4N+QjNX9e+NGav17nIzZ/vsxHfQFlj/zIobdw9FAS",
+	"O0xbW8KjbEhmTap/FwSzJHf+ii04xVljS+61OgZaVPf6s10DVTNIftXXQfX1mj8fddbN3flVE62uGPJn",
+	"I1kh++lXTZaLPHi9NAAoJyMTZtPa/CDvzTlm8T3Mywd1XlD3zhhNXdK96hXir5ILf1NXObTg1+k4q02r",
+	"eIHejlwhTgNGRZDerzaDn5aQRAvOj94OGctZphDHLD1one1zdeReZrdQLtBl4cJSjTamyeadhFk3ZUbu",
+	"bVwkpLjHoDAbv0R+9oHO9iWzSFMmCilSUT12c0Fq1s8I6gWXRkjVwlyIMB9YPG1zaGxYcaFKq1VhNmVh",
+	"XyyYEC5xFLBDnfj/sm7e/9pu3YaWX9ylyHT6WXOgmA58QAKkidkQuDBWk907fQKXJpj6C3JgQkdIbqox",
+	"i1fTMD3+DfEfIEvytF5cDUTRH1hmJLbeyHEUwiN1sARqp2v6OiNOUxdbWyrFlsnZNM8GQGYiYRkmEsAy",
+	"XEdnJ77alFH9bf7iomFi77HLuMFq+GJNz02apnCpJO8F4Yl1hOXo/domF1pmLhNiaE+apcqYnmVGQvM8",
+	"MHcgXJ74qCbHdOSXOHQRhi+LDn1WipZrEoIKrlvblavRNS5TwroTRTK8DPxyQPqrMcVU7muFm9e5BlWu",
+	"Mpdi0EsjkB9d54V4FH4mUqZUvh2MPAMH3RJUldftrV6PVdxY9qPubo3fypppKOsBoU9XX/ghsDQ33dZo",
+	"um78VvG6eZ13Q7uwFCS7zuveBl1eHjAPiKATFhFF74KLGeszD+HJhQCKImscCUou5Oz3Eii+34mWB3yu",
+	"Mw1vLLsozSst14G3qBdGJWzL1ieEauKolC1Gu7Qkv82kBTM+AuvK0YxN+cZFfa4VZWOeXRq86XAdj+UE",
+	"idxsAevyCcuVDwHK4ZzPj+EEUh17Ww/USXIUJwlQnCRAcZIAxUmKKE5SQHGSIoqTFFGcpIjiJGUUJwh1",
+	"WlouX7Hs5BXUBIYhbsYf62aKDBS+T5E0ZFUGu5OEUKX4jcCkyvUBLbVGz9cXoLhGFaaSoEzKgrKmHtyX",
+	"in7E7P+rwQNAB/xkAo2jJjV/IfaIT2apzWZu2qiNNVp1L2ErVIDMjbAoPRePr0FSX9agNOPV6f/z6nbL",
+	"SQcxW2M6nTKR5xgz7JCrswCMhIliSQYpMlSxYOBHZtV6TEjmhhFDgahYGbhY3kB+VosElMPjH2cxlg0+",
+	"sq69V+vNludwrzLAT2jgG1PI1mL/44/ewwMm85BECrwpksk8zzXkJc8vRllqRI3T81coet4HdsSmV9uh",
+	"I0ud+zl4m6w5lfrK95GR31CjvU2OBDl6d/nD8dvLE5vPPXg+LyM/EFyREU9TliAYWKTnL533TtBwBdDJ",
+	"hGvNkpIx94sv49/x5fLzovMP79e0vtDh5ifbedX5p0yyL2Kzv5V3DEBDYA/1p9jupEmFqyaSEbScIeR5",
+	"mU1vzPeqUU8eZ9P7XI7LjfrKSb2hYf9kPX8O69mmOV/XJi3VlMgb8JmTVr/tTSL76vpiDV8g7oWI8FHx",
+	"NB5T5Y6CQFBfgL8IURRvzj6JlK5KnJSKm1ltXURDrpTZyi2CscTvSl8MkE4CFRT+MnbudJrJO9yjzqXS",
+	"9VKSRExcvbsoyZ/dIj/S1u/v/+hF2w/Nq1+OWv9FW79jUFK087D1939bVi24HkaDUZZQhrxMtWD3pZpj",
+	"j0caPJlW651GQnpu4EmbnFo8v0Bpw055m2a4TncqDPLFxuBAoZvqWN9C5+CN4dfWu1l81FAbIFmvbGpa",
+	"Z+xueBptaOnWuV4Vkh1XLNRPET6/KgmionN7ruNh5BT69uMq1K0ZSX8Z5GDZTAn9Qd6TCRVz1DP9gy7N",
+	"xWSmNBxD9Vlbg3CFxalfci3QSBLglEMSg1YGp9y9MXzispIZE1BLVNlDrKDQaXrL1JVV6/DIQqCrcTGW",
+	"UyLkfT7sd+ev4ZrLvt1d+raWUzLN5ESiz79v5B/vTl7+eHV+fPb6n+srj251UImsSxQ7pJrd2Ezh67T0",
+	"0j2fH2OOuepWAh95pgC3axdL5hi1ytfMMRQhcXimxv5+DLKzWWgkGghfjAmo6F9yJ3kckcvj/7ws/Rqs",
+	"rku6Y85MOhDulzb5/uQ7GNTZ+emrdy9dHR8Fnv14GQqlPEsV8+cMAFlG4iCfW2xLQzoL/e3p2+NG1DAD",
+	"a0QNIEMjagAdGlHDUaERNdzkGlHj+5PvGlHDDqaIKLoGFgSjrLXtSjpFdeORZsfphoEOwhWS1wY5udcX",
+	"VF7b/OBaDyFZS+doLzvbV0Ze5zLbLeLR2dn56U/Hr2qhlmDxF2bFAQ+TQGPTLlkOGl3AVsbuRJ4y7Ciz",
+	"EjdGA/Hy6Pz03cXx64i8Pnlzcnn86ury5M3x1el33x2fR+S716c/m9deHl0evT793mchbLfbW21yhGss",
+	"R7ZEmx8P2LzWt8St7U6vZ5Qdo0JyXai3WlQ+h1S43VC2gRtusAX9c0WNu7poHpu60K97ILmCrC+lM6dm",
+	"P5SlVn6SLDvdvvUReaWoN5To9bnAbOxhp3VNDVGnUgESROhEipsFaEU71LQ6tZpWeHQsq6uPm5nOcS8D",
+	"87lEoOjhYc7E6uHXJicaZQCkghuId+ev3YuWL2IAjWKCsdsReXl69s+rl6evjiFvmbHMplLADozyoM/d",
+	"wDN5ayCMnD29PHNvGANhDcTFIi1bUHjAzG0ks4EIjkZszzpbEjYcSyO06fA2Z1s7F7MXjYaUbC2qPrA4",
+	"XalfW4jALOqjl5npDXSNzdKS2nHBYbc4d0afBLONyLvz1xE5++H07fHV23dvvj0+N/LBLQcKg8iJApAB",
+	"4FYiBSqBrSlV6l5miU+rCip6ESMbCL/Rm0M5tRa3Tfmn6XTLkNIejxRgtDIAYvSflSF7sJMiFzTmrswC",
+	"Zl+2P18GWkxdXOpaJ8o1S4sRNu80T7mer28hvptOWdYaUmVNWetP5SRVKRnf5cnrk8t/NtYKZvTi75ql",
+	"SylRX2LAreD6NQa8Xl/y9FgVtZ73tGyUXy79Tm5U/jXy8DgKffksXQUO+jxOde8EnemxzPjvX8JDehb0",
+	"9nUv+rupYpmLsVj38qgmsUxNwKeg1Xjz2mQwNQlmqihV7dsTec3rgqTroOkclA/x28McpI0sRAuG2JRm",
+	"TOgxUwyNMF/nASI1M2mO76JQ/WZ3lzS73S1ysP9ib7e1s93rLgWrB4Nv/v5Lp3VAmlut99/Ug4H2DjXv",
+	"5MziA3kt+JFmGdkj00kpEU+nszLDIRKvTlhauKn+ZiRPlrEo6Wyzznnb3uYQrrciwoXSjBproORbWild",
+	"C8rqvWyTt7bSE8XsGwR8sC36WTn2F2abDeG57b0iWnvU+q/3f/QeBoN28/jt5WDQ3vp7iNp2o25vf8HF",
+	"Ql0A5gLqRGY6ZEinXNOUpExj9CUlidQRlt6yXyKvwc2DvWBYNK+HqPGT6R9o+JkCZ5gvJL6slbDmeCVR",
+	"JH5dL6Dz8X8HiVc3n8AiCqwW13f+zSub9bXoED+0/vpflShfPN3Gz1ga32cXLWcHmRNbPB+vDdGTLYbP",
+	"sa3irlmaKpvfBQmcV00fyTSV92AwJty0PDG7V9oEJtOpIUxeSsWX7F9Ul9L69uJTxzaZaCXT/nqZ+8uv",
+	"Q3rf1emWK69ZAGYNsNy9ainaBoeYBS/adblkyvb44M/S+Vs4BG0y1YeoIQVbg+drp28Yfs0805u9EEx4",
+	"1St1q7rqnSp53ufMbL6tT7XMRAI3uAuvqtwDFvhQGtm+kPq8aWQtxkHIrXV9pfIqnysy5AYjzF+rO3gr",
+	"JPhiuYHLZK7LDFzg8Y/PC4wJhmYZ1/MLMwobLzLlP7L5DwtSG30nM+vBaDFMi10qpsmR1bmpSwLAzRs2",
+	"SZIznBv/2To6O2n9yALjGrs0U8ZP/5jV+v29xiTiSmaIUAnZAkBCS5mqQ/LbDOubGmIoAh4uU8IFSeWN",
+	"8qOBh/LB2J5rRnLNaMYyM6WaegmFmfbJt/AsUXfDq5Tfsat2ux2T5hR0xcwWHIN1BuMJHs67HGs9bTw8",
+	"gJv9SAaC23y0w3zjHVC/p5rd+9CKciSjv2H9eUy1OppOc6TWaawRuWVsGhSuwdOEQAigfeiZIs77ciDs",
+	"nSJGxWB4pvWOLRxiKvJVI8wJ+h8Xp2/J+fHFJTk6O2kPxED8+7+7I7L97/9OsBht7nxjTU6sEApndeQO",
+	"Y2jKenWDDRHbh2P0xIntqOND18polvqmFRnSLJuT2GyDOHKtu68pmdDhmAvWMpotvU6ZVQUibByhcPMs",
+	"Z4rEqELF5JbN0T0YT+sp1WPSjIvQZbsTRyQGhmtDtC7cDBlCXOiMDzXhYjrThhjW7kNL56QFE26ef/eS",
+	"vNg52N7qE0revnudg6ik+e6bTqfTAT0edCfy7vK71v5AyIxQQWZiSsG9R82yTN6Y1WdqSKeMUDG/h4xV",
+	"HKNq0Xe+CVqF2zhUm8dIwqZ6HOGmGgjUhCKcqGEFeyU0pRmdMAB20VmKkmQ2TfnQdHrL5thRsIIRWnPB",
+	"BcNAYJ4IliaHREg9hksHo5mBKxdNNcvAw85Qzmw8JjTH+z5DO+R7AfcopkOqyILtOZh1OtvDWzaHD6yw",
+	"Q6OBiL1g6lce9eWoYhQQsRU2fvqkmebCqb9IFA2EkUUQv8ty9xZz0uHSTzOmoNJUaINxBV7FETqjU22e",
+	"GrKEiSFDknME7QfiGjRWnvQxNyJyhp08rEV+zWO2LOEjvA/gCcknDzowTZV0lzo/sjmoyZk2CxN7IRcH",
+	"YcNVB/lDfNKcVFewXRRx7tamc8NTXi2AKOiMa+aX33SAWrHNogONJWwisTHfFsolMzGqWcvGxA/E1Ehj",
+	"qKhBTs4s69hNRniiqgLI73AqDC3ss62TJHacDrcLZj3mckZwlfCS5IYJloHnPAZv/mMmNYPKLmaRzdMu",
+	"Oba9JbTjOckNHDOeb6W29XaM5gCcqyzqAYMKHsdlsjkFbeD5BLebkY+4oeAr2NjmOy7Izj6GqkNYeu4w",
+	"ApvMk6GJAtZ3plvn8DRL+kRnMxZvHQbNux4JFVDQGfsz/GP29yEpPuhj1jEnjJM+sNV5mg5ENhPCbn5K",
+	"djoHllA/sUxxaX4xdIrvujG+Y4RsHwWHigpUEwkxKpOz30DiJInZQ65c9cSckiAvM8ivZf3dhfTDuqHc",
+	"NOVdj7CjNnlplR+4J9MyhbXH5u1Y7MEB34TDAI9adyg1Bbu3ajCEAEXWEjWf8rLFyp8YLLtjGTBu/NxS",
+	"IGMphdSn1udsLM2IjIRQ5mmb18AFNNnVYEMJ1NHZHAKL/RIZ+YlZVem1kulMM8jacz+WipHYtB37G39C",
+	"Sc71qA3CFZ4CGdeMu70X7U670+729zv7HRhsPKG3jGQzET9TxObvc5P7uaBHmDmC1XBnlUzvMgDbA6JY",
+	"53KWebMCF9jNk1nH5oGIP7SshqJi0jRbF6dthAM0bkPnuFbO3wOTyBmzBLXyPolDWx5l40DEYByClwrI",
+	"MteclqnRwWimwfNcq6JR3yYX0irNRm21JJSZ1aSNXjYQYAOBd1LA0XmwUFPSKQe194YJ0NNGdJbqLdxD",
+	"hE04mlnIWkbFVOZsA99mpOhzC9OBs5OeZQK1LPstzMmIdWzAnKZFCiAz921SjoHwo4wg1cQcHVcBUbyB",
+	"h0BlzJ4pc1gqgArNmvtAFLPcR4XDQmZVcc9sBKceZyzPHeFvnNxKJgoQTT1mPAP3kqaxTTTwsMV0rGfm",
+	"MwWHTN7EVp/E2zGJbdtX9ywdyonREoTMPWVAUejFJK76Hl7NpgnklWr2Sn5tWxGJu+YdPb1K5Y3NThGT",
+	"Zrf4oGmcpimJwbM1bpOjPBEKyhubjdBNZoK4a8qHTGB2E2svnGVymnGmaRamMq2aEWbXN6LGHUrYRr/R",
+	"NfsW4I8pE3TKG/3GdrvT3sZk/2MwEJ+7GAH464YtuCnPCe2fj6DKpdJ4AvSdyyJGH8RHZydxHn/QtAlL",
+	"fJYEIQciLoQ4xLhdDT3Mni79iLFY0vlDRMjWfsfD4BS59hZOBDoEnh54QkHVVGoXoE3OAPC35hIlWEHd",
+	"7JBC4ABJJLNxAH5rnCTGeuVKv/SUM/R0qjNgC6Uss/JewaRc5XWPre926i1Z0H2cnWnr+YJowFd8+lCX",
+	"iHdJaru61YyDsvKx20uQ603OlC0cL6f0t1lxtI03lycLTG9boj4c8Ub5gh/eRw1/npq3e52Os54dcjNF",
+	"U4RL8fxXVUrNmcMyAT//8geW/rDec64oWX+n1/EVyfrbnagxZcC14KkDBcv6e2bEiHd2DcVt4rJur9Mp",
+	"lX9v9Dq9vVa32+p0LzsH/U6n3+n8V14EbX6VgVdtp72/G9myEb4i+qJ3eWK6ssUdqk/3upfdTv60XYJq",
+	"LI+Ziu9+F/C//Erl9MdGcDds1MGHcPWWwpGOxDlM/vBQlzdlaoPe/Zq0vd8WrEmomy/q1D7+3D55kmBn",
+	"O53uojc8Hz0P76kb8NL26peOUNSdiDzhwU6vt/q98p0Lvniw+sUg3Zh5Zxc5f/k79k42tZXg4Jp/MjEn",
+	"BMqmnOT+ppZnVkyCP84NxKnnIgwAxPwwgIiphSfCkW/+WSB7iRO9jvUtzEQTFMZRnSR2Vq8C97KBGIHK",
+	"blRQe8mTMaqksDm58IISdcRbMKaUV7XJEJz2I6IkqCpQVGUoFaqdA6EwRIVqsBrQn8dPQvHfWZ2c/555",
+	"Mb9Kyl8GLV7xIOuM83gmCOhw6xoHB01hZ+R5HXpWyppjOt/hHGObHSiM/ub5lt0s5+mnE7hfmYhFvrmy",
+	"fGNPgcRQdbvb6e3ZclCNfq9b1qUYGBvQpo3RDF/dOfCvHlTfNKqpn7+xaiaUC025MNZIqsdzwoYSC4YT",
+	"Jm7oDZvgpcyffCh84iNh2YlwWdxyuEP/qidCZ2f1e8477q93hBxVF2rZqRFkrKo9L1y+koLFEBGKCgLV",
+	"hBLNJ+yQxIrRbDiOyYTq4diaiT6MbMwIutk4R5V6tTxPjvLX0crPQIbY7Iken6WadIsHQ/3AbLrcmnF1",
+	"w1oDHfjfxgYD+6DteiSEApKm83VpDqliLS4UE4qb3bG1cKlyO4KCN1vdTHD9F9kR3To/rE94kDk2/uWP",
+	"hkvm6Lz0cr+LBQLXiOfdTjd3o2vs7na74L5mvdfsFMPAUfRJa8AxMC0mWwaR3PXZlLv5AfnwyYS2nfDa",
+	"arx9/kmL/2JafC7LvPB1XxlzbipVjbh9Y4Xn9by4CfuAngBmPKRpmvtwgmpsQ58R+CqkWEM03ajNA+Ey",
+	"sAVXg6ia254mdI6vcUHib+JV7qAQAMLVQLgLQhXmPCDNfahAtluXJsCm1nSx5rH3nCXODTZuD8R3iOKn",
+	"bKSJnCEua60h2yVioHXKf8Gdt3qc1K1t/sjz4I4HvBDeo+7OlP7WlgFYX0QFXsHWFTh39c39e53gqXee",
+	"tbJmmdPr2pKj1tH5oeizYkXR42UzehfmSa/yWKmiwL7yotc/jKbR+pK4IFF9ms08XVBBvD5EDdwkm47K",
+	"HiUfOSzXd2VYm8p9XMSVGrvt9p4qn1VMOjGRlI6CmqvGVSdC/op/4yH6C9kBaxwNgSQ4EWcuGbR5u7tG",
+	"r6USB3+9kwzdFnOmIdQxVf2xZkyK0u3WQsviPLj0mtCEtWbTwuUXwFAF16bCHSReS2DUd3DBuBUNhBrT",
+	"KUu880bKb83AHeTwTOFtD2QEptktS0g8kQnrwyVP3CZvA98Xn2ao4hDTJzMF7gVa4u2QTxGPziE0U8y7",
+	"b/HFVxFwnXfsiPUoobue6Ch0tEpvrL2F/Msqj3/CzqkjYoGZgw1kL3bdBsIgoEXW+IhnE1TxwJlDZreo",
+	"makxFHRFsY8J7q1eeEhmCr0FjO6HmBYZjtnwtl0Hmr5hjY8/+n2O/bpj1t5IBhXEG3Kq/i86nDBXa8ta",
+	"ZTu9/GgdThh5rROXO7TUDaoNCVfmILoK38mTmxeLIZSqIIc/ggLQ6Hb2dnc627u93k7voNfLs0I2UstZ",
+	"S005jFt6+cUp4RIbFklRnX7tnDee5Nqayxu2Sl1xqZXdrUKZj5/Ez/riB4qA6RJRgyxZTn5wcxjOzG8y",
+	"EEh2Fl4eobmxppdBjafzcuzQOo34Sr0jnhorbCCaxtLFrLz2O/S+AERrqw0up6Uo/TFVgOdToe4Bzp8z",
+	"DVdO5ksbPzQQtR4EfTKlNs9K5ZLdDVmR2H0LVXKoJSr7ACUjDgcCbGKXO1hiugO4MQOokhw5dwXwrfP5",
+	"KGwiRDNAo2Q0b9lcMXgf9HYuxUAYUuHeSCJiFgCvZbbg1gygJqI0nVuHPOvmJ9h9YC5mGb9j/cKXA0Gn",
+	"U0YzNNrBS2OUMTW2F35TqM2J3npqzEc25fmUUY0VxOWImMVGKFa1yY/WSLeXdm7dcDRIcXRIQjos0ore",
+	"OJ5bgQSfmlH7CaKTnPUAxkQwLhUXV+iGV87Q18gD3eowTZfVZF0ZV8geVgVki8N1sW+5r40uXUQC662+",
+	"gdyqv4IsO3oUEu8+9vJxxZzAB5Kr2hT/YFLXjixM+fuZBiZL6RotghZmpl+e0K5u4EFNwlrUG9IarSjo",
+	"u3zYGRua0SRGXBoWAMQH0xgZedA8uTgl+3udrpWho5FiusgOhUvJEPWuWwh3dWu6qV+Lpenr1pzLNRvJ",
+	"jD1qGr1NpoH9fIJ5/Au5gQ17b34ffji9PLl/8+oo///LnQ9vXh19+Op9xHJl5JdS1QGz1UqZl2vu0Ctl",
+	"Bxr3dMKT9g/f3rx+c/mu+/byeP7m93903/46/Ono5uj8+29POm9u/+O7t+/e7Z7f/vP30+Pj7Te3J923",
+	"v54cFZOVW8SwnGP/xYsFHhGlS6hCiuFypt9gvN2O6WalEwFGXWAkXZ6eq48OHHmy0HphZ5YrYLB1+OZT",
+	"XWy5g3/diy3HD08XW1/qYgs023rdPjAhvAK3+K4L1fe8xA7gZtzq7/6g7pNYsw86tiExFOt32+rGWxGJ",
+	"oYJMHA1EDMVP4ojEUETGfHDBCOazLSMTkyaAMddzCNErlFXHkvbmmLXxTgOBpc+xnP2hUVvXKFwfLaxZ",
+	"D27rQZbM2N0Sxuad2FWyAevCupfLWRZQW2YkDorcxBBENB8Il2O1iXWot9Ej29gTqu1K30F8C1p+XCRL",
+	"K+FBFR9jzBxCDCI8P6FzrGMULBlGKbmKSjEqsHEuruJyEaWBKFYIL1dRqim6V6rB0KTWht0iMhuIPGU6",
+	"Ks8rk7JEZEVSlv5AFCv5DcSRMVuYjYvP46eCzhwqXSwD2vd1Sb3ixngGBopPXE+aL3qFZ0obYghmFNZD",
+	"HaZ8eNvSsuXDiqmh2Kkes+yeKxZhUr/7SmJiNIeDbJf5OIepVCwhTURcEkbAYe7FFpYwxRchMyWEgpEY",
+	"37zC12Ki6NzYc+Xiqa7V4uNX1OzEoLAOxj05Olo78z6Tmm31kdq5ICDNBUXCtyD7ZcYMxdH0DA9hWEAI",
+	"MkQAn6UKE5yrZYXH+/lNh7EqiYScR3KmfVDcQMSl6qGwn0tFFbDgZDVo8F5mt/n9/T2d+xIHOWNwB1Fg",
+	"hHO1LEJ9VQQbOgh7fmtZjQQCsT/FkFBXjuEwrL5rmKZawWcg7O6xNXsdj41gO9O0zrQPSnr+aZfymBk7",
+	"z10d5vFcqIGVKu9BVfx+4xXe7hAtJzLL5D25ZvqeMUEOYGm6vb8HyU0hebUhwhwLo1sv1H9CLQT7E0Ap",
+	"wY9HNp5TpRIdTl3it3Iy6XB8D6VKlH6CBS8pl2wMXVidP4LHytFOMkpr8SeSMHXrKwtjU/Cx0W980yW7",
+	"u7uk82KfWFDdju7n03OjEd5TC6wHwPvDe5soaCHpbRt+8A+luotrrV/4gj3CDe3N4crFneRDw4/uzAZ6",
+	"wpetTmen154mI4juErc2TYTqP38+TISD6NtDOXnOn9sn80XxnT64io/fziGjGKikgcum1SXyMmdGF+GJ",
+	"F07mT+eTHpnzneYy81bIe2HetOdbI8op4qtM5lOGNKfpDKLX7NVCo9vpbG/vb+/0utv7L3q7eyFf2fJ3",
+	"Pj3/wpRiZo6pzXz5EVvqjA9vg8ta5Hy3iQwbphJ8qhQbYnZ2w4CZvK8DB9/ITGBiMhi5bnUOtjvB7uoc",
+	"9Lc7+ebTre5OJ/y9u9PvdHDb2W8u7UYP92JqkzUu2IlhdZO16BK+YAN0DY/ctckZnZnOKOl2Op2IXPyv",
+	"/ynhOwlORZrrWcIa/VZvu727190xLYkb9+XOXntvd/egeInkGgyG73t/KJXZXGvs4QtsIn/ljX7jf/+P",
+	"//7fqjZsL+/Sv/QQZPzNhValTFGxRO/y4bhSn1hu0zVuee2fRqPmAvcDOMrRu3mfuB0e7u7p850e1PgC",
+	"s+NqlqXerrWzgLY3uA+rqW79qb2w6mLrgP7bnxIHeQM4yIpVqhRCdL65a+EnJd7ZDvAMZa/Sw0UIoQgX",
+	"5GGfexwoUaivvuD2Mte1XYbMUDN78rVa/V6eji156RIN/it7Wpm31hjimWWs2mAP0LlDdYALxcEHCdxk",
+	"i1apMZ2laJUvaLfqYZvw6ve5DmvMLENzaqoLocJSSFNKwhIxYIWOpWKgxsSFGkTxQFh7xpUdiDesVQVB",
+	"DYV2eRIfDkQxrWpY3AhNMejlWuoxXB/jLbQes3mQAMDbb76O0kBcQrpKm57DxleaBsDfphSF4Qng70MC",
+	"MQL3gmkK99WXJYdu6x3hBSX24Dw8RZDcBSPmjwrFWC3ONhAuWwz0B0ANKpNTlinIrW+dBQBZecM+cGNn",
+	"7/a6CA18m9HfecqpcP7jBxHar0fZDROaC/PTAV5chm4Hfob+ihZT7fMsz5bGky28saXajqY/EG7d57k1",
+	"HuX1Az1CYcspCsiAMUH8xj+CCMOEmi1yz4dQ+WpYovyEzsmY3pllYcIuQgRxqTqbe897e8FdNe2xC/Oa",
+	"IlzjgvfNpxtm06j4ezA500M5YaSZWZm+FQ2EzKIAY3KPcEWuGRc3xAL1OCRAZMIMrVxcTa2XamyTEMW2",
+	"iauZgOW1CYQ8eBDCdTYjVqmIOVr2UGNAKk2aQhrewe+EdeGAdGc+dRv+6rN1+SMRCxzLWZoQW7/H0WLL",
+	"Mk/eFyW7nR6J3TiuZoLeUZ6a9mMLPC6fWZ6RDrZ8oQ4lMBcTOQ/WAyzLKTgTmqdlYlmMxQGKTUwdy4Zj",
+	"GUK5hsMBpzJrSTjmovKJ53F6E5QJVAC+0gdg0FiCLhFWWMkp8mWctrDq0kAUKzkZbvFVm2wLNWWbDOkc",
+	"loxgIQXnWVDHB6JJyQa1SHB35kVdV9S2OPQuQOk8LLGxZStT1dRJgSXzqWOsDySjw3He6rO8ABViGhaS",
+	"s7OMI5vcF7Ktpa5oi2AsUW2XnGyWMhCYTogvldeHhJLrTN5CLXHms3C5Mj4+yR5Ccx4/paUzgX2YsiFU",
+	"Mh2IU1sshLhiIapfJWT+KsKrXI/lrLa2GggirtVABGuzoLCIrQiD+61SEiaOvNtzRJQciPiPQbEQ4aDR",
+	"J4NGMePOoBGRQalQkHnul0FjZ7930N0eNN4/YI4nYlSilGnmKo9BsiA4AwW6XUPuIkOkGuyVW4fY2hq2",
+	"2GQfo5hcRFG5YC0C6uWCtevVqjWml1MxNqpbW8VMnWT4OrDT+UnRm7VcZrCuPHXRTC+HzxSqbL4wque1",
+	"TQS9YTerHQCW4QU1YZ6lqpq1t+UBIJmn6w0jsn2JPSt4Lc4XnBoO8oucUB2B9x6WnFlCgZO3P7W6nU4N",
+	"iYszK1fKDaBO14SFOS0i2DvY3t95sbvXqEEzq1SxcOmVUQDmOdyJ1DgSybsszet3FYBPOMQCusDtLiYw",
+	"zU+aZwqLpNsjZjlJDFO8r6tbvroaeA2KUakcvQmVV0DGCmoDt3+d3jRKgGsNifHhKygkHOKKOcethdDV",
+	"1Fz+kiBjeVJG6l4lPHNo7gNmfL/kE3Zmz7oKyyw49g7zCBxIm4qJEIsayHLOwcNn1VaqSITC2QYz+G3G",
+	"h7fnbJrOj0TyEmqxlUVCWDDN1UpDts9LuWEVt0/K7Uc/Hfc6pUqo/sfL07Ors/PTN6eNhw1pgCO9kqMR",
+	"uKxtBKy5s+2zxqKm9pahGvL52XDRkwW4aEWiVLBRjGV5FDTaLUOj64OhsD3L9zd1VOouppJpoF1HpjUh",
+	"4LpZdvNsQWZS9qY6KV8p9HzgCszCB01fuBcwXgAEwq+SCzIdZ1RZ1wpwSkGEyiZxdaktHXAhfdJ11Dqd",
+	"T6u/7W58BOW/ABANQND/8Sj0Gpl/yvXx1oavn3Dr9XFrlyy+ihVPvIWzCpJemubOBRf78BtrZtUCkG3y",
+	"hs7JNSNTCcZuXpSLzBRY5zZAc0G85AKbrLo1c4FVSTFXjODo+EiJv0QauU97Zo65UQvnQMPKPV9ejr/e",
+	"89moNv6lPKvdqjd7pTedm/Til7r9HdPd+8d5Zxf6+cS+06sOiPo7yaf0bV+Fi/U51PULCsDURbOtKR2f",
+	"Y7bGRTd2l8wZSF4iev9Q5zxr6wwGLqmBuya6GzrtAr5gaiDAnULz4a0CL2ltk0PbOx5Gs5Sz3Kd5q41e",
+	"1xarqzgP50iZd9bFZATkqDAqF+iqrNewLX3g7rh8fKpvD24nhBRY4IaSnc5Om/yM6Iu2npG+EAaU2GBF",
+	"atWBdW9oduu9OkCEbHIowB2cn2awT8OTofcvdDK8uTzePX017L29/Mfvb349NqfDxfff/uP3f1yef/v2",
+	"13e7p+++++788uj301fH928u/9E5vzn6W70vUaBqY04PK8EfKUlpdmvWb21d2yYSCa+YzACeNO5NhfU6",
+	"mvbbMK3C/yEas+HIwM/jmSrw2eIDoVB2vD5631+fVSLpnXpeieDXkPKZ9DodXxxBZiRhE1koEzEQC+pE",
+	"OBW7UC+C+HIRC0pARCTuxQPxeWo+LIpE9+RpfCqhGCzJL1VIr1vyGPcYXliI38p39GdsXIzllAh5n6PI",
+	"785fl0C+JW9rOSXTTE4kQrC+kQCiRHQ8qPBvgRlbsR9lrkZfW1cq7+j8x+PLk7ffG/YvXMA2+g1A/XM0",
+	"Oph+B28gDkzb6MHT6DegDkcQlR9A4YEufXR2dn760/ErmPknIOtLdyGak+T08qyWFNs5KYqV0YJLpQJq",
+	"XUeUt6dvl9JkfxlNSij0umTphWSpmVgvn9g7zVOug6Dgd5cnr08u//mYqbxYOpW66Pua6XyyogjVgv81",
+	"x/1RGaooxT4+ZafZMI4UlPYKUd2FeTn5T3DC5RL5/UNYOxXFaVAu9Jf3huWLdVTD72x5018gBEVhZa+6",
+	"bNMb1fcyfADu4Y3nd91GNXr/qFTYaySzShEvdQh1XLEj7PQGCwXlRbvyfsZaT/vPn/9hHn8wnUaNYMf9",
+	"0Rh7688mIGgU64I16jTbvD8YBeR+hZzvD2Ae2LX4Y1kaJ1AFrlkqxQ3kBVmW18lfGGLioSrZHICu67UV",
+	"z0jOt2NJJzn/VLu5wKQ61SRGWI7I569BVSWPUgHpFPThtbD69A1BTSZf/9Xl6S6n/g1a9ZkWq626xO7O",
+	"8ezQJkgE59VMzqbYcsE/AixgdJcsVIA6OjvxD4a9+9zx9ZNaViiuWPHLJ8JzleOCXnwyPMNmeWLH2kLq",
+	"i5CNV76aA1bS++Hy8gyDqbS0+QzDUtiOYzN2wxVWOSUoL1Qf6pFe4HRatvRaM68XaNTL/Hfb7zwmTZuF",
+	"aYRpe2wRN6j454ptDjOp1EBkTGcc9dS8oQt+I6ieZUZRjdWY9nb3/haTb8iYfSA/vDl62br44ai3u+eE",
+	"ZUbvUZvFcri5i6rrDcqk3EBRR8WGGdPF7mBerROIYM2/PdJmF+jil5cOEY1tsLHp/8JwDs0S4haPxHbd",
+	"WhwadX/p/O38S+UnOxDN+K4bmZleU8X2dsqTDZptV9psGxLEUYUI2FQrYUYzghTW2hEOiWEDr+P7sWLD",
+	"K1sd+AJ/yqS21WvB/dis5SKagg+5eZwlpJlQNb6WNEsiT5RoIAaNc3jAvjFo2DBrn7nFtqQ0nStbEtaw",
+	"kAsjb5NXswzlD9VE3rEspdOBqCGlL6Sq7yUm8m4pNqV4yvjHVGTzl93bnp+poNIPUK80NIh1hzzksFRY",
+	"oPd6bwcL9JLqVzEE3Fc5hBpRqrZ8zR8sTzgQWD8RtL+bmXfJYxzjYO16wc0mihongw8X7B+uwN17ILxr",
+	"Xz5bCDFHh726l1tndu4BNZ3LvyfhQIA3uW+9RK927eYJB+iahlgDLWWbHBl2xNB4u8S2In9x8AqKDxle",
+	"RWhI9ReQYGhawbFj5tsUUE8g/JBONZDZn2V3LOMjDpnhbigXmN7NmPlujWyeCMYSV8PWmI8aXXj863X7",
+	"GzM2rKDHCoFX34B5Nm6bf0N56GQBZACupc1WhHQ37aIfMBALXXFd45GthjWCWlU0/yFw0d4lEy5mRi8B",
+	"hwLQc1I5vB2IJhVJBLvYppVoSTFkEF2fcnEDiT8CaUm4RuwlBWc6Q1pj0rAExZKN+Ol9+ODqCW/bDakO",
+	"iXSJIAo7A2NbzCmTkOYuUREONiLbHfxvj4yjgdgl44h0O/Dvjvm3B5978BkOzf/3/+l1yP9/y/DCTrdD",
+	"Eg5pZZGxnFSsg1GksIrLS5+WfSUqnh+xID+s461Z1Ge+mmsxtVXoYuvSWKGFlSsXpSNvKWS+MinYZYHG",
+	"Sd8XwKye9lEuOPDctwsCis+KkTqlYj18fzaDm4CVg3+8VrH4ACyuh+1gN+mO2u015uk35cevCi6AzfVS",
+	"Yh2exO012cOY7h89FopalK8QBOKhu8YQrPq1dASbJY7zsT1uTPcUD8eIvBP8g5Mja4zNy9116LNkRCu4",
+	"sE7So5a3Nk8erlCASIIKFXWnqlP42uTlmA1v3f1l4UAwVvgNQ6cwcyi4Uu6bUO5T8furBeMHlWGRRrBc",
+	"Zdlgr3oVqTAJ69m3wSwq+mG/GK6V4D1zIG63Fg4zP0w/jrI1Ywq3ySHJGGbOSqH2Mdi5SsvpSm6oWC4f",
+	"uYtqBrrCjOJJu2Q2PX6frJqlehSff0zJnbXSLS4q+eJLvKwIDXmIGpjHv1/BJVwQBe1dbw93ktYu2xu1",
+	"duj+detg2ElaXdYbbdOd693hXtLYtPKLVaFQfVnfVbqMaKKLQbtRwk/fFysJWudXdH5ICliJw9nQWoQ8",
+	"qkFxM++r8YTRPGE0TxjNE0bzhNE8YTRPGM1XjdF4t0V7cj+BNE8gzRNI8wTSPIE0TyDNE0jzBNJ8QZBm",
+	"dxVIUxsKbYR2TW6RcrDAgjQf4PJ5Aim7bErQv1fzSjrEpwJzWMinkxyMetcvWGtv2KWtnVGHtQ7o7ovW",
+	"9vV+0ht22c5or9PYNJ7LaWRfBvMpRvcEkT9lJx7rlxeiPsou/RPi84T4PCE+T4jPE+LzhPg8IT5fO+Jz",
+	"gSDLE9rzhPY8oT1PaM8T2vOE9jyhPU9oz5/nkrNhOqG1y7BuWGK1WEF1RcXUKjbklB4zgT3aG3ZH26y1",
+	"f72TtHaGPdo6YN1R60Wyd71Ld4bb173uxriQ0du+BCZ0Wc6u4kGhIvhjI3Sf4J8n+OcJ/nmCf57gnyf4",
+	"5wn++QvAPy6l3BMA9AQAPQFATwDQEwD0BAA9AUBPANCXBIB6Hw8AbVQbYcPM0FVwxylNMLyD6/3hi2SP",
+	"tXZHO7S1c709bO0nPdbqjjrU/bY5vANdfCmAp6YqY5CE2E7XNGJZqO1qRTyBPU9gzxPY8wT2PIE9T2DP",
+	"E9jz1YI9dtdfYm2kz6HGdcv3eG5ArrRWnqvVpozGMxmulGwVJka81G6HaldB6bBK1/awd92lnVHrgO0n",
+	"rZ3hi+sW3RvttthO4n46WF/pCujzZfysV1PAqEpS5AtrhvTw/wUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
