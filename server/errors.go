@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,6 +28,8 @@ type apiError struct {
 	// the message it recorded, which the platform may have accepted.
 	MessageID      int64
 	OutcomeUnknown bool
+	// WindowClosedAt is when the customer's service window closed, on a 409 window_closed.
+	WindowClosedAt *time.Time
 	cause          error
 }
 
@@ -65,6 +68,10 @@ func (s *Server) renderError(err error, c echo.Context) {
 	env := errorEnvelope(ae.Code, ae.Message)
 	if ae.OutcomeUnknown {
 		env.MessageId, env.OutcomeUnknown = &ae.MessageID, &ae.OutcomeUnknown
+	}
+	if ae.WindowClosedAt != nil {
+		at := ae.WindowClosedAt.UTC()
+		env.WindowClosedAt = &at
 	}
 	var body any = env
 	if ae.Errors != nil {

@@ -36,6 +36,11 @@ type messaging interface {
 	// chat is the number GetMe shows, and the sandbox a test key joins phones to (nil for a
 	// live key).
 	chat(ctx context.Context, p Principal) (gen.Chat, *gen.Sandbox, error)
+	// answer sends a non-template message (POST /v1/messages; answers.go) and counts it; a
+	// passed domain.CheckAnswer.
+	answer(ctx context.Context, p Principal, a domain.Answer) (gen.SendResult, error)
+	// markRead marks a received message read and returns its platform id.
+	markRead(ctx context.Context, p Principal, id int64) (string, error)
 }
 
 // keyMode is what a key's mode selects.

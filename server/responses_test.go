@@ -26,6 +26,8 @@ func everyOperation() []servertest.Request {
 		{Method: "GET", Path: "/v1/campaigns"},
 		{Method: "GET", Path: "/v1/campaigns/1"},
 		{Method: "GET", Path: "/v1/events/examples"},
+		{Method: "POST", Path: "/v1/messages", Body: map[string]any{"destination": "15551234567", "type": "text", "text": map[string]any{"body": "Hi"}}},
+		{Method: "POST", Path: "/v1/messages/1/read"},
 	}
 }
 
@@ -54,8 +56,8 @@ func TestEveryOperationDemoLimit(t *testing.T) {
 		env.Do(servertest.Request{Method: "GET", Path: "/v1/me", Key: demo})
 	}
 	for _, r := range everyOperation() {
-		if r.Method == "POST" && r.Path == "/v1/messages/template" {
-			continue // sends have their own bucket (TestDemoKeySendLimit)
+		if r.Method == "POST" && (r.Path == "/v1/messages/template" || r.Path == "/v1/messages") {
+			continue // sends have their own bucket (TestDemoKeySendLimit, TestAnswerDemoLimit)
 		}
 		r.Key = demo
 		if got := env.Do(r); got.Status != http.StatusTooManyRequests || got.Code(t) != "rate_limited" {
