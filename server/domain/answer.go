@@ -268,6 +268,12 @@ func checkInteractive(fe *refusal.Fields, im *AnswerInteractions) {
 	if strings.TrimSpace(im.Body) == "" {
 		fe.Add("interactive.body", "must not be blank")
 	}
+	if im.Header != "" && strings.TrimSpace(im.Header) == "" {
+		fe.Add("interactive.header", "must not be blank; leave it out for no header")
+	}
+	if im.Footer != "" && strings.TrimSpace(im.Footer) == "" {
+		fe.Add("interactive.footer", "must not be blank; leave it out for no footer")
+	}
 	switch im.Type {
 	case "button":
 		if n := utf8.RuneCountInString(im.Body); n > maxButtonBody {
@@ -285,6 +291,9 @@ func checkInteractive(fe *refusal.Fields, im *AnswerInteractions) {
 		seen := map[string]bool{}
 		for i, b := range im.Buttons {
 			p := "interactive.buttons." + strconv.Itoa(i)
+			if strings.TrimSpace(b.ID) == "" {
+				fe.Add(p+".id", "must not be blank")
+			}
 			if strings.TrimSpace(b.Title) == "" {
 				fe.Add(p+".title", "must not be blank")
 			}
@@ -306,12 +315,15 @@ func checkInteractive(fe *refusal.Fields, im *AnswerInteractions) {
 		rows, seen := 0, map[string]bool{}
 		for i, s := range im.Sections {
 			p := "interactive.sections." + strconv.Itoa(i)
-			if len(im.Sections) > 1 && strings.TrimSpace(s.Title) == "" {
-				fe.Add(p+".title", "required when a list has several sections")
+			if (len(im.Sections) > 1 || s.Title != "") && strings.TrimSpace(s.Title) == "" {
+				fe.Add(p+".title", "required (not blank) when a list has several sections; leave it out of a single one")
 			}
 			for j, r := range s.Rows {
 				rows++
 				rp := p + ".rows." + strconv.Itoa(j)
+				if strings.TrimSpace(r.ID) == "" {
+					fe.Add(rp+".id", "must not be blank")
+				}
 				if strings.TrimSpace(r.Title) == "" {
 					fe.Add(rp+".title", "must not be blank")
 				}

@@ -48,6 +48,9 @@ func TestCheckAnswer(t *testing.T) {
 		{"untitled sections", Answer{Destination: "1555123456", Type: AnswerInteractive, Interactive: &AnswerInteractions{Type: "list", Body: "b", Button: "Pick", Sections: []AnswerSection{{Rows: rows(1, "a")}, {Title: "B", Rows: rows(1, "b")}}}}, "interactive.sections.0.title"},
 		{"list without label", Answer{Destination: "1555123456", Type: AnswerInteractive, Interactive: &AnswerInteractions{Type: "list", Body: "b", Sections: []AnswerSection{{Rows: rows(1, "a")}}}}, "interactive.button"},
 		{"unknown type", Answer{Destination: "1555123456", Type: "template"}, "type"},
+		{"blank header", Answer{Destination: "1555123456", Type: AnswerInteractive, Interactive: &AnswerInteractions{Type: "button", Header: " ", Body: "b", Buttons: []AnswerButton{{ID: "a", Title: "A"}}}}, "interactive.header"},
+		{"blank button id", Answer{Destination: "1555123456", Type: AnswerInteractive, Interactive: &AnswerInteractions{Type: "button", Body: "b", Buttons: []AnswerButton{{ID: " ", Title: "A"}}}}, "interactive.buttons.0.id"},
+		{"blank title of a single section", Answer{Destination: "1555123456", Type: AnswerInteractive, Interactive: &AnswerInteractions{Type: "list", Body: "b", Button: "Pick", Sections: []AnswerSection{{Title: " ", Rows: rows(1, "a")}}}}, "interactive.sections.0.title"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fe := CheckAnswer(tt.a)

@@ -67,6 +67,7 @@ func Mount(api *server.Server, cfg Config) (*dashboard.Dashboard, error) {
 		ValidateWebhookURL: eventhook.ValidateURL,
 		EventBody:          domain.EventBody,
 		Sender:             api,
+		Answerer:           api,
 		Syncer: func(ctx context.Context, accountID int64) error {
 			_, err := api.SyncTemplates(ctx, accountID)
 			return err
