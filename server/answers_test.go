@@ -446,46 +446,6 @@ func TestMarkMessageRead(t *testing.T) {
 	mustFail(t, read(tn.Live, in), http.StatusBadGateway, "platform_unavailable")
 }
 
-// A template may go to a user id instead of a number (exactly one of the two); an
-// AUTHENTICATION template with a one-time-password button refuses a user id, saying why.
-func TestTemplateToUserID(t *testing.T) {
-	t.Parallel()
-	env, tn := richEnv(t)
-	var d sendData
-	mustOK(t, send(env, tn.Live, map[string]any{"user_id": "BR.ENT.99887766", "template_name": "order_confirmation",
-		"body_variables": []string{"Ana", "ORD-7781"}}), &d)
-	sm := lastSent(t, env)
-	if sm.Recipient != "BR.ENT.99887766" || sm.To != "" || sm.TemplateName != "order_confirmation" {
-		t.Fatalf("simulator got %+v", sm)
-	}
-	if n := dbInt(t, env, `SELECT count(*) FROM contacts WHERE account_id = $1 AND id = $2 AND user_id = 'BR.ENT.99887766' AND mobile IS NULL`,
-		tn.Account.ID, d.ContactID); n != 1 || !d.ContactCreated {
-		t.Fatalf("contact %d created %v: %d rows", d.ContactID, d.ContactCreated, n)
-	}
-	if n := dbInt(t, env, `SELECT count(*) FROM events WHERE account_id = $1 AND type = 'contact.created_without_number'`, tn.Account.ID); n != 1 {
-		t.Fatalf("contact.created_without_number: %d", n)
-	}
-	for _, tt := range []struct {
-		name string
-		body map[string]any
-		path string
-	}{
-		{"both", map[string]any{"destination": "15551234567", "user_id": "US.1", "template_name": "order_confirmation", "body_variables": []string{"A", "B"}}, "user_id"},
-		{"neither", map[string]any{"template_name": "order_confirmation", "body_variables": []string{"A", "B"}}, "destination"},
-		{"authentication", map[string]any{"user_id": "US.1", "template_name": "login_code", "body_variables": []string{"482913"}}, "user_id"},
-	} {
-		r := send(env, tn.Live, tt.body)
-		e := mustFail(t, r, http.StatusUnprocessableEntity, "validation_failed")
-		if e.Errors[tt.path] == nil {
-			t.Fatalf("%s: no reason at %s: %s", tt.name, tt.path, r.Body)
-		}
-	}
-	r := send(env, tn.Live, map[string]any{"user_id": "US.1", "template_name": "login_code", "body_variables": []string{"482913"}})
-	if !strings.Contains(string(r.Body), "phone number") {
-		t.Fatalf("the refusal does not say why: %s", r.Body)
-	}
-}
-
 // Concurrent answers to different customers share the send statement (group commit) and each
 // gets its own message.
 func TestAnswersAtOnce(t *testing.T) {

@@ -146,8 +146,8 @@ func TestGateCatchesBreaks(t *testing.T) {
 			"",
 		},
 		"new required request field": {
-			"      additionalProperties: false\n      required: [latitude, longitude]\n      description: The place shown by a LOCATION header.",
-			"      additionalProperties: false\n      required: [latitude, longitude, name]\n      description: The place shown by a LOCATION header.",
+			"      additionalProperties: false\n      required: [destination]",
+			"      additionalProperties: false\n      required: [destination, campaign_name]",
 		},
 		"narrower request type": {
 			"          maxLength: 80\n          description: Contact name saved when the number is new to the account.",
