@@ -10,7 +10,7 @@ import (
 // answer's front does not count it again; our own record of a closed window is counted by the
 // front like any other refusal.
 func TestWindowClosedCountedOnce(t *testing.T) {
-	byPlatform := errWindowClosed(nil, &PlatformError{Outcome: PlatformRejected, Code: platformOutsideWindow})
+	byPlatform := errWindowClosed(nil, &PlatformError{Outcome: PlatformRejected, Code: PlatformCodeOutsideWindow})
 	if !outsideWindow(byPlatform) {
 		t.Fatal("the platform's 131047 is not recognised through the SendError")
 	}

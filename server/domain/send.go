@@ -424,15 +424,15 @@ func counted(err error) bool {
 		!(se.Code == CodeWindowClosed && outsideWindow(se.cause)))
 }
 
-// platformOutsideWindow is the platform's error code for a message outside the customer's
-// service window.
-const platformOutsideWindow = 131047
+// PlatformCodeOutsideWindow is the platform's error code for a message outside the customer's
+// service window (whatsapp.CodeReengagement; TestDomainNamesAgree holds them equal).
+const PlatformCodeOutsideWindow = 131047
 
 // outsideWindow reports whether the platform refused a send because the customer's service
 // window is closed.
 func outsideWindow(err error) bool {
 	var pe *PlatformError
-	return errors.As(err, &pe) && pe.Outcome == PlatformRejected && pe.Code == platformOutsideWindow
+	return errors.As(err, &pe) && pe.Outcome == PlatformRejected && pe.Code == PlatformCodeOutsideWindow
 }
 
 // windowClosedByPlatform closes an answer the platform refused with 131047: the message fails
@@ -445,7 +445,7 @@ func (s *Sends) windowClosedByPlatform(ctx context.Context, accountID, messageID
 	}
 	s.log.WarnContext(ctx, "platform refused answer: service window closed", "message_id", messageID)
 	if s.cfg.Observer != nil {
-		s.cfg.Observer.ObserveSend(ModeLive, CodeWindowClosed, strconv.Itoa(platformOutsideWindow))
+		s.cfg.Observer.ObserveSend(ModeLive, CodeWindowClosed, strconv.Itoa(PlatformCodeOutsideWindow))
 	}
 	return errWindowClosed(nil, err)
 }
