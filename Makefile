@@ -82,7 +82,7 @@ apicheck: ## fail when openapi.yaml breaks the released v1 (openapi/baseline/v1.
 # busy (golang/go#75804, fixed in Go 1.27); a count has no deadline to race.
 FUZZTIME ?= 20000x
 FUZZ_TARGETS := ./platform/whatsapp:FuzzParseWebhook ./platform/whatsapp:FuzzScanWebhookSameAsLevels ./server:FuzzContactsBody ./server:FuzzSendTemplateBody \
-	./server:FuzzPlatformWebhookBody ./server:FuzzInboundMessage
+	./server:FuzzPlatformWebhookBody ./server:FuzzInboundMessage ./server:FuzzSendMessageBody
 
 fuzz: ## run each fuzz target for FUZZTIME (20000 executions): never a 5xx, never a panic
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up

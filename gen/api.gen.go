@@ -259,6 +259,7 @@ const (
 	ErrorCodeTemplateNotFound      ErrorCode = "template_not_found"
 	ErrorCodeUnauthorized          ErrorCode = "unauthorized"
 	ErrorCodeValidationFailed      ErrorCode = "validation_failed"
+	ErrorCodeWindowClosed          ErrorCode = "window_closed"
 )
 
 // Valid indicates whether the value is a known member of the ErrorCode enum.
@@ -295,6 +296,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeUnauthorized:
 		return true
 	case ErrorCodeValidationFailed:
+		return true
+	case ErrorCodeWindowClosed:
 		return true
 	default:
 		return false
@@ -445,6 +448,21 @@ func (e KeyMode) Valid() bool {
 	case KeyModeLive:
 		return true
 	case KeyModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MarkReadEnvelopeSuccess.
+const (
+	MarkReadEnvelopeSuccessTrue MarkReadEnvelopeSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the MarkReadEnvelopeSuccess enum.
+func (e MarkReadEnvelopeSuccess) Valid() bool {
+	switch e {
+	case MarkReadEnvelopeSuccessTrue:
 		return true
 	default:
 		return false
@@ -778,6 +796,69 @@ func (e MessageStatusEventMode) Valid() bool {
 	}
 }
 
+// Defines values for OutgoingInteractiveType.
+const (
+	InteractiveButtons OutgoingInteractiveType = "button"
+	InteractiveList    OutgoingInteractiveType = "list"
+)
+
+// Valid indicates whether the value is a known member of the OutgoingInteractiveType enum.
+func (e OutgoingInteractiveType) Valid() bool {
+	switch e {
+	case InteractiveButtons:
+		return true
+	case InteractiveList:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OutgoingType.
+const (
+	SentAudio       OutgoingType = "audio"
+	SentContacts    OutgoingType = "contacts"
+	SentDocument    OutgoingType = "document"
+	SentImage       OutgoingType = "image"
+	SentInteractive OutgoingType = "interactive"
+	SentLocation    OutgoingType = "location"
+	SentReaction    OutgoingType = "reaction"
+	SentSticker     OutgoingType = "sticker"
+	SentTemplate    OutgoingType = "template"
+	SentText        OutgoingType = "text"
+	SentVideo       OutgoingType = "video"
+)
+
+// Valid indicates whether the value is a known member of the OutgoingType enum.
+func (e OutgoingType) Valid() bool {
+	switch e {
+	case SentAudio:
+		return true
+	case SentContacts:
+		return true
+	case SentDocument:
+		return true
+	case SentImage:
+		return true
+	case SentInteractive:
+		return true
+	case SentLocation:
+		return true
+	case SentReaction:
+		return true
+	case SentSticker:
+		return true
+	case SentTemplate:
+		return true
+	case SentText:
+		return true
+	case SentVideo:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReceivedAudioType.
 const (
 	ReceivedKindAudio ReceivedAudioType = "audio"
@@ -1012,6 +1093,48 @@ const (
 func (e SendEnvelopeSuccess) Valid() bool {
 	switch e {
 	case SendEnvelopeSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SendMessageRequestType.
+const (
+	SendAudio       SendMessageRequestType = "audio"
+	SendContacts    SendMessageRequestType = "contacts"
+	SendDocument    SendMessageRequestType = "document"
+	SendImage       SendMessageRequestType = "image"
+	SendInteractive SendMessageRequestType = "interactive"
+	SendLocation    SendMessageRequestType = "location"
+	SendReaction    SendMessageRequestType = "reaction"
+	SendSticker     SendMessageRequestType = "sticker"
+	SendText        SendMessageRequestType = "text"
+	SendVideo       SendMessageRequestType = "video"
+)
+
+// Valid indicates whether the value is a known member of the SendMessageRequestType enum.
+func (e SendMessageRequestType) Valid() bool {
+	switch e {
+	case SendAudio:
+		return true
+	case SendContacts:
+		return true
+	case SendDocument:
+		return true
+	case SendImage:
+		return true
+	case SendInteractive:
+		return true
+	case SendLocation:
+		return true
+	case SendReaction:
+		return true
+	case SendSticker:
+		return true
+	case SendText:
+		return true
+	case SendVideo:
 		return true
 	default:
 		return false
@@ -1726,6 +1849,11 @@ type ErrorEnvelope struct {
 	// /messages/{message_id} shows it meanwhile with `outcome_unknown: true`.
 	OutcomeUnknown *bool                `json:"outcome_unknown,omitempty"`
 	Success        ErrorEnvelopeSuccess `json:"success"`
+
+	// WindowClosedAt On a 409 `window_closed`: when the customer's service window closed. Absent when
+	// the customer never wrote to the account's number (or the platform reported the
+	// window closed before the gateway knew).
+	WindowClosedAt *time.Time `json:"window_closed_at,omitempty"`
 }
 
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
@@ -1981,6 +2109,25 @@ type InternalErrorEnvelope = ErrorEnvelope
 
 // KeyMode The kind of key that made the request.
 type KeyMode string
+
+// MarkReadEnvelope defines model for MarkReadEnvelope.
+type MarkReadEnvelope struct {
+	Data MarkReadResult `json:"data"`
+
+	// Message Human-readable text.
+	Message string                  `json:"message"`
+	Success MarkReadEnvelopeSuccess `json:"success"`
+}
+
+// MarkReadEnvelopeSuccess defines model for MarkReadEnvelope.Success.
+type MarkReadEnvelopeSuccess bool
+
+// MarkReadResult defines model for MarkReadResult.
+type MarkReadResult struct {
+	// ChatMessageId The platform's id of the message marked read.
+	ChatMessageId string `json:"chat_message_id"`
+	MessageId     int64  `json:"message_id"`
+}
 
 // Me defines model for Me.
 type Me struct {
@@ -2579,6 +2726,9 @@ type MessageRef struct {
 	PlatformMessageId string `json:"platform_message_id"`
 }
 
+// MessageSendConflictEnvelope The failure envelope of this status; `code` is one of the values listed.
+type MessageSendConflictEnvelope = ErrorEnvelope
+
 // MessageSentData defines model for MessageSentData.
 type MessageSentData struct {
 	ChatMessageId string `json:"chat_message_id"`
@@ -2597,6 +2747,14 @@ type MessageSentData struct {
 
 	// Template The template name.
 	Template string `json:"template"`
+
+	// Type The kind of an outgoing message; `template` for POST /messages/template.
+	Type *OutgoingType `json:"type,omitempty"`
+
+	// UserId The business-scoped user id the message was sent to, when it was sent to one (then `destination` is the contact's number when known, else the user id).
+	//
+	// Example: US.13491208655302741918
+	UserId *string `json:"user_id,omitempty"`
 }
 
 // MessageSentDataSource `api` for a send through POST /messages/template, `panel` for one from the dashboard's send form (same checks, idempotency and events).
@@ -2691,11 +2849,158 @@ type MessagesEnvelope struct {
 // MethodNotAllowedEnvelope The failure envelope of this status; `code` is one of the values listed.
 type MethodNotAllowedEnvelope = ErrorEnvelope
 
+// NotConnectedEnvelope The failure envelope of this status; `code` is one of the values listed.
+type NotConnectedEnvelope = ErrorEnvelope
+
 // NotFoundEnvelope The failure envelope of this status; `code` is one of the values listed.
 type NotFoundEnvelope = ErrorEnvelope
 
 // NumberNotConnectedEnvelope The failure envelope of this status; `code` is one of the values listed.
 type NumberNotConnectedEnvelope = ErrorEnvelope
+
+// OutgoingContactCard A contact card, as the platform defines it.
+type OutgoingContactCard struct {
+	Addresses *[]struct {
+		City        *string `json:"city,omitempty"`
+		Country     *string `json:"country,omitempty"`
+		CountryCode *string `json:"country_code,omitempty"`
+		State       *string `json:"state,omitempty"`
+		Street      *string `json:"street,omitempty"`
+		Type        *string `json:"type,omitempty"`
+		Zip         *string `json:"zip,omitempty"`
+	} `json:"addresses,omitempty"`
+
+	// Birthday Example: 1990-04-21
+	Birthday *string `json:"birthday,omitempty"`
+	Emails   *[]struct {
+		Email *string `json:"email,omitempty"`
+		Type  *string `json:"type,omitempty"`
+	} `json:"emails,omitempty"`
+	Name struct {
+		FirstName *string `json:"first_name,omitempty"`
+
+		// FormattedName Example: Support desk
+		FormattedName string  `json:"formatted_name"`
+		LastName      *string `json:"last_name,omitempty"`
+		MiddleName    *string `json:"middle_name,omitempty"`
+		Prefix        *string `json:"prefix,omitempty"`
+		Suffix        *string `json:"suffix,omitempty"`
+	} `json:"name"`
+	Org *struct {
+		Company    *string `json:"company,omitempty"`
+		Department *string `json:"department,omitempty"`
+		Title      *string `json:"title,omitempty"`
+	} `json:"org,omitempty"`
+	Phones *[]struct {
+		// Phone Example: +1 555 078 3881
+		Phone *string `json:"phone,omitempty"`
+
+		// Type Example: WORK
+		Type *string `json:"type,omitempty"`
+
+		// WaId Example: 15550783881
+		WaId *string `json:"wa_id,omitempty"`
+	} `json:"phones,omitempty"`
+	Urls *[]struct {
+		Type *string `json:"type,omitempty"`
+		Url  *string `json:"url,omitempty"`
+	} `json:"urls,omitempty"`
+}
+
+// OutgoingInteractive Reply buttons (`type: button`, 1 to 3 `buttons`) or a list (`type: list`, a `button`
+// label and 1 to 10 `sections` of at most 10 rows together). The customer's choice comes
+// back in message.received as an interactive reply with the button's or row's `id`.
+type OutgoingInteractive struct {
+	// Body The text (at most 1,024 characters with buttons, 4,096 with a list).
+	Body string `json:"body"`
+
+	// Button A list's button label, which opens the list.
+	Button  *string `json:"button,omitempty"`
+	Buttons *[]struct {
+		Id    string `json:"id"`
+		Title string `json:"title"`
+	} `json:"buttons,omitempty"`
+	Footer *string `json:"footer,omitempty"`
+
+	// Header An optional text header.
+	Header   *string `json:"header,omitempty"`
+	Sections *[]struct {
+		Rows []struct {
+			Description *string `json:"description,omitempty"`
+			Id          string  `json:"id"`
+			Title       string  `json:"title"`
+		} `json:"rows"`
+
+		// Title Required when there are several sections.
+		Title *string `json:"title,omitempty"`
+	} `json:"sections,omitempty"`
+	Type OutgoingInteractiveType `json:"type"`
+}
+
+// OutgoingInteractiveType defines model for OutgoingInteractive.Type.
+type OutgoingInteractiveType string
+
+// OutgoingLocation defines model for OutgoingLocation.
+type OutgoingLocation struct {
+	// Address Example: Av. Paulista 1000, São Paulo
+	Address *string `json:"address,omitempty"`
+
+	// Latitude Example: -23.5614
+	Latitude float64 `json:"latitude"`
+
+	// Longitude Example: -46.6559
+	Longitude float64 `json:"longitude"`
+
+	// Name Example: Acme Paulista
+	Name *string `json:"name,omitempty"`
+}
+
+// OutgoingMedia Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+// caption on image, video and document only; a filename on a document only.
+type OutgoingMedia struct {
+	// Caption Example: The blue one
+	Caption *string `json:"caption,omitempty"`
+
+	// Filename Example: invoice-0042.pdf
+	Filename *string `json:"filename,omitempty"`
+
+	// Id The platform's id of uploaded media.
+	//
+	// Example: 1003383421387256
+	Id *string `json:"id,omitempty"`
+
+	// Link A public https URL the platform downloads the media from.
+	//
+	// Example: https://cdn.example.com/spring.jpg
+	Link *string `json:"link,omitempty"`
+}
+
+// OutgoingReaction defines model for OutgoingReaction.
+type OutgoingReaction struct {
+	// Emoji One emoji; empty or absent removes an earlier reaction.
+	//
+	// Example: 👍
+	Emoji *string `json:"emoji,omitempty"`
+
+	// MessageId The message_id of the message (of this account, with the platform's id) reacted to.
+	//
+	// Example: 1002
+	MessageId int64 `json:"message_id"`
+}
+
+// OutgoingText defines model for OutgoingText.
+type OutgoingText struct {
+	// Body The text, up to 4,096 characters.
+	//
+	// Example: Yes, in blue and navy.
+	Body string `json:"body"`
+
+	// PreviewUrl Show a preview of the first URL in the body.
+	PreviewUrl *bool `json:"preview_url,omitempty"`
+}
+
+// OutgoingType The kind of an outgoing message; `template` for POST /messages/template.
+type OutgoingType string
 
 // Pagination defines model for Pagination.
 type Pagination struct {
@@ -2964,6 +3269,85 @@ type SendEnvelope struct {
 // SendEnvelopeSuccess defines model for SendEnvelope.Success.
 type SendEnvelopeSuccess bool
 
+// SendMessageRequest One message: `type` and the object of that name (only that one). The recipient is
+// `destination` or `user_id`, exactly one.
+type SendMessageRequest struct {
+	// Audio Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+	// caption on image, video and document only; a filename on a document only.
+	Audio *OutgoingMedia `json:"audio,omitempty"`
+
+	// CampaignName Groups the send under a standing API campaign in reports.
+	//
+	// Example: Support
+	CampaignName *string `json:"campaign_name,omitempty"`
+
+	// ClientReference The caller's own id for this send. Stored with the message and returned in the send
+	// response, GET /messages/{id}, and the message.sent and message.status events.
+	//
+	//
+	// Example: ticket-381
+	ClientReference *string `json:"client_reference,omitempty"`
+
+	// Contacts Contact cards to share.
+	Contacts *[]OutgoingContactCard `json:"contacts,omitempty"`
+
+	// Destination International format, digits only, country code included. Required unless `user_id` is given.
+	//
+	// Example: 15551234567
+	Destination string `json:"destination,omitempty"`
+
+	// Document Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+	// caption on image, video and document only; a filename on a document only.
+	Document *OutgoingMedia `json:"document,omitempty"`
+
+	// Image Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+	// caption on image, video and document only; a filename on a document only.
+	Image *OutgoingMedia `json:"image,omitempty"`
+
+	// Interactive Reply buttons (`type: button`, 1 to 3 `buttons`) or a list (`type: list`, a `button`
+	// label and 1 to 10 `sections` of at most 10 rows together). The customer's choice comes
+	// back in message.received as an interactive reply with the button's or row's `id`.
+	Interactive *OutgoingInteractive `json:"interactive,omitempty"`
+	Location    *OutgoingLocation    `json:"location,omitempty"`
+
+	// Name The contact's name, saved when the send creates the contact.
+	//
+	// Example: Ana Souza
+	Name     *string           `json:"name,omitempty"`
+	Reaction *OutgoingReaction `json:"reaction,omitempty"`
+
+	// ReplyTo The message_id of a message of this account (sent or received, with the platform's id) to quote.
+	//
+	// Example: 1002
+	ReplyTo *int64 `json:"reply_to,omitempty"`
+
+	// Sticker Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+	// caption on image, video and document only; a filename on a document only.
+	Sticker *OutgoingMedia `json:"sticker,omitempty"`
+	Text    *OutgoingText  `json:"text,omitempty"`
+
+	// Type The kind of message; the request holds the object of this name.
+	//
+	// Example: text
+	Type SendMessageRequestType `json:"type"`
+
+	// UserId The customer's business-scoped user id (as message.received reports it), instead of
+	// `destination`; exactly one of the two. Never read as a phone number.
+	//
+	//
+	// Example: US.13491208655302741918
+	UserId *UserID `json:"user_id,omitempty"`
+
+	// Video Media by exactly one of `id` (from POST /media) and `link` (a public https URL). A
+	// caption on image, video and document only; a filename on a document only.
+	Video *OutgoingMedia `json:"video,omitempty"`
+}
+
+// SendMessageRequestType The kind of message; the request holds the object of this name.
+//
+// Example: text
+type SendMessageRequestType string
+
 // SendResult defines model for SendResult.
 type SendResult struct {
 	CampaignId int64 `json:"campaign_id"`
@@ -2995,6 +3379,9 @@ type SendResult struct {
 
 	// Status What the messaging platform last reported.
 	Status MessageStatus `json:"status"`
+
+	// Type The kind of an outgoing message; `template` for POST /messages/template.
+	Type *OutgoingType `json:"type,omitempty"`
 }
 
 // SendResultDelivery Test mode only. real when the destination joined the sandbox.
@@ -3203,6 +3590,12 @@ type UpsertContactRequest struct {
 	Note *string `json:"note,omitempty"`
 }
 
+// UserID The customer's business-scoped user id (as message.received reports it), instead of
+// `destination`; exactly one of the two. Never read as a phone number.
+//
+// Example: US.13491208655302741918
+type UserID = string
+
 // ValidationErrorEnvelope defines model for ValidationErrorEnvelope.
 type ValidationErrorEnvelope struct {
 	// Code Machine-readable reason of a failure.
@@ -3222,6 +3615,11 @@ type ValidationErrorEnvelope struct {
 	// /messages/{message_id} shows it meanwhile with `outcome_unknown: true`.
 	OutcomeUnknown *bool                          `json:"outcome_unknown,omitempty"`
 	Success        ValidationErrorEnvelopeSuccess `json:"success"`
+
+	// WindowClosedAt On a 409 `window_closed`: when the customer's service window closed. Absent when
+	// the customer never wrote to the account's number (or the platform reported the
+	// window closed before the gateway knew).
+	WindowClosedAt *time.Time `json:"window_closed_at,omitempty"`
 }
 
 // ValidationErrorEnvelopeSuccess defines model for ValidationErrorEnvelope.Success.
@@ -3285,8 +3683,14 @@ type InternalError = InternalErrorEnvelope
 // MediaTooLarge The failure envelope of this status; `code` is one of the values listed.
 type MediaTooLarge = PayloadTooLargeEnvelope
 
+// MessageSendConflict The failure envelope of this status; `code` is one of the values listed.
+type MessageSendConflict = MessageSendConflictEnvelope
+
 // MethodNotAllowed The failure envelope of this status; `code` is one of the values listed.
 type MethodNotAllowed = MethodNotAllowedEnvelope
+
+// NotConnected The failure envelope of this status; `code` is one of the values listed.
+type NotConnected = NotConnectedEnvelope
 
 // NotFound The failure envelope of this status; `code` is one of the values listed.
 type NotFound = NotFoundEnvelope
@@ -3404,6 +3808,13 @@ type ListMessagesParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// SendMessageParams defines parameters for SendMessage.
+type SendMessageParams struct {
+	// IdempotencyKey A unique key (1 to 255 characters) that makes a retried request safe: the same key with the
+	// same body within 48 hours replays the first response instead of acting twice.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // SendTemplateMessageParams defines parameters for SendTemplateMessage.
 type SendTemplateMessageParams struct {
 	// IdempotencyKey A unique key (1 to 255 characters) that makes a retried request safe: the same key with the
@@ -3422,6 +3833,9 @@ type UpsertContactJSONRequestBody = UpsertContactRequest
 
 // UploadMediaMultipartRequestBody defines body for UploadMedia for multipart/form-data ContentType.
 type UploadMediaMultipartRequestBody = MediaUploadRequest
+
+// SendMessageJSONRequestBody defines body for SendMessage for application/json ContentType.
+type SendMessageJSONRequestBody = SendMessageRequest
 
 // SendTemplateMessageJSONRequestBody defines body for SendTemplateMessage for application/json ContentType.
 type SendTemplateMessageJSONRequestBody = SendTemplateRequest
@@ -6781,12 +7195,18 @@ type ServerInterface interface {
 	// ListMessages List sent messages, newest first
 	// (GET /messages)
 	ListMessages(ctx echo.Context, params ListMessagesParams) error
+	// SendMessage Answer a customer inside their service window (a non-template message)
+	// (POST /messages)
+	SendMessage(ctx echo.Context, params SendMessageParams) error
 	// SendTemplateMessage Send an approved template message
 	// (POST /messages/template)
 	SendTemplateMessage(ctx echo.Context, params SendTemplateMessageParams) error
 	// GetMessage Read a message's last reported status
 	// (GET /messages/{id})
 	GetMessage(ctx echo.Context, id int64) error
+	// MarkMessageRead Mark a customer's message read
+	// (POST /messages/{id}/read)
+	MarkMessageRead(ctx echo.Context, id int64) error
 	// ListTemplates List the approved templates of the connected number
 	// (GET /templates)
 	ListTemplates(ctx echo.Context) error
@@ -7175,6 +7595,35 @@ func (w *ServerInterfaceWrapper) ListMessages(ctx echo.Context) error {
 	return err
 }
 
+// SendMessage converts echo context to params.
+func (w *ServerInterfaceWrapper) SendMessage(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SendMessageParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SendMessage(ctx, params)
+	return err
+}
+
 // SendTemplateMessage converts echo context to params.
 func (w *ServerInterfaceWrapper) SendTemplateMessage(ctx echo.Context) error {
 	var err error
@@ -7217,6 +7666,22 @@ func (w *ServerInterfaceWrapper) GetMessage(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMessage(ctx, id)
+	return err
+}
+
+// MarkMessageRead converts echo context to params.
+func (w *ServerInterfaceWrapper) MarkMessageRead(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "id" -------------
+	var id int64
+
+	err = runtime.BindStyledParameterWithOptions("simple", "id", ctx.Param("id"), &id, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter id: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.MarkMessageRead(ctx, id)
 	return err
 }
 
@@ -7280,9 +7745,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/templates", wrapper.ListTemplates, options.OperationMiddlewares["listTemplates"]...)
 	router.POST(options.BaseURL+"/messages/template", wrapper.SendTemplateMessage, options.OperationMiddlewares["sendTemplateMessage"]...)
 	router.GET(options.BaseURL+"/messages/:id", wrapper.GetMessage, options.OperationMiddlewares["getMessage"]...)
+	router.POST(options.BaseURL+"/messages/:id/read", wrapper.MarkMessageRead, options.OperationMiddlewares["markMessageRead"]...)
 	router.GET(options.BaseURL+"/contacts", wrapper.ListContacts, options.OperationMiddlewares["listContacts"]...)
 	router.POST(options.BaseURL+"/contacts", wrapper.UpsertContact, options.OperationMiddlewares["upsertContact"]...)
 	router.GET(options.BaseURL+"/messages", wrapper.ListMessages, options.OperationMiddlewares["listMessages"]...)
+	router.POST(options.BaseURL+"/messages", wrapper.SendMessage, options.OperationMiddlewares["sendMessage"]...)
 	router.POST(options.BaseURL+"/media", wrapper.UploadMedia, options.OperationMiddlewares["uploadMedia"]...)
 	router.GET(options.BaseURL+"/media/:media_id", wrapper.GetMedia, options.OperationMiddlewares["getMedia"]...)
 	router.GET(options.BaseURL+"/campaigns", wrapper.ListCampaigns, options.OperationMiddlewares["listCampaigns"]...)
@@ -7355,6 +7822,16 @@ type MediaTooLargeJSONResponse struct {
 	Headers MediaTooLargeResponseHeaders
 }
 
+type MessageSendConflictResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type MessageSendConflictJSONResponse struct {
+	Body MessageSendConflictEnvelope
+
+	Headers MessageSendConflictResponseHeaders
+}
+
 type MethodNotAllowedResponseHeaders struct {
 	Allow      string
 	XRequestId string
@@ -7363,6 +7840,16 @@ type MethodNotAllowedJSONResponse struct {
 	Body MethodNotAllowedEnvelope
 
 	Headers MethodNotAllowedResponseHeaders
+}
+
+type NotConnectedResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+type NotConnectedJSONResponse struct {
+	Body NotConnectedEnvelope
+
+	Headers NotConnectedResponseHeaders
 }
 
 type NotFoundResponseHeaders struct {
@@ -9749,6 +10236,176 @@ func (response ListMessages500JSONResponse) VisitListMessagesResponse(w http.Res
 	return err
 }
 
+type SendMessageRequestObject struct {
+	Params SendMessageParams
+	Body   *SendMessageJSONRequestBody
+}
+
+type SendMessageResponseObject interface {
+	VisitSendMessageResponse(w http.ResponseWriter) error
+}
+
+type SendMessage200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type SendMessage200JSONResponse struct {
+	Body    SendEnvelope
+	Headers SendMessage200ResponseHeaders
+}
+
+func (response SendMessage200JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response SendMessage401JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response SendMessage403JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage409JSONResponse struct {
+	MessageSendConflictJSONResponse
+}
+
+func (response SendMessage409JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response SendMessage413JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response SendMessage422JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response SendMessage429JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response SendMessage500JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendMessage502JSONResponse struct{ PlatformErrorJSONResponse }
+
+func (response SendMessage502JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendTemplateMessageRequestObject struct {
 	Params SendTemplateMessageParams
 	Body   *SendTemplateMessageJSONRequestBody
@@ -10062,6 +10719,173 @@ func (response GetMessage500JSONResponse) VisitGetMessageResponse(w http.Respons
 	return err
 }
 
+type MarkMessageReadRequestObject struct {
+	Id int64 `json:"id"`
+}
+
+type MarkMessageReadResponseObject interface {
+	VisitMarkMessageReadResponse(w http.ResponseWriter) error
+}
+
+type MarkMessageRead200ResponseHeaders struct {
+	IdempotentReplayed *string
+	XRequestId         string
+}
+
+type MarkMessageRead200JSONResponse struct {
+	Body    MarkReadEnvelope
+	Headers MarkMessageRead200ResponseHeaders
+}
+
+func (response MarkMessageRead200JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response MarkMessageRead401JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", fmt.Sprint(response.Headers.WWWAuthenticate))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead403JSONResponse struct{ AccountInactiveJSONResponse }
+
+func (response MarkMessageRead403JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response MarkMessageRead404JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead409JSONResponse struct{ NotConnectedJSONResponse }
+
+func (response MarkMessageRead409JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead422JSONResponse struct{ ValidationFailedJSONResponse }
+
+func (response MarkMessageRead422JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response MarkMessageRead429JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("RateLimit", fmt.Sprint(response.Headers.RateLimit))
+	w.Header().Set("RateLimit-Policy", fmt.Sprint(response.Headers.RateLimitPolicy))
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response MarkMessageRead500JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkMessageRead502JSONResponse struct{ PlatformErrorJSONResponse }
+
+func (response MarkMessageRead502JSONResponse) VisitMarkMessageReadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.IdempotentReplayed != nil {
+		w.Header().Set("Idempotent-Replayed", fmt.Sprint(*response.Headers.IdempotentReplayed))
+	}
+	w.Header().Set("X-Request-Id", fmt.Sprint(response.Headers.XRequestId))
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTemplatesRequestObject struct {
 }
 
@@ -10208,12 +11032,18 @@ type StrictServerInterface interface {
 	// ListMessages List sent messages, newest first
 	// (GET /messages)
 	ListMessages(ctx context.Context, request ListMessagesRequestObject) (ListMessagesResponseObject, error)
+	// SendMessage Answer a customer inside their service window (a non-template message)
+	// (POST /messages)
+	SendMessage(ctx context.Context, request SendMessageRequestObject) (SendMessageResponseObject, error)
 	// SendTemplateMessage Send an approved template message
 	// (POST /messages/template)
 	SendTemplateMessage(ctx context.Context, request SendTemplateMessageRequestObject) (SendTemplateMessageResponseObject, error)
 	// GetMessage Read a message's last reported status
 	// (GET /messages/{id})
 	GetMessage(ctx context.Context, request GetMessageRequestObject) (GetMessageResponseObject, error)
+	// MarkMessageRead Mark a customer's message read
+	// (POST /messages/{id}/read)
+	MarkMessageRead(ctx context.Context, request MarkMessageReadRequestObject) (MarkMessageReadResponseObject, error)
 	// ListTemplates List the approved templates of the connected number
 	// (GET /templates)
 	ListTemplates(ctx context.Context, request ListTemplatesRequestObject) (ListTemplatesResponseObject, error)
@@ -10724,6 +11554,54 @@ func (sh *strictHandler) ListMessages(ctx echo.Context, params ListMessagesParam
 	return nil
 }
 
+// SendMessage operation middleware
+func (sh *strictHandler) SendMessage(ctx echo.Context, params SendMessageParams) error {
+	var request SendMessageRequestObject
+
+	request.Params = params
+
+	var body SendMessageJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SendMessage(ctx.Request().Context(), request.(SendMessageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SendMessage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SendMessageResponseObject); ok {
+		return validResponse.VisitSendMessageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // SendTemplateMessage operation middleware
 func (sh *strictHandler) SendTemplateMessage(ctx echo.Context, params SendTemplateMessageParams) error {
 	var request SendTemplateMessageRequestObject
@@ -10797,6 +11675,31 @@ func (sh *strictHandler) GetMessage(ctx echo.Context, id int64) error {
 	return nil
 }
 
+// MarkMessageRead operation middleware
+func (sh *strictHandler) MarkMessageRead(ctx echo.Context, id int64) error {
+	var request MarkMessageReadRequestObject
+
+	request.Id = id
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.MarkMessageRead(ctx.Request().Context(), request.(MarkMessageReadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "MarkMessageRead")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(MarkMessageReadResponseObject); ok {
+		return validResponse.VisitMarkMessageReadResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListTemplates operation middleware
 func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 	var request ListTemplatesRequestObject
@@ -10825,469 +11728,527 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Jchu3mij8Kij+U2XqnBZNUpIXqk7NVWwl0cRaRpaSyQ192SAbFBE1gU4DLZlx6Wnuo9wX+wvfB6AX",
-	"dnORlzgzPlWnIjex48O3Lx9aEzlPpGBCq9bgQ2vGaMRS+PMojuW9+SNiapLyRHMpWoPW1YyROdMzGSmi",
-	"Z4wkVM+IypJEplp1WkGLvafzJGatQeuH46uAXJy/vWoFrZT9kfGURa2BTjMWtNRkxubUDK8XiWmsdMrF",
-	"TevhIWidRGyeSM2EvmRJTBemV3UZoRkmJPczJoiecUVSphIpFCMc16W0TFmUf5ZTQgVhNI05S4lZDlOa",
-	"3HM9w+Z0zoifeLLY/YktzG7ydTKRzVuD31pm4ta7oGbdl1SzN3zOdf2pRWwuyS1bPFEkNq0Ccj+jmqRs",
-	"TrlQZoFcEyoi3BQ3vyimVUC4IIpNpIgUaYfQ9V/9bmA7cnHzL/iHYvpfe+FO+QpWt97yXvz+LmTMJ4u1",
-	"u/wjk5qSBBqTdtjvHt7/61m3ukT7edu14AWeRPWrsPf7RBEekba54PC/dm2f3ZMoJAuZEcWEDohMCSU3",
-	"TLCUahYRKdjOIZGCsDuWLjz8dMh/ZlIzcy1aOngvbyRlf4wOpr3Jy2iP9cfP6T7b33tJDw66k2fRyt3N",
-	"6fs3TNzoWWvQ67+ohSym08XRVLN0ebtvLWhoSe4p12TMpjI1J6DTBRc3nU0OlgvNblgKc/3yyy9HmZ4x",
-	"ofmEalZ/vjRvwaUgkxmNYyZuGGlffv+KvOz1upVb/o7RFN4djef/GrZuqGb3dDFsbXXtD0EroSmdM21x",
-	"1HeppNGENsPB2DUASCgtaa8XtLhpZzBYK2gJOoejWH1XU5nOqcYje7bfClpzLvjcYIZeUHeaBZTyE6t5",
-	"MkckE/yPjJknQ9o9c4v9gwNzoCmdmG3uEG2wxJzeMkUoXCsHvIYITNEpG+QYzIzicNpQwKexjPAbF2T/",
-	"BZnJLDXY0iBWxJRTnipdwJ9CaUYjQJgTzcUN0fd8wjpDUbpQB+m7BtR3DazvGmDfNdD+gvWnz8c986bh",
-	"hJGq5GdcwbOthsfQPziA8/WPI6iDCLdwJFqTicyEPhFm6XcAvBMpDCkxf9IkiS3IPv1dmfP/kO/ItIzM",
-	"4BTHGHE3SNCaM6XoDXPAjw0MpSm0UdlkwpRqDaY0VuyhuKd/S9m0NWj9f09zYvsUf1VPKys+FncslgnD",
-	"vdU8PDv3mM24iOD+zJ0XlmKAvEDGi2ivaS22+dMcqcLs/nW9mlFxg1R4zWlutmc/8Lrd+udLqEF+sN0J",
-	"LKayy5xl2C3yDKs2W8NlPASf5LjeaqrZKymmMZ/oR4Gg3/dImbGWIDA/F66IWVnMDO0yzMOECiENfJCE",
-	"ZopFj4fM8n42vqonisCiSSSZImYt1HCShbsj7ZSpbG5QCyVpJgxXYuhuAEvGz/mm4IcJFRMWx/Y3/Icl",
-	"1l8hJBTw24m4SOVNCsf/CEDg+UgjLkaJG6sIEEdVbparKidrwERpHseGlywM8kjIqN3fKgA52ozhzpdp",
-	"oeLT4bIToVkqaHycpjJ93FXYEUYMhijegBucKJbesZS4Fo893uJaVx6rIJlg7xM2MQ8FZj0ErpvBEReP",
-	"i+C5VJjXT3O2pyzi9ErKNzS9eRzJTegiljQaaSlHMYxSxXh8Tm9AtnvWf9nbP3hGxgvN1CGKoDHVhi8j",
-	"GpgkaPr094TdkCmPmSJZYrZ90N/vv3jRxY6kfUBO+Xc7j7+kC1yy2/Y69GhWYpYPuzOEjIry2ulkwhKt",
-	"yFSmhGtFbrmIQDgxrYCH44pIA129bs+s/VPenxHnz6QGkX8jOr98hagTGAmpR9QOU7xDnIO8Pn5zfHVs",
-	"tuIJA6Bx8vSu99TMSSf6IxBTdSfrbgWUF+w9V1qRcaZhUTkSxS2RNhULbJkJ84Se3vV2DkkIU4Qkhs66",
-	"oBXhuqQPqVOprLocbPRxBOhM6u9lJh53k+YKp9C7fIHwFxyR+/WRt+RWt+52UqZklk4KnARclXkU/suY",
-	"xdKIKBKuwHLHn+5pnGXzMUvPpH4lhQA0+7gjhWHgcUz8QMXTPZME2yBDZ5vgtrhy+/qII1/ax6rDX7Wa",
-	"z3DIFVT6GSiIndDj0SIWBmT6xehAWlkJYvRPi88vLE3ZkteBaVP2uwfzOxpnpTO24458oyqV9tTMtUBW",
-	"j4loQBwCMUg05ncspeOYkbYZm/T2et3+sxpq/BC0MkHvKI9N65WLKrarrgv/ZaQHv8KIR0iDhLpnqVOQ",
-	"9LpO1XpocTouek4XBu2Y/5hOM3rHyJgxATrEfLoRj1qDXrfbC1oy0xM5Z6NM3Ap5L7wmqbK/zeGseKnr",
-	"oKxmv0s3gmpRt8GUJYxqBaxHyqiSYgfwbOmUvkJRyx3LFZ8zmT1O2v6MIJQuCL2hXHwEfilv8BE3X79M",
-	"c9Eax/x0mMdbCB5JJ1Oq2Si2A5RuQEoyN3yYxZ/K8Iy6YG44RIU3ialmHyF6FTaw8qTdciY0jv1akmwc",
-	"84lfEpmmck6kYOTkgtAoMkJy5ahLFqOV5+wbFk95NzfEbNTZNncGhV1vUVh9xd728HFP9S0T0fZaMTin",
-	"cSwnt/VEyQoNI9ek+m7t72RGFZEJKJQyXdGU2R5RLf3hJQ1Odfovq6B5CAx3XuJFqwv6bKzmg6dp146k",
-	"Pe44rhwBmtOIrTiStqNNhqDuGKo0mVn65XBbAFKbQWV2afk5jplBghMppjyds+jQiGX35gd754ZwI27u",
-	"kEtGI/LD8RVIoXZW9dRM+0VIe/FhbM+WB6hZtWDOFbEvwVo2axVvQ7FO84bcTsQIxbu6n0nFiqdcOd+h",
-	"aIeVcxkQsNEHOLW5pDA/y3AHDUpfGTtxxeYGtthHCdDaDjKql6TPJKFJkso7A8y2KRF0ziIybMk0YunI",
-	"HitMBDbSR5Kz6nbWQNfysuS0KPKROdWTGUN1xw2/YwLWbWAFjatf2W1eC5rpmUz5n4/kR7LiAJU7PLo4",
-	"MVR+gO/jyLaDEQfEmruHWbe7N7llC/iDkbZMyX/tHl2cmDc3qP4ML/bfacJ/Yot/VX77CE1l8RTWAACY",
-	"j6nKPSMK9sU5jQ3KNYjFPnDTIGV38pZFHXJVECYUXShyP+OTmQWgodCzlDFiBlCkXXtYQX4yAcFD2IHF",
-	"pAY7o18M1fDlPpXixqGVw6Hgmgh2B+4FKMXYZS+hmF9++WW36tywCp6qvhAfB44/05hHsOfvKY8fCZJ3",
-	"fpDRFEcJWqD5V9a5QHNB8UZ/a0X8BoijiBcBgSecLghI3GD0Dwjr3HRI7+DgoNff2z949vyQCEn+GRCV",
-	"0AlTIAFSNWOq9e6hbPCAZTjiMiDFeR8NqNXzWW1RmnIWRwCYXClPsTyMypTMZBwphBqlU26oo0gyTVI2",
-	"zRRTpE3J2fWb3NciGApuN3Z99f3ui4BQEmV4KQBPO4ckxLMOAfEpYngSIqdTJiKzBFxTO1y6JCB35/ie",
-	"qqTXQDSNDZQvSKZYhIBNhdSzgqdaOyzyVhPLLnyVZNRfeNElw/yZpDJhqebI1LM55XGNm0/Q4lGtq03V",
-	"vcb5k9T5h+UePL+hSw80DeykufueHP/OJiBVNTlimJcZx+fT1uC31eBb0cwE1f3iA84dCZf8TGqdCivr",
-	"fFdrXKI8zlJGmJ0csS5HQ3ymDklo5g5B3yg8UQfeXYEBgwH1fr97I3ftfNXN5N4Nyxc5ofOE8hsx4g1e",
-	"WK6B5SJTlshUIz5CXF10HnD8d8lZq9cPNoEHHHJjx4ZX2Nx0TBnVLBpRXYK8iGq2qzlAzhKUMk3rt2tw",
-	"4RycCQ1nIKcFL4eCQwvKLZMsTY0kklINPi2bTT3lgqvZluvF2yn5v21wpDEVNxlFrXzu/cXE6Ppt3SRz",
-	"C+TlU7lIGbIU7I+MxiBrMkN+piCi5IeSS4QUWqBXnOLzzHCjEfoUOj9cpnTNk8mRQr7aM3nHQG5SNK49",
-	"GnCVGaHec3n1v8wWhFp3mrLrDX4bkNA8B6plGpL2xfnbK/IUftkJSGhAfSpjLlGvFYLadSj85yeK9Pd3",
-	"ZzJLyTiLbhiMqxIm9KH1Ac4MoRkvDLiweGoAJ8SvI6rDnWAoQi9w4HpwjlwBaFduvnnG3py8uQuuFwHp",
-	"7fW7vYMdItOhCBO6mDOhq4MoLZPEjmIx1xNgFCMVgP5+v7/TIWfs3qqPFSjLx4zQKGJR1Xuwciq1d5Ky",
-	"acxvZnqthtQ3NHi/1mX1kk14wk0v0NixiCQGGkBNiyYYs60YQJCLDJ+iX+2z550Dv0CUwFvoeIiXUAcx",
-	"TJQA217B1LLUxdu3t7500ZtjA3MQURZviQ6Upqnevo8u0TA/dStoWRzXss/JfPJeXOZv57W1/GgN6TEj",
-	"7t7RFPgqM3TuflaYw3+89JP5Txdu1gJ+z6fPP+brMOTVy+pLWGNZFK87EnNUoz+laHCUNj8T8zPqXuxW",
-	"gOdDAZqLsqP0cWZo69M3UkR1E65gbYpkuLqxAh53t1hceokAejJqX1PxKdYxTv5kvwNIbnDEzhQXTCmy",
-	"AvHJqXOGTvP36tR+MtOKR3CMPCX3XETyvgNrK7IicXP4RXFiaEba/YNuQPpBt9sNSK/r/gt/7BwSOgYd",
-	"IURjZMJaJUqX1Tc96thSxqK6oJUCGnIcWo4iSngB1NVCar99LnIU1d9HL+5OLcFWM5rWACOuiTzFvTft",
-	"jhyN5R0jvaDMliH+Ui7chlVJFYjnDoNRcIGZpqzCw3U7z2qwKLzZVSdVPpdtz6PyXiyGsBe0EppfeV6y",
-	"zorvlzdeWC67Q8IExcCQ0BQdZSyxWTB9SEJV/NWqT+H3w6EIrUolJPcsZa7fOEOwcJY7qkgsjSyI2g7b",
-	"CpTYh0QxraHTAjUujnI/cWKA5bvVDq5FhwEJrSne8AzmCkMjhYbmBnXZmm86smgo8PU5Fv2QhFa8xWWj",
-	"YB0Z2Ru/G8nDoVvbprh05AqqwoRDzzXhKUb4sQuu/3nqFSvLv9nbqf/RbLz+F7Wqm7K6m+VftNQ0rv8p",
-	"y+0na8AVB8mXnq8mH8Uuong0djv+OOqJbw3MP0LobZZ3I6o39zFf2jr0Xl7su+Jy3/A6cdRjLfgX12yu",
-	"tliGn5GmKV0gNn+vR5MsVbIm+uqCKsB4ITYIPYtnepGE3jCPamUBZZkfOmupe2EnK6/twgVFwb1FETeL",
-	"o/FF4VhAE1fVHZyjMgAUAebR3tGU03HMlumqt/Mt40Jw5NZmt2brLmrO4scyb3N2/vMuRAUVI966/f01",
-	"UT5Byy2sfgVog0Clhp/5ifLbwQiqKY9jhUTXB5GVl2c5pcLinq1b2sOqa/FEbBlGqTb8WR15cf4e1rUA",
-	"JOI2hX9VkfLUyxRGOkUlKApfBAJiIVJsp55LADXmaFIrrRc9uZ4o9CtHrTHoMqy2qayfAQeu5ok013W3",
-	"ZyRrwysAmoJA13uZRqrziXUeG6g5ilbeNefhrBw8CogUEzQld+qVIWMeV6SK/f3nz7vdl90uWpdrRaxM",
-	"FWWsjZD/Sky/SszyQHrhB/ef3i5/uvYTF1vp4r+/d0vxX8oiV6ZYas95A+HGnkeQP5l3G725E5GgO9hK",
-	"fFh+lfl9lQHABmTgKAShKSDNxhUuJnEWVYSF6s0XAx27RmbWZpLWoPV/fuvuvnz34UXQO3j4t1bdJVor",
-	"xW5ukPl0hp4CtlXNx/dhGYUvQfIKtrmAnIGDNtBYOqwPLlT0SFB4SfR9cfp+dwkGKrBjr3IzWKnnI74g",
-	"3TdrdxLF9kxLTmeWuJfKqRRm2exk1F/HEZZv5zHsoTVKbYkEaBZxJib1pOCIKHpnZC7bqOog0aZE0xv0",
-	"vJnyWLN0xxo9XHALSH8lTqUsJe8H28WYlzX0NQooqwd6oohrGLgMEwpZJ65yzw/INXHHUhqXkZdT+Bef",
-	"fTk6u79CFb86XNS0AmX3mE3knKETsrcZceEE1wozWVHql/Bpdy1LWU4ksPLcwFc/b29WBLrBAM2/5qbf",
-	"s4iEwCSHzm2iiOxCh+1Cs4ftXnfO3CMePMHez7rLkkoZiaxSWwTeH4znbL/qECsRFPQbBpTzF4GMJT7D",
-	"7bdSIc6l/fS6XXtr7sPy/gz/06xv15KATjsweJmSexrHu5NYTm5RCcsFCb3GM/TY2fUiVAM3V01O0n+2",
-	"2+vvdntX3ZeDbnfQrYovL2tI9/7DLv7Rz/+4cn8M3B9t/9fOv29K5ymJ5YTGxDC9oLExOwrIr7/++uvu",
-	"6enu69dXP/44OD39bfD27Tu8Y/R2JXI6VUyjTcf+bRPl+DN5onZadRrxipeQFbaoqHEXs16CIl4U6LtB",
-	"eNbh3Lyk8gHXKtlLCVHWP+U1KviTo7Ojgh5eTlEVN6I6JO2ITWkWa3J99WpntSJ+S7GwSKysYFk+2ZUE",
-	"uBxy/9lcEKp5Bv4eHgh/IVOyNS+SaS3FzwX1xRacCBcRe99kTjHjPlGkuzumikUkkQqGJXQO8ZAVCgbN",
-	"FWmDk7P7QZHQ/vDbuw5MhrmZ5vQ9shsvC6xHraFjhVro+vINUdl0yt9bDYX5gNMh7fnwoffw4JyXs0QK",
-	"K6/IlLw6v/h19Or89TFpU03mUmnSOxiKQlIc1892oIKcX13Y4QOblwzi8uDn/7w+efXT6PL44s2vVUP0",
-	"24vLk7Mf+vtLDER3uyeOd+VOpO5tv7IMTY3/zEZeK67/xzmtWCXxYlRvKG97JTL5Jzhe7pCnpA2E8p+k",
-	"+hv5p9Xc7ASkawhp75B0kbcUUs+4uEHfNrBeoBmkbNSW2bjoj5EbhSw6sR4ZNdwMwLFjEdXTDzx6ALJj",
-	"/VANxEzBc05oj5vsYAFxMHUQVFsaWXljtuZ7HPcSvUZqFMcw3MgcXjPTYqgiJmByaiV0eZ0Ywhh5LsUm",
-	"9fLpmjZ3DthYAxbTjRYLiOOzrbZZYPDWbaftNYsB95NDEh5dnOQSuNIUvTFdlwaBm0YNjwBgexuw3wiq",
-	"V1nua43v5adaXPEq9NJktvxR3mPImqW97nAKHneOUwOpxtoMhbw/JGCGsvwiT4nK5ssWgpJhbgNwyy11",
-	"GzQumO6W7MQW9Eq6cWc996jHB71WcVDznM4iuEFTZwXcoKk3C65tu4kpcLXZbxWYfHEWypO/Lbgn16de",
-	"P+fR/8Yas3wNX5OVL9/HqgtTf9mNbcvzvprRutsqBi2WTxeYX9I24iybJ3pB8KDUjuMl6sLeCuc6ljJm",
-	"FG414iqJ6WLU4BgetJKZFGxkcfL2iv5aUlIccyPDRjEws7TiyvqWh66FENQs1hjC86jZqhbT/uTDBvNY",
-	"WKsUqT9eS6g+h/3tU5teyDGAEugiUABxe8XYpfGCUJIpA1URoTFkmUNBFMWT0I40suaqkRnpXxDR2FnF",
-	"uSz/IJHHKIgXBwW3sZJG0nBfBfNYXcIi8BZ33nS7aiITFrl9eIfqJWc73JPV7PrfmSr7gRkQgNMpa0Ku",
-	"33aOz646vd6L3sHzly/7vf6LF89e7O+/2OvWncTqDbBUgeDasAUfS29J+aYL7O3tv+z1uy+eHRzsdfvP",
-	"93svey+aFtfMZPrV/TKjWh0lCXHtN1rH/6KCKpn9SetmRpfFEXuf8JSpFWrM4jommdJyDr7K6R2fMOv4",
-	"SCaxhAgm+K/LGG37UqV3Bt4pbih86kyeWhdn5PcC8rxv08FiE+q5eshcQMkk5pPbXS13/XHQqDMUR4WT",
-	"0DO2sD5d96nUNk3sJshhBT9skUHQyoP6Heax72kFHnyFLV9bCrdEhSBbwCPw0qYvfhnXuxkLG2vUAJY3",
-	"cXznYgM3I/im+XdUPZriL5/gQ9BibhFOa2i31HF38m7d3eIIwUqmoTT1L6i4xqxV7iarNAwfSSkvgDPD",
-	"OfYMJWvQ/TpdOL4Dy1C0qX/gu0ApzL92DklocZgL89MzNu+Q80Tvorv2RwJVM3eyRAJWYdeVyG0LqHRD",
-	"bgyWpev5S2F0GVA2ANiRhQXHZn1C+D2JmNB8ymvNikeOBYFk5L7hIQrcXDWTmM3cVMAXDra0Ac/6MZD2",
-	"0AwhDaKay+y4saRmedoaQS2hNz7CeV1qNt+yAf5VqzTeCsi/TqIiVdnoYm2642hAwpiLWwjMymnshKaQ",
-	"yd3Fhjj2NKaG5EFc15ylNxjOdS9zBwKdpcKmsdHSsOxmBESGh8T2GeUPHIwuN6aNEbC4VkMx40rLdBEQ",
-	"mehdlw4HaK31TkBBy+5IyPudgIRWCLF7suFhjj8B5bz5bgEQkoc5LFrp47U0N/QOtm5YDcHuHQu4A0rc",
-	"ofD8OmMJ+gQYDrd57R5B13mVb033q8e4fOvfmy36KzLLoC7BNTqcysxmaDeby+HCsLguutuOv1NO4oKD",
-	"Ei5cUh53exGDcKYNNVjr8QQyekLeEylKOGMFu/sYVJKk7I7LbNNnX8SiqIlz6RAsQsfn1HLXZChXCTpz",
-	"oua/bOYN6bGYHd/++9RNY/+N9OaVn8whCcXSk9fu87vPQ63taRQOdT3a+mtodBFnriLLGbb7lHT4OlEs",
-	"1Z+A/y9oPMqPSKcZw9eByMu93XuKTtv1CpRPK04UhKKS4LQSIMzBfHldYulaHgopQjw4mAN9t3xmW+gd",
-	"LYH8qzaHetLPsrXilipEiLM4UpViRZa3UDWso/MkWjIPZXMqdlNGI4yYYO/rXdoLm6t5D1IQ2yAgqNWV",
-	"ohgvsOYE3OB5qpk6SAbHkFe1kQundDLjguX7sOEQS3ELFgNV8jvVVH4ppvCqzevVkG9vOS1hXeKeSr7L",
-	"ugS7DclJ65LBVD6X8+/VJ0iuydm+VOdgvZNQUHHW+RQPz7kqrXV3Akh4KCZBWmm0N+/lGJuuCfs4F43J",
-	"71wCrPZBt0/qbigg+92XpOE2LLfn40h0wYIOBmZu0/WBl4PPR/iBRw8bcn5LGQqbqVeJI5/TBeY2xmoE",
-	"RcOpS7RYiUW1vDo04S5kGQKPyibZpShUlzqQcB0Ab/vD8dVQFHabX80DUTN5D1HFc0bF/YzHNktIQ8pB",
-	"lACWqe8yZgYktR41AzA2oGbPK63GzfdsPJPyFp2JLX62kj+wNYRGEUo5oSEEYY2a6TE5ahzPtZbdOzMc",
-	"hLfY1CS1gUVye60Q9EcnqVQu0EwhknVOC51PkxwGZlVkYnOvLAp5YRBqTCMLKZ2UTRi/Y5HrJacF1wYy",
-	"oyJSTKNs9rvkwkE3FdFYvneGr9I3pyZEpWHOe2H+WCnuWKoQpZtv1uXFLHB3jrE373WWMsIjtUnqmjqN",
-	"uGN5C5dfSxNNs+NCxtxKqq27eqfwc8GINV+Y08qhMXDWBPDPBZ/ZXxCAYabwiSKhFOx8urlDe7H/2kAV",
-	"u+C1W/3ivF75oD8Tt+ffY+1LRKX2lBs0bUHurmdhPrBpFxHnMBElkgugL+ZlGMIVMwWYdDKTYEIChZBZ",
-	"hELfOdBLoCuQBHXKAOqmLo0EehvQmUMMJCgO7gVLwfdmYgimgHQBc9KOqJqNJU2jgFggUEgB3ahPlEUv",
-	"sI6dgCgJmWthqpTcp1xrJuCt3/UIV0OBFifM4WtrKXgjdkJT5coV2gdXxRA5h9kpJ/Dv+HDDqpEjaFkM",
-	"3oHXGyyNWdUq5y1YVM5n3rFqnOVZlsdYLyMHrbIj4qCJk9owyNf7cHKNGjohBSNtIS3pbwgo9kn+NnGC",
-	"ctHA62TdCNPUaGB5cYY6lFBk6laELHo0tRxBUNExV53MMKHVLVsgEcI0j1ASqG3BDz49UeQ/3p6f4S+W",
-	"xACfEknzNFU2mYEXkekxyqNuuuEhRHDbOB9ogulfucDsrx38p5Hy8UNYGO2PzNBbm11MpiQ003d4FB7m",
-	"taMwImYmY+YXEBYv0p5lwQN/V93yZFcmeJC78E5ZirmuH4LWj5D48Y2ceE38FnkHLOxNGDB21hfjzfmr",
-	"o6uT8zNbqWyZ/7Ep9Mvh1Ed3HXJBs5grTUkPMvi8/X//V8I3Wc00sEFYWEw111lUDtre7e91Dp719uu8",
-	"PHNn+W7BW373ZbfGrTmW4qZm9P1nnWcHBy9Xjt57URoe/rk0/nIOq6PJnPnz2fo4Ku/Rn01xJ3XvEYED",
-	"ysI9AjLmpp8NMTo5PfrhOCA/n7w+Pjew/fr81fXp8dmVBZJDw71MNBAhjOyJubi1uWx4VMNET3nM6v0/",
-	"XstJNkcPPudHDkXbwN+4FNBHVDW1Uevk7OfdXrfb6yTRtBJKsL8e6DZIOsAjZGfN0fhksYmR6Kth5r1u",
-	"/+Xei/3nB8+qkVQv1kM/F7e1pnasbDHTOlEQyFGSGiN5L8xKXBk0s8ZpKufldUHnwdOnk0h07NfORM6f",
-	"qsTM3vk9uanGYOyXF1yOtHPDbRw4V9zD4OlTYvYKUGajAcx8hbrLNmR+g1V7+rGkjcqUTZlejcdB6B3h",
-	"ey9KBlC7sBW07njEDPqKLFCulxbg17rHuLpY52cLLWvSRH3VIWYnYiwzEWHU1jInZXVoTa55GHBUG3rl",
-	"s6oDP1ArHGv2Xq8J9orpmMXrHYrdMu2YtUCBG3XOFDSNanLUIL2t8E6VW+d6UctRWafMVb/57DPNaSZr",
-	"fkkZ0yt4uJof/uTJhj4MVTZwzFM9i2hN2fY84Lb2LiHL9Kpza8593bCNTZbr6FqV4qVKNztEIw4yskdj",
-	"E4gMavx1zqMoZis8rlM25e/rbxPiA9cLApU11gG0TG/qJJ95QkU9EEYsoamel/O3FWOKG0WUpbnBSXvV",
-	"bUOD7YD2nm7uelOFgyxdCXuNc2Zp/KgZ66KdVyAdcOnO6/PXpSlI4gXRRuAkPG/slHko1uCwtm7KeEFC",
-	"Mx1g/wT1icu8H+LREQy/fCwNVvoNZVXMuQpt67Zu6E/TxKUDaMyG/5kWJqbzfF1Vtu/7WN4/cSr/Gmui",
-	"ESPrkUos70da3jLRoMKCgvDmd7hLM0+ZQhZSlNjZQWcOfP527vfOJtosiGD1puVFlncfoF4pqqbFZiKy",
-	"yjCQsUH+x9lr5OvlfDx2ce8aH1khWL8IviWQKl7jZn4uhTeIzM6lHajwwxuudM3ns+kcv77bnAXFh+8F",
-	"wqUq5sD2BgS43gDyjciARF4gS4nSfHJr03QXfOKF7oCc53JZ5ALTUKAcwqMOCZ3QB+2oH/iJCkh4J/mE",
-	"gWMe/EWE1GwHsluYVUATKjCdf0joUNiVPFF1bmauZQESi9EztPmRF+XSTTHAnM/ZqBGbqxntHzxrUiHH",
-	"hjd9++PRbv/gWUO+V0V4vQ8AHFTdFpdRzwpoOE8jDMGqRvVpGsubJqcpT9OaGFKopzBZNHYeJWl59bn6",
-	"JElllE3Mo9KUx82OW39kVOgy49sUtVk3ZGGA0pKCfPHvNqDyTl5YF1zoj9Md3oo7uWRTlqYYoFoTgl0T",
-	"DmIeZyJt+mr/Mid0boNIrOmsEr6Cz1X4AJSdLWjLRN/T0SRu0pnQCNf5RPmAKGuo49JlkjKSex1gG7E8",
-	"5g2sGuCoUT2PFLQA26x4jFDIvAmg7K/rejfNrWfZfCwojxtbAGIdbc7flcCBRRcIxU2B+QBhxIJ6GRCo",
-	"umURoWNbZXarp77Zc1wF73UjrID+twul2bwmjrIJFJtltW3I4rVQWYIJtmsERW/VaEJ4ZSG6lCpbOym0",
-	"Bly9H9hHiT5LzvnOF6ZeI1ZRappG6DbgfGHgH7dcOMcTxBq+2v+tkPeYTd26J/uCGvmg8l6QLD/SUj2h",
-	"jUAf3Z8e69G0rZqs7G31VWvHfmKL00ZbIlyanELFHnCxgMzFOi95X1RzxuhcZy2pEZvLWsPmaY06g+bl",
-	"xFbdg6s6ZgiGjUdf6cJp2hQ8VFa1dcdgEDP6iawt8GqbVTFDXmsX1minr0MVp+yLezqcss/k3gBiwDXY",
-	"LgoZOpfNNM2sa4ecaMjirZ8o4jhnA9q3LNGk7fh7BeZFwvVOyW1uzAVNF7Uq2EakZRnm05PTY8BaBfMr",
-	"8AVPf0/YTXhIXDo57axHdpHhK6zzuHu1SDCAPDeM5ANUDCAHB+s0vdMmb+/CGddRFdNvpPifNbv9bqER",
-	"V25gxzdvfjU2cHjdn8eEirz6slpl+gD5q2gCCVpW9tpQxoUz+ImL6MSO7D/8bKfwH47sXP7D63xS/+2t",
-	"m92zexslC0cp9NCmWtWEC5AuQasQYAlVazWAAxrTyW3J+zPi9OkHN99D1da39/xgf6//snewv/ds71mt",
-	"011RSmyAuu089SCACf3wZOrL3T9R1iDpfJCcedIlA9uoeNvmUmtAZuz9emOIvykLrsUDCQoPwU+99jn9",
-	"BZi4+Jg/F1L2DGF9lp31i4QBiil2DFEblT2sl6W5mDNhOPQpM6Iva5Q8S61s7SwpQP9WDVYTkJas/FIm",
-	"6XwXfBl3nz9/UZt4HxmwzXYJrBFIjBiNuLzqY3DAK7k8Q1XaOGJKu6TsviZ7kSfmc6Y0nScbO1a+hUkw",
-	"6qyOJy/fwCf0Hucxq67eeoc7N1rrFe7d5bkmEY8KqbnAzZTPWTAUBefyicziyBXqN+jR16L2fukwdKUd",
-	"+tDvDLD+kSM93qd9zJhwOkO8mNArIrAgEmnPqDAYy67fbSwwc0BAKha73wlIWAFuGAqzF4HziQWM/HNA",
-	"MqF5TGgZKIYC1CQl9ZudR/kzhOTYXOVFrlGyMdyHq7/kHePz/BxQhQlicPSMpffcOUUuKyaTlE9serXV",
-	"hRaxWTHT9IYPppSivjHJ4Mnbc/LiWbeXPwJ8ItdXr2zS4i2KIvo6GhssD59QMfvxhh1dgf3V3KMFkycK",
-	"+KJD4gt2hjZhj0+gbG67jLj8gj4ypUwxHfm6rDKKMWJdAzpLc1Qq4y0lgHlc+pcCklomHIUqIA52ctRb",
-	"T6/LxGh1VeJiMI4tSlyX5uOzVaVesYPX6Clcn3bgqqhpsz7FBV0K3AxcVDssIirAT0voy7Knh5h8H6UV",
-	"g6oWyoUCWGDZWZEIZROCv3UEbjnMYsNe9ji2CpbZklCuhODKooNK4O4SgBfWux4cvnA4dw0s1oVzV73b",
-	"P0U4t+O3wIN+g1eArvZ1j2BANn0EwD3IlN9wQePAORZQq5O0fgdWgQZxUNBrJuM82YN7P21qXg9k8igH",
-	"C4Q75WwVETdbmnNBNTKhc5okliSjINxwN5d2QCfBjq3r2urW1sEtKCRmWd3hVZ4vxcvja7oURGgU7de0",
-	"d1I6L7qHrOlSaBq0Yu+MvrqXd1oPsPrAuvZoqITEC5NNxr907RDamdKjexYbjnp9T2j+i22dKzzW9HOa",
-	"iaClrAljTXts5WyIqxtfmTZBKytaKVb3KBo0nD5nTRfUyDx4grLA8CdECUYkEWwDRFdassF1mzRGuNu0",
-	"tVvoZq3xVW7a2r+YTTu4e9+0vYf8TTv4Z7/xYRZe5KZ9LDLatLl/Xpt2wPe78Zni29i0eRHWN99B6Zk/",
-	"vKsrQSXXUeWSU81Djvk36uXP/LPxbNvl+6rxR67RZDySFfQEa7sDRV5iu3KTc6tD22YeXvaH3KBr+ZUV",
-	"CN+H5pCplZFOqyOVGuOMNvcgfVQY0faKK+dStMEZOqyQ09jtbk15Z4ENenmk0uS1s8ITOCu7B2wwWxkn",
-	"OQK8zfY+qWhjVe35c1oh4CCj/9fINwUhY5V4Y6N5P6V08+UNCqjs/6ymhGOnT18u+VvSdqIGs6iEqcuw",
-	"ulUIc6dBJdDsD/OYiOQVYFyfBdN5omxMFQujnTj88dWULfC7WXMOJ7U+Vb6cy+Y8RbEATD2b8vWon8q5",
-	"WhpUsphbqFRAB+6AK83FzROFyTc2V3lHzHT0rEBj0keb6WR9kthHmcS2ptqraw6VcMVyWqJ2ftJWl45G",
-	"J+3qo+9sYTIAN8tNTQbY+NNYGprLj/rSyJ9GfV4EkSrhXqLrBdODPZpKqSJ3cyswgJdtGxLnOj0drbr1",
-	"o8G/kEDJtYT8InJu86DAkxEB0TKOCE1oqsl4MRSotAsqGjsD7OCZ0rbJa8wT8Iq3YhzRgFBywwRL4TOa",
-	"n4dC0DSV9y5Dk2mt7rmeQKUzKWzXnQ45WufCyFVeVWooDIYucHlhYC6d2yp+FXdJyI1ivmeCY51/LAHQ",
-	"IaFhLcOAhODxEAZDEUJEiNV1Ou1VWEwagwccoN8URgEsyD1L2Tet5Det5Det5Det5Det5Det5F+ilfwY",
-	"jeNymnafO98JLTbfOk1t0pKc+ZjRbUqbf416y6lM72karU5aXdq071GUwnPR0LsP1ToPueqp8WK08czF",
-	"6qH55FCeElx/SHuOBUSpgER3O7ak6OZrkvN6vtpIByx9ojYulPFNpftpVbq1IcDmjdoYYBv8a0OBfQyw",
-	"4WFdEHAxoqeqVfhyEbabBbtuLQ03LvFRyu1Nasr5J7G6uBxpAxblQpEQ6sGFOzZKnwk6jlnktUtugKa6",
-	"u5N6yGZz+TtvSD5rfjq0/pXL+EtLeWsLO7nhCb2nDUloV6R8LmoUbcqtIrqCwcE9tHlrLBppubFX5BT7",
-	"zeXdFui6abuYmgDOyrud7myQdr2kKsBbqAPltBAcvAEM+lhi35VFoySPJN14iDz+FEaqzVVhEIjNtGQw",
-	"RcyVhjQitUnwm+JN8+xOHxUTCUvcGgj+GjNUneLpvcYwTPjL1wq0bxsOAn+35y3T/LjrX9ymjrGkbaYM",
-	"VlOCwJGBgDgiGXj+LijmiwnsCgP/SgLUqAYETy0oxokGpCIWHxLgQeZ0QcaM0ChitjLRShcwVfSfrD2N",
-	"j7bnbYbMG7E4pNW2OZ/DhsqZHrUv12uSgnXIGfj7UgKJjSwr9ZlKcvoNLZXkDAoOyDO3tNp8FV/UAAq8",
-	"p6/I0hj8XdGP/jUmz5J2dpXR0ydO/oRmTzf5RsUeq5VJHS3E0gzWsNGscK0t9DiABNU5fMeM2szWbkBX",
-	"XwykQhQSLOFteF47HfKG37KhCGtOOPRFKEOzjbC2zqQF+A45sqE0MzZHlbZr6zxHSRuTZodrMlGHO9+0",
-	"ud+0ud+0ud+0ud+0ud+0ud+0ud+0uX8zbe43FexXq4JFlZMR3m3mJSsbz6gC8Xnnm472m472m472m472",
-	"m472v4eONiAQ0kpq9Rvf9J3/A/Wd7nq2VnmW9H5/rf5zWQW5iTK0Wq3t0+pG8/wqNfHutth4lfu2nt11",
-	"ARRbSmB5ofLG2eudKMrZQUBjan5yz5ErUMiK7ZK4r0QB+XIacEA1P5RuXMKqYuvrUnUYGrFCce0LFehq",
-	"YScsZDpeEJmlypfeKyfqtJkin6gVzg8raxlnaV5vOFrK4JL/hjpzM3NRme4CFDbMC+izwG7Kx/kCV8W1",
-	"tJfyM+xsUPumZuoVl/aWCe1MDo/IZfLVJC/7YllVShEmH5tBpRhyUT63kCY8LAZ06Fkqs5sZuTh/W6yJ",
-	"7UIUAhImVLAY+5hD9Gm1fPXRJwqHAtreBrPtZMYmtyooFuqGx4jFVEs1e2nCoYq6YHFt4sIvGc6xhiKX",
-	"gzyWozjWvIe/hhT7l7iK8qqNSqFtTmbfNoDfLzOWMgd6Ppn9IcnBciM4bAS/bQCrHDhUs1Ra5AO4uCkY",
-	"NCny/MBKF+e0RW99DApansB6DdGY6xfy3wRpPgIHfpmguO1T8j02DM2l2ts0y8HHoiofi5bPvAohQeu/",
-	"CCXlkL4SKeGGPiFautqMltRy/66+YHnXMRU3mdWiN48IJQaxoS0FXeUT/dzAKJJYihuW5ux0/vqYGF2/",
-	"3YLH37SGmD0h9VfFzENk91bB8HomozOpj+JY3j8qefCWFQXmMONISD2iOOfXXVXgTOrvZSa+wMmYI5ma",
-	"qb7yAwGh+kzqV1IINtFfAmhQkAegmbhZv+5TujC8ToOBLimXNimSVZd/oaYovdQ03qSkE7oQ4UiuWx2q",
-	"ukBd9ZWUb2j6qCwfW16iVY6PtJSj2Ez5ld+gZVO/UKUVrxlI2e8I3wVFRSboHeUxHcd/k0O74nMmM/0F",
-	"j+3vc0Qpm8b8ZlaTgWUcy8ltnRXP61sVidlUg+PnmE1ophgkEwVvUNsbXDLrU8yMs+iGrbWcfZdKGk2o",
-	"0t9h84egFWVJzCdU11QELa0NToDk7hTSiEZtRiczc2Q2k8uE7dQvjymN9QlHik2kiFSDJdc1I1GWUjRd",
-	"aizqkxrer+3cWBNzPiovwiRTPZUxl6CKNVtrWIdMzBpkpre7CLB8QF/43EbjYUTeXp1fNMzks16vPlew",
-	"iLtbcTU9Zf2QVhOVZHqlvUyRBHJZmHOujA+HZkEbCe8TRfJhS4z0sxd1a8jUaE7TW6atiNi4MUifTsn1",
-	"W9L+Z2/HuTX7kwUb4enR5U/HVydnP5Bci4EVPCpV/q1DtdUa2CT5tS9hqcypv4USqBchIfCPs7K90onX",
-	"wbB/drVE2CGDLy4w5GhoC3HhIhf7y3f6o7wvX4eCzNyajHlcSZ+FJlqtyoUGFJozeV47DesRGDQb8ai2",
-	"Oh+7qa1tATXpeRxzcUNcq4Cwzk2HhP7ewoCEmeYx1wvzJ830jAnN0afKfLG2hUoxJNulqSZNQ2VKqy0h",
-	"0MQt5eL0IiTtJPdW2ilPdXF6sbklPEzZTRbT1Kx8mjI2cp4eI7cPIlP7E4Pq9onkQld2ZwfZrBLdJdXs",
-	"DZ/zLyIAGMQ+inG2r5u8l/2e66oJg/8aVAsCl4hiZV/SDuHXji37q9OszkftUc6x1XrNOMhmtarcpvJi",
-	"VPXVlYOlUQvwUvZ1rrFFapq42k1e4fNHxie3u1hyHb1Fmgqnb+32W1/A+hEnYodsOpKlcZfP5FXBobjW",
-	"Mv6pU9VW9+6n2X73fu1N+68Ze/kEXhf8jyvE7JGeydUt+nG236JfXNMWa8Ze3uLJvLaC1aPch6ubw0G2",
-	"3xmuqWlb1VFr9lR2Y66+aHy3WhIqiqGvuQ2dkuLTDgi1jmDy3uLGcpX7Glz40Y7US0dZ+PkRB1rs3XSs",
-	"tTMsH+6bRhfv/67O39W78Pvc/iL84TXdQs3Yy1fQUAX+UY7U1c3hINvvDAds2lZ11OU9XTa6T2/gWL3G",
-	"p+JzODRv73qcd98EyPyut78Kf5RNt1Ezdt2FlIKhVpeQkQkTUEJmMqM6L9HnfMu8tgPST0KAC0ZGGJHK",
-	"VrrEEtVFB6q87r0ZfhnJLh9ZOajzMSdX2vO7jauSVwP/lkD1kV7Q1S1uV8y1uLW8EGs9TCyPXLM775Nd",
-	"JalCanNjy2X5oIp9xcvfgIj1mTMUODIirl4Y0BGG+mqITqcpM4IP1lPLkohqZn3ZKgf7SD/x6sHiL484",
-	"V9ux6Vir4y6f6lWty/pRyU390GYqNefGtSJjGS1qHsS6PPl5Jdn3j+E4YaVNO62MubzPSsn+Jp/PSlVH",
-	"V6yyrEAjRxcnpG1OAhOYg2LnfrbYAQZtw4L4pF3MINspleF3yQVsHezViKforb/9qRbP5d3H+/7X3079",
-	"Epcv6WfnBr96x+gtv/1ecfh3n8Tf3u6supR8T2/zQvMV0sWUBrUXZrAjoCeUxLqoY5Fm1GeD4J8yGpMZ",
-	"FZGtpVk+mt8lFyOnGVp6efBrMkupqiGhb9FJkyt86zZNh53J14PFXfh0HZKYMYGi9vfJTGapwgw7lYY2",
-	"SignxvcyvVUJnTAYwFBrEeVOKpbYwq7bMjWPCdG2OSbMt25Tg5NffBHbMoUOigpVtA+4vTjrQN2OUrDE",
-	"lFdIvc+2Dxyw/qW4H7g8c0+1LvEQceICDOoDRkpLWJfQsGrMLg5fvuKgAA61IMlANTGN+UT/RQ4Kud9r",
-	"bjsouPKOzGZSeQPy2let0zRn+cUNFGbSS6ayWH+mQiCFCT5F/Ydl39JK9eCIUKX4jcjjLJZ9Ymsf2dfn",
-	"x2/T7K8LN0X/ZGxrURxymbVx9F+u9KphbxbriRVQI7+Zgtu6Q+sFFFtyX+bzLKba+S3X+02viz2xvJQN",
-	"wTH0gHBBfjguunV/4NHDhjEv8/oSNeUdF/ZgMH7tuoXU6weC6EAyowkKq4V664GvVAqEuOS0mUJsoWqK",
-	"jX6UB/GW7sCFZ7++lFTlMfgVNpEj5zdrZV+rruNmeBpfFPAP1EVfsnLIaDG6oymn47jOD+NnROmGW/nw",
-	"offwEJAPH/oPDyj9SyJFYADIjJIXbvFv/7fWkaCtoHV++Rof/7tCTpI5ff+GiRs9aw163f5+0Jpz4T/U",
-	"gTZ9f4J9e93usu0Bdb0bbkWX/X+xrwoMBuUiYu875EiQo+urH4/Prk5eHV2dnJ8V259fXdg+Q8EVmaI1",
-	"Gti/8nn+1n3nnroR/BSRc64NbYTcZPk5fWjBtK1BN2gBETXM5cXlydkP/X2g0BsZadBi9LOdvHpmNTld",
-	"qsWFyuf1QyqzJE/PRjLzjrCUv4gMeTEynK8nzoWzuZfR/5m8Q0ciAA/VCkoX3++uvfcN6RSNY3ApkfeC",
-	"cJfygdvwkzYVOD9Ei/PJLdOYt+6tlimLch7bV2YR0VCkTGepQBTpTyFlKpFCsaAGa+ZoqBi7g4OVHect",
-	"M1yBg2VaWTir/sGztWe1shgSGBHwRxoTxO4lzjnAQvDpAoUGLiZxZuMf8yX2Dg4Oev29/YNnzyvr6wat",
-	"hGozR2vQ+j+/dXdfvvvwIugdPPxbq07O5OKOxjzatQfTGrSalwJqR+viUFjAIRGS/DMgIHMoc7cRVTMG",
-	"IR4zRiOWjoo2jVVv50doXsjj5QbwmWPW9/ZaP9t1c1yEHYjrEBA+LROxGVUu8r2AXd8m5jSJouid+ElQ",
-	"6zKaaA6jMMcVu6gJwVjkn5JdN2CWnNnBcvuK0CRJ5R0+LMXuWEpjH4Oh6kMqils6KAMa3f3z3Yd+sPfQ",
-	"Hv12tPu/6e6fAHr9YP9h59//bVU4Rnk31uSMq1TUrC9fOYq6XEGlc8t52Pjk8oKPBCVvZfYnLS/6RXdF",
-	"+OQG7JpBa3kcStQh51bsKp20Aad8TLNcx6aUFvm8hrmbc8Hnhkvr1fr/FadZXusZTD4lVOR367p83FLR",
-	"8mTE3yk3K8bwzq1ISFV2K+DIWp4KEPQrUGbX2QE+PuBsXcE3UIYCwUFa4TjeTYu6VTa8YexZMf5qOx7x",
-	"R3mPic+ADfQNXSjpPFMaxMYm92FgvtYGadl2BmcATBySEJgmUELcG8kgrPKAIQGuwfH+9fyWprdMjSzX",
-	"ZSRNn73z7UwmRMj7fNnXl29A72B791b21jIhSSrn0uxH5YP85/XJq59Gl8cXb37dnLdzt1N1NCpyc7nr",
-	"4iYjvXLtc4LlgKvuJrCJTYjTISenRz8cB+Tnk9fH58D1vD5/dX16fHZFzImQsEg9Q9QPUQ3F3JzuIBiK",
-	"N+eOtzan6Ds5mh0G5Or4v64qvxZu16WNMNSRDoX7pUN+OPkeFnVxef76+tWVXbwCo5R1Jx9nmkyoEFKT",
-	"MUNDJpgUFGPlwnQ2kbATYc/Oz45bQcssrBW04BhaQQvOoRW03Cm0gpbbXCto/XDyfSto2cWYx5ejNzfA",
-	"Em1Yz0P4Z1fhHpYfHml3SSZiplSR2+AKj9e6S7vuDU7l25OozVQIG3EXKxOnFIjBQa+/UsR3l3h0cXF5",
-	"/vPx61pdRLbKzmUjz0HlX+DNtAtIR5kIwMqIhQhTBhxlWoHGYCheHV2eX789fhOQNyenJ1fHr0dXJ6fH",
-	"o/Pvvz++DMj3b85/Md1eHV0dvTn/wXszdTodKLcIdyynRGWTWcG9EURSq+x3d7vf77vyilx3yFFTgOuE",
-	"CvcaqiJqyy22xGk2WCodVlpORegTJvl7L2CuQpx0hebUvIcq1sopySrqlvuJVh2+AKPXen1DlyeKdHfH",
-	"1BxqIhXHAJG5tAUrl+lUp8hTdWt5qiLpaFZ5usdMF/iWAfhcSjlUuUNusiXi1yEnGnEApBQZiuvLN66j",
-	"hYsQdDohUdl0yt8H5NX5xa+jV+evjzFj30RmiRTwAgNCNZlLpUnvgExmNKUTzVK1MxQGz55fXbgeRhTY",
-	"QCFiFSE7hwZ/m71NZToUBdKI49noPsImM2mQNp3c5mBr92LeouGQIoupl3XAzUnl/N3GdMziMud5lZrZ",
-	"pE1SvkXyOLsuIHZYX7QQUMKmXIBdekAKuw3I9eWbgFz8eH52PDq7Pv3u+NLgB3cdiAwChwoAB2BVDoFM",
-	"4G5ClbqXaeST3wEzXlZhDYV/6O2JTKxsbVPHaJrsmKO05JGClquqnzD8zzp2E19SUHIrKAP7qvf5qsDF",
-	"1CVH3IiijDFkorDu5gCLeoHmOklYujuhygqt1sDlMFUlDd7VyZuTq1/Xn0wJ/Y1ZvPIk6supuxvc3HXb",
-	"8/UlQb+/rEOtmuf9TKtW+eUC2XPx8e8R0e5O6MtnbShB0Oexcl4LmumZTPmfXyJOJyvM9nVf+nWiWKqt",
-	"JulxFhnQdTqsVNIrlRUfz+o0SjGt61ujj6rt3ZT/sE5znOvMi5raw1wdG1hlLAhimMF5xhRDIczXtDc/",
-	"Rqk05LuMVP95cEDavd4Oefni+bOD3f29fm+lvnk4/Oe//9bdfUnaO7vv/lmv9rNGxkI0nNUPeJ8XOtUs",
-	"Jc9IMi9PdtDtrs0JhIdXhyx/pjGP4Pg+U9g/ONGtpQTfcxZHx9h0KU8Pfq5/7fn6v4dMWdtvoOkE1r/9",
-	"O99zZNN0ld1dJtYb56vCC83bbf3CxjMpb31yp2og34LcYws0EaFHdQh/h1i6nmgWx8pGK+MBIzssI8NG",
-	"x7G8B+ljVekj5zLhXS7qr83Fe2GrY5vLqdK5mhF2o7Fq8uDmA1t34TUjXWMr19kZ2CIWsxWdrWr2Nbaq",
-	"dmYRX9/3GBpVu/pqYZtl323qvuFprk8rHJQTCK5PRLjUzapNNlBxu64WdDvg59HQ0T6AK6bsjMvFiZj7",
-	"vll1otqTXVczZmnjm3YobHhdl7rns65PzfE8PqvzViMUwXrDLqVXtN1pPGKdde8e6FPhzOpTNDIRQWR6",
-	"o6HNNbDKHKUR+xbzS5O24VWwGp7c2dRByhm31wWzFVeYd6tjJpYA5ItlCKwec11+wBIG+PjsgEZ6YZMs",
-	"5Xrx1qzChiMm/Ce2QKN7Q7Wk2OU4oV7Nr5gmR1aOANoMJZJMD1QkOuF80Pqv3aOLk92fWEFhgFOaLeNf",
-	"/5nVOvu9weSjSqaodRNyF5QsWspYHZI/TC+Ch6EIONUkhAsSyxvlVwON8sXYmWtWMmY0ZanZUk3qhtJO",
-	"B+Q7aEvU3WQU8zs26nQ6IWknrv4FwDPcMwiE0DifcqZ10np4gAJDU1ngH8yfdpmn3uv0B6rZPdqkatzl",
-	"vX3Yp/r3Sqm8stUtY0mhvi0yNQT8zPPKDM7lciisnZSCew7GAFiX2BIvBSWzMKOyYeT+4+35Gbk8fntF",
-	"ji5OOkMxFP/4h+PUOv/4Bzk2gxf8fawYTWTqWMbA8YQwlK0CBHJRaBuH6PzjqlWGh26UaRb7oRWZ0DRd",
-	"kNA8gzBwo7vPlMzpZMYF200Zjeg4ZpYjDXBwVO+btpwpEiInH5JbtkCfYGQaE6pnpB2W1bGdbhiQEACu",
-	"A3kwwNplDuKtTvlEEy6STJvDsLIsSm8nu7Dh9uX3r8jz/Zd7OwNCydn1m1wxTNrX/+x2u92dgFg/H3J9",
-	"9f3ui6GQKaGCZCKhBgkQlaWpvDG3z9SEJoxQsbiHRMQcQzdgWtIG5tY9HKpNMxKxRM8CfFRDgQx5gBs1",
-	"oGDNXAlN6ZyBshr9syjx2XjMIeFEhRsMUEItGE2wZCqc46EPdwQBAbzHaKxZCk595uSOSklfzNkh3Auw",
-	"DZkJqSINz3OYdbt7k1u2gD9Y6YUGQxF6xDRYauoLoYSIIEKLbPz2STvOkdOgCRUNhcFFECTCcuccQ+nw",
-	"6pOUKShIzd7TiY4XAP4cSh1EAXqgU21aTVjExIThkXM0RAzFGAQnHg0wdh8hw24e7iI3XZknS/gUbRw8",
-	"IvnmQRSjsZLOUPUTW4C0lmpzMaFHcmEhNmXZK/4QWxpKNYLnoojzsTaTG5jybAGE2qRcM3/9ZgIUzpJs",
-	"HPMJDhaxucTB/FiIl8zGqGa7NtvMUECiLMjETU4uLOjYR0Z4pJYRkH/hVJizsG13T6LQQTpYTMx9LGRG",
-	"8JbQ8HPDBEvBXV4KttMh/5lJzcylgCnFtHa1Nazl067nJJezzXq+k9rmojecA0CuspocWFShOV4TrstF",
-	"N83xuRn8iA8KPsHDNt+4IPsvMB4KYp9yJxh4ZP4Y2ohg/WR69xJas2gAmW3CncPC8G5GQgUU3MP5DPyY",
-	"931Iyg19YBTGOTvsA0+dx/FQpJkQ9vFTst99aQ/qZ5YqLs0v5pzCu16IfQySHSDiUEHp1EREDMvk1AiA",
-	"caLIvCEBZXdsqDngyxTKw1kndyH9sm6g5hn1jlM4UYe8sswP2P60jOHucXi7Fks44EtxGeDE64hSW7B7",
-	"ywZDLGBgFSLmL4zaNFRIeYrB0juWAuCGT+0JpCymkJrDeszNpLI59ZRpbYPnXJ4TFz0O2eMgnxThqnCX",
-	"Bn9SgH86VjLONCPXl29sNezQjB16LwZCSQ71yA2CWVIBjmuHvf7zTrfT7fQGL7ovurDYcE5vGUkzET5R",
-	"xGa8cJv7pcRHmD2C1HDnE+m5IFXzPCBQbiGz1IsVeMFun8z6Ug9F+H7XcigqJG3zdHHbBjnA4AECL9fK",
-	"+bDsIA1TVvOjBiQsqpQQNw5FCKIzeN4ALnPDaRkbHoymGpzdtSrrljrkrbRMs2Fb7RHK1HLShi8bCpCB",
-	"wOOqANF5hFBb0oQD23vDBPBpU5rFegffEGFzjmIWgpZhMZWhbeBOjSf61GpowYFLZ6lALssVtDJ7Mmgd",
-	"BzDUtHwCCMwDG/k5FH6VAcQzLtDtFtwAb6ARsIy20KBiqb1zH31irvuoRCxkuozumQ2Z1LOU5QGK3orm",
-	"bjJSRE4BqHkKLjNtI5tgzPxS3ZsYw1ntEDsDEu6FJLRjuzwJoRki9/4BRqEfknDZc3KEirWQtPsVX72d",
-	"gIQ900cno1je2BDIkLR75YZmcBrHJAS/3LBDjvJoW8Q3aC71etI5mpBjPmECQ2itvHCRyiTlTFP0QLN1",
-	"7JbFCPPqW0HrDjFsa9DqmXeLCTWZoAlvDVp7nW5nD9IT6xkIiE993kn4p01Puiz25yeddzAY+N7syTmd",
-	"G1Dzr9CgQMx9AT1Vh1yA4cCKKJRMslQZqqvK8QEQvd6B5I8WGE8iIy9ypb/L1wp1MS23CuJ8JcelvMcM",
-	"mwm9KfuC97v1wiOwG060swVQ4TVilzl9b51+u93VLsAPQd35hYK91yPccujAN0nZHZeZglUeEpnQP7Ly",
-	"alunVycN0i6OVVpxyeaz1tn3XdDyJMz07ne7TmB1ypIEuX8uxdPfFToD5bNtlMM2t+mCVFwpOyUYbN2c",
-	"Rw5WHe+wBMsqMnBN09rmT23Lkwhn2+/2mnr4nT8tGmhb0GlvfacjfA4nIs9jtd/vr+9XtQ9hx5frOxay",
-	"PZo+B3hXq/tYY2Rsy4yAfXs+N2gEn1PhzL2NkqfEx0QHLU1vILFB4eG9ewhaiVQ1aALVlYbN8uMOAL8t",
-	"Obp7RSFgDJ/+FXITG7F04mMWh6ImAy5pv+jW5tEdLxwJDUgv6Ha71kpZrqk2FFlyk9KI7WAYf8LS3YSl",
-	"SgrMX+wik3xKn2Li4v7+rmG8bQJjA7iZ4H9kbCjyLLYdUkixW3Ck5SLmgpF2lpjd9bqwQrP8CY3jKvqU",
-	"92IowtxH7TC3XM3pgowZwWH2ySn/bgdEWnrLhEutgFEZNIu44TQMH+f+xkpp5NjMBsPlcq+cLlXxoGTK",
-	"37OIhMAqhJgUzm/VHKZfY9ghoaFuI6pDq9vRfM5Gf0rBQmDCoiwGh65DYk03gRGtQBwFVYW5/w4JDYIL",
-	"jQRsaHYl+/ITVRtIZ/gQg2aXRECLZncx1y5ph4nLuxsGuUhDFbCjQ1Egh099y51BvuOmvNOFa9b33IBx",
-	"nolapkNhMxCAnNnGwmXLiZV3sHAnJGR2+RpWpFoeCpcqxqfVJVoioDQl6a5NKX3oYR4q4g+Fo0/NgM8x",
-	"T7XVfuBzwR8UUQmz9oE8qTXmAjdwCH+NUkaVFIN8CswuGwYkTJnK5sxA0Y5VVJp/K8uFs3gKt31UwBtc",
-	"YVRjZDEICob2HugklUqRSZr7WEQsieVCdch5one5cLrPoUCmekBCv/AOLDcC7WTxs0G4YNEJOwTY37JW",
-	"BHJ8zGTMhiI/A+8HssTyuhRhkVOaIC9Y5oAQv3pUvMwC1VGDvMnTgtIB1OLvApdH7DsZLTYg/Z4rKRYM",
-	"8nFnli3xUawQa7e0RocsWgPsYLglF8d7dv7zbq9rF5YnZv/tg3e3ae3vP3/e7b7sdrvdnuF1iz7/dgFH",
-	"giITVtep39DpOyaQI7IIrDVo9bv9Z7u9/m63d9V9Oeh2B91uaym8qz7oyqO91qB1nKUyYU/fSBFhNMqW",
-	"DJRzjXooW4R0mrGHJQau9+kZuFX821XxiQcexUcGyVn9T0Esz9FwhcOrUVCtY/TyLr7HQ/D3YRW7++v7",
-	"Vf1GseMGrGIx8w506m2wyko1mr8fQ4umg0L1M4khP6XiArX87EPQqiX7YByv5XSvIMzK82Nyaus9Fvhp",
-	"QOiYqo0CtbyH/G6RDDAhi6HVFtcPirxjYBUcnstoN3AVAfEsRZH656wDqDe2ZgXKnABZZgSGYpkTwL1l",
-	"itWRLV/ooEi5tiM8nxNlfjqZd7mWRAPKbESE3/DX/1z89WrGJrdF2ZmM2VSmLEcXXG+IwT7w6GGlMq8o",
-	"TYGaLgACnWOhJ1ZnZ3hu6zLQRjOZrwkbkJTRCE3wLBqKaviOqysLqk0raU+yNDX8eknMztGTT09ko7CQ",
-	"9fbVxlFkyHP5cV0rGiwhoB+YfjzT7Huah/ZFNGYbM1z/nZFHCWn8rd7xUel1rdOl1bzcpxMqJhiW1aBn",
-	"g99Leja0Oc0oZn2dcsHVjEWH9tl41YX50QrKC6ZBZ4GTxeY9W9Mytdq0ZRU8Tvx539Lqg/cjYNIJC4df",
-	"NfBuQvH8tt4aZFyifX8vGgYAUgTMbeAe0H0z2F9gNTlaK2YWnkJVw4QwLNNw5xBdAnKt0VAU1EZoUIQ6",
-	"F4QrzN64/ChIUe+E9nQzBpnRiIzZTSZg2JRNZBphcGimMhqbfpacFQrJaSMg2M9YbqsqR+DJIJmrZa5N",
-	"528v8tuLbHiRF7ZE5aMeZLk64kbcZIHY2FRwmEwOdOT3LPfdWbYVZyD7sqHILTU+yRy3T9QliUPPI3T+",
-	"fKLQAwNVxebNd8hPbKGYBtuiGpCEKjUUZQssVSS0f9e9q5K1+bKoQviIBxZsbqUGK/OWZmq0TBfs1N8M",
-	"1VspDdwlb2qxLhj8vnHiXyHuOy4Zl58oIjMNxU62QoGG8jYzJW+ZNizJEml3bAm9oVyQds6y4Acrvyqs",
-	"D+P4drO4nWW2+xLW8I3IfyPyDYCOAFIDhqsg3VnRN3X78u3LXl8Dl34PE92GRxcnYW6hb9tqCEY6BXc3",
-	"IYciLGXTtUZeKcARg1R+JFYDZHP7VPkGr6VykS0B6JZQ/Y6eyeav2JVt3s4HrYEveOVP7tFOaAfbU/eD",
-	"InHv/w+n7QVLtAvHK8Dzb6Z/5ot6W4Vla7Df7wYtGxo/2OsGrYQB1ELWqZTRqDV4ZlaMUcA9c+JaahpD",
-	"6szuQ9ByYdwF+3CvaB/+3608vf0ohQyR3c6LgwAzVYzMuCv78shMhbkpalr3e1e9bt66anD3aaPNVvz0",
-	"BxD3macOPv+pVchzYm0im/FKHvA35ZD8nXxz6ftSLn3+yIseffY15NQgR2EVYrDadnDkh3+iliwE3jaw",
-	"cKJYhMg4qMPELtpJQaq0oZiCRVBon2MCRTlb8MdaNEFjeQtBNMqHWNhqagFRElzTEpkaVkphuMFQKEys",
-	"TDU6BUFuKr8Jxf9kDTYDd0brsPxVYcQRj4jPhe6ydxIM5OM2zRsQmtLLyKW+vsWyCdWz/IXzqFW1Yxaf",
-	"7FYJij8hwv3KUCzCjVX7OSoQmVPd63X7zwJccGvQ71V96BkEmcCYthxAsev+S9/15XLPQsE2dFqdUy60",
-	"4fFnjMZ6tiBsIrE0HmHiht6wOQbj/8VE4ROThHVGq8KTwxf6TWT+Oo1XSxe1imoUaqPX0gtXmrwSJ0KR",
-	"QaCaUBCAD0moGE0ns5DMqZ7MrG+NAWVbaA08+VxqeXCezRRLIbu7n+NWyHuBWSfGi7xF0TMXw7HAM9mW",
-	"bBiZViMejcxP/4KgyPrQE19l/e/E818AhrKOxD7ql2rSK5Od+oUlmHO2TtNY0TM+RtUIJT/htq1SROm8",
-	"8kF7QhXb5UIxobh5ezsuZrsECh1yNBTOTX9XTWTCIn/v7fD6bae3t/+y1+++eHZwsNftP9/vvey9CHfI",
-	"lKNY6itiOW6Jag9ZlYSeFLLK1Z0Twm6TDNSrzYe2lIQCQA9DtQ2wlha3DNuNe06YTGKGhikXO1HvPI4O",
-	"XjuHlkUM8WAhKFLPmCBsnuhFh7zx3u6LofDBFcqGPlIXMAr/8kNTdeuDcyFiUJmWhZM2A1J3ieWDtpn+",
-	"6g667s3WA6gdZClr4ydkfhzq++1Dy1UXdNPmqcIaiLQh6QfdXp5GsHVw0OtB+j6bvS/3ZfYlMjAnXwtY",
-	"h4TeFIrXwEM1zw7sHfgALVP18MkIvd3wxqKfbf9N8vtikl9OoTzBdp+ag7ZOLcEdL8qodeBN3mjfLsQu",
-	"zD0lxiDZMiKFyHvz9odi4gPCfBoRFOfsTHO6wG5ckPCf4bp0mJAAm6uhcMlEVLEkE2m/gKiqg7qCSDtW",
-	"jLRVdUKfOZS4NKBhZyi+x4h/73oLuXUQPdopMV66TmAspTP9S0MzCllRbSrUPNVpnt/UIZ765KEW16xK",
-	"+rkx5qhN9PrJXHNd/Ds0zati5rniywh75FGvb4zi9OaYuIRRXSWkQg3CEnp9CFo+ReNWq7Kk5COX5eZe",
-	"Wta2eB8vca2U50g8Vb7sqHRoIvoW9bEBaShgghNx4bwH/+d4QQPU5ECT8431ZM2IoZVMGI3S6GUhQcac",
-	"Rmw3S0qJMkB1WUqDVspXgqYsrHpTSEayEwyFmlHDhbtETzG/NQt3aqonCsNEKNSmSG9ZZLjtiA0gIUTY",
-	"IWeFPFm+CuJS8qyB4fINCdQSM0n4muWYSIqmivlUb7zZfAWpP47dYX1G14rSROv4xtqMJX9b5vEveDl1",
-	"h1gC5sIDsklg3ANCB4cmDc6Up3Nk8SDxk0xvbXTTTN571g8rrlu+8JBkCjMLGd4P9aBkMmOT206dov2U",
-	"tT6e9Pui73Vk1lqxodOc8rg1aMlE/S86mbOO45xQKtvv56R1MmfkjY5ccfHKNMg2RFwZQjQq9nmLmcFa",
-	"1er8UBC0+/zF3gsoWFr8ERiAVq/77GC/u3fQ7+/3X/b7ednoVmwha6Uoh3nbX33xk7CsSuUolrdfu+et",
-	"N7kx53LK1rEr9jC8JaoKx9/QzxbhlzN5X0zJ5L00Czoom7ZwLDPzmywgJLsLj49sIdl6kfU6MTwOpqaI",
-	"fcI0r+AqVFsoX+cTYEojJjSnscuBiizBst9pxCkUfsf0C1Q4z/AJFagfM2COUqXLkxfOs1jzhKb6qRlm",
-	"F3KUDoVfD6zWiLpTULQ5qDs9OT3GCkjmN/NHSNrgIGb/wXORNPADDYWZyNaSC18hpty9ch0gF8iOT4uB",
-	"BZZcZCf/k2Hsh0HJFfVr4RBAMa1cGFrpjHPX+QHhc3rDSDuE/z79PWE3YUDsvxJxE+7YRCUH5JR/d0ju",
-	"eMQkaYfw36fzZN+0xn/s3SRJuDMUvWfYlGYRN03hv08pnZim9h/zNP/H3M7p/rWf/0PemAXYAYdCQUXr",
-	"1K/2no2TcIccdLvkJzOjyztnJi1QnCSamiE1e6+fJjHlIgzILzKNAnL8HgIeDMN2Ie9ZegE5MNEiq3ZI",
-	"r9s1M3fIkc2piPesyoXm8J4PHUDLO5YCZNxyET1RQwEXQdpg98CAY9Oi1+1h6hccrreH0Ojv6JaxBFIA",
-	"ZvBeIKNhzMhel0R0kWdMcRVlbcCCq7Nsn/GAhNYxKuL06Qf4z4hHDyGmJVQ5YEPBMXiLBjhyvzHIiyFF",
-	"vMDl4WJyVTHUwKxNidmm5nmmC9vFPlKYC50oDTzfgP+lPVweWYh36egGhK5JRvdEuRVx5d+DV3Pd00VQ",
-	"yGI7FP4opVMJ5YXMPYKwuUc9EgFhA23/7rSeKPL2x6Pd/sEzl/W4IA/UapfMvFg1e5VqqAYDYcrxiYxs",
-	"PYuprVtje125VNk5tMuJZnpX6ZTReYDP++k/Any45g98Wf8ICLwH86HQ+R+tbSh0xClu7XPphYq8j9n5",
-	"yCC/1mCvu/diby9omRfWGrRgj5BMHsEbeLG95wf7e/2XvYP9vWd7z8CtYs5GzrLlkZ3hUGa0f/CsNWj1",
-	"pz36YrLH2Iv9cY/2xlF/usf2xy9p9yU7GI+fjcfPJ+P9yT59OX0+PZh2J1229yx6MX02jui0N+mXuR84",
-	"Hv96H625L5xyoR5NA0sEz+ueKj/tIfroWFD+21rtN+CIsL7CWZGD3lTtAkf8t1K6mF4bLPHCEpNCr/3N",
-	"e13xOZOZrnCKCIoF7s0iTsMnFVhCRHYFhrBAfRrF1beAtHLki/R0WqZo5h/wfi1OsxgtyKk/YHfkFKA6",
-	"5FBwgVyrC0iCBNIhj8CLNn8hNrG9YeSq1WrCHXQEwzW552XZwxDj/rAGNBLKG5vUMzaCek5mswQzWMl7",
-	"gVSR6xqOt5A2r8jytiscHi76+vKNIoLZUH1MuPw+4Smz6v4DMuci05gvVckqm3h9+cYbeynYkhYyyzme",
-	"nBPw9NCmhN4PCFXwD3PAUZnDFJLEUtywFKIj2lxbfia/CDMYHctMO5YmZ3cdR14gt+OFZip3HK9wzJDc",
-	"y31Cy72rGRBesiTdfc1vDG0upZVzFLw+7QHHAA+ngmlbvgov/gkstnjNwHtYT3mVzW2CbciOByA9KBRz",
-	"ha1EEvgncKEgXLuk9rkYYxiUBDSKEeRhKgAIx1qwk0wXuXvwzTSDW/u+P8ehUDOzKTMBFUsH5ZJtW1cA",
-	"kJAMV8fBTdMlSuuQ73nMFPKuVXnL8skocoBs4nLbtw+6/Z0OOfNowvNRJYEPT3soNKIcBLGD7v62/KBl",
-	"KMmUv9dZysjF2Q9WwHGMsYPioQit64v9X89w8GJBHC/qwbzBv9Rxc2udS2vlUqpqUAxsqIhKyA29MxdR",
-	"duev4W1qvE49M7TK97To6NJ/UXX2LxQd/K27+/Jo93/T3T9Hndqqg0Hr/a4tc7Cb80A0v2a39wGJmRlW",
-	"Bdb8axC3RqMxgCJkDFcTmbKAsM5NhyztdxNHkH88/UdZ1e3dbMdc0LSmQm4zR1Vhm8rvpz7wxqItkNW5",
-	"wDd/6OS/0nOExPBgcctsUX46lncYSPYYp+FunftWq4AFVy7YIUWoePLyYK+7MyChmlHz8V8DLMUxpoo9",
-	"28dqHIOwDJu+6Zv3f5xeZLM3P8zu3r7459sD+R8HY53qF/r0bfLy6X/d35+f6d/7d/TF5ORfg5IX0HIh",
-	"pf++3qUfwdh+Y1EbWdTXlrsq8ZGNvCn6RmwYRldTwmm1c6xNoCgTV1OWxwb5DUWbxjFmqXDfMK08cAQ7",
-	"HailU8nJ5AJNkZQWssCYj7Y+51DUhshhFD2WzalGkbkl5yH1hq2HABDQALP3mkjBDoeCI2UeK8z2nLMd",
-	"4C1Ljlw8HpDORCqOrIptyLEOQfsWo/ulsLmxpEDCjyrVKCDmApDt2QFeBvziIN2GrTRi2SvB7gu+LWnK",
-	"79ig9HEoaJIwmqKHEYQhTlOmZjaiJQEhAplfNeNTkBxSljCqSSrvlTkcc9noDaw65CfrUWSjUty94Wrw",
-	"xLHSAp5Dkwn31MHcGu7h3KzabxCzldjSRpZLtcm9gFfGCl1ldJwXkq1zfMWyl5srIgplIeucYMvLdbVl",
-	"82BSXYm0AdBbH2KzUx9jU41kzAduPT66Zs2erH7U+TRU/MMb/LALTkKfbWHVzN9WpOQK7RwlmKhNeVu3",
-	"cDdak2v0gbmL1eGha5ad59mBp+eyvXMbWN8+eXtOXjzr9iwOnU4V02VwKEXdFF106y7CxSaZaervIqKa",
-	"7Zq5W4/fixfJtt9Gf5tt4DyfYB//jeKcJ/3TPyfvz69O7k9fH+X/f7X//vT10fuvPgg6Z0Z++1DCaID2",
-	"SqH1tUFikxnVIzsI6sHv6ZxHnR+/u3lzenXdO7s6Xpz++Z+9s98nPx/dHF3+8N1J9/T2P74/u74+uLz9",
-	"9c/z4+O909uT3tnvJ0d5leqCe6MUdyxVWGLHfH3+vCHkr+IxH0ENIuvxDo4Uvf7e/sGz53kJWNxm10yz",
-	"NkoOy8lhiVDzT1e/GSIU8yTf9cjOXFcBwDaBm0/lhe8I/6Ze+A4evnnhfykvfOBs63n7kgBh32lZhnia",
-	"A15zwhkRYWG3paIqWhqmeSZFHh51VanmMTEsoCDjBQlLiezDobDFAl1i/zDXNzqveT8jz8tduuYKArRK",
-	"4/IoPByKvL4V0fcSTc2okwjyTK5jqWcgh6A4A8nC8hJZ3hzrhraqU1/AzkaiN7k0+AOo92SwGTHtoMUw",
-	"BusT5DEWzuD8mkWh/CHmFjkiBTSFqlywhVtNOMwHPCuGc2HNmSfKucgAf3vK3vMJFeSg30OV7Xcp/ZPH",
-	"nAoXNfHSpkk7Sm+Y0FyYn15a20JdwJfn9TFDL0/zesI82kHWn2q7msFQuHtfFHONoyOs8ErNl6hlA4Wn",
-	"mcWW5HBNUCQCuzfkLe+Qc5dhMdfn0QWWOxkzJuwlBMQZ/Z1Nw0pKy+4BOIXpBjYQuPCB+Qs0uDbxKTJU",
-	"Nu8TaafWa3wnGAqJtVVsFUvXhCsyZkYEsxgfl2T2G/J8BSMuRi6za2jLdIZ2iFEm4HptiU3vHhDmZCos",
-	"VE0pKHfz3JOxVJq0hTSwg9+E1QVAQWBf3Bh/9fVsscAos5VEJpCU3Uj24/wsdizw5HNRctDtk9CtY5QJ",
-	"ekd5DAV9bKzs6p3lNZvhyRdKyDIfTOhhcLwoJ9qBfBNrThAzY1YOywqutv4PaaOfFpvMJJFZWkgcuDMU",
-	"9i4J19Yc4KquwPbmiBOoAH+Ggdf5uFKxJ6dHPxwH5OeT18fnAXl9/ur69PjsagdsHGooQmw3QoW7gZY3",
-	"56+Ork7Oz9wIrkUskYFDyxIZZ1pLYV8fusFgfNFQtMEoZ1vYoqwk/PCh9/AQEpVNp/x9QF6dX/w6enX+",
-	"+hhf5/nVhesANktydH314/HZ1QkuZigcGjz0uqR4Qf7z+uTVT6PL44s3v+KOSIiD5JWvww5eWV6sBj1/",
-	"GZ3M8lGfKL9PFCJcxRzcZeg86aAecWzldrA6qo4r35vFDD3LLBJfia8PMavlLROusHLJp8qXoUYrnqIL",
-	"8xWKMZRoAnufsIktIHUuUOYBVde9TCM1WD7IShEzF826fGyIiMAqVbib9kQmNjJNppjanCY7UHCVRfa9",
-	"lSuP/9Z9Fwbe2T8gSg5F+GFYrkQzbA3IsFWuSTlsBWTYKg9m2v02bO2/6L/s7Q1b7x6wCqq30qE6ZSig",
-	"nCbQQIHBBlDd0xxSiGa+ka9i6kKG8V5S65LIc1cyM+QAY/dcHJ23WNt3ahBSIXOKVfjlBeWXcUbud2Vk",
-	"H8diOItYHkbhvyC+sFVpa/RqhrFymMGyZ39ZGB8w6ePFSdmHu3yT4DYL4X3nl693nz9/0Wu9q8pJ1aCx",
-	"Am/WGjw3rOd4cUbR/X+radZLkqsEtprg5g3KKoGkYz00fgRMA/a5Qu4Kh5sd4oUa6w32U4tUwacC5gxW",
-	"ncDJ2c+7RrRcPuLyzoq0wLmc2R25ITpJNLUu9q1et/9y78X+84NnuZrFbRFKvVZOhYs7ySeQ4yZawIGA",
-	"bRpP40hE12n8HaCZyskIAkSscC4xF7e2xH9OaZ4oAjTGkpjVR2KA4l3QqqI9eCZcROw9WBJdaa+3F5cn",
-	"Zz/09+FNVDEI6KTmu3DnCGLbnbLZTGvQmmmdqMHTp5NIuFiGzkTOn6ok5eKm83tyk58yevzVHDE2HkHx",
-	"MnPAjmjnEJfHVKxfousN7x3rZJv7uOuQC5rFXGlKIE8vefv//q+EbxLidTXXWcRag93+XufgWW/frEPc",
-	"uI/7zzrPDg5eluMz3IC1mzJYdxTxFH0/QPnekoJd8Tm7sLRuCWQayN5hHncG2SqwVHiZA1kNOUh81j2l",
-	"JYxQom2wgz8yPrm9ZEm8OBLRK5klS4Bf5G9IgsGRFuw9+2QY5WTdmreE9qOfj/tdyCNlf+wVfrw6vxhd",
-	"XJ6fnsNj2OYMcKUjOZ2C7nNjtVGRtn3WCGwI4akNdC7qIvc+vaJxA4zilJGVwO/NdJQ1OkanM1QWWRcd",
-	"d1H4UBh1txSlpa0TxepT6jWfkhmgU3dMddt0SUkK+6zbZS/Pq2Y2ZQtZRlX9at+Ha8EufKqAt64DGp4B",
-	"IfwuuSDJLKXKu79zZTVUNmrHVcJ0igvpMsZYrtMZR6ZgWKVxp/URJ7/Ve1lbxMtJJF7qdrzutzj3b9XB",
-	"/jL/l5qaiHW64rmXcNappFcmBL3M4+dsak8Us2oVkB1yioWrEwnCLhdKMwpm/EyBdG7DkhuihBtksuWn",
-	"mSOspWSc1SILvb9Twk2XkHTwoWUxtmMAL05cbO4nJKozbvjGBRxyGedihVul6TxpsrEZ3sd3yhOEruvZ",
-	"r/R0BrnmTr3BvpnuXR2NTlI+sWFPE6rZDeymlWkec71oISWLW4PWxelFLhqk7CaLKTxAXzygNleLz82y",
-	"Rrp92MQg2WiBXFVruU5K9vsoeF/ccxHJ+xF69avKQvpX3ZeDgxf21j6pnXIdDXXKmW+5QL/KqgLWARLu",
-	"6Imq9RxrJiBeXdzsGOkVyktOio5gLTlHakgXTfrdboccIY8oUxKxuQTvfcWYjRPVs5TVFVq3RMeVpY6c",
-	"6xNPCZgcwr2QhLbb6J7FEzlnYUDCfjgU4fJ7G2GampC0++ia7UXDnYCEvZCEZbk1JO1eueFOk5OfP57W",
-	"pyIghSv5bVnI7TnxtirVgqFjZIUVpIWavdcY9J8QIe9z5Hl9+aYi9q7orWVCklTOJSol/CAFoR31RR53",
-	"e8IX0zFg7lNX+jhHiqdHlz8dX52c/WBeQckk0Rq0QA+W62cK2++iTu5lsALfFpVDBZx9dHFxef7z8WvY",
-	"+Sc41lfORJAfyfnVRe1R7OVHcZTpGRPawkGBEJX0OHWHcnZ+tvJMXqw6k4peZtNj6RePpWZj/Xxj155e",
-	"2ymvr07enFz9+pitPA+2I6e12/lkBRX8E19FKI+qzHvFreRblpItXXTAVL50qM6EVM0aUqBwOUZ+h8oE",
-	"NslSA5n/P3tXu9s4bkVfhTBQJEEtryXLjp2gKNKdAjvobptuMmh/eLGiRSoWxiMZojyZYDAP1VfokxW8",
-	"l6Q+LMf2JOudAvdPdta2xA9R5OHhvefAdCp5IQv9EuoBrYc8X6d/k0+WOK5/9k+IH9Qf/aLvUnzcoSUt",
-	"V7wELgTJkmVunV7hGoF8ij0w0ONgU+gX5ruPfofZ3E3G+ELlq00pgfNP8oI9yEwvO1KY5D11zZQsTUFY",
-	"qElQPFPMENhVOcuyXF99991n/fMvutB+r/bGfe4tXQSTie3s+cHlYDgYDvyr6XA67HVhwqo8qAVogIJe",
-	"/BfYSpln8fk5OR+AAgu5yrMHhQnGu/V9HIWOAjTb3WYppbIbrbiBZE87nymkGj/bxdxhvsJ2fogxxLap",
-	"AQhVnNMGzk61MhwK646Mrfk5GRG9vlPhbkvA1u7qFPe274pZnfFGlfkHWRgFu/NE4j3zjD3lm4It5JKv",
-	"kgvjy6SvqFRJIHZfPcqi2Q6R8o7irAa9jfy4Nrp8ED1W5Js1NqRxQAkBMhiv1DCrurl9635Yb6yTue/u",
-	"QzxDbmgD3v7j7l7ZN6bqY6e/lol1nhqjQFOK02DriguXjai+Dzx7qrkN9tmax2g20anYY0yyata2tWJr",
-	"PmD6daqEDGtb3EFNSLU7CvGNc7zgEIz4w/39LXrXlrnR7zNNbmhCFfIhVaW+bsBwXlRX8yz6t3eH/eiB",
-	"ZGDEzlF9UVdZw+jqe1PuU8TOTSIPjh4j1wip67ZgHhe5Ai/eskgRj1c3uksfMl5uCg3II9Tv+FPE/siW",
-	"8hP74aeb7727H26C8cQuCgV/RNT+Xj7VwhfmmS0NUjUfwPJPybiQZbM4aJf3VkSNT29K/ZTL5of3luqI",
-	"+hgVAanmesjyQjA7alhknpuXwk3t/5XV1dWHyjV2np1HH/2+bikmYbYbW7vtYOueA90FUX+rE/BWnpAa",
-	"AYJkc2k7DjvDJGZEj0sl418jTNS/w6+KvASoZRLc9bPc1acQPap/LgU7F1wtFzkvRN91Sn+ezXs/ww/M",
-	"FfMeBrxVwf/mTmi9DNnGMISCkC3zTaEG7M2mwHmWl5CrvuLredbRlZUUwGOOwtWekmuOq6n7GXraQk4Z",
-	"lnymam5ImAbfrNqZsrrb8KhMxqxNl2XbH0WQDL49QrheMtSF80WCY5UCNLBWK4xvfNi4YByZQoyqfV5w",
-	"poFznF1rrne8P6mCQM+a0FnVWsibw1Cdrou9W9P2prACRHy6LpxnEEfq7t7qr0Hny1OvoL01RBmXeT5g",
-	"N3o4zjMI/MRHjAl+rcorMGjSYxWPYdTVji6I9V1UJZnAV3lmDalivi6hm92a/VEWaZJCciHoWEGGoDEW",
-	"h2dk/BKlFBDguOJPeptcGuEGe3nX+83yojGfdvbHngmv+wb6t9FA/63Ph3YuAMXbzr656GO/6/tiBGBs",
-	"FSCYm1j6RowvMQ7v7otacKZTIcGjRMBzqzx+P8/OeSb68BYbAV4PvKKXPBMrUL7gjdmSpSVyTCsIo9Fd",
-	"q7du0oiH3WBkbPDpkxWWGJkXUl2jtsNjqmTjzcCodr3KCHY+ZqqPle2z0RD/G7Blf56N2bLP/CH8DfXf",
-	"AP4dwL9h0fzvf4Ih+8OFHguhP2QiBRlVHFh2Vuyii/LMALTvnQz53kOSaolFGZbMDd8zxSL4tpWaXw+u",
-	"s5lQuJOs4EVryXv2GGVvXtl9o4/FlTMJ3V7t+9XEgeu+eSCAuPbU1IKKw858Nhs4Hdrv6PLVqGL3Argl",
-	"laALGAs/GQwOaKd7KV/+VPABGB2S1tBJRTQ4cHh4b8XL68IRRTmfI5ge/AOqYODX8/omR+Ueuqh+W6dH",
-	"jotjn73L0k92Hjmgbm7ePaR/nqnRnlHYNdMjyjt4TF7vAUBMIKDidlW1gG/Avl/K+D0kbxiY6+b9M8Vg",
-	"z52bRcEsg0f13GuN9zc76g+QYRcieB6yHPGuOojUaISJ6TmiFVv48KqZqCEw/ag23V7srGa1mL6sZzvq",
-	"VH9NrlkhQU4tX4E/NGywVZmv946GrZ3LC9+ijoru2UalYtDaNn39e7KvleqrxvlLLGYOytjdZXFyxLE5",
-	"6tZfbfESNnyaB4tRHApvLCeJF/LpwpvFQ+H5MkhGPFyM44noHet0YiAUwpfDgyTbzC0qcg16LZ74l6bb",
-	"ogl7Q+E80eBKLJ+Iu0VIxdf3anXFryb/xKms72JsfgSE3ro6QtjMTfJfy2YOqcadVnOYgMfn2dZdq6QY",
-	"YyqHajSl2WTlFR+GOx3ISjV6B09rOZibaGvVr78fJkMExXUxIhAtO9Aq4gBY/C+s1t8tr08YmTAyYWTC",
-	"yISRCSMTRiaMfDKMPHkWIwcNMPxj+oH3+j3jedu76v3l505XY/MbcyXP+OADfw/nwLtgdBs7GlR9uZjG",
-	"MzGUnp8E3AsXo9gToRx7yYTbr/yvRdUNBHYaiG2gbeU6jCD3KOTNzvN16aXZRQOC14wduzH3jT1kP1Ms",
-	"BRHuJJWFYvGSZw9SsPOokFzlWXRxVQVaQmqmFJWYB6arGdjdn2f6FXHG0I+y0BNU8SCFyRE3B/GuELvk",
-	"5y1ZEFAGRsFvlsnHeeYc1aO1O5VZ5iujIVmvfy0vH0vZBe/nWSe+Z68M7985l0tC9IToCdEToidET4ie",
-	"ED0h+pMh+tnhrPdkPByPx7PZbKYBix3netZt/cQPRmED+b+760b+gJc5VLhnvDUN+mtfHgzH08vRxB+G",
-	"s5k/CqbjcRh27RAq33C40qD+xAv4aOGFcSg8OU4mXrUhSILe8Zbi4nREewXEDarOC8dkOzheB/kW9gm5",
-	"ks+C/Lr4GQY6tdIwo0rF0NzM5b09x4rPs98MNpsY4TemaQSbCTYTbCbYTLCZYDPBZoLNJ4TN0zZsPk7B",
-	"4u5gjXmDvJ6tREs/Iqjh4jYaNLjYMuIegOOQBwsvHokQwLHFxr1jRRMMLDsRLrZ0sYWmFQ8NEtCYzdUF",
-	"jKVIXw0X471sydfW+NzO9MZVE4GQEYSGa5f6ZU9LBUH7ZkQeF2riMPU8ex1Q/VfsFsLUhKkJUxOmJkxN",
-	"mJowNWHqE2Lqy1NhakRtz9ahDamdxM1bMO1IM5bxj09ssdrIP/dqymWfyl4H+pYWW0ErLMb2IFglTHzu",
-	"LYJ4BMEqFn4fDb4Rvp0Yexv4ezD0tn7PlJ9P+fmUn0/5+ZSfT/n5lJ//TefnG3hhoQHxQ8QPET9E/BDx",
-	"Q8QPET9E/NAp+aHxvlDFTrJHT9odjnLbBE+nuVuT8zmQ7ikqsASEz1DMkmBxKb1J7HMvTIbSm/HxpTda",
-	"TEUQ+zJMJseftlpEdmLKBw0KK8KnrRxpUrK6WJ+DU/5rxT0uc2awu00SM+7LuZKdrsEilwrMY9WSF5Kd",
-	"p2hyrOaZ3Ynt1ga4aDUPfagBSKXKGeG6BkVnCjenIBmgB1p0zSITt4qnxMqZ6+id2BEHvFcVBWR+IFI0",
-	"xdWtgvZJJMFUXXK1BJNSnHAtj2FsT9d6Z+pIrGX+iPKc6Fmd4j7ltSM17fAiAQPaQ9AegvYQtIegPQTt",
-	"IWgP8e0KGGzvIaZbm4VRl85BtVeA5Wa1kWjvnulBEb9vbxteRxhhH8Q2GxB7sOxBzGcoh4nH/UUAMZ/2",
-	"zPmrNyC/gzRCfXtQbQNSxP0ok9Dap3QeRysznugomo6i6SiajqLpKJqOouko+ls/ir5D5oYoJKKQiEIi",
-	"CokoJKKQiEIiCun304k/0rz+iNRfVaYZN4+oKTq/bRmv8k0RA1G0Ths+7DvM1tsUkgU9mB4cxH4ykt50",
-	"EQovjAPuzaSfeJdishjzMB4tAv9ovkjjtlPQQ3VHzSYL1CR/jD0u0T9E/xD9Q/QP0T9E/xD9839A/+C6",
-	"TQQQEUBEABEBRAQQEUBEABEBdFoCKHg5AbTN92xzOusijXVbdCG8lA85EBybMl2lpV7MP+RCrnpXvduf",
-	"bqsFu5APmxUvgJ8xHEdPWDJD/8wNmR0t6yKHLOiC5s0W0/hSTKQ3TkJjtDIVgfT8ZMjtd8fTQ1DEqQgi",
-	"ly5QyHVeNEQs9PyPzdU3MUNwUEpFsUJEFhFZRGQRkUVEFhFZ9G2TReatv9er9m8DA/32OaCtEOC3kYNz",
-	"ELCs0YNZk+FICh5ZI0lvUIddDdBhQNcoDhY+HybeTE6FF8aXC49PkrEnQ2G/OkI1rNY/pwnZ3t8DGirl",
-	"WfVgdZW+/C8AAP//",
+	"7P3tchu3sjeK3wqK/11laq0hTVIvlqVatR/FVhLt2Ja2LSd77dB/DsQBxYmGwGSAkcy4dAnnw7mC8+G5",
+	"lOeGziWcQjeAwQxnyKH8EmdtpyplkcQ7Go3uRvevP3SmYpEKzriSnaMPnTmjEcvgz5MkEXf6j4jJaRan",
+	"Kha8c9S5nDOyYGouIknUnJGUqjmReZqKTMl+J+iw93SRJqxz1Pnh9DIgF+dvLjtBJ2O/53HGos6RynIW",
+	"dOR0zhZUN6+WqS4sVRbz6879fdA5i9giFYpx9ZqlCV3qWtVhhLqZkNzNGSdqHkuSMZkKLhmJcVxSiYxF",
+	"xddiRignjGZJzDKih8OkInexmmNxumDEdTxd9n5iSz2bYpyM54vO0a8d3XHnXVAz7tdUsRfxIlb1qxax",
+	"hSA3bPlIkkSXCsjdnCqSsQWNudQDjBWhPMJJxfoXyZQMSMyJZFPBI0m6IVT9x2gQmIoxv/4HfJBM/WM3",
+	"3ClvwfrSW+6Lm9+FSOLpcuMsf8+FoiSFwqQbjgbHd/84GFSHaL7ediy4gWdR/SjM/j6SJI5IV29w+F89",
+	"U6d3FoVkKXIiGVcBERmh5JpxllHFIiI42zkmghN2y7Klo58++c9cKKa3RQlL7+WJZOz3yf5sOH0a7bLR",
+	"1RO6x/Z2n9L9/cH0IFo7uwV9/4LxazXvHA1Hh7WUxVS2PJkplq1O940hDSXIHY0VuWIzkekVUNky5tf9",
+	"Ngsbc8WuWQZ9/fLLLye5mjOu4ilVrH59aVEiFpxM5zRJGL9mpPv6+2fk6XA4qOzyd4xmcO5osvjHuHNN",
+	"Fbujy3Fnq22/DzopzeiCKcOjvssEjaa0mQ6ubAGghNKQdodBJ9blNAfrBB1OF7AU6/dqJrIFVbhkB3ud",
+	"oLOIebzQnGEY1K2mx1J+YjVH5oTkPP49Z/rIkO5Q7+Jof18vaEanepo7RGkusaA3TBIK2xoDX0MGJumM",
+	"HRUcTLdiedqYw1dXIsLvYk72Dslc5JnmlpqxIqecxZlUHv/kUjEaAcOcqphfE3UXT1l/zEsbaim9p0m9",
+	"p2m9p4m9p6n9kI1mT66G+kzDCuOtUqxxhc92Gg7DaH8f1tcdjqCOIuzA8dKaTkXO1RnXQ78F4p0Krq8S",
+	"/SdN08SQ7OPfpF7/D8WMdMlIN06xjUlsGwk6CyYlvWaW+LGAvmm8MjKfTpmUnaMZTSS79+f0bxmbdY46",
+	"/7/HxWX7GH+VjysjPuW3LBEpw7nVHDzT9xWbxzyC/dN77g1FE7l3jftsr2kspvjjgqlC7+50PZtTfo23",
+	"8IbVbDdn1/Cm2brjS6hmfjDdKQymMstCZOj5MsO6ydZIGffBJ1muN4oq9kzwWRJP1YNI0M17InVbKxRY",
+	"rEssiR5ZwvTdpYWHKeVcaPogKc0lix5OmeX5tN6qR5LAoEkkmCR6LFRLkt7ekW7GZL7QrIWSLOdaKtH3",
+	"bgBDxq+LScEPU8qnLEnMb/jBXNZfISV4/O2MX2TiOoPlfwAhxEVLk5hPUtuWTxAnVWk2llVJVpOJVHGS",
+	"aFnSa+SBlFE7v3UEctJO4C6Gaaji0/GyM65YxmlymmUie9hWmBYmDJrwd8A2TiTLbllGbImHLq8/1rXL",
+	"yknO2fuUTfVBgV6PQepmsMT+chFcl4rw+mnW9iWLYnopxAuaXT/syk3pMhE0mighJgm0UuV48YJeg253",
+	"MHo63Ns/IFdLxeQxqqAJVVouIwqEJCj6+LeUXZNZnDBJ8lRPe3+0Nzo8HGBF0t0nL+Pvdh6+SRc4ZDvt",
+	"TexRj0QPH2anLzLKy2On0ylLlSQzkZFYSXIT8wiUE10KZLhYEqGpazgY6rF/yv2DlX7DeLT9rQWdXyVi",
+	"eoOM9pYmub+1uhU6VRNbpLqx5ncyp5KIFBh+rio3malRc5fdBx2uFbVfMoGqSrX7u5hH4m4yTYSs6zyX",
+	"SixYBr1DQ+Qui5ViXFMMcFKeL65YFhApCBdwwOMpI9gsbEnK+BERPFkSShRb6A1leux64FrDJN2L8zeX",
+	"5PHt8LHpXD625XZqZ4SNP8MhP3hO+h4ujxYrEKrIaDA66A2HvdHwcjg4GuwfDQb/TbqjPaMdOGErzkii",
+	"pQzTw876iXJxt91kg/JUJqBY1Y0N6bTdwayh5k2Hs3nJtHiFq9YNS2MNA7zKwuoMwiO9GNGYe4tkVKqd",
+	"QJMQEhQKbpwD6w5QODInIZbEHBZjnPDvzjFvfXnqygsaMUJhRORuLiTTp2sqFsCLrljMr8d8KvgszhYw",
+	"R/PrJOc3XNzxIwJmNjNXzZZCs62TOAp3UCf8yoSvl2CcfCUUGDBbaS2rFxJaOCdcqAk1zfjnDPsgz09f",
+	"nF6e6qV0Yi4IpUD/Zjs/QsyqzmQTGYMplr2PpZLkKlcwqEIkxCmRLuVLLJlzLRA8vh3uHJMQughJApWV",
+	"Z+ONVcm6W2cgXrc5WOjjdvSVUM/sUXnQbuKRg910Z660n69qj6W7A4zS/fCd9GewbhfXjcPp/l+hwvNK",
+	"qO9Fzh+4O0JNZlC7fMTgLyBi++vDVx9Gt+n8ZEyKPJt6miscJs1H3TdXLBH8ev2OfMxCwu7/CxD8yjw+",
+	"Ndl/xCJXRPfPoLGYDp3c7kv9ILx/Mb0jq4wENYhPqz9cGB1mS90aus3Yb47Mq3Ku1Y0mrlBV1nXaky2B",
+	"pgXGoyNiGYi+5pL4lmX0KmGkq9smw93hYHRQL33nnN7SONGl1w7KL1cdF37SMpgbYRRHKCVweafVDDTI",
+	"Dwf2ae/Y3Lo46AVdovi2hEpzesvIFWMcBO2iu0kcdY6Gg8Ew6FQkN/dyUZlfezrzN3UTldXMd2VH8BnO",
+	"TjBjKaNKgkyZMSoF3wE+W1qlr/Cms8tyGS+YyB9m3f2MJJQtCb2mMf8I/lKe4AN2vn6YeqMVtvnpOI97",
+	"kX7gPZlRxSaJaaC0A0KQhZaUDf+UWqpX3vP2MT6wEq3ffYSpz5vA2pW2w5nSJHFjSfOrJJ66IZFZJhZE",
+	"cEbOLgiNoozJqshe8lBYu86uoL/KveLhv1VlU9w+YPfcC/b6LXZv3R93VP+i9qy49GJQ7f7LPgjcB1o6",
+	"L8mi1QF9NlHz3t1pb+2V9rDluLQXEBhDmpeka+8mfaHu6FtpOjf3l+VtAejVmpV5ZhRcRzCmEGdLOdaK",
+	"853+wew5WMiAN/fJa0Yj8sNpxU6mu/0iV3tb09irjzVWuYeeMf80xqpifcf8X8JYdWlMhB+lQFs746Re",
+	"k34lCE3TTNxqYrYmSU4XLCLjjsgilk3MskJH4JPzwOusOp0N1LU6LDHzVT6yoGo6Z2iQuo5vGYdxa1pB",
+	"Z56vbDffcpqrucjiPx4oj+R+A5U9PLk407c8mpfJiSkHLR4R4141zgeD3ekNW8IfjHRFRv6rd3Jxps/c",
+	"UfVnOLH/TtP4J7b8R+W3j3gZ81dhAwGAuxKVhSee58+yoIlmuZqxmAOuC2TsVtywqE8uPWVC0qUkd/N4",
+	"OjcENOZqnjFGdAOSdGsXKyhWJiC4CDswmExzZ/TDpAq+ucsEv7Zs5XjMY2Uei6wWY4a9wmJ++eWXXtWZ",
+	"bh09VX3vPo4cf6ZJHMGcv6dx8kCSvHWNTGbYStCBl2ZpnNlUzCnu6K+dKL6Gy5Eny4DAEc6WBDRucDIL",
+	"COtf98lwf39/ONrd2z94cky4IH8PiEzplEnQAKmcM9l5d19+YIdh2MvliPj9PphQq+uz3oNhFrMkAsKM",
+	"pXQ3lqNRkZG5SCKJVCNVFuvbkae5Ihmb5ZJJ0qXk1dsXhW9fMOaxmdjby+97hwGhJMpxU4Cedo5JiGsd",
+	"AuOTRMskRMxmjEd6CDimbriySXDdneN5ql69mqJpoql8SXLJIiRsyoWae57R3dCXraZGXPgqr1G34b4L",
+	"oP4zzUTKMhWjUM8WNE5q3EqDThzVunZW3Tmt/2KdP3LhMforupBC0cB0WriLi6vf2BS0qibHP30yk+R8",
+	"1jn6dT35ViwzQXW+eIALx/UVv8ZaJ/bKON/VOjPQOMkzRpjpHLlujI5fuTwmoe47BHsjd5c6yO4SnpgY",
+	"3N7ve9eiZ/qrTqbwplvdyCldpDS+5pO4wevXFjBSZMZSkSnkR8irfWc1K3+XnIOHo6ANPWCTrR3pnmFx",
+	"XTFjVJkXb4/yIqpYT8VAOStUyhStn67mhQtwXteSgZh5XnWeAyXqLdM8y7QmklEFPpTtup7FPJbzLceL",
+	"u1Pyt26xpAnl1zlFq3zhbcz45O2buk4WhsjLq3KRMRQp2O85TUDXZPr6mYGKUixKoRFSKIFe2DJe5Foa",
+	"jdCH3cZ9MKlqjkzBFIrRvhK3DPQmSZPapQHXzAnaPVdH/8t8Sahx3yy7euJ3RyTUx4EqkYXW4QJ+2QlI",
+	"qEl9JpJYoF0rBLPrmLuvH0ky2uvNRZ6Rqzy6ZtCuTBlXxybmJNcXzdVSkwtLZppwQvx2QlW4E4x56BQO",
+	"HA/2URgAzcj1d06w1yuv9yJWy4AMd0eD4f4OEdmYhyldLhhX1UakEmlqWjGcC9wzeCQDsN/vjXb65BW7",
+	"M+ZjCcbyK0ZoFLGo6q1eWZXaPcnYLImv52qjhdQV1Hy/NkTiNZvGaaxrgcWORSTV1ABmWnyC0dNC15qY",
+	"53gU3WgPnvT33QBRA++goztuQh3FMF4ibLMFMyNS+7tvdn1lo9tzA70QUZ5syQ6kopnavo4q3WGu607Q",
+	"MTyuY46T/sp5Deu/rZfw6qHVV49usXdLM5CrdNOFu7PXh/vytevMfXVhe/X4e9F98WUxDn29Ol19hWus",
+	"quJ1S6KXavKH4A2BOfpnon9G24uZCsh8qEDHvByYc5rru/XxC8Gjug7XiDb+NVydmMfH7S76Qy9dgO4a",
+	"NafJP4p1gpNb2e+AkhsCf3IZcyYlWcP4xMwG32TFebVmP5ErGUfMeMGhl1cfxuaLIklzuJ/fMRQj3dH+",
+	"ICCjYDAYBGQ4sP/CHzvHhF6BjRCi/3JuXiVKmzXSNerEUsaiuiBJjw1ZCa1gESW+gA6QQrnpx7xgUdYv",
+	"sF97Ycs5zWqIEcdEHuPcm2ZHTq7ELSPDoCyWIf+SNryTVa8qUM8tB6PgpDTLWEWGG/QParhoLjesVHld",
+	"tl2PynkxHMJs0FpqfuZkybpXfDe8q6WRsvskTFENDAnN0FHGXDZLpo5JKP1fjfkUfj8e89CYVEJyxzJm",
+	"613lSBb25Y5KkgitC6K1w5QCI/YxkUwpqLREi4u9uR9ZNcDI3XIHx6LCgITmKV7LDHoLQ62FhnoHVfk1",
+	"X1dkETg7xpkT0Y9JaNRbHDYq1pHWvfF7rXlYdmvK+ENHqaCqTFj2XBMOqZUfM+D6n2fOsLL6m9md+h/1",
+	"xOt/keuqSWO7Wf1FCUWT+p/y4v1kA7liI8XQi9EUrZhB+EtjpuOWo/7yraH5Byi9zfpuRFX7mKaVqUPt",
+	"1cG+84f7Iq5TRx3Xgk+xYgu5xTBcjzTL6BK5+Xs1meaZFDXRvhdUAscLsUDoRDxdi6T0mjlWKzyWpX/o",
+	"b7zdvZms3bYLG4QL+xZFsR4cTS68ZTH+3eXBn6MxAAwB+tDe0iymVwlbvVfdO98qLwTfZ6Vnq6duo7QN",
+	"fyzLNq/Of+5BFKofYT0Y7W2IKg06dmD1I8A3CDRquJ4fSTcdjNidxUki8dJ1Qcvl4RlJyRvcwaah3a/b",
+	"FneJrdIoVVo+q7terL+HcS0AjbhL4VOVKc+cTqG1UzSCovJFAIABIpN36qUEMGNOprXauu/J9UhiHBNa",
+	"jcGWYaxNZfsMOHA1d6RiVbd7WrPWsgKwKQBWuBNZJPuf2ObRwszhv/JuWA/7yhFHARF8ik/J/XpjyFWc",
+	"VLSKvb0nTwaDp4MBvi7Xqli59HWsVsx/Ladfp2Y5Ir1wjbuv3qx+9dZ17JdS/ufv7VDcN2WVK5csM+vc",
+	"Qrkx6xEUR+ZdqzN3xlN0B1vLD8unstivMgGYAEBshSA1BaT5cSXm0ySPKspCdef9wPqB1pmV7qRz1Pn/",
+	"/zroPX334TAY7t//W6duE80rRa94kPl0Dz0et5XNy/dhlYWvUPIasdljziBBa2osLdYHC01wwimcJPre",
+	"7340WKGBCu2YrWxHK/VyxBe89/XYrUaxvdBS3DMr0ktlVbxe2q2M/PMkwvLuPEQ8NI9SWzIBmkcx49P6",
+	"q+CESHqrdS5TqOog0aVE0Wv0vJnFiWLZjnn0sOFHoP2VJJWylrwXbIdpUrbQ1xigjB3okSS2YGARjSSK",
+	"TrEsPD8A2+iWZTQpMy9r8PePfRkNZLTGFL8enkCXAmP3FZuKBUMnZPdmFHOruFaEyYpRv8RPBxtFyjJw",
+	"zdp1A1/9orweEdgGA3z+1Tv9nkUkBCE5tG4TPrMLLbcL9Ry2O92FcI988AxrHwxWNZUyE1lntgicP1hc",
+	"iP2yT4xG4Nk3NCkXJwIFSzyG20+lcjmX5jMcDMyu2S9W56fln2Z7uxIEbNqB5suU3NEk6U0TMb1BI2zM",
+	"SegsnqHjzrYWoQqkuSoY1uigNxz1BsPLwdOjweBoUFVfntZc3Xv3PfxjVPxxaf84sn903V87/972nqck",
+	"EVOaEC30gsVGzygg//znP//Ze/my9/z55Y8/Hr18+evRmzfvcI/R25WI2UwyhW865m8DzObW5JHc6dRZ",
+	"xCteQkbZorzGXcx4CfJk6d3vmuEZh3N9ksoLXGtkLwFwbT7KG0zwZyevTjw7vJihKW5CVUi6EZvRPFHk",
+	"7eWznfWG+C3VQv+yMopleWXXXsBliJfP5oJQxbX5a3gg/IlCydaySK6U4D975ostJJGYR+x903OKbveR",
+	"JIPeFZUsIqmQ0CyhC4iHrNxgUFySLjg52x8kCc0Pv77rQ2eIBbig71HceOqJHrUPHWvMQm9fvyAyn83i",
+	"98ZCob/A7vDu+fBheH9vnZfzVHCjr4iMPDu/+Ofk2fnzU9KliiyEVGS4P+YeCJutZypQTs4vL0zzgcHB",
+	"hLg8+Pk/3549+2ny+vTixT+rD9FvLl6fvfphtLciQAy2O+K4V3ZF6s72MyPQ1PjPtPJasfU/zmnFGImX",
+	"k/qH8q4zIpO/g+PlDnlMunBR/p1UfyN/N5abnYAM9EU6PCYDlC25UPOYX6NvG7xe4DNI+VFb5Fe+P0bx",
+	"KGTYifHIqJFmgI6tiCgff4ije7h2jB+qppgZeM5x5XiTaSwglqb2g2pJrSu3Fmu+x3Zfo9dIjeEYmpvo",
+	"xWsWWvStiIB/1qyELq9TfTFGTkoxIJIOHrC9c0BrC1hCWw0WGMdnG22zwuBet621Vw8G3E+OSXhycVZo",
+	"4FJR9Ma0VRoUbho1HAKg7W3IvhVVr3u5r318Lx9Vf8Tr2EvTs+WP4g5D1szdaxfH87izkhpoNebNkIu7",
+	"YwLPUEZejDMi88XqC0HpYa4FuRUvdS0Ke093K+/EhvRKtnH7eu5Yjwt6rfKg5j7ti2CLovYVsEVR9yy4",
+	"sWybp8D1z37ryOSLi1Du+ttCerJ16u1zjv23tpgVY/iaXvmKeazbMPmn7di2Mu+zOa3bLT9osby6IPyS",
+	"rlZn2SJVS4ILJXesLFEX9uat65UQCaOwq1Es04QuJw2O4UEnnQvOJoYnb2/or71K/DZbPWz4gZmlEVfG",
+	"t9p0LYWgZbHmIbyImq1aMc1PLmywiIU1RpH65TUX1ed4f/vUTy/kFEgJbBGogNi5YuzS1ZJQkktNVRGh",
+	"CaCaoiJqgMRMSxPzXDXRLf0DIhr76ySX1R8MEp6nXux7bmMli6SWvrznsTpIKfAWt950PTkVKYvsPJxD",
+	"9YqzHc7JWHbd70yW/cA0CcDqlC0hb9/0T19d9ofDw+H+k6dPR8PR4eHB4d7e4e6gbiXWT4BlEhTXhim4",
+	"WHpzlbcd4HB37+lwNDg82N/fHYye7A2fDg+bBtcsZLrR/TKnSp6kKbHlW43jf1FOpcj/oHU9G2A69j6N",
+	"MybXmDH9cThAxDroQEm6BgwP7fmmLpVq58g5xY15E3pgQJ6MSgCD1En1gFxAyTSJpzc9JXpuOWjUH/MT",
+	"byXUnC0dUqNQBpa8DXNYIw8bZhB0iqB+y3nMeVrDB59hyefmhlu5hQAt4AF8qe2JX+X1tkdvYo0WwPIk",
+	"Tm9tbGC7C18X/47KB9/4qyt4H3SYHYS1Gpop9e2evNu0t9hCsFZoKHX9CxquEbXK7mT1DsNDUsIFsM9w",
+	"VjxDzRpsv9YWjufACBRd6g54D24K/WnnmISGh9kwPzVniz45T1UP3bU/kqiapZOVK2Add13L3LagSttk",
+	"a7Isbc+fSqOrhNKCYCeGFqyY9Qnp9yxiXMWzuPZZ8cSKIJD8whU8RoU7ls1XTDs3FfCFM/C4G2XWj6G0",
+	"+2YKaVDVLPZma03NyLQ1ilpKr12E8yZoNleygf5lp9TeGsp/m0b+rdJqYw28fnREwiTmNxCYVdyxU5pB",
+	"5hAbG2LF04TqKw/iuhYsu8ZwrjtROBCoPOMGxkYJLbLrFpAZHhNTZ1IccHh0udZltIIVKznm81gqkS0D",
+	"IlLVs3A4cNca7wRUtMyMuLjbCUholBAzJxMeZuUTMM7r7w0BAniY5aKVOs5Kc01vYepa1ODszoqAO2DE",
+	"BRxclNcZS9EnQEu4zWN3DLrOq3zre7+6jKu7/r2eotsiPQxqEyqgw6nITUYQPbmCLrSIa6O7Tfs7ZRAX",
+	"bJTE3ILy2N2LGIQztbRgbeYTKOhxcUcEL/GMNeLuQ1hJmrHbWORtj73PRdESZ+EQDEPH49Sx26RvrhJ1",
+	"Fpea+6adN6TjYqZ98/ml7cZ8xvvmmevMMgnJsrPn9ut3n+e2NqvhLepmtvXn3NE+z1x3LedY7lPew29T",
+	"yTL1CeR/z+JRPkQqyxmeDmRe9uzeUXTarjegfFp1wlOKSorTWoLQC/PlbYmlbbn3IEIcOegFfbe6ZlvY",
+	"Hc0F+WdNDu2kn2Vq/pQql1DMkkhWkuMZ2ULWiI7Wk2jleShfUN7LGI0wYoK9r3dp9yZXcx4EJ6ZAQNCq",
+	"K7gfL7BhBWzjBdRMHSWDY8iz2siFl3Q6jzkr5mHCIVbiFgwHquA71WQa8yG8anG9GvD2VmEJ64B7KniX",
+	"dQC7DeCkdWAwla/L+Hv1AMk1qPoreXVWk1+VE17UYTCUnXc+xUG0rksb3Z+AMu59UKS1j/j6/Jxi0Q1h",
+	"IOe8EQzPAmJ19wcjUrdjAdkbPCUNu2OkPxdXorwXdXhwjg18H3g9OHzCD3F031ISXEEsbL7NShL6gi4R",
+	"6xiz4fgPqRZ4sRKbamR3KBLbEGYIRCo/0a5EpVooQRKrAGTdH04vx9ybbbE190TOxR1EGS8Y5XfzODGo",
+	"IQ0QhKgRrN7Gq5wamNa7urKrmVFq6UNvcyUzyVGxsJtywfSJZ1vF1CLOAuwZWStI7I+ks2dZfIlq5C6G",
+	"BJfzznheGib9J7nh7G7nwSZcOKINF5iTKNffYHfsai7EDbpcm1vM2EdA+CM0ilAXDPV1GdYY4x6C5GMl",
+	"041C8SstZ7l3rRroHxhkbIgdQiPpNBPShuNJvIqsa0f/00DoQK+STA1CzdJDz8GzpAuZ89PP2JTFtyyy",
+	"tcTMcwAhc8ojyRRqsL+JmNszT3l0Jd7b58HSd5b40LRaSKiIsiv4LcskXnz6O0NyeoC9BUYovVd5xkgc",
+	"yTYAP3XvBlYx8Da/VnLQxU49XOEKINltvev8OWfEPPLo1SqoMbBvLuDFDJ7FvyABQ0/hI0lCwdn5rL3b",
+	"v19/YziPGfDGqX5xibi80J9JJnbnsfYkoul/FuvLy5Dc7dDQfGDAKZHnMB6lIuZw6+qToa/zhEm4X6Zz",
+	"AQ9tYDbTg5DoYQjWG3SYEmB0OoJs5istgXULXhYgUhTMK3fcJDibajEC2fyCdCMq51eCZlFADBFIlAts",
+	"q4+kYS8wjh1IgUZtV0WiNH3Wb4cklmOOVwYiHZuME+6pP6WZtEmEzYGrcohCDu+X0xz0XVBm9Sko6BgO",
+	"3ofTG6y0WbW9FyVYVEZ97xtj12ovq21stiQEnbK75lGTfNkyFNp5usYK7ZhccEa6XBiBqCHs2kEhtnEV",
+	"szHTLW5dW9r2UMcSfFF3TWCnY1OrcRYVS3zVFQ9hv27YEi8hBMOE1FZdQ37w1SNJ/uPN+Sv8xVwxIL1F",
+	"Qh9NmU/n4Gula0yK2KRBeAxx7iYaCoogSG7MESO3jx85XTD8IvRa+z3X963BYBMZCXX3/TgKj4uMjhg3",
+	"NBcJcwMI/Y00a+nFKfTkTZz2RIoL2YNzyjJEBL8POj8CPOYLMXXvFVugMxjamzIQd43HyovzZyeXZ+ev",
+	"TP7QVfnHJBooB52f3PbJBc2TWCpKhoBz9Ob//G8B34kqHkOL4LmEqljlUTm0vTfa7e8fDPfqfGGLkIKB",
+	"F1PQezqocf5OBL+uaX3voH+wv/90bevDw1Lz8HGl/VWkr5Ppgrn12Xo5KufRrY0/k7rziMQByVofQBkL",
+	"Xc8EYp29PPnhNCA/nz0/Pde0/fz82duXp68uDZEca+llquASwvinJOY3BvEnjmqE6FmcsHovmedimi/Q",
+	"z9F620MqVfDKLoU9ElkFgOqcvfq5NxwMhv00mlUCLvY2E10LaIY4QnFWL42D1E0TQVeC8YeD0dPdw70n",
+	"+wfVeLPDzdQf85tahwTM/zFXKpUQ7lJSxSJxx/VIbDo/PcZZJhblcUHlo8ePpxHvm2/7U7F4LFPde/+3",
+	"9LoaqbJXHnA5HtE21zq80J/D0ePHRM8VqMzETOj+CsRkaYAFWoza3R8rNrtcGmD5atQSUu8Ez7uvGUBG",
+	"4U7QuY0jptlXZIhys7YAv9YdxvUptD9bAF6Tve6rDsQ741ci5xHGtq1KUsbS2OTAiGFZtQFqDnse5IFa",
+	"5Vix92pDSFxCr1iy2e3aDtO0WUsUOFHrckKzqAbJB+/biuxU2fVYLWslKuO6uu43h9HTDMZZ80vGmFoj",
+	"w9X88EectvT0qIqBV3Gm5hFdrm5LEZZcu5eAxb1u3ZoRwhum0Wa49l6r3niZVM1u48iDtO7RWATipxp/",
+	"XcRRlLA1fukZm8Xv63cToig3KwKVMdYRtMiu6zSfRUp5PRFGLKWZWpRR7vzI60YVZaVvcGVft9tQYDui",
+	"vaPtHZSqdJBna2mvsc88Sx7UY11M+BqmA47v5hmqAcwhTZZEaYWTxEVha8xDtQabNdllrpYk1N0B90/R",
+	"nrgq+yEfnUDzq8vS4MvQUldFZFooWzd1ff80dVxagMacAZ9pYHy2KMZVFfu+T8TdI/sQUvPmqtXIeqaS",
+	"iLuJEjeMN5iwEnFH4HfYS91P+Yb0gFxM72AzBzl/uyAF+3LcrIhgjqvVQZZnH6BdKaqChzMeGWMY6Nig",
+	"/2PvNfr1KmqRGdy7xkPmQRr45FsiKX8b23kDeWcQhZ3XpiHvhxexVDVfv5ot8Nt37UVQPPhOIazQGScg",
+	"9gYEpN4AUFlEQCKnkGVEqnh6Y8DMvcgBrvqg51nEj0JhGnPUQ+KoT0Kr9EE56hp+JAMS3op4ysB9Ef4i",
+	"XCi2AxggehRQhHJMehASOuZmJI9knTOeLelRoh9jRJsPua+XtuUAi3jBJo3cXM7paP+gyYScaNn0zY8n",
+	"vdH+QQMqriRxvacELFTdFFdZzxpqOM8iDFSrxj4qmojrJtcyd6c1CaSQdWK6bKw8SbPy6AvzSZqJKJ/q",
+	"Q6VonDS7t/2eU67Kgm9TbGtdk14DpSEFxeDftbjlrb6wKQTTLaddvDV78prNWJZhGG9NoHpN0Iw+nKkw",
+	"IN/uZE7pwoTamKezypswHlfuwnR2trhbpuqOTqZJk82ERjjOR9KFjZmHulhYvC2tudcRtlbLk7hBVAMe",
+	"NamXkYIOcJs1hxHSvTcRlPl1U+2mvtU8X1xxGieNJYCxTtrLdyVyYNEFUnETfAFQGDGkXiYEKm9YROiV",
+	"ycW71VFvdxzX0XtdC2uo/81SKraoiTZtIsVmXW2ba/Etl3mKzgw1iqJ71WhieGUlugQorqwWWkOuzlvu",
+	"o1SflRAG6yFUbxGrGDV1IXQbsB5C8OEm5tYdB7lGJJh0rtqIOW+cuGcVt5BH8ApJ8mJJS1mXWpE+Ook9",
+	"1M9rWzNZ2Sftq7aO/cSWLxvfEmHTxAzyGoGLBeA7o90cwCp9M2eCLojmJTViC1H7sPmSZjevGY2++Cu/",
+	"7fg1k3nyuVxfK52snuw5VZMt0JvxiaCc2z/T7DdjNKr3xyk1vi1uh1c7WBlsHb97WWOdokUOvXUbYlPt",
+	"3WNPG/2WdRnP4WhdWUvVepPR7WdjVmNTrLogRYJpGKPpvn4lvjxJs89FxlryeQtPUR4s7eqrW7Mm0idn",
+	"CqDr1SNJrCKkOdUNSxXpWnVNwmsxidVOyTf0KuY0W9Za1BvvIKP/vDx7eQqXkPeaDmLe499Sdh0eE4uh",
+	"qOxjoBlk+AyTm/YulymiJhTvXEUDlfes/f1NhvtZU4iDt8Z1QoKuN5HxHzWz/W6p8Opr4ZahWfh65m4Z",
+	"i1uPKeVFynG57iUL1Gn/RSvoGFW6pckC1uCnmEdnpmX3xc+mC/fFienLffG86NR998b27qT3Vgj5aFQ4",
+	"NvjCisQcjAVgJAowb7B5BIIFuqLTm5KLcxTTxx9sf/fVp9vdJ/t7u6Onw/293YPdg1qe7Sv9DVS3neMl",
+	"RO2hW6XIiL6M9SX+SJr3ZetSZl+bLQJeq4yF7Y0QAZmz95vfttxOGXL1FyTwDoLreuNx+hM4sX+YPxdT",
+	"dvJ9PbTU5kFCAz6uVI08sqqcJzHjWuGasYzxKWs0JJRKmYRxgoM5tRqhyQGLr3xSptmiB66pvSdPDmuz",
+	"TaA83W6WIOmCAQBDcFdHfQr+lCW/fkjFnERMKpuJwAJPl1SceMGkoou0tZ/sG+gEQy3rVKwthbb2IRJx",
+	"wqqjNyEQ1ivahD64mJBYkSiOPDw68BqOFywYcy+CYiryBEtdQdxS5BKwu+ALaLpSDgNFdo7Qw7+QaU3g",
+	"xhVj3JqAcWNCZ1fCLGCkO6dccywzfjuxQPcBUdizOFsA2mFYIW5oCiG7wJfIEEbxdUByruKE0DJRjDlY",
+	"vUrWVNOPdGsIiPCxLDK7o6KqpQ+bdMxFfxSgNJB6DALP1Jxld7H1cV21M6dZPDWYguuzi2IxH1695YEp",
+	"5WVoRNY8e3NODg8Gw+IQ4BF5e/nMIHVvkQnUJY9pMTw8Qj7kd8uKl7b4WunRkMkjCXLRMXFZakODUuVQ",
+	"w/VulxmXG9BH4ij5GPyboJQkY8R4evRX+qikg1xBPXpYwMxa3dBLfWNpp2C99fd1+TJan4rb14BNJu46",
+	"bJvPlop9zQyeo+N3PdbGpW84NS7inmkMdgY2qhv6jAr40wr7MuLpMWacQG1Fs6qltJEdhlh21qD/tLnw",
+	"tw47L0fNtKxllmOr2KdPad2oDDqoRKuvELg33s3k8IUxDGposQ7DoBqs8CkwDKy8BQERLU4BRk7UHYIj",
+	"0vYQgPQgsvg65jQJrJ8INSZm40ZiDGcQ1ga15iIpEE7s+elSfXoAvqYc+xHulCFaolhPaRFzqlAIXdA0",
+	"NVcyKsINe/PaNGg12Cvjibi+tPFXDDw0ovUVnhUgQU4f31DFU6FRtd9Q3mrpse/ts6GKVzToJC62YH0t",
+	"F4MQYMqNTeXx3RnQRqZt2n9tyyG1M6kmdyzREvXmmlD8F1O6MHhsqGctE0FHmhepDeWxlH0SXl/4UpcJ",
+	"Orn/6LS+hv8+Ze05G6qgRebeXShLjGZDlqBVEs5aMLrSkDWva1MY6a5taTvQdqXxVLYt7U5M2wp239uW",
+	"d5TftoI79q0X0zuRbesYZtS2uDtebSvg+W29png22hb3ab39DErH/P5dXd41selWLvlI3Recv1Utt+af",
+	"TWbbDuSuxr28xpLxQFHQXVjbLSjKEtvlWF0YG9o2/cRl99YWVcunzLv4PjRHwK0NXFsfeNYYNtbeIfhB",
+	"UWHbG66sh1iLNbRcobhjt9s16Xw/WtRyTKXJCWuNY3de9vZo0VuZJ9kLeJvpfVLVxpjai+O0RsFBQf/P",
+	"0W88JWOdemOCsz+ldvPlHxTQ2P9ZnxJOrT19Nc91ydqJFkzfCFMHK7xVRHq/wSTQ7N70kADzNWRcD/1q",
+	"HYta34pea2eWf3w1uTrcbDasw1mti5zLYdRepvCzHtWLKV+P+akMvdNgkkUArVLWKNiDWKqYXz+SiKXS",
+	"3uQdMV3RiQKNSKcGuGYzMvKDnsS2vrXXJ9oq8YpV7K1usdLGlo6PTopkbJZLk/S/5ZMBeM22fTLAwp/m",
+	"paE5567LB/5pzOc+iVQv7pV73Xt6MEtTyc9ld24NB3C6bQNatLXT0WqUBj74e3hYtiTAxYiFgbWBI8MD",
+	"okQSEZrSTJGr5Zij0S6oWOw0sYNnStdgEekj4AxvfljYEaHkmnGWwdf4/DzmnGaZuLOAW7q0vIvVFNL7",
+	"CW6q7vTJySaP1FgWqdTGXHNoT8oLA73psUldWfF+Bagb/X3OY8EhDZCBSwu1aBkGJASPhzAY8xACfIyt",
+	"01qvQh8DCBc4QL8pDOpYkjuWsW9WyW9WyW9WyW9WyW9WyW9WyT/FKvkxFsfV3AQuYYRVWkySAZoZDJpC",
+	"+JjTbfL5f412y5nI7mgWrUdqL03a1fC18EI1dO5Dtc5DNmVwspy07tlPmVt0DjlZwfWHdBeIx0o54Bbu",
+	"GITW9mMSi3q5WmsHADrbNjvMN5PupzXp1kZ06zNqQrpNLLeJ7HYh3VqGtTHdfoBW1arw5QKm28Uub60N",
+	"Nw7xQcbtNokU3ZFYn1GRdIGLxlySEJIghjsGdIFxepWwyFmXbANNyaan9ZTNFuK3uAFLWP90bPwrV/mX",
+	"EuLGZDOzzRN6R5ctYpiaLYo14VHQOLiHNk+NRRMlWntFzrDeQtxuwa6bpotIE7BWzu10p0WugZKpAHeh",
+	"jpQzL9a7BQ260HBXlUWTtAgMbt1EEU4MLdVCj2gGYoCzNKdIYqkAFaY280NT+HAB1vVRIa4wxK2J4M95",
+	"hqozPL1XGFULf7kEmeZsw0Lg72a9RVYsd/2Ja+sYS7q6y2D9TRDYayAg9pIMnHwX+PA/gRlh4E5JgBbV",
+	"gOCqBX7Yb0AqavExARlkQZfkihEaRcyk41rrAiZ9/8na1fjo97x2zLyRiwNKuoHwDhvSxTrWvpqkTHDW",
+	"J6/A35cSwKkyotRnykPrJrSShzbwHJDndmi18CNf9AEUZE+Xhqgxlr9iH/1znjxL1tl1j54OB/sTPnva",
+	"zltlOK2m47V3IeYfMQ8bzQbX2uymR5hWwtF3wqgBKrcN2qR6oBWikmAu3objtdMnL+IbNuZhzQqHLvNq",
+	"qKcR1iZXNQTfJycmlGbOFmjStmWt5yjpIgZ6uAFYPNz5Zs39Zs39Zs39Zs39Zs39Zs39Zs39Zs39i1lz",
+	"v5lgv1oTLJqctPJugLSMbjynEtTnnW822m822m822m822m822n8NG21AIKSV1No3vtk7/wfaO+32bG3y",
+	"LNn9/lz756oJso0xtJp879PaRgt8lZp4d5Nhvyp9G8/uugCKLTWwIjt/Y+/1ThRldBCwmOqf7HGMJRhk",
+	"+XaY/GtZQDGcBh5QxYdSjUNYCffw6HwTVIe+I9YYrl3eCVUF4cS8tFdLIvJMukyKZdzVIr1xs/PD2oTd",
+	"eVYk1Y5WEFyK39Bmrnv2jek2QKElLqAD9f0oMNLuCj7DTotURjVdr9m0NwzUfcgZ//mxe8vJ4rdImP+X",
+	"zI1VLLGyrzoPgIv5avDhvhhwTSmI52NBavyolvK6hTSNQz9mRs0zkV/PycX5Gz+3vo0CCUiYUs4SrKMX",
+	"0SGXuXy9kMwdk2wvSBdexqdzNr2RgZ/wH/gdph8uZbmmaayZmu6kFhvy4yJmChl33ZE+z9W1iPn1pXkU",
+	"WHvzNMmcDdeyy1Hjfwkr2UUQOm/vXYaS6mWLbcAFFhCWSGTU7vnxYULpdtFEGwTCcozRahDRenas/hxJ",
+	"0HGpdYKfbJVYsb2U96bhaP4yZxmzx9KlxjgmxZFtdUYbj+Y2h64ct1YzVOqLoTG/9t7TKaqcoMn5fZoU",
+	"2i4ECh8+wXkCgoE3D+Rf5EJ5wP3wZWIyt0eEfGgUpEV6bAuy8bGsyoVCFj2vY0hQ+k9iSQWlr2VKOKFP",
+	"yJYu292ztbeczVZannVC+XVuHnGaW4SEpVjQJJavqimub9BTSCL4NcsKba44fYxP3r7ZQsVsm5HQrJD8",
+	"syAbAFhgKywGNRfRK6FOkkTcPQi7eksdZwE9gk5Dsc+vW0t5JdQzq3t9/tVp0Pj+kvrdK6G+Fzn/Eqsm",
+	"1GSmu/rKFwQ29ysgqK96layGVUklvUXO/xNn/5zSDF8kyunl2UyrZSYbYZsc1Ws7r09gXUrUcRCsTWjd",
+	"tqxLcO1VOAzWpLve2HCR/toruj8crdGOvYK7deVMdmyv2MFeq0RZC/r+DBd8NFifOttLcPH06aA32OuN",
+	"hp1SMv9fB72n7z7s3ffwj1Hxx7+1TK+9xZa73NulpRk8eA23XxwrtWwx6HIW742EsprVu9iEN/gaRyIm",
+	"b8opaoCSFjG3n4fBhmTgG8dRSQ6+sXyRLHw9Qfq5wzeS7sNSiW/DRIo84xtnWM47vrG4ewXfULJlXvIt",
+	"JuWSlheU8/ch2d/fJ4Mnh2T3ELTgTbu0mqjml/PXP5Ur1rIll//cYx77+/uDJ4erPdec3e3P5ErS9C2W",
+	"qi2vNZ5fpaHvHX704NtqO/aqriRg3+KqhsTPxgtBki4g5ByZz2FAhkQJsktCUyDcIWCOBl8FW1h/CANC",
+	"balwzBN6xRKwIkMDwwEJJQMfGxmC34MiCyGV/gHwepS4ZmrOMhO/ZZ10HkkynUMO56lYMDnmkHsp5qT6",
+	"0AuZusup5THlvEvggkMDyC7d5SMJWabrMj7b3KANXh1dN/ZgMNoj0znVPbJMYl9moQKyFwyeHuB3uF5g",
+	"+vUIZW/w9GAjby78easSlm4SXlTBfwQW3OZ1Einj0iGV9VePVqtOH3x28JRXuduGPmu54qahbpcYvzhw",
+	"u9Cu+TBc5RwzIRTLqjfR5oWbM2rcC1fyoYsUVw+JCAtWdqZFB/YQPXRr9GF7aN3SlEor82SzjLFKE4PB",
+	"w2hi7zPRxHCwgSjcaKoMFDtzNrCMAYCXZLcsowmxW1Y9hlvOA3buY2dgr26jml7ZADDNJlrm7PNumu8M",
+	"mwj8L8H+9a42YXKArHXdPfbCc+negjQ9f+9CuDi57ZMLmuu5UTIcDAYBefN//reA70R5M+DXzWJy4Tju",
+	"eumNdvv7B8M9H8FQ5FcJww7ihV7pp9g4fug9LW77BsfzovW9g/7B/v7Tta0PD0vNw8dG13VveaYL5tZn",
+	"6+V4qG+73eiX1sd9C1EF6pCrJWHv6VQlS2vh0Bc56cJbt311i2K6g6h6ScxvQtKlJM2vknhK5kqlkrx9",
+	"/WKnT07G3Pi6E8Gtbz345kFd51dvvKaKRKaQXrH0c50g4fnRF8sOr9JJDr6B1VXfyBPK/vdeqkh+q6Wk",
+	"3mCwN+qn0azKagYt+XML/x+XMxIWuZrscrC7e7i7NxruHj4Z7R9U5jc63HzGYn5TJ+xUN69iThJ3XI9K",
+	"mhcPTSaaHMqjg8pHjx9PI9433/anYvFYprr3/m9pNbsrCPLegJ+WDBy2uU4d24z5LU3iqOeSsnfKBHj0",
+	"+DHRc/VlYd2fJ04GhPWv+6TFqGu1C3vQXnuRAltZVGrDCM55JYxAawP4BIT+9yCGM5olMSv86sv78P/+",
+	"P//3/1WhjIMHRBgUv6+4pVmbqPHJq0/jGEc7lVAEN8ThYDCqcaNzPHa4TaqpdVzw0jiQb7Ex67WTgOSp",
+	"VrhQ+SiIqbwD/2SAw4F8SHM6Tm+XD9FO0ozdxuxuYrTg8pjezMUdocSUsZsEVi84wiZpmZ5Qi/CKjaLD",
+	"ZaN/vE11TDkRpnARdFfJ9NfgtlHOjFvk+8Oo6C0SI3tRa14QpRfQU46LayeTvWFcXRajwo8wMv2nDanX",
+	"f9u8yvpvCxYAjjXFSPXHIpRcf/JC5fVHDwVAf/QC3aE3f/T3QeeCXnvOchV7lHlwrvFusCjsqz8poWhS",
+	"91PVzxRnjS3ZanUEdIERK5dCvKDZg7D+t3wRMiEyEyXEJNFdft3PQReGZ5Z/+HyrY/2DM/abfX113+Wc",
+	"3tI4oVfJX2TRLuMFE7n6gsv211mijM2S+Hpek4fB+lXXKNsm6kKShM0UwL9csSnNJYOUguB/aWoDMEt9",
+	"oomrPLpmG+PnvssEjaZUqu+w+H3QifI0iadU1VhESmODFSBFULXgU0a6jE7neslMPocp26kfHpMqXgCI",
+	"u2RTwSPZEM9pi5EozygGMCrdnyIZVYx0LZhNqtdHOo/DVGRqJpJYgPlQT61hHCLVYxC52m4jIP4J6sLX",
+	"XQwhjMiby/OLhp5c7tv16wrygt0VcPST5TBS/55AZ+k0V2vlR0lSQLTX61xpHxbNkDZq0o8kKZotyVQH",
+	"h3VjyOVkQbMbpoynXuPEjJn47RvS/ftwxzoSu5WFSMGXJ69/Or08e/UDKZxJ0d5bUYYMrJJx3jSpsmtP",
+	"QtXGVOxCidR9Sgg6RdBDaXqlFa+jYXfsai9hywy+uN9WwYa28Nq6KLwvy3v6o7grb4eE/LyKXMVJJYkO",
+	"BmoqWU43LjGoMVbOtw6zkms2G8VRXbS+Yte1Ge7B1BAniZZ3bSmjVYZu38KAhLmKk1gt9Z80V3PGVYwS",
+	"n/7GRBiFZRXCVKkNDRcRSxqsCbhsBIrYoVy8vAhJNy0wCyo+8hcvL9rHw4YZu84TmumRzzLGJvYpaWLn",
+	"oVVW/ImBR0cqYq4qszONdFq9472mir2IF/EX8SbSjH2SYG9f9/VeRj+qexIBNQmMagG+KoIRS/MuRroh",
+	"/NqHr0KisrwOqeJBEDlVKzg20k7TspP6KeZmYk2m7mqrHr2UEY9qrF2Kpmhi9Pxuf8/j6U0v815rV5fj",
+	"geA/Dc8C26+IabLR+l9td3VNnnmwQrXxsZ86YWV17q6b7Wfvxt40/5q2V1fguYdCVLnMHohPVJ2ia2f7",
+	"KbrBNU2xpu3VKZ5ZtKDKs/FDQISqk8NGtp8ZjqlpWtVWa+ZUdsConmg8t0pUnRScyZIS/2gH1sUiE3eG",
+	"N36fgNMCBcxJWcMLPxpOaWUpt7ZDlRa0ZAdqWNbaHlYX90Uj0NO/KgRUdS/cPLffCLd4TbtQ0/bqFpxb",
+	"3KTyKj8ITqk6OWxk+5lhg03Tqra6OqfXjSBKLeCVNrxXfA5Yo+0BiIrqbYjMzXr7rXBL2bQbNW3XbUgJ",
+	"ErE+7s/iN4mUcRYRSqZzqnw/L4z4ddYOfHBQ8QKfOkCl4kJBSrglw/R0DkYB4/9B7k1ZjYS1umRlaNeH",
+	"rFxpzvXrt27R3hSQR+WxPhALqTpF28z2U7Mja6KJ1ZZrZueQmapXKhdK75gLcS9SUF6JXFWwvjSJGOQM",
+	"fQNHWsVVS006/BqCu4VEr53QCGn9PI2oYgbRorKwD0SLqi4s/vKAdTUVm5a12u7qql7WAledlMCqjk2+",
+	"Qr1usZLuna5yIDZlyy5ezd4/ROKEkTbNtNLm6jzflpGtmpBfSuQzFXkS1RjQyMnFGenqlcA0xmDYuZsv",
+	"d0BAAwvdhpySS6ZI188j2XdGe8hLaSDGY7WzmfH4mF3br6q/Lu8+HgGsfnfqh7i6ST9bMKz1M8bH1e3n",
+	"is2/+ySoW2Zm1aEUc3pDeXQl3tdcXUwqMHuhtxABO6Egxn+ZKObs2aD4Z4wmZE55JFlNiNRvIuYuEmnl",
+	"5MGv6TyjsuYKfYM4IrHEs27A+k1PltIlzsKB9gui24QbdbRH5iLPJPppVwoarMDiMr4T2Y1M6ZRBA/q2",
+	"5oWfpL1sYdZdkenDZAA1ImayLpsEweSXeZwwv5K5oQPfoIrvA3Yu9nWgbkYZvMSUR0jlqlc5QqDgfGDz",
+	"9D7VIpdAaIWFGauHjSsNYVNas+pjtt98eYsDjxxqSfKLAij9awMm6bX84g8UutPXTOaJwiCp6dS6uuKa",
+	"qyxn7zb6z6x5zNAdOKUDpNEtHTPPuTuDRybHMpx0VUnFQxWm4emaNB0UcMxMzId7fCKxHPMy0o7IikQc",
+	"ge/+Wed22cooXPZDrUteX57iD5nI0yL9B8l5BHiTUlEeaVVCSwe2DRJz+5pTflcwcXpVv8jN7pktMVFo",
+	"ksAjpbjTQq5RgfDBOeqTN0qAn7rlzi6zN49IxlSeaQ4dF5nvxzxjMhVcsoD8cOq7RX2Io/vAbbEPvgNf",
+	"loEvDBfFrSrWAoR/1dtdCf1qESzSjD7/zIs7Bu4PAPOt8eXrQp9XQrXW+tivTfEPRjH8kSYEHQxLN0FA",
+	"TKAxXoIxnyZ5xKI+cVEGOU+0dlvkpYklQt9UXHH39/eHo929/YMnq+E/K2G6h8FwvyYu1+OGPXkTpz0b",
+	"xNKDRzN902nmU+/w2jwr0MjN6583zmPCBfl7QOA6hjitiMo5k9tg868c61ZG5dVa7W2pdRF4FWz6NtW9",
+	"pBydZuhZD2oM4GYlvfUCTwwaFeT/L0GTlUnjhFPyRuR/VJz+DwcbcMbbTMNLy1FCcN7kvksdM6r47pIu",
+	"OstkVlSOmr15lSC/58I4a36EL29rGOkVurHacCv8OkxPswbX2fqtOoVcwTUJN7RJZVe9YWPpwPVKivdn",
+	"9lH1uDr21s5pNSq8VCPPSzXyvFQjz0s1KnupRiUv1ajspRqVvVSjspdqVPVS9UAE1+3dW8mys+etEZwr",
+	"9NHWsucJfKvPoFZMaQ9yuQq5VrmUIkKljK95gX67ChVXq/R8fdCfyPw2JgHwGGVUZZSr2U2+GK4omJuW",
+	"m40HYB1wk/EkDqtmeypvCdUvXuQJVRbOrx5OcFPchbFtGWBkrZ9rmXFVPmyJRLwwCuTaGZfYWV2oor41",
+	"hdrcEGC2kzlN8fHAWgcYjwpxFgwjJSyzDBDfZVPGiocC620Ndrolsp7HKjZCglYPkJtVE4Oy8QZtNcbV",
+	"KJbJLc1iepXU+dL+jGq5VmA+fBje3wfkw4fR/T2+4AgiOMaviGiJCWNL/OJXLeJ0gs756+fIMN550v+2",
+	"AXd+eG0dKA6817eciipD6TmogKsliXnE3vfJCScnby9/PH11efbs5PLs/JVf/vzywtQZ81iSGXoUggmv",
+	"vJ6/Dt5Z9hBLMHgsYqVYVFHBfv3QgW47R4OgA4YQraJevD579cNoD6wsrXQm9Pr52XS+GpK8kp3rS2ja",
+	"r8QtOoMDecg/ReMmXcqxf8j7AfouZiBdo4lrpXtVFScP08THvJUqvnK/bqmOfx6d9/Pos59ZUUVgh0lb",
+	"9e9HKO4rf6YBlwNsc22nfZiq7XkRViC2QkDiWfnim1Npc5h43PUNhJ4SSTHC5JOw1lU20YxIqpcrsQCk",
+	"nLHIHSUzbuAshYAEn7RKmaaZuMWDZdEZbC+yHp3Un9J+mdBo7493H0bB7n138utJ779p7w/ENwv27nf+",
+	"/d/WIZvWW6xglBWF3jxXaK2O3VlpxWjGD1fq3TJtFvE0WysgXaM+OTem89JKa3Iq2tTDtWJKaZBPttbD",
+	"S92sjvUVdA6BnW5vXcTmRw0VvYcmU8FnsR4xao5bXSFV+7vHI2tlKmDQz8Ahoc6X4+Oxm1cQzHlNpAJc",
+	"OHhXWCm5JMi3x31uCePsQxlvJyP+KO4whSWIga6gRWVf5FKBqtkUAuYwjtbiHVtkrNhc5cckBKEJDK93",
+	"WpsIqzJgSEBqkNWw8pK8pegNkxMjdaEV1eRhfjMXKeHirhj229cv4O3I1B6ura1EStJMLAQCBblG/vPt",
+	"2bOfJq9PL178s71sZ3en6izuS3NF+Emblp7Z8sWFZYmrbiewiElt1idnL09+OA3Iz2fPT89B6nl+/uzt",
+	"y9NXl0SvCAn92zN0j056zNbeEIz5i3MrW+tVdJXsnR0G5PL0vy4rv3q7a3NE6NuRjrn9pU9+OPseBnXx",
+	"+vz522eXZvASHItMSOBVrsiUci4UuWLojAZuIZIx4ruG2JTwVu19df7qtBN09MA6QQeWoRN0YB06Qceu",
+	"Qifo2Ml1gs4PZ993go4ZTNlMZxtoQLBqdewq0sPqwSPdgX2u8KSNWOLympA3W70hMHD7K6qd2aGVdLE2",
+	"BdZGuNaCZ9tNPLm4eH3+8+nzWvtFvs5XySRxALcNTzZTNrcD6kRAVlotRJrS5CiyCjUGY/7s5PX52zen",
+	"LwLy4uzl2eXp88nl2cvTyfn335++Dsj3L85/0dWenVyevDj/wXmk9/v9nT45wT0WMyLz6dwLUQGV1Dhs",
+	"2L3dG420WKOFxVj1yUkTVvyUcnsaqipqxw62JGk2eJs1oCf6qe/cvnucy0s5ULlzas5DlWsVN8m6262I",
+	"9ak67QNHr09dYwALB70rqhc1FTLGIN+F4NcNxoS+L1MNamUq/+poNpPaw0yXeJaB+GxyUHSbgCyTK5df",
+	"n5wp5AGQuWjM375+YSsaugjBphMSBHwNyLPzi39Onp0/P8Xcq1ORp4LDCQwKpMh9D85kZ8w1nz2/vLA1",
+	"tCrQwiBiDCE7x5p/67nNRDbm3tWI7RmEBsKmc6GZNp3eFGRr5qLPopaQIsOpV+3GzelB3d4CbGNZ8rzM",
+	"dG/ovb5VGlAzLrjsmgG3j4g324C8ff0iIBc/nr86nbx6+/K709eaP9jtQGYQWFYAPAB8NQRHIbCXUinv",
+	"RBa5NKYgjJdNWGPuDnp3KlKjW5sMVYqmO3opzfVIwcpVtU9o+Wcjzh+cpKDkGlom9nXn85knxdSBWba6",
+	"Ua4w7NUbd3OQbL1C8zZNWdabUmmUVuOkZDlVJXfU5dmLs8t/dlohIDr2d8WStSsB+H2rzpjm1/bhd06u",
+	"r7hPbIK6LXpaN8ovl9mgUB//GikO7Ap9+QQoJQr6PJ5qbznN1Vxk8R9fItY693r7ujf9bSpZZoGZHvYi",
+	"A7bOGpRITldBamsR5GtQ6VftUbW1mzLZ1lmOC5u5b6k9LsyxgTHGgiKGufjnTDJUwuh0ygCXBOAdM6Gv",
+	"7zJT/fv+PukOhzvk6eGTg/3e3u5ouNbePB7//d9/HfSeku5O793f681+5mHSQzQw9gHnt0xnimXkgKSL",
+	"Cnr/YLAxvRYuXh2zNN4Ka8Oo1uXlrvOItiAVsdoJSMylYlRrAxWHzeMqRCcIq3fC5unOdC2tPZfzdVev",
+	"/cbkiL4hbvegbJc96f33uw+j+/G43z19dTke93f+3bfPDoPh6LD12wBtWp1AT4dMaRormpCEKYRspCQS",
+	"CpzSuf0SaQ3eGMxTQtO87oPOz7p/WMPPhLYFsSsbL+/vY5ZEp1h0JUsZfl3PoIvxfw95ArefQNMKbGbX",
+	"t67mxCQpLHuZT40T/FfFypun2/mFXc2FuHGp7ar4GUtyhyXwVQ/dw0L4OyQzvYNEsSSRBiQIF9hBLpKZ",
+	"SBJxBwpjFOuWF/r0CoN6nqYG3sZ6xjjPmvptsw6zWOrUZLKrVK6mY2/VVk0S+qJhE6W3oaW3WMpWtkwt",
+	"YglbU9lY059jqWplFsWb655CoWpVy0xbpr5vqt5yNTfn9A/K6VM3p2FdqWYsXS1eJWxVQ7p9cOdpqGgO",
+	"wCWTpsd7J7QsX4G0YVIm3gcdwVkL5lK7spqztMw/u10Fb8KbqtQdn011apZnq9nXUELLFnyyblmldIq2",
+	"W40HjLPu3MP95K1ZfYJaxiPwbW98G7UFjP1NKuS+pYTRXX3lY4yL2GnrB2dljk0YEv4Ii2p18t8KgXyx",
+	"/KjVZa7LjlriAB+fGxWTY+RZrJZv9ChMLFAa/8SWPzak5fheZMY71ZjSjQldMkVOjOpHLYB1rGuYBB/W",
+	"ftP5r97JxVnvJ+bZeLBLPWX86z/zWp/OF5h6WYoMDaVc9MAupoRI5DH5XdciuBiSgB9USmJOEnEt3Wig",
+	"UDEY03PNSK4YzVimp1SDmFaa6RH5DsoSeTudJPEtm/T7/ZB0U1BZMoYJzGGfQYeHwkWXc6XSzv09hFDM",
+	"hCc/6D/NMF865+IfqGJ3LmymGqXqnvR/mVMlT9K0eDCwilNAbhhLrfeuDIxQQyC80xR6JG0g93LMzdM2",
+	"Rjxh6K3xfC7JUjJwufa1IPcfb85fkdenby7JycVZf8zH/G9/s5Ja/29/I6e6cc9Fy1g+iMisyBhYmRCa",
+	"Mh77oMqGpnCI/lqhGXV4bFuZ5YlrWpIpzbIlCfUxCAPbuv2akgWdzmPOelrBolcJMxJpgI3ji4wuGzNJ",
+	"QpTkQ3LDluj6jUJjStWcdMOyBb0/CAMSAsH1AX4OHij1QrxRWTxVJOZprvRiGPMDKtxnPZhw9/X3z8iT",
+	"vae7O0eEkldvXxS2fNJ9+/fBYDAAdRJEePL28vve4ZiLjFBOcp5SCHySeZaJa737TE5pygjlyzvIthJj",
+	"xDTGRXRBuLUHhypdjEQsVfMAD9WYo0Ae4EQ1KZiXyZRmdMHgfQFd6ihxIJh6kbAjbwcDNCp471xjjpAj",
+	"LImOHcoIKAjg8EcTxTLww9Qrd1LCWtRrh3TP4TlPd0glaTie43ww2J3esCX8wUonNBjz0DGmo5WigFcA",
+	"ugIyiNAwGzd90k0K5nTUxIrGXPMiiM1mhT+Vvulw69OM6fuwFK6plyKXLAow0IAqXWrKIsanDJc8xrej",
+	"Mb8CxSmOjhAyCynDTB72onht1EeWxDN8loojUkweVDGaSGHfFn9iS9DWMqU3JnRMLvRCwleDH46xpL6p",
+	"JnBcJLGu9LpzTVNOLIAI9yxWzG2/7gCVM5MBAhqL2EJgY64t5Et6YlSxngF5HHPApxV5NmXk7MKQjjlk",
+	"JI7kKgNyJ5xyvRambO8sCi2lwyOX3o+lyAnuEr7VXTPOMoiKwMDc/8yFYnpT4PVLl7aJXc1jtRnPWaFn",
+	"6/F8J9QcofS15ACUK43xDQblFcdtMvmwDKjAAo+b5o94oOArONj6u5iTvUOEIQDIgcJvCQ6ZW4YuMljX",
+	"meq9htIsOgJAyXDn2Gve9kio3jiWYX+afvT5NjBBrqDDI0B4Ict94KjHSTLmWc65OfyU7A2emoX6mWUy",
+	"FvoXvU7h7TDEOprJHiHjkEFp1XhEtMhkzQjAcaJInyFubGmA8AT8MoPcMCaWgQs3rGsa66acrxt21CfP",
+	"jPADz7VKJLD32LwZi7k44Bt/GOB3bS+lLmd3RgyG8K7AGET0XwiWom8h6W4Mlt2yDAg3fGxWIGMJBUQ8",
+	"4+Q4F9JAWUtd2mBW2GA1C9oEoM0A4wpB426LNP/EjID0SookVwwyTtwBzE+o2w6d4wmhpKB6lAbhJVkC",
+	"j+uGw9GT/qA/6A+PDgeHAxhsuKA3jGQ5Dx9JYoDm7OR+KckReo6gNdw6/GqLDaOPB0QoL0WeObUCN9jO",
+	"kxn39zEP3/eMhCJD0tVHF6etmQM0bsIiYyWt2xEmQNJqCUrlRyT0TUrIG8c8BNUZnKWAl9nmlEi0DEYz",
+	"BfEJSpZtS33yRhihWYutZglFZiRpLZeNOehA4CTnUXQRCNYVNI1B7L1mHOS0Gc0TtYNniLBFjGoWkpYW",
+	"MaW+28ADHlf0sbEWg8+dyjOOUpb5Fuak2To2oG/T8gogMR8ZwJUxd6MMAEZkiZ7SYNi+hkIgMmaPpL4s",
+	"JVis9Z67ICO93Sely0Jkq+yemehcNc9YgQviHj7tTkYSDOtqzuIMvJy6WjdBqCpjWjSuwI8kXDJFEztH",
+	"JNwNSWjatvBkoW6icNgCQWEUknDV2XWChrWQdEcV98qdgIRDXUelk0RcG+SRkHSH5YK6cZokJARX6rBP",
+	"TgqQG+Q3JpOWncwCzf9JPGUckWuMvnCRiTSLmaKZn4ZvVY3Qp74TdG6Rw3aOOkN9bhHHnnGaxp2jzm5/",
+	"0N/FRNVzUBAfO7h3+GiyAqyq/cVKFxU0B77Tc7JxAprU3CmEFOBwBKGm7JMLeOsxKgol0zyT+taV5ZAO",
+	"AI3qA+a6IcazSOuLsVTfFWPVU7DSKqjzFWh5cYfA9im9Lrvvjwb1yiOIG1a1o7gIcBoN5oHLNjcYbMqE",
+	"VLd+IWfv1QSnHFryhdRAIpcwymMiUvp7Xh5t5+XlWYO2i22VRrxVesn7d0HHXWG69mgwsAqrNZakKP3H",
+	"gj/+TaL/VtFbq9QRxTM8aMWruCmpCXovyKrvfMxgWL4A19StKf7YlDyLsLe9wbCphpv5Y/9NvQOVdjdX",
+	"OsHjcMYLxIO90Whzver7EFZ8urmiB7Ku6+zjXq2vY96PE3hZAYuSzBcLzUbwOHlr7p6V44w4KKKgo+g1",
+	"xKp7B+/dfdBJhaxhE88M8AIt2j0C/rYSm+AMhcAxCuAbAWpQSqcuNHXMaxJPkO7hoDZ9xdXSXqEBGQaD",
+	"wcA8LJexEsY8T68zGrEdRM9KWdZLWSYFx7QhNpjMIWn6+UJGez0teJu8IZAQkMe/52zMi+QRfeJltvB8",
+	"n2OexJyRLqYoGw5ghHr4U5okVfYp7viYh4Vb4XHxcrWgS3LFbKYz8jL+DrJSK3rDuEU0w0AamkexljS0",
+	"HGf/nsRRuNMnp7o3aK7Qe0Ul/Alk91n8nkUkBFEhRCxmN1W9mG6MYZ+E+nabUBUa246KF2zyh+AsBCEs",
+	"yhPwwTsm5ukm0KoVqKNgqtD73yehZnCh1oAh6XU5KckjWRv7qOUQBFGqqICGzfYwxQXphqlNdxEGhUpD",
+	"JYijY+5dh49dyZ2jYsZN6V68bVZ3sSbjIgGMyMbcAH+BntkFx9CafCY7ZE5vGeZBsTBpazKcjLlFaHTZ",
+	"LIgSSChNuXFqM7kcO5oHtKAxt/dTM+HHmB7GWD/wuOAPksiUmfeBIpcMpuDRdAh/TTJGpeBHRReY1CEM",
+	"SJgxmS+YpqIdY6jUn6WRwlkyg90+KQFmYSBqZDgIKoZmH+g0E1KSaVa4xUQsTcRS9sl5qnoxt7bPMUeh",
+	"+oiEbuB9GG6EeF7e15rhwotO2Ccg/patIgCtNxcJG/NiDZzrzorIa5F5I2s0QVmwLAEhf3WseFUEqrsN",
+	"iiKPPaMDmMXfBRa+9zuTU3HD1e+kkg9e+IALFTRiiQs8hvDIlTFaZtE5wgpaWrKh16/Of+4NB2ZgRT6k",
+	"Xz84D6nO3t6TJ4PB08FgMBhqWdcP0zADOOEUhbC6SqOGSt8xjhKRYWCdo85oMDroDUe9wfBy8PRoMDga",
+	"DDorEXn1cXKO7XWOOqd5JlL2+IXgEQYQbSlAWW+2+/KLkMpydr8iwA0/vQC3Tn679I944Fh8BHBFaP/x",
+	"1PKCDVckvBoD1SZBr6jiatwHfx1RcbC3uV7V1RcrthAVfcBLqDRsMcpKEsi/nkCLTweF7KIERmmVcnrV",
+	"yrP3Qaf22ofH8VpJ9xIi45w8JmYmbaonTwNDR4RkCrflHcAqRyJA3B19Vxtef+TLjoExcDgpo9sgVQTE",
+	"iRT+7V+IDmDe2FoUKEsCZFUQGPNVSQDnlktWd225/GL+zbXdxfM5Wean03lXU7g1sMxGRviNf/3P5V/P",
+	"5mx64+vO5IrNRMYKdhGrlhzsQxzdrzXm+doUmOkCuKALLvTI2Oy0zG1cBrr4TGY0Ds12MkYjfIJn0ZhX",
+	"I65QMzNZSI2mPc2zDFKl+2p2wZ4cCpUJnEPRG8OkQLfTKkMBoR2rWtVghQH9wNTDhWZXUx+0L2Ixay1w",
+	"/SszjxLT+Eud45PS6dpkS6s5uY+nlE8xkq7Bzga/l+xs+OY0p5hsYRbzWM5ZZAEznelC/2gU5SVTYLPA",
+	"zhILKxpj4OtU8GjVBI8df96ztH7hXQuIE2Lo8Ksm3jY3npvWG82MS3ffX+sOAwLxCXMbugd230z2F5jE",
+	"mdaqmd5RqFqYkIZFFu4co0uAD7PumY3wQRHSyzlM6dVDQXy7E76n6zbInEbkil3nHJrN2FRkEcbz5jKn",
+	"ia5nrjMvf7PSCoL5GrPcVvUIXBm85mqFa13524n8diIbTuSFyQz/oANZTkreSpr0LhuD3of4f2Ajv2OF",
+	"787qW3EOui8bcw/V2uICxuaIOoR9VUQjPZLogYGmYn3m++QntpRMwduiPCIplXLMyy+wVJLQ/F13rkqv",
+	"za99E8JHHLCg/Ss1vDJv+UyNL9PeO/W3h+qtjAZ2k9u+WHsPft8k8a+Q952WHpcfSSJyBTkGt2KB+uZt",
+	"FkreMAVRvNWr3Yol9JrGnHQLkQW/MPqrxLSMVm7Xg9tZFbtfwxi+XfLfLvkGQkcCqSHDdZRuX9Hbun25",
+	"8mWvryOLmIjYxOHJxVlYvNB3TRIyl/mIizEPSwDI5pFXcHDEIJUfibEAGTimqtzgrFQ2siUA2xKa39Ez",
+	"Wf8F7vyYA2gbH7QGueCZW7kHO6Htb3+77/uX++h/+N3uvUTbcDyPnn/V9XNu0yMZg2XnaG80CDomNP5o",
+	"dxB0UgZUC0BhGaNR5+hAjxijgId6xZVQNAG008F90LFh3N778NB/H/7vTpHFYJIBqOegf7gfILjIRLe7",
+	"tm4c6a4QTqSm9Gh4ORwUpasP7g7pW0/Fdb8PcZ8FosP5Tx0Pmsa8ibSTlRzht5WQ3J58c+n7Ui59bsl9",
+	"jz5zGorboGBhlctg/dvBiWv+kVx5IXBvA0urikXIjIM6TmyjnSSg2435DF4EuXIYE6jKmTyb5kUTLJY3",
+	"EEQjXYiFSWIcECnANS0VmRalJIYbjLlELGyq0CkI4MTcJGT8B2t4M7BrtInLX3otTmIvk5wFXCUYyBcb",
+	"ZD64aEono9D6RobLplTNixMeR53qO6Z/ZLfClP6EDPcrY7FIN8bsZ2+BSK/q7nAwOghwwJ2j0bDqQ88g",
+	"yATaNBkc/Kp7T13Vp6s1vTzJ6LS6oDFXWsafM5qo+ZKwqcCM1ITxa3rNFhiM/ydfCp/4Stj0aOUdOTyh",
+	"31Tmr/PxamWj1t0aXhbK2vvC5iCrxIlQFBCoIhQU4GMSSkaz6TwkC6qmc+Nbgyn+ICIVPPlsNgBwnjUw",
+	"VH3i+rjh4o4j6sTVsijhe+ZiOBZ4JpssGxOT+Gyif/oHBEXWh5546dT+OjL/BXAo40json6pIsPytVM/",
+	"sBRhgussjRU740NMjZBpH3bbGEWkKpJVdKdUsl7MJeMy1mdvx8Zsl0ihT07GvBG+LWzAGQt3yCzmUSlD",
+	"pJWWqHKUVQFjowAEWLdOSLtNOtCwFsJuBYQCSA9DtTWxlga3StuNc06ZSBOGD1M2dqLeeRwdvHaOjYgY",
+	"4sJCUCSgt7FFqpZ98sJ5uy/H3AVXSBP6SG3AKHxyTVN544JzIWJQ6pLeSusGaT3qnQFnrFvoujNbT6Cm",
+	"kRWgzU8o/FjW9+uHjk3qbbstoMIaLml9pe8PhgXyY2d/fzgExEUDuFj4MrusJgij2AHRIaXXXr4hOKj6",
+	"2MF7Bx5AI1Tdf7KL3ky4tepnyn/T/L6Y5lfcUO7Ctl81B229NBfu1bLMWo/ckze+b3uxCwt3E2OQbJmR",
+	"QuS9PvtjPnUBYQ5GBNU509OCLrFazEn493ATgilglsdyzC2YiPSzaJHuIURV7dflsDIp1m0ipNCBvRKL",
+	"3Br2x/x7jPh3rreArYPs0XSJ8dJ1CmMJgfZPDc3wgGwNem2BTltA0lrGU4/3anjNOpzW1pyjFpv3k7nm",
+	"2vh3KFokPy3g/csMe+JYryuM6nR7TlziqC7depE2ssRe74OOg2jcalTmKvnIYdm+V4a1Ld/HTdyo5dkr",
+	"nkqXXVZYNhF9i/pocTV4nOCMX1jvwf85XtBANQXRFHJj/bWm1dAKEkajNvraA8hY0Ij18rQElAGmyxIM",
+	"WgmvBJ+yMFGRB0ayE4y5nFMthVugpyS+0QO3ZqpHEsNEKKQTyW5YpKXtiB0BIETYJ688nCyXuHIFPOtI",
+	"S/n6ClQCkSRs4g8DJEUzyRzUW9z8fAXQH6d2sT6ja0Wpo01yYy1iyV9WePwTTk7dIpaI2TtABgTGHiB0",
+	"cGiy4MzibIEiHgA/iezGRDfNxZ0T/TibamaPcuExySUiC2nZD+2gZDpn05t+naH9Jet8/NVvh1B7zZpX",
+	"bKi0oHHSOeqIVP4vOl2wvpWcUCvbGxVX63TByAsV2RzylW5QbIhiqS+iiV/nDSKDaSFwLjgr4ImH+/v7",
+	"gyeHu4eQY9b/EQSAznBwsL832N0fjfZGT0ejIjt4JzGUtVaVQ6j9Z198JYyoUlmK1enXznnrSbaWXF6y",
+	"TeKKWQz3ElWl42/sZ4vwy7m48yGZnJemZ4MysIVXIte/CY8hmVk4fmRy/9arrG9TLeMgNEXiANOcgctL",
+	"kFHezkcglEaMq5gmFgMVRYJVv9MoppDlAOEXKLee4VPK0T6myRy1SouTFy7yRMUpzdRj3UwPMErH3I0H",
+	"RqtV3RkY2izVvTx7eYpJq/Rv+o+QdMFBzHyIC5U0cA2Nue7IpP8LnyGn7F3aCoAFsuNgMTAnlo3sjP9g",
+	"GPuhWXLF/OotAhimpQ1DK61x4Tp/ROIFvWakG8K/j39L2XUYEPMp5dfhjgEq2Scv4++OyW0cMUG6Ifz7",
+	"eJHu6dL4Yfc6TcOdMR8eYFGaR7EuCv8+pnSqi5oPi6z4sDB92k97xQdxrQdgGhxzCUnIMzfaO3aVhjtk",
+	"fzAgP+keLe6c7tS7cdJopptU7L16nCY05mFAfhFZFJDT9xDwoAW2C3HHsgvAwMQXWblDhoOB7rlPTgym",
+	"Iu6zLOcGxH0+tgQtblkGlHET8+iRHHPYCNKFdw8MONYlhoMhQr9gc8NdpEa3RzeMpQABmMN5AUTDhJHd",
+	"AYnoskBMsUmATcCCTY1tjvERCY1jVBTTxx/gn0kc3YcISygLwoYccXAWNXEUfmOAiyF4ssTh4WAKUzGk",
+	"La2FxOxSfTyzpaliDin0hU6Ump6vwf/SLG4cGYq3cHRHhG4Ao3sk7Yhi6c6DM3Pd0WXgodiOuVtKYU1C",
+	"Re55xyAM9qhjIqBs4Nu/Xa1Hkrz58aQ32j+wqMeePlBrXdL9YqLzdaahGg6EkONTEZl8FjOTasjUurRQ",
+	"2QW1i6liqidVxugiwOP9+G8BHlz9B56svwUEzoP+wqv8t842N3QUU5za57IL+bKPnvlEM7/O0e5g93B3",
+	"N+joE9Y56sAcAUweyRtksd0n+3u7o6fD/b3dg90DcKtYsIl92XLMTksoczraP+gcdUazIT2c7jJ2uHc1",
+	"pMOraDTbZXtXT+ngKdu/ujq4unoyvdqb7tGnsyez/dlgOmC7B9Hh7OAqorPhdFSWfmB53Ol9sOXeW2Uv",
+	"H02DSATH645K1+0x+ugYUv7Lvtq3kIgwv8IrX4Jua3aBJf5LGV10rRZDvDCXiVdrr32ty3jBRK4qkiKS",
+	"oie9Gcap5SRPJERm5wmE3u3TqK6+AaZVMF+8T2flG01/gPNreJrhaEFx+wN3R0kBEnqOecxRarUBSQAg",
+	"HcYReNEWJ8QA22tBrpqtJtxBRzAckz1eRjwMMe4P03bjRXltQD0TragX12yeIoKVuON4K8aqRuL1YPN8",
+	"kbdbkfBw0G9fv5CEMxOqj4DL79M4Y8bcv08WMc8V4qVKURUT375+4R57KbwlLUVeSDyFJODuQwMJvRcQ",
+	"KuGDXuCoLGFyQRLBr1kG0RHdWBl5ptgI3Ri9ErmyIk0h7lqJ3Ltur5aKycJxvCIxA7iX/Qpf7m3OgPA1",
+	"S7Pe8/ha380lWDl7g9fDHsQY4GFNMF0jV+HGP4LB+tsMsofxlJf5wgBsAzoekPSRl38XphIJkJ/AhYLE",
+	"yoLaF2qMFlBSsChGgMPkEUiM6XunufKle/DN1I2b9323jmMu53pSugPKVxbKgm0bVwDQkLRUF4ObpgVK",
+	"65Pv44RJlF2r+paRk1HlAN3EYtt39wejnT555diEk6NKCh+u9pgrZDlIYvuDvW3lQSNQkln8XuUZIxev",
+	"fjAKjhWMLRWPeWhcX8x/Qy3B8yWxsqgj8wb/UivNbXQurdVLqaxhMTAhn5WQa3qrN6Lszl8j29R4nTph",
+	"aJ3vqe/oMjqsOvv7aQkHvaeYhXDSr00U2ZR/0G2znftRkW3QZhWEnIMRlZjNAhDD5VRkzOQbXJlvG0eQ",
+	"vz3+W9nU7dxsr2JOs5qkxs0SVUVsKp+f+sAbw7ZAV485nvljq/+VjiMAw8OLW67weYJeiVsMJHuI0/Cg",
+	"zn2r43HBtQO2TBEynjzd3x3sHJFQzqn+8h9HmIrjikp2sIfZOI7CMm26oi/e//7yIp+/+GF+++bw72/2",
+	"xX/sX6lMHaqXb9Knj//r7u78lfptdEsPp2f/OCp5Aa0mUvrX9S79CMH2m4jaKKI+N9JVSY5slE3RN6Jl",
+	"GF1NCqf1zrEGQFGkNg1wnGjmN+ZdmiSIUmG/Q1h5kAh2+pBLp4LJZANN8Sr1UGD0lyY/55jXhshhFD2m",
+	"zalGkdkhFyH1WqyHABCwALP3igjOjsc8xpv5SiLacyF2gLcsObHxeHB1pkLGKKqYgjHmIejeYHS/4AYb",
+	"S3C8+NGkGgVEbwCKPTsgy4BfHMBtmEwjRrzi7M7zbcmy+JYdlb4cc5qmjGboYQRhiLOMybmJaElBiUDh",
+	"V87jGWgOGUsZVSQTd1Ivjt5s9AaWffKT8SgyUSl233A0uOKYaQHXoekJ96WluQ3Sw7ketZsgopWY1EZG",
+	"SjXgXiArY4auMjsuEsnWOb5i2sv2hggvLWSdE2x5uDa3bBFMqiqRNkB6m0NsdupjbKqRjEXDnYdH12yY",
+	"k7GPWp+Gin94gx+25yT02QZWRf42KmUs8Z2jRBO1kLd1A7etNblG7+u9WB8eumHYBc4OHD2L9h6bwPru",
+	"2ZtzcngwGBoeOptJpsrkUIq68V106zbCxibpbur3IqKK9XTfnYfPxalk209jtM00sJ9PMI9/oTjn6ejl",
+	"H9P355dndy+fnxT/P9t7//L5yfuvPgi6EEZ+/VDiaMD2SqH1tUFi0zlVE9MI2sHv6CKO+j9+d/3i5eXb",
+	"4avL0+XLP/5z+Oq36c8n1yevf/jubPDy5j++f/X27f7rm3/+cX56uvvy5mz46rezkyJLtefeKPgtyySm",
+	"2NHfPnnSEPJX8Zj3kusbR4rhaHdv/+BJkQIWpznQ3WyMksN0cpgiVH+0+ZshQrEA+a5ndnq7PAJrQzef",
+	"ygvfXvxtvfAtPXzzwv9SXvgg2dbL9iUFwpzTZsd8FN+psziDZTA28ru7qI/wVTo0uf4oSWJ+g6yO3e3Y",
+	"d/gwGHN8Y3cv4/oPa+/Wfxt7d0i64Dl2tSy9HKMWhPbuTIvmkMhxzOdKpZKEulN4v55SGL6WlH0LuzFZ",
+	"Y2+BsYGb9FeEul8gH1cikM3pQdmQhlDXCTNGwXQJ2oXJmyXyzFttkZFQXw0ZklAI2RGXY36VKyW4tJlX",
+	"dhFyBOKs+tbLAhL3oZtKDElIUXkxFn24QyyIyVwkkdTKDBr8oPyCLsnvkCyy2DI07cMYJkqE5tGgYFdG",
+	"ebLFMdlZLK22GCAxCRdFFZkwhlLii9BjjfBojpb/Hcg6EppQKdP3NJdKLOBZoCGCDAyLVbuizbJCYrVz",
+	"NOZePlPMxKHVFhdd6RJDep1ZF9q7mEfiDlIBp4wfkdGeyWLp0vTEGSgoY+4eWp6MSmUqB2IKahSmvJkm",
+	"8fSmp0TP5UumesXO1Zxld7FkwZg77OCSWozqsDG+Q+YON85pIsAKje5hESMQEf7E4BljxTG3OS5JiDUn",
+	"WC0kki61Pue6/P/Yu9bktpEkfZUKRGxYiiFoEiQlkYqJCdnSdCum9bBE9WxH00GAQFGERRW4AGiZ7fAR",
+	"9seeYH/sCfYKuxfaI2xUZlbhQfBlqzWe6PrT4xHxqCrU48svM7+kB6unFi8fenIlknEsb0H5djWOZGc+",
+	"xVHK93s42jm9+z3F++JieJ3VlPE9wWIuRxxNz/whDB8QqqdikAOfJhifkgDhveKZvXw63yTKlbpRIzEQ",
+	"avEOKTsO1jN4CIa6ACI5XpZCP56i+KEUhUHrMZsYoaIosHRzQb4HVCz0ElbTGcaVaqLCmt9HD4/+HW1h",
+	"Kly5qqqLtDflVjfxRJBwynz8EIVCB45AbRfQAMXUR7lB6zk2huXsTatMe7nl08nwD8sgAnxA+2UxgnQN",
+	"AsvtuXA7vNE6peJEafQYxXH0xEY8feJcsC58mqbzF6uWverXzxB2ai2A1lAyC7/wBOQY4CegUnI/Khdj",
+	"Mo1QUUHle8IzoVZiZi6o9skzO5+4rjtYSOlEhEzJVAovZ4G9aCdJ0Fr8iQU8eZAvhkBXfBT80+pZf2qy",
+	"TqfDGodHjCKAqXV/v7qRiPBJRZ7kooS/vJfdWjf09AzdeMCDdJ5u/f3yN9ARLsdeHq6h+BiFvpyP6syG",
+	"8YQ/2o1G26nPgjGUrRQPVP8+6b1+7QdCxRPX/ejxdfiarsw+in4pVMuXaOHN4i7hMULSnCYBYQksmZ05",
+	"4FjO0aVFV2oQUJDtmZg4PVqo8w3K/9CIYNRPocvgPJ7OoSwnxUFbzUaj1TpqtZ1m6+jQ6Rzk5xXFDdEp",
+	"a/WsFSnn0EeJN75xSV2HUCNAC+3AzFeLSE7DaQQJoAk6eXECxtFTFTl4EcUCHW/Q8tRudFuN3OpqdHut",
+	"Rrb4UrvZbuR/b7Z7DSzWpP7Sp4WeX4vQ6dUrUaG9rcclfwNVHpZz5GOdXXtz+TKPgfIpu/3f/4rgbxFk",
+	"QKZhOg+41bOdVr1z0GzLJ4l79cf2Qf2g0+kWI97VA3PN12/HMDXEo1u3PX8Df4w+hFbP+r///I9/X7Zh",
+	"neyV+ib5SnmUFDet0okqP5QE8qndgi1mfXMQmOIbs4fTXPtFIupQ4HoAF7/3cdFjaoXnV/fsdduRJxaa",
+	"HcN5PNV2LfUCnr1D8H7uKHyJ0MACVdJ6Th7kAniQDV9JQaVy9ud2/Elp7rRyfEZCeT/5j1AMMUQwRdd9",
+	"HSkhv9XGkjcaa0MRfF5EZiYxdJsYQ/Se/FGK43yd+7eoZoQRQzk4EIokhIRJyOkvWqXSdI6EXXbQ7lfT",
+	"NnnX7+uML/y8ns0RFbVwAbAASNSqNv1SEVZ/EiUcYIxbqD/oDgTZM6oeo5vZmkrsQL8xFCyRJqQ3Zery",
+	"BHR1Cs8NA/d4ILKy5Cx9ijBDAHfeWlaAZxSlE3AfoxcaNN6zyubaflOPpog3VX5RCQiuykTRA1CdgEKF",
+	"TOihefUJSuXSGyW+QaWjC4oKjLUk7AnLnZKKZxsIlVUA7wOiBsEklgp+lajMJmBWLvinUNrZHaeJ1MCb",
+	"2PstnIaeUGIXXVK3P4nvuUhDIX/qUkholU6PdtFiYaUwZprWCIN99Nh6KbWmNxDquy/yJeKUwartcgyO",
+	"AtpKvoUqqapLkGGAdAUoN1dnV6owRhaG5S2wSu1ImnL4EWpM5WqoUFRycC+b9vgKeRuErsIH78l/QeAd",
+	"1atBPxjJdbO9mPb0/dpARFgSlzgmdUmYsBEPxT0joh6bBIxMmLVgGIqhKsiDFYoHwqVHDOcCPm+PkRIT",
+	"kQd5ui5X7DYXk5eVDJlGScr2RCTnDv5NUAiHJ9hcxNwLMC0WflURm9mRCJ/Bh1p6IkrZKBuLfZo82bs8",
+	"1mk4zFXtGM6F99ELp1CHmYjH9T0biHzXjvPnsdaA0nOwmmBZP4JY0KQ0WMSxKEJxD9PruD+J8lSunOHA",
+	"U8lvycKUojhVsVzo3iPuCZ4AfqWnQ3XwQGd75xcnP5zV2M/np2dXNXZ69fbu4uyyvw+hqclAuHjdEOMk",
+	"5Wz56ertSf/86lI9QV2RI6Tl0CkuGclCyF5CWZiB2INYarqCESHvfv7c/PLFZcl8PA4/1djbq+tfhm+v",
+	"Ts9wdV71r9UNEGrOTu76P55d9s+xMQOhtsFjHQI0XbB3d+dv/za8Obv+6RfsEXPxIcOsYHgdP1lWYxgT",
+	"trnnT7Knvkp0P5HTUIWOsZeuSoCUM246pXALCBZP6gx4QxbPpxwTAmkTX7tfH2MxkgcugMIvp8Lh3syn",
+	"AVJzmj/1SmcC/zTjPtX9vhLoqoYIpacoDpLe8kCWas8rEbLlYcONCIKJc99mz49mJCgUxViRzpvts3EI",
+	"5YNwvUm7KXvQr433bk1rNNRYEg2E+3lQLCA8sHpsYEXpbDiN7kMxlJcOrBobWMWHyet+HVjtI6fbbA2s",
+	"919cHDkVXI1RMAMxDT9SFJRAjYjHKECSvoJ7pQB5+C4xZZKGWQagfGQPJZeU/JFONKB1ioS6FrylOC0F",
+	"zmoVe0aWLidNLwUxCgztGk52BWeqdobvgztdnBdT74tfErKdQZXp6ubUPjw8alpLDF9Z6yeHzazeoYSe",
+	"o8UlEZQ7vWZzAMA6vqBCk26Lath5QvJH2GlK9J7em9XGSzxfdTo2bqqQCgPvrK0bgfPLn+1mo1ExxMWe",
+	"5c8ClSlIPVKPIJqTGEGn2zpqH3YOrAo2c3lUiC4dSgCwyOhOHI0TEdzF0zfE4JWITzjEcuMC3l0PCh1n",
+	"J82rhMEZQ0fM+iGRk+K9YgwLP322QhHwTxAAriqy317fnF/+4LRhTVSwGH78aMM3xym22yhvoIyTWRyK",
+	"+/qH2b1VIlwrhhgvHkLN+TyvmM24rRi60pH/0iRjuVNy1x0GYazYXNmzSPB++Miv6axbmjIrjr3jTC4I",
+	"REblyZWUEMj6mYOHz6altLQjFM426MG/zUP/4YbPposTEbyN5rOliZ/HN2yG5AVNew2fJFCebWrzjrP9",
+	"5Oczhyhv/LGZ+7F/dT28vrm6uLK+7DgG2NJhNB5DyNpOxJo6235X4bwpeRmW9el+N170fAUvurSjLHGj",
+	"mMnyVdRos0yNbk+GwvIs+2+qRqm5epTkA+pVw7QlBVzVy2Ymhy87RZ7qoOxScLTKDvRCKzzeqhswXwA2",
+	"hA9RKNhsEnuJVi0IE2KoSGyFnNyauIhUiAqhThXTqr3d1jeM/AsQ0UAE/eFZaFPU/fvgrWElVnLFj9rC",
+	"2URJr63jcpPJHlFFFjSzKgnIOrvwFmzE2SwCYzcUSco9yL6YJ2Cdk5rcCnG3FTbZ8tLMNqylGirl2pjN",
+	"f6Y6KaqOTA896c0MAF6fK0m1ZzxUJ6HEjQsY5CVHYPjIk9R7nK0KjZbYR9+U1XXZdKdTulPFUa++qdlr",
+	"y9e9rzqjZ3Hok1qN76X8HnpjzdNwGqYLC0+yqdWzri+urZyf/H4+9WAB6vjISoldLam7wbr9sk0c+crA",
+	"8c+W8rFYPYuL4d1t9o4qKznnpNVJMxQdiGIMSakhTr/R7XWO6Ks9a3j5pjO02m1rSrh8J8UgKW8VvtGr",
+	"pDLhb8sD5DVWbFrl1OxzZUPqQ0OH0Kr4YkwDzUft5iJaMSJTATD4A08GAiJO0tB/SCCQPKUCkeQG4148",
+	"DXkW9r1fx8B0ojOX4qszMlHHM6O4LDsptEoJFyYUWA289LEWF9MpvPp54MARkeC1TOqB/R0JKoDBUcwC",
+	"/hixB76olYagCKB1sOiS/hrb81h185WUsHwTuAPp/1PabRzN7ycYQFx81w4iFRde/KCDcGB/2+UMB5ep",
+	"bnNuz8gf5P9UBc82nNMX/bPO1anvXPbf/Xbx4Uye1bc/vHn327v+zZvLD3edq7u//vWmf/Lb1enZ00X/",
+	"XePm/uTP1aFfOcso+6hfv6t78YP8flubRmpm5TyCsgHGQPpd1Bn+GLoMhTNKzshcWE6u0L/CUdWHk/Zl",
+	"rhZb0N7OJeEDZU0tCS6kUIKSOY2GPBLKOzecSegwTycxz7bTzLFKFhF5J8JApVOHMQN/uNtymUu3DZ/4",
+	"1I8euVtjruMOhLsMBocofe+yPQflXjRvuV9jbtNlbpFUddles3jh/irhAD081nNtirlP8usyA9ssBfhr",
+	"yhW88ENi0nB/x/BT63YSzZiInjJkf3fzU4mTXXN3Gs3YLI4eI2TM9UNyjDI6M7Rhoa2yqTcCswL23BRD",
+	"o+lAuji5+dtZ//zyBzn9C/5yq2eBkyZzHuS630CHUbe2xhjIey5yBsXJ9fXN1c9np9DzZxjWt8p/nQ3J",
+	"Vf+6ciha2VCczNMJFynNg5yVVHAyVA3K5dXl2jE5WjcmJafBtsPi5IelomNO1rE7bUzSK+/65z+d93/5",
+	"mq4c1naz9Sq782xFmvUSX3fcn5SZpVKqqlE+3zHtFyD70qCq+IayEnnuhMt25PfIdHN/HsuZCdsp92Ie",
+	"y0UoJ7Sc8t4s/BtfKK9m/m/vQJNA/um9fEr8cUV9Sj71UiDqkcmfRAnlsME9AZL9ypst5wFE81uvPzat",
+	"ZbGFE8G8URJN5ykHh7S0Xu65kMcOD0gQMDlmCU/pRfhSEj18lTDyrmbvmaTprPf69Wd5+Rf50pqVW3Gf",
+	"rYm2REkvwmo6h/VGvVFv9o4aRw2rCtlm74NWQF0xqEH7BcwD+haf15UIACgw4tNI3CcoWrq6ZoD276Ko",
+	"/fKwKX9HWo1W9ERSxuCal2TzZ/k1t6iBtKw5Ba3P5IYQqmRJRbA75d6hUVi12kYmbqWy0Gq6sme5rFzu",
+	"qbqKz/JTUSlSwUOqirM35vjMSLBFNI/ZiE+86RhzucdwR6Z0DnpAkHFZ6EcQehWvU3VtVVjiMdX6gdDm",
+	"OJrPsCOF6Bkw/jGYFmzs1MOxPrk+1xfmO6tL51aPIQY4FeoNXV/d9hO1YrIx1jVdRDCLQpHmO6jrulRp",
+	"zfBCyPmjJxZZInlSYzPPxwLWlVUAalhQBmP4WCR8nnvtmzjyAt9L5Ld8X7Oy4kg5/rWeK85WzSad6ira",
+	"HkTK/9jvX2OOXxpRTSDqcoEgifl9mKTyvjrDfTHpDYT7r/YtjqMNZYhctoesiWyyhNHZ7/Tehcv2SBwM",
+	"Zw/RLCCHq17s+XGUJAMR8zQOEY9nD7oN74WXzmMJyF3UBP+zy/7EJvwT+/Hi5K19++OJ0zlQh0LsPSFq",
+	"f+CLXGzdQKi3gfzjvZCzKuF+zNPi66Bf9jkkVmd/PUnlV06Lf+wrHt6lHHiQr5VT1osDpmYNc+m72SE8",
+	"VP2/NLs7+2OiOzsQe+7HZk32FIUdy53NPba+9My6HAK3tjQI+Cg74BIBQhnIVA0cDgbpAbhPk4T7QxfF",
+	"f2/xpzhKAWqRaK78lqvGFFIb5OU8YHuBl0xGkRcHNT0otYEYWDdwAd0xsCj7XwsK0ZOS1FskDBRMYQop",
+	"dYM6O53HuM96KejfTr3ZQFQMZSYv/BRhMUw74TMPT1N9WVIjWb0nevOrhPIZdGh3qWkgwQC1POFTkQqn",
+	"kuBky39yQQdieYZ48shIUFRPk3sx1NWYTjH4/n6uI0V5iOnZ9L3A4Y57nDprjlesH6AzA54rnpL1FpQP",
+	"MI606mb7mvpeFGuGdAQ9hAMBSQ766aXxqlcunnwD1aMhBSaNojo7kdMRCVf6xCjRUGq8bAKGLSMFlvRW",
+	"DIEvn5JkMszeFJhmGHjfm6UwzPrM/sjjcByCYCHUxoBU+To70d+I5Es4DyD6fuotpJmckhi0ur1qfaOQ",
+	"yIbx2LDhVT9AXuvW5X/z+6HaC6CKXuXY7Ndw3OVzMTzdV6rSTG8sNSrwM54nUI1D/5DLHNDK5hjnAnhu",
+	"GvkPA7HniaAGq5jUTmx55oHowxTUtL3CbsnCFDmmKcR4yqGVphungiSUiOZ8+qTEqlu0IJNjpOKfwoQX",
+	"VgamXMlTJmB7HZbUsLE11mrg/zpsUhuIDpvUWLMB/23L/zrwbwf+DYfm//y302D/si/nQrvZYEEIpdlw",
+	"YqldsYouigQBtLe6tOlG9j87YlHaXejp+yphLvxakvvNR34rdTW0JDN4UTry1roGNmrV9QtjHPQgln/G",
+	"44rTvpZtHHju0wcBxLWhpQpUbOfHmM/B47G5SvxXo4rVB+CS/LJ8QSdojuv1LfqpF+W3fxX8ACRBVJo6",
+	"YeDWt5we9nnw7W3xEEWR0VLD7aG5RRMIfq3XTN9Jz1CnnKk2PXl4ONbYnQg/qX1ki7bpfXeb8VnTog2z",
+	"sGqnR5S39Zw83gCAWICAylOnqgJ8dfZ2wv0H5TMuHAivEgY2d0SHAh2DO43cc8330xXtB8iwChGshyw7",
+	"rFUNkQqdoIDTHXqxhA97xSzCAH37ue12f2Uzs8P020a2ok35ZXLMYo6CblNpxqIkb5JGs42zYcly+cZV",
+	"VNHQDWZUGNRLZtPXr5NNvUy+ap5/S9n6rVRAV5VN3yGmC2vh9pZ4CZXb4zmjlt8O7A4/GNtt72hkd/1G",
+	"YDe5M2557VHHPwisXaunE4RC+LJ9BH+ZucVQirpV4onfFzQPVEw2FuMJClyJ4hPRWgR535wclhqKISVH",
+	"6sqtqxibnwChl+52ETZ7lJlOSfNgCmFiVxivEh9ke5gd7mXqcfqpWcYmfmsXFe5TMrKijA8jYUAQO0cN",
+	"5cWM1weUCpTU8uuD0hexYB+Gq2MZcIwQ2gIW/x2bdal4fYORDUY2GNlgZIORDUY2GNlg5BfDyAdrMbJT",
+	"AMM/hY9eQbbyzU21bCVeQ3d6wqs/eg/gB14Fo8vYkVD14ejI7wYNbjfHjme3Ry3fDtq8Y48PPPVT82tR",
+	"dQGBvQzEJmirIKlShtoJebO9aJbaodgvQHAM/VvjJT1RTvZXCQuhsOc45HHC/Ikn7kFTOuZeEgl3v5cL",
+	"OZ+GAuS1VBMxl1ppfg+EXCLKec+eeCw3qPge5FTz8frqJerIj0qaVVBtEIuIMsGfBoLeUGfuTHtlQD0d",
+	"i7Dm2p8TjcG3rIL3A1GJ79kzw/s7+hAG0RtEbxC9QfQG0RtEbxC9QfQviOi727PeB51Gp9PpdrtdJcMt",
+	"57ncdUuXNJ1WezvBepArhwZbeB4MCf2Vb3canaPD1kGz0e52my3nqNNpt6sshLlGVHAnof6x7Xitkd32",
+	"24HNO+MDOzMIxs7OJgGhtpexAjIgTqg6ijWTreF4HuQr2BfwKV8L8gs5rBDoVMo9dDOJXXqYTrBcx4oP",
+	"xO8GmylG+JS6ZmCzgc0GNhvYbGCzgc0GNhvY/IKw+agMm3eTV7rdum4tIa+1jagQd1C4uIwGCRcrRtwG",
+	"cNz2nJHtt4I2gGOFja1dFX0Ilr0QLlZ0sYKmBemTBWVzVQFjHoTPhovxWerNx6rMZ1VdT1WtQBf3hEhw",
+	"wZ8YzcjdQk00ph6I5wHVZzgsBlMbTG0wtcHUBlMbTG0wtcHUL4ipD18KUyNqW9uGMqTWEjfnUFEqFFCo",
+	"EspW/mW59mEZfXOFraAXCmPbEKzSHjc9e+T4LQhWUfB7Z/CN8O2FsTfB362htxLqM/n5Jj/f5Oeb/HyT",
+	"n2/y801+/nedn6+leenkNvyQ4YcMP2T4IcMPGX7I8EOGH3pBfqizKVSxkuyRm3ZFudNlgqey8miR89mS",
+	"7okzsASETyPojp3RIbcP/KZnt8cNbne9zqHdGh0Fjt/k7fHB7t5WhchemPLB6rkZ4VNWjqSUrCrWZ+uU",
+	"/9zrniYRI+yuksRgT38Cd2hVSfsg4glUNk8mXszZXogV+JOBUJbYam2A/VL36qyvLK8w0UU/dIfcVwka",
+	"pyAZICeae8xciltFL3HCssIjOzl4exkFRBcEIVZsl72C/nEkwZK85GoKFbRxw1U8BtXknknLVJNYk+gJ",
+	"5TmBsnsM0U557khNNb2MgIGxIYwNYWwIY0MYG8LYEMaG+H4FDJZtiKMlY6FVpXOQ2Qpw3EznHABBKOSk",
+	"8B/KZsPzCCNsgthkgCjHsg0xn23eGNtec+RAzKfyOX+1AfIPkEbImweZGRAi7keZhJKdUumOTmg+GVe0",
+	"cUUbV7RxRRtXtHFFG1f09+6KvkXmxlBIhkIyFJKhkAyFZCgkQyEZCukfpxO/W5rCzQ6pv0kaCo8+UVF0",
+	"vsRINWtWEs1jH4iiWQh0FJbhq64OW0EhKdCD6cGO3xy3uH00agd223c8u8ubY/swOBh1vLbfGjnNnfki",
+	"idtegh7KV9QsskBF8ofK4xr6x9A/hv4x9I+hfwz9Y+iffwL6B89tQwAZAsgQQIYAMgSQIYAMAWQIoJcl",
+	"gJxvJ4CW+Z5lTmcWh77si3yJl/L7CAiOeRpOw1Qe5o9RwKdWz7q+uM4O7Jjfz6deDPwMcRxWoMgMeZme",
+	"Mit6VkUOKdAF3euOjvzD4IDbnXGbCq0cBQ63m+OGp37bnR6CV7wUQaTTBWI+i+KCiIXc/7G78iE0Besp",
+	"T0yskCGLDFlkyCJDFhmyyJBF3zdZRKu+L0/t3wcGNst+QNUgwG8tDecgYFmiBzqTwSUFn6yQpFfPw64C",
+	"6CDQ1fKdUdNrjO0uPwrstn84sr2Dccfm7UD9tINqWG58XiZke/MISKgUiezDyiZ9+f8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

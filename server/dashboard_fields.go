@@ -113,6 +113,10 @@ func (s *Server) FormSends() domain.FormSends {
 	}}
 }
 
+// PanelAnswers is the contact page's answer (domain.PanelAnswers, handed to the dashboard by
+// server/web) over this server's send pipeline.
+func (s *Server) PanelAnswers() domain.PanelAnswers { return domain.PanelAnswers{Sends: s.sends} }
+
 // checkAsRequestBody runs the checks apiMiddleware runs on a JSON body: strict input (NUL,
 // invalid UTF-8) and the SendTemplateRequest schema, with the same field paths and reasons.
 func (s *Server) checkAsRequestBody(b *gen.SendTemplateRequest) gen.FieldErrors {

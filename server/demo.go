@@ -126,7 +126,7 @@ func (l *demoLimiter) evict(now time.Time) {
 func (s *Server) demoLimit(c echo.Context, route *routers.Route) error {
 	ip := clientaddr.Key(c.Request(), s.opts.TrustedProxies)
 	perMin, burst, key := float64(demoRatePerMin), float64(demoBurst), "all|"+ip
-	if route.Operation != nil && route.Operation.OperationID == "sendTemplateMessage" {
+	if route.Operation != nil && (route.Operation.OperationID == "sendTemplateMessage" || route.Operation.OperationID == "sendMessage") {
 		perMin, burst, key = demoSendPerMin, demoSendBurst, "send|"+ip
 	}
 	ok, wait, remaining := s.demo.take(key, perMin, burst)

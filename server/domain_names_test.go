@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"testing"
 
 	"gateway/gen"
@@ -20,6 +21,8 @@ func TestDomainNamesAgree(t *testing.T) {
 		{domain.CodePlatformRejected, string(gen.ErrorCodePlatformRejected)},
 		{domain.CodePlatformUnavailable, string(gen.ErrorCodePlatformUnavailable)},
 		{domain.CodeIdempotencyConflict, string(gen.ErrorCodeIdempotencyConflict)},
+		{domain.CodeWindowClosed, string(gen.ErrorCodeWindowClosed)},
+		{strconv.Itoa(domain.PlatformCodeOutsideWindow), strconv.Itoa(whatsapp.CodeReengagement)},
 		{domain.ButtonURL, whatsapp.ButtonURL},
 		{domain.ButtonQuickReply, whatsapp.ButtonQuickReply},
 		{domain.ButtonCopyCode, whatsapp.ButtonCopyCode},

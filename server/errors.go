@@ -28,6 +28,8 @@ type apiError struct {
 	// the message it recorded, which the platform may have accepted.
 	MessageID      int64
 	OutcomeUnknown bool
+	// WindowClosedAt is when the customer's service window closed, on a 409 window_closed.
+	WindowClosedAt *time.Time
 	cause          error
 }
 
@@ -67,6 +69,7 @@ func fromSendError(se *domain.SendError) *apiError {
 	if se.Kind == domain.KindInvalid {
 		ae.Errors = se.Fields.ByPath()
 	}
+	ae.WindowClosedAt = se.WindowClosedAt
 	if se.Kind == domain.KindOutcomeUnknown {
 		ae.MessageID, ae.OutcomeUnknown = se.MessageID, true
 	}
@@ -102,6 +105,10 @@ func (s *Server) renderError(err error, c echo.Context) {
 	env := errorEnvelope(ae.Code, ae.Message)
 	if ae.OutcomeUnknown {
 		env.MessageId, env.OutcomeUnknown = &ae.MessageID, &ae.OutcomeUnknown
+	}
+	if ae.WindowClosedAt != nil {
+		at := ae.WindowClosedAt.UTC()
+		env.WindowClosedAt = &at
 	}
 	var body any = env
 	if ae.Errors != nil {

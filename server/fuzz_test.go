@@ -150,3 +150,38 @@ func FuzzInboundMessage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSendMessageBody sends arbitrary answers (POST /v1/messages) to a customer whose service
+// window is open, so that what passes our checks reaches the platform (the simulator). A 502
+// platform_rejected is the platform refusing what it was sent (a media id it does not know, its
+// pair rate limit) and is allowed; any other 5xx is not: a rule of the platform that our checks
+// miss makes our own client refuse the call, which answers 500.
+func FuzzSendMessageBody(f *testing.F) {
+	for _, s := range []string{
+		`{"destination":"15551234567","type":"text","text":{"body":"Yes, in blue","preview_url":true},"reply_to":1}`,
+		`{"destination":"15551234567","type":"image","image":{"link":"https://cdn.example.com/a.jpg","caption":"A"}}`,
+		`{"user_id":"US.1349120865","type":"location","location":{"latitude":-23.5,"longitude":-46.6,"name":"Shop"}}`,
+		`{"destination":"15551234567","type":"contacts","contacts":[{"name":{"formatted_name":" "},"phones":[{"phone":"+1"}]}]}`,
+		`{"destination":"15551234567","type":"reaction","reaction":{"message_id":1,"emoji":""}}`,
+		`{"destination":"15551234567","type":"interactive","interactive":{"type":"button","body":"b","header":" ","buttons":[{"id":" ","title":"A"}]}}`,
+		`{"destination":"15551234567","type":"interactive","interactive":{"type":"list","body":"b","button":"L","sections":[{"title":" ","rows":[{"id":"a","title":"A"}]}]}}`,
+		`{"destination":"15551234567","type":"document","document":{"id":"1","filename":"a.pdf","caption":"\u0000"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	env, tn := sendEnv(f, servertest.Config{Logger: fuzzLogger})
+	wrote(f, env, tn, "15551234567", "US.1349120865", time.Now())
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := servertest.Request{Method: http.MethodPost, Path: "/v1/messages", Key: tn.Live, Body: body}
+		resp, err := env.DoConcurrent(r)
+		if resp == nil {
+			t.Fatalf("%s %s: %v", r.Method, r.Path, err)
+		}
+		if resp.Status >= 500 && !(resp.Status == http.StatusBadGateway && resp.Code(t) == "platform_rejected") {
+			t.Fatalf("%s %s %q → %d %s", r.Method, r.Path, r.Body, resp.Status, resp.Body)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -31,6 +31,11 @@ type messaging interface {
 	broadcastTarget(ctx context.Context, accountID int64, name, language string) (domain.BroadcastTarget, error)
 	// testBroadcasts: the key sees the account's test-mode broadcasts, not its live ones.
 	testBroadcasts() bool
+	// answer sends a non-template message (POST /v1/messages; answers_modes.go) through
+	// server/domain and counts it; a passed domain.CheckAnswer.
+	answer(ctx context.Context, p Principal, a domain.Answer) (domain.SentMessage, error)
+	// markRead marks a received message read and returns its platform id.
+	markRead(ctx context.Context, p Principal, id int64) (string, error)
 }
 
 // keyMode is what a key's mode selects.

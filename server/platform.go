@@ -18,6 +18,8 @@ type Platform interface {
 	SendTemplate(ctx context.Context, token, phoneNumberID string, m whatsapp.TemplateSend) (whatsapp.SendResult, error)
 	SendText(ctx context.Context, token, phoneNumberID, to, body string) (whatsapp.SendResult, error)
 	ListTemplates(ctx context.Context, token, wabaID string) ([]whatsapp.Template, error)
+	SendMessage(ctx context.Context, token, phoneNumberID string, m whatsapp.Message) (whatsapp.SendResult, error)
+	MarkRead(ctx context.Context, token, phoneNumberID, messageID string, typing bool) error
 }
 
 // messenger adapts the Platform to the domain's send pipeline (domain.Messenger): each kind
@@ -42,6 +44,13 @@ func (m messenger) Send(ctx context.Context, from store.Connection, to string, p
 			send.Buttons = append(send.Buttons, whatsapp.ButtonParam{Index: b.Index, Type: b.Type, Value: b.Value})
 		}
 		return accepted(m.p.SendTemplate(ctx, from.AccessToken, from.PhoneNumberID, send))
+	case domain.AnswerPayload:
+		msg, err := answerMessage(to, p)
+		if err != nil {
+			return domain.Accepted{}, &domain.PlatformError{Outcome: domain.PlatformBadArgument, Cause: err}
+		}
+		msg.CallbackData = callbackData
+		return accepted(m.p.SendMessage(ctx, from.AccessToken, from.PhoneNumberID, msg))
 	}
 	return domain.Accepted{}, &domain.PlatformError{Outcome: domain.PlatformBadArgument,
 		Cause: fmt.Errorf("%w: no platform call sends a %q message", whatsapp.ErrInvalidArgument, p.MessageType())}
@@ -100,4 +109,53 @@ func platformTitle(pe *whatsapp.Error) string {
 		}
 	}
 	return msg
+}
+
+// answerMessage is an answer as the platform receives it: the recipient (the number to, or the
+// payload's user id), the content of its kind, and the platform's ids of the quoted and
+// reacted-to messages.
+func answerMessage(to string, p domain.AnswerPayload) (whatsapp.Message, error) {
+	a := p.Answer
+	m := whatsapp.Message{To: to, ToUserID: a.UserID, ReplyTo: p.ReplyToWamid}
+	media := func(md *domain.AnswerMedia) *whatsapp.MediaMessage {
+		return &whatsapp.MediaMessage{ID: md.ID, Link: md.Link, Caption: md.Caption, Filename: md.Filename}
+	}
+	switch a.Type {
+	case domain.AnswerText:
+		m.Text = &whatsapp.TextMessage{Body: a.Text.Body, PreviewURL: a.Text.PreviewURL}
+	case domain.AnswerImage:
+		m.Image = media(a.Image)
+	case domain.AnswerVideo:
+		m.Video = media(a.Video)
+	case domain.AnswerAudio:
+		m.Audio = media(a.Audio)
+	case domain.AnswerDocument:
+		m.Document = media(a.Document)
+	case domain.AnswerSticker:
+		m.Sticker = media(a.Sticker)
+	case domain.AnswerLocation:
+		l := a.Location
+		m.Location = &whatsapp.LocationMessage{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address}
+	case domain.AnswerContacts:
+		if err := json.Unmarshal(a.Contacts, &m.Contacts); err != nil {
+			return m, fmt.Errorf("contact cards: %w", err)
+		}
+	case domain.AnswerReaction:
+		m.Reaction = &whatsapp.Reaction{MessageID: p.ReactToWamid, Emoji: a.Reaction.Emoji}
+	case domain.AnswerInteractive:
+		im := a.Interactive
+		w := &whatsapp.InteractiveMessage{Type: im.Type, Header: im.Header, Body: im.Body, Footer: im.Footer, ListButton: im.Button}
+		for _, b := range im.Buttons {
+			w.Buttons = append(w.Buttons, whatsapp.ReplyButton{ID: b.ID, Title: b.Title})
+		}
+		for _, sec := range im.Sections {
+			ws := whatsapp.ListSection{Title: sec.Title}
+			for _, r := range sec.Rows {
+				ws.Rows = append(ws.Rows, whatsapp.ListRow{ID: r.ID, Title: r.Title, Description: r.Description})
+			}
+			w.Sections = append(w.Sections, ws)
+		}
+		m.Interactive = w
+	}
+	return m, nil
 }

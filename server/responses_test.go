@@ -29,6 +29,8 @@ func everyOperation() []servertest.Request {
 		{Method: "GET", Path: "/v1/media/1037543291543636"},
 		{Method: "POST", Path: "/v1/media", Body: "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\nPNG\r\n--b--\r\n",
 			Header: map[string]string{"Content-Type": "multipart/form-data; boundary=b"}},
+		{Method: "POST", Path: "/v1/messages", Body: map[string]any{"destination": "15551234567", "type": "text", "text": map[string]any{"body": "Hi"}}},
+		{Method: "POST", Path: "/v1/messages/1/read"},
 	}, broadcastOps(1)...)
 }
 
@@ -57,8 +59,8 @@ func TestEveryOperationDemoLimit(t *testing.T) {
 		env.Do(servertest.Request{Method: "GET", Path: "/v1/me", Key: demo})
 	}
 	for _, r := range everyOperation() {
-		if r.Method == "POST" && r.Path == "/v1/messages/template" {
-			continue // sends have their own bucket (TestDemoKeySendLimit)
+		if r.Method == "POST" && (r.Path == "/v1/messages/template" || r.Path == "/v1/messages") {
+			continue // sends have their own bucket (TestDemoKeySendLimit, TestAnswerDemoLimit)
 		}
 		r.Key = demo
 		if got := env.Do(r); got.Status != http.StatusTooManyRequests || got.Code(t) != "rate_limited" {

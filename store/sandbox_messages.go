@@ -88,3 +88,12 @@ func (s *Store) DeleteSandboxMessagesBefore(ctx context.Context, cutoff time.Tim
 	}
 	return res.RowsAffected()
 }
+
+// SandboxMessageID returns the platform id of the message with that id the sandbox number
+// received for the account; ErrNotFound when there is none.
+func (s *Store) SandboxMessageID(ctx context.Context, accountID, id int64) (string, error) {
+	var wamid string
+	err := s.db.GetContext(ctx, &wamid, `SELECT platform_message_id FROM sandbox_messages WHERE account_id = $1 AND id = $2`,
+		accountID, id)
+	return wamid, translate(err)
+}

@@ -10,8 +10,9 @@ import (
 // reports parked for its platform id meanwhile are found.
 
 // recordSentSQL closes pending sends the platform accepted: platform id, status sent and
-// sent_at (the history's sent), the message.sent event, and the platform's wa_id as a contact
-// alias when it differs from the destination. It takes a batch, one send per element of the
+// sent_at (the history's sent), the message.sent event (with the message's type, and the user
+// id a send to a user id keeps in its content), and the platform's wa_id as a contact alias
+// when it differs from the destination. It takes a batch, one send per element of the
 // JSON array $1 (sentRow), each for a different message: the send path batches concurrent
 // recordings into it (group commit, server/groupcommit); an adoption runs it with one.
 //
@@ -24,13 +25,14 @@ var recordSentSQL = `WITH r AS (
 		FROM r
 		WHERE messages.account_id = r.account_id AND messages.id = r.message_id AND messages.status = 'pending'
 		RETURNING r.i, r.account_id, r.wamid, r.wa_id, messages.id, messages.contact_id, messages.conversation_id,
-			messages.destination, messages.template_name, messages.client_reference, messages.source
+			messages.destination, messages.template_name, messages.client_reference, messages.source, messages.type,
+			messages.content->>'user_id' AS user_id
 	), e AS (
 		INSERT INTO events (account_id, type, data)
 		SELECT m.account_id, 'message.sent', jsonb_build_object('message_id', m.id, 'chat_message_id', m.wamid,
 			'conversation_id', m.conversation_id, 'contact_id', m.contact_id, 'destination', m.destination,
-			'template', m.template_name, 'source', m.source)
-			|| jsonb_strip_nulls(jsonb_build_object('client_reference', m.client_reference))
+			'template', m.template_name, 'source', m.source, 'type', m.type)
+			|| jsonb_strip_nulls(jsonb_build_object('client_reference', m.client_reference, 'user_id', m.user_id))
 		FROM m ORDER BY m.i
 	), a AS (
 		INSERT INTO contact_aliases (account_id, alias, contact_id)

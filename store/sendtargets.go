@@ -148,9 +148,10 @@ const sendTargetSelect = `SELECT c.account_id, c.waba_id, c.phone_number_id, c.p
 // most one); otherwise the account's approved templates called name, in language when it is
 // not "" (ordered by language, at most 20). It returns ErrNotFound when the account has no
 // number connected, an empty list when no template matches, and fails otherwise only when the
-// database does. While CacheSendTargets is on, an answer that found templates is kept and
-// given again until the account's number or templates change (sendtargets.go); the caller
-// must not change what it gets.
+// database does. With templateID 0 and name "" it reads the number alone (the send of a
+// message that is not a template). While CacheSendTargets is on, an answer that found
+// templates, or the number alone, is kept and given again until the account's number or
+// templates change (sendtargets.go); the caller must not change what it gets.
 func (s *Store) SendTarget(ctx context.Context, accountID, templateID int64, name, language string) (Connection, []Template, error) {
 	k := targetKey{account: accountID, templateID: templateID, name: name, language: language}
 	e, gen, ok := s.targets.get(k)
@@ -158,7 +159,7 @@ func (s *Store) SendTarget(ctx context.Context, accountID, templateID int64, nam
 		return e.conn, e.templates, nil
 	}
 	conn, ts, err := s.sendTarget(ctx, accountID, templateID, name, language)
-	if err == nil && len(ts) > 0 {
+	if err == nil && (len(ts) > 0 || (templateID == 0 && name == "")) {
 		s.targets.put(k, gen, targetEntry{conn: conn, templates: ts})
 	}
 	return conn, ts, err

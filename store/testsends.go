@@ -31,16 +31,23 @@ type TestSendInput struct {
 	ConversationID    int64
 	ContactID         int64
 	ClientReference   string // "" for none
+	// Type is the message's type for its message.sent event: "" is a template, else an
+	// answer's kind ("text", "image", ...).
+	Type string
 }
 
 const testMessageColumns = `id, account_id, destination, template_name, delivery, platform_message_id, created_at,
 	client_reference`
 
-// RecordTestSend stores a test-mode send and its message.sent event (marked test) in one
-// statement. It fails only when the database does (or for a delivery other than simulated or
+// RecordTestSend stores a test-mode send and its message.sent event (marked test, with the
+// message's type) in one statement. It fails only when the database does (or for a delivery other than simulated or
 // real), and then nothing is written.
 func (s *Store) RecordTestSend(ctx context.Context, accountID int64, in TestSendInput) (TestMessage, error) {
 	var m TestMessage
+	typ := in.Type
+	if typ == "" {
+		typ = TypeTemplate
+	}
 	err := s.getPrepared(ctx, &m, `WITH t AS (
 			INSERT INTO test_messages (account_id, destination, template_name, delivery, platform_message_id, created_at,
 				client_reference)
@@ -50,12 +57,12 @@ func (s *Store) RecordTestSend(ctx context.Context, accountID int64, in TestSend
 			INSERT INTO events (account_id, type, test, data)
 			SELECT $1::bigint, 'message.sent', true, jsonb_build_object('message_id', t.id,
 				'chat_message_id', t.platform_message_id, 'conversation_id', $7::bigint, 'contact_id', $8::bigint,
-				'destination', t.destination, 'template', t.template_name, 'source', 'api')
+				'destination', t.destination, 'template', t.template_name, 'source', 'api', 'type', $10::text)
 				|| jsonb_strip_nulls(jsonb_build_object('client_reference', t.client_reference))
 			FROM t
 		)
 		SELECT * FROM t`, accountID, in.Destination, in.TemplateName, in.Delivery, in.PlatformMessageID,
-		in.CreatedAt.UTC(), in.ConversationID, in.ContactID, nullString(in.ClientReference))
+		in.CreatedAt.UTC(), in.ConversationID, in.ContactID, nullString(in.ClientReference), typ)
 	if err == nil {
 		s.eventsWritten()
 	}

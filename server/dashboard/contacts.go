@@ -73,6 +73,8 @@ type contactData struct {
 	BlockedBy *store.AuditEntry
 	// ByOptOut reports that the contact blocked itself with STOP.
 	ByOptOut bool
+	// Answer is the answer section: the service window and its form (answer.go).
+	Answer answerData
 }
 
 // contactPage is one contact: details, the edit form, block or unblock, and its conversation's
@@ -101,6 +103,10 @@ func (d *Dashboard) contactForm(w http.ResponseWriter, r *http.Request, s *store
 		return
 	}
 	data := contactData{Contact: c, Messages: p.Messages}
+	if data.Answer, err = d.answerSection(r, s, c); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
 	if c.Blocked {
 		e, err := d.cfg.Store.LastBlock(r.Context(), s.AccountID, c.Mobile)
 		if err == nil {

@@ -98,6 +98,9 @@ type Config struct {
 	// Sender sends from the form through the API's send path; nil: the send page says it is
 	// not configured.
 	Sender domain.Sender
+	// Answerer answers from a contact's page through the API's answer path; nil: the page
+	// says answering is not configured.
+	Answerer domain.Answerer
 	// ClientAddr is the client's address for the sign-in throttle; nil means the
 	// connection's address (clientaddr.Key with no trusted proxy).
 	ClientAddr func(*http.Request) string
@@ -225,6 +228,7 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/contacts/{id}", d.editContact)
 	auth("POST /dashboard/contacts/{id}/block", d.blockContact)
 	auth("POST /dashboard/contacts/{id}/unblock", d.unblockContact)
+	auth("POST /dashboard/contacts/{id}/answer", d.answerContact)
 	auth("GET /dashboard/request-log", d.requestLog)
 	auth("GET /dashboard/request-log/{id}", d.attemptPage)
 	auth("GET /dashboard/api-errors", d.apiErrors)
@@ -452,6 +456,7 @@ var notices = map[string]string{
 	"password":           "Your password was changed. Other sessions were signed out.",
 	"connected":          "Your WhatsApp number is connected.",
 	"contact-saved":      "The contact was saved.",
+	"answered":           "The answer was sent. It is listed under Messages with the status the platform reports.",
 	"synced":             "The templates were synced from the platform.",
 	"sync-failed":        "The platform could not be reached or refused the sync; try again shortly.",
 	"sync-unavailable":   "Syncing is not configured on this server.",

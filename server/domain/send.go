@@ -162,6 +162,7 @@ type Outgoing struct {
 	AccountID   int64
 	From        store.Connection // the account's connected number
 	Destination string           // digits, country code first
+	UserID      string           // or the recipient's business-scoped user id ("" with a Destination)
 	Name        string           // the contact's name when the send creates the contact
 	Campaign    string           // the campaign's name; "" is DefaultCampaign
 	// Payload is what goes to the platform; its MessageType is the message's type.
@@ -174,6 +175,10 @@ type Outgoing struct {
 	ClientReference string
 	Key             *HeldKey // the Idempotency-Key the send holds; nil for none
 	Source          string   // "api" or "panel"
+	// Answer: a non-template message, recorded only while the person's service window is
+	// open (store.SendInput.Answer); a closed window, ours or the platform's (131047), is a
+	// KindConflict window_closed refusal.
+	Answer bool
 }
 
 // Sent is what the pipeline recorded of a send the platform accepted.
@@ -208,9 +213,15 @@ func (s *Sends) Deliver(ctx context.Context, o Outgoing) (Sent, error) {
 	// store.MobileForms and the aliases, and the check sees every contact that is the person.
 	// The statement is shared with concurrent sends (s.begins): it runs to its end even when this
 	// client goes away meanwhile, and then this send goes on like any other that began.
-	begin, err := s.begins.Do(store.SendBegin{AccountID: o.AccountID, SendInput: store.SendInput{Mobile: o.Destination, Name: o.Name,
+	in := store.SendInput{Mobile: o.Destination, UserID: o.UserID, Name: o.Name,
 		CampaignName: campaign, TemplateID: o.TemplateID, TemplateName: o.TemplateName, Content: o.Content,
-		ClientReference: o.ClientReference, IdempotencyKey: o.Key.key(), Source: o.Source}})
+		ClientReference: o.ClientReference, IdempotencyKey: o.Key.key(), Source: o.Source}
+	if o.Answer {
+		// The same statement reads the person's service window: nothing is written when it is
+		// closed.
+		in.Type, in.Answer, in.Now = o.Payload.MessageType(), true, s.cfg.Clock()
+	}
+	begin, err := s.begins.Do(store.SendBegin{AccountID: o.AccountID, SendInput: in})
 	if err == nil {
 		err = begin.err
 	}
@@ -218,8 +229,11 @@ func (s *Sends) Deliver(ctx context.Context, o Outgoing) (Sent, error) {
 		return Sent{}, err
 	}
 	rec := begin.rec
-	if rec.Blocked {
+	switch {
+	case rec.Blocked:
 		return Sent{}, errBlocked()
+	case rec.WindowClosed:
+		return Sent{}, errWindowClosed(rec.WindowExpiresAt, nil)
 	}
 
 	// The message row is committed: from here on the client going away must not stop the
@@ -228,6 +242,9 @@ func (s *Sends) Deliver(ctx context.Context, o Outgoing) (Sent, error) {
 	pctx, cancel := context.WithTimeout(ctx, s.cfg.SendTimeout)
 	res, err := s.cfg.Messenger.Send(pctx, o.From, o.Destination, o.Payload, strconv.FormatInt(rec.MessageID, 10))
 	cancel()
+	if err != nil && o.Answer && outsideWindow(err) {
+		return Sent{}, s.windowClosedByPlatform(ctx, o.AccountID, rec.MessageID, err)
+	}
 	if err != nil {
 		return Sent{}, s.sendFailed(ctx, o.AccountID, rec.MessageID, o.Key, err)
 	}
@@ -299,8 +316,8 @@ func (s *Sends) beginSends(ctx context.Context, ws []store.SendBegin) ([]begun, 
 	return out, nil
 }
 
-// beginKey: two sends to one person never share a statement (store.SendKeys).
-func beginKey(w store.SendBegin) []any { return store.SendKeys(w.AccountID, w.Mobile) }
+// beginKey: two sends to one person never share a statement (store.SendKeysOf).
+func beginKey(w store.SendBegin) []any { return store.SendKeysOf(w.AccountID, w.SendInput) }
 
 // sentKey: the recordings of one message never share a statement (store.RecordSentWrites).
 func sentKey(w store.SentWrite) []any { return []any{[2]int64{w.AccountID, w.MessageID}} }
@@ -403,5 +420,32 @@ func (s *Sends) sendFailed(ctx context.Context, accountID, messageID int64, held
 // itself and leaves an unknown outcome uncounted.
 func counted(err error) bool {
 	se := AsSendError(err)
-	return se == nil || (se.Kind != KindUpstream && se.Kind != KindOutcomeUnknown)
+	return se == nil || (se.Kind != KindUpstream && se.Kind != KindOutcomeUnknown &&
+		!(se.Code == CodeWindowClosed && outsideWindow(se.cause)))
+}
+
+// PlatformCodeOutsideWindow is the platform's error code for a message outside the customer's
+// service window (whatsapp.CodeReengagement; TestDomainNamesAgree holds them equal).
+const PlatformCodeOutsideWindow = 131047
+
+// outsideWindow reports whether the platform refused a send because the customer's service
+// window is closed.
+func outsideWindow(err error) bool {
+	var pe *PlatformError
+	return errors.As(err, &pe) && pe.Outcome == PlatformRejected && pe.Code == PlatformCodeOutsideWindow
+}
+
+// windowClosedByPlatform closes an answer the platform refused with 131047: the message fails
+// as any refused send, and the caller gets the same 409 window_closed as when our record of the
+// window says so. It counts the send with the platform's code.
+func (s *Sends) windowClosedByPlatform(ctx context.Context, accountID, messageID int64, err error) error {
+	f, _ := platformFailure(err, s.cfg.SendTimeout)
+	if rerr := s.cfg.Store.RecordSendFailure(ctx, accountID, messageID, f, s.cfg.Clock()); rerr != nil {
+		return fmt.Errorf("record failed answer %d (%v): %w", messageID, err, rerr)
+	}
+	s.log.WarnContext(ctx, "platform refused answer: service window closed", "message_id", messageID)
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.ObserveSend(ModeLive, CodeWindowClosed, strconv.Itoa(PlatformCodeOutsideWindow))
+	}
+	return errWindowClosed(nil, err)
 }

@@ -37,6 +37,7 @@ const (
 	CodePlatformRejected    = "platform_rejected"
 	CodePlatformUnavailable = "platform_unavailable"
 	CodeIdempotencyConflict = "idempotency_conflict"
+	CodeWindowClosed        = "window_closed"
 )
 
 // SendError is a send refused or failed in a way its caller can act on: the one error
@@ -52,7 +53,10 @@ type SendError struct {
 	MessageID int64
 	// RetryAfter, when not zero, is how long the caller should wait before trying again.
 	RetryAfter time.Duration
-	cause      error
+	// WindowClosedAt is when the customer's service window closed, on a window_closed
+	// refusal (nil when the customer never wrote or the platform said so).
+	WindowClosedAt *time.Time
+	cause          error
 }
 
 func (e *SendError) Error() string {
@@ -91,4 +95,11 @@ func errNotConnected() *SendError {
 // errBlocked is the refusal of a send to a contact who opted out.
 func errBlocked() *SendError {
 	return &SendError{Kind: KindConflict, Code: CodeContactBlocked, Message: "The contact has opted out and cannot be messaged"}
+}
+
+// errWindowClosed is the refusal of an answer outside the customer's service window (our
+// record of it, or the platform's 131047); closedAt is when it closed, nil when unknown.
+func errWindowClosed(closedAt *time.Time, cause error) *SendError {
+	return &SendError{Kind: KindConflict, Code: CodeWindowClosed, Message: WindowClosedMessage(closedAt),
+		WindowClosedAt: closedAt, cause: cause}
 }

@@ -69,6 +69,7 @@ func Mount(api *server.Server, cfg Config) (*dashboard.Dashboard, error) {
 		ValidateWebhookURL: eventhook.ValidateURL,
 		EventBody:          domain.EventBody,
 		Sender:             api.FormSends(),
+		Answerer:           api.PanelAnswers(),
 		Syncer: func(ctx context.Context, accountID int64) error {
 			_, err := api.SyncTemplates(ctx, accountID)
 			return err
