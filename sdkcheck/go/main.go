@@ -209,7 +209,7 @@ func run(ctx context.Context) error {
 		}
 		names = append(names, n)
 	}
-	if got := strings.Join(names, ","); got != "message.received,message.sent,message.status,contact.created,webhook.test" {
+	if got := strings.Join(names, ","); got != "message.received,message.sent,message.status,contact.created,webhook.test,message.received_without_number,message.edited,message.deleted,contact.created_without_number,contact.updated" {
 		return fmt.Errorf("event examples: %s", got)
 	}
 	// Media: receive an image and fetch it, upload a file (media.go).
@@ -240,6 +240,16 @@ func describe(w client.WebhookEvent) (string, error) {
 		_ = e.Data.Name + e.Data.Mobile
 	case client.WebhookTestEvent:
 		_ = fmt.Sprint(e.Data.EndpointId) + e.Data.Message
+	case client.MessageReceivedWithoutNumberEvent:
+		_ = e.Data.UserId + fmt.Sprint(e.Data.Type)
+	case client.MessageEditedEvent:
+		_ = fmt.Sprint(e.Data.MessageId, e.Data.EditedAt)
+	case client.MessageDeletedEvent:
+		_ = fmt.Sprint(e.Data.MessageId, e.Data.DeletedAt)
+	case client.ContactCreatedWithoutNumberEvent:
+		_ = e.Data.Name + e.Data.UserId
+	case client.ContactUpdatedEvent:
+		_ = fmt.Sprint(e.Data.ContactId, e.Data.Reason)
 	default:
 		return "", fmt.Errorf("unknown event %T", v)
 	}

@@ -138,13 +138,23 @@ function describe(e: Schemas["WebhookEvent"]): string {
       return `${e.data.name} ${e.data.mobile}`;
     case "webhook.test":
       return `${e.data.endpoint_id}: ${e.data.message}`;
+    case "message.received_without_number":
+      return `${e.data.user_id}: ${e.data.type}`;
+    case "message.edited":
+      return `${e.data.message_id} edited at ${e.data.edited_at}`;
+    case "message.deleted":
+      return `${e.data.message_id} deleted at ${e.data.deleted_at}`;
+    case "contact.created_without_number":
+      return `${e.data.name} ${e.data.user_id}`;
+    case "contact.updated":
+      return `${e.data.contact_id} ${e.data.reason}`;
   }
 }
 for (const e of [received, sentEvent, statusEvent, contactEvent, testEvent]) describe(e);
 const examples = await live.GET("/events/examples");
 check(examples.data !== undefined, `GET /events/examples: ${examples.response.status}`);
 const names = examples.data.data.events.map((e) => (describe(e), e.event));
-check(names.join(",") === "message.received,message.sent,message.status,contact.created,webhook.test", `examples ${names}`);
+check(names.join(",") === "message.received,message.sent,message.status,contact.created,webhook.test,message.received_without_number,message.edited,message.deleted,contact.created_without_number,contact.updated", `examples ${names}`);
 
 // Media: receive an image and fetch it, upload a file (media.ts).
 console.log(`sdkcheck (ts): media: ${await mediaSteps(live, keys.simulator_url, me.data.data.chat.phone_number_id, check)}`);
