@@ -245,19 +245,6 @@ func (s *Store) AdoptBroadcastRecipient(ctx context.Context, accountID, recipien
 	return n == 1, err
 }
 
-// FailBroadcastMessage records that the account's sent broadcast message failed later (a
-// failed status report), with the platform's code and the time before which the person must
-// not be tried again (131049), if any. It reports whether a recipient changed.
-func (s *Store) FailBroadcastMessage(ctx context.Context, accountID int64, messageID string, code int, title string, retryNotBefore *time.Time) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE broadcast_recipients SET state = 'failed', error_code = $3, error_title = $4, retry_not_before = $5
-		WHERE account_id = $1 AND message_id = $2 AND state = 'sent'`, accountID, messageID, code, title, retryNotBefore)
-	if err != nil {
-		return false, translate(err)
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
-}
-
 // ExpireBroadcastSending moves recipients marked sending before cutoff (their process died
 // between the mark and recording the answer) to unknown: they are never called again, and a
 // status report can still adopt them. It returns how many it moved.
