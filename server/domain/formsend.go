@@ -2,11 +2,9 @@ package domain
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 
 	"gateway/server/refusal"
-	"gateway/store"
 )
 
 // FormSend is a send from the dashboard's form.
@@ -73,61 +71,14 @@ func (f FormSends) SendFromForm(ctx context.Context, accountID int64, in FormSen
 	if len(fe) > 0 {
 		return FormSent{}, Invalid(fe)
 	}
-	st := f.Sends.cfg.Store
-	key := ""
-	if in.IdempotencyKey != "" {
-		key = "panel:" + in.IdempotencyKey
-		fp, _ := json.Marshal(req)
-		sum := sha256.Sum256(fp)
-		rec, err := st.BeginIdempotent(ctx, accountID, key, sum[:])
-		if err != nil {
-			return FormSent{}, err
-		}
-		switch rec.State {
-		case store.IdempotencyReplay:
-			var sent FormSent
-			if err := json.Unmarshal(rec.Response, &sent); err != nil || sent.MessageID == 0 {
-				return FormSent{}, formRefusalOf(rec.Response)
-			}
-			sent.Replayed = true
-			return sent, nil
-		case store.IdempotencyMismatch, store.IdempotencyInFlight:
-			return FormSent{}, &SendError{Kind: KindConflict, Code: CodeIdempotencyConflict,
-				Message: "This form was already submitted. Open the send page again to send another message."}
-		}
-	}
-	// The key goes with the send, which binds it to its message before the platform call
-	// (store.BeginSend): from then on no failure releases it for a re-send.
-	held := &HeldKey{Key: key}
 	req.AccountID, req.Source = accountID, "panel"
-	if key != "" {
-		req.Key = held
-	}
-	res, err := f.Sends.SendTemplate(ctx, req)
-	ctx = context.WithoutCancel(ctx)
-	sent := FormSent{MessageID: res.MessageID}
-	refused := AsSendError(err)
-	if key != "" && !held.OutcomeUnknown() { // an unknown outcome leaves the key held, unfinished
-		switch {
-		case refused != nil && (refused.Kind == KindInvalid || refused.Kind == KindNotFound):
-			// Refused before anything was sent (a wrong variable count, a missing template):
-			// the person corrects the form and submits it again with the same key.
-			st.ReleaseIdempotent(ctx, accountID, key)
-		case refused != nil:
-			out, _ := json.Marshal(formRefusal{Kind: refused.Kind, Code: refused.Code, Message: refused.Message})
-			st.FinishIdempotent(ctx, accountID, key, formRefusalStatus, out)
-		case err != nil:
-			// Released only if no message holds it yet (store.ReleaseIdempotent keeps bound keys).
-			st.ReleaseIdempotent(ctx, accountID, key)
-		default:
-			out, _ := json.Marshal(sent)
-			st.FinishIdempotent(ctx, accountID, key, formSentStatus, out)
-		}
-	}
-	if err != nil {
-		return FormSent{}, err
-	}
-	return sent, nil
+	return f.Sends.formOnce(ctx, accountID, "panel", in.IdempotencyKey, req,
+		"This form was already submitted. Open the send page again to send another message.",
+		func(held *HeldKey) (int64, error) {
+			req.Key = held
+			res, err := f.Sends.SendTemplate(ctx, req)
+			return res.MessageID, err
+		})
 }
 
 // What a form's idempotency record keeps: the sent message (FormSent), or the refusal a
