@@ -16,8 +16,9 @@ import (
 // claim loses it when the lease runs out. Before its platform call a recipient is marked
 // 'sending' in its own statement (MarkBroadcastSending), which succeeds only for the claim's
 // holder while the broadcast runs: a recipient whose call may have happened is never claimed
-// again. A 'sending' row whose answer never came is moved to 'unknown' (ExpireBroadcastSending)
-// and stays there until a status report adopts it (AdoptBroadcastRecipient).
+// again. A keyed sender's 'sending' row whose answer never came is settled from its message
+// (SettleBroadcastRecipients); an unkeyed one is moved to 'unknown' (ExpireBroadcastSending)
+// until a status report adopts it (AdoptBroadcastRecipient).
 
 // Broadcast states.
 const (

@@ -4,9 +4,12 @@
 //
 // The queue is the broadcast_recipients table (store): the engine claims due recipients in
 // small batches with a lease, and marks each one 'sending' in its own statement before the
-// platform call. A recipient whose call may have happened is never called again: after a
-// crash, rows left 'sending' become 'unknown' and wait for a status report naming them
-// (store.AdoptBroadcastRecipient through the callback data), instead of being resent.
+// platform call. A recipient whose call may have happened is never called again. The gateway
+// runs the engine keyed (Config.Keyed, serve_broadcast.go): each recipient's idempotency key is
+// bound to its message before the call, and after a crash the sweep settles rows left
+// 'sending' from their messages (store.SettleBroadcastRecipients): sent, failed, due again when
+// no message was recorded, unknown otherwise. Unkeyed, rows left 'sending' become 'unknown'
+// and wait for a status report naming them (store.AdoptBroadcastRecipient).
 package broadcast
 
 import (
