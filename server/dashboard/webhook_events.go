@@ -36,6 +36,8 @@ var eventTypeHelp = map[string]string{
 	store.EventMessageDeleted:               "A customer deleted a message they sent.",
 	store.EventContactCreatedWithoutNumber:  "A customer known only by their user id reached the workspace for the first time.",
 	store.EventContactUpdated:               "A contact's number or user id changed (the customer changed number, or two contacts turned out to be one person).",
+	store.EventBroadcastPaused:              "A broadcast paused: by a teammate or the API, because the portfolio's 24-hour budget was spent (with the time it resumes), or because its template was paused.",
+	store.EventBroadcastCompleted:           "A broadcast finished: every recipient was sent or failed; the body has the counts.",
 }
 
 // eventTypeChoices lists every event type, those of chosen checked.
