@@ -96,6 +96,19 @@ func TestBrowserPhoneLayout(t *testing.T) {
 			if overflow > 0 {
 				t.Errorf("%s scrolls sideways by %d px", name, overflow)
 			}
+			// A table's cells carry the label of the heading above them (phones show it beside
+			// each value), so a heading out of order with its cells shows on both widths.
+			var mislabelled string
+			b.Eval(`Array.from(document.querySelectorAll("table")).flatMap(t => {
+				const heads = Array.from(t.querySelectorAll("thead th")).map(th => th.textContent.trim());
+				return Array.from(t.querySelectorAll("tbody tr")).flatMap(tr => Array.from(tr.children)
+					.map((td, i) => [td.dataset.label, heads[i]])
+					.filter(([label, head]) => label !== undefined && head !== undefined && label !== head && !head.startsWith(label + " ("))
+					.map(([label, head]) => (t.id || "table") + ": " + label + " under " + head));
+			}).join(" | ")`, &mislabelled)
+			if mislabelled != "" {
+				t.Errorf("%s: cells under another column's heading: %s", name, mislabelled)
+			}
 			var navShown, menuButton bool
 			b.Eval(`document.querySelector('nav a[href="/dashboard/messages"]').checkVisibility()`, &navShown)
 			b.Eval(`document.querySelector('details.menu > summary').checkVisibility()`, &menuButton)

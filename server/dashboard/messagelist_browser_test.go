@@ -53,7 +53,8 @@ func parseCSV(t *testing.T, body string) []map[string]string {
 // what happened and the next step in words; sent, delivered, read and failed badges differ in
 // colour and in their mark; the list says how many messages match and downloads exactly those
 // as CSV (cells neutralised against formulas); a customer's reply is listed as received, and the
-// direction filter keeps it alone; and a status that changes on the server changes on the list
+// direction filter keeps it alone, and it opens on its own page from the list and from the
+// contact's page; and a status that changes on the server changes on the list
 // and on the message's page without a reload, a failure with its problem in words.
 func TestBrowserMessagesList(t *testing.T) {
 	env := reportsEnv(t)
@@ -127,6 +128,13 @@ func TestBrowserMessagesList(t *testing.T) {
 			seen[looks[st]] = st
 		}
 		b.CheckPage(fmt.Sprintf("messages-list-%d", width))
+		// The filters leave most of the first screen to the list.
+		var formHeight, screen float64
+		b.Eval(`document.querySelector("#message-filters").getBoundingClientRect().height`, &formHeight)
+		b.Eval(`window.innerHeight`, &screen)
+		if formHeight > screen/2 {
+			t.Errorf("at %d px the filters are %.0f px high, more than half of a %.0f px screen", width, formHeight, screen)
+		}
 
 		// Search by part of a name, by the number as people write it, and the old contact link.
 		b.Run("search", chromedp.SetValue("#f-q", "souza", chromedp.ByQuery))
@@ -163,6 +171,22 @@ func TestBrowserMessagesList(t *testing.T) {
 			t.Errorf("direction=in: %v", got)
 		}
 		b.CheckPage(fmt.Sprintf("messages-received-%d", width))
+		// The received message opens on its own page, with what the customer wrote; the
+		// contact's page links to it too.
+		b.FocusAndPress(fmt.Sprintf(`#messages tr[data-message="%d"] a.message-link`, s.inbound))
+		if got := b.Text("#received-text"); got != "Is it in blue?" {
+			t.Errorf("at %d px the received message's page says %q", width, got)
+		}
+		if got := b.Text("#message-kind"); got != "Text message" {
+			t.Errorf("at %d px the received message's kind reads %q", width, got)
+		}
+		b.CheckPage(fmt.Sprintf("message-received-%d", width))
+		b.Run("contact", chromedp.Navigate(fmt.Sprintf("%s/contacts/%d", base, s.contact)), chromedp.WaitVisible("#contact-messages", chromedp.ByQuery))
+		var links []string
+		b.Eval(`Array.from(document.querySelectorAll('#contact-messages td[data-label="Details"] a')).map(a => a.getAttribute("href"))`, &links)
+		if !strings.Contains(strings.Join(links, " "), fmt.Sprintf("/dashboard/messages/%d", s.inbound)) {
+			t.Errorf("the contact page's messages link to %v, not to the received message", links)
+		}
 	}
 
 	// The export of a filter: exactly its rows, newest first, formulas neutralised.

@@ -191,17 +191,19 @@ type messageData struct {
 	Message store.Message
 	Content []byte // what was sent: language and variables, as stored (JSON)
 	Sent    sentWith
+	// Received is what a customer's message says ("" for an outbound one, or a kind without text).
+	Received string
 	// CampaignName is the message's campaign's name ("" without one).
 	CampaignName string
 	Contact      store.Contact
 	Attempts     []store.LoggedAttempt
 }
 
-// messagePage is one message: its status history with the platform's timestamps, the
-// platform's error when it failed, the variables it was sent with, and the webhook attempts of
-// its events, each linking into the request log.
+// messagePage is one message: a sent one's status history with the platform's timestamps, the
+// platform's error when it failed and the variables it was sent with; a received one's words;
+// and the webhook attempts of its events, each linking into the request log.
 func (d *Dashboard) messagePage(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	m, ok := loadByPathID(d, w, r, s, d.cfg.Store.MessageByID)
+	m, ok := loadByPathID(d, w, r, s, d.cfg.Store.AnyMessageByID)
 	if !ok {
 		return
 	}
@@ -226,6 +228,9 @@ func (d *Dashboard) messagePage(w http.ResponseWriter, r *http.Request, s *store
 		}
 	}
 	data.Sent = describeSent(tpl, data.Content)
+	if m.Status == "received" {
+		data.Received = receivedText(data.Content)
+	}
 	if m.CampaignID != nil {
 		c, err := d.cfg.Store.CampaignByID(ctx, s.AccountID, *m.CampaignID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
