@@ -108,6 +108,7 @@ func TestImportMillionRowsThroughTheDashboard(t *testing.T) {
 	p = u.post("/dashboard/contacts/import/map", url.Values{"token": {m[1]}, "number": {"Phone"}, "first_name": {"First"},
 		"last_name": {"Last"}, "country": {"BR"}, "tag": {"million"}, "var_3": {"order_id"}})
 	staged := time.Since(start)
+	t.Logf("%d rows uploaded in %.1fs, staged at %.1fs", rows, uploaded.Seconds(), staged.Seconds())
 	loc := p.Header.Get("Location")
 	if p.Status != http.StatusSeeOther {
 		t.Fatalf("map: %d\n%.2000s", p.Status, p.Body)
@@ -116,6 +117,7 @@ func TestImportMillionRowsThroughTheDashboard(t *testing.T) {
 		t.Fatalf("preview: %d", p.Status)
 	}
 	previewed := time.Since(start)
+	t.Logf("preview at %.1fs; confirming", previewed.Seconds())
 	if p = u.post(loc+"/confirm", nil); p.Status != http.StatusSeeOther {
 		t.Fatalf("confirm: %d\n%.2000s", p.Status, p.Body)
 	}
