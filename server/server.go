@@ -237,7 +237,7 @@ func (s *Server) routes() *echo.Echo {
 		},
 	}))
 	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool {
-		return isPlatformWebhookPost(c) || isMediaUpload(c) || isBroadcastBody(c)
+		return isPlatformWebhookPost(c) || isMediaUpload(c) || isBroadcastBody(c) || isContactImportUpload(c)
 	}))
 	e.Use(bodyLimit(mediaUploadBodyLimit, func(c echo.Context) bool { return !isMediaUpload(c) }))
 	e.Use(bodyLimit(broadcastBodyLimit, func(c echo.Context) bool { return !isBroadcastBody(c) }))
@@ -276,6 +276,16 @@ const (
 func isBroadcastBody(c echo.Context) bool {
 	p := c.Path()
 	return c.Request().Method == http.MethodPost && (p == "/v1/broadcasts" || p == "/v1/broadcasts/preflight")
+}
+
+// contactImportUploadPath is the dashboard's spreadsheet upload, which bounds its streamed
+// body itself (refusing an oversized one by its Content-Length, before reading it) and answers
+// with its own page.
+const contactImportUploadPath = "/dashboard/contacts/import"
+
+// isContactImportUpload reports whether c uploads a spreadsheet to the dashboard.
+func isContactImportUpload(c echo.Context) bool {
+	return c.Request().Method == http.MethodPost && c.Request().URL.Path == contactImportUploadPath
 }
 
 // isPlatformWebhookPost reports whether c is the platform's webhook delivery.

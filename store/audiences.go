@@ -131,11 +131,24 @@ type AudienceMember struct {
 func (s *Store) AudienceMembers(ctx context.Context, accountID int64, f AudienceFilter, afterID int64, limit int) ([]AudienceMember, error) {
 	var out []AudienceMember
 	err := s.db.SelectContext(ctx, &out, `SELECT c.id, c.mobile, c.firstname, c.lastname FROM contacts c
-		WHERE c.account_id = $1 AND c.id > $4 AND ($3 OR NOT c.blocked)
-			AND (SELECT count(DISTINCT t.tag) FROM contact_tags t
-				WHERE t.account_id = $1 AND t.contact_id = c.id AND t.tag = ANY($2)) = cardinality($2::text[])
+		WHERE `+audienceSelects+` AND c.id > $4
 		ORDER BY c.id LIMIT $5`, accountID, pq.StringArray(nonNilStrings(f.Tags)), f.IncludeBlocked, afterID, limit)
 	return out, translate(err)
+}
+
+// audienceSelects is the condition of a contact c the filter selects ($1 the account, $2 the
+// tags, $3 IncludeBlocked): AudienceMembers and AudienceCount share it.
+const audienceSelects = `c.account_id = $1 AND ($3 OR NOT c.blocked)
+			AND (SELECT count(DISTINCT t.tag) FROM contact_tags t
+				WHERE t.account_id = $1 AND t.contact_id = c.id AND t.tag = ANY($2)) = cardinality($2::text[])`
+
+// AudienceCount is how many of the account's contacts the filter selects (AudienceMembers
+// lists them).
+func (s *Store) AudienceCount(ctx context.Context, accountID int64, f AudienceFilter) (int, error) {
+	var n int
+	err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM contacts c WHERE `+audienceSelects,
+		accountID, pq.StringArray(nonNilStrings(f.Tags)), f.IncludeBlocked)
+	return n, translate(err)
 }
 
 func nonNilStrings(s []string) []string {

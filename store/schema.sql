@@ -767,6 +767,18 @@ CREATE TABLE public.contact_counts (
 );
 
 --
+-- Name: contact_import_rejections; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.contact_import_rejections (
+    account_id bigint NOT NULL,
+    import_id bigint NOT NULL,
+    line integer NOT NULL,
+    reason text NOT NULL,
+    detail text DEFAULT ''::text NOT NULL
+);
+
+--
 -- Name: contact_import_rows; Type: TABLE; Schema: public
 --
 
@@ -1720,6 +1732,13 @@ ALTER TABLE ONLY public.contact_counts
     ADD CONSTRAINT contact_counts_pkey PRIMARY KEY (account_id, stripe);
 
 --
+-- Name: contact_import_rejections contact_import_rejections_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.contact_import_rejections
+    ADD CONSTRAINT contact_import_rejections_pkey PRIMARY KEY (import_id, line);
+
+--
 -- Name: contact_import_rows contact_import_rows_pkey; Type: CONSTRAINT; Schema: public
 --
 
@@ -2095,6 +2114,12 @@ CREATE INDEX broadcasts_account_idx ON public.broadcasts USING btree (account_id
 CREATE INDEX broadcasts_active_idx ON public.broadcasts USING btree (state) WHERE (state = ANY (ARRAY['scheduled'::text, 'running'::text, 'paused'::text]));
 
 --
+-- Name: contact_import_rejections_account_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX contact_import_rejections_account_idx ON public.contact_import_rejections USING btree (account_id, import_id, line);
+
+--
 -- Name: contact_tags_contact_idx; Type: INDEX; Schema: public
 --
 
@@ -2440,6 +2465,13 @@ ALTER TABLE ONLY public.connections
 
 ALTER TABLE ONLY public.contact_aliases
     ADD CONSTRAINT contact_aliases_account_id_contact_id_fkey FOREIGN KEY (account_id, contact_id) REFERENCES public.contacts(account_id, id) ON DELETE CASCADE;
+
+--
+-- Name: contact_import_rejections contact_import_rejections_account_id_import_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.contact_import_rejections
+    ADD CONSTRAINT contact_import_rejections_account_id_import_id_fkey FOREIGN KEY (account_id, import_id) REFERENCES public.contact_imports(account_id, id) ON DELETE CASCADE;
 
 --
 -- Name: contact_import_rows contact_import_rows_account_id_import_id_fkey; Type: FK CONSTRAINT; Schema: public

@@ -19,12 +19,15 @@ func (d *Dashboard) records() domain.LiveRecords { return domain.LiveRecords{Sto
 const contactsPage = 50
 
 type contactsData struct {
-	Contacts   []store.Contact
-	Search     string
-	Page       int
-	Pages      int
-	Total      int
-	Prev, Next pageQuery // queries of the neighbouring pages; "" when none
+	Contacts    []store.Contact
+	Search      string
+	Tag         string             // the tag the list is narrowed to ("" for none)
+	Tags        []store.TagCount   // the workspace's tags, for the filter
+	ContactTags map[int64][]string // each listed contact's tags
+	Page        int
+	Pages       int
+	Total       int
+	Prev, Next  pageQuery // queries of the neighbouring pages; "" when none
 }
 
 // contacts lists and searches the workspace's contacts as GET /v1/contacts does
@@ -37,20 +40,25 @@ func (d *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *store.Se
 	}
 	n, _ := strconv.Atoi(q.Get("page"))
 	n = min(max(n, 1), 1000000)
-	// The console lists everyone, customers known only by a user id included (shown by
-	// username or user id instead of a number).
-	p, err := d.records().Contacts(r.Context(), s.AccountID, store.ContactListOptions{Search: search,
-		Limit: contactsPage, Offset: (n - 1) * contactsPage, WithoutMobile: true})
+	tag := strings.TrimSpace(q.Get("tag"))
+	p, err := d.contactListing(r, s, tag, search, n)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
-	data := contactsData{Contacts: p.Contacts, Search: search, Page: n, Total: p.Total,
+	data := contactsData{Contacts: p.Contacts, Search: search, Tag: tag, Page: n, Total: p.Total,
 		Pages: (p.Total + contactsPage - 1) / contactsPage}
+	if data.Tags, data.ContactTags, err = d.contactTagsOf(r, s, p.Contacts); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
 	link := func(page int) pageQuery {
 		v := url.Values{}
 		if search != "" {
 			v.Set("search", search)
+		}
+		if tag != "" {
+			v.Set("tag", tag)
 		}
 		v.Set("page", strconv.Itoa(page))
 		return pageQuery(v.Encode())
@@ -61,7 +69,7 @@ func (d *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *store.Se
 	if n < data.Pages {
 		data.Next = link(n + 1)
 	}
-	d.render(w, r, http.StatusOK, "contacts", page{Title: "Contacts", Nav: "contacts", Session: s, Data: data})
+	d.render(w, r, http.StatusOK, "contacts", page{Title: "Contacts", Nav: "contacts", Session: s, Flash: flash(r), Data: data})
 }
 
 type contactData struct {

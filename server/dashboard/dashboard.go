@@ -229,6 +229,17 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/contacts/{id}/block", d.blockContact)
 	auth("POST /dashboard/contacts/{id}/unblock", d.unblockContact)
 	auth("POST /dashboard/contacts/{id}/answer", d.answerContact)
+	auth("GET /dashboard/contacts/import", d.importForm)
+	auth("POST /dashboard/contacts/import", d.importUpload)
+	auth("POST /dashboard/contacts/import/map", d.importMap)
+	auth("GET /dashboard/contacts/imports/{id}", d.importPreview)
+	auth("GET /dashboard/contacts/imports/{id}/rejected.csv", d.importRejectionsCSV)
+	auth("POST /dashboard/contacts/imports/{id}/confirm", d.importConfirm)
+	auth("POST /dashboard/contacts/imports/{id}/discard", d.importDiscard)
+	auth("POST /dashboard/contacts/tags", d.tagContacts)
+	auth("GET /dashboard/audiences", d.audiences)
+	auth("POST /dashboard/audiences", d.saveAudience)
+	auth("POST /dashboard/audiences/{id}/delete", d.deleteAudience)
 	auth("GET /dashboard/request-log", d.requestLog)
 	auth("GET /dashboard/request-log/{id}", d.attemptPage)
 	auth("GET /dashboard/api-errors", d.apiErrors)
@@ -446,30 +457,37 @@ func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
 
 // notices are the fixed messages a redirect may carry (never free text from the URL).
 var notices = map[string]string{
-	"revoked":            "The key was revoked. Requests with it are refused from now on.",
-	"enabled":            "The endpoint was enabled.",
-	"disabled":           "The endpoint was disabled.",
-	"deleted":            "The endpoint was deleted.",
-	"events":             "The endpoint's events were changed. Events from now on are sent by the new choice.",
-	"redelivered":        "The delivery was queued again. The new attempt appears in the request log shortly.",
-	"disconnected":       "The number was disconnected.",
-	"password":           "Your password was changed. Other sessions were signed out.",
-	"connected":          "Your WhatsApp number is connected.",
-	"contact-saved":      "The contact was saved.",
-	"answered":           "The answer was sent. It is listed under Messages with the status the platform reports.",
-	"synced":             "The templates were synced from the platform.",
-	"sync-failed":        "The platform could not be reached or refused the sync; try again shortly.",
-	"sync-unavailable":   "Syncing is not configured on this server.",
-	"sent":               "The message was sent. Its status follows here as the platform reports it.",
-	"sent-before":        "This form had already been sent: nothing was sent again. Here is the message it sent.",
-	"contact-blocked":    "The contact is blocked: sends to it are refused until it is unblocked.",
-	"contact-unblocked":  "The contact is unblocked and can be sent to again.",
-	"switched":           "You opened this workspace. Its number, keys and data are shown from now on.",
-	"joined":             "You accepted the invitation and joined this workspace. Your other workspaces are on the Workspaces page.",
-	"already-member":     "You are already a member of this workspace, so the invitation changed nothing: your role stays as it was.",
-	"role-changed":       "The member's role was changed. It applies from their next page.",
-	"member-removed":     "The member was removed from this workspace. Their sessions in it ended; their other workspaces are not affected.",
-	"invitation-revoked": "The invitation was revoked. Its link no longer works.",
+	"revoked":                 "The key was revoked. Requests with it are refused from now on.",
+	"enabled":                 "The endpoint was enabled.",
+	"disabled":                "The endpoint was disabled.",
+	"deleted":                 "The endpoint was deleted.",
+	"events":                  "The endpoint's events were changed. Events from now on are sent by the new choice.",
+	"redelivered":             "The delivery was queued again. The new attempt appears in the request log shortly.",
+	"disconnected":            "The number was disconnected.",
+	"password":                "Your password was changed. Other sessions were signed out.",
+	"connected":               "Your WhatsApp number is connected.",
+	"contact-saved":           "The contact was saved.",
+	"answered":                "The answer was sent. It is listed under Messages with the status the platform reports.",
+	"synced":                  "The templates were synced from the platform.",
+	"sync-failed":             "The platform could not be reached or refused the sync; try again shortly.",
+	"sync-unavailable":        "Syncing is not configured on this server.",
+	"sent":                    "The message was sent. Its status follows here as the platform reports it.",
+	"sent-before":             "This form had already been sent: nothing was sent again. Here is the message it sent.",
+	"contact-blocked":         "The contact is blocked: sends to it are refused until it is unblocked.",
+	"contact-unblocked":       "The contact is unblocked and can be sent to again.",
+	"switched":                "You opened this workspace. Its number, keys and data are shown from now on.",
+	"joined":                  "You accepted the invitation and joined this workspace. Your other workspaces are on the Workspaces page.",
+	"already-member":          "You are already a member of this workspace, so the invitation changed nothing: your role stays as it was.",
+	"role-changed":            "The member's role was changed. It applies from their next page.",
+	"member-removed":          "The member was removed from this workspace. Their sessions in it ended; their other workspaces are not affected.",
+	"invitation-revoked":      "The invitation was revoked. Its link no longer works.",
+	"imported":                "The import was confirmed: its contacts were added or updated and tagged.",
+	"import-discarded":        "The import was discarded. No contact changed.",
+	"import-confirmed-before": "This import was confirmed already: nothing changed again.",
+	"tagged":                  "The tag was given to the contacts.",
+	"untagged":                "The tag was taken from the contacts.",
+	"audience-saved":          "The audience was saved. Broadcasts can send to it.",
+	"audience-deleted":        "The audience was deleted. Its contacts and their tags are unchanged.",
 }
 
 func flash(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }

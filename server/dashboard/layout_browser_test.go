@@ -82,6 +82,9 @@ func TestBrowserPhoneLayout(t *testing.T) {
 		{"password", "/password"},
 		{"signup-signed-in", "/signup"},
 		{"not-found", "/no-such-page"},
+		{"import", "/contacts/import"},
+		{"import-preview", fmt.Sprintf("/contacts/imports/%d", seedImport(t, env, acc))},
+		{"audiences", "/audiences"},
 	} {
 		pages = append(pages, struct{ name, path, statusCells string }{p.name, p.path, ""})
 	}

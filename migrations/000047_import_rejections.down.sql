@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS contact_import_rejections;
