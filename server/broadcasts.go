@@ -78,14 +78,15 @@ func (a *api) broadcastInput(ctx context.Context, p Principal, b *gen.BroadcastR
 // broadcastError maps the domain's refusals to the API's.
 func broadcastError(err error) error {
 	var br *domain.BroadcastRefused
+	var bs *domain.BroadcastStateError
 	switch {
 	case errors.As(err, &br):
 		return invalid(br.Fields)
 	case errors.Is(err, domain.ErrAudienceNotFound):
 		return invalid(refusal.One("audience_id", "no saved audience of the account has this id"))
-	case errors.Is(err, store.ErrBroadcastState):
-		return newAPIError(http.StatusConflict, gen.ErrorCodeBroadcastState, "The broadcast's state does not allow this")
-	case errors.Is(err, store.ErrNotFound):
+	case errors.As(err, &bs):
+		return newAPIError(http.StatusConflict, gen.ErrorCodeBroadcastState, fmt.Sprintf("The broadcast is %s: this does not apply to it", bs.State))
+	case errors.Is(err, domain.ErrBroadcastNotFound):
 		return errBroadcastNotFound
 	}
 	return err
@@ -106,7 +107,7 @@ func (a *api) ListBroadcasts(ctx context.Context, req gen.ListBroadcastsRequestO
 			return nil, errBadCursor
 		}
 	}
-	bs, err := a.s.store.BroadcastsInMode(ctx, p.AccountID, p.data.testBroadcasts(), before, limit+1)
+	bs, err := a.s.broadcasts.List(ctx, p.AccountID, p.data.testBroadcasts(), before, limit+1)
 	if err != nil {
 		return nil, err
 	}
@@ -126,28 +127,15 @@ func (a *api) ListBroadcasts(ctx context.Context, req gen.ListBroadcastsRequestO
 	return gen.ListBroadcasts200JSONResponse{Body: gen.BroadcastsEnvelope{Success: true, Message: "OK", Data: out}}, nil
 }
 
-// broadcastOf is the key's broadcast: another account's, or one of the other mode, is the
-// same 404 as a missing one.
-func (a *api) broadcastOf(ctx context.Context, id int64) (Principal, store.Broadcast, error) {
-	p, err := principalFrom(ctx)
-	if err != nil {
-		return p, store.Broadcast{}, err
-	}
-	b, err := a.s.store.BroadcastByID(ctx, p.AccountID, id)
-	if err != nil {
-		return p, b, broadcastError(err)
-	}
-	if b.Test != p.data.testBroadcasts() {
-		return p, b, errBroadcastNotFound
-	}
-	return p, b, nil
-}
-
 // GetBroadcast is one broadcast's progress.
 func (a *api) GetBroadcast(ctx context.Context, req gen.GetBroadcastRequestObject) (gen.GetBroadcastResponseObject, error) {
-	_, b, err := a.broadcastOf(ctx, req.Id)
+	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, err
+	}
+	b, err := a.s.broadcasts.Get(ctx, p.AccountID, p.data.testBroadcasts(), req.Id)
+	if err != nil {
+		return nil, broadcastError(err)
 	}
 	out, err := a.broadcastOut(ctx, b)
 	if err != nil {
@@ -159,9 +147,7 @@ func (a *api) GetBroadcast(ctx context.Context, req gen.GetBroadcastRequestObjec
 // PauseBroadcast pauses a scheduled or running broadcast; no recipient is marked sending after
 // the answer (store.MarkBroadcastsSending checks the state in the same statement).
 func (a *api) PauseBroadcast(ctx context.Context, req gen.PauseBroadcastRequestObject) (gen.PauseBroadcastResponseObject, error) {
-	out, err := a.changeBroadcast(ctx, req.Id, func(p Principal) (store.Broadcast, error) {
-		return a.s.store.PauseBroadcast(ctx, p.AccountID, req.Id, store.PauseOperator, nil)
-	})
+	out, err := a.changeBroadcast(ctx, req.Id, a.s.broadcasts.Pause)
 	if err != nil {
 		return nil, err
 	}
@@ -170,9 +156,7 @@ func (a *api) PauseBroadcast(ctx context.Context, req gen.PauseBroadcastRequestO
 
 // ResumeBroadcast sets a paused broadcast running (or scheduled) again.
 func (a *api) ResumeBroadcast(ctx context.Context, req gen.ResumeBroadcastRequestObject) (gen.ResumeBroadcastResponseObject, error) {
-	out, err := a.changeBroadcast(ctx, req.Id, func(p Principal) (store.Broadcast, error) {
-		return a.s.store.ResumeBroadcast(ctx, p.AccountID, req.Id)
-	})
+	out, err := a.changeBroadcast(ctx, req.Id, a.s.broadcasts.Resume)
 	if err != nil {
 		return nil, err
 	}
@@ -181,30 +165,22 @@ func (a *api) ResumeBroadcast(ctx context.Context, req gen.ResumeBroadcastReques
 
 // CancelBroadcast cancels an unfinished broadcast and its recipients not called yet.
 func (a *api) CancelBroadcast(ctx context.Context, req gen.CancelBroadcastRequestObject) (gen.CancelBroadcastResponseObject, error) {
-	out, err := a.changeBroadcast(ctx, req.Id, func(p Principal) (store.Broadcast, error) {
-		return a.s.store.CancelBroadcast(ctx, p.AccountID, req.Id)
-	})
+	out, err := a.changeBroadcast(ctx, req.Id, a.s.broadcasts.Cancel)
 	if err != nil {
 		return nil, err
 	}
 	return gen.CancelBroadcast200JSONResponse{BroadcastChangedJSONResponse: out}, nil
 }
 
-// changeBroadcast runs a change of the key's broadcast and renders the broadcast after it; a
-// state that does not allow the change is a 409 naming the state.
-func (a *api) changeBroadcast(ctx context.Context, id int64, change func(Principal) (store.Broadcast, error)) (gen.BroadcastChangedJSONResponse, error) {
-	p, b, err := a.broadcastOf(ctx, id)
+// changeBroadcast runs a change of the key's broadcast (the domain's Pause, Resume or Cancel)
+// and renders the broadcast after it; a state that does not allow the change is a 409 naming
+// the state.
+func (a *api) changeBroadcast(ctx context.Context, id int64, change func(context.Context, int64, bool, int64) (store.Broadcast, error)) (gen.BroadcastChangedJSONResponse, error) {
+	p, err := principalFrom(ctx)
 	if err != nil {
 		return gen.BroadcastChangedJSONResponse{}, err
 	}
-	changed, err := change(p)
-	if errors.Is(err, store.ErrBroadcastState) {
-		if now, rerr := a.s.store.BroadcastByID(ctx, p.AccountID, id); rerr == nil {
-			b = now
-		}
-		return gen.BroadcastChangedJSONResponse{}, newAPIError(http.StatusConflict, gen.ErrorCodeBroadcastState,
-			fmt.Sprintf("The broadcast is %s: this does not apply to it", b.State))
-	}
+	changed, err := change(ctx, p.AccountID, p.data.testBroadcasts(), id)
 	if err != nil {
 		return gen.BroadcastChangedJSONResponse{}, broadcastError(err)
 	}
@@ -217,7 +193,7 @@ func (a *api) changeBroadcast(ctx context.Context, id int64, change func(Princip
 
 // ListBroadcastRecipients is a keyset page of the broadcast's recipients.
 func (a *api) ListBroadcastRecipients(ctx context.Context, req gen.ListBroadcastRecipientsRequestObject) (gen.ListBroadcastRecipientsResponseObject, error) {
-	p, b, err := a.broadcastOf(ctx, req.Id)
+	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -227,12 +203,16 @@ func (a *api) ListBroadcastRecipients(ctx context.Context, req gen.ListBroadcast
 	}
 	if req.Params.Cursor != nil {
 		if after, err = parseCampaignCursor(*req.Params.Cursor); err != nil {
+			// A broadcast the key does not see is a 404 whatever the cursor.
+			if _, gerr := a.s.broadcasts.Get(ctx, p.AccountID, p.data.testBroadcasts(), req.Id); gerr != nil {
+				return nil, broadcastError(gerr)
+			}
 			return nil, errBadCursor
 		}
 	}
-	rs, err := a.s.store.BroadcastRecipients(ctx, p.AccountID, b.ID, after, limit+1)
+	rs, err := a.s.broadcasts.Recipients(ctx, p.AccountID, p.data.testBroadcasts(), req.Id, after, limit+1)
 	if err != nil {
-		return nil, err
+		return nil, broadcastError(err)
 	}
 	out := gen.BroadcastRecipientList{Recipients: make([]gen.BroadcastRecipient, 0, len(rs))}
 	if len(rs) > limit {

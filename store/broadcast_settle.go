@@ -88,15 +88,6 @@ func (s *Store) MarkBroadcastsSending(ctx context.Context, ms []RecipientMark) (
 	return out, translate(rows.Err())
 }
 
-// MarkBroadcastSending marks one claimed recipient (MarkBroadcastsSending), unkeyed.
-func (s *Store) MarkBroadcastSending(ctx context.Context, accountID, recipientID int64, claim string, now time.Time) (bool, error) {
-	ok, err := s.MarkBroadcastsSending(ctx, []RecipientMark{{AccountID: accountID, ID: recipientID, Claim: claim, At: now}})
-	if err != nil {
-		return false, err
-	}
-	return ok[0], nil
-}
-
 // SettleCounts is what SettleBroadcastRecipients changed.
 type SettleCounts struct {
 	Due     int64 // sending, no call happened: due again

@@ -14,7 +14,7 @@ import (
 // queue. A claim leases due pending rows (FOR UPDATE SKIP LOCKED) by pushing their
 // next_attempt_at out by the lease and stamping a claim token; a process that dies holding a
 // claim loses it when the lease runs out. Before its platform call a recipient is marked
-// 'sending' in its own statement (MarkBroadcastSending), which succeeds only for the claim's
+// 'sending' in its own statement (MarkBroadcastsSending), which succeeds only for the claim's
 // holder while the broadcast runs: a recipient whose call may have happened is never claimed
 // again. A keyed sender's 'sending' row whose answer never came is settled from its message
 // (SettleBroadcastRecipients); an unkeyed one is moved to 'unknown' (ExpireBroadcastSending)
@@ -171,23 +171,6 @@ func (s *Store) CreateBroadcast(ctx context.Context, accountID int64, in Broadca
 		return Broadcast{}, translate(err)
 	}
 	return b, b.decode()
-}
-
-// AddBroadcastRecipients adds recipients to the account's broadcast that has not finished
-// (for lists too long for one call). Recipients it already has are skipped. It fails with
-// ErrNotFound for no such broadcast and ErrBroadcastState for a finished one.
-func (s *Store) AddBroadcastRecipients(ctx context.Context, accountID, broadcastID int64, rs []RecipientInput) error {
-	return translate(s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var state string
-		if err := tx.GetContext(ctx, &state, `SELECT state FROM broadcasts WHERE account_id = $1 AND id = $2 FOR SHARE`,
-			accountID, broadcastID); err != nil {
-			return err
-		}
-		if state == BroadcastCompleted || state == BroadcastCancelled {
-			return ErrBroadcastState
-		}
-		return insertRecipients(ctx, tx, accountID, broadcastID, rs)
-	}))
 }
 
 func nonNilParams(p []BroadcastParam) []BroadcastParam {

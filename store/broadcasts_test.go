@@ -54,13 +54,13 @@ func TestBroadcastClaimAndMark(t *testing.T) {
 		t.Fatalf("second claim: %v, %d recipients, want the 1 left", err, len(c2.Recipients))
 	}
 	r := c1.Recipients[0]
-	if ok, err := s.MarkBroadcastSending(ctx, a.ID, r.ID, c2.Recipients[0].Claim, now); err != nil || ok {
+	if ok, err := markSending(ctx, s, a.ID, r.ID, c2.Recipients[0].Claim, now); err != nil || ok {
 		t.Fatalf("marked with another claim's token: %v %v", ok, err)
 	}
-	if ok, err := s.MarkBroadcastSending(ctx, a.ID, r.ID, r.Claim, now); err != nil || !ok {
+	if ok, err := markSending(ctx, s, a.ID, r.ID, r.Claim, now); err != nil || !ok {
 		t.Fatalf("mark: %v %v, want marked", ok, err)
 	}
-	if ok, _ := s.MarkBroadcastSending(ctx, a.ID, r.ID, r.Claim, now); ok {
+	if ok, _ := markSending(ctx, s, a.ID, r.ID, r.Claim, now); ok {
 		t.Fatal("marked twice")
 	}
 	// A lapsed claim: the next claimer gets the row and the old holder's mark fails.
@@ -69,27 +69,27 @@ func TestBroadcastClaimAndMark(t *testing.T) {
 	if err != nil || len(c3.Recipients) != 2 {
 		t.Fatalf("claim after the leases: %v, %d recipients, want 2 (the sending one is not due)", err, len(c3.Recipients))
 	}
-	if ok, _ := s.MarkBroadcastSending(ctx, a.ID, c1.Recipients[1].ID, c1.Recipients[1].Claim, later); ok {
+	if ok, _ := markSending(ctx, s, a.ID, c1.Recipients[1].ID, c1.Recipients[1].Claim, later); ok {
 		t.Fatal("a lapsed claim was marked")
 	}
 	// Paused: no mark; resumed: the mark goes through.
 	if _, err := s.PauseBroadcast(ctx, a.ID, b.ID, store.PauseOperator, nil); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.MarkBroadcastSending(ctx, a.ID, c3.Recipients[0].ID, c3.Recipients[0].Claim, later); ok {
+	if ok, _ := markSending(ctx, s, a.ID, c3.Recipients[0].ID, c3.Recipients[0].Claim, later); ok {
 		t.Fatal("marked while paused")
 	}
 	if _, err := s.ResumeBroadcast(ctx, a.ID, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.MarkBroadcastSending(ctx, a.ID, c3.Recipients[0].ID, c3.Recipients[0].Claim, later); !ok {
+	if ok, _ := markSending(ctx, s, a.ID, c3.Recipients[0].ID, c3.Recipients[0].Claim, later); !ok {
 		t.Fatal("not marked after the resume")
 	}
 	// Cancelled: the pending recipient is cancelled and cannot be marked.
 	if _, err := s.CancelBroadcast(ctx, a.ID, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.MarkBroadcastSending(ctx, a.ID, c3.Recipients[1].ID, c3.Recipients[1].Claim, later); ok {
+	if ok, _ := markSending(ctx, s, a.ID, c3.Recipients[1].ID, c3.Recipients[1].Claim, later); ok {
 		t.Fatal("marked after the cancel")
 	}
 	if _, err := s.ResumeBroadcast(ctx, a.ID, b.ID); !errors.Is(err, store.ErrBroadcastState) {
@@ -147,7 +147,7 @@ func TestBroadcastBudget(t *testing.T) {
 		t.Fatalf("broadcast %s (%s), want paused for the portfolio limit", got.State, got.PauseReason)
 	}
 	// The claimed recipients hold their budget: the pause does not stop their marks.
-	if ok, _ := s.MarkBroadcastSending(ctx, a.ID, c.Recipients[0].ID, c.Recipients[0].Claim, now); !ok {
+	if ok, _ := markSending(ctx, s, a.ID, c.Recipients[0].ID, c.Recipients[0].Claim, now); !ok {
 		t.Fatal("a recipient claimed within the budget could not be marked")
 	}
 	// Release one: claimed again, it costs nothing (reached in the window).
@@ -297,4 +297,13 @@ func TestSettleBroadcastRecipientsFromTheirMessages(t *testing.T) {
 	if rs[1].MessageID != "wamid.one" || rs[4].MessageID != "wamid.four" {
 		t.Errorf("platform ids %q %q", rs[1].MessageID, rs[4].MessageID)
 	}
+}
+
+// markSending marks one claimed recipient sending, unkeyed (MarkBroadcastsSending of one).
+func markSending(ctx context.Context, s *store.Store, accountID, recipientID int64, claim string, at time.Time) (bool, error) {
+	ok, err := s.MarkBroadcastsSending(ctx, []store.RecipientMark{{AccountID: accountID, ID: recipientID, Claim: claim, At: at}})
+	if err != nil {
+		return false, err
+	}
+	return ok[0], nil
 }

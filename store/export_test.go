@@ -48,7 +48,8 @@ func (s *Store) MessageByIDReflect(ctx context.Context, accountID, id int64) (Me
 	if err := s.db.GetContext(ctx, &row, messageByIDSQL, accountID, id); err != nil {
 		return Message{}, translate(err)
 	}
-	return row.message(), nil
+	m := row.message()
+	return m, s.withCampaignName(ctx, &m) // not a column: read as MessageByID reads it
 }
 
 // FansOutOf is fansOutOf, for the test that it agrees with the fan-out trigger.

@@ -91,7 +91,8 @@ func (s *Store) PrincipalWithMessage(ctx context.Context, hash []byte, messageID
 		return Principal{}, Message{}, translate(err)
 	}
 	p.AccountID = m.AccountID // the one account_id column, the message's
-	return p, m.message(), nil
+	msg := m.message()
+	return p, msg, s.withCampaignName(ctx, &msg)
 }
 
 // TouchAPIKey records a use of the key, at most once a minute.

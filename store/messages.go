@@ -59,17 +59,18 @@ const messageColumns = `m.id, m.account_id, m.contact_id, m.conversation_id, m.c
 	m.status, m.error_code, m.error_title, m.error_details, m.created_at, m.sent_at, m.client_reference,
 	m.outcome_unknown, m.delivered_at, m.read_at, m.failed_at, m.pricing_type, m.pricing_category, m.pricing_model,
 	m.type, COALESCE(mc.name, '') AS recipient_name, COALESCE(mc.mobile, '') AS recipient_mobile,
-	COALESCE(mc.user_id, '') AS recipient_user_id, COALESCE(mt.language, '') AS template_language,
-	COALESCE(mg.name, '') AS campaign_name, mv.window_expires_at`
+	COALESCE(mc.user_id, '') AS recipient_user_id, COALESCE(m.content->>'language', '') AS template_language,
+	mv.window_expires_at`
 
 // messageJoins are the rows messageColumns read beside messages m, each by its unique
-// (account_id, id): the contact, the template, the campaign and the conversation (whose
-// window_expires_at is the contact's service window). LEFT joins: a message is read whether or
-// not they are still there.
+// (account_id, id): the contact and the conversation (whose window_expires_at is the contact's
+// service window), both of which change. LEFT joins: a message is read whether or not they are
+// still there. Every join costs the poll, the API's most frequent read, an index scan, so what
+// does not change is not joined: a template send keeps the language it sent in its content
+// (the language of its template_id), and the campaign's name is read once per process
+// (withCampaignName).
 const messageJoins = `
 	LEFT JOIN contacts mc ON mc.account_id = m.account_id AND mc.id = m.contact_id
-	LEFT JOIN templates mt ON mt.account_id = m.account_id AND mt.id = m.template_id
-	LEFT JOIN campaigns mg ON mg.account_id = m.account_id AND mg.id = m.campaign_id
 	LEFT JOIN conversations mv ON mv.account_id = m.account_id AND mv.id = m.conversation_id`
 
 // messageMatch is the condition on messages m that MessageByID reads by: the account's outbound
@@ -98,7 +99,7 @@ func (r *messageRow) fields() []any {
 		&m.TemplateID, &m.Destination, &m.TemplateName, &m.PlatformMessageID,
 		&m.Status, &m.ErrorCode, &m.ErrorTitle, &m.ErrorDetails, &m.CreatedAt, &m.SentAt, &m.ClientReference,
 		&m.OutcomeUnknown, &r.DeliveredAt, &r.ReadAt, &r.FailedAt, &r.PricingType, &r.PricingCategory, &r.PricingModel,
-		&m.Type, &m.RecipientName, &m.RecipientMobile, &m.RecipientUserID, &m.TemplateLanguage, &m.CampaignName,
+		&m.Type, &m.RecipientName, &m.RecipientMobile, &m.RecipientUserID, &m.TemplateLanguage,
 		&m.WindowExpiresAt}
 }
 
@@ -122,7 +123,7 @@ func (r messageRow) message() Message {
 var messageByIDSQL = `SELECT ` + messageColumns + ` FROM messages m` + messageJoins + ` WHERE ` + messageMatch("$1", "$2")
 
 // MessageByID returns the account's outbound message with its history, in one statement
-// reading one row; ErrNotFound when the account sent no message with that id (inbound messages
+// reading one row (and its campaign's name the first time the process reads it); ErrNotFound when the account sent no message with that id (inbound messages
 // are not returned). ContactCreated is left false: ContactCreatedBySend reads it.
 func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, error) {
 	st, err := s.prepared(ctx, messageByIDSQL)
@@ -133,7 +134,8 @@ func (s *Store) MessageByID(ctx context.Context, accountID, id int64) (Message, 
 	if err := st.QueryRowContext(ctx, accountID, id).Scan(row.fields()...); err != nil {
 		return Message{}, translate(err)
 	}
-	return row.message(), nil
+	m := row.message()
+	return m, s.withCampaignName(ctx, &m)
 }
 
 // history is a message's status times as its history: each time it keeps, oldest first by

@@ -71,6 +71,37 @@ func TestMessageByID(t *testing.T) {
 	}
 }
 
+// A message is read with its campaign's name (kept per account and campaign after the first
+// read) and the language its template was sent in, from its content; two accounts' campaigns
+// are told apart, and a message without a campaign names none.
+func TestMessageByIDCampaignAndLanguage(t *testing.T) {
+	t.Parallel()
+	st, a, r := beganSend(t)
+	ctx := context.Background()
+	b := newAccount(t, st, "beta")
+	rb, err := st.BeginSend(ctx, b.ID, sendIn("15551234567", "Bea", "Spring sale"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second read finds the names kept
+		for _, c := range []struct {
+			account, id int64
+			campaign    string
+		}{{a.ID, r.MessageID, "API"}, {b.ID, rb.MessageID, "Spring sale"}} {
+			m, err := st.MessageByID(ctx, c.account, c.id)
+			if err != nil || m.CampaignName != c.campaign || m.TemplateLanguage != "en_US" || m.RecipientMobile != "15551234567" {
+				t.Fatalf("account %d: %+v %v", c.account, m, err)
+			}
+		}
+	}
+	if _, err := st.DB().Exec(`UPDATE messages SET campaign_id = NULL WHERE account_id = $1 AND id = $2`, a.ID, r.MessageID); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := st.MessageByID(ctx, a.ID, r.MessageID); err != nil || m.CampaignID != nil || m.CampaignName != "" {
+		t.Fatalf("no campaign: %+v %v", m, err)
+	}
+}
+
 // MessageByID's scan, written by hand, reads every column where sqlx's reflection over the db
 // tags puts it: as sent (most nullable columns NULL) and with every column set.
 func TestMessageScanMatchesColumns(t *testing.T) {

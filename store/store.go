@@ -38,6 +38,8 @@ type Store struct {
 	targets targetCache  // SendTarget's answers while CacheSendTargets is on
 	limits  Limits       // SetLimits; zero means DefaultLimits
 	replica replicaReads // SetReplica: the pool of the reads that may lag
+
+	campaigns campaignNames // the campaign names messages are read with (withCampaignName)
 }
 
 // New returns a Store over db. secretKey must be 32 bytes (AES-256); previous keys (the one
