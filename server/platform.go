@@ -32,7 +32,7 @@ var _ domain.Messenger = messenger{}
 func (m messenger) Send(ctx context.Context, from store.Connection, to string, p domain.Payload, callbackData string) (domain.Accepted, error) {
 	switch p := p.(type) {
 	case domain.TemplatePayload:
-		send := whatsapp.TemplateSend{To: to, Name: p.Name, Language: p.Language, HeaderParams: p.HeaderParams, BodyParams: p.BodyParams,
+		send := whatsapp.TemplateSend{To: to, ToUserID: p.ToUserID, Name: p.Name, Language: p.Language, HeaderParams: p.HeaderParams, BodyParams: p.BodyParams,
 			HeaderParamNames: p.HeaderParamNames, BodyParamNames: p.BodyParamNames, CallbackData: callbackData}
 		if h := p.HeaderMedia; h != nil {
 			send.HeaderMedia = &whatsapp.HeaderMedia{Type: h.Type, Link: h.Link, ID: h.ID, Filename: h.Filename}

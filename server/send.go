@@ -32,7 +32,7 @@ func (a *api) SendTemplateMessage(ctx context.Context, req gen.SendTemplateMessa
 
 // templateSendOf is the API's send request as the domain's.
 func templateSendOf(b *gen.SendTemplateRequest) domain.TemplateSend {
-	in := domain.TemplateSend{Destination: b.Destination, TemplateID: b.TemplateId, TemplateName: b.TemplateName,
+	in := domain.TemplateSend{Destination: b.Destination, UserID: deref(b.UserId), TemplateID: b.TemplateId, TemplateName: b.TemplateName,
 		Language: deref(b.Language), Name: deref(b.Name), CampaignName: deref(b.CampaignName),
 		ClientReference: b.ClientReference}
 	if b.HeaderVariables != nil {

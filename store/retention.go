@@ -52,3 +52,11 @@ func (s *Store) DeleteParkedStatusesBefore(ctx context.Context, cutoff time.Time
 	return s.execCount(ctx, `DELETE FROM parked_statuses WHERE ctid IN (
 		SELECT ctid FROM parked_statuses WHERE received_at < $1 LIMIT $2)`, cutoff, limit)
 }
+
+// DeleteMediaUploadsBefore deletes up to limit upload records (media_uploads) made before
+// cutoff and returns how many it deleted, in no particular order (media_uploads_created_brin
+// finds them). It fails when the statement fails.
+func (s *Store) DeleteMediaUploadsBefore(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
+	return s.execCount(ctx, `DELETE FROM media_uploads WHERE (account_id, media_id) IN (
+		SELECT account_id, media_id FROM media_uploads WHERE created_at < $1 LIMIT $2)`, cutoff, limit)
+}

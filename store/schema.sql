@@ -2174,6 +2174,12 @@ CREATE INDEX idempotency_keys_created_idx ON public.idempotency_keys USING btree
 CREATE INDEX invitations_pending_idx ON public.invitations USING btree (account_id, id DESC) WHERE ((accepted_at IS NULL) AND (revoked_at IS NULL));
 
 --
+-- Name: media_uploads_created_brin; Type: INDEX; Schema: public
+--
+
+CREATE INDEX media_uploads_created_brin ON public.media_uploads USING brin (created_at) WITH (autosummarize='on');
+
+--
 -- Name: memberships_user_idx; Type: INDEX; Schema: public
 --
 

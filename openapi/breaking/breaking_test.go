@@ -146,8 +146,8 @@ func TestGateCatchesBreaks(t *testing.T) {
 			"",
 		},
 		"new required request field": {
-			"      additionalProperties: false\n      required: [destination]",
-			"      additionalProperties: false\n      required: [destination, campaign_name]",
+			"      description: The recipient is `destination` or `user_id`, exactly one.\n      properties:",
+			"      description: The recipient is `destination` or `user_id`, exactly one.\n      required: [campaign_name]\n      properties:",
 		},
 		"narrower request type": {
 			"          maxLength: 80\n          description: Contact name saved when the number is new to the account.",

@@ -52,6 +52,11 @@ type Inbound struct {
 	Errors any `json:"errors,omitempty"`
 	// MediaSize is the size of created media (0 takes a size per type).
 	MediaSize int64 `json:"media_size,omitempty"`
+	// SentSecondsAgo dates the message that long before the simulator's clock (its webhook
+	// timestamp and the window it opens), so that a development setup can have a customer whose
+	// service window has already closed: a message sent 25 hours ago opened a 24-hour window
+	// that closed an hour ago.
+	SentSecondsAgo int64 `json:"sent_seconds_ago,omitempty"`
 }
 
 // Injected is what Inject made: the message's wamid, the sender's identity and, for media the
@@ -88,6 +93,8 @@ func (s *Simulator) Inject(in Inbound) (Injected, error) {
 		return Injected{}, errors.New("simulator: inbound needs from (a number) or user_id (a username-only sender)")
 	case in.UserID != "" && !isUserID(in.UserID):
 		return Injected{}, fmt.Errorf("simulator: user_id %q is not CC.[ENT.]alphanumerics", in.UserID)
+	case in.SentSecondsAgo < 0:
+		return Injected{}, errors.New("simulator: sent_seconds_ago cannot be negative")
 	}
 	payload := in.Payload
 	var res Injected
@@ -116,7 +123,7 @@ func (s *Simulator) Inject(in Inbound) (Injected, error) {
 			}
 		}
 		if in.Type != "system" {
-			s.openWindow(in.PhoneNumberID, h, now, in.Referral != nil)
+			s.openWindow(in.PhoneNumberID, h, sentAt(now, in), in.Referral != nil)
 		}
 	}
 	var hs Handset
@@ -155,9 +162,14 @@ func (s *Simulator) Inject(in Inbound) (Injected, error) {
 		}
 	}
 	res.WaID, res.UserID = hs.WaID, hs.UserID
-	wamid, err := s.deliverInbound(n, hs, msg, now)
+	wamid, err := s.deliverInbound(n, hs, msg, sentAt(now, in))
 	res.Wamid = wamid
 	return res, err
+}
+
+// sentAt is when the handset sent in: now, or SentSecondsAgo before it.
+func sentAt(now time.Time, in Inbound) time.Time {
+	return now.Add(-time.Duration(in.SentSecondsAgo) * time.Second)
 }
 
 // deliverInbound stamps msg (id, timestamp), wraps it with the sender's contact (none for a

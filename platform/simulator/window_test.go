@@ -102,3 +102,39 @@ func TestSentLogIsBounded(t *testing.T) {
 		t.Fatalf("Sent() has %d entries, last %+v", len(sent), sent[len(sent)-1])
 	}
 }
+
+// A message dated SentSecondsAgo in the past carries that timestamp and opens its window from
+// then: 25 hours ago, the window closed an hour ago, and a text to the handset fails with 131047.
+func TestInboundSentInThePast(t *testing.T) {
+	rc := newReceiver(t)
+	clk := newFakeClock()
+	cfg := webhookConfig(rc)
+	cfg.Clock = clk.Now
+	cfg.EnforceServiceWindow = true
+	h := newHarness(t, cfg)
+	if _, err := h.sim.Inject(Inbound{PhoneNumberID: testPhoneID, From: "15551234567", Type: "text", SentSecondsAgo: -1,
+		Payload: map[string]any{"body": "hi"}}); err == nil {
+		t.Fatal("a negative sent_seconds_ago was accepted")
+	}
+	if _, err := h.sim.Inject(Inbound{PhoneNumberID: testPhoneID, From: "15551234567", Type: "text", SentSecondsAgo: 25 * 3600,
+		Payload: map[string]any{"body": "hi"}}); err != nil {
+		t.Fatal(err)
+	}
+	sent := clk.Now().Add(-25 * time.Hour)
+	if d := rc.next(); !strings.Contains(string(d.body), `"timestamp":"`+strconv.FormatInt(sent.Unix(), 10)+`"`) {
+		t.Fatalf("webhook without the past timestamp: %s", d.body)
+	}
+	w, ok := h.sim.Window(testPhoneID, "15551234567")
+	if !ok || w.Open || !w.LastInbound.Equal(sent) || !w.Closes.Equal(clk.Now().Add(-time.Hour)) {
+		t.Fatalf("window %+v %v", w, ok)
+	}
+	text := map[string]any{"messaging_product": "whatsapp", "to": "15551234567", "type": "text", "text": map[string]any{"body": "hi"}}
+	if code, out := h.send(text); code != http.StatusOK {
+		t.Fatalf("HTTP %d %v", code, out)
+	}
+	for _, want := range []string{"sent", "failed"} {
+		if status, _, _, _ := decodeStatus(t, rc.next()); status != want {
+			t.Fatalf("status %s, want %s", status, want)
+		}
+	}
+}

@@ -213,11 +213,19 @@ func run(ctx context.Context) error {
 		return fmt.Errorf("event examples: %s", got)
 	}
 	// Media: receive an image and fetch it, upload a file (media.go).
-	media, err := mediaSteps(ctx, live, k.SimulatorURL, me.JSON200.Data.Chat.PhoneNumberId)
+	phoneNumberID := me.JSON200.Data.Chat.PhoneNumberId
+	media, uploaded, err := mediaSteps(ctx, live, k.SimulatorURL, phoneNumberID)
 	if err != nil {
 		return err
 	}
 	fmt.Println("sdkcheck (go): media:", media)
+	// Answers: inside and after the window, with the upload, to a user id; the union read
+	// through its discriminator (answers.go).
+	answers, err := answerSteps(ctx, live, k.SimulatorURL, phoneNumberID, uploaded)
+	if err != nil {
+		return err
+	}
+	fmt.Println("sdkcheck (go): answers:", answers)
 
 	fmt.Printf("sdkcheck (go): me, templates, send %d → %s, contacts, 401, 404, 422 and %d event types OK\n", id, status, len(names))
 	return nil

@@ -16,7 +16,8 @@ const png = Buffer.from(
 
 const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 
-export async function mediaSteps(live: Client<paths>, simulatorURL: string, phoneNumberID: string, check: Check): Promise<string> {
+// It returns what it did and the media id of the upload (the answer steps send it).
+export async function mediaSteps(live: Client<paths>, simulatorURL: string, phoneNumberID: string, check: Check): Promise<{ summary: string; uploaded: string }> {
   // Receive an image: the simulator's handset sends one to the dev number (its control API says
   // which media id and sha256 the webhook carried), and the key's holder fetches the bytes.
   const sent = await fetch(`${simulatorURL}/_sim/inbound`, {
@@ -61,5 +62,8 @@ export async function mediaSteps(live: Client<paths>, simulatorURL: string, phon
     },
   });
   check(wrong.response.status === 422 && wrong.error !== undefined, `a gif upload: ${wrong.response.status}`);
-  return `image ${injected.media_id} fetched (${image.data.byteLength} bytes, sha256 checked), upload ${uploaded.media_id} read back, a gif refused`;
+  return {
+    summary: `image ${injected.media_id} fetched (${image.data.byteLength} bytes, sha256 checked), upload ${uploaded.media_id} read back, a gif refused`,
+    uploaded: uploaded.media_id,
+  };
 }

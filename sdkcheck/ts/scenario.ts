@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 import { mediaSteps } from "./media.js";
+import { answerSteps } from "./answers.js";
 
 type Schemas = components["schemas"];
 
@@ -157,6 +158,11 @@ const names = examples.data.data.events.map((e) => (describe(e), e.event));
 check(names.join(",") === "message.received,message.sent,message.status,contact.created,webhook.test,message.received_without_number,message.edited,message.deleted,contact.created_without_number,contact.updated", `examples ${names}`);
 
 // Media: receive an image and fetch it, upload a file (media.ts).
-console.log(`sdkcheck (ts): media: ${await mediaSteps(live, keys.simulator_url, me.data.data.chat.phone_number_id, check)}`);
+const phoneNumberID = me.data.data.chat.phone_number_id;
+const media = await mediaSteps(live, keys.simulator_url, phoneNumberID, check);
+console.log(`sdkcheck (ts): media: ${media.summary}`);
+
+// Answers: inside and after the window, with the upload, to a user id; the union narrowed (answers.ts).
+console.log(`sdkcheck (ts): answers: ${await answerSteps(live, keys.simulator_url, phoneNumberID, media.uploaded, check)}`);
 
 console.log(`sdkcheck (ts): me, templates, send ${messageId} → ${status}, contacts, 401, 404, 422 and ${names.length} event types OK`);

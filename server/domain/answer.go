@@ -164,14 +164,7 @@ func (a Answer) present() []string {
 // messages are found by the send (they must be the account's).
 func CheckAnswer(a Answer) refusal.Fields {
 	var fe refusal.Fields
-	switch {
-	case a.Destination != "" && a.UserID != "":
-		fe.Add("user_id", "give destination or user_id, not both")
-	case a.Destination == "" && a.UserID == "":
-		fe.Add("destination", "required unless user_id is given")
-	case strings.HasPrefix(a.Destination, "0"):
-		fe.Add("destination", "must start with the country code, not 0")
-	}
+	checkRecipient(a.Destination, a.UserID, &fe)
 	kinds := a.present()
 	for _, k := range kinds {
 		if k != a.Type {

@@ -51,6 +51,7 @@ func sendParams(t store.Template, b TemplateSend) (templateParams, *SendError) {
 		fe.Add(field, fmt.Sprintf("the template %q has %s, which the API cannot send yet", t.Name, strings.Join(t.Unsupported, " and ")))
 		return p, Invalid(fe)
 	}
+	checkUserID(t, b, &fe)
 	checkHeader(t, b, &p, &fe)
 	if len(p.body) != t.BodyParams {
 		fe.Add("body_variables", fmt.Sprintf("the template's body takes %s, got %d", variables(t.BodyParams), len(p.body)))
@@ -145,6 +146,22 @@ func article(word string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// checkUserID refuses a send to a user id of a template with an authentication code button
+// (copy code, one tap or zero tap, all kept as OTP): the platform sends those to a phone
+// number only.
+func checkUserID(t store.Template, b TemplateSend, fe *refusal.Fields) {
+	if b.UserID == "" {
+		return
+	}
+	for _, bt := range t.Buttons {
+		if bt.Type == ButtonOTP {
+			fe.Add("user_id", fmt.Sprintf("the template %q is an authentication template with a code button (copy code, one tap or zero tap), "+
+				"which the platform sends only to a phone number: give destination instead of user_id", t.Name))
+			return
+		}
+	}
 }
 
 // valueRequired: a button of this type must be given a value (QUICK_REPLY's payload is optional).

@@ -14,8 +14,11 @@ import (
 // TemplateSend is a request to send an approved template (the API's SendTemplateRequest, or
 // the dashboard's form), already checked against the API's schema.
 type TemplateSend struct {
-	AccountID   int64  `json:"-"`
-	Destination string `json:"destination"`
+	AccountID int64 `json:"-"`
+	// Destination (a number) or UserID (a business-scoped user id, never read as a number)
+	// names the recipient: exactly one of the two.
+	Destination string `json:"destination,omitempty"`
+	UserID      string `json:"user_id,omitempty"`
 	// TemplateID or TemplateName names the template (at least one); Language picks among a
 	// name's languages ("" for any).
 	TemplateID      *int64           `json:"template_id,omitempty"`
@@ -70,8 +73,10 @@ type TestDelivery struct {
 	Note string
 }
 
-// TemplatePayload is a template message as the platform receives it.
+// TemplatePayload is a template message as the platform receives it; ToUserID is the
+// recipient's business-scoped user id when it is sent to one (then it has no number).
 type TemplatePayload struct {
+	ToUserID                 string
 	Name, Language           string
 	HeaderParams, BodyParams []string
 	// HeaderParamNames and BodyParamNames are a NAMED template's placeholder names, in order.
@@ -100,8 +105,10 @@ type ButtonParam struct {
 	Value string `json:"value"`
 }
 
-// sentContent is what the message row keeps of a template send.
+// sentContent is what the message row keeps of a template send; UserID is the user id it went
+// to (the message.sent event reads it there, as for an answer).
 type sentContent struct {
+	UserID          string          `json:"user_id,omitempty"`
 	Language        string          `json:"language"`
 	HeaderVariables []string        `json:"header_variables"`
 	BodyVariables   []string        `json:"body_variables"`
@@ -111,16 +118,27 @@ type sentContent struct {
 }
 
 // CheckTemplateSend is what the API's schema cannot say of a template send: one of
-// template_name or template_id, and a destination that starts with a country code.
+// template_name or template_id, and one recipient (checkRecipient).
 func CheckTemplateSend(in TemplateSend) refusal.Fields {
 	var fe refusal.Fields
 	if in.TemplateName == nil && in.TemplateID == nil {
 		fe.Add("template_name", "one of template_name or template_id is required")
 	}
-	if strings.HasPrefix(in.Destination, "0") {
+	checkRecipient(in.Destination, in.UserID, &fe)
+	return fe
+}
+
+// checkRecipient is the rule of every send's recipient: exactly one of destination (a number
+// that starts with its country code) and user_id.
+func checkRecipient(destination, userID string, fe *refusal.Fields) {
+	switch {
+	case destination != "" && userID != "":
+		fe.Add("user_id", "give destination or user_id, not both")
+	case destination == "" && userID == "":
+		fe.Add("destination", "required unless user_id is given")
+	case strings.HasPrefix(destination, "0"):
 		fe.Add("destination", "must start with the country code, not 0")
 	}
-	return fe
 }
 
 // SendTemplate is a live send of an approved template: the template and its parameters
@@ -151,7 +169,7 @@ func (s *Sends) sendTemplate(ctx context.Context, in TemplateSend) (SentMessage,
 	if fail != nil {
 		return SentMessage{}, fail
 	}
-	payload := TemplatePayload{Name: tpl.Name, Language: tpl.Language, HeaderParams: params.header, BodyParams: params.body,
+	payload := TemplatePayload{ToUserID: in.UserID, Name: tpl.Name, Language: tpl.Language, HeaderParams: params.header, BodyParams: params.body,
 		HeaderMedia: params.media, HeaderLocation: params.location, Buttons: params.buttons}
 	if s.cfg.Messenger == nil {
 		return SentMessage{}, errors.New("no messaging platform configured")
@@ -161,12 +179,12 @@ func (s *Sends) sendTemplate(ctx context.Context, in TemplateSend) (SentMessage,
 			return SentMessage{}, fmt.Errorf("template %d components: %w", tpl.ID, err)
 		}
 	}
-	content, err := json.Marshal(sentContent{Language: tpl.Language, HeaderVariables: orEmpty(params.header), BodyVariables: orEmpty(params.body),
+	content, err := json.Marshal(sentContent{UserID: in.UserID, Language: tpl.Language, HeaderVariables: orEmpty(params.header), BodyVariables: orEmpty(params.body),
 		HeaderMedia: in.HeaderMedia, HeaderLocation: in.HeaderLocation, Buttons: params.buttons})
 	if err != nil {
 		return SentMessage{}, err
 	}
-	sent, err := s.Deliver(ctx, Outgoing{AccountID: in.AccountID, From: conn, Destination: in.Destination, Name: in.Name,
+	sent, err := s.Deliver(ctx, Outgoing{AccountID: in.AccountID, From: conn, Destination: in.Destination, UserID: in.UserID, Name: in.Name,
 		Campaign: in.CampaignName, Payload: payload, TemplateID: tpl.ID, TemplateName: tpl.Name, Content: content,
 		ClientReference: deref(in.ClientReference), Key: in.Key, Source: in.Source})
 	if err != nil {

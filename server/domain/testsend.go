@@ -62,7 +62,8 @@ func (s *Sends) sendTest(ctx context.Context, k TestSender, b TemplateSend) (Sen
 	real, wamid, note := false, testWamid(), ""
 	sb := s.cfg.Sandbox
 	var claim store.SandboxClaim
-	if sb.PhoneNumberID != "" && sb.AccessToken != "" && s.cfg.Messenger != nil {
+	// The sandbox knows phones that joined it: a send to a user id is always simulated.
+	if b.Destination != "" && sb.PhoneNumberID != "" && sb.AccessToken != "" && s.cfg.Messenger != nil {
 		var err error
 		if claim, err = s.cfg.Store.ClaimSandboxDelivery(ctx, accountID, b.Destination, now.Add(-SandboxWindow), SandboxRealLimit); err != nil {
 			return SentMessage{}, err
@@ -86,6 +87,8 @@ func (s *Sends) sendTest(ctx context.Context, k TestSender, b TemplateSend) (Sen
 	} else {
 		join := fmt.Sprintf("send \"join %s\" from this phone to the sandbox number %s", k.JoinCode, sb.PhoneNumber)
 		switch {
+		case b.UserID != "":
+			note = "Simulated: nothing was sent. The sandbox delivers for real only to a phone number that joined it, not to a user id."
 		case claim.Active:
 			note = fmt.Sprintf("Simulated: this phone has used its %d real sandbox messages.", SandboxRealLimit)
 		case claim.Joined:
@@ -99,7 +102,7 @@ func (s *Sends) sendTest(ctx context.Context, k TestSender, b TemplateSend) (Sen
 	if real {
 		delivery = "real"
 	}
-	tm, err := s.cfg.Store.RecordTestSend(ctx, accountID, store.TestSendInput{Destination: b.Destination, TemplateName: tpl.Name,
+	tm, err := s.cfg.Store.RecordTestSend(ctx, accountID, store.TestSendInput{Destination: b.Destination + b.UserID, TemplateName: tpl.Name,
 		Delivery: delivery, PlatformMessageID: wamid, CreatedAt: now,
 		ConversationID: TestConversationID, ContactID: TestContactID, ClientReference: deref(b.ClientReference)})
 	if err != nil {

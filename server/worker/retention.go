@@ -33,6 +33,10 @@ const (
 	DefaultRetentionBatch    = 5000
 )
 
+// MediaUploadKeep is how long an upload's record (media_uploads) is kept: the platform keeps an
+// uploaded file 30 days, after which its media id names nothing.
+const MediaUploadKeep = 30 * 24 * time.Hour
+
 // retentionRunTimeout bounds one run.
 const retentionRunTimeout = 5 * time.Minute
 
@@ -45,7 +49,8 @@ const retentionRunTimeout = 5 * time.Minute
 //   - raw platform webhooks received more than Keep ago, and the dead letters of their items;
 //   - what test and demo keys leave: test messages sent more than Keep ago (sandbox
 //     participants are kept: their count of real deliveries is a lifetime cap per handset);
-//   - Idempotency-Key records past their 48-hour replay window.
+//   - Idempotency-Key records past their 48-hour replay window;
+//   - the records of media uploads older than MediaUploadKeep (the platform's files are gone).
 //
 // Create it with NewRetention; it is a Service.
 type Retention struct {
@@ -90,7 +95,8 @@ func (r *Retention) run(ctx, loop context.Context) {
 	case n.total() > 0:
 		r.log.Info("retention run", "attempts", n.Attempts, "events", n.Events,
 			"platform_webhooks", n.PlatformWebhooks, "idempotency_keys", n.IdempotencyKeys,
-			"test_messages", n.TestMessages, "sessions", n.Sessions, "dead_letters", n.DeadLetters, "sandbox_messages", n.SandboxMessages)
+			"test_messages", n.TestMessages, "sessions", n.Sessions, "dead_letters", n.DeadLetters, "sandbox_messages", n.SandboxMessages,
+			"media_uploads", n.MediaUploads)
 	}
 }
 
@@ -98,11 +104,13 @@ func (r *Retention) run(ctx, loop context.Context) {
 type retentionCounts struct {
 	Attempts, Events, PlatformWebhooks, IdempotencyKeys int64
 	TestMessages, DeadLetters, SandboxMessages          int64
+	MediaUploads                                        int64
 	Sessions                                            int64 // the dashboard's, past their idle or absolute expiry
 }
 
 func (c retentionCounts) total() int64 {
-	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys + c.TestMessages + c.DeadLetters + c.SandboxMessages + c.Sessions
+	return c.Attempts + c.Events + c.PlatformWebhooks + c.IdempotencyKeys + c.TestMessages + c.DeadLetters + c.SandboxMessages +
+		c.Sessions + c.MediaUploads
 }
 
 // runOnce deletes everything past keeping as of the clock's now, batch by batch until a batch
@@ -113,7 +121,7 @@ func (r *Retention) runOnce(ctx context.Context) (retentionCounts, error) {
 	cutoff := now.Add(-r.cfg.Keep)
 	var n retentionCounts
 	var errs []error
-	drain := func(count *int64, batch int, del func(context.Context, time.Time, int) (int64, error)) {
+	drainBefore := func(cutoff time.Time, count *int64, batch int, del func(context.Context, time.Time, int) (int64, error)) {
 		for ctx.Err() == nil {
 			k, err := del(ctx, cutoff, batch)
 			*count += k
@@ -126,12 +134,16 @@ func (r *Retention) runOnce(ctx context.Context) (retentionCounts, error) {
 			}
 		}
 	}
+	drain := func(count *int64, batch int, del func(context.Context, time.Time, int) (int64, error)) {
+		drainBefore(cutoff, count, batch, del)
+	}
 	drain(&n.Events, max(1, r.cfg.BatchSize/10), r.store.DeleteEventsBefore)
 	drain(&n.Attempts, r.cfg.BatchSize, r.store.DeleteWebhookAttemptsBefore)
 	drain(&n.PlatformWebhooks, r.cfg.BatchSize, r.store.DeletePlatformWebhooksBefore)
 	drain(&n.SandboxMessages, r.cfg.BatchSize, r.store.DeleteSandboxMessagesBefore)
 	drain(&n.DeadLetters, r.cfg.BatchSize, r.store.DeleteDeadLettersBefore)
 	drain(&n.TestMessages, r.cfg.BatchSize, r.store.DeleteTestMessagesBefore)
+	drainBefore(now.Add(-MediaUploadKeep), &n.MediaUploads, r.cfg.BatchSize, r.store.DeleteMediaUploadsBefore)
 	k, err := r.store.DeleteExpiredIdempotencyKeys(ctx, now)
 	n.IdempotencyKeys += k
 	if err != nil {

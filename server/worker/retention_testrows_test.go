@@ -2,9 +2,12 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"gateway/store"
 )
 
 // Retention also prunes what test and demo keys leave behind (test_messages) and the platform
@@ -66,5 +69,57 @@ func TestRetentionPrunesTestRowsAndDeadLetters(t *testing.T) {
 	if count(`SELECT count(*) FROM test_messages`) != 1 || count(`SELECT count(*) FROM sandbox_participants`) != 2 ||
 		count(`SELECT count(*) FROM platform_dead_letters WHERE error = 'y'`) != 1 {
 		t.Fatal("a row within the horizon was deleted")
+	}
+}
+
+// Retention deletes the record of an upload once the platform no longer keeps the file
+// (MediaUploadKeep after the upload), whatever Keep says; GET /v1/media/{media_id} then finds
+// no such media for the account.
+func TestRetentionPrunesMediaUploads(t *testing.T) {
+	e := newWHEnv(t)
+	ctx := context.Background()
+	db := e.st.DB()
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	acct := e.account("acme")
+	other := e.account("other")
+	uploads := []struct {
+		accountID int64
+		id        string
+		age       time.Duration
+		kept      bool
+	}{
+		{acct.ID, "m-31d", 31 * day, false},
+		{acct.ID, "m-40d", 40 * day, false},
+		{other.ID, "m-other-35d", 35 * day, false},
+		{acct.ID, "m-29d", 29 * day, true},
+		{other.ID, "m-other-1d", day, true},
+	}
+	for _, u := range uploads {
+		if _, err := db.ExecContext(ctx, `INSERT INTO media_uploads (account_id, media_id, kind, mime_type, file_size, sha256, created_at)
+			VALUES ($1, $2, 'image', 'image/jpeg', 10, 'ab', $3)`, u.accountID, u.id, now.Add(-u.age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A Keep longer than the uploads' horizon does not keep them.
+	r := NewRetention(e.st, RetentionConfig{Keep: 90 * day, BatchSize: 2, Clock: func() time.Time { return now }, Logger: testLogger(t)})
+	n, err := r.runOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.MediaUploads != 3 {
+		t.Fatalf("deleted %+v, want 3 media uploads", n)
+	}
+	for _, u := range uploads {
+		_, err := e.st.MediaByID(ctx, u.accountID, u.id)
+		switch {
+		case u.kept && err != nil:
+			t.Errorf("%s: %v, want it kept", u.id, err)
+		case !u.kept && !errors.Is(err, store.ErrNotFound):
+			t.Errorf("%s: %v, want it gone", u.id, err)
+		}
+	}
+	if n, err := r.runOnce(ctx); err != nil || n.MediaUploads != 0 {
+		t.Fatalf("second run: %+v %v", n, err)
 	}
 }

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS media_uploads_created_brin;
