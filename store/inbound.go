@@ -122,9 +122,12 @@ const (
 	// one records the message and the other nothing, but both write the conversation, which is
 	// why what the conversation keeps must not change when written twice for one message.
 	// The contact is locked (k) before the conversation, in the order of a transaction that
-	// links an identifier to it; contact is false when a merge deleted it meanwhile.
+	// links an identifier to it; contact is false when a merge deleted it meanwhile, or, when
+	// $18 asks for the check, when its row is no longer the one read ($19-$23).
 	inboundMessageSQL = `WITH k AS (
-			SELECT id FROM contacts WHERE account_id = $1 AND id = $2 FOR KEY SHARE
+			SELECT id FROM contacts WHERE account_id = $1 AND id = $2 AND (NOT $18::bool
+				OR (mobile, user_id, username, name, blocked) IS NOT DISTINCT FROM ($19::text, $20::text, $21::text, $22::text, $23::bool))
+			FOR KEY SHARE
 		), cv AS (
 			INSERT INTO conversations (account_id, contact_id, last_inbound_at, window_expires_at)
 			SELECT $1, $2, $3, $3::timestamptz + $11::interval
@@ -179,8 +182,9 @@ const (
 // Duplicate. It fails with an error for an empty platform id or a sender with neither number
 // nor user id, and when the database fails (then nothing is written).
 //
-// The common message, from a person whose contact needs no change, is one read of the
-// contacts and one statement (inboundMessageSQL), which commits on its own; any other takes a
+// The common message, from a person whose contact needs no change, is one statement
+// (inboundMessageSQL), which commits on its own, after a read of the contacts unless the
+// sender's contact is kept from an earlier message (inbound_senders.go); any other takes a
 // transaction.
 func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMessage) (InboundResult, error) {
 	if in.PlatformMessageID == "" || (in.From == "" && in.UserID == "") {
@@ -194,34 +198,50 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 		Username: in.Username, Name: in.ProfileName}
 	for attempt := 1; ; attempt++ {
 		res, err := s.recordInbound(ctx, accountID, in, id, args)
-		// A contact merged away meanwhile, or a deadlock with a merge (which locks conversations
-		// before contacts): nothing was written, and the contacts are read again.
-		if attempt < 3 && (errors.Is(err, errContactGone) || pq.As(err, pqerror.TRDeadlockDetected) != nil) {
+		// A contact merged away or changed meanwhile, or a deadlock with a merge (which locks
+		// conversations before contacts): nothing was written, and the contacts are read again.
+		if attempt < 3 && (errors.Is(err, errContactChanged) || pq.As(err, pqerror.TRDeadlockDetected) != nil) {
 			continue
 		}
 		return res, err
 	}
 }
 
-// errContactGone: the contact a message was to be recorded against no longer exists.
-var errContactGone = errors.New("the contact was merged into another")
+// errContactChanged: the contact a message was to be recorded against is no longer as read.
+var errContactChanged = errors.New("the contact changed meanwhile")
 
+// recordInbound records the message of a sender whose contact needs no write in one statement
+// (the contact kept for the sender, inbound_senders.go, or read), and any other in a
+// transaction.
 func (s *Store) recordInbound(ctx context.Context, accountID int64, in InboundMessage, id Identity, args []any) (InboundResult, error) {
-	byUser, byNumber, err := findIdentity(ctx, preparedQueryer{s}, accountID, id)
-	if err != nil {
-		return InboundResult{}, err
+	key := senderKeyOf(accountID, in)
+	c, ok := s.senders.get(key)
+	if !ok {
+		byUser, byNumber, err := findIdentity(ctx, preparedQueryer{s}, accountID, id)
+		if err != nil {
+			return InboundResult{}, err
+		}
+		if r := settled(id, byUser, byNumber); r != nil {
+			c, ok = *r, true
+		}
 	}
-	c := settled(id, byUser, byNumber)
-	if c == nil || contactWritesFor(in, *c) != (contactWrites{}) {
+	if !ok || contactWritesFor(in, c) != (contactWrites{}) {
+		s.senders.drop(key)
 		return s.recordInboundTx(ctx, accountID, in, id, args)
 	}
 	st, err := s.prepared(ctx, inboundMessageSQL)
 	if err != nil {
 		return InboundResult{}, err
 	}
-	res, err := s.recordInboundMessage(ctx, st, accountID, in, *c, args)
-	if err == nil && !res.Duplicate {
-		s.eventsWritten()
+	res, err := s.recordInboundMessage(ctx, st, accountID, in, c, true, args)
+	switch {
+	case errors.Is(err, errContactChanged):
+		s.senders.drop(key)
+	case err == nil:
+		s.senders.put(key, c)
+		if !res.Duplicate {
+			s.eventsWritten()
+		}
 	}
 	return res, err
 }
@@ -328,7 +348,7 @@ func (s *Store) recordInboundTx(ctx context.Context, accountID int64, in Inbound
 			return InboundResult{}, err
 		}
 	}
-	res, err := s.recordInboundMessage(ctx, st(3), accountID, in, c, args)
+	res, err := s.recordInboundMessage(ctx, st(3), accountID, in, c, false, args)
 	if err != nil || res.Duplicate {
 		return res, err // a duplicate (recorded concurrently by another delivery) rolls everything back
 	}
@@ -340,8 +360,9 @@ func (s *Store) recordInboundTx(ctx context.Context, accountID int64, in Inbound
 }
 
 // recordInboundMessage runs inboundMessageSQL (st, on its own or in a transaction) for the
-// message of contact c; the caller wakes the dispatchers once it is committed.
-func (s *Store) recordInboundMessage(ctx context.Context, st *sqlx.Stmt, accountID int64, in InboundMessage, c identityRow, args []any) (InboundResult, error) {
+// message of contact c, checking first, when check is set, that c's row is still as read; the
+// caller wakes the dispatchers once it is committed.
+func (s *Store) recordInboundMessage(ctx context.Context, st *sqlx.Stmt, accountID int64, in InboundMessage, c identityRow, check bool, args []any) (InboundResult, error) {
 	name := in.ProfileName
 	if name == "" {
 		name = c.Name
@@ -352,6 +373,7 @@ func (s *Store) recordInboundMessage(ctx context.Context, st *sqlx.Stmt, account
 	}
 	a := append([]any{accountID, c.ID}, args...)
 	a[7], a[8] = from, name // $8 and $9
+	a = append(a, check, c.Mobile, c.UserID, c.Username, c.Name, c.Blocked)
 	var m struct {
 		Contact        bool          `db:"contact"`
 		ID             sql.NullInt64 `db:"id"`
@@ -362,7 +384,7 @@ func (s *Store) recordInboundMessage(ctx context.Context, st *sqlx.Stmt, account
 	case err != nil:
 		return InboundResult{}, translate(err)
 	case !m.Contact:
-		return InboundResult{}, errContactGone
+		return InboundResult{}, errContactChanged
 	case !m.ID.Valid:
 		return InboundResult{Duplicate: true}, nil
 	}

@@ -38,6 +38,7 @@ type Store struct {
 	targets targetCache  // SendTarget's answers while CacheSendTargets is on
 	limits  Limits       // SetLimits; zero means DefaultLimits
 	replica replicaReads // SetReplica: the pool of the reads that may lag
+	senders senderCache  // RecordInbound's recent senders (inbound_senders.go)
 }
 
 // New returns a Store over db. secretKey must be 32 bytes (AES-256); previous keys (the one
