@@ -36,7 +36,8 @@ func (s *Server) recordInbound(ctx context.Context, d *platformPost, accountID i
 
 // applySingleInbound handles a delivery that is exactly one message (not an edit, a deletion or
 // an identity notice) of a known, non-sandbox number: the raw body is stored with the message,
-// which for a known sender is one statement (store.RecordInbound). It reports false, with
+// which for a known sender is one statement (store.RecordInbound), or on its own for a
+// redelivery. It reports false, with
 // nothing written, for any other delivery, and for a message that cannot be applied (the caller
 // applies it again as an item, which keeps it as a dead letter); it fails, with nothing
 // written, when the database does.
@@ -67,6 +68,11 @@ func (s *Server) applySingleInbound(ctx context.Context, p *whatsapp.WebhookPayl
 	case err != nil:
 		return false, err
 	case out.Duplicate:
+		// A redelivery records nothing, its body included: it is kept on its own, as every
+		// delivery is.
+		if _, err := s.store.RecordPlatformWebhook(ctx, body); err != nil {
+			return false, err
+		}
 		s.log.DebugContext(ctx, "platform webhook: inbound item already applied", "account_id", conn.AccountID, "wamid", in.PlatformMessageID,
 			"type", in.Type)
 	}
