@@ -100,6 +100,12 @@ func (b *mediaBody) Close() error { return b.d.Close() }
 // match its SHA-256 is logged and counted, and the connection is cut (the last byte was kept
 // back), so no client takes the short file as complete.
 func (b *mediaBody) WriteTo(w io.Writer) (int64, error) {
+	// The status and headers go out now: the download fills its buffer before each write, and a
+	// file that fails its check before the first write must still reach the client as a 200
+	// whose body is cut, not as a connection closed without an answer.
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
 	n, err := b.d.WriteTo(w)
 	switch {
 	case err == nil:

@@ -80,13 +80,17 @@ func (s *Server) platformWebhook(c echo.Context) error {
 	defer cancel()
 	p, perr := whatsapp.ParseWebhook(body)
 	if perr == nil {
-		// The common delivery, one status of a known number, is stored and applied in one statement.
+		// The common deliveries, one status or one message of a known number, are stored with
+		// what they change, in the statement that applies them.
 		done, err := s.applySingleStatus(ctx, p, body)
+		if err == nil && !done {
+			done, err = s.applySingleInbound(ctx, p, body)
+		}
 		switch {
 		case err != nil:
-			// Nothing was written (one statement): the raw body is stored below on its own, and
-			// the status applied again as an item, dead-lettered if it fails again.
-			s.log.WarnContext(ctx, "platform webhook: single status failed; applying it as an item", "error", err.Error())
+			// Nothing was written: the raw body is stored below on its own, and the item applied
+			// again as an item, dead-lettered if it fails again.
+			s.log.WarnContext(ctx, "platform webhook: single item failed; applying it as an item", "error", err.Error())
 		case done:
 			writeJSON(c, http.StatusOK, gen.Envelope{Success: true, Message: "OK"})
 			return nil

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 
 	"gateway/platform/whatsapp"
 	"gateway/server/domain"
@@ -31,6 +32,51 @@ func (s *Server) recordInbound(ctx context.Context, d *platformPost, accountID i
 		}
 		return nil
 	})
+}
+
+// applySingleInbound handles a delivery that is exactly one message (not an edit, a deletion or
+// an identity notice) of a known, non-sandbox number: the raw body is stored with the message,
+// which for a known sender is one statement (store.RecordInbound), or on its own for a
+// redelivery. It reports false, with
+// nothing written, for any other delivery, and for a message that cannot be applied (the caller
+// applies it again as an item, which keeps it as a dead letter); it fails, with nothing
+// written, when the database does.
+func (s *Server) applySingleInbound(ctx context.Context, p *whatsapp.WebhookPayload, body []byte) (bool, error) {
+	if len(p.Entry) != 1 || len(p.Entry[0].Changes) != 1 {
+		return false, nil
+	}
+	ch := p.Entry[0].Changes[0]
+	v := ch.Value
+	pnid := v.Metadata.PhoneNumberID
+	if ch.Field != "messages" || len(v.Messages) != 1 || len(v.Statuses) != 0 || len(v.Errors) != 0 || v.Messages[0].Err != nil ||
+		pnid == "" || pnid == s.opts.Sandbox.PhoneNumberID {
+		return false, nil
+	}
+	in := inboundFromPlatform(v.Messages[0])
+	if !in.IsMessage() {
+		return false, nil
+	}
+	conn, err := s.tenantByPhoneNumberID(ctx, pnid)
+	if err != nil || conn == nil {
+		return false, err
+	}
+	in.Body = body
+	out, err := s.inbound().Record(ctx, conn.AccountID, conn.PhoneNumber, in)
+	switch {
+	case errors.Is(err, domain.ErrInboundNotApplicable):
+		return false, nil
+	case err != nil:
+		return false, err
+	case out.Duplicate:
+		// A redelivery records nothing, its body included: it is kept on its own, as every
+		// delivery is.
+		if _, err := s.store.RecordPlatformWebhook(ctx, body); err != nil {
+			return false, err
+		}
+		s.log.DebugContext(ctx, "platform webhook: inbound item already applied", "account_id", conn.AccountID, "wamid", in.PlatformMessageID,
+			"type", in.Type)
+	}
+	return true, nil
 }
 
 // inbound is the domain's inbound recorder over the server's store and clock.

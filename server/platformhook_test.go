@@ -624,6 +624,48 @@ func TestPlatformWebhookDuplicateDelivery(t *testing.T) {
 	}
 }
 
+// A delivery of one message (applySingleInbound) keeps its body with the message it records,
+// for a new sender and a known one alike; one it cannot apply (a sender's number that is not a
+// WhatsApp id) takes the general path: its body kept on its own and the message dead-lettered,
+// naming that body.
+func TestPlatformWebhookSingleMessageKeepsItsDelivery(t *testing.T) {
+	env := servertest.New(t, servertest.Config{})
+	tn := pwNewTenant(t, env, "Acme Ltd")
+	var bodies [][]byte
+	for i, wamid := range []string{"wamid.S1", "wamid.S2", "wamid.S3"} {
+		body := pwInbound(t, tn.Conn.PhoneNumberID, "15557770000", "Dee", wamid, "text", map[string]any{"body": "hello"})
+		pwPostOK(t, env, body)
+		bodies = append(bodies, body)
+		if n := pwCount(t, env, `SELECT count(*) FROM messages WHERE account_id = $1`, tn.Account.ID); n != i+1 {
+			t.Fatalf("after %s: %d messages", wamid, n)
+		}
+	}
+	for _, body := range bodies {
+		if n := pwCount(t, env, `SELECT count(*) FROM platform_webhooks WHERE body = $1`, body); n != 1 {
+			t.Fatalf("%d copies of the delivery %s", n, body)
+		}
+	}
+	bad := pwInbound(t, tn.Conn.PhoneNumberID, "not-a-number", "Eve", "wamid.BAD", "text", map[string]any{"body": "hi"})
+	pwPostOK(t, env, bad)
+	var dl struct {
+		Error string `db:"error"`
+		Body  []byte `db:"body"`
+	}
+	if err := env.Store.DB().Get(&dl, `SELECT d.error, w.body FROM platform_dead_letters d JOIN platform_webhooks w ON w.id = d.webhook_id
+		WHERE d.account_id = $1`, tn.Account.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(dl.Error, "not a WhatsApp id") || !bytes.Equal(dl.Body, bad) {
+		t.Fatalf("dead letter %q of %s", dl.Error, dl.Body)
+	}
+	if n := pwCount(t, env, `SELECT count(*) FROM platform_webhooks`); n != 4 {
+		t.Fatalf("%d raw webhooks", n)
+	}
+	if n := len(pwEvents(t, env, tn.Account.ID, "")); n != 4 {
+		t.Fatalf("%d events (want contact.created and three message.received)", n)
+	}
+}
+
 func TestPlatformWebhookAliases(t *testing.T) {
 	env := servertest.New(t, servertest.Config{})
 	tn := pwNewTenant(t, env, "Acme Ltd")

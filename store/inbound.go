@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/lib/pq/pqerror"
 )
 
 // What the platform sends us besides statuses (statuses.go, parked.go): raw webhook bodies and
@@ -61,6 +63,9 @@ type InboundMessage struct {
 	Window time.Duration
 	// Block, when set, blocks (STOP) or unblocks (START) the contact.
 	Block *bool
+	// Body is the raw webhook delivery that carried the message, stored (as
+	// RecordPlatformWebhook would) when the message is recorded; nil stores nothing.
+	Body []byte
 }
 
 // defaultWindow is the service window after an ordinary message, for an InboundMessage that
@@ -109,10 +114,25 @@ const (
 	// the message (a duplicate id inserts nothing and returns no row) and its event:
 	// message.received with `from`, or message.received_without_number without it ($8 = '').
 	// The sender's identity, the quoted message and the forwarded flags join the data when
-	// present.
-	inboundMessageSQL = `WITH cv AS (
+	// present. The raw delivery ($17, NULL for none) is stored with the message.
+	//
+	// The statement runs on its own (outside a transaction) for the common message, so a
+	// redelivery touches nothing: the conversation is written only when the message's id is not
+	// recorded yet. Two deliveries of one message at the same instant may both pass that test;
+	// one records the message and the other nothing, but both write the conversation, which is
+	// why what the conversation keeps must not change when written twice for one message.
+	// The contact is locked (k) before the conversation, in the order of a transaction that
+	// links an identifier to it; contact is false when a merge deleted it meanwhile, or, when
+	// $18 asks for the check, when its row is no longer the one read ($19-$23).
+	inboundMessageSQL = `WITH k AS (
+			SELECT id FROM contacts WHERE account_id = $1 AND id = $2 AND (NOT $18::bool
+				OR (mobile, user_id, username, name, blocked) IS NOT DISTINCT FROM ($19::text, $20::text, $21::text, $22::text, $23::bool))
+			FOR KEY SHARE
+		), cv AS (
 			INSERT INTO conversations (account_id, contact_id, last_inbound_at, window_expires_at)
-			VALUES ($1, $2, $3, $3::timestamptz + $11::interval)
+			SELECT $1, $2, $3, $3::timestamptz + $11::interval
+			WHERE EXISTS (SELECT 1 FROM k)
+				AND NOT EXISTS (SELECT 1 FROM messages WHERE account_id = $1 AND platform_message_id = $7)
 			ON CONFLICT (account_id, contact_id) DO UPDATE
 				SET last_inbound_at = GREATEST(conversations.last_inbound_at, EXCLUDED.last_inbound_at),
 					window_expires_at = GREATEST(conversations.window_expires_at, EXCLUDED.window_expires_at)
@@ -141,32 +161,94 @@ const (
 				|| CASE WHEN $16::jsonb IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('referral', $16::jsonb) END
 				|| $10::jsonb
 			FROM m
+		), raw AS (
+			INSERT INTO platform_webhooks (body) SELECT $17::bytea FROM m WHERE $17::bytea IS NOT NULL
 		)
-		SELECT m.id, m.conversation_id, cv.window_expires_at FROM m, cv`
+		SELECT EXISTS (SELECT 1 FROM k) AS contact, m.id, m.conversation_id, cv.window_expires_at
+		FROM (SELECT) one LEFT JOIN m ON true LEFT JOIN cv ON true`
 )
 
-// RecordInbound records an inbound message in one transaction: it finds the sender's contact
-// (identityFor: by user id, by From and its other forms as a mobile or an alias; linking or
-// merging when the message carries identifiers the contacts lack, each change with its
-// contact.updated event) or creates it with its contact.created (or
-// contact.created_without_number) event, keeps From as an alias when it differs from the
-// contact's mobile, fills an empty contact name from the profile, keeps the username, applies
-// Block (with an audit entry when it changes the contact: see OptOutDetail), finds or
-// creates the conversation (setting last_inbound_at and extending the service
-// window), inserts the message with its sender, quoted message, forwarded flags and referral,
-// and writes its event: message.received, or message.received_without_number when neither the
-// message nor the contact has a number. A message whose platform id is already recorded
-// changes nothing and comes back as Duplicate. It fails with an error for an empty platform id
-// or a sender with neither number nor user id, and when the database fails (then nothing is
-// written).
+// RecordInbound records an inbound message: it finds the sender's contact (identityFor: by
+// user id, by From and its other forms as a mobile or an alias; linking or merging when the
+// message carries identifiers the contacts lack, each change with its contact.updated event)
+// or creates it with its contact.created (or contact.created_without_number) event, keeps From
+// as an alias when it differs from the contact's mobile, fills an empty contact name from the
+// profile, keeps the username, applies Block (with an audit entry when it changes the contact:
+// see OptOutDetail), finds or creates the conversation (setting last_inbound_at and extending
+// the service window), inserts the message with its sender, quoted message, forwarded flags and
+// referral, and writes its event: message.received, or message.received_without_number when
+// neither the message nor the contact has a number; Body, when given, is stored with the
+// message. A message whose platform id is already recorded changes nothing and comes back as
+// Duplicate. It fails with an error for an empty platform id or a sender with neither number
+// nor user id, and when the database fails (then nothing is written).
+//
+// The common message, from a person whose contact needs no change, is one statement
+// (inboundMessageSQL), which commits on its own, after a read of the contacts unless the
+// sender's contact is kept from an earlier message (inbound_senders.go); any other takes a
+// transaction.
 func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMessage) (InboundResult, error) {
 	if in.PlatformMessageID == "" || (in.From == "" && in.UserID == "") {
 		return InboundResult{}, errors.New("record inbound: platform message id and sender are required")
 	}
-	stmts, err := s.preparedAll(ctx, inboundDupSQL, inboundAliasSQL, inboundContactUpdateSQL, inboundMessageSQL)
+	args, err := inboundArgs(in)
 	if err != nil {
 		return InboundResult{}, err
 	}
+	id := Identity{Mobile: in.From, MobileForms: in.FromForms, UserID: in.UserID, ParentUserID: in.ParentUserID,
+		Username: in.Username, Name: in.ProfileName}
+	for attempt := 1; ; attempt++ {
+		res, err := s.recordInbound(ctx, accountID, in, id, args)
+		// A contact merged away or changed meanwhile, or a deadlock with a merge (which locks
+		// conversations before contacts): nothing was written, and the contacts are read again.
+		if attempt < 3 && (errors.Is(err, errContactChanged) || pq.As(err, pqerror.TRDeadlockDetected) != nil) {
+			continue
+		}
+		return res, err
+	}
+}
+
+// errContactChanged: the contact a message was to be recorded against is no longer as read.
+var errContactChanged = errors.New("the contact changed meanwhile")
+
+// recordInbound records the message of a sender whose contact needs no write in one statement
+// (the contact kept for the sender, inbound_senders.go, or read), and any other in a
+// transaction.
+func (s *Store) recordInbound(ctx context.Context, accountID int64, in InboundMessage, id Identity, args []any) (InboundResult, error) {
+	key := senderKeyOf(accountID, in)
+	c, ok := s.senders.get(key)
+	if !ok {
+		byUser, byNumber, err := findIdentity(ctx, preparedQueryer{s}, accountID, id)
+		if err != nil {
+			return InboundResult{}, err
+		}
+		if r := settled(id, byUser, byNumber); r != nil {
+			c, ok = *r, true
+		}
+	}
+	if !ok || contactWritesFor(in, c) != (contactWrites{}) {
+		s.senders.drop(key)
+		return s.recordInboundTx(ctx, accountID, in, id, args)
+	}
+	st, err := s.prepared(ctx, inboundMessageSQL)
+	if err != nil {
+		return InboundResult{}, err
+	}
+	res, err := s.recordInboundMessage(ctx, st, accountID, in, c, true, args)
+	switch {
+	case errors.Is(err, errContactChanged):
+		s.senders.drop(key)
+	case err == nil:
+		s.senders.put(key, c)
+		if !res.Duplicate {
+			s.eventsWritten()
+		}
+	}
+	return res, err
+}
+
+// inboundArgs are the parameters of inboundMessageSQL that come from the message alone, $3 to
+// $17 in order, with $8 (from) and $9 (name) left for the contact to fill.
+func inboundArgs(in InboundMessage) ([]any, error) {
 	content := string(in.Content)
 	if len(in.Content) == 0 {
 		content = "{}"
@@ -192,6 +274,35 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 		Name         string `json:"name,omitempty"`
 	}{in.From, in.UserID, in.ParentUserID, in.Username, in.ProfileName})
 	if err != nil {
+		return nil, err
+	}
+	body := in.Body // nil is NULL: no delivery to store
+	if len(body) == 0 {
+		body = nil
+	}
+	return []any{in.SentAt.UTC(), in.Type, in.Destination, content, in.PlatformMessageID, "", "", fields,
+		fmt.Sprintf("%d microseconds", window.Microseconds()), in.ReplyToPlatformID, in.Forwarded,
+		in.FrequentlyForwarded, string(sender), referral, body}, nil
+}
+
+// contactWrites is what recording a message changes on its sender's contact besides identity.
+type contactWrites struct {
+	alias  bool // From is another form of the contact's mobile: kept as an alias
+	block  bool // Block changes the contact's block
+	update bool // the name, the block or the username changes
+}
+
+func contactWritesFor(in InboundMessage, c identityRow) contactWrites {
+	w := contactWrites{alias: in.From != "" && c.Mobile.String != in.From, block: in.Block != nil && *in.Block != c.Blocked}
+	w.update = w.block || (c.Name == "" && in.ProfileName != "") || (in.Username != "" && c.Username.String != in.Username)
+	return w
+}
+
+// recordInboundTx records a message whose contact is created, linked, merged or changed, in
+// one transaction.
+func (s *Store) recordInboundTx(ctx context.Context, accountID int64, in InboundMessage, id Identity, args []any) (InboundResult, error) {
+	stmts, err := s.preparedAll(ctx, inboundDupSQL, inboundAliasSQL, inboundContactUpdateSQL, inboundMessageSQL)
+	if err != nil {
 		return InboundResult{}, err
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
@@ -208,28 +319,26 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 	if dup {
 		return InboundResult{Duplicate: true}, nil
 	}
-
-	c, err := identityFor(ctx, tx, accountID, Identity{Mobile: in.From, MobileForms: in.FromForms, UserID: in.UserID,
-		ParentUserID: in.ParentUserID, Username: in.Username, Name: in.ProfileName})
+	c, err := identityFor(ctx, tx, accountID, id)
 	if err != nil {
 		return InboundResult{}, err
 	}
-	if in.From != "" && c.Mobile.String != in.From {
+	w := contactWritesFor(in, c)
+	if w.alias {
 		if _, err := st(1).ExecContext(ctx, accountID, in.From, c.ID); err != nil {
 			return InboundResult{}, translate(err)
 		}
 	}
-	blockChange := in.Block != nil && *in.Block != c.Blocked
-	if blockChange || (c.Name == "" && in.ProfileName != "") || (in.Username != "" && c.Username.String != in.Username) {
+	if w.update {
 		var block *bool
-		if blockChange {
+		if w.block {
 			block = in.Block
 		}
 		if _, err := st(2).ExecContext(ctx, accountID, c.ID, in.ProfileName, block, in.Username); err != nil {
 			return InboundResult{}, translate(err)
 		}
 	}
-	if blockChange {
+	if w.block {
 		// The person by number when it is known, else by user id.
 		target := c.Mobile.String
 		if target == "" {
@@ -239,6 +348,21 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 			return InboundResult{}, err
 		}
 	}
+	res, err := s.recordInboundMessage(ctx, st(3), accountID, in, c, false, args)
+	if err != nil || res.Duplicate {
+		return res, err // a duplicate (recorded concurrently by another delivery) rolls everything back
+	}
+	if err := tx.Commit(); err != nil {
+		return InboundResult{}, translate(err)
+	}
+	s.eventsWritten()
+	return res, nil
+}
+
+// recordInboundMessage runs inboundMessageSQL (st, on its own or in a transaction) for the
+// message of contact c, checking first, when check is set, that c's row is still as read; the
+// caller wakes the dispatchers once it is committed.
+func (s *Store) recordInboundMessage(ctx context.Context, st *sqlx.Stmt, accountID int64, in InboundMessage, c identityRow, check bool, args []any) (InboundResult, error) {
 	name := in.ProfileName
 	if name == "" {
 		name = c.Name
@@ -247,51 +371,27 @@ func (s *Store) RecordInbound(ctx context.Context, accountID int64, in InboundMe
 	if from == "" {
 		from = c.Mobile.String
 	}
+	a := append([]any{accountID, c.ID}, args...)
+	a[7], a[8] = from, name // $8 and $9
+	a = append(a, check, c.Mobile, c.UserID, c.Username, c.Name, c.Blocked)
 	var m struct {
-		ID             int64     `db:"id"`
-		ConversationID int64     `db:"conversation_id"`
-		Window         time.Time `db:"window_expires_at"`
+		Contact        bool          `db:"contact"`
+		ID             sql.NullInt64 `db:"id"`
+		ConversationID sql.NullInt64 `db:"conversation_id"`
+		Window         sql.NullTime  `db:"window_expires_at"`
 	}
-	err = st(3).GetContext(ctx, &m, accountID, c.ID, in.SentAt.UTC(), in.Type, in.Destination, content,
-		in.PlatformMessageID, from, name, fields, fmt.Sprintf("%d microseconds", window.Microseconds()),
-		in.ReplyToPlatformID, in.Forwarded, in.FrequentlyForwarded, string(sender), referral)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		// Recorded concurrently by another delivery of the same webhook: roll everything back.
-		return InboundResult{Duplicate: true}, nil
+	switch err := st.GetContext(ctx, &m, a...); {
 	case err != nil:
 		return InboundResult{}, translate(err)
+	case !m.Contact:
+		return InboundResult{}, errContactChanged
+	case !m.ID.Valid:
+		return InboundResult{Duplicate: true}, nil
 	}
-	if err := tx.Commit(); err != nil {
-		return InboundResult{}, translate(err)
-	}
-	s.eventsWritten()
 	typ := EventMessageReceived
 	if from == "" {
 		typ = EventMessageReceivedWithoutNumber
 	}
-	return InboundResult{MessageID: m.ID, ContactID: c.ID, ConversationID: m.ConversationID, ContactCreated: c.Created,
-		EventType: typ, WindowExpiresAt: m.Window}, nil
-}
-
-// MessageIDByPlatformID returns the id of the account's message (sent or received) with that
-// platform id; ErrNotFound when the account has none.
-func (s *Store) MessageIDByPlatformID(ctx context.Context, accountID int64, platformID string) (int64, error) {
-	var id int64
-	err := s.getPrepared(ctx, &id, `SELECT id FROM messages WHERE account_id = $1 AND platform_message_id = $2`,
-		accountID, platformID)
-	return id, err
-}
-
-// preparedAll prepares several statements (see prepared).
-func (s *Store) preparedAll(ctx context.Context, qs ...string) ([]*sqlx.Stmt, error) {
-	out := make([]*sqlx.Stmt, len(qs))
-	for i, q := range qs {
-		st, err := s.prepared(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = st
-	}
-	return out, nil
+	return InboundResult{MessageID: m.ID.Int64, ContactID: c.ID, ConversationID: m.ConversationID.Int64,
+		ContactCreated: c.Created, EventType: typ, WindowExpiresAt: m.Window.Time}, nil
 }

@@ -104,3 +104,12 @@ func (s *Store) inboundChange(ctx context.Context, accountID int64, wamid, q str
 	r.Duplicate = true
 	return r, nil
 }
+
+// MessageIDByPlatformID returns the id of the account's message (sent or received) with that
+// platform id; ErrNotFound when the account has none.
+func (s *Store) MessageIDByPlatformID(ctx context.Context, accountID int64, platformID string) (int64, error) {
+	var id int64
+	err := s.getPrepared(ctx, &id, `SELECT id FROM messages WHERE account_id = $1 AND platform_message_id = $2`,
+		accountID, platformID)
+	return id, err
+}

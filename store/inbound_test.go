@@ -264,3 +264,55 @@ func TestRecordInboundValidates(t *testing.T) {
 		t.Fatal("no platform id accepted")
 	}
 }
+
+// A known sender's message is one statement (store/inbound_senders.go keeps the contact); a
+// redelivery stores nothing; a contact changed behind the store's back is read again, so the
+// next message still fills its name; a STOP still blocks.
+func TestRecordInboundKnownSenderAfterTheContactChanged(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a, _ := st.CreateAccount(ctx, "acme", "a@example.com", "acme-1")
+	first, err := st.RecordInbound(ctx, a.ID, inbound("wamid.K1", "15559876543", "Kim", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := inbound("wamid.K2", "15559876543", "Kim", "still there?")
+	second.Body = []byte(`{"delivery":"K2"}`)
+	res, err := st.RecordInbound(ctx, a.ID, second)
+	if err != nil || res.Duplicate || res.ContactID != first.ContactID || res.ConversationID != first.ConversationID {
+		t.Fatalf("%+v %v", res, err)
+	}
+	var stored int
+	if err := st.DB().Get(&stored, `SELECT count(*) FROM platform_webhooks WHERE body = $1`, second.Body); err != nil || stored != 1 {
+		t.Fatalf("%d deliveries stored, %v", stored, err)
+	}
+	if res, err := st.RecordInbound(ctx, a.ID, second); err != nil || !res.Duplicate {
+		t.Fatalf("the redelivery: %+v %v", res, err)
+	}
+	if err := st.DB().Get(&stored, `SELECT count(*) FROM platform_webhooks WHERE body = $1`, second.Body); err != nil || stored != 1 {
+		t.Fatalf("%d deliveries stored after the redelivery, %v", stored, err)
+	}
+	// The contact kept for the sender has a name; the row no longer has one.
+	if _, err := st.DB().Exec(`UPDATE contacts SET name = '' WHERE id = $1`, first.ContactID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RecordInbound(ctx, a.ID, inbound("wamid.K3", "15559876543", "Kim", "hello again")); err != nil {
+		t.Fatal(err)
+	}
+	if cs := contactsOf(t, st, a.ID); len(cs) != 1 || cs[0].Name != "Kim" || cs[0].Blocked {
+		t.Fatalf("contacts %+v", cs)
+	}
+	stop := inbound("wamid.K4", "15559876543", "Kim", "STOP")
+	block := true
+	stop.Block = &block
+	if _, err := st.RecordInbound(ctx, a.ID, stop); err != nil {
+		t.Fatal(err)
+	}
+	if cs := contactsOf(t, st, a.ID); len(cs) != 1 || !cs[0].Blocked {
+		t.Fatalf("contacts %+v", cs)
+	}
+	evs, _ := st.EventsByAccount(ctx, a.ID, "", 100)
+	if len(evs) != 5 { // contact.created and four message.received
+		t.Fatalf("%d events", len(evs))
+	}
+}

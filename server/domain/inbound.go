@@ -65,6 +65,16 @@ type InboundMessage struct {
 	// Edit is the new content of an edited message; RevokedID the platform id of a deleted one.
 	Edit      *InboundEdit
 	RevokedID string
+	// Body is the raw webhook delivery that carried a message (IsMessage) and nothing else,
+	// stored with the message when it is recorded; nil stores nothing.
+	Body []byte
+}
+
+// IsMessage reports whether m is a message of any kind, rather than an edit, a deletion or an
+// identity notice.
+func (m InboundMessage) IsMessage() bool {
+	return m.Edit == nil && m.RevokedID == "" &&
+		!(m.Type == KindSystem && m.Content.System != nil && isIdentityChange(m.Content.System.Type))
 }
 
 // InboundEdit is a customer's edit of a message they sent.
@@ -107,7 +117,7 @@ func (in Inbound) Record(ctx context.Context, accountID int64, destination strin
 		return in.recordEdit(ctx, accountID, m)
 	case m.RevokedID != "":
 		return in.recordDeletion(ctx, accountID, m)
-	case m.Type == KindSystem && m.Content.System != nil && isIdentityChange(m.Content.System.Type):
+	case !m.IsMessage():
 		return in.recordIdentityChange(ctx, accountID, m)
 	}
 	if m.Sender.WaID == "" && m.Sender.UserID == "" {
@@ -158,6 +168,7 @@ func (in Inbound) Record(ctx context.Context, accountID int64, destination strin
 		Referral:            referral,
 		Window:              m.Window,
 		Block:               OptOut(m.Content.TypedText(kind)),
+		Body:                m.Body,
 	})
 	if err != nil {
 		return InboundOutcome{}, err

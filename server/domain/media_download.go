@@ -24,8 +24,9 @@ var (
 )
 
 // mediaCopyBuffer is the one buffer a download streams through: memory stays the same whatever
-// the file's size.
-const mediaCopyBuffer = 32 << 10
+// the file's size. It is filled before it is written, so that a large file costs few writes
+// (each a system call) and few reads of the platform's connection.
+const mediaCopyBuffer = 256 << 10
 
 // MediaDownload is a media file being streamed from the platform: exactly Length bytes, checked
 // against the expected SHA-256 as they pass. Copy it with WriteTo (io.Copy does), which keeps the
@@ -117,7 +118,7 @@ func (d *MediaDownload) WriteTo(w io.Writer) (int64, error) {
 	var written int64
 	held := 0
 	for {
-		k, err := d.Read(buf[1:])
+		k, err := d.fill(buf[1:])
 		if err != nil && err != io.EOF {
 			return written, err // what this read brought is not written either
 		}
@@ -141,6 +142,19 @@ func (d *MediaDownload) WriteTo(w io.Writer) (int64, error) {
 			return written, nil
 		}
 	}
+}
+
+// fill reads into p until it is full or Read reports the end or a failure.
+func (d *MediaDownload) fill(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k, err := d.Read(p[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // Close ends the transfer.
