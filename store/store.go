@@ -40,7 +40,7 @@ type Store struct {
 	replica replicaReads // SetReplica: the pool of the reads that may lag
 
 	campaigns campaignNames // the campaign names messages are read with (withCampaignName)
-	senders senderCache  // RecordInbound's recent senders (inbound_senders.go)
+	senders   senderCache   // RecordInbound's recent senders (inbound_senders.go)
 }
 
 // New returns a Store over db. secretKey must be 32 bytes (AES-256); previous keys (the one
