@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -62,19 +63,35 @@ func (s *Store) inboxAction(ctx context.Context, accountID, conversationID, user
 	return r.Changed, nil
 }
 
+// ErrNotMember is returned when an assignee is not a member of the account.
+var ErrNotMember = errors.New("the assignee is not a member of the workspace")
+
 // AssignConversation assigns the conversation to assigneeID, a member of the account (0: to
 // nobody), by userID (0: the system). It reports whether the assignee changed (assigning to the
-// current assignee changes nothing and writes no audit entry); ErrNotFound when the
-// conversation is not in the account's inbox. An assignee who is not a member fails with a
-// foreign key error: the domain checks membership first.
+// current assignee changes nothing and writes no audit entry); ErrNotMember when the assignee
+// is not a member (the membership is locked until the commit, so a removal waits and then
+// unassigns: memberships_unassign); ErrNotFound when the conversation is not in the account's
+// inbox.
 func (s *Store) AssignConversation(ctx context.Context, accountID, conversationID, userID, assigneeID int64) (bool, error) {
 	var a *int64
 	if assigneeID != 0 {
 		a = &assigneeID
 	}
-	return s.inboxAction(ctx, accountID, conversationID, userID, `assigned_user_id = $3`,
-		`v.assigned_user_id IS DISTINCT FROM $3::bigint`, AuditConversationAssigned,
+	changed, err := s.inboxAction(ctx, accountID, conversationID, userID, `assigned_user_id = $3`,
+		`v.assigned_user_id IS DISTINCT FROM $3::bigint AND ($3 IS NULL OR EXISTS (SELECT 1 FROM memberships
+			WHERE account_id = $1 AND user_id = $3 FOR KEY SHARE))`, AuditConversationAssigned,
 		`COALESCE('assigned to ' || (SELECT email FROM users WHERE id = v.assigned_user_id), 'unassigned')`, a)
+	if err == nil && !changed && assigneeID != 0 {
+		var member bool
+		if err := s.db.GetContext(ctx, &member, `SELECT EXISTS (SELECT 1 FROM memberships WHERE account_id = $1 AND user_id = $2)`,
+			accountID, assigneeID); err != nil {
+			return false, translate(err)
+		}
+		if !member {
+			return false, ErrNotMember
+		}
+	}
+	return changed, err
 }
 
 // ResolveConversation resolves the conversation, by userID. It reports whether it was open

@@ -244,6 +244,21 @@ END
 $$;
 
 --
+-- Name: memberships_unassign(); Type: FUNCTION; Schema: public
+--
+
+CREATE FUNCTION public.memberships_unassign() RETURNS trigger
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
+    AS $$
+BEGIN
+    UPDATE conversations SET assigned_user_id = NULL, change_xid = pg_current_xact_id()
+    WHERE account_id = OLD.account_id AND assigned_user_id = OLD.user_id;
+    RETURN NULL;
+END $$;
+
+--
 -- Name: messages_count_rows(); Type: FUNCTION; Schema: public
 --
 
@@ -2426,6 +2441,12 @@ CREATE TRIGGER contacts_name_parts BEFORE INSERT OR UPDATE ON public.contacts FO
 CREATE TRIGGER events_fan_out AFTER INSERT ON public.events REFERENCING NEW TABLE AS new_events FOR EACH STATEMENT EXECUTE FUNCTION public.events_fan_out();
 
 --
+-- Name: memberships memberships_unassign; Type: TRIGGER; Schema: public
+--
+
+CREATE TRIGGER memberships_unassign AFTER DELETE ON public.memberships FOR EACH ROW EXECUTE FUNCTION public.memberships_unassign();
+
+--
 -- Name: messages messages_broadcast_failed; Type: TRIGGER; Schema: public
 --
 
@@ -2580,13 +2601,6 @@ ALTER TABLE ONLY public.conversation_notes
 
 ALTER TABLE ONLY public.conversations
     ADD CONSTRAINT conversations_account_id_contact_id_fkey FOREIGN KEY (account_id, contact_id) REFERENCES public.contacts(account_id, id);
-
---
--- Name: conversations conversations_assignee_fkey; Type: FK CONSTRAINT; Schema: public
---
-
-ALTER TABLE ONLY public.conversations
-    ADD CONSTRAINT conversations_assignee_fkey FOREIGN KEY (account_id, assigned_user_id) REFERENCES public.memberships(account_id, user_id) ON DELETE SET NULL (assigned_user_id);
 
 --
 -- Name: events events_account_id_fkey; Type: FK CONSTRAINT; Schema: public

@@ -65,16 +65,10 @@ func (i Inbox) Conversation(ctx context.Context, a Actor, conversationID int64) 
 // Assign gives the conversation to assigneeID (0: to nobody), who must be a member of the
 // account. It reports whether the assignee changed.
 func (i Inbox) Assign(ctx context.Context, a Actor, conversationID, assigneeID int64) (bool, error) {
-	if assigneeID != 0 {
-		_, err := i.Store.MemberByID(ctx, a.AccountID, assigneeID)
-		if errors.Is(err, store.ErrNotFound) {
-			return false, Invalid(refusal.One("assignee", "must be a member of this workspace"))
-		}
-		if err != nil {
-			return false, err
-		}
-	}
 	changed, err := i.Store.AssignConversation(ctx, a.AccountID, conversationID, a.UserID, assigneeID)
+	if errors.Is(err, store.ErrNotMember) {
+		return false, Invalid(refusal.One("assignee", "must be a member of this workspace"))
+	}
 	return changed, inboxErr(err)
 }
 
