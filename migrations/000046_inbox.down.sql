@@ -5,6 +5,7 @@ DROP INDEX IF EXISTS conversations_assigned_idx;
 DROP INDEX IF EXISTS conversations_unread_idx;
 DROP INDEX IF EXISTS conversations_changes_idx;
 DROP INDEX IF EXISTS conversations_inbox_resolved_idx;
+DROP INDEX IF EXISTS conversations_inbox_unassigned_idx;
 DROP INDEX IF EXISTS conversations_inbox_assignee_idx;
 DROP INDEX IF EXISTS conversations_inbox_open_idx;
 ALTER TABLE conversations

@@ -26,11 +26,14 @@ UPDATE conversations SET last_activity_at = last_inbound_at WHERE last_inbound_a
 
 -- The views by latest activity, each with keyset paging on (last_activity_at, id): open
 -- conversations (All, and Window open, which filters the window on the rows it reads), by
--- assignee (Mine, and Unassigned as assigned_user_id IS NULL), and resolved ones.
+-- assignee (Mine), unassigned ones (their own index: read through the open one, a page of them
+-- skipped every recent assigned conversation first), and resolved ones.
 CREATE INDEX conversations_inbox_open_idx ON conversations (account_id, last_activity_at DESC, id DESC)
     WHERE last_activity_at IS NOT NULL AND resolved_at IS NULL;
 CREATE INDEX conversations_inbox_assignee_idx ON conversations (account_id, assigned_user_id, last_activity_at DESC, id DESC)
     WHERE last_activity_at IS NOT NULL AND resolved_at IS NULL;
+CREATE INDEX conversations_inbox_unassigned_idx ON conversations (account_id, last_activity_at DESC, id DESC)
+    WHERE last_activity_at IS NOT NULL AND resolved_at IS NULL AND assigned_user_id IS NULL;
 CREATE INDEX conversations_inbox_resolved_idx ON conversations (account_id, last_activity_at DESC, id DESC)
     WHERE last_activity_at IS NOT NULL AND resolved_at IS NOT NULL;
 -- The navigation's unread badge.

@@ -2225,6 +2225,12 @@ CREATE INDEX conversations_inbox_open_idx ON public.conversations USING btree (a
 CREATE INDEX conversations_inbox_resolved_idx ON public.conversations USING btree (account_id, last_activity_at DESC, id DESC) WHERE ((last_activity_at IS NOT NULL) AND (resolved_at IS NOT NULL));
 
 --
+-- Name: conversations_inbox_unassigned_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX conversations_inbox_unassigned_idx ON public.conversations USING btree (account_id, last_activity_at DESC, id DESC) WHERE ((last_activity_at IS NOT NULL) AND (resolved_at IS NULL) AND (assigned_user_id IS NULL));
+
+--
 -- Name: conversations_unread_idx; Type: INDEX; Schema: public
 --
 
