@@ -41,8 +41,11 @@ func (c InboxChangeCursor) String() string {
 	return string(b)
 }
 
-// ParseInboxChangeCursor reads a cursor written by String.
+// ParseInboxChangeCursor reads a cursor written by String; "" is the zero cursor.
 func ParseInboxChangeCursor(s string) (InboxChangeCursor, error) {
+	if s == "" {
+		return InboxChangeCursor{}, nil
+	}
 	parts := strings.Split(s, ".")
 	if len(parts) > inboxChangeRunningMax+1 {
 		return InboxChangeCursor{}, fmt.Errorf("inbox change cursor: too long")

@@ -112,6 +112,9 @@ func TestInboxChanges(t *testing.T) {
 	if _, err := store.ParseInboxChangeCursor("-1"); err == nil {
 		t.Fatal("a bad cursor parses")
 	}
+	if c, err := store.ParseInboxChangeCursor(""); err != nil || c.From != 0 || len(c.Running) != 0 {
+		t.Fatalf("the empty cursor: %+v %v", c, err)
+	}
 }
 
 func mustPollNext(t *testing.T, st *store.Store, acc int64) store.InboxChangeCursor {
