@@ -101,6 +101,12 @@ type Config struct {
 	// Answerer answers from a contact's page through the API's answer path; nil: the page
 	// says answering is not configured.
 	Answerer domain.Answerer
+	// Media streams inbound media and uploads attachments for the inbox (domain.Media); nil:
+	// the thread shows media by name only and offers links, not uploads.
+	Media PanelMedia
+	// MarkRead sends the read receipt of a received message when a teammate opens its thread;
+	// nil: none is sent.
+	MarkRead func(ctx context.Context, accountID, messageID int64) error
 	// ClientAddr is the client's address for the sign-in throttle; nil means the
 	// connection's address (clientaddr.Key with no trusted proxy).
 	ClientAddr func(*http.Request) string
@@ -229,6 +235,9 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/contacts/{id}/block", d.blockContact)
 	auth("POST /dashboard/contacts/{id}/unblock", d.unblockContact)
 	auth("POST /dashboard/contacts/{id}/answer", d.answerContact)
+	auth("GET /dashboard/inbox/{id}", d.threadPage)
+	auth("POST /dashboard/inbox/{id}/answer", d.threadAnswer)
+	auth("GET /dashboard/media/{media}", d.panelMedia)
 	auth("GET /dashboard/request-log", d.requestLog)
 	auth("GET /dashboard/request-log/{id}", d.attemptPage)
 	auth("GET /dashboard/api-errors", d.apiErrors)
@@ -457,6 +466,7 @@ var notices = map[string]string{
 	"connected":          "Your WhatsApp number is connected.",
 	"contact-saved":      "The contact was saved.",
 	"answered":           "The answer was sent. It is listed under Messages with the status the platform reports.",
+	"answered-inbox":     "The answer was sent. Its status follows in the thread as the platform reports it.",
 	"synced":             "The templates were synced from the platform.",
 	"sync-failed":        "The platform could not be reached or refused the sync; try again shortly.",
 	"sync-unavailable":   "Syncing is not configured on this server.",
