@@ -62,7 +62,7 @@ func (s *Store) ThreadMessages(ctx context.Context, accountID, contactID int64, 
 			COALESCE(p.name, '') AS campaign_name, COALESCE(b.name, '') AS broadcast_name,
 			m.error_code, m.error_title, m.created_at, m.reply_to_message_id,
 			COALESCE(m.reply_to_platform_id, '') AS reply_to_platform_id, m.forwarded, m.edited_at,
-			m.edited_content, m.deleted_at, COALESCE(m.pricing_category, '') AS pricing_category
+			COALESCE(m.edited_content, 'null') AS edited_content, m.deleted_at, COALESCE(m.pricing_category, '') AS pricing_category
 		FROM (SELECT * FROM messages m WHERE m.account_id = $1 AND m.contact_id = $2
 				AND (m.created_at, m.id) < ($3::timestamptz, $4::bigint)
 			ORDER BY m.created_at DESC, m.id DESC LIMIT $5) m
@@ -96,7 +96,7 @@ func (s *Store) ThreadQuoted(ctx context.Context, accountID int64, ids []int64) 
 			COALESCE(m.platform_message_id, '') AS platform_message_id, m.status, m.source, '' AS campaign_name,
 			'' AS broadcast_name, m.error_code, m.error_title, m.created_at, m.reply_to_message_id,
 			COALESCE(m.reply_to_platform_id, '') AS reply_to_platform_id, m.forwarded, m.edited_at,
-			m.edited_content, m.deleted_at, COALESCE(m.pricing_category, '') AS pricing_category
+			COALESCE(m.edited_content, 'null') AS edited_content, m.deleted_at, COALESCE(m.pricing_category, '') AS pricing_category
 		FROM messages m WHERE m.account_id = $1 AND m.id = ANY($2::bigint[])`, accountID, pq.Array(ids))
 	return out, translate(err)
 }

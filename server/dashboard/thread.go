@@ -183,7 +183,7 @@ func (d *Dashboard) threadItems(ctx context.Context, accountID int64, ms []store
 	var missing []int64
 	for _, m := range ms {
 		it := threadItem{ThreadMessage: m, Body: bodyOf(m, m.Content)}
-		if m.EditedAt != nil && len(m.EditedContent) > 0 {
+		if m.EditedAt != nil && string(m.EditedContent) != "null" {
 			e := bodyOf(m, editedContent(m.EditedContent))
 			it.Edited = &e
 		}
