@@ -105,17 +105,21 @@ const (
 			name = CASE WHEN name = '' THEN $3 ELSE name END,
 			blocked = COALESCE($4, blocked), username = COALESCE(NULLIF($5, ''), username), updated_at = now()
 		WHERE account_id = $1 AND id = $2`
-	// Conversation find-or-create (the window: the later of the kept one and this message's),
-	// the message (a duplicate id inserts nothing and returns no row) and its event:
+	// Conversation find-or-create (the window: the later of the kept one and this message's;
+	// the inbox's state: latest activity, one more unread message, reopened, changed in this
+	// transaction), the message (a duplicate id inserts nothing and returns no row) and its event:
 	// message.received with `from`, or message.received_without_number without it ($8 = '').
 	// The sender's identity, the quoted message and the forwarded flags join the data when
 	// present.
 	inboundMessageSQL = `WITH cv AS (
-			INSERT INTO conversations (account_id, contact_id, last_inbound_at, window_expires_at)
-			VALUES ($1, $2, $3, $3::timestamptz + $11::interval)
+			INSERT INTO conversations (account_id, contact_id, last_inbound_at, window_expires_at, last_activity_at,
+				unread_count, change_xid)
+			VALUES ($1, $2, $3, $3::timestamptz + $11::interval, now(), 1, pg_current_xact_id())
 			ON CONFLICT (account_id, contact_id) DO UPDATE
 				SET last_inbound_at = GREATEST(conversations.last_inbound_at, EXCLUDED.last_inbound_at),
-					window_expires_at = GREATEST(conversations.window_expires_at, EXCLUDED.window_expires_at)
+					window_expires_at = GREATEST(conversations.window_expires_at, EXCLUDED.window_expires_at),
+					last_activity_at = GREATEST(conversations.last_activity_at, EXCLUDED.last_activity_at),
+					unread_count = conversations.unread_count + 1, resolved_at = NULL, change_xid = EXCLUDED.change_xid
 			RETURNING id, window_expires_at
 		), q AS (
 			SELECT id FROM messages WHERE account_id = $1 AND platform_message_id = NULLIF($12, '')
