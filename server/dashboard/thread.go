@@ -61,6 +61,10 @@ type threadData struct {
 	Attach bool
 	// Emojis are the reactions offered on each message.
 	Emojis []string
+	// Team is the assignment, resolve and notes section (inbox_team.go).
+	Team teamData
+	// Live is the change feed's position when the page was made (inbox.js polls from it).
+	Live string
 }
 
 // reactionEmojis are the reactions a teammate can pick (the platform's quick reactions).
@@ -87,12 +91,19 @@ func (d *Dashboard) threadForm(w http.ResponseWriter, r *http.Request, s *store.
 		before = &cur
 	}
 	ctx := r.Context()
+	// The feed's position is taken before the thread is read: a message that arrives between
+	// the two is reported by the first poll (and shown again, harmlessly) rather than missed.
+	live, err := d.cfg.Store.InboxChanges(ctx, s.AccountID, store.InboxChangeCursor{})
+	if err != nil {
+		d.serverError(w, r, err)
+		return
+	}
 	p, err := d.cfg.Store.ThreadMessages(ctx, s.AccountID, c.ID, before, threadPage)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
-	data := threadData{Contact: c, ConversationID: conv, Attach: d.cfg.Media != nil, Emojis: reactionEmojis}
+	data := threadData{Contact: c, ConversationID: conv, Attach: d.cfg.Media != nil, Emojis: reactionEmojis, Live: live.Next.String()}
 	if data.Items, err = d.threadItems(ctx, s.AccountID, p.Messages); err != nil {
 		d.serverError(w, r, err)
 		return
@@ -104,11 +115,16 @@ func (d *Dashboard) threadForm(w http.ResponseWriter, r *http.Request, s *store.
 		d.serverError(w, r, err)
 		return
 	}
+	if data.Team, err = d.teamSection(ctx, s.AccountID, conv); err != nil {
+		d.serverError(w, r, err)
+		return
+	}
+	data.Team.Note = r.PostFormValue("note")
 	if id, _ := strconv.ParseInt(r.URL.Query().Get("reply"), 10, 64); id > 0 {
 		data.ReplyTo = d.quoted(ctx, s.AccountID, id, data.Items)
 	}
 	if before == nil && status == http.StatusOK && r.Method == http.MethodGet {
-		d.markThreadRead(ctx, s.AccountID, p.Messages)
+		d.markThreadRead(ctx, s.AccountID, conv, p.Messages)
 	}
 	title := c.Name
 	if title == "" {
@@ -151,14 +167,21 @@ func (d *Dashboard) conversationOf(w http.ResponseWriter, r *http.Request, s *st
 	return conv, c, true
 }
 
-// markThreadRead sends the read receipt of the thread's newest message when the customer sent
-// it and it is not marked read yet (the platform then marks every earlier one read too). A
-// failure is logged: the page shows regardless.
-func (d *Dashboard) markThreadRead(ctx context.Context, accountID int64, ms []store.ThreadMessage) {
-	if d.cfg.MarkRead == nil || len(ms) == 0 {
+// markThreadRead records that the team read the conversation up to its newest message (the
+// inbox's unread count) and sends the read receipt of that message when the customer sent it
+// (the platform then marks every earlier one read too). A failure is logged: the page shows
+// regardless.
+func (d *Dashboard) markThreadRead(ctx context.Context, accountID, conv int64, ms []store.ThreadMessage) {
+	if len(ms) == 0 {
 		return
 	}
 	last := ms[len(ms)-1]
+	if _, err := d.cfg.Store.MarkConversationRead(ctx, accountID, conv, last.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		d.log.WarnContext(ctx, "inbox: read position not recorded", "conversation_id", conv, "error", err.Error())
+	}
+	if d.cfg.MarkRead == nil {
+		return
+	}
 	if last.Direction != "in" || last.PlatformMessageID == "" {
 		return
 	}
