@@ -1,6 +1,12 @@
 package dashboard_test
 
 import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -120,11 +126,11 @@ func TestBrowserInboxThread(t *testing.T) {
 	if f := b.Text("main .notice"); !strings.Contains(f, "The answer was sent") {
 		t.Fatalf("after the answer: %q", f)
 	}
-	png := filepath.Join(t.TempDir(), "cake.png")
-	if err := os.WriteFile(png, testPNG, 0o644); err != nil {
+	photo := filepath.Join(t.TempDir(), "cake.png")
+	if err := os.WriteFile(photo, testPNG(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b.Run("attach", chromedp.Click("#attach > summary", chromedp.ByQuery), chromedp.SetUploadFiles("#a-file", []string{png}, chromedp.ByQuery),
+	b.Run("attach", chromedp.Click("#attach > summary", chromedp.ByQuery), chromedp.SetUploadFiles("#a-file", []string{photo}, chromedp.ByQuery),
 		chromedp.SendKeys("#a-body", "Here it is", chromedp.ByQuery))
 	b.PressOn("#answer-send")
 	if f := b.Text("main .notice"); !strings.Contains(f, "The answer was sent") {
@@ -147,6 +153,67 @@ func TestBrowserInboxThread(t *testing.T) {
 	}
 	b.CheckPage("inbox-thread-answered")
 
+	// Every other kind, a reply quoting our answer, a reaction to it, a photo whose file is
+	// real (the one uploaded above), an edit and a deletion: the thread reads each in words.
+	var uploaded struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal(sent[1].Content, &uploaded)
+	inject("image", map[string]any{"id": uploaded.ID, "mime_type": "image/png", "caption": "The real photo"})
+	inject("video", map[string]any{"mime_type": "video/mp4", "caption": "Unboxing"})
+	inject("audio", map[string]any{"mime_type": "audio/ogg", "voice": true})
+	inject("sticker", map[string]any{"mime_type": "image/webp"})
+	inject("contacts", []any{map[string]any{"name": map[string]any{"formatted_name": "Bruno Lima", "first_name": "Bruno"},
+		"phones": []any{map[string]any{"phone": "+55 11 91234-5678", "wa_id": "5511912345678", "type": "CELL"}}}})
+	inject("interactive", map[string]any{"type": "button_reply", "button_reply": map[string]any{"id": "yes", "title": "Yes, deliver"}})
+	inject("interactive", map[string]any{"type": "list_reply", "list_reply": map[string]any{"id": "choc", "title": "Chocolate, 1 kg"}})
+	inject("interactive", map[string]any{"type": "nfm_reply", "nfm_reply": map[string]any{"name": "flow", "body": "Sent",
+		"response_json": `{"flow_token":"t1","delivery_date":"2026-12-01","slices":"12"}`}})
+	inject("button", map[string]any{"payload": "more-info", "text": "Tell me more"})
+	inject("order", map[string]any{"catalog_id": "cat-1", "text": "For Saturday", "product_items": []any{
+		map[string]any{"product_retailer_id": "cake-choc", "quantity": 2, "item_price": 45.5, "currency": "BRL"}}})
+	reply, err := env.Sim.Inject(simulator.Inbound{PhoneNumberID: conn.PhoneNumberID, From: from, Type: "text",
+		Payload: map[string]any{"body": "Great, thanks"}, ContextMessageID: sent[0].Wamid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inject("reaction", map[string]any{"message_id": sent[0].Wamid, "emoji": "❤️"})
+	typo := inject("text", map[string]any{"body": "See you tmorow"})
+	gone := inject("text", map[string]any{"body": "Wrong chat, sorry"})
+	ctx := context.Background()
+	if _, err := env.Store.RecordInboundEdit(ctx, acc, store.InboundEdit{OriginalPlatformID: typo.Wamid, At: clock.now(), Type: "text",
+		Content: json.RawMessage(`{"type":"edit","edit":{"original_message_id":"` + typo.Wamid + `","message":{"type":"text","text":{"body":"See you tomorrow"}}}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Store.RecordInboundDeletion(ctx, acc, gone.Wamid, clock.now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{1280, 390} {
+		atWidth(b, width)
+		b.Run("thread with every kind", chromedp.Navigate(thread), chromedp.WaitVisible("#thread", chromedp.ByQuery))
+		b.CheckPage(fmt.Sprintf("inbox-every-kind-%d", width))
+	}
+	atWidth(b, 1280)
+	all := b.Text("#thread")
+	for _, want := range []string{"Unboxing", "Voice message", "Bruno Lima", "+55 11 91234-5678", "Chose “Yes, deliver”",
+		"Chose “Chocolate, 1 kg”", "Delivery date", "2026-12-01", "Chose “Tell me more”", "2 × cake-choc at 45.50 BRL", "Total 91.00 BRL",
+		"See you tomorrow", "It first read:", "See you tmorow", "The customer deleted this message", "The real photo"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the thread does not read %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "Wrong chat, sorry") {
+		t.Errorf("the deleted message's text is still shown")
+	}
+	if q := b.Text(fmt.Sprintf("#m%d .msg-quote", messageID(t, env, acc, reply.Wamid))); q != "You: Yes! Until 6 pm." {
+		t.Errorf("the reply quotes %q", q)
+	}
+	if r := b.Text(fmt.Sprintf("#m%d .msg-reactions", messageID(t, env, acc, sent[0].Wamid))); !strings.Contains(r, "❤️") || !strings.Contains(r, "Customer") {
+		t.Errorf("our answer's reactions read %q", r)
+	}
+	var loaded bool
+	b.Run("real photo loads", chromedp.Poll(`Array.from(document.querySelectorAll('li[data-kind="image"] img')).some(i => i.complete && i.naturalWidth > 0)`, &loaded))
+
 	// The window expires: the composer says since when and offers the template send.
 	clock.advance(25 * time.Hour)
 	for _, width := range []int{1280, 390} {
@@ -166,8 +233,29 @@ func TestBrowserInboxThread(t *testing.T) {
 	}
 }
 
-// testPNG is a 1×1 PNG.
-var testPNG = []byte{0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
-	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00,
-	0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0, 0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99,
-	0x3d, 0x1d, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82}
+// messageID is our id of the account's message with that wamid.
+func messageID(t *testing.T, env *servertest.Env, acc int64, wamid string) int64 {
+	t.Helper()
+	var id int64
+	if err := env.Store.DB().Get(&id, `SELECT id FROM messages WHERE account_id = $1 AND platform_message_id = $2`, acc, wamid); err != nil {
+		t.Fatalf("message %s: %v", wamid, err)
+	}
+	return id
+}
+
+// testPNG is a 160×120 PNG: a cake-coloured block on cream, so the screenshots show a photo.
+func testPNG() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 160, 120))
+	for y := 0; y < 120; y++ {
+		for x := 0; x < 160; x++ {
+			c := color.RGBA{250, 240, 220, 255}
+			if x > 40 && x < 120 && y > 30 && y < 95 {
+				c = color.RGBA{110, 60, 30, 255}
+			}
+			img.Set(x, y, c)
+		}
+	}
+	var buf bytes.Buffer
+	png.Encode(&buf, img)
+	return buf.Bytes()
+}

@@ -207,7 +207,10 @@ func (d *Dashboard) threadItems(ctx context.Context, accountID int64, ms []store
 	for _, m := range ms {
 		it := threadItem{ThreadMessage: m, Body: bodyOf(m, m.Content)}
 		if m.EditedAt != nil && string(m.EditedContent) != "null" {
-			e := bodyOf(m, editedContent(m.EditedContent))
+			edit := m
+			var content json.RawMessage
+			edit.Type, content = editedContent(m.EditedContent, m.Type)
+			e := bodyOf(edit, content)
 			it.Edited = &e
 		}
 		if it.Out() {

@@ -114,18 +114,28 @@ func rawContent(content json.RawMessage, kind string) json.RawMessage {
 	return content
 }
 
-// editedContent reads an edit's new content: the edit's message (a received edit keeps the
-// whole edit as received) or the object itself.
-func editedContent(content json.RawMessage) json.RawMessage {
+// editedContent reads an edit's new kind and content: the store keeps {"type", "content"},
+// whose content is the edit as received (its message holds the new object) or the object.
+func editedContent(stored json.RawMessage, kind string) (string, json.RawMessage) {
+	var w struct {
+		Type    string          `json:"type"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(stored, &w) == nil && len(w.Content) > 0 {
+		if w.Type != "" {
+			kind = w.Type
+		}
+		stored = w.Content
+	}
 	var e struct {
 		Edit struct {
 			Message json.RawMessage `json:"message"`
 		} `json:"edit"`
 	}
-	if json.Unmarshal(content, &e) == nil && len(e.Edit.Message) > 0 {
-		return e.Edit.Message
+	if json.Unmarshal(stored, &e) == nil && len(e.Edit.Message) > 0 {
+		return kind, e.Edit.Message
 	}
-	return content
+	return kind, stored
 }
 
 // bodyOf reads a message's content into what the thread shows.
@@ -166,9 +176,16 @@ func bodyOf(m store.ThreadMessage, content json.RawMessage) bodyView {
 		json.Unmarshal(raw, &bt)
 		b.Choice = bt.Text
 	case domain.KindOrder:
-		var o domain.Order
+		// The platform names the lines product_items; the event's object, items.
+		var o struct {
+			domain.Order
+			ProductItems []domain.OrderItem `json:"product_items"`
+		}
 		json.Unmarshal(raw, &o)
-		b.Order = orderOf(o)
+		if len(o.Items) == 0 {
+			o.Items = o.ProductItems
+		}
+		b.Order = orderOf(o.Order)
 	case domain.KindSystem:
 		var sn domain.SystemNotice
 		json.Unmarshal(raw, &sn)
@@ -190,6 +207,11 @@ func bodyOf(m store.ThreadMessage, content json.RawMessage) bodyView {
 func interactiveOf(b *bodyView, raw json.RawMessage) {
 	var in struct {
 		domain.Interactive
+		// The platform's Flow answers are response_json, a string holding the object.
+		NFM *struct {
+			domain.FlowReply
+			ResponseJSON json.RawMessage `json:"response_json"`
+		} `json:"nfm_reply"`
 		Body    string                 `json:"body"`
 		Buttons []domain.AnswerButton  `json:"buttons"`
 		Section []domain.AnswerSection `json:"sections"`
@@ -200,8 +222,12 @@ func interactiveOf(b *bodyView, raw json.RawMessage) {
 		b.Choice = in.ButtonReply.Title
 	case in.ListReply != nil:
 		b.Choice = in.ListReply.Title
-	case in.NFMReply != nil:
-		b.Flow = flowOf(in.NFMReply)
+	case in.NFM != nil:
+		f := in.NFM.FlowReply
+		if len(f.Response) == 0 {
+			f.Response = in.NFM.ResponseJSON
+		}
+		b.Flow = flowOf(&f)
 	default:
 		b.Text = in.Body
 		for _, bt := range in.Buttons {
