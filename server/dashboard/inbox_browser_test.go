@@ -2,12 +2,12 @@ package dashboard_test
 
 import (
 	"bytes"
-	"image"
-	"image/color"
-	"image/png"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
