@@ -30,10 +30,16 @@
     timer = setTimeout(poll, ms);
   }
 
+  // showUnread puts the count in the navigation's badge and in the phone's Menu button.
   function showUnread(n) {
     badge.hidden = !n;
     var count = document.getElementById("nav-unread-count");
     if (count) count.textContent = n;
+    var menu = document.getElementById("menu-unread"), menuCount = document.getElementById("menu-unread-count");
+    if (menu && menuCount) {
+      menu.hidden = !n;
+      menuCount.textContent = n;
+    }
   }
 
   // refresh fetches the page again and replaces the elements of those ids with the new ones.
