@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"math"
@@ -143,4 +144,15 @@ func (s *Server) checkAsRequestBody(b *gen.SendTemplateRequest) gen.FieldErrors 
 		return fieldErrors(err)
 	}
 	return fe
+}
+
+// PanelMedia is the account's media through the platform (domain.Media: GET /v1/media's
+// download and POST /v1/media's upload), for the inbox's media and attachments.
+func (s *Server) PanelMedia() domain.Media { return s.media }
+
+// PanelMarkRead sends the read receipt of the account's received message id (POST
+// /v1/messages/{id}/read's live operation), for the inbox when a teammate opens a thread.
+func (s *Server) PanelMarkRead(ctx context.Context, accountID, id int64) error {
+	_, err := s.markReadLive(ctx, accountID, id)
+	return err
 }

@@ -110,8 +110,9 @@ const (
 			name = CASE WHEN name = '' THEN $3 ELSE name END,
 			blocked = COALESCE($4, blocked), username = COALESCE(NULLIF($5, ''), username), updated_at = now()
 		WHERE account_id = $1 AND id = $2`
-	// Conversation find-or-create (the window: the later of the kept one and this message's),
-	// the message (a duplicate id inserts nothing and returns no row) and its event:
+	// Conversation find-or-create (the window: the later of the kept one and this message's;
+	// the inbox's state: latest activity, one more unread message, reopened, changed in this
+	// transaction), the message (a duplicate id inserts nothing and returns no row) and its event:
 	// message.received with `from`, or message.received_without_number without it ($8 = '').
 	// The sender's identity, the quoted message and the forwarded flags join the data when
 	// present. The raw delivery ($17, NULL for none) is stored with the message.
@@ -120,7 +121,9 @@ const (
 	// redelivery touches nothing: the conversation is written only when the message's id is not
 	// recorded yet. Two deliveries of one message at the same instant may both pass that test;
 	// one records the message and the other nothing, but both write the conversation, which is
-	// why what the conversation keeps must not change when written twice for one message.
+	// why what the conversation keeps must not change when written twice for one message (the
+	// inbox's unread count is the exception: such a race counts the message twice until a
+	// teammate reads the conversation, which sets the count again).
 	// The contact is locked (k) before the conversation, in the order of a transaction that
 	// links an identifier to it; contact is false when a merge deleted it meanwhile, or, when
 	// $18 asks for the check, when its row is no longer the one read ($19-$23).
@@ -129,13 +132,16 @@ const (
 				OR (mobile, user_id, username, name, blocked) IS NOT DISTINCT FROM ($19::text, $20::text, $21::text, $22::text, $23::bool))
 			FOR KEY SHARE
 		), cv AS (
-			INSERT INTO conversations (account_id, contact_id, last_inbound_at, window_expires_at)
-			SELECT $1, $2, $3, $3::timestamptz + $11::interval
+			INSERT INTO conversations (account_id, contact_id, last_inbound_at, window_expires_at, last_activity_at,
+				unread_count, change_xid)
+			SELECT $1, $2, $3, $3::timestamptz + $11::interval, now(), 1, pg_current_xact_id()
 			WHERE EXISTS (SELECT 1 FROM k)
 				AND NOT EXISTS (SELECT 1 FROM messages WHERE account_id = $1 AND platform_message_id = $7)
 			ON CONFLICT (account_id, contact_id) DO UPDATE
 				SET last_inbound_at = GREATEST(conversations.last_inbound_at, EXCLUDED.last_inbound_at),
-					window_expires_at = GREATEST(conversations.window_expires_at, EXCLUDED.window_expires_at)
+					window_expires_at = GREATEST(conversations.window_expires_at, EXCLUDED.window_expires_at),
+					last_activity_at = GREATEST(conversations.last_activity_at, EXCLUDED.last_activity_at),
+					unread_count = conversations.unread_count + 1, resolved_at = NULL, change_xid = EXCLUDED.change_xid
 			RETURNING id, window_expires_at
 		), q AS (
 			SELECT id FROM messages WHERE account_id = $1 AND platform_message_id = NULLIF($12, '')

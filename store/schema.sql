@@ -244,6 +244,21 @@ END
 $$;
 
 --
+-- Name: memberships_unassign(); Type: FUNCTION; Schema: public
+--
+
+CREATE FUNCTION public.memberships_unassign() RETURNS trigger
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
+    AS $$
+BEGIN
+    UPDATE conversations SET assigned_user_id = NULL, change_xid = pg_current_xact_id()
+    WHERE account_id = OLD.account_id AND assigned_user_id = OLD.user_id;
+    RETURN NULL;
+END $$;
+
+--
 -- Name: messages_count_rows(); Type: FUNCTION; Schema: public
 --
 
@@ -890,6 +905,36 @@ CREATE SEQUENCE public.contacts_id_seq
 ALTER SEQUENCE public.contacts_id_seq OWNED BY public.contacts.id;
 
 --
+-- Name: conversation_notes; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.conversation_notes (
+    id bigint NOT NULL,
+    account_id bigint NOT NULL,
+    conversation_id bigint NOT NULL,
+    user_id bigint,
+    body text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: conversation_notes_id_seq; Type: SEQUENCE; Schema: public
+--
+
+CREATE SEQUENCE public.conversation_notes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: conversation_notes_id_seq; Type: SEQUENCE OWNED BY; Schema: public
+--
+
+ALTER SEQUENCE public.conversation_notes_id_seq OWNED BY public.conversation_notes.id;
+
+--
 -- Name: conversations; Type: TABLE; Schema: public
 --
 
@@ -899,7 +944,13 @@ CREATE TABLE public.conversations (
     contact_id bigint NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     last_inbound_at timestamp with time zone,
-    window_expires_at timestamp with time zone
+    window_expires_at timestamp with time zone,
+    last_activity_at timestamp with time zone,
+    unread_count integer DEFAULT 0 NOT NULL,
+    last_read_message_id bigint,
+    assigned_user_id bigint,
+    resolved_at timestamp with time zone,
+    change_xid xid8 DEFAULT '0'::xid8 NOT NULL
 );
 
 --
@@ -1512,6 +1563,12 @@ ALTER TABLE ONLY public.contact_imports ALTER COLUMN id SET DEFAULT nextval('pub
 ALTER TABLE ONLY public.contacts ALTER COLUMN id SET DEFAULT nextval('public.contacts_id_seq'::regclass);
 
 --
+-- Name: conversation_notes id; Type: DEFAULT; Schema: public
+--
+
+ALTER TABLE ONLY public.conversation_notes ALTER COLUMN id SET DEFAULT nextval('public.conversation_notes_id_seq'::regclass);
+
+--
 -- Name: conversations id; Type: DEFAULT; Schema: public
 --
 
@@ -1793,6 +1850,13 @@ ALTER TABLE ONLY public.contacts
 
 ALTER TABLE ONLY public.contacts
     ADD CONSTRAINT contacts_pkey PRIMARY KEY (id);
+
+--
+-- Name: conversation_notes conversation_notes_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.conversation_notes
+    ADD CONSTRAINT conversation_notes_pkey PRIMARY KEY (id);
 
 --
 -- Name: conversations conversations_account_id_contact_id_key; Type: CONSTRAINT; Schema: public
@@ -2150,6 +2214,54 @@ CREATE INDEX contacts_no_mobile_idx ON public.contacts USING btree (account_id, 
 CREATE UNIQUE INDEX contacts_user_id_idx ON public.contacts USING btree (account_id, user_id) WHERE (user_id IS NOT NULL);
 
 --
+-- Name: conversation_notes_conversation_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX conversation_notes_conversation_idx ON public.conversation_notes USING btree (account_id, conversation_id, id DESC);
+
+--
+-- Name: conversations_assigned_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX conversations_assigned_idx ON public.conversations USING btree (account_id, assigned_user_id) WHERE (assigned_user_id IS NOT NULL);
+
+--
+-- Name: conversations_changes_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX conversations_changes_idx ON public.conversations USING btree (account_id, change_xid);
+
+--
+-- Name: conversations_inbox_assignee_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX conversations_inbox_assignee_idx ON public.conversations USING btree (account_id, assigned_user_id, last_activity_at DESC, id DESC) WHERE ((last_activity_at IS NOT NULL) AND (resolved_at IS NULL));
+
+--
+-- Name: conversations_inbox_open_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX conversations_inbox_open_idx ON public.conversations USING btree (account_id, last_activity_at DESC, id DESC) WHERE ((last_activity_at IS NOT NULL) AND (resolved_at IS NULL));
+
+--
+-- Name: conversations_inbox_resolved_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX conversations_inbox_resolved_idx ON public.conversations USING btree (account_id, last_activity_at DESC, id DESC) WHERE ((last_activity_at IS NOT NULL) AND (resolved_at IS NOT NULL));
+
+--
+-- Name: conversations_inbox_unassigned_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX conversations_inbox_unassigned_idx ON public.conversations USING btree (account_id, last_activity_at DESC, id DESC) WHERE ((last_activity_at IS NOT NULL) AND (resolved_at IS NULL) AND (assigned_user_id IS NULL));
+
+--
+-- Name: conversations_unread_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX conversations_unread_idx ON public.conversations USING btree (account_id) WHERE ((last_activity_at IS NOT NULL) AND (resolved_at IS NULL) AND (unread_count > 0));
+
+--
 -- Name: events_account_created_idx; Type: INDEX; Schema: public
 --
 
@@ -2366,6 +2478,12 @@ CREATE TRIGGER contacts_name_parts BEFORE INSERT OR UPDATE ON public.contacts FO
 CREATE TRIGGER events_fan_out AFTER INSERT ON public.events REFERENCING NEW TABLE AS new_events FOR EACH STATEMENT EXECUTE FUNCTION public.events_fan_out();
 
 --
+-- Name: memberships memberships_unassign; Type: TRIGGER; Schema: public
+--
+
+CREATE TRIGGER memberships_unassign AFTER DELETE ON public.memberships FOR EACH ROW EXECUTE FUNCTION public.memberships_unassign();
+
+--
 -- Name: messages messages_broadcast_failed; Type: TRIGGER; Schema: public
 --
 
@@ -2506,6 +2624,20 @@ ALTER TABLE ONLY public.contact_tags
 
 ALTER TABLE ONLY public.contacts
     ADD CONSTRAINT contacts_account_id_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(id);
+
+--
+-- Name: conversation_notes conversation_notes_account_id_conversation_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.conversation_notes
+    ADD CONSTRAINT conversation_notes_account_id_conversation_id_fkey FOREIGN KEY (account_id, conversation_id) REFERENCES public.conversations(account_id, id) ON DELETE CASCADE;
+
+--
+-- Name: conversation_notes conversation_notes_user_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.conversation_notes
+    ADD CONSTRAINT conversation_notes_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE SET NULL;
 
 --
 -- Name: conversations conversations_account_id_contact_id_fkey; Type: FK CONSTRAINT; Schema: public

@@ -101,6 +101,12 @@ type Config struct {
 	// Answerer answers from a contact's page through the API's answer path; nil: the page
 	// says answering is not configured.
 	Answerer domain.Answerer
+	// Media streams inbound media and uploads attachments for the inbox (domain.Media); nil:
+	// the thread shows media by name only and offers links, not uploads.
+	Media PanelMedia
+	// MarkRead sends the read receipt of a received message when a teammate opens its thread;
+	// nil: none is sent.
+	MarkRead func(ctx context.Context, accountID, messageID int64) error
 	// ClientAddr is the client's address for the sign-in throttle; nil means the
 	// connection's address (clientaddr.Key with no trusted proxy).
 	ClientAddr func(*http.Request) string
@@ -240,6 +246,15 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("GET /dashboard/audiences", d.audiences)
 	auth("POST /dashboard/audiences", d.saveAudience)
 	auth("POST /dashboard/audiences/{id}/delete", d.deleteAudience)
+	auth("GET /dashboard/inbox", d.inbox)
+	auth("GET /dashboard/inbox/{id}", d.threadPage)
+	auth("POST /dashboard/inbox/{id}/answer", d.threadAnswer)
+	auth("POST /dashboard/inbox/{id}/assign", d.assignConversation)
+	auth("POST /dashboard/inbox/{id}/resolve", d.resolveConversation)
+	auth("POST /dashboard/inbox/{id}/reopen", d.reopenConversation)
+	auth("POST /dashboard/inbox/{id}/notes", d.addNote)
+	auth("GET /dashboard/live/inbox", d.liveInbox)
+	auth("GET /dashboard/media/{media}", d.panelMedia)
 	auth("GET /dashboard/request-log", d.requestLog)
 	auth("GET /dashboard/request-log/{id}", d.attemptPage)
 	auth("GET /dashboard/api-errors", d.apiErrors)
@@ -345,6 +360,8 @@ type page struct {
 	Data    any
 	// Zone is the viewer's time zone (viewerZone), set by render.
 	Zone *time.Location
+	// Unread is the navigation's inbox badge (unreadBadge), set by render for a signed-in page.
+	Unread string
 }
 
 // IsOwner reports whether the signed-in user owns the workspace.
@@ -400,6 +417,9 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	}
 	if p.Zone == nil {
 		p.Zone = viewerZone(r)
+	}
+	if p.Session != nil {
+		p.Unread = d.unreadBadge(r.Context(), p.Session.AccountID)
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
@@ -488,6 +508,12 @@ var notices = map[string]string{
 	"untagged":                "The tag was taken from the contacts.",
 	"audience-saved":          "The audience was saved. Broadcasts can send to it.",
 	"audience-deleted":        "The audience was deleted. Its contacts and their tags are unchanged.",
+	"answered-inbox":          "The answer was sent. Its status follows in the thread as the platform reports it.",
+	"assigned":                "The conversation was assigned.",
+	"unassigned":              "The conversation is assigned to nobody now.",
+	"resolved":                "The conversation was resolved. A new message from the customer reopens it.",
+	"reopened":                "The conversation was reopened.",
+	"note-added":              "The note was added. Only your team sees it.",
 }
 
 func flash(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }

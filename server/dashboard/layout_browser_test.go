@@ -76,6 +76,8 @@ func TestBrowserPhoneLayout(t *testing.T) {
 		{"audit", "/audit"},
 		{"audit-entry", fmt.Sprintf("/audit/%d", id(`SELECT id FROM audit_log WHERE account_id = $1 LIMIT 1`))},
 		{"members", "/members"},
+		{"inbox", "/inbox"},
+		{"inbox-thread", fmt.Sprintf("/inbox/%d", id(`SELECT id FROM conversations WHERE account_id = $1 ORDER BY id LIMIT 1`))},
 		{"member", fmt.Sprintf("/members/%d", id(`SELECT user_id FROM memberships WHERE account_id = $1 LIMIT 1`))},
 		{"invite", "/invite"},
 		{"workspaces", "/workspaces"},

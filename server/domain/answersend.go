@@ -74,6 +74,7 @@ func (s *Sends) sendAnswer(ctx context.Context, in AnswerSend) (SentMessage, err
 	if err != nil {
 		return SentMessage{}, err
 	}
+	s.answered(ctx, in.AccountID, sent.ConversationID)
 	return SentMessage{Sent: sent, ClientReference: optional(a.ClientReference)}, nil
 }
 

@@ -70,6 +70,8 @@ func Mount(api *server.Server, cfg Config) (*dashboard.Dashboard, error) {
 		EventBody:          domain.EventBody,
 		Sender:             api.FormSends(),
 		Answerer:           api.PanelAnswers(),
+		Media:              api.PanelMedia(),
+		MarkRead:           api.PanelMarkRead,
 		Syncer: func(ctx context.Context, accountID int64) error {
 			_, err := api.SyncTemplates(ctx, accountID)
 			return err
