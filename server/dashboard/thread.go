@@ -241,9 +241,6 @@ func (d *Dashboard) threadItems(ctx context.Context, accountID int64, ms []store
 				continue
 			}
 			it.Reaction = emoji
-			if emoji == "" {
-				it.Reaction = "(reaction removed)"
-			}
 		}
 		if q := replyTarget(m); q != 0 {
 			if _, ok := byID[q]; !ok {
@@ -278,7 +275,7 @@ func (d *Dashboard) threadItems(ctx context.Context, accountID int64, ms []store
 	}
 	out := make([]threadItem, 0, len(items))
 	for _, it := range items {
-		if it.Type == "reaction" && it.Reaction != "" && it.Reaction != "(reaction removed)" && attached(it, items) {
+		if it.Type == "reaction" && attached(it, items) { // shown on its message (or taken away)
 			continue
 		}
 		if q := replyTarget(it.ThreadMessage); q != 0 {
