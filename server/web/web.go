@@ -70,6 +70,7 @@ func Mount(api *server.Server, cfg Config) (*dashboard.Dashboard, error) {
 		EventBody:          domain.EventBody,
 		Sender:             api.FormSends(),
 		Answerer:           api.PanelAnswers(),
+		Broadcasts:         api.BroadcastPanel(),
 		Syncer: func(ctx context.Context, accountID int64) error {
 			_, err := api.SyncTemplates(ctx, accountID)
 			return err
