@@ -42,25 +42,85 @@ func (e BroadcastMode) Valid() bool {
 
 // Defines values for BroadcastState.
 const (
-	BroadcastCancelled BroadcastState = "cancelled"
-	BroadcastCompleted BroadcastState = "completed"
-	BroadcastPaused    BroadcastState = "paused"
-	BroadcastRunning   BroadcastState = "running"
-	BroadcastScheduled BroadcastState = "scheduled"
+	BroadcastStateBroadcastCancelled BroadcastState = "cancelled"
+	BroadcastStateBroadcastCompleted BroadcastState = "completed"
+	BroadcastStateBroadcastPaused    BroadcastState = "paused"
+	BroadcastStateBroadcastRunning   BroadcastState = "running"
+	BroadcastStateBroadcastScheduled BroadcastState = "scheduled"
 )
 
 // Valid indicates whether the value is a known member of the BroadcastState enum.
 func (e BroadcastState) Valid() bool {
 	switch e {
-	case BroadcastCancelled:
+	case BroadcastStateBroadcastCancelled:
 		return true
-	case BroadcastCompleted:
+	case BroadcastStateBroadcastCompleted:
 		return true
-	case BroadcastPaused:
+	case BroadcastStateBroadcastPaused:
 		return true
-	case BroadcastRunning:
+	case BroadcastStateBroadcastRunning:
 		return true
-	case BroadcastScheduled:
+	case BroadcastStateBroadcastScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastCompletedEventEvent.
+const (
+	BroadcastCompletedEventEventBroadcastCompleted BroadcastCompletedEventEvent = "broadcast.completed"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastCompletedEventEvent enum.
+func (e BroadcastCompletedEventEvent) Valid() bool {
+	switch e {
+	case BroadcastCompletedEventEventBroadcastCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastCompletedEventMode.
+const (
+	BroadcastCompletedEventModeTest BroadcastCompletedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastCompletedEventMode enum.
+func (e BroadcastCompletedEventMode) Valid() bool {
+	switch e {
+	case BroadcastCompletedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastPausedEventEvent.
+const (
+	BroadcastPausedEventEventBroadcastPaused BroadcastPausedEventEvent = "broadcast.paused"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastPausedEventEvent enum.
+func (e BroadcastPausedEventEvent) Valid() bool {
+	switch e {
+	case BroadcastPausedEventEventBroadcastPaused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastPausedEventMode.
+const (
+	BroadcastPausedEventModeTest BroadcastPausedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastPausedEventMode enum.
+func (e BroadcastPausedEventMode) Valid() bool {
+	switch e {
+	case BroadcastPausedEventModeTest:
 		return true
 	default:
 		return false
@@ -351,6 +411,8 @@ func (e EventExamplesEnvelopeSuccess) Valid() bool {
 
 // Defines values for EventName.
 const (
+	EventNameBroadcastCompleted           EventName = "broadcast.completed"
+	EventNameBroadcastPaused              EventName = "broadcast.paused"
 	EventNameContactCreated               EventName = "contact.created"
 	EventNameContactCreatedWithoutNumber  EventName = "contact.created_without_number"
 	EventNameContactUpdated               EventName = "contact.updated"
@@ -366,6 +428,10 @@ const (
 // Valid indicates whether the value is a known member of the EventName enum.
 func (e EventName) Valid() bool {
 	switch e {
+	case EventNameBroadcastCompleted:
+		return true
+	case EventNameBroadcastPaused:
+		return true
 	case EventNameContactCreated:
 		return true
 	case EventNameContactCreatedWithoutNumber:
@@ -1380,6 +1446,39 @@ type BroadcastBudget struct {
 	Used int `json:"used"`
 }
 
+// BroadcastCompletedData defines model for BroadcastCompletedData.
+type BroadcastCompletedData struct {
+	BroadcastId int64 `json:"broadcast_id"`
+	CampaignId  int64 `json:"campaign_id"`
+
+	// Counts The recipients by state (sent, failed, unknown, cancelled); a state with none is absent.
+	//
+	// Example: {"failed":2,"sent":1998}
+	Counts map[string]int `json:"counts"`
+
+	// Name The broadcast's name (its campaign's).
+	Name string `json:"name"`
+}
+
+// BroadcastCompletedEvent defines model for BroadcastCompletedEvent.
+type BroadcastCompletedEvent struct {
+	CreatedAt time.Time                    `json:"created_at"`
+	Data      BroadcastCompletedData       `json:"data"`
+	Event     BroadcastCompletedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *BroadcastCompletedEventMode `json:"mode,omitempty"`
+}
+
+// BroadcastCompletedEventEvent defines model for BroadcastCompletedEvent.Event.
+type BroadcastCompletedEventEvent string
+
+// BroadcastCompletedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type BroadcastCompletedEventMode string
+
 // BroadcastCounts The recipients by status. `pending` are not called yet; `sending` are being called;
 // `unknown` were called but the answer was lost (never called again; settled by the
 // platform's status reports); `sent`, `delivered` and `read` as the platform reported
@@ -1427,6 +1526,42 @@ type BroadcastParameter struct {
 	// Example: name
 	Variable *string `json:"variable,omitempty"`
 }
+
+// BroadcastPausedData defines model for BroadcastPausedData.
+type BroadcastPausedData struct {
+	BroadcastId int64 `json:"broadcast_id"`
+	CampaignId  int64 `json:"campaign_id"`
+
+	// Name The broadcast's name (its campaign's).
+	Name string `json:"name"`
+
+	// Reason Why it paused: operator (a person or an API call), portfolio_limit (the portfolio's 24-hour budget of customers is spent), template_paused (the platform paused its template) or payment (the platform refused the account's sends). Other reasons may be added.
+	//
+	// Example: portfolio_limit
+	Reason string `json:"reason"`
+
+	// ResumeAt When the gateway resumes it by itself (portfolio_limit); null when only a resume does.
+	ResumeAt *time.Time `json:"resume_at"`
+}
+
+// BroadcastPausedEvent defines model for BroadcastPausedEvent.
+type BroadcastPausedEvent struct {
+	CreatedAt time.Time                 `json:"created_at"`
+	Data      BroadcastPausedData       `json:"data"`
+	Event     BroadcastPausedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *BroadcastPausedEventMode `json:"mode,omitempty"`
+}
+
+// BroadcastPausedEventEvent defines model for BroadcastPausedEvent.Event.
+type BroadcastPausedEventEvent string
+
+// BroadcastPausedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type BroadcastPausedEventMode string
 
 // BroadcastRecipient defines model for BroadcastRecipient.
 type BroadcastRecipient struct {
@@ -7093,6 +7228,74 @@ func (t *WebhookEvent) MergeContactUpdatedEvent(v ContactUpdatedEvent) error {
 	return err
 }
 
+// AsBroadcastPausedEvent returns the union data inside the WebhookEvent as a BroadcastPausedEvent
+func (t WebhookEvent) AsBroadcastPausedEvent() (BroadcastPausedEvent, error) {
+	var body BroadcastPausedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBroadcastPausedEvent overwrites any union data inside the WebhookEvent as the provided BroadcastPausedEvent
+func (t *WebhookEvent) FromBroadcastPausedEvent(v BroadcastPausedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"broadcast.paused"}`))
+	t.union = b
+	return err
+}
+
+// MergeBroadcastPausedEvent performs a merge with any union data inside the WebhookEvent, using the provided BroadcastPausedEvent
+func (t *WebhookEvent) MergeBroadcastPausedEvent(v BroadcastPausedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"broadcast.paused"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBroadcastCompletedEvent returns the union data inside the WebhookEvent as a BroadcastCompletedEvent
+func (t WebhookEvent) AsBroadcastCompletedEvent() (BroadcastCompletedEvent, error) {
+	var body BroadcastCompletedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBroadcastCompletedEvent overwrites any union data inside the WebhookEvent as the provided BroadcastCompletedEvent
+func (t *WebhookEvent) FromBroadcastCompletedEvent(v BroadcastCompletedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"broadcast.completed"}`))
+	t.union = b
+	return err
+}
+
+// MergeBroadcastCompletedEvent performs a merge with any union data inside the WebhookEvent, using the provided BroadcastCompletedEvent
+func (t *WebhookEvent) MergeBroadcastCompletedEvent(v BroadcastCompletedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"broadcast.completed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEvent) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"event"`
@@ -7107,6 +7310,10 @@ func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
 		return nil, err
 	}
 	switch discriminator {
+	case "broadcast.completed":
+		return t.AsBroadcastCompletedEvent()
+	case "broadcast.paused":
+		return t.AsBroadcastPausedEvent()
 	case "contact.created":
 		return t.AsContactCreatedEvent()
 	case "contact.created_without_number":
@@ -11728,527 +11935,540 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3tchu3sjeK3wqK/11laq0hTVIvlqVatR/FVhLt2Ja2LSd77dB/DsQBxYmGwGSAkcy4dAnnw7mC8+G5",
-	"lOeGziWcQjeAwQxnyKH8EmdtpyplkcQ7Go3uRvevP3SmYpEKzriSnaMPnTmjEcvgz5MkEXf6j4jJaRan",
-	"Kha8c9S5nDOyYGouIknUnJGUqjmReZqKTMl+J+iw93SRJqxz1Pnh9DIgF+dvLjtBJ2O/53HGos6RynIW",
-	"dOR0zhZUN6+WqS4sVRbz6879fdA5i9giFYpx9ZqlCV3qWtVhhLqZkNzNGSdqHkuSMZkKLhmJcVxSiYxF",
-	"xddiRignjGZJzDKih8OkInexmmNxumDEdTxd9n5iSz2bYpyM54vO0a8d3XHnXVAz7tdUsRfxIlb1qxax",
-	"hSA3bPlIkkSXCsjdnCqSsQWNudQDjBWhPMJJxfoXyZQMSMyJZFPBI0m6IVT9x2gQmIoxv/4HfJBM/WM3",
-	"3ClvwfrSW+6Lm9+FSOLpcuMsf8+FoiSFwqQbjgbHd/84GFSHaL7ediy4gWdR/SjM/j6SJI5IV29w+F89",
-	"U6d3FoVkKXIiGVcBERmh5JpxllHFIiI42zkmghN2y7Klo58++c9cKKa3RQlL7+WJZOz3yf5sOH0a7bLR",
-	"1RO6x/Z2n9L9/cH0IFo7uwV9/4LxazXvHA1Hh7WUxVS2PJkplq1O940hDSXIHY0VuWIzkekVUNky5tf9",
-	"Ngsbc8WuWQZ9/fLLLye5mjOu4ilVrH59aVEiFpxM5zRJGL9mpPv6+2fk6XA4qOzyd4xmcO5osvjHuHNN",
-	"Fbujy3Fnq22/DzopzeiCKcOjvssEjaa0mQ6ubAGghNKQdodBJ9blNAfrBB1OF7AU6/dqJrIFVbhkB3ud",
-	"oLOIebzQnGEY1K2mx1J+YjVH5oTkPP49Z/rIkO5Q7+Jof18vaEanepo7RGkusaA3TBIK2xoDX0MGJumM",
-	"HRUcTLdiedqYw1dXIsLvYk72Dslc5JnmlpqxIqecxZlUHv/kUjEaAcOcqphfE3UXT1l/zEsbaim9p0m9",
-	"p2m9p4m9p6n9kI1mT66G+kzDCuOtUqxxhc92Gg7DaH8f1tcdjqCOIuzA8dKaTkXO1RnXQ78F4p0Krq8S",
-	"/SdN08SQ7OPfpF7/D8WMdMlIN06xjUlsGwk6CyYlvWaW+LGAvmm8MjKfTpmUnaMZTSS79+f0bxmbdY46",
-	"/7/HxWX7GH+VjysjPuW3LBEpw7nVHDzT9xWbxzyC/dN77g1FE7l3jftsr2kspvjjgqlC7+50PZtTfo23",
-	"8IbVbDdn1/Cm2brjS6hmfjDdKQymMstCZOj5MsO6ydZIGffBJ1muN4oq9kzwWRJP1YNI0M17InVbKxRY",
-	"rEssiR5ZwvTdpYWHKeVcaPogKc0lix5OmeX5tN6qR5LAoEkkmCR6LFRLkt7ekW7GZL7QrIWSLOdaKtH3",
-	"bgBDxq+LScEPU8qnLEnMb/jBXNZfISV4/O2MX2TiOoPlfwAhxEVLk5hPUtuWTxAnVWk2llVJVpOJVHGS",
-	"aFnSa+SBlFE7v3UEctJO4C6Gaaji0/GyM65YxmlymmUie9hWmBYmDJrwd8A2TiTLbllGbImHLq8/1rXL",
-	"yknO2fuUTfVBgV6PQepmsMT+chFcl4rw+mnW9iWLYnopxAuaXT/syk3pMhE0mighJgm0UuV48YJeg253",
-	"MHo63Ns/IFdLxeQxqqAJVVouIwqEJCj6+LeUXZNZnDBJ8lRPe3+0Nzo8HGBF0t0nL+Pvdh6+SRc4ZDvt",
-	"TexRj0QPH2anLzLKy2On0ylLlSQzkZFYSXIT8wiUE10KZLhYEqGpazgY6rF/yv2DlX7DeLT9rQWdXyVi",
-	"eoOM9pYmub+1uhU6VRNbpLqx5ncyp5KIFBh+rio3malRc5fdBx2uFbVfMoGqSrX7u5hH4m4yTYSs6zyX",
-	"SixYBr1DQ+Qui5ViXFMMcFKeL65YFhApCBdwwOMpI9gsbEnK+BERPFkSShRb6A1leux64FrDJN2L8zeX",
-	"5PHt8LHpXD625XZqZ4SNP8MhP3hO+h4ujxYrEKrIaDA66A2HvdHwcjg4GuwfDQb/TbqjPaMdOGErzkii",
-	"pQzTw876iXJxt91kg/JUJqBY1Y0N6bTdwayh5k2Hs3nJtHiFq9YNS2MNA7zKwuoMwiO9GNGYe4tkVKqd",
-	"QJMQEhQKbpwD6w5QODInIZbEHBZjnPDvzjFvfXnqygsaMUJhRORuLiTTp2sqFsCLrljMr8d8KvgszhYw",
-	"R/PrJOc3XNzxIwJmNjNXzZZCs62TOAp3UCf8yoSvl2CcfCUUGDBbaS2rFxJaOCdcqAk1zfjnDPsgz09f",
-	"nF6e6qV0Yi4IpUD/Zjs/QsyqzmQTGYMplr2PpZLkKlcwqEIkxCmRLuVLLJlzLRA8vh3uHJMQughJApWV",
-	"Z+ONVcm6W2cgXrc5WOjjdvSVUM/sUXnQbuKRg910Z660n69qj6W7A4zS/fCd9GewbhfXjcPp/l+hwvNK",
-	"qO9Fzh+4O0JNZlC7fMTgLyBi++vDVx9Gt+n8ZEyKPJt6miscJs1H3TdXLBH8ev2OfMxCwu7/CxD8yjw+",
-	"Ndl/xCJXRPfPoLGYDp3c7kv9ILx/Mb0jq4wENYhPqz9cGB1mS90aus3Yb47Mq3Ku1Y0mrlBV1nXaky2B",
-	"pgXGoyNiGYi+5pL4lmX0KmGkq9smw93hYHRQL33nnN7SONGl1w7KL1cdF37SMpgbYRRHKCVweafVDDTI",
-	"Dwf2ae/Y3Lo46AVdovi2hEpzesvIFWMcBO2iu0kcdY6Gg8Ew6FQkN/dyUZlfezrzN3UTldXMd2VH8BnO",
-	"TjBjKaNKgkyZMSoF3wE+W1qlr/Cms8tyGS+YyB9m3f2MJJQtCb2mMf8I/lKe4AN2vn6YeqMVtvnpOI97",
-	"kX7gPZlRxSaJaaC0A0KQhZaUDf+UWqpX3vP2MT6wEq3ffYSpz5vA2pW2w5nSJHFjSfOrJJ66IZFZJhZE",
-	"cEbOLgiNoozJqshe8lBYu86uoL/KveLhv1VlU9w+YPfcC/b6LXZv3R93VP+i9qy49GJQ7f7LPgjcB1o6",
-	"L8mi1QF9NlHz3t1pb+2V9rDluLQXEBhDmpeka+8mfaHu6FtpOjf3l+VtAejVmpV5ZhRcRzCmEGdLOdaK",
-	"853+wew5WMiAN/fJa0Yj8sNpxU6mu/0iV3tb09irjzVWuYeeMf80xqpifcf8X8JYdWlMhB+lQFs746Re",
-	"k34lCE3TTNxqYrYmSU4XLCLjjsgilk3MskJH4JPzwOusOp0N1LU6LDHzVT6yoGo6Z2iQuo5vGYdxa1pB",
-	"Z56vbDffcpqrucjiPx4oj+R+A5U9PLk407c8mpfJiSkHLR4R4141zgeD3ekNW8IfjHRFRv6rd3Jxps/c",
-	"UfVnOLH/TtP4J7b8R+W3j3gZ81dhAwGAuxKVhSee58+yoIlmuZqxmAOuC2TsVtywqE8uPWVC0qUkd/N4",
-	"OjcENOZqnjFGdAOSdGsXKyhWJiC4CDswmExzZ/TDpAq+ucsEv7Zs5XjMY2Uei6wWY4a9wmJ++eWXXtWZ",
-	"bh09VX3vPo4cf6ZJHMGcv6dx8kCSvHWNTGbYStCBl2ZpnNlUzCnu6K+dKL6Gy5Eny4DAEc6WBDRucDIL",
-	"COtf98lwf39/ONrd2z94cky4IH8PiEzplEnQAKmcM9l5d19+YIdh2MvliPj9PphQq+uz3oNhFrMkAsKM",
-	"pXQ3lqNRkZG5SCKJVCNVFuvbkae5Ihmb5ZJJ0qXk1dsXhW9fMOaxmdjby+97hwGhJMpxU4Cedo5JiGsd",
-	"AuOTRMskRMxmjEd6CDimbriySXDdneN5ql69mqJpoql8SXLJIiRsyoWae57R3dCXraZGXPgqr1G34b4L",
-	"oP4zzUTKMhWjUM8WNE5q3EqDThzVunZW3Tmt/2KdP3LhMforupBC0cB0WriLi6vf2BS0qibHP30yk+R8",
-	"1jn6dT35ViwzQXW+eIALx/UVv8ZaJ/bKON/VOjPQOMkzRpjpHLlujI5fuTwmoe47BHsjd5c6yO4SnpgY",
-	"3N7ve9eiZ/qrTqbwplvdyCldpDS+5pO4wevXFjBSZMZSkSnkR8irfWc1K3+XnIOHo6ANPWCTrR3pnmFx",
-	"XTFjVJkXb4/yIqpYT8VAOStUyhStn67mhQtwXteSgZh5XnWeAyXqLdM8y7QmklEFPpTtup7FPJbzLceL",
-	"u1Pyt26xpAnl1zlFq3zhbcz45O2buk4WhsjLq3KRMRQp2O85TUDXZPr6mYGKUixKoRFSKIFe2DJe5Foa",
-	"jdCH3cZ9MKlqjkzBFIrRvhK3DPQmSZPapQHXzAnaPVdH/8t8Sahx3yy7euJ3RyTUx4EqkYXW4QJ+2QlI",
-	"qEl9JpJYoF0rBLPrmLuvH0ky2uvNRZ6Rqzy6ZtCuTBlXxybmJNcXzdVSkwtLZppwQvx2QlW4E4x56BQO",
-	"HA/2URgAzcj1d06w1yuv9yJWy4AMd0eD4f4OEdmYhyldLhhX1UakEmlqWjGcC9wzeCQDsN/vjXb65BW7",
-	"M+ZjCcbyK0ZoFLGo6q1eWZXaPcnYLImv52qjhdQV1Hy/NkTiNZvGaaxrgcWORSTV1ABmWnyC0dNC15qY",
-	"53gU3WgPnvT33QBRA++goztuQh3FMF4ibLMFMyNS+7tvdn1lo9tzA70QUZ5syQ6kopnavo4q3WGu607Q",
-	"MTyuY46T/sp5Deu/rZfw6qHVV49usXdLM5CrdNOFu7PXh/vytevMfXVhe/X4e9F98WUxDn29Ol19hWus",
-	"quJ1S6KXavKH4A2BOfpnon9G24uZCsh8qEDHvByYc5rru/XxC8Gjug7XiDb+NVydmMfH7S76Qy9dgO4a",
-	"NafJP4p1gpNb2e+AkhsCf3IZcyYlWcP4xMwG32TFebVmP5ErGUfMeMGhl1cfxuaLIklzuJ/fMRQj3dH+",
-	"ICCjYDAYBGQ4sP/CHzvHhF6BjRCi/3JuXiVKmzXSNerEUsaiuiBJjw1ZCa1gESW+gA6QQrnpx7xgUdYv",
-	"sF97Ycs5zWqIEcdEHuPcm2ZHTq7ELSPDoCyWIf+SNryTVa8qUM8tB6PgpDTLWEWGG/QParhoLjesVHld",
-	"tl2PynkxHMJs0FpqfuZkybpXfDe8q6WRsvskTFENDAnN0FHGXDZLpo5JKP1fjfkUfj8e89CYVEJyxzJm",
-	"613lSBb25Y5KkgitC6K1w5QCI/YxkUwpqLREi4u9uR9ZNcDI3XIHx6LCgITmKV7LDHoLQ62FhnoHVfk1",
-	"X1dkETg7xpkT0Y9JaNRbHDYq1pHWvfF7rXlYdmvK+ENHqaCqTFj2XBMOqZUfM+D6n2fOsLL6m9md+h/1",
-	"xOt/keuqSWO7Wf1FCUWT+p/y4v1kA7liI8XQi9EUrZhB+EtjpuOWo/7yraH5Byi9zfpuRFX7mKaVqUPt",
-	"1cG+84f7Iq5TRx3Xgk+xYgu5xTBcjzTL6BK5+Xs1meaZFDXRvhdUAscLsUDoRDxdi6T0mjlWKzyWpX/o",
-	"b7zdvZms3bYLG4QL+xZFsR4cTS68ZTH+3eXBn6MxAAwB+tDe0iymVwlbvVfdO98qLwTfZ6Vnq6duo7QN",
-	"fyzLNq/Of+5BFKofYT0Y7W2IKg06dmD1I8A3CDRquJ4fSTcdjNidxUki8dJ1Qcvl4RlJyRvcwaah3a/b",
-	"FneJrdIoVVo+q7terL+HcS0AjbhL4VOVKc+cTqG1UzSCovJFAIABIpN36qUEMGNOprXauu/J9UhiHBNa",
-	"jcGWYaxNZfsMOHA1d6RiVbd7WrPWsgKwKQBWuBNZJPuf2ObRwszhv/JuWA/7yhFHARF8ik/J/XpjyFWc",
-	"VLSKvb0nTwaDp4MBvi7Xqli59HWsVsx/Ladfp2Y5Ir1wjbuv3qx+9dZ17JdS/ufv7VDcN2WVK5csM+vc",
-	"Qrkx6xEUR+ZdqzN3xlN0B1vLD8unstivMgGYAEBshSA1BaT5cSXm0ySPKspCdef9wPqB1pmV7qRz1Pn/",
-	"/zroPX334TAY7t//W6duE80rRa94kPl0Dz0et5XNy/dhlYWvUPIasdljziBBa2osLdYHC01wwimcJPre",
-	"7340WKGBCu2YrWxHK/VyxBe89/XYrUaxvdBS3DMr0ktlVbxe2q2M/PMkwvLuPEQ8NI9SWzIBmkcx49P6",
-	"q+CESHqrdS5TqOog0aVE0Wv0vJnFiWLZjnn0sOFHoP2VJJWylrwXbIdpUrbQ1xigjB3okSS2YGARjSSK",
-	"TrEsPD8A2+iWZTQpMy9r8PePfRkNZLTGFL8enkCXAmP3FZuKBUMnZPdmFHOruFaEyYpRv8RPBxtFyjJw",
-	"zdp1A1/9orweEdgGA3z+1Tv9nkUkBCE5tG4TPrMLLbcL9Ry2O92FcI988AxrHwxWNZUyE1lntgicP1hc",
-	"iP2yT4xG4Nk3NCkXJwIFSzyG20+lcjmX5jMcDMyu2S9W56fln2Z7uxIEbNqB5suU3NEk6U0TMb1BI2zM",
-	"SegsnqHjzrYWoQqkuSoY1uigNxz1BsPLwdOjweBoUFVfntZc3Xv3PfxjVPxxaf84sn903V87/972nqck",
-	"EVOaEC30gsVGzygg//znP//Ze/my9/z55Y8/Hr18+evRmzfvcI/R25WI2UwyhW865m8DzObW5JHc6dRZ",
-	"xCteQkbZorzGXcx4CfJk6d3vmuEZh3N9ksoLXGtkLwFwbT7KG0zwZyevTjw7vJihKW5CVUi6EZvRPFHk",
-	"7eWznfWG+C3VQv+yMopleWXXXsBliJfP5oJQxbX5a3gg/IlCydaySK6U4D975ostJJGYR+x903OKbveR",
-	"JIPeFZUsIqmQ0CyhC4iHrNxgUFySLjg52x8kCc0Pv77rQ2eIBbig71HceOqJHrUPHWvMQm9fvyAyn83i",
-	"98ZCob/A7vDu+fBheH9vnZfzVHCjr4iMPDu/+Ofk2fnzU9KliiyEVGS4P+YeCJutZypQTs4vL0zzgcHB",
-	"hLg8+Pk/3549+2ny+vTixT+rD9FvLl6fvfphtLciQAy2O+K4V3ZF6s72MyPQ1PjPtPJasfU/zmnFGImX",
-	"k/qH8q4zIpO/g+PlDnlMunBR/p1UfyN/N5abnYAM9EU6PCYDlC25UPOYX6NvG7xe4DNI+VFb5Fe+P0bx",
-	"KGTYifHIqJFmgI6tiCgff4ije7h2jB+qppgZeM5x5XiTaSwglqb2g2pJrSu3Fmu+x3Zfo9dIjeEYmpvo",
-	"xWsWWvStiIB/1qyELq9TfTFGTkoxIJIOHrC9c0BrC1hCWw0WGMdnG22zwuBet621Vw8G3E+OSXhycVZo",
-	"4FJR9Ma0VRoUbho1HAKg7W3IvhVVr3u5r318Lx9Vf8Tr2EvTs+WP4g5D1szdaxfH87izkhpoNebNkIu7",
-	"YwLPUEZejDMi88XqC0HpYa4FuRUvdS0Ke093K+/EhvRKtnH7eu5Yjwt6rfKg5j7ti2CLovYVsEVR9yy4",
-	"sWybp8D1z37ryOSLi1Du+ttCerJ16u1zjv23tpgVY/iaXvmKeazbMPmn7di2Mu+zOa3bLT9osby6IPyS",
-	"rlZn2SJVS4ILJXesLFEX9uat65UQCaOwq1Es04QuJw2O4UEnnQvOJoYnb2/or71K/DZbPWz4gZmlEVfG",
-	"t9p0LYWgZbHmIbyImq1aMc1PLmywiIU1RpH65TUX1ed4f/vUTy/kFEgJbBGogNi5YuzS1ZJQkktNVRGh",
-	"CaCaoiJqgMRMSxPzXDXRLf0DIhr76ySX1R8MEp6nXux7bmMli6SWvrznsTpIKfAWt950PTkVKYvsPJxD",
-	"9YqzHc7JWHbd70yW/cA0CcDqlC0hb9/0T19d9ofDw+H+k6dPR8PR4eHB4d7e4e6gbiXWT4BlEhTXhim4",
-	"WHpzlbcd4HB37+lwNDg82N/fHYye7A2fDg+bBtcsZLrR/TKnSp6kKbHlW43jf1FOpcj/oHU9G2A69j6N",
-	"MybXmDH9cThAxDroQEm6BgwP7fmmLpVq58g5xY15E3pgQJ6MSgCD1En1gFxAyTSJpzc9JXpuOWjUH/MT",
-	"byXUnC0dUqNQBpa8DXNYIw8bZhB0iqB+y3nMeVrDB59hyefmhlu5hQAt4AF8qe2JX+X1tkdvYo0WwPIk",
-	"Tm9tbGC7C18X/47KB9/4qyt4H3SYHYS1Gpop9e2evNu0t9hCsFZoKHX9CxquEbXK7mT1DsNDUsIFsM9w",
-	"VjxDzRpsv9YWjufACBRd6g54D24K/WnnmISGh9kwPzVniz45T1UP3bU/kqiapZOVK2Add13L3LagSttk",
-	"a7Isbc+fSqOrhNKCYCeGFqyY9Qnp9yxiXMWzuPZZ8cSKIJD8whU8RoU7ls1XTDs3FfCFM/C4G2XWj6G0",
-	"+2YKaVDVLPZma03NyLQ1ilpKr12E8yZoNleygf5lp9TeGsp/m0b+rdJqYw28fnREwiTmNxCYVdyxU5pB",
-	"5hAbG2LF04TqKw/iuhYsu8ZwrjtROBCoPOMGxkYJLbLrFpAZHhNTZ1IccHh0udZltIIVKznm81gqkS0D",
-	"IlLVs3A4cNca7wRUtMyMuLjbCUholBAzJxMeZuUTMM7r7w0BAniY5aKVOs5Kc01vYepa1ODszoqAO2DE",
-	"BRxclNcZS9EnQEu4zWN3DLrOq3zre7+6jKu7/r2eotsiPQxqEyqgw6nITUYQPbmCLrSIa6O7Tfs7ZRAX",
-	"bJTE3ILy2N2LGIQztbRgbeYTKOhxcUcEL/GMNeLuQ1hJmrHbWORtj73PRdESZ+EQDEPH49Sx26RvrhJ1",
-	"Fpea+6adN6TjYqZ98/ml7cZ8xvvmmevMMgnJsrPn9ut3n+e2NqvhLepmtvXn3NE+z1x3LedY7lPew29T",
-	"yTL1CeR/z+JRPkQqyxmeDmRe9uzeUXTarjegfFp1wlOKSorTWoLQC/PlbYmlbbn3IEIcOegFfbe6ZlvY",
-	"Hc0F+WdNDu2kn2Vq/pQql1DMkkhWkuMZ2ULWiI7Wk2jleShfUN7LGI0wYoK9r3dp9yZXcx4EJ6ZAQNCq",
-	"K7gfL7BhBWzjBdRMHSWDY8iz2siFl3Q6jzkr5mHCIVbiFgwHquA71WQa8yG8anG9GvD2VmEJ64B7KniX",
-	"dQC7DeCkdWAwla/L+Hv1AMk1qPoreXVWk1+VE17UYTCUnXc+xUG0rksb3Z+AMu59UKS1j/j6/Jxi0Q1h",
-	"IOe8EQzPAmJ19wcjUrdjAdkbPCUNu2OkPxdXorwXdXhwjg18H3g9OHzCD3F031ISXEEsbL7NShL6gi4R",
-	"6xiz4fgPqRZ4sRKbamR3KBLbEGYIRCo/0a5EpVooQRKrAGTdH04vx9ybbbE190TOxR1EGS8Y5XfzODGo",
-	"IQ0QhKgRrN7Gq5wamNa7urKrmVFq6UNvcyUzyVGxsJtywfSJZ1vF1CLOAuwZWStI7I+ks2dZfIlq5C6G",
-	"BJfzznheGib9J7nh7G7nwSZcOKINF5iTKNffYHfsai7EDbpcm1vM2EdA+CM0ilAXDPV1GdYY4x6C5GMl",
-	"041C8SstZ7l3rRroHxhkbIgdQiPpNBPShuNJvIqsa0f/00DoQK+STA1CzdJDz8GzpAuZ89PP2JTFtyyy",
-	"tcTMcwAhc8ojyRRqsL+JmNszT3l0Jd7b58HSd5b40LRaSKiIsiv4LcskXnz6O0NyeoC9BUYovVd5xkgc",
-	"yTYAP3XvBlYx8Da/VnLQxU49XOEKINltvev8OWfEPPLo1SqoMbBvLuDFDJ7FvyABQ0/hI0lCwdn5rL3b",
-	"v19/YziPGfDGqX5xibi80J9JJnbnsfYkoul/FuvLy5Dc7dDQfGDAKZHnMB6lIuZw6+qToa/zhEm4X6Zz",
-	"AQ9tYDbTg5DoYQjWG3SYEmB0OoJs5istgXULXhYgUhTMK3fcJDibajEC2fyCdCMq51eCZlFADBFIlAts",
-	"q4+kYS8wjh1IgUZtV0WiNH3Wb4cklmOOVwYiHZuME+6pP6WZtEmEzYGrcohCDu+X0xz0XVBm9Sko6BgO",
-	"3ofTG6y0WbW9FyVYVEZ97xtj12ovq21stiQEnbK75lGTfNkyFNp5usYK7ZhccEa6XBiBqCHs2kEhtnEV",
-	"szHTLW5dW9r2UMcSfFF3TWCnY1OrcRYVS3zVFQ9hv27YEi8hBMOE1FZdQ37w1SNJ/uPN+Sv8xVwxIL1F",
-	"Qh9NmU/n4Gula0yK2KRBeAxx7iYaCoogSG7MESO3jx85XTD8IvRa+z3X963BYBMZCXX3/TgKj4uMjhg3",
-	"NBcJcwMI/Y00a+nFKfTkTZz2RIoL2YNzyjJEBL8POj8CPOYLMXXvFVugMxjamzIQd43HyovzZyeXZ+ev",
-	"TP7QVfnHJBooB52f3PbJBc2TWCpKhoBz9Ob//G8B34kqHkOL4LmEqljlUTm0vTfa7e8fDPfqfGGLkIKB",
-	"F1PQezqocf5OBL+uaX3voH+wv/90bevDw1Lz8HGl/VWkr5Ppgrn12Xo5KufRrY0/k7rziMQByVofQBkL",
-	"Xc8EYp29PPnhNCA/nz0/Pde0/fz82duXp68uDZEca+llquASwvinJOY3BvEnjmqE6FmcsHovmedimi/Q",
-	"z9F620MqVfDKLoU9ElkFgOqcvfq5NxwMhv00mlUCLvY2E10LaIY4QnFWL42D1E0TQVeC8YeD0dPdw70n",
-	"+wfVeLPDzdQf85tahwTM/zFXKpUQ7lJSxSJxx/VIbDo/PcZZJhblcUHlo8ePpxHvm2/7U7F4LFPde/+3",
-	"9LoaqbJXHnA5HtE21zq80J/D0ePHRM8VqMzETOj+CsRkaYAFWoza3R8rNrtcGmD5atQSUu8Ez7uvGUBG",
-	"4U7QuY0jptlXZIhys7YAv9YdxvUptD9bAF6Tve6rDsQ741ci5xHGtq1KUsbS2OTAiGFZtQFqDnse5IFa",
-	"5Vix92pDSFxCr1iy2e3aDtO0WUsUOFHrckKzqAbJB+/biuxU2fVYLWslKuO6uu43h9HTDMZZ80vGmFoj",
-	"w9X88EectvT0qIqBV3Gm5hFdrm5LEZZcu5eAxb1u3ZoRwhum0Wa49l6r3niZVM1u48iDtO7RWATipxp/",
-	"XcRRlLA1fukZm8Xv63cToig3KwKVMdYRtMiu6zSfRUp5PRFGLKWZWpRR7vzI60YVZaVvcGVft9tQYDui",
-	"vaPtHZSqdJBna2mvsc88Sx7UY11M+BqmA47v5hmqAcwhTZZEaYWTxEVha8xDtQabNdllrpYk1N0B90/R",
-	"nrgq+yEfnUDzq8vS4MvQUldFZFooWzd1ff80dVxagMacAZ9pYHy2KMZVFfu+T8TdI/sQUvPmqtXIeqaS",
-	"iLuJEjeMN5iwEnFH4HfYS91P+Yb0gFxM72AzBzl/uyAF+3LcrIhgjqvVQZZnH6BdKaqChzMeGWMY6Nig",
-	"/2PvNfr1KmqRGdy7xkPmQRr45FsiKX8b23kDeWcQhZ3XpiHvhxexVDVfv5ot8Nt37UVQPPhOIazQGScg",
-	"9gYEpN4AUFlEQCKnkGVEqnh6Y8DMvcgBrvqg51nEj0JhGnPUQ+KoT0Kr9EE56hp+JAMS3op4ysB9Ef4i",
-	"XCi2AxggehRQhHJMehASOuZmJI9knTOeLelRoh9jRJsPua+XtuUAi3jBJo3cXM7paP+gyYScaNn0zY8n",
-	"vdH+QQMqriRxvacELFTdFFdZzxpqOM8iDFSrxj4qmojrJtcyd6c1CaSQdWK6bKw8SbPy6AvzSZqJKJ/q",
-	"Q6VonDS7t/2eU67Kgm9TbGtdk14DpSEFxeDftbjlrb6wKQTTLaddvDV78prNWJZhGG9NoHpN0Iw+nKkw",
-	"IN/uZE7pwoTamKezypswHlfuwnR2trhbpuqOTqZJk82ERjjOR9KFjZmHulhYvC2tudcRtlbLk7hBVAMe",
-	"NamXkYIOcJs1hxHSvTcRlPl1U+2mvtU8X1xxGieNJYCxTtrLdyVyYNEFUnETfAFQGDGkXiYEKm9YROiV",
-	"ycW71VFvdxzX0XtdC2uo/81SKraoiTZtIsVmXW2ba/Etl3mKzgw1iqJ71WhieGUlugQorqwWWkOuzlvu",
-	"o1SflRAG6yFUbxGrGDV1IXQbsB5C8OEm5tYdB7lGJJh0rtqIOW+cuGcVt5BH8ApJ8mJJS1mXWpE+Ook9",
-	"1M9rWzNZ2Sftq7aO/cSWLxvfEmHTxAzyGoGLBeA7o90cwCp9M2eCLojmJTViC1H7sPmSZjevGY2++Cu/",
-	"7fg1k3nyuVxfK52snuw5VZMt0JvxiaCc2z/T7DdjNKr3xyk1vi1uh1c7WBlsHb97WWOdokUOvXUbYlPt",
-	"3WNPG/2WdRnP4WhdWUvVepPR7WdjVmNTrLogRYJpGKPpvn4lvjxJs89FxlryeQtPUR4s7eqrW7Mm0idn",
-	"CqDr1SNJrCKkOdUNSxXpWnVNwmsxidVOyTf0KuY0W9Za1BvvIKP/vDx7eQqXkPeaDmLe499Sdh0eE4uh",
-	"qOxjoBlk+AyTm/YulymiJhTvXEUDlfes/f1NhvtZU4iDt8Z1QoKuN5HxHzWz/W6p8Opr4ZahWfh65m4Z",
-	"i1uPKeVFynG57iUL1Gn/RSvoGFW6pckC1uCnmEdnpmX3xc+mC/fFienLffG86NR998b27qT3Vgj5aFQ4",
-	"NvjCisQcjAVgJAowb7B5BIIFuqLTm5KLcxTTxx9sf/fVp9vdJ/t7u6Onw/293YPdg1qe7Sv9DVS3neMl",
-	"RO2hW6XIiL6M9SX+SJr3ZetSZl+bLQJeq4yF7Y0QAZmz95vfttxOGXL1FyTwDoLreuNx+hM4sX+YPxdT",
-	"dvJ9PbTU5kFCAz6uVI08sqqcJzHjWuGasYzxKWs0JJRKmYRxgoM5tRqhyQGLr3xSptmiB66pvSdPDmuz",
-	"TaA83W6WIOmCAQBDcFdHfQr+lCW/fkjFnERMKpuJwAJPl1SceMGkoou0tZ/sG+gEQy3rVKwthbb2IRJx",
-	"wqqjNyEQ1ivahD64mJBYkSiOPDw68BqOFywYcy+CYiryBEtdQdxS5BKwu+ALaLpSDgNFdo7Qw7+QaU3g",
-	"xhVj3JqAcWNCZ1fCLGCkO6dccywzfjuxQPcBUdizOFsA2mFYIW5oCiG7wJfIEEbxdUByruKE0DJRjDlY",
-	"vUrWVNOPdGsIiPCxLDK7o6KqpQ+bdMxFfxSgNJB6DALP1Jxld7H1cV21M6dZPDWYguuzi2IxH1695YEp",
-	"5WVoRNY8e3NODg8Gw+IQ4BF5e/nMIHVvkQnUJY9pMTw8Qj7kd8uKl7b4WunRkMkjCXLRMXFZakODUuVQ",
-	"w/VulxmXG9BH4ij5GPyboJQkY8R4evRX+qikg1xBPXpYwMxa3dBLfWNpp2C99fd1+TJan4rb14BNJu46",
-	"bJvPlop9zQyeo+N3PdbGpW84NS7inmkMdgY2qhv6jAr40wr7MuLpMWacQG1Fs6qltJEdhlh21qD/tLnw",
-	"tw47L0fNtKxllmOr2KdPad2oDDqoRKuvELg33s3k8IUxDGposQ7DoBqs8CkwDKy8BQERLU4BRk7UHYIj",
-	"0vYQgPQgsvg65jQJrJ8INSZm40ZiDGcQ1ga15iIpEE7s+elSfXoAvqYc+xHulCFaolhPaRFzqlAIXdA0",
-	"NVcyKsINe/PaNGg12Cvjibi+tPFXDDw0ovUVnhUgQU4f31DFU6FRtd9Q3mrpse/ts6GKVzToJC62YH0t",
-	"F4MQYMqNTeXx3RnQRqZt2n9tyyG1M6kmdyzREvXmmlD8F1O6MHhsqGctE0FHmhepDeWxlH0SXl/4UpcJ",
-	"Orn/6LS+hv8+Ze05G6qgRebeXShLjGZDlqBVEs5aMLrSkDWva1MY6a5taTvQdqXxVLYt7U5M2wp239uW",
-	"d5TftoI79q0X0zuRbesYZtS2uDtebSvg+W29png22hb3ab39DErH/P5dXd41selWLvlI3Recv1Utt+af",
-	"TWbbDuSuxr28xpLxQFHQXVjbLSjKEtvlWF0YG9o2/cRl99YWVcunzLv4PjRHwK0NXFsfeNYYNtbeIfhB",
-	"UWHbG66sh1iLNbRcobhjt9s16Xw/WtRyTKXJCWuNY3de9vZo0VuZJ9kLeJvpfVLVxpjai+O0RsFBQf/P",
-	"0W88JWOdemOCsz+ldvPlHxTQ2P9ZnxJOrT19Nc91ydqJFkzfCFMHK7xVRHq/wSTQ7N70kADzNWRcD/1q",
-	"HYta34pea2eWf3w1uTrcbDasw1mti5zLYdRepvCzHtWLKV+P+akMvdNgkkUArVLWKNiDWKqYXz+SiKXS",
-	"3uQdMV3RiQKNSKcGuGYzMvKDnsS2vrXXJ9oq8YpV7K1usdLGlo6PTopkbJZLk/S/5ZMBeM22fTLAwp/m",
-	"paE5567LB/5pzOc+iVQv7pV73Xt6MEtTyc9ld24NB3C6bQNatLXT0WqUBj74e3hYtiTAxYiFgbWBI8MD",
-	"okQSEZrSTJGr5Zij0S6oWOw0sYNnStdgEekj4AxvfljYEaHkmnGWwdf4/DzmnGaZuLOAW7q0vIvVFNL7",
-	"CW6q7vTJySaP1FgWqdTGXHNoT8oLA73psUldWfF+Bagb/X3OY8EhDZCBSwu1aBkGJASPhzAY8xACfIyt",
-	"01qvQh8DCBc4QL8pDOpYkjuWsW9WyW9WyW9WyW9WyW9WyW9WyT/FKvkxFsfV3AQuYYRVWkySAZoZDJpC",
-	"+JjTbfL5f412y5nI7mgWrUdqL03a1fC18EI1dO5Dtc5DNmVwspy07tlPmVt0DjlZwfWHdBeIx0o54Bbu",
-	"GITW9mMSi3q5WmsHADrbNjvMN5PupzXp1kZ06zNqQrpNLLeJ7HYh3VqGtTHdfoBW1arw5QKm28Uub60N",
-	"Nw7xQcbtNokU3ZFYn1GRdIGLxlySEJIghjsGdIFxepWwyFmXbANNyaan9ZTNFuK3uAFLWP90bPwrV/mX",
-	"EuLGZDOzzRN6R5ctYpiaLYo14VHQOLiHNk+NRRMlWntFzrDeQtxuwa6bpotIE7BWzu10p0WugZKpAHeh",
-	"jpQzL9a7BQ260HBXlUWTtAgMbt1EEU4MLdVCj2gGYoCzNKdIYqkAFaY280NT+HAB1vVRIa4wxK2J4M95",
-	"hqozPL1XGFULf7kEmeZsw0Lg72a9RVYsd/2Ja+sYS7q6y2D9TRDYayAg9pIMnHwX+PA/gRlh4E5JgBbV",
-	"gOCqBX7Yb0AqavExARlkQZfkihEaRcyk41rrAiZ9/8na1fjo97x2zLyRiwNKuoHwDhvSxTrWvpqkTHDW",
-	"J6/A35cSwKkyotRnykPrJrSShzbwHJDndmi18CNf9AEUZE+Xhqgxlr9iH/1znjxL1tl1j54OB/sTPnva",
-	"zltlOK2m47V3IeYfMQ8bzQbX2uymR5hWwtF3wqgBKrcN2qR6oBWikmAu3objtdMnL+IbNuZhzQqHLvNq",
-	"qKcR1iZXNQTfJycmlGbOFmjStmWt5yjpIgZ6uAFYPNz5Zs39Zs39Zs39Zs39Zs39Zs39Zs39Zs39i1lz",
-	"v5lgv1oTLJqctPJugLSMbjynEtTnnW822m822m822m822m822n8NG21AIKSV1No3vtk7/wfaO+32bG3y",
-	"LNn9/lz756oJso0xtJp879PaRgt8lZp4d5Nhvyp9G8/uugCKLTWwIjt/Y+/1ThRldBCwmOqf7HGMJRhk",
-	"+XaY/GtZQDGcBh5QxYdSjUNYCffw6HwTVIe+I9YYrl3eCVUF4cS8tFdLIvJMukyKZdzVIr1xs/PD2oTd",
-	"eVYk1Y5WEFyK39Bmrnv2jek2QKElLqAD9f0oMNLuCj7DTotURjVdr9m0NwzUfcgZ//mxe8vJ4rdImP+X",
-	"zI1VLLGyrzoPgIv5avDhvhhwTSmI52NBavyolvK6hTSNQz9mRs0zkV/PycX5Gz+3vo0CCUiYUs4SrKMX",
-	"0SGXuXy9kMwdk2wvSBdexqdzNr2RgZ/wH/gdph8uZbmmaayZmu6kFhvy4yJmChl33ZE+z9W1iPn1pXkU",
-	"WHvzNMmcDdeyy1Hjfwkr2UUQOm/vXYaS6mWLbcAFFhCWSGTU7vnxYULpdtFEGwTCcozRahDRenas/hxJ",
-	"0HGpdYKfbJVYsb2U96bhaP4yZxmzx9KlxjgmxZFtdUYbj+Y2h64ct1YzVOqLoTG/9t7TKaqcoMn5fZoU",
-	"2i4ECh8+wXkCgoE3D+Rf5EJ5wP3wZWIyt0eEfGgUpEV6bAuy8bGsyoVCFj2vY0hQ+k9iSQWlr2VKOKFP",
-	"yJYu292ztbeczVZannVC+XVuHnGaW4SEpVjQJJavqimub9BTSCL4NcsKba44fYxP3r7ZQsVsm5HQrJD8",
-	"syAbAFhgKywGNRfRK6FOkkTcPQi7eksdZwE9gk5Dsc+vW0t5JdQzq3t9/tVp0Pj+kvrdK6G+Fzn/Eqsm",
-	"1GSmu/rKFwQ29ysgqK96layGVUklvUXO/xNn/5zSDF8kyunl2UyrZSYbYZsc1Ws7r09gXUrUcRCsTWjd",
-	"tqxLcO1VOAzWpLve2HCR/toruj8crdGOvYK7deVMdmyv2MFeq0RZC/r+DBd8NFifOttLcPH06aA32OuN",
-	"hp1SMv9fB72n7z7s3ffwj1Hxx7+1TK+9xZa73NulpRk8eA23XxwrtWwx6HIW742EsprVu9iEN/gaRyIm",
-	"b8opaoCSFjG3n4fBhmTgG8dRSQ6+sXyRLHw9Qfq5wzeS7sNSiW/DRIo84xtnWM47vrG4ewXfULJlXvIt",
-	"JuWSlheU8/ch2d/fJ4Mnh2T3ELTgTbu0mqjml/PXP5Ur1rIll//cYx77+/uDJ4erPdec3e3P5ErS9C2W",
-	"qi2vNZ5fpaHvHX704NtqO/aqriRg3+KqhsTPxgtBki4g5ByZz2FAhkQJsktCUyDcIWCOBl8FW1h/CANC",
-	"balwzBN6xRKwIkMDwwEJJQMfGxmC34MiCyGV/gHwepS4ZmrOMhO/ZZ10HkkynUMO56lYMDnmkHsp5qT6",
-	"0AuZusup5THlvEvggkMDyC7d5SMJWabrMj7b3KANXh1dN/ZgMNoj0znVPbJMYl9moQKyFwyeHuB3uF5g",
-	"+vUIZW/w9GAjby78easSlm4SXlTBfwQW3OZ1Einj0iGV9VePVqtOH3x28JRXuduGPmu54qahbpcYvzhw",
-	"u9Cu+TBc5RwzIRTLqjfR5oWbM2rcC1fyoYsUVw+JCAtWdqZFB/YQPXRr9GF7aN3SlEor82SzjLFKE4PB",
-	"w2hi7zPRxHCwgSjcaKoMFDtzNrCMAYCXZLcsowmxW1Y9hlvOA3buY2dgr26jml7ZADDNJlrm7PNumu8M",
-	"mwj8L8H+9a42YXKArHXdPfbCc+negjQ9f+9CuDi57ZMLmuu5UTIcDAYBefN//reA70R5M+DXzWJy4Tju",
-	"eumNdvv7B8M9H8FQ5FcJww7ihV7pp9g4fug9LW77BsfzovW9g/7B/v7Tta0PD0vNw8dG13VveaYL5tZn",
-	"6+V4qG+73eiX1sd9C1EF6pCrJWHv6VQlS2vh0Bc56cJbt311i2K6g6h6ScxvQtKlJM2vknhK5kqlkrx9",
-	"/WKnT07G3Pi6E8Gtbz345kFd51dvvKaKRKaQXrH0c50g4fnRF8sOr9JJDr6B1VXfyBPK/vdeqkh+q6Wk",
-	"3mCwN+qn0azKagYt+XML/x+XMxIWuZrscrC7e7i7NxruHj4Z7R9U5jc63HzGYn5TJ+xUN69iThJ3XI9K",
-	"mhcPTSaaHMqjg8pHjx9PI9433/anYvFYprr3/m9pNbsrCPLegJ+WDBy2uU4d24z5LU3iqOeSsnfKBHj0",
-	"+DHRc/VlYd2fJ04GhPWv+6TFqGu1C3vQXnuRAltZVGrDCM55JYxAawP4BIT+9yCGM5olMSv86sv78P/+",
-	"P//3/1WhjIMHRBgUv6+4pVmbqPHJq0/jGEc7lVAEN8ThYDCqcaNzPHa4TaqpdVzw0jiQb7Ex67WTgOSp",
-	"VrhQ+SiIqbwD/2SAw4F8SHM6Tm+XD9FO0ozdxuxuYrTg8pjezMUdocSUsZsEVi84wiZpmZ5Qi/CKjaLD",
-	"ZaN/vE11TDkRpnARdFfJ9NfgtlHOjFvk+8Oo6C0SI3tRa14QpRfQU46LayeTvWFcXRajwo8wMv2nDanX",
-	"f9u8yvpvCxYAjjXFSPXHIpRcf/JC5fVHDwVAf/QC3aE3f/T3QeeCXnvOchV7lHlwrvFusCjsqz8poWhS",
-	"91PVzxRnjS3ZanUEdIERK5dCvKDZg7D+t3wRMiEyEyXEJNFdft3PQReGZ5Z/+HyrY/2DM/abfX113+Wc",
-	"3tI4oVfJX2TRLuMFE7n6gsv211mijM2S+Hpek4fB+lXXKNsm6kKShM0UwL9csSnNJYOUguB/aWoDMEt9",
-	"oomrPLpmG+PnvssEjaZUqu+w+H3QifI0iadU1VhESmODFSBFULXgU0a6jE7neslMPocp26kfHpMqXgCI",
-	"u2RTwSPZEM9pi5EozygGMCrdnyIZVYx0LZhNqtdHOo/DVGRqJpJYgPlQT61hHCLVYxC52m4jIP4J6sLX",
-	"XQwhjMiby/OLhp5c7tv16wrygt0VcPST5TBS/55AZ+k0V2vlR0lSQLTX61xpHxbNkDZq0o8kKZotyVQH",
-	"h3VjyOVkQbMbpoynXuPEjJn47RvS/ftwxzoSu5WFSMGXJ69/Or08e/UDKZxJ0d5bUYYMrJJx3jSpsmtP",
-	"QtXGVOxCidR9Sgg6RdBDaXqlFa+jYXfsai9hywy+uN9WwYa28Nq6KLwvy3v6o7grb4eE/LyKXMVJJYkO",
-	"BmoqWU43LjGoMVbOtw6zkms2G8VRXbS+Yte1Ge7B1BAniZZ3bSmjVYZu38KAhLmKk1gt9Z80V3PGVYwS",
-	"n/7GRBiFZRXCVKkNDRcRSxqsCbhsBIrYoVy8vAhJNy0wCyo+8hcvL9rHw4YZu84TmumRzzLGJvYpaWLn",
-	"oVVW/ImBR0cqYq4qszONdFq9472mir2IF/EX8SbSjH2SYG9f9/VeRj+qexIBNQmMagG+KoIRS/MuRroh",
-	"/NqHr0KisrwOqeJBEDlVKzg20k7TspP6KeZmYk2m7mqrHr2UEY9qrF2Kpmhi9Pxuf8/j6U0v815rV5fj",
-	"geA/Dc8C26+IabLR+l9td3VNnnmwQrXxsZ86YWV17q6b7Wfvxt40/5q2V1fguYdCVLnMHohPVJ2ia2f7",
-	"KbrBNU2xpu3VKZ5ZtKDKs/FDQISqk8NGtp8ZjqlpWtVWa+ZUdsConmg8t0pUnRScyZIS/2gH1sUiE3eG",
-	"N36fgNMCBcxJWcMLPxpOaWUpt7ZDlRa0ZAdqWNbaHlYX90Uj0NO/KgRUdS/cPLffCLd4TbtQ0/bqFpxb",
-	"3KTyKj8ITqk6OWxk+5lhg03Tqra6OqfXjSBKLeCVNrxXfA5Yo+0BiIrqbYjMzXr7rXBL2bQbNW3XbUgJ",
-	"ErE+7s/iN4mUcRYRSqZzqnw/L4z4ddYOfHBQ8QKfOkCl4kJBSrglw/R0DkYB4/9B7k1ZjYS1umRlaNeH",
-	"rFxpzvXrt27R3hSQR+WxPhALqTpF28z2U7Mja6KJ1ZZrZueQmapXKhdK75gLcS9SUF6JXFWwvjSJGOQM",
-	"fQNHWsVVS006/BqCu4VEr53QCGn9PI2oYgbRorKwD0SLqi4s/vKAdTUVm5a12u7qql7WAledlMCqjk2+",
-	"Qr1usZLuna5yIDZlyy5ezd4/ROKEkTbNtNLm6jzflpGtmpBfSuQzFXkS1RjQyMnFGenqlcA0xmDYuZsv",
-	"d0BAAwvdhpySS6ZI188j2XdGe8hLaSDGY7WzmfH4mF3br6q/Lu8+HgGsfnfqh7i6ST9bMKz1M8bH1e3n",
-	"is2/+ySoW2Zm1aEUc3pDeXQl3tdcXUwqMHuhtxABO6Egxn+ZKObs2aD4Z4wmZE55JFlNiNRvIuYuEmnl",
-	"5MGv6TyjsuYKfYM4IrHEs27A+k1PltIlzsKB9gui24QbdbRH5iLPJPppVwoarMDiMr4T2Y1M6ZRBA/q2",
-	"5oWfpL1sYdZdkenDZAA1ImayLpsEweSXeZwwv5K5oQPfoIrvA3Yu9nWgbkYZvMSUR0jlqlc5QqDgfGDz",
-	"9D7VIpdAaIWFGauHjSsNYVNas+pjtt98eYsDjxxqSfKLAij9awMm6bX84g8UutPXTOaJwiCp6dS6uuKa",
-	"qyxn7zb6z6x5zNAdOKUDpNEtHTPPuTuDRybHMpx0VUnFQxWm4emaNB0UcMxMzId7fCKxHPMy0o7IikQc",
-	"ge/+Wed22cooXPZDrUteX57iD5nI0yL9B8l5BHiTUlEeaVVCSwe2DRJz+5pTflcwcXpVv8jN7pktMVFo",
-	"ksAjpbjTQq5RgfDBOeqTN0qAn7rlzi6zN49IxlSeaQ4dF5nvxzxjMhVcsoD8cOq7RX2Io/vAbbEPvgNf",
-	"loEvDBfFrSrWAoR/1dtdCf1qESzSjD7/zIs7Bu4PAPOt8eXrQp9XQrXW+tivTfEPRjH8kSYEHQxLN0FA",
-	"TKAxXoIxnyZ5xKI+cVEGOU+0dlvkpYklQt9UXHH39/eHo929/YMnq+E/K2G6h8FwvyYu1+OGPXkTpz0b",
-	"xNKDRzN902nmU+/w2jwr0MjN6583zmPCBfl7QOA6hjitiMo5k9tg868c61ZG5dVa7W2pdRF4FWz6NtW9",
-	"pBydZuhZD2oM4GYlvfUCTwwaFeT/L0GTlUnjhFPyRuR/VJz+DwcbcMbbTMNLy1FCcN7kvksdM6r47pIu",
-	"OstkVlSOmr15lSC/58I4a36EL29rGOkVurHacCv8OkxPswbX2fqtOoVcwTUJN7RJZVe9YWPpwPVKivdn",
-	"9lH1uDr21s5pNSq8VCPPSzXyvFQjz0s1KnupRiUv1ajspRqVvVSjspdqVPVS9UAE1+3dW8mys+etEZwr",
-	"9NHWsucJfKvPoFZMaQ9yuQq5VrmUIkKljK95gX67ChVXq/R8fdCfyPw2JgHwGGVUZZSr2U2+GK4omJuW",
-	"m40HYB1wk/EkDqtmeypvCdUvXuQJVRbOrx5OcFPchbFtGWBkrZ9rmXFVPmyJRLwwCuTaGZfYWV2oor41",
-	"hdrcEGC2kzlN8fHAWgcYjwpxFgwjJSyzDBDfZVPGiocC620Ndrolsp7HKjZCglYPkJtVE4Oy8QZtNcbV",
-	"KJbJLc1iepXU+dL+jGq5VmA+fBje3wfkw4fR/T2+4AgiOMaviGiJCWNL/OJXLeJ0gs756+fIMN550v+2",
-	"AXd+eG0dKA6817eciipD6TmogKsliXnE3vfJCScnby9/PH11efbs5PLs/JVf/vzywtQZ81iSGXoUggmv",
-	"vJ6/Dt5Z9hBLMHgsYqVYVFHBfv3QgW47R4OgA4YQraJevD579cNoD6wsrXQm9Pr52XS+GpK8kp3rS2ja",
-	"r8QtOoMDecg/ReMmXcqxf8j7AfouZiBdo4lrpXtVFScP08THvJUqvnK/bqmOfx6d9/Pos59ZUUVgh0lb",
-	"9e9HKO4rf6YBlwNsc22nfZiq7XkRViC2QkDiWfnim1Npc5h43PUNhJ4SSTHC5JOw1lU20YxIqpcrsQCk",
-	"nLHIHSUzbuAshYAEn7RKmaaZuMWDZdEZbC+yHp3Un9J+mdBo7493H0bB7n138utJ779p7w/ENwv27nf+",
-	"/d/WIZvWW6xglBWF3jxXaK2O3VlpxWjGD1fq3TJtFvE0WysgXaM+OTem89JKa3Iq2tTDtWJKaZBPttbD",
-	"S92sjvUVdA6BnW5vXcTmRw0VvYcmU8FnsR4xao5bXSFV+7vHI2tlKmDQz8Ahoc6X4+Oxm1cQzHlNpAJc",
-	"OHhXWCm5JMi3x31uCePsQxlvJyP+KO4whSWIga6gRWVf5FKBqtkUAuYwjtbiHVtkrNhc5cckBKEJDK93",
-	"WpsIqzJgSEBqkNWw8pK8pegNkxMjdaEV1eRhfjMXKeHirhj229cv4O3I1B6ura1EStJMLAQCBblG/vPt",
-	"2bOfJq9PL178s71sZ3en6izuS3NF+Emblp7Z8sWFZYmrbiewiElt1idnL09+OA3Iz2fPT89B6nl+/uzt",
-	"y9NXl0SvCAn92zN0j056zNbeEIz5i3MrW+tVdJXsnR0G5PL0vy4rv3q7a3NE6NuRjrn9pU9+OPseBnXx",
-	"+vz522eXZvASHItMSOBVrsiUci4UuWLojAZuIZIx4ruG2JTwVu19df7qtBN09MA6QQeWoRN0YB06Qceu",
-	"Qifo2Ml1gs4PZ993go4ZTNlMZxtoQLBqdewq0sPqwSPdgX2u8KSNWOLympA3W70hMHD7K6qd2aGVdLE2",
-	"BdZGuNaCZ9tNPLm4eH3+8+nzWvtFvs5XySRxALcNTzZTNrcD6kRAVlotRJrS5CiyCjUGY/7s5PX52zen",
-	"LwLy4uzl2eXp88nl2cvTyfn335++Dsj3L85/0dWenVyevDj/wXmk9/v9nT45wT0WMyLz6dwLUQGV1Dhs",
-	"2L3dG420WKOFxVj1yUkTVvyUcnsaqipqxw62JGk2eJs1oCf6qe/cvnucy0s5ULlzas5DlWsVN8m6262I",
-	"9ak67QNHr09dYwALB70rqhc1FTLGIN+F4NcNxoS+L1MNamUq/+poNpPaw0yXeJaB+GxyUHSbgCyTK5df",
-	"n5wp5AGQuWjM375+YSsaugjBphMSBHwNyLPzi39Onp0/P8Xcq1ORp4LDCQwKpMh9D85kZ8w1nz2/vLA1",
-	"tCrQwiBiDCE7x5p/67nNRDbm3tWI7RmEBsKmc6GZNp3eFGRr5qLPopaQIsOpV+3GzelB3d4CbGNZ8rzM",
-	"dG/ovb5VGlAzLrjsmgG3j4g324C8ff0iIBc/nr86nbx6+/K709eaP9jtQGYQWFYAPAB8NQRHIbCXUinv",
-	"RBa5NKYgjJdNWGPuDnp3KlKjW5sMVYqmO3opzfVIwcpVtU9o+Wcjzh+cpKDkGlom9nXn85knxdSBWba6",
-	"Ua4w7NUbd3OQbL1C8zZNWdabUmmUVuOkZDlVJXfU5dmLs8t/dlohIDr2d8WStSsB+H2rzpjm1/bhd06u",
-	"r7hPbIK6LXpaN8ovl9mgUB//GikO7Ap9+QQoJQr6PJ5qbznN1Vxk8R9fItY693r7ujf9bSpZZoGZHvYi",
-	"A7bOGpRITldBamsR5GtQ6VftUbW1mzLZ1lmOC5u5b6k9LsyxgTHGgiKGufjnTDJUwuh0ygCXBOAdM6Gv",
-	"7zJT/fv+PukOhzvk6eGTg/3e3u5ouNbePB7//d9/HfSeku5O793f681+5mHSQzQw9gHnt0xnimXkgKSL",
-	"Cnr/YLAxvRYuXh2zNN4Ka8Oo1uXlrvOItiAVsdoJSMylYlRrAxWHzeMqRCcIq3fC5unOdC2tPZfzdVev",
-	"/cbkiL4hbvegbJc96f33uw+j+/G43z19dTke93f+3bfPDoPh6LD12wBtWp1AT4dMaRormpCEKYRspCQS",
-	"CpzSuf0SaQ3eGMxTQtO87oPOz7p/WMPPhLYFsSsbL+/vY5ZEp1h0JUsZfl3PoIvxfw95ArefQNMKbGbX",
-	"t67mxCQpLHuZT40T/FfFypun2/mFXc2FuHGp7ar4GUtyhyXwVQ/dw0L4OyQzvYNEsSSRBiQIF9hBLpKZ",
-	"SBJxBwpjFOuWF/r0CoN6nqYG3sZ6xjjPmvptsw6zWOrUZLKrVK6mY2/VVk0S+qJhE6W3oaW3WMpWtkwt",
-	"YglbU9lY059jqWplFsWb655CoWpVy0xbpr5vqt5yNTfn9A/K6VM3p2FdqWYsXS1eJWxVQ7p9cOdpqGgO",
-	"wCWTpsd7J7QsX4G0YVIm3gcdwVkL5lK7spqztMw/u10Fb8KbqtQdn011apZnq9nXUELLFnyyblmldIq2",
-	"W40HjLPu3MP95K1ZfYJaxiPwbW98G7UFjP1NKuS+pYTRXX3lY4yL2GnrB2dljk0YEv4Ii2p18t8KgXyx",
-	"/KjVZa7LjlriAB+fGxWTY+RZrJZv9ChMLFAa/8SWPzak5fheZMY71ZjSjQldMkVOjOpHLYB1rGuYBB/W",
-	"ftP5r97JxVnvJ+bZeLBLPWX86z/zWp/OF5h6WYoMDaVc9MAupoRI5DH5XdciuBiSgB9USmJOEnEt3Wig",
-	"UDEY03PNSK4YzVimp1SDmFaa6RH5DsoSeTudJPEtm/T7/ZB0U1BZMoYJzGGfQYeHwkWXc6XSzv09hFDM",
-	"hCc/6D/NMF865+IfqGJ3LmymGqXqnvR/mVMlT9K0eDCwilNAbhhLrfeuDIxQQyC80xR6JG0g93LMzdM2",
-	"Rjxh6K3xfC7JUjJwufa1IPcfb85fkdenby7JycVZf8zH/G9/s5Ja/29/I6e6cc9Fy1g+iMisyBhYmRCa",
-	"Mh77oMqGpnCI/lqhGXV4bFuZ5YlrWpIpzbIlCfUxCAPbuv2akgWdzmPOelrBolcJMxJpgI3ji4wuGzNJ",
-	"QpTkQ3LDluj6jUJjStWcdMOyBb0/CAMSAsH1AX4OHij1QrxRWTxVJOZprvRiGPMDKtxnPZhw9/X3z8iT",
-	"vae7O0eEkldvXxS2fNJ9+/fBYDAAdRJEePL28vve4ZiLjFBOcp5SCHySeZaJa737TE5pygjlyzvIthJj",
-	"xDTGRXRBuLUHhypdjEQsVfMAD9WYo0Ae4EQ1KZiXyZRmdMHgfQFd6ihxIJh6kbAjbwcDNCp471xjjpAj",
-	"LImOHcoIKAjg8EcTxTLww9Qrd1LCWtRrh3TP4TlPd0glaTie43ww2J3esCX8wUonNBjz0DGmo5WigFcA",
-	"ugIyiNAwGzd90k0K5nTUxIrGXPMiiM1mhT+Vvulw69OM6fuwFK6plyKXLAow0IAqXWrKIsanDJc8xrej",
-	"Mb8CxSmOjhAyCynDTB72onht1EeWxDN8loojUkweVDGaSGHfFn9iS9DWMqU3JnRMLvRCwleDH46xpL6p",
-	"JnBcJLGu9LpzTVNOLIAI9yxWzG2/7gCVM5MBAhqL2EJgY64t5Et6YlSxngF5HHPApxV5NmXk7MKQjjlk",
-	"JI7kKgNyJ5xyvRambO8sCi2lwyOX3o+lyAnuEr7VXTPOMoiKwMDc/8yFYnpT4PVLl7aJXc1jtRnPWaFn",
-	"6/F8J9QcofS15ACUK43xDQblFcdtMvmwDKjAAo+b5o94oOArONj6u5iTvUOEIQDIgcJvCQ6ZW4YuMljX",
-	"meq9htIsOgJAyXDn2Gve9kio3jiWYX+afvT5NjBBrqDDI0B4Ict94KjHSTLmWc65OfyU7A2emoX6mWUy",
-	"FvoXvU7h7TDEOprJHiHjkEFp1XhEtMhkzQjAcaJInyFubGmA8AT8MoPcMCaWgQs3rGsa66acrxt21CfP",
-	"jPADz7VKJLD32LwZi7k44Bt/GOB3bS+lLmd3RgyG8K7AGET0XwiWom8h6W4Mlt2yDAg3fGxWIGMJBUQ8",
-	"4+Q4F9JAWUtd2mBW2GA1C9oEoM0A4wpB426LNP/EjID0SookVwwyTtwBzE+o2w6d4wmhpKB6lAbhJVkC",
-	"j+uGw9GT/qA/6A+PDgeHAxhsuKA3jGQ5Dx9JYoDm7OR+KckReo6gNdw6/GqLDaOPB0QoL0WeObUCN9jO",
-	"kxn39zEP3/eMhCJD0tVHF6etmQM0bsIiYyWt2xEmQNJqCUrlRyT0TUrIG8c8BNUZnKWAl9nmlEi0DEYz",
-	"BfEJSpZtS33yRhihWYutZglFZiRpLZeNOehA4CTnUXQRCNYVNI1B7L1mHOS0Gc0TtYNniLBFjGoWkpYW",
-	"MaW+28ADHlf0sbEWg8+dyjOOUpb5Fuak2To2oG/T8gogMR8ZwJUxd6MMAEZkiZ7SYNi+hkIgMmaPpL4s",
-	"JVis9Z67ICO93Sely0Jkq+yemehcNc9YgQviHj7tTkYSDOtqzuIMvJy6WjdBqCpjWjSuwI8kXDJFEztH",
-	"JNwNSWjatvBkoW6icNgCQWEUknDV2XWChrWQdEcV98qdgIRDXUelk0RcG+SRkHSH5YK6cZokJARX6rBP",
-	"TgqQG+Q3JpOWncwCzf9JPGUckWuMvnCRiTSLmaKZn4ZvVY3Qp74TdG6Rw3aOOkN9bhHHnnGaxp2jzm5/",
-	"0N/FRNVzUBAfO7h3+GiyAqyq/cVKFxU0B77Tc7JxAprU3CmEFOBwBKGm7JMLeOsxKgol0zyT+taV5ZAO",
-	"AI3qA+a6IcazSOuLsVTfFWPVU7DSKqjzFWh5cYfA9im9Lrvvjwb1yiOIG1a1o7gIcBoN5oHLNjcYbMqE",
-	"VLd+IWfv1QSnHFryhdRAIpcwymMiUvp7Xh5t5+XlWYO2i22VRrxVesn7d0HHXWG69mgwsAqrNZakKP3H",
-	"gj/+TaL/VtFbq9QRxTM8aMWruCmpCXovyKrvfMxgWL4A19StKf7YlDyLsLe9wbCphpv5Y/9NvQOVdjdX",
-	"OsHjcMYLxIO90Whzver7EFZ8urmiB7Ku6+zjXq2vY96PE3hZAYuSzBcLzUbwOHlr7p6V44w4KKKgo+g1",
-	"xKp7B+/dfdBJhaxhE88M8AIt2j0C/rYSm+AMhcAxCuAbAWpQSqcuNHXMaxJPkO7hoDZ9xdXSXqEBGQaD",
-	"wcA8LJexEsY8T68zGrEdRM9KWdZLWSYFx7QhNpjMIWn6+UJGez0teJu8IZAQkMe/52zMi+QRfeJltvB8",
-	"n2OexJyRLqYoGw5ghHr4U5okVfYp7viYh4Vb4XHxcrWgS3LFbKYz8jL+DrJSK3rDuEU0w0AamkexljS0",
-	"HGf/nsRRuNMnp7o3aK7Qe0Ul/Alk91n8nkUkBFEhRCxmN1W9mG6MYZ+E+nabUBUa246KF2zyh+AsBCEs",
-	"yhPwwTsm5ukm0KoVqKNgqtD73yehZnCh1oAh6XU5KckjWRv7qOUQBFGqqICGzfYwxQXphqlNdxEGhUpD",
-	"JYijY+5dh49dyZ2jYsZN6V68bVZ3sSbjIgGMyMbcAH+BntkFx9CafCY7ZE5vGeZBsTBpazKcjLlFaHTZ",
-	"LIgSSChNuXFqM7kcO5oHtKAxt/dTM+HHmB7GWD/wuOAPksiUmfeBIpcMpuDRdAh/TTJGpeBHRReY1CEM",
-	"SJgxmS+YpqIdY6jUn6WRwlkyg90+KQFmYSBqZDgIKoZmH+g0E1KSaVa4xUQsTcRS9sl5qnoxt7bPMUeh",
-	"+oiEbuB9GG6EeF7e15rhwotO2Ccg/patIgCtNxcJG/NiDZzrzorIa5F5I2s0QVmwLAEhf3WseFUEqrsN",
-	"iiKPPaMDmMXfBRa+9zuTU3HD1e+kkg9e+IALFTRiiQs8hvDIlTFaZtE5wgpaWrKh16/Of+4NB2ZgRT6k",
-	"Xz84D6nO3t6TJ4PB08FgMBhqWdcP0zADOOEUhbC6SqOGSt8xjhKRYWCdo85oMDroDUe9wfBy8PRoMDga",
-	"DDorEXn1cXKO7XWOOqd5JlL2+IXgEQYQbSlAWW+2+/KLkMpydr8iwA0/vQC3Tn679I944Fh8BHBFaP/x",
-	"1PKCDVckvBoD1SZBr6jiatwHfx1RcbC3uV7V1RcrthAVfcBLqDRsMcpKEsi/nkCLTweF7KIERmmVcnrV",
-	"yrP3Qaf22ofH8VpJ9xIi45w8JmYmbaonTwNDR4RkCrflHcAqRyJA3B19Vxtef+TLjoExcDgpo9sgVQTE",
-	"iRT+7V+IDmDe2FoUKEsCZFUQGPNVSQDnlktWd225/GL+zbXdxfM5Wean03lXU7g1sMxGRviNf/3P5V/P",
-	"5mx64+vO5IrNRMYKdhGrlhzsQxzdrzXm+doUmOkCuKALLvTI2Oy0zG1cBrr4TGY0Ds12MkYjfIJn0ZhX",
-	"I65QMzNZSI2mPc2zDFKl+2p2wZ4cCpUJnEPRG8OkQLfTKkMBoR2rWtVghQH9wNTDhWZXUx+0L2Ixay1w",
-	"/SszjxLT+Eud45PS6dpkS6s5uY+nlE8xkq7Bzga/l+xs+OY0p5hsYRbzWM5ZZAEznelC/2gU5SVTYLPA",
-	"zhILKxpj4OtU8GjVBI8df96ztH7hXQuIE2Lo8Ksm3jY3npvWG82MS3ffX+sOAwLxCXMbugd230z2F5jE",
-	"mdaqmd5RqFqYkIZFFu4co0uAD7PumY3wQRHSyzlM6dVDQXy7E76n6zbInEbkil3nHJrN2FRkEcbz5jKn",
-	"ia5nrjMvf7PSCoL5GrPcVvUIXBm85mqFa13524n8diIbTuSFyQz/oANZTkreSpr0LhuD3of4f2Ajv2OF",
-	"787qW3EOui8bcw/V2uICxuaIOoR9VUQjPZLogYGmYn3m++QntpRMwduiPCIplXLMyy+wVJLQ/F13rkqv",
-	"za99E8JHHLCg/Ss1vDJv+UyNL9PeO/W3h+qtjAZ2k9u+WHsPft8k8a+Q952WHpcfSSJyBTkGt2KB+uZt",
-	"FkreMAVRvNWr3Yol9JrGnHQLkQW/MPqrxLSMVm7Xg9tZFbtfwxi+XfLfLvkGQkcCqSHDdZRuX9Hbun25",
-	"8mWvryOLmIjYxOHJxVlYvNB3TRIyl/mIizEPSwDI5pFXcHDEIJUfibEAGTimqtzgrFQ2siUA2xKa39Ez",
-	"Wf8F7vyYA2gbH7QGueCZW7kHO6Htb3+77/uX++h/+N3uvUTbcDyPnn/V9XNu0yMZg2XnaG80CDomNP5o",
-	"dxB0UgZUC0BhGaNR5+hAjxijgId6xZVQNAG008F90LFh3N778NB/H/7vTpHFYJIBqOegf7gfILjIRLe7",
-	"tm4c6a4QTqSm9Gh4ORwUpasP7g7pW0/Fdb8PcZ8FosP5Tx0Pmsa8ibSTlRzht5WQ3J58c+n7Ui59bsl9",
-	"jz5zGorboGBhlctg/dvBiWv+kVx5IXBvA0urikXIjIM6TmyjnSSg2435DF4EuXIYE6jKmTyb5kUTLJY3",
-	"EEQjXYiFSWIcECnANS0VmRalJIYbjLlELGyq0CkI4MTcJGT8B2t4M7BrtInLX3otTmIvk5wFXCUYyBcb",
-	"ZD64aEono9D6RobLplTNixMeR53qO6Z/ZLfClP6EDPcrY7FIN8bsZ2+BSK/q7nAwOghwwJ2j0bDqQ88g",
-	"yATaNBkc/Kp7T13Vp6s1vTzJ6LS6oDFXWsafM5qo+ZKwqcCM1ITxa3rNFhiM/ydfCp/4Stj0aOUdOTyh",
-	"31Tmr/PxamWj1t0aXhbK2vvC5iCrxIlQFBCoIhQU4GMSSkaz6TwkC6qmc+Nbgyn+ICIVPPlsNgBwnjUw",
-	"VH3i+rjh4o4j6sTVsijhe+ZiOBZ4JpssGxOT+Gyif/oHBEXWh5546dT+OjL/BXAo40json6pIsPytVM/",
-	"sBRhgussjRU740NMjZBpH3bbGEWkKpJVdKdUsl7MJeMy1mdvx8Zsl0ihT07GvBG+LWzAGQt3yCzmUSlD",
-	"pJWWqHKUVQFjowAEWLdOSLtNOtCwFsJuBYQCSA9DtTWxlga3StuNc06ZSBOGD1M2dqLeeRwdvHaOjYgY",
-	"4sJCUCSgt7FFqpZ98sJ5uy/H3AVXSBP6SG3AKHxyTVN544JzIWJQ6pLeSusGaT3qnQFnrFvoujNbT6Cm",
-	"kRWgzU8o/FjW9+uHjk3qbbstoMIaLml9pe8PhgXyY2d/fzgExEUDuFj4MrusJgij2AHRIaXXXr4hOKj6",
-	"2MF7Bx5AI1Tdf7KL3ky4tepnyn/T/L6Y5lfcUO7Ctl81B229NBfu1bLMWo/ckze+b3uxCwt3E2OQbJmR",
-	"QuS9PvtjPnUBYQ5GBNU509OCLrFazEn493ATgilglsdyzC2YiPSzaJHuIURV7dflsDIp1m0ipNCBvRKL",
-	"3Br2x/x7jPh3rreArYPs0XSJ8dJ1CmMJgfZPDc3wgGwNem2BTltA0lrGU4/3anjNOpzW1pyjFpv3k7nm",
-	"2vh3KFokPy3g/csMe+JYryuM6nR7TlziqC7depE2ssRe74OOg2jcalTmKvnIYdm+V4a1Ld/HTdyo5dkr",
-	"nkqXXVZYNhF9i/pocTV4nOCMX1jvwf85XtBANQXRFHJj/bWm1dAKEkajNvraA8hY0Ij18rQElAGmyxIM",
-	"WgmvBJ+yMFGRB0ayE4y5nFMthVugpyS+0QO3ZqpHEsNEKKQTyW5YpKXtiB0BIETYJ688nCyXuHIFPOtI",
-	"S/n6ClQCkSRs4g8DJEUzyRzUW9z8fAXQH6d2sT6ja0Wpo01yYy1iyV9WePwTTk7dIpaI2TtABgTGHiB0",
-	"cGiy4MzibIEiHgA/iezGRDfNxZ0T/TibamaPcuExySUiC2nZD+2gZDpn05t+naH9Jet8/NVvh1B7zZpX",
-	"bKi0oHHSOeqIVP4vOl2wvpWcUCvbGxVX63TByAsV2RzylW5QbIhiqS+iiV/nDSKDaSFwLjgr4ImH+/v7",
-	"gyeHu4eQY9b/EQSAznBwsL832N0fjfZGT0ejIjt4JzGUtVaVQ6j9Z198JYyoUlmK1enXznnrSbaWXF6y",
-	"TeKKWQz3ElWl42/sZ4vwy7m48yGZnJemZ4MysIVXIte/CY8hmVk4fmRy/9arrG9TLeMgNEXiANOcgctL",
-	"kFHezkcglEaMq5gmFgMVRYJVv9MoppDlAOEXKLee4VPK0T6myRy1SouTFy7yRMUpzdRj3UwPMErH3I0H",
-	"RqtV3RkY2izVvTx7eYpJq/Rv+o+QdMFBzHyIC5U0cA2Nue7IpP8LnyGn7F3aCoAFsuNgMTAnlo3sjP9g",
-	"GPuhWXLF/OotAhimpQ1DK61x4Tp/ROIFvWakG8K/j39L2XUYEPMp5dfhjgEq2Scv4++OyW0cMUG6Ifz7",
-	"eJHu6dL4Yfc6TcOdMR8eYFGaR7EuCv8+pnSqi5oPi6z4sDB92k97xQdxrQdgGhxzCUnIMzfaO3aVhjtk",
-	"fzAgP+keLe6c7tS7cdJopptU7L16nCY05mFAfhFZFJDT9xDwoAW2C3HHsgvAwMQXWblDhoOB7rlPTgym",
-	"Iu6zLOcGxH0+tgQtblkGlHET8+iRHHPYCNKFdw8MONYlhoMhQr9gc8NdpEa3RzeMpQABmMN5AUTDhJHd",
-	"AYnoskBMsUmATcCCTY1tjvERCY1jVBTTxx/gn0kc3YcISygLwoYccXAWNXEUfmOAiyF4ssTh4WAKUzGk",
-	"La2FxOxSfTyzpaliDin0hU6Ump6vwf/SLG4cGYq3cHRHhG4Ao3sk7Yhi6c6DM3Pd0WXgodiOuVtKYU1C",
-	"Re55xyAM9qhjIqBs4Nu/Xa1Hkrz58aQ32j+wqMeePlBrXdL9YqLzdaahGg6EkONTEZl8FjOTasjUurRQ",
-	"2QW1i6liqidVxugiwOP9+G8BHlz9B56svwUEzoP+wqv8t842N3QUU5za57IL+bKPnvlEM7/O0e5g93B3",
-	"N+joE9Y56sAcAUweyRtksd0n+3u7o6fD/b3dg90DcKtYsIl92XLMTksoczraP+gcdUazIT2c7jJ2uHc1",
-	"pMOraDTbZXtXT+ngKdu/ujq4unoyvdqb7tGnsyez/dlgOmC7B9Hh7OAqorPhdFSWfmB53Ol9sOXeW2Uv",
-	"H02DSATH645K1+0x+ugYUv7Lvtq3kIgwv8IrX4Jua3aBJf5LGV10rRZDvDCXiVdrr32ty3jBRK4qkiKS",
-	"oie9Gcap5SRPJERm5wmE3u3TqK6+AaZVMF+8T2flG01/gPNreJrhaEFx+wN3R0kBEnqOecxRarUBSQAg",
-	"HcYReNEWJ8QA22tBrpqtJtxBRzAckz1eRjwMMe4P03bjRXltQD0TragX12yeIoKVuON4K8aqRuL1YPN8",
-	"kbdbkfBw0G9fv5CEMxOqj4DL79M4Y8bcv08WMc8V4qVKURUT375+4R57KbwlLUVeSDyFJODuQwMJvRcQ",
-	"KuGDXuCoLGFyQRLBr1kG0RHdWBl5ptgI3Ri9ErmyIk0h7lqJ3Ltur5aKycJxvCIxA7iX/Qpf7m3OgPA1",
-	"S7Pe8/ha380lWDl7g9fDHsQY4GFNMF0jV+HGP4LB+tsMsofxlJf5wgBsAzoekPSRl38XphIJkJ/AhYLE",
-	"yoLaF2qMFlBSsChGgMPkEUiM6XunufKle/DN1I2b9323jmMu53pSugPKVxbKgm0bVwDQkLRUF4ObpgVK",
-	"65Pv44RJlF2r+paRk1HlAN3EYtt39wejnT555diEk6NKCh+u9pgrZDlIYvuDvW3lQSNQkln8XuUZIxev",
-	"fjAKjhWMLRWPeWhcX8x/Qy3B8yWxsqgj8wb/UivNbXQurdVLqaxhMTAhn5WQa3qrN6Lszl8j29R4nTph",
-	"aJ3vqe/oMjqsOvv7aQkHvaeYhXDSr00U2ZR/0G2znftRkW3QZhWEnIMRlZjNAhDD5VRkzOQbXJlvG0eQ",
-	"vz3+W9nU7dxsr2JOs5qkxs0SVUVsKp+f+sAbw7ZAV485nvljq/+VjiMAw8OLW67weYJeiVsMJHuI0/Cg",
-	"zn2r43HBtQO2TBEynjzd3x3sHJFQzqn+8h9HmIrjikp2sIfZOI7CMm26oi/e//7yIp+/+GF+++bw72/2",
-	"xX/sX6lMHaqXb9Knj//r7u78lfptdEsPp2f/OCp5Aa0mUvrX9S79CMH2m4jaKKI+N9JVSY5slE3RN6Jl",
-	"GF1NCqf1zrEGQFGkNg1wnGjmN+ZdmiSIUmG/Q1h5kAh2+pBLp4LJZANN8Sr1UGD0lyY/55jXhshhFD2m",
-	"zalGkdkhFyH1WqyHABCwALP3igjOjsc8xpv5SiLacyF2gLcsObHxeHB1pkLGKKqYgjHmIejeYHS/4AYb",
-	"S3C8+NGkGgVEbwCKPTsgy4BfHMBtmEwjRrzi7M7zbcmy+JYdlb4cc5qmjGboYQRhiLOMybmJaElBiUDh",
-	"V87jGWgOGUsZVSQTd1Ivjt5s9AaWffKT8SgyUSl233A0uOKYaQHXoekJ96WluQ3Sw7ketZsgopWY1EZG",
-	"SjXgXiArY4auMjsuEsnWOb5i2sv2hggvLWSdE2x5uDa3bBFMqiqRNkB6m0NsdupjbKqRjEXDnYdH12yY",
-	"k7GPWp+Gin94gx+25yT02QZWRf42KmUs8Z2jRBO1kLd1A7etNblG7+u9WB8eumHYBc4OHD2L9h6bwPru",
-	"2ZtzcngwGBoeOptJpsrkUIq68V106zbCxibpbur3IqKK9XTfnYfPxalk209jtM00sJ9PMI9/oTjn6ejl",
-	"H9P355dndy+fnxT/P9t7//L5yfuvPgi6EEZ+/VDiaMD2SqH1tUFi0zlVE9MI2sHv6CKO+j9+d/3i5eXb",
-	"4avL0+XLP/5z+Oq36c8n1yevf/jubPDy5j++f/X27f7rm3/+cX56uvvy5mz46rezkyJLtefeKPgtyySm",
-	"2NHfPnnSEPJX8Zj3kusbR4rhaHdv/+BJkQIWpznQ3WyMksN0cpgiVH+0+ZshQrEA+a5ndnq7PAJrQzef",
-	"ygvfXvxtvfAtPXzzwv9SXvgg2dbL9iUFwpzTZsd8FN+psziDZTA28ru7qI/wVTo0uf4oSWJ+g6yO3e3Y",
-	"d/gwGHN8Y3cv4/oPa+/Wfxt7d0i64Dl2tSy9HKMWhPbuTIvmkMhxzOdKpZKEulN4v55SGL6WlH0LuzFZ",
-	"Y2+BsYGb9FeEul8gH1cikM3pQdmQhlDXCTNGwXQJ2oXJmyXyzFttkZFQXw0ZklAI2RGXY36VKyW4tJlX",
-	"dhFyBOKs+tbLAhL3oZtKDElIUXkxFn24QyyIyVwkkdTKDBr8oPyCLsnvkCyy2DI07cMYJkqE5tGgYFdG",
-	"ebLFMdlZLK22GCAxCRdFFZkwhlLii9BjjfBojpb/Hcg6EppQKdP3NJdKLOBZoCGCDAyLVbuizbJCYrVz",
-	"NOZePlPMxKHVFhdd6RJDep1ZF9q7mEfiDlIBp4wfkdGeyWLp0vTEGSgoY+4eWp6MSmUqB2IKahSmvJkm",
-	"8fSmp0TP5UumesXO1Zxld7FkwZg77OCSWozqsDG+Q+YON85pIsAKje5hESMQEf7E4BljxTG3OS5JiDUn",
-	"WC0kki61Pue6/P/Yu9bktpEkfZUKRGxYiiFoEiQlkYqJCdnSdCum9bBE9WxH00GAQFGERRW4AGiZ7fAR",
-	"9seeYH/sCfYKuxfaI2xUZlbhQfBlqzWe6PrT4xHxqCrU48svM7+kB6unFi8fenIlknEsb0H5djWOZGc+",
-	"xVHK93s42jm9+z3F++JieJ3VlPE9wWIuRxxNz/whDB8QqqdikAOfJhifkgDhveKZvXw63yTKlbpRIzEQ",
-	"avEOKTsO1jN4CIa6ACI5XpZCP56i+KEUhUHrMZsYoaIosHRzQb4HVCz0ElbTGcaVaqLCmt9HD4/+HW1h",
-	"Kly5qqqLtDflVjfxRJBwynz8EIVCB45AbRfQAMXUR7lB6zk2huXsTatMe7nl08nwD8sgAnxA+2UxgnQN",
-	"AsvtuXA7vNE6peJEafQYxXH0xEY8feJcsC58mqbzF6uWverXzxB2ai2A1lAyC7/wBOQY4CegUnI/Khdj",
-	"Mo1QUUHle8IzoVZiZi6o9skzO5+4rjtYSOlEhEzJVAovZ4G9aCdJ0Fr8iQU8eZAvhkBXfBT80+pZf2qy",
-	"TqfDGodHjCKAqXV/v7qRiPBJRZ7kooS/vJfdWjf09AzdeMCDdJ5u/f3yN9ARLsdeHq6h+BiFvpyP6syG",
-	"8YQ/2o1G26nPgjGUrRQPVP8+6b1+7QdCxRPX/ejxdfiarsw+in4pVMuXaOHN4i7hMULSnCYBYQksmZ05",
-	"4FjO0aVFV2oQUJDtmZg4PVqo8w3K/9CIYNRPocvgPJ7OoSwnxUFbzUaj1TpqtZ1m6+jQ6Rzk5xXFDdEp",
-	"a/WsFSnn0EeJN75xSV2HUCNAC+3AzFeLSE7DaQQJoAk6eXECxtFTFTl4EcUCHW/Q8tRudFuN3OpqdHut",
-	"Rrb4UrvZbuR/b7Z7DSzWpP7Sp4WeX4vQ6dUrUaG9rcclfwNVHpZz5GOdXXtz+TKPgfIpu/3f/4rgbxFk",
-	"QKZhOg+41bOdVr1z0GzLJ4l79cf2Qf2g0+kWI97VA3PN12/HMDXEo1u3PX8Df4w+hFbP+r///I9/X7Zh",
-	"neyV+ib5SnmUFDet0okqP5QE8qndgi1mfXMQmOIbs4fTXPtFIupQ4HoAF7/3cdFjaoXnV/fsdduRJxaa",
-	"HcN5PNV2LfUCnr1D8H7uKHyJ0MACVdJ6Th7kAniQDV9JQaVy9ud2/Elp7rRyfEZCeT/5j1AMMUQwRdd9",
-	"HSkhv9XGkjcaa0MRfF5EZiYxdJsYQ/Se/FGK43yd+7eoZoQRQzk4EIokhIRJyOkvWqXSdI6EXXbQ7lfT",
-	"NnnX7+uML/y8ns0RFbVwAbAASNSqNv1SEVZ/EiUcYIxbqD/oDgTZM6oeo5vZmkrsQL8xFCyRJqQ3Zery",
-	"BHR1Cs8NA/d4ILKy5Cx9ijBDAHfeWlaAZxSlE3AfoxcaNN6zyubaflOPpog3VX5RCQiuykTRA1CdgEKF",
-	"TOihefUJSuXSGyW+QaWjC4oKjLUk7AnLnZKKZxsIlVUA7wOiBsEklgp+lajMJmBWLvinUNrZHaeJ1MCb",
-	"2PstnIaeUGIXXVK3P4nvuUhDIX/qUkholU6PdtFiYaUwZprWCIN99Nh6KbWmNxDquy/yJeKUwartcgyO",
-	"AtpKvoUqqapLkGGAdAUoN1dnV6owRhaG5S2wSu1ImnL4EWpM5WqoUFRycC+b9vgKeRuErsIH78l/QeAd",
-	"1atBPxjJdbO9mPb0/dpARFgSlzgmdUmYsBEPxT0joh6bBIxMmLVgGIqhKsiDFYoHwqVHDOcCPm+PkRIT",
-	"kQd5ui5X7DYXk5eVDJlGScr2RCTnDv5NUAiHJ9hcxNwLMC0WflURm9mRCJ/Bh1p6IkrZKBuLfZo82bs8",
-	"1mk4zFXtGM6F99ELp1CHmYjH9T0biHzXjvPnsdaA0nOwmmBZP4JY0KQ0WMSxKEJxD9PruD+J8lSunOHA",
-	"U8lvycKUojhVsVzo3iPuCZ4AfqWnQ3XwQGd75xcnP5zV2M/np2dXNXZ69fbu4uyyvw+hqclAuHjdEOMk",
-	"5Wz56ertSf/86lI9QV2RI6Tl0CkuGclCyF5CWZiB2INYarqCESHvfv7c/PLFZcl8PA4/1djbq+tfhm+v",
-	"Ts9wdV71r9UNEGrOTu76P55d9s+xMQOhtsFjHQI0XbB3d+dv/za8Obv+6RfsEXPxIcOsYHgdP1lWYxgT",
-	"trnnT7Knvkp0P5HTUIWOsZeuSoCUM246pXALCBZP6gx4QxbPpxwTAmkTX7tfH2MxkgcugMIvp8Lh3syn",
-	"AVJzmj/1SmcC/zTjPtX9vhLoqoYIpacoDpLe8kCWas8rEbLlYcONCIKJc99mz49mJCgUxViRzpvts3EI",
-	"5YNwvUm7KXvQr433bk1rNNRYEg2E+3lQLCA8sHpsYEXpbDiN7kMxlJcOrBobWMWHyet+HVjtI6fbbA2s",
-	"919cHDkVXI1RMAMxDT9SFJRAjYjHKECSvoJ7pQB5+C4xZZKGWQagfGQPJZeU/JFONKB1ioS6FrylOC0F",
-	"zmoVe0aWLidNLwUxCgztGk52BWeqdobvgztdnBdT74tfErKdQZXp6ubUPjw8alpLDF9Z6yeHzazeoYSe",
-	"o8UlEZQ7vWZzAMA6vqBCk26Lath5QvJH2GlK9J7em9XGSzxfdTo2bqqQCgPvrK0bgfPLn+1mo1ExxMWe",
-	"5c8ClSlIPVKPIJqTGEGn2zpqH3YOrAo2c3lUiC4dSgCwyOhOHI0TEdzF0zfE4JWITzjEcuMC3l0PCh1n",
-	"J82rhMEZQ0fM+iGRk+K9YgwLP322QhHwTxAAriqy317fnF/+4LRhTVSwGH78aMM3xym22yhvoIyTWRyK",
-	"+/qH2b1VIlwrhhgvHkLN+TyvmM24rRi60pH/0iRjuVNy1x0GYazYXNmzSPB++Miv6axbmjIrjr3jTC4I",
-	"REblyZWUEMj6mYOHz6altLQjFM426MG/zUP/4YbPposTEbyN5rOliZ/HN2yG5AVNew2fJFCebWrzjrP9",
-	"5Oczhyhv/LGZ+7F/dT28vrm6uLK+7DgG2NJhNB5DyNpOxJo6235X4bwpeRmW9el+N170fAUvurSjLHGj",
-	"mMnyVdRos0yNbk+GwvIs+2+qRqm5epTkA+pVw7QlBVzVy2Ymhy87RZ7qoOxScLTKDvRCKzzeqhswXwA2",
-	"hA9RKNhsEnuJVi0IE2KoSGyFnNyauIhUiAqhThXTqr3d1jeM/AsQ0UAE/eFZaFPU/fvgrWElVnLFj9rC",
-	"2URJr63jcpPJHlFFFjSzKgnIOrvwFmzE2SwCYzcUSco9yL6YJ2Cdk5rcCnG3FTbZ8tLMNqylGirl2pjN",
-	"f6Y6KaqOTA896c0MAF6fK0m1ZzxUJ6HEjQsY5CVHYPjIk9R7nK0KjZbYR9+U1XXZdKdTulPFUa++qdlr",
-	"y9e9rzqjZ3Hok1qN76X8HnpjzdNwGqYLC0+yqdWzri+urZyf/H4+9WAB6vjISoldLam7wbr9sk0c+crA",
-	"8c+W8rFYPYuL4d1t9o4qKznnpNVJMxQdiGIMSakhTr/R7XWO6Ks9a3j5pjO02m1rSrh8J8UgKW8VvtGr",
-	"pDLhb8sD5DVWbFrl1OxzZUPqQ0OH0Kr4YkwDzUft5iJaMSJTATD4A08GAiJO0tB/SCCQPKUCkeQG4148",
-	"DXkW9r1fx8B0ojOX4qszMlHHM6O4LDsptEoJFyYUWA289LEWF9MpvPp54MARkeC1TOqB/R0JKoDBUcwC",
-	"/hixB76olYagCKB1sOiS/hrb81h185WUsHwTuAPp/1PabRzN7ycYQFx81w4iFRde/KCDcGB/2+UMB5ep",
-	"bnNuz8gf5P9UBc82nNMX/bPO1anvXPbf/Xbx4Uye1bc/vHn327v+zZvLD3edq7u//vWmf/Lb1enZ00X/",
-	"XePm/uTP1aFfOcso+6hfv6t78YP8flubRmpm5TyCsgHGQPpd1Bn+GLoMhTNKzshcWE6u0L/CUdWHk/Zl",
-	"rhZb0N7OJeEDZU0tCS6kUIKSOY2GPBLKOzecSegwTycxz7bTzLFKFhF5J8JApVOHMQN/uNtymUu3DZ/4",
-	"1I8euVtjruMOhLsMBocofe+yPQflXjRvuV9jbtNlbpFUddles3jh/irhAD081nNtirlP8usyA9ssBfhr",
-	"yhW88ENi0nB/x/BT63YSzZiInjJkf3fzU4mTXXN3Gs3YLI4eI2TM9UNyjDI6M7Rhoa2yqTcCswL23BRD",
-	"o+lAuji5+dtZ//zyBzn9C/5yq2eBkyZzHuS630CHUbe2xhjIey5yBsXJ9fXN1c9np9DzZxjWt8p/nQ3J",
-	"Vf+6ciha2VCczNMJFynNg5yVVHAyVA3K5dXl2jE5WjcmJafBtsPi5IelomNO1rE7bUzSK+/65z+d93/5",
-	"mq4c1naz9Sq782xFmvUSX3fcn5SZpVKqqlE+3zHtFyD70qCq+IayEnnuhMt25PfIdHN/HsuZCdsp92Ie",
-	"y0UoJ7Sc8t4s/BtfKK9m/m/vQJNA/um9fEr8cUV9Sj71UiDqkcmfRAnlsME9AZL9ypst5wFE81uvPzat",
-	"ZbGFE8G8URJN5ykHh7S0Xu65kMcOD0gQMDlmCU/pRfhSEj18lTDyrmbvmaTprPf69Wd5+Rf50pqVW3Gf",
-	"rYm2REkvwmo6h/VGvVFv9o4aRw2rCtlm74NWQF0xqEH7BcwD+haf15UIACgw4tNI3CcoWrq6ZoD276Ko",
-	"/fKwKX9HWo1W9ERSxuCal2TzZ/k1t6iBtKw5Ba3P5IYQqmRJRbA75d6hUVi12kYmbqWy0Gq6sme5rFzu",
-	"qbqKz/JTUSlSwUOqirM35vjMSLBFNI/ZiE+86RhzucdwR6Z0DnpAkHFZ6EcQehWvU3VtVVjiMdX6gdDm",
-	"OJrPsCOF6Bkw/jGYFmzs1MOxPrk+1xfmO6tL51aPIQY4FeoNXV/d9hO1YrIx1jVdRDCLQpHmO6jrulRp",
-	"zfBCyPmjJxZZInlSYzPPxwLWlVUAalhQBmP4WCR8nnvtmzjyAt9L5Ld8X7Oy4kg5/rWeK85WzSad6ira",
-	"HkTK/9jvX2OOXxpRTSDqcoEgifl9mKTyvjrDfTHpDYT7r/YtjqMNZYhctoesiWyyhNHZ7/Tehcv2SBwM",
-	"Zw/RLCCHq17s+XGUJAMR8zQOEY9nD7oN74WXzmMJyF3UBP+zy/7EJvwT+/Hi5K19++OJ0zlQh0LsPSFq",
-	"f+CLXGzdQKi3gfzjvZCzKuF+zNPi66Bf9jkkVmd/PUnlV06Lf+wrHt6lHHiQr5VT1osDpmYNc+m72SE8",
-	"VP2/NLs7+2OiOzsQe+7HZk32FIUdy53NPba+9My6HAK3tjQI+Cg74BIBQhnIVA0cDgbpAbhPk4T7QxfF",
-	"f2/xpzhKAWqRaK78lqvGFFIb5OU8YHuBl0xGkRcHNT0otYEYWDdwAd0xsCj7XwsK0ZOS1FskDBRMYQop",
-	"dYM6O53HuM96KejfTr3ZQFQMZSYv/BRhMUw74TMPT1N9WVIjWb0nevOrhPIZdGh3qWkgwQC1POFTkQqn",
-	"kuBky39yQQdieYZ48shIUFRPk3sx1NWYTjH4/n6uI0V5iOnZ9L3A4Y57nDprjlesH6AzA54rnpL1FpQP",
-	"MI606mb7mvpeFGuGdAQ9hAMBSQ766aXxqlcunnwD1aMhBSaNojo7kdMRCVf6xCjRUGq8bAKGLSMFlvRW",
-	"DIEvn5JkMszeFJhmGHjfm6UwzPrM/sjjcByCYCHUxoBU+To70d+I5Es4DyD6fuotpJmckhi0ur1qfaOQ",
-	"yIbx2LDhVT9AXuvW5X/z+6HaC6CKXuXY7Ndw3OVzMTzdV6rSTG8sNSrwM54nUI1D/5DLHNDK5hjnAnhu",
-	"GvkPA7HniaAGq5jUTmx55oHowxTUtL3CbsnCFDmmKcR4yqGVphungiSUiOZ8+qTEqlu0IJNjpOKfwoQX",
-	"VgamXMlTJmB7HZbUsLE11mrg/zpsUhuIDpvUWLMB/23L/zrwbwf+DYfm//y302D/si/nQrvZYEEIpdlw",
-	"YqldsYouigQBtLe6tOlG9j87YlHaXejp+yphLvxakvvNR34rdTW0JDN4UTry1roGNmrV9QtjHPQgln/G",
-	"44rTvpZtHHju0wcBxLWhpQpUbOfHmM/B47G5SvxXo4rVB+CS/LJ8QSdojuv1LfqpF+W3fxX8ACRBVJo6",
-	"YeDWt5we9nnw7W3xEEWR0VLD7aG5RRMIfq3XTN9Jz1CnnKk2PXl4ONbYnQg/qX1ki7bpfXeb8VnTog2z",
-	"sGqnR5S39Zw83gCAWICAylOnqgJ8dfZ2wv0H5TMuHAivEgY2d0SHAh2DO43cc8330xXtB8iwChGshyw7",
-	"rFUNkQqdoIDTHXqxhA97xSzCAH37ue12f2Uzs8P020a2ok35ZXLMYo6CblNpxqIkb5JGs42zYcly+cZV",
-	"VNHQDWZUGNRLZtPXr5NNvUy+ap5/S9n6rVRAV5VN3yGmC2vh9pZ4CZXb4zmjlt8O7A4/GNtt72hkd/1G",
-	"YDe5M2557VHHPwisXaunE4RC+LJ9BH+ZucVQirpV4onfFzQPVEw2FuMJClyJ4hPRWgR535wclhqKISVH",
-	"6sqtqxibnwChl+52ETZ7lJlOSfNgCmFiVxivEh9ke5gd7mXqcfqpWcYmfmsXFe5TMrKijA8jYUAQO0cN",
-	"5cWM1weUCpTU8uuD0hexYB+Gq2MZcIwQ2gIW/x2bdal4fYORDUY2GNlgZIORDUY2GNlg5BfDyAdrMbJT",
-	"AMM/hY9eQbbyzU21bCVeQ3d6wqs/eg/gB14Fo8vYkVD14ejI7wYNbjfHjme3Ry3fDtq8Y48PPPVT82tR",
-	"dQGBvQzEJmirIKlShtoJebO9aJbaodgvQHAM/VvjJT1RTvZXCQuhsOc45HHC/Ikn7kFTOuZeEgl3v5cL",
-	"OZ+GAuS1VBMxl1ppfg+EXCLKec+eeCw3qPge5FTz8frqJerIj0qaVVBtEIuIMsGfBoLeUGfuTHtlQD0d",
-	"i7Dm2p8TjcG3rIL3A1GJ79kzw/s7+hAG0RtEbxC9QfQG0RtEbxC9QfQviOi727PeB51Gp9PpdrtdJcMt",
-	"57ncdUuXNJ1WezvBepArhwZbeB4MCf2Vb3canaPD1kGz0e52my3nqNNpt6sshLlGVHAnof6x7Xitkd32",
-	"24HNO+MDOzMIxs7OJgGhtpexAjIgTqg6ijWTreF4HuQr2BfwKV8L8gs5rBDoVMo9dDOJXXqYTrBcx4oP",
-	"xO8GmylG+JS6ZmCzgc0GNhvYbGCzgc0GNhvY/IKw+agMm3eTV7rdum4tIa+1jagQd1C4uIwGCRcrRtwG",
-	"cNz2nJHtt4I2gGOFja1dFX0Ilr0QLlZ0sYKmBemTBWVzVQFjHoTPhovxWerNx6rMZ1VdT1WtQBf3hEhw",
-	"wZ8YzcjdQk00ph6I5wHVZzgsBlMbTG0wtcHUBlMbTG0wtcHUL4ipD18KUyNqW9uGMqTWEjfnUFEqFFCo",
-	"EspW/mW59mEZfXOFraAXCmPbEKzSHjc9e+T4LQhWUfB7Z/CN8O2FsTfB362htxLqM/n5Jj/f5Oeb/HyT",
-	"n2/y801+/nedn6+leenkNvyQ4YcMP2T4IcMPGX7I8EOGH3pBfqizKVSxkuyRm3ZFudNlgqey8miR89mS",
-	"7okzsASETyPojp3RIbcP/KZnt8cNbne9zqHdGh0Fjt/k7fHB7t5WhchemPLB6rkZ4VNWjqSUrCrWZ+uU",
-	"/9zrniYRI+yuksRgT38Cd2hVSfsg4glUNk8mXszZXogV+JOBUJbYam2A/VL36qyvLK8w0UU/dIfcVwka",
-	"pyAZICeae8xciltFL3HCssIjOzl4exkFRBcEIVZsl72C/nEkwZK85GoKFbRxw1U8BtXknknLVJNYk+gJ",
-	"5TmBsnsM0U557khNNb2MgIGxIYwNYWwIY0MYG8LYEMaG+H4FDJZtiKMlY6FVpXOQ2Qpw3EznHABBKOSk",
-	"8B/KZsPzCCNsgthkgCjHsg0xn23eGNtec+RAzKfyOX+1AfIPkEbImweZGRAi7keZhJKdUumOTmg+GVe0",
-	"cUUbV7RxRRtXtHFFG1f09+6KvkXmxlBIhkIyFJKhkAyFZCgkQyEZCukfpxO/W5rCzQ6pv0kaCo8+UVF0",
-	"vsRINWtWEs1jH4iiWQh0FJbhq64OW0EhKdCD6cGO3xy3uH00agd223c8u8ubY/swOBh1vLbfGjnNnfki",
-	"idtegh7KV9QsskBF8ofK4xr6x9A/hv4x9I+hfwz9Y+iffwL6B89tQwAZAsgQQIYAMgSQIYAMAWQIoJcl",
-	"gJxvJ4CW+Z5lTmcWh77si3yJl/L7CAiOeRpOw1Qe5o9RwKdWz7q+uM4O7Jjfz6deDPwMcRxWoMgMeZme",
-	"Mit6VkUOKdAF3euOjvzD4IDbnXGbCq0cBQ63m+OGp37bnR6CV7wUQaTTBWI+i+KCiIXc/7G78iE0Besp",
-	"T0yskCGLDFlkyCJDFhmyyJBF3zdZRKu+L0/t3wcGNst+QNUgwG8tDecgYFmiBzqTwSUFn6yQpFfPw64C",
-	"6CDQ1fKdUdNrjO0uPwrstn84sr2Dccfm7UD9tINqWG58XiZke/MISKgUiezDyiZ9+f8AAAD//w==",
+	"7P3tchu3sjeK3wqK/11lcq0RTVIvlqVatR/FVhLt2JK2JSd77dB/DcQBxYmGwGSAkcy4dAnnw7mC8+G5",
+	"lOeGziWcQjeAwQxnyKH8EmdtpyplkcQ7Go3uRvevP3QmYp4KzriSnYMPnRmjEcvgz6MkEff6j4jJSRan",
+	"Kha8c9C5nDEyZ2omIknUjJGUqhmReZqKTMl+J+iw93SeJqxz0Pnh+DIg52cXl52gk7Hf8zhjUedAZTkL",
+	"OnIyY3Oqm1eLVBeWKov5TefhIeicRGyeCsW4esPShC50reowQt1MSO5njBM1iyXJmEwFl4zEOC6pRMai",
+	"4msxJZQTRrMkZhnRw2FSkftYzbA4nTPiOp4stn5iCz2bYpyM5/POwa8d3XHnXVAz7jdUsVfxPFb1qxax",
+	"uSC3bPFEkkSXCsj9jCqSsTmNudQDjBWhPMJJxfoXyZQMSMyJZBPBI0m6IVT9x2gQmIoxv/kHfJBM/WM7",
+	"7JW3YHXpDffFze9cJPFksXaWv+dCUZJCYdINR4PD+3/sDapDNF9vOhbcwJOofhRmf59IEkekqzc4/K8t",
+	"U2frJArJQuREMq4CIjJCyQ3jLKOKRURw1jskghN2x7KFo58++c9cKKa3RQlL7+WJZOz3q93pcPI82maj",
+	"62d0h+1sP6e7u4PJXrRydnP6/hXjN2rWORiO9mspi6lscTRVLFue7oUhDSXIPY0VuWZTkekVUNki5jf9",
+	"Ngsbc8VuWAZ9/fLLL0e5mjGu4glVrH59aVEiFpxMZjRJGL9hpPvm+xfk+XA4qOzyd4xmcO5oMv/HuHND",
+	"Fbuni3Fno21/CDopzeicKcOjvssEjSa0mQ6ubQGghNKQtodBJ9blNAfrBB1O57AUq/dqKrI5Vbhkezud",
+	"oDOPeTzXnGEY1K2mx1J+YjVH5ojkPP49Z/rIkO5Q7+Jod1cvaEYnepo9ojSXmNNbJgmFbY2BryEDk3TK",
+	"DgoOpluxPG3M4atrEeF3MSc7+2Qm8kxzS81YkVNO40wqj39yqRiNgGFOVMxviLqPJ6w/5qUNtZS+pUl9",
+	"S9P6lib2LU3t+2w0fXY91GcaVhhvlWKNK3y203AYRru7sL7ucAR1FGEHjpfWZCJyrk64HvodEO9EcH2V",
+	"6D9pmiaGZJ/+JvX6fyhmpEtGunGKbVzFtpGgM2dS0htmiR8L6JvGKyPzyYRJ2TmY0kSyB39O/5axaeeg",
+	"8/97Wly2T/FX+bQy4mN+xxKRMpxbzcEzfV+zWcwj2D+9595QNJF717jP9prGYoo/LZgq9O5O14sZ5Td4",
+	"C69ZzXZzdg2vm607voRq5gfTncBgKrMsRIYtX2ZYNdkaKeMh+CTLdaGoYi8EnybxRD2KBN28r6Rua4kC",
+	"i3WJJdEjS5i+u7TwMKGcC00fJKW5ZNHjKbM8n9Zb9UQSGDSJBJNEj4VqSdLbO9LNmMznmrVQkuVcSyX6",
+	"3g1gyPh1MSn4YUL5hCWJ+Q0/mMv6K6QEj7+d8PNM3GSw/I8ghLho6SrmV6ltyyeIo6o0G8uqJKvJRKo4",
+	"SbQs6TXySMqond8qAjlqJ3AXwzRU8el42QlXLOM0Oc4ykT1uK0wLVwya8HfANk4ky+5YRmyJxy6vP9aV",
+	"y8pJztn7lE30QYFeD0HqZrDE/nIRXJeK8Ppp1vY1i2J6KcQrmt087spN6SIRNLpSQlwl0EqV48VzegO6",
+	"3d7o+XBnd49cLxSTh6iCJlRpuYwoEJKg6NPfUnZDpnHCJMlTPe3d0c5of3+AFUl3l7yOv+s9fpPOcch2",
+	"2uvYox6JHj7MTl9klJfHTicTlipJpiIjsZLkNuYRKCe6FMhwsSRCU9dwMNRj/5T7Byt9wXi0+a0FnV8n",
+	"YnKLjPaOJrm/tboVOlFXtkh1Y83vZEYlESkw/FxVbjJTo+Yuewg6XCtqv2QCVZVq9/cxj8T91SQRsq7z",
+	"XCoxZxn0Dg2R+yxWinFNMcBJeT6/ZllApCBcwAGPJ4xgs7AlKeMHRPBkQShRbK43lOmx64FrDZN0z88u",
+	"LsnTu+FT07l8asv1ameEjb/AIT96TvoeLo8WKxCqyGgw2tsaDrdGw8vh4GCwezAY/DfpjnaMduCErTgj",
+	"iZYyTA+91RPl4n6zyQblqVyBYlU3NqTTdgezhprXHc7mJdPiFa5aNyyNNQzwKgurMwgP9GJEY+4tklGp",
+	"eoEmISQoFNw4B9YdoHBkTkIsiTksxjjh351j3vry1JXnNGKEwojI/UxIpk/XRMyBF12zmN+M+UTwaZzN",
+	"YY7m16uc33Jxzw8ImNnMXDVbCs22XsVR2EOd8CsTvl6DcfJUKDBgttJali8ktHBecaGuqGnGP2fYB3l5",
+	"/Or48lgvpRNzQSgF+jfb+RFiVnUm68gYTLHsfSyVJNe5gkEVIiFOiXQpX2DJnGuB4OndsHdIQugiJAlU",
+	"Vp6NN1Yl626dgXjV5mChj9vRU6Fe2KPyqN3EIwe76c5caT9Pa4+luwOM0v34nfRnsGoXV43D6f5focJz",
+	"KtT3IueP3B2hrqZQu3zE4C8gYvvr41cfRrfu/GRMijybeJorHCbNR9031ywR/Gb1jnzMQsLu/wsQ/NI8",
+	"PjXZf8QiV0T3z6CxmA6d3O5L/SC8fzG9I6uMBDWIT6s/nBsdZkPdGrrN2G+OzKtyrtWNrlyhqqzrtCdb",
+	"Ak0LjEcHxDIQfc0l8R3L6HXCSFe3TYbbw8For176zjm9o3GiS68clF+uOi78pGUwN8IojlBK4PJeqxlo",
+	"kB8O7NPeobl1cdBzukDxbQGVZvSOkWvGOAjaRXdXcdQ5GA4Gw6BTkdzcy0Vlfu3pzN/UdVRWM9+lHcFn",
+	"ODvBjKWMKgkyZcaoFLwHfLa0Sl/hTWeX5TKeM5E/zrr7GUkoWxB6Q2P+EfylPMFH7Hz9MPVGK2zz03Ee",
+	"9yL9yHsyo4pdJaaB0g4IQeZaUjb8U2qpXnnP24f4wEq0fvcRpj5vAitX2g5nQpPEjSXNr5N44oZEppmY",
+	"E8EZOTknNIoyJqsie8lDYeU6u4L+Km8VD/+tKpvi9gF7y71gr95i99b9cUf1L2rPiksvBtXuv+yDwEOg",
+	"pfOSLFod0GcTNR/cnfbWXmmPW45LewGBMaR5Sbr2btIXak/fSpOZub8sbwtAr9aszDOj4DqCMYU4W8qh",
+	"Vpzv9Q9mz8FCBry5T94wGpEfjit2Mt3tF7na25rGTj/WWOUeesb80xirivUd838JY9WlMRF+lAJt7YxX",
+	"9Zr0qSA0TTNxp4nZmiQ5nbOIjDsii1h2ZZYVOgKfnEdeZ9XprKGu5WGJqa/ykTlVkxlDg9RNfMc4jFvT",
+	"CjrzfGW7+ZbTXM1EFv/xSHkk9xuo7OHR+Ym+5dG8TI5MOWjxgBj3qnE+GGxPbtkC/mCkKzLyX1tH5yf6",
+	"zB1Uf4YT++80jX9ii39UfvuIlzF/FdYQALgrUVl44nn+LHOaaJarGYs54LpAxu7ELYv65NJTJiRdSHI/",
+	"iyczQ0BjrmYZY0Q3IEm3drGCYmUCgovQg8FkmjujHyZV8M19JviNZSuHYx4r81hktRgz7CUW88svv2xV",
+	"nelW0VPV9+7jyPFnmsQRzPl7GiePJMk718jVFFsJOvDSLI0zm4o5xR39tRPFN3A58mQREDjC2YKAxg1O",
+	"ZgFh/Zs+Ge7u7g5H2zu7e88OCRfk7wGRKZ0wCRoglTMmO+8eyg/sMAx7uRwQv99HE2p1fVZ7MExjlkRA",
+	"mLGU7sZyNCoyMhNJJJFqpMpifTvyNFckY9NcMkm6lJy+fVX49gVjHpuJvb38fms/IJREOW4K0FPvkIS4",
+	"1iEwPkm0TELEdMp4pIeAY+qGS5sE190Znqfq1aspmiaayhcklyxCwqZcqJnnGd0NfdlqYsSFr/IadRvu",
+	"uwDqP9NMpCxTMQr1bE7jpMatNOjEUa1rZ9Wd0/ov1vkjFx6jv6ILKRQNTKeFu7i4/o1NQKtqcvzTJzNJ",
+	"zqadg19Xk2/FMhNU54sHuHBcX/JrrHVir4zzXa0zA42TPGOEmc6R68bo+JXLQxLqvkOwN3J3qYPsLuGJ",
+	"icHt/X7rRmyZ/qqTKbzpljdyQucpjW/4Vdzg9WsLGCkyY6nIFPIj5NW+s5qVv0vOwcNR0IYesMnWjnQv",
+	"sLiumDGqzIu3R3kRVWxLxUA5S1TKFK2fruaFc3Be15KBmHpedZ4DJeotkzzLtCaSUQU+lO26nsY8lrMN",
+	"x4u7U/K3brGkCeU3OUWrfOFtzPjV24u6TuaGyMurcp4xFCnY7zlNQNdk+vqZgopSLEqhEVIogV7YMp7n",
+	"WhqN0Ifdxn0wqWqOTMEUitGeijsGepOkSe3SgGvmFdo9l0f/y2xBqHHfLLt64ncHJNTHgSqRhdbhAn7p",
+	"BSTUpD4VSSzQrhWC2XXM3ddPJBntbM1EnpHrPLph0K5MGVeHJuYk1xfN9UKTC0ummnBC/PaKqrAXjHno",
+	"FA4cD/ZRGADNyPV3TrDXK6/3IlaLgAy3R4Phbo+IbMzDlC7mjKtqI1KJNDWtGM4F7hk8kgHY73dGvT45",
+	"ZffGfCzBWH7NCI0iFlW91SurUrsnGZsm8c1MrbWQuoKa79eGSLxhkziNdS2w2LGIpJoawEyLTzB6Wuha",
+	"E/Mcj6Ib7d6z/q4bIGrgHXR0x02ooxjGS4RttmBqRGp/982uL210e26gFyLKkw3ZgVQ0U5vXUaU7zHXd",
+	"CTqGx3XMcdJfOa9h/bf1El4+tPrq0S1u3dEM5CrddOHu7PXhvnzjOnNfndtePf5edF98WYxDX69OV1/i",
+	"GsuqeN2S6KW6+kPwhsAc/TPRP6PtxUwFZD5UoGNeDsw5zvXd+vSV4FFdhytEG/8ark7M4+N2F/2hly5A",
+	"d42a0+QfxTrBya3sd0DJDYE/uYw5k5KsYHxiaoNvsuK8WrOfyJWMI2a84NDLqw9j80WRpDncz+8YipHu",
+	"aHcQkFEwGAwCMhzYf+GP3iGh12AjhOi/nJtXidJmjXSNOrGUsaguSNJjQ1ZCK1hEiS+gA6RQbvoxL1iU",
+	"9Qvs117YckazGmLEMZGnOPem2ZGja3HHyDAoi2XIv6QN72TVqwrUc8vBKDgpTTNWkeEG/b0aLprLNStV",
+	"XpdN16NyXgyHMBu0kpod83hJUdArU1oREtJaW6nIyRvJszSKYr02NDkvDWO5Tp3PgVvM64UJBumiPIba",
+	"qbPoBEUshz4ApiwIZFzzsFgauilt7IeOsUQcjIIOPIgfDJ8/33+oWV3LZVfHq4BRsQvisVmyJ7LXX8sM",
+	"S1vSwBbNirbb+eM7a5pppwDq4t9RWaf8RYaIWuolPulpVcMOxN67bqr94op9t259sJUAx7K8Au/Ka2Ap",
+	"rw095bJPwhSNICGhGbqJGVFrwdQhCaX/q3k8gN8Pxzw05BeSe5YxW+86R6Zo362pJImQinTR1mdKwRPO",
+	"IZFMKai0QHujlVufWCXYaJ2yh2NRYUBC44iiJWbNwMKMUf2nLEcCYEUWgatvnDkF9ZCExriDw0azUkRE",
+	"Zo6V1rvtcTJl/KGjTFxVpa1w0nC2zYDrf546s+Lyb2Z36n/UE6//Ra6qJg1VLv+ihKJJ/U958Xq4hllj",
+	"I8XQi9EUrZhB+EtjpuOWo170rDn3jzD5NFt7NjrwS1Nvc0RfxXXGGMcZ4FOs2FxuMAzXI80yukBZ5r26",
+	"muSZFDWx7udUwn0fYoHQKTi6FknpDXOChvAubP3DBux8Dbs+tyHozfekiW4oD/4MTWFgBtOH9o5mMb1O",
+	"2LJU6V65l3kheP4rPVs9dYtRYPhjWbI/Pft5C2KwfXyBwWhnTUx10LEDqx8BvsChSc/1/ES66WC8+jRO",
+	"EokipwvZLw/PXJfe4PbWDe1h9bZobvgnCk+fVtYArtJoHoqVswVZUxDpUpKyTAp4J6McHgw15+8FpGL+",
+	"MKaWlZqRjYmRTujuBaRi+Km3+4Cnl4350WMxFp5KaXt91Rh4en1yZh4jakw7mxp21tlN4HEZ8SicThEr",
+	"zwLWrXTSOyQ8TxLUTkxAFFYEP/FGQ4quhOcKHTg+Xro0JOLP8d36M/JniZneCV0tYxp7zicVMJ2Gt8wd",
+	"qNLkWid9WmdI43cH5uIuhU+klpjRwJxSfCHE7SGATgSwHb16FRre+K4mtaZs3835icQgX3xSBUO/eYop",
+	"P16Ad3NzRypWdczd8BWrosWc3Isskv1P/CDQgpP6LlBr1sO6AMRRQASfoJ9Vv/6l4DpOKia3nZ1nzwaD",
+	"54MBul7V2h9z6RNpK9lwpSC4ygbpiPTcNe6+ulj+6q3r2C+l/M/f26G4b8r2yFyyzKxzC8ufWY+gODIr",
+	"2Y3r84Sn6Cu9Ulwqn8piv8oEYKLjsRWC1BSQZs+DmE+SfOneqOy8jzozCDqpnl+me/v//zrYev7uw34w",
+	"3H34t07dJpon/K3CW+HTeUF4wthKq8yShLdEySu0ak92AwVbU2PF3mJwe444cO45fe93Pxos0UCFdsxW",
+	"tqOVejXjC6oFeuzW4LC5TlPcM0vKTWVVvF7arYz88xTG8u48Rns0HhsbMgGaRzHjk/qr4IhIesciYgtV",
+	"vQe7lCh6g26p0zhRLOsZjwAbmwvGoZIiUzYh7wSbAX6Vn69rXmeMWPxEElswsHB/RjWIZeEWCcB/dyyj",
+	"SZl52ddw/9iXobJGK96p1+sn8BJ8zSYCReFCVdEjMnatiq5ZefEu8dPBWo2zjOq2ct0gkK0or0cED2cB",
+	"+kbpnX7PIhKCDh1an0Kf2YWW24V6Dpud7kL3Rz54grX3BsuGjDITWWXVDJyzdFxYBWSfGIOBZ/7UpFyc",
+	"CBQs8RhuPpXK5Vyaz3AwMLtmv1ien5Z/VihVgsCDb6D5MiX3NEm2JomY3OILZcxJ6J4DQ8edbS1CFUhz",
+	"VaTI0d7WcLQ1GF4Onh8MBgeDqnXjec3VvfOwhX+Mij8u7R8H9o+u+6v3723veUoSMaEJ0UIvGHT1jALy",
+	"z3/+859br19vvXx5+eOPB69f/3pwcfEO9xhDQYiYTiUz+rD526CWujV5InuduufiigutscVQXuNLbVzo",
+	"tX5a3O+a4ZloLH2Sygtc+wJdQqdcf5TXvE+fHJ0eeY/UYoqW+iuqQtKN2JTmiSJvL1/0Vr9Sb2g18i8r",
+	"o0iXV3blBVzGP/ts/nlV0Le/hnvenyiUbCyL5EoJ/rNn3dxAEol5xN43+Rrodp9IMti6ppJFJBUSmiV0",
+	"DmABlRsMikvShQgg+4Mkofnh13d96AyBcuf0PYobzz3Ro9YLYIXV+O2bV0Tm02n83lgo9BfYHd49Hz4M",
+	"Hx5sZE+eCm70FZGRF2fn/7x6cfbymHSpInMhFRnujrmHUGrrmQqUk7PLc9N8YECiIWgdfv7Ptycvfrp6",
+	"c3z+6p9VL62L8zcnpz+MdpYEiMFmRxz3yq5I3dl+YQSaGufSVi6dtv7HeXSaN6TFVb0XWde9MZG/Q1RC",
+	"jzzFh3Tyd1L9jfzdWG56ARnoi3R4SAYoW3KhZjG/QcdveNzEV9KyoVLk176zYuExYdiJcVeskWaAjq2I",
+	"KJ9+iKMHuHZMkIammCm4lXPleJNpLCCWpnaDakmtK7cWa77Hdt+gQbTmXQmau9KL1yy06FsR0XCtWQnj",
+	"QSb6YoyclGIQlh12bnvPudYWsIS2Giwwjs822maFwVmh7WOQHgyY7g9JeHR+UmjgUlEMVbBVmp46ooZD",
+	"ALS9Cdm3oupVbm21nmnlo+qPeBV7afJq+FHcYzy3uXuLpyD32m8lNdBqjEsBF/eHBF6pjbwYZ0Tm8+UH",
+	"xNK7fQtyKx7yWxT2XvaXnKgM6ZVs49a1zLEehwhR5UHNfVqHgRZFrZNAi6LOa2Bt2TaeAqu9AlaRyRcX",
+	"odz1t4H0ZOvU2+cc+29tMSvG8DU5ARTzWLVh8k/bsU1l3hczWrdbfkR/eXVB+CVdrc6yeaoWBBdK9qws",
+	"URcT7q3rtRAJo7CrUSzThC6uGqKmgk46E5xdGZ68uaG/9irx22z1sOGjFpRGXBnfctO1FIKWxRoXhAJS",
+	"omrFND+5mPoCKMIYReqX11xUn+P97VM/vZBjICWwRaACYueKgb3XC0JJLjVVRYQmAPmNiqhB2TQtXZnn",
+	"qivd0j8g3L+/SnJZ/sHAxHrqxa7nU12ySGrpy3seq8NbhFAq62q+JSciZZGdh4s2WvJExzkZy677ncmy",
+	"k7QmAVidsiXk7UX/+PSyPxzuD3efPX8+Go729/f2d3b2twd1K7F6AuAuAipp7RQc0Iy5ytsOcLi983w4",
+	"Guzv7e5uD0bPdobPh/tNg2sWMt3ofplRJY/SlNjyrcbxvyinUuR/0LqeDWore5/GGZOrfUPcOBxacB2u",
+	"riRdgxSL9nxTl0rVO3Ae42PeBK0bkGejEvoudVI9wPpQMkniye2WEltuOWjUH/MjbyXUjC0cjLFQJmdH",
+	"G+awQh42zCDoFIg3lvOY87SCD77AkvVeWRZK5xF8qe2JX+b1tkdvYo0WwPIkvrDbTM0K1nnNmCn17Z58",
+	"CqeZcte/oOEaIR3tTlbvMON55oPm2Gc4K56hZg22X2sLx3NgBIoudQd8C24K/al3SELDw2wMvJqxeZ+c",
+	"pWoLY5k+kqiapZOlK2AVd13J3DagSttka7Isbc+fSqPLhNKCYK8MLVgx6xPS70nEuIqnce2z4pEVQSAz",
+	"lCt4iAq3CzypuWLauamAq6zBjl8rs34MpT00U0iDqmaBqVtrakamrVHUUnrj4D/W4Za6kg30Lzul9lZQ",
+	"/ts08m+VVhtrcs9EByRMYn4LUcvFHTuhGaTVsoGTVjxNqL7yIOh5zrIbjHW+F4UDgcozbjDelNAiu24B",
+	"meEhMXWuigMOjy43uoxWsGIlx3wWSyWyRUBEqrYsVhzctcY7ARUtMyMu7nsBCY0SYuZkYqetfALGef29",
+	"IUBwwrVctFLHWWlu6B1MXYsanN1bEbAHRlwAiUd5nbEUfQK0hNs8dseg64JONr73q8u4vOvf6ym6LdLD",
+	"oDbbEPqji9yky9KTK+hCi7gW+sS03ysjnGGjJOYWsc7uXsQgDqqlBWs9n0BBj4t7IniJZ6wQdx/DStKM",
+	"3cUib3vsfS5a8kq3DB2PU8duEzg6+9RZXGrum3bekI6LmfbN59e2G/MZ75sXrjPLJCTLTl7ar999ntva",
+	"OWC7RV3Ptv6cO9rnmauu5RzLfcp7+G0qWaY+gfzvWTzKh0hlOcPTgczLnt17ik7b9QaUT6tOeEpRSXFa",
+	"SRB6Yb68LbG0LQ8efpYjB72g75bXbAO7o7kg/6zJoZ30s0zNn1LlEopZEslK5lgjW8ga0dF6Ei09D+Vz",
+	"yrcyRiMMqGLv613avcnVnAfBiSkQELTqCu7HC6xZAdt4gcNWR8ngGPKiNnLhNZ3MYs6KeZhwiKW4BcOB",
+	"KuCHNWk4fXzLWtDLBjDaZczeOlS7Chh0Hfp8A3J3HVJa5esyOG199oCalDNLSeeWM0OWs0HVARSVnXc+",
+	"xUG0rktr3Z+AMh58xMCVj/j6/Bxj0TVhIGe8ESnWokV2dwcjUrdjAdkZPCcNu2OkPxdXorwXdXhwjg22",
+	"LXg9OPDeD3H00FISXILzbb7NShL6nC4wEQCmivMfUi0qcSV03cjuUCS2+B4QiFR+ol0KWrc4uyRWAci6",
+	"Pxxfjrk322JrHoiciXuImJszyu9ncWIQHBrweVEjWL6Nlzk1MK13dWWX04bV0ofe5kraroNiYdclSusT",
+	"z7aKebecBdgzslbSlDyRzp5lwZeqgf2IGFBOyuZ5adhYxFvO7nuPNuHCEW24wJxEufoGu2fXMyFu0eXa",
+	"3GLGPgLCH6FRhLpgqK/LsMYY9xiYOyuZrhWKT7Wc5d61anDxYJCxIXaInKaTTEgbjifxKrKuHf1Pgy8H",
+	"vUoyMfBtCw9aDs+SLmTOTz9jExbfscjWElPPAYTMKI8kU6jB/iZibs885dG1eG+fB0vfWeJD02ohoSIE",
+	"veB3LJN48envDMnpAW7NMULpvcozRuJItkG/q3s3sIqBt/m1koMuduyB7lfQOu/qXefPOCPmkUevVkGN",
+	"gX1zAS9m8Cz+BQkYegqfSBIKzs6m7d3+/fprw3nMgNdO9YtLxOWF/kwysTuPtScRTf/TWF9ehuTuhobm",
+	"A4PcjDyH8SgVMYdbV58MfZ0nTML9MpkJeGgDs5kehEQPQ7DeoMOUAKPTAaG8piWwbsHLAkSKgnnlnpvs",
+	"nxMtRiCbn5NuROXsWtAsCoghAolygW31iTTsBcbRg/yg1HZVZBHVZ/1uSGI55nhlYBoAk47JPfWnNJM2",
+	"w745cFUOUcjh/XIOoL4Lyqw+BQUdw8H7cHqDpTartveiBIvKKVH6xti13MtyG1VLQrAc2R20BBQKOmW/",
+	"zoMmQbRlzLRziY0VGjwBZarLhZGcGuKzHaBwG58yG1zd4nq2pW0PdbzDl4lXRIA6frYckFEx2Vd99hBh",
+	"4ZYt8LZCSGlIENk1dApfPZHkPy7OTvEXcxeBmBcJfYZlPpmBU5aucVUEMQ3CQwiIN2FTUASh5mOOSPN9",
+	"/MjpnOEXodfa77m+mA2SqchIqLvvx1F4WORFxgCjmUiYG0Dob6RZSy+gYUvexumWSHEht+BAswxhGR6C",
+	"zo8AMv1KTNzDxgYoL4b2JgzkYuPa8ursxdHlydmpycK9LCiZdD3l6PSjuz45p3kSS0XJENACL/7P/xbw",
+	"najiurSIskuoilUelWPgt0bb/d294U6d02wRezDwgg+2ng9qvMQTwW9qWt/Z6+/t7j5f2fpwv9Q8fFxq",
+	"fxkv82gyZ259Nl6Oynl0a+PPpO48InFAyvNHUMZc1zMRWyevj344DsjPJy+PzzRtvzx78fb18emlIZJD",
+	"LeZMFNxWGCiVxPzWIIfFUY20PY0TVu9O81JM8jk6RFq3fEhIDu7bpfhIIqswip2T05+3hoPBsJ9G00pk",
+	"xs56omuB4RBHKPfqpXHA9Gki6FLU/nAwer69v/Nsd68amLa/nvpjflvruYBZtGZKpRLiYko6WyTuuR6J",
+	"TYqrxzjNxLw8Lqh88PTpJOJ9862+157KVPfe/y29qYa07JQHXA5ctM21jkP053Dw9CnRcwUqM8EVur8i",
+	"74A0CAQtRu3ujyXjXi5NepZqeBNS7xWed1+FgLz8naBzF0dMs6/IEOV6tQJ+rTuMXmqDE5c26/NH6jUZ",
+	"9r7qiL0Tfi1yHmEQ3LIkZUySTZ6OGL9VG8nmMriAPFCrRSv2Xq2JnUvoNUvW+2fbYZo2a4kCJ2p9U2gW",
+	"1UD+4H1bkZ0qux6rRa1EZXxcV/3mwHyaIa1rfskYUytkuJof/ojTli4hVTHwOs7ULKKL5W0p4pdr9xIy",
+	"Wqxat+Y8Gw3TaDNce69Vb7xMqmb/cuRBWklpLAKBVo2/zuMoStgKB/aMTeP39bsJ4ZbrFYHKGOsIWmQ3",
+	"dZrPPKW8nggjltJMzctomX6IdqOKstQ3+Lyv2m0osBnR3tP2nkxVOsizlbTX2GeeJY/qsS54fAXTAQ95",
+	"817VgPqQJguitMJJ4qKwtfqhWoPNmhxt1wsS6u6A+6doeFyW/ZCPXkHzy8vS4PTQUldFfHcoWzd1ff80",
+	"dVxagMbMO59pYHw6L8ZVFfu+T8T9E/tiUvM4q9XIeqaSiPsrJW4Zb7B1JeKewO+wl7qf8g3pIb6Y3sG4",
+	"DnL+ZtEM9om5WRFBoMHlQZZnH6ABqornCAGdxidM69ig/2PvNfr1MryRGdy7xkPmYR/45FsiKX8b27kN",
+	"eWcQhZ03piHvh1exVDVfn07n+O279iIoHnynEFbojBMQewMCUm8A8C0iIJFTyDIiVTy5NSlBvBADrvqg",
+	"51lokEJhGnPUQ+KoT0Kr9EE56hp+IgMS3ol4wsDPEf4iXCjWA7AQPQooQjmmDgoJHXMzkieyzmvPlvQo",
+	"0Q9Gos2H3NdL23KAeTxnV43cXM7oaHevydacaNn04sejrdHuXgO6tiRxvUsFLFTdFJdZzwpqOMsijGir",
+	"BkkqmoibJh80d6c1CaSQu2myaKx8lWbl0RfmkzQTUT7Rh0rROGn2g/s9p1yVBd+mINi6Jr0GSkMKisG/",
+	"a3HLW31hXaymW067eCv25A2bsizDeN+aiPaa6BrArhUmVYY7mRM6NzE55o2t8niMx5W7eJ7eBnfLRN3T",
+	"q0nSZDOhEY7ziXTxZeZFLxYWmEtr7nWErdXyJG4Q1YBHXdXLSEEHuM2KwyjyzCG0Nf26rnZT32qWz685",
+	"jZPGEsBYr9rLdyVyYNE5UnETzgFQGDGkXiYEKm9ZROi1yWi/0VFvdxxX0XtdCyuo/2IhFZvXhKU2kWKz",
+	"rrbJtfiWyzxFr4caRdG9ajQxvLISXUpMoKwWWkOuzq3uo1SfpVgH60pUbxGrGDV1IfQvsK5E8OE25tZv",
+	"B7lGJJh0Pt2Yu8J4e08r/iNP4LmS5MWSlnIXtiJ99CZ7rEPYpmaysvPaV20d+4ktXje+JcKmiSlkBwRf",
+	"DACCRrs5oFr6Zs4EfRXNk2vE5qL2YfM1zW7fMBp9cXcA2/EbJvPkc/nIVjpZPtkzqq42gHnGJwLfMW9O",
+	"M81+M0ajesedUuObAnx4tYOlwdbxu9c11ilaZKJdtSE2Ye0D9rTWwVmX8TyTVpW1VK03Gf2D1tW4MMWq",
+	"C2LnYsZouq9fiS9P0uxzkbGWfN7CU5SHX7v86tasifTJiYIUGOqJJFYR0pzqlqWKdK26JuG1mMSqV3Ii",
+	"vY45zRa1FvXGO8joP69PXh/DJeS9poOY9/S3lN2Eh8SCLSr7GGgGGb7AFOFbl4sU4RWKd66igcp71u7u",
+	"OsP9tCkWwlvjOiFB17uS8R81s/1uoSrZFprdMjQLX83cLWNx6zGh3GFwULnqJQvUaf9FK+gYVbqlyQLW",
+	"4KeYRyemZffFz6YL98WR6ct98bLo1H13YXt30nsrKH00KhwaIGJFYg7GAjASBZh93zwCwQJd08ltyRc6",
+	"iunTD7a/h+rT7faz3Z3t0fPh7s723vZeLc/2lf4GqtvMQxPC+9D/UmREX8b6En8izfuy9T2zr80WKq9V",
+	"3t/2RoiAzNj79W9bbqcMufoLEngHwXW99jj9CZzYP8yfiyk7+b4eg2r9IKEBH4CqRh5ZVs6TmHGtcE1Z",
+	"xviENRoSSqVM2lXBwZxaDeXkANpXPimTbL4FPqxbz57t16alQHm63SxB0gUDAMbqLo/6GBwvSwEALAqI",
+	"SCImlU1ZYBGqSypOPGdS0Xna2qH2AjrBmMw6FWtDoa19LEWcsOroTayEdZ82MRIueCRWJIojD7gO3Ivj",
+	"OQvG3Au1mIg8wVLXEOAUBRZy3EVpQNOVchhR0jvAUIBCpjURHteMcWsCxo0JnV0JswmS7oxyzbHM+O3E",
+	"At0HhGtP42wOsIhhhbihKcT2Al8iQxjF1wHJuYoTk4/TEcWYg9WrZE01/Ui3hgAdH0sTIOEiHrT0YZMX",
+	"ujCRAr0GUhhChJqasew+ts6wy3bmNIsnBnxwdY5uLObjsLc8MKUEDo0QnCcXZ2R/bzAsDgEekbeXLwyk",
+	"9wb5tF2WmRbDwyPkY4O3rHhpi6+UHg2ZPJEgFx0Sl+s9NHBWDl5c73aZcbkBfSTgkg/Wvw5zSTJGjKdH",
+	"f6mPSlLlJXikx0XWrNQNvRw5lnYK1lt/X5cvo5V4qyUNGLFJSR0IzseC3zTCQa2YwUtWyl5cMwm7lcaX",
+	"3DONwc7ARnVDn1EBf1piX0Y8PcTUFKitaFa1kDYExBBLbwVMUJsLf+P49HJ4TctaZjk2CpL6lNaNyqCD",
+	"Slj7EoF7411PDl8Y7KCGFuvADqpRDZ8C7MDKWxA50eIUYIhF3SE4IG0PAUgPIotvYk6TwPqJUGNiNm4k",
+	"xnAG8W9QayaSAgrFnp8u1acHcG7KQSJhr4zlEsV6SvOYU4VC6JymqbmSURFu2Js3pkGrwV4bT8TVpY2/",
+	"YuDBFq2u8KJAE3L6+JoqngqNqv2a8lZLj31vnzVVvKJBJ3GxBatruRiEAHNzrCuP784ASzJp0/4bWw6p",
+	"nUl1dc8SLVGvrwnFfzGlC4PHmnrWMhF0pHmRWlMeS9kn4dWFL3WZoJP7j06ra/jvU9aes6YKWmQe3IWy",
+	"wLA3ZAlaJeGsBaMrDVnzujaFke7alrYDbVcaT2Xb0u7EtK1g971teUf5bSu4Y996Mb0T2baOYUZti7vj",
+	"1bYCnt/Wa4pno21xn9bbz6B0zB/e1SVoE+tu5ZKP1EPB+VvVcmv+2WS2zdDwatzLaywZjxQF3YW12YKi",
+	"LLFZMta5saFt0k9cdm9tUbV8yryL70NzBNzKwLXVgWeNYWPtHYIfFRW2ueHKeoi1WEPLFYo7drNdk873",
+	"o0Utx1SanLBWOHbnZW+PFr2VeZK9gDeZ3idVbYypvThOKxQcFPT/HP3GUzJWqTcmivtTajdf/kEBjf2f",
+	"9Snh2NrTlxNil6ydaMH0jTB1+MMbRaT3G0wCze5NjwkwX0HG9Rix1rGo9a3otXZi+cdXk9TDzWbNOpzU",
+	"usj5KfdbyhR+eqR6MeXrMT+VMXoaTLKItFVKLwV7EEsV85snEkFX2pu8I6YrOlGgERLVINysh1B+1JPY",
+	"xrf26oxcJV6xDNLVLVba2NLx0UmRjE1zyaLeBk8G4DXb9skAC3+al4bm5LwucfinMZ/7JFK9uJfude/p",
+	"wSxNJZGX3bkVHMDptg2w0tZOR6tRGvjg7wFn2ZKAKyPmBv8GjgwPiBJJRGhKM0WuF2OORrugYrHTxA6e",
+	"KV0DWqSPgDO8+WFhB4SSG8ZZBl/j8/OYc5pl4t4ic+nS8j5WE8gDKLip2uuTo3UeqbEscq6NuebQnpQX",
+	"BnrTY5PjsuL9Cpg4+vucx4JDviCDqxZq0TIMSAgeD2Ew5iEE+Bhbp7VehT5YEC5wgH5TGNSxIPcsY9+s",
+	"kt+skt+skt+skt+skt+skn+KVfJjLI7LSQxcZgmrtJhsBDQzGDSF8DGjmyT+/xrtllOR3dMsWg3pXpq0",
+	"q+Fr4YVq6NyHap2HbG7hZHHVumc/t27ROSRvBdcf0p0jcCvlAHDYM1Cu7cck5vVytdYOAJ22bRqZbybd",
+	"T2vSrY3o1mfUhHSbWG4T2e1CurUMa2O6/QCtqlXhywVMt4td3lgbbhzio4zbbTIuuiOxOvUi6QIXjbkk",
+	"IWRLDHsGdIFxep2wyFmXbANNWakn9ZTN5uK3uAF0WP90aPwrl/mXEuLWpD2zzRN6TxctYpiaLYo14VHQ",
+	"OLiHNk+NRVdKtPaKnGK9ubjbgF03TReRJmCtnNtpr0VSgpKpAHehjpQzL9a7BQ260HBXlUVXaREY3LqJ",
+	"IpwYWqqFHtEMxABnaU6RxFIBKkxtioim8OECrOujQlxhiBsTwZ/zDFVneHqvMKoW/nKZNM3ZhoXA3816",
+	"i6xY7voT19YxlnR1l8HqmyCw10BA7CUZOPku8OF/AjPCwJ2SAC2qAcFVC/yw34BU1OJDAjLInC7INSM0",
+	"ipjJ27XSBUz6/pO1q/HR73ntmHkjFwc4dYP1HTbklXWsfTmbmeCsT07B35cSwKkyotRnSljrJrSUsDbw",
+	"HJBndmi18CNf9AEUZE+Xr6gxlr9iH/1znjxL1tlVj54OMPsTPnvazlulQq3m7bV3ISYqMQ8bzQbX2jSo",
+	"B5h/wtF3wqhBNLcN2ux7oBWikmAu3obj1euTV/EtG/OwZoVDl6I11NMIa7OwGoLvkyMTSjNjczRp27LW",
+	"c5R0ESw9XINAHva+WXO/WXO/WXO/WXO/WXO/WXO/WXO/WXP/YtbcbybYr9YEiyYnrbwbIC2jG8+oBPW5",
+	"981G+81G+81G+81G+81G+69how0IhLSSWvvGN3vn/0B7p92ejU2eJbvfn2v/XDZBtjGGVrP0fVrbaIGv",
+	"UhPvblLxV6Vv49ldF0CxoQZWpPFv7L3eiaKMDgIWU/2TPY6xBIMs3wyTfyULKIbTwAOq+FCqcQhL4R4e",
+	"na+D6tB3xArDtcs7oaognJjA9npBRJ5Jl0mxjLta5EFudn5Ymdk7z4rs29ESgkvxG9rMdc++Md0GKLTE",
+	"BXSgvh8FRtpdwmfotUhlVNP1ik27YKDuQ3L5z4/dW84qv0Fm/b9kbqxiiZV91XkEXMxXgw/3xYBrSkE8",
+	"HwtS40e1lNctpGkc+jEzapaJ/GZGzs8u/CT8NgokIGFKOUuwjl5Eh1zmEvtC1nfMxj0nXXgZn8zY5FYG",
+	"xCNh4HeYp7iUDpumsWZqupNabMiPi5gpZNxVR/osVzci5jeX5lFg5c3TJHM2XMsuR43/JaxkF0HovL13",
+	"GUqqly22ARdYQFgikVG758fHCaWbRROtEQjLMUbLQUSr2bH6cyRBx6VWCX6yVWLF9lLeRcPR/GXGMmaP",
+	"pUuNcUiKI9vqjDYezU0OXTlurWao1BdDY37jvadTVDlBk/P7NLm2XQgUPnyC8wQEA68fyL/IhfKI++HL",
+	"xGRujgj52ChIi/TYFmTjY1mVC4Usel7FkKD0n8SSCkpfyZRwQp+QLV22u2drbzmbrbQ864Tym9w84jS3",
+	"CAlLsaBJLF9VU1zfoKeQRPAblhXaXHH6GL96e7GBitk2I6FZIflnQTYAsMBGWAxqJqJToY6SRNw/Crt6",
+	"Qx1nDj2CTkOxz69bSzkV6oXVvT7/6jRofH9J/e5UqO9Fzr/Eqgl1NdVdfeULApv7FRDUV71KVsOqpJLe",
+	"IOf/kbN/TmiGLxLl9PJsqtUyk42wTY7qlZ3XJ7AuJerYC1YmtG5b1iW49irsByvSXa9tuEh/7RXdHY5W",
+	"aMdewe26ciY7tldsb6dVoqw5fX+CCz4arE6d7SW4eP58sDXY2RoNO6Vk/r8Otp6/+7DzsIV/jIo//q1l",
+	"eu0Nttzl3i4tzeDRa7j54lipZYNBl7N4ryWU5azexSZc4GsciZi8LaeoAUqax9x+HgZrkoGvHUclOfja",
+	"8kWy8NUE6ecOX0u6j0slvgkTKfKMr51hOe/42uLuFXxNyZZ5yTeYlEtaXlDO34dkd3eXDJ7tk+190ILX",
+	"7dJyoppfzt78VK5Yy5Zc/nOPeezu7g6e7S/3XHN2Nz+TS0nTN1iqtrzWeH6Vhr6z/9GDb6vt2Ku6koB9",
+	"g6saEj8bLwRJuoCQc2A+hwEZEiXINglNgbBHwBwNvgq2sP4QBoTaUuGYJ/SaJWBFhgaGAxJKBj42MgS/",
+	"B0XmQir9A+D1KHHD1IxlJn7LOuk8kWQygxzOEzFncswh91LMSfWhFzJ1l1PLY8p5l8AFhwaQXbrLJxKy",
+	"TNdlfLa5QRu8Orpu7MFgtEMmM6p7ZJnEvsxCBWQnGDzfw+9wvcD06xHKzuD53lreXPjzViUs3SS8qIL/",
+	"CCy4zeskUsalQyrrLx+tVp0++uzgKa9ytzV91nLFdUPdLDF+ceC2oV3zYbjMOaZCKJZVb6L1Czdj1LgX",
+	"LuVDFymuHhIRFqzsTIsO7CF67Nbow/bYuqUplVbm2XoZY5kmBoPH0cTOZ6KJ4WANUbjRVBkoduZsYBkD",
+	"AC/J7lhGE2K3rHoMN5wH7NzHzsBe3UY1vbYBYJpNtMzZ59003xk2Efhfgv3rXW3C5ABZ66p77JXn0r0B",
+	"aXr+3oVwcXTXJ+c013OjZDgYDAJy8X/+t4DvRHkz4Nf1YnLhOO562Rpt93f3hjs+gqHIrxOGHcRzvdLP",
+	"sXH8sPW8uO0bHM+L1nf2+nu7u89Xtj7cLzUPHxtd173lmcyZW5+Nl+Oxvu12o19bH/cNRBWoQ64XhL2n",
+	"E5UsrIVDX+SkC2/d9tUtimkPUfWSmN+GpEtJml8n8YTMlEolefvmVa9Pjsbc+LoTwa1vPfjmQV3nV2+8",
+	"popEppBesfRznSDh+dEXyw6v0kkOvoHVVV/LE8r+916qSH6npaStwWBn1E+jaZXVDFry5xb+Py5nJCxy",
+	"NdnlYHt7f3tnNNzefzba3avMb7S//ozF/LZO2KluXsWcJO65HpU0Lx6aTDQ5lEcHlQ+ePp1EvG++7U/E",
+	"/KlMde/939JqdlcQ5L0BPy8ZOGxznTq2GfM7msTRlkvK3ikT4MHTp0TP1ZeFdX+eOBkQ1r/pkxajrtUu",
+	"7EF740UKbGRRqQ0jOOOVMAKtDeATEPrfgxjOaJbErPCrL+/D//v//N//V4Uy9h4RYVD8vuSWZm2ixiev",
+	"Po1jHPUqoQhuiMPBYFTjRud47HCTVFOruOClcSDfYGNWaycByVOtcKHyURBTeQf+yQCHA/mQ5nSc3i0e",
+	"o52kGbuL2f2V0YLLY7qYiXtCiSljNwmsXnCETdIyPaEW4RVrRYfLRv94m+qYciJM4SLorpLpr8Fto5wZ",
+	"t8j3h1HRGyRG9qLWvCBKL6CnHBfXTia7YFxdFqPCjzAy/acNqdd/27zK+m8LFgCONcVI9ccilFx/8kLl",
+	"9UcPBUB/9ALdoTd/9A9B55zeeM5yFXuUeXCu8W6wKOzLPymhaFL3U9XPFGeNLdlqdQR0jhErl0K8otmj",
+	"sP43fBEyITJXSoirRHf5dT8HnRueWf7h862O9Q/O2G/29dV9l3N6R+OEXid/kUW7jOdM5OoLLttfZ4ky",
+	"Nk3im1lNHgbrV12jbJuoC0kSNlUA/3LNJjSXDFIKgv+lqQ3ALPWJJq7z6IatjZ/7LhM0mlCpvsPiD0En",
+	"ytMknlBVYxEpjQ1WgBRB1YJPGOkyOpnpJTP5HCasVz88JlU8BxB3ySaCR7IhntMWI1GeUQxgVLo/RTKq",
+	"GOlaMJtUr490HoepyNRUJLEA86GeWsM4RKrHIHK12UZA/BPUha+7GEIYkYvLs/OGnlzu29XrCvKC3RVw",
+	"9JPlMFL/nkBn6TRXK+VHSVJAtNfrXGkfFs2QNmrSTyQpmi3JVHv7dWPI5dWcZrdMGU+9xokZM/HbC9L9",
+	"+7BnHYndykKk4OujNz8dX56c/kAKZ1K091aUIQOrZJw3Tars2pNQtTEVu1AidZ8Sgk4R9FCaXmnF62jY",
+	"HbvaS9gygy/ut1WwoQ28ts4L78vynv4o7svbISE/ryLXcVJJooOBmkqW041LDGqMlfOtw6zkms1GcVQX",
+	"ra/YTW2GezA1xEmi5V1bymiVodu3MCBhruIkVgv9J83VjHEVo8SnvzERRmFZhTBVakPDRcSSBmsCLhuB",
+	"InYo56/PQ9JNC8yCio/8+evz9vGwYcZu8oRmeuTTjLEr+5R0ZeehVVb8iYFHRypiriqzM410Wr3jvaGK",
+	"vYrn8RfxJtKM/SrB3r7u672MflT3JAJqEhjVAnxVBCOW5l2MdEP4tQ9fhURleR1SxaMgcqpWcGyknaZl",
+	"J/VTzM3Emkzd1VY9eikjHtVYuxRN0cTo+d3+nseT263Me61dXo5Hgv80PAtsviKmyUbrf7Xd5TV54cEK",
+	"1cbHfuqEldW5u242n70be9P8a9peXoGXHgpR5TJ7JD5RdYqunc2n6AbXNMWatpeneGLRgirPxo8BEapO",
+	"DhvZfGY4pqZpVVutmVPZAaN6ovHcKlF1UnAmS0r8ox1YF4tM3Bve+H0CTgsUMCdlDS/8aDilpaXc2A5V",
+	"WtCSHahhWWt7WF7cV41AT/+qEFDVvXDz3Hwj3OI17UJN28tbcGZxk8qr/Cg4perksJHNZ4YNNk2r2ury",
+	"nN40gii1gFda817xOWCNNgcgKqq3ITI36823wi1l027UtF23ISVIxPq4P4vfJFLGWUQomcyo8v28MOLX",
+	"WTvwwUHFc3zqAJWKCwUp4RYM09M5GAWM/we5N2U1EtbykpWhXR+zcqU516/fqkW7KCCPymN9JBZSdYq2",
+	"mc2nZkfWRBPLLdfMziEzVa9ULpTeMRfiXqSgvBa5qmB9aRIxyBn6Bo60iqsWmnT4DQR3C4leO6ER0vp5",
+	"GlHFDKJFZWEfiRZVXVj85RHraio2LWu13eVVvawFrjoqgVUdmnyFet1iJd07XeVArMuWXbyavX+MxAkj",
+	"bZpppc3leb4tI1s1Ib+UyGci8iSqMaCRo/MT0tUrgWmMwbBzP1v0QEADC92anJILpkjXzyPZd0Z7yEtp",
+	"IMZj1VvPeHzMrs1X1V+Xdx+PAFa/O/VDXN6kny0Y1uoZ4+Pq5nPF5t99EtQtM7PqUIo5XVAeXYv3NVcX",
+	"kwrMXugtRMBOKIjxXyaKOXs2KP4ZowmZUR5JVhMi9ZuIuYtEWjp58Gs6y6isuUIvEEcklnjWDVi/6clS",
+	"usRZONB+QXSbcKOOdshM5JlEP+1KQYMVWFzG9yK7lSmdMGhA39a88JO0ly3MuisyfZgMoEbETNZlkyCY",
+	"/DKLE+ZXMjd04BtU8X3AzsW+DtTNKIOXmPIIqVz2KkcIFJwPbJ7ep1rkEgitsDBj9bBxpSGsS2tWfcz2",
+	"my9vceCRQy1JflEApX9twCS9ll/8gUJ3+obJPFEYJDWZWFdXXHOV5ezdWv+ZFY8ZugOndIA0uqFj5hl3",
+	"Z/DA5FiGk64qqXiowjQ8XZOmgwKOmYn5cI9PJJZjXkbaEVmRiCPw3T/r3C5bGYXLfqh1yevLU/whE3la",
+	"pP8gOY8Ab1IqyiOtSmjpwLZBYm5fc8rvCiZOr+oXud49syUmCk0SeKQU91rINSoQPjhHfXKhBPipW+7s",
+	"MnvziGRM5Znm0HGR+X7MMyZTwSULyA/HvlvUhzh6CNwW++A78GUZ+MJwUdyqYi1A+Fdb20uhXy2CRZrR",
+	"5194ccfA/QFgvjW+fF3o81Ko1kof+5Up/sEohj/ShKCDYekmCIgJNMZLMOaTJI9Y1CcuyiDnidZui7w0",
+	"sUTom4or7u7u7nC0vbO792w5/GcpTHc/GO7WxOV63HBL3sbplg1i2YJHM33TaeZT7/DaPCvQyM3rnzfO",
+	"Q8IF+XtA4DqGOK2IyhmTm2DzLx3rVkbl5Vrtbal1EXgVbPo21b2kHJ1m6FkPagzgZiW98wJPDBoV5P8v",
+	"QZOVSeOIU3Ih8j8qTv/7gzU4422m4aXlKCE4r3PfpY4ZVXx3SRedZTIrKkfN3rxKkN9zYZw1P8KXtzWM",
+	"9BLdWG24FX4dpqdZgets/VadQq7gmoQb2qSyq96wsXTgeiXF+zP7qHpcHXtr57QaFV6qkeelGnleqpHn",
+	"pRqVvVSjkpdqVPZSjcpeqlHZSzWqeql6IIKr9u6tZNnJy9YIzhX6aGvZ8wS+5WdQK6a0B7lchlyrXEoR",
+	"oVLGN7xAv12GiqtVer4+6E9kfmuTAHiMMqoyyuXsJl8MVxTMTYv1xgOwDrjJeBKHVbM9lbeE6hfP84Qq",
+	"C+dXDye4Lu7C2LYMMLLWz7XMuCwftkQinhsFcuWMS+ysLlRR35pCrW8IMNvJjKb4eGCtA4xHhTgLhpES",
+	"llkGiO+yKWPFY4H1NgY73RBZz2MVayFBqwfIzaqJQdl4g7Ya43IUy9UdzWJ6ndT50v6MarlWYD58GD48",
+	"BOTDh9HDA77gCCI4xq+IaIEJY0v84lct4nSCztmbl8gw3nnS/6YBd354bR0oDrzXt5yKKkPpOaiA6wWJ",
+	"ecTe98kRJ0dvL388Pr08eXF0eXJ26pc/uzw3dcY8lmSKHoVgwiuv56+Dd5Y9xBIMHvNYKRZVVLBfP3Sg",
+	"287BIOiAIUSrqOdvTk5/GO2AlaWVzoRePz+bzpdDkpeyc30JTftU3KEzOJCH/FM0btKlHPuHvB+g72IG",
+	"0hWauFa6l1Vx8jhNfMxbqeJL9+uG6vjn0Xk/jz77mRVVBHa4aqv+/QjFfeXPNOBygK2v7bQPU7U9L8IK",
+	"xFYISDwtX3wzKm0OE4+7XkDoKZEUI0w+CWtdZhPNiKR6uRILQMoZi9xRMuMGzlIISPBJq5Rpmok7PFgW",
+	"ncH2IuvRSf0p7ZYJjW798e7DKNh+6F79erT133TrD8Q3C3Yeev/+b6uQTestVjDKikJvniu0VsfurbRi",
+	"NOPHK/VumdaLeJqtFZCuUZ+cGdN5aaU1ORVt6uFaMaU0yGcb6+GlbpbHegqdQ2Cn21sXsflRQ0XvoauJ",
+	"4NNYjxg1x42ukKr93eORtTIVMOgX4JBQ58vx8djNSwjmvCZSAS4cvCuslFwS5NvjPreEcfahjDeTEX8U",
+	"95jCEsRAV9Ciss9zqUDVbAoBcxhHK/GOLTJWbK7yQxKC0ASG13utTYRVGTAkIDXIalh5Sd5S9JbJKyN1",
+	"oRXV5GG+mImUcHFfDPvtm1fwdmRqD1fWViIlaSbmAoGCXCP/+fbkxU9Xb47PX/2zvWxnd6fqLO5Lc0X4",
+	"SZuWXtjyxYVliatuJ7CISW3WJyevj344DsjPJy+Pz0DqeXn24u3r49NLoleEhP7tGbpHJz1ma28IxvzV",
+	"mZWt9Sq6SvbODgNyefxfl5Vfvd21OSL07UjH3P7SJz+cfA+DOn9z9vLti0szeAmORSYk8DpXZEI5F4pc",
+	"M3RGA7cQyRjxXUNsSnir9p6enR53go4eWCfowDJ0gg6sQyfo2FXoBB07uU7Q+eHk+07QMYMpm+lsAw0I",
+	"Vq2OXUV6WD54pDuwzxWetBFLXF4T8marNwQGbn5FtTM7tJIuVqbAWgvXWvBsu4lH5+dvzn4+fllrv8hX",
+	"+SqZJA7gtuHJZsrmdkCdCMhKq4VIU5ocRVahxmDMXxy9OXt7cfwqIK9OXp9cHr+8ujx5fXx19v33x28C",
+	"8v2rs190tRdHl0evzn5wHun9fr/XJ0e4x2JKZD6ZeSEqoJIahw27tzujkRZrtLAYqz45asKKn1BuT0NV",
+	"Re3YwZYkzQZvswb0RD/1ndt3j3N5KQcqd07NeahyreImWXW7FbE+Vad94Oj1qWsMYOFg65rqRU2FjDHI",
+	"dy74TYMxoe/LVINamcq/OprNpPYw0wWeZSA+mxwU3SYgy+TS5dcnJwp5AGQuGvO3b17ZioYuQrDphAQB",
+	"XwPy4uz8n1cvzl4eY+7VichTweEEBgVS5K4HZ9Ibc81nzy7PbQ2tCrQwiBhDSO9Q8289t6nIxty7GrE9",
+	"g9BA2GQmNNOmk9uCbM1c9FnUElJkOPWy3bg5PajbW4BtLEuel5nuDb3XN0oDasYFl10z4PYB8WYbkLdv",
+	"XgXk/Mez0+Or07evvzt+o/mD3Q5kBoFlBcADwFdDcBQCt1Iq5b3IIpfGFITxsglrzN1B705EanRrk6FK",
+	"0bSnl9JcjxSsXFX7hJZ/1uL8wUkKSq6hZWJfdT5feFJMHZhlqxvlGsNevXE3B8nWKzRv05RlWxMqjdJq",
+	"nJQsp6rkjro8eXVy+c9OKwREx/6uWbJyJQC/b9kZ0/zaPvzOyfUV94l1ULdFT6tG+eUyGxTq418jxYFd",
+	"oS+fAKVEQZ/HU+0tp7maiSz+40vEWudeb1/3pr9NJcssMNPjXmTA1lmDEsnpMkhtLYJ8DSr9sj2qtnZT",
+	"Jts6y3FhM/cttYeFOTYwxlhQxDAX/4xJhkoYnUwY4JIAvGMm9PVdZqp/390l3eGwR57vP9vb3drZHg1X",
+	"2pvH47//+6+Dreek29t69/d6s595mPQQDYx9wPkt06liGdkj6byC3j8YrE2vhYtXxyyNt8LKMKpVebnr",
+	"PKItSEWsegGJuVSMam2g4rB5WIXoBGH1Xtg83ZmupbXncr7u6rXfmBzRN8Rt75Xtskdb//3uw+hhPO53",
+	"j08vx+N+7999++wwGI72W78N0KbVCfR0yISmsaIJSZhCyEZKIqHAKZ3bL5HW4I3BPCU0zesh6Pys+4c1",
+	"/ExoWxC7svby/j5mSXSMRZeylOHX9Qy6GP/3kCdw8wk0rcB6dn3nal6ZJIVlL/OJcYL/qlh583Q7v7Dr",
+	"mRC3LrVdFT9jQe6xBL7qoXtYCH+HZKp3kCiWJNKABOECO8hFMhVJIu5BYYxi3fJcn15hUM/T1MDbODik",
+	"vt6shIF5Yg1e1gtb8thktCsaASiq9S2cQzFb3XrnOO+e+trWaRdLNVSupoRv1VZNIvyiYRMpuKalt1jK",
+	"VraMNWIrl9RY9F+y0nLayiyK19c9hkLVqpaht0y/31S95WquSuZfbRpSj65PBbtUzVjbWryM2Krm+PTB",
+	"paihojmEl0yaHh+c4LQ4BYnHpG18CDqCsxYMrnZlNXdrmQN3swrehNdVqTs+6+rULM9Gs6+hhJYt+GTd",
+	"skrpFG22Go8YZ925X1enlv+1rlRhu3AhextUn5GX8Qic+Rsfg20BY3CUCq+bUobsrpZxMKhH9No6/lkh",
+	"ax1ohj/ColqdwLtEjV8sIWx1mevSwZbYzccng8VsIHkWq8WFHoUJfkrjn9jix4Y8JN+LzLjjmrcD82Yg",
+	"mSJHRtelFrE71jVMRhNrsOr819bR+cnWT8wzamGXesr413/mtU6srzDXtBQZWoa52AJDoBIikYfkd12L",
+	"4GJIAo5fKYk5ScSNdKOBQsVgTM81I7lmNGOZnlINRFxppgfkOyhL5N3kKonv2FW/3w9JNwUdLWOYsR32",
+	"GYwWULjocqZU2nl4gJiRqfCAqvSfZpivnTf1D1SxexcnVA3LdT4Mv8yokkdpWryQWE0xILeMpdZdWQZG",
+	"iiMQz2oKPZE2cn0x5uYtH0O8MNbYuHqXhEcZWGBLkFz/4+LslLw5vrgkR+cn/TEf87/9zYqm/b/9jRzr",
+	"xj2fNGPqISKzMnJghWBoyoQogO4emsIhOqiFZtThoW1lmieuaUkmNMsWJNTHIAxs6/ZrSuZ0Mos529Ia",
+	"Jb1OmBHBA2wcn6B02ZhJEqLqEpJbtkBfd5SSU6pmpBuWnwz6gzAgIRBcH/D24EVWL8SFyuKJIjFPc6UX",
+	"w9hb0MJwsgUT7r75/gV5tvN8u3dAKDl9+6p4vCDdt38fDAYD0J9BZyFvL7/f2h9zkRHKSc5TCpFeMs8y",
+	"caN3n8kJTRmhfHEP6WViDBHHQJAuSPP24FCli5GIpWoW4KEac9RAApyoJgXzFJvSjM4ZPKigDyElDvVT",
+	"LxJ25O1ggFYU72FvzBFjhSXRoYNVAY0IPBxpolgGjqd65Y5K4JJ67ZDuObxf6g6pJA3Hc5wPBtuTW7aA",
+	"P1jphAZjHjrGdLBUFAAaQDlCBhEaZuOmT7pJwZwOmljRmGteBMHorHAg0zcdbn2aMX0fluJT9VLomzzA",
+	"yAqqdKkJixifMFzyGB/LxvwaNMU4OkCMMKQMM3nYi+J5VR9ZEk/xHS6OSDF50D1pIoV9TP2JLUA9zZTe",
+	"mNAxudCLgV+O9jjEkvqmuoLjIomNHdCda5pyYgGE9GexYm77dQeojZqUF9BYxOYCG3NtIV/SE6OKbRlU",
+	"yzEHQF6RZxNGTs4N6ZhDRuJILjMgd8Ip12thym6dRKGldHjV0/uxEDnBXcLHyRvGWQZhIBiJ/J+5UExv",
+	"Cjz36dI2k615nTfjOSkMC3o83wk1w9wBWnIAypXG2giD8orjNpkEYAZFYY7HTfNHPFDwFRxs/V3Myc4+",
+	"4i4AxkLhqAWHzC1DFxms60xtvYHSLDoABM2wd+g1b3skVG8cy7A/TT/6fBtcJFfQATAgnpLlPnDU4yQZ",
+	"8yzn3Bx+SnYGz81C/cwyGQv9i16n8G4YYh3NZA+QccigtGo8IlpksnYT4DhRpM8QN8ZDgLQCfplBMhwT",
+	"vMGFG9YNjXVTzrkPO+qTF0b4gfdpJRLYe2zejMVcHPCNPwxwNLeXUpezeyMGQzxbYCxA+i9Eh9G3kHQ3",
+	"BsvuWAaEGz41K5CxhAIEoPHqnAlpsLulLm1AOmx0nkWpApRqwK2FKHm3RZp/YgpEei1FkisGKTbuAdco",
+	"1G2HztOGUFJQPUqD8HQugcd1w+HoWX/QH/SHB/uD/QEMNpzTW0aynIdPJDHIenZyv5TkCD1H0BruHGC3",
+	"BcPRxwNCshciz5xagRts58mMv/+Yh++3jIQiQ9LVRxenrZkDNG7iQGMlrZ8VZnzSaglK5Qck9G1oyBvH",
+	"PAQ9HbzDgJfZ5pRItAxGMwUBGUqWjWl9ciGM0KzFVrOEIjOStJbLxhx0IPAK9Ci6iHzrCprGIPbeMA5y",
+	"2pTmierhGSJsHqOahaSlRUyp7zZw+ccVfWrM4+BkqPKMo5RlvoU5abaODejbtLwCSMwHBmFmzN0oA8BN",
+	"WaBrOFjyb6AQiIzZE6kvSwkmer3nLqpKb/dR6bIQ2TK7ZyYcWc0yVgChuJdeu5ORhJcENWNxBm5dXa2b",
+	"IDaXsaUa3+cnEi6ZooneAQm3QxKati0eW6ibKDzUQFAYhSRc9u69QiteSLqjij9pLyDhUNdR6VUibgzU",
+	"Ski6w3JB3ThNEhKC73jYJ0cFqg/yG5M6zE5mju8dSTxhHKF6jL5wnok0i5mimZ93cFmN0Ke+E3TukMN2",
+	"DjpDfW4RuJ9xmsadg852f9DfxszcM1AQnzpbLHw0aRCW1f5ipYsKmgPf6znZwAhNau4UQs5zOIJQU/bJ",
+	"OTxuGRWFkkmeSX3rynIMC6Bk9QFk3hDjSaT1xViq74qx6ilYaRXU+QqWvrhHJP+U3pTjFUaDeuURxA2r",
+	"2lFcBDiNBuTBpdcbDNalfqpbv5Cz9+oKpxxa8oVcSCKXMMpDIlL6e14ebef15UmDtottlUa8UT7Nh3dB",
+	"x11huvZoMLAKqzWWpCj9x4I//U2iw1rRWysjVOF3AFrxMlBMaqL8C7LqO6c6GJYvwDV1a4o/NSVPIuxt",
+	"ZzBsquFm/tR3IuhApe31lY7wOJzwAuJhZzRaX6/6IIYVn6+v6KHK6zq7uFer65gH8wSeksCiJPP5XLMR",
+	"PE7emrt39DgjDnsp6Ch6A8H53sF79xB0UiFr2MQLgzRBi3YPgL8tBWM4QyFwjALpR4AalNKJi8Ud85pM",
+	"G6S7P6jN13G9sFdoQIbBYDAwL+llcIgxz9ObjEash3BhKcu2UpZJwTFPio2ec9ChfoKU0c6WFrxNohTI",
+	"gMjj33M25kW2jD7xUnl4zt4xT2LOSBdzsg0HMEI9/AlNkir7FPd8zMPCj/KweKqb0wW5Zja1G3kdfwdp",
+	"uBW9ZdxCuGHkEM2jWEsaWo6zf1/FUdjrk2PdGzRX6L2iEu8Fsvs0fs8iEoKoECL4tJuqXkw3xrBPQn27",
+	"XVEVGtuOiufs6g/BWQhCWJQn4HR4SMw7UaBVK1BHwVSh979PQs3gQq0BQ5bvchaWJ7I22FPLIYgaVVEB",
+	"DZvdwpwepBumNr9HGBQqDZUgjo65dx0+dSV7B8WMm/LbeNus7mNNxkXGG5GNuUE6Az2zC56wNQlcemRG",
+	"7xgmfrG4cCtSuoy5haR06TuIEkgoTcmAalPXHDqaB3ikMbf3UzPhx5gPx1g/8LjgD5LIlJn3gSJ5DuYc",
+	"0nQIf11ljErBD4ouMItFGJAwYzKfM01FPWOo1J+lkcJZMoXdPiohhGHkbWQ4CCqGZh/oJBNSkklW+AFF",
+	"LE3EQvbJWaq2Ym5tn2OOQvUBCasv1AhgFta8fod9AuJv2SoCWIIzkbAxL9bA+SotibwWijiyRhOUBcsS",
+	"EPJXx4qXRaC626Ao8tQzOoBZ/F1g8Yq/M0kk11z9Tir54MVLuNhII5a4SGuIB10ao2UWnQOsoKUlG2t+",
+	"evbz1nBgBlYkgPr1g3MJ6+zsPHs2GDwfDAaDoZZ1/bgUM4AjTlEIq6s0aqj0HeMoERkG1jnojAajva3h",
+	"aGswvBw8PxgMDgaDzlIIYn1goGN7nYPOcZ6JlD19JXiEEVMbClDWfe+h/CKkspw9LAlww08vwK2S3y79",
+	"Ix44Fh8BPhPafzy1vGDDFQmvxkC1TtArqrgaD8FfR1Qc7KyvV/VtxootREUf4RMqDVuMspL18q8n0OLT",
+	"QSG7KIFhaaUkZrXy7EPQqb324XG8VtK9hFBAJ4+JqckT68nTwNAREprCbXkPONKRCBBoSN/Vhtcf+LJj",
+	"YAwcTsroNkgVAXEihX/7F6IDmDc2FgXKkgBZFgTGfFkSwLnlktVdWy6hmn9zbXbxfE6W+el03uWcdQ0s",
+	"s5ERfuNf/3P514sZm9z6ujO5ZlORsYJdxKolB/sQRw8rjXm+NgVmugAu6IILPTE2Oy1zG5eBLj6TGY1D",
+	"s52M0Qif4Fk05tUQM9TMTNpVo2lP8iyD3PC+ml2wJwe7ZSIFUfTGuDDQ7bTKUGCGx6pWNVhiQD8w9Xih",
+	"2dXUB+2LWMxaC1z/ysyjxDT+Uuf4qHS61tnSak7u0wnlEwwdbLCzwe8lOxu+Oc0oZpeYxjyWMxZZhFBn",
+	"utA/GkV5wRTYLLCzxOKoxhjpOxE8WjbBY8ef9yytXvjCtxGAUQwdftXE2+bGc9O60My4dPf9te4wIBCf",
+	"MDehe2D3zWR/jlmraa2a6R2FqoUJaVhkYe8QXQJ8XHnPbIQPipBPz4FoLx8K4tud8D1dt0FmNCLX7Cbn",
+	"0GzGJiKLMIA5lzlNdD1znXkJq5VWEMzXmNa3qkfgyuA1Vytc68rfTuS3E9lwIs9NKvxHHchyFvZW0qR3",
+	"2Ri4QgQ8BBv5PSt8d5bfinPQfdmYezDeFggxNkfUpRRQRfjVE4keGGgq1me+T35iC8kUvC3KA5JSKce8",
+	"/AJLJQnN33XnqvTa/MY3IXzEAQvav1LDK/OGz9T4Mu29U397qN7IaGA3ue2Ltffg900S/wp533HpcfmJ",
+	"JCJXkFRxIxaob95moeSCKQhbrl7tViyhNzTmpFuILPiF0V8l5qG0crseXG9Z7H4DY/h2yX+75BsIHQmk",
+	"hgxXUbp9RW/r9uXKl72+DixEJIIxh0fnJ2HxQt81WddcqicuxjwsIT6bR17BwRGDVH4kxgJk8KeqcoOz",
+	"UtnIlgBsS2h+R89k/Re482PSo0180Brkghdu5R7thLa7+e2+61/uo//hd7v3Em3D8Tx6/lXXz7nNB2UM",
+	"lp2DndEg6BgsgIPtQdBJGVAtIKNljEadgz09Ygw5HuoVV0LRBOBdBw9Bx8aMe+/DQ/99+L87RdqGqwxQ",
+	"TAf9/d0A0VSudLsr68aR7grxU2pKj4aXw0FRuvrg7qDN9VRc97sQ91lAWJz91PGweMybSDtZyRF+WwnJ",
+	"7ck3l74v5dLnltz36DOnobgNChZWuQxWvx0cueafyKUXAvc2sLCqWITMOKjjxDbaSQKc35hP4UWQKweq",
+	"gaqcSSxqXjTBYnkLQTTShViYrM0BkQJc01KRaVFKYrjBmEsE/6YKnYIAP81NQsZ/sIY3A7tG67j8pdfi",
+	"VeylzrMIswQD+WIDRQgXTelkFFrfyHDZlKpZccLjqFN9x/SP7EYg2p+Q4X5lLBbpxpj97C0Q6VXdHg5G",
+	"ewEOuHMwGlZ96BkEmUCbJmWFX3Xnuav6fLmmlxganVbnNOZKy/gzRhM1WxA2EZiCmzB+Q2/YHIPx/+RL",
+	"4RNfCeserbwjhyf0m8r8dT5eLW3UqlvDS7tZe1/YpGuVOBGKAgJVhIICfEhCyWg2mYVkTtVkZnxrMKch",
+	"RKSCJ59NfwDOswZ3q09cH7dc3HNEnbheFCV8z1wMxwLPZJNW5MpkervSP/0DgiLrQ0+8/HF/HZn/HDiU",
+	"cSR2Ub9UkWH52qkfWIq4yHWWxoqd8TGmRvZemd02RhGpiuwc3QmVbCvmknEZ67PXszHbJVLok6Mxb8Sr",
+	"CxuA1cIemcY8KqXEtNISVY6yKuhzFJAP69YJabdJBxrWYvYtgVAA6WGotibW0uCWabtxzikTacLwYcrG",
+	"TtQ7j6ODV+/QiIghLiwERQJcHZunatEnr5y3+2LMXXCFNKGP1AaMwifXNJW3LjgXIgalLumttG6Q1sP8",
+	"GTTKuoWuO7P1BGoaWUIW/YTCj2V9v37o2CzmttsCl6zhktZX+u5gWEBddnZ3h0OAmDQIk4Uvs0vjgriR",
+	"HRAdUnrjJViCg6qPHbx34AE0QtXDJ7vozYRbq36m/DfN74tpfsUN5S5s+1Vz0NZrc+FeL8qs9cA9eeP7",
+	"the7MHc3MQbJlhkpRN7rsz/mExcQ5mBEUJ0zPc3pAqvFnIR/D9dBtgJIeyzH3IKJSD9tGOnuQ1TVbl3S",
+	"LpNT3mZ+Ch26LbFQtWF/zL/HiH/negvYOsgeTZcYL12nMJYgd//U0AwPudfA9RZwvAUGr2U89QC3htes",
+	"AqZtzTlqwYg/mWuujX+HokW21yKfQZlhXznW6wqjOt2eE5c4qssvX+TJLLHXh6Dj8CA3GpW5Sj5yWLbv",
+	"pWFtyvdxE9dqefaKp9Kl0xWWTUTfoj5aXA0eJzjh59Z78H+OFzRQTUE0hdxYf61pNbSChNGojb7xADLm",
+	"NGJbeVoCygDTZQkGrYRXgk9ZmJnJAyPpBWMuZ1RL4RboKYlv9cCtmeqJxDARCvlTslsWaWk7YgcACBH2",
+	"yamHk+UydS6BZx1oKV9fgUogkoTNdGKApGgmmYN6i5ufrwD649gu1md0rSh1tE5urEUs+csKj3/Cyalb",
+	"xBIxewfIgMDYA4QODk0WnGmczVHEA+Ankd2a6KaZuHeiH2cTzexRLjwkuURkIS37oR2UTGZsctuvM7S/",
+	"Zp2Pv/rtEGqvWfOKDZXmNE46Bx2Ryv9FJ3PWt5ITamU7o+JqncwZeaUimzS/0g2KDVEs9UV05de5QGQw",
+	"LQTOBGcFFvJwd3d38Gx/ex+S6vo/ggDQGQ72dncG27uj0c7o+WhUpEPvJIayVqpymFvgxRdfCSOqVJZi",
+	"efq1c954kq0ll9dsnbhiFsO9RFXp+Bv72SD8cibufUgm56Xp2aAMbOG1yPVvwmNIZhaOH5lkx/Uq69tU",
+	"yzgITZE4wDRn4PIygpS38wkIpRHjKqaJxUBFkWDZ7zSKKaR1QPgFyq1n+IRytI9pMket0uLkhfM8UXFK",
+	"M/VUN7MFGKVj7sYDo9Wq7hQMbZbqXp+8PsYsXfo3/UdIuuAgZj7EhUoauIbGXHdk8h2GL5BTbl3aCoAF",
+	"0nOwGJgEzEZ2xn8wjP3QLLlifvUWAQzT0oahlda4cJ0/IPGc3jDSDeHfp7+l7CYMiPmU8puwZ4BKdsnr",
+	"+LtDchdHTJBuCP8+nac7ujR+2L5J07A35sM9LErzKNZF4d+nlE50UfNhnhUf5qZP+2mn+CBu9ABMg2Mu",
+	"Iet65kZ7z67TsEd2BwPyk+7R4s7pTr0bJ42muknF3qunaUJjHgbkF5FFATl+DwEPWmA7F/csOwcMTHyR",
+	"lT0yHAx0z31yZDAVcZ9lORki7vOhJWhxxzKgjNuYR0/kmMNGkC68e2DAsS4xHAwR+gWbG24jNbo9umUs",
+	"BQjAHM4LIBomjGwPSEQXBWKKzXpsAhZsLnBzjA9IaByjopg+/QD/XMXRQ4iwhLIgbEiKB2dRE0fhNwa4",
+	"GIInCxweDqYwFUOe1lpIzC7VxzNbmCrmkEJf6ESp6fkG/C/N4saRoXgLR3dA6BowuifSjiiW7jw4M9c9",
+	"XQQeiu2Yu6UU1iRUJNt3DMJgjzomAsoGvv3b1XoiycWPR1uj3T2LeuzpA7XWJd0vZnZfZRqq4UAIOT4R",
+	"kUngMTW5lUytSwuVXVC7mCimtqTKGJ0HeLyf/i3Ag6v/wJP1t4DAedBfeJX/1tnkho5iilP7XHYhX/bR",
+	"M7/SzK9zsD3Y3t/eDjr6hHUOOjBHAJNH8gZZbPvZ7s726Plwd2d7b3sP3Crm7Mq+bDlmpyWUGR3t7nUO",
+	"OqPpkO5Pthnb37ke0uF1NJpus53r53TwnO1eX+9dXz+bXO9Mdujz6bPp7nQwGbDtvWh/uncd0elwMipL",
+	"P7A87vQ+2nLvrbKXgKdBJILjdU+l6/YQfXQMKf9lX+1bSESYzOHUl6Dbml1gif9SRhddq8UQz81l4tXa",
+	"aV/rMp4zkauKpIik6ElvhnFqOckTCZHZeQKhd/s0qqsXwLQK5ov36bR8o+kPcH4NTzMcLShuf+DuKClA",
+	"BtMxjzlKrTYgCQCkwzgCL9rihBhgey3IVVPjhD10BMMx2eNlxMMQ4/4wTzlelDcG1DPRinpxzeYpIliJ",
+	"e463YqxqJF4PNs8XebsVCQ8H/fbNK0k4M6H6CLj8Po0zZsz9u2Qe81whXqoUVTHx7ZtX7rGXwlvSQuSF",
+	"xFNIAu4+NJDQOwGhEj7oBY7KEiYXJBH8hmUQHdGNlZFnio3QjdFrkSsr0hTirpXIvev2eqGYLBzHKxIz",
+	"gHvZr/Dl3uYMCN+wNNt6Gd/ou7kEK2dv8HrYgxgDPKwJpmvkKtz4JzBYf5tB9jCe8jKfG4BtQMcDkj7w",
+	"Eg7DVCIB8hO4UJBYWVD7Qo3RAkoKFsUIcJg8AokxX/EkV750D76ZunHzvu/WcczlTE9Kd0D50kJZsG3j",
+	"CgAakpbqYnDTtEBpffJ9nDCJsmtV3zJyMqocoJtYbPvu7mDU65NTxyacHFVS+HC1x1why0ES2x3sbCoP",
+	"GoGSTOP3Ks8YOT/9wSg4VjC2VDzmoXF9Mf8NtQTPF8TKoo7MG/xLrTS31rm0Vi+lsobFwIR8VkJu6J3e",
+	"iLI7f41sU+N16oShVb6nvqPLaL/q7O/nYRxsPce0i1f92syYTQkX3TbbuR8U6RVtGkVIshhRidksADFc",
+	"TkTGTILFpfm2cQT529O/lU3dzs32OuY0q8ni3CxRVcSm8vmpD7wxbAt09ZjjmT+0+l/pOAIwPLy45Qqf",
+	"J+i1uMNAssc4DQ/q3Lc6HhdcOWDLFCHjyfPd7UHvgIRyRvWX/zjAVBzXVLK9HczGcRCWadMVffX+99fn",
+	"+ezVD7O7i/2/X+yK/9i9VpnaV68v0udP/+v+/uxU/Ta6o/uTk38clLyAlhMp/et6l36EYPtNRG0UUV8a",
+	"6aokRzbKpugb0TKMriaF02rnWAOgKFKb9zhONPMb8y5NEkSpsN8hrDxIBL0+5NKpYDLZQFO8Sj0UGP2l",
+	"SUg65rUhchhFj2lzqlFkdshFSL0W6yEABCzA7L0igrPDMY/xZr6WiPZciB3gLUuObDweXJ2pkDGKKqZg",
+	"jHkIurcY3S+4wcYSHC9+NKlGAdEbgGJPD2QZ8IsDuA2TacSIV5zde74tWRbfsYPSl2NO05TRDD2MIAxx",
+	"mjE5MxEtKSgRKPzKWTwFzSFjKaOKZOJe6sXRm43ewLJPfjIeRSYqxe4bjgZXHDMt4Do0PeG+tjS3Rno4",
+	"06N2E0S0EpPayEipBtwLZGXM0FVmx0Xm3DrHV8yx2d4Q4eWgrHOCLQ/XJtMtgklVJdIGSG99iE2vPsam",
+	"GslYNNx5fHTNmjkZ+6j1aaj4hzf4YXtOQp9tYFXkb6NSxhLfOUo0UQt5Wzdw21qTa/Su3ovV4aFrhl3g",
+	"7MDRs2jvsQms755cnJH9vcHQ8NDpVDJVJodS1I3volu3ETY2SXdTvxcRVWxL9915/FycSrb5NEabTAP7",
+	"+QTz+BeKc56MXv8xeX92eXL/+uVR8f+LnfevXx69/+qDoAth5NcPJY4GbK8UWl8bJDaZUXVlGkE7+D2d",
+	"x1H/x+9uXr2+fDs8vTxevP7jP4env01+Pro5evPDdyeD17f/8f3p27e7b27/+cfZ8fH269uT4elvJ0dF",
+	"SmzPvVHwO5ZJTLGjv332rCHkr+IxH0EOIuPxDo4Uw9H2zu7esyIFLE5zoLtZGyWH6eQwRaj+aJNFQ4Ri",
+	"AfJdz+z0dnkE1oZuPpUXvr3423rhW3r45oX/pbzwQbKtl+1LCoQ5p82O+Si+U2dxBstgbOR3d1Ef4Kt0",
+	"aHL9UZLE/BZZHbvv2Xf4MBhzfGN3L+P6D2vv1n8be3dIuuA5dr0ovRyjFoT27kyL5pDIccxnSqWShLpT",
+	"eL+eUBi+lpR9C7sxWWNvgbGBm/RXhLpfIB9XIpDN6UHZkIZQ1wkzRsF0CdqFyZsl8sxbbZGRUF8NGZJQ",
+	"CNkRF2N+nSsluLSZV7YRcgTirPrWywIS96GbSgxJSFF5+f/Y+7bcxpEs7a0ECPxIGy0qRUqyLRmNhvPS",
+	"VUaX0y5brv4LpYRIkSGLZTqoJql0uhK5hHmYFczDrGC2MLOhWcIgzjkRvIiSpUyXKxsdL9XZFslgBOPy",
+	"ne9cPmL04QxRRUzmSRxm0phBwg+uv/Mf2D9ALLL4ZEjtwztM8sQjp0GxXZHxpC5HsbMoU9ZiCydTorOo",
+	"QkpjqAhfeKWtEZzmyPzvg+qIR6lS1HawzPLkDtwCazLIgFis84pKZYVF+f5wLEp6pqjEIc0WnV2phSFL",
+	"jakQ2vtIhMk9SAEvuBgyt0cqllqmJ0rBQBkL7Wg5dCvX1BZEAGYUSt4EcRTc2nlia71kX47YeT7n6X2U",
+	"8dZY6NrBFbMYzWEi30G5Q79nECfAQmN4WMgZZIQfUj1jvHEslMYl8/DOCd7mscx/kPacbpIerJ5avXzi",
+	"y5VIxrG8Bcu3q3EkO/M+TXK+P8TRLtW731O8Ly6Gl4WmTOALlnI54mh6lg9h+ICgnopBDjzOMD4lA8J7",
+	"zTOH5XS+eVKSulEjMRZq8U4oOw7WM3gIJloAkRwvK6Ef90l6W4vCoPVYTIxIURQo3Vwp3wNVLPQSVtMZ",
+	"xpU0UWHN76OHR/+OtjAJV65TdZH2ptzq5r4IM06Zj78mkdCBI6DtAjVAMfVRbtB6js1gOftxk2kvt3w6",
+	"Gf6wDCLAB7RfViNINyCw0p4Lt0OL1hsSJ8qTuyRNk3s25fk954IN4NM47l+sVtHUL58g7NR6AFpDlVn4",
+	"mWdQjgF+Aiql9KNyMWZxghUVVL4nPBO0EgtzQb2fPLPLieu6g5WUTkTIlEyl8HIR2It2kgSt1Z9YyLNb",
+	"2TAEuuKj4J/W0PqTw/r9PuscHjGKAKa3+/v5pUSE9yrypBQl/Pm97Namoadn6JcHPEjn6dbfr3wDHeFy",
+	"7OXhGokPSRTI+ajObBhP+KPd6fTc9iKcgWyluCX9+2z48mUQChVP3A6Su5fRS7qy+Ci6UVDLl2jh1cN1",
+	"xlOEpKWaBIQlUDK7cMCxkqNLF11pQUBBsWdi4vT0QZ1vIP9DI4JRP5Uug/M4XoIsJ8VBW06n0+0edXuu",
+	"0z06dPsH5XlFcUN0ylpDa03KOfRR4o2vXFIXEWgE6EI7MPPVIpLTME4gATRDJy9OwDS5byIHz5JUoOMN",
+	"3jy3O4Nup7S6OoNht1Msvtx2ep3y705v2EGxJvWXES308lqETq9fiQrtbT0u5RtIeVjOkQ9tduEvZWM+",
+	"g8qn7Op//jOBvyWQAZlH+TLk1tB2u+3+gdOTTxI36o+9g/ZBvz+oRryrB5ZeX7eOYWqIR7d+9/IN/C75",
+	"NbKG1v/+x7//26oN6xZN6ptkk/IoqW5atRNVfigJ5HO7C1vM5tdBYIotFg+nufazRNSRwPUALn7/w8OQ",
+	"qRVeXt2Llz1XnlhodkyWaaztWuoFPHuH4P3SUfgcoYEVqqT7lDzIGfAgj3wlBZXq2Z/b8Se1udMt8RkZ",
+	"5f2UP0I1xBDBFF33ZaSE/FaPSt5orA0i+LyKzExi6DYxhug9+VcRx/ky92+1mhFGDJXgQCSyCBImIae/",
+	"apVK0zkRdt1Bu99M25Rdvy8LvvDTZjZHNGjhAmABkKir2oxqIqzBPMk4wBivoj/ojQXZM0qP0StsTVXs",
+	"QLcYCZZJE9KPmbo8g7o6ledGoXc8FoUsOcvvE8wQwJ23VQjwTJN8Du5j9EJDjfdC2Vzbb+rRFPGm5BdV",
+	"AcF1mSh6AJoTUEjIhB5arj5BqVx6o8QWVDq6oKjAVJeEPWGlU1LxbGOhsgqgPSBqEEyiVPCLTGU2AbNy",
+	"xj9G0s7uuw5SA69S/7cojnyhil0MqLr9SXrDRR4J+dOAQkKb6vRoFy0KK0Up07RGFO6jx9bP6W2GY6G+",
+	"+0NZIk4ZrNoux+AooK1kK6Skqi5BhgHSFUBurs3OlTBGEYblP6BK7VSacvgRWkzlaqhQVHJwr5r22IS8",
+	"DUJX4YMP5b8g8I70atAPRuW62V5Ke/p+aywSlMQljkldEmVsyiNxw4iox1cCRiYq3mASiYkS5EGF4rHw",
+	"6BGTpYDPO2RUiYnIgzJdVxK7LcXkFZIhcZLlbE8kcu7g3wSFcPiCLUXK/RDTYuFXFbFZHInwGQLQ0hNJ",
+	"zqbFWOzT5Cna8lm/4zJPvcdkKfwPfhSDDjMRj5t7Nhblrh2Xz2NdA0rPwWaCZfMIoqBJbbCIY1GE4h6m",
+	"1/FgnpSpXDnDgaeS35JFOUVxKrFc6N4d7gm+AH5lqEN18EBne6dnJ9+9bbGfTt+8PW+xN+evr8/evhvt",
+	"Q2hqNhYeXjfBOEk5W344f30yOj1/p56grigR0nLoFJeMZCFkL2FZmLHYg1hquoIRIe99+uR8/uyxbDmb",
+	"RR9b7PX5xc+T1+dv3uLqPB9dqBsg1JydXI++f/tudIovMxZqGzzWIUDxA/vx+vT13yaXby9++Bl7xDx8",
+	"yKQQDG/jJys0hjFhm/vBvHjqi0z3EzkNJXSMvfRUAqSccXFM4RYQLJ61GfCGLF3GHBMCaRPfuF8foxjJ",
+	"LRdA4ddT4XBv5nGI1JzmT/3amcA/LnhAut/nAl3VEKF0n6RhNlwdyJr2vCpCtjpsuBFBMHHp2+wFyYIK",
+	"CiUpKtL5i302i0A+CNebtJuKB/3See+1dI2GFsuSsfA+jasCwmNryMZWki8mcXITiYm8dGy12NiqPkxe",
+	"98vY6h25A6c7tt5/9nDkVHA1RsGMRRx9oCgogTUi7pIQSfoG7pUC5OG7pJRJGhUZgPKRQyy5pMof6UQD",
+	"WqdIqOuCtxSnpcBZq2HPKNLlpOmlIEaFod3Aya7hTNXO8G1wpw+n1dT76peEbGeoynR++cY+PDxyrBWG",
+	"r17rp4TNrOGhhJ7Th3dEUO7UzOMBAJv4goaadFuoYZcJye9hp6nRe3pvVhsv8XzN6di4qUIqDLTZ2jQC",
+	"p+9+sp1Op2GIqz0rnwUqU5B6pB5BNCcxgu6ge9Q77B9YDWzm6qgQXTqRAOChoDtxNE5EeJ3Gr4jBqxGf",
+	"cIiVxgW8uz4IHRcnzYuMwRlDR8zmIZGT4r1iDCs/fbIiEfKPEACuFNmvLi5P333n9mBNNLAYQXpnwzfH",
+	"KbbbKD9CGWeLNBI37V8XN1aNcG0YYrx4AprzZV6xmHFbMXS1I/+5ScZ6p+SuOwmjVLG5smeJ4KPojl/Q",
+	"WbcyZdYce8dFuSAoMipPrqyGQDbPHDx8HltKKztC5WyDHvxjGQW3l3wRP5yI8HWyXKxM/DK+YQskL2ja",
+	"a/gkgfLisXfecbaf/PTWJcobf3RKP47OLyYXl+dn59bnHccA33SSzGYQsrYTsabOtt+1cF5MXobV+nS/",
+	"Gy96uoYXXdlRVrhRzGT5ImrUqVOj25OhsDzr/pumUXLWj5J8QLtpmLakgJt66RTl8GWnyFMd1l0Krq6y",
+	"A73QFR6v1A2YLwAbwq9JJNhinvqZrloQZcRQUbEVcnJr4iJRISqEOlVMq/Z2W18x8s9ARAMR9C/PQhtR",
+	"92+Dt4aV2MgV32kL5zFKeqOOy2VR9ogUWdDMaiQg2+zMf2BTzhYJGLuRyHLuQ/bFMgPrnKrJrSnutsYm",
+	"W12axYa1oqFS18Z0/pl0UpSOzBA96U4BAC9OVUm1JzxU55HEjQ8wyCuOwOiOZ7l/t1gXGi2xj76p0HV5",
+	"7E63dqeKo15/kzPsyebeN53RizQKqFpN4Of8BnpjLfMojvIHC0+y2BpaF2cXVslPfrOMfViAOj6yscSu",
+	"Lqn7iHX7eZs48rWB458s5WOxhhYXk+uroo0mK7nkpNVJMxQdiMUYstqLuKPOYNg/oq/2pOHlj52hzW5b",
+	"I+HyjYhBUt4qfKMXWWPC35YHyEtUbFrn1BxxZUPqQ0OH0Kr4YkwDLUftliJaMSJTATD4A8/GAiJO8ii4",
+	"zSCQPCeBSHKDcT+NI16Efe+3MTCd6MyV+OqCTNTxzFhclp1U3koVLswosBp46WNdXEyn8OrngQNHJIK3",
+	"ilIP7O9IUAEMTlIW8ruE3fKHVm0IqgBaB4uu1F9jez5rfn1VSli2BO5A+v+Udpsmy5s5BhBX29qhSMWZ",
+	"n97qIBzY33Y5w8Flqt+5tGeUD/J/KsGzR87ps9Hb/vmbwH03+vG3s1/fyrP66rtXP/724+jy1btfr/vn",
+	"13/96+Xo5LfzN2/vz0Y/di5vTv7cHPpVsoyKj/rlu7qf3srvt7VppGZWySMoX8AYSL9LdYZ/jboMlTNK",
+	"zshSWE5J6F/hqObDSfsy1xdb0N7OlcIHyppaKbiQgwQlczsdeSTUd244k9Bhns9TXmynhWOVLCLyTkSh",
+	"SqeOUgb+cK/rMY9um9zzOEjuuNdinuuNhbcKBidY+t5jey6We9G85X6LeY7HvCqp6rE9p3rh/rrCAXp4",
+	"rKfaFEuf5JdVBtapBfhryhW88BNi0nB/x/BT62qeLJhI7gtkf335Q42T3XB3nizYIk3uEmTM9UNKjDI6",
+	"M7Rhoa2y2J+CWQF7bo6h0XQgnZ1c/u3t6PTdd3L6V/zl1tACJ03hPCh1v4MOo0FrgzFQ9lyUDIqTi4vL",
+	"85/evoGeP8Gwvlb+62JIzkcXjUPRLYbiZJnPuchpHpSspIqToWlQ3p2/2zgmR5vGpOY02HZY3PKwNHTM",
+	"LTp2rY1JavJ6dPrD6ejnL+nKYWs3W6+xO08m0qyX+Kbj/qTOLNVSVU3l8x3TfgGyrwyqim+oVyIvnXDF",
+	"jvwemW4eLFM5M2E75X7KU7kI5YSWU95fRH/jD8qrWf7bj1CTQP7pvXxK+mGNPiWP/RyIemTy50lGOWxw",
+	"T4hkv/Jmy3kA0fzWyw+OtVps4UQwf5ol8TLn4JCW1ssNF/LY4SEVBMyOWcZzaggbpaKHLzJG3tWinXme",
+	"L4YvX36Sl3+Wjbas0or7ZM21JUr1IizHPWx32p22MzzqHHWsJmRbtAdvAbpioEH7GcwD+hafNkkEABSY",
+	"8jgRNxkWLV2vGaD9u1jUfnXYlL8jb0YreiIpY3BDI8X8WW3mCmsgrdacgrcvyg0hVCmSimB3KrWhUVhz",
+	"tY2iuJXKQmtpZc+6rFzpqVrFZ/WpWClSwUNSxdmbcXxmIthDskzZlM/9eIa53DO4o6h0DvWAIOOy0o8w",
+	"8huaU7q2KizxmLR+ILQ5TZYL7EglegaMfwymBRs793GsTy5O9YXlzmrp3OYxxACnit7QxfnVKFMrphhj",
+	"rekiwkUSibzcQa3r0lRrhldCzu988VAkkmcttvADFLBuVAFooaAMxvCxRAS81OyrNPHDwM/kt3zfsgpx",
+	"JHDKqx/bKlhtA6NEEYU6v532T/0MAPJy2aU8W8b5MfMwiNyDH6B8LenRc3Bo5pAmPRZ5UowXJY5DMSys",
+	"sfOw4G2Ge2rWYll0I/x8mXItEYH13NGbiSpRSCA1gOxE6MF4rbu7BW+ClA5OLNlFoeuvvsiYB7/WCiWW",
+	"Y+ZUXRo8g4sP8//tK5xM9ltSAFpPqjxa5Ue+pt4jonAIUZALntK7Q9lgGuNWEfzvB2kCLCCMYvvxN32j",
+	"vNlbMUDLJXBFj+vrYo32P3vsT2zOP7Lvz05e21ffn7j9AzXJUv8erahb/lCOdVSdgmqcN0Iu8owHKc9X",
+	"ClfKBvqhM2u3t+jnlZpmX/9V8ANQ8Yba1IlCr73l9JDg7qvfxc/lLpNr1WkIIHC2eIUTvHFztdmdKkHp",
+	"YH31Tvd+BskNLXYtoo8kb7rNnBxpP9YW47PhjR6ZhV5Di235Ib2t5+QxpOuAjqqdcbntAOlfbGnhMsUK",
+	"g3g9S5McC0Gw13Me3Cq2HYKt1TtInHbDMcpjtsw4w4SMnUbuqeb7mzXvDxv9sDyEukEPM1r04OlCYMUy",
+	"3nat2hd0b6UTFKqzQy+uJFzw05CpE3tYzb8I0StS2m73174mHbZ29JWrt+GdysvkmKUcS+HEEgBgMcMs",
+	"TxaPzgb1gvkTraKGF/U+OC25qLCy8Mq6isJ2Xl1QX75OHutl9kXz/GsEf9fWT3OGHVfVTyO6TiOp1aJw",
+	"QP1AiJlEVHDKIrc8dNETbg2dweDos+6xjh7HqNuWhTKDw0bIR6HTHe7MXL87tXtBP7R7/GBm+4fTIzsY",
+	"hOqn3vbSwqtYC3HO9kGSdeMYvVVtq2aKv6+klZbwKAFiXsOte8kityOxD88phmPhL7NN8Lf8ZLm0pOEh",
+	"WwD5IUC9Cq8PmU+pfwwfChIAsLslaT5L4ih5kTG3Z8+TZToW02V4wzGTYwHvF+UAoe9Q+TvKMx7PmJ8z",
+	"D/868XOPahxpq1S3UxQxhnw8Xaq/aqeACVUC4WwHDD4WTwXCL3DEDQI3CNwgcIPADQI3CNwgcIPAnwuB",
+	"d4bOFyDwRnwN5aOgaUtDvImqo61RWy1C9GjYU3G9Deh8ocARQHOFwO3utBfYvbDP7dmBf2hPjwpw/gXQ",
+	"HBHYc+Ny7BqQ9IRb0SWAcW84klWUrkry6wScdSD9jYqKBnlzwb4fjS6wFp1EuKBdT2dDJZAv5TdRlsv7",
+	"NM4djoVXQwAe2yuA6H6rvJsqWOaxPRKxwC41oD/CfGNBoK/6oNK2vPflqGws1h6B1eYUsvEqfyWwUf2j",
+	"Pqs8qtUKMmv1zYZ5xYYr71/Z3cp/1JuBNxZ7j2xSxWPbK8/ETau1Mgj4KDvkQRLykC38VHstaN/CurXe",
+	"/TzjwcRDkbqr6pZG4m7yW64bUyjBIy/nIdsL/Ww+Tfw0bOlBaY3F2LqEC+iOsaUsuOppCzooGQOlLZhC",
+	"qgpvm9HRDsZZ8oGnsb8Yi4ahLGTwNm7hLZJ/uaeWX2RUd0eXIKm9GpiN8qxj8KlILUpJRbHVP3kAuFdn",
+	"iB/HyX2G4i86CDUF/ec4xiIxN0td0YBHWEaUvhckhqEvTh3/x2vWT4RwtiTyXfQW8BDWO/A2AZmqqCCY",
+	"bHoIx2IzcGpcPOUXVI+GUk15krTZiZyOGBhMn5jM8+rLy1fA8hoYqpmtQ3aBfEpWyAX6MUREw8AH/iKH",
+	"YdYw6gNPo1kEwjqg4QwlXdvsRH8jKrPNeZgRrGGLNMlJtFDd3rS+seD1I+PxyIbX/AB5rdeW/y3vh2ov",
+	"iKNb3jw2+y0cd/lcLKMSKPXDAtq3iOCQsD4jzSf4oVThRitwojEHcQdxEtyOxZ4vwhZyIliV205EwKE4",
+	"cQyqj35lt5TGBcRCxlCLQA5twLOMk3A2FUxzP35UoordAnwmqo42qwJjRS2EbK/Psha+bIt1O/i/Lpu3",
+	"xqLP5i3mdOC/PflfF/7twr/h0Pzv/3I77P/ty7nQczosjDKI+agYW81kDwUSvKaD23A9husxXI/hegzX",
+	"Y7gew/UYruf5uJ5CrUpljH1F7rGia+q8hKpB5bvTbtAL7T4/mNk9/2hqD4JOaDvcnXX93rQfHITbszVV",
+	"CPU8ZA3VDkHR+Ir3UMe9orUIMnQNFM2EivhNKKh6LWPzAyD02t0ewmbtRsXirmAKYQGyKF0nksP2sIqp",
+	"X6ic6KcWlQXxW3v7u/lAx+KpAhGr3/Tv+FrvVPy5wcgGIxuMbDCywcgGIxuMbDDys2Hkg40Y2a2A4R+i",
+	"O78ir/TqslleCa+hO33ht+/8W8hXWgej69iRUPUhOTttcIT2pt3ADnu8D45Q5Qf9UlRdQWDPA7EJ2ipI",
+	"qhQMdkLezV5STFHfGMpIl77IWBRykUeziKcZC+a+uAHtQ3TCevvDUmmUOBIgA6FeEWt+Km3KsZBLRCWZ",
+	"sXueyg0qvQHZr3JdGdWIOvKTmrbCjf+BY7aQzwS/Hwtqoc28hfbKgMon3Fd+/1Jxc2xlHbwfi983z4gm",
+	"1zV9CIPoDaI3iN4geoPoDaI3iN4g+mdE9IPtWe+Dfqff7w8Gg4GSi5TzXO66tUsct9vbTli1FBeJ58GE",
+	"0F/9drfTPzrsHjid3mDgdN2jfr/Xa7IQlhpRwZ0q+tGmtKVeaPP+7MAuDIKZu7NJQKjteayAAogTqk5S",
+	"zWRrOF4G+Qr2hfyRdP1KrUUIdKrVyPMKKTh6mC4EuIkVH4vfDTZTLYs33KTmG9hsYLOBzQY2G9hsYLOB",
+	"zc8Om4/qsHk3GYAra1sRHEJeG1+ioQixwsV1NEi4WDHiNoDjnu9O7aAb9gAcK2xs7Vp5nmDZM+FiRRcr",
+	"aFop0f1AVceagDEPoyfDxfgs1fIx8+T8K/Rnkymu7FlJVRfuncvFHuUZBO3TjPyj0u2VbgAOi8HUBlMb",
+	"TG0wtcHUBlMbTG0w9TNi6sPnwtSI2ja+Qx1S61Lspxmoagsm/A8PbBov+V+skvzTx9xqQN9cYSvohcLY",
+	"NgSr9GaOb0/doAvBKgp+7wy+Eb49M/Ym+Ls19FaCMiY/3+Tnm/x8k59v8vNNfr7Jz/+m8/O1hByd3IYf",
+	"MvyQ4YcMP2T4IcMPGX7I8EPPyA/1HwtVbCR75KZtDa1+33EGR4cH/V7XdRoJnpU8/lXOZ0u6Jy3AEtZN",
+	"Dwczd3rI7YPA8e3erMPtgd8/tLvTo9ANHN6bHezubVWI7JkpHyB3SoRPXeGIUrKaWJ+tU/5Lzd3PE0bY",
+	"XSWJwZ5+D+5QComspAeFCc+YSHKWzf2UQ7F0qGY+FsoSW18bYL/WvTYbKcsryrQ4te6Q9yJD4xRKBsiJ",
+	"5h0zj+JW0UusVKFEKC2xHRy8w4ICogvCKIR+yV5B/ziSYFlZGiyX1jltuIrHYNk8uc8kvC2eyebJPcpI",
+	"AWV3F6Gd8tSRmmp6mQIGxoYwNoSxIYwNYWwIY0MYG+LbLWCwakMcrRgL3aY6B4WtAMdNvOQACCIhJ0Vw",
+	"WzcbnqYwwmMQmwwQ5Vi2Ieazxzsz23emLsR8Kp/zFxsgf0BphLJ5UJgBEeJ+LJNQs1Ma3dEZzSfjijau",
+	"aOOKNq5o44o2rmjjiv7WXdFXyNwYCslQSIZCMhSSoZAMhWQoJEMh/XF14ndLU7jcIfU3yyPh0yeqFp2v",
+	"MVJOy8qSZRoAUbSIgI5ClWeJnNKQpxMwhuQRLx/XQCEp0IPpwW7gzLrcPpr2QrsXuL494M7MPgwPpn2/",
+	"F3SnrrMzXyRx23PQQ6MSGVNlgarkT+7nWL7I0D+G/jH0j6F/DP1j6B9D/3zz9A+e24YAMgSQIYAMAWQI",
+	"IEMAGQLIEEDPSwC5X08ArfI9q5zOIo0C2RfZiJ/zmwQIjmUexVEuD/O7JOSxNbQuzi6KAzvlN8vYT4Gf",
+	"IY7DChWZIS/TU2ZNz5rIIQW6oHuD6VFwGB5wuz/rkdDKUehy25l1fPXb7vQQNPFcBJFOF0j5IkkrRSzk",
+	"/o/dlQ+hKdjOeWZihQxZZMgiQxYZssiQRYYs+rbJIlr1I3lq/z4w0Kn7AdULAX7rajgHAcsSPdCZDC4p",
+	"+GSVJL12GXZVQAeBrm7gTh2/M7MH/Ci0e8Hh1PYPZn2b90L10w5Vw0rj8zwh24+PgIRKiSg+rHylz/8X",
+	"AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

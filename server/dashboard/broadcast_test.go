@@ -14,6 +14,7 @@ import (
 	"gateway/platform/simulator"
 	"gateway/server/broadcast"
 	"gateway/server/dashboard"
+	"gateway/server/domain"
 	"gateway/server/servertest"
 	"gateway/store"
 )
@@ -183,6 +184,18 @@ func TestDashboardBroadcast(t *testing.T) {
 	if p.Status != http.StatusOK || !strings.HasPrefix(p.Body, "recipient_id,mobile,") || strings.Count(p.Body, "\n") != 4 ||
 		!strings.Contains(p.Body, dashboard.ExportTrailer+",2") {
 		t.Fatalf("export: %d\n%s", p.Status, p.Body)
+	}
+	// The broadcast's events, as the triggers wrote them, are what the WebhookEvent schema says.
+	for typ, schema := range map[string]string{"broadcast.paused": "BroadcastPausedEvent", "broadcast.completed": "BroadcastCompletedEvent"} {
+		evs, err := env.Store.EventsByAccount(context.Background(), acc, typ, 10)
+		if err != nil || len(evs) == 0 {
+			t.Fatalf("%s events: %d, %v", typ, len(evs), err)
+		}
+		for _, ev := range evs {
+			if err := env.ValidateSchema(schema, domain.EventBody(ev)); err != nil {
+				t.Errorf("%s: %v\n%s", typ, err, domain.EventBody(ev))
+			}
+		}
 	}
 	p = u.post(fmt.Sprintf("/dashboard/broadcasts/%d/cancel", now), nil)
 	if p.Header.Get("Location") != fmt.Sprintf("/dashboard/broadcasts/%d?notice=broadcast-state", now) {
