@@ -47,6 +47,7 @@ type broadcastFormData struct {
 	FieldErrors                          map[string]string
 	Preflight                            *domain.Preflight
 	Duration, BudgetPercent              string // the pre-flight's estimate and budget share in words
+	StartText                            string // the schedule in words ("" for at once)
 	// Hidden is the form's values as hidden inputs for the confirm step.
 	Hidden url.Values
 }
@@ -220,6 +221,13 @@ func (d *Dashboard) broadcastPreflight(w http.ResponseWriter, r *http.Request, s
 	}
 	data.Preflight = &pf
 	data.Duration = durationWords(pf.EstimatedSeconds)
+	if in.SendAt != "" {
+		// The domain read the time already (Check); here it is only put in words.
+		at, err := time.Parse("2006-01-02T15:04", in.SendAt[:min(len(in.SendAt), 16)])
+		if err == nil {
+			data.StartText = at.Format("2 Jan 2006 15:04") + " (" + in.TimeZone + ")"
+		}
+	}
 	data.BudgetPercent = fmt.Sprintf("%.1f%%", pf.BudgetShare*100)
 	data.Hidden = url.Values{}
 	for _, k := range []string{"name", "template", "audience", "numbers", "send_at", "time_zone"} {

@@ -19,27 +19,17 @@ import (
 	"gateway/store"
 )
 
-// broadcastEnv is a gateway over the simulator (statuses reported within a second) with the
-// broadcast engine running as serve runs it, and a connected workspace with its templates.
-func broadcastEnv(t *testing.T) (*servertest.Env, *user, int64, int64) {
+// broadcastEnv is a gateway over the simulator (statuses reported after the delays) with the
+// broadcast engine running as serve runs it.
+func broadcastEnv(t *testing.T, delivered, read time.Duration) *servertest.Env {
 	t.Helper()
 	c := &testConnector{}
 	env := servertest.New(t, servertest.Config{
 		Dashboard: dashboard.Options{Development: true, SignupOpen: true},
 		Connector: c,
-		Simulator: &simulator.Config{SentDelay: 50 * time.Millisecond, DeliveredDelay: 100 * time.Millisecond, ReadDelay: 200 * time.Millisecond},
+		Simulator: &simulator.Config{SentDelay: 50 * time.Millisecond, DeliveredDelay: delivered, ReadDelay: read},
 	})
 	c.st = env.Store
-	u := signUp(t, env, "Broadcast Bakery", "owner@bakery.example")
-	acc := accountOf(t, env.Store, "owner@bakery.example")
-	env.ConnectNumber(servertest.Tenant{Account: store.Account{ID: acc, Name: "Broadcast Bakery"}})
-	if _, err := env.Server.SyncTemplates(context.Background(), acc); err != nil {
-		t.Fatal(err)
-	}
-	var tpl int64
-	if err := env.Store.DB().Get(&tpl, `SELECT id FROM templates WHERE account_id = $1 AND name = 'order_confirmation'`, acc); err != nil {
-		t.Fatal(err)
-	}
 	e, err := broadcast.New(env.Store, broadcast.Config{Sender: env.Server.BroadcastSender(), Keyed: true, Share: 1,
 		Poll: 50 * time.Millisecond, Throughput: func(context.Context, string) int { return 80 }})
 	if err != nil {
@@ -49,7 +39,22 @@ func broadcastEnv(t *testing.T) (*servertest.Env, *user, int64, int64) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Stop(context.Background()) })
-	return env, u, acc, tpl
+	return env
+}
+
+// connectWorkspace connects the workspace's number and syncs its templates; it returns the id
+// of order_confirmation (two body variables).
+func connectWorkspace(t *testing.T, env *servertest.Env, acc int64) int64 {
+	t.Helper()
+	env.ConnectNumber(servertest.Tenant{Account: store.Account{ID: acc, Name: "Broadcast Bakery"}})
+	if _, err := env.Server.SyncTemplates(context.Background(), acc); err != nil {
+		t.Fatal(err)
+	}
+	var tpl int64
+	if err := env.Store.DB().Get(&tpl, `SELECT id FROM templates WHERE account_id = $1 AND name = 'order_confirmation'`, acc); err != nil {
+		t.Fatal(err)
+	}
+	return tpl
 }
 
 var reBroadcastPage = regexp.MustCompile(`^/dashboard/broadcasts/(\d+)\?notice=(.+)$`)
@@ -88,7 +93,10 @@ func progressOf(t *testing.T, u *user, id int64) progressAnswer {
 // page, its recipients and its CSV; a cancel of a finished one refused in words; another
 // workspace's broadcast a 404.
 func TestDashboardBroadcast(t *testing.T) {
-	env, u, acc, tpl := broadcastEnv(t)
+	env := broadcastEnv(t, 100*time.Millisecond, 200*time.Millisecond)
+	u := signUp(t, env, "Broadcast Bakery", "owner@bakery.example")
+	acc := accountOf(t, env.Store, "owner@bakery.example")
+	tpl := connectWorkspace(t, env, acc)
 	p := u.get("/dashboard/templates")
 	if !strings.Contains(p.Body, fmt.Sprintf(`href="/dashboard/broadcasts/new?template=%d"`, tpl)) {
 		t.Fatalf("the templates page has no broadcast link for the template:\n%s", p.Body)

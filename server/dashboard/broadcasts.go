@@ -132,7 +132,7 @@ func progressOf(b store.Broadcast, p domain.Progress, loc *time.Location) progre
 	out.RateText = fmt.Sprintf("%.1f messages a second over the last minute", p.Rate)
 	switch {
 	case out.Final || b.State == store.BroadcastPaused:
-		out.ETAText = "—"
+		out.RateText, out.ETAText = "—", "—"
 	case p.ETA != nil:
 		out.ETAText = "about " + p.ETA.In(loc).Format("15:04:05") + " (" + zoneName(loc) + ")"
 	default:
