@@ -70,7 +70,8 @@ CREATE TRIGGER broadcast_recipients_counted_delete AFTER DELETE ON broadcast_rec
 -- Recipients changing state: one row per broadcast and state per statement (the engine marks
 -- and settles recipients in batches). A recipient given a message the platform already
 -- reported delivered or read counts there too (the report can be applied before the settle);
--- later reports are counted by messages_broadcast_counted. Entering sending and sent is
+-- later reports are counted by messages_broadcast_counted. A report applied at the same time
+-- is waited for (a share lock on its message), so it is counted by exactly one of the two. Entering sending and sent is
 -- counted per second in broadcast_pace.
 CREATE FUNCTION broadcast_recipients_counted_update() RETURNS trigger LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan SET jit = off AS $$
@@ -81,6 +82,12 @@ BEGIN
                    WHERE o.state <> w.state OR (o.message_id = '' AND w.message_id <> '')) THEN
         RETURN NULL; -- a claim or a lease: nothing counted changed
     END IF;
+    -- A status report being applied to one of these messages is waited for, so that it is
+    -- counted once: here when it commits first (the next statement sees it), or by
+    -- messages_broadcast_counted after this commits (it then sees the recipient's message).
+    PERFORM 1 FROM old_rows o JOIN new_rows w ON w.id = o.id
+        JOIN messages m ON m.account_id = w.account_id AND m.platform_message_id = w.message_id
+        WHERE o.message_id = '' AND w.message_id <> '' ORDER BY m.id FOR SHARE OF m;
     s := broadcast_counter_slot();
     INSERT INTO broadcast_counts AS c (account_id, broadcast_id, state, slot, n)
     SELECT account_id, broadcast_id, state, s, sum(n) FROM (
