@@ -42,25 +42,85 @@ func (e BroadcastMode) Valid() bool {
 
 // Defines values for BroadcastState.
 const (
-	BroadcastCancelled BroadcastState = "cancelled"
-	BroadcastCompleted BroadcastState = "completed"
-	BroadcastPaused    BroadcastState = "paused"
-	BroadcastRunning   BroadcastState = "running"
-	BroadcastScheduled BroadcastState = "scheduled"
+	BroadcastStateBroadcastCancelled BroadcastState = "cancelled"
+	BroadcastStateBroadcastCompleted BroadcastState = "completed"
+	BroadcastStateBroadcastPaused    BroadcastState = "paused"
+	BroadcastStateBroadcastRunning   BroadcastState = "running"
+	BroadcastStateBroadcastScheduled BroadcastState = "scheduled"
 )
 
 // Valid indicates whether the value is a known member of the BroadcastState enum.
 func (e BroadcastState) Valid() bool {
 	switch e {
-	case BroadcastCancelled:
+	case BroadcastStateBroadcastCancelled:
 		return true
-	case BroadcastCompleted:
+	case BroadcastStateBroadcastCompleted:
 		return true
-	case BroadcastPaused:
+	case BroadcastStateBroadcastPaused:
 		return true
-	case BroadcastRunning:
+	case BroadcastStateBroadcastRunning:
 		return true
-	case BroadcastScheduled:
+	case BroadcastStateBroadcastScheduled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastCompletedEventEvent.
+const (
+	BroadcastCompletedEventEventBroadcastCompleted BroadcastCompletedEventEvent = "broadcast.completed"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastCompletedEventEvent enum.
+func (e BroadcastCompletedEventEvent) Valid() bool {
+	switch e {
+	case BroadcastCompletedEventEventBroadcastCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastCompletedEventMode.
+const (
+	BroadcastCompletedEventModeTest BroadcastCompletedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastCompletedEventMode enum.
+func (e BroadcastCompletedEventMode) Valid() bool {
+	switch e {
+	case BroadcastCompletedEventModeTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastPausedEventEvent.
+const (
+	BroadcastPausedEventEventBroadcastPaused BroadcastPausedEventEvent = "broadcast.paused"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastPausedEventEvent enum.
+func (e BroadcastPausedEventEvent) Valid() bool {
+	switch e {
+	case BroadcastPausedEventEventBroadcastPaused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BroadcastPausedEventMode.
+const (
+	BroadcastPausedEventModeTest BroadcastPausedEventMode = "test"
+)
+
+// Valid indicates whether the value is a known member of the BroadcastPausedEventMode enum.
+func (e BroadcastPausedEventMode) Valid() bool {
+	switch e {
+	case BroadcastPausedEventModeTest:
 		return true
 	default:
 		return false
@@ -351,6 +411,8 @@ func (e EventExamplesEnvelopeSuccess) Valid() bool {
 
 // Defines values for EventName.
 const (
+	EventNameBroadcastCompleted           EventName = "broadcast.completed"
+	EventNameBroadcastPaused              EventName = "broadcast.paused"
 	EventNameContactCreated               EventName = "contact.created"
 	EventNameContactCreatedWithoutNumber  EventName = "contact.created_without_number"
 	EventNameContactUpdated               EventName = "contact.updated"
@@ -366,6 +428,10 @@ const (
 // Valid indicates whether the value is a known member of the EventName enum.
 func (e EventName) Valid() bool {
 	switch e {
+	case EventNameBroadcastCompleted:
+		return true
+	case EventNameBroadcastPaused:
+		return true
 	case EventNameContactCreated:
 		return true
 	case EventNameContactCreatedWithoutNumber:
@@ -1380,6 +1446,39 @@ type BroadcastBudget struct {
 	Used int `json:"used"`
 }
 
+// BroadcastCompletedData defines model for BroadcastCompletedData.
+type BroadcastCompletedData struct {
+	BroadcastId int64 `json:"broadcast_id"`
+	CampaignId  int64 `json:"campaign_id"`
+
+	// Counts The recipients by state (sent, failed, unknown, cancelled); a state with none is absent.
+	//
+	// Example: {"failed":2,"sent":1998}
+	Counts map[string]int `json:"counts"`
+
+	// Name The broadcast's name (its campaign's).
+	Name string `json:"name"`
+}
+
+// BroadcastCompletedEvent defines model for BroadcastCompletedEvent.
+type BroadcastCompletedEvent struct {
+	CreatedAt time.Time                    `json:"created_at"`
+	Data      BroadcastCompletedData       `json:"data"`
+	Event     BroadcastCompletedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *BroadcastCompletedEventMode `json:"mode,omitempty"`
+}
+
+// BroadcastCompletedEventEvent defines model for BroadcastCompletedEvent.Event.
+type BroadcastCompletedEventEvent string
+
+// BroadcastCompletedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type BroadcastCompletedEventMode string
+
 // BroadcastCounts The recipients by status. `pending` are not called yet; `sending` are being called;
 // `unknown` were called but the answer was lost (never called again; settled by the
 // platform's status reports); `sent`, `delivered` and `read` as the platform reported
@@ -1427,6 +1526,42 @@ type BroadcastParameter struct {
 	// Example: name
 	Variable *string `json:"variable,omitempty"`
 }
+
+// BroadcastPausedData defines model for BroadcastPausedData.
+type BroadcastPausedData struct {
+	BroadcastId int64 `json:"broadcast_id"`
+	CampaignId  int64 `json:"campaign_id"`
+
+	// Name The broadcast's name (its campaign's).
+	Name string `json:"name"`
+
+	// Reason Why it paused: operator (a person or an API call), portfolio_limit (the portfolio's 24-hour budget of customers is spent), template_paused (the platform paused its template) or payment (the platform refused the account's sends). Other reasons may be added.
+	//
+	// Example: portfolio_limit
+	Reason string `json:"reason"`
+
+	// ResumeAt When the gateway resumes it by itself (portfolio_limit); null when only a resume does.
+	ResumeAt *time.Time `json:"resume_at"`
+}
+
+// BroadcastPausedEvent defines model for BroadcastPausedEvent.
+type BroadcastPausedEvent struct {
+	CreatedAt time.Time                 `json:"created_at"`
+	Data      BroadcastPausedData       `json:"data"`
+	Event     BroadcastPausedEventEvent `json:"event"`
+
+	// Id The event id; the same across retries of a delivery.
+	Id string `json:"id"`
+
+	// Mode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+	Mode *BroadcastPausedEventMode `json:"mode,omitempty"`
+}
+
+// BroadcastPausedEventEvent defines model for BroadcastPausedEvent.Event.
+type BroadcastPausedEventEvent string
+
+// BroadcastPausedEventMode Present, equal to test, for events caused by a test key, and for message.received events of messages a handset that joined the sandbox sent to the sandbox number (their contact_id and conversation_id are the test-mode fixture ids).
+type BroadcastPausedEventMode string
 
 // BroadcastRecipient defines model for BroadcastRecipient.
 type BroadcastRecipient struct {
@@ -7100,6 +7235,74 @@ func (t *WebhookEvent) MergeContactUpdatedEvent(v ContactUpdatedEvent) error {
 	return err
 }
 
+// AsBroadcastPausedEvent returns the union data inside the WebhookEvent as a BroadcastPausedEvent
+func (t WebhookEvent) AsBroadcastPausedEvent() (BroadcastPausedEvent, error) {
+	var body BroadcastPausedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBroadcastPausedEvent overwrites any union data inside the WebhookEvent as the provided BroadcastPausedEvent
+func (t *WebhookEvent) FromBroadcastPausedEvent(v BroadcastPausedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"broadcast.paused"}`))
+	t.union = b
+	return err
+}
+
+// MergeBroadcastPausedEvent performs a merge with any union data inside the WebhookEvent, using the provided BroadcastPausedEvent
+func (t *WebhookEvent) MergeBroadcastPausedEvent(v BroadcastPausedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"broadcast.paused"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBroadcastCompletedEvent returns the union data inside the WebhookEvent as a BroadcastCompletedEvent
+func (t WebhookEvent) AsBroadcastCompletedEvent() (BroadcastCompletedEvent, error) {
+	var body BroadcastCompletedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBroadcastCompletedEvent overwrites any union data inside the WebhookEvent as the provided BroadcastCompletedEvent
+func (t *WebhookEvent) FromBroadcastCompletedEvent(v BroadcastCompletedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"broadcast.completed"}`))
+	t.union = b
+	return err
+}
+
+// MergeBroadcastCompletedEvent performs a merge with any union data inside the WebhookEvent, using the provided BroadcastCompletedEvent
+func (t *WebhookEvent) MergeBroadcastCompletedEvent(v BroadcastCompletedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event":"broadcast.completed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WebhookEvent) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"event"`
@@ -7114,6 +7317,10 @@ func (t WebhookEvent) ValueByDiscriminator() (interface{}, error) {
 		return nil, err
 	}
 	switch discriminator {
+	case "broadcast.completed":
+		return t.AsBroadcastCompletedEvent()
+	case "broadcast.paused":
+		return t.AsBroadcastPausedEvent()
 	case "contact.created":
 		return t.AsContactCreatedEvent()
 	case "contact.created_without_number":
@@ -11735,530 +11942,542 @@ func (sh *strictHandler) ListTemplates(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3tchu3sjeK3wqK/11laq0hTVIvlqVatR/FVhLt2Ja2LSd77dB/DsQBxYmGwGSAkcy4dAnnw7mC8+G5",
-	"lOeGziWcQjeAwQxnyKH8EmdtpyplkcQ7Go3uRvevP3SmYpEKzriSnaMPnTmjEcvgz5MkEXf6j4jJaRan",
-	"Kha8c9S5nDOyYGouIknUnJGUqjmReZqKTMl+J+iw93SRJqxz1Pnh9DIgF+dvLjtBJ2O/53HGos6RynIW",
-	"dOR0zhZUN6+WqS4sVRbz6879fdA5i9giFYpx9ZqlCV3qWtVhhLqZkNzNGSdqHkuSMZkKLhmJcVxSiYxF",
-	"xddiRignjGZJzDKih8OkInexmmNxumDEdTxd9n5iSz2bYpyM54vO0a8d3XHnXVAz7tdUsRfxIlb1qxax",
-	"hSA3bPlIkkSXCsjdnCqSsQWNudQDjBWhPMJJxfoXyZQMSMyJZFPBI0m6IVT9x2gQmIoxv/4HfJBM/WM3",
-	"3ClvwfrSW+6Lm9+FSOLpcuMsf8+FoiSFwqQbjgbHd/84GFSHaL7ediy4gWdR/SjM/j6SJI5IV29w+F89",
-	"U6d3FoVkKXIiGVcBERmh5JpxllHFIiI42zkmghN2y7Klo58++c9cKKa3RQlL7+WJZOz3yf5sOH0a7bLR",
-	"1RO6x/Z2n9L9/cH0IFo7uwV9/4LxazXvHA1Hh7WUxVS2PJkplq1O940hDSXIHY0VuWIzkekVUNky5tf9",
-	"Ngsbc8WuWQZ9/fLLLye5mjOu4ilVrH59aVEiFpxM5zRJGL9mpPv6+2fk6XA4qOzyd4xmcO5osvjHuHNN",
-	"Fbujy3Fnq22/DzopzeiCKcOjvssEjaa0mQ6ubAGghNKQdodBJ9blNAfrBB1OF7AU6/dqJrIFVbhkB3ud",
-	"oLOIebzQnGEY1K2mx1J+YjVH5oTkPP49Z/rIkO5Q7+Jof18vaEanepo7RGkusaA3TBIK2xoDX0MGJumM",
-	"HRUcTLdiedqYw1dXIsLvYk72Dslc5JnmlpqxIqecxZlUHv/kUjEaAcOcqphfE3UXT1l/zEsbaim9p0m9",
-	"p2m9p4m9p6n9kI1mT66G+kzDCuOtUqxxhc92Gg7DaH8f1tcdjqCOIuzA8dKaTkXO1RnXQ78F4p0Krq8S",
-	"/SdN08SQ7OPfpF7/D8WMdMlIN06xjUlsGwk6CyYlvWaW+LGAvmm8MjKfTpmUnaMZTSS79+f0bxmbdY46",
-	"/7/HxWX7GH+VjysjPuW3LBEpw7nVHDzT9xWbxzyC/dN77g1FE7l3jftsr2kspvjjgqlC7+50PZtTfo23",
-	"8IbVbDdn1/Cm2brjS6hmfjDdKQymMstCZOj5MsO6ydZIGffBJ1muN4oq9kzwWRJP1YNI0M17InVbKxRY",
-	"rEssiR5ZwvTdpYWHKeVcaPogKc0lix5OmeX5tN6qR5LAoEkkmCR6LFRLkt7ekW7GZL7QrIWSLOdaKtH3",
-	"bgBDxq+LScEPU8qnLEnMb/jBXNZfISV4/O2MX2TiOoPlfwAhxEVLk5hPUtuWTxAnVWk2llVJVpOJVHGS",
-	"aFnSa+SBlFE7v3UEctJO4C6Gaaji0/GyM65YxmlymmUie9hWmBYmDJrwd8A2TiTLbllGbImHLq8/1rXL",
-	"yknO2fuUTfVBgV6PQepmsMT+chFcl4rw+mnW9iWLYnopxAuaXT/syk3pMhE0mighJgm0UuV48YJeg253",
-	"MHo63Ns/IFdLxeQxqqAJVVouIwqEJCj6+LeUXZNZnDBJ8lRPe3+0Nzo8HGBF0t0nL+Pvdh6+SRc4ZDvt",
-	"TexRj0QPH2anLzLKy2On0ylLlSQzkZFYSXIT8wiUE10KZLhYEqGpazgY6rF/yv2DlX7DeLT9rQWdXyVi",
-	"eoOM9pYmub+1uhU6VRNbpLqx5ncyp5KIFBh+rio3malRc5fdBx2uFbVfMoGqSrX7u5hH4m4yTYSs6zyX",
-	"SixYBr1DQ+Qui5ViXFMMcFKeL65YFhApCBdwwOMpI9gsbEnK+BERPFkSShRb6A1leux64FrDJN2L8zeX",
-	"5PHt8LHpXD625XZqZ4SNP8MhP3hO+h4ujxYrEKrIaDA66A2HvdHwcjg4GuwfDQb/TbqjPaMdOGErzkii",
-	"pQzTw876iXJxt91kg/JUJqBY1Y0N6bTdwayh5k2Hs3nJtHiFq9YNS2MNA7zKwuoMwiO9GNGYe4tkVKqd",
-	"QJMQEhQKbpwD6w5QODInIZbEHBZjnPDvzjFvfXnqygsaMUJhRORuLiTTp2sqFsCLrljMr8d8KvgszhYw",
-	"R/PrJOc3XNzxIwJmNjNXzZZCs62TOAp3UCf8yoSvl2CcfCUUGDBbaS2rFxJaOCdcqAk1zfjnDPsgz09f",
-	"nF6e6qV0Yi4IpUD/Zjs/QsyqzmQTGYMplr2PpZLkKlcwqEIkxCmRLuVLLJlzLRA8vh3uHJMQughJApWV",
-	"Z+ONVcm6W2cgXrc5WOjjdvSVUM/sUXnQbuKRg910Z660n69qj6W7A4zS/fCd9GewbhfXjcPp/l+hwvNK",
-	"qO9Fzh+4O0JNZlC7fMTgLyBi++vDVx9Gt+n8ZEyKPJt6miscJs1H3TdXLBH8ev2OfMxCwu7/CxD8yjw+",
-	"Ndl/xCJXRPfPoLGYDp3c7kv9ILx/Mb0jq4wENYhPqz9cGB1mS90aus3Yb47Mq3Ku1Y0mrlBV1nXaky2B",
-	"pgXGoyNiGYi+5pL4lmX0KmGkq9smw93hYHRQL33nnN7SONGl1w7KL1cdF37SMpgbYRRHKCVweafVDDTI",
-	"Dwf2ae/Y3Lo46AVdovi2hEpzesvIFWMcBO2iu0kcdY6Gg8Ew6FQkN/dyUZlfezrzN3UTldXMd2VH8BnO",
-	"TjBjKaNKgkyZMSoF3wE+W1qlr/Cms8tyGS+YyB9m3f2MJJQtCb2mMf8I/lKe4AN2vn6YeqMVtvnpOI97",
-	"kX7gPZlRxSaJaaC0A0KQhZaUDf+UWqpX3vP2MT6wEq3ffYSpz5vA2pW2w5nSJHFjSfOrJJ66IZFZJhZE",
-	"cEbOLgiNoozJqshe8lBYu86uoL/KveLhv1VlU9w+YPfcC/b6LXZv3R93VP+i9qy49GJQ7f7LPgjcB1o6",
-	"L8mi1QF9NlHz3t1pb+2V9rDluLQXEBhDmpeka+8mfaHu6FtpOjf3l+VtAejVmpV5ZhRcRzCmEGdLOdaK",
-	"853+wew5WMiAN/fJa0Yj8sNpxU6mu/0iV3tb09irjzVWuYeeMf80xqpifcf8X8JYdWlMhB+lQFs746Re",
-	"k34lCE3TTNxqYrYmSU4XLCLjjsgilk3MskJH4JPzwOusOp0N1LU6LDHzVT6yoGo6Z2iQuo5vGYdxa1pB",
-	"Z56vbDffcpqrucjiPx4oj+R+A5U9PLk407c8mpfJiSkHLR4R4141zgeD3ekNW8IfjHRFRv6rd3Jxps/c",
-	"UfVnOLH/TtP4J7b8R+W3j3gZ81dhAwGAuxKVhSee58+yoIlmuZqxmAOuC2TsVtywqE8uPWVC0qUkd/N4",
-	"OjcENOZqnjFGdAOSdGsXKyhWJiC4CDswmExzZ/TDpAq+ucsEv7Zs5XjMY2Uei6wWY4a9wmJ++eWXXtWZ",
-	"bh09VX3vPo4cf6ZJHMGcv6dx8kCSvHWNTGbYStCBl2ZpnNlUzCnu6K+dKL6Gy5Eny4DAEc6WBDRucDIL",
-	"COtf98lwf39/ONrd2z94cky4IH8PiEzplEnQAKmcM9l5d19+YIdh2MvliPj9PphQq+uz3oNhFrMkAsKM",
-	"pXQ3lqNRkZG5SCKJVCNVFuvbkae5Ihmb5ZJJ0qXk1dsXhW9fMOaxmdjby+97hwGhJMpxU4Cedo5JiGsd",
-	"AuOTRMskRMxmjEd6CDimbriySXDdneN5ql69mqJpoql8SXLJIiRsyoWae57R3dCXraZGXPgqr1G34b4L",
-	"oP4zzUTKMhWjUM8WNE5q3EqDThzVunZW3Tmt/2KdP3LhMforupBC0cB0WriLi6vf2BS0qibHP30yk+R8",
-	"1jn6dT35ViwzQXW+eIALx/UVv8ZaJ/bKON/VOjPQOMkzRpjpHLlujI5fuTwmoe47BHsjd5c6yO4SnpgY",
-	"3N7ve9eiZ/qrTqbwplvdyCldpDS+5pO4wevXFjBSZMZSkSnkR8irfWc1K3+XnIOHo6ANPWCTrR3pnmFx",
-	"XTFjVJkXb4/yIqpYT8VAOStUyhStn67mhQtwXteSgZh5XnWeAyXqLdM8y7QmklEFPpTtup7FPJbzLceL",
-	"u1Pyt26xpAnl1zlFq3zhbcz45O2buk4WhsjLq3KRMRQp2O85TUDXZPr6mYGKUixKoRFSKIFe2DJe5Foa",
-	"jdCH3cZ9MKlqjkzBFIrRvhK3DPQmSZPapQHXzAnaPVdH/8t8Sahx3yy7euJ3RyTUx4EqkYXW4QJ+2QlI",
-	"qEl9JpJYoF0rBLPrmLuvH0ky2uvNRZ6Rqzy6ZtCuTBlXxybmJNcXzdVSkwtLZppwQvx2QlW4E4x56BQO",
-	"HA/2URgAzcj1d06w1yuv9yJWy4AMd0eD4f4OEdmYhyldLhhX1UakEmlqWjGcC9wzeCQDsN/vjXb65BW7",
-	"M+ZjCcbyK0ZoFLGo6q1eWZXaPcnYLImv52qjhdQV1Hy/NkTiNZvGaaxrgcWORSTV1ABmWnyC0dNC15qY",
-	"53gU3WgPnvT33QBRA++goztuQh3FMF4ibLMFMyNS+7tvdn1lo9tzA70QUZ5syQ6kopnavo4q3WGu607Q",
-	"MTyuY46T/sp5Deu/rZfw6qHVV49usXdLM5CrdNOFu7PXh/vytevMfXVhe/X4e9F98WUxDn29Ol19hWus",
-	"quJ1S6KXavKH4A2BOfpnon9G24uZCsh8qEDHvByYc5rru/XxC8Gjug7XiDb+NVydmMfH7S76Qy9dgO4a",
-	"NafJP4p1gpNb2e+AkhsCf3IZcyYlWcP4xMwG32TFebVmP5ErGUfMeMGhl1cfxuaLIklzuJ/fMRQj3dH+",
-	"ICCjYDAYBGQ4sP/CHzvHhF6BjRCi/3JuXiVKmzXSNerEUsaiuiBJjw1ZCa1gESW+gA6QQrnpx7xgUdYv",
-	"sF97Ycs5zWqIEcdEHuPcm2ZHTq7ELSPDoCyWIf+SNryTVa8qUM8tB6PgpDTLWEWGG/QParhoLjesVHld",
-	"tl2PynkxHMJs0FpqfuZkybpXfDe8q6WRsvskTFENDAnN0FHGXDZLpo5JKP1fjfkUfj8e89CYVEJyxzJm",
-	"613lSBb25Y5KkgitC6K1w5QCI/YxkUwpqLREi4u9uR9ZNcDI3XIHx6LCgITmKV7LDHoLQ62FhnoHVfk1",
-	"X1dkETg7xpkT0Y9JaNRbHDYq1pHWvfF7rXlYdmvK+ENHqaCqTFj2XBMOqZUfM+D6n2fOsLL6m9md+h/1",
-	"xOt/keuqSWO7Wf1FCUWT+p/y4v1kA7liI8XQi9EUrZhB+EtjpuOWo/7yraH5Byi9zfpuRFX7mKaVqUPt",
-	"1cG+84f7Iq5TRx3Xgk+xYgu5xTBcjzTL6BK5+Xs1meaZFDXRvhdUAscLsUDoRDxdi6T0mjlWKzyWpX/o",
-	"b7zdvZms3bYLG4QL+xZFsR4cTS68ZTH+3eXBn6MxAAwB+tDe0iymVwlbvVfdO98qLwTfZ6Vnq6duo7QN",
-	"fyzLNq/Of+5BFKofYT0Y7W2IKg06dmD1I8A3CDRquJ4fSTcdjNidxUki8dJ1Qcvl4RlJyRvcwaah3a/b",
-	"FneJrdIoVVo+q7terL+HcS0AjbhL4VOVKc+cTqG1UzSCovJFAIABIpN36qUEMGNOprXauu/J9UhiHBNa",
-	"jcGWYaxNZfsMOHA1d6RiVbd7WrPWsgKwKQBWuBNZJPuf2ObRwszhv/JuWA/7yhFHARF8ik/J/XpjyFWc",
-	"VLSKvb0nTwaDp4MBvi7Xqli59HWsVsx/Ladfp2Y5Ir1wjbuv3qx+9dZ17JdS/ufv7VDcN2WVK5csM+vc",
-	"Qrkx6xEUR+ZdqzN3xlN0B1vLD8unstivMgGYAEBshSA1BaT5cSXm0ySPKspCdef9wPqB1pmV7qRz1Pn/",
-	"/zroPX334TAY7t//W6duE80rRa94kPl0Dz0et5XNy/dhlYWvUPIasdljziBBa2osLdYHC01wwimcJPre",
-	"7340WKGBCu2YrWxHK/VyxBe89/XYrUaxvdBS3DMr0ktlVbxe2q2M/PMkwvLuPEQ8NI9SWzIBmkcx49P6",
-	"q+CESHqrdS5TqOog0aVE0Wv0vJnFiWLZjnn0sOFHoP2VJJWylrwXbIdpUrbQ1xigjB3okSS2YGARjSSK",
-	"TrEsPD8A2+iWZTQpMy9r8PePfRkNZLTGFL8enkCXAmP3FZuKBUMnZPdmFHOruFaEyYpRv8RPBxtFyjJw",
-	"zdp1A1/9orweEdgGA3z+1Tv9nkUkBCE5tG4TPrMLLbcL9Ry2O92FcI988AxrHwxWNZUyE1lntgicP1hc",
-	"iP2yT4xG4Nk3NCkXJwIFSzyG20+lcjmX5jMcDMyu2S9W56fln2Z7uxIEbNqB5suU3NEk6U0TMb1BI2zM",
-	"SegsnqHjzrYWoQqkuSoY1uigNxz1BsPLwdOjweBoUFVfntZc3Xv3PfxjVPxxaf84sn903V87/972nqck",
-	"EVOaEC30gsVGzygg//znP//Ze/my9/z55Y8/Hr18+evRmzfvcI/R25WI2UwyhW865m8DzObW5JHc6dRZ",
-	"xCteQkbZorzGXcx4CfJk6d3vmuEZh3N9ksoLXGtkLwFwbT7KG0zwZyevTjw7vJihKW5CVUi6EZvRPFHk",
-	"7eWznfWG+C3VQv+yMopleWXXXsBliJfP5oJQxbX5a3gg/IlCydaySK6U4D975ostJJGYR+x903OKbveR",
-	"JIPeFZUsIqmQ0CyhC4iHrNxgUFySLjg52x8kCc0Pv77rQ2eIBbig71HceOqJHrUPHWvMQm9fvyAyn83i",
-	"98ZCob/A7vDu+fBheH9vnZfzVHCjr4iMPDu/+Ofk2fnzU9KliiyEVGS4P+YeCJutZypQTs4vL0zzgcHB",
-	"hLg8+Pk/3549+2ny+vTixT+rD9FvLl6fvfphtLciQAy2O+K4V3ZF6s72MyPQ1PjPtPJasfU/zmnFGImX",
-	"k/qH8q4zIpO/g+PlDnlMunBR/p1UfyN/N5abnYAM9EU6PCYDlC25UPOYX6NvG7xe4DNI+VFb5Fe+P0bx",
-	"KGTYifHIqJFmgI6tiCgff4ije7h2jB+qppgZeM5x5XiTaSwglqb2g2pJrSu3Fmu+x3Zfo9dIjeEYmpvo",
-	"xWsWWvStiIB/1qyELq9TfTFGTkoxIJIOHrC9c0BrC1hCWw0WGMdnG22zwuBet621Vw8G3E+OSXhycVZo",
-	"4FJR9Ma0VRoUbho1HAKg7W3IvhVVr3u5r318Lx9Vf8Tr2EvTs+WP4g5D1szdaxfH87izkhpoNebNkIu7",
-	"YwLPUEZejDMi88XqC0HpYa4FuRUvdS0Ke093K+/EhvRKtnH7eu5Yjwt6rfKg5j7ti2CLovYVsEVR9yy4",
-	"sWybp8D1z37ryOSLi1Du+ttCerJ16u1zjv23tpgVY/iaXvmKeazbMPmn7di2Mu+zOa3bLT9osby6IPyS",
-	"rlZn2SJVS4ILJXesLFEX9uat65UQCaOwq1Es04QuJw2O4UEnnQvOJoYnb2/or71K/DZbPWz4gZmlEVfG",
-	"t9p0LYWgZbHmIbyImq1aMc1PLmywiIU1RpH65TUX1ed4f/vUTy/kFEgJbBGogNi5YuzS1ZJQkktNVRGh",
-	"CaCaoiJqgMRMSxPzXDXRLf0DIhr76ySX1R8MEp6nXux7bmMli6SWvrznsTpIKfAWt950PTkVKYvsPJxD",
-	"9YqzHc7JWHbd70yW/cA0CcDqlC0hb9/0T19d9ofDw+H+k6dPR8PR4eHB4d7e4e6gbiXWT4BlEhTXhim4",
-	"WHpzlbcd4HB37+lwNDg82N/fHYye7A2fDg+bBtcsZLrR/TKnSp6kKbHlW43jf1FOpcj/oHU9G2A69j6N",
-	"MybXmDH9cThAxDroQEm6BgwP7fmmLpVq58g5xY15E3pgQJ6MSgCD1En1gFxAyTSJpzc9JXpuOWjUH/MT",
-	"byXUnC0dUqNQBpa8DXNYIw8bZhB0iqB+y3nMeVrDB59hyefmhlu5hQAt4AF8qe2JX+X1tkdvYo0WwPIk",
-	"Tm9tbGC7C18X/47KB9/4qyt4H3SYHYS1Gpop9e2evNu0t9hCsFZoKHX9CxquEbXK7mT1DsNDUsIFsM9w",
-	"VjxDzRpsv9YWjufACBRd6g54D24K/WnnmISGh9kwPzVniz45T1UP3bU/kqiapZOVK2Add13L3LagSttk",
-	"a7Isbc+fSqOrhNKCYCeGFqyY9Qnp9yxiXMWzuPZZ8cSKIJD8whU8RoU7ls1XTDs3FfCFM/C4G2XWj6G0",
-	"+2YKaVDVLPZma03NyLQ1ilpKr12E8yZoNleygf5lp9TeGsp/m0b+rdJqYw28fnREwiTmNxCYVdyxU5pB",
-	"5hAbG2LF04TqKw/iuhYsu8ZwrjtROBCoPOMGxkYJLbLrFpAZHhNTZ1IccHh0udZltIIVKznm81gqkS0D",
-	"IlLVs3A4cNca7wRUtMyMuLjbCUholBAzJxMeZuUTMM7r7w0BAniY5aKVOs5Kc01vYepa1ODszoqAO2DE",
-	"BRxclNcZS9EnQEu4zWN3DLrOq3zre7+6jKu7/r2eotsiPQxqEyqgw6nITUYQPbmCLrSIa6O7Tfs7ZRAX",
-	"bJTE3ILy2N2LGIQztbRgbeYTKOhxcUcEL/GMNeLuQ1hJmrHbWORtj73PRdESZ+EQDEPH49Sx26RvrhJ1",
-	"Fpea+6adN6TjYqZ98/ml7cZ8xvvmmevMMgnJsrPn9ut3n+e2NqvhLepmtvXn3NE+z1x3LedY7lPew29T",
-	"yTL1CeR/z+JRPkQqyxmeDmRe9uzeUXTarjegfFp1wlOKSorTWoLQC/PlbYmlbbn3IEIcOegFfbe6ZlvY",
-	"Hc0F+WdNDu2kn2Vq/pQql1DMkkhWkuMZ2ULWiI7Wk2jleShfUN7LGI0wYoK9r3dp9yZXcx4EJ6ZAQNCq",
-	"K7gfL7BhBWzjBdRMHSWDY8iz2siFl3Q6jzkr5mHCIVbiFgwHquA71WQa8yG8anG9GvD2VmEJ64B7KniX",
-	"dQC7DeCkdWAwla/L+Hv1AMk1qPoreXVWk1+VE17UYTCUnXc+xUG0rksb3Z+AMu59UKS1j/j6/Jxi0Q1h",
-	"IOe8EQzPAmJ19wcjUrdjAdkbPCUNu2OkPxdXorwXdXhwjg18H3g9OHzCD3F031ISXEEsbL7NShL6gi4R",
-	"6xiz4fgPqRZ4sRKbamR3KBLbEGYIRCo/0a5EpVooQRKrAGTdH04vx9ybbbE190TOxR1EGS8Y5XfzODGo",
-	"IQ0QhKgRrN7Gq5wamNa7urKrmVFq6UNvcyUzyVGxsJtywfSJZ1vF1CLOAuwZWStI7I+ks2dZfIlq5C6G",
-	"BJfzznheGib9J7nh7G7nwSZcOKINF5iTKNffYHfsai7EDbpcm1vM2EdA+CM0ilAXDPV1GdYY4x6C5GMl",
-	"041C8SstZ7l3rRroHxhkbIgdQiPpNBPShuNJvIqsa0f/00DoQK+STA1CzdJDz8GzpAuZ89PP2JTFtyyy",
-	"tcTMcwAhc8ojyRRqsL+JmNszT3l0Jd7b58HSd5b40LRaSKiIsiv4LcskXnz6O0NyeoC9BUYovVd5xkgc",
-	"yTYAP3XvBlYx8Da/VnLQxU49XOEKINltvev8OWfEPPLo1SqoMbBvLuDFDJ7FvyABQ0/hI0lCwdn5rL3b",
-	"v19/YziPGfDGqX5xibi80J9JJnbnsfYkoul/FuvLy5Dc7dDQfGDAKZHnMB6lIuZw6+qToa/zhEm4X6Zz",
-	"AQ9tYDbTg5DoYQjWG3SYEmB0OoJs5istgXULXhYgUhTMK3fcJDibajEC2fyCdCMq51eCZlFADBFIlAts",
-	"q4+kYS8wjh1IgUZtV0WiNH3Wb4cklmOOVwYiHZuME+6pP6WZtEmEzYGrcohCDu+X0xz0XVBm9Sko6BgO",
-	"3ofTG6y0WbW9FyVYVEZ97xtj12ovq21stiQEnbK75lGTfNkyFNp5usYK7ZhccEa6XBiBqCHs2kEhtnEV",
-	"szHTLW5dW9r2UMcSfFF3TWCnY1OrcRYVS3zVFQ9hv27YEi8hBMOE1FZdQ37w1SNJ/uPN+Sv8xVwxIL1F",
-	"Qh9NmU/n4Gula0yK2KRBeAxx7iYaCoogSG7MESO3jx85XTD8IvRa+z3X963BYBMZCXX3/TgKj4uMjhg3",
-	"NBcJcwMI/Y00a+nFKfTkTZz2RIoL2YNzyjJEBL8POj8CPOYLMXXvFVugMxjamzIQd43HyovzZyeXZ+ev",
-	"TP7QVfnHJBooB52f3PbJBc2TWCpKhoBz9Ob//G8B34kqHkOL4LmEqljlUTm0vTfa7e8fDPfqfGGLkIKB",
-	"F1PQezqocf5OBL+uaX3voH+wv/90bevDw1Lz8HGl/VWkr5Ppgrn12Xo5KufRrY0/k7rziMQByVofQBkL",
-	"Xc8EYp29PPnhNCA/nz0/Pde0/fz82duXp68uDZEca+llquASwvinJOY3BvEnjmqE6FmcsHovmedimi/Q",
-	"z9F620MqVfDKLoU9ElkFgOqcvfq5NxwMhv00mlUCLvY2E10LaIY4QnFWL42D1E0TQVeC8YeD0dPdw70n",
-	"+wfVeLPDzdQf85tahwTM/zFXKpUQ7lJSxSJxx/VIbDo/PcZZJhblcUHlo8ePpxHvm2/7U7F4LFPde/+3",
-	"9LoaqbJXHnA5HtE21zq80J/D0ePHRM8VqMzETOj+CsRkaYAFWoza3R8rNrtcGmD5atQSUu8Ez7uvGUBG",
-	"4U7QuY0jptlXZIhys7YAv9YdxvUptD9bAF6Tve6rDsQ741ci5xHGtq1KUsbS2OTAiGFZtQFqDnse5IFa",
-	"5Vix92pDSFxCr1iy2e3aDtO0WUsUOFHrckKzqAbJB+/biuxU2fVYLWslKuO6uu43h9HTDMZZ80vGmFoj",
-	"w9X88EectvT0qIqBV3Gm5hFdrm5LEZZcu5eAxb1u3ZoRwhum0Wa49l6r3niZVM1u48iDtO7RWATipxp/",
-	"XcRRlLA1fukZm8Xv63cToig3KwKVMdYRtMiu6zSfRUp5PRFGLKWZWpRR7vzI60YVZaVvcGVft9tQYDui",
-	"vaPtHZSqdJBna2mvsc88Sx7UY11M+BqmA47v5hmqAcwhTZZEaYWTxEVha8xDtQabNdllrpYk1N0B90/R",
-	"nrgq+yEfnUDzq8vS4MvQUldFZFooWzd1ff80dVxagMacAZ9pYHy2KMZVFfu+T8TdI/sQUvPmqtXIeqaS",
-	"iLuJEjeMN5iwEnFH4HfYS91P+Yb0gFxM72AzBzl/uyAF+3LcrIhgjqvVQZZnH6BdKaqChzMeGWMY6Nig",
-	"/2PvNfr1KmqRGdy7xkPmQRr45FsiKX8b23kDeWcQhZ3XpiHvhxexVDVfv5ot8Nt37UVQPPhOIazQGScg",
-	"9gYEpN4AUFlEQCKnkGVEqnh6Y8DMvcgBrvqg51nEj0JhGnPUQ+KoT0Kr9EE56hp+JAMS3op4ysB9Ef4i",
-	"XCi2AxggehRQhHJMehASOuZmJI9knTOeLelRoh9jRJsPua+XtuUAi3jBJo3cXM7paP+gyYScaNn0zY8n",
-	"vdH+QQMqriRxvacELFTdFFdZzxpqOM8iDFSrxj4qmojrJtcyd6c1CaSQdWK6bKw8SbPy6AvzSZqJKJ/q",
-	"Q6VonDS7t/2eU67Kgm9TbGtdk14DpSEFxeDftbjlrb6wKQTTLaddvDV78prNWJZhGG9NoHpN0Iw+nKkw",
-	"IN/uZE7pwoTamKezypswHlfuwnR2trhbpuqOTqZJk82ERjjOR9KFjZmHulhYvC2tudcRtlbLk7hBVAMe",
-	"NamXkYIOcJs1hxHSvTcRlPl1U+2mvtU8X1xxGieNJYCxTtrLdyVyYNEFUnETfAFQGDGkXiYEKm9YROiV",
-	"ycW71VFvdxzX0XtdC2uo/81SKraoiTZtIsVmXW2ba/Etl3mKzgw1iqJ71WhieGUlugQorqwWWkOuzlvu",
-	"o1SflRAG6yFUbxGrGDV1IXQbsB5C8OEm5tYdB7lGJJh0rtqIOW+cuGcVt5BH8ApJ8mJJS1mXWpE+Ook9",
-	"1M9rWzNZ2Sftq7aO/cSWLxvfEmHTxAzyGoGLBeA7o90cwCp9M2eCLojmJTViC1H7sPmSZjevGY2++Cu/",
-	"7fg1k3nyuVxfK52snuw5VZMt0JvxiaCc2z/T7DdjNKr3xyk1vi1uh1c7WBlsHb97WWOdokUOvXUbYlPt",
-	"3WNPG/2WdRnP4WhdWUvVepPR7WdjVmNTrLogRYJpGKPpvn4lvjxJs89FxlryeQtPUR4s7eqrW7Mm0idn",
-	"CqDr1SNJrCKkOdUNSxXpWnVNwmsxidVOyTf0KuY0W9Za1BvvIKP/vDx7eQqXkPeaDmLe499Sdh0eE4uh",
-	"qOxjoBlk+AyTm/YulymiJhTvXEUDlfes/f1NhvtZU4iDt8Z1QoKuN5HxHzWz/W6p8Opr4ZahWfh65m4Z",
-	"i1uPKeVFynG57iUL1Gn/RSvoGFW6pckC1uCnmEdnpmX3xc+mC/fFienLffG86NR998b27qT3Vgj5aFQ4",
-	"NvjCisQcjAVgJAowb7B5BIIFuqLTm5KLcxTTxx9sf/fVp9vdJ/t7u6Onw/293YPdg1qe7Sv9DVS3neMl",
-	"RO2hW6XIiL6M9SX+SJr3ZetSZl+bLQJeq4yF7Y0QAZmz95vfttxOGXL1FyTwDoLreuNx+hM4sX+YPxdT",
-	"dvJ9PbTU5kFCAz6uVI08sqqcJzHjWuGasYzxKWs0JJRKmYRxgoM5tRqhyQGLr3xSptmiB66pvSdPDmuz",
-	"TaA83W6WIOmCAQBDcFdHfQr+lCW/fkjFnERMKpuJwAJPl1SceMGkoou0tZ/sG+gEQy3rVKwthbb2IRJx",
-	"wqqjNyEQ1ivahD64mJBYkSiOPDw68BqOFywYcy+CYiryBEtdQdxS5BKwu+ALaLpSDgNFdo7Qw7+QaU3g",
-	"xhVj3JqAcWNCZ1fCLGCkO6dccywzfjuxQPcBUdizOFsA2mFYIW5oCiG7wJfIEEbxdUByruKE0DJRjDlY",
-	"vUrWVNOPdGsIiPCxLDK7o6KqpQ+bdMxFfxSgNJB6DALP1Jxld7H1cV21M6dZPDWYguuzi2IxH1695YEp",
-	"5WVoRNY8e3NODg8Gw+IQ4BF5e/nMIHVvkQnUJY9pMTw8Qj7kd8uKl7b4WunRkMkjCXLRMXFZakODUuVQ",
-	"w/VulxmXG9BH4ij5GPyboJQkY8R4evRX+qikg1xBPXpYwMxa3dBLfWNpp2C99fd1+TJan4rb14BNJu46",
-	"bJvPlop9zQyeo+N3PdbGpW84NS7inmkMdgY2qhv6jAr40wr7MuLpMWacQG1Fs6qltJEdhlh21qD/tLnw",
-	"tw47L0fNtKxllmOr2KdPad2oDDqoRKuvELg33s3k8IUxDGposQ7DoBqs8CkwDKy8BQERLU4BRk7UHYIj",
-	"0vYQgPQgsvg65jQJrJ8INSZm40ZiDGcQ1ga15iIpEE7s+elSfXoAvqYc+xHulCFaolhPaRFzqlAIXdA0",
-	"NVcyKsINe/PaNGg12Cvjibi+tPFXDDw0ovUVnhUgQU4f31DFU6FRtd9Q3mrpse/ts6GKVzToJC62YH0t",
-	"F4MQYMqNTeXx3RnQRqZt2n9tyyG1M6kmdyzREvXmmlD8F1O6MHhsqGctE0FHmhepDeWxlH0SXl/4UpcJ",
-	"Orn/6LS+hv8+Ze05G6qgRebeXShLjGZDlqBVEs5aMLrSkDWva1MY6a5taTvQdqXxVLYt7U5M2wp239uW",
-	"d5TftoI79q0X0zuRbesYZtS2uDtebSvg+W29png22hb3ab39DErH/P5dXd41selWLvlI3Recv1Utt+af",
-	"TWbbDuSuxr28xpLxQFHQXVjbLSjKEtvlWF0YG9o2/cRl99YWVcunzLv4PjRHwK0NXFsfeNYYNtbeIfhB",
-	"UWHbG66sh1iLNbRcobhjt9s16Xw/WtRyTKXJCWuNY3de9vZo0VuZJ9kLeJvpfVLVxpjai+O0RsFBQf/P",
-	"0W88JWOdemOCsz+ldvPlHxTQ2P9ZnxJOrT19Nc91ydqJFkzfCFMHK7xVRHq/wSTQ7N70kADzNWRcD/1q",
-	"HYta34pea2eWf3w1uTrcbDasw1mti5zLYdRepvCzHtWLKV+P+akMvdNgkkUArVLWKNiDWKqYXz+SiKXS",
-	"3uQdMV3RiQKNSKcGuGYzMvKDnsS2vrXXJ9oq8YpV7K1usdLGlo6PTopkbJZLk/S/5ZMBeM22fTLAwp/m",
-	"paE5567LB/5pzOc+iVQv7pV73Xt6MEtTyc9ld24NB3C6bQNatLXT0WqUBj74e3hYtiTAxYiFgbWBI8MD",
-	"okQSEZrSTJGr5Zij0S6oWOw0sYNnStdgEekj4AxvfljYEaHkmnGWwdf4/DzmnGaZuLOAW7q0vIvVFNL7",
-	"CW6q7vTJySaP1FgWqdTGXHNoT8oLA73psUldWfF+Bagb/X3OY8EhDZCBSwu1aBkGJASPhzAY8xACfIyt",
-	"01qvQh8DCBc4QL8pDOpYkjuWsW9WyW9WyW9WyW9WyW9WyW9WyT/FKvkxFsfV3AQuYYRVWkySAZoZDJpC",
-	"+JjTbfL5f412y5nI7mgWrUdqL03a1fC18EI1dO5Dtc5DNmVwspy07tlPmVt0DjlZwfWHdBeIx0o54Bbu",
-	"GITW9mMSi3q5WmsHADrbNjvMN5PupzXp1kZ06zNqQrpNLLeJ7HYh3VqGtTHdfoBW1arw5QKm28Uub60N",
-	"Nw7xQcbtNokU3ZFYn1GRdIGLxlySEJIghjsGdIFxepWwyFmXbANNyaan9ZTNFuK3uAFLWP90bPwrV/mX",
-	"EuLGZDOzzRN6R5ctYpiaLYo14VHQOLiHNk+NRRMlWntFzrDeQtxuwa6bpotIE7BWzu10p0WugZKpAHeh",
-	"jpQzL9a7BQ260HBXlUWTtAgMbt1EEU4MLdVCj2gGYoCzNKdIYqkAFaY280NT+HAB1vVRIa4wxK2J4M95",
-	"hqozPL1XGFULf7kEmeZsw0Lg72a9RVYsd/2Ja+sYS7q6y2D9TRDYayAg9pIMnHwX+PA/gRlh4E5JgBbV",
-	"gOCqBX7Yb0AqavExARlkQZfkihEaRcyk41rrAiZ9/8na1fjo97x2zLyRiwNKuoHwDhvSxTrWvpqkTHDW",
-	"J6/A35cSwKkyotRnykPrJrSShzbwHJDndmi18CNf9AEUZE+Xhqgxlr9iH/1znjxL1tl1j54OB/sTPnva",
-	"zltlOK2m47V3IeYfMQ8bzQbX2uymR5hWwtF3wqgBKrcN2qR6oBWikmAu3objtdMnL+IbNuZhzQqHLvNq",
-	"qKcR1iZXNQTfJycmlGbOFmjStmWt5yjpIgZ6uAFYPNz5Zs39Zs39Zs39Zs39Zs39Zs39Zs39Zs39i1lz",
-	"v5lgv1oTLJqctPJugLSMbjynEtTnnW822m822m822m822m822n8NG21AIKSV1No3vtk7/wfaO+32bG3y",
-	"LNn9/lz756oJso0xtJp879PaRgt8lZp4d5Nhvyp9G8/uugCKLTWwIjt/Y+/1ThRldBCwmOqf7HGMJRhk",
-	"+XaY/GtZQDGcBh5QxYdSjUNYCffw6HwTVIe+I9YYrl3eCVUF4cS8tFdLIvJMukyKZdzVIr1xs/PD2oTd",
-	"eVYk1Y5WEFyK39Bmrnv2jek2QKElLqAD9f0oMNLuCj7DTotURjVdr9m0NwzUfcgZ//mxe8vJ4rdImP+X",
-	"zI1VLLGyrzoPgIv5avDhvhhwTSmI52NBavyolvK6hTSNQz9mRs0zkV/PycX5Gz+3vo0CCUiYUs4SrKMX",
-	"0SGXuXy9kMwdk2wvSBdexqdzNr2RgZ/wH/gdph8uZbmmaayZmu6kFhvy4yJmChl33ZE+z9W1iPn1pXkU",
-	"WHvzNMmcDdeyy1Hjfwkr2UUQOm/vXYaS6mWLbcAFFhCWSGTU7vnxYULpdtFEGwTCcozRahDRenas/hxJ",
-	"0HGpdYKfbJVYsb2U96bhaP4yZxmzx9KlxjgmxZFtdUYbj+Y2h64ct1YzVOqLoTG/9t7TKaqcoMn5fZoU",
-	"2i4ECh8+wXkCgoE3D+Rf5EJ5wP3wZWIyt0eEfGgUpEV6bAuy8bGsyoVCFj2vY0hQ+k9iSQWlr2VKOKFP",
-	"yJYu292ztbeczVZannVC+XVuHnGaW4SEpVjQJJavqimub9BTSCL4NcsKba44fYxP3r7ZQsVsm5HQrJD8",
-	"syAbAFhgKywGNRfRK6FOkkTcPQi7eksdZwE9gk5Dsc+vW0t5JdQzq3t9/tVp0Pj+kvrdK6G+Fzn/Eqsm",
-	"1GSmu/rKFwQ29ysgqK96layGVUklvUXO/xNn/5zSDF8kyunl2UyrZSYbYZsc1Ws7r09gXUrUcRCsTWjd",
-	"tqxLcO1VOAzWpLve2HCR/toruj8crdGOvYK7deVMdmyv2MFeq0RZC/r+DBd8NFifOttLcPH06aA32OuN",
-	"hp1SMv9fB72n7z7s3ffwj1Hxx7+1TK+9xZa73NulpRk8eA23XxwrtWwx6HIW742EsprVu9iEN/gaRyIm",
-	"b8opaoCSFjG3n4fBhmTgG8dRSQ6+sXyRLHw9Qfq5wzeS7sNSiW/DRIo84xtnWM47vrG4ewXfULJlXvIt",
-	"JuWSlheU8/ch2d/fJ4Mnh2T3ELTgTbu0mqjml/PXP5Ur1rIll//cYx77+/uDJ4erPdec3e3P5ErS9C2W",
-	"qi2vNZ5fpaHvHX704NtqO/aqriRg3+KqhsTPxgtBki4g5ByZz2FAhkQJsktCUyDcIWCOBl8FW1h/CANC",
-	"balwzBN6xRKwIkMDwwEJJQMfGxmC34MiCyGV/gHwepS4ZmrOMhO/ZZ10HkkynUMO56lYMDnmkHsp5qT6",
-	"0AuZusup5THlvEvggkMDyC7d5SMJWabrMj7b3KANXh1dN/ZgMNoj0znVPbJMYl9moQKyFwyeHuB3uF5g",
-	"+vUIZW/w9GAjby78easSlm4SXlTBfwQW3OZ1Einj0iGV9VePVqtOH3x28JRXuduGPmu54qahbpcYvzhw",
-	"u9Cu+TBc5RwzIRTLqjfR5oWbM2rcC1fyoYsUVw+JCAtWdqZFB/YQPXRr9GF7aN3SlEor82SzjLFKE4PB",
-	"w2hi7zPRxHCwgSjcaKoMFDtzNrCMAYCXZLcsowmxW1Y9hlvOA3buY2dgr26jml7ZADDNJlrm7PNumu8M",
-	"mwj8L8H+9a42YXKArHXdPfbCc+negjQ9f+9CuDi57ZMLmuu5UTIcDAYBefN//reA70R5M+DXzWJy4Tju",
-	"eumNdvv7B8M9H8FQ5FcJww7ihV7pp9g4fug9LW77BsfzovW9g/7B/v7Tta0PD0vNw8dG13VveaYL5tZn",
-	"6+V4qG+73eiX1sd9C1EF6pCrJWHv6VQlS2vh0Bc56cJbt311i2K6g6h6ScxvQtKlJM2vknhK5kqlkrx9",
-	"/WKnT07G3Pi6E8Gtbz345kFd51dvvKaKRKaQXrH0c50g4fnRF8sOr9JJDr6B1VXfyBPK/vdeqkh+q6Wk",
-	"3mCwN+qn0azKagYt+XML/x+XMxIWuZrscrC7e7i7NxruHj4Z7R9U5jc63HzGYn5TJ+xUN69iThJ3XI9K",
-	"mhcPTSaaHMqjg8pHjx9PI9433/anYvFYprr3/m9pNbsrCPLegJ+WDBy2uU4d24z5LU3iqOeSsnfKBHj0",
-	"+DHRc/VlYd2fJ04GhPWv+6TFqGu1C3vQXnuRAltZVGrDCM55JYxAawP4BIT+9yCGM5olMSv86sv78P/+",
-	"P//3/1WhjIMHRBgUv6+4pVmbqPHJq0/jGEc7lVAEN8ThYDCqcaNzPHa4TaqpdVzw0jiQb7Ex67WTgOSp",
-	"VrhQ+SiIqbwD/2SAw4F8SHM6Tm+XD9FO0ozdxuxuYrTg8pjezMUdocSUsZsEVi84wiZpmZ5Qi/CKjaLD",
-	"ZaN/vE11TDkRpnARdFfJ9NfgtlHOjFvk+8Oo6C0SI3tRa14QpRfQU46LayeTvWFcXRajwo8wMv2nDanX",
-	"f9u8yvpvCxYAjjXFSPXHIpRcf/JC5fVHDwVAf/QC3aE3f/T3QeeCXnvOchV7lHlwrvFusCjsqz8poWhS",
-	"91PVzxRnjS3ZanUEdIERK5dCvKDZg7D+t3wRMiEyEyXEJNFdft3PQReGZ5Z/+HyrY/2DM/abfX113+Wc",
-	"3tI4oVfJX2TRLuMFE7n6gsv211mijM2S+Hpek4fB+lXXKNsm6kKShM0UwL9csSnNJYOUguB/aWoDMEt9",
-	"oomrPLpmG+PnvssEjaZUqu+w+H3QifI0iadU1VhESmODFSBFULXgU0a6jE7neslMPocp26kfHpMqXgCI",
-	"u2RTwSPZEM9pi5EozygGMCrdnyIZVYx0LZhNqtdHOo/DVGRqJpJYgPlQT61hHCLVYxC52m4jIP4J6sLX",
-	"XQwhjMiby/OLhp5c7tv16wrygt0VcPST5TBS/55AZ+k0V2vlR0lSQLTX61xpHxbNkDZq0o8kKZotyVQH",
-	"h3VjyOVkQbMbpoynXuPEjJn47RvS/ftwxzoSu5WFSMGXJ69/Or08e/UDKZxJ0d5bUYYMrJJx3jSpsmtP",
-	"QtXGVOxCidR9Sgg6RdBDaXqlFa+jYXfsai9hywy+uN9WwYa28Nq6KLwvy3v6o7grb4eE/LyKXMVJJYkO",
-	"BmoqWU43LjGoMVbOtw6zkms2G8VRXbS+Yte1Ge7B1BAniZZ3bSmjVYZu38KAhLmKk1gt9Z80V3PGVYwS",
-	"n/7GRBiFZRXCVKkNDRcRSxqsCbhsBIrYoVy8vAhJNy0wCyo+8hcvL9rHw4YZu84TmumRzzLGJvYpaWLn",
-	"oVVW/ImBR0cqYq4qszONdFq9472mir2IF/EX8SbSjH2SYG9f9/VeRj+qexIBNQmMagG+KoIRS/MuRroh",
-	"/NqHr0KisrwOqeJBEDlVKzg20k7TspP6KeZmYk2m7mqrHr2UEY9qrF2Kpmhi9Pxuf8/j6U0v815rV5fj",
-	"geA/Dc8C26+IabLR+l9td3VNnnmwQrXxsZ86YWV17q6b7Wfvxt40/5q2V1fguYdCVLnMHohPVJ2ia2f7",
-	"KbrBNU2xpu3VKZ5ZtKDKs/FDQISqk8NGtp8ZjqlpWtVWa+ZUdsConmg8t0pUnRScyZIS/2gH1sUiE3eG",
-	"N36fgNMCBcxJWcMLPxpOaWUpt7ZDlRa0ZAdqWNbaHlYX90Uj0NO/KgRUdS/cPLffCLd4TbtQ0/bqFpxb",
-	"3KTyKj8ITqk6OWxk+5lhg03Tqra6OqfXjSBKLeCVNrxXfA5Yo+0BiIrqbYjMzXr7rXBL2bQbNW3XbUgJ",
-	"ErE+7s/iN4mUcRYRSqZzqnw/L4z4ddYOfHBQ8QKfOkCl4kJBSrglw/R0DkYB4/9B7k1ZjYS1umRlaNeH",
-	"rFxpzvXrt27R3hSQR+WxPhALqTpF28z2U7Mja6KJ1ZZrZueQmapXKhdK75gLcS9SUF6JXFWwvjSJGOQM",
-	"fQNHWsVVS006/BqCu4VEr53QCGn9PI2oYgbRorKwD0SLqi4s/vKAdTUVm5a12u7qql7WAledlMCqjk2+",
-	"Qr1usZLuna5yIDZlyy5ezd4/ROKEkTbNtNLm6jzflpGtmpBfSuQzFXkS1RjQyMnFGenqlcA0xmDYuZsv",
-	"d0BAAwvdhpySS6ZI188j2XdGe8hLaSDGY7WzmfH4mF3br6q/Lu8+HgGsfnfqh7i6ST9bMKz1M8bH1e3n",
-	"is2/+ySoW2Zm1aEUc3pDeXQl3tdcXUwqMHuhtxABO6Egxn+ZKObs2aD4Z4wmZE55JFlNiNRvIuYuEmnl",
-	"5MGv6TyjsuYKfYM4IrHEs27A+k1PltIlzsKB9gui24QbdbRH5iLPJPppVwoarMDiMr4T2Y1M6ZRBA/q2",
-	"5oWfpL1sYdZdkenDZAA1ImayLpsEweSXeZwwv5K5oQPfoIrvA3Yu9nWgbkYZvMSUR0jlqlc5QqDgfGDz",
-	"9D7VIpdAaIWFGauHjSsNYVNas+pjtt98eYsDjxxqSfKLAij9awMm6bX84g8UutPXTOaJwiCp6dS6uuKa",
-	"qyxn7zb6z6x5zNAdOKUDpNEtHTPPuTuDRybHMpx0VUnFQxWm4emaNB0UcMxMzId7fCKxHPMy0o7IikQc",
-	"ge/+Wed22cooXPZDrUteX57iD5nI0yL9B8l5BHiTUlEeaVVCSwe2DRJz+5pTflcwcXpVv8jN7pktMVFo",
-	"ksAjpbjTQq5RgfDBOeqTN0qAn7rlzi6zN49IxlSeaQ4dF5nvxzxjMhVcsoD8cOq7RX2Io/vAbbEPvgNf",
-	"loEvDBfFrSrWAoR/1dtdCf1qESzSjD7/zIs7Bu4PAPOt8eXrQp9XQrXW+tivTfEPRjH8kSYEHQxLN0FA",
-	"TKAxXoIxnyZ5xKI+cVEGOU+0dlvkpYklQt9UXHH39/eHo929/YMnq+E/K2G6h8FwvyYu1+OGPXkTpz0b",
-	"xNKDRzN902nmU+/w2jwr0MjN6583zmPCBfl7QOA6hjitiMo5k9tg868c61ZG5dVa7W2pdRF4FWz6NtW9",
-	"pBydZuhZD2oM4GYlvfUCTwwaFeT/L0GTlUnjhFPyRuR/VJz+DwcbcMbbTMNLy1FCcN7kvksdM6r47pIu",
-	"OstkVlSOmr15lSC/58I4a36EL29rGOkVurHacCv8OkxPswbX2fqtOoVcwTUJN7RJZVe9YWPpwPVKivdn",
-	"9lH1uDr21s5pNSq8VCPPSzXyvFQjz0s1KnupRiUv1ajspRqVvVSjspdqVPVS9UAE1+3dW8mys+etEZwr",
-	"9NHWsucJfKvPoFZMaQ9yuQq5VrmUIkKljK95gX67ChVXq/R8fdCfyPw2JgHwGGVUZZSr2U2+GK4omJuW",
-	"m40HYB1wk/EkDqtmeypvCdUvXuQJVRbOrx5OcFPchbFtGWBkrZ9rmXFVPmyJRLwwCuTaGZfYWV2oor41",
-	"hdrcEGC2kzlN8fHAWgcYjwpxFgwjJSyzDBDfZVPGiocC620Ndrolsp7HKjZCglYPkJtVE4Oy8QYP0xir",
-	"Ch9pq+/VRutPbmkW06ukziv3Z1TwtSr04cPw/j4gHz6M7u/xLUgQwTESRkRLTD1b4jy/amGpE3TOXz9H",
-	"1vPO0yO2Dd3zA3Xr4HXg5b/lVFQZlM+BDlwtScwj9r5PTjg5eXv54+mry7NnJ5dn56/88ueXF6bOmMeS",
-	"zNA3EYyB5fX8dfDOMppYgulkESvFoooy9+uHDnTbORoEHTCpaGX34vXZqx9Ge2CvaaV9of/Qz6bz1eDm",
-	"lTxfX0JnfyVu0a0cyEP+Kbo76VKO/UMGEdCcMZfpGp1eq++rSj15mE4/5q2U+pWbekvF/pv2/Dm0Z0Sb",
-	"mLTVSX+E4r5Gahpwick213Yqkananq1hBWIrBCSelW/jOZX2KvAY9RuIhyWSYtjLJ+HSqxynGSZVL1di",
-	"UVE5Y5E7lWbcwKQKqQ0+aT03TTNxi2fUQkbYXmQ9ZKo/pf0yPdLeH+8+jILd++7k15Pef9PeHwi6Fuzd",
-	"7/z7v62DW603o8EoK1YG84aiVU12Z0Uoo64/3NLglmmz3Kk5ZIEzG/XJubHnl1Zak1PRph6ulZ1Kg3yy",
-	"tXGg1M3qWF9B5xBt6vbWhZF+1FDRpWkyFXwW6xGjOrvlbbSlplvn8I4i7DPwnahzO/l4mOkVsHVeE1QB",
-	"NxpeRlagL+kc7SGqWyJO+6jL2wmhP4o7zLYJcqYraAHkF7lUcA01Ras5OKa10MwWxCs2ssIxCUEqg1vu",
-	"Tis+YVXIDAmIJbIaAV8S6BS9YXJixDq8skzK6DdzkRIu7ophv339Ap65TO3h2tpKpCTNxEIgppFr5D/f",
-	"nj37afL69OLFP9sLj3Z3qn7tvrhYRMq0aemZLV9cY5a46nYCi5gsbH1y9vLkh9OA/Hz2/PQcxKrn58/e",
-	"vjx9dUn0ipDQv1ND9z6mx2xNI8GYvzi3wrteRVfJ3uRhQC5P/+uy8qu3uzadhb4z6ZjbX/rkh7PvYVAX",
-	"r8+fv312aQYvwQfKRC9e5YpMKedCkSuGfnPgwSIZI74Xi81ebzX0V+evTjtBRw+sE3RgGTpBB9ahE3Ts",
-	"KnSCjp1cJ+j8cPZ9J+iYwZQtiraBBrCtVseuIlOsHjzSHVjZ0JNBYonLa6LzbPWGGMbtL652FpJWMsfa",
-	"bF0bkWULnm038eTi4vX5z6fPa00t+Tq3KpNvAjxMPIlN2TQUqHQBWWm9E2lKk6PIKtQYjPmzk9fnb9+c",
-	"vgjIi7OXZ5enzyeXZy9PJ+fff3/6OiDfvzj/RVd7dnJ58uL8B+c83+/3d/rkBPdYzIjMp3MvmgZ0XuNb",
-	"Yvd2bzTSwo4WIWPVJydNsPZTyu1pqOrAHTvYkvzZ4BjXAPToZ+lz++5xLi87QuXOqTkPVa5V3CTrbrci",
-	"LKkaXwAcvT7LjsFWHPSuqF7UVMgY45EXgl83WCv6vqQ1qJW0/Kuj2aJrDzNd4lkG4rN5TNHDAxJirlx+",
-	"fXKmkAdAkqUxf/v6ha1o6CIEo1FIEJs2IM/OL/45eXb+/BTTxE5FngoOJzAoQC33PeSVnTHXfPb88sLW",
-	"0ApCC4uLsbTsHGv+rec2E9mYe1cjtmfAJAibzoVm2nR6U5CtmYs+i1pCigynXjVxN2cydXsLCJNlefQy",
-	"072ho/1WGUvNuOCya8YGPyLebAPy9vWLgFz8eP7qdPLq7cvvTl9r/mC3A5lBYFkB8ABwKxEchcBeSqW8",
-	"E1nkMq6CiF62kY25O+jdqUiNxm2SaSma7uilNNcjBTNa1QCi5Z+NkIRwkoKSF2uZ2Nedz2eeFFOHu9nq",
-	"RrnCCF1v3M3xvPVqzts0ZVlvSqVRZY0/leVUlTRXl2cvzi7/2WkF1ujY3xVL1q4EQA2u+o2aX9tHCjq5",
-	"vuLpsQmVt+hp3Si/XBKGQqn8a2RjsCv05XO1lCjo8zjVveU0V3ORxX98ibDw3Ovt6970t6lkmcWQavt4",
-	"VAOcXwNoyekqnm4t2H0NgP6qlaq2dlPS3TrTdGGU9+23x4WRNjAmWlDEUpoxruZMMlTC6HTKAEIFkCgz",
-	"oa/vMlP9+/4+6Q6HO+Tp4ZOD/d7e7mi41lg9Hv/9338d9J6S7k7v3d/rjYHmDdUDXzD2AediTWeKZeSA",
-	"pItKooHBYGMmMFy8OmZpzE1rI77WpRCvc962eBqx2glIzKViVGsDFd/S4yqaKAird8KmFM90La09l1OL",
-	"V6/9xjyOvnlu96BsrT3p/fe7D6P78bjfPX11OR73d/7dt9oOg+HosOFhoQ5gsmF1Aj0dMqVprGhCEqYQ",
-	"XZKSSCjwn+f2S6Q1eHkwDwxN87oPOj/r/mENPxMwGITZbLy8v49ZEp1i0ZWEavh1PYMuxv89pDTcfgJN",
-	"K7CZXd+6mhOTT7HsED81/vpfFStvnm7nF3Y1F+LGZeGrQn0syR2WwGdD9GQL4e+QzPQOEsWSRBo8I1xg",
-	"hw5JZiJJxB0ojFGsW17o0ysMQHuaGiQe68TjnIDqt8369mKpU5N0r1K5mjm+VVs1+fKLhk1A4YaW3mIp",
-	"W9kytYglbE1lY01/jqWqlVkUb657CoWqVS0zbZmlv6l6y9Vcl/O/2jRkKN2cMXalmrF0tXiVsFUN6fbB",
-	"86ihojkAl0yaHu+d0LJ8BdKGye54H3QEZy2YS+3Kas7SMlXudhW8CW+qUnd8NtWpWZ6tZl9DCS1b8Mm6",
-	"ZZXSKdpuNR4wzrpzD/eTt2b1uXQZj8CRoPHF1BYw9jepkPuWclt39ZWP4Thip63LnpU5NsFd+CMsqtXJ",
-	"fysE8sVSuVaXuS6Ra4kDfHwaV8zjkWexWr7RozBhS2n8E1v+2JBB5HuRGUdaY0o3JnTJFDkxqh+1WNux",
-	"rmFykVj7Tee/eicXZ72fmGfjwS71lPGv/8xr3U9fYJZoKTI0lHLRA7uYEiKRx+R3XYvgYkgCjlYpiTlJ",
-	"xLV0o4FCxWBMzzUjuWI0Y5meUg24W2mmR+Q7KEvk7XSSxLds0u/3Q9JNQWXJGOZah30GHR4KF13OlUo7",
-	"9/cQ7TETnvyg/zTDfOn8oH+git25CJ9qQK176P9lTpU8SdPiwcAqTgG5YSy1jsYyMEINgUhUU+iRtDHn",
-	"yzE3T9sYnIVRwsZJuyRLycBCUoIg9x9vzl+R16dvLsnJxVl/zMf8b3+zklr/b38jp7pxzwfMWD6IyKzI",
-	"GFiZEJoywQWgyoamcIgOYaEZdXhsW5nliWtakinNsiUJ9TEIA9u6/ZqSBZ3OY856WsGiVwkzEmmAjeOL",
-	"jC4bM0lClORDcsOW6KWOQmNK1Zx0w7IFvT8IAxICwfUBKQ8eKPVCvFFZPFUk5mmu9GIY8wMq3Gc9mHD3",
-	"9ffPyJO9p7s7R4SSV29fFLZ80n3798FgMAB1EkR48vby+97hmIuMUE5ynlLwMpN5lolrvftMTmnKCOXL",
-	"O0gME2NwN4ZwdEG4tQeHKl2MRCxV8wAP1ZijQB7gRDUpmJfJlGZ0weB9AX32KHF4nXqRsCNvBwM0Knjv",
-	"XGOO6CgsiY4dIAooCOBRSBPFMnD01Ct3UoKF1GuHdM/hOU93SCVpOJ7jfDDYnd6wJfzBSic0GPPQMaaj",
-	"laIArQC6AjKI0DAbN33STQrmdNTEisZc8yIII2eFl5W+6XDr04zp+7DkaayXIpcsCjAmgipdasoixqcM",
-	"lzzGt6MxvwLFKY6OEN0LKcNMHvaieG3UR5bEM3yWiiNSTB5UMZpIYd8Wf2JL0NYypTcmdEwu9KLXV+M0",
-	"jrGkvqkmcFwksV7/unNNU04sgGD8LFbMbb/uAJUzk6wCGovYQmBjri3kS3piVLGewaMcc4DSFXk2ZeTs",
-	"wpCOOWQkjuQqA3InnHK9FqZs7ywKLaXDI5fej6XICe4SvtVdM84yCODAGOL/zIVielPg9UuXtjlozWO1",
-	"Gc9ZoWfr8Xwn1BxR/7XkAJQrjfENBuUVx20yqbsM/sECj5vmj3ig4Cs42Pq7mJO9Q0RMAHSEwm8JDplb",
-	"hi4yWNeZ6r2G0iw6AuzLcOfYa972SKjeOJZhf5p+9Pk2iEauoINOQCQky33gqMdJMuZZzrk5/JTsDZ6a",
-	"hfqZZTIW+he9TuHtMMQ6mskeIeOQQWnVeES0yGTNCMBxokifIW5saQBGBfwygzQ2JuyCCzesaxrrppwH",
-	"HHbUJ8+M8APPtUoksPfYvBmLuTjgG38Y4NhtL6UuZ3dGDIZItMAYRPRfiOuibyHpbgyW3bIMCDd8bFYg",
-	"YwkF8D7j+jgX0qBuS13awGvYuDqLLwX40oA4C/Htbos0/8TkhfRKiiRXDJJj3AEiUajbDp3jCaGkoHqU",
-	"BuElWQKP64bD0ZP+oD/oD48OB4cDGGy4oDeMZDkPH0liMPHs5H4pyRF6jqA13DqobQtjo48HBFMvRZ45",
-	"tQI32M6TGf/6MQ/f94yEIkPS1UcXp62ZAzRuIjhjJa3bEeZq0moJSuVHJPRNSsgbxzwE1RmcpYCX2eaU",
-	"SLQMRjMFARBKlm1LffJGGKFZi61mCUVmJGktl4056EDgJOdRdBGz1hU0jUHsvWYc5LQZzRO1g2eIsEWM",
-	"ahaSlhYxpb7bwMUeV/SxsRaDz53KM45SlvkW5qTZOjagb9PyCiAxHxlsmDF3owwA8WSJ/tNg2L6GQiAy",
-	"Zo+kviwlWKz1nrt4KL3dJ6XLQmSr7J6ZQGI1z1gBYeIePu1ORhIM62rO4gy8nLpaN0FULWNaNA7CjyRc",
-	"MkUTO0ck3A1JaNq2SGqhbqJw2AJBYRSScNUFdoKGtZB0RxX3yp2AhENdR6WTRFwbkJSQdIflgrpxmiQk",
-	"BAfrsE9OCjwe5Dcm6ZedzALN/0k8ZRxBdoy+cJGJNIuZopmfMXBVjdCnvhN0bpHDdo46Q31uEXKfcZrG",
-	"naPObn/Q38Wc2nNQEB87ZHr4aBIYrKr9xUoXFTQHvtNzstEDmtTcKYRs5XAEoabskwt46zEqCiXTPJP6",
-	"1pXlmBHAt+oDPLwhxrNI64uxVN8VY9VTsNIqqPMVFHxxhxj8Kb0uO/WPBvXKI4gbVrWjuAhwGg08g0uM",
-	"NxhsStpUt34hZ+/VBKccWvKFLEYilzDKYyJS+nteHm3n5eVZg7aLbZVGvFUmzPt3QcddYbr2aDCwCqs1",
-	"lqQo/ceCP/5Nov9W0VurLBfFMzxoxasQL6mJzy/Iqu98zGBYvgDX1K0p/tiUPIuwt73BsKmGm/lj/029",
-	"A5V2N1c6weNwxgtwhr3RaHO96vsQVny6uaKHB6/r7ONera9j3o8TeFkBi5LMFwvNRvA4eWvunpXjjDjU",
-	"pKCj6DWE1XsH79190EmFrGETzwxGBC3aPQL+thKx4AyFwDGKkE0BalBKpy6KdsxrcmSQ7uGgNtPG1dJe",
-	"oQEZBoPBwDwsl2EdxjxPrzMasR0E+kpZ1ktZJgXHDCc2Ws2BfvqpTUZ7PS14mxQnkLuQx7/nbMyLPBd9",
-	"4iXh8HyfY57EnJEuZlMbDmCEevhTmiRV9inu+JiHhVvhcfFytaBLcsVsUjbyMv4OEmgresO4BV/D8Bqa",
-	"R7GWNLQcZ/+exFG40yenujdortB7RSUoCmT3WfyeRSQEUSFE2Gg3Vb2Yboxhn4T6dptQFRrbjooXbPKH",
-	"4CwEISzKE/DBOybm6SbQqhWoo2Cq0PvfJ6FmcKHWgCE/dzl/yiNZG1yp5RAM/62ogIbN9jAbB+mGqc3M",
-	"EQaFSkMliKNj7l2Hj13JnaNixk2ZabxtVnexJuMiV43IxtxglIGe2QXH0JrUKztkTm8ZpmyxiG5rkrGM",
-	"uQWTdIk3iBJIKE1pfGqTzhw7mgdgozG391Mz4ceYycZYP/C44A+SyJSZ94Ei7Q1mC9J0CH9NMkal4EdF",
-	"F5h/IgxImDGZL5imoh1jqNSfpZHCWTKD3T4ph3pDpGtkOAgqhmYf6DQTUpJpVrjFRCxNxFL2yXmqejG3",
-	"ts8xR6H6iIRu4H0YboTQY97XmuHCi07YJyD+lq0igAI4Fwkb82INnOvOishrQYQjazRBWbAsASF/dax4",
-	"VQSquw2KIo89owOYxd8FFmn4O5P+ccPV76SSD174gAsgNGKJi2yGoMmVMVpm0TnCClpasrHdr85/7g0H",
-	"ZmBF6qZfPzgPqc7e3pMng8HTwWAwGGpZ1w/TMAM44RSFsLpKo4ZK3zGOEpFhYJ2jzmgwOugNR73B8HLw",
-	"9GgwOBoMOitxevXRc47tdY46p3kmUvb4heARBhBtKUBZb7b78ouQynJ2vyLADT+9ALdOfrv0j3jgWHwE",
-	"yEpo//HU8oINVyS8GgPVJkGvqOJq3Ad/HVFxsLe5XtXVFyu2EBV9bE6oNGwxykq+yr+eQItPB4XsogRG",
-	"aZXSj9XKs/dBp/bah8fxWkn3EiLjnDwmZibDqydPA0NHMGcKt+UdIEBHIkCIIH1XG15/5MuOgTFwOCmj",
-	"2yBVBMSJFP7tX4gOYN7YWhQoSwJkVRAY81VJAOeWS1Z3bblUaP7Ntd3F8zlZ5qfTeVezzTWwzEZG+I1/",
-	"/c/lX8/mbHrj687kis1Exgp2EauWHOxDHN2vNeb52hSY6QK4oAsu9MjY7LTMbVwGuvhMZjQOzXYyRiN8",
-	"gmfRmFcjrlAzMwlTjaY9zbMMsrr7anbBnhxglgmcQ9Ebw6RAt9MqQ4H2Hata1WCFAf3A1MOFZldTH7Qv",
-	"YjFrLXD9KzOPEtP4S53jk9Lp2mRLqzm5j6eUTzGSrsHOBr+X7Gz45jSnmBdiFvNYzllksT2d6UL/aBTl",
-	"JVNgs8DOEouAGmPg61TwaNUEjx1/3rO0fuFdC4gTYujwqybeNjeem9YbzYxLd99f6w4DAvEJcxu6B3bf",
-	"TPYXmG+a1qqZ3lGoWpiQhkUW7hyjS4CPCO+ZjfBBETLhOQCv1UNBfLsTvqfrNsicRuSKXeccms3YVGQR",
-	"xvPmMqeJrmeuMy/VtNIKgvkaE/JW9QhcGbzmaoVrXfnbifx2IhtO5IVJYv+gA1nOn95KmvQuGwMPiACD",
-	"YCO/Y4XvzupbcQ66LxtzD4DbAg/G5oi6ZACqiEZ6JNEDA03F+sz3yU9sKZmCt0V5RFIq5ZiXX2CpJKH5",
-	"u+5clV6bX/smhI84YEH7V2p4Zd7ymRpfpr136m8P1VsZDewmt32x9h78vkniXyHvOy09Lj+SROQK0iFu",
-	"xQL1zdsslLxhCqJ4q1e7FUvoNY056RYiC35h9FeJGSSt3K4Ht7Mqdr+GMXy75L9d8g2EjgRSQ4brKN2+",
-	"ord1+3Lly15fRxYxEcGPw5OLs7B4oe+afGkuSRMXYx6WEJbNI6/g4IhBKj8SYwEycExVucFZqWxkSwC2",
-	"JTS/o2ey/gvc+TFd0TY+aA1ywTO3cg92Qtvf/nbf9y/30f/wu917ibbheB49/6rr59xmcjIGy87R3mgQ",
-	"dExo/NHuIOikDKgWgMIyRqPO0YEeMUYBD/WKK6FoAhiog/ugY8O4vffhof8+/N+dIuHCJANQz0H/cD9A",
-	"cJGJbndt3TjSXSGcSE3p0fByOChKVx/cHZS4norrfh/iPgtEh/OfOh40jXkTaScrOcJvKyG5Pfnm0vel",
-	"XPrckvsefeY0FLdBwcIql8H6t4MT1/wjufJC4N4GllYVi5AZB3Wc2EY7SUC3G/MZvAhy5TAmUJUzKUHN",
-	"iyZYLG8giEa6EAuTbzkgUoBrWioyLUpJDDcYc4kI2VShUxDAiblJyPgP1vBmYNdoE5e/9FqcxF7SOwu4",
-	"SjCQLzbIfHDRlE5GofWNDJdNqZoXJzyOOtV3TP/IboU0/QkZ7lfGYpFujNnP3gKRXtXd4WB0EOCAO0ej",
-	"YdWHnkGQCbRpUkT4VfeeuqpPV2t6KZ3RaXVBY660jD9nNFHzJWFTgcmzCePX9JotMBj/T74UPvGVsOnR",
-	"yjtyeEK/qcxf5+PVykatuzW8hJm194VNl1aJE6EoIFBFKCjAxySUjGbTeUgWVE3nxrcGsxFCRCp48tkc",
-	"AeA8a2Co+sT1ccPFHUfUiatlUcL3zMVwLPBMNmk8Jga5fqJ/+gcERdaHnniZ3/46Mv8FcCjjSOyifqki",
-	"w/K1Uz+wFGGC6yyNFTvjQ0yN7L0yu22MIlIVKSy6UypZL+aScRnrs7djY7ZLpNAnJ2PeCN8WNuCMhTtk",
-	"FvOolMzSSktUOcqqgLFRAAKsWyek3SYdaFgLYbcCQgGkh6HamlhLg1ul7cY5p0ykCcOHKRs7Ue88jg5e",
-	"O8dGRAxxYSEoEtDb2CJVyz554bzdl2PugiukCX2kNmAUPrmmqbxxwbkQMSh1SW+ldYO0HvXOgDPWLXTd",
-	"ma0nUNPICtDmJxR+LOv79UPH5h+33RZQYQ2XtL7S9wfDAvmxs78/HALiogFcLHyZXa4ThFHsgOiQ0msv",
-	"oREcVH3s4L0DD6ARqu4/2UVvJtxa9TPlv2l+X0zzK24od2Hbr5qDtl6aC/dqWWatR+7JG9+3vdiFhbuJ",
-	"MUi2zEgh8l6f/TGfuoAwByOC6pzpaUGXWC3mJPx7uAnBFDDLYznmFkxE+mm6SPcQoqr26zJbmWzwNj1S",
-	"6MBeiUVuDftj/j1G/DvXW8DWQfZousR46TqFsYRA+6eGZnhAtga9tkCnLSBpLeOpx3s1vGYdTmtrzlGL",
-	"zfvJXHNt/DsULfK0FvD+ZYY9cazXFUZ1uj0nLnFUlxm+yHBZYq/3QcdBNG41KnOVfOSwbN8rw9qW7+Mm",
-	"btTy7BVPpUuEKyybiL5FfbS4GjxOcMYvrPfg/xwvaKCagmgKubH+WtNqaAUJo1Ebfe0BZCxoxHp5WgLK",
-	"ANNlCQathFeCT1mYqMgDI9kJxlzOqZbCLdBTEt/ogVsz1SOJYSIU0olkNyzS0nbEjgAQIuyTVx5OlsuM",
-	"uQKedaSlfH0FKoFIEjbxhwGSoplkDuotbn6+AuiPU7tYn9G1otTRJrmxFrHkLys8/gknp24RS8TsHSAD",
-	"AmMPEDo4NFlwZnG2QBEPgJ9EdmOim+bizol+nE01s0e58JjkEpGFtOyHdlAynbPpTb/O0P6SdT7+6rdD",
-	"qL1mzSs2VFrQOOkcdUQq/xedLljfSk6ole2Niqt1umDkhYpsuvtKNyg2RLHUF9HEr/MGkcG0EDgXnBXw",
-	"xMP9/f3Bk8PdQ0hi6/8IAkBnODjY3xvs7o9Ge6Ono1GRyLyTGMpaq8oh1P6zL74SNhd3eSlWp187560n",
-	"2Vpyeck2iStmMdxLVJWOv7GfLcIv5+LOh2RyXpqeDcrAFl6JXP8mPIZkZuH4kckIXK+yvk21jIPQFIkD",
-	"THMGLi9BRnk7H4FQGjGuYppYDFQUCVb9TqOYQpYDhF+g3HqGTylH+5gmc9QqLU5euMgTFac0U491Mz3A",
-	"KB1zNx4YrVZ1Z2Bos1T38uzlKSat0r/pP0LSBQcx8yEuVNLANTTmuiOT/i98hpyyd2krABbIjoPFwJxY",
-	"NrIz/oNh7IdmyRXzq7cIYJiWNgyttMaF6/wRiRf0mpFuCP8+/i1l12FAzKeUX4c7Bqhkn7yMvzsmt3HE",
-	"BOmG8O/jRbqnS+OH3es0DXfGfHiARWkexboo/PuY0qkuaj4ssuLDwvRpP+0VH8S1HoBpcMwlZDnP3Gjv",
-	"2FUa7pD9wYD8pHu0uHO6U+/GSaOZblKx9+pxmtCYhwH5RWRRQE7fQ8CDFtguxB3LLgADE19k5Q4ZDga6",
-	"5z45MZiKuM+ynBsQ9/nYErS4ZRlQxk3Mo0dyzGEjSBfePTDgWJcYDoYI/YLNDXeRGt0e3TCWAgRgDucF",
-	"EA0TRnYHJKLLAjHFpgY2AQs2YbY5xkckNI5RUUwff4B/JnF0HyIsoSwIG3LEwVnUxFH4jQEuhuDJEoeH",
-	"gylMxZC2tBYSs0v18cyWpoo5pNAXOlFqer4G/0uzuHFkKN7C0R0RugGM7pG0I4qlOw/OzHVHl4GHYjvm",
-	"bimFNQkVye0dgzDYo46JgLKBb/92tR5J8ubHk95o/8CiHnv6QK11SfeL6c/XmYZqOBBCjk9FZPJZzEyq",
-	"IVPr0kJlF9QupoqpnlQZo4sAj/fjvwV4cPUfeLL+FhA4D/oLr/LfOtvc0FFMcWqfyy7kyz565hPN/DpH",
-	"u4Pdw93doKNPWOeoA3MEMHkkb5DFdp/s7+2Ong7393YPdg/ArWLBJvZlyzE7LaHM6Wj/oHPUGc2G9HC6",
-	"y9jh3tWQDq+i0WyX7V09pYOnbP/q6uDq6sn0am+6R5/Onsz2Z4PpgO0eRIezg6uIzobTUVn6geVxp/fB",
-	"lntvlb18NA0iERyvOypdt8foo2NI+S/7at9CIsL8Cq98Cbqt2QWW+C9ldNG1WgzxwlwmXq299rUu4wUT",
-	"uapIikiKnvRmGKeWkzyREJmdJxB6t0+juvoGmFbBfPE+nZVvNP0Bzq/haYajBcXtD9wdJQVI6DnmMUep",
-	"1QYkAYB0GEfgRVucEANsrwW5araacAcdwXBM9ngZ8TDEuD9M240X5bUB9Uy0ol5cs3mKCFbijuOtGKsa",
-	"ideDzfNF3m5FwsNBv339QhLOTKg+Ai6/T+OMGXP/PlnEPFeIlypFVUx8+/qFe+yl8Ja0FHkh8RSSgLsP",
-	"DST0XkCohA96gaOyhMkFSQS/ZhlER3RjZeSZYiN0Y/RK5MqKNIW4ayVy77q9WiomC8fxisQM4F72K3y5",
-	"tzkDwtcszXrP42t9N5dg5ewNXg97EGOAhzXBdI1chRv/CAbrbzPIHsZTXuYLA7AN6HhA0kde/l2YSiRA",
-	"fgIXChIrC2pfqDFaQEnBohgBDpNHIDGm753mypfuwTdTN27e9906jrmc60npDihfWSgLtm1cAUBD0lJd",
-	"DG6aFiitT76PEyZRdq3qW0ZORpUDdBOLbd/dH4x2+uSVYxNOjiopfLjaY66Q5SCJ7Q/2tpUHjUBJZvF7",
-	"lWeMXLz6wSg4VjC2VDzmoXF9Mf8NtQTPl8TKoo7MG/xLrTS30bm0Vi+lsobFwIR8VkKu6a3eiLI7f41s",
-	"U+N16oShdb6nvqPL6LDq7O+nJRz0nmIWwkm/NlFkU/5Bt8127kdFtkGbVRByDkZUYjYLQAyXU5Exk29w",
-	"Zb5tHEH+9vhvZVO3c7O9ijnNapIaN0tUFbGpfH7qA28M2wJdPeZ45o+t/lc6jgAMDy9uucLnCXolbjGQ",
-	"7CFOw4M6962OxwXXDtgyRch48nR/d7BzREI5p/rLfxxhKo4rKtnBHmbjOArLtOmKvnj/+8uLfP7ih/nt",
-	"m8O/v9kX/7F/pTJ1qF6+SZ8+/q+7u/NX6rfRLT2cnv3jqOQFtJpI6V/Xu/QjBNtvImqjiPrcSFclObJR",
-	"NkXfiJZhdDUpnNY7xxoARZHaNMBxopnfmHdpkiBKhf0OYeVBItjpQy6dCiaTDTTFq9RDgdFfmvycY14b",
-	"IodR9Jg2pxpFZodchNRrsR4CQMACzN4rIjg7HvMYb+YriWjPhdgB3rLkxMbjwdWZChmjqGIKxpiHoHuD",
-	"0f2CG2wswfHiR5NqFBC9ASj27IAsA35xALdhMo0Y8YqzO8+3JcviW3ZU+nLMaZoymqGHEYQhzjIm5yai",
-	"JQUlAoVfOY9noDlkLGVUkUzcSb04erPRG1j2yU/Go8hEpdh9w9HgimOmBVyHpifcl5bmNkgP53rUboKI",
-	"VmJSGxkp1YB7gayMGbrK7LhIJFvn+IppL9sbIry0kHVOsOXh2tyyRTCpqkTaAOltDrHZqY+xqUYyFg13",
-	"Hh5ds2FOxj5qfRoq/uENftiek9BnG1gV+duolLHEd44STdRC3tYN3LbW5Bq9r/difXjohmEXODtw9Cza",
-	"e2wC67tnb87J4cFgaHjobCaZKpNDKerGd9Gt2wgbm6S7qd+LiCrW0313Hj4Xp5JtP43RNtPAfj7BPP6F",
-	"4pyno5d/TN+fX57dvXx+Uvz/bO/9y+cn77/6IOhCGPn1Q4mjAdsrhdbXBolN51RNTCNoB7+jizjq//jd",
-	"9YuXl2+Hry5Ply//+M/hq9+mP59cn7z+4buzwcub//j+1du3+69v/vnH+enp7subs+Gr385OiizVnnuj",
-	"4Lcsk5hiR3/75ElDyF/FY95Lrm8cKYaj3b39gydFClic5kB3szFKDtPJYYpQ/dHmb4YIxQLku57Z6e3y",
-	"CKwN3XwqL3x78bf1wrf08M0L/0t54YNkWy/blxQIc06bHfNRfKfO4gyWwdjI7+6iPsJX6dDk+qMkifkN",
-	"sjp2t2Pf4cNgzPGN3b2M6z+svVv/bezdIemC59jVsvRyjFoQ2rszLZpDIscxnyuVShLqTuH9ekph+FpS",
-	"9i3sxmSNvQXGBm7SXxHqfoF8XIlANqcHZUMaQl0nzBgF0yVoFyZvlsgzb7VFRkJ9NWRIQiFkR1yO+VWu",
-	"lODSZl7ZRcgRiLPqWy8LSNyHbioxJCFF5cVY9OEOsSAmc5FEUiszaPCD8gu6JL9Dsshiy9C0D2OYKBGa",
-	"R4OCXRnlyRbHZGextNpigMQkXBRVZMIYSokvQo81wqM5Wv53IOtIaEKlTN/TXCqxgGeBhggyMCxW7Yo2",
-	"ywqJ1c7RmHv5TDETh1ZbXHSlSwzpdWZdaO9iHok7SAWcMn5ERnsmi6VL0xNnoKCMuXtoeTIqlakciCmo",
-	"UZjyZprE05ueEj2XL5nqFTtXc5bdxZIFY+6wg0tqMarDxvgOmTvcOKeJACs0uodFjEBE+BODZ4wVx9zm",
-	"uCQh1pz8f+xda3LbSJK+SgUiNizFEDQJkpJIxcQEbWu6FdN6tET1bEfTQYBAUUSLKnAB0DLb4SPsjz3B",
-	"/tgT7BV2L7RH2KjMrMKD4MtWazzR9afHI+JRVajHl19mfom3uSzxltKe06+kB6unFi8feXIlknEsb0H5",
-	"djWOZGc+xVHKD3s42jm9+wPF++JieJ3VlPE9wWIuRxxNz/whDB8QqqdikAOfJRifkgDhveaZvXw63zTK",
-	"lbpRIzEUavGOKDsO1jN4CEa6ACI5XlZCP56i+KEUhUHrMZsYoaIosHRzQb4HVCz0ElbTGcaVaqLCmj9E",
-	"D4/+HW1hKly5rqqLtDflVjf1RJBwynz8NQqFDhyB2i6gAYqpj3KD1nNsAsvZm1WZ9nLLp5PhH5ZBBPiA",
-	"9stiBOkGBJbbc+F2eKP1jooTpdFjFMfRExvz9IlzwbrwaZrOX6xa9qpfPkHYqbUEWkPJLPzME5BjgJ+A",
-	"Ssn9qFyMySxCRQWV7wnPhFqJmbmg2ifP7Hziuu5gIaUTETIlUym8nAX2op0kQWvxJxbw5EG+GAJd8VHw",
-	"T6tn/anJOp0OaxyfMIoAptb9/epGIsInFXmSixL+/F52a9PQ0zN04wEP0nm68/fL30BHuBx7ebiG4kMU",
-	"+nI+qjMbxhP+aDcabac+DyZQtlI8UP37pPf6tR8IFU9c96PH1+FrujL7KPqlUC1fooU3y7uExwhJc5oE",
-	"hCWwZHbmgGM5R5cWXalBQEG2Z2Li9Hipzjco/0MjglE/hS6D83i2gLKcFAdtNRuNVuuk1XaarZNjp3OU",
-	"n1cUN0SnrNWz1qScQx8l3vjKJXUdQo0ALbQDM18tIjkNZxEkgCbo5MUJGEdPVeTgRRQLdLxBy1O70W01",
-	"cqur0e21GtniS+1mu5H/vdnuNbBYk/rLgBZ6fi1Cp9evRIX2dh6X/A1UeVjOkQ91du0t5Ms8Bsqn7PZ/",
-	"/yuCv0WQAZmG6SLgVs92WvXOUbMtnyTu1R/bR/WjTqdbjHhXD8w1X78dw9QQj+7c9vwN/DH6NbR61v/9",
-	"53/8+6oN62Sv1DfJV8qjpLhplU5U+aEkkE/tFmwxm5uDwBTfmD2c5trPElGHAtcDuPi9D8seUys8v7rn",
-	"r9uOPLHQ7Bgt4pm2a6kX8Ow9gvdzR+FLhAYWqJLWc/IgF8CDbPlKCiqVsz93409Kc6eV4zMSyvvJf4Ri",
-	"iCGCKbruy0gJ+a22lrzRWBuK4PMiMjOJobvEGKL35I9SHOfL3L9FNSOMGMrBgVAkISRMQk5/0SqVpnMk",
-	"7LKD9rCatsm7fl9nfOGnzWyOqKiFC4AFQKJWtRmUirD60yjhAGPcQv1BdyjInlH1GN3M1lRiB/qNoWCJ",
-	"NCG9GVOXJ6CrU3huGLinQ5GVJWfpU4QZArjz1rICPOMonYL7GL3QoPGeVTbX9pt6NEW8qfKLSkBwXSaK",
-	"HoDqBBQqZEIPzatPUCqX3ijxDSodXVBUYKwlYfssd0oqnm0oVFYBvA+IGgSTWCr4VaIym4BZueAfQ2ln",
-	"d5wmUgNvYu+3cBZ6QolddEndvh/fc5GGQv7UpZDQKp0e7aLFwkphzDStEQaH6LH1UmpNbyjUd1/mS8Qp",
-	"g1Xb5RgcBbSVfAtVUlWXIMMA6QpQbq7OrlRhjCwMy1tildqxNOXwI9SYytVQoajk4F417fEV8jYIXYUP",
-	"3pP/gsA7qleDfjCS62YHMe3ph7WhiLAkLnFM6pIwYWMeintGRD02CRiZMGvBKBQjVZAHKxQPhUuPGC0E",
-	"fN4eIyUmIg/ydF2u2G0uJi8rGTKLkpQdiEjOHfyboBAOT7CFiLkXYFos/KoiNrMjET6DD7X0RJSycTYW",
-	"hzR5snd5rNNwmKvaMVoI74MXzqAOMxGPm3s2FPmunebPY60BpedgNcGyeQSxoElpsIhjUYTiAabXcX8a",
-	"5alcOcOBp5LfkoUpRXGqYrnQvUfcEzwB/EpPh+rggc4Ozi/6353V2E/n786uauzd1du7i7PLwSGEpiZD",
-	"4eJ1I4yTlLPlh6u3/cH51aV6groiR0jLoVNcMpKFkL2EsjBDcQCx1HQFI0Le/fSp+fmzy5LFZBJ+rLG3",
-	"V9c/j95evTvD1Xk1uFY3QKg5698Nvj+7HJxjY4ZCbYOnOgRotmQ/3p2//dvo5uz6h5+xR8zFh4yyguF1",
-	"/GRZjWFM2OaeP82e+irR/UROQxU6xl66KgFSzrjZjMItIFg8qTPgDVm8mHFMCKRNfON+fYrFSB64AAq/",
-	"nAqHezOfBUjNaf7UK50J/OOc+1T3+0qgqxoilJ6iOEh6qwNZqj2vRMhWhw03Iggmzn2bAz+ak6BQFGNF",
-	"Om9+yCYhlA/C9SbtpuxBvzTeuzWt0VBjSTQU7qdhsYDw0OqxoRWl89Esug/FSF46tGpsaBUfJq/7ZWi1",
-	"T5xuszW03n92ceRUcDVGwQzFLPxAUVACNSIeowBJ+grulQLk4bvElEkaZhmA8pE9lFxS8kc60YDWKRLq",
-	"WvCW4rQUOKtV7BlZupw0vRTEKDC0GzjZrMr7bg4QtrP/Yyh2doCwnP+jhoQ5TGEJJJQOnzpLh7Dpow5C",
-	"EeL1109Q2jhgsq1Mv5p87VCk3lz27zceRzgT7yNOOliAJ5WIF4wo/EUPRY2+Ka67SGS/6PWWRJX0N61+",
-	"eJxWHMzXMydeKteQoSBqHHp/uI71Vnv7t8F+L8+L4gnFtQj56qCrdXXzzj4+PmlaKxxtWa0ph66t3rE0",
-	"HsbLS6KY93rN9hCOTYxPhargDvXMsblV1OygmmtFuLpWo1JEaonm2dhder9T8fXdyFjFPn8Ph1+JcdZw",
-	"QWEBop6rFQJwuUJ2FrRrY6fOL3+ym41GxZwpfqo8PFHJq9Rr9Qhi3omkdrqtk/Zx58iqINhXR44Y/JHc",
-	"npYZA4+j0RfBXTx7Q6RyiYsHXJUbFwg48KD2dgZ+XiUMYA+hnu3f+b0isQs/fbJCEfCPkJNAD7Bur2/O",
-	"L79z2rDIK4g1P360YV7grNlvlLd4MZJ5HIr7+q/ze6vkA6gYYrx4lHizItWdzbidSOMSCn1p3rvcKQkE",
-	"RkEYKweD7Fkk+CB85NcEv1amzJqD7jRTsALdWwmmkhIo3jxzEA9tW0oru0YBbkEP/m0R+g83fD5b9kXw",
-	"NlrMVyZ+HnKzOfJpNO01ope223xbm/ec7f2fzhzywuCPzdyPg6vr0fXN1cWV9XnPMcCWjqLJBKIo9+J6",
-	"1WH9u2o5zsjxtSqZ+LtR9edrqPqVHWWFrsfkqi9i65tltn53fh6WZ9mlWDVKzfWjJB9QrxqmHb0SVb1s",
-	"ZhUaZKcIPQZlL5ejhZ+gF1p09FbdgCkssCFIEMnm09hLtJBGmBCiJv0fhUEVlxapqCkyhFSYtQ7AsL5i",
-	"5F/ANwLc5B/eMbJDKpfajvbOizOulN1dKbASK90Xj9pk2+Yl2Vha6CZT4qIiQWj5V3LidXbhLdmYs3kE",
-	"/EsoklTa2dGESaPjXmXdJ2v0BtcYmatLM9uwVsr6lMu1Nv+ZSveo0kY9DO5oZgDw+lyp/D3joToNJW5c",
-	"wiCv+KbDR56k3uN8XbS+xD76pqzU0LY7ndKdKrR//U3NXlu+7n3VGT2PQ58ElHwv5ffQG2uRhrMwXVp4",
-	"ks2snnV9cW3lQjfuFzMPFqBmrCpVn7XK8xZz/fMuqQ1rcxk+WcrtZ/UsLkZ3t9k7qsz+XNyAzuOigFXU",
-	"B0lKDXEGjW6vc0Jf7VkzHradodWRBKaq0DdSn5RSqeEbvUoqc1B3PEBeYxGxdX72AVc2pD40dFS3IqQw",
-	"MzkfSJ4LssYgYQXA4A88GQoIgkpD/yGB3IaUapYS1cW9eBbyLBPhsI65EsSwr4T8Z/y2ZphR75j1C61S",
-	"WpoJUd1A2Z5qvTudVa6fBz5FAcS0Vh9hf0eCCmBwFLOAP0bsgS9rpSEoAmgdv7wiCcgOPFbdfKVuLd8E",
-	"Hmr6/5QJHkeL+ynGtBfftYduyoUXP+i4MNjf9jnDwYuv25zbM/IH+T9VDb4t5/TF4Kxz9c53Lgc//nbx",
-	"65k8q2+/e/Pjbz8Obt5c/nrXubr7619vBv3frt6dPV0Mfmzc3Pf/XB2NmLOMso/65bu6Fz/I77ezaaRm",
-	"Vs5JLRtgDKTfRTDkjyEVUjij5IzMOTNeJYV5tv5w0u719fof2gG/osWhrKkVDZAUqqIyp9GQR0J554Yz",
-	"CWM40mnMs+008/WTRUTeiTBQGf5hzCBEw225zKXbRk985keP3K0x13GHwl0FgyOsxuCyAwcViDRveVhj",
-	"btNlbpFUddlBs3jh4TotCz081nNtirlP8ssqA9ss5ZxoyhUCQ0bEpOH+jhHR1u00mjMRPWXI/u7mhxIn",
-	"u+HuNJqzeRw9RsiY64fkGGV0ZmjDQltlM28MZgXsuSlG69OBdNG/+dvZ4PzyOzn9CyEcVs8CJ03mPMh1",
-	"v4EOo25tgzGQ91zkDIr+9fXN1U9n76DnzzCsb5VPOxuSq8F15VC0sqHoL9IpFynNg5yVVHAyVA3K5dXl",
-	"xjE52TQmJafBrsPi5IelomNO1rE7bUzSK+8G5z+cD37+kq4c1/az9Sq782x1w/US33Tc98vMUil72ojx",
-	"75mJDpB9ZVBVyE1ZHD93wmU78ntkurm/iOXMhO2UezGP5SKUE1pOeW8e/o0vlVcz/7cfQSZD/um9fEr8",
-	"YU3JVD7zUiDqkcmfRgmlVcI9AZL9ypst5wEkmFivPzStVf2PvmDeOIlmi5SDQ1paL/dcyGOHB6RRmZyy",
-	"hKf0Inwp6XC+Shh5V7P3TNN03nv9+pO8/LN8ac3KrbhP1lRboiRhYjWd43qj3qg3eyeNk4ZVhWyz90Er",
-	"oNQdlEX+DOYBfYtPm6pWABQY81kk7hPU0V1fxkL7d7HOwuqwKX9HWo1W9ERSxuCGl2TzZ/U1tyjLtSqD",
-	"Bq3PFLAQqmR5brA75d6hUVi1AEymt6YSI2u62Gy50mHuqbqw1OpTUbxUwUMq1HQw4fjMSLBltIjZmE+9",
-	"2QTlBSZwRya+DxJVkARc6EcQehWvU6WWVeTZKZWfgmj7OFrMsSOFcCAw/jG+G2zs1MOx7l+f6wvzndXV",
-	"nKvHEGPuCiWwrq9uB4laMdkY6zJDIphHoUjzHdSlhqrkj3ghC+LRE8sstC+psbnnY031ysIUNaxxhGGl",
-	"LBI+z732TRx5ge8l8lu+r1lZva4c/1rP1QusZpPe6cLuHiRvfD8YXGPaaRpRmSrqcoEgifl9mKTyvjrD",
-	"fTHpDYX7r/YtjqMNlbFcdoCsiWyyhNHZ7/TepcsOSK8OZw/RLKDQrF7s+XGUJEMR8zQOEY9nD7oN74WX",
-	"LmIJyF2Uqf+zy/7Epvwj+/6i/9a+/b7vdI7UoRB7T4jaH/gyF+45FOptoEh6LyBGkPsxT4uvg37Z55Dr",
-	"n/21n8qvnBb/OFA8vEuyDKCoLKesFwdMzRrm0nezIXBR/780uzv7Y6I7OxQH7odmTfYUtUbLnc09tr7y",
-	"zLocAre2Mgj4KDvgEgFCZdJUDRwOBklUuE/ThPsjF/Wob/GnOEoBapGOs/yW68YUsm3k5TxgB4GXTMeR",
-	"Fwc1PSi1oRhaN3AB3TG0SJBCa1zRk5LUWyYMRHVhCinBjTp7t4hxn/VSkGSeefOhqBjKTPH6KcL6rHbC",
-	"5x6epvqypEZKj0/05lcJpdjobINS00AVBMrLwqciYVilCstW/+RCZO7qDPHkkZGgzqMm92Io9TKbYT7I",
-	"/UIHL/MQFQPoe4HDHfc4ddacrlk/QGcGPFfPJ+stxLtiaHPVzfY19b2oHw4ZMnoIhwLybvTTS+NVr1w8",
-	"+QaqR0NWVhpFddaX0xEJV/rEFJhbbLxsAsZWIwWW9NYMgR99QJkUUgb3ZsA0w8D73jyFYdZn9gceh5MQ",
-	"NDShXAuoN9RZX38jUtThPICEkJm3lGZySvrk6vaq9Y3aNlvGY8uGV/0Aea1bl//N74dqL4DCjpVjc1jD",
-	"cZfPxYwJXwmdM72x1Kjm1GSRQIEY/UMumUWL7WOcC+C5WeQ/DMWBJ4IarGIKQLflmQc6JDMQePcKuyUL",
-	"U+SYZhDjKYdWmm6cauRQbqTz8aPST2/RgkxOkYp/ChNeWBmYBShPmYAddFhSw8bWWKuB/+uwaW0oOmxa",
-	"Y80G/Lct/+vAvx34Nxya//PfToP9y6GcC+1mgwUhVAvEiaV2xSq6KBIE0N7qartb2f/siMVqA0JP31cJ",
-	"c+HXkgJ1PhlBCf6hJZnBi9KRt9E1sFU+cVAY46AH6SVzHlec9rVs48Bznz4IIK4tLVWgYjc/xmIBHo+t",
-	"jf9yVLH+AFxRBJcv6ATNSb2+Qz/1ovz6r4IfgJJCSlMnDNz6jtPDPg++vi0eoigyWmq4PTR3aALBr80y",
-	"/ntJbOosSNWmJw8Pxxq7E+FHtY/s0Da97+4yPhtatGUWVu30iPJ2npOnWwAQCxBQeepUVYCvzt5Ouf+g",
-	"fMaFA+FVwsDmjuhQoGNwr5F7rvn+bk37ATKsQwSbIcsea1VDpEInKOB0j16s4MNeMbGVEpZy2+3h2mZm",
-	"h+nXjWxFm/LL5JTFHDUGZ9KMRZXoJI3mW2fDiuXylauooqFbzKgwqJfMpi9fJ9t6mXzRPP/STDC4chdh",
-	"2nWV/PeI6cLyzL0VXkLl9njOuOW3A7vDjyZ22zsZ212/EdhN7kxaXnvc8Y+ANt6roD9BKIQvu0fwl5lb",
-	"DKWoWyWe+H1BhkPFZGN9qKDAlSg+Ea1FUJzOKbSpoRhRvq4uJryOsfkBEHrpbhdhs0diCZSoBqbQDtlq",
-	"IFjgZYKG+qlZEjF+axeLLqQ6+1HzYaRVCfr7KOu9nPP6kFKBklp+fVBGLdaQxHB1rEyPEUI7wOK/Y7Mu",
-	"Fa9vMLLByAYjG4xsMLLByAYjG4z8Yhj5aCNGdgpg+Ifw0Ssk77+5qU7ex2voTk949UfvAfzA62B0GTsS",
-	"qj4en/jdoMHt5sTx7Pa45dtBm3fsyZGnfmp+KaouILCXgdgEbRUkVWJleyFvdhDNUzsUhwUIjqF/G7yk",
-	"feVkf5WwEGrNTkIeJ8yfeuIeZM5j7iWRcA97uZDzWShA8U01EXOplQrLUMglopz37InHcoOK70HhNx+v",
-	"r16ijvyoJKMGBTCxri0T/EnrvNSZO9deGRD0x7rAufbndIzwLevg/VBU4nv2zPD+jj6EQfQG0RtEbxC9",
-	"QfQG0RtEbxD9CyL67u6s91Gn0el0ut1uVynDy3kud93SJU2n1d5NtgsU9KHBFp4HI0J/5dudRufkuHXU",
-	"bLS73WbLOel02u0qC2GhERXcSah/Yjtea2y3/XZg887kyM4Mgomzt0lAqO1lrIAMiBOqjmLNZGs4ngf5",
-	"CvYFfMY3gvxCDisEOpVyD91M9ZkephMsN7HiQ/G7wWaKEX5HXTOw2cBmA5sNbDaw2cBmA5sNbH5B2HxS",
-	"hs37ySvd7lxKmZDXxkZUiDsoXFxGg4SLFSNuAzhue87Y9ltBG8CxwsbWvoo+BMteCBcrulhB04L0yZKy",
-	"uaqAMQ/CZ8PF+Cz15lNVebaq1KwqoKHrzUIkuOBPjGbkfqEmGlMPxfOA6jMcFoOpDaY2mNpgaoOpDaY2",
-	"mNpg6hfE1McvhakRtW1sQxlSa4mbcyhyFgqonQqVVP+yWo6zjL65wlbQC4WxbQhWaU+anj12/BYEqyj4",
-	"vTf4Rvj2wtib4O/O0FsJ9Zn8fJOfb/LzTX6+yc83+fkmP/+bzs/X0rx0cht+yPBDhh8y/JDhhww/ZPgh",
-	"ww+9ID/U2RaqWEn2yE27on7rKsFTWUq1yPnsSPfEGVgCwqcRdCfO+JjbR37Ts9uTBre7XufYbo1PAsdv",
-	"8vbkaH9vq0JkL0z5YEHnjPApK0dSSlYV67Nzyn/udU/TiBF2V0lisKc/gTtUVYbLpwcFEU+g2H4y9WLO",
-	"DsIUhTaHQlli67UBDkvdq7OBsrzCRBf90B1yXyVonIJkgJxo7mmuQLVsbMKywiN7OXh7GQVEFwRhAP2S",
-	"vYL+cSTBkrzkagpF3XHDVTwGlYmfS8tUk1jT6AnlOYGyewzRTnnuSE01vYyAgbEhjA1hbAhjQxgbwtgQ",
-	"xob4dgUMVm2IkxVjoVWlc5DZCnDczBYcAEEo5KTwH8pmw/MII2yD2GSAKMeyDTGfbd6Y2F5z7EDMp/I5",
-	"f7EB8g+QRsibB5kZECLuR5mEkp1S6Y5OaD4ZV7RxRRtXtHFFG1e0cUUbV/S37oq+RebGUEiGQjIUkqGQ",
-	"DIVkKCRDIRkK6R+nE79fmsLNHqm/SRoKjz5RUXS+xEg1a1YSLWIfiKJ5CHQUluGrrg5bQSEp0IPpwY7f",
-	"nLS4fTJuB3bbdzy7y5sT+zg4Gne8tt8aO829+SKJ216CHspX1CyyQEXyh8rjGvrH0D+G/jH0j6F/DP1j",
-	"6J9/AvoHz21DABkCyBBAhgAyBJAhgAwBZAiglyWAnK8ngFb5nlVOZx6HvuyLfImX8vsICI5FGs7CVB7m",
-	"j1HAZ1bPur64zg7smN8vZl4M/AxxHFagyAx5mZ4ya3pWRQ4p0AXd645P/OPgiNudSZsKrZwEDrebk4an",
-	"ftufHoJXvBRBpNMFYj6P4oKIhdz/sbvyITQF6ylPTKyQIYsMWWTIIkMWGbLIkEXfNllEq34gT+3fBwY2",
-	"y35A1SDAby0N5yBgWaIHOpPBJQWfrJCkV8/DrgLoINDV8p1x02tM7C4/Cey2fzy2vaNJx+btQP20h2pY",
-	"bnxeJmR7+whIqBSJ7MPKJn3+/wAAAP//",
+	"7P3tchu3sjeK3wqK/11lcq0RTVIvlqVatR/FVhLt2JK2JSd77dB/DcQBxYmGwGSAkcy4dAnnw7mC8+G5",
+	"lOeGziWcQjeAwQxnyKH8EmdtpyplkcQ7Go3uRvevP3QmYp4KzriSnYMPnRmjEcvgz6MkEff6j4jJSRan",
+	"Kha8c9C5nDEyZ2omIknUjJGUqhmReZqKTMl+J+iw93SeJqxz0Pnh+DIg52cXl52gk7Hf8zhjUedAZTkL",
+	"OnIyY3Oqm1eLVBeWKov5TefhIeicRGyeCsW4esPShC50reowQt1MSO5njBM1iyXJmEwFl4zEOC6pRMai",
+	"4msxJZQTRrMkZhnRw2FSkftYzbA4nTPiOp4stn5iCz2bYpyM5/POwa8d3XHnXVAz7jdUsVfxPFb1qxax",
+	"uSC3bPFEkkSXCsj9jCqSsTmNudQDjBWhPMJJxfoXyZQMSMyJZBPBI0m6IVT9x2gQmIoxv/kHfJBM/WM7",
+	"7JW3YHXpDffFze9cJPFksXaWv+dCUZJCYdINR4PD+3/sDapDNF9vOhbcwJOofhRmf59IEkekqzc4/K8t",
+	"U2frJArJQuREMq4CIjJCyQ3jLKOKRURw1jskghN2x7KFo58++c9cKKa3RQlL7+WJZOz3q93pcPI82maj",
+	"62d0h+1sP6e7u4PJXrRydnP6/hXjN2rWORiO9mspi6lscTRVLFue7oUhDSXIPY0VuWZTkekVUNki5jf9",
+	"Ngsbc8VuWAZ9/fLLL0e5mjGu4glVrH59aVEiFpxMZjRJGL9hpPvm+xfk+XA4qOzyd4xmcO5oMv/HuHND",
+	"Fbuni3Fno21/CDopzeicKcOjvssEjSa0mQ6ubQGghNKQtodBJ9blNAfrBB1O57AUq/dqKrI5Vbhkezud",
+	"oDOPeTzXnGEY1K2mx1J+YjVH5ojkPP49Z/rIkO5Q7+Jod1cvaEYnepo9ojSXmNNbJgmFbY2BryEDk3TK",
+	"DgoOpluxPG3M4atrEeF3MSc7+2Qm8kxzS81YkVNO40wqj39yqRiNgGFOVMxviLqPJ6w/5qUNtZS+pUl9",
+	"S9P6lib2LU3t+2w0fXY91GcaVhhvlWKNK3y203AYRru7sL7ucAR1FGEHjpfWZCJyrk64HvodEO9EcH2V",
+	"6D9pmiaGZJ/+JvX6fyhmpEtGunGKbVzFtpGgM2dS0htmiR8L6JvGKyPzyYRJ2TmY0kSyB39O/5axaeeg",
+	"8/97Wly2T/FX+bQy4mN+xxKRMpxbzcEzfV+zWcwj2D+9595QNJF717jP9prGYoo/LZgq9O5O14sZ5Td4",
+	"C69ZzXZzdg2vm607voRq5gfTncBgKrMsRIYtX2ZYNdkaKeMh+CTLdaGoYi8EnybxRD2KBN28r6Rua4kC",
+	"i3WJJdEjS5i+u7TwMKGcC00fJKW5ZNHjKbM8n9Zb9UQSGDSJBJNEj4VqSdLbO9LNmMznmrVQkuVcSyX6",
+	"3g1gyPh1MSn4YUL5hCWJ+Q0/mMv6K6QEj7+d8PNM3GSw/I8ghLho6SrmV6ltyyeIo6o0G8uqJKvJRKo4",
+	"SbQs6TXySMqond8qAjlqJ3AXwzRU8el42QlXLOM0Oc4ykT1uK0wLVwya8HfANk4ky+5YRmyJxy6vP9aV",
+	"y8pJztn7lE30QYFeD0HqZrDE/nIRXJeK8Ppp1vY1i2J6KcQrmt087spN6SIRNLpSQlwl0EqV48VzegO6",
+	"3d7o+XBnd49cLxSTh6iCJlRpuYwoEJKg6NPfUnZDpnHCJMlTPe3d0c5of3+AFUl3l7yOv+s9fpPOcch2",
+	"2uvYox6JHj7MTl9klJfHTicTlipJpiIjsZLkNuYRKCe6FMhwsSRCU9dwMNRj/5T7Byt9wXi0+a0FnV8n",
+	"YnKLjPaOJrm/tboVOlFXtkh1Y83vZEYlESkw/FxVbjJTo+Yuewg6XCtqv2QCVZVq9/cxj8T91SQRsq7z",
+	"XCoxZxn0Dg2R+yxWinFNMcBJeT6/ZllApCBcwAGPJ4xgs7AlKeMHRPBkQShRbK43lOmx64FrDZN0z88u",
+	"LsnTu+FT07l8asv1ameEjb/AIT96TvoeLo8WKxCqyGgw2tsaDrdGw8vh4GCwezAY/DfpjnaMduCErTgj",
+	"iZYyTA+91RPl4n6zyQblqVyBYlU3NqTTdgezhprXHc7mJdPiFa5aNyyNNQzwKgurMwgP9GJEY+4tklGp",
+	"eoEmISQoFNw4B9YdoHBkTkIsiTksxjjh351j3vry1JXnNGKEwojI/UxIpk/XRMyBF12zmN+M+UTwaZzN",
+	"YY7m16uc33Jxzw8ImNnMXDVbCs22XsVR2EOd8CsTvl6DcfJUKDBgttJali8ktHBecaGuqGnGP2fYB3l5",
+	"/Or48lgvpRNzQSgF+jfb+RFiVnUm68gYTLHsfSyVJNe5gkEVIiFOiXQpX2DJnGuB4OndsHdIQugiJAlU",
+	"Vp6NN1Yl626dgXjV5mChj9vRU6Fe2KPyqN3EIwe76c5caT9Pa4+luwOM0v34nfRnsGoXV43D6f5focJz",
+	"KtT3IueP3B2hrqZQu3zE4C8gYvvr41cfRrfu/GRMijybeJorHCbNR9031ywR/Gb1jnzMQsLu/wsQ/NI8",
+	"PjXZf8QiV0T3z6CxmA6d3O5L/SC8fzG9I6uMBDWIT6s/nBsdZkPdGrrN2G+OzKtyrtWNrlyhqqzrtCdb",
+	"Ak0LjEcHxDIQfc0l8R3L6HXCSFe3TYbbw8For176zjm9o3GiS68clF+uOi78pGUwN8IojlBK4PJeqxlo",
+	"kB8O7NPeobl1cdBzukDxbQGVZvSOkWvGOAjaRXdXcdQ5GA4Gw6BTkdzcy0Vlfu3pzN/UdVRWM9+lHcFn",
+	"ODvBjKWMKgkyZcaoFLwHfLa0Sl/hTWeX5TKeM5E/zrr7GUkoWxB6Q2P+EfylPMFH7Hz9MPVGK2zz03Ee",
+	"9yL9yHsyo4pdJaaB0g4IQeZaUjb8U2qpXnnP24f4wEq0fvcRpj5vAitX2g5nQpPEjSXNr5N44oZEppmY",
+	"E8EZOTknNIoyJqsie8lDYeU6u4L+Km8VD/+tKpvi9gF7y71gr95i99b9cUf1L2rPiksvBtXuv+yDwEOg",
+	"pfOSLFod0GcTNR/cnfbWXmmPW45LewGBMaR5Sbr2btIXak/fSpOZub8sbwtAr9aszDOj4DqCMYU4W8qh",
+	"Vpzv9Q9mz8FCBry5T94wGpEfjit2Mt3tF7na25rGTj/WWOUeesb80xirivUd838JY9WlMRF+lAJt7YxX",
+	"9Zr0qSA0TTNxp4nZmiQ5nbOIjDsii1h2ZZYVOgKfnEdeZ9XprKGu5WGJqa/ykTlVkxlDg9RNfMc4jFvT",
+	"CjrzfGW7+ZbTXM1EFv/xSHkk9xuo7OHR+Ym+5dG8TI5MOWjxgBj3qnE+GGxPbtkC/mCkKzLyX1tH5yf6",
+	"zB1Uf4YT++80jX9ii39UfvuIlzF/FdYQALgrUVl44nn+LHOaaJarGYs54LpAxu7ELYv65NJTJiRdSHI/",
+	"iyczQ0BjrmYZY0Q3IEm3drGCYmUCgovQg8FkmjujHyZV8M19JviNZSuHYx4r81hktRgz7CUW88svv2xV",
+	"nelW0VPV9+7jyPFnmsQRzPl7GiePJMk718jVFFsJOvDSLI0zm4o5xR39tRPFN3A58mQREDjC2YKAxg1O",
+	"ZgFh/Zs+Ge7u7g5H2zu7e88OCRfk7wGRKZ0wCRoglTMmO+8eyg/sMAx7uRwQv99HE2p1fVZ7MExjlkRA",
+	"mLGU7sZyNCoyMhNJJJFqpMpifTvyNFckY9NcMkm6lJy+fVX49gVjHpuJvb38fms/IJREOW4K0FPvkIS4",
+	"1iEwPkm0TELEdMp4pIeAY+qGS5sE190Znqfq1aspmiaayhcklyxCwqZcqJnnGd0NfdlqYsSFr/IadRvu",
+	"uwDqP9NMpCxTMQr1bE7jpMatNOjEUa1rZ9Wd0/ov1vkjFx6jv6ILKRQNTKeFu7i4/o1NQKtqcvzTJzNJ",
+	"zqadg19Xk2/FMhNU54sHuHBcX/JrrHVir4zzXa0zA42TPGOEmc6R68bo+JXLQxLqvkOwN3J3qYPsLuGJ",
+	"icHt/X7rRmyZ/qqTKbzpljdyQucpjW/4Vdzg9WsLGCkyY6nIFPIj5NW+s5qVv0vOwcNR0IYesMnWjnQv",
+	"sLiumDGqzIu3R3kRVWxLxUA5S1TKFK2fruaFc3Be15KBmHpedZ4DJeotkzzLtCaSUQU+lO26nsY8lrMN",
+	"x4u7U/K3brGkCeU3OUWrfOFtzPjV24u6TuaGyMurcp4xFCnY7zlNQNdk+vqZgopSLEqhEVIogV7YMp7n",
+	"WhqN0Ifdxn0wqWqOTMEUitGeijsGepOkSe3SgGvmFdo9l0f/y2xBqHHfLLt64ncHJNTHgSqRhdbhAn7p",
+	"BSTUpD4VSSzQrhWC2XXM3ddPJBntbM1EnpHrPLph0K5MGVeHJuYk1xfN9UKTC0ummnBC/PaKqrAXjHno",
+	"FA4cD/ZRGADNyPV3TrDXK6/3IlaLgAy3R4Phbo+IbMzDlC7mjKtqI1KJNDWtGM4F7hk8kgHY73dGvT45",
+	"ZffGfCzBWH7NCI0iFlW91SurUrsnGZsm8c1MrbWQuoKa79eGSLxhkziNdS2w2LGIpJoawEyLTzB6Wuha",
+	"E/Mcj6Ib7d6z/q4bIGrgHXR0x02ooxjGS4RttmBqRGp/982uL210e26gFyLKkw3ZgVQ0U5vXUaU7zHXd",
+	"CTqGx3XMcdJfOa9h/bf1El4+tPrq0S1u3dEM5CrddOHu7PXhvnzjOnNfndtePf5edF98WYxDX69OV1/i",
+	"GsuqeN2S6KW6+kPwhsAc/TPRP6PtxUwFZD5UoGNeDsw5zvXd+vSV4FFdhytEG/8ark7M4+N2F/2hly5A",
+	"d42a0+QfxTrBya3sd0DJDYE/uYw5k5KsYHxiaoNvsuK8WrOfyJWMI2a84NDLqw9j80WRpDncz+8YipHu",
+	"aHcQkFEwGAwCMhzYf+GP3iGh12AjhOi/nJtXidJmjXSNOrGUsaguSNJjQ1ZCK1hEiS+gA6RQbvoxL1iU",
+	"9Qvs117YckazGmLEMZGnOPem2ZGja3HHyDAoi2XIv6QN72TVqwrUc8vBKDgpTTNWkeEG/b0aLprLNStV",
+	"XpdN16NyXgyHMBu0kpod83hJUdArU1oREtJaW6nIyRvJszSKYr02NDkvDWO5Tp3PgVvM64UJBumiPIba",
+	"qbPoBEUshz4ApiwIZFzzsFgauilt7IeOsUQcjIIOPIgfDJ8/33+oWV3LZVfHq4BRsQvisVmyJ7LXX8sM",
+	"S1vSwBbNirbb+eM7a5pppwDq4t9RWaf8RYaIWuolPulpVcMOxN67bqr94op9t259sJUAx7K8Au/Ka2Ap",
+	"rw095bJPwhSNICGhGbqJGVFrwdQhCaX/q3k8gN8Pxzw05BeSe5YxW+86R6Zo362pJImQinTR1mdKwRPO",
+	"IZFMKai0QHujlVufWCXYaJ2yh2NRYUBC44iiJWbNwMKMUf2nLEcCYEUWgatvnDkF9ZCExriDw0azUkRE",
+	"Zo6V1rvtcTJl/KGjTFxVpa1w0nC2zYDrf546s+Lyb2Z36n/UE6//Ra6qJg1VLv+ihKJJ/U958Xq4hllj",
+	"I8XQi9EUrZhB+EtjpuOWo170rDn3jzD5NFt7NjrwS1Nvc0RfxXXGGMcZ4FOs2FxuMAzXI80yukBZ5r26",
+	"muSZFDWx7udUwn0fYoHQKTi6FknpDXOChvAubP3DBux8Dbs+tyHozfekiW4oD/4MTWFgBtOH9o5mMb1O",
+	"2LJU6V65l3kheP4rPVs9dYtRYPhjWbI/Pft5C2KwfXyBwWhnTUx10LEDqx8BvsChSc/1/ES66WC8+jRO",
+	"EokipwvZLw/PXJfe4PbWDe1h9bZobvgnCk+fVtYArtJoHoqVswVZUxDpUpKyTAp4J6McHgw15+8FpGL+",
+	"MKaWlZqRjYmRTujuBaRi+Km3+4Cnl4350WMxFp5KaXt91Rh4en1yZh4jakw7mxp21tlN4HEZ8SicThEr",
+	"zwLWrXTSOyQ8TxLUTkxAFFYEP/FGQ4quhOcKHTg+Xro0JOLP8d36M/JniZneCV0tYxp7zicVMJ2Gt8wd",
+	"qNLkWid9WmdI43cH5uIuhU+klpjRwJxSfCHE7SGATgSwHb16FRre+K4mtaZs3835icQgX3xSBUO/eYop",
+	"P16Ad3NzRypWdczd8BWrosWc3Isskv1P/CDQgpP6LlBr1sO6AMRRQASfoJ9Vv/6l4DpOKia3nZ1nzwaD",
+	"54MBul7V2h9z6RNpK9lwpSC4ygbpiPTcNe6+ulj+6q3r2C+l/M/f26G4b8r2yFyyzKxzC8ufWY+gODIr",
+	"2Y3r84Sn6Cu9Ulwqn8piv8oEYKLjsRWC1BSQZs+DmE+SfOneqOy8jzozCDqpnl+me/v//zrYev7uw34w",
+	"3H34t07dJpon/K3CW+HTeUF4wthKq8yShLdEySu0ak92AwVbU2PF3mJwe444cO45fe93Pxos0UCFdsxW",
+	"tqOVejXjC6oFeuzW4LC5TlPcM0vKTWVVvF7arYz88xTG8u48Rns0HhsbMgGaRzHjk/qr4IhIesciYgtV",
+	"vQe7lCh6g26p0zhRLOsZjwAbmwvGoZIiUzYh7wSbAX6Vn69rXmeMWPxEElswsHB/RjWIZeEWCcB/dyyj",
+	"SZl52ddw/9iXobJGK96p1+sn8BJ8zSYCReFCVdEjMnatiq5ZefEu8dPBWo2zjOq2ct0gkK0or0cED2cB",
+	"+kbpnX7PIhKCDh1an0Kf2YWW24V6Dpud7kL3Rz54grX3BsuGjDITWWXVDJyzdFxYBWSfGIOBZ/7UpFyc",
+	"CBQs8RhuPpXK5Vyaz3AwMLtmv1ien5Z/VihVgsCDb6D5MiX3NEm2JomY3OILZcxJ6J4DQ8edbS1CFUhz",
+	"VaTI0d7WcLQ1GF4Onh8MBgeDqnXjec3VvfOwhX+Mij8u7R8H9o+u+6v3723veUoSMaEJ0UIvGHT1jALy",
+	"z3/+859br19vvXx5+eOPB69f/3pwcfEO9xhDQYiYTiUz+rD526CWujV5InuduufiigutscVQXuNLbVzo",
+	"tX5a3O+a4ZloLH2Sygtc+wJdQqdcf5TXvE+fHJ0eeY/UYoqW+iuqQtKN2JTmiSJvL1/0Vr9Sb2g18i8r",
+	"o0iXV3blBVzGP/ts/nlV0Le/hnvenyiUbCyL5EoJ/rNn3dxAEol5xN43+Rrodp9IMti6ppJFJBUSmiV0",
+	"DmABlRsMikvShQgg+4Mkofnh13d96AyBcuf0PYobzz3Ro9YLYIXV+O2bV0Tm02n83lgo9BfYHd49Hz4M",
+	"Hx5sZE+eCm70FZGRF2fn/7x6cfbymHSpInMhFRnujrmHUGrrmQqUk7PLc9N8YECiIWgdfv7Ptycvfrp6",
+	"c3z+6p9VL62L8zcnpz+MdpYEiMFmRxz3yq5I3dl+YQSaGufSVi6dtv7HeXSaN6TFVb0XWde9MZG/Q1RC",
+	"jzzFh3Tyd1L9jfzdWG56ARnoi3R4SAYoW3KhZjG/QcdveNzEV9KyoVLk176zYuExYdiJcVeskWaAjq2I",
+	"KJ9+iKMHuHZMkIammCm4lXPleJNpLCCWpnaDakmtK7cWa77Hdt+gQbTmXQmau9KL1yy06FsR0XCtWQnj",
+	"QSb6YoyclGIQlh12bnvPudYWsIS2Giwwjs822maFwVmh7WOQHgyY7g9JeHR+UmjgUlEMVbBVmp46ooZD",
+	"ALS9Cdm3oupVbm21nmnlo+qPeBV7afJq+FHcYzy3uXuLpyD32m8lNdBqjEsBF/eHBF6pjbwYZ0Tm8+UH",
+	"xNK7fQtyKx7yWxT2XvaXnKgM6ZVs49a1zLEehwhR5UHNfVqHgRZFrZNAi6LOa2Bt2TaeAqu9AlaRyRcX",
+	"odz1t4H0ZOvU2+cc+29tMSvG8DU5ARTzWLVh8k/bsU1l3hczWrdbfkR/eXVB+CVdrc6yeaoWBBdK9qws",
+	"URcT7q3rtRAJo7CrUSzThC6uGqKmgk46E5xdGZ68uaG/9irx22z1sOGjFpRGXBnfctO1FIKWxRoXhAJS",
+	"omrFND+5mPoCKMIYReqX11xUn+P97VM/vZBjICWwRaACYueKgb3XC0JJLjVVRYQmAPmNiqhB2TQtXZnn",
+	"qivd0j8g3L+/SnJZ/sHAxHrqxa7nU12ySGrpy3seq8NbhFAq62q+JSciZZGdh4s2WvJExzkZy677ncmy",
+	"k7QmAVidsiXk7UX/+PSyPxzuD3efPX8+Go729/f2d3b2twd1K7F6AuAuAipp7RQc0Iy5ytsOcLi983w4",
+	"Guzv7e5uD0bPdobPh/tNg2sWMt3ofplRJY/SlNjyrcbxvyinUuR/0LqeDWore5/GGZOrfUPcOBxacB2u",
+	"riRdgxSL9nxTl0rVO3Ae42PeBK0bkGejEvoudVI9wPpQMkniye2WEltuOWjUH/MjbyXUjC0cjLFQJmdH",
+	"G+awQh42zCDoFIg3lvOY87SCD77AkvVeWRZK5xF8qe2JX+b1tkdvYo0WwPIkvrDbTM0K1nnNmCn17Z58",
+	"CqeZcte/oOEaIR3tTlbvMON55oPm2Gc4K56hZg22X2sLx3NgBIoudQd8C24K/al3SELDw2wMvJqxeZ+c",
+	"pWoLY5k+kqiapZOlK2AVd13J3DagSttka7Isbc+fSqPLhNKCYK8MLVgx6xPS70nEuIqnce2z4pEVQSAz",
+	"lCt4iAq3CzypuWLauamAq6zBjl8rs34MpT00U0iDqmaBqVtrakamrVHUUnrj4D/W4Za6kg30Lzul9lZQ",
+	"/ts08m+VVhtrcs9EByRMYn4LUcvFHTuhGaTVsoGTVjxNqL7yIOh5zrIbjHW+F4UDgcozbjDelNAiu24B",
+	"meEhMXWuigMOjy43uoxWsGIlx3wWSyWyRUBEqrYsVhzctcY7ARUtMyMu7nsBCY0SYuZkYqetfALGef29",
+	"IUBwwrVctFLHWWlu6B1MXYsanN1bEbAHRlwAiUd5nbEUfQK0hNs8dseg64JONr73q8u4vOvf6ym6LdLD",
+	"oDbbEPqji9yky9KTK+hCi7gW+sS03ysjnGGjJOYWsc7uXsQgDqqlBWs9n0BBj4t7IniJZ6wQdx/DStKM",
+	"3cUib3vsfS5a8kq3DB2PU8duEzg6+9RZXGrum3bekI6LmfbN59e2G/MZ75sXrjPLJCTLTl7ar999ntva",
+	"OWC7RV3Ptv6cO9rnmauu5RzLfcp7+G0qWaY+gfzvWTzKh0hlOcPTgczLnt17ik7b9QaUT6tOeEpRSXFa",
+	"SRB6Yb68LbG0LQ8efpYjB72g75bXbAO7o7kg/6zJoZ30s0zNn1LlEopZEslK5lgjW8ga0dF6Ei09D+Vz",
+	"yrcyRiMMqGLv613avcnVnAfBiSkQELTqCu7HC6xZAdt4gcNWR8ngGPKiNnLhNZ3MYs6KeZhwiKW4BcOB",
+	"KuCHNWk4fXzLWtDLBjDaZczeOlS7Chh0Hfp8A3J3HVJa5esyOG199oCalDNLSeeWM0OWs0HVARSVnXc+",
+	"xUG0rktr3Z+AMh58xMCVj/j6/Bxj0TVhIGe8ESnWokV2dwcjUrdjAdkZPCcNu2OkPxdXorwXdXhwjg22",
+	"LXg9OPDeD3H00FISXILzbb7NShL6nC4wEQCmivMfUi0qcSV03cjuUCS2+B4QiFR+ol0KWrc4uyRWAci6",
+	"Pxxfjrk322JrHoiciXuImJszyu9ncWIQHBrweVEjWL6Nlzk1MK13dWWX04bV0ofe5kraroNiYdclSusT",
+	"z7aKebecBdgzslbSlDyRzp5lwZeqgf2IGFBOyuZ5adhYxFvO7nuPNuHCEW24wJxEufoGu2fXMyFu0eXa",
+	"3GLGPgLCH6FRhLpgqK/LsMYY9xiYOyuZrhWKT7Wc5d61anDxYJCxIXaInKaTTEgbjifxKrKuHf1Pgy8H",
+	"vUoyMfBtCw9aDs+SLmTOTz9jExbfscjWElPPAYTMKI8kU6jB/iZibs885dG1eG+fB0vfWeJD02ohoSIE",
+	"veB3LJN48envDMnpAW7NMULpvcozRuJItkG/q3s3sIqBt/m1koMuduyB7lfQOu/qXefPOCPmkUevVkGN",
+	"gX1zAS9m8Cz+BQkYegqfSBIKzs6m7d3+/fprw3nMgNdO9YtLxOWF/kwysTuPtScRTf/TWF9ehuTuhobm",
+	"A4PcjDyH8SgVMYdbV58MfZ0nTML9MpkJeGgDs5kehEQPQ7DeoMOUAKPTAaG8piWwbsHLAkSKgnnlnpvs",
+	"nxMtRiCbn5NuROXsWtAsCoghAolygW31iTTsBcbRg/yg1HZVZBHVZ/1uSGI55nhlYBoAk47JPfWnNJM2",
+	"w745cFUOUcjh/XIOoL4Lyqw+BQUdw8H7cHqDpTartveiBIvKKVH6xti13MtyG1VLQrAc2R20BBQKOmW/",
+	"zoMmQbRlzLRziY0VGjwBZarLhZGcGuKzHaBwG58yG1zd4nq2pW0PdbzDl4lXRIA6frYckFEx2Vd99hBh",
+	"4ZYt8LZCSGlIENk1dApfPZHkPy7OTvEXcxeBmBcJfYZlPpmBU5aucVUEMQ3CQwiIN2FTUASh5mOOSPN9",
+	"/MjpnOEXodfa77m+mA2SqchIqLvvx1F4WORFxgCjmUiYG0Dob6RZSy+gYUvexumWSHEht+BAswxhGR6C",
+	"zo8AMv1KTNzDxgYoL4b2JgzkYuPa8ursxdHlydmpycK9LCiZdD3l6PSjuz45p3kSS0XJENACL/7P/xbw",
+	"najiurSIskuoilUelWPgt0bb/d294U6d02wRezDwgg+2ng9qvMQTwW9qWt/Z6+/t7j5f2fpwv9Q8fFxq",
+	"fxkv82gyZ259Nl6Oynl0a+PPpO48InFAyvNHUMZc1zMRWyevj344DsjPJy+PzzRtvzx78fb18emlIZJD",
+	"LeZMFNxWGCiVxPzWIIfFUY20PY0TVu9O81JM8jk6RFq3fEhIDu7bpfhIIqswip2T05+3hoPBsJ9G00pk",
+	"xs56omuB4RBHKPfqpXHA9Gki6FLU/nAwer69v/Nsd68amLa/nvpjflvruYBZtGZKpRLiYko6WyTuuR6J",
+	"TYqrxzjNxLw8Lqh88PTpJOJ9862+157KVPfe/y29qYa07JQHXA5ctM21jkP053Dw9CnRcwUqM8EVur8i",
+	"74A0CAQtRu3ujyXjXi5NepZqeBNS7xWed1+FgLz8naBzF0dMs6/IEOV6tQJ+rTuMXmqDE5c26/NH6jUZ",
+	"9r7qiL0Tfi1yHmEQ3LIkZUySTZ6OGL9VG8nmMriAPFCrRSv2Xq2JnUvoNUvW+2fbYZo2a4kCJ2p9U2gW",
+	"1UD+4H1bkZ0qux6rRa1EZXxcV/3mwHyaIa1rfskYUytkuJof/ojTli4hVTHwOs7ULKKL5W0p4pdr9xIy",
+	"Wqxat+Y8Gw3TaDNce69Vb7xMqmb/cuRBWklpLAKBVo2/zuMoStgKB/aMTeP39bsJ4ZbrFYHKGOsIWmQ3",
+	"dZrPPKW8nggjltJMzctomX6IdqOKstQ3+Lyv2m0osBnR3tP2nkxVOsizlbTX2GeeJY/qsS54fAXTAQ95",
+	"817VgPqQJguitMJJ4qKwtfqhWoPNmhxt1wsS6u6A+6doeFyW/ZCPXkHzy8vS4PTQUldFfHcoWzd1ff80",
+	"dVxagMbMO59pYHw6L8ZVFfu+T8T9E/tiUvM4q9XIeqaSiPsrJW4Zb7B1JeKewO+wl7qf8g3pIb6Y3sG4",
+	"DnL+ZtEM9om5WRFBoMHlQZZnH6ABqornCAGdxidM69ig/2PvNfr1MryRGdy7xkPmYR/45FsiKX8b27kN",
+	"eWcQhZ03piHvh1exVDVfn07n+O279iIoHnynEFbojBMQewMCUm8A8C0iIJFTyDIiVTy5NSlBvBADrvqg",
+	"51lokEJhGnPUQ+KoT0Kr9EE56hp+IgMS3ol4wsDPEf4iXCjWA7AQPQooQjmmDgoJHXMzkieyzmvPlvQo",
+	"0Q9Gos2H3NdL23KAeTxnV43cXM7oaHevydacaNn04sejrdHuXgO6tiRxvUsFLFTdFJdZzwpqOMsijGir",
+	"BkkqmoibJh80d6c1CaSQu2myaKx8lWbl0RfmkzQTUT7Rh0rROGn2g/s9p1yVBd+mINi6Jr0GSkMKisG/",
+	"a3HLW31hXaymW067eCv25A2bsizDeN+aiPaa6BrArhUmVYY7mRM6NzE55o2t8niMx5W7eJ7eBnfLRN3T",
+	"q0nSZDOhEY7ziXTxZeZFLxYWmEtr7nWErdXyJG4Q1YBHXdXLSEEHuM2KwyjyzCG0Nf26rnZT32qWz685",
+	"jZPGEsBYr9rLdyVyYNE5UnETzgFQGDGkXiYEKm9ZROi1yWi/0VFvdxxX0XtdCyuo/2IhFZvXhKU2kWKz",
+	"rrbJtfiWyzxFr4caRdG9ajQxvLISXUpMoKwWWkOuzq3uo1SfpVgH60pUbxGrGDV1IfQvsK5E8OE25tZv",
+	"B7lGJJh0Pt2Yu8J4e08r/iNP4LmS5MWSlnIXtiJ99CZ7rEPYpmaysvPaV20d+4ktXje+JcKmiSlkBwRf",
+	"DACCRrs5oFr6Zs4EfRXNk2vE5qL2YfM1zW7fMBp9cXcA2/EbJvPkc/nIVjpZPtkzqq42gHnGJwLfMW9O",
+	"M81+M0ajesedUuObAnx4tYOlwdbxu9c11ilaZKJdtSE2Ye0D9rTWwVmX8TyTVpW1VK03Gf2D1tW4MMWq",
+	"C2LnYsZouq9fiS9P0uxzkbGWfN7CU5SHX7v86tasifTJiYIUGOqJJFYR0pzqlqWKdK26JuG1mMSqV3Ii",
+	"vY45zRa1FvXGO8joP69PXh/DJeS9poOY9/S3lN2Eh8SCLSr7GGgGGb7AFOFbl4sU4RWKd66igcp71u7u",
+	"OsP9tCkWwlvjOiFB17uS8R81s/1uoSrZFprdMjQLX83cLWNx6zGh3GFwULnqJQvUaf9FK+gYVbqlyQLW",
+	"4KeYRyemZffFz6YL98WR6ct98bLo1H13YXt30nsrKH00KhwaIGJFYg7GAjASBZh93zwCwQJd08ltyRc6",
+	"iunTD7a/h+rT7faz3Z3t0fPh7s723vZeLc/2lf4GqtvMQxPC+9D/UmREX8b6En8izfuy9T2zr80WKq9V",
+	"3t/2RoiAzNj79W9bbqcMufoLEngHwXW99jj9CZzYP8yfiyk7+b4eg2r9IKEBH4CqRh5ZVs6TmHGtcE1Z",
+	"xviENRoSSqVM2lXBwZxaDeXkANpXPimTbL4FPqxbz57t16alQHm63SxB0gUDAMbqLo/6GBwvSwEALAqI",
+	"SCImlU1ZYBGqSypOPGdS0Xna2qH2AjrBmMw6FWtDoa19LEWcsOroTayEdZ82MRIueCRWJIojD7gO3Ivj",
+	"OQvG3Au1mIg8wVLXEOAUBRZy3EVpQNOVchhR0jvAUIBCpjURHteMcWsCxo0JnV0JswmS7oxyzbHM+O3E",
+	"At0HhGtP42wOsIhhhbihKcT2Al8iQxjF1wHJuYoTk4/TEcWYg9WrZE01/Ui3hgAdH0sTIOEiHrT0YZMX",
+	"ujCRAr0GUhhChJqasew+ts6wy3bmNIsnBnxwdY5uLObjsLc8MKUEDo0QnCcXZ2R/bzAsDgEekbeXLwyk",
+	"9wb5tF2WmRbDwyPkY4O3rHhpi6+UHg2ZPJEgFx0Sl+s9NHBWDl5c73aZcbkBfSTgkg/Wvw5zSTJGjKdH",
+	"f6mPSlLlJXikx0XWrNQNvRw5lnYK1lt/X5cvo5V4qyUNGLFJSR0IzseC3zTCQa2YwUtWyl5cMwm7lcaX",
+	"3DONwc7ARnVDn1EBf1piX0Y8PcTUFKitaFa1kDYExBBLbwVMUJsLf+P49HJ4TctaZjk2CpL6lNaNyqCD",
+	"Slj7EoF7411PDl8Y7KCGFuvADqpRDZ8C7MDKWxA50eIUYIhF3SE4IG0PAUgPIotvYk6TwPqJUGNiNm4k",
+	"xnAG8W9QayaSAgrFnp8u1acHcG7KQSJhr4zlEsV6SvOYU4VC6JymqbmSURFu2Js3pkGrwV4bT8TVpY2/",
+	"YuDBFq2u8KJAE3L6+JoqngqNqv2a8lZLj31vnzVVvKJBJ3GxBatruRiEAHNzrCuP784ASzJp0/4bWw6p",
+	"nUl1dc8SLVGvrwnFfzGlC4PHmnrWMhF0pHmRWlMeS9kn4dWFL3WZoJP7j06ra/jvU9aes6YKWmQe3IWy",
+	"wLA3ZAlaJeGsBaMrDVnzujaFke7alrYDbVcaT2Xb0u7EtK1g971teUf5bSu4Y996Mb0T2baOYUZti7vj",
+	"1bYCnt/Wa4pno21xn9bbz6B0zB/e1SVoE+tu5ZKP1EPB+VvVcmv+2WS2zdDwatzLaywZjxQF3YW12YKi",
+	"LLFZMta5saFt0k9cdm9tUbV8yryL70NzBNzKwLXVgWeNYWPtHYIfFRW2ueHKeoi1WEPLFYo7drNdk873",
+	"o0Utx1SanLBWOHbnZW+PFr2VeZK9gDeZ3idVbYypvThOKxQcFPT/HP3GUzJWqTcmivtTajdf/kEBjf2f",
+	"9Snh2NrTlxNil6ydaMH0jTB1+MMbRaT3G0wCze5NjwkwX0HG9Rix1rGo9a3otXZi+cdXk9TDzWbNOpzU",
+	"usj5KfdbyhR+eqR6MeXrMT+VMXoaTLKItFVKLwV7EEsV85snEkFX2pu8I6YrOlGgERLVINysh1B+1JPY",
+	"xrf26oxcJV6xDNLVLVba2NLx0UmRjE1zyaLeBk8G4DXb9skAC3+al4bm5LwucfinMZ/7JFK9uJfude/p",
+	"wSxNJZGX3bkVHMDptg2w0tZOR6tRGvjg7wFn2ZKAKyPmBv8GjgwPiBJJRGhKM0WuF2OORrugYrHTxA6e",
+	"KV0DWqSPgDO8+WFhB4SSG8ZZBl/j8/OYc5pl4t4ic+nS8j5WE8gDKLip2uuTo3UeqbEscq6NuebQnpQX",
+	"BnrTY5PjsuL9Cpg4+vucx4JDviCDqxZq0TIMSAgeD2Ew5iEE+Bhbp7VehT5YEC5wgH5TGNSxIPcsY9+s",
+	"kt+skt+skt+skt+skt+skn+KVfJjLI7LSQxcZgmrtJhsBDQzGDSF8DGjmyT+/xrtllOR3dMsWg3pXpq0",
+	"q+Fr4YVq6NyHap2HbG7hZHHVumc/t27ROSRvBdcf0p0jcCvlAHDYM1Cu7cck5vVytdYOAJ22bRqZbybd",
+	"T2vSrY3o1mfUhHSbWG4T2e1CurUMa2O6/QCtqlXhywVMt4td3lgbbhzio4zbbTIuuiOxOvUi6QIXjbkk",
+	"IWRLDHsGdIFxep2wyFmXbANNWakn9ZTN5uK3uAF0WP90aPwrl/mXEuLWpD2zzRN6TxctYpiaLYo14VHQ",
+	"OLiHNk+NRVdKtPaKnGK9ubjbgF03TReRJmCtnNtpr0VSgpKpAHehjpQzL9a7BQ260HBXlUVXaREY3LqJ",
+	"IpwYWqqFHtEMxABnaU6RxFIBKkxtioim8OECrOujQlxhiBsTwZ/zDFVneHqvMKoW/nKZNM3ZhoXA3816",
+	"i6xY7voT19YxlnR1l8HqmyCw10BA7CUZOPku8OF/AjPCwJ2SAC2qAcFVC/yw34BU1OJDAjLInC7INSM0",
+	"ipjJ27XSBUz6/pO1q/HR73ntmHkjFwc4dYP1HTbklXWsfTmbmeCsT07B35cSwKkyotRnSljrJrSUsDbw",
+	"HJBndmi18CNf9AEUZE+Xr6gxlr9iH/1znjxL1tlVj54OMPsTPnvazlulQq3m7bV3ISYqMQ8bzQbX2jSo",
+	"B5h/wtF3wqhBNLcN2ux7oBWikmAu3obj1euTV/EtG/OwZoVDl6I11NMIa7OwGoLvkyMTSjNjczRp27LW",
+	"c5R0ESw9XINAHva+WXO/WXO/WXO/WXO/WXO/WXO/WXO/WXP/YtbcbybYr9YEiyYnrbwbIC2jG8+oBPW5",
+	"981G+81G+81G+81G+81G+69how0IhLSSWvvGN3vn/0B7p92ejU2eJbvfn2v/XDZBtjGGVrP0fVrbaIGv",
+	"UhPvblLxV6Vv49ldF0CxoQZWpPFv7L3eiaKMDgIWU/2TPY6xBIMs3wyTfyULKIbTwAOq+FCqcQhL4R4e",
+	"na+D6tB3xArDtcs7oaognJjA9npBRJ5Jl0mxjLta5EFudn5Ymdk7z4rs29ESgkvxG9rMdc++Md0GKLTE",
+	"BXSgvh8FRtpdwmfotUhlVNP1ik27YKDuQ3L5z4/dW84qv0Fm/b9kbqxiiZV91XkEXMxXgw/3xYBrSkE8",
+	"HwtS40e1lNctpGkc+jEzapaJ/GZGzs8u/CT8NgokIGFKOUuwjl5Eh1zmEvtC1nfMxj0nXXgZn8zY5FYG",
+	"xCNh4HeYp7iUDpumsWZqupNabMiPi5gpZNxVR/osVzci5jeX5lFg5c3TJHM2XMsuR43/JaxkF0HovL13",
+	"GUqqly22ARdYQFgikVG758fHCaWbRROtEQjLMUbLQUSr2bH6cyRBx6VWCX6yVWLF9lLeRcPR/GXGMmaP",
+	"pUuNcUiKI9vqjDYezU0OXTlurWao1BdDY37jvadTVDlBk/P7NLm2XQgUPnyC8wQEA68fyL/IhfKI++HL",
+	"xGRujgj52ChIi/TYFmTjY1mVC4Usel7FkKD0n8SSCkpfyZRwQp+QLV22u2drbzmbrbQ864Tym9w84jS3",
+	"CAlLsaBJLF9VU1zfoKeQRPAblhXaXHH6GL96e7GBitk2I6FZIflnQTYAsMBGWAxqJqJToY6SRNw/Crt6",
+	"Qx1nDj2CTkOxz69bSzkV6oXVvT7/6jRofH9J/e5UqO9Fzr/Eqgl1NdVdfeULApv7FRDUV71KVsOqpJLe",
+	"IOf/kbN/TmiGLxLl9PJsqtUyk42wTY7qlZ3XJ7AuJerYC1YmtG5b1iW49irsByvSXa9tuEh/7RXdHY5W",
+	"aMdewe26ciY7tldsb6dVoqw5fX+CCz4arE6d7SW4eP58sDXY2RoNO6Vk/r8Otp6/+7DzsIV/jIo//q1l",
+	"eu0Nttzl3i4tzeDRa7j54lipZYNBl7N4ryWU5azexSZc4GsciZi8LaeoAUqax9x+HgZrkoGvHUclOfja",
+	"8kWy8NUE6ecOX0u6j0slvgkTKfKMr51hOe/42uLuFXxNyZZ5yTeYlEtaXlDO34dkd3eXDJ7tk+190ILX",
+	"7dJyoppfzt78VK5Yy5Zc/nOPeezu7g6e7S/3XHN2Nz+TS0nTN1iqtrzWeH6Vhr6z/9GDb6vt2Ku6koB9",
+	"g6saEj8bLwRJuoCQc2A+hwEZEiXINglNgbBHwBwNvgq2sP4QBoTaUuGYJ/SaJWBFhgaGAxJKBj42MgS/",
+	"B0XmQir9A+D1KHHD1IxlJn7LOuk8kWQygxzOEzFncswh91LMSfWhFzJ1l1PLY8p5l8AFhwaQXbrLJxKy",
+	"TNdlfLa5QRu8Orpu7MFgtEMmM6p7ZJnEvsxCBWQnGDzfw+9wvcD06xHKzuD53lreXPjzViUs3SS8qIL/",
+	"CCy4zeskUsalQyrrLx+tVp0++uzgKa9ytzV91nLFdUPdLDF+ceC2oV3zYbjMOaZCKJZVb6L1Czdj1LgX",
+	"LuVDFymuHhIRFqzsTIsO7CF67Nbow/bYuqUplVbm2XoZY5kmBoPH0cTOZ6KJ4WANUbjRVBkoduZsYBkD",
+	"AC/J7lhGE2K3rHoMN5wH7NzHzsBe3UY1vbYBYJpNtMzZ59003xk2Efhfgv3rXW3C5ABZ66p77JXn0r0B",
+	"aXr+3oVwcXTXJ+c013OjZDgYDAJy8X/+t4DvRHkz4Nf1YnLhOO562Rpt93f3hjs+gqHIrxOGHcRzvdLP",
+	"sXH8sPW8uO0bHM+L1nf2+nu7u89Xtj7cLzUPHxtd173lmcyZW5+Nl+Oxvu12o19bH/cNRBWoQ64XhL2n",
+	"E5UsrIVDX+SkC2/d9tUtimkPUfWSmN+GpEtJml8n8YTMlEolefvmVa9Pjsbc+LoTwa1vPfjmQV3nV2+8",
+	"popEppBesfRznSDh+dEXyw6v0kkOvoHVVV/LE8r+916qSH6npaStwWBn1E+jaZXVDFry5xb+Py5nJCxy",
+	"NdnlYHt7f3tnNNzefzba3avMb7S//ozF/LZO2KluXsWcJO65HpU0Lx6aTDQ5lEcHlQ+ePp1EvG++7U/E",
+	"/KlMde/939JqdlcQ5L0BPy8ZOGxznTq2GfM7msTRlkvK3ikT4MHTp0TP1ZeFdX+eOBkQ1r/pkxajrtUu",
+	"7EF740UKbGRRqQ0jOOOVMAKtDeATEPrfgxjOaJbErPCrL+/D//v//N//V4Uy9h4RYVD8vuSWZm2ixiev",
+	"Po1jHPUqoQhuiMPBYFTjRud47HCTVFOruOClcSDfYGNWaycByVOtcKHyURBTeQf+yQCHA/mQ5nSc3i0e",
+	"o52kGbuL2f2V0YLLY7qYiXtCiSljNwmsXnCETdIyPaEW4RVrRYfLRv94m+qYciJM4SLorpLpr8Fto5wZ",
+	"t8j3h1HRGyRG9qLWvCBKL6CnHBfXTia7YFxdFqPCjzAy/acNqdd/27zK+m8LFgCONcVI9ccilFx/8kLl",
+	"9UcPBUB/9ALdoTd/9A9B55zeeM5yFXuUeXCu8W6wKOzLPymhaFL3U9XPFGeNLdlqdQR0jhErl0K8otmj",
+	"sP43fBEyITJXSoirRHf5dT8HnRueWf7h862O9Q/O2G/29dV9l3N6R+OEXid/kUW7jOdM5OoLLttfZ4ky",
+	"Nk3im1lNHgbrV12jbJuoC0kSNlUA/3LNJjSXDFIKgv+lqQ3ALPWJJq7z6IatjZ/7LhM0mlCpvsPiD0En",
+	"ytMknlBVYxEpjQ1WgBRB1YJPGOkyOpnpJTP5HCasVz88JlU8BxB3ySaCR7IhntMWI1GeUQxgVLo/RTKq",
+	"GOlaMJtUr490HoepyNRUJLEA86GeWsM4RKrHIHK12UZA/BPUha+7GEIYkYvLs/OGnlzu29XrCvKC3RVw",
+	"9JPlMFL/nkBn6TRXK+VHSVJAtNfrXGkfFs2QNmrSTyQpmi3JVHv7dWPI5dWcZrdMGU+9xokZM/HbC9L9",
+	"+7BnHYndykKk4OujNz8dX56c/kAKZ1K091aUIQOrZJw3Tars2pNQtTEVu1AidZ8Sgk4R9FCaXmnF62jY",
+	"HbvaS9gygy/ut1WwoQ28ts4L78vynv4o7svbISE/ryLXcVJJooOBmkqW041LDGqMlfOtw6zkms1GcVQX",
+	"ra/YTW2GezA1xEmi5V1bymiVodu3MCBhruIkVgv9J83VjHEVo8SnvzERRmFZhTBVakPDRcSSBmsCLhuB",
+	"InYo56/PQ9JNC8yCio/8+evz9vGwYcZu8oRmeuTTjLEr+5R0ZeehVVb8iYFHRypiriqzM410Wr3jvaGK",
+	"vYrn8RfxJtKM/SrB3r7u672MflT3JAJqEhjVAnxVBCOW5l2MdEP4tQ9fhURleR1SxaMgcqpWcGyknaZl",
+	"J/VTzM3Emkzd1VY9eikjHtVYuxRN0cTo+d3+nseT263Me61dXo5Hgv80PAtsviKmyUbrf7Xd5TV54cEK",
+	"1cbHfuqEldW5u242n70be9P8a9peXoGXHgpR5TJ7JD5RdYqunc2n6AbXNMWatpeneGLRgirPxo8BEapO",
+	"DhvZfGY4pqZpVVutmVPZAaN6ovHcKlF1UnAmS0r8ox1YF4tM3Bve+H0CTgsUMCdlDS/8aDilpaXc2A5V",
+	"WtCSHahhWWt7WF7cV41AT/+qEFDVvXDz3Hwj3OI17UJN28tbcGZxk8qr/Cg4perksJHNZ4YNNk2r2ury",
+	"nN40gii1gFda817xOWCNNgcgKqq3ITI36823wi1l027UtF23ISVIxPq4P4vfJFLGWUQomcyo8v28MOLX",
+	"WTvwwUHFc3zqAJWKCwUp4RYM09M5GAWM/we5N2U1EtbykpWhXR+zcqU516/fqkW7KCCPymN9JBZSdYq2",
+	"mc2nZkfWRBPLLdfMziEzVa9ULpTeMRfiXqSgvBa5qmB9aRIxyBn6Bo60iqsWmnT4DQR3C4leO6ER0vp5",
+	"GlHFDKJFZWEfiRZVXVj85RHraio2LWu13eVVvawFrjoqgVUdmnyFet1iJd07XeVArMuWXbyavX+MxAkj",
+	"bZpppc3leb4tI1s1Ib+UyGci8iSqMaCRo/MT0tUrgWmMwbBzP1v0QEADC92anJILpkjXzyPZd0Z7yEtp",
+	"IMZj1VvPeHzMrs1X1V+Xdx+PAFa/O/VDXN6kny0Y1uoZ4+Pq5nPF5t99EtQtM7PqUIo5XVAeXYv3NVcX",
+	"kwrMXugtRMBOKIjxXyaKOXs2KP4ZowmZUR5JVhMi9ZuIuYtEWjp58Gs6y6isuUIvEEcklnjWDVi/6clS",
+	"usRZONB+QXSbcKOOdshM5JlEP+1KQYMVWFzG9yK7lSmdMGhA39a88JO0ly3MuisyfZgMoEbETNZlkyCY",
+	"/DKLE+ZXMjd04BtU8X3AzsW+DtTNKIOXmPIIqVz2KkcIFJwPbJ7ep1rkEgitsDBj9bBxpSGsS2tWfcz2",
+	"my9vceCRQy1JflEApX9twCS9ll/8gUJ3+obJPFEYJDWZWFdXXHOV5ezdWv+ZFY8ZugOndIA0uqFj5hl3",
+	"Z/DA5FiGk64qqXiowjQ8XZOmgwKOmYn5cI9PJJZjXkbaEVmRiCPw3T/r3C5bGYXLfqh1yevLU/whE3la",
+	"pP8gOY8Ab1IqyiOtSmjpwLZBYm5fc8rvCiZOr+oXud49syUmCk0SeKQU91rINSoQPjhHfXKhBPipW+7s",
+	"MnvziGRM5Znm0HGR+X7MMyZTwSULyA/HvlvUhzh6CNwW++A78GUZ+MJwUdyqYi1A+Fdb20uhXy2CRZrR",
+	"5194ccfA/QFgvjW+fF3o81Ko1kof+5Up/sEohj/ShKCDYekmCIgJNMZLMOaTJI9Y1CcuyiDnidZui7w0",
+	"sUTom4or7u7u7nC0vbO792w5/GcpTHc/GO7WxOV63HBL3sbplg1i2YJHM33TaeZT7/DaPCvQyM3rnzfO",
+	"Q8IF+XtA4DqGOK2IyhmTm2DzLx3rVkbl5Vrtbal1EXgVbPo21b2kHJ1m6FkPagzgZiW98wJPDBoV5P8v",
+	"QZOVSeOIU3Ih8j8qTv/7gzU4422m4aXlKCE4r3PfpY4ZVXx3SRedZTIrKkfN3rxKkN9zYZw1P8KXtzWM",
+	"9BLdWG24FX4dpqdZgets/VadQq7gmoQb2qSyq96wsXTgeiXF+zP7qHpcHXtr57QaFV6qkeelGnleqpHn",
+	"pRqVvVSjkpdqVPZSjcpeqlHZSzWqeql6IIKr9u6tZNnJy9YIzhX6aGvZ8wS+5WdQK6a0B7lchlyrXEoR",
+	"oVLGN7xAv12GiqtVer4+6E9kfmuTAHiMMqoyyuXsJl8MVxTMTYv1xgOwDrjJeBKHVbM9lbeE6hfP84Qq",
+	"C+dXDye4Lu7C2LYMMLLWz7XMuCwftkQinhsFcuWMS+ysLlRR35pCrW8IMNvJjKb4eGCtA4xHhTgLhpES",
+	"llkGiO+yKWPFY4H1NgY73RBZz2MVayFBqwfIzaqJQdl4g8dpjFWFj7TV92qj9a/uaBbT66TOK/dnVPC1",
+	"KvThw/DhISAfPoweHvAtSBDBMRJGRAtMPVviPL9qYakTdM7evETW887TIzYN3fMDdevgdeDlv+VUVBmU",
+	"z4EOXC9IzCP2vk+OODl6e/nj8enlyYujy5OzU7/82eW5qTPmsSRT9E0EY2B5PX8dvLOMJpZgOpnHSrGo",
+	"osz9+qED3XYOBkEHTCpa2T1/c3L6w2gH7DWttC/0H/rZdL4c3LyU5+tL6Oyn4g7dyoE85J+iu5Mu5dg/",
+	"ZBABzRlzma7Q6bX6vqzUk8fp9GPeSqlfuqk3VOy/ac+fQ3tGtImrtjrpj1Dc10hNAy4x2fraTiUyVduz",
+	"NaxAbIWAxNPybTyj0l4FHqO+gHhYIimGvXwSLr3McZphUvVyJRYVlTMWuVNpxg1MqpDa4JPWc9M0E3d4",
+	"Ri1khO1F1kOm+lPaLdMj3frj3YdRsP3Qvfr1aOu/6dYfCLoW7Dz0/v3fVsGt1pvRYJQVK4N5Q9GqJru3",
+	"IpRR1x9vaXDLtF7u1ByywJmN+uTM2PNLK63JqWhTD9fKTqVBPtvYOFDqZnmsp9A5RJu6vXVhpB81VHRp",
+	"upoIPo31iFGd3fA22lDTrXN4RxH2BfhO1LmdfDzM9BLYOq8JqoAbDS8jK9CXdI72ENUtEad91OXNhNAf",
+	"xT1m2wQ50xW0APLzXCq4hpqi1Rwc00poZgviFRtZ4ZCEIJXBLXevFZ+wKmSGBMQSWY2ALwl0it4yeWXE",
+	"OryyTMroi5lICRf3xbDfvnkFz1ym9nBlbSVSkmZiLhDTyDXyn29PXvx09eb4/NU/2wuPdneqfu2+uFhE",
+	"yrRp6YUtX1xjlrjqdgKLmCxsfXLy+uiH44D8fPLy+AzEqpdnL96+Pj69JHpFSOjfqaF7H9NjtqaRYMxf",
+	"nVnhXa+iq2Rv8jAgl8f/dVn51dtdm85C35l0zO0vffLDyfcwqPM3Zy/fvrg0g5fgA2WiF69zRSaUc6HI",
+	"NUO/OfBgkYwR34vFZq+3Gvrp2elxJ+jogXWCDixDJ+jAOnSCjl2FTtCxk+sEnR9Ovu8EHTOYskXRNtAA",
+	"ttXq2FVkiuWDR7oDKxt6MkgscXlNdJ6t3hDDuPnF1c5C0krmWJmtay2ybMGz7SYenZ+/Ofv5+GWtqSVf",
+	"5VZl8k2Ah4knsSmbhgKVLiArrXciTWlyFFmFGoMxf3H05uztxfGrgLw6eX1yefzy6vLk9fHV2fffH78J",
+	"yPevzn7R1V4cXR69OvvBOc/3+/1enxzhHospkflk5kXTgM5rfEvs3u6MRlrY0SJkrPrkqAnWfkK5PQ1V",
+	"HbhjB1uSPxsc4xqAHv0sfW7fPc7lZUeo3Dk156HKtYqbZNXtVoQlVeMLgKPXZ9kx2IqDrWuqFzUVMsZ4",
+	"5LngNw3Wir4vaQ1qJS3/6mi26NrDTBd4loH4bB5T9PCAhJhLl1+fnCjkAZBkaczfvnllKxq6CMFoFBLE",
+	"pg3Ii7Pzf169OHt5jGliJyJPBYcTGBSglrse8kpvzDWfPbs8tzW0gtDC4mIsLb1Dzb/13KYiG3PvasT2",
+	"DJgEYZOZ0EybTm4LsjVz0WdRS0iR4dTLJu7mTKZubwFhsiyPXma6N3S03yhjqRkXXHbN2OAHxJttQN6+",
+	"eRWQ8x/PTo+vTt++/u74jeYPdjuQGQSWFQAPALcSwVEI3EqplPcii1zGVRDRyzayMXcHvTsRqdG4TTIt",
+	"RdOeXkpzPVIwo1UNIFr+WQtJCCcpKHmxlol91fl84UkxdbibrW6Ua4zQ9cbdHM9br+a8TVOWbU2oNKqs",
+	"8aeynKqS5ury5NXJ5T87rcAaHfu7ZsnKlQCowWW/UfNr+0hBJ9dXPD3WofIWPa0a5ZdLwlAolX+NbAx2",
+	"hb58rpYSBX0ep7q3nOZqJrL4jy8RFp57vX3dm/42lSyzGFJtH49qgPNrAC05XcbTrQW7rwHQX7ZS1dZu",
+	"SrpbZ5oujPK+/fawMNIGxkQLilhKM8bVjEmGShidTBhAqAASZSb09V1mqn/f3SXd4bBHnu8/29vd2tke",
+	"DVcaq8fjv//7r4Ot56Tb23r393pjoHlD9cAXjH3AuVjTqWIZ2SPpvJJoYDBYmwkMF6+OWRpz08qIr1Up",
+	"xOucty2eRqx6AYm5VIxqbaDiW3pYRRMFYfVe2JTima6ltedyavHqtd+Yx9E3z23vla21R1v//e7D6GE8",
+	"7nePTy/H437v332r7TAYjvYbHhbqACYbVifQ0yETmsaKJiRhCtElKYmEAv95br9EWoOXB/PA0DSvh6Dz",
+	"s+4f1vAzAYNBmM3ay/v7mCXRMRZdSqiGX9cz6GL830NKw80n0LQC69n1nat5ZfIplh3iJ8Zf/6ti5c3T",
+	"7fzCrmdC3LosfFWojwW5xxL4bIiebCH8HZKp3kGiWJJIg2eEC+zQIclUJIm4B4UxinXLc316hQFoT1OD",
+	"xOOQm/p6sxIG5ok10F4vbMljk3yvaARQs9a3cA7FbHXrSOQckeprW/9iLNVQuZq9vlVbNTn7i4ZNUOOa",
+	"lt5iKVvZMtaIrVxSY9F/yUrLaSuzKF5f9xgKVatahr42XhqLNVVvuZqV1mqXs5Rtdn3W2qVqxtrW4mXE",
+	"VjXHpw/eTw0VzSG8ZNL0+OAEp8UpSDwmw+RD0BGctWBwtSuruVvLdL2bVfAmvK5K3fFZV6dmeTaafQ0l",
+	"tGzBJ+uWVUqnaLPVeMQ46879ujq1/K91pQrbhQvZ26D65MGMR+A50fhEbAsYg6NUeN2Uknl3tYyD8Uei",
+	"19ZH0QpZ6/A9/BEW1eoE3iVq/GK5a6vLXJe5tsRuPj5vLSYuybNYLS70KEycVhr/xBY/NqRM+V5kxnPY",
+	"vB2YNwPJFDkyui614OKxrmGSr1iDVee/to7OT7Z+Yp5RC7vUU8a//jOv9bd9hWmxpcjQMszFFhgClRCJ",
+	"PCS/61oEF0MS8CxLScxJIm6kGw0UKgZjeq4ZyTWjGcv0lGrQ7EozPSDfQVki7yZXSXzHrvr9fki6Keho",
+	"GcPk8rDPYLSAwkWXM6XSzsMDhLdMhYeppf80w3ztHL9/oIrdu5CmagSx82z4ZUaVPErT4oXEaooBuWUs",
+	"tZ7VMjBSHIHQW1PoibRB9osxN2/5GI2GYdHGK70kPMrAYnCC5PofF2en5M3xxSU5Oj/pj/mY/+1vVjTt",
+	"/+1v5Fg37jm9GVMPEZmVkQMrBENTJpoCdPfQFA7RAy40ow4PbSvTPHFNSzKhWbYgoT4GYWBbt19TMqeT",
+	"WczZltYo6XXCjAgeYOP4BKXLxkySEFWXkNyyBbrlo5ScUjUj3bD8ZNAfhAEJgeD6AA0IL7J6IS5UFk8U",
+	"iXmaK70Yxt6CFoaTLZhw9833L8iznefbvQNCyenbV8XjBem+/ftgMBiA/gw6C3l7+f3W/piLjFBOcp5S",
+	"cKuTeZaJG737TE5oygjli3vIhBNjNDvGrHRBmrcHhypdjEQsVbMAD9WYowYS4EQ1KZin2JRmdM7gQQWd",
+	"FClxAKV6kbAjbwcDtKJ4D3tjjnAwLIkOHQIMaETgQkkTxTLwbNUrd1TCwdRrh3TP4f1Sd0glaTie43ww",
+	"2J7csgX8wUonNBjz0DGmg6WigCUByhEyiNAwGzd90k0K5nTQxIrGXPMiiJtnhVuZvulw69OM6fuw5Fqt",
+	"l0Lf5AEGgVClS01YxPiE4ZLH+Fg25tegKcbRAcKZIWWYycNeFM+r+siSeIrvcHFEismD7kkTKexj6k9s",
+	"AepppvTGhI7JhV64/nJgyiGW1DfVFRwXSWyYg+5c05QTCwB9IIsVc9uvO0Bt1GTngMYiNhfYmGsL+ZKe",
+	"GFVsywBwjjlgB4s8mzBycm5IxxwyEkdymQG5E065XgtTduskCi2lw6ue3o+FyAnuEj5O3jDOMohYwaDp",
+	"/8yFYnpT4LlPl7ZJd83rvBnPSWFY0OP5TqgZpjnQkgNQrjTWRhiUVxy3yeQqM4APczxumj/igYKv4GDr",
+	"72JOdvYRIgLgIApHLThkbhm6yGBdZ2rrDZRm0QGAfYa9Q6952yOheuNYhv1p+tHn20A4uYIOKwKhnyz3",
+	"gaMeJ8mYZznn5vBTsjN4bhbqZ5bJWOhf9DqFd8MQ62gme4CMQwalVeMR0SKTtZsAx4kifYa4MR4C+hbw",
+	"ywzy9pg4Ey7csG5orJtyLn/YUZ+8MMIPvE8rkcDeY/NmLObigG/8YYAnu72UupzdGzEYQu8CYwHSfyGQ",
+	"jb6FpLsxWHbHMiDc8KlZgYwlFNAKja/nTEgDMy51aYMnYgMJLaAWAGoDxC4E9Lst0vwTszXSaymSXDHI",
+	"BnIPEEyhbjt0njaEkoLqURqEp3MJPK4bDkfP+oP+oD882B/sD2Cw4ZzeMpLlPHwiiQEBtJP7pSRH6DmC",
+	"1nDnsMUtbo8+HhA9vhB55tQK3GA7T2YCCsY8fL9lJBQZkq4+ujhtzRygcROyGitp/awwOZVWS1AqPyCh",
+	"b0ND3jjmIejp4B0GvMw2p0SiZTCaKYj4ULJsTOuTC2GEZi22miUUmZGktVw25qADgVegR9FFkF5X0DQG",
+	"sfeGcZDTpjRPVA/PEGHzGNUsJC0tYkp9t0FMAa7oU2MeBydDlWccpSzzLcxJs3VsQN+m5RVAYj4wYDhj",
+	"7kYZAMTLAh3GwZJ/A4VAZMyeSH1ZSjDR6z13AWB6u49Kl4XIltk9M5HTapaxArPFvfTanYwkvCSoGYsz",
+	"cOvqat0EYcSMLdV4RD+RcMkUTfQOSLgdktC0baHjQt1E4aEGgsIoJOGyz+8VWvFC0h1V/El7AQmHuo5K",
+	"rxJxY1BhQtIdlgvqxmmSkBA8ysM+OSoAiJDfmCxndjJzfO9I4gnjiCpk9IXzTKRZzBTN/BSJy2qEPvWd",
+	"oHOHHLZz0Bnqc4s5Bhinadw56Gz3B/1tTCI+AwXxqbPFwkeTsWFZ7S9WuqigOfC9npMNl9Ck5k4hpGeH",
+	"Iwg1ZZ+cw+OWUVEomeSZ1LeuLAfJAKBXH/DwDTGeRFpfjKX6rhirnoKVVkGdr8D+i3tMOpDSm3IUw2hQ",
+	"rzyCuGFVO4qLAKfR4FG4TICDwbosVXXrF3L2Xl3hlENLvpC2SeQSRnlIREp/z8uj7by+PGnQdrGt0og3",
+	"Sv358C7ouCtM1x4NBlZhtcaSFKX/WPCnv0l0WCt6a2WEKvwOQCtexrRJDSBBQVZ951QHw/IFuKZuTfGn",
+	"puRJhL3tDIZNNdzMn/pOBB2otL2+0hEehxNeoFHsjEbr61UfxLDi8/UVPQB8XWcX92p1HfNgnsBTEliU",
+	"ZD6fazaCx8lbc/eOHmfEwUQFHUVvAEfAO3jvHoJOKmQNm3hhQDFo0e4B8LelEA1nKASOUcSoClCDUjpx",
+	"YcNjXpMUhHT3B7WpRa4X9goNyDAYDAbmJb2MYzHmeXqT0Yj1ENksZdlWyjIpOKZ0seF5DuXUz+Uy2tnS",
+	"grfJ6QLJGnn8e87GvEjs0Sde1hHP2TvmScwZ6WL6uOEARqiHP6FJUmWf4p6PeVj4UR4WT3VzuiDXzGah",
+	"I6/j7yBjuKK3jFu0OYwnonkUa0lDy3H276s4Cnt9cqx7g+YKvVdUosBAdp/G71lEQhAVQsTJdlPVi+nG",
+	"GPZJqG+3K6pCY9tR8Zxd/SE4C0EIi/IEnA4PiXknCrRqBeoomCr0/vdJqBlcqDVgSEheThjzRNZGk2o5",
+	"BOOdKyqgYbNbmH6EdMPUpiIJg0KloRLE0TH3rsOnrmTvoJhxUyoeb5vVfazJuEjOI7IxN6BsoGd2wRO2",
+	"JtdMj8zoHcMcNRbCbkX2mTG36Jku0whRAgmlKW9RbZadQ0fzgOQ05vZ+aib8GFP3GOsHHhf8QRKZMvM+",
+	"UOT5wfRImg7hr6uMUSn4QdEFJtwIAxJmTOZzpqmoZwyV+rM0UjhLprDbR+XYdgjtjQwHQcXQ7AOdZEJK",
+	"MskKP6CIpYlYyD45S9VWzK3tc8xRqD4gYfWFGrHWwprX77BPQPwtW0UA9nAmEjbmxRo4X6UlkdeiJkfW",
+	"aIKyYFkCQv7qWPGyCFR3GxRFnnpGBzCLvwsstPJ3Jt/lmqvfSSUfvHgJFzFpxBIXyg1RoktjtMyic4AV",
+	"tLRkg9lPz37eGg7MwIpcVb9+cC5hnZ2dZ88Gg+eDwWAw1LKuH5diBnDEKQphdZVGDZW+YxwlIsPAOged",
+	"0WC0tzUcbQ2Gl4PnB4PBwWDQWQpMrA8XdGyvc9A5zjORsqevBI8wYmpDAcq67z2UX4RUlrOHJQFu+OkF",
+	"uFXy26V/xAPH4iOAkkL7j6eWF2y4IuHVGKjWCXpFFVfjIfjriIqDnfX1qr7NWLGFqOiDkUKlYYtRVhJ0",
+	"/vUEWnw6KGQXJTAsrZRvrVaefQg6tdc+PI7XSrqXEAro5DExNSltPXkaGDqiV1O4Le8B8joSAWIi6bva",
+	"8PoDX3YMjIHDSRndBqkiIE6k8G//QnQA88bGokBZEiDLgsCYL0sCOLdcsrpry+V+82+uzS6ez8kyP53O",
+	"u5xer4FlNjLCb/zrfy7/ejFjk1tfdybXbCoyVrCLWLXkYB/i6GGlMc/XpsBMF8AFXXChJ8Zmp2Vu4zLQ",
+	"xWcyo3FotpMxGuETPIvGvBpihpqZyRBrNO1JnmWQxt5Xswv25BDCTKQgit4YFwa6nVYZCnjzWNWqBksM",
+	"6AemHi80u5r6oH0Ri1lrgetfmXmUmMZf6hwflU7XOltazcl9OqF8gqGDDXY2+L1kZ8M3pxnFRBjTmMdy",
+	"xiILZupMF/pHoygvmAKbBXaWWMjXGCN9J4JHyyZ47PjznqXVC1/4NgIwiqHDr5p429x4bloXmhmX7r6/",
+	"1h0GBOIT5iZ0D+y+mezPMcE2rVUzvaNQtTAhDYss7B2iS4APge+ZjfBBEVL/OcSy5UNBfLsTvqfrNsiM",
+	"RuSa3eQcms3YRGQRBjDnMqeJrmeuMy+3ttIKgvkaMxBX9QhcGbzmaoVrXfnbifx2IhtO5LnJ2v+oA1lO",
+	"GN9KmvQuG4OHiIiKYCO/Z4XvzvJbcQ66LxtzD3HcIi3G5oi67AeqCL96ItEDA03F+sz3yU9sIZmCt0V5",
+	"QFIq5ZiXX2CpJKH5u+5clV6b3/gmhI84YEH7V2p4Zd7wmRpfpr136m8P1RsZDewmt32x9h78vkniXyHv",
+	"Oy49Lj+RROQK8j9uxAL1zdsslFwwBWHL1avdiiX0hsacdAuRBb8w+qvElJlWbteD6y2L3W9gDN8u+W+X",
+	"fAOhI4HUkOEqSrev6G3dvlz5stfXgYWIRLTn8Oj8JCxe6LsmQZzLSsXFmIclSGnzyCs4OGKQyo/EWIAM",
+	"/lRVbnBWKhvZEoBtCc3v6Jms/wJ3fszPtIkPWoNc8MKt3KOd0HY3v913/ct99D/8bvdeom04nkfPv+r6",
+	"Obepq4zBsnOwMxoEHYMFcLA9CDopA6oFZLSM0ahzsKdHjCHHQ73iSiiaAOjr4CHo2Jhx73146L8P/3en",
+	"yDBxlQGK6aC/vxsgmsqVbndl3TjSXSF+Sk3p0fByOChKVx/cHXa6norrfhfiPgsIi7OfOh4Wj3kTaScr",
+	"OcJvKyG5Pfnm0velXPrckvsefeY0FLdBwcIql8Hqt4Mj1/wTufRC4N4GFlYVi5AZB3Wc2EY7SYDzG/Mp",
+	"vAhy5UA1UJUzOVDNiyZYLG8hiEa6EAuTYDogUoBrWioyLUpJDDcYc4mQ4FShUxDgp7lJyPgP1vBmYNdo",
+	"HZe/9Fq8ir0sfxZhlmAgX2ygCOGiKZ2MQusbGS6bUjUrTngcdarvmP6R3Qha+xMy3K+MxSLdGLOfvQUi",
+	"varbw8FoL8ABdw5Gw6oPPYMgE2jT5MTwq+48d1WfL9f0clij0+qcxlxpGX/GaKJmC8ImArOFE8Zv6A2b",
+	"YzD+n3wpfOIrYd2jlXfk8IR+U5m/zserpY1adWt4GUJr7wubH64SJ0JRQKCKUFCAD0koGc0ms5DMqZrM",
+	"jG8Npl+EiFTw5LNJEcB51uBu9Ynr45aLe46oE9eLooTvmYvhWOCZbPKWXBmo/iv90z8gKLI+9MRLdffX",
+	"kfnPgUMZR2IX9UsVGZavnfqBpYiLXGdprNgZH2NqZO+V2W1jFJGqyNnRnVDJtmIuGZexPns9G7NdIoU+",
+	"ORrzRry6sAFYLeyRacyjUvZOKy1R5Sirgj5HAfmwbp2Qdpt0oGEtZt8SCAWQHoZqa2ItDW6ZthvnnDKR",
+	"JgwfpmzsRL3zODp49Q6NiBjiwkJQJMDVsXmqFn3yynm7L8bcBVdIE/pIbcAofHJNU3nrgnMhYlDqkt5K",
+	"6wZpPcyfQaOsW+i6M1tPoKaRJWTRTyj8WNb364eOTbhuuy1wyRouaX2l7w6GBdRlZ3d3OASISYMwWfgy",
+	"u+QuiBvZAdEhpTdeBic4qPrYwXsHHkAjVD18soveTLi16mfKf9P8vpjmV9xQ7sK2XzUHbb02F+71osxa",
+	"D9yTN75ve7ELc3cTY5BsmZFC5L0++2M+cQFhDkYE1TnT05wusFrMSfj3cB1kK4C0x3LMLZiI9POSke4+",
+	"RFXt1qXyMunvbT6o0KHbEgtVG/bH/HuM+Heut4Ctg+zRdInx0nUKYwly908NzfCQew1cbwHHW2DwWsZT",
+	"D3BreM0qYNrWnKMWjPiTueba+HcoWiSmLfIZlBn2lWO9rjCq0+05cYmjulT4RUrPEnt9CDoOD3KjUZmr",
+	"5COHZfteGtamfB83ca2WZ694Kl3mX2HZRPQt6qPF1eBxghN+br0H/+d4QQPVFERTyI3115pWQytIGI3a",
+	"6BsPIGNOI7aVpyWgDDBdlmDQSngl+JSFmZk8MJJeMOZyRrUUboGekvhWD9yaqZ5IDBOhkD8lu2WRlrYj",
+	"dgCAEGGfnHo4WS4V6BJ41oGW8vUVqAQiSdhMJwZIimaSOai3uPn5CqA/ju1ifUbXilJH6+TGWsSSv6zw",
+	"+CecnLpFLBGzd4AMCIw9QOjg0GTBmcbZHEU8AH4S2a2JbpqJeyf6cTbRzB7lwkOSS0QW0rIf2kHJZMYm",
+	"t/06Q/tr1vn4q98OofaaNa/YUGlO46Rz0BGp/F90Mmd9KzmhVrYzKq7WyZyRVyqy+f0r3aDYEMVSX0RX",
+	"fp0LRAbTQuBMcFZgIQ93d3cHz/a39yFrr/8jCACd4WBvd2ewvTsa7Yyej0ZF5vZOYihrpSqHuQVefPGV",
+	"sMnHy0uxPP3aOW88ydaSy2u2Tlwxi+Feoqp0/I39bBB+ORP3PiST89L0bFAGtvBa5Po34TEkMwvHj0wK",
+	"5HqV9W2qZRyEpkgcYJozcHkZQcrb+QSE0ohxFdPEYqCiSLDsdxrFFNI6IPwC5dYzfEI52sc0maNWaXHy",
+	"wnmeqDilmXqqm9kCjNIxd+OB0WpVdwqGNkt1r09eH2OWLv2b/iMkXXAQMx/iQiUNXENjrjsy+Q7DF8gp",
+	"ty5tBcAC6TlYDEwCZiM74z8Yxn5ollwxv3qLAIZpacPQSmtcuM4fkHhObxjphvDv099SdhMGxHxK+U3Y",
+	"M0Alu+R1/N0huYsjJkg3hH+fztMdXRo/bN+kadgb8+EeFqV5FOui8O9TSie6qPkwz4oPc9On/bRTfBA3",
+	"egCmwTGXkNY9c6O9Z9dp2CO7gwH5Sfdoced0p96Nk0ZT3aRi79XTNKExDwPyi8iigBy/h4AHLbCdi3uW",
+	"nQMGJr7Iyh4ZDga65z45MpiKuM+ynAwR9/nQErS4YxlQxm3MoydyzGEjSBfePTDgWJcYDoYI/YLNDbeR",
+	"Gt0e3TKWAgRgDucFEA0TRrYHJKKLAjHF5kI2AQs2Q7g5xgckNI5RUUyffoB/ruLoIURYQlkQNiTFg7Oo",
+	"iaPwGwNcDMGTBQ4PB1OYiiFPay0kZpfq45ktTBVzSKEvdKLU9HwD/pdmcePIULyFozsgdA0Y3RNpRxRL",
+	"dx6cmeueLgIPxXbM3VIKaxIqsvk7BmGwRx0TAWUD3/7taj2R5OLHo63R7p5FPfb0gVrrku4X872vMg3V",
+	"cCCEHJ+IyCTwmJrcSqbWpYXKLqhdTBRTW1JljM4DPN5P/xbgwdV/4Mn6W0DgPOgvvMp/62xyQ0cxxal9",
+	"LruQL/vomV9p5tc52B5s729vBx19wjoHHZgjgMkjeYMstv1sd2d79Hy4u7O9t70HbhVzdmVfthyz0xLK",
+	"jI529zoHndF0SPcn24zt71wP6fA6Gk232c71czp4znavr/eur59NrncmO/T59Nl0dzqYDNj2XrQ/3buO",
+	"6HQ4GZWlH1ged3ofbbn3VtlLwNMgEsHxuqfSdXuIPjqGlP+yr/YtJCJM5nDqS9BtzS6wxH8po4uu1WKI",
+	"5+Yy8WrttK91Gc+ZyFVFUkRS9KQ3wzi1nOSJhMjsPIHQu30a1dULYFoF88X7dFq+0fQHOL+GpxmOFhS3",
+	"P3B3lBQgg+mYxxylVhuQBADSYRyBF21xQgywvRbkqqlxwh46guGY7PEy4mGIcX+YpxwvyhsD6ploRb24",
+	"ZvMUEazEPcdbMVY1Eq8Hm+eLvN2KhIeDfvvmlSScmVB9BFx+n8YZM+b+XTKPea4QL1WKqpj49s0r99hL",
+	"4S1pIfJC4ikkAXcfGkjonYBQCR/0AkdlCZMLkgh+wzKIjujGysgzxUboxui1yJUVaQpx10rk3nV7vVBM",
+	"Fo7jFYkZwL3sV/hyb3MGhG9Ymm29jG/03VyClbM3eD3sQYwBHtYE0zVyFW78Exisv80gexhPeZnPDcA2",
+	"oOMBSR94CYdhKpEA+QlcKEisLKh9ocZoASUFi2IEOEwegcSYr3iSK1+6B99M3bh533frOOZypielO6B8",
+	"aaEs2LZxBQANSUt1MbhpWqC0Pvk+TphE2bWqbxk5GVUO0E0stn13dzDq9cmpYxNOjiopfLjaY66Q5SCJ",
+	"7Q52NpUHjUBJpvF7lWeMnJ/+YBQcKxhbKh7z0Li+mP+GWoLnC2JlUUfmDf6lVppb61xaq5dSWcNiYEI+",
+	"KyE39E5vRNmdv0a2qfE6dcLQKt9T39FltF919vfzMA62nmPaxat+bWbMpoSLbpvt3A+K9Io2jSIkWYyo",
+	"xGwWgBguJyJjJsHi0nzbOIL87enfyqZu52Z7HXOa1WRxbpaoKmJT+fzUB94YtgW6eszxzB9a/a90HAEY",
+	"Hl7ccoXPE/Ra3GEg2WOchgd17lsdjwuuHLBlipDx5Pnu9qB3QEI5o/rLfxxgKo5rKtneDmbjOAjLtOmK",
+	"vnr/++vzfPbqh9ndxf7fL3bFf+xeq0ztq9cX6fOn/3V/f3aqfhvd0f3JyT8OSl5Ay4mU/nW9Sz9CsP0m",
+	"ojaKqC+NdFWSIxtlU/SNaBlGV5PCabVzrAFQFKnNexwnmvmNeZcmCaJU2O8QVh4kgl4fculUMJlsoCle",
+	"pR4KjP7SJCQd89oQOYyix7Q51SgyO+QipF6L9RAAAhZg9l4RwdnhmMd4M19LRHsuxA7wliVHNh4Prs5U",
+	"yBhFFVMwxjwE3VuM7hfcYGMJjhc/mlSjgOgNQLGnB7IM+MUB3IbJNGLEK87uPd+WLIvv2EHpyzGnacpo",
+	"hh5GEIY4zZicmYiWFJQIFH7lLJ6C5pCxlFFFMnEv9eLozUZvYNknPxmPIhOVYvcNR4MrjpkWcB2annBf",
+	"W5pbIz2c6VG7CSJaiUltZKRUA+4FsjJm6Cqz4yJzbp3jK+bYbG+I8HJQ1jnBlodrk+kWwaSqEmkDpLc+",
+	"xKZXH2NTjWQsGu48PrpmzZyMfdT6NFT8wxv8sD0noc82sCryt1EpY4nvHCWaqIW8rRu4ba3JNXpX78Xq",
+	"8NA1wy5wduDoWbT32ATWd08uzsj+3mBoeOh0Kpkqk0Mp6sZ30a3bCBubpLup34uIKral++48fi5OJdt8",
+	"GqNNpoH9fIJ5/AvFOU9Gr/+YvD+7PLl//fKo+P/FzvvXL4/ef/VB0IUw8uuHEkcDtlcKra8NEpvMqLoy",
+	"jaAd/J7O46j/43c3r15fvh2eXh4vXv/xn8PT3yY/H90cvfnhu5PB69v/+P707dvdN7f//OPs+Hj79e3J",
+	"8PS3k6MiJbbn3ij4HcskptjR3z571hDyV/GYjyAHkfF4B0eK4Wh7Z3fvWZECFqc50N2sjZLDdHKYIlR/",
+	"tMmiIUKxAPmuZ3Z6uzwCa0M3n8oL3178bb3wLT1888L/Ul74INnWy/YlBcKc02bHfBTfqbM4g2UwNvK7",
+	"u6gP8FU6NLn+KElifousjt337Dt8GIw5vrG7l3H9h7V367+NvTskXfAcu16UXo5RC0J7d6ZFc0jkOOYz",
+	"pVJJQt0pvF9PKAxfS8q+hd2YrLG3wNjATforQt0vkI8rEcjm9KBsSEOo64QZo2C6BO3C5M0SeeattshI",
+	"qK+GDEkohOyIizG/zpUSXNrMK9sIOQJxVv8fe9+W2ziSpb2VAIEfaaNFpUhJtiWj0XBeusroctplK6v/",
+	"QikhUmTIYpkOqknKTlcilzAPs4J5mBXMFmY2NEsYxDknghdRspTpcmWj46U62+IlIhiX73zn8rVVlAUI",
+	"92GYSgQipGi8EKMPZ4gqYjJP4jCTxgwSfnD9rf/A/gFikcUnQ2of2jDJE4+cBsV2RcaTuhzFzqJMWYst",
+	"nEyJzqIKKY2hInzhlbZGcJoj878PqiMepUrRu4Nllie34BZYk0EGxGKdV1QqKyzK94djUdIzRSUOabbo",
+	"7EotDFl6mQqhvY9EmNyDFPCCiyFze6RiqWV6ohQMlLHQjpZDt3JNbUEEYEah5E0QR8GNnSe21kv25Yid",
+	"53Oe3kcZb42Frh1cMYvRHCbyHZQ7dDuDOAEWGsPDQs4gI/yQ6hnjjWOhNC6Zh3dO8DaPZf6DtOf0K+nB",
+	"6qnVyye+XIlkHMtbsHy7GkeyM+/TJOf7QxztUr37PcX74mJ4WWjKBL5gKZcjjqZn+RCGDwjqqRjkwOMM",
+	"41MyILzXPHNYTuebJyWpGzUSY6EW74Sy42A9g4dgogUQyfGyEvpxn6Q3tSgMWo/FxIgURYHSzZXyPVDF",
+	"Qi9hNZ1hXEkTFdb8Pnp49O9oC5Nw5TpVF2lvyq1u7osw45T5+GsSCR04AtouUAMUUx/lBq3n2AyWsx83",
+	"mfZyy6eT4Q/LIAJ8QPtlNYJ0AwIr7blwO7zRekPiRHlym6Rpcs+mPL/nXLABfBrH/YvVKl71yycIO7Ue",
+	"gNZQZRZ+5hmUY4CfgEop/ahcjFmcYEUFle8JzwStxMJcUO2TZ3Y5cV13sJLSiQiZkqkUXi4Ce9FOkqC1",
+	"+hMLeXYjXwyBrvgo+Kc1tP7ksH6/zzqHR4wigKl1fz+/lIjwXkWelKKEP3+Q3do09PQM3XjAg3Sebv39",
+	"yjfQES7HXh6ukbhLokDOR3Vmw3jCH+1Op+e2F+EMZCvFDenfZ8OXL4NQqHjidpDcvoxe0pXFR9EvBbV8",
+	"iRZePbzPeIqQtFSTgLAESmYXDjhWcnTpoistCCgo9kxMnJ4+qPMN5H9oRDDqp9JlcB7HS5DlpDhoy+l0",
+	"ut2jbs91ukeHbv+gPK8obohOWWtorUk5hz5KvPGVS+oiAo0AXWgHZr5aRHIaxgkkgGbo5MUJmCb3TeTg",
+	"WZIKdLxBy3O7M+h2SqurMxh2O8Xiy22n1yn/7vSGHRRrUn8Z0UIvr0Xo9PqVqNDe1uNSvoGUh+UcuWuz",
+	"C38pX+YzqHzKrv7nPxP4WwIZkHmUL0NuDW232+4fOD35JHGt/tg7aB/0+4NqxLt6YKn5+u0YpoZ4dOu2",
+	"l2/gt8mvkTW0/vc//v3fVm1Yt3ilvkm+Uh4l1U2rdqLKDyWBfG53YYvZ3BwEpvjG4uE0136WiDoSuB7A",
+	"xe/fPQyZWuHl1b142XPliYVmx2SZxtqupV7As3cI3i8dhc8RGlihSrpPyYOcAQ/yyFdSUKme/bkdf1Kb",
+	"O90Sn5FR3k/5I1RDDBFM0XVfRkrIb/Wo5I3G2iCCz6vIzCSGbhNjiN6TfxVxnC9z/1arGWHEUAkORCKL",
+	"IGEScvqrVqk0nRNh1x20+820Tdn1+7LgCz9tZnNEgxYuABYAibqqzagmwhrMk4wDjPEq+oPeWJA9o/QY",
+	"vcLWVMUO9BsjwTJpQvoxU5dnUFen8two9I7HopAlZ/l9ghkCuPO2CgGeaZLPwX2MXmio8V4om2v7TT2a",
+	"It6U/KIqILguE0UPQHMCCgmZ0EPL1ScolUtvlPgGlY4uKCow1SVhT1jplFQ821iorAJ4HxA1CCZRKvhF",
+	"pjKbgFk54x8jaWf3XQepgVep/1sUR75QxS4GVN3+JL3mIo+E/GlAIaFNdXq0ixaFlaKUaVojCvfRY+vn",
+	"1JrhWKjv/lCWiFMGq7bLMTgKaCv5FlJSVZcgwwDpCiA312bnShijCMPyH1CldipNOfwILaZyNVQoKjm4",
+	"V017fIW8DUJX4YMP5b8g8I70atAPRuW62V5Ke/p+aywSlMQljkldEmVsyiNxzYioxyYBIxMVLZhEYqIE",
+	"eVCheCw8esRkKeDzDhlVYiLyoEzXlcRuSzF5hWRInGQ52xOJnDv4N0EhHL5gS5FyP8S0WPhVRWwWRyJ8",
+	"hgC09ESSs2kxFvs0eYp3+azfcZmn2jFZCv/Oj2LQYSbicXPPxqLctePyeaxrQOk52EywbB5BFDSpDRZx",
+	"LIpQ3MP0Oh7MkzKVK2c48FTyW7IopyhOJZYL3bvFPcEXwK8MdagOHuhs7/Ts5Lu3LfbT6Zu35y325vz1",
+	"+7O370b7EJqajYWH100wTlLOlh/OX5+MTs/fqSeoK0qEtBw6xSUjWQjZS1gWZiz2IJaarmBEyHufPjmf",
+	"P3ssW85m0ccWe31+8fPk9fmbt7g6z0cX6gYINWcn70ffv303OsXGjIXaBo91CFD8wH58f/r6b5PLtxc/",
+	"/Iw9Yh4+ZFIIhrfxkxUaw5iwzf1gXjz1Rab7iZyGEjrGXnoqAVLOuDimcAsIFs/aDHhDli5jjgmBtIlv",
+	"3K+PUYzkhgug8OupcLg38zhEak7zp37tTOAfFzwg3e9zga5qiFC6T9IwG64OZE17XhUhWx023IggmLj0",
+	"bfaCZEEFhZIUFen8xT6bRSAfhOtN2k3Fg37pfPBaukZDi2XJWHifxlUB4bE1ZGMryReTOLmOxEReOrZa",
+	"bGxVHyav+2Vs9Y7cgdMdWx8+ezhyKrgao2DGIo7uKApKYI2I2yREkr6Be6UAefguKWWSRkUGoHzkEEsu",
+	"qfJHOtGA1ikS6rrgLcVpKXDWatgzinQ5aXopiFFhaDdwsoXK+3YOELa1/2MstnaAsJL/o4WEOUxhCSRU",
+	"HT51lo5h08c6CFWId7J+gtLGAZNtZfq15GvHIvcXsn+/8TTBmXidcKqDBXhSFfGCEYW/6KFo0TfFdZeI",
+	"4he93rKkkf6m1Q+P0xUHy3rmxEuVGjIWRI1D7/fXsd5qb/822O+H02rxhOpahHx1qKt1fvnGPjw8cqwV",
+	"jrZeramErq3hoTQepg/viGLe6TWPh3BsYnwaqgpuoWeOzW2iZkfNXCvC1bU1KkWilmiZjd2m91uJr29H",
+	"xir2+Xs4/GqMs4YLCgsQ9dxcIQCXK2RnQbs2dur03U+20+k0zJnqpyrDE5W8Sr1WjyDmnUhqd9A96h32",
+	"D6wGgn115IjBn8jt6aFg4HE0TkT4Po1fEalc4+IBV5XGBQIOfNDeLsDPi4wB7CHU8/h3/qBI7MpPn6xI",
+	"hPwj5CTQA6yri8vTd9+5PVjkDcRakN7aMC9w1uw2yo94MbJFGonr9q+La6vmA2gYYrx4kvlxleouZtxW",
+	"pHENhT43713vlAQCkzBKlYNB9iwRfBTd8guCXytTZs1Bd1xUsIK6txJMZTVQvHnmIB56bCmt7BoVuAU9",
+	"+McyCm4u+SJ+OBHh62S5WJn4ZcjNFsin0bTXiF7abovH2rzjbD/56a1LXhj80Sn9ODq/mFxcnp+dW593",
+	"HANs6SSZzSCKcieuVx3Wv2stx5gcX6slE383qv50DVW/sqOs0PWYXPVFbL1TZ+u35+dhedZdik2j5Kwf",
+	"JfmAdtMwbemVaOqlUyg0yE4RegzrXi5XF36CXuiio1fqBkxhgQ1Bgki2mKd+pgtpRBkhaqr/ozCo4tIS",
+	"FTVFhpAKs9YBGNZXjPwz+EaAm/yXd4xskcqltqOd8+KMK2V7VwqsxEb3xa022R7zkmyUFrosKnGRSBBa",
+	"/o2ceJud+Q9sytkiAf4lElku7exkxqTRca2y7rM19QbXGJmrS7PYsFZkfepyrc4/k3SPkjYaYnCHUwDA",
+	"i1NV5e8JD9V5JHHjAwzyim86uuVZ7t8u1kXrS+yjbyqkhh67063dqUL719/kDHvydR+azuhFGgVUQCnw",
+	"c34NvbGWeRRH+YOFJ1lsDa2LswurFLpxvYx9WICasWqs+qyrPD9irn/eJrVhbS7DJ0u5/ayhxcXk/VXx",
+	"jiazvxQ3oPO4KGAV64NktYa4o85g2D+ir/akGQ+PnaHNkQRGVegb0SelVGr4Ri+yxhzULQ+Qlygits7P",
+	"PuLKhtSHho7qVoQUZiaXA8lLQdYYJKwAGPyBZ2MBQVB5FNxkkNuQk2YpUV3cT+OIF5kI+23MlSCGfSXk",
+	"v+C3NcOM9Y7ZSaVVqpZmRlQ3ULbHut6dzirXzwOfogBiWlcfYX9HggpgcJKykN8m7IY/tGpDUAXQOn55",
+	"pSQg2/NZc/NVdWv5JvBQ0/+nTPA0WV7PMaa9+q4d6qac+emNjguD/W2XMxy8+LrNpT2jfJD/U2nwPXJO",
+	"n43e9s/fBO670Y+/nf36Vp7VV9+9+vG3H0eXr979+r5//v6vf70cnfx2/ubt/dnox87l9cmfm6MRS5ZR",
+	"8VG/fFf30xv5/bY2jdTMKjmpZQOMgfS7FAz51ygVUjmj5IwsOTNeZJV5tv5w0u719fU/tAN+pRaHsqZW",
+	"aoDkoIrK3E5HHgn1nRvOJIzhyOcpL7bTwtdPFhF5J6JQZfhHKYMQDa/rMY9um9zzOEhuuddinuuNhbcK",
+	"BieoxuCxPRcrEGnecr/FPMdjXpVU9dieU71wf10tCz081lNtiqVP8ssqA+vUck405QqBIRNi0nB/x4ho",
+	"62qeLJhI7gtk//7yhxonu+HuPFmwRZrcJsiY64eUGGV0ZmjDQltlsT8FswL23Byj9elAOju5/Nvb0em7",
+	"7+T0r4RwWEMLnDSF86DU/Q46jAatDcZA2XNRMihOLi4uz396+wZ6/gTD+lr5tIshOR9dNA5FtxiKk2U+",
+	"5yKneVCykipOhqZBeXf+buOYHG0ak5rTYNthccvD0tAxt+jYe21M0ivfj05/OB39/CVdOWztZus1dufJ",
+	"dMP1Et903J/UmaVa9rQpxr9jJjpA9pVBVSE39eL4pROu2JE/INPNg2UqZyZsp9xPeSoXoZzQcsr7i+hv",
+	"/EF5Nct/+xHKZMg/fZBPSe/WSKby2M+BqEcmf55klFYJ94RI9itvtpwHkGBivbxzrNX6HyeC+dMsiZc5",
+	"B4e0tF6uuZDHDg+pRmV2zDKe04vwpVSH80XGyLtavGee54vhy5ef5OWf5UtbVmnFfbLm2hKlEiaW4x62",
+	"O+1O2xkedY46VhOyLd4HrQCpO5BF/gzmAX2LT5tUKwAKTHmciOsM6+iul7HQ/l3UWVgdNuXvyJvRip5I",
+	"yhjc8JJi/qy+5grLcq2WQYPWFxWwEKoUeW6wO5XeoVFYcwGYot6aSoxsabHZutJh6alaWGr1qVi8VMFD",
+	"Emram3F8ZiLYQ7JM2ZTP/XiG5QVmcEdRfB9KVEEScKUfYeQ3vE5JLavIs2OSn4Jo+zRZLrAjlXAgMP4x",
+	"vhts7NzHsT65ONUXljur1ZybxxBj7ioSWBfnV6NMrZhijLXMkAgXSSTycge11FBT+SNeyYK49cVDEdqX",
+	"tdjCD1BTvVGYooUaRxhWyhIR8NJrX6WJHwZ+Jr/lh5ZV6HWBU1792FbxkxsYJQpy1RGHtH/qZwCQl8su",
+	"5dkyzo+Zh3kNHvwAFZWnOIE5ODRzCI4bizwpxotqGUB9Niz79LDgbYZ7atZiWXQt/HyZcq1aghID6M1E",
+	"4TIkkBpAdiL0YLzW3d2CN0FKByeW7KLQJYFfZMyDX2u1O8thnKpUEp7BxYf5//YVTib7LYlSrSdVHi08",
+	"JZup94goHEJg7oKn1HaoZE1j3CryUfwgTYAFhFFsP97SN8qbvRUDtFwCV/S45DPKBvzZY39ic/6RfX92",
+	"8tq++v7E7R+oSZb692hF3fCHcvit6hQUiL0WELLJg5TnK7VU5Qv6oTNrt7fo55WaZl//VfADUDhtbepE",
+	"odfecnpIcPfVbfFzucvkWggdAgicLZpwgjduLoC8U3EynT+i2nTvZ5Bv02LvRfSRFHe3mZMj7cfaYnw2",
+	"tOiRWeg1vLEtP6S39Zw8hgwykPa1My63HSD9iy0tXKZY9BKvZ2mSY20S9nrOgxvFtkP8v2qDxGnXHKM8",
+	"ZsuMM8wR2mnknmq+v1nTftjoh+Uh1C/0MMlKD56uTVcs423Xqn1B91Y6QaE6O/TiSsIFPw2ZOrGH1ZQg",
+	"CvUubbf7a5tJh60dfeXqbWhTeZkcs5RjdaZYAgCsr5nlyeLR2aAamD/RKmpoqHfntOSiwmLXK+sqCtt5",
+	"dUF9+Tp5rJfZF83zr9GgXlvSzxl2XFXSj+g6jaRW6xQC9QMhZhJRwSmL3PLQRU+4NXQGg6PPusc6HB6j",
+	"blsWKl8OGyEfhU53uDNz/e7U7gX90O7xg5ntH06P7GAQqp9626tdr2ItxDnbB0nWjWP0VrWtmin+oZLp",
+	"XMKjBIh5DbfuJYvcjsQ+hvPr4Vj4y2wT/C0/WS4taXjIN4AiFqBehdeHzKdsVIYPBVUK2N2SNJ8lcZS8",
+	"yJjbs+fJMh2L6TK85phctID2RTlA6FsUo4/yjMcz5ufMw79O/NyjslvaKtXvKepqQ4qoVo+o2ilgQpVA",
+	"ONsBg4/FU4HwCxxxg8ANAjcI3CBwg8ANAjcI3CDw50LgnaHzBQi8EV9DRTN4taUh3kSVdteorRYhejTs",
+	"qbjeBnS+UOAIoLlC4HZ32gvsXtjn9uzAP7SnRwU4/wJojgjsuXE5dg1IesKt6BLAuDccySpKVyoROgFn",
+	"HUh/o6KiIdNcsO9HowssjygRrh/M9dlQCeRL+XWU5fI+jXOHY+HVEIDH9gogut8q76YKlnlsj3RVsEsN",
+	"6I8w31gQ6Ks+qLQt7305KhuLtUdg9XUK2XiVvxLYqP5Rn1UelQ8G5b/6ZsO8YsOV96/sbuU/6s3AG4u9",
+	"Rzap4rHtlWfiptVaGQR8lB3yIAl5yBZ+qr0WtG9hKWXvfp7xYOKhbuJVdUsjvUH5LdeNKVSFkpfzkO2F",
+	"fjafJn4atvSgtMZibF3CBXTH2FIWXPW0BWmejIH4G0whVRi6zehoB+MsueNp7C/GomEoC2XGjVt4ixSJ",
+	"7unNLzIqBaWr4tSaBmajPOsYfCoSMFPqZWz1Tx4A7tUZ4sdxcp+hHpEOQk1BkjyOsW7R9VIX2eARVral",
+	"7wWJYeiLU8f/8Zr1EyGcLenOF70FPIQlOLxNQKaqcwkmmx7CsdgMnBoXT7mB6tFQPSxPkjY7kdMRA4Pp",
+	"E5N5Xm28bALWAMFQzWwdsguSOyznTQqWfgwR0TDwgb/IYZg1jLrjaTSLQOsJZMWhynCbnehvRJXfOQ8z",
+	"gjVskSY56Wiq25vWN9Zgf2Q8Htnwmh8gr/Xa8r/l/VDtBXF0w5vHZr+F4y6fi5V9AiXIWUD7FhEcEtZn",
+	"JEMGP5SKLmlRWDTmIO4gToKbsdjzRdhCTgQLpdiJCDjUy45BiNSv7JbSuIBYyBhqEcihDXiWcdJypxp+",
+	"7sePSuezW4DPRJV2Z1VgrKiFkO31WdbCxrZYt4P/67J5ayz6bN5iTgf+25P/deHfLvwbDs3//i+3w/7f",
+	"vpwLPafDwiiDmI+KsdVM9lAgwWs6uA3XY7gew/UYrsdwPYbrMVyP4Xqej+spBNRUxthX5B4ruqbOS6ga",
+	"VL477Qa90O7zg5nd84+m9iDohLbD3VnX7037wUG4PVtThVDPQ9ZQ7ZBUor+q91DHvaK1CMqIDRTNhOpK",
+	"Tiioei1j8wMg9NrdHsJm7UbFgmpgCm1RVQ0K6/qF8I5+alHsEr+1t7+bD3QsnioQsfpN/47Neqfizw1G",
+	"NhjZYGSDkQ1GNhjZYGSDkZ8NIx9sxMhuBQz/EN36lSKzry6bi8ziNXSnL/z2rX8D+UrrYHQdOxKqPiRn",
+	"pw2O0N60G9hhj/fBEar8oF+KqisI7HkgNkFbBUmVqMZOyLvZS4op6htDGenSFxmLQi7yaBbxNGPB3BfX",
+	"IMeJTlhvf1gqjRJHApRJVBOx5qeqFj4WcomoJDN2z1O5QaXXoERXriujXqKO/KQm93Ht33HMFvKZ4Pe6",
+	"HnmbeQvtlQHhWbiv3P5SvX18yzp4Pxa/b54RTa739CEMojeI3iB6g+gNojeI3iB6g+ifEdEPtme9D/qd",
+	"fr8/GAwGSsFUznO569Yucdxubzt5iVJcJJ4HE0J/9dvdTv/osHvgdHqDgdN1j/r9Xq/JQlhqRAV3quhH",
+	"m9KWeqHN+7MDuzAIZu7OJgGhtuexAgogTqg6STWTreF4GeQr2BfyR9L1K7UWIdCpViPPK9QJ6WG6EOAm",
+	"VnwsfjfYTLUs3nCTmm9gs4HNBjYb2Gxgs4HNBjY/O2w+qsPm3WQArqxtRXAIeW1sREMRYoWL62iQcLFi",
+	"xG0Axz3fndpBN+wBOFbY2Nq18jzBsmfCxYouVtC0UqL7gaqONQFjHkZPhovxWerNx8yT86+QRE6muLJn",
+	"JaFnuHcuF3uUZxC0TzPyj0q3V7oBOCwGUxtMbTC1wdQGUxtMbTC1wdTPiKkPnwtTI2rb2IY6pNal2E8z",
+	"EAUXTPh3D2waL/lfrJL808fcakDfXGEr6IXC2DYEq/Rmjm9P3aALwSoKfu8MvhG+PTP2Jvi7NfRWgjIm",
+	"P9/k55v8fJOfb/LzTX6+yc//pvPztYQcndyGHzL8kOGHDD9k+CHDDxl+yPBDz8gP9R8LVWwke+SmbQ2t",
+	"ft9xBkeHB/1e13UaCZ6VPP5VzmdLuictwBLWTQ8HM3d6yO2DwPHt3qzD7YHfP7S706PQDRzemx3s7m1V",
+	"iOyZKR8gd0qET13hiFKymlifrVP+S6+7nyeMsLtKEoM9/R7coRQSWUkPChOeMZHkLJv7KYdi6VDNfCyU",
+	"Jba+NsB+rXttNlKWV5RpcWrdIe9FhsYplAyQE807Zh7FraKXWKlCiVBaYjs4eIcFBUQXhFEI/ZK9gv5x",
+	"JMGysjRYLq1z2nAVj8GyeXKfSXhbPJPNk3uUkQLK7jZCO+WpIzXV9DIFDIwNYWwIY0MYG8LYEMaGMDbE",
+	"t1vAYNWGOFoxFrpNdQ4KWwGOm3jJARBEQk6K4KZuNjxNYYTHIDYZIMqxbEPMZ493ZrbvTF2I+VQ+5y82",
+	"QP6A0ghl86AwAyLE/VgmoWanNLqjM5pPxhVtXNHGFW1c0cYVbVzRxhX9rbuir5C5MRSSoZAMhWQoJEMh",
+	"GQrJUEiGQvrj6sTvlqZwuUPqb5ZHwqdPVC06X2OknJaVJcs0AKJoEQEdhSrPEjmlIU8nYAzJI14+roFC",
+	"UqAH04PdwJl1uX007YV2L3B9e8CdmX0YHkz7fi/oTl1nZ75I4rbnoIdGJTKmygJVyZ/cz7F8kaF/DP1j",
+	"6B9D/xj6x9A/hv755ukfPLcNAWQIIEMAGQLIEECGADIEkCGAnpcAcr+eAFrle1Y5nUUaBbIv8iV+zq8T",
+	"IDiWeRRHuTzMb5OQx9bQuji7KA7slF8vYz8FfoY4DitUZIa8TE+ZNT1rIocU6ILuDaZHwWF4wO3+rEdC",
+	"K0ehy21n1vHVb7vTQ/CK5yKIdLpAyhdJWiliIfd/7K58CE3Bds4zEytkyCJDFhmyyJBFhiwyZNG3TRbR",
+	"qh/JU/v3gYFO3Q+oGgT4ravhHAQsS/RAZzK4pOCTVZL02mXYVQEdBLq6gTt1/M7MHvCj0O4Fh1PbP5j1",
+	"bd4L1U87VA0rjc/zhGw/PgISKiWi+LCySZ//LwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -75,7 +75,14 @@ func eventExamples(now time.Time) ([]gen.WebhookEvent, error) {
 		Data: gen.ContactUpdatedData{ContactId: 501, Reason: gen.ContactNumberChanged, Mobile: ptr("5511987650000"),
 			UserId:   ptr("BR.20587361049913285544"),
 			Previous: gen.ContactIdentifiers{Mobile: ptr("5511987654321"), UserId: ptr("BR.13491208655302741918")}}}
-	out := make([]gen.WebhookEvent, 10)
+	resume := now.Add(14 * time.Hour)
+	paused := gen.BroadcastPausedEvent{Id: "evt_example_broadcast_paused", Event: "broadcast.paused", CreatedAt: now,
+		Mode: ptr(gen.BroadcastPausedEventMode("test")),
+		Data: gen.BroadcastPausedData{BroadcastId: 12, Name: "November sale", CampaignId: 31, Reason: "portfolio_limit", ResumeAt: &resume}}
+	completed := gen.BroadcastCompletedEvent{Id: "evt_example_broadcast_completed", Event: "broadcast.completed", CreatedAt: now,
+		Mode: ptr(gen.BroadcastCompletedEventMode("test")),
+		Data: gen.BroadcastCompletedData{BroadcastId: 12, Name: "November sale", CampaignId: 31, Counts: map[string]int{"sent": 1998, "failed": 2}}}
+	out := make([]gen.WebhookEvent, 12)
 	for i, set := range []func(*gen.WebhookEvent) error{
 		func(w *gen.WebhookEvent) error { return w.FromMessageReceivedEvent(received) },
 		func(w *gen.WebhookEvent) error { return w.FromMessageSentEvent(sent) },
@@ -87,6 +94,8 @@ func eventExamples(now time.Time) ([]gen.WebhookEvent, error) {
 		func(w *gen.WebhookEvent) error { return w.FromMessageDeletedEvent(deleted) },
 		func(w *gen.WebhookEvent) error { return w.FromContactCreatedWithoutNumberEvent(contactWithoutNumber) },
 		func(w *gen.WebhookEvent) error { return w.FromContactUpdatedEvent(updated) },
+		func(w *gen.WebhookEvent) error { return w.FromBroadcastPausedEvent(paused) },
+		func(w *gen.WebhookEvent) error { return w.FromBroadcastCompletedEvent(completed) },
 	} {
 		if err := set(&out[i]); err != nil {
 			return nil, err

@@ -12,24 +12,15 @@ import (
 // the portfolio's budget.
 
 // BroadcastCounts returns how many of the broadcast's recipients are in each state (states
-// with none are absent).
+// with none are absent), read from its counters (broadcast_progress.go).
 func (s *Store) BroadcastCounts(ctx context.Context, accountID, id int64) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM broadcast_recipients
-		WHERE account_id = $1 AND broadcast_id = $2 GROUP BY state`, accountID, id)
+	c, err := s.broadcastCounters(ctx, accountID, id)
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, translate(err)
-		}
-		out[st] = n
-	}
-	return out, translate(rows.Err())
+	delete(c, countedDelivered)
+	delete(c, countedRead)
+	return c, nil
 }
 
 // BroadcastRecipient is one stored recipient.
@@ -122,45 +113,4 @@ func (s *Store) PortfolioReach(ctx context.Context, accountID int64, portfolio s
 			(SELECT count(*) FROM portfolio_reach WHERE account_id = $1 AND portfolio = $2 AND reached_at > $4 AND recipient = ANY($3))`,
 		accountID, portfolio, pq.StringArray(recipients), now.Add(-ReachWindow)).Scan(&used, &reached)
 	return used, reached, translate(err)
-}
-
-// BroadcastProgress is a broadcast's recipients by state, with those sent split by what the
-// platform reported of their messages, and the calls of the last minute.
-type BroadcastProgress struct {
-	ByState   map[string]int // recipient states
-	Delivered int            // sent recipients whose message was delivered (not read)
-	Read      int            // sent recipients whose message was read
-	Recent    int            // recipients marked sending since the since of the call
-}
-
-// BroadcastProgressOf returns the broadcast's progress. A live broadcast's delivered and read
-// are its messages' statuses; a test-mode broadcast's are simulated as its test messages are
-// (delivered 2 s after the send, read after 5 s).
-func (s *Store) BroadcastProgressOf(ctx context.Context, accountID, broadcastID int64, test bool, since, now time.Time) (BroadcastProgress, error) {
-	p := BroadcastProgress{ByState: map[string]int{}}
-	rows, err := s.db.QueryContext(ctx, `SELECT r.state, count(*),
-			count(*) FILTER (WHERE CASE WHEN $3 THEN r.state = 'sent' AND r.finished_at <= $5::timestamptz - interval '2 seconds'
-				AND r.finished_at > $5::timestamptz - interval '5 seconds' ELSE m.status = 'delivered' END),
-			count(*) FILTER (WHERE CASE WHEN $3 THEN r.state = 'sent' AND r.finished_at <= $5::timestamptz - interval '5 seconds'
-				ELSE m.status = 'read' END),
-			count(*) FILTER (WHERE r.sending_at > $4)
-		FROM broadcast_recipients r
-		LEFT JOIN messages m ON NOT $3 AND r.state = 'sent' AND m.account_id = r.account_id AND m.platform_message_id = r.message_id
-		WHERE r.account_id = $1 AND r.broadcast_id = $2 GROUP BY r.state`, accountID, broadcastID, test, since, now)
-	if err != nil {
-		return p, translate(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var st string
-		var n, delivered, read, recent int
-		if err := rows.Scan(&st, &n, &delivered, &read, &recent); err != nil {
-			return p, translate(err)
-		}
-		p.ByState[st] = n
-		p.Delivered += delivered
-		p.Read += read
-		p.Recent += recent
-	}
-	return p, translate(rows.Err())
 }

@@ -45,6 +45,28 @@ CREATE TYPE public.messages_count_delta AS (
 );
 
 --
+-- Name: broadcast_counter_slot(); Type: FUNCTION; Schema: public
+--
+
+CREATE FUNCTION public.broadcast_counter_slot() RETURNS smallint
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    s smallint := NULLIF(current_setting('gateway.counter_slot', true), '')::smallint;
+BEGIN
+    IF s IS NULL THEN
+        s := counter_slot_claim();
+    END IF;
+    IF s >= 32 THEN
+        PERFORM pg_advisory_xact_lock(1668247156, s);
+    END IF;
+    RETURN s;
+END
+$$;
+
+--
 -- Name: broadcast_message_failed(); Type: FUNCTION; Schema: public
 --
 
@@ -57,6 +79,79 @@ BEGIN
     UPDATE broadcast_recipients SET state = 'failed', error_code = NEW.error_code, error_title = coalesce(NEW.error_title, ''),
         retry_not_before = CASE WHEN NEW.error_code = 131049 THEN coalesce(NEW.failed_at, now()) + interval '24 hours' END
     WHERE account_id = NEW.account_id AND message_id = NEW.platform_message_id AND state = 'sent';
+    RETURN NULL;
+END
+$$;
+
+--
+-- Name: broadcast_recipients_counted_rows(); Type: FUNCTION; Schema: public
+--
+
+CREATE FUNCTION public.broadcast_recipients_counted_rows() RETURNS trigger
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    s smallint := broadcast_counter_slot();
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO broadcast_counts AS c (account_id, broadcast_id, state, slot, n)
+        SELECT account_id, broadcast_id, state, s, count(*) FROM new_rows GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+        ON CONFLICT (account_id, broadcast_id, state, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
+    ELSE
+        INSERT INTO broadcast_counts AS c (account_id, broadcast_id, state, slot, n)
+        SELECT account_id, broadcast_id, state, s, -count(*) FROM old_rows
+        WHERE EXISTS (SELECT FROM broadcasts b WHERE b.id = old_rows.broadcast_id)
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+        ON CONFLICT (account_id, broadcast_id, state, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+--
+-- Name: broadcast_recipients_counted_update(); Type: FUNCTION; Schema: public
+--
+
+CREATE FUNCTION public.broadcast_recipients_counted_update() RETURNS trigger
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
+    AS $$
+DECLARE
+    s smallint;
+BEGIN
+    IF NOT EXISTS (SELECT FROM old_rows o JOIN new_rows w ON w.id = o.id
+                   WHERE o.state <> w.state OR (o.message_id = '' AND w.message_id <> '')) THEN
+        RETURN NULL; -- a claim or a lease: nothing counted changed
+    END IF;
+    -- A status report being applied to one of these messages is waited for, so that it is
+    -- counted once: here when it commits first (the next statement sees it), or by
+    -- messages_broadcast_counted after this commits (it then sees the recipient's message).
+    PERFORM 1 FROM old_rows o JOIN new_rows w ON w.id = o.id
+        JOIN messages m ON m.account_id = w.account_id AND m.platform_message_id = w.message_id
+        WHERE o.message_id = '' AND w.message_id <> '' ORDER BY m.id FOR SHARE OF m;
+    s := broadcast_counter_slot();
+    INSERT INTO broadcast_counts AS c (account_id, broadcast_id, state, slot, n)
+    SELECT account_id, broadcast_id, state, s, sum(n) FROM (
+        SELECT o.account_id, o.broadcast_id, o.state, -1 AS n FROM old_rows o JOIN new_rows w ON w.id = o.id WHERE o.state <> w.state
+        UNION ALL
+        SELECT w.account_id, w.broadcast_id, w.state, 1 FROM old_rows o JOIN new_rows w ON w.id = o.id WHERE o.state <> w.state
+        UNION ALL
+        SELECT w.account_id, w.broadcast_id, m.status, 1 FROM old_rows o JOIN new_rows w ON w.id = o.id
+            JOIN messages m ON m.account_id = w.account_id AND m.platform_message_id = w.message_id
+            WHERE o.message_id = '' AND w.message_id <> '' AND m.status IN ('delivered', 'read')
+    ) d GROUP BY 1, 2, 3 HAVING sum(n) <> 0 ORDER BY 1, 2, 3
+    ON CONFLICT (account_id, broadcast_id, state, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
+    INSERT INTO broadcast_pace AS p (account_id, broadcast_id, at, slot, called, sent)
+    SELECT w.account_id, w.broadcast_id,
+        date_trunc('second', CASE WHEN w.state = 'sending' THEN w.sending_at ELSE coalesce(w.finished_at, now()) END), s,
+        count(*) FILTER (WHERE w.state = 'sending'), count(*) FILTER (WHERE w.state = 'sent')
+    FROM old_rows o JOIN new_rows w ON w.id = o.id
+    WHERE o.state <> w.state AND ((w.state = 'sending' AND w.sending_at IS NOT NULL) OR w.state = 'sent')
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT (account_id, broadcast_id, at, slot) DO UPDATE SET called = p.called + EXCLUDED.called, sent = p.sent + EXCLUDED.sent;
     RETURN NULL;
 END
 $$;
@@ -257,6 +352,27 @@ BEGIN
     WHERE account_id = OLD.account_id AND assigned_user_id = OLD.user_id;
     RETURN NULL;
 END $$;
+
+--
+-- Name: messages_broadcast_counted(); Type: FUNCTION; Schema: public
+--
+
+CREATE FUNCTION public.messages_broadcast_counted() RETURNS trigger
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET jit TO 'off'
+    AS $$
+BEGIN
+    INSERT INTO broadcast_counts AS c (account_id, broadcast_id, state, slot, n)
+    SELECT r.account_id, r.broadcast_id, d.state, broadcast_counter_slot(), d.n
+    FROM broadcast_recipients r, (VALUES (OLD.status, -1), (NEW.status, 1)) d (state, n)
+    WHERE r.account_id = NEW.account_id AND r.message_id = NEW.platform_message_id AND r.message_id <> ''
+        AND d.state IN ('delivered', 'read')
+    ORDER BY 1, 2, 3
+    ON CONFLICT (account_id, broadcast_id, state, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
+    RETURN NULL;
+END
+$$;
 
 --
 -- Name: messages_count_rows(); Type: FUNCTION; Schema: public
@@ -577,6 +693,31 @@ CREATE SEQUENCE public.audit_log_id_seq
 --
 
 ALTER SEQUENCE public.audit_log_id_seq OWNED BY public.audit_log.id;
+
+--
+-- Name: broadcast_counts; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.broadcast_counts (
+    account_id bigint NOT NULL,
+    broadcast_id bigint NOT NULL,
+    state text NOT NULL,
+    slot smallint NOT NULL,
+    n bigint NOT NULL
+);
+
+--
+-- Name: broadcast_pace; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.broadcast_pace (
+    account_id bigint NOT NULL,
+    broadcast_id bigint NOT NULL,
+    at timestamp with time zone NOT NULL,
+    slot smallint NOT NULL,
+    called integer NOT NULL,
+    sent integer NOT NULL
+);
 
 --
 -- Name: broadcast_recipients; Type: TABLE; Schema: public
@@ -1698,6 +1839,20 @@ ALTER TABLE ONLY public.audit_log
     ADD CONSTRAINT audit_log_pkey PRIMARY KEY (id);
 
 --
+-- Name: broadcast_counts broadcast_counts_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcast_counts
+    ADD CONSTRAINT broadcast_counts_pkey PRIMARY KEY (account_id, broadcast_id, state, slot);
+
+--
+-- Name: broadcast_pace broadcast_pace_pkey; Type: CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcast_pace
+    ADD CONSTRAINT broadcast_pace_pkey PRIMARY KEY (account_id, broadcast_id, at, slot);
+
+--
 -- Name: broadcast_recipients broadcast_recipients_pkey; Type: CONSTRAINT; Schema: public
 --
 
@@ -2430,6 +2585,24 @@ CREATE INDEX webhook_deliveries_endpoint_due_idx ON public.webhook_deliveries US
 CREATE INDEX webhook_endpoints_enabled_idx ON public.webhook_endpoints USING btree (account_id) WHERE enabled;
 
 --
+-- Name: broadcast_recipients broadcast_recipients_counted_delete; Type: TRIGGER; Schema: public
+--
+
+CREATE TRIGGER broadcast_recipients_counted_delete AFTER DELETE ON public.broadcast_recipients REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.broadcast_recipients_counted_rows();
+
+--
+-- Name: broadcast_recipients broadcast_recipients_counted_insert; Type: TRIGGER; Schema: public
+--
+
+CREATE TRIGGER broadcast_recipients_counted_insert AFTER INSERT ON public.broadcast_recipients REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.broadcast_recipients_counted_rows();
+
+--
+-- Name: broadcast_recipients broadcast_recipients_counted_update; Type: TRIGGER; Schema: public
+--
+
+CREATE TRIGGER broadcast_recipients_counted_update AFTER UPDATE ON public.broadcast_recipients REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.broadcast_recipients_counted_update();
+
+--
 -- Name: broadcasts broadcasts_state_events; Type: TRIGGER; Schema: public
 --
 
@@ -2482,6 +2655,12 @@ CREATE TRIGGER events_fan_out AFTER INSERT ON public.events REFERENCING NEW TABL
 --
 
 CREATE TRIGGER memberships_unassign AFTER DELETE ON public.memberships FOR EACH ROW EXECUTE FUNCTION public.memberships_unassign();
+
+--
+-- Name: messages messages_broadcast_counted; Type: TRIGGER; Schema: public
+--
+
+CREATE TRIGGER messages_broadcast_counted AFTER UPDATE OF status ON public.messages FOR EACH ROW WHEN (((new.campaign_id IS NOT NULL) AND (new.platform_message_id IS NOT NULL) AND (old.status <> new.status) AND ((new.status = ANY (ARRAY['delivered'::text, 'read'::text])) OR (old.status = ANY (ARRAY['delivered'::text, 'read'::text]))))) EXECUTE FUNCTION public.messages_broadcast_counted();
 
 --
 -- Name: messages messages_broadcast_failed; Type: TRIGGER; Schema: public
@@ -2547,6 +2726,20 @@ ALTER TABLE ONLY public.audit_log
 
 ALTER TABLE ONLY public.audit_log
     ADD CONSTRAINT audit_log_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE SET NULL;
+
+--
+-- Name: broadcast_counts broadcast_counts_broadcast_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcast_counts
+    ADD CONSTRAINT broadcast_counts_broadcast_id_fkey FOREIGN KEY (broadcast_id) REFERENCES public.broadcasts(id) ON DELETE CASCADE;
+
+--
+-- Name: broadcast_pace broadcast_pace_broadcast_id_fkey; Type: FK CONSTRAINT; Schema: public
+--
+
+ALTER TABLE ONLY public.broadcast_pace
+    ADD CONSTRAINT broadcast_pace_broadcast_id_fkey FOREIGN KEY (broadcast_id) REFERENCES public.broadcasts(id) ON DELETE CASCADE;
 
 --
 -- Name: broadcast_recipients broadcast_recipients_account_id_broadcast_id_fkey; Type: FK CONSTRAINT; Schema: public

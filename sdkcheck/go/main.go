@@ -209,7 +209,7 @@ func run(ctx context.Context) error {
 		}
 		names = append(names, n)
 	}
-	if got := strings.Join(names, ","); got != "message.received,message.sent,message.status,contact.created,webhook.test,message.received_without_number,message.edited,message.deleted,contact.created_without_number,contact.updated" {
+	if got := strings.Join(names, ","); got != "message.received,message.sent,message.status,contact.created,webhook.test,message.received_without_number,message.edited,message.deleted,contact.created_without_number,contact.updated,broadcast.paused,broadcast.completed" {
 		return fmt.Errorf("event examples: %s", got)
 	}
 	// Media: receive an image and fetch it, upload a file (media.go).
@@ -258,6 +258,10 @@ func describe(w client.WebhookEvent) (string, error) {
 		_ = e.Data.Name + e.Data.UserId
 	case client.ContactUpdatedEvent:
 		_ = fmt.Sprint(e.Data.ContactId, e.Data.Reason)
+	case client.BroadcastPausedEvent:
+		_ = fmt.Sprint(e.Data.BroadcastId, e.Data.Reason, e.Data.ResumeAt)
+	case client.BroadcastCompletedEvent:
+		_ = fmt.Sprint(e.Data.BroadcastId, e.Data.Counts)
 	default:
 		return "", fmt.Errorf("unknown event %T", v)
 	}

@@ -149,13 +149,17 @@ function describe(e: Schemas["WebhookEvent"]): string {
       return `${e.data.name} ${e.data.user_id}`;
     case "contact.updated":
       return `${e.data.contact_id} ${e.data.reason}`;
+    case "broadcast.paused":
+      return `${e.data.broadcast_id} paused: ${e.data.reason} until ${e.data.resume_at}`;
+    case "broadcast.completed":
+      return `${e.data.broadcast_id} completed: ${JSON.stringify(e.data.counts)}`;
   }
 }
 for (const e of [received, sentEvent, statusEvent, contactEvent, testEvent]) describe(e);
 const examples = await live.GET("/events/examples");
 check(examples.data !== undefined, `GET /events/examples: ${examples.response.status}`);
 const names = examples.data.data.events.map((e) => (describe(e), e.event));
-check(names.join(",") === "message.received,message.sent,message.status,contact.created,webhook.test,message.received_without_number,message.edited,message.deleted,contact.created_without_number,contact.updated", `examples ${names}`);
+check(names.join(",") === "message.received,message.sent,message.status,contact.created,webhook.test,message.received_without_number,message.edited,message.deleted,contact.created_without_number,contact.updated,broadcast.paused,broadcast.completed", `examples ${names}`);
 
 // Media: receive an image and fetch it, upload a file (media.ts).
 const phoneNumberID = me.data.data.chat.phone_number_id;

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"gateway/server/dashboard/browsertest"
 	"gateway/server/servertest"
+	"gateway/store"
 )
 
 // signUpInBrowser signs a new workspace up in the browser and returns its account id.
@@ -45,6 +47,11 @@ func TestBrowserPhoneLayout(t *testing.T) {
 		chromedp.SendKeys("#name", "Shop server", chromedp.ByQuery))
 	b.PressOn(`form[action="/dashboard/keys"] button[type=submit]`)
 
+	bc, err := env.Store.CreateBroadcast(context.Background(), acc, store.BroadcastInput{Name: "Layout sale", PhoneNumberID: "1",
+		TemplateName: "order_confirmation", TemplateLanguage: "en_US"}, []store.RecipientInput{{Mobile: "5511987654321"}, {Mobile: "5511987654322"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pages := []struct{ name, path, statusCells string }{
 		{"overview", "/", ""},
 		{"messages", "/messages", "#messages td.status"},
@@ -56,6 +63,8 @@ func TestBrowserPhoneLayout(t *testing.T) {
 		{"contacts", "/contacts", "#contacts td"},
 		{"contact", fmt.Sprintf("/contacts/%d", s.contact), "#contact-messages td.status"},
 		{"message", fmt.Sprintf("/messages/%d", s.failed), ""},
+		{"broadcasts", "/broadcasts", "#broadcasts td.status"},
+		{"broadcast", fmt.Sprintf("/broadcasts/%d", bc.ID), "#recipients td.status"},
 	}
 	// Every other page of a signed-in owner, each with one row of what it lists.
 	id := func(q string) int64 {
@@ -69,6 +78,7 @@ func TestBrowserPhoneLayout(t *testing.T) {
 	for _, p := range []struct{ name, path string }{
 		{"templates", "/templates"},
 		{"send", "/send"},
+		{"broadcast-new", "/broadcasts/new"},
 		{"key", fmt.Sprintf("/keys/%d", id(`SELECT id FROM api_keys WHERE account_id = $1 ORDER BY id DESC LIMIT 1`))},
 		{"webhook", fmt.Sprintf("/webhooks/%d", id(`SELECT id FROM webhook_endpoints WHERE account_id = $1 LIMIT 1`))},
 		{"attempt", fmt.Sprintf("/request-log/%d", s.attempt)},

@@ -72,6 +72,7 @@ func Mount(api *server.Server, cfg Config) (*dashboard.Dashboard, error) {
 		Answerer:           api.PanelAnswers(),
 		Media:              api.PanelMedia(),
 		MarkRead:           api.PanelMarkRead,
+		Broadcasts:         api.BroadcastPanel(),
 		Syncer: func(ctx context.Context, accountID int64) error {
 			_, err := api.SyncTemplates(ctx, accountID)
 			return err

@@ -1,0 +1,10 @@
+DROP TRIGGER IF EXISTS messages_broadcast_counted ON messages;
+DROP FUNCTION IF EXISTS messages_broadcast_counted();
+DROP TRIGGER IF EXISTS broadcast_recipients_counted_update ON broadcast_recipients;
+DROP FUNCTION IF EXISTS broadcast_recipients_counted_update();
+DROP TRIGGER IF EXISTS broadcast_recipients_counted_insert ON broadcast_recipients;
+DROP TRIGGER IF EXISTS broadcast_recipients_counted_delete ON broadcast_recipients;
+DROP FUNCTION IF EXISTS broadcast_recipients_counted_rows();
+DROP FUNCTION IF EXISTS broadcast_counter_slot();
+DROP TABLE IF EXISTS broadcast_pace;
+DROP TABLE IF EXISTS broadcast_counts;
