@@ -235,6 +235,9 @@ type unpreparedConn struct {
 	pqConn
 	u  *unpreparedConnector
 	in *interrupter // pool_cancel.go
+	// inTx is true between BeginTx and the transaction's end (database/sql uses a connection
+	// from one goroutine at a time).
+	inTx bool
 }
 
 func (c *unpreparedConn) Prepare(q string) (driver.Stmt, error) {
@@ -265,15 +268,46 @@ func (s *unpreparedStmt) Query([]driver.Value) (driver.Rows, error)  { return ni
 // ExecContext and QueryContext run the statement prepared on the server connection
 // (pool_sqlprepare.go), or as an unnamed statement when an argument cannot be inlined.
 func (s *unpreparedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if q, ok := s.c.u.executeSQL(ctx, s.q, args); ok {
-		return s.c.ExecContext(ctx, q, nil)
+	x, ok := s.c.u.executeSQL(ctx, s.q, args)
+	if !ok {
+		return s.c.ExecContext(ctx, s.q, args)
 	}
-	return s.c.ExecContext(ctx, s.q, args)
+	if !s.c.inTx {
+		res, err := s.c.ExecContext(ctx, x.exec, nil)
+		if !missingPrepared(err) {
+			return res, err
+		}
+	}
+	return s.c.ExecContext(ctx, x.prepare+x.exec, nil)
 }
 
 func (s *unpreparedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if q, ok := s.c.u.executeSQL(ctx, s.q, args); ok {
-		return s.c.QueryContext(ctx, q, nil)
+	x, ok := s.c.u.executeSQL(ctx, s.q, args)
+	if !ok {
+		return s.c.QueryContext(ctx, s.q, args)
 	}
-	return s.c.QueryContext(ctx, s.q, args)
+	if !s.c.inTx {
+		rows, err := s.c.QueryContext(ctx, x.exec, nil)
+		if !missingPrepared(err) {
+			return rows, err
+		}
+	}
+	return s.c.QueryContext(ctx, x.prepare+x.exec, nil)
+}
+
+// unpreparedTx is a transaction of an unpreparedConn, which knows while it is open that an
+// error would abort it.
+type unpreparedTx struct {
+	driver.Tx
+	c *unpreparedConn
+}
+
+func (t unpreparedTx) Commit() error {
+	t.c.inTx = false
+	return t.Tx.Commit()
+}
+
+func (t unpreparedTx) Rollback() error {
+	t.c.inTx = false
+	return t.Tx.Rollback()
 }
