@@ -52,12 +52,18 @@ test: ## the whole test suite (starts PostgreSQL if needed; installs chromium an
 # created, migrated and dropped on the direct connection, which also carries LISTEN
 # (storetest's TEST_POOLER_URL). When a test fails, PgBouncer's warnings and errors are printed
 # (its log is removed with its directory).
-pgbouncer-test: ## the e2e and contract suites again through PgBouncer in transaction mode (installs and starts it)
+# PGBOUNCER_RUN selects the tests of the PgBouncer pass (CI runs it after make test, which runs
+# everything directly): the end-to-end suite and the statement timeout at the root, and the
+# server's tests of the paths a pooler changes (sends and their idempotency, platform webhooks
+# and statuses, message reads and listings). PGBOUNCER_RUN=. runs both packages whole.
+PGBOUNCER_RUN ?= ^Test(E2E|StatementTimeout|Send|Idempotency|PlatformWebhook|GetMessage|ListMessages|StatusProperty)
+
+pgbouncer-test: ## the e2e suite and the contract tests of the pooled paths again through PgBouncer in transaction mode (installs and starts it)
 	@DATABASE_URL=$(TEST_DATABASE_URL) .ci/pg-up
 	@.ci/browser-up
 	@dir=$$(mktemp -d); trap '.ci/pgbouncer-up stop '"$$dir"'; rm -rf '"$$dir" EXIT; \
 		url=$$(.ci/pgbouncer-up "$$dir") && \
-		{ TEST_POOLER_URL=$$url go test -count=1 -timeout 30m . ./server/ || \
+		{ TEST_POOLER_URL=$$url go test -count=1 -timeout 30m -run '$(PGBOUNCER_RUN)' . ./server/ || \
 			{ rc=$$?; echo "PgBouncer's warnings and errors:"; grep -E ' (WARNING|ERROR|FATAL) ' "$$dir/pgbouncer.log" | grep -v 'when not linked' | tail -50; exit $$rc; }; }
 
 # The topology test (TestCluster): a primary, a streaming replica and PgBouncer (.ci/cluster,

@@ -104,6 +104,11 @@ type unpreparedConnector struct {
 	describer *pq.Connector // PoolOptions.DescribeDSN, else c
 	bytea     sync.Map      // SQL text -> []bool: which parameters are bytea
 	describes atomic.Int64  // names each describe's statement
+	// descMu serialises describes on descConn, the describer's connection, kept open between
+	// them (opening one starts a server process, which a request's first statements would wait
+	// for) and closed after any error.
+	descMu   sync.Mutex
+	descConn pqConn
 }
 
 func (u *unpreparedConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -116,6 +121,17 @@ func (u *unpreparedConnector) Connect(ctx context.Context) (driver.Conn, error) 
 }
 
 func (u *unpreparedConnector) Driver() driver.Driver { return u.c.Driver() }
+
+// Close closes the describer's connection; database/sql calls it when the pool closes.
+func (u *unpreparedConnector) Close() error {
+	u.descMu.Lock()
+	defer u.descMu.Unlock()
+	if u.descConn != nil {
+		u.descConn.Close()
+		u.descConn = nil
+	}
+	return nil
+}
 
 // textArgs returns args with every []byte argument of a parameter that is not bytea as a
 // string, which lib/pq sends in text format.
@@ -158,21 +174,31 @@ func (u *unpreparedConnector) byteaParams(ctx context.Context, q string) (bytea 
 }
 
 // describe finds which of q's parameters are bytea: it prepares q under a name of its own in a
-// transaction of a connection of its own (the direct one when there is one), reads the
+// transaction of the describer's connection (the direct one when there is one), reads the
 // parameter types, and deallocates it before the transaction ends. A PREPARE is not undone by a
 // rollback, so the describe is not cut short by its caller's cancellation (its statements are
 // bounded by the statement timeout), and its name is never reused: a statement left behind on
 // a server connection a pooler hands on can neither collide with a later describe nor be found
 // by one. A committed transaction is not rolled back: lib/pq's transaction end, run twice on a
 // transaction with a cancellable context, can panic ("attempt to set nil err").
-func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, error) {
+func (u *unpreparedConnector) describe(ctx context.Context, q string) (bytea []bool, err error) {
 	ctx = context.WithoutCancel(ctx)
-	dc, err := u.describer.Connect(ctx)
-	if err != nil {
-		return nil, err
+	u.descMu.Lock()
+	defer u.descMu.Unlock()
+	if u.descConn == nil {
+		dc, err := u.describer.Connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		u.descConn = dc.(pqConn)
 	}
-	defer dc.Close()
-	c := dc.(pqConn)
+	c := u.descConn
+	defer func() {
+		if err != nil {
+			c.Close()
+			u.descConn = nil
+		}
+	}()
 	tx, err := c.BeginTx(ctx, driver.TxOptions{})
 	if err != nil {
 		return nil, err
@@ -212,7 +238,6 @@ func (u *unpreparedConnector) describe(ctx context.Context, q string) ([]bool, e
 	case []byte:
 		types = string(t)
 	}
-	var bytea []bool
 	for _, t := range strings.Split(types, ",") {
 		bytea = append(bytea, t == "bytea")
 	}
@@ -235,6 +260,9 @@ type unpreparedConn struct {
 	pqConn
 	u  *unpreparedConnector
 	in *interrupter // pool_cancel.go
+	// inTx is true between BeginTx and the transaction's end (database/sql uses a connection
+	// from one goroutine at a time).
+	inTx bool
 }
 
 func (c *unpreparedConn) Prepare(q string) (driver.Stmt, error) {
@@ -265,15 +293,46 @@ func (s *unpreparedStmt) Query([]driver.Value) (driver.Rows, error)  { return ni
 // ExecContext and QueryContext run the statement prepared on the server connection
 // (pool_sqlprepare.go), or as an unnamed statement when an argument cannot be inlined.
 func (s *unpreparedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if q, ok := s.c.u.executeSQL(ctx, s.q, args); ok {
-		return s.c.ExecContext(ctx, q, nil)
+	x, ok := s.c.u.executeSQL(ctx, s.q, args)
+	if !ok {
+		return s.c.ExecContext(ctx, s.q, args)
 	}
-	return s.c.ExecContext(ctx, s.q, args)
+	if !s.c.inTx {
+		res, err := s.c.ExecContext(ctx, x.exec, nil)
+		if !missingPrepared(err) {
+			return res, err
+		}
+	}
+	return s.c.ExecContext(ctx, x.prepare+x.exec, nil)
 }
 
 func (s *unpreparedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if q, ok := s.c.u.executeSQL(ctx, s.q, args); ok {
-		return s.c.QueryContext(ctx, q, nil)
+	x, ok := s.c.u.executeSQL(ctx, s.q, args)
+	if !ok {
+		return s.c.QueryContext(ctx, s.q, args)
 	}
-	return s.c.QueryContext(ctx, s.q, args)
+	if !s.c.inTx {
+		rows, err := s.c.QueryContext(ctx, x.exec, nil)
+		if !missingPrepared(err) {
+			return rows, err
+		}
+	}
+	return s.c.QueryContext(ctx, x.prepare+x.exec, nil)
+}
+
+// unpreparedTx is a transaction of an unpreparedConn, which knows while it is open that an
+// error would abort it.
+type unpreparedTx struct {
+	driver.Tx
+	c *unpreparedConn
+}
+
+func (t unpreparedTx) Commit() error {
+	t.c.inTx = false
+	return t.Tx.Commit()
+}
+
+func (t unpreparedTx) Rollback() error {
+	t.c.inTx = false
+	return t.Tx.Rollback()
 }

@@ -128,7 +128,11 @@ func (c *unpreparedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (dr
 	if e := end(); e != nil {
 		return nil, e
 	}
-	return tx, err
+	if err != nil {
+		return nil, err
+	}
+	c.inTx = true
+	return unpreparedTx{Tx: tx, c: c}, nil
 }
 
 func (c *unpreparedConn) Ping(ctx context.Context) error {

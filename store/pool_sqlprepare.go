@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql/driver"
 	"encoding/hex"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -14,14 +15,20 @@ import (
 )
 
 // Behind a transaction pooler the store's hot statements (the ones it prepares: Store.prepared)
-// keep their plans as SQL prepared statements of each server connection: one round trip sends
+// keep their plans as SQL prepared statements of each server connection. Inside a transaction
+// one round trip sends
 //
 //	CALL prepare_once('gw_<hash>', '<statement>'); EXECUTE gw_<hash>(<arguments>)
 //
 // as one simple query, which runs in one transaction on one server connection.
 // prepare_once (migration 000045) prepares the statement there the first time that server
 // connection sees it, whichever client the pooler hands it to next, and EXECUTE runs it with its
-// cached plan. The name is a hash of the statement's text, so two texts never share a name. The
+// cached plan. Outside a transaction the store sends `EXECUTE gw_<hash>(<arguments>)` alone, and
+// only when the server connection answers that it has no such statement (SQLSTATE 26000, which
+// leaves nothing behind outside a transaction) the form with the CALL: that spares every execution the
+// procedure call and the statement's text, and a server connection lacks a statement only the
+// first time it is asked for it. Inside a transaction an
+// error would abort the caller's transaction, so the CALL goes first there. The name is a hash of the statement's text, so two texts never share a name. The
 // arguments are inlined as quoted literals, which PostgreSQL reads as it reads text parameters:
 // each takes the type of its parameter in the prepared statement. Statements the store does not
 // prepare still run as unnamed statements, planned each time.
@@ -32,28 +39,39 @@ func sqlPreparedName(q string) string {
 	return "gw_" + hex.EncodeToString(h[:8])
 }
 
-// executeSQL returns the simple query that prepares q on the server connection when needed and
-// executes it with args; ok is false when an argument cannot be written as a literal (a []byte
-// whose parameter type is unknown), and the caller then runs q as an unnamed statement.
-func (u *unpreparedConnector) executeSQL(ctx context.Context, q string, args []driver.NamedValue) (string, bool) {
+// errMissingPrepared is the SQLSTATE of an EXECUTE of a statement the server connection lacks
+// (invalid_sql_statement_name).
+const errMissingPrepared = "26000"
+
+// missingPrepared reports whether err says the server connection has no such prepared statement.
+func missingPrepared(err error) bool {
+	var e *pq.Error
+	return errors.As(err, &e) && e.Code == errMissingPrepared
+}
+
+// sqlExecution is q as a statement prepared on the server connection: exec runs it, prepare
+// (to be sent before exec, in the same simple query) prepares it when that server connection
+// lacks it.
+type sqlExecution struct{ prepare, exec string }
+
+// executeSQL returns the simple queries that prepare q on the server connection when needed
+// and execute it with args; ok is false when an argument cannot be written as a literal (a
+// []byte whose parameter type is unknown), and the caller then runs q as an unnamed statement.
+func (u *unpreparedConnector) executeSQL(ctx context.Context, q string, args []driver.NamedValue) (sqlExecution, bool) {
 	var bytea []bool
 	for _, a := range args {
 		if b, ok := a.Value.([]byte); ok && b != nil {
 			var known bool
 			if bytea, known = u.byteaParams(ctx, q); !known {
-				return "", false
+				return sqlExecution{}, false
 			}
 			break
 		}
 	}
 	name := sqlPreparedName(q)
 	var b strings.Builder
-	b.Grow(len(q) + 64)
-	b.WriteString("CALL prepare_once('")
-	b.WriteString(name)
-	b.WriteString("', ")
-	b.WriteString(pq.QuoteLiteral(q))
-	b.WriteString("); EXECUTE ")
+	b.Grow(64)
+	b.WriteString("EXECUTE ")
 	b.WriteString(name)
 	for i, a := range args {
 		if i == 0 {
@@ -63,14 +81,14 @@ func (u *unpreparedConnector) executeSQL(ctx context.Context, q string, args []d
 		}
 		lit, ok := literal(a.Value, i < len(bytea) && bytea[i])
 		if !ok {
-			return "", false
+			return sqlExecution{}, false
 		}
 		b.WriteString(lit)
 	}
 	if len(args) > 0 {
 		b.WriteString(")")
 	}
-	return b.String(), true
+	return sqlExecution{prepare: "CALL prepare_once('" + name + "', " + pq.QuoteLiteral(q) + "); ", exec: b.String()}, true
 }
 
 // literal writes v, a driver value, as a quoted SQL literal (NULL for nil), the text lib/pq

@@ -142,3 +142,78 @@ func TestUnpreparedPoolInterruptsWithoutCancelRequest(t *testing.T) {
 		t.Fatalf("after the interruption: %d, %v", one, err)
 	}
 }
+
+// Outside a transaction an unprepared pool sends the EXECUTE alone, and the CALL of
+// prepare_once only when the server connection lacks the statement; inside a transaction the
+// CALL goes first (a missing statement would abort the caller's transaction). What prepare_once
+// leaves shows which was sent: the session setting that records the statement, which RESET ALL
+// empties while the statement stays.
+func TestUnpreparedPoolExecutesWithoutCallWhenPrepared(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.OpenPool(ctx, storetest.DirectDSN(storetest.DSN(t)), store.PoolOptions{MaxConns: 1, Unprepared: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.PreparexContext(ctx, `SELECT $1::bigint * 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	double := func(step string, q interface {
+		QueryRowContext(context.Context, ...any) *sql.Row
+	}) {
+		t.Helper()
+		var n int64
+		if err := q.QueryRowContext(ctx, int64(21)).Scan(&n); err != nil || n != 42 {
+			t.Fatalf("%s: %d, %v", step, n, err)
+		}
+	}
+	double("first run", st)
+	var name string
+	if err := db.GetContext(ctx, &name, `SELECT name FROM pg_prepared_statements WHERE from_sql AND name LIKE 'gw\_%'`); err != nil {
+		t.Fatal(err)
+	}
+	recorded := func(q interface {
+		GetContext(context.Context, any, string, ...any) error
+	}) bool {
+		t.Helper()
+		var v string
+		if err := q.GetContext(ctx, &v, `SELECT coalesce(current_setting('gateway_prepared.' || $1, true), '')`, name); err != nil {
+			t.Fatal(err)
+		}
+		return v == "prepared"
+	}
+	if !recorded(db) {
+		t.Fatal("the first run did not prepare the statement through prepare_once")
+	}
+
+	if _, err := db.ExecContext(ctx, `RESET ALL`); err != nil {
+		t.Fatal(err)
+	}
+	double("prepared, outside a transaction", st)
+	if recorded(db) {
+		t.Fatal("prepare_once was called although the server connection had the statement")
+	}
+
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	double("in a transaction", tx.StmtxContext(ctx, st))
+	if !recorded(tx) {
+		t.Fatal("inside a transaction the statement ran without prepare_once")
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := db.ExecContext(ctx, `DISCARD ALL`); err != nil {
+		t.Fatal(err)
+	}
+	double("lacking the statement, outside a transaction", st)
+	if !recorded(db) {
+		t.Fatal("the missing statement was not prepared again through prepare_once")
+	}
+}

@@ -27,6 +27,11 @@ func (lc *lifecycle) sampleCPU(pgPIDs, auxPIDs []int) lcCPU {
 		c.procs[name] = t
 		c.ok = c.ok && ok
 	}
+	if lc.opts.PoolerPID > 0 {
+		t, ok := procTicks(strconv.Itoa(lc.opts.PoolerPID))
+		c.procs["pgbouncer"] = t
+		c.ok = c.ok && ok
+	}
 	for _, pid := range pgPIDs {
 		if t, ok := procTicks(strconv.Itoa(pid)); ok {
 			c.pg[pid] = t

@@ -30,6 +30,7 @@ type lifecycleOptions struct {
 	Messages    int64
 	DatabaseURL string
 	PoolerURL   string
+	PoolerPID   int
 	LogLevel    string
 	KeepLogs    bool
 	KeepGoing   bool
@@ -50,6 +51,7 @@ func parseLifecycleFlags(args []string, defaultDSN string, out io.Writer) (lifec
 	fs.Int64Var(&o.Messages, "messages", 1_000_000, "seeded messages in the bench account")
 	fs.StringVar(&o.DatabaseURL, "database-url", defaultDSN, "database to seed and serve from (created and migrated if missing)")
 	fs.StringVar(&o.PoolerURL, "pooler-url", "", "a transaction pooler (PgBouncer) in front of --database-url's database: the gateway's DATABASE_URL, with --database-url as DATABASE_DIRECT_URL")
+	fs.IntVar(&o.PoolerPID, "pooler-pid", 0, "the process id of the pooler of --pooler-url, whose CPU per lifecycle is then reported (pgbouncer)")
 	fs.StringVar(&o.LogLevel, "gateway-log-level", "warn", "LOG_LEVEL of the child processes")
 	fs.BoolVar(&o.KeepLogs, "keep-logs", false, "keep the child processes' logs (their directory is printed)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "run every rate step even after one is not sustained")
@@ -76,6 +78,8 @@ func parseLifecycleFlags(args []string, defaultDSN string, out io.Writer) (lifec
 		return o, fmt.Errorf("--clients must be between 1 and 1024")
 	case o.SimWorkers < 1 || o.SimWorkers > 512:
 		return o, fmt.Errorf("--sim-webhook-workers must be between 1 and 512")
+	case o.PoolerPID < 0 || (o.PoolerPID > 0 && o.PoolerURL == ""):
+		return o, fmt.Errorf("--pooler-pid needs --pooler-url")
 	case o.Messages < 1 || o.Messages > 50_000_000:
 		return o, fmt.Errorf("--messages must be between 1 and 50,000,000")
 	}

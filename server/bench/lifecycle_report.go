@@ -65,16 +65,21 @@ func formatLifecycle(rs []stepResult, o lifecycleOptions) string {
 	b.WriteString("lifecycles/s = read-status webhooks verified by the receiver per second; send latency from the due time;\n")
 	b.WriteString("lag = receiver arrival - event created_at (status applied in the gateway -> customer webhook);\n")
 	b.WriteString("CPU per lifecycle by process (postgres = this database's backends; pg-aux = WAL writer, checkpointer,\n")
-	b.WriteString("bgwriter, shared with every other database on the server);\n")
+	b.WriteString("bgwriter, shared with every other database on the server; pgbouncer = the --pooler-pid process, - without it);\n")
 	b.WriteString("machine = all busy CPU of the machine per lifecycle (other users' work included)\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rate\tlifecycles/s\tsends/s\tsend p50\tsend p99\tlag p50\tlag p99\terrors\tgateway\tpostgres\tpg-aux\tsimulator\treceiver\tgenerator\tmachine\tbusy\tbacklog end (due/parked/sim)\tdrain\tverdict\t")
+	fmt.Fprintln(tw, "rate\tlifecycles/s\tsends/s\tsend p50\tsend p99\tlag p50\tlag p99\terrors\tgateway\tpostgres\tpg-aux\tpgbouncer\tsimulator\treceiver\tgenerator\tmachine\tbusy\tbacklog end (due/parked/sim)\tdrain\tverdict\t")
 	best := 0.0
 	for _, r := range rs {
-		us := func(name string) string { return fmtMicros(r.CPU[name]) }
-		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d/%d\t%s\t%s\t\n", r.Rate, r.LifecyclesSec,
+		us := func(name string) string {
+			if _, ok := r.CPU[name]; !ok && name == "pgbouncer" {
+				return "-"
+			}
+			return fmtMicros(r.CPU[name])
+		}
+		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d/%d\t%s\t%s\t\n", r.Rate, r.LifecyclesSec,
 			r.SendsPerSec, fmtDur(r.SendP50), fmtDur(r.SendP99), fmtDur(r.Recv.StatusLagP50), fmtDur(r.Recv.StatusLagP99),
-			r.Errors, us("gateway"), us("postgres"), us("pg-aux"), us("simulator"), us("receiver"), us("generator"), fmtMicros(r.MachineCPU),
+			r.Errors, us("gateway"), us("postgres"), us("pg-aux"), us("pgbouncer"), us("simulator"), us("receiver"), us("generator"), fmtMicros(r.MachineCPU),
 			fmtShare(r.Busy), r.End.Due, r.End.Parked, r.End.SimPending, r.Drained.Round(100*time.Millisecond), verdictWord(r))
 		if r.Sustained {
 			best = max(best, r.LifecyclesSec)

@@ -21,7 +21,11 @@ func TestParseLifecycleFlags(t *testing.T) {
 	if len(o.Rates) != 2 || o.Rates[1] != 100 || o.Step != 15*time.Second || o.Accounts != 2 || o.DatabaseURL != "postgres://x/gateway_bench" {
 		t.Fatalf("options %+v", o)
 	}
-	for _, bad := range [][]string{{"--rates", "0"}, {"--step", "500ms"}, {"--accounts", "0"}, {"--clients", "5000"}, {"extra"}} {
+	if o, err := parseLifecycleFlags([]string{"--pooler-url", "postgres://p/db", "--pooler-pid", "42"}, "", io.Discard); err != nil || o.PoolerPID != 42 {
+		t.Fatalf("--pooler-pid: %+v, %v", o, err)
+	}
+	for _, bad := range [][]string{{"--rates", "0"}, {"--step", "500ms"}, {"--accounts", "0"}, {"--clients", "5000"}, {"extra"},
+		{"--pooler-pid", "42"}, {"--pooler-pid", "-1", "--pooler-url", "postgres://p/db"}} {
 		if _, err := parseLifecycleFlags(bad, "", io.Discard); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
