@@ -237,7 +237,7 @@ func (s *Server) routes() *echo.Echo {
 		},
 	}))
 	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool {
-		return isPlatformWebhookPost(c) || isMediaUpload(c) || isBroadcastBody(c) || isContactImportUpload(c)
+		return isPlatformWebhookPost(c) || isMediaUpload(c) || isBroadcastBody(c) || isDashboardUpload(c)
 	}))
 	e.Use(bodyLimit(mediaUploadBodyLimit, func(c echo.Context) bool { return !isMediaUpload(c) }))
 	e.Use(bodyLimit(broadcastBodyLimit, func(c echo.Context) bool { return !isBroadcastBody(c) }))
@@ -278,14 +278,17 @@ func isBroadcastBody(c echo.Context) bool {
 	return c.Request().Method == http.MethodPost && (p == "/v1/broadcasts" || p == "/v1/broadcasts/preflight")
 }
 
-// contactImportUploadPath is the dashboard's spreadsheet upload, which bounds its streamed
-// body itself (refusing an oversized one by its Content-Length, before reading it) and answers
-// with its own page.
-const contactImportUploadPath = "/dashboard/contacts/import"
-
-// isContactImportUpload reports whether c uploads a spreadsheet to the dashboard.
-func isContactImportUpload(c echo.Context) bool {
-	return c.Request().Method == http.MethodPost && c.Request().URL.Path == contactImportUploadPath
+// isDashboardUpload reports whether c posts a file to one of the dashboard's forms that bound
+// their streamed body themselves and answer with their own page: the spreadsheet import
+// (refusing an oversized file by its Content-Length, before reading it) and an answer's
+// attachment in an inbox thread (up to the platform's largest media file).
+func isDashboardUpload(c echo.Context) bool {
+	r := c.Request()
+	if r.Method != http.MethodPost {
+		return false
+	}
+	p := r.URL.Path
+	return p == "/dashboard/contacts/import" || (strings.HasPrefix(p, "/dashboard/inbox/") && strings.HasSuffix(p, "/answer"))
 }
 
 // isPlatformWebhookPost reports whether c is the platform's webhook delivery.
