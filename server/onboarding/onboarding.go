@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,18 +120,6 @@ type Service struct {
 type exchanged struct {
 	token string
 	at    time.Time
-}
-
-// SDKOrigin returns the scheme and host of SDKURL ("https://connect.facebook.net", or the
-// simulator's origin locally), the origin a page's Content-Security-Policy must allow in
-// script-src, connect-src and frame-src and that Embedded Signup's message events come from.
-// It returns "" when SDKURL is not an absolute URL.
-func (s *Service) SDKOrigin() string {
-	u, err := url.Parse(s.SDKURL)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return ""
-	}
-	return u.Scheme + "://" + u.Host
 }
 
 func (s *Service) now() time.Time {

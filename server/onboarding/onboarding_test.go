@@ -281,19 +281,6 @@ func TestConnectWithToken(t *testing.T) {
 	}
 }
 
-func TestSDKOrigin(t *testing.T) {
-	for url, want := range map[string]string{
-		"https://connect.facebook.net/en_US/sdk.js": "https://connect.facebook.net",
-		"http://127.0.0.1:8081/sdk.js":              "http://127.0.0.1:8081",
-		"/sdk.js":                                   "",
-		"":                                          "",
-	} {
-		if got := (&onboarding.Service{SDKURL: url}).SDKOrigin(); got != want {
-			t.Errorf("SDKOrigin(%q) = %q, want %q", url, got, want)
-		}
-	}
-}
-
 func TestConnectWithCodeChecksTheWABA(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
