@@ -318,7 +318,7 @@ func BenchmarkReports(b *testing.B) {
 		lat := make([]time.Duration, 0, b.N)
 		for range b.N {
 			start := time.Now()
-			bs, err := st.CampaignSeries(ctx, big, ids.API, "day", now.Add(-90*24*time.Hour), now)
+			bs, err := st.CampaignSeriesIn(ctx, big, ids.API, "day", "UTC", now.Add(-90*24*time.Hour), now)
 			lat = append(lat, time.Since(start))
 			if err != nil || len(bs) < 80 {
 				b.Fatalf("%d buckets, %v", len(bs), err)

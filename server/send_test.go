@@ -142,11 +142,7 @@ func templateID(t testing.TB, env *servertest.Env, accountID int64, name, langua
 // events returns the account's events of one type, oldest first.
 func events(t testing.TB, env *servertest.Env, accountID int64, typ string) []store.Event {
 	t.Helper()
-	evs, err := env.Store.EventsByAccount(context.Background(), accountID, typ, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return evs
+	return env.Events(t, accountID, typ, 1000)
 }
 
 // checkEventBodies renders every event of the account as delivered and validates it against

@@ -177,19 +177,6 @@ func (s *Store) selectMayLag(ctx context.Context, dst any, q string, args ...any
 	return translate(s.db.SelectContext(ctx, dst, q, args...))
 }
 
-// queryMayLag opens rows of a read that may lag (an export), on the replica when it serves
-// them, else on the primary.
-func (s *Store) queryMayLag(ctx context.Context, q string, args ...any) (*sqlx.Rows, error) {
-	if rdb := s.mayLag(ctx); rdb != nil {
-		rows, err := rdb.QueryxContext(ctx, q, args...)
-		if !s.replicaFailed(ctx, err) {
-			s.replica.servedReplica.Add(1)
-			return rows, err
-		}
-	}
-	return s.db.QueryxContext(ctx, q, args...)
-}
-
 // replicaFailed reports whether err is the replica's failure (not the caller's cancellation,
 // not a row that is not there); the replica is then marked down and the primary serves the
 // read.

@@ -109,18 +109,13 @@ func (s *Store) CampaignFailureReasons(ctx context.Context, accountID, campaignI
 	return out, s.readMayLag(ctx, false, &out, failureReasonsSQL, accountID, campaignID, limit)
 }
 
-// CampaignSeries returns the account's campaign's counts per hour or per day (unit "hour" or
-// "day", UTC) of the messages recorded in [from, to), oldest first, empty buckets left out. The
-// counts are the current statuses of the messages recorded in each bucket. It fails only when
-// the database does.
-func (s *Store) CampaignSeries(ctx context.Context, accountID, campaignID int64, unit string, from, to time.Time) ([]CampaignBucket, error) {
-	return s.CampaignSeriesIn(ctx, accountID, campaignID, unit, "UTC", from, to)
-}
-
-// CampaignSeriesIn is CampaignSeries with the hours and days of the time zone (an IANA name the
-// caller has checked, such as "America/Sao_Paulo"): a day bucket starts at the zone's midnight.
-// The counters are kept per UTC hour, so in a zone whose offset is not whole hours an hour
-// bucket holds the UTC hour that starts within it.
+// CampaignSeriesIn returns the account's campaign's counts per hour or per day (unit "hour" or
+// "day") of the messages recorded in [from, to), oldest first, empty buckets left out, with the
+// hours and days of the time zone (an IANA name the caller has checked, such as
+// "America/Sao_Paulo", or "UTC"): a day bucket starts at the zone's midnight. The counts are the
+// current statuses of the messages recorded in each bucket. The counters are kept per UTC
+// hour, so in a zone whose offset is not whole hours an hour bucket holds the UTC hour that
+// starts within it. It fails only when the database does.
 func (s *Store) CampaignSeriesIn(ctx context.Context, accountID, campaignID int64, unit, zone string, from, to time.Time) ([]CampaignBucket, error) {
 	if unit != "day" {
 		unit = "hour"

@@ -135,15 +135,6 @@ func (s *Store) WebhookEndpointsByAccount(ctx context.Context, accountID int64) 
 	return ws, translate(err)
 }
 
-// WebhookEndpointByID returns one endpoint of the account, or ErrNotFound when the account has
-// no endpoint with that id.
-func (s *Store) WebhookEndpointByID(ctx context.Context, accountID, endpointID int64) (WebhookEndpoint, error) {
-	var w WebhookEndpoint
-	err := s.db.GetContext(ctx, &w, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints
-		WHERE account_id = $1 AND id = $2`, accountID, endpointID)
-	return w, translate(err)
-}
-
 // WebhookEndpointAccount returns the account that owns an endpoint. It is the operator's entry
 // point (the admin commands name an endpoint by id alone); every later statement is scoped to
 // the account it returns. ErrNotFound when no endpoint has that id.

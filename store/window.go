@@ -26,28 +26,6 @@ func (w ServiceWindow) OpenAt(now time.Time) bool {
 	return w.ExpiresAt != nil && now.Before(*w.ExpiresAt)
 }
 
-// ServiceWindowOf returns the service window of the person with that user id or number (the
-// user id first; the number with its other forms, as a mobile or an alias). It returns
-// ErrNotFound when the account has no such contact, and fails otherwise only when the database
-// does.
-func (s *Store) ServiceWindowOf(ctx context.Context, accountID int64, who Identity) (ServiceWindow, error) {
-	if who.UserID == "" && who.Mobile == "" {
-		return ServiceWindow{}, ErrNotFound
-	}
-	byUser, byNumber, err := findIdentity(ctx, s.db, accountID, who)
-	if err != nil {
-		return ServiceWindow{}, err
-	}
-	c := byUser
-	if c == nil {
-		c = byNumber
-	}
-	if c == nil {
-		return ServiceWindow{}, ErrNotFound
-	}
-	return s.ServiceWindowOfContact(ctx, accountID, c.ID)
-}
-
 // ServiceWindowOfContact returns the service window of the account's contact (ExpiresAt nil
 // when it has none). It fails only when the database does.
 func (s *Store) ServiceWindowOfContact(ctx context.Context, accountID, contactID int64) (ServiceWindow, error) {

@@ -11,16 +11,13 @@ const CodeReengagement = 131047
 
 // ErrOutsideWindow matches (errors.Is) a *Error with code 131047: the customer's service window
 // is closed and only a template may be sent. The same code can arrive later in a failed status
-// (see StatusError.OutsideWindow).
+// (StatusError.Code).
 var ErrOutsideWindow = errors.New("whatsapp: outside the customer-service window (131047)")
 
 // Is makes errors.Is(err, ErrOutsideWindow) true for the platform's 131047.
 func (e *Error) Is(target error) bool {
 	return target == ErrOutsideWindow && e.Code == CodeReengagement
 }
-
-// OutsideWindow reports whether a status or message error is the platform's 131047.
-func (e StatusError) OutsideWindow() bool { return e.Code == CodeReengagement }
 
 // Limits of non-template messages, as the platform enforces them.
 const (

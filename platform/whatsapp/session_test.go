@@ -148,9 +148,6 @@ func TestSendMessageOutsideWindow(t *testing.T) {
 	if errors.Is(other, ErrOutsideWindow) {
 		t.Error("131026 matched ErrOutsideWindow")
 	}
-	if !(StatusError{Code: 131047}).OutsideWindow() || (StatusError{Code: 131026}).OutsideWindow() {
-		t.Error("StatusError.OutsideWindow")
-	}
 }
 
 func TestSendTemplateToUserID(t *testing.T) {

@@ -159,17 +159,6 @@ type Handlers struct {
 	Duplicate func(Duplicate) error
 }
 
-// CheckSize refuses a file of size bytes (e.g. an upload's Content-Length) before it is read.
-func CheckSize(size, maxBytes int64) error {
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
-	}
-	if size > maxBytes {
-		return &FileError{Err: ErrTooLarge, Detail: fmt.Sprintf("%d bytes, the limit is %d", size, maxBytes)}
-	}
-	return nil
-}
-
 // Header reads the header line only (with the same encoding and length checks as Parse) and
 // returns the column names, for a person to map them. comma is the detected delimiter.
 func Header(r io.Reader, opts Options) (names []string, comma rune, err error) {

@@ -52,9 +52,9 @@ func TestPanelAnswer(t *testing.T) {
 		AND source = 'panel' AND status = 'sent'`, acc); err != nil || n != 1 {
 		t.Fatalf("%d panel answers recorded (%v)", n, err)
 	}
-	evs, err := env.Store.EventsByAccount(ctx, acc, "message.sent", 10)
-	if err != nil || len(evs) != 1 {
-		t.Fatalf("message.sent events: %d %v", len(evs), err)
+	evs := env.Events(t, acc, "message.sent", 10)
+	if len(evs) != 1 {
+		t.Fatalf("message.sent events: %d", len(evs))
 	}
 	var data map[string]any
 	_ = json.Unmarshal(evs[0].Data, &data)

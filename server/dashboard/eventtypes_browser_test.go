@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lib/pq"
 
 	"gateway/server/dashboard/browsertest"
 	"gateway/store"
@@ -105,8 +106,9 @@ func TestBrowserWebhookEventTypes(t *testing.T) {
 		t.Fatalf("after opting in to message.received_without_number the missed events read %q", got)
 	}
 	b.CheckPage("webhook-opted-in")
-	e, err := env.Store.WebhookEndpointByID(ctx, acc, ep.ID)
-	if err != nil || !slices.Contains([]string(e.EventTypes), store.EventMessageReceivedWithoutNumber) {
-		t.Fatalf("stored types %v %v", e.EventTypes, err)
+	var stored pq.StringArray
+	if err := env.Store.DB().GetContext(ctx, &stored, `SELECT event_types FROM webhook_endpoints WHERE account_id = $1 AND id = $2`,
+		acc, ep.ID); err != nil || !slices.Contains([]string(stored), store.EventMessageReceivedWithoutNumber) {
+		t.Fatalf("stored types %v %v", stored, err)
 	}
 }

@@ -76,9 +76,9 @@ func TestPanelSend(t *testing.T) {
 	if err := env.Store.DB().Get(&bound, `SELECT message_id FROM idempotency_keys WHERE account_id = $1 AND key = $2`, acc, "panel:"+key); err != nil || bound != m.ID {
 		t.Fatalf("the form's key is bound to message %d (%v), want %d", bound, err, m.ID)
 	}
-	evs, err := env.Store.EventsByAccount(context.Background(), acc, "message.sent", 10)
-	if err != nil || len(evs) != 1 {
-		t.Fatalf("message.sent events %v %v", evs, err)
+	evs := env.Events(t, acc, "message.sent", 10)
+	if len(evs) != 1 {
+		t.Fatalf("message.sent events %v", evs)
 	}
 	var data map[string]any
 	json.Unmarshal(evs[0].Data, &data)

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"encoding/json"
-	"slices"
 )
 
 // The content of what customers send, shaped as the events carry it (openapi.yaml,
@@ -411,6 +410,3 @@ func cmpReply(i *Interactive) *ReplyRow {
 	}
 	return i.ListReply
 }
-
-// IsMessageKind reports whether kind is one of MessageKinds.
-func IsMessageKind(kind string) bool { return slices.Contains(MessageKinds, kind) }

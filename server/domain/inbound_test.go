@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -31,7 +32,7 @@ func TestKindClosesTheUnion(t *testing.T) {
 		if got == KindUnsupported && c.c.Unsupported.PlatformType != c.platform {
 			t.Errorf("%s: platform_type %q, want %q", c.typ, c.c.Unsupported.PlatformType, c.platform)
 		}
-		if !IsMessageKind(got) {
+		if !slices.Contains(MessageKinds, got) {
 			t.Errorf("%s: %s is not one of MessageKinds", c.typ, got)
 		}
 	}

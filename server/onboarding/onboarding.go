@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,45 +120,6 @@ type Service struct {
 type exchanged struct {
 	token string
 	at    time.Time
-}
-
-// SDKOrigin returns the scheme and host of SDKURL ("https://connect.facebook.net", or the
-// simulator's origin locally), the origin a page's Content-Security-Policy must allow in
-// script-src, connect-src and frame-src and that Embedded Signup's message events come from.
-// It returns "" when SDKURL is not an absolute URL.
-func (s *Service) SDKOrigin() string {
-	u, err := url.Parse(s.SDKURL)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return ""
-	}
-	return u.Scheme + "://" + u.Host
-}
-
-// Origins are the origins a connect page deals with during Embedded Signup.
-type Origins struct {
-	Script   string   // where the SDK loads from: allow in script-src
-	Frames   []string // the SDK's windows, frames and calls: allow in frame-src and connect-src
-	Messages []string // the only origins whose message events (WA_EMBEDDED_SIGNUP) to accept
-}
-
-// metaSignupOrigins are the origins of Meta's own Embedded Signup window and frames.
-var metaSignupOrigins = []string{"https://www.facebook.com", "https://web.facebook.com"}
-
-// SignupOrigins returns the origins for the connect page's Content-Security-Policy and message
-// check: with Meta's SDK (a host under facebook.net or facebook.com) the SDK's origin plus
-// www.facebook.com and web.facebook.com, whose window posts the events; with another SDK (the
-// simulator's) its origin for everything. All are empty when SDKURL is not an absolute URL.
-func (s *Service) SignupOrigins() Origins {
-	o := s.SDKOrigin()
-	if o == "" {
-		return Origins{}
-	}
-	u, _ := url.Parse(o)
-	host := strings.ToLower(u.Hostname())
-	if host == "facebook.net" || strings.HasSuffix(host, ".facebook.net") || host == "facebook.com" || strings.HasSuffix(host, ".facebook.com") {
-		return Origins{Script: o, Frames: append([]string{o}, metaSignupOrigins...), Messages: slices.Clone(metaSignupOrigins)}
-	}
-	return Origins{Script: o, Frames: []string{o}, Messages: []string{o}}
 }
 
 func (s *Service) now() time.Time {

@@ -281,37 +281,6 @@ func TestConnectWithToken(t *testing.T) {
 	}
 }
 
-func TestSignupOrigins(t *testing.T) {
-	meta := (&onboarding.Service{SDKURL: "https://connect.facebook.net/en_US/sdk.js"}).SignupOrigins()
-	if meta.Script != "https://connect.facebook.net" || len(meta.Frames) != 3 || meta.Messages[0] != "https://www.facebook.com" {
-		t.Fatalf("Meta's origins %+v", meta)
-	}
-	sim := (&onboarding.Service{SDKURL: "http://127.0.0.1:8081/sdk.js"}).SignupOrigins()
-	if sim.Script != "http://127.0.0.1:8081" || len(sim.Frames) != 1 || len(sim.Messages) != 1 || sim.Messages[0] != sim.Script {
-		t.Fatalf("the simulator's origins %+v", sim)
-	}
-	evil := (&onboarding.Service{SDKURL: "https://facebook.net.evil.example/sdk.js"}).SignupOrigins()
-	if len(evil.Messages) != 1 || evil.Messages[0] != "https://facebook.net.evil.example" {
-		t.Fatalf("a look-alike host %+v", evil)
-	}
-	if o := (&onboarding.Service{}).SignupOrigins(); o.Script != "" || o.Messages != nil {
-		t.Fatalf("no SDK URL: %+v", o)
-	}
-}
-
-func TestSDKOrigin(t *testing.T) {
-	for url, want := range map[string]string{
-		"https://connect.facebook.net/en_US/sdk.js": "https://connect.facebook.net",
-		"http://127.0.0.1:8081/sdk.js":              "http://127.0.0.1:8081",
-		"/sdk.js":                                   "",
-		"":                                          "",
-	} {
-		if got := (&onboarding.Service{SDKURL: url}).SDKOrigin(); got != want {
-			t.Errorf("SDKOrigin(%q) = %q, want %q", url, got, want)
-		}
-	}
-}
-
 func TestConnectWithCodeChecksTheWABA(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)

@@ -174,11 +174,17 @@ func (e *whEnv) deliveries(accountID int64) []deliveryState {
 
 func (e *whEnv) endpointState(accountID, id int64) store.WebhookEndpoint {
 	e.t.Helper()
-	w, err := e.st.WebhookEndpointByID(context.Background(), accountID, id)
+	ws, err := e.st.WebhookEndpointsByAccount(context.Background(), accountID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return w
+	for _, w := range ws {
+		if w.ID == id {
+			return w
+		}
+	}
+	e.t.Fatalf("account %d has no endpoint %d", accountID, id)
+	return store.WebhookEndpoint{}
 }
 
 func (e *whEnv) log(accountID int64, deliveryID string) []store.DeliveryAttempt {

@@ -1,0 +1,48 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Reads that only the store's tests use: the product reads these through other statements
+// (the listings, the per-contact window, the zoned campaign series).
+
+// ServiceWindowOf returns the service window of the person with that user id or number (the
+// user id first; the number with its other forms, as a mobile or an alias). It returns
+// ErrNotFound when the account has no such contact, and fails otherwise only when the database
+// does.
+func (s *Store) ServiceWindowOf(ctx context.Context, accountID int64, who Identity) (ServiceWindow, error) {
+	if who.UserID == "" && who.Mobile == "" {
+		return ServiceWindow{}, ErrNotFound
+	}
+	byUser, byNumber, err := findIdentity(ctx, s.db, accountID, who)
+	if err != nil {
+		return ServiceWindow{}, err
+	}
+	c := byUser
+	if c == nil {
+		c = byNumber
+	}
+	if c == nil {
+		return ServiceWindow{}, ErrNotFound
+	}
+	return s.ServiceWindowOfContact(ctx, accountID, c.ID)
+}
+
+// WebhookEndpointByID returns one endpoint of the account, or ErrNotFound when the account has
+// no endpoint with that id.
+func (s *Store) WebhookEndpointByID(ctx context.Context, accountID, endpointID int64) (WebhookEndpoint, error) {
+	var w WebhookEndpoint
+	err := s.db.GetContext(ctx, &w, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints
+		WHERE account_id = $1 AND id = $2`, accountID, endpointID)
+	return w, translate(err)
+}
+
+// CampaignSeries returns the account's campaign's counts per hour or per day (unit "hour" or
+// "day", UTC) of the messages recorded in [from, to), oldest first, empty buckets left out. The
+// counts are the current statuses of the messages recorded in each bucket. It fails only when
+// the database does.
+func (s *Store) CampaignSeries(ctx context.Context, accountID, campaignID int64, unit string, from, to time.Time) ([]CampaignBucket, error) {
+	return s.CampaignSeriesIn(ctx, accountID, campaignID, unit, "UTC", from, to)
+}
