@@ -169,10 +169,7 @@ func pwMessageStatus(t testing.TB, env *servertest.Env, id int64) string {
 // every event of the account against its schema in openapi.yaml.
 func pwEvents(t testing.TB, env *servertest.Env, accountID int64, typ string) []store.Event {
 	t.Helper()
-	all, err := env.Store.EventsByAccount(context.Background(), accountID, "", 100000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := env.Events(t, accountID, "", 100000)
 	var out []store.Event
 	for _, e := range all {
 		body := domain.EventBody(e)

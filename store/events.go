@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 )
@@ -17,12 +16,3 @@ type Event struct {
 }
 
 const eventColumns = `id, account_id, type, test, data, created_at`
-
-// EventsByAccount returns the account's events oldest first (at most limit), optionally of one
-// type ("" for all).
-func (s *Store) EventsByAccount(ctx context.Context, accountID int64, eventType string, limit int) ([]Event, error) {
-	evs := []Event{}
-	err := s.db.SelectContext(ctx, &evs, `SELECT `+eventColumns+` FROM events
-		WHERE account_id = $1 AND ($2 = '' OR type = $2) ORDER BY created_at, id LIMIT $3`, accountID, eventType, limit)
-	return evs, translate(err)
-}

@@ -46,3 +46,12 @@ func (s *Store) WebhookEndpointByID(ctx context.Context, accountID, endpointID i
 func (s *Store) CampaignSeries(ctx context.Context, accountID, campaignID int64, unit string, from, to time.Time) ([]CampaignBucket, error) {
 	return s.CampaignSeriesIn(ctx, accountID, campaignID, unit, "UTC", from, to)
 }
+
+// EventsByAccount returns the account's events oldest first (at most limit), optionally of one
+// type ("" for all).
+func (s *Store) EventsByAccount(ctx context.Context, accountID int64, eventType string, limit int) ([]Event, error) {
+	evs := []Event{}
+	err := s.db.SelectContext(ctx, &evs, `SELECT `+eventColumns+` FROM events
+		WHERE account_id = $1 AND ($2 = '' OR type = $2) ORDER BY created_at, id LIMIT $3`, accountID, eventType, limit)
+	return evs, translate(err)
+}

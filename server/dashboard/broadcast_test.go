@@ -195,9 +195,9 @@ func TestDashboardBroadcast(t *testing.T) {
 	}
 	// The broadcast's events, as the triggers wrote them, are what the WebhookEvent schema says.
 	for typ, schema := range map[string]string{"broadcast.paused": "BroadcastPausedEvent", "broadcast.completed": "BroadcastCompletedEvent"} {
-		evs, err := env.Store.EventsByAccount(context.Background(), acc, typ, 10)
-		if err != nil || len(evs) == 0 {
-			t.Fatalf("%s events: %d, %v", typ, len(evs), err)
+		evs := env.Events(t, acc, typ, 10)
+		if len(evs) == 0 {
+			t.Fatalf("no %s event", typ)
 		}
 		for _, ev := range evs {
 			if err := env.ValidateSchema(schema, domain.EventBody(ev)); err != nil {
