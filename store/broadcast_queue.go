@@ -18,10 +18,14 @@ import (
 const ReachWindow = 24 * time.Hour
 
 // RunningBroadcasts returns every running broadcast (of all accounts), oldest first: the
-// engine's work list.
+// engine's work list. A broadcast paused for the portfolio's budget is in it too: its
+// recipients already counted as reached (claimed before the pause, whose lease ran out before
+// their call) are still claimed and sent, since they hold their share of the budget; no other
+// recipient of it is claimed (ClaimBroadcastRecipients).
 func (s *Store) RunningBroadcasts(ctx context.Context) ([]Broadcast, error) {
 	var out []Broadcast
-	if err := s.db.SelectContext(ctx, &out, `SELECT `+broadcastColumns+` FROM broadcasts WHERE state = 'running' ORDER BY id`); err != nil {
+	if err := s.db.SelectContext(ctx, &out, `SELECT `+broadcastColumns+` FROM broadcasts
+		WHERE state = 'running' OR (state = 'paused' AND pause_reason = $1) ORDER BY id`, PausePortfolioLimit); err != nil {
 		return nil, translate(err)
 	}
 	for i := range out {
@@ -73,7 +77,8 @@ func newClaimToken() string {
 // portfolio's unique recipients per moving 24 h (0: unlimited): a recipient the portfolio has
 // not reached in the window takes one unit of it, and is counted as reached when claimed; once
 // it is spent the rest wait, and the broadcast is paused with PausePortfolioLimit until the
-// oldest reach in the window leaves it. now is the engine's clock.
+// oldest reach in the window leaves it; while it is paused so, only recipients already
+// reached are claimed. now is the engine's clock.
 func (s *Store) ClaimBroadcastRecipients(ctx context.Context, accountID, broadcastID int64, portfolio string, now time.Time,
 	limit int, lease time.Duration, budget int) (Claim, error) {
 	var out Claim
@@ -95,6 +100,9 @@ func (s *Store) ClaimBroadcastRecipients(ctx context.Context, accountID, broadca
 					AND p.recipient = r.mobile || r.user_id AND p.reached_at > $3::timestamptz - interval '24 hours')
 			FROM broadcast_recipients r
 			WHERE r.account_id = $1 AND r.broadcast_id = $2 AND r.state = 'pending' AND r.next_attempt_at <= $3
+				AND (EXISTS (SELECT FROM broadcasts b WHERE b.account_id = $1 AND b.id = $2 AND b.state = 'running')
+					OR ($5::int > 0 AND EXISTS (SELECT FROM portfolio_reach p WHERE p.account_id = r.account_id AND p.portfolio = $6
+						AND p.recipient = r.mobile || r.user_id AND p.reached_at > $3::timestamptz - interval '24 hours')))
 			ORDER BY r.next_attempt_at, r.id LIMIT $4 FOR UPDATE SKIP LOCKED`,
 			accountID, broadcastID, now, limit, budget, portfolio)
 		if err != nil {

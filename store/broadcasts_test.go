@@ -157,12 +157,26 @@ func TestBroadcastBudget(t *testing.T) {
 	if n, err := s.ActivateBroadcasts(ctx, now.Add(24*time.Hour-time.Second)); err != nil || n != 0 {
 		t.Fatalf("activated %d before the resume time (%v)", n, err)
 	}
-	if _, err := s.ResumeBroadcast(ctx, a.ID, b.ID); err != nil {
-		t.Fatal(err)
+	// Paused for the budget, the broadcast stays on the engine's work list, and a claim takes
+	// only the recipient already reached (it holds its share), none of the two never reached.
+	running, err := s.RunningBroadcasts(ctx)
+	if err != nil || len(running) != 1 || running[0].ID != b.ID {
+		t.Fatalf("work list while paused for the budget: %v, %+v", err, running)
 	}
 	c2, err := s.ClaimBroadcastRecipients(ctx, a.ID, b.ID, "biz", now, 10, time.Minute, 3)
-	if err != nil || len(c2.Recipients) != 1 || c2.Recipients[0].ID != c.Recipients[1].ID || !c2.BudgetSpent {
-		t.Fatalf("claim with the budget spent: %v, %+v; want only the one already reached", err, c2)
+	if err != nil || len(c2.Recipients) != 1 || c2.Recipients[0].ID != c.Recipients[1].ID || c2.BudgetSpent {
+		t.Fatalf("claim while paused for the budget: %v, %+v; want only the one already reached", err, c2)
+	}
+	if got, _ := s.BroadcastByID(ctx, a.ID, b.ID); got.State != store.BroadcastPaused {
+		t.Fatalf("broadcast %s after a claim while paused, want still paused", got.State)
+	}
+	// A pause by a person takes it off the work list.
+	other := newBroadcast(t, s, a.ID, 1)
+	if _, err := s.PauseBroadcast(ctx, a.ID, other.ID, store.PauseOperator, nil); err != nil {
+		t.Fatal(err)
+	}
+	if running, err := s.RunningBroadcasts(ctx); err != nil || len(running) != 1 || running[0].ID != b.ID {
+		t.Fatalf("work list with a broadcast paused by a person: %v, %+v", err, running)
 	}
 	if n, err := s.ActivateBroadcasts(ctx, now.Add(24*time.Hour)); err != nil || n != 1 {
 		t.Fatalf("activated %d at the resume time (%v), want 1", n, err)
