@@ -68,12 +68,10 @@ func (d *Dashboard) threadAnswer(w http.ResponseWriter, r *http.Request, s *stor
 		d.serverError(w, r, err)
 		return
 	}
+	// The answer operation itself made it the conversation's latest activity.
 	notice := "answered-inbox"
 	if sent.Replayed {
 		notice = "sent-before"
-	} else if err := d.cfg.Store.RecordConversationAnswer(r.Context(), s.AccountID, conv); err != nil && !errors.Is(err, store.ErrNotFound) {
-		// The answer was sent; only the inbox's order missed it.
-		d.log.WarnContext(r.Context(), "inbox: answer activity not recorded", "conversation_id", conv, "error", err.Error())
 	}
 	redirect(w, r, Prefix+"/inbox/"+strconv.FormatInt(conv, 10), notice)
 }
