@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"gateway/server/servertest"
@@ -226,18 +227,21 @@ func TestImportMalformedFilesChangeNothing(t *testing.T) {
 	}
 }
 
-// countingReader yields n bytes of a CSV row, counting what was read.
+// countingReader yields n bytes of a CSV row, counting what was read. The count is atomic: the
+// HTTP client may still be sending the body when the test reads it.
 type countingReader struct {
-	n, read int64
+	n    int64
+	read atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
-	if c.read >= c.n {
+	read := c.read.Load()
+	if read >= c.n {
 		return 0, io.EOF
 	}
-	k := min(int64(len(p)), c.n-c.read)
+	k := min(int64(len(p)), c.n-read)
 	copy(p, bytes.Repeat([]byte("+14155550100\n"), int(k)/13+1)[:k])
-	c.read += k
+	c.read.Add(k)
 	return int(k), nil
 }
 
@@ -257,15 +261,15 @@ func TestImportRefusesTwoGigabytesEarly(t *testing.T) {
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	resp, err := u.c.Do(req)
 	if err != nil {
-		t.Fatalf("the refusal did not reach the client: %v (sent %d bytes)", err, body.read)
+		t.Fatalf("the refusal did not reach the client: %v (sent %d bytes)", err, body.read.Load())
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "The file was not accepted: the file is larger than 256 MB") {
 		t.Errorf("2 GB upload: %d\n%s", resp.StatusCode, b)
 	}
-	if body.read > 64<<20 {
-		t.Errorf("the client sent %d bytes before the refusal", body.read)
+	if sent := body.read.Load(); sent > 64<<20 {
+		t.Errorf("the client sent %d bytes before the refusal", sent)
 	}
 	if got := importCounts(t, env, acct); got != "contacts 0, imports 0, rows 0, rejections 0" {
 		t.Errorf("after the refusal: %s", got)
