@@ -20,7 +20,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -294,75 +293,6 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	})
 }
 
-// contentSecurityPolicy allows scripts, frames and connections only from our origin and the
-// Embedded Signup SDK's origin (sdkURL; "" for none); no inline script or style.
-// With Meta's SDK (a host under facebook.net or facebook.com) Meta's sign-up window and
-// frames at www.facebook.com and web.facebook.com are allowed too.
-func contentSecurityPolicy(sdkURL string) string {
-	extra := ""
-	if u, err := url.Parse(sdkURL); err == nil && u.Host != "" && (u.Scheme == "https" || u.Scheme == "http") {
-		extra = " " + u.Scheme + "://" + u.Host
-		h := strings.ToLower(u.Hostname())
-		for _, meta := range []string{"facebook.net", "facebook.com"} {
-			if h == meta || strings.HasSuffix(h, "."+meta) {
-				extra += " https://www.facebook.com https://web.facebook.com"
-				break
-			}
-		}
-	}
-	return "default-src 'self'; script-src 'self'" + extra + "; style-src 'self'; img-src 'self' data:" + extra +
-		"; connect-src 'self'" + extra + "; frame-src" + orNone(extra) + "; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return " 'none'"
-	}
-	return s
-}
-
-// hstsMaxAge is one year: browsers that saw the dashboard over https use only https for it.
-// includeSubDomains is left out: the dashboard does not know the domain's other hosts.
-const hstsMaxAge = "max-age=31536000"
-
-// isConnectPage reports whether the path is the connect page (the overview, where Embedded
-// Signup runs, and the connect posts that show it again): only it loads the platform's SDK.
-func isConnectPage(path string) bool {
-	return path == Prefix+"/" || strings.HasPrefix(path, Prefix+"/connect/")
-}
-
-// securityHeaders sets the headers every response of the dashboard carries. Outside
-// development (where the session cookie is Secure, so the dashboard is served over https)
-// that includes Strict-Transport-Security.
-func (d *Dashboard) securityHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		if isConnectPage(r.URL.Path) {
-			h.Set("Content-Security-Policy", d.connectCSP)
-		} else {
-			h.Set("Content-Security-Policy", d.csp)
-		}
-		if !d.cfg.Development {
-			h.Set("Strict-Transport-Security", hstsMaxAge)
-		}
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin-allow-popups")
-		if !strings.HasPrefix(r.URL.Path, Prefix+"/static/") {
-			h.Set("Cache-Control", "no-store")
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func cacheStatic(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		next.ServeHTTP(w, r)
-	})
-}
-
 // page is what every template gets.
 type page struct {
 	Title   string
@@ -479,60 +409,3 @@ func loadByPathID[T any](d *Dashboard, w http.ResponseWriter, r *http.Request, s
 	}
 	return v, true
 }
-
-// redirect answers a form post with 303 to path, with an optional notice code.
-func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
-	if notice != "" {
-		path += "?notice=" + url.QueryEscape(notice)
-	}
-	http.Redirect(w, r, path, http.StatusSeeOther)
-}
-
-// notices are the fixed messages a redirect may carry (never free text from the URL).
-var notices = map[string]string{
-	"revoked":                  "The key was revoked. Requests with it are refused from now on.",
-	"enabled":                  "The endpoint was enabled.",
-	"disabled":                 "The endpoint was disabled.",
-	"deleted":                  "The endpoint was deleted.",
-	"events":                   "The endpoint's events were changed. Events from now on are sent by the new choice.",
-	"redelivered":              "The delivery was queued again. The new attempt appears in the request log shortly.",
-	"disconnected":             "The number was disconnected.",
-	"password":                 "Your password was changed. Other sessions were signed out.",
-	"connected":                "Your WhatsApp number is connected.",
-	"contact-saved":            "The contact was saved.",
-	"answered":                 "The answer was sent. It is listed under Messages with the status the platform reports.",
-	"synced":                   "The templates were synced from the platform.",
-	"sync-failed":              "The platform could not be reached or refused the sync; try again shortly.",
-	"sync-unavailable":         "Syncing is not configured on this server.",
-	"sent":                     "The message was sent. Its status follows here as the platform reports it.",
-	"sent-before":              "This form had already been sent: nothing was sent again. Here is the message it sent.",
-	"contact-blocked":          "The contact is blocked: sends to it are refused until it is unblocked.",
-	"contact-unblocked":        "The contact is unblocked and can be sent to again.",
-	"switched":                 "You opened this workspace. Its number, keys and data are shown from now on.",
-	"joined":                   "You accepted the invitation and joined this workspace. Your other workspaces are on the Workspaces page.",
-	"already-member":           "You are already a member of this workspace, so the invitation changed nothing: your role stays as it was.",
-	"role-changed":             "The member's role was changed. It applies from their next page.",
-	"member-removed":           "The member was removed from this workspace. Their sessions in it ended; their other workspaces are not affected.",
-	"invitation-revoked":       "The invitation was revoked. Its link no longer works.",
-	"imported":                 "The import was confirmed: its contacts were added or updated and tagged.",
-	"import-discarded":         "The import was discarded. No contact changed.",
-	"import-confirmed-before":  "This import was confirmed already: nothing changed again.",
-	"tagged":                   "The tag was given to the contacts.",
-	"untagged":                 "The tag was taken from the contacts.",
-	"audience-saved":           "The audience was saved. Broadcasts can send to it.",
-	"audience-deleted":         "The audience was deleted. Its contacts and their tags are unchanged.",
-	"answered-inbox":           "The answer was sent. Its status follows in the thread as the platform reports it.",
-	"assigned":                 "The conversation was assigned.",
-	"unassigned":               "The conversation is assigned to nobody now.",
-	"resolved":                 "The conversation was resolved. A new message from the customer reopens it.",
-	"reopened":                 "The conversation was reopened.",
-	"note-added":               "The note was added. Only your team sees it.",
-	"broadcast-started":        "The broadcast was started. Its progress follows here.",
-	"broadcast-started-before": "This form had already started a broadcast: nothing was started again. Here is the broadcast it started.",
-	"broadcast-paused":         "The broadcast is paused: no more messages are sent until it is resumed.",
-	"broadcast-resumed":        "The broadcast was resumed.",
-	"broadcast-cancelled":      "The broadcast was cancelled: the recipients not sent yet will not be sent.",
-	"broadcast-state":          "The broadcast's state changed in the meantime, so nothing was done: see its state below.",
-}
-
-func flash(r *http.Request) string { return notices[r.URL.Query().Get("notice")] }
