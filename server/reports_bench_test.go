@@ -344,20 +344,6 @@ func BenchmarkReports(b *testing.B) {
 		{"campaign/black-friday-300k", fmt.Sprintf("/v1/campaigns/%d", ids.Black)},
 		{"campaigns/list", "/v1/campaigns"},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			get(c.path) // warm
-			lat := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for range b.N {
-				start := time.Now()
-				get(c.path)
-				lat = append(lat, time.Since(start))
-			}
-			b.StopTimer()
-			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-			b.ReportMetric(ms(lat[len(lat)/2]), "p50_ms")
-			b.ReportMetric(ms(lat[(len(lat)-1)*99/100]), "p99_ms")
-		})
+		b.Run(c.name, func(b *testing.B) { reportLatencies(b, func() { get(c.path) }) })
 	}
 }

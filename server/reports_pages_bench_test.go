@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -155,20 +154,6 @@ func BenchmarkReportsPages(b *testing.B) {
 
 	hs := serve(st)
 	for _, p := range pages {
-		b.Run(p.name, func(b *testing.B) {
-			get(hs, p.path) // warm
-			lat := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for range b.N {
-				start := time.Now()
-				get(hs, p.path)
-				lat = append(lat, time.Since(start))
-			}
-			b.StopTimer()
-			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-			b.ReportMetric(ms(lat[len(lat)/2]), "p50_ms")
-			b.ReportMetric(ms(lat[(len(lat)-1)*99/100]), "p99_ms")
-		})
+		b.Run(p.name, func(b *testing.B) { reportLatencies(b, func() { get(hs, p.path) }) })
 	}
 }
