@@ -61,6 +61,18 @@ func TestPanelAnswer(t *testing.T) {
 	if data["source"] != "panel" || data["type"] != "text" {
 		t.Fatalf("message.sent data %s", evs[0].Data)
 	}
+	// Each message's page says it in words: the answer what the customer received, the
+	// customer's message what they sent.
+	var answerID int64
+	if err := env.Store.DB().Get(&answerID, `SELECT id FROM messages WHERE account_id = $1 AND source = 'panel'`, acc); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[int64]string{answerID: `<p id="sent-text" class="message-preview">Yes, in blue and navy.</p>`,
+		res.MessageID: `<p id="received-text" class="message-preview">Is it in blue?</p>`} {
+		if p := a.get(fmt.Sprintf("/dashboard/messages/%d", id)); p.Status != http.StatusOK || !strings.Contains(p.Body, want) {
+			t.Errorf("message %d's page: %d, want %s", id, p.Status, want)
+		}
+	}
 
 	// A customer whose window closed: the page says when and points to the template send.
 	old, err := env.Store.RecordInbound(ctx, acc, store.InboundMessage{PlatformMessageID: "wamid.in.panel2", From: "447700900123",

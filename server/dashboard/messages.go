@@ -191,8 +191,9 @@ type messageData struct {
 	Message store.Message
 	Content []byte // what was sent: language and variables, as stored (JSON)
 	Sent    sentWith
-	// Received is what a customer's message says ("" for an outbound one, or a kind without text).
-	Received string
+	// Said is a message that is not a template in a few words (its text, else its kind), as
+	// the inbox shows it; "" for a template message.
+	Said string
 	// CampaignName is the message's campaign's name ("" without one).
 	CampaignName string
 	Contact      store.Contact
@@ -228,8 +229,8 @@ func (d *Dashboard) messagePage(w http.ResponseWriter, r *http.Request, s *store
 		}
 	}
 	data.Sent = describeSent(tpl, data.Content)
-	if m.Status == "received" {
-		data.Received = receivedText(data.Content)
+	if m.TemplateName == "" {
+		data.Said = summaryOf(store.ThreadMessage{Type: m.Type, Content: data.Content})
 	}
 	if m.CampaignID != nil {
 		c, err := d.cfg.Store.CampaignByID(ctx, s.AccountID, *m.CampaignID)

@@ -43,19 +43,3 @@ func describeSent(t *store.Template, content []byte) sentWith {
 	}
 	return out
 }
-
-// receivedText is what a customer's message says in words: the text they typed or chose, or a
-// media message's caption; "" for a kind that carries neither (the page names the kind).
-func receivedText(content []byte) string {
-	var c struct {
-		Text  string `json:"text"`
-		Media struct {
-			Caption string `json:"caption"`
-		} `json:"media"`
-	}
-	json.Unmarshal(content, &c)
-	if c.Text != "" {
-		return c.Text
-	}
-	return c.Media.Caption
-}
