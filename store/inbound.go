@@ -291,19 +291,6 @@ func inboundArgs(in InboundMessage) ([]any, error) {
 		in.FrequentlyForwarded, string(sender), referral, body}, nil
 }
 
-// contactWrites is what recording a message changes on its sender's contact besides identity.
-type contactWrites struct {
-	alias  bool // From is another form of the contact's mobile: kept as an alias
-	block  bool // Block changes the contact's block
-	update bool // the name, the block or the username changes
-}
-
-func contactWritesFor(in InboundMessage, c identityRow) contactWrites {
-	w := contactWrites{alias: in.From != "" && c.Mobile.String != in.From, block: in.Block != nil && *in.Block != c.Blocked}
-	w.update = w.block || (c.Name == "" && in.ProfileName != "") || (in.Username != "" && c.Username.String != in.Username)
-	return w
-}
-
 // recordInboundTx records a message whose contact is created, linked, merged or changed, in
 // one transaction.
 func (s *Store) recordInboundTx(ctx context.Context, accountID int64, in InboundMessage, id Identity, args []any) (InboundResult, error) {

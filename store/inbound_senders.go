@@ -9,7 +9,8 @@ import "sync"
 // (identityFor); the statement checks that the contact's row is still as kept
 // (inboundMessageSQL's k), and a row that changed, or a message whose contact needs a write,
 // drops the entry and reads the contacts again. Entries are per process: another gateway's
-// changes are caught by that check as well.
+// changes are caught by that check as well. What a message changes on its contact
+// (contactWrites) decides between that statement and RecordInbound's transaction.
 
 // senderMax bounds the senders kept; past it the cache starts over.
 const senderMax = 10000
@@ -54,4 +55,17 @@ func (c *senderCache) drop(k senderKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, k)
+}
+
+// contactWrites is what recording a message changes on its sender's contact besides identity.
+type contactWrites struct {
+	alias  bool // From is another form of the contact's mobile: kept as an alias
+	block  bool // Block changes the contact's block
+	update bool // the name, the block or the username changes
+}
+
+func contactWritesFor(in InboundMessage, c identityRow) contactWrites {
+	w := contactWrites{alias: in.From != "" && c.Mobile.String != in.From, block: in.Block != nil && *in.Block != c.Blocked}
+	w.update = w.block || (c.Name == "" && in.ProfileName != "") || (in.Username != "" && c.Username.String != in.Username)
+	return w
 }

@@ -303,7 +303,7 @@ func (s *unpreparedStmt) ExecContext(ctx context.Context, args []driver.NamedVal
 			return res, err
 		}
 	}
-	return s.c.ExecContext(ctx, x.prepare+x.exec, nil)
+	return s.c.ExecContext(ctx, x.withPrepare(), nil)
 }
 
 func (s *unpreparedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
@@ -317,7 +317,7 @@ func (s *unpreparedStmt) QueryContext(ctx context.Context, args []driver.NamedVa
 			return rows, err
 		}
 	}
-	return s.c.QueryContext(ctx, x.prepare+x.exec, nil)
+	return s.c.QueryContext(ctx, x.withPrepare(), nil)
 }
 
 // unpreparedTx is a transaction of an unpreparedConn, which knows while it is open that an

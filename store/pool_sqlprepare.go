@@ -23,15 +23,16 @@ import (
 // as one simple query, which runs in one transaction on one server connection.
 // prepare_once (migration 000045) prepares the statement there the first time that server
 // connection sees it, whichever client the pooler hands it to next, and EXECUTE runs it with its
-// cached plan. Outside a transaction the store sends `EXECUTE gw_<hash>(<arguments>)` alone, and
-// only when the server connection answers that it has no such statement (SQLSTATE 26000, which
-// leaves nothing behind outside a transaction) the form with the CALL: that spares every execution the
-// procedure call and the statement's text, and a server connection lacks a statement only the
-// first time it is asked for it. Inside a transaction an
-// error would abort the caller's transaction, so the CALL goes first there. The name is a hash of the statement's text, so two texts never share a name. The
-// arguments are inlined as quoted literals, which PostgreSQL reads as it reads text parameters:
-// each takes the type of its parameter in the prepared statement. Statements the store does not
-// prepare still run as unnamed statements, planned each time.
+// cached plan. Outside a transaction the store sends `EXECUTE gw_<hash>(<arguments>)` alone,
+// and the form with the CALL only when the server connection answers that it has no such
+// statement (SQLSTATE 26000, which leaves nothing behind outside a transaction): that spares
+// every execution the procedure call and the statement's text, and a server connection lacks a
+// statement only the first time it is asked for it. Inside a transaction an error would abort
+// the caller's transaction, so the CALL goes first there. The name is a hash of the
+// statement's text, so two texts never share a name. The arguments are inlined as quoted
+// literals, which PostgreSQL reads as it reads text parameters: each takes the type of its
+// parameter in the prepared statement. Statements the store does not prepare still run as
+// unnamed statements, planned each time.
 
 // sqlPreparedName is the server-side name of statement q.
 func sqlPreparedName(q string) string {
@@ -49,10 +50,16 @@ func missingPrepared(err error) bool {
 	return errors.As(err, &e) && e.Code == errMissingPrepared
 }
 
-// sqlExecution is q as a statement prepared on the server connection: exec runs it, prepare
-// (to be sent before exec, in the same simple query) prepares it when that server connection
-// lacks it.
-type sqlExecution struct{ prepare, exec string }
+// sqlExecution is q as a statement prepared on the server connection under name: exec runs
+// it; withPrepare also prepares it first, for a server connection that may lack it.
+type sqlExecution struct{ q, name, exec string }
+
+// withPrepare is exec preceded, in the same simple query, by the CALL that prepares q when the
+// server connection lacks it. It is written only when sent: the statement's text, quoted, is
+// the longest part of it.
+func (x sqlExecution) withPrepare() string {
+	return "CALL prepare_once('" + x.name + "', " + pq.QuoteLiteral(x.q) + "); " + x.exec
+}
 
 // executeSQL returns the simple queries that prepare q on the server connection when needed
 // and execute it with args; ok is false when an argument cannot be written as a literal (a
@@ -88,7 +95,7 @@ func (u *unpreparedConnector) executeSQL(ctx context.Context, q string, args []d
 	if len(args) > 0 {
 		b.WriteString(")")
 	}
-	return sqlExecution{prepare: "CALL prepare_once('" + name + "', " + pq.QuoteLiteral(q) + "); ", exec: b.String()}, true
+	return sqlExecution{q: q, name: name, exec: b.String()}, true
 }
 
 // literal writes v, a driver value, as a quoted SQL literal (NULL for nil), the text lib/pq

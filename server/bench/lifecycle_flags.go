@@ -78,7 +78,9 @@ func parseLifecycleFlags(args []string, defaultDSN string, out io.Writer) (lifec
 		return o, fmt.Errorf("--clients must be between 1 and 1024")
 	case o.SimWorkers < 1 || o.SimWorkers > 512:
 		return o, fmt.Errorf("--sim-webhook-workers must be between 1 and 512")
-	case o.PoolerPID < 0 || (o.PoolerPID > 0 && o.PoolerURL == ""):
+	case o.PoolerPID < 0:
+		return o, fmt.Errorf("--pooler-pid must be a process id")
+	case o.PoolerPID > 0 && o.PoolerURL == "":
 		return o, fmt.Errorf("--pooler-pid needs --pooler-url")
 	case o.Messages < 1 || o.Messages > 50_000_000:
 		return o, fmt.Errorf("--messages must be between 1 and 50,000,000")

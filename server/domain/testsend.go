@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -102,7 +103,7 @@ func (s *Sends) sendTest(ctx context.Context, k TestSender, b TemplateSend) (Sen
 	if real {
 		delivery = "real"
 	}
-	tm, err := s.cfg.Store.RecordTestSend(ctx, accountID, store.TestSendInput{Destination: b.Destination + b.UserID, TemplateName: tpl.Name,
+	tm, err := s.cfg.Store.RecordTestSend(ctx, accountID, store.TestSendInput{Destination: cmp.Or(b.Destination, b.UserID), TemplateName: tpl.Name,
 		Delivery: delivery, PlatformMessageID: wamid, CreatedAt: now,
 		ConversationID: TestConversationID, ContactID: TestContactID, ClientReference: deref(b.ClientReference)})
 	if err != nil {
