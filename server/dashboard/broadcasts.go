@@ -265,28 +265,31 @@ func (d *Dashboard) cancelBroadcast(w http.ResponseWriter, r *http.Request, s *s
 	})
 }
 
-// changeBroadcast runs a change of the path's broadcast and opens its page with a notice; a
-// state that does not allow it says so on the page.
+// changeBroadcast runs a change of the path's broadcast (the domain's, which reads it: another
+// workspace's and a test key's are the 404 page) and opens its page with a notice; a state that
+// does not allow it says so on the page.
 func (d *Dashboard) changeBroadcast(w http.ResponseWriter, r *http.Request, s *store.Session, notice string,
 	change func(*domain.BroadcastPanel, int64) (store.Broadcast, error)) {
-	b, ok := d.broadcastOf(w, r, s)
-	if !ok {
-		return
-	}
 	if d.cfg.Broadcasts == nil {
 		http.Error(w, "Broadcasts are not configured on this server.", http.StatusServiceUnavailable)
 		return
 	}
-	_, err := change(d.cfg.Broadcasts, b.ID)
+	id, ok := pathID(r, "id")
+	if !ok {
+		d.notFound(w, r, s)
+		return
+	}
+	_, err := change(d.cfg.Broadcasts, id)
+	var bs *domain.BroadcastStateError
 	switch {
-	case errors.Is(err, store.ErrBroadcastState):
+	case errors.As(err, &bs):
 		notice = "broadcast-state"
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrBroadcastNotFound):
 		d.notFound(w, r, s)
 		return
 	case err != nil:
 		d.serverError(w, r, err)
 		return
 	}
-	redirect(w, r, Prefix+"/broadcasts/"+strconv.FormatInt(b.ID, 10), notice)
+	redirect(w, r, Prefix+"/broadcasts/"+strconv.FormatInt(id, 10), notice)
 }
