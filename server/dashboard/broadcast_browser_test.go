@@ -59,6 +59,9 @@ func TestBrowserBroadcast(t *testing.T) {
 		pf := text("#pf-recipients")
 		b.FocusAndPress("#start-button")
 		b.Run("broadcast page", chromedp.WaitVisible("#broadcast-progress", chromedp.ByQuery))
+		if n := text(".notice"); !strings.Contains(n, "The broadcast was started") {
+			t.Errorf("at %d px the start says %q, want its notice", width, n)
+		}
 		return pf
 	}
 	for _, width := range []int{1280, 390} {
@@ -76,10 +79,13 @@ func TestBrowserBroadcast(t *testing.T) {
 		if st := text("#b-state"); st != "Paused" || !strings.Contains(text("main"), "Paused by a member") {
 			t.Errorf("at %d px after the pause: %q, %q", width, st, text("#b-reason"))
 		}
+		if n := text(".notice"); !strings.Contains(n, "The broadcast is paused") {
+			t.Errorf("at %d px the pause says %q, want its notice", width, n)
+		}
 		b.CheckPage(fmt.Sprintf("broadcast-paused-%d", width))
 		b.FocusAndPress("#resume-button")
-		if st := text("#b-state"); st != "Scheduled" {
-			t.Errorf("at %d px after the resume: %q", width, st)
+		if st := text("#b-state"); st != "Scheduled" || !strings.Contains(text(".notice"), "The broadcast was resumed") {
+			t.Errorf("at %d px after the resume: %q, notice %q", width, st, text(".notice"))
 		}
 
 		// At once: the page follows the reports without a reload until every message is read.

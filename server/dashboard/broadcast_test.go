@@ -148,9 +148,10 @@ func TestDashboardBroadcast(t *testing.T) {
 	if pr := progressOf(t, u, scheduled); pr.State != store.BroadcastScheduled || pr.Total != 3 || pr.Waiting != 3 {
 		t.Fatalf("scheduled: %+v", pr)
 	}
-	for _, step := range []struct{ action, notice, state string }{
-		{"pause", "broadcast-paused", store.BroadcastPaused}, {"resume", "broadcast-resumed", store.BroadcastScheduled},
-		{"resume", "broadcast-state", store.BroadcastScheduled},
+	for _, step := range []struct{ action, notice, state, says string }{
+		{"pause", "broadcast-paused", store.BroadcastPaused, "The broadcast is paused"},
+		{"resume", "broadcast-resumed", store.BroadcastScheduled, "The broadcast was resumed"},
+		{"resume", "broadcast-state", store.BroadcastScheduled, "so nothing was done"},
 	} {
 		p = u.post(fmt.Sprintf("/dashboard/broadcasts/%d/%s", scheduled, step.action), nil)
 		if want := fmt.Sprintf("/dashboard/broadcasts/%d?notice=%s", scheduled, step.notice); p.Header.Get("Location") != want {
@@ -158,6 +159,10 @@ func TestDashboardBroadcast(t *testing.T) {
 		}
 		if pr := progressOf(t, u, scheduled); pr.State != step.state {
 			t.Fatalf("after %s: %s, want %s", step.action, pr.State, step.state)
+		}
+		// The page the post opens says what happened.
+		if pg := u.get(p.Header.Get("Location")); !strings.Contains(pg.Body, `<p class="notice" role="status">`) || !strings.Contains(pg.Body, step.says) {
+			t.Fatalf("after %s the page shows no notice:\n%s", step.action, pg.Body)
 		}
 	}
 	if a := auditActions(t, env, acc); !strings.Contains(a, "broadcast.started") || !strings.Contains(a, "broadcast.paused") || !strings.Contains(a, "broadcast.resumed") {

@@ -207,7 +207,7 @@ func (d *Dashboard) renderBroadcast(w http.ResponseWriter, r *http.Request, s *s
 	for _, rc := range rs {
 		data.Recipients = append(data.Recipients, recipientOf(rc))
 	}
-	d.render(w, r, status, "broadcast", page{Title: "Broadcast " + v.Name, Nav: "broadcasts", Session: s, Error: errMsg, Data: data})
+	d.render(w, r, status, "broadcast", page{Title: "Broadcast " + v.Name, Nav: "broadcasts", Session: s, Flash: flash(r), Error: errMsg, Data: data})
 }
 
 // viewOf reads the path's broadcast with its progress; it answers itself (the 404 or 500
