@@ -202,17 +202,8 @@ func (data broadcastFormData) request() (domain.PanelBroadcast, refusal.Fields) 
 // broadcastPreflight checks the form and shows what the broadcast would do, with the confirm
 // button; nothing is made yet.
 func (d *Dashboard) broadcastPreflight(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	if d.cfg.Broadcasts == nil {
-		d.broadcastFormPage(w, r, s, http.StatusServiceUnavailable, "Broadcasts are not configured on this server.", nil)
-		return
-	}
-	data, ok := d.broadcastFormData(w, r, s)
+	data, in, ok := d.postedBroadcast(w, r, s)
 	if !ok {
-		return
-	}
-	in, fe := data.request()
-	if len(fe) > 0 {
-		d.broadcastFormPage(w, r, s, http.StatusUnprocessableEntity, "", fe)
 		return
 	}
 	pf, err := d.cfg.Broadcasts.Preflight(r.Context(), s.AccountID, in)
@@ -243,17 +234,8 @@ func (d *Dashboard) broadcastPreflight(w http.ResponseWriter, r *http.Request, s
 
 // startBroadcast makes the broadcast of the confirmed form (once per form) and opens its page.
 func (d *Dashboard) startBroadcast(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	if d.cfg.Broadcasts == nil {
-		d.broadcastFormPage(w, r, s, http.StatusServiceUnavailable, "Broadcasts are not configured on this server.", nil)
-		return
-	}
-	data, ok := d.broadcastFormData(w, r, s)
+	_, in, ok := d.postedBroadcast(w, r, s)
 	if !ok {
-		return
-	}
-	in, fe := data.request()
-	if len(fe) > 0 {
-		d.broadcastFormPage(w, r, s, http.StatusUnprocessableEntity, "", fe)
 		return
 	}
 	started, err := d.cfg.Broadcasts.Start(r.Context(), s.AccountID, s.UserID, in)
@@ -265,6 +247,26 @@ func (d *Dashboard) startBroadcast(w http.ResponseWriter, r *http.Request, s *st
 		notice = "broadcast-started-before"
 	}
 	redirect(w, r, Prefix+"/broadcasts/"+strconv.FormatInt(started.Broadcast.ID, 10), notice)
+}
+
+// postedBroadcast reads the posted form as the domain's broadcast. When broadcasts are not
+// configured, or the form breaks a rule the page checks itself, it shows the form again
+// (broadcastFormPage) and returns false, as it does after answering a store failure.
+func (d *Dashboard) postedBroadcast(w http.ResponseWriter, r *http.Request, s *store.Session) (broadcastFormData, domain.PanelBroadcast, bool) {
+	if d.cfg.Broadcasts == nil {
+		d.broadcastFormPage(w, r, s, http.StatusServiceUnavailable, "Broadcasts are not configured on this server.", nil)
+		return broadcastFormData{}, domain.PanelBroadcast{}, false
+	}
+	data, ok := d.broadcastFormData(w, r, s)
+	if !ok {
+		return data, domain.PanelBroadcast{}, false
+	}
+	in, fe := data.request()
+	if len(fe) > 0 {
+		d.broadcastFormPage(w, r, s, http.StatusUnprocessableEntity, "", fe)
+		return data, in, false
+	}
+	return data, in, true
 }
 
 // broadcastRefused shows the form again for a refusal (the API's 422 or 409 reasons, in
