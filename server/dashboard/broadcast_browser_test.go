@@ -51,6 +51,15 @@ func TestBrowserBroadcast(t *testing.T) {
 			b.Run("schedule", chromedp.SetValue("#b-send-at", at, chromedp.ByQuery), chromedp.SetValue("#b-zone", "America/Sao_Paulo", chromedp.ByQuery))
 		}
 		noSideways(fmt.Sprintf("broadcast-new-%d", width))
+		if width < 500 {
+			// On a phone the template's choice takes the line, its name not cut.
+			var choice, form float64
+			b.Eval(`document.querySelector("#b-template-choice").getBoundingClientRect().width`, &choice)
+			b.Eval(`document.querySelector("#broadcast-form").getBoundingClientRect().width`, &form)
+			if choice < form-2 {
+				t.Errorf("at %d px the template's choice is %.0f px wide, the form %.0f px", width, choice, form)
+			}
+		}
 		b.CheckPage(fmt.Sprintf("broadcast-new-%d", width))
 		b.FocusAndPress("#preflight-button")
 		b.Run("pre-flight", chromedp.WaitVisible("#preflight", chromedp.ByQuery))
