@@ -228,6 +228,18 @@ func TestDashboardBroadcast(t *testing.T) {
 	if p := other.post(fmt.Sprintf("/dashboard/broadcasts/%d/pause", scheduled), nil); p.Status != http.StatusNotFound {
 		t.Fatalf("another workspace's pause: %d", p.Status)
 	}
+	// A test key's broadcast is the API's: the panel neither shows nor changes it.
+	if _, err := env.Store.DB().Exec(`UPDATE broadcasts SET test = true WHERE account_id = $1 AND id = $2`, acc, scheduled); err != nil {
+		t.Fatal(err)
+	}
+	for _, action := range []string{"pause", "cancel"} {
+		if p := u.post(fmt.Sprintf("/dashboard/broadcasts/%d/%s", scheduled, action), nil); p.Status != http.StatusNotFound {
+			t.Fatalf("a test key's broadcast's %s: %d", action, p.Status)
+		}
+	}
+	if p := u.get(fmt.Sprintf("/dashboard/broadcasts/%d", scheduled)); p.Status != http.StatusNotFound {
+		t.Fatalf("a test key's broadcast's page: %d", p.Status)
+	}
 }
 
 func countRows(t *testing.T, env *servertest.Env, q string, args ...any) int {
