@@ -145,7 +145,7 @@ func TestDashboardBroadcast(t *testing.T) {
 	if n := countRows(t, env, `SELECT count(*) FROM broadcasts WHERE account_id = $1`, acc); n != 1 {
 		t.Fatalf("%d broadcasts after two submits of one form, want 1", n)
 	}
-	if pr := progressOf(t, u, scheduled); pr.State != store.BroadcastScheduled || pr.Total != 3 || pr.Waiting != 3 {
+	if pr := progressOf(t, u, scheduled); pr.State != store.BroadcastScheduled || pr.Total != 3 || pr.Waiting != 3 || pr.RateText != "—" {
 		t.Fatalf("scheduled: %+v", pr)
 	}
 	for _, step := range []struct{ action, notice, state, says string }{

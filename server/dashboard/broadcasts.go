@@ -133,6 +133,9 @@ func progressOf(b store.Broadcast, p domain.Progress, loc *time.Location) progre
 	switch {
 	case out.Final || b.State == store.BroadcastPaused:
 		out.RateText, out.ETAText = "—", "—"
+	case b.State == store.BroadcastScheduled:
+		// Nothing is sent before its start: no rate, and no end to estimate yet.
+		out.RateText, out.ETAText = "—", "after the start"
 	case p.ETA != nil:
 		out.ETAText = "about " + p.ETA.In(loc).Format("15:04:05") + " (" + zoneName(loc) + ")"
 	default:
