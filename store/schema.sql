@@ -102,7 +102,7 @@ BEGIN
     ELSE
         INSERT INTO broadcast_counts AS c (account_id, broadcast_id, state, slot, n)
         SELECT account_id, broadcast_id, state, s, -count(*) FROM old_rows
-        WHERE EXISTS (SELECT FROM broadcasts b WHERE b.id = old_rows.broadcast_id)
+        WHERE EXISTS (SELECT FROM broadcasts b WHERE b.account_id = old_rows.account_id AND b.id = old_rows.broadcast_id)
         GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
         ON CONFLICT (account_id, broadcast_id, state, slot) DO UPDATE SET n = c.n + EXCLUDED.n;
     END IF;

@@ -51,6 +51,15 @@ func TestBrowserBroadcast(t *testing.T) {
 			b.Run("schedule", chromedp.SetValue("#b-send-at", at, chromedp.ByQuery), chromedp.SetValue("#b-zone", "America/Sao_Paulo", chromedp.ByQuery))
 		}
 		noSideways(fmt.Sprintf("broadcast-new-%d", width))
+		if width < 500 {
+			// On a phone the template's choice takes the line, its name not cut.
+			var choice, form float64
+			b.Eval(`document.querySelector("#b-template-choice").getBoundingClientRect().width`, &choice)
+			b.Eval(`document.querySelector("#broadcast-form").getBoundingClientRect().width`, &form)
+			if choice < form-2 {
+				t.Errorf("at %d px the template's choice is %.0f px wide, the form %.0f px", width, choice, form)
+			}
+		}
 		b.CheckPage(fmt.Sprintf("broadcast-new-%d", width))
 		b.FocusAndPress("#preflight-button")
 		b.Run("pre-flight", chromedp.WaitVisible("#preflight", chromedp.ByQuery))
@@ -59,6 +68,9 @@ func TestBrowserBroadcast(t *testing.T) {
 		pf := text("#pf-recipients")
 		b.FocusAndPress("#start-button")
 		b.Run("broadcast page", chromedp.WaitVisible("#broadcast-progress", chromedp.ByQuery))
+		if n := text(".notice"); !strings.Contains(n, "The broadcast was started") {
+			t.Errorf("at %d px the start says %q, want its notice", width, n)
+		}
 		return pf
 	}
 	for _, width := range []int{1280, 390} {
@@ -76,10 +88,13 @@ func TestBrowserBroadcast(t *testing.T) {
 		if st := text("#b-state"); st != "Paused" || !strings.Contains(text("main"), "Paused by a member") {
 			t.Errorf("at %d px after the pause: %q, %q", width, st, text("#b-reason"))
 		}
+		if n := text(".notice"); !strings.Contains(n, "The broadcast is paused") {
+			t.Errorf("at %d px the pause says %q, want its notice", width, n)
+		}
 		b.CheckPage(fmt.Sprintf("broadcast-paused-%d", width))
 		b.FocusAndPress("#resume-button")
-		if st := text("#b-state"); st != "Scheduled" {
-			t.Errorf("at %d px after the resume: %q", width, st)
+		if st := text("#b-state"); st != "Scheduled" || !strings.Contains(text(".notice"), "The broadcast was resumed") {
+			t.Errorf("at %d px after the resume: %q, notice %q", width, st, text(".notice"))
 		}
 
 		// At once: the page follows the reports without a reload until every message is read.

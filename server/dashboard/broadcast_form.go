@@ -65,6 +65,12 @@ func (d *Dashboard) broadcastFormPage(w http.ResponseWriter, r *http.Request, s 
 	if !ok {
 		return
 	}
+	d.showBroadcastForm(w, r, s, data, status, msg, refused)
+}
+
+// showBroadcastForm renders the form already read (broadcastFormData) with a message and the
+// reasons of a refusal next to their inputs.
+func (d *Dashboard) showBroadcastForm(w http.ResponseWriter, r *http.Request, s *store.Session, data broadcastFormData, status int, msg string, refused refusal.Fields) {
 	if len(refused) > 0 {
 		msg = "The broadcast was refused: correct the fields marked below."
 		var general []string
@@ -202,21 +208,12 @@ func (data broadcastFormData) request() (domain.PanelBroadcast, refusal.Fields) 
 // broadcastPreflight checks the form and shows what the broadcast would do, with the confirm
 // button; nothing is made yet.
 func (d *Dashboard) broadcastPreflight(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	if d.cfg.Broadcasts == nil {
-		d.broadcastFormPage(w, r, s, http.StatusServiceUnavailable, "Broadcasts are not configured on this server.", nil)
-		return
-	}
-	data, ok := d.broadcastFormData(w, r, s)
+	data, in, ok := d.postedBroadcast(w, r, s)
 	if !ok {
 		return
 	}
-	in, fe := data.request()
-	if len(fe) > 0 {
-		d.broadcastFormPage(w, r, s, http.StatusUnprocessableEntity, "", fe)
-		return
-	}
 	pf, err := d.cfg.Broadcasts.Preflight(r.Context(), s.AccountID, in)
-	if d.broadcastRefused(w, r, s, err) {
+	if d.broadcastRefused(w, r, s, data, err) {
 		return
 	}
 	data.Preflight = &pf
@@ -243,21 +240,12 @@ func (d *Dashboard) broadcastPreflight(w http.ResponseWriter, r *http.Request, s
 
 // startBroadcast makes the broadcast of the confirmed form (once per form) and opens its page.
 func (d *Dashboard) startBroadcast(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	if d.cfg.Broadcasts == nil {
-		d.broadcastFormPage(w, r, s, http.StatusServiceUnavailable, "Broadcasts are not configured on this server.", nil)
-		return
-	}
-	data, ok := d.broadcastFormData(w, r, s)
+	data, in, ok := d.postedBroadcast(w, r, s)
 	if !ok {
 		return
 	}
-	in, fe := data.request()
-	if len(fe) > 0 {
-		d.broadcastFormPage(w, r, s, http.StatusUnprocessableEntity, "", fe)
-		return
-	}
 	started, err := d.cfg.Broadcasts.Start(r.Context(), s.AccountID, s.UserID, in)
-	if d.broadcastRefused(w, r, s, err) {
+	if d.broadcastRefused(w, r, s, data, err) {
 		return
 	}
 	notice := "broadcast-started"
@@ -267,20 +255,40 @@ func (d *Dashboard) startBroadcast(w http.ResponseWriter, r *http.Request, s *st
 	redirect(w, r, Prefix+"/broadcasts/"+strconv.FormatInt(started.Broadcast.ID, 10), notice)
 }
 
-// broadcastRefused shows the form again for a refusal (the API's 422 or 409 reasons, in
-// words) or answers 500; it returns false when err is nil.
-func (d *Dashboard) broadcastRefused(w http.ResponseWriter, r *http.Request, s *store.Session, err error) bool {
+// postedBroadcast reads the posted form as the domain's broadcast. When broadcasts are not
+// configured, or the form breaks a rule the page checks itself, it shows the form again
+// (broadcastFormPage) and returns false, as it does after answering a store failure.
+func (d *Dashboard) postedBroadcast(w http.ResponseWriter, r *http.Request, s *store.Session) (broadcastFormData, domain.PanelBroadcast, bool) {
+	if d.cfg.Broadcasts == nil {
+		d.broadcastFormPage(w, r, s, http.StatusServiceUnavailable, "Broadcasts are not configured on this server.", nil)
+		return broadcastFormData{}, domain.PanelBroadcast{}, false
+	}
+	data, ok := d.broadcastFormData(w, r, s)
+	if !ok {
+		return data, domain.PanelBroadcast{}, false
+	}
+	in, fe := data.request()
+	if len(fe) > 0 {
+		d.showBroadcastForm(w, r, s, data, http.StatusUnprocessableEntity, "", fe)
+		return data, in, false
+	}
+	return data, in, true
+}
+
+// broadcastRefused shows the form (data, as read) again for a refusal (the API's 422 or 409
+// reasons, in words) or answers 500; it returns false when err is nil.
+func (d *Dashboard) broadcastRefused(w http.ResponseWriter, r *http.Request, s *store.Session, data broadcastFormData, err error) bool {
 	var br *domain.BroadcastRefused
 	switch {
 	case err == nil:
 		return false
 	case errors.As(err, &br):
-		d.broadcastFormPage(w, r, s, http.StatusUnprocessableEntity, "", br.Fields)
+		d.showBroadcastForm(w, r, s, data, http.StatusUnprocessableEntity, "", br.Fields)
 	case errors.Is(err, domain.ErrAudienceNotFound):
-		d.broadcastFormPage(w, r, s, http.StatusUnprocessableEntity, "", refusal.One("audience_id", "this workspace has no such audience"))
+		d.showBroadcastForm(w, r, s, data, http.StatusUnprocessableEntity, "", refusal.One("audience_id", "this workspace has no such audience"))
 	case domain.AsSendError(err) != nil:
 		se := domain.AsSendError(err)
-		d.broadcastFormPage(w, r, s, refusalStatus(se.Kind), se.Message+".", se.Fields)
+		d.showBroadcastForm(w, r, s, data, refusalStatus(se.Kind), se.Message+".", se.Fields)
 	default:
 		d.serverError(w, r, err)
 	}

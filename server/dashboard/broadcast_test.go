@@ -145,12 +145,13 @@ func TestDashboardBroadcast(t *testing.T) {
 	if n := countRows(t, env, `SELECT count(*) FROM broadcasts WHERE account_id = $1`, acc); n != 1 {
 		t.Fatalf("%d broadcasts after two submits of one form, want 1", n)
 	}
-	if pr := progressOf(t, u, scheduled); pr.State != store.BroadcastScheduled || pr.Total != 3 || pr.Waiting != 3 {
+	if pr := progressOf(t, u, scheduled); pr.State != store.BroadcastScheduled || pr.Total != 3 || pr.Waiting != 3 || pr.RateText != "—" {
 		t.Fatalf("scheduled: %+v", pr)
 	}
-	for _, step := range []struct{ action, notice, state string }{
-		{"pause", "broadcast-paused", store.BroadcastPaused}, {"resume", "broadcast-resumed", store.BroadcastScheduled},
-		{"resume", "broadcast-state", store.BroadcastScheduled},
+	for _, step := range []struct{ action, notice, state, says string }{
+		{"pause", "broadcast-paused", store.BroadcastPaused, "The broadcast is paused"},
+		{"resume", "broadcast-resumed", store.BroadcastScheduled, "The broadcast was resumed"},
+		{"resume", "broadcast-state", store.BroadcastScheduled, "so nothing was done"},
 	} {
 		p = u.post(fmt.Sprintf("/dashboard/broadcasts/%d/%s", scheduled, step.action), nil)
 		if want := fmt.Sprintf("/dashboard/broadcasts/%d?notice=%s", scheduled, step.notice); p.Header.Get("Location") != want {
@@ -158,6 +159,10 @@ func TestDashboardBroadcast(t *testing.T) {
 		}
 		if pr := progressOf(t, u, scheduled); pr.State != step.state {
 			t.Fatalf("after %s: %s, want %s", step.action, pr.State, step.state)
+		}
+		// The page the post opens says what happened.
+		if pg := u.get(p.Header.Get("Location")); !strings.Contains(pg.Body, `<p class="notice" role="status">`) || !strings.Contains(pg.Body, step.says) {
+			t.Fatalf("after %s the page shows no notice:\n%s", step.action, pg.Body)
 		}
 	}
 	if a := auditActions(t, env, acc); !strings.Contains(a, "broadcast.started") || !strings.Contains(a, "broadcast.paused") || !strings.Contains(a, "broadcast.resumed") {
@@ -222,6 +227,18 @@ func TestDashboardBroadcast(t *testing.T) {
 	}
 	if p := other.post(fmt.Sprintf("/dashboard/broadcasts/%d/pause", scheduled), nil); p.Status != http.StatusNotFound {
 		t.Fatalf("another workspace's pause: %d", p.Status)
+	}
+	// A test key's broadcast is the API's: the panel neither shows nor changes it.
+	if _, err := env.Store.DB().Exec(`UPDATE broadcasts SET test = true WHERE account_id = $1 AND id = $2`, acc, scheduled); err != nil {
+		t.Fatal(err)
+	}
+	for _, action := range []string{"pause", "cancel"} {
+		if p := u.post(fmt.Sprintf("/dashboard/broadcasts/%d/%s", scheduled, action), nil); p.Status != http.StatusNotFound {
+			t.Fatalf("a test key's broadcast's %s: %d", action, p.Status)
+		}
+	}
+	if p := u.get(fmt.Sprintf("/dashboard/broadcasts/%d", scheduled)); p.Status != http.StatusNotFound {
+		t.Fatalf("a test key's broadcast's page: %d", p.Status)
 	}
 }
 

@@ -133,6 +133,9 @@ func progressOf(b store.Broadcast, p domain.Progress, loc *time.Location) progre
 	switch {
 	case out.Final || b.State == store.BroadcastPaused:
 		out.RateText, out.ETAText = "—", "—"
+	case b.State == store.BroadcastScheduled:
+		// Nothing is sent before its start: no rate, and no end to estimate yet.
+		out.RateText, out.ETAText = "—", "after the start"
 	case p.ETA != nil:
 		out.ETAText = "about " + p.ETA.In(loc).Format("15:04:05") + " (" + zoneName(loc) + ")"
 	default:
@@ -155,10 +158,7 @@ func (d *Dashboard) broadcasts(w http.ResponseWriter, r *http.Request, s *store.
 		return
 	}
 	data := broadcastsData{}
-	if len(bs) > broadcastsPage {
-		bs = bs[:broadcastsPage]
-		data.Next = bs[broadcastsPage-1].ID
-	}
+	bs, data.Next = keysetPage(bs, broadcastsPage, func(b store.Broadcast) int64 { return b.ID })
 	loc := viewerZone(r)
 	for _, b := range bs {
 		v, err := d.view(r.Context(), b, loc)
@@ -189,30 +189,43 @@ type broadcastData struct {
 
 // broadcastPage is one broadcast: progress, controls, a page of its recipients (?after=ID).
 func (d *Dashboard) broadcastPage(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	b, ok := d.broadcastOf(w, r, s)
+	d.renderBroadcast(w, r, s, http.StatusOK, "")
+}
+
+// renderBroadcast renders the path's broadcast's page with the status and an error message
+// ("" for none).
+func (d *Dashboard) renderBroadcast(w http.ResponseWriter, r *http.Request, s *store.Session, status int, errMsg string) {
+	v, ok := d.viewOf(w, r, s)
 	if !ok {
 		return
 	}
-	v, err := d.view(r.Context(), b, viewerZone(r))
-	if err != nil {
-		d.serverError(w, r, err)
-		return
-	}
 	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
-	rs, err := d.cfg.Store.BroadcastRecipients(r.Context(), s.AccountID, b.ID, max(after, 0), broadcastsPage+1)
+	rs, err := d.cfg.Store.BroadcastRecipients(r.Context(), s.AccountID, v.ID, max(after, 0), broadcastsPage+1)
 	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
 	data := broadcastData{broadcastView: v, After: after, ConfirmCancel: r.URL.Query().Get("confirm") == "cancel"}
-	if len(rs) > broadcastsPage {
-		rs = rs[:broadcastsPage]
-		data.Next = rs[broadcastsPage-1].ID
-	}
+	rs, data.Next = keysetPage(rs, broadcastsPage, func(rc store.BroadcastRecipient) int64 { return rc.ID })
 	for _, rc := range rs {
 		data.Recipients = append(data.Recipients, recipientOf(rc))
 	}
-	d.render(w, r, http.StatusOK, "broadcast", page{Title: "Broadcast " + b.Name, Nav: "broadcasts", Session: s, Data: data})
+	d.render(w, r, status, "broadcast", page{Title: "Broadcast " + v.Name, Nav: "broadcasts", Session: s, Flash: flash(r), Error: errMsg, Data: data})
+}
+
+// viewOf reads the path's broadcast with its progress; it answers itself (the 404 or 500
+// page) and returns false on failure.
+func (d *Dashboard) viewOf(w http.ResponseWriter, r *http.Request, s *store.Session) (broadcastView, bool) {
+	b, ok := d.broadcastOf(w, r, s)
+	if !ok {
+		return broadcastView{}, false
+	}
+	v, err := d.view(r.Context(), b, viewerZone(r))
+	if err != nil {
+		d.serverError(w, r, err)
+		return v, false
+	}
+	return v, true
 }
 
 // recipientOf is the recipient's result in words: a failure's reason and next step
@@ -234,13 +247,8 @@ func recipientOf(r store.BroadcastRecipient) recipientView {
 // broadcastProgress answers GET /dashboard/broadcasts/{id}/progress with the progress as JSON
 // (progressJSON), for broadcast.js.
 func (d *Dashboard) broadcastProgress(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	b, ok := d.broadcastOf(w, r, s)
+	v, ok := d.viewOf(w, r, s)
 	if !ok {
-		return
-	}
-	v, err := d.view(r.Context(), b, viewerZone(r))
-	if err != nil {
-		d.serverError(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -265,28 +273,31 @@ func (d *Dashboard) cancelBroadcast(w http.ResponseWriter, r *http.Request, s *s
 	})
 }
 
-// changeBroadcast runs a change of the path's broadcast and opens its page with a notice; a
-// state that does not allow it says so on the page.
+// changeBroadcast runs a change of the path's broadcast (the domain's, which reads it: another
+// workspace's and a test key's are the 404 page) and opens its page with a notice; a state that
+// does not allow it says so on the page.
 func (d *Dashboard) changeBroadcast(w http.ResponseWriter, r *http.Request, s *store.Session, notice string,
 	change func(*domain.BroadcastPanel, int64) (store.Broadcast, error)) {
-	b, ok := d.broadcastOf(w, r, s)
-	if !ok {
-		return
-	}
 	if d.cfg.Broadcasts == nil {
-		http.Error(w, "Broadcasts are not configured on this server.", http.StatusServiceUnavailable)
+		d.renderBroadcast(w, r, s, http.StatusServiceUnavailable, "Broadcasts are not configured on this server: nothing was changed.")
 		return
 	}
-	_, err := change(d.cfg.Broadcasts, b.ID)
+	id, ok := pathID(r, "id")
+	if !ok {
+		d.notFound(w, r, s)
+		return
+	}
+	_, err := change(d.cfg.Broadcasts, id)
+	var bs *domain.BroadcastStateError
 	switch {
-	case errors.Is(err, store.ErrBroadcastState):
+	case errors.As(err, &bs):
 		notice = "broadcast-state"
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, domain.ErrBroadcastNotFound):
 		d.notFound(w, r, s)
 		return
 	case err != nil:
 		d.serverError(w, r, err)
 		return
 	}
-	redirect(w, r, Prefix+"/broadcasts/"+strconv.FormatInt(b.ID, 10), notice)
+	redirect(w, r, Prefix+"/broadcasts/"+strconv.FormatInt(id, 10), notice)
 }

@@ -119,25 +119,26 @@ func (p BroadcastPanel) Start(ctx context.Context, accountID, userID int64, in P
 	return Started{Broadcast: b}, nil
 }
 
-// Pause pauses the workspace's scheduled or running broadcast; no recipient is called after
-// it returns. A state that does not allow it is store.ErrBroadcastState, another workspace's
-// id store.ErrNotFound.
+// Pause pauses the workspace's scheduled or running live broadcast through the API's
+// operation (Broadcasts.Pause); no recipient is called after it returns. A state that does not
+// allow it is a *BroadcastStateError, another workspace's id or a test key's broadcast
+// ErrBroadcastNotFound.
 func (p BroadcastPanel) Pause(ctx context.Context, accountID, userID, id int64) (store.Broadcast, error) {
-	b, err := p.Broadcasts.Store.PauseBroadcast(ctx, accountID, id, store.PauseOperator, nil)
+	b, err := p.Broadcasts.Pause(ctx, accountID, false, id)
 	return p.changed(ctx, accountID, userID, AuditBroadcastPaused, b, err)
 }
 
 // Resume sets the workspace's paused broadcast running again (scheduled when its time has not
 // come); errors as Pause.
 func (p BroadcastPanel) Resume(ctx context.Context, accountID, userID, id int64) (store.Broadcast, error) {
-	b, err := p.Broadcasts.Store.ResumeBroadcast(ctx, accountID, id)
+	b, err := p.Broadcasts.Resume(ctx, accountID, false, id)
 	return p.changed(ctx, accountID, userID, AuditBroadcastResumed, b, err)
 }
 
 // Cancel cancels the workspace's unfinished broadcast and its recipients not called yet;
 // errors as Pause.
 func (p BroadcastPanel) Cancel(ctx context.Context, accountID, userID, id int64) (store.Broadcast, error) {
-	b, err := p.Broadcasts.Store.CancelBroadcast(ctx, accountID, id)
+	b, err := p.Broadcasts.Cancel(ctx, accountID, false, id)
 	return p.changed(ctx, accountID, userID, AuditBroadcastCancelled, b, err)
 }
 
