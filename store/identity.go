@@ -135,21 +135,26 @@ func settled(id Identity, byUser, byNumber *identityRow) *identityRow {
 
 // identityFor returns the account's contact for id within tx, creating, linking or merging as
 // the rules above say, each change with its event. A created contact comes back with Created.
-func identityFor(ctx context.Context, tx *sqlx.Tx, accountID int64, id Identity) (identityRow, error) {
+// unsettled says the caller's own read just now found no settled contact: the unlocked read is
+// then skipped for the locked one.
+func identityFor(ctx context.Context, tx *sqlx.Tx, accountID int64, id Identity, unsettled bool) (identityRow, error) {
 	if id.Mobile == "" && id.UserID == "" {
 		return identityRow{}, errors.New("contact identity: a number or a user id is required")
 	}
-	byUser, byNumber, err := findIdentity(ctx, tx, accountID, id)
-	if err != nil {
-		return identityRow{}, err
-	}
-	if c := settled(id, byUser, byNumber); c != nil {
-		return *c, nil
+	if !unsettled {
+		byUser, byNumber, err := findIdentity(ctx, tx, accountID, id)
+		if err != nil {
+			return identityRow{}, err
+		}
+		if c := settled(id, byUser, byNumber); c != nil {
+			return *c, nil
+		}
 	}
 	if _, err := tx.ExecContext(ctx, identityLockSQL, accountID); err != nil {
 		return identityRow{}, translate(err)
 	}
-	if byUser, byNumber, err = findIdentity(ctx, tx, accountID, id); err != nil {
+	byUser, byNumber, err := findIdentity(ctx, tx, accountID, id)
+	if err != nil {
 		return identityRow{}, err
 	}
 	if c := settled(id, byUser, byNumber); c != nil {
@@ -171,7 +176,8 @@ func identityFor(ctx context.Context, tx *sqlx.Tx, accountID int64, id Identity)
 	}
 	// A writer that does not take the identity lock (a send, POST /contacts) created the
 	// number's contact meanwhile: it is now found.
-	if byUser, byNumber, err = findIdentity(ctx, tx, accountID, id); err != nil {
+	byUser, byNumber, err = findIdentity(ctx, tx, accountID, id)
+	if err != nil {
 		return identityRow{}, err
 	}
 	if c := settled(id, byUser, byNumber); c != nil {

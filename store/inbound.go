@@ -222,6 +222,7 @@ var errContactChanged = errors.New("the contact changed meanwhile")
 func (s *Store) recordInbound(ctx context.Context, accountID int64, in InboundMessage, id Identity, args []any) (InboundResult, error) {
 	key := senderKeyOf(accountID, in)
 	c, ok := s.senders.get(key)
+	unsettled := false
 	if !ok {
 		byUser, byNumber, err := findIdentity(ctx, preparedQueryer{s}, accountID, id)
 		if err != nil {
@@ -229,11 +230,13 @@ func (s *Store) recordInbound(ctx context.Context, accountID int64, in InboundMe
 		}
 		if r := settled(id, byUser, byNumber); r != nil {
 			c, ok = *r, true
+		} else {
+			unsettled = true
 		}
 	}
 	if !ok || contactWritesFor(in, c) != (contactWrites{}) {
 		s.senders.drop(key)
-		return s.recordInboundTx(ctx, accountID, in, id, args)
+		return s.recordInboundTx(ctx, accountID, in, id, args, unsettled)
 	}
 	st, err := s.prepared(ctx, inboundMessageSQL)
 	if err != nil {
@@ -292,8 +295,8 @@ func inboundArgs(in InboundMessage) ([]any, error) {
 }
 
 // recordInboundTx records a message whose contact is created, linked, merged or changed, in
-// one transaction.
-func (s *Store) recordInboundTx(ctx context.Context, accountID int64, in InboundMessage, id Identity, args []any) (InboundResult, error) {
+// one transaction; unsettled says recordInbound's read found no settled contact (identityFor).
+func (s *Store) recordInboundTx(ctx context.Context, accountID int64, in InboundMessage, id Identity, args []any, unsettled bool) (InboundResult, error) {
 	stmts, err := s.preparedAll(ctx, inboundDupSQL, inboundAliasSQL, inboundContactUpdateSQL, inboundMessageSQL)
 	if err != nil {
 		return InboundResult{}, err
@@ -312,7 +315,7 @@ func (s *Store) recordInboundTx(ctx context.Context, accountID int64, in Inbound
 	if dup {
 		return InboundResult{Duplicate: true}, nil
 	}
-	c, err := identityFor(ctx, tx, accountID, id)
+	c, err := identityFor(ctx, tx, accountID, id, unsettled)
 	if err != nil {
 		return InboundResult{}, err
 	}

@@ -42,10 +42,7 @@ func (d *Dashboard) campaigns(w http.ResponseWriter, r *http.Request, s *store.S
 		return
 	}
 	data := campaignsData{}
-	if len(cs) > campaignsPage {
-		cs = cs[:campaignsPage]
-		data.Next = cs[campaignsPage-1].ID
-	}
+	cs, data.Next = keysetPage(cs, campaignsPage, func(c store.CampaignReport) int64 { return c.ID })
 	for _, c := range cs {
 		data.Campaigns = append(data.Campaigns, withRates(c))
 	}

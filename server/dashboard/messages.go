@@ -194,8 +194,6 @@ type messageData struct {
 	// Said is a message that is not a template in a few words (its text, else its kind), as
 	// the inbox shows it; "" for a template message.
 	Said string
-	// CampaignName is the message's campaign's name ("" without one).
-	CampaignName string
 	Contact      store.Contact
 	Attempts     []store.LoggedAttempt
 }
@@ -231,14 +229,6 @@ func (d *Dashboard) messagePage(w http.ResponseWriter, r *http.Request, s *store
 	data.Sent = describeSent(tpl, data.Content)
 	if m.TemplateName == "" {
 		data.Said = summaryOf(store.ThreadMessage{Type: m.Type, Content: data.Content})
-	}
-	if m.CampaignID != nil {
-		c, err := d.cfg.Store.CampaignByID(ctx, s.AccountID, *m.CampaignID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			d.serverError(w, r, err)
-			return
-		}
-		data.CampaignName = c.Name
 	}
 	if data.Attempts, err = d.cfg.Store.MessageAttempts(ctx, s.AccountID, m.ID, m.CreatedAt, 100); err != nil {
 		d.serverError(w, r, err)
