@@ -144,7 +144,7 @@ func contactLabel(c store.Contact) string {
 	return c.UserID
 }
 
-// conversationOf reads the conversation of the path's id and its contact; it answers 404
+// conversationOf reads the contact of the path's conversation (one statement); it answers 404
 // (another workspace's id included) or 500 itself and returns false.
 func (d *Dashboard) conversationOf(w http.ResponseWriter, r *http.Request, s *store.Session) (int64, store.Contact, bool) {
 	conv, ok := pathID(r, "id")
@@ -152,11 +152,7 @@ func (d *Dashboard) conversationOf(w http.ResponseWriter, r *http.Request, s *st
 		d.notFound(w, r, s)
 		return 0, store.Contact{}, false
 	}
-	contactID, err := d.cfg.Store.ConversationContact(r.Context(), s.AccountID, conv)
-	var c store.Contact
-	if err == nil {
-		c, err = d.records().Contact(r.Context(), s.AccountID, contactID)
-	}
+	c, err := d.cfg.Store.ConversationContact(r.Context(), s.AccountID, conv)
 	if errors.Is(err, store.ErrNotFound) {
 		d.notFound(w, r, s)
 		return 0, c, false
