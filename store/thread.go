@@ -101,10 +101,11 @@ func (s *Store) ThreadQuoted(ctx context.Context, accountID int64, ids []int64) 
 	return out, translate(err)
 }
 
-// ConversationContact returns the contact whose conversation has that id in the account;
-// ErrNotFound when the account has none (another account's id included).
-func (s *Store) ConversationContact(ctx context.Context, accountID, conversationID int64) (int64, error) {
-	var id int64
-	err := s.getPrepared(ctx, &id, `SELECT contact_id FROM conversations WHERE account_id = $1 AND id = $2`, accountID, conversationID)
-	return id, err
+// ConversationContact returns the contact of the account's conversation with that id, in one
+// statement; ErrNotFound when the account has none (another account's id included).
+func (s *Store) ConversationContact(ctx context.Context, accountID, conversationID int64) (Contact, error) {
+	var c Contact
+	err := s.getPrepared(ctx, &c, `SELECT `+contactColumns+` FROM contacts WHERE account_id = $1
+		AND id = (SELECT contact_id FROM conversations WHERE account_id = $1 AND id = $2)`, accountID, conversationID)
+	return c, err
 }

@@ -72,12 +72,21 @@ func TestBrowserInboxLive(t *testing.T) {
 		t.Fatalf("the row led to %s", b.Location())
 	}
 	b.Run("mark the thread", chromedp.Evaluate(`window.__sameThreadPage = true`, nil))
+	// A note being typed when the thread updates is kept (the team section is replaced).
+	b.Run("start a note", chromedp.SendKeys("#t-note", "Half-typed", chromedp.ByQuery))
 	inject("text", map[string]any{"body": "One more thing: do you deliver?"})
 	b.Run("the new message appears", chromedp.Poll(`document.querySelector("#thread") && document.querySelector("#thread").textContent.includes("do you deliver?")`, nil))
 	b.Eval(`window.__sameThreadPage === true`, &same)
 	if !same {
 		t.Fatal("the thread reloaded the page instead of updating it")
 	}
+	var typed string
+	b.Eval(`document.querySelector("#t-note").value`, &typed)
+	if typed != "Half-typed" {
+		t.Fatalf("the note being typed reads %q after the update", typed)
+	}
+	// (by script: the read that the update made may replace the section once more meanwhile)
+	b.Run("clear the note", chromedp.Evaluate(`document.querySelector("#t-note").value = ""`, nil))
 
 	// Team: assign to oneself, a note, resolve, reopen.
 	b.Run("choose assignee", chromedp.SetValue("#t-assignee", fmt.Sprint(userOf(t, env, "live@example.com")), chromedp.ByQuery))

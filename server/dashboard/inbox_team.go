@@ -5,8 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -30,9 +30,6 @@ func (t teamData) AssignedTo(userID int64) bool {
 	return t.Row.AssigneeID != nil && *t.Row.AssigneeID == userID
 }
 
-// maxNote is the longest internal note, in characters.
-const maxNote = 2000
-
 // teamSection reads the conversation's team state, its members and its notes.
 func (d *Dashboard) teamSection(ctx context.Context, accountID, conv int64) (teamData, error) {
 	row, err := d.cfg.Store.InboxConversation(ctx, accountID, conv)
@@ -49,6 +46,10 @@ func (d *Dashboard) teamSection(ctx context.Context, accountID, conv int64) (tea
 	return t, err
 }
 
+// inboxOps is the team inbox's operations (domain.Inbox): the rules of each action (an assignee
+// is a member, a note is text of 1 to domain.NoteMaxLen characters) are the domain's.
+func (d *Dashboard) inboxOps() domain.Inbox { return domain.Inbox{Store: d.cfg.Store} }
+
 // assignConversation assigns the conversation to the chosen member, or to nobody ("0").
 func (d *Dashboard) assignConversation(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	to, err := strconv.ParseInt(r.PostFormValue("assignee"), 10, 64)
@@ -59,75 +60,60 @@ func (d *Dashboard) assignConversation(w http.ResponseWriter, r *http.Request, s
 	notice := "assigned"
 	if to == 0 {
 		notice = "unassigned"
-	} else if ok, err := d.isMember(r.Context(), s.AccountID, to); err != nil {
-		d.serverError(w, r, err)
-		return
-	} else if !ok {
-		d.threadForm(w, r, s, http.StatusUnprocessableEntity, "That teammate is not a member of this workspace.")
-		return
 	}
-	d.teamAction(w, r, s, notice, func(ctx context.Context, conv int64) error {
-		_, err := d.cfg.Store.AssignConversation(ctx, s.AccountID, conv, s.UserID, to)
+	d.teamAction(w, r, s, notice, "That teammate is not a member of this workspace.", func(ctx context.Context, a domain.Actor, conv int64) error {
+		_, err := d.inboxOps().Assign(ctx, a, conv, to)
 		return err
 	})
 }
 
 // resolveConversation marks the conversation resolved (a new customer message reopens it).
 func (d *Dashboard) resolveConversation(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	d.teamAction(w, r, s, "resolved", func(ctx context.Context, conv int64) error {
-		_, err := d.cfg.Store.ResolveConversation(ctx, s.AccountID, conv, s.UserID)
+	d.teamAction(w, r, s, "resolved", "", func(ctx context.Context, a domain.Actor, conv int64) error {
+		_, err := d.inboxOps().Resolve(ctx, a, conv)
 		return err
 	})
 }
 
 // reopenConversation reopens a resolved conversation.
 func (d *Dashboard) reopenConversation(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	d.teamAction(w, r, s, "reopened", func(ctx context.Context, conv int64) error {
-		_, err := d.cfg.Store.ReopenConversation(ctx, s.AccountID, conv, s.UserID)
+	d.teamAction(w, r, s, "reopened", "", func(ctx context.Context, a domain.Actor, conv int64) error {
+		_, err := d.inboxOps().Reopen(ctx, a, conv)
 		return err
 	})
 }
 
 // addNote adds an internal note to the conversation.
 func (d *Dashboard) addNote(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	body := strings.TrimSpace(r.PostFormValue("note"))
-	if body == "" || len([]rune(body)) > maxNote {
-		d.threadForm(w, r, s, http.StatusUnprocessableEntity, "A note takes 1 to 2,000 characters.")
-		return
-	}
-	d.teamAction(w, r, s, "note-added", func(ctx context.Context, conv int64) error {
-		_, err := d.cfg.Store.AddConversationNote(ctx, s.AccountID, conv, s.UserID, body)
+	d.teamAction(w, r, s, "note-added", "A note takes 1 to 2,000 characters.", func(ctx context.Context, a domain.Actor, conv int64) error {
+		_, err := d.inboxOps().AddNote(ctx, a, conv, r.PostFormValue("note"))
 		return err
 	})
 }
 
 // teamAction runs a team action on the path's conversation and shows the thread again with
-// its notice. A conversation not in the inbox is a 404; an assignee who is not a member of the
-// workspace is refused before (isMember).
-func (d *Dashboard) teamAction(w http.ResponseWriter, r *http.Request, s *store.Session, notice string, act func(context.Context, int64) error) {
+// its notice. A conversation not in the inbox is a 404; an action the domain refuses as invalid
+// (an assignee who is not a member, a blank or long note) shows the thread again with refused.
+func (d *Dashboard) teamAction(w http.ResponseWriter, r *http.Request, s *store.Session, notice, refused string,
+	act func(context.Context, domain.Actor, int64) error) {
 	conv, _, ok := d.conversationOf(w, r, s)
 	if !ok {
 		return
 	}
-	err := act(r.Context(), conv)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		d.notFound(w, r, s)
-		return
-	case err != nil:
+	err := act(r.Context(), domain.Actor{AccountID: s.AccountID, UserID: s.UserID}, conv)
+	if re := domain.AsSendError(err); re != nil {
+		switch re.Kind {
+		case domain.KindNotFound:
+			d.notFound(w, r, s)
+			return
+		case domain.KindInvalid:
+			d.threadForm(w, r, s, http.StatusUnprocessableEntity, refused)
+			return
+		}
+	}
+	if err != nil {
 		d.serverError(w, r, err)
 		return
 	}
 	redirect(w, r, Prefix+"/inbox/"+strconv.FormatInt(conv, 10), notice)
-}
-
-// isMember reports whether the user is a member of the workspace (an assignee must be).
-func (d *Dashboard) isMember(ctx context.Context, accountID, userID int64) (bool, error) {
-	ms, err := d.cfg.Store.MembersByAccount(ctx, accountID, 200)
-	for _, m := range ms {
-		if m.UserID == userID {
-			return true, err
-		}
-	}
-	return false, err
 }

@@ -144,7 +144,7 @@ func contactLabel(c store.Contact) string {
 	return c.UserID
 }
 
-// conversationOf reads the conversation of the path's id and its contact; it answers 404
+// conversationOf reads the contact of the path's conversation (one statement); it answers 404
 // (another workspace's id included) or 500 itself and returns false.
 func (d *Dashboard) conversationOf(w http.ResponseWriter, r *http.Request, s *store.Session) (int64, store.Contact, bool) {
 	conv, ok := pathID(r, "id")
@@ -152,11 +152,7 @@ func (d *Dashboard) conversationOf(w http.ResponseWriter, r *http.Request, s *st
 		d.notFound(w, r, s)
 		return 0, store.Contact{}, false
 	}
-	contactID, err := d.cfg.Store.ConversationContact(r.Context(), s.AccountID, conv)
-	var c store.Contact
-	if err == nil {
-		c, err = d.records().Contact(r.Context(), s.AccountID, contactID)
-	}
+	c, err := d.cfg.Store.ConversationContact(r.Context(), s.AccountID, conv)
 	if errors.Is(err, store.ErrNotFound) {
 		d.notFound(w, r, s)
 		return 0, c, false
@@ -203,6 +199,7 @@ func (d *Dashboard) threadItems(ctx context.Context, accountID int64, ms []store
 	}
 	latest := map[[2]string]reaction{} // the newest reaction per reacting side and message
 	var order [][2]string
+	onMessage := map[int]bool{} // the reactions whose message is on the page: not shown on their own
 	var missing []int64
 	for _, m := range ms {
 		it := threadItem{ThreadMessage: m, Body: bodyOf(m, m.Content)}
@@ -236,6 +233,7 @@ func (d *Dashboard) threadItems(ctx context.Context, accountID int64, ms []store
 					order = append(order, key)
 				}
 				latest[key] = reaction{at: len(items), target: target}
+				onMessage[len(items)] = true
 				it.Reaction = emoji
 				items = append(items, it)
 				continue
@@ -274,8 +272,8 @@ func (d *Dashboard) threadItems(ctx context.Context, accountID int64, ms []store
 		}
 	}
 	out := make([]threadItem, 0, len(items))
-	for _, it := range items {
-		if it.Type == "reaction" && attached(it, items) { // shown on its message (or taken away)
+	for i, it := range items {
+		if onMessage[i] { // shown on its message (or taken away)
 			continue
 		}
 		if q := replyTarget(it.ThreadMessage); q != 0 {
@@ -296,18 +294,6 @@ func (d *Dashboard) threadItems(ctx context.Context, accountID int64, ms []store
 		out = append(out, it)
 	}
 	return out, nil
-}
-
-// attached reports whether a reaction item was attached to a message of the page (then it is
-// not shown on its own).
-func attached(it threadItem, items []threadItem) bool {
-	_, pid, oid := reactionOf(it.Content)
-	for _, o := range items {
-		if o.Type != "reaction" && ((pid != "" && o.PlatformMessageID == pid) || (oid != 0 && o.ID == oid)) {
-			return true
-		}
-	}
-	return false
 }
 
 // replyTarget is our id of the message m quotes: the row's, or the answer's reply_to.

@@ -45,7 +45,8 @@ func (d *Dashboard) panelMedia(w http.ResponseWriter, r *http.Request, s *store.
 			d.notFound(w, r, s)
 			return
 		}
-		http.Error(w, "The file could not be fetched from WhatsApp: "+me.Message, http.StatusBadGateway)
+		d.render(w, r, http.StatusBadGateway, "refused", page{Title: "File not fetched", Session: s,
+			Error: "The file could not be fetched from WhatsApp: " + me.Message, Data: Prefix + "/inbox"})
 		return
 	} else if err != nil {
 		d.serverError(w, r, err)

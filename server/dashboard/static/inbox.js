@@ -4,7 +4,8 @@
 // script asks /dashboard/live/inbox what changed since its last question, every second, and:
 // puts the new unread count in the badge; on the list, fetches the page again and puts its new
 // list in place; on a thread whose conversation changed, fetches the thread again and puts its
-// messages and team section in place (the composer, with what is being typed, stays as it is).
+// messages and team section in place (the composer stays as it is, and a note being typed or a
+// teammate being chosen in the team section is kept).
 // It stops after a quarter of an hour on the page (so an open tab does not keep a session
 // alive) or when the answer is not the JSON it expects (a session that ended). Without the
 // script, the pages show what they showed when loaded.
@@ -54,11 +55,37 @@
         var doc = new DOMParser().parseFromString(html, "text/html");
         ids.forEach(function (id) {
           var now = document.getElementById(id), next = doc.getElementById(id);
-          if (now && next) now.replaceWith(document.importNode(next, true));
+          if (!now || !next) return;
+          next = document.importNode(next, true);
+          var focused = keepTyped(now, next);
+          now.replaceWith(next);
+          if (focused) focused.focus();
         });
         var count = doc.getElementById("nav-unread-count");
         if (count) showUnread(count.textContent);
       });
+  }
+
+  // keepTyped carries what the person changed in now's fields (a note being typed, a teammate
+  // chosen) over to the same fields of next, the section that replaces it; it returns next's
+  // field that should have the focus, if one of now's had it.
+  function keepTyped(now, next) {
+    var focused = null;
+    now.querySelectorAll("textarea[id], input[id], select[id]").forEach(function (f) {
+      var g = next.querySelector("#" + CSS.escape(f.id));
+      if (!g || g.tagName !== f.tagName) return;
+      var changed = f.tagName === "SELECT"
+        ? Array.prototype.some.call(f.options, function (o) { return o.selected !== o.defaultSelected; })
+        : f.type !== "file" && f.type !== "hidden" && f.value !== f.defaultValue;
+      if (changed) g.value = f.value;
+      if (document.activeElement !== f) return;
+      focused = g;
+      if (f.tagName === "TEXTAREA") {
+        var start = f.selectionStart, end = f.selectionEnd;
+        focused = { focus: function () { g.focus(); g.setSelectionRange(start, end); } };
+      }
+    });
+    return focused;
   }
 
   function poll() {
