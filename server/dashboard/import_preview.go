@@ -1,7 +1,7 @@
 package dashboard
 
 import (
-	"encoding/csv"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -63,31 +63,28 @@ func (d *Dashboard) importPreview(w http.ResponseWriter, r *http.Request, s *sto
 	d.render(w, r, http.StatusOK, "importpreview", page{Title: title, Nav: "contacts", Session: s, Flash: flash(r), Data: data})
 }
 
-// importRejectionsCSV downloads every rejected row (line, reason, detail); a cell a
-// spreadsheet would read as a formula is neutralised (csvSafe).
+// importRejectionsCSV downloads every rejected row (line, reason, detail) through csvExport
+// (every cell neutralised against formulas, chunks read with no connection held while
+// written, the trailer row at the end).
 func (d *Dashboard) importRejectionsCSV(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	rep, ok := d.importReport(w, r, s)
 	if !ok {
 		return
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="import-%d-rejected.csv"`, rep.ID))
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"line", "reason", "detail"})
-	for after := 0; ; {
-		rj, err := d.imports().Rejections(r.Context(), s.AccountID, rep.ID, after, 5000)
-		if err != nil {
-			d.log.InfoContext(r.Context(), "rejections export cut", "import", rep.ID, "error", err.Error())
-			return
-		}
-		for _, x := range rj {
-			cw.Write([]string{strconv.Itoa(x.Line), csvSafe(x.Reason), csvSafe(x.Detail)})
-		}
-		if cw.Flush(); cw.Error() != nil || len(rj) < 5000 {
-			return
-		}
-		after = rj[len(rj)-1].Line
-	}
+	after := 0
+	d.csvExport(w, r, s, fmt.Sprintf("import-%d-rejected.csv", rep.ID), fmt.Sprintf("/dashboard/contacts/imports/%d", rep.ID),
+		[]string{"line", "reason", "detail"}, func(ctx context.Context) ([][]string, error) {
+			rj, err := d.imports().Rejections(ctx, s.AccountID, rep.ID, after, exportChunk)
+			if err != nil || len(rj) == 0 {
+				return nil, err
+			}
+			after = rj[len(rj)-1].Line
+			rows := make([][]string, 0, len(rj))
+			for _, x := range rj {
+				rows = append(rows, []string{strconv.Itoa(x.Line), x.Reason, x.Detail})
+			}
+			return rows, nil
+		})
 }
 
 // importConfirm commits the staged import and shows the contacts it tagged (or all contacts).
