@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -160,17 +161,13 @@ func (d *Dashboard) saveAudience(w http.ResponseWriter, r *http.Request, s *stor
 	redirect(w, r, Prefix+"/audiences", "audience-saved")
 }
 
+// deleteAudience deletes the path's audience (404 for another workspace's, as loadByPathID
+// answers it).
 func (d *Dashboard) deleteAudience(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	id, ok := pathID(r, "id")
+	id, ok := loadByPathID(d, w, r, s, func(ctx context.Context, accountID, id int64) (int64, error) {
+		return id, d.audienceOps().Delete(ctx, accountID, id)
+	})
 	if !ok {
-		d.notFound(w, r, s)
-		return
-	}
-	if err := d.audienceOps().Delete(r.Context(), s.AccountID, id); errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, s)
-		return
-	} else if err != nil {
-		d.serverError(w, r, err)
 		return
 	}
 	d.audit(r, s.AccountID, s.UserID, auditAudienceDeleted, strconv.FormatInt(id, 10), "")
