@@ -28,7 +28,7 @@ func (s *Store) AddImportRejections(ctx context.Context, accountID, importID int
 			SELECT i.account_id, i.id, x.line, x.reason, coalesce(x.detail, '')
 			FROM contact_imports i, jsonb_to_recordset($3::jsonb) AS x(line int, reason text, detail text)
 			WHERE i.account_id = $1 AND i.id = $2 AND i.state = 'staged'
-			ON CONFLICT (import_id, line) DO NOTHING`, accountID, importID, data); err != nil {
+			ON CONFLICT (account_id, import_id, line) DO NOTHING`, accountID, importID, data); err != nil {
 			return translate(err)
 		}
 	}
