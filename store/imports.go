@@ -82,6 +82,15 @@ func (s *Store) ImportReportOf(ctx context.Context, accountID, importID int64) (
 	return r, translate(err)
 }
 
+// ImportOf reads the account's import without the counts ImportReportOf reads over its staged
+// rows (they are left 0), or fails with ErrNotFound.
+func (s *Store) ImportOf(ctx context.Context, accountID, importID int64) (ImportReport, error) {
+	var r ImportReport
+	err := s.db.GetContext(ctx, &r, `SELECT id, tag, state, summary, created_at, confirmed_at FROM contact_imports
+		WHERE account_id = $1 AND id = $2`, accountID, importID)
+	return r, translate(err)
+}
+
 // ImportRejections returns a page of the account's import's rejected rows in line order,
 // those after afterLine, at most limit.
 func (s *Store) ImportRejections(ctx context.Context, accountID, importID int64, afterLine, limit int) ([]ImportRejection, error) {

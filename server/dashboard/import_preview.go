@@ -26,8 +26,15 @@ type importPreviewData struct {
 // Staged reports whether the import waits for its confirmation.
 func (d importPreviewData) Staged() bool { return d.Report.State == "staged" }
 
+// importReport reads the path's import with the counts of its staged rows, for the preview.
 func (d *Dashboard) importReport(w http.ResponseWriter, r *http.Request, s *store.Session) (domain.ImportReport, bool) {
 	return loadByPathID(d, w, r, s, d.imports().Report)
+}
+
+// importOf reads the path's import without those counts (a staged import may hold two million
+// rows): what the download, the confirmation and the discard need.
+func (d *Dashboard) importOf(w http.ResponseWriter, r *http.Request, s *store.Session) (domain.ImportReport, bool) {
+	return loadByPathID(d, w, r, s, d.imports().Import)
 }
 
 // importPreview says what confirming would do: contacts added and updated, duplicates merged,
@@ -67,7 +74,7 @@ func (d *Dashboard) importPreview(w http.ResponseWriter, r *http.Request, s *sto
 // (every cell neutralised against formulas, chunks read with no connection held while
 // written, the trailer row at the end).
 func (d *Dashboard) importRejectionsCSV(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	rep, ok := d.importReport(w, r, s)
+	rep, ok := d.importOf(w, r, s)
 	if !ok {
 		return
 	}
@@ -89,7 +96,7 @@ func (d *Dashboard) importRejectionsCSV(w http.ResponseWriter, r *http.Request, 
 
 // importConfirm commits the staged import and shows the contacts it tagged (or all contacts).
 func (d *Dashboard) importConfirm(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	rep, ok := d.importReport(w, r, s)
+	rep, ok := d.importOf(w, r, s)
 	if !ok {
 		return
 	}
@@ -115,7 +122,7 @@ func (d *Dashboard) importConfirm(w http.ResponseWriter, r *http.Request, s *sto
 
 // importDiscard deletes the staged import; no contact changes.
 func (d *Dashboard) importDiscard(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	rep, ok := d.importReport(w, r, s)
+	rep, ok := d.importOf(w, r, s)
 	if !ok {
 		return
 	}
@@ -128,7 +135,7 @@ func (d *Dashboard) importDiscard(w http.ResponseWriter, r *http.Request, s *sto
 		return
 	}
 	d.audit(r, s.AccountID, s.UserID, auditImportDiscarded, fmt.Sprintf("import %d", rep.ID),
-		fmt.Sprintf("%d rows staged, %d rejected", rep.Staged, rep.Parsed.Rejected))
+		fmt.Sprintf("%d rows staged, %d rejected", rep.Parsed.Valid, rep.Parsed.Rejected))
 	redirect(w, r, Prefix+"/contacts", "import-discarded")
 }
 
