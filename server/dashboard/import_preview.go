@@ -20,8 +20,10 @@ type importPreviewData struct {
 	Report     domain.ImportReport
 	Rejections []store.ImportRejection
 	Next       pageQuery // the next page of rejections; "" when none
-	Added      int       // contacts confirming makes
 }
+
+// Added is how many contacts confirming makes: the staged numbers that are no contact yet.
+func (d importPreviewData) Added() int { return d.Report.Staged - d.Report.Existing }
 
 // Staged reports whether the import waits for its confirmation.
 func (d importPreviewData) Staged() bool { return d.Report.State == "staged" }
@@ -59,7 +61,7 @@ func (d *Dashboard) importPreview(w http.ResponseWriter, r *http.Request, s *sto
 		d.serverError(w, r, err)
 		return
 	}
-	data := importPreviewData{Report: rep, Rejections: rj, Added: rep.Staged - rep.Existing}
+	data := importPreviewData{Report: rep, Rejections: rj}
 	if len(rj) == rejectionsPage {
 		data.Next = pageQuery("after=" + url.QueryEscape(strconv.Itoa(rj[len(rj)-1].Line)))
 	}
