@@ -43,7 +43,7 @@ func (d *Dashboard) contactListing(r *http.Request, s *store.Session, tag, searc
 
 // contactTagsOf reads the workspace's tags (with their counts) and the listed contacts' tags.
 func (d *Dashboard) contactTagsOf(r *http.Request, s *store.Session, cs []store.Contact) ([]store.TagCount, map[int64][]string, error) {
-	tags, err := d.cfg.Store.ContactTagCounts(r.Context(), s.AccountID)
+	tags, err := d.cfg.Store.ContactTagCounts(r.Context(), s.AccountID, maxTagsListed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -52,7 +52,7 @@ func (d *Dashboard) contactTagsOf(r *http.Request, s *store.Session, cs []store.
 		ids[i] = c.ID
 	}
 	byContact, err := d.cfg.Store.ContactTags(r.Context(), s.AccountID, ids)
-	return tags[:min(len(tags), maxTagsListed)], byContact, err
+	return tags, byContact, err
 }
 
 // tagContacts gives a tag to (or takes it from) the selected contacts, or every contact of
@@ -130,11 +130,10 @@ func (d *Dashboard) renderAudiences(w http.ResponseWriter, r *http.Request, s *s
 		d.serverError(w, r, err)
 		return
 	}
-	if data.Tags, err = d.cfg.Store.ContactTagCounts(r.Context(), s.AccountID); err != nil {
+	if data.Tags, err = d.cfg.Store.ContactTagCounts(r.Context(), s.AccountID, maxTagsListed); err != nil {
 		d.serverError(w, r, err)
 		return
 	}
-	data.Tags = data.Tags[:min(len(data.Tags), maxTagsListed)]
 	d.render(w, r, status, "audiences", page{Title: "Audiences", Nav: "contacts", Session: s, Flash: flash(r), Error: errMsg, Data: data})
 }
 
