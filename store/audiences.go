@@ -43,11 +43,12 @@ type TagCount struct {
 	Contacts int    `db:"contacts"`
 }
 
-// ContactTagCounts returns the account's tags in name order with their contact counts.
-func (s *Store) ContactTagCounts(ctx context.Context, accountID int64) ([]TagCount, error) {
+// ContactTagCounts returns the account's first limit tags in name order with their contact
+// counts.
+func (s *Store) ContactTagCounts(ctx context.Context, accountID int64, limit int) ([]TagCount, error) {
 	var out []TagCount
 	err := s.db.SelectContext(ctx, &out, `SELECT tag, count(*) AS contacts FROM contact_tags WHERE account_id = $1
-		GROUP BY tag ORDER BY tag`, accountID)
+		GROUP BY tag ORDER BY tag LIMIT $2`, accountID, limit)
 	return out, translate(err)
 }
 

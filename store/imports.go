@@ -28,7 +28,7 @@ func (s *Store) AddImportRejections(ctx context.Context, accountID, importID int
 			SELECT i.account_id, i.id, x.line, x.reason, coalesce(x.detail, '')
 			FROM contact_imports i, jsonb_to_recordset($3::jsonb) AS x(line int, reason text, detail text)
 			WHERE i.account_id = $1 AND i.id = $2 AND i.state = 'staged'
-			ON CONFLICT (import_id, line) DO NOTHING`, accountID, importID, data); err != nil {
+			ON CONFLICT (account_id, import_id, line) DO NOTHING`, accountID, importID, data); err != nil {
 			return translate(err)
 		}
 	}
@@ -79,6 +79,15 @@ func (s *Store) ImportReportOf(ctx context.Context, accountID, importID int64) (
 			LEFT JOIN contacts c ON c.account_id = r.account_id AND c.mobile = r.mobile
 			WHERE r.account_id = $1 AND r.import_id = i.id AND i.state = 'staged') n ON true
 		WHERE i.account_id = $1 AND i.id = $2`, accountID, importID, AuditContactBlocked, OptOutDetail)
+	return r, translate(err)
+}
+
+// ImportOf reads the account's import without the counts ImportReportOf reads over its staged
+// rows (they are left 0), or fails with ErrNotFound.
+func (s *Store) ImportOf(ctx context.Context, accountID, importID int64) (ImportReport, error) {
+	var r ImportReport
+	err := s.db.GetContext(ctx, &r, `SELECT id, tag, state, summary, created_at, confirmed_at FROM contact_imports
+		WHERE account_id = $1 AND id = $2`, accountID, importID)
 	return r, translate(err)
 }
 

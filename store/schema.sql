@@ -1948,7 +1948,7 @@ ALTER TABLE ONLY public.contact_counts
 --
 
 ALTER TABLE ONLY public.contact_import_rejections
-    ADD CONSTRAINT contact_import_rejections_pkey PRIMARY KEY (import_id, line);
+    ADD CONSTRAINT contact_import_rejections_pkey PRIMARY KEY (account_id, import_id, line);
 
 --
 -- Name: contact_import_rows contact_import_rows_pkey; Type: CONSTRAINT; Schema: public
@@ -2331,12 +2331,6 @@ CREATE INDEX broadcasts_account_idx ON public.broadcasts USING btree (account_id
 --
 
 CREATE INDEX broadcasts_active_idx ON public.broadcasts USING btree (state) WHERE (state = ANY (ARRAY['scheduled'::text, 'running'::text, 'paused'::text]));
-
---
--- Name: contact_import_rejections_account_idx; Type: INDEX; Schema: public
---
-
-CREATE INDEX contact_import_rejections_account_idx ON public.contact_import_rejections USING btree (account_id, import_id, line);
 
 --
 -- Name: contact_tags_contact_idx; Type: INDEX; Schema: public

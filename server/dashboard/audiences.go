@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -42,7 +43,7 @@ func (d *Dashboard) contactListing(r *http.Request, s *store.Session, tag, searc
 
 // contactTagsOf reads the workspace's tags (with their counts) and the listed contacts' tags.
 func (d *Dashboard) contactTagsOf(r *http.Request, s *store.Session, cs []store.Contact) ([]store.TagCount, map[int64][]string, error) {
-	tags, err := d.cfg.Store.ContactTagCounts(r.Context(), s.AccountID)
+	tags, err := d.cfg.Store.ContactTagCounts(r.Context(), s.AccountID, maxTagsListed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -51,7 +52,7 @@ func (d *Dashboard) contactTagsOf(r *http.Request, s *store.Session, cs []store.
 		ids[i] = c.ID
 	}
 	byContact, err := d.cfg.Store.ContactTags(r.Context(), s.AccountID, ids)
-	return tags[:min(len(tags), maxTagsListed)], byContact, err
+	return tags, byContact, err
 }
 
 // tagContacts gives a tag to (or takes it from) the selected contacts, or every contact of
@@ -129,11 +130,10 @@ func (d *Dashboard) renderAudiences(w http.ResponseWriter, r *http.Request, s *s
 		d.serverError(w, r, err)
 		return
 	}
-	if data.Tags, err = d.cfg.Store.ContactTagCounts(r.Context(), s.AccountID); err != nil {
+	if data.Tags, err = d.cfg.Store.ContactTagCounts(r.Context(), s.AccountID, maxTagsListed); err != nil {
 		d.serverError(w, r, err)
 		return
 	}
-	data.Tags = data.Tags[:min(len(data.Tags), maxTagsListed)]
 	d.render(w, r, status, "audiences", page{Title: "Audiences", Nav: "contacts", Session: s, Flash: flash(r), Error: errMsg, Data: data})
 }
 
@@ -160,17 +160,13 @@ func (d *Dashboard) saveAudience(w http.ResponseWriter, r *http.Request, s *stor
 	redirect(w, r, Prefix+"/audiences", "audience-saved")
 }
 
+// deleteAudience deletes the path's audience (404 for another workspace's, as loadByPathID
+// answers it).
 func (d *Dashboard) deleteAudience(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	id, ok := pathID(r, "id")
+	id, ok := loadByPathID(d, w, r, s, func(ctx context.Context, accountID, id int64) (int64, error) {
+		return id, d.audienceOps().Delete(ctx, accountID, id)
+	})
 	if !ok {
-		d.notFound(w, r, s)
-		return
-	}
-	if err := d.audienceOps().Delete(r.Context(), s.AccountID, id); errors.Is(err, store.ErrNotFound) {
-		d.notFound(w, r, s)
-		return
-	} else if err != nil {
-		d.serverError(w, r, err)
 		return
 	}
 	d.audit(r, s.AccountID, s.UserID, auditAudienceDeleted, strconv.FormatInt(id, 10), "")

@@ -41,6 +41,20 @@ func TestBrowserImportAndAudience(t *testing.T) {
 	b := browsertest.New(t)
 	base := env.URL + "/dashboard"
 	signUpInBrowser(t, b, env, "Import Bakery", "import@example.com")
+	// The empty states first: no contacts, no tags, no audiences.
+	for _, width := range []int{1280, 390} {
+		atWidth(b, width)
+		b.Run("contacts empty", chromedp.Navigate(base+"/contacts"), chromedp.WaitVisible("#contacts-empty", chromedp.ByQuery))
+		if got := b.Text("#contacts-empty"); !strings.Contains(got, "No contacts yet. Import a spreadsheet") {
+			t.Errorf("contacts empty state %q", got)
+		}
+		b.CheckPage(fmt.Sprintf("contacts-empty-%d", width))
+		b.Run("audiences empty", chromedp.Navigate(base+"/audiences"), chromedp.WaitVisible("#audiences-empty", chromedp.ByQuery))
+		if got := b.Text("#new-audience-h + p"); !strings.Contains(got, "Tag contacts first") {
+			t.Errorf("audiences without tags %q", got)
+		}
+		b.CheckPage(fmt.Sprintf("audiences-empty-%d", width))
+	}
 	dir := t.TempDir()
 	for i, width := range []int{1280, 390} {
 		atWidth(b, width)

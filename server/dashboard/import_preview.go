@@ -1,7 +1,7 @@
 package dashboard
 
 import (
-	"encoding/csv"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -20,14 +20,23 @@ type importPreviewData struct {
 	Report     domain.ImportReport
 	Rejections []store.ImportRejection
 	Next       pageQuery // the next page of rejections; "" when none
-	Added      int       // contacts confirming makes
 }
+
+// Added is how many contacts confirming makes: the staged numbers that are no contact yet.
+func (d importPreviewData) Added() int { return d.Report.Staged - d.Report.Existing }
 
 // Staged reports whether the import waits for its confirmation.
 func (d importPreviewData) Staged() bool { return d.Report.State == "staged" }
 
+// importReport reads the path's import with the counts of its staged rows, for the preview.
 func (d *Dashboard) importReport(w http.ResponseWriter, r *http.Request, s *store.Session) (domain.ImportReport, bool) {
 	return loadByPathID(d, w, r, s, d.imports().Report)
+}
+
+// importOf reads the path's import without those counts (a staged import may hold two million
+// rows): what the download, the confirmation and the discard need.
+func (d *Dashboard) importOf(w http.ResponseWriter, r *http.Request, s *store.Session) (domain.ImportReport, bool) {
+	return loadByPathID(d, w, r, s, d.imports().Import)
 }
 
 // importPreview says what confirming would do: contacts added and updated, duplicates merged,
@@ -52,7 +61,7 @@ func (d *Dashboard) importPreview(w http.ResponseWriter, r *http.Request, s *sto
 		d.serverError(w, r, err)
 		return
 	}
-	data := importPreviewData{Report: rep, Rejections: rj, Added: rep.Staged - rep.Existing}
+	data := importPreviewData{Report: rep, Rejections: rj}
 	if len(rj) == rejectionsPage {
 		data.Next = pageQuery("after=" + url.QueryEscape(strconv.Itoa(rj[len(rj)-1].Line)))
 	}
@@ -63,36 +72,33 @@ func (d *Dashboard) importPreview(w http.ResponseWriter, r *http.Request, s *sto
 	d.render(w, r, http.StatusOK, "importpreview", page{Title: title, Nav: "contacts", Session: s, Flash: flash(r), Data: data})
 }
 
-// importRejectionsCSV downloads every rejected row (line, reason, detail); a cell a
-// spreadsheet would read as a formula is neutralised (csvSafe).
+// importRejectionsCSV downloads every rejected row (line, reason, detail) through csvExport
+// (every cell neutralised against formulas, chunks read with no connection held while
+// written, the trailer row at the end).
 func (d *Dashboard) importRejectionsCSV(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	rep, ok := d.importReport(w, r, s)
+	rep, ok := d.importOf(w, r, s)
 	if !ok {
 		return
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="import-%d-rejected.csv"`, rep.ID))
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"line", "reason", "detail"})
-	for after := 0; ; {
-		rj, err := d.imports().Rejections(r.Context(), s.AccountID, rep.ID, after, 5000)
-		if err != nil {
-			d.log.InfoContext(r.Context(), "rejections export cut", "import", rep.ID, "error", err.Error())
-			return
-		}
-		for _, x := range rj {
-			cw.Write([]string{strconv.Itoa(x.Line), csvSafe(x.Reason), csvSafe(x.Detail)})
-		}
-		if cw.Flush(); cw.Error() != nil || len(rj) < 5000 {
-			return
-		}
-		after = rj[len(rj)-1].Line
-	}
+	after := 0
+	d.csvExport(w, r, s, fmt.Sprintf("import-%d-rejected.csv", rep.ID), fmt.Sprintf("/dashboard/contacts/imports/%d", rep.ID),
+		[]string{"line", "reason", "detail"}, func(ctx context.Context) ([][]string, error) {
+			rj, err := d.imports().Rejections(ctx, s.AccountID, rep.ID, after, exportChunk)
+			if err != nil || len(rj) == 0 {
+				return nil, err
+			}
+			after = rj[len(rj)-1].Line
+			rows := make([][]string, 0, len(rj))
+			for _, x := range rj {
+				rows = append(rows, []string{strconv.Itoa(x.Line), x.Reason, x.Detail})
+			}
+			return rows, nil
+		})
 }
 
 // importConfirm commits the staged import and shows the contacts it tagged (or all contacts).
 func (d *Dashboard) importConfirm(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	rep, ok := d.importReport(w, r, s)
+	rep, ok := d.importOf(w, r, s)
 	if !ok {
 		return
 	}
@@ -118,7 +124,7 @@ func (d *Dashboard) importConfirm(w http.ResponseWriter, r *http.Request, s *sto
 
 // importDiscard deletes the staged import; no contact changes.
 func (d *Dashboard) importDiscard(w http.ResponseWriter, r *http.Request, s *store.Session) {
-	rep, ok := d.importReport(w, r, s)
+	rep, ok := d.importOf(w, r, s)
 	if !ok {
 		return
 	}
@@ -131,7 +137,7 @@ func (d *Dashboard) importDiscard(w http.ResponseWriter, r *http.Request, s *sto
 		return
 	}
 	d.audit(r, s.AccountID, s.UserID, auditImportDiscarded, fmt.Sprintf("import %d", rep.ID),
-		fmt.Sprintf("%d rows staged, %d rejected", rep.Staged, rep.Parsed.Rejected))
+		fmt.Sprintf("%d rows staged, %d rejected", rep.Parsed.Valid, rep.Parsed.Rejected))
 	redirect(w, r, Prefix+"/contacts", "import-discarded")
 }
 

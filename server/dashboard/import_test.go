@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"gateway/server/dashboard"
 	"gateway/server/servertest"
 	"gateway/store"
 )
@@ -136,7 +137,8 @@ func TestImportPreviewConfirmDiscard(t *testing.T) {
 		t.Fatalf("preview:\n%s", p.Body)
 	}
 	csv := u.get(loc + "/rejected.csv")
-	if csv.Status != http.StatusOK || !strings.HasPrefix(csv.Body, "line,reason,detail\n3,invalid_number,") || !strings.Contains(csv.Body, "\n4,missing_number,") {
+	if csv.Status != http.StatusOK || !strings.HasPrefix(csv.Body, "line,reason,detail\n3,invalid_number,") || !strings.Contains(csv.Body, "\n4,missing_number,") ||
+		!strings.HasSuffix(csv.Body, "\n"+dashboard.ExportTrailer+",2,\n") {
 		t.Errorf("rejections CSV: %d\n%s", csv.Status, csv.Body)
 	}
 

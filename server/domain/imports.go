@@ -136,9 +136,20 @@ type ImportReport struct {
 	Parsed audience.Summary
 }
 
-// Report reads the account's import; store.ErrNotFound for another account's.
+// Report reads the account's import with the counts of its staged rows; store.ErrNotFound for
+// another account's.
 func (im Imports) Report(ctx context.Context, accountID, id int64) (ImportReport, error) {
-	r, err := im.Store.ImportReportOf(ctx, accountID, id)
+	return withSummary(im.Store.ImportReportOf(ctx, accountID, id))
+}
+
+// Import reads the account's import and its parser's summary without counting its staged
+// rows (Report counts them); store.ErrNotFound for another account's.
+func (im Imports) Import(ctx context.Context, accountID, id int64) (ImportReport, error) {
+	return withSummary(im.Store.ImportOf(ctx, accountID, id))
+}
+
+// withSummary adds the parser's summary kept with the import.
+func withSummary(r store.ImportReport, err error) (ImportReport, error) {
 	if err != nil {
 		return ImportReport{}, err
 	}
