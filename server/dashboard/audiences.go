@@ -103,8 +103,11 @@ func (d *Dashboard) tagContacts(w http.ResponseWriter, r *http.Request, s *store
 		action, notice = auditContactsUntagged, "untagged"
 	}
 	d.audit(r, s.AccountID, s.UserID, action, strings.TrimSpace(tag), fmt.Sprintf("%d contacts", n))
-	back.Set("notice", notice)
-	http.Redirect(w, r, Prefix+"/contacts?"+back.Encode(), http.StatusSeeOther)
+	to := Prefix + "/contacts"
+	if q := back.Encode(); q != "" {
+		to += "?" + q
+	}
+	redirect(w, r, to, notice)
 }
 
 // audiencesData is the audiences page: the saved audiences with their counts, and the tags a

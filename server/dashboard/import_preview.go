@@ -115,9 +115,7 @@ func (d *Dashboard) importConfirm(w http.ResponseWriter, r *http.Request, s *sto
 		fmt.Sprintf("%d added, %d updated, %d tagged %q, %d rejected", res.Created, res.Updated, res.Tagged, rep.Tag, rep.Parsed.Rejected))
 	to := Prefix + "/contacts"
 	if rep.Tag != "" {
-		to += "?tag=" + url.QueryEscape(rep.Tag) + "&notice=imported"
-		http.Redirect(w, r, to, http.StatusSeeOther)
-		return
+		to += "?tag=" + url.QueryEscape(rep.Tag)
 	}
 	redirect(w, r, to, "imported")
 }

@@ -3,12 +3,18 @@ package dashboard
 import (
 	"net/http"
 	"net/url"
+	"strings"
 )
 
-// redirect answers a form post with 303 to path, with an optional notice code.
+// redirect answers a form post with 303 to path (which may carry a query of its own), with an
+// optional notice code.
 func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
 	if notice != "" {
-		path += "?notice=" + url.QueryEscape(notice)
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + "notice=" + url.QueryEscape(notice)
 	}
 	http.Redirect(w, r, path, http.StatusSeeOther)
 }
