@@ -193,9 +193,9 @@ type messageData struct {
 	Sent    sentWith
 	// Said is a message that is not a template in a few words (its text, else its kind), as
 	// the inbox shows it; "" for a template message.
-	Said string
-	Contact      store.Contact
-	Attempts     []store.LoggedAttempt
+	Said     string
+	Contact  store.Contact
+	Attempts []store.LoggedAttempt
 }
 
 // messagePage is one message: a sent one's status history with the platform's timestamps, the
