@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // Reads that only the store's tests use: the product reads these through other statements
@@ -54,4 +56,17 @@ func (s *Store) EventsByAccount(ctx context.Context, accountID int64, eventType 
 	err := s.db.SelectContext(ctx, &evs, `SELECT `+eventColumns+` FROM events
 		WHERE account_id = $1 AND ($2 = '' OR type = $2) ORDER BY created_at, id LIMIT $3`, accountID, eventType, limit)
 	return evs, translate(err)
+}
+
+// InboxConversations returns the rows of the account's conversations among ids that are in its
+// inbox (a conversation the customer never wrote in is left out), latest activity first: the
+// rows a poll of the feed names.
+func (s *Store) InboxConversations(ctx context.Context, accountID int64, ids []int64) ([]InboxRow, error) {
+	rows := []InboxRow{}
+	if len(ids) == 0 {
+		return rows, nil
+	}
+	err := s.db.SelectContext(ctx, &rows, inboxRowSQL+` AND v.id = ANY($2) ORDER BY v.last_activity_at DESC, v.id DESC`,
+		accountID, pq.Int64Array(ids))
+	return rows, translate(err)
 }

@@ -118,16 +118,3 @@ func (s *Store) InboxChanges(ctx context.Context, accountID int64, since InboxCh
 	}
 	return c, nil
 }
-
-// InboxConversations returns the rows of the account's conversations among ids that are in its
-// inbox (a conversation the customer never wrote in is left out), latest activity first: what a
-// poll of the feed re-reads.
-func (s *Store) InboxConversations(ctx context.Context, accountID int64, ids []int64) ([]InboxRow, error) {
-	rows := []InboxRow{}
-	if len(ids) == 0 {
-		return rows, nil
-	}
-	err := s.db.SelectContext(ctx, &rows, inboxRowSQL+` AND v.id = ANY($2) ORDER BY v.last_activity_at DESC, v.id DESC`,
-		accountID, pq.Int64Array(ids))
-	return rows, translate(err)
-}

@@ -77,8 +77,8 @@ func (d *Dashboard) inbox(w http.ResponseWriter, r *http.Request, s *store.Sessi
 		d.serverError(w, r, err)
 		return
 	}
-	p, err := d.cfg.Store.ListInbox(ctx, s.AccountID, store.InboxFilter{View: view, UserID: s.UserID, Search: search,
-		Before: before, Limit: inboxPage, Now: now})
+	p, err := d.inboxOps().List(ctx, actorOf(s), store.InboxFilter{View: view, Search: search, Before: before,
+		Limit: inboxPage, Now: now})
 	if err != nil {
 		d.serverError(w, r, err)
 		return

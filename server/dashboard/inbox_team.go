@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -31,9 +30,10 @@ func (t teamData) AssignedTo(userID int64) bool {
 }
 
 // teamSection reads the conversation's team state, its members and its notes.
-func (d *Dashboard) teamSection(ctx context.Context, accountID, conv int64) (teamData, error) {
-	row, err := d.cfg.Store.InboxConversation(ctx, accountID, conv)
-	if errors.Is(err, store.ErrNotFound) {
+func (d *Dashboard) teamSection(ctx context.Context, s *store.Session, conv int64) (teamData, error) {
+	accountID := s.AccountID
+	row, err := d.inboxOps().Conversation(ctx, actorOf(s), conv)
+	if refused := domain.AsSendError(err); refused != nil && refused.Kind == domain.KindNotFound {
 		return teamData{}, nil
 	} else if err != nil {
 		return teamData{}, err
@@ -49,6 +49,11 @@ func (d *Dashboard) teamSection(ctx context.Context, accountID, conv int64) (tea
 // inboxOps is the team inbox's operations (domain.Inbox): the rules of each action (an assignee
 // is a member, a note is text of 1 to domain.NoteMaxLen characters) are the domain's.
 func (d *Dashboard) inboxOps() domain.Inbox { return domain.Inbox{Store: d.cfg.Store} }
+
+// actorOf is the session's member acting in its workspace.
+func actorOf(s *store.Session) domain.Actor {
+	return domain.Actor{AccountID: s.AccountID, UserID: s.UserID}
+}
 
 // assignConversation assigns the conversation to the chosen member, or to nobody ("0").
 func (d *Dashboard) assignConversation(w http.ResponseWriter, r *http.Request, s *store.Session) {
@@ -100,7 +105,7 @@ func (d *Dashboard) teamAction(w http.ResponseWriter, r *http.Request, s *store.
 	if !ok {
 		return
 	}
-	err := act(r.Context(), domain.Actor{AccountID: s.AccountID, UserID: s.UserID}, conv)
+	err := act(r.Context(), actorOf(s), conv)
 	if re := domain.AsSendError(err); re != nil {
 		switch re.Kind {
 		case domain.KindNotFound:

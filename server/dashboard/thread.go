@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"gateway/server/domain"
 	"gateway/store"
 )
 
@@ -115,7 +116,7 @@ func (d *Dashboard) threadForm(w http.ResponseWriter, r *http.Request, s *store.
 		d.serverError(w, r, err)
 		return
 	}
-	if data.Team, err = d.teamSection(ctx, s.AccountID, conv); err != nil {
+	if data.Team, err = d.teamSection(ctx, s, conv); err != nil {
 		d.serverError(w, r, err)
 		return
 	}
@@ -124,7 +125,7 @@ func (d *Dashboard) threadForm(w http.ResponseWriter, r *http.Request, s *store.
 		data.ReplyTo = d.quoted(ctx, s.AccountID, id, data.Items)
 	}
 	if before == nil && status == http.StatusOK && r.Method == http.MethodGet {
-		d.markThreadRead(ctx, s.AccountID, conv, p.Messages)
+		d.markThreadRead(ctx, s, conv, p.Messages)
 	}
 	title := c.Name
 	if title == "" {
@@ -167,12 +168,13 @@ func (d *Dashboard) conversationOf(w http.ResponseWriter, r *http.Request, s *st
 // inbox's unread count) and sends the read receipt of that message when the customer sent it
 // (the platform then marks every earlier one read too). A failure is logged: the page shows
 // regardless.
-func (d *Dashboard) markThreadRead(ctx context.Context, accountID, conv int64, ms []store.ThreadMessage) {
+func (d *Dashboard) markThreadRead(ctx context.Context, s *store.Session, conv int64, ms []store.ThreadMessage) {
 	if len(ms) == 0 {
 		return
 	}
+	accountID := s.AccountID
 	last := ms[len(ms)-1]
-	if _, err := d.cfg.Store.MarkConversationRead(ctx, accountID, conv, last.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if _, err := d.inboxOps().MarkRead(ctx, actorOf(s), conv, last.ID); err != nil && domain.AsSendError(err) == nil {
 		d.log.WarnContext(ctx, "inbox: read position not recorded", "conversation_id", conv, "error", err.Error())
 	}
 	if d.cfg.MarkRead == nil {

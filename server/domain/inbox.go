@@ -100,11 +100,6 @@ func (i Inbox) AddNote(ctx context.Context, a Actor, conversationID int64, body 
 	return n, inboxErr(err)
 }
 
-// Notes lists the conversation's latest notes (at most limit), oldest first.
-func (i Inbox) Notes(ctx context.Context, a Actor, conversationID int64, limit int) ([]store.ConversationNote, error) {
-	return i.Store.ConversationNotes(ctx, a.AccountID, conversationID, limit)
-}
-
 // MarkRead records that the actor read the conversation up to one of its messages, for the
 // whole team, and returns how many customer messages remain unread.
 func (i Inbox) MarkRead(ctx context.Context, a Actor, conversationID, messageID int64) (int, error) {
@@ -115,23 +110,6 @@ func (i Inbox) MarkRead(ctx context.Context, a Actor, conversationID, messageID 
 		}
 	}
 	return n, inboxErr(err)
-}
-
-// UnreadTotal is the navigation's badge: open conversations with unread customer messages, at
-// most store.InboxUnreadCap.
-func (i Inbox) UnreadTotal(ctx context.Context, accountID int64) (int, error) {
-	return i.Store.InboxUnreadTotal(ctx, accountID)
-}
-
-// Changes is a poll of the live feed: the conversations changed since the cursor, and the next
-// cursor.
-func (i Inbox) Changes(ctx context.Context, accountID int64, since store.InboxChangeCursor) (store.InboxChanges, error) {
-	return i.Store.InboxChanges(ctx, accountID, since)
-}
-
-// Rows re-reads the inbox rows of changed conversations, latest activity first.
-func (i Inbox) Rows(ctx context.Context, accountID int64, ids []int64) ([]store.InboxRow, error) {
-	return i.Store.InboxConversations(ctx, accountID, ids)
 }
 
 // answered makes a sent answer its conversation's latest activity in the inbox (template sends
