@@ -7,7 +7,7 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 REDOCLY := npx --yes @redocly/cli@2.77.0
 export DATABASE_URL TEST_DATABASE_URL
 
-.PHONY: help generate verify build run test fuzz lint bench bench-import bench-media db apicheck sdkcheck schema pgbouncer-test cluster-test
+.PHONY: help generate verify build run test fuzz lint bench bench-inbox bench-import bench-media db apicheck sdkcheck schema pgbouncer-test cluster-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -104,6 +104,10 @@ lint: ## gofmt, go vet, and the OpenAPI linter (Redocly CLI from npm)
 
 bench: db ## the benchmarks that print the speed figures
 	go test -run '^$$' -bench . -benchtime 2s ./...
+
+bench-inbox: db ## the team inbox at 100,000 conversations and 10M messages (seeded once, minutes): each view, a 500-message thread, and the pages over HTTP
+	INBOX_BENCH=1 go test -run '^$$' -bench '^BenchmarkInbox$$' -benchtime 50x -timeout 60m ./store/
+	go test -run '^$$' -bench '^BenchmarkInboxPages$$' -benchtime 30x ./server/
 
 bench-import: db ## a 1,000,000-row spreadsheet through the dashboard's import (upload, preview, confirm): the time of each step and the peak memory
 	IMPORT_ROWS=1000000 go test -count=1 -timeout 60m -run '^TestImportMillionRowsThroughTheDashboard$$' -v ./server/dashboard/
