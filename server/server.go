@@ -95,6 +95,9 @@ type Deps struct {
 
 // Server holds the wired HTTP application.
 type Server struct {
+	// mounted is the prefix Mount serves another handler under ("" for none); that handler
+	// bounds its own request bodies.
+	mounted  string
 	opts     Options
 	store    *store.Store
 	platform Platform
@@ -237,7 +240,7 @@ func (s *Server) routes() *echo.Echo {
 		},
 	}))
 	e.Use(bodyLimit(apiBodyLimit, func(c echo.Context) bool {
-		return isPlatformWebhookPost(c) || isMediaUpload(c) || isBroadcastBody(c) || isDashboardUpload(c)
+		return isPlatformWebhookPost(c) || isMediaUpload(c) || isBroadcastBody(c) || s.isMounted(c)
 	}))
 	e.Use(bodyLimit(mediaUploadBodyLimit, func(c echo.Context) bool { return !isMediaUpload(c) }))
 	e.Use(bodyLimit(broadcastBodyLimit, func(c echo.Context) bool { return !isBroadcastBody(c) }))
@@ -261,7 +264,8 @@ func (s *Server) routes() *echo.Echo {
 	return e
 }
 
-// Request body limits, in bytes (whole MiB): every route takes apiBodyLimit but the platform
+// Request body limits, in bytes (whole MiB): every API route takes apiBodyLimit (a handler
+// Mount serves bounds its own) but the platform
 // webhook, whose payloads the platform documents as up to 3 MB, the media upload
 // (mediaUploadBodyLimit, media.go), and a broadcast's creation and pre-flight, which list up to
 // 10,000 recipients with their variables.
@@ -278,17 +282,10 @@ func isBroadcastBody(c echo.Context) bool {
 	return c.Request().Method == http.MethodPost && (p == "/v1/broadcasts" || p == "/v1/broadcasts/preflight")
 }
 
-// isDashboardUpload reports whether c posts a file to one of the dashboard's forms that bound
-// their streamed body themselves and answer with their own page: the spreadsheet import
-// (refusing an oversized file by its Content-Length, before reading it) and an answer's
-// attachment in an inbox thread (up to the platform's largest media file).
-func isDashboardUpload(c echo.Context) bool {
-	r := c.Request()
-	if r.Method != http.MethodPost {
-		return false
-	}
-	p := r.URL.Path
-	return p == "/dashboard/contacts/import" || (strings.HasPrefix(p, "/dashboard/inbox/") && strings.HasSuffix(p, "/answer"))
+// isMounted reports whether c is for the handler Mount serves.
+func (s *Server) isMounted(c echo.Context) bool {
+	p := c.Request().URL.Path
+	return s.mounted != "" && (p == s.mounted || strings.HasPrefix(p, s.mounted+"/"))
 }
 
 // isPlatformWebhookPost reports whether c is the platform's webhook delivery.
@@ -432,9 +429,11 @@ func (s *Server) Close() {
 }
 
 // Mount serves prefix and everything under it with h, behind the same request id, logging and
-// recovery as the API (the process wiring mounts the dashboard here: server/web). A person
+// recovery as the API (the process wiring mounts the dashboard here: server/web); h bounds its
+// own request bodies, so that an oversized one gets its answer rather than the API's. A person
 // who opens the service's address in a browser is sent to prefix. Call it before serving.
 func (s *Server) Mount(prefix string, h http.Handler) {
+	s.mounted = prefix
 	wh := echo.WrapHandler(h)
 	s.echo.Any(prefix, wh)
 	s.echo.Any(prefix+"/*", wh)

@@ -137,6 +137,9 @@ type Dashboard struct {
 	// exports counts the running CSV downloads; exportStall is ExportStallTimeout or its default.
 	exports     *exportSlots
 	exportStall time.Duration
+	// uploads are the route patterns that take a file and bound their own bodies; every other
+	// request's body is bounded by formBodyLimit (bodies.go).
+	uploads map[string]bool
 }
 
 // New parses the templates and builds the routes; it fails when a template does not parse
@@ -168,7 +171,7 @@ func New(cfg Config) (*Dashboard, error) {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Cross-origin request refused", http.StatusForbidden)
 	}))
-	d.handler = d.securityHeaders(cop.Handler(d.storableInput(mux)))
+	d.handler = d.securityHeaders(cop.Handler(d.boundedBody(mux, d.storableInput(mux))))
 	return d, nil
 }
 
@@ -200,6 +203,9 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 		mux.Handle(pattern, d.requireSession(h, ownerAction, task))
 	}
 	self := func(pattern string, h sessionHandler) { mux.Handle(pattern, d.requireSession(h, selfAction, "")) }
+	// upload is a workspace form that takes a file; its handler bounds the body itself.
+	d.uploads = map[string]bool{}
+	upload := func(pattern string, h sessionHandler) { d.uploads[pattern] = true; auth(pattern, h) }
 	auth("GET /dashboard/{$}", d.overview)
 	self("GET /dashboard/password", d.passwordForm)
 	self("POST /dashboard/password", d.changePassword)
@@ -248,7 +254,7 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/contacts/{id}/unblock", d.unblockContact)
 	auth("POST /dashboard/contacts/{id}/answer", d.answerContact)
 	auth("GET /dashboard/contacts/import", d.importForm)
-	auth("POST /dashboard/contacts/import", d.importUpload)
+	upload("POST /dashboard/contacts/import", d.importUpload)
 	auth("POST /dashboard/contacts/import/map", d.importMap)
 	auth("GET /dashboard/contacts/imports/{id}", d.importPreview)
 	auth("GET /dashboard/contacts/imports/{id}/rejected.csv", d.importRejectionsCSV)
@@ -260,7 +266,7 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/audiences/{id}/delete", d.deleteAudience)
 	auth("GET /dashboard/inbox", d.inbox)
 	auth("GET /dashboard/inbox/{id}", d.threadPage)
-	auth("POST /dashboard/inbox/{id}/answer", d.threadAnswer)
+	upload("POST /dashboard/inbox/{id}/answer", d.threadAnswer)
 	auth("POST /dashboard/inbox/{id}/assign", d.assignConversation)
 	auth("POST /dashboard/inbox/{id}/resolve", d.resolveConversation)
 	auth("POST /dashboard/inbox/{id}/reopen", d.reopenConversation)

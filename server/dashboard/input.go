@@ -18,8 +18,13 @@ import (
 func (d *Dashboard) storableInput(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// ParseForm keeps the bytes as sent (no replacement of invalid UTF-8); a body it
-		// cannot parse leaves the form empty, as the handlers would find it.
-		r.ParseForm()
+		// cannot parse leaves the form empty, as the handlers would find it; one past its
+		// bound (boundedBody) is refused.
+		if err := r.ParseForm(); tooLarge(err) {
+			d.render(w, r, http.StatusRequestEntityTooLarge, "refused", page{Title: "Not accepted",
+				Error: "The form is larger than 1 MiB, more than any of this dashboard's forms holds. Go back and shorten it.", Data: r.URL.Path})
+			return
+		}
 		if field := unstorableField(r.Form); field != "" {
 			d.badRequest(w, r, nil, fmt.Sprintf("The field “%s” contains a NUL character or invalid UTF-8, which cannot be stored. Go back and correct it.",
 				strings.ToValidUTF8(strings.ReplaceAll(field, "\x00", ""), "")))

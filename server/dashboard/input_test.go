@@ -93,3 +93,20 @@ func TestDashboardRefusesTextTheDatabaseCannotStore(t *testing.T) {
 		}
 	}
 }
+
+// A form's body past 1 MiB is refused with the dashboard's own page (413), not the API's JSON
+// envelope, and changes nothing: the dashboard bounds its bodies itself.
+func TestDashboardRefusesAnOversizedForm(t *testing.T) {
+	env := newEnv(t, true)
+	owner := signUp(t, env, "Acme", "owner@acme.example")
+	acc := accountOf(t, env.Store, "owner@acme.example")
+	form := url.Values{"name": {"Shop server"}, "padding": {strings.Repeat("x", 2<<20)}}
+	p := owner.post("/dashboard/keys", form)
+	if p.Status != http.StatusRequestEntityTooLarge || !strings.Contains(p.Body, "larger than 1 MiB") || !strings.Contains(p.Body, "<main") {
+		t.Fatalf("a 2 MiB form: %d\n%.500s", p.Status, p.Body)
+	}
+	var keys int
+	if err := env.Store.DB().Get(&keys, `SELECT count(*) FROM api_keys WHERE account_id = $1 AND name = 'Shop server'`, acc); err != nil || keys != 0 {
+		t.Fatalf("%d keys made by the refused form (%v)", keys, err)
+	}
+}
