@@ -31,11 +31,12 @@ func (bs broadcastSender) SendBroadcast(ctx context.Context, m broadcast.Message
 	if b.Test {
 		return s.sendBroadcastTest(ctx, m)
 	}
-	if m.Recipient.Mobile == "" {
-		return "", fmt.Errorf("%w: a recipient known only by a user id cannot be sent a template yet", broadcast.ErrNotSent)
-	}
 	name := b.TemplateName
-	in := domain.TemplateSend{AccountID: b.AccountID, Destination: m.Recipient.Mobile, TemplateName: &name,
+	// The recipient is its number or, for a customer known only by a user id, the user id:
+	// exactly one (the table's check). A broadcast's template has no code button (Check refuses
+	// variables outside the body); one that gained such a button since, which the platform
+	// sends only to a number, is refused by the send's own check and recorded as a failure.
+	in := domain.TemplateSend{AccountID: b.AccountID, Destination: m.Recipient.Mobile, UserID: m.Recipient.UserID, TemplateName: &name,
 		Language: b.TemplateLanguage, BodyVariables: m.BodyParams, CampaignName: b.Name, Source: "api",
 		Key: &domain.HeldKey{Key: store.BroadcastKey(m.Recipient.ID)}}
 	if m.BeforeCall != nil {
@@ -63,8 +64,9 @@ func waitCallGate(ctx context.Context) error {
 }
 
 // broadcastSendError turns the send path's error into what the engine acts on: the platform's
-// own error when it refused the send, ErrNotSent for a send refused before any platform call,
-// and anything else (an outcome unknown) as it is.
+// own error when it refused the send, ErrNotSent for a send refused before any platform call
+// (with the refused fields' reasons, which say why in words where the message only names
+// them), and anything else (an outcome unknown) as it is.
 func broadcastSendError(err error) error {
 	se := domain.AsSendError(err)
 	if se == nil {
@@ -80,11 +82,20 @@ func broadcastSendError(err error) error {
 		}
 		return err
 	}
-	return fmt.Errorf("%w: %s (%s)", broadcast.ErrNotSent, strings.TrimSuffix(se.Message, "."), se.Code)
+	why := strings.TrimSuffix(se.Message, ".")
+	if len(se.Fields) > 0 {
+		reasons := make([]string, len(se.Fields))
+		for i, f := range se.Fields {
+			reasons[i] = f.Path + ": " + f.Reason
+		}
+		why = strings.Join(reasons, "; ")
+	}
+	return fmt.Errorf("%w: %s (%s)", broadcast.ErrNotSent, why, se.Code)
 }
 
 // sendBroadcastTest records a test-mode broadcast's send as a simulated test send (its
-// message.sent event marked test) and returns its made-up platform id.
+// message.sent event marked test) and returns its made-up platform id. A recipient known only
+// by a user id is recorded under it, as a test key's template send to a user id is.
 func (s *Server) sendBroadcastTest(ctx context.Context, m broadcast.Message) (string, error) {
 	tm, err := s.store.RecordTestSend(ctx, m.Broadcast.AccountID, store.TestSendInput{Destination: m.Recipient.To(),
 		TemplateName: m.Broadcast.TemplateName, Delivery: string(gen.Simulated), PlatformMessageID: domain.TestPlatformID(), CreatedAt: s.now(),

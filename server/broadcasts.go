@@ -70,7 +70,7 @@ func (a *api) broadcastInput(ctx context.Context, p Principal, b *gen.BroadcastR
 	rs := deref(b.Recipients)
 	in.Recipients = make([]store.RecipientInput, len(rs))
 	for i, r := range rs {
-		in.Recipients[i] = store.RecipientInput{Mobile: r.Mobile, Variables: deref(r.Variables)}
+		in.Recipients[i] = store.RecipientInput{Mobile: r.Mobile, UserID: deref(r.UserId), Variables: deref(r.Variables)}
 	}
 	return t, in, nil
 }

@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"gateway/platform/simulator"
 	"gateway/server/broadcast"
 	"gateway/server/servertest"
+	"gateway/store"
 )
 
 type broadcastCounts struct {
@@ -50,6 +53,7 @@ type broadcastData struct {
 type recipientData struct {
 	ID         int64  `json:"id"`
 	Mobile     string `json:"mobile"`
+	UserID     string `json:"user_id"`
 	Status     string `json:"status"`
 	Attempts   int    `json:"attempts"`
 	MessageID  string `json:"message_id"`
@@ -135,12 +139,14 @@ func allRecipients(t *testing.T, env *servertest.Env, key string, id int64, limi
 
 // A test key's broadcast is simulated end to end: created with its pre-flight (a duplicate
 // merged), sent by the engine without the platform, its recipients paged with their message
-// ids, the counts moving to delivered and read as test messages do; a live key does not see it.
+// ids (one known only by a user id recorded as a test send to it), the counts moving to
+// delivered and read as test messages do; a live key does not see it.
 func TestBroadcastTestModeSimulated(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t, servertest.Config{})
 	a := env.NewTenant("Acme Ltd")
 	startBroadcastEngine(t, env, 80)
+	const userID = "US.13491208655302741918"
 	b := createBroadcast(t, env, a.Test, map[string]any{
 		"name": "spring sale", "template_name": "order_confirmation_update",
 		"parameters": []any{map[string]any{"variable": "name"}, map[string]any{"value": "ORD-1"}},
@@ -148,21 +154,35 @@ func TestBroadcastTestModeSimulated(t *testing.T) {
 			map[string]any{"mobile": "447700900001", "variables": map[string]any{"name": "Ana"}},
 			map[string]any{"mobile": "447700900002", "variables": map[string]any{"name": "Ben"}},
 			map[string]any{"mobile": "447700900001", "variables": map[string]any{"name": "Ana"}},
+			map[string]any{"user_id": userID, "variables": map[string]any{"name": "Cy"}},
 		},
 	})
-	if b.Mode != "test" || b.Preflight.Recipients != 2 || b.Preflight.Duplicates != 1 || b.Counts.Total != 2 {
+	if b.Mode != "test" || b.Preflight.Recipients != 3 || b.Preflight.Duplicates != 1 || b.Counts.Total != 3 {
 		t.Fatalf("created %+v", b)
 	}
 	done := waitBroadcast(t, env, a.Test, b.ID, "completed")
-	if c := done.Counts; c.Sent+c.Delivered+c.Read != 2 || c.Failed != 0 {
+	if c := done.Counts; c.Sent+c.Delivered+c.Read != 3 || c.Failed != 0 {
 		t.Fatalf("counts %+v", c)
 	}
 	rs := allRecipients(t, env, a.Test, b.ID, 1)
-	if len(rs) != 2 || rs[0].Status != "sent" || rs[0].MessageID == "" || rs[1].Attempts != 1 {
+	if len(rs) != 3 || rs[0].Status != "sent" || rs[0].MessageID == "" || rs[1].Attempts != 1 {
 		t.Fatalf("recipients %+v", rs)
 	}
+	var byUserID recipientData
+	for _, r := range rs {
+		if r.Mobile == "" {
+			byUserID = r
+		}
+	}
+	if r := byUserID; r.UserID != userID || r.Status != "sent" || r.MessageID == "" {
+		t.Fatalf("the user id's recipient %+v", r)
+	}
+	if n := dbInt(t, env, `SELECT count(*) FROM test_messages WHERE account_id = $1 AND destination = $2 AND platform_message_id = $3`,
+		a.Account.ID, userID, byUserID.MessageID); n != 1 {
+		t.Fatalf("test sends to the user id: %d, want 1", n)
+	}
 	deadline := time.Now().Add(20 * time.Second)
-	for getBroadcast(t, env, a.Test, b.ID).Counts.Read != 2 {
+	for getBroadcast(t, env, a.Test, b.ID).Counts.Read != 3 {
 		if time.Now().After(deadline) {
 			t.Fatalf("not read: %+v", getBroadcast(t, env, a.Test, b.ID).Counts)
 		}
@@ -245,6 +265,203 @@ func TestBroadcastLiveThroughSendPath(t *testing.T) {
 		"recipients": []any{map[string]any{"mobile": "15551234567"}, map[string]any{"mobile": "447700900001"}}}}), &pf)
 	if pf.Recipients != 1 || pf.USMarketing != 1 || pf.Budget.Limit != nil || pf.Budget.Needed != 1 {
 		t.Fatalf("marketing preflight %+v (limit %v)", pf, pf.Budget.Limit)
+	}
+}
+
+// A live broadcast reaches customers known only by a user id: an audience of contacts by
+// number, by user id alone and by both is sent once per contact, to the number when it is
+// known and otherwise to the user id in the platform's recipient field, with the contact's
+// variables; the pre-flight counts them, the recipients list them by user id, their
+// message.sent events name it, and no contact is made twice. Inline recipients name a user id
+// too: a duplicate is merged, one who opted out is left out, and a MARKETING template's
+// pre-flight does not take a US user id for a US number.
+func TestBroadcastLiveUserIDRecipients(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := servertest.New(t, servertest.Config{Simulator: &simulator.Config{}})
+	a := env.NewTenant("Acme Ltd")
+	env.ConnectNumber(a)
+	syncTemplates(t, env, a.Account.ID)
+	contact := func(mobile, userID, first string, blocked bool) int64 {
+		t.Helper()
+		var id int64
+		if err := env.Store.DB().Get(&id, `INSERT INTO contacts (account_id, mobile, user_id, firstname, name, blocked)
+			VALUES ($1, NULLIF($2, ''), NULLIF($3, ''), $4, $4, $5) RETURNING id`, a.Account.ID, mobile, userID, first, blocked); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	const (
+		dee = "US.13491208655302741918"
+		eve = "BR.98765432109876543210"
+		fay = "US.40000000000000000004"
+	)
+	ids := []int64{contact("447700900001", "", "Ana", false), contact("447700900002", "", "Ben", false),
+		contact("447700900003", "US.30000000000000000003", "Caro", false), contact("", dee, "Dee", false),
+		contact("", eve, "Eve", false), contact("", fay, "Fay", true)}
+	// Fay replied STOP: her block has no member, recorded under her user id.
+	if _, err := env.Store.DB().Exec(`INSERT INTO audit_log (account_id, user_id, action, target) VALUES ($1, NULL, $2, $3)`,
+		a.Account.ID, store.AuditContactBlocked, fay); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Store.TagContacts(ctx, a.Account.ID, "vip", ids); err != nil {
+		t.Fatal(err)
+	}
+	aud, err := env.Store.SaveAudience(ctx, a.Account.ID, "VIPs", store.AudienceFilter{Tags: []string{"vip"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startBroadcastEngine(t, env, 80)
+	b := createBroadcast(t, env, a.Live, map[string]any{"name": "vip launch", "template_name": "order_confirmation",
+		"parameters": []any{map[string]any{"variable": "first_name"}, map[string]any{"value": "ORD-1"}}, "audience_id": aud.ID})
+	// Fay is blocked, so the audience leaves her out before the pre-flight.
+	if pf := b.Preflight; pf.Recipients != 5 || pf.Duplicates != 0 || pf.Blocked+pf.OptedOut != 0 || pf.Budget.Needed != 5 {
+		t.Fatalf("preflight %+v", pf)
+	}
+	done := waitBroadcast(t, env, a.Live, b.ID, "completed")
+	if c := done.Counts; c.Total != 5 || c.Sent+c.Delivered+c.Read != 5 || c.Failed+c.Unknown != 0 {
+		t.Fatalf("counts %+v", c)
+	}
+	byNumber, byUserID := map[string]int{}, map[string]int{}
+	var deeParams []string
+	for _, m := range env.Sim.Sent() {
+		switch {
+		case m.To != "" && m.Recipient == "":
+			byNumber[m.WaID]++
+		case m.To == "" && m.Recipient != "":
+			byUserID[m.Recipient]++
+			if m.Recipient == dee {
+				deeParams = m.Params("body")
+			}
+		default:
+			t.Errorf("a send with to %q and recipient %q, want exactly one", m.To, m.Recipient)
+		}
+	}
+	if len(byNumber) != 3 || byNumber["447700900001"] != 1 || byNumber["447700900002"] != 1 || byNumber["447700900003"] != 1 {
+		t.Errorf("sends by number %v, want one to each of the three numbers", byNumber)
+	}
+	if len(byUserID) != 2 || byUserID[dee] != 1 || byUserID[eve] != 1 {
+		t.Errorf("sends by user id %v, want one to each of %s and %s", byUserID, dee, eve)
+	}
+	if strings.Join(deeParams, "|") != "Dee|ORD-1" {
+		t.Errorf("%s's body parameters %q", dee, deeParams)
+	}
+	got := map[string]recipientData{}
+	for _, r := range allRecipients(t, env, a.Live, b.ID, 2) {
+		if r.Status != "sent" || !strings.HasPrefix(r.MessageID, "wamid.") || (r.Mobile == "") == (r.UserID == "") {
+			t.Errorf("recipient %+v", r)
+		}
+		got[r.Mobile+r.UserID] = r
+	}
+	if len(got) != 5 || got[dee].UserID != dee || got[eve].UserID != eve || got["447700900003"].Mobile != "447700900003" {
+		t.Errorf("recipients %+v", got)
+	}
+	if n := dbInt(t, env, `SELECT count(*) FROM events WHERE account_id = $1 AND type = 'message.sent' AND data->>'user_id' IN ($2, $3)`,
+		a.Account.ID, dee, eve); n != 2 {
+		t.Errorf("message.sent naming a user id: %d, want 2", n)
+	}
+	if n := dbInt(t, env, `SELECT count(*) FROM contacts WHERE account_id = $1`, a.Account.ID); n != 6 {
+		t.Errorf("%d contacts, want the 6 there were", n)
+	}
+	if c := getCampaign(t, env, a.Live, b.CampaignID); c.Counts.Total != 5 {
+		t.Errorf("campaign %+v", c)
+	}
+
+	const gus = "US.50000000000000000005"
+	sent := len(env.Sim.Sent())
+	inline := createBroadcast(t, env, a.Live, map[string]any{"name": "inline", "template_name": "order_confirmation",
+		"parameters": []any{map[string]any{"variable": "name"}, map[string]any{"value": "ORD-2"}},
+		"recipients": []any{
+			map[string]any{"user_id": gus, "variables": map[string]any{"name": "Gus"}},
+			map[string]any{"mobile": "447700900004", "variables": map[string]any{"name": "Hal"}},
+			map[string]any{"user_id": fay, "variables": map[string]any{"name": "Fay"}},
+			map[string]any{"user_id": gus, "variables": map[string]any{"name": "Gus"}},
+		}})
+	if pf := inline.Preflight; pf.Recipients != 2 || pf.Duplicates != 1 || pf.OptedOut != 1 || pf.Blocked != 0 {
+		t.Fatalf("inline preflight %+v", pf)
+	}
+	waitBroadcast(t, env, a.Live, inline.ID, "completed")
+	var to []string
+	for _, m := range env.Sim.Sent()[sent:] {
+		to = append(to, m.WaID+m.Recipient)
+	}
+	if len(to) != 2 || !slices.Contains(to, gus) || !slices.Contains(to, "447700900004") {
+		t.Errorf("the inline broadcast's sends went to %v, want %s and 447700900004 once each", to, gus)
+	}
+	if n := dbInt(t, env, `SELECT count(*) FROM contacts WHERE account_id = $1 AND user_id = $2 AND mobile IS NULL`, a.Account.ID, gus); n != 1 {
+		t.Errorf("contacts known by %s: %d, want 1 (made by the send)", gus, n)
+	}
+
+	var pf preflightData
+	wantOK(t, env.Do(servertest.Request{Method: http.MethodPost, Path: "/v1/broadcasts/preflight", Key: a.Live, Body: map[string]any{
+		"name": "promo", "template_name": "welcome",
+		"recipients": []any{map[string]any{"mobile": "15551234567"}, map[string]any{"user_id": dee}}}}), &pf)
+	if pf.Recipients != 1 || pf.USMarketing != 1 || pf.Budget.Needed != 1 {
+		t.Fatalf("marketing preflight %+v, want the US number left out and the user id kept", pf)
+	}
+}
+
+// An inline recipient is a mobile or a user id, exactly one, and a user id is never a number:
+// each break is a 422 on the recipient's field with the template send's words, on create and
+// pre-flight alike, and nothing is made. An authentication template with a code button, which
+// the platform sends only to a number, cannot be a broadcast's template at all.
+func TestBroadcastUserIDRefusals(t *testing.T) {
+	t.Parallel()
+	env, tn := richEnv(t)
+	params := []any{map[string]any{"variable": "name"}, map[string]any{"value": "ORD-1"}}
+	cases := []struct {
+		name      string
+		recipient map[string]any
+		field     string
+		says      string
+	}{
+		{"neither", map[string]any{"variables": map[string]any{"name": "Ana"}}, "recipients.1.mobile", "required unless user_id"},
+		{"both", map[string]any{"mobile": "447700900002", "user_id": "US.13491208655302741918", "variables": map[string]any{"name": "Ana"}},
+			"recipients.1.user_id", "not both"},
+		{"a number as user id", map[string]any{"user_id": "447700900002", "variables": map[string]any{"name": "Ana"}},
+			"recipients.1.user_id", "business-scoped user id"},
+	}
+	for _, path := range []string{"/v1/broadcasts", "/v1/broadcasts/preflight"} {
+		for _, c := range cases {
+			r := env.Do(servertest.Request{Method: http.MethodPost, Path: path, Key: tn.Live, Body: map[string]any{
+				"name": "n", "template_name": "order_confirmation", "parameters": params,
+				"recipients": []any{map[string]any{"mobile": "447700900001", "variables": map[string]any{"name": "Ben"}}, c.recipient}}})
+			e := wantFailure(t, r, http.StatusUnprocessableEntity, "validation_failed")
+			if got := strings.Join(e.Errors[c.field], " "); !strings.Contains(got, c.says) {
+				t.Errorf("%s %s: errors[%s] = %q, want it to say %q: %s", path, c.name, c.field, got, c.says, r.Body)
+			}
+		}
+		r := env.Do(servertest.Request{Method: http.MethodPost, Path: path, Key: tn.Live, Body: map[string]any{
+			"name": "codes", "template_name": "login_code", "parameters": []any{map[string]any{"value": "482913"}},
+			"recipients": []any{map[string]any{"user_id": "US.13491208655302741918"}}}})
+		if e := wantFailure(t, r, http.StatusUnprocessableEntity, "validation_failed"); len(e.Errors["template_name"]) == 0 {
+			t.Errorf("%s login_code: errors %v, want one on template_name", path, e.Errors)
+		}
+	}
+	if n := dbInt(t, env, `SELECT count(*) FROM broadcasts WHERE account_id = $1`, tn.Account.ID); n != 0 {
+		t.Fatalf("%d broadcasts made, want none", n)
+	}
+}
+
+// A broadcast whose template became an authentication template with a code button after it
+// was made cannot send it to a user id: the gateway's sender refuses the recipient before
+// any platform call, in words, as a failure the engine does not retry.
+func TestBroadcastSenderRefusesCodeTemplateToUserID(t *testing.T) {
+	t.Parallel()
+	env, tn := richEnv(t)
+	before := len(env.Sim.Sent())
+	_, err := env.Server.BroadcastSender().SendBroadcast(context.Background(), broadcast.Message{
+		Broadcast:  store.Broadcast{ID: 1, AccountID: tn.Account.ID, Name: "codes", TemplateName: "login_code", TemplateLanguage: "en_US"},
+		Recipient:  store.ClaimedRecipient{ID: 1, AccountID: tn.Account.ID, BroadcastID: 1, UserID: "US.13491208655302741918"},
+		BodyParams: []string{"482913"}})
+	if !errors.Is(err, broadcast.ErrNotSent) || !strings.Contains(err.Error(), "only to a phone number") {
+		t.Fatalf("err = %v, want ErrNotSent saying the template goes only to a phone number", err)
+	}
+	if v := broadcast.Classify(err, 1, 5); v.State != store.RecipientFailed || v.RetryIn != 0 {
+		t.Fatalf("verdict %+v, want a failure not retried", v)
+	}
+	if n := len(env.Sim.Sent()) - before; n != 0 {
+		t.Fatalf("%d sends reached the platform", n)
 	}
 }
 

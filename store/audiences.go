@@ -119,10 +119,12 @@ func (s *Store) DeleteAudience(ctx context.Context, accountID, id int64) error {
 	return nil
 }
 
-// AudienceMember is a contact an audience selects.
+// AudienceMember is a contact an audience selects: known by its number, its user id, or
+// both ("" for the one not known).
 type AudienceMember struct {
 	ContactID int64  `db:"id"`
 	Mobile    string `db:"mobile"`
+	UserID    string `db:"user_id"`
 	FirstName string `db:"firstname"`
 	LastName  string `db:"lastname"`
 }
@@ -131,8 +133,8 @@ type AudienceMember struct {
 // those after afterID, at most limit.
 func (s *Store) AudienceMembers(ctx context.Context, accountID int64, f AudienceFilter, afterID int64, limit int) ([]AudienceMember, error) {
 	var out []AudienceMember
-	err := s.db.SelectContext(ctx, &out, `SELECT c.id, c.mobile, c.firstname, c.lastname FROM contacts c
-		WHERE `+audienceSelects+` AND c.id > $4
+	err := s.db.SelectContext(ctx, &out, `SELECT c.id, COALESCE(c.mobile, '') AS mobile, COALESCE(c.user_id, '') AS user_id, c.firstname, c.lastname
+		FROM contacts c WHERE `+audienceSelects+` AND c.id > $4
 		ORDER BY c.id LIMIT $5`, accountID, pq.StringArray(nonNilStrings(f.Tags)), f.IncludeBlocked, afterID, limit)
 	return out, translate(err)
 }

@@ -80,27 +80,32 @@ func (s *Store) BroadcastBudgetUse(ctx context.Context, accountID, broadcastID i
 	return u, translate(err)
 }
 
-// BlockedMobiles returns, of mobiles, those of the account's blocked contacts, each with
-// whether the contact blocked itself (its latest block is its own STOP, with no member) or a
-// member blocked it. Only the exact number is matched; the send path still refuses a person
-// blocked under another form of the number.
-func (s *Store) BlockedMobiles(ctx context.Context, accountID int64, mobiles []string) (optedOut map[string]bool, err error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT c.mobile, coalesce((SELECT a.user_id IS NULL FROM audit_log a
-			WHERE a.account_id = $1 AND a.action = $3 AND a.target = c.mobile ORDER BY a.id DESC LIMIT 1), false)
-		FROM contacts c WHERE c.account_id = $1 AND c.blocked AND c.mobile = ANY($2)`,
-		accountID, pq.StringArray(mobiles), AuditContactBlocked)
+// BlockedRecipients returns, of the numbers mobiles and the user ids userIDs, those of the
+// account's blocked contacts, each with whether the contact blocked itself (its latest block
+// is its own STOP, with no member, recorded under its number or its user id) or a member
+// blocked it. Only the exact number is matched; the send path still refuses a person blocked
+// under another form of the number.
+func (s *Store) BlockedRecipients(ctx context.Context, accountID int64, mobiles, userIDs []string) (optedOut map[string]bool, err error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT b.recipient, coalesce((SELECT a.user_id IS NULL FROM audit_log a
+			WHERE a.account_id = $1 AND a.action = $4 AND a.target IN (b.mobile, b.user_id) ORDER BY a.id DESC LIMIT 1), false)
+		FROM (SELECT c.mobile AS recipient, c.mobile, c.user_id FROM contacts c
+				WHERE c.account_id = $1 AND c.blocked AND c.mobile = ANY($2)
+			UNION ALL
+			SELECT c.user_id, c.mobile, c.user_id FROM contacts c
+				WHERE c.account_id = $1 AND c.blocked AND c.user_id = ANY($3)) b`,
+		accountID, pq.StringArray(nonNilStrings(mobiles)), pq.StringArray(nonNilStrings(userIDs)), AuditContactBlocked)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
 	out := map[string]bool{}
 	for rows.Next() {
-		var m string
+		var r string
 		var self bool
-		if err := rows.Scan(&m, &self); err != nil {
+		if err := rows.Scan(&r, &self); err != nil {
 			return nil, translate(err)
 		}
-		out[m] = self
+		out[r] = self
 	}
 	return out, translate(rows.Err())
 }

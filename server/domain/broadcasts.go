@@ -104,6 +104,8 @@ func (d *Broadcasts) Check(ctx context.Context, accountID int64, t BroadcastTarg
 	}
 	if len(req.Recipients) > MaxInlineRecipients {
 		fe.Add("recipients", fmt.Sprintf("at most %d recipients per call", MaxInlineRecipients))
+	} else {
+		checkRecipients(req.Recipients, &fe)
 	}
 	scheduled, zone := schedule(req.SendAt, req.TimeZone, &fe)
 	if len(fe) > 0 {
@@ -202,6 +204,24 @@ func schedule(sendAt, zone string, fe *refusal.Fields) (*time.Time, string) {
 	return &at, zone
 }
 
+// checkRecipients is the rule of an inline recipient, as of a template send's recipient
+// (checkRecipient): exactly one of mobile and user_id. At most 20 are named.
+func checkRecipients(rs []store.RecipientInput, fe *refusal.Fields) {
+	for i, r := range rs {
+		switch {
+		case r.Mobile != "" && r.UserID != "":
+			fe.Add(fmt.Sprintf("recipients.%d.user_id", i), "give mobile or user_id, not both")
+		case r.Mobile == "" && r.UserID == "":
+			fe.Add(fmt.Sprintf("recipients.%d.mobile", i), "required unless user_id is given")
+		default:
+			continue
+		}
+		if len(*fe) >= 20 {
+			return
+		}
+	}
+}
+
 // checkVariables refuses an inline recipient that lacks a variable a parameter names (the
 // platform refuses an empty parameter). Audience recipients have first_name, last_name and
 // name; a missing name is refused once, on the parameter.
@@ -233,7 +253,8 @@ func checkVariables(params []store.BroadcastParam, rs []store.RecipientInput, au
 const audienceBatch = 5000
 
 // audience returns the recipients of the account's saved audience (blocked contacts are left
-// out by the audience's filter unless it includes them).
+// out by the audience's filter unless it includes them): each contact by its number, or by its
+// user id when it is known only by that.
 func (d *Broadcasts) audience(ctx context.Context, accountID, id int64) ([]store.RecipientInput, error) {
 	as, err := d.Store.Audiences(ctx, accountID)
 	if err != nil {
@@ -255,11 +276,12 @@ func (d *Broadcasts) audience(ctx context.Context, accountID, id int64) ([]store
 			return nil, err
 		}
 		for _, m := range ms {
+			r := store.RecipientInput{Mobile: m.Mobile, Variables: map[string]string{
+				"first_name": m.FirstName, "last_name": m.LastName, "name": strings.TrimSpace(m.FirstName + " " + m.LastName)}}
 			if m.Mobile == "" {
-				continue
+				r.UserID = m.UserID
 			}
-			out = append(out, store.RecipientInput{Mobile: m.Mobile, Variables: map[string]string{
-				"first_name": m.FirstName, "last_name": m.LastName, "name": strings.TrimSpace(m.FirstName + " " + m.LastName)}})
+			out = append(out, r)
 		}
 		if len(ms) < audienceBatch {
 			return out, nil
@@ -268,13 +290,15 @@ func (d *Broadcasts) audience(ctx context.Context, accountID, id int64) ([]store
 	}
 }
 
-// preflight merges duplicates, leaves out opted-out and blocked contacts and US numbers of a
-// MARKETING template, and estimates the duration and the budget's use.
+// preflight merges duplicates, leaves out opted-out and blocked contacts (by number or user id)
+// and US numbers of a MARKETING template (a user id is no number, whatever its country), and
+// estimates the duration and the budget's use.
 func (d *Broadcasts) preflight(ctx context.Context, accountID int64, t BroadcastTarget, rs []store.RecipientInput) ([]store.RecipientInput, Preflight, error) {
 	var pf Preflight
 	seen := make(map[string]bool, len(rs))
 	unique := make([]store.RecipientInput, 0, len(rs))
 	mobiles := make([]string, 0, len(rs))
+	var userIDs []string
 	for _, r := range rs {
 		to := r.Mobile + r.UserID
 		if seen[to] {
@@ -285,12 +309,14 @@ func (d *Broadcasts) preflight(ctx context.Context, accountID int64, t Broadcast
 		unique = append(unique, r)
 		if r.Mobile != "" {
 			mobiles = append(mobiles, r.Mobile)
+		} else {
+			userIDs = append(userIDs, r.UserID)
 		}
 	}
 	blocked := map[string]bool{}
-	if !t.Test && len(mobiles) > 0 {
+	if !t.Test && len(unique) > 0 {
 		var err error
-		if blocked, err = d.Store.BlockedMobiles(ctx, accountID, mobiles); err != nil {
+		if blocked, err = d.Store.BlockedRecipients(ctx, accountID, mobiles, userIDs); err != nil {
 			return nil, pf, err
 		}
 	}
@@ -298,7 +324,7 @@ func (d *Broadcasts) preflight(ctx context.Context, accountID int64, t Broadcast
 	kept := unique[:0]
 	keptTo := make([]string, 0, len(unique))
 	for _, r := range unique {
-		if self, ok := blocked[r.Mobile]; ok {
+		if self, ok := blocked[r.Mobile+r.UserID]; ok {
 			if self {
 				pf.OptedOut++
 			} else {
