@@ -55,10 +55,11 @@ func loadBroadcastConfig(getenv func(string) string) (broadcastConfig, error) {
 	return c, nil
 }
 
-// newBroadcastEngine builds the broadcast engine over the gateway's send path (keyed: see
-// server.BroadcastSender), paced by what the platform reports of each number.
+// newBroadcastEngine builds the broadcast engine over the gateway's send path (each
+// recipient's key bound to its message: see server.BroadcastSender), paced by what the
+// platform reports of each number.
 func newBroadcastEngine(st *store.Store, srv *server.Server, limits *numberLimits, cfg broadcastConfig, logger *slog.Logger) (*broadcastService, error) {
-	e, err := broadcast.New(st, broadcast.Config{Sender: srv.BroadcastSender(), Keyed: true, Throughput: limits.throughput,
+	e, err := broadcast.New(st, broadcast.Config{Sender: srv.BroadcastSender(), Throughput: limits.throughput,
 		Budget: limits.budget, Share: cfg.Share, Lease: cfg.Lease, UnknownAfter: cfg.UnknownAfter,
 		ResendUnknownAfter: cfg.ResendUnknownAfter, Logger: logger})
 	if err != nil {

@@ -17,8 +17,9 @@ import (
 // broadcast's recipient is sent like POST /v1/messages/template (the message row and its
 // events, the contact check, the campaign named after the broadcast, the send metrics), with
 // the recipient's key (store.BroadcastKey) bound to the message before the platform call, so
-// the engine runs keyed (broadcast.Config.Keyed). A test-mode broadcast's recipient is
-// recorded as a simulated test send, and nothing reaches the platform.
+// that the engine settles a recipient left sending from its message (broadcast.Sender). A
+// test-mode broadcast's recipient is recorded as a simulated test send, and nothing reaches
+// the platform.
 func (s *Server) BroadcastSender() broadcast.Sender { return broadcastSender{s} }
 
 type broadcastSender struct{ s *Server }

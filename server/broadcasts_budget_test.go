@@ -28,7 +28,7 @@ func TestBroadcastPortfolioBudgetPausesAndResumes(t *testing.T) {
 	// The lease outlasts the slowest run's sending of the 2,000 claimed recipients: a lease that
 	// runs out before a call gives its recipient back due a lease later on the injected clock,
 	// which stands still here until the resume (the store's budget test covers that case).
-	e, err := broadcast.New(env.Store, broadcast.Config{Sender: env.Server.BroadcastSender(), Keyed: true, Share: 1,
+	e, err := broadcast.New(env.Store, broadcast.Config{Sender: env.Server.BroadcastSender(), Share: 1,
 		Poll: 50 * time.Millisecond, Clock: clock.Now, Lease: 10 * time.Minute,
 		Throughput: func(context.Context, string) int { return 1000 },
 		Budget:     func(context.Context, int64, string) int { return simulator.Tier2K }})

@@ -70,7 +70,7 @@ type recipientPage struct {
 // does, until the test ends.
 func startBroadcastEngine(t *testing.T, env *servertest.Env, throughput int) {
 	t.Helper()
-	e, err := broadcast.New(env.Store, broadcast.Config{Sender: env.Server.BroadcastSender(), Keyed: true, Share: 1,
+	e, err := broadcast.New(env.Store, broadcast.Config{Sender: env.Server.BroadcastSender(), Share: 1,
 		Poll: 50 * time.Millisecond, Throughput: func(context.Context, string) int { return throughput }})
 	if err != nil {
 		t.Fatal(err)

@@ -240,31 +240,6 @@ func (s *Store) RecordBroadcastResults(ctx context.Context, rs []RecipientResult
 	return translate(err)
 }
 
-// AdoptBroadcastRecipient records that the account's recipient whose answer was lost (or not
-// recorded yet) was sent as messageID: a status report naming it through its callback data
-// proves the call happened. It reports whether a recipient changed.
-func (s *Store) AdoptBroadcastRecipient(ctx context.Context, accountID, recipientID int64, messageID string, at time.Time) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE broadcast_recipients SET state = 'sent', message_id = $3, finished_at = $4
-		WHERE account_id = $1 AND id = $2 AND state IN ('sending', 'unknown')`, accountID, recipientID, messageID, at)
-	if err != nil {
-		return false, translate(err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
-// ExpireBroadcastSending moves recipients marked sending before cutoff (their process died
-// between the mark and recording the answer) to unknown: they are never called again, and a
-// status report can still adopt them. It returns how many it moved.
-func (s *Store) ExpireBroadcastSending(ctx context.Context, cutoff time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE broadcast_recipients SET state = 'unknown'
-		WHERE state = 'sending' AND sending_at < $1`, cutoff)
-	if err != nil {
-		return 0, translate(err)
-	}
-	return res.RowsAffected()
-}
-
 // ActivateBroadcasts starts the scheduled broadcasts whose time has come and resumes those
 // paused for the portfolio's budget whose resume time has come. It returns how many changed.
 func (s *Store) ActivateBroadcasts(ctx context.Context, now time.Time) (int64, error) {

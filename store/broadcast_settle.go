@@ -10,9 +10,9 @@ import (
 // The marks before the platform calls, in one statement for many recipients, and what a
 // recipient whose answer was not recorded comes to.
 //
-// A keyed sender (the gateway's send path) records a message row before its platform call and
-// binds the recipient's idempotency key (BroadcastKey) to it in the same statement; the mark
-// (MarkBroadcastsSending with keyed) makes that key, unbound. So after a crash the row a
+// The mark (MarkBroadcastsSending) makes the recipient's idempotency key (BroadcastKey),
+// unbound; the engine's sender (the gateway's send path) records a message row before its
+// platform call and binds that key to it in the same statement. So after a crash the row a
 // recipient left 'sending' tells what happened: no message bound means the call never
 // happened (the recipient is due again); a message with the platform's id means it was sent; a
 // message refused by the platform means it was not sent; a message still pending means the
@@ -23,8 +23,8 @@ import (
 // keys are stored with their mode as prefix ("live:", "test:"), so the two never meet.
 const broadcastKeyPrefix = "broadcast:"
 
-// BroadcastKey is the idempotency key a keyed sender binds to the message of the recipient's
-// send (SendInput.IdempotencyKey).
+// BroadcastKey is the idempotency key the engine's sender binds to the message of the
+// recipient's send (SendInput.IdempotencyKey).
 func BroadcastKey(recipientID int64) string {
 	return broadcastKeyPrefix + strconv.FormatInt(recipientID, 10)
 }
@@ -35,16 +35,15 @@ type RecipientMark struct {
 	ID        int64     `json:"id"`
 	Claim     string    `json:"claim"`
 	At        time.Time `json:"at"`
-	// Keyed: make the recipient's idempotency key (BroadcastKey), unbound, for a keyed sender.
-	Keyed bool `json:"keyed"`
 }
 
 // MarkBroadcastsSending marks claimed recipients as being sent, in one statement, before their
-// platform calls, and reports for each whether it was marked. A recipient is not marked (and
-// must not be called) when its claim is no longer the caller's (the lease ran out and another
-// engine took it) or its broadcast is not running (paused or cancelled since the claim). A
-// pause for the portfolio's budget stops claims, not the recipients already claimed: they hold
-// their share of the budget.
+// platform calls, makes each marked one's idempotency key (BroadcastKey, unbound, for its
+// sender to bind to its message), and reports for each whether it was marked. A recipient is
+// not marked (and must not be called) when its claim is no longer the caller's (the lease ran
+// out and another engine took it) or its broadcast is not running (paused or cancelled since
+// the claim). A pause for the portfolio's budget stops claims, not the recipients already
+// claimed: they hold their share of the budget.
 func (s *Store) MarkBroadcastsSending(ctx context.Context, ms []RecipientMark) ([]bool, error) {
 	out := make([]bool, len(ms))
 	if len(ms) == 0 {
@@ -56,7 +55,7 @@ func (s *Store) MarkBroadcastsSending(ctx context.Context, ms []RecipientMark) (
 	}
 	st, err := s.prepared(ctx, `WITH x AS (
 			SELECT row_number() OVER () - 1 AS i, * FROM jsonb_to_recordset($1::jsonb)
-				AS x(account_id bigint, id bigint, claim uuid, at timestamptz, keyed boolean)
+				AS x(account_id bigint, id bigint, claim uuid, at timestamptz)
 		), u AS (
 			UPDATE broadcast_recipients r SET state = 'sending', sending_at = x.at, attempts = r.attempts + 1, claim = NULL
 			FROM x WHERE r.account_id = x.account_id AND r.id = x.id AND r.state = 'pending' AND r.claim = x.claim
@@ -65,8 +64,7 @@ func (s *Store) MarkBroadcastsSending(ctx context.Context, ms []RecipientMark) (
 			RETURNING r.account_id, r.id
 		), k AS (
 			INSERT INTO idempotency_keys (account_id, key, fingerprint)
-			SELECT u.account_id, $3 || u.id, '\x'::bytea FROM u JOIN x ON x.account_id = u.account_id AND x.id = u.id
-			WHERE x.keyed ORDER BY 1, 2
+			SELECT u.account_id, $3 || u.id, '\x'::bytea FROM u ORDER BY 1, 2
 			ON CONFLICT (account_id, key) DO UPDATE SET message_id = NULL, status_code = NULL, response = NULL, created_at = now()
 		)
 		SELECT x.i FROM x JOIN u ON u.account_id = x.account_id AND u.id = x.id`)
@@ -99,11 +97,12 @@ type SettleCounts struct {
 // settleBatch bounds the recipients one SettleBroadcastRecipients settles.
 const settleBatch = 5000
 
-// SettleBroadcastRecipients settles, from their keyed messages, the recipients marked sending
-// before cutoff (their process died, or gave up on the answer) and the unknown ones whose
-// message the platform has reported since: no message bound, or one the platform refused, and
-// the recipient is due again at now; a message with the platform's id and the recipient is
-// sent (failed when the message failed); a message still pending and the recipient is unknown.
+// SettleBroadcastRecipients settles, from the messages their keys name, the recipients marked
+// sending before cutoff (their process died, or gave up on the answer) and the unknown ones
+// whose message the platform has reported since: no message bound, or one the platform
+// refused, and the recipient is due again at now; a message with the platform's id and the
+// recipient is sent (failed when the message failed); a message still pending and the
+// recipient is unknown.
 //
 // resendBefore, when not zero, gives up on unknown recipients marked before it whose message
 // the platform never reported: they are taken as never sent and are due again. The platform

@@ -16,9 +16,10 @@ import (
 // claim loses it when the lease runs out. Before its platform call a recipient is marked
 // 'sending' in its own statement (MarkBroadcastsSending), which succeeds only for the claim's
 // holder while the broadcast runs: a recipient whose call may have happened is never claimed
-// again. A keyed sender's 'sending' row whose answer never came is settled from its message
-// (SettleBroadcastRecipients); an unkeyed one is moved to 'unknown' (ExpireBroadcastSending)
-// until a status report adopts it (AdoptBroadcastRecipient).
+// again. A 'sending' row whose answer never came is settled from the message its idempotency
+// key names (SettleBroadcastRecipients, broadcast_settle.go): due again when no call happened,
+// 'unknown' while the call may have happened until the platform's report gives the message
+// its id.
 
 // Broadcast states.
 const (

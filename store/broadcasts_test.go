@@ -98,20 +98,42 @@ func TestBroadcastClaimAndMark(t *testing.T) {
 	if _, err := s.PauseBroadcast(ctx, other.ID, b.ID, store.PauseOperator, nil); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("another account paused it: %v, want ErrNotFound", err)
 	}
-	// The two marked recipients: one recorded sent, one left sending and reconciled as unknown,
-	// then adopted by its status report.
+	// The two marked recipients: one recorded sent; one left sending with its message recorded
+	// but not the platform's answer, settled as unknown (the call may have happened), then sent
+	// once the platform's status report gives its message the platform's id.
 	if err := s.RecordBroadcastResults(ctx, []store.RecipientResult{{AccountID: a.ID, ID: r.ID, State: store.RecipientSent, MessageID: "wamid.1", At: later}}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.ExpireBroadcastSending(ctx, later.Add(time.Hour)); err != nil || n != 1 {
-		t.Fatalf("expire: %d, %v, want 1", n, err)
+	left := c3.Recipients[0]
+	rec, err := s.BeginSend(ctx, a.ID, store.SendInput{Mobile: left.Mobile, CampaignName: "spring", TemplateName: "welcome",
+		Content: []byte(`{}`), IdempotencyKey: store.BroadcastKey(left.ID)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ok, err := s.AdoptBroadcastRecipient(ctx, a.ID, c3.Recipients[0].ID, "wamid.2", later); err != nil || !ok {
-		t.Fatalf("adopt: %v %v", ok, err)
+	settleAt := later.Add(time.Hour)
+	if got, err := s.SettleBroadcastRecipients(ctx, settleAt, settleAt, time.Time{}); err != nil || got != (store.SettleCounts{Unknown: 1}) {
+		t.Fatalf("settled %+v (%v), want the one left sending unknown", got, err)
+	}
+	res, err := s.ApplyStatus(ctx, a.ID, store.StatusReport{PlatformMessageID: "wamid.2", Status: "sent", OccurredAt: later,
+		CallbackMessageID: rec.MessageID})
+	if err != nil || !res.Adopted {
+		t.Fatalf("status report: %+v, %v; want it to adopt the message", res, err)
+	}
+	if got, err := s.SettleBroadcastRecipients(ctx, settleAt, settleAt, time.Time{}); err != nil || got != (store.SettleCounts{Sent: 1}) {
+		t.Fatalf("settled %+v (%v) after the report, want the unknown one sent", got, err)
 	}
 	c, _ := s.BroadcastCounts(ctx, a.ID, b.ID)
 	if c[store.RecipientSent] != 2 || c[store.RecipientCancelled] != 1 {
 		t.Fatalf("counts %v, want 2 sent and 1 cancelled", c)
+	}
+	rs, err := s.BroadcastRecipients(ctx, a.ID, b.ID, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range rs {
+		if x.ID == left.ID && x.MessageID != "wamid.2" {
+			t.Errorf("the settled recipient has platform id %q, want wamid.2", x.MessageID)
+		}
 	}
 }
 
@@ -247,10 +269,10 @@ func TestImportConfirmAndAudience(t *testing.T) {
 	}
 }
 
-// A keyed sender's recipients left sending are settled from the messages their keys name: no
-// message (the call never happened) and a message the platform refused are due again, one with
-// the platform's id is sent, one still pending is unknown until the platform's report gives
-// it an id, or until the resend horizon passes without one.
+// Recipients left sending are settled from the messages their keys name: no message (the call
+// never happened) and a message the platform refused are due again, one with the platform's id
+// is sent, one still pending is unknown until the platform's report gives it an id, or until
+// the resend horizon passes without one.
 func TestSettleBroadcastRecipientsFromTheirMessages(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.New(t)
@@ -263,7 +285,7 @@ func TestSettleBroadcastRecipientsFromTheirMessages(t *testing.T) {
 	}
 	marks := make([]store.RecipientMark, len(c.Recipients))
 	for i, r := range c.Recipients {
-		marks[i] = store.RecipientMark{AccountID: a.ID, ID: r.ID, Claim: r.Claim, At: at, Keyed: true}
+		marks[i] = store.RecipientMark{AccountID: a.ID, ID: r.ID, Claim: r.Claim, At: at}
 	}
 	if ok, err := s.MarkBroadcastsSending(ctx, marks); err != nil || len(ok) != 5 || !ok[0] || !ok[4] {
 		t.Fatalf("marks: %v %v", ok, err)
@@ -313,7 +335,7 @@ func TestSettleBroadcastRecipientsFromTheirMessages(t *testing.T) {
 	}
 }
 
-// markSending marks one claimed recipient sending, unkeyed (MarkBroadcastsSending of one).
+// markSending marks one claimed recipient sending (MarkBroadcastsSending of one).
 func markSending(ctx context.Context, s *store.Store, accountID, recipientID int64, claim string, at time.Time) (bool, error) {
 	ok, err := s.MarkBroadcastsSending(ctx, []store.RecipientMark{{AccountID: accountID, ID: recipientID, Claim: claim, At: at}})
 	if err != nil {

@@ -23,10 +23,11 @@ func cpuTime(tb testing.TB) time.Duration {
 }
 
 // BenchmarkBroadcast100k sends one broadcast of BROADCAST_BENCH_N recipients (default 100,000)
-// with the number at 1,000 messages/s against the simulator, status reports flowing back to a
-// receiver that writes to the database, and reports the rate reached (recipients/s, from the
-// first send to the broadcast's completion) and the CPU time of the whole process (engine,
-// simulator, receiver and client; PostgreSQL not included) per recipient. Run it with
+// with the number at 1,000 messages/s against the simulator, each recipient's message recorded
+// around its platform call as the gateway records it (keyedSender), status reports flowing back
+// to a receiver that writes to the database, and reports the rate reached (recipients/s, from
+// the first send to the broadcast's completion) and the CPU time of the whole process (engine,
+// sender, simulator, receiver and client; PostgreSQL not included) per recipient. Run it with
 // -benchtime=1x -count=3 and take the medians.
 func BenchmarkBroadcast100k(b *testing.B) {
 	n := 100_000

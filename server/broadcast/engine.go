@@ -4,20 +4,18 @@
 //
 // The queue is the broadcast_recipients table (store): the engine claims due recipients in
 // small batches with a lease, and marks each one 'sending' in its own statement before the
-// platform call. A recipient whose call may have happened is never called again. The gateway
-// runs the engine keyed (Config.Keyed, serve_broadcast.go): each recipient's idempotency key is
-// bound to its message before the call, and after a crash the sweep settles rows left
-// 'sending' from their messages (store.SettleBroadcastRecipients): sent, failed, due again when
-// no message was recorded, unknown otherwise. Unkeyed, rows left 'sending' become 'unknown'
-// and wait for a status report naming them (store.AdoptBroadcastRecipient).
+// platform call, making the recipient's idempotency key (store.BroadcastKey). A recipient whose
+// call may have happened is never called again. The Sender (the gateway's send path,
+// server.BroadcastSender) binds that key to the recipient's message before the call, so after a
+// crash the sweep settles rows left 'sending' from their messages
+// (store.SettleBroadcastRecipients): sent, failed, due again when no message was recorded,
+// unknown otherwise.
 package broadcast
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,15 +29,16 @@ type Message struct {
 	Recipient store.ClaimedRecipient
 	// BodyParams are the template's body parameters for this recipient, in order.
 	BodyParams []string
-	// CallbackData names the recipient in the platform's status reports (ParseCallbackData).
-	CallbackData string
 	// BeforeCall waits for the number's pace right before the platform call; a Sender calls
 	// it last before the request, so that the time its own writes take (the message row) cannot
 	// bunch the sends of two seconds into one at the platform. An error means nothing was sent.
 	BeforeCall func(ctx context.Context) error
 }
 
-// Sender makes the platform call of one recipient and returns the platform's message id. Its
+// Sender makes the platform call of one recipient and returns the platform's message id. Before
+// a platform call it records the recipient's message with the recipient's key (store.BroadcastKey,
+// which the mark made) bound to it in the same statement (store.SendInput.IdempotencyKey), as
+// the gateway's send path does: a recipient left sending is settled from that message. Its
 // error decides what happens to the recipient:
 //   - a *whatsapp.Error: the platform answered; the engine acts on its code (Classify);
 //   - an error wrapping ErrNotSent or whatsapp.ErrInvalidArgument: nothing was sent and
@@ -56,11 +55,6 @@ var ErrNotSent = errors.New("broadcast: not sent")
 // Config configures New. Zero fields take the documented defaults.
 type Config struct {
 	Sender Sender
-	// Keyed says the Sender records a message before its platform call and binds the
-	// recipient's key (store.BroadcastKey) to it in the same statement, as the gateway's send
-	// path does: then a recipient left sending is settled from its message (due again when no
-	// call happened) instead of becoming unknown (store.SettleBroadcastRecipients).
-	Keyed bool
 	// Clock is the time for schedules, leases, budgets and the recorded times; nil means
 	// time.Now. Pacing runs on real (monotonic) time.
 	Clock func() time.Time
@@ -75,7 +69,7 @@ type Config struct {
 	Share float64
 	// PairInterval is the spacing of two sends to the same person. Default 6 s.
 	PairInterval time.Duration
-	// ResendUnknownAfter, when set (Keyed only), is how long an unknown recipient waits for the
+	// ResendUnknownAfter, when set, is how long an unknown recipient waits for the
 	// platform's report of its message before it is taken as never sent and is due again
 	// (store.SettleBroadcastRecipients): no recipient is skipped when a process dies between
 	// recording a message and the platform having the request, at the cost of a second send
@@ -87,7 +81,7 @@ type Config struct {
 	// SendTimeout bounds one platform call. Default 15 s.
 	SendTimeout time.Duration
 	// UnknownAfter is the age after which a recipient still marked sending (its process died)
-	// becomes unknown, or is settled from its message (Keyed). Default 2 minutes; it must
+	// is settled from its message (store.SettleBroadcastRecipients). Default 2 minutes; it must
 	// exceed the longest a Sender's call takes (SendTimeout and what the Sender adds).
 	UnknownAfter time.Duration
 	// Poll is the time between claim rounds; pause, resume and cancel take effect within it.
@@ -261,29 +255,23 @@ func (e *Engine) drain(ctx context.Context) {
 	e.wg.Wait()
 }
 
-// sweep starts and resumes broadcasts whose time has come, reconciles lost answers, completes
+// sweep starts and resumes broadcasts whose time has come, settles lost answers, completes
 // finished broadcasts and refreshes the numbers' throughput.
 func (e *Engine) sweep(ctx context.Context) {
 	now := e.clock()
 	if _, err := e.store.ActivateBroadcasts(ctx, now); err != nil && ctx.Err() == nil {
 		e.log.Warn("activate broadcasts", "err", err)
 	}
-	if e.cfg.Keyed {
-		var resendBefore time.Time
-		if e.cfg.ResendUnknownAfter > 0 {
-			resendBefore = now.Add(-e.cfg.ResendUnknownAfter)
-		}
-		if c, err := e.store.SettleBroadcastRecipients(ctx, now.Add(-e.cfg.UnknownAfter), now, resendBefore); err != nil && ctx.Err() == nil {
-			e.log.Warn("settle recipients", "err", err)
-		} else if c != (store.SettleCounts{}) {
-			e.log.Info("recipients settled from their messages", "due_again", c.Due, "sent", c.Sent, "failed", c.Failed, "unknown", c.Unknown)
-		}
-	} else if n, err := e.store.ExpireBroadcastSending(ctx, now.Add(-e.cfg.UnknownAfter)); err != nil && ctx.Err() == nil {
-		e.log.Warn("reconcile sending recipients", "err", err)
-	} else if n > 0 {
-		e.log.Info("recipients whose answer was lost are unknown until a status report names them", "count", n)
+	var resendBefore time.Time
+	if e.cfg.ResendUnknownAfter > 0 {
+		resendBefore = now.Add(-e.cfg.ResendUnknownAfter)
 	}
-	if _, err := e.store.CompleteBroadcasts(ctx, now, e.cfg.Keyed && e.cfg.ResendUnknownAfter > 0); err != nil && ctx.Err() == nil {
+	if c, err := e.store.SettleBroadcastRecipients(ctx, now.Add(-e.cfg.UnknownAfter), now, resendBefore); err != nil && ctx.Err() == nil {
+		e.log.Warn("settle recipients", "err", err)
+	} else if c != (store.SettleCounts{}) {
+		e.log.Info("recipients settled from their messages", "due_again", c.Due, "sent", c.Sent, "failed", c.Failed, "unknown", c.Unknown)
+	}
+	if _, err := e.store.CompleteBroadcasts(ctx, now, e.cfg.ResendUnknownAfter > 0); err != nil && ctx.Err() == nil {
 		e.log.Warn("complete broadcasts", "err", err)
 	}
 	e.mu.Lock()
@@ -373,25 +361,6 @@ func Params(b store.Broadcast, vars map[string]string) []string {
 	return out
 }
 
-// callbackPrefix starts the callback data of a broadcast's message.
-const callbackPrefix = "broadcast:"
-
-// CallbackData is the callback data naming a broadcast recipient in status reports.
-func CallbackData(recipientID int64) string {
-	return callbackPrefix + strconv.FormatInt(recipientID, 10)
-}
-
-// ParseCallbackData returns the recipient a status report's callback data names, and false
-// when it names none.
-func ParseCallbackData(s string) (recipientID int64, ok bool) {
-	rest, found := strings.CutPrefix(s, callbackPrefix)
-	if !found {
-		return 0, false
-	}
-	id, err := strconv.ParseInt(rest, 10, 64)
-	return id, err == nil && id > 0
-}
-
 // record writes the platform calls' outcomes in batches.
 func (e *Engine) record(ctx context.Context) {
 	defer e.wg.Done()
@@ -402,7 +371,7 @@ func (e *Engine) record(ctx context.Context) {
 			return
 		}
 		if err := e.store.RecordBroadcastResults(context.WithoutCancel(ctx), batch); err != nil {
-			// The recipients stay 'sending' and become unknown: never sent twice.
+			// The recipients stay 'sending' and are settled from their messages: never sent twice.
 			e.log.Warn("record broadcast results", "count", len(batch), "err", err)
 		}
 		batch = batch[:0]

@@ -73,17 +73,33 @@ func TestEveryRecipientSentOnceWithFaults(t *testing.T) {
 }
 
 // An engine stopped abruptly mid-broadcast (its context cancelled, nothing cleaned up) and a
-// second one started: no recipient is sent twice and none is skipped. The calls the first
-// engine had marked but not recorded are reconciled through their status reports, not resent.
+// second one started: no recipient is sent twice and none is skipped. The first engine's
+// process also dies in the middle of some sends: after the mark, before the message is
+// recorded (the call did not happen: due again); after the message, before the call (the call
+// may have happened: unknown, until the resend horizon passes with no report of it); after the
+// call, before its platform id is recorded (the status report gives the message its id: sent,
+// not sent again). The second engine settles each from its message.
 func TestCrashMidBroadcastNeitherTwiceNorSkipped(t *testing.T) {
 	r := newRig(t, simulator.Config{}, 0)
 	rs := numbers(1500)
 	b := r.create("order_confirmation", rs)
 	cfg := broadcast.Config{Throughput: func(context.Context, string) int { return 400 }, Share: 1,
-		Lease: time.Second, SendTimeout: time.Second, UnknownAfter: 2 * time.Second}
+		Lease: time.Second, SendTimeout: time.Second, UnknownAfter: 2 * time.Second, ResendUnknownAfter: 4 * time.Second}
+	// Three recipients die at each step, among the first claimed.
+	dieAt := map[string]step{}
+	for i, at := range []step{beforeMessage, beforeCall, beforeAnswer} {
+		for j := range 3 {
+			dieAt[rs[7+10*i+100*j].Mobile] = at
+		}
+	}
+	dying, died := r.dyingSender(dieAt)
+	first := cfg
+	first.Sender = dying
 	ctx1, crash := context.WithCancel(context.Background())
-	r.engine(ctx1, cfg)
-	r.waitFor(30*time.Second, "a third of the sends", func() bool { return len(r.sim.Sent()) >= 500 })
+	r.engine(ctx1, first)
+	r.waitFor(30*time.Second, "a third of the sends and every scripted death", func() bool {
+		return len(r.sim.Sent()) >= 500 && died.Load() == int64(len(dieAt))
+	})
 	crash()
 	ctx2, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -100,13 +116,52 @@ func TestCrashMidBroadcastNeitherTwiceNorSkipped(t *testing.T) {
 	got := r.accepted()
 	for _, rec := range r.recipients(b.ID) {
 		if n := got[rec.Mobile]; n != 1 {
-			t.Errorf("recipient %s: %d platform sends, want 1", rec.Mobile, n)
+			t.Errorf("recipient %s (dies %v): %d platform sends, want 1", rec.Mobile, dieAt[rec.Mobile], n)
 		}
 		if rec.State != store.RecipientSent || rec.MessageID == "" {
 			t.Errorf("recipient %s is %s (message %q), want sent with its message id", rec.Mobile, rec.State, rec.MessageID)
 		}
 	}
-	t.Logf("adopted through status reports: %d", r.adopted.Load())
+	// The three whose platform id was never recorded got it from their status reports.
+	if n := r.adopted.Load(); n < 3 {
+		t.Errorf("%d messages took their platform id from a status report, want at least the 3 whose answer was lost", n)
+	}
+}
+
+// A recipient whose call may have happened is never called again while no report says what
+// became of it: with no resend horizon, one whose process died after recording its message and
+// before the call stays unknown, uncalled, and does not hold the broadcast back.
+func TestUnknownRecipientNotCalledAgain(t *testing.T) {
+	r := newRig(t, simulator.Config{}, 0)
+	rs := numbers(200)
+	b := r.create("order_confirmation", rs)
+	lost := rs[20].Mobile
+	cfg := broadcast.Config{Throughput: func(context.Context, string) int { return 400 }, Share: 1,
+		Lease: time.Second, SendTimeout: time.Second, UnknownAfter: 2 * time.Second}
+	dying, died := r.dyingSender(map[string]step{lost: beforeCall})
+	first := cfg
+	first.Sender = dying
+	ctx1, crash := context.WithCancel(context.Background())
+	r.engine(ctx1, first)
+	r.waitFor(30*time.Second, "the scripted death", func() bool { return died.Load() == 1 })
+	crash()
+	ctx2, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e2 := r.engine(ctx2, cfg)
+	r.waitFor(60*time.Second, "the broadcast to complete", func() bool { return r.broadcast(b.ID).State == store.BroadcastCompleted })
+	if err := e2.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := r.accepted()
+	for _, rec := range r.recipients(b.ID) {
+		want, state := 1, store.RecipientSent
+		if rec.Mobile == lost {
+			want, state = 0, store.RecipientUnknown
+		}
+		if got[rec.Mobile] != want || rec.State != state {
+			t.Errorf("recipient %s is %s with %d platform sends, want %s with %d", rec.Mobile, rec.State, got[rec.Mobile], state, want)
+		}
+	}
 }
 
 // A portfolio at the 2,000 tier and 2,500 recipients it has not reached: 2,000 are sent, the
@@ -134,7 +189,7 @@ func TestPortfolioBudgetPausesAndResumes(t *testing.T) {
 		t.Fatalf("paused with reason %q until %v, want %q until %v", got.PauseReason, got.ResumeAt, store.PausePortfolioLimit, clock.Now().Add(24*time.Hour))
 	}
 	// The recipients claimed before the budget ran out are still sent.
-	r.waitFor(10*time.Second, "2000 sent", func() bool { return r.counts(b.ID)[store.RecipientSent] >= 2000 })
+	r.waitFor(30*time.Second, "2000 sent", func() bool { return r.counts(b.ID)[store.RecipientSent] >= 2000 })
 	time.Sleep(500 * time.Millisecond)
 	if c := r.counts(b.ID); c[store.RecipientSent] != 2000 || c[store.RecipientPending] != 500 {
 		t.Fatalf("counts at the pause %v, want 2000 sent and 500 pending", c)

@@ -38,7 +38,7 @@ func (e *Engine) send(ctx context.Context, l *lane, it item) {
 		e.release(ctx, it, notBefore)
 		return
 	}
-	marked, err := e.marks.Do(store.RecipientMark{AccountID: it.r.AccountID, ID: it.r.ID, Claim: it.r.Claim, At: now, Keyed: e.cfg.Keyed})
+	marked, err := e.marks.Do(store.RecipientMark{AccountID: it.r.AccountID, ID: it.r.ID, Claim: it.r.Claim, At: now})
 	if err != nil || !marked {
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("mark recipient sending", "recipient", it.r.ID, "err", err)
@@ -53,7 +53,7 @@ func (e *Engine) send(ctx context.Context, l *lane, it item) {
 	// The call is not cut short by a stop: once marked, its answer is worth waiting for.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.SendTimeout)
 	id, err := e.cfg.Sender.SendBroadcast(cctx, Message{
-		Broadcast: it.b, Recipient: it.r, BodyParams: Params(it.b, it.r.Variables), CallbackData: CallbackData(it.r.ID),
+		Broadcast: it.b, Recipient: it.r, BodyParams: Params(it.b, it.r.Variables),
 		BeforeCall: l.gate.wait,
 	})
 	cancel()

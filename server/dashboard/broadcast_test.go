@@ -30,7 +30,7 @@ func broadcastEnv(t *testing.T, delivered, read time.Duration) *servertest.Env {
 		Simulator: &simulator.Config{SentDelay: 50 * time.Millisecond, DeliveredDelay: delivered, ReadDelay: read},
 	})
 	c.st = env.Store
-	e, err := broadcast.New(env.Store, broadcast.Config{Sender: env.Server.BroadcastSender(), Keyed: true, Share: 1,
+	e, err := broadcast.New(env.Store, broadcast.Config{Sender: env.Server.BroadcastSender(), Share: 1,
 		Poll: 50 * time.Millisecond, Throughput: func(context.Context, string) int { return 80 }})
 	if err != nil {
 		t.Fatal(err)
