@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -41,8 +42,8 @@ type seeded struct {
 }
 
 // seedReports writes a contact with a conversation, a campaign with five messages in every
-// status over two hours (one failed with the platform's error), an inbound message, and a
-// logged webhook attempt of the read message's message.sent event.
+// status over two hours (one failed with the platform's error), the customer's reply through the
+// inbound path, and a logged webhook attempt of the read message's message.sent event.
 func seedReports(t *testing.T, env *servertest.Env, accountID int64) seeded {
 	t.Helper()
 	db := env.Store.DB()
@@ -86,8 +87,15 @@ func seedReports(t *testing.T, env *servertest.Env, accountID int64) seeded {
 			s.read = id
 		}
 	}
-	must(db.Get(&s.inbound, `INSERT INTO messages (account_id, contact_id, conversation_id, direction, type, destination, content, status)
-		VALUES ($1, $2, $3, 'in', 'text', '5511987654321', '{"text": "Is it in blue?"}', 'received') RETURNING id`, accountID, s.contact, conv))
+	// The customer's reply goes through the inbound path, as the platform's webhook does, so the
+	// pages agree on it: the inbox lists the conversation and the service window is open.
+	in, err := env.Store.RecordInbound(context.Background(), accountID, store.InboundMessage{PlatformMessageID: "wamid.in.dash-reply",
+		From: "5511987654321", ProfileName: "Ana Souza", Type: "text", SentAt: time.Now(), Content: json.RawMessage(`{"text":{"body":"Is it in blue?"}}`)})
+	must(err)
+	if in.ConversationID != conv || in.ContactID != s.contact {
+		t.Fatalf("the reply went to conversation %d of contact %d, not %d of %d", in.ConversationID, in.ContactID, conv, s.contact)
+	}
+	s.inbound = in.MessageID
 	must(db.Get(&endpoint, `INSERT INTO webhook_endpoints (account_id, url, secret) VALUES ($1, 'http://127.0.0.1:9/hook', '\x00') RETURNING id`, accountID))
 	var event, delivery string
 	must(db.Get(&event, `INSERT INTO events (account_id, type, data, created_at) VALUES ($1, 'message.sent', jsonb_build_object('message_id', $2::bigint), now())
