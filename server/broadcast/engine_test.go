@@ -92,22 +92,9 @@ func TestCrashMidBroadcastNeitherTwiceNorSkipped(t *testing.T) {
 			dieAt[rs[7+10*i+100*j].Mobile] = at
 		}
 	}
-	dying, died := r.dyingSender(dieAt)
-	first := cfg
-	first.Sender = dying
-	ctx1, crash := context.WithCancel(context.Background())
-	r.engine(ctx1, first)
-	r.waitFor(30*time.Second, "a third of the sends and every scripted death", func() bool {
-		return len(r.sim.Sent()) >= 500 && died.Load() == int64(len(dieAt))
+	r.crashThenComplete(b.ID, cfg, dieAt, "a third of the sends and every scripted death", func(died int64) bool {
+		return len(r.sim.Sent()) >= 500 && died == int64(len(dieAt))
 	})
-	crash()
-	ctx2, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e2 := r.engine(ctx2, cfg)
-	r.waitFor(60*time.Second, "the broadcast to complete", func() bool { return r.broadcast(b.ID).State == store.BroadcastCompleted })
-	if err := e2.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer wcancel()
 	if err := r.sim.WaitIdle(wctx); err != nil {
@@ -138,20 +125,7 @@ func TestUnknownRecipientNotCalledAgain(t *testing.T) {
 	lost := rs[20].Mobile
 	cfg := broadcast.Config{Throughput: func(context.Context, string) int { return 400 }, Share: 1,
 		Lease: time.Second, SendTimeout: time.Second, UnknownAfter: 2 * time.Second}
-	dying, died := r.dyingSender(map[string]step{lost: beforeCall})
-	first := cfg
-	first.Sender = dying
-	ctx1, crash := context.WithCancel(context.Background())
-	r.engine(ctx1, first)
-	r.waitFor(30*time.Second, "the scripted death", func() bool { return died.Load() == 1 })
-	crash()
-	ctx2, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e2 := r.engine(ctx2, cfg)
-	r.waitFor(60*time.Second, "the broadcast to complete", func() bool { return r.broadcast(b.ID).State == store.BroadcastCompleted })
-	if err := e2.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	r.crashThenComplete(b.ID, cfg, map[string]step{lost: beforeCall}, "the scripted death", func(died int64) bool { return died == 1 })
 	got := r.accepted()
 	for _, rec := range r.recipients(b.ID) {
 		want, state := 1, store.RecipientSent

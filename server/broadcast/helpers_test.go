@@ -242,6 +242,27 @@ func (k *keyedSender) failed(ctx context.Context, accountID, messageID int64, f 
 	return err
 }
 
+// crashThenComplete runs broadcast id with cfg's engine sending through a sender that dies as
+// script says, crashes that engine once crashed(deaths so far) holds (waiting for what), then
+// runs a second engine with cfg until the broadcast completes, and stops it.
+func (r *rig) crashThenComplete(id int64, cfg broadcast.Config, script map[string]step, what string, crashed func(died int64) bool) {
+	r.t.Helper()
+	dying, died := r.dyingSender(script)
+	first := cfg
+	first.Sender = dying
+	ctx1, crash := context.WithCancel(context.Background())
+	r.engine(ctx1, first)
+	r.waitFor(30*time.Second, what, func() bool { return crashed(died.Load()) })
+	crash()
+	ctx2, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e2 := r.engine(ctx2, cfg)
+	r.waitFor(60*time.Second, "the broadcast to complete", func() bool { return r.broadcast(id).State == store.BroadcastCompleted })
+	if err := e2.Stop(context.Background()); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 // engine returns a started engine; cancel its context to crash it.
 func (r *rig) engine(ctx context.Context, cfg broadcast.Config) *broadcast.Engine {
 	r.t.Helper()
