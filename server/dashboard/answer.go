@@ -32,6 +32,11 @@ func (d *Dashboard) answerSection(r *http.Request, s *store.Session, c store.Con
 	if err != nil {
 		return answerData{}, err
 	}
+	return d.answerFor(r, w), nil
+}
+
+// answerFor is the answer section of a page that has already read the contact's window w.
+func (d *Dashboard) answerFor(r *http.Request, w store.ServiceWindow) answerData {
 	a := answerData{Open: w.OpenAt(d.cfg.Clock()), Wrote: w.ExpiresAt != nil, Enabled: d.cfg.Answerer != nil,
 		Key: r.PostFormValue("key"), Body: r.PostFormValue("body")}
 	if w.ExpiresAt != nil {
@@ -42,7 +47,7 @@ func (d *Dashboard) answerSection(r *http.Request, s *store.Session, c store.Con
 		rand.Read(b[:])
 		a.Key = hex.EncodeToString(b[:])
 	}
-	return a, nil
+	return a
 }
 
 // answerContact sends the contact page's answer; the page follows with a notice, or again with

@@ -112,11 +112,15 @@ func (d *Dashboard) threadForm(w http.ResponseWriter, r *http.Request, s *store.
 	if p.Older != nil {
 		data.Older = pageQuery("before=" + url.QueryEscape(p.Older.String()))
 	}
-	if data.Answer, err = d.answerSection(r, s, c); err != nil {
+	if data.Team, err = d.teamSection(ctx, s, conv); err != nil {
 		d.serverError(w, r, err)
 		return
 	}
-	if data.Team, err = d.teamSection(ctx, s, conv); err != nil {
+	// The inbox's row holds the conversation's window: the answer section reads it from there
+	// instead of reading the conversation again.
+	if data.Team.Found {
+		data.Answer = d.answerFor(r, store.ServiceWindow{ContactID: c.ID, ExpiresAt: data.Team.Row.WindowExpiresAt})
+	} else if data.Answer, err = d.answerSection(r, s, c); err != nil {
 		d.serverError(w, r, err)
 		return
 	}
