@@ -105,6 +105,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 			Sync: srv.SyncAccountTemplates, Every: cfg.TemplateSyncEvery, Logger: logger}),
 		worker.NewDispatcher(st, worker.DispatcherConfig{DSN: cfg.listenURL(), AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}),
 		worker.NewRetention(st, worker.RetentionConfig{Logger: logger}),
+		worker.NewNameIndexer(st, worker.NameIndexerConfig{Logger: logger}),
 	)
 	if cfg.listenURL() != "" {
 		workers.Add(server.NewTenantListener(srv, cfg.listenURL(), logger))

@@ -234,23 +234,42 @@ type ImportResult struct {
 	Created int64 // contacts made
 	Updated int64 // existing contacts whose names the import gave
 	Tagged  int64 // contacts that gained the import's tag
+	// NameSearchLater: the new contacts join the name search after the confirmation (an
+	// import of nameBacklogFrom rows or more); they are listed and counted at once.
+	NameSearchLater bool
 }
+
+// nameBacklogFrom is the size of a confirmed import from which its new contacts join the name
+// index after the confirmation instead of inside it (migration 000052): about 17 suffix rows a
+// name make a large import's confirmation minutes long; the backlog is indexed in batches by
+// IndexContactNames. A smaller import is searchable by name at once.
+const nameBacklogFrom = 10_000
 
 // ConfirmImport commits the account's staged import in one transaction: a contact per staged
 // number (existing ones keep their names unless the row gives one), the import's tag on each,
-// and the import marked confirmed. It fails with ErrNotFound or ErrImportConfirmed.
+// and the import marked confirmed. The new contacts of an import of nameBacklogFrom rows or
+// more are in the listing and its count at once and join the name search as IndexContactNames
+// reaches them (NameBacklog). It fails with ErrNotFound or ErrImportConfirmed.
 func (s *Store) ConfirmImport(ctx context.Context, accountID, importID int64, now time.Time) (ImportResult, error) {
 	var out ImportResult
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		var state, tag string
-		if err := tx.QueryRowContext(ctx, `SELECT state, tag FROM contact_imports WHERE account_id = $1 AND id = $2 FOR UPDATE`,
-			accountID, importID).Scan(&state, &tag); err != nil {
+		var staged int
+		if err := tx.QueryRowContext(ctx, `SELECT state, tag, (SELECT count(*) FROM contact_import_rows r WHERE r.account_id = $1 AND r.import_id = $2)
+			FROM contact_imports WHERE account_id = $1 AND id = $2 FOR UPDATE`,
+			accountID, importID).Scan(&state, &tag, &staged); err != nil {
 			return err
 		}
 		if state != "staged" {
 			return ErrImportConfirmed
 		}
-		var created, total int64
+		if out.NameSearchLater = staged >= nameBacklogFrom; out.NameSearchLater {
+			if _, err := tx.ExecContext(ctx, `SELECT set_config('gateway.contact_names', 'backlog', true)`); err != nil {
+				return err
+			}
+		}
+		// One statement makes or updates the contacts and tags them: the tag rows come from the
+		// upsert's own ids, with no second look-up of the staged numbers. An empty tag tags none.
 		if err := tx.QueryRowContext(ctx, `WITH up AS (
 				INSERT INTO contacts (account_id, mobile, firstname, lastname)
 				SELECT account_id, mobile, firstname, lastname FROM contact_import_rows
@@ -259,22 +278,18 @@ func (s *Store) ConfirmImport(ctx context.Context, accountID, importID int64, no
 					firstname = CASE WHEN EXCLUDED.firstname <> '' OR EXCLUDED.lastname <> '' THEN EXCLUDED.firstname ELSE contacts.firstname END,
 					lastname = CASE WHEN EXCLUDED.firstname <> '' OR EXCLUDED.lastname <> '' THEN EXCLUDED.lastname ELSE contacts.lastname END,
 					updated_at = now()
-				RETURNING (xmax = 0) AS created)
-			SELECT count(*) FILTER (WHERE created), count(*) FROM up`, accountID, importID).Scan(&created, &total); err != nil {
+				RETURNING id, (xmax = 0) AS created
+			), tagged AS (
+				INSERT INTO contact_tags (account_id, contact_id, tag)
+				SELECT $1, up.id, $3 FROM up WHERE $3 <> ''
+				ON CONFLICT DO NOTHING
+				RETURNING 1
+			)
+			SELECT count(*) FILTER (WHERE created), count(*), (SELECT count(*) FROM tagged) FROM up`,
+			accountID, importID, tag).Scan(&out.Created, &out.Updated, &out.Tagged); err != nil {
 			return err
 		}
-		out.Created, out.Updated = created, total-created
-		if tag != "" {
-			res, err := tx.ExecContext(ctx, `INSERT INTO contact_tags (account_id, contact_id, tag)
-				SELECT c.account_id, c.id, $3 FROM contact_import_rows r
-				JOIN contacts c ON c.account_id = r.account_id AND c.mobile = r.mobile
-				WHERE r.account_id = $1 AND r.import_id = $2
-				ON CONFLICT DO NOTHING`, accountID, importID, tag)
-			if err != nil {
-				return err
-			}
-			out.Tagged, _ = res.RowsAffected()
-		}
+		out.Updated -= out.Created
 		_, err := tx.ExecContext(ctx, `UPDATE contact_imports SET state = 'confirmed', confirmed_at = $3 WHERE account_id = $1 AND id = $2`,
 			accountID, importID, now)
 		return err

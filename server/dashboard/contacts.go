@@ -28,6 +28,9 @@ type contactsData struct {
 	Pages       int
 	Total       int
 	Prev, Next  pageQuery // queries of the neighbouring pages; "" when none
+	// Indexing: a name search may miss some contacts of a recent large import, which are
+	// still joining the name index (store.NameBacklog).
+	Indexing bool
 }
 
 // contacts lists and searches the workspace's contacts as GET /v1/contacts does
@@ -51,6 +54,12 @@ func (d *Dashboard) contacts(w http.ResponseWriter, r *http.Request, s *store.Se
 	if data.Tags, data.ContactTags, err = d.contactTagsOf(r, s, p.Contacts); err != nil {
 		d.serverError(w, r, err)
 		return
+	}
+	if search != "" {
+		if data.Indexing, err = d.cfg.Store.NameBacklog(r.Context(), s.AccountID); err != nil {
+			d.serverError(w, r, err)
+			return
+		}
 	}
 	link := func(page int) pageQuery {
 		v := url.Values{}

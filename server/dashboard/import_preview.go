@@ -117,7 +117,11 @@ func (d *Dashboard) importConfirm(w http.ResponseWriter, r *http.Request, s *sto
 	if rep.Tag != "" {
 		to += "?tag=" + url.QueryEscape(rep.Tag)
 	}
-	redirect(w, r, to, "imported")
+	notice := "imported"
+	if res.NameSearchLater {
+		notice = "imported-indexing"
+	}
+	redirect(w, r, to, notice)
 }
 
 // importDiscard deletes the staged import; no contact changes.

@@ -15,6 +15,7 @@ import (
 
 	"gateway/server/dashboard"
 	"gateway/server/servertest"
+	"gateway/server/worker"
 	"gateway/store"
 )
 
@@ -275,5 +276,45 @@ func TestImportRefusesTwoGigabytesEarly(t *testing.T) {
 	}
 	if got := importCounts(t, env, acct); got != "contacts 0, imports 0, rows 0, rejections 0" {
 		t.Errorf("after the refusal: %s", got)
+	}
+}
+
+// An import of 10,000 rows or more is confirmed without waiting for the name index: the
+// notice says the name search catches up, the contacts are listed at once, and a name search
+// says it may miss some until the indexer (every gateway runs it) has drained the backlog;
+// then it finds them and says nothing.
+func TestLargeImportNameSearchCatchesUp(t *testing.T) {
+	env := newEnv(t, true)
+	u := signUp(t, env, "Acme", "owner@acme.example")
+	acct := accountOf(t, env.Store, "owner@acme.example")
+	const rows = 12_000
+	p := u.upload("large.csv", millionCSV(rows))
+	m := reUploadToken.FindStringSubmatch(p.Body)
+	if p.Status != http.StatusOK || m == nil {
+		t.Fatalf("upload: %d\n%.2000s", p.Status, p.Body)
+	}
+	p = u.post("/dashboard/contacts/import/map", url.Values{"token": {m[1]}, "number": {"Phone"}, "first_name": {"First"},
+		"last_name": {"Last"}, "country": {"BR"}})
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("map: %d\n%.2000s", p.Status, p.Body)
+	}
+	if p = u.post(p.Header.Get("Location")+"/confirm", nil); p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/dashboard/contacts?notice=imported-indexing" {
+		t.Fatalf("confirm: %d %s", p.Status, p.Header.Get("Location"))
+	}
+	if page := u.get(p.Header.Get("Location")); !strings.Contains(page.Body, "name search finds the new ones within a few minutes") {
+		t.Errorf("the confirmation's notice does not say the name search catches up:\n%.3000s", page.Body)
+	}
+	page := u.get("/dashboard/contacts?search=Name1234")
+	if !strings.Contains(page.Body, `id="names-indexing"`) || !strings.Contains(page.Body, "0 contacts match") {
+		t.Errorf("a name search during the backlog:\n%.3000s", page.Body)
+	}
+	n, err := worker.NewNameIndexer(env.Store, worker.NameIndexerConfig{}).Drain(context.Background(), acct)
+	if err != nil || n < rows*8/10 {
+		t.Fatalf("the indexer took %d contacts (%v)", n, err)
+	}
+	// Row 1234 is "Name1234 Surname"; no other name holds "name1234".
+	page = u.get("/dashboard/contacts?search=Name1234")
+	if strings.Contains(page.Body, `id="names-indexing"`) || !strings.Contains(page.Body, "1 contact match") {
+		t.Errorf("a name search after the indexer:\n%.3000s", page.Body)
 	}
 }

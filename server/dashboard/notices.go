@@ -46,6 +46,7 @@ var notices = map[string]string{
 	"member-removed":           "The member was removed from this workspace. Their sessions in it ended; their other workspaces are not affected.",
 	"invitation-revoked":       "The invitation was revoked. Its link no longer works.",
 	"imported":                 "The import was confirmed: its contacts were added or updated and tagged.",
+	"imported-indexing":        "The import was confirmed: its contacts were added or updated and tagged. They are listed now; name search finds the new ones within a few minutes.",
 	"import-discarded":         "The import was discarded. No contact changed.",
 	"import-confirmed-before":  "This import was confirmed already: nothing changed again.",
 	"tagged":                   "The tag was given to the contacts.",
