@@ -11,7 +11,6 @@
 package audience
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -301,105 +300,104 @@ func Parse(r io.Reader, opts Options, h Handlers) (Summary, error) {
 		return sum, err
 	}
 	seen := map[uint64]int32{} // the person's key → the line of the row that has them
+	batch := make([]record, 0, aheadRecords)
 	for {
-		rec, err := in.csv.Read()
-		if errors.Is(err, io.EOF) && in.g.err == nil {
-			break
-		}
-		if in.g.err != nil {
-			return sum, in.g.err
-		}
-		var line int
-		if err != nil {
-			var pe *csv.ParseError
-			if !errors.As(err, &pe) {
-				return sum, &FileError{Err: err}
-			}
-			sum.Rows++
-			if sum.Rows > opts.MaxRows {
-				return sum, &FileError{Line: pe.StartLine, Err: ErrTooManyRows, Detail: fmt.Sprintf("more than %d rows", opts.MaxRows)}
-			}
-			if err := reject(&sum, h, Rejection{Line: pe.StartLine, Reason: ReasonMalformedRow, Detail: pe.Err.Error()}); err != nil {
+		var stop error
+		batch, stop = in.readAhead(batch, aheadRecords)
+		normalizeAhead(batch, cols.number, region)
+		for i := range batch {
+			if err := parseRecord(&batch[i], cols, region, opts, &sum, seen, h); err != nil {
 				return sum, err
 			}
-			continue
 		}
-		line, _ = in.csv.FieldPos(0)
-		if err := checkText(rec, line); err != nil {
-			return sum, err
+		switch {
+		case stop == nil:
+		case in.g.err != nil:
+			return sum, in.g.err
+		case errors.Is(stop, io.EOF):
+			return sum, nil
+		default:
+			return sum, &FileError{Err: stop}
 		}
-		if blank(rec) {
-			sum.Blank++
-			continue
-		}
+	}
+}
+
+// parseRecord handles one record in file order: a malformed or refused row, a blank one, a
+// duplicate of an earlier person, or an accepted row. A refusal of the whole file (the text
+// is not UTF-8, too many rows) or a handler's error is returned.
+func parseRecord(r *record, cols columns, region string, opts Options, sum *Summary, seen map[uint64]int32, h Handlers) error {
+	if r.pe != nil {
 		sum.Rows++
 		if sum.Rows > opts.MaxRows {
-			return sum, &FileError{Line: line, Err: ErrTooManyRows, Detail: fmt.Sprintf("more than %d rows", opts.MaxRows)}
+			return &FileError{Line: r.pe.StartLine, Err: ErrTooManyRows, Detail: fmt.Sprintf("more than %d rows", opts.MaxRows)}
 		}
-		if extra := beyond(rec, cols.width); extra > 0 {
-			if err := reject(&sum, h, Rejection{Line: line, Reason: ReasonColumnCount,
-				Detail: fmt.Sprintf("%d cells, the header has %d columns (is a comma inside a cell not quoted?)", extra, cols.width)}); err != nil {
-				return sum, err
-			}
-			continue
+		return reject(sum, h, Rejection{Line: r.pe.StartLine, Reason: ReasonMalformedRow, Detail: r.pe.Err.Error()})
+	}
+	rec, line := r.rec, r.line
+	if err := checkText(rec, line); err != nil {
+		return err
+	}
+	if blank(rec) {
+		sum.Blank++
+		return nil
+	}
+	sum.Rows++
+	if sum.Rows > opts.MaxRows {
+		return &FileError{Line: line, Err: ErrTooManyRows, Detail: fmt.Sprintf("more than %d rows", opts.MaxRows)}
+	}
+	if extra := beyond(rec, cols.width); extra > 0 {
+		return reject(sum, h, Rejection{Line: line, Reason: ReasonColumnCount,
+			Detail: fmt.Sprintf("%d cells, the header has %d columns (is a comma inside a cell not quoted?)", extra, cols.width)})
+	}
+	cell := func(i int) string {
+		if i < 0 || i >= len(rec) {
+			return ""
 		}
-		cell := func(i int) string {
-			if i < 0 || i >= len(rec) {
-				return ""
-			}
-			return strings.TrimSpace(rec[i])
+		return strings.TrimSpace(rec[i])
+	}
+	raw := cell(cols.number)
+	if raw == "" {
+		return reject(sum, h, Rejection{Line: line, Reason: ReasonMissingNumber, Detail: "the number cell is empty"})
+	}
+	digits, detail := r.digits, r.detail
+	if !r.normalized {
+		digits, detail = Normalize(raw, region)
+	}
+	if digits == "" {
+		return reject(sum, h, Rejection{Line: line, Reason: ReasonInvalidNumber, Detail: detail})
+	}
+	forms := MobileForms(digits)
+	key := personKey(digits, forms)
+	if first, dup := seen[key]; dup {
+		sum.DuplicatesMerged++
+		if h.Duplicate != nil {
+			return h.Duplicate(Duplicate{Line: line, FirstLine: int(first), Number: digits})
 		}
-		raw := cell(cols.number)
-		if raw == "" {
-			if err := reject(&sum, h, Rejection{Line: line, Reason: ReasonMissingNumber, Detail: "the number cell is empty"}); err != nil {
-				return sum, err
-			}
-			continue
+		return nil
+	}
+	seen[key] = int32(line)
+	row := Row{Line: line, Number: digits, Forms: forms, FirstName: cell(cols.first), LastName: cell(cols.last)}
+	// The number cell is checked raw: "+55 ..." is a number, "=HYPERLINK(...)" never parses.
+	for _, f := range []struct{ name, v string }{{"first_name", rawCell(rec, cols.first)}, {"last_name", rawCell(rec, cols.last)}} {
+		if IsFormula(f.v) {
+			row.Formulas = append(row.Formulas, f.name)
 		}
-		digits, detail := Normalize(raw, region)
-		if digits == "" {
-			if err := reject(&sum, h, Rejection{Line: line, Reason: ReasonInvalidNumber, Detail: detail}); err != nil {
-				return sum, err
-			}
-			continue
-		}
-		forms := MobileForms(digits)
-		key := personKey(digits, forms)
-		if first, dup := seen[key]; dup {
-			sum.DuplicatesMerged++
-			if h.Duplicate != nil {
-				if err := h.Duplicate(Duplicate{Line: line, FirstLine: int(first), Number: digits}); err != nil {
-					return sum, err
-				}
-			}
-			continue
-		}
-		seen[key] = int32(line)
-		row := Row{Line: line, Number: digits, Forms: forms, FirstName: cell(cols.first), LastName: cell(cols.last)}
-		// The number cell is checked raw: "+55 ..." is a number, "=HYPERLINK(...)" never parses.
-		for _, f := range []struct{ name, v string }{{"first_name", rawCell(rec, cols.first)}, {"last_name", rawCell(rec, cols.last)}} {
-			if IsFormula(f.v) {
-				row.Formulas = append(row.Formulas, f.name)
-			}
-		}
-		if len(cols.vars) > 0 {
-			row.Variables = make(map[string]string, len(cols.vars))
-			for _, v := range cols.vars {
-				row.Variables[v.name] = cell(v.col)
-				if IsFormula(rawCell(rec, v.col)) {
-					row.Formulas = append(row.Formulas, v.name)
-				}
-			}
-		}
-		sum.FormulaCells += len(row.Formulas)
-		sum.Valid++
-		if h.Row != nil {
-			if err := h.Row(row); err != nil {
-				return sum, err
+	}
+	if len(cols.vars) > 0 {
+		row.Variables = make(map[string]string, len(cols.vars))
+		for _, v := range cols.vars {
+			row.Variables[v.name] = cell(v.col)
+			if IsFormula(rawCell(rec, v.col)) {
+				row.Formulas = append(row.Formulas, v.name)
 			}
 		}
 	}
-	return sum, nil
+	sum.FormulaCells += len(row.Formulas)
+	sum.Valid++
+	if h.Row != nil {
+		return h.Row(row)
+	}
+	return nil
 }
 
 // reject counts a rejection and hands it on.
