@@ -15,13 +15,18 @@ import (
 // So Sent ≥ Delivered ≥ Read, and Messages = Waiting + Sent + Failed.
 type funnel struct {
 	Messages, Waiting, Sent, Delivered, Read, Failed int64
-	// DeliveryPct and ReadPct are Delivered and Read over the answered sends (Sent + Failed).
+	// DeliveryPct and ReadPct are Delivered and Read over the answered sends (Sent + Failed);
+	// "—" when none was answered yet.
 	DeliveryPct, ReadPct string
 }
 
 func funnelOf(c store.StatusCounts) funnel {
-	return funnel{Messages: c.Total(), Waiting: c.Pending, Sent: c.Sent + c.Delivered + c.Read, Delivered: c.Delivered + c.Read,
-		Read: c.Read, Failed: c.Failed, DeliveryPct: pct(c.DeliveryRate()), ReadPct: pct(c.ReadRate())}
+	f := funnel{Messages: c.Total(), Waiting: c.Pending, Sent: c.Sent + c.Delivered + c.Read, Delivered: c.Delivered + c.Read,
+		Read: c.Read, Failed: c.Failed, DeliveryPct: "—", ReadPct: "—"}
+	if c.Answered() > 0 {
+		f.DeliveryPct, f.ReadPct = pct(c.DeliveryRate()), pct(c.ReadRate())
+	}
+	return f
 }
 
 func pct(x float64) string { return strconv.FormatFloat(x*100, 'f', 1, 64) + " %" }
