@@ -8,7 +8,7 @@
 --
 -- Nothing else changes: a rename, a delete or a mobile set or cleared still writes the index at
 -- once (contacts_index_write). A backlogged contact renamed before the indexer reaches it gets
--- its new name's rows from the rename, and the indexer's insert of the same rows does nothing;
+-- its new name's rows from the rename, and the indexer leaves it as it is;
 -- one deleted leaves its backlog row, which the indexer removes. The indexer takes a share lock
 -- on the contacts it indexes, so a rename or delete that commits meanwhile waits for it and
 -- then removes what it wrote, or finishes first and is seen by it.
@@ -55,23 +55,31 @@ $$;
 -- contact_names_index_backlog writes the suffix rows of up to batch of the account's backlogged
 -- contacts (those still with a mobile; the others are not indexed), removes their backlog rows,
 -- and returns how many backlog rows it removed. Backlog rows another indexer holds are skipped.
-CREATE FUNCTION contact_names_index_backlog(account bigint, batch int) RETURNS bigint LANGUAGE sql
+-- The batch is an array of ids, so every step is an index probe per contact whatever the
+-- statistics of a freshly filled backlog say (a join there could scan the account's contacts
+-- for every batch).
+CREATE FUNCTION contact_names_index_backlog(account bigint, batch int) RETURNS bigint LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan SET jit = off AS $$
-    WITH b AS (
-        SELECT contact_id FROM contact_name_backlog WHERE account_id = account
-        ORDER BY contact_id LIMIT batch FOR UPDATE SKIP LOCKED
-    ), c AS (
-        SELECT k.id, k.name, k.created_at FROM contacts k
-        WHERE k.account_id = account AND k.id IN (SELECT contact_id FROM b) AND k.mobile IS NOT NULL
-        FOR SHARE
-    ), s AS (
-        INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
-        SELECT account, r.suffix, c.id, c.created_at, r.first_len
-        FROM c CROSS JOIN LATERAL contact_name_suffix_rows(c.name) AS r
-        ON CONFLICT DO NOTHING
-    ), d AS (
-        DELETE FROM contact_name_backlog x WHERE x.account_id = account AND x.contact_id IN (SELECT contact_id FROM b)
-        RETURNING 1
-    )
-    SELECT count(*) FROM d
+DECLARE
+    ids bigint[];
+BEGIN
+    ids := ARRAY(SELECT contact_id FROM contact_name_backlog WHERE account_id = account
+        ORDER BY contact_id LIMIT batch FOR UPDATE SKIP LOCKED);
+    IF cardinality(ids) = 0 THEN
+        RETURN 0;
+    END IF;
+    -- A rename or delete of one of them waits from here until the commit; one that committed
+    -- first is what the insert below reads.
+    PERFORM FROM contacts WHERE account_id = account AND id = ANY (ids) FOR SHARE;
+    -- A contact a rename indexed already has the row of its name's first suffix (every name's
+    -- rows include it): one probe skips it, where ON CONFLICT would probe each of its rows.
+    INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
+    SELECT account, r.suffix, k.id, k.created_at, r.first_len
+    FROM contacts k CROSS JOIN LATERAL contact_name_suffix_rows(k.name) AS r
+    WHERE k.account_id = account AND k.id = ANY (ids) AND k.mobile IS NOT NULL
+        AND NOT EXISTS (SELECT FROM contact_name_suffixes s WHERE s.account_id = account
+            AND s.suffix = left(lower(k.name), 16) COLLATE "C" AND s.contact_id = k.id);
+    DELETE FROM contact_name_backlog WHERE account_id = account AND contact_id = ANY (ids);
+    RETURN cardinality(ids);
+END
 $$;

@@ -213,27 +213,32 @@ CREATE FUNCTION public.contact_name_suffix_set(name text) RETURNS SETOF text
 --
 
 CREATE FUNCTION public.contact_names_index_backlog(account bigint, batch integer) RETURNS bigint
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     SET jit TO 'off'
     AS $$
-    WITH b AS (
-        SELECT contact_id FROM contact_name_backlog WHERE account_id = account
-        ORDER BY contact_id LIMIT batch FOR UPDATE SKIP LOCKED
-    ), c AS (
-        SELECT k.id, k.name, k.created_at FROM contacts k
-        WHERE k.account_id = account AND k.id IN (SELECT contact_id FROM b) AND k.mobile IS NOT NULL
-        FOR SHARE
-    ), s AS (
-        INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
-        SELECT account, r.suffix, c.id, c.created_at, r.first_len
-        FROM c CROSS JOIN LATERAL contact_name_suffix_rows(c.name) AS r
-        ON CONFLICT DO NOTHING
-    ), d AS (
-        DELETE FROM contact_name_backlog x WHERE x.account_id = account AND x.contact_id IN (SELECT contact_id FROM b)
-        RETURNING 1
-    )
-    SELECT count(*) FROM d
+DECLARE
+    ids bigint[];
+BEGIN
+    ids := ARRAY(SELECT contact_id FROM contact_name_backlog WHERE account_id = account
+        ORDER BY contact_id LIMIT batch FOR UPDATE SKIP LOCKED);
+    IF cardinality(ids) = 0 THEN
+        RETURN 0;
+    END IF;
+    -- A rename or delete of one of them waits from here until the commit; one that committed
+    -- first is what the insert below reads.
+    PERFORM FROM contacts WHERE account_id = account AND id = ANY (ids) FOR SHARE;
+    -- A contact a rename indexed already has the row of its name's first suffix (every name's
+    -- rows include it): one probe skips it, where ON CONFLICT would probe each of its rows.
+    INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
+    SELECT account, r.suffix, k.id, k.created_at, r.first_len
+    FROM contacts k CROSS JOIN LATERAL contact_name_suffix_rows(k.name) AS r
+    WHERE k.account_id = account AND k.id = ANY (ids) AND k.mobile IS NOT NULL
+        AND NOT EXISTS (SELECT FROM contact_name_suffixes s WHERE s.account_id = account
+            AND s.suffix = left(lower(k.name), 16) COLLATE "C" AND s.contact_id = k.id);
+    DELETE FROM contact_name_backlog WHERE account_id = account AND contact_id = ANY (ids);
+    RETURN cardinality(ids);
+END
 $$;
 
 --
