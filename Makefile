@@ -108,7 +108,7 @@ bench-inbox: db ## the team inbox at 100,000 conversations and 10M messages (see
 	INBOX_BENCH=1 go test -run '^$$' -bench '^BenchmarkInbox$$' -benchtime 50x -timeout 60m ./store/
 	go test -run '^$$' -bench '^BenchmarkInboxPages$$' -benchtime 30x ./server/
 
-bench-import: db ## a 1,000,000-row spreadsheet through the dashboard's import (upload, preview, confirm): the time of each step and the peak memory
+bench-import: db ## a 1,000,000-row spreadsheet through the dashboard's import (upload, preview, confirm): the time of each step and the peak memory, then the name index's catch-up
 	IMPORT_ROWS=1000000 go test -count=1 -timeout 60m -run '^TestImportMillionRowsThroughTheDashboard$$' -v ./server/dashboard/
 
 bench-media: db ## a 100 MB media file through GET /v1/media/{id} from the simulator: MB/s (median of 3 rounds) and peak memory growth
