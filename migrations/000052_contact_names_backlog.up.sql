@@ -55,9 +55,10 @@ $$;
 -- contact_names_index_backlog writes the suffix rows of up to batch of the account's backlogged
 -- contacts (those still with a mobile; the others are not indexed), removes their backlog rows,
 -- and returns how many backlog rows it removed. Backlog rows another indexer holds are skipped.
--- The batch is an array of ids, so every step is an index probe per contact whatever the
--- statistics of a freshly filled backlog say (a join there could scan the account's contacts
--- for every batch).
+-- The batch is an array of ids that each step joins from (unnest): a join from a handful of
+-- rows is an index probe per contact, whatever the statistics of a freshly filled table say
+-- (`id = ANY (ids)` was planned as a scan of the account's contacts, before their first
+-- analysis, checking each row against the whole array).
 CREATE FUNCTION contact_names_index_backlog(account bigint, batch int) RETURNS bigint LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan SET jit = off AS $$
 DECLARE
@@ -70,16 +71,17 @@ BEGIN
     END IF;
     -- A rename or delete of one of them waits from here until the commit; one that committed
     -- first is what the insert below reads.
-    PERFORM FROM contacts WHERE account_id = account AND id = ANY (ids) FOR SHARE;
+    PERFORM FROM unnest(ids) AS b(id) JOIN contacts k ON k.account_id = account AND k.id = b.id FOR SHARE OF k;
     -- A contact a rename indexed already has the row of its name's first suffix (every name's
     -- rows include it): one probe skips it, where ON CONFLICT would probe each of its rows.
     INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
     SELECT account, r.suffix, k.id, k.created_at, r.first_len
-    FROM contacts k CROSS JOIN LATERAL contact_name_suffix_rows(k.name) AS r
-    WHERE k.account_id = account AND k.id = ANY (ids) AND k.mobile IS NOT NULL
+    FROM unnest(ids) AS b(id) JOIN contacts k ON k.account_id = account AND k.id = b.id
+    CROSS JOIN LATERAL contact_name_suffix_rows(k.name) AS r
+    WHERE k.mobile IS NOT NULL
         AND NOT EXISTS (SELECT FROM contact_name_suffixes s WHERE s.account_id = account
             AND s.suffix = left(lower(k.name), 16) COLLATE "C" AND s.contact_id = k.id);
-    DELETE FROM contact_name_backlog WHERE account_id = account AND contact_id = ANY (ids);
+    DELETE FROM contact_name_backlog x USING unnest(ids) AS b(id) WHERE x.account_id = account AND x.contact_id = b.id;
     RETURN cardinality(ids);
 END
 $$;

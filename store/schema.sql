@@ -227,16 +227,17 @@ BEGIN
     END IF;
     -- A rename or delete of one of them waits from here until the commit; one that committed
     -- first is what the insert below reads.
-    PERFORM FROM contacts WHERE account_id = account AND id = ANY (ids) FOR SHARE;
+    PERFORM FROM unnest(ids) AS b(id) JOIN contacts k ON k.account_id = account AND k.id = b.id FOR SHARE OF k;
     -- A contact a rename indexed already has the row of its name's first suffix (every name's
     -- rows include it): one probe skips it, where ON CONFLICT would probe each of its rows.
     INSERT INTO contact_name_suffixes (account_id, suffix, contact_id, created_at, first_len)
     SELECT account, r.suffix, k.id, k.created_at, r.first_len
-    FROM contacts k CROSS JOIN LATERAL contact_name_suffix_rows(k.name) AS r
-    WHERE k.account_id = account AND k.id = ANY (ids) AND k.mobile IS NOT NULL
+    FROM unnest(ids) AS b(id) JOIN contacts k ON k.account_id = account AND k.id = b.id
+    CROSS JOIN LATERAL contact_name_suffix_rows(k.name) AS r
+    WHERE k.mobile IS NOT NULL
         AND NOT EXISTS (SELECT FROM contact_name_suffixes s WHERE s.account_id = account
             AND s.suffix = left(lower(k.name), 16) COLLATE "C" AND s.contact_id = k.id);
-    DELETE FROM contact_name_backlog WHERE account_id = account AND contact_id = ANY (ids);
+    DELETE FROM contact_name_backlog x USING unnest(ids) AS b(id) WHERE x.account_id = account AND x.contact_id = b.id;
     RETURN cardinality(ids);
 END
 $$;
