@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS contacts_inbox_search_username_idx;
+DROP INDEX IF EXISTS contacts_inbox_search_name_idx;
