@@ -14,15 +14,15 @@ import (
 // a mobile in contact_name_suffixes (store/contacts.go, above ListContacts: a name contains the
 // term exactly when one of its suffixes starts with it), the names of contacts without one and
 // every username by their trigrams (contacts_inbox_search_name_idx and _username_idx,
-// migration 000051). When they are few (at most inboxNameNarrow), each is joined to its
-// conversation and the page is the newest of those: the search costs what it matches. When
-// they are more, the view is walked instead, newest first, each conversation's contact
-// checked, and the walk stops at the page's last match: a common term fills its page from the
-// first conversations. The walk stops after inboxNameWalk conversations all the same (a term
-// common among contacts may be rare among the view's newest conversations), and when it found
-// less than a page, the page is taken from every matching contact joined to its conversation.
-// Each way gives the exact page: the walk's matches are the newest of the view, and the other
-// ways read every match.
+// migration 000051; a term without a trigram reads those contacts one by one). When they are
+// few (at most inboxNameNarrow), each is joined to its conversation and the page is the newest
+// of those: the search costs what it matches. When they are more, the view is walked instead,
+// newest first, each conversation's contact checked, and the walk stops at the page's last
+// match: a common term fills its page from the first conversations. The walk stops after
+// inboxNameWalk conversations all the same (a term common among contacts may be rare among
+// the view's newest conversations), and when it found less than a page, the page is taken
+// from every matching contact joined to its conversation. Each way gives the exact page: the
+// walk's matches are the newest of the view, and the other ways read every match.
 
 // inboxNameNarrow is how many matching contacts a search joins to their conversations before
 // it walks the view instead; inboxNameWalk is how many of the view's newest conversations
