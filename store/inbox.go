@@ -177,19 +177,20 @@ func (s *Store) ListInbox(ctx context.Context, accountID int64, f InboxFilter) (
 		args = append(args, f.Before.At, f.Before.ID)
 		cond += fmt.Sprintf(` AND (v.last_activity_at, v.id) < ($%d, $%d)`, len(args)-1, len(args))
 	}
-	var q string
+	rows := []InboxRow{}
 	if term := strings.TrimSpace(f.Search); term != "" && !LooksLikeUserID(term) && !IsPhoneFragment(term) {
-		q = inboxNameSearchSQL(cond, term, limit, &args)
+		if rows, err = s.inboxNameRows(ctx, accountID, cond, args, term, limit); err != nil {
+			return InboxPage{}, err
+		}
 	} else {
 		if term != "" {
 			cond += inboxSearchSQL(term, &args)
 		}
 		args = append(args, limit+1)
-		q = inboxRowSQL + cond + fmt.Sprintf(` ORDER BY v.last_activity_at DESC, v.id DESC LIMIT $%d`, len(args))
-	}
-	rows := []InboxRow{}
-	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
-		return InboxPage{}, translate(err)
+		q := inboxRowSQL + cond + fmt.Sprintf(` ORDER BY v.last_activity_at DESC, v.id DESC LIMIT $%d`, len(args))
+		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+			return InboxPage{}, translate(err)
+		}
 	}
 	page := InboxPage{Rows: rows}
 	if len(rows) > limit {
@@ -202,7 +203,7 @@ func (s *Store) ListInbox(ctx context.Context, accountID int64, f InboxFilter) (
 
 // inboxSearchSQL is the condition on the contact k that a user id or a phone fragment makes,
 // its arguments appended to args: a user id is looked up as one, part of a number in the
-// mobile. Any other term is a name or a username (inboxNameSearchSQL, inbox_search.go).
+// mobile. Any other term is a name or a username (inboxNameRows, inbox_search.go).
 func inboxSearchSQL(term string, args *[]any) string {
 	if LooksLikeUserID(term) {
 		*args = append(*args, term)

@@ -1,7 +1,7 @@
 package store
 
 import (
-	"fmt"
+	"context"
 	"strconv"
 	"unicode/utf8"
 )
@@ -14,7 +14,8 @@ import (
 // a mobile in contact_name_suffixes (store/contacts.go, above ListContacts: a name contains the
 // term exactly when one of its suffixes starts with it), the names of contacts without one and
 // every username by their trigrams (contacts_inbox_search_name_idx and _username_idx,
-// migration 000051; a term without a trigram reads those contacts one by one). When they are
+// migration 000051; a term without a trigram reads those contacts one by one). A first
+// statement counts them, reading no more than one past inboxNameNarrow. When they are
 // few (at most inboxNameNarrow), each is joined to its conversation and the page is the newest
 // of those: the search costs what it matches. When they are more, the view is walked instead,
 // newest first, each conversation's contact checked, and the walk stops at the page's last
@@ -32,57 +33,83 @@ var (
 	inboxNameWalk   = 2000
 )
 
-// inboxNameSearchSQL is the statement of a page of a name search: cond is the view's condition
-// on conversations v (and the cursor's), its arguments already in args after the account ($1);
-// the term's arguments and the limit are appended to args. The statement picks the page's
-// conversation ids (p), then reads their rows as inboxRowSQL does.
-func inboxNameSearchSQL(cond, term string, limit int, args *[]any) string {
-	*args = append(*args, "%"+escapeLike(term)+"%", limit+1)
-	pat, lim := "$"+strconv.Itoa(len(*args)-1), "$"+strconv.Itoa(len(*args))
-	// The suffix side: one row per contact with a mobile whose name holds the term's first
-	// suffixLen characters (first_len: the row at the first occurrence, migration 000021); a
-	// longer term is then checked against the whole name. A contact can come from two sides
-	// (a name and a username): the narrow way counts it twice and joins it once.
-	*args = append(*args, term)
-	cut := `left(lower($` + strconv.Itoa(len(*args)) + `::text), ` + strconv.Itoa(suffixLen) + `)`
-	matches := `SELECT s.contact_id FROM contact_name_suffixes s
+// inboxNameRows returns up to limit+1 rows of a page of a name search: cond is the view's
+// condition on conversations v (and the cursor's), its arguments in condArgs after the
+// account ($1). Each way is a statement of its own, so that each is planned for what it reads:
+// a statement holding every way is planned and costed for all of them, and the cost of a way
+// it does not take can start the JIT compiler (jit_above_cost) for a page that needs none.
+// It fails when the database fails.
+func (s *Store) inboxNameRows(ctx context.Context, accountID int64, cond string, condArgs []any, term string, limit int) ([]InboxRow, error) {
+	pat := "%" + escapeLike(term) + "%"
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM (SELECT FROM (`+inboxNameMatchesSQL(term, "$2", "$3")+`) m LIMIT $4) m`,
+		accountID, pat, term, inboxNameNarrow+1); err != nil {
+		return nil, translate(err)
+	}
+	// param appends v to the statement's arguments and returns its placeholder.
+	var args []any
+	param := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	// page is the statement that reads the rows of the conversation ids p picks.
+	page := func(with, p, lim string) string {
+		return `WITH ` + with + `p AS (` + p + `)
+		` + inboxRowSQL + ` AND v.id = ANY (ARRAY(SELECT id FROM p)) ORDER BY v.last_activity_at DESC, v.id DESC LIMIT ` + lim
+	}
+	rows := []InboxRow{}
+	if n <= inboxNameNarrow {
+		// Each contact joined to its conversation by the contact's index (a nested loop,
+		// whatever the estimate).
+		args = append([]any{}, condArgs...)
+		pt, tt, lim := param(pat), param(term), param(limit+1)
+		q := page(`m AS MATERIALIZED (`+inboxNameMatchesSQL(term, pt, tt)+`), `, `SELECT v.id FROM (SELECT DISTINCT contact_id FROM m) m
+			CROSS JOIN LATERAL (SELECT v.id, v.last_activity_at FROM conversations v
+				WHERE v.account_id = $1 AND v.contact_id = m.contact_id AND v.last_activity_at IS NOT NULL`+cond+` LIMIT 1) v
+			ORDER BY v.last_activity_at DESC, v.id DESC LIMIT `+lim, lim)
+		err := s.db.SelectContext(ctx, &rows, q, args...)
+		return rows, translate(err)
+	}
+	args = append([]any{}, condArgs...)
+	pt, lim := param(pat), param(limit+1)
+	q := page(``, `SELECT w.id FROM (SELECT v.id, v.last_activity_at, v.contact_id FROM conversations v
+			WHERE v.account_id = $1 AND v.last_activity_at IS NOT NULL`+cond+`
+			ORDER BY v.last_activity_at DESC, v.id DESC LIMIT `+strconv.Itoa(inboxNameWalk)+`) w
+		JOIN LATERAL (SELECT FROM contacts k WHERE k.account_id = $1 AND k.id = w.contact_id
+			AND (k.name ILIKE `+pt+` OR k.username ILIKE `+pt+`) LIMIT 1) k ON true
+		ORDER BY w.last_activity_at DESC, w.id DESC LIMIT `+lim, lim)
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil || len(rows) > limit {
+		return rows, translate(err)
+	}
+	// The walk found less than a page: every match, joined as the planner sees fit.
+	args = append([]any{}, condArgs...)
+	pt, tt, lim := param(pat), param(term), param(limit+1)
+	q = page(``, `SELECT v.id FROM (SELECT DISTINCT contact_id FROM (`+inboxNameMatchesSQL(term, pt, tt)+`) m) m
+			JOIN conversations v ON v.account_id = $1 AND v.contact_id = m.contact_id
+			WHERE v.last_activity_at IS NOT NULL`+cond+`
+			ORDER BY v.last_activity_at DESC, v.id DESC LIMIT `+lim, lim)
+	rows = rows[:0]
+	err := s.db.SelectContext(ctx, &rows, q, args...)
+	return rows, translate(err)
+}
+
+// inboxNameMatchesSQL selects the ids (contact_id) of the account's contacts ($1) whose name
+// or username is ILIKE pat, the placeholder of the term's pattern; tt is the term's. The
+// names of contacts with a mobile come from contact_name_suffixes: one row per contact whose
+// name holds the term's first suffixLen characters (first_len: the row at the first
+// occurrence, migration 000021), a longer term then checked against the whole name. A contact
+// can come from two sides (a name and a username).
+func inboxNameMatchesSQL(term, pat, tt string) string {
+	cut := `left(lower(` + tt + `::text), ` + strconv.Itoa(suffixLen) + `)`
+	q := `SELECT s.contact_id FROM contact_name_suffixes s
 			WHERE s.account_id = $1 AND s.suffix >= ` + cut + ` COLLATE "C" AND s.suffix < ` + cut + ` || chr(1114111) COLLATE "C"
 				AND s.first_len <= length(` + cut + `)`
 	if utf8.RuneCountInString(term) > suffixLen {
-		matches += ` AND EXISTS (SELECT 1 FROM contacts k WHERE k.account_id = $1 AND k.id = s.contact_id AND k.name ILIKE ` + pat + `)`
+		q += ` AND EXISTS (SELECT 1 FROM contacts k WHERE k.account_id = $1 AND k.id = s.contact_id AND k.name ILIKE ` + pat + `)`
 	}
-	matches += `
+	return q + `
 			UNION ALL
 			SELECT k.id FROM contacts k WHERE k.account_id = $1 AND k.username IS NOT NULL AND k.username ILIKE ` + pat + `
 			UNION ALL
 			SELECT k.id FROM contacts k WHERE k.account_id = $1 AND k.mobile IS NULL AND k.name ILIKE ` + pat
-	// a holds the matches, read only as far as a statement needs them: n reads up to one more
-	// than inboxNameNarrow to tell whether the search is narrow. The narrow way joins each
-	// contact to its conversation by the contact's index (a nested loop, whatever the
-	// estimate); the last way, for many matches, lets the planner join.
-	return fmt.Sprintf(`WITH a AS MATERIALIZED (%[1]s),
-	n AS MATERIALIZED (SELECT count(*) <= %[2]d AS narrow FROM (SELECT FROM a LIMIT %[2]d + 1) a),
-	w AS MATERIALIZED (
-		SELECT w.id FROM (SELECT v.id, v.last_activity_at, v.contact_id FROM conversations v
-			WHERE v.account_id = $1 AND v.last_activity_at IS NOT NULL%[3]s
-			ORDER BY v.last_activity_at DESC, v.id DESC LIMIT %[4]d) w
-		JOIN LATERAL (SELECT FROM contacts k WHERE k.account_id = $1 AND k.id = w.contact_id
-			AND (k.name ILIKE %[5]s OR k.username ILIKE %[5]s) LIMIT 1) k ON true
-		WHERE NOT (SELECT narrow FROM n)
-		ORDER BY w.last_activity_at DESC, w.id DESC LIMIT %[6]s),
-	p AS (
-		(SELECT v.id FROM (SELECT DISTINCT contact_id FROM a) m
-			CROSS JOIN LATERAL (SELECT v.id, v.last_activity_at FROM conversations v
-				WHERE v.account_id = $1 AND v.contact_id = m.contact_id AND v.last_activity_at IS NOT NULL%[3]s LIMIT 1) v
-			WHERE (SELECT narrow FROM n)
-			ORDER BY v.last_activity_at DESC, v.id DESC LIMIT %[6]s)
-		UNION ALL
-		SELECT id FROM w WHERE (SELECT count(*) FROM w) = %[6]s
-		UNION ALL
-		(SELECT v.id FROM (SELECT DISTINCT contact_id FROM a) m
-			JOIN conversations v ON v.account_id = $1 AND v.contact_id = m.contact_id
-			WHERE NOT (SELECT narrow FROM n) AND (SELECT count(*) FROM w) < %[6]s AND v.last_activity_at IS NOT NULL%[3]s
-			ORDER BY v.last_activity_at DESC, v.id DESC LIMIT %[6]s))
-	`, matches, inboxNameNarrow, cond, inboxNameWalk, pat, lim) + inboxRowSQL + `
-		AND v.id = ANY (ARRAY(SELECT id FROM p)) ORDER BY v.last_activity_at DESC, v.id DESC LIMIT ` + lim
 }
