@@ -110,7 +110,7 @@ func BenchmarkInbox(b *testing.B) {
 		{"inbox/all-page-1000", list(store.InboxFilter{View: store.InboxAll, Before: deep})},
 		{"inbox/search-number", list(store.InboxFilter{View: store.InboxAll, Search: "1555004242"})},
 		// Names: a surname in a tenth of the conversations, one in 4.5 %, a term of 11 contacts,
-		// one without a trigram in 1.5 % of them, one of every contact, a username.
+		// a short one in 1.5 % of them, one of every contact, a username.
 		{"inbox/search-name-common", list(store.InboxFilter{View: store.InboxAll, Search: "okafor"})},
 		{"inbox/search-name-medium", list(store.InboxFilter{View: store.InboxAll, Search: "silva"})},
 		{"inbox/search-name-rare", list(store.InboxFilter{View: store.InboxAll, Search: "customer 4242"})},
