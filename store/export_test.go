@@ -61,3 +61,12 @@ var BenchIndexContactsSQL = []string{benchCountContactsSQL, benchSuffixContactsS
 
 // SuffixLen is suffixLen, for the test that it agrees with contact_name_suffix_rows.
 const SuffixLen = suffixLen
+
+// SetInboxNameSearch sets how many matching contacts the inbox's name search joins to their
+// conversations before it walks the view instead, and how many conversations that walk reads
+// at most; it returns the function that restores both.
+func SetInboxNameSearch(narrow, walk int) (restore func()) {
+	oldNarrow, oldWalk := inboxNameNarrow, inboxNameWalk
+	inboxNameNarrow, inboxNameWalk = narrow, walk
+	return func() { inboxNameNarrow, inboxNameWalk = oldNarrow, oldWalk }
+}

@@ -173,19 +173,24 @@ func (s *Store) ListInbox(ctx context.Context, accountID int64, f InboxFilter) (
 	if err != nil {
 		return InboxPage{}, err
 	}
-	q := inboxRowSQL + cond
 	if f.Before.ID != 0 {
 		args = append(args, f.Before.At, f.Before.ID)
-		q += fmt.Sprintf(` AND (v.last_activity_at, v.id) < ($%d, $%d)`, len(args)-1, len(args))
+		cond += fmt.Sprintf(` AND (v.last_activity_at, v.id) < ($%d, $%d)`, len(args)-1, len(args))
 	}
-	if term := strings.TrimSpace(f.Search); term != "" {
-		q += inboxSearchSQL(term, &args)
-	}
-	args = append(args, limit+1)
-	q += fmt.Sprintf(` ORDER BY v.last_activity_at DESC, v.id DESC LIMIT $%d`, len(args))
 	rows := []InboxRow{}
-	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
-		return InboxPage{}, translate(err)
+	if term := strings.TrimSpace(f.Search); term != "" && !LooksLikeUserID(term) && !IsPhoneFragment(term) {
+		if rows, err = s.inboxNameRows(ctx, accountID, cond, args, term, limit); err != nil {
+			return InboxPage{}, err
+		}
+	} else {
+		if term != "" {
+			cond += inboxSearchSQL(term, &args)
+		}
+		args = append(args, limit+1)
+		q := inboxRowSQL + cond + fmt.Sprintf(` ORDER BY v.last_activity_at DESC, v.id DESC LIMIT $%d`, len(args))
+		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+			return InboxPage{}, translate(err)
+		}
 	}
 	page := InboxPage{Rows: rows}
 	if len(rows) > limit {
@@ -196,21 +201,16 @@ func (s *Store) ListInbox(ctx context.Context, accountID int64, f InboxFilter) (
 	return page, nil
 }
 
-// inboxSearchSQL is the condition on the contact k that a search term makes, its arguments
-// appended to args: a user id is looked up as one, part of a number in the mobile, anything
-// else in the name and the username.
+// inboxSearchSQL is the condition on the contact k that a user id or a phone fragment makes,
+// its arguments appended to args: a user id is looked up as one, part of a number in the
+// mobile. Any other term is a name or a username (inboxNameRows, inbox_search.go).
 func inboxSearchSQL(term string, args *[]any) string {
-	switch {
-	case LooksLikeUserID(term):
+	if LooksLikeUserID(term) {
 		*args = append(*args, term)
 		return fmt.Sprintf(` AND k.user_id = $%d`, len(*args))
-	case IsPhoneFragment(term):
-		*args = append(*args, "%"+onlyDigits(term)+"%")
-		return fmt.Sprintf(` AND k.mobile LIKE $%d`, len(*args))
 	}
-	*args = append(*args, "%"+escapeLike(term)+"%")
-	n := len(*args)
-	return fmt.Sprintf(` AND (k.name ILIKE $%d OR k.username ILIKE $%d)`, n, n)
+	*args = append(*args, "%"+onlyDigits(term)+"%")
+	return fmt.Sprintf(` AND k.mobile LIKE $%d`, len(*args))
 }
 
 // InboxConversation returns one of the account's conversations as the inbox lists it, or

@@ -2400,6 +2400,24 @@ CREATE INDEX broadcasts_active_idx ON public.broadcasts USING btree (state) WHER
 CREATE INDEX contact_tags_contact_idx ON public.contact_tags USING btree (account_id, contact_id);
 
 --
+-- Name: contacts_inbox_search_has_username_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX contacts_inbox_search_has_username_idx ON public.contacts USING btree (account_id) WHERE (username IS NOT NULL);
+
+--
+-- Name: contacts_inbox_search_name_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX contacts_inbox_search_name_idx ON public.contacts USING gin (account_id, name public.gin_trgm_ops) WHERE (mobile IS NULL);
+
+--
+-- Name: contacts_inbox_search_username_idx; Type: INDEX; Schema: public
+--
+
+CREATE INDEX contacts_inbox_search_username_idx ON public.contacts USING gin (account_id, username public.gin_trgm_ops) WHERE (username IS NOT NULL);
+
+--
 -- Name: contacts_mobile_trgm_idx; Type: INDEX; Schema: public
 --
 
