@@ -320,8 +320,8 @@ func (h *InboxHub) readAccount(ctx context.Context, accountID int64, a *liveAcco
 	if err != nil {
 		return err
 	}
-	a.cursor = ch.Next
 	if len(ch.ConversationIDs) == 0 && !ch.Reload {
+		a.cursor = ch.Next
 		return nil
 	}
 	h.mu.Lock()
@@ -341,7 +341,8 @@ func (h *InboxHub) readAccount(ctx context.Context, accountID int64, a *liveAcco
 	}
 	rows := map[viewKey][]store.InboxRow{}
 	events := map[liveWatch][]byte{}
-	for _, s := range streams {
+	mail := make([][]byte, len(streams))
+	for i, s := range streams {
 		w := s.watch
 		if !w.Patch || ch.Reload {
 			w = liveWatch{}
@@ -371,7 +372,14 @@ func (h *InboxHub) readAccount(ctx context.Context, accountID int64, a *liveAcco
 			}
 			events[w] = ev
 		}
-		h.deliver(s, ev)
+		mail[i] = ev
+	}
+	// Every event is ready: only now is the position moved on (a failed read of rows or a
+	// failed render leaves it, and the next pass reads the same changes again) and the events
+	// handed out.
+	a.cursor = ch.Next
+	for i, s := range streams {
+		h.deliver(s, mail[i])
 	}
 	return nil
 }
