@@ -12,10 +12,11 @@ package dashboard_test
 // (after_answer_p50_ms, after_answer_p99_ms: the stream's own share), how
 // many of them were never named (missed), the webhook POSTs that failed (webhook_errors) and
 // the POSTs' own median and 99th percentile (webhook_p50_ms, webhook_p99_ms), the rate the
-// messages were sent at (sent_per_s), the reload events (streams that fell
-// behind), and the Go heap and goroutines the 200 open streams add, per stream
-// (heap_per_stream_kb, goroutines_per_stream): server and client share the process, so that is
-// the pair's cost, an upper bound of the gateway's. The run lasts -benchtime seconds of sending
+// messages were sent at (sent_per_s), the CPU the whole process (gateway, simulator and
+// readers) used a second while sending (process_cpu_ms_per_s), the reload events (streams that fell
+// behind), and the Go heap, goroutine stacks and goroutines the 200 open streams add, per stream
+// (heap_per_stream_kb, stack_per_stream_kb, goroutines_per_stream): server and client share the
+// process, so that is the pair's cost, an upper bound of the gateway's. The run lasts -benchtime seconds of sending
 // (a count: 20x sends for 20 s):
 //
 //	go test -run '^$' -bench InboxLive -benchtime 20x ./server/dashboard/
@@ -35,6 +36,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,13 +106,13 @@ func BenchmarkInboxLive(b *testing.B) {
 	}
 
 	// Memory: the process before and after every dashboard opened its stream.
-	heapNow := func() (uint64, int) {
+	heapNow := func() (heap, stack uint64, goroutines int) {
 		runtime.GC()
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		return m.HeapInuse, runtime.NumGoroutine()
+		return m.HeapInuse, m.StackInuse, runtime.NumGoroutine()
 	}
-	heap0, gr0 := heapNow()
+	heap0, stack0, gr0 := heapNow()
 	streams := make([]stream, liveDashboards)
 	for i := range streams {
 		s, err := open()
@@ -119,7 +121,7 @@ func BenchmarkInboxLive(b *testing.B) {
 		}
 		streams[i] = s
 	}
-	heap1, gr1 := heapNow()
+	heap1, stack1, gr1 := heapNow()
 
 	// Each dashboard reads its stream until it ends; seen[i] is when dashboard i first saw each
 	// conversation named.
@@ -173,6 +175,7 @@ func BenchmarkInboxLive(b *testing.B) {
 	var sends sync.WaitGroup
 	every := time.Second / time.Duration(livePerSecond)
 	b.ResetTimer()
+	cpu0 := processCPU()
 	began := time.Now()
 	for n := 0; n < b.N*livePerSecond; n++ {
 		time.Sleep(time.Until(began.Add(time.Duration(n) * every)))
@@ -196,6 +199,7 @@ func BenchmarkInboxLive(b *testing.B) {
 	}
 	sending := time.Since(began)
 	sends.Wait()
+	cpu := processCPU() - cpu0
 	time.Sleep(3 * time.Second) // the last events
 	cancel()
 	for _, s := range streams {
@@ -246,11 +250,22 @@ func BenchmarkInboxLive(b *testing.B) {
 		b.ReportMetric(ms(posts[len(posts)*99/100]), "webhook_p99_ms")
 	}
 	b.ReportMetric(float64(b.N*livePerSecond)/sending.Seconds(), "sent_per_s")
+	b.ReportMetric(cpu.Seconds()*1000/sending.Seconds(), "process_cpu_ms_per_s")
 	b.ReportMetric(float64(missed), "missed")
 	b.ReportMetric(float64(lost.Load()), "webhook_errors")
 	b.ReportMetric(float64(reloads.Load()), "reloads")
 	b.ReportMetric(float64(int64(heap1)-int64(heap0))/float64(liveDashboards)/1024, "heap_per_stream_kb")
+	b.ReportMetric(float64(int64(stack1)-int64(stack0))/float64(liveDashboards)/1024, "stack_per_stream_kb")
 	b.ReportMetric(float64(gr1-gr0)/float64(liveDashboards), "goroutines_per_stream")
+}
+
+// processCPU is the CPU time (user and system) the process has used.
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 func mustURL(b *testing.B, s string) *url.URL {
