@@ -17,8 +17,9 @@ import (
 // The team inbox (/dashboard/inbox): the conversations customers wrote in, latest activity
 // first, one view at a time (All, Mine, Unassigned, Window open, Resolved), searchable, with
 // each row's unread count, last message in words, time and window state. A self-hosted script
-// (static/inbox.js) polls liveInbox and refreshes the list, the open thread and the navigation's
-// unread badge when a conversation changed, so new messages show without a reload.
+// (static/inbox.js) follows the live stream (inbox_stream.go) and updates the list, the open
+// thread and the navigation's unread badge when a conversation changed, so new messages show
+// without a reload; where the stream is unavailable it polls liveInbox instead.
 
 // inboxPage is how many conversations one page of the inbox lists.
 const inboxPage = 50
@@ -197,9 +198,9 @@ func (d *Dashboard) renderRows(zone *time.Location, rows []store.InboxRow, now t
 }
 
 // liveInbox answers GET /dashboard/live/inbox?since=CURSOR with the conversations changed since
-// the cursor (inbox.js refreshes what shows them), the next cursor and the unread badge, as
-// JSON: {"next": "...", "changed": [ids], "reload": false, "unread": "3"}. A malformed cursor is
-// a 400.
+// the cursor (inbox.js, when it cannot use the stream, refreshes what shows them), the next
+// cursor and the unread badge, as JSON: {"next": "...", "changed": [ids], "reload": false,
+// "unread": "3"}. A malformed cursor is a 400.
 func (d *Dashboard) liveInbox(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	since, err := store.ParseInboxChangeCursor(r.URL.Query().Get("since"))
 	if err != nil {
