@@ -12,22 +12,24 @@ import (
 	"gateway/store"
 )
 
-// fakeFeed is a change feed in memory: each InboxChanges call reports what was queued for the
-// account (and counts the calls); positions are the number of reads.
+// fakeFeed is a change feed in memory: a log of changed conversations per account, a position
+// being 1000 plus the log's length (a smaller one reads the log from its start); it counts the
+// reads, and fails the next rows reads while failRows is above 0.
 type fakeFeed struct {
-	mu      sync.Mutex
-	reads   map[int64]int
-	pending map[int64][]int64
-	views   map[string]int // InboxRowsInView calls by view
+	mu       sync.Mutex
+	reads    map[int64]int
+	log      map[int64][]int64
+	views    map[string]int // InboxRowsInView calls by view
+	failRows int
 }
 
 func newFakeFeed() *fakeFeed {
-	return &fakeFeed{reads: map[int64]int{}, pending: map[int64][]int64{}, views: map[string]int{}}
+	return &fakeFeed{reads: map[int64]int{}, log: map[int64][]int64{}, views: map[string]int{}}
 }
 
 func (f *fakeFeed) change(accountID int64, ids ...int64) {
 	f.mu.Lock()
-	f.pending[accountID] = append(f.pending[accountID], ids...)
+	f.log[accountID] = append(f.log[accountID], ids...)
 	f.mu.Unlock()
 }
 
@@ -41,9 +43,11 @@ func (f *fakeFeed) InboxChanges(_ context.Context, accountID int64, since store.
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads[accountID]++
-	c := store.InboxChanges{ConversationIDs: []int64{}, Next: store.InboxChangeCursor{From: uint64(100 + f.reads[accountID])}}
+	log := f.log[accountID]
+	c := store.InboxChanges{ConversationIDs: []int64{}, Next: store.InboxChangeCursor{From: uint64(1000 + len(log))}}
 	if since.From != 0 {
-		c.ConversationIDs, f.pending[accountID] = f.pending[accountID], nil
+		from := max(int(since.From)-1000, 0)
+		c.ConversationIDs = append(c.ConversationIDs, log[from:]...)
 	}
 	return c, nil
 }
@@ -51,7 +55,12 @@ func (f *fakeFeed) InboxChanges(_ context.Context, accountID int64, since store.
 func (f *fakeFeed) InboxRowsInView(_ context.Context, _ int64, ids []int64, fl store.InboxFilter) ([]store.InboxRow, error) {
 	f.mu.Lock()
 	f.views[fl.View]++
+	fail := f.failRows > 0
+	f.failRows--
 	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("rows: the database failed")
+	}
 	rows := []store.InboxRow{}
 	for _, id := range ids {
 		rows = append(rows, store.InboxRow{ConversationID: id, Name: "Customer", LastActivityAt: time.Unix(1700000000, 0)})
@@ -224,4 +233,25 @@ func TestInboxHubShutdownEndsStreams(t *testing.T) {
 	r.hub.unsubscribe(a)
 	r.hub.Stop()
 	r.hub.Stop()
+}
+
+// A pass whose read of rows fails hands out nothing and keeps the account's position: the next
+// pass reads the same changes again and every stream gets them.
+func TestInboxHubFailedReadKeepsTheChanges(t *testing.T) {
+	r := newHubRig(t, 4)
+	list := r.open(t, 1, liveWatch{View: store.InboxAll, Patch: true, Zone: time.UTC})
+	thread := r.open(t, 1, liveWatch{Zone: time.UTC})
+	r.feed.change(1, 4)
+	r.feed.failRows = 1
+	r.hub.runOnce(context.Background())
+	if len(list.events) != 0 || len(thread.events) != 0 {
+		t.Fatal("a pass that failed handed out events")
+	}
+	r.hub.runOnce(context.Background())
+	if ev := eventOf(t, list); len(ev.Changed) != 1 || ev.Changed[0] != 4 || len(ev.Rows) != 1 {
+		t.Fatalf("list event after the failure: %+v", ev)
+	}
+	if ev := eventOf(t, thread); len(ev.Changed) != 1 || ev.Changed[0] != 4 {
+		t.Fatalf("thread event after the failure: %+v", ev)
+	}
 }
