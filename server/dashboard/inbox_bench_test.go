@@ -13,7 +13,9 @@ package dashboard_test
 // many of them were never named (missed), the webhook POSTs that failed (webhook_errors) and
 // the POSTs' own median and 99th percentile (webhook_p50_ms, webhook_p99_ms), the rate the
 // messages were sent at (sent_per_s), the CPU the whole process (gateway, simulator and
-// readers) used a second while sending (process_cpu_ms_per_s), the reloads (a stream that fell
+// readers) used a second while sending (process_cpu_ms_per_s), how often a statement waited for
+// one of the pool's connections and for how long on average (pool_waits_per_s,
+// pool_wait_avg_ms: the hub's reads queue there behind the webhooks' transactions), the reloads (a stream that fell
 // behind, or a read of the feed that found more changed conversations than it lists: the page
 // then fetches its list, so the conversations of that read are not named and count as missed),
 // and the Go heap, goroutine stacks and goroutines the 200 open streams add, per stream
@@ -186,7 +188,7 @@ func BenchmarkInboxLive(b *testing.B) {
 	var sends sync.WaitGroup
 	every := time.Second / time.Duration(livePerSecond)
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0, pool0 := processCPU(), env.Store.DB().Stats()
 	began := time.Now()
 	for n := 0; n < b.N*livePerSecond; n++ {
 		time.Sleep(time.Until(began.Add(time.Duration(n) * every)))
@@ -210,7 +212,7 @@ func BenchmarkInboxLive(b *testing.B) {
 	}
 	sending := time.Since(began)
 	sends.Wait()
-	cpu := processCPU() - cpu0
+	cpu, pool := processCPU()-cpu0, env.Store.DB().Stats()
 	time.Sleep(3 * time.Second) // the last events
 	cancel()
 	for _, s := range streams {
@@ -262,6 +264,10 @@ func BenchmarkInboxLive(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*livePerSecond)/sending.Seconds(), "sent_per_s")
 	b.ReportMetric(cpu.Seconds()*1000/sending.Seconds(), "process_cpu_ms_per_s")
+	if waits := pool.WaitCount - pool0.WaitCount; waits > 0 {
+		b.ReportMetric(float64(waits)/sending.Seconds(), "pool_waits_per_s")
+		b.ReportMetric(ms((pool.WaitDuration-pool0.WaitDuration)/time.Duration(waits)), "pool_wait_avg_ms")
+	}
 	b.ReportMetric(float64(missed), "missed")
 	b.ReportMetric(float64(lost.Load()), "webhook_errors")
 	b.ReportMetric(float64(reloads.Load()), "reloads")
