@@ -1,10 +1,12 @@
 package dashboard_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"gateway/platform/simulator"
@@ -179,4 +181,35 @@ func TestBrowserInboxStream(t *testing.T) {
 	}
 	b.Run("badge", chromedp.Poll(`document.querySelector("#nav-unread-count").textContent === "2"`, nil))
 	b.CheckPage("inbox-stream-1280")
+}
+
+// Without EventSource (removed before the page's scripts run) the inbox falls back to polling:
+// a new customer's conversation still appears without a reload.
+func TestBrowserInboxPollingFallback(t *testing.T) {
+	env := inboxEnv(t, &inboxClock{})
+	b := browsertest.New(t)
+	acc := signUpInBrowser(t, b, env, "Poll Bakery", "poll@example.com")
+	conn := env.ConnectNumber(servertest.Tenant{Account: store.Account{ID: acc, Name: "Poll Bakery"}})
+	b.Run("no EventSource", chromedp.ActionFunc(func(ctx context.Context) error {
+		_, err := cdppage.AddScriptToEvaluateOnNewDocument(`delete window.EventSource;`).Do(ctx)
+		return err
+	}))
+	b.Run("inbox", chromedp.Navigate(env.URL+"/dashboard/inbox"), chromedp.WaitVisible("#inbox-empty", chromedp.ByQuery))
+	var has bool
+	b.Eval(`typeof EventSource !== "undefined"`, &has)
+	if has {
+		t.Fatal("EventSource is still there")
+	}
+	b.Run("mark the page", chromedp.Evaluate(`window.__samePage = true`, nil))
+	if _, err := env.Sim.Inject(simulator.Inbound{PhoneNumberID: conn.PhoneNumberID, From: "447700900401", Name: "Cleo Poll", Type: "text",
+		Payload: map[string]any{"body": "Polled hello"}}); err != nil {
+		t.Fatal(err)
+	}
+	b.Run("the conversation appears", chromedp.Poll(`(() => { const l = document.querySelector("#conversations li.conv");
+		return l && l.textContent.includes("Cleo Poll"); })()`, nil))
+	var same bool
+	b.Eval(`window.__samePage === true`, &same)
+	if !same {
+		t.Fatal("the inbox reloaded the page instead of updating it")
+	}
 }
