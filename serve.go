@@ -17,6 +17,7 @@ import (
 	"gateway/migrations"
 	"gateway/platform/whatsapp"
 	"gateway/server"
+	"gateway/server/dashboard"
 	"gateway/server/domain"
 	"gateway/server/onboarding"
 	"gateway/server/web"
@@ -32,7 +33,10 @@ type app struct {
 	store   *store.Store
 	server  *server.Server
 	workers *worker.Group
-	close   func()
+	// live is the inbox's live hub (one of the workers), whose streams end when the HTTP
+	// server starts shutting down.
+	live  *dashboard.InboxHub
+	close func()
 }
 
 // openApp migrates (unless disabled), opens the store and builds the server.
@@ -94,8 +98,9 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		return nil, err
 	}
 	// The dashboard, beside the API on the same listener.
-	if _, err := web.Mount(srv, web.Config{Dashboard: cfg.Dashboard, Store: st, Onboarding: onb,
-		SandboxPhoneNumber: cfg.SandboxPhoneNumber, TrustedProxies: cfg.TrustedProxies}); err != nil {
+	dash, err := web.Mount(srv, web.Config{Dashboard: cfg.Dashboard, Store: st, Onboarding: onb,
+		SandboxPhoneNumber: cfg.SandboxPhoneNumber, TrustedProxies: cfg.TrustedProxies})
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -106,6 +111,7 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		worker.NewDispatcher(st, worker.DispatcherConfig{DSN: cfg.listenURL(), AllowPrivate: cfg.WebhookAllowPrivate, Logger: logger, Metrics: srv.Metrics()}),
 		worker.NewRetention(st, worker.RetentionConfig{Logger: logger}),
 		worker.NewNameIndexer(st, worker.NameIndexerConfig{Logger: logger}),
+		dash.LiveInbox(),
 	)
 	if cfg.listenURL() != "" {
 		workers.Add(server.NewTenantListener(srv, cfg.listenURL(), logger))
@@ -120,7 +126,8 @@ func openApp(ctx context.Context, cfg config, logger *slog.Logger) (*app, error)
 		return nil, err
 	}
 	workers.Add(engine)
-	return &app{cfg: cfg, log: logger, store: st, server: srv, workers: workers, close: func() { st.Close(); db.Close() }}, nil
+	return &app{cfg: cfg, log: logger, store: st, server: srv, workers: workers, live: dash.LiveInbox(),
+		close: func() { st.Close(); db.Close() }}, nil
 }
 
 // pools are the primary pool and the replica's (nil when none), closed together.
@@ -168,6 +175,8 @@ func (a *app) serve(ctx context.Context, ready func(addr string)) error {
 	}
 	timeouts := serverTimeouts(a.cfg)
 	hs := newHTTPServer(a.server.Handler(), timeouts)
+	// Open live streams never finish on their own: they end when shutdown starts.
+	hs.RegisterOnShutdown(a.live.Close)
 	if err := a.workers.Start(ctx); err != nil {
 		ln.Close()
 		return err

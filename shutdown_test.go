@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -17,6 +19,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"gateway/platform/simulator"
+	"gateway/server/dashboard"
 	"gateway/store"
 	"gateway/store/storetest"
 )
@@ -135,5 +138,72 @@ func TestShutdownLetsInFlightSendFinish(t *testing.T) {
 	}
 	if m.Status != "sent" || m.WAMID == nil || *m.WAMID == "" {
 		t.Fatalf("recorded %+v", m)
+	}
+}
+
+// Shutdown does not wait for the inbox's open live streams: they end when it starts (the
+// browser reconnects elsewhere or later), so serve returns long before the drain's deadline.
+func TestShutdownEndsLiveStreams(t *testing.T) {
+	dsn := storetest.DSN(t)
+	vars := map[string]string{"DATABASE_URL": dsn, "GATEWAY_ADDR": "127.0.0.1:0", "GATEWAY_MIGRATE": "false", "LOG_LEVEL": "error"}
+	cfg := mustConfig(t, func(k string) string { return vars[k] })
+	bg := context.Background()
+	a, err := openApp(bg, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := createAccount(bg, a.store, "Stream Ltd", "stream@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := a.store.CreateUser(bg, acct.ID, "teammate@example.com", "unused", store.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const token = "shutdown-test-session-token"
+	sum := sha256.Sum256([]byte(token))
+	if err := a.store.CreateSession(bg, sum[:], acct.ID, u.ID, dashboard.SessionIdle, dashboard.SessionAbsolute); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	addrc, served := make(chan string, 1), make(chan error, 1)
+	go func() {
+		served <- a.serve(ctx, func(addr string) { addrc <- addr })
+		a.close()
+	}()
+	addr := <-addrc
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/dashboard/live/inbox/stream?since=", nil)
+	req.Header.Set("Cookie", "__Host-session="+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "event: change") {
+			break
+		}
+	}
+	cancel() // SIGTERM with the stream open
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(20 * time.Second): // the drain's deadline is 35 s: a stream held it
+		t.Fatal("serve waited for the open stream")
+	}
+	if _, err := io.ReadAll(r); err != nil {
+		t.Fatalf("the stream did not end cleanly: %v", err)
 	}
 }

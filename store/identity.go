@@ -39,7 +39,12 @@ import (
 // in the statement that changes it.
 // Identity changes of an account serialise on a transaction advisory lock (identityLockSQL)
 // and decide on rows read after taking it, so two concurrent first messages of one person make
-// one contact.
+// one contact. Creating the contact of a sender nobody knows does not need the whole account:
+// it takes that lock shared, then a lock per identifier the message carries (each form of the
+// number, the user id: identityCreateLockSQL), and decides on rows read after that. Two first
+// messages that could find each other's contact share an identifier, so they still serialise;
+// first messages of different people create their contacts side by side; a link, merge or
+// identity change (the exclusive lock) waits for every creation and they for it.
 
 // Reasons of a contact.updated event.
 const (
@@ -52,6 +57,13 @@ const (
 // identityLockSQL serialises identity changes within an account (two-key advisory lock space;
 // 1668247158 is this rule's class).
 const identityLockSQL = `SELECT pg_advisory_xact_lock(1668247158, ($1::bigint % 2147483647)::int)`
+
+// identityCreateLockSQL takes the account's identity lock shared, then each identifier's ($2:
+// "m:" and each form of the number, "u:" and the user id) in the order of their keys, so that
+// two creations never wait for each other crosswise.
+const identityCreateLockSQL = `SELECT pg_advisory_xact_lock_shared(1668247158, ($1::bigint % 2147483647)::int),
+		(SELECT count(pg_advisory_xact_lock(k)) FROM (
+			SELECT DISTINCT hashtextextended('identity:' || $1::bigint || ':' || x, 0) AS k FROM unnest($2::text[]) x ORDER BY k) l)`
 
 // identityRow is a contact as the identity rules read it.
 type identityRow struct {
@@ -133,15 +145,29 @@ func settled(id Identity, byUser, byNumber *identityRow) *identityRow {
 	return nil // create
 }
 
+// identityRead is what the caller of identityFor read of the contacts just before.
+type identityRead int
+
+const (
+	identityUnread    identityRead = iota // nothing: identityFor reads first without a lock
+	identityUnsettled                     // contacts that need a link or a merge
+	identityUnknown                       // no contact by either identifier: one is to be created
+)
+
 // identityFor returns the account's contact for id within tx, creating, linking or merging as
 // the rules above say, each change with its event. A created contact comes back with Created.
-// unsettled says the caller's own read just now found no settled contact: the unlocked read is
-// then skipped for the locked one.
-func identityFor(ctx context.Context, tx *sqlx.Tx, accountID int64, id Identity, unsettled bool) (identityRow, error) {
+// read says what the caller's own read just now found: after identityUnsettled the unlocked
+// read is skipped for the locked one; after identityUnknown the contact is created under the
+// identifiers' locks (createIdentity), and when that finds a contact needing a change after
+// all, it fails with errContactChanged, with nothing written, for the caller to start again.
+func identityFor(ctx context.Context, tx *sqlx.Tx, accountID int64, id Identity, read identityRead) (identityRow, error) {
 	if id.Mobile == "" && id.UserID == "" {
 		return identityRow{}, errors.New("contact identity: a number or a user id is required")
 	}
-	if !unsettled {
+	if read == identityUnknown {
+		return createIdentity(ctx, tx, accountID, id)
+	}
+	if read == identityUnread {
 		byUser, byNumber, err := findIdentity(ctx, tx, accountID, id)
 		if err != nil {
 			return identityRow{}, err
@@ -211,6 +237,42 @@ const createContactSQL = `WITH c AS (
 		FROM c
 	)
 	SELECT *, true AS created FROM c`
+
+// createIdentity creates the contact of a sender no contact was found for, under the account's
+// identity lock shared and the identifiers' own (identityCreateLockSQL): the contact found once
+// they are held when there is one and it needs no change, else the one created. It fails with
+// errContactChanged when a contact needing a link or a merge is found then, or a writer that
+// takes no identity lock (a send, POST /contacts) created the number's contact meanwhile.
+func createIdentity(ctx context.Context, tx *sqlx.Tx, accountID int64, id Identity) (identityRow, error) {
+	keys := make([]string, 0, 2+len(id.MobileForms))
+	if id.UserID != "" {
+		keys = append(keys, "u:"+id.UserID)
+	}
+	if id.Mobile != "" {
+		keys = append(keys, "m:"+id.Mobile)
+		for _, f := range id.MobileForms {
+			keys = append(keys, "m:"+f)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, identityCreateLockSQL, accountID, pq.Array(keys)); err != nil {
+		return identityRow{}, translate(err)
+	}
+	byUser, byNumber, err := findIdentity(ctx, tx, accountID, id)
+	switch {
+	case err != nil:
+		return identityRow{}, err
+	case byUser != nil || byNumber != nil:
+		if c := settled(id, byUser, byNumber); c != nil {
+			return *c, nil
+		}
+		return identityRow{}, errContactChanged
+	}
+	c, err := createContact(ctx, tx, accountID, id)
+	if errors.Is(err, ErrNotFound) {
+		return identityRow{}, errContactChanged
+	}
+	return c, err
+}
 
 func createContact(ctx context.Context, tx *sqlx.Tx, accountID int64, id Identity) (identityRow, error) {
 	var r identityRow

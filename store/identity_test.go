@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"gateway/store"
 	"gateway/store/storetest"
@@ -217,5 +218,62 @@ func TestRecordInboundConcurrentFirstMessagesOfOnePerson(t *testing.T) {
 	c, err := st.ContactByUserID(ctx, a.ID, "US.42")
 	if err != nil || c.Mobile != "4915112345678" {
 		t.Fatalf("%+v %v", c, err)
+	}
+}
+
+// A first message creates its contact under its identifiers' locks, not the whole account's:
+// while a transaction holds the lock of one new sender's number (as that sender's own first
+// message would), another new sender's first message is recorded, and the held sender's
+// waits, then finds the contact created meanwhile instead of making a second one.
+func TestRecordInboundFirstMessagesOfDifferentPeopleDoNotWait(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	a := newAccount(t, st, "parallel-identity")
+	const held, other = "447700900001", "447700900002"
+	tx, err := st.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared(1668247158, ($1::bigint % 2147483647)::int),
+		pg_advisory_xact_lock(hashtextextended('identity:' || $1::bigint || ':m:' || $2, 0))`, a.ID, held); err != nil {
+		t.Fatal(err)
+	}
+	var made int64
+	if err := tx.GetContext(ctx, &made, `INSERT INTO contacts (account_id, mobile, name) VALUES ($1, $2, 'Made meanwhile') RETURNING id`,
+		a.ID, held); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		_, err := st.RecordInbound(ctx, a.ID, inbound("wamid.P1", held, "Held", "hi"))
+		waited <- err
+	}()
+	// The other sender's message goes through while the lock is held (a deadline, not a
+	// speed goal: the old account-wide lock made it wait for the transaction above).
+	octx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := st.RecordInbound(octx, a.ID, inbound("wamid.P2", other, "Other", "hi"))
+	if err != nil || !res.ContactCreated {
+		t.Fatalf("the other sender's first message: %+v %v", res, err)
+	}
+	select {
+	case err := <-waited:
+		t.Fatalf("the held sender's message did not wait for its number's lock: %v", err)
+	default:
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	var contacts []contactRow
+	if err := st.DB().Select(&contacts, `SELECT id, mobile, name, blocked FROM contacts WHERE account_id = $1 AND mobile = $2`,
+		a.ID, held); err != nil {
+		t.Fatal(err)
+	}
+	if len(contacts) != 1 || contacts[0].ID != made {
+		t.Fatalf("contacts of the held number: %+v (made %d)", contacts, made)
 	}
 }

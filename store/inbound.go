@@ -222,21 +222,24 @@ var errContactChanged = errors.New("the contact changed meanwhile")
 func (s *Store) recordInbound(ctx context.Context, accountID int64, in InboundMessage, id Identity, args []any) (InboundResult, error) {
 	key := senderKeyOf(accountID, in)
 	c, ok := s.senders.get(key)
-	unsettled := false
+	read := identityUnread
 	if !ok {
 		byUser, byNumber, err := findIdentity(ctx, preparedQueryer{s}, accountID, id)
 		if err != nil {
 			return InboundResult{}, err
 		}
-		if r := settled(id, byUser, byNumber); r != nil {
+		switch r := settled(id, byUser, byNumber); {
+		case r != nil:
 			c, ok = *r, true
-		} else {
-			unsettled = true
+		case byUser == nil && byNumber == nil:
+			read = identityUnknown
+		default:
+			read = identityUnsettled
 		}
 	}
 	if !ok || contactWritesFor(in, c) != (contactWrites{}) {
 		s.senders.drop(key)
-		return s.recordInboundTx(ctx, accountID, in, id, args, unsettled)
+		return s.recordInboundTx(ctx, accountID, in, id, args, read)
 	}
 	st, err := s.prepared(ctx, inboundMessageSQL)
 	if err != nil {
@@ -295,8 +298,8 @@ func inboundArgs(in InboundMessage) ([]any, error) {
 }
 
 // recordInboundTx records a message whose contact is created, linked, merged or changed, in
-// one transaction; unsettled says recordInbound's read found no settled contact (identityFor).
-func (s *Store) recordInboundTx(ctx context.Context, accountID int64, in InboundMessage, id Identity, args []any, unsettled bool) (InboundResult, error) {
+// one transaction; read says what recordInbound's read of the contacts found (identityFor).
+func (s *Store) recordInboundTx(ctx context.Context, accountID int64, in InboundMessage, id Identity, args []any, read identityRead) (InboundResult, error) {
 	stmts, err := s.preparedAll(ctx, inboundDupSQL, inboundAliasSQL, inboundContactUpdateSQL, inboundMessageSQL)
 	if err != nil {
 		return InboundResult{}, err
@@ -315,7 +318,7 @@ func (s *Store) recordInboundTx(ctx context.Context, accountID int64, in Inbound
 	if dup {
 		return InboundResult{Duplicate: true}, nil
 	}
-	c, err := identityFor(ctx, tx, accountID, id, unsettled)
+	c, err := identityFor(ctx, tx, accountID, id, read)
 	if err != nil {
 		return InboundResult{}, err
 	}

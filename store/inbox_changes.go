@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lib/pq"
 )
@@ -117,4 +118,24 @@ func (s *Store) InboxChanges(ctx context.Context, accountID int64, since InboxCh
 		c.ConversationIDs = []int64{}
 	}
 	return c, nil
+}
+
+// InboxRowsInView returns those of the account's conversations ids that belong to the filter's
+// view (View, and UserID for Mine, at Now; its search and paging are not applied), as the inbox
+// lists them, latest activity first; the live stream sends them to the dashboards that show
+// that view. It fails with an error for an unknown view or a Mine without a teammate, and when
+// the database fails.
+func (s *Store) InboxRowsInView(ctx context.Context, accountID int64, ids []int64, f InboxFilter) ([]InboxRow, error) {
+	now := f.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	args := []any{accountID, pq.Array(ids)}
+	cond, err := inboxViewSQL(f, now, &args)
+	if err != nil {
+		return nil, err
+	}
+	rows := []InboxRow{}
+	err = s.db.SelectContext(ctx, &rows, inboxRowSQL+` AND v.id = ANY($2::bigint[])`+cond+` ORDER BY v.last_activity_at DESC, v.id DESC`, args...)
+	return rows, translate(err)
 }

@@ -140,6 +140,8 @@ type Dashboard struct {
 	// uploads are the route patterns that take a file and bound their own bodies; every other
 	// request's body is bounded by formBodyLimit (bodies.go).
 	uploads map[string]bool
+	// live feeds the inbox's live streams (inbox_hub.go); the process runs it (LiveInbox).
+	live *InboxHub
 }
 
 // New parses the templates and builds the routes; it fails when a template does not parse
@@ -164,6 +166,7 @@ func New(cfg Config) (*Dashboard, error) {
 	if err := d.parseTemplates(); err != nil {
 		return nil, err
 	}
+	d.live = newInboxHub(cfg.Store, d.renderRows, LiveHubConfig{Clock: cfg.Clock, Logger: cfg.Logger})
 	d.csp, d.connectCSP = contentSecurityPolicy(""), contentSecurityPolicy(cfg.PlatformSDKURL)
 	mux := http.NewServeMux()
 	d.routes(mux)
@@ -174,6 +177,12 @@ func New(cfg Config) (*Dashboard, error) {
 	d.handler = d.securityHeaders(cop.Handler(d.boundedBody(mux, d.storableInput(mux))))
 	return d, nil
 }
+
+// LiveInbox is the hub of the inbox's live streams, a background service with the Start/Stop
+// shape for the process to run beside the server; its Close is for the HTTP server's shutdown
+// (http.Server.RegisterOnShutdown). Until it is started the streams answer 503 and the pages
+// poll instead.
+func (d *Dashboard) LiveInbox() *InboxHub { return d.live }
 
 // ServeHTTP serves every path under Prefix.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.handler.ServeHTTP(w, r) }
@@ -272,6 +281,7 @@ func (d *Dashboard) routes(mux *http.ServeMux) {
 	auth("POST /dashboard/inbox/{id}/reopen", d.reopenConversation)
 	auth("POST /dashboard/inbox/{id}/notes", d.addNote)
 	auth("GET /dashboard/live/inbox", d.liveInbox)
+	auth("GET /dashboard/live/inbox/stream", d.liveInboxStream)
 	auth("GET /dashboard/media/{media}", d.panelMedia)
 	auth("GET /dashboard/request-log", d.requestLog)
 	auth("GET /dashboard/request-log/{id}", d.attemptPage)

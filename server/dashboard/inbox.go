@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,8 +17,9 @@ import (
 // The team inbox (/dashboard/inbox): the conversations customers wrote in, latest activity
 // first, one view at a time (All, Mine, Unassigned, Window open, Resolved), searchable, with
 // each row's unread count, last message in words, time and window state. A self-hosted script
-// (static/inbox.js) polls liveInbox and refreshes the list, the open thread and the navigation's
-// unread badge when a conversation changed, so new messages show without a reload.
+// (static/inbox.js) follows the live stream (inbox_stream.go) and updates the list, the open
+// thread and the navigation's unread badge when a conversation changed, so new messages show
+// without a reload; where the stream is unavailable it polls liveInbox instead.
 
 // inboxPage is how many conversations one page of the inbox lists.
 const inboxPage = 50
@@ -42,6 +44,11 @@ type inboxRowView struct {
 	Last    string // the last message in words ("You: " before ours)
 	Open    bool   // the service window is open
 	TimeTip string // the time left in the window, in words ("" when closed)
+	// At is the last message's time as a <time> element in the viewer's zone ("" for none);
+	// Activity orders the rows as the list does (last activity, then id), for inbox.js to put
+	// a row the live stream sends in its place.
+	At       template.HTML
+	Activity string
 }
 
 type inboxData struct {
@@ -50,8 +57,11 @@ type inboxData struct {
 	Search string
 	Rows   []inboxRowView
 	Next   pageQuery
-	// Live is the change feed's position when the page was made (inbox.js polls from it).
+	// Live is the change feed's position when the page was made (inbox.js follows from it).
 	Live string
+	// Patch: the page is the view's first page, without a search, so the live stream's rows of
+	// that view can be put in place in its list (otherwise inbox.js fetches the list again).
+	Patch bool
 }
 
 // inbox lists a view of the inbox.
@@ -83,7 +93,8 @@ func (d *Dashboard) inbox(w http.ResponseWriter, r *http.Request, s *store.Sessi
 		d.serverError(w, r, err)
 		return
 	}
-	data := inboxData{View: view, Search: search, Live: live.Next.String(), Rows: make([]inboxRowView, 0, len(p.Rows))}
+	data := inboxData{View: view, Search: search, Live: live.Next.String(), Rows: make([]inboxRowView, 0, len(p.Rows)),
+		Patch: search == "" && before.ID == 0}
 	link := func(v string, cur store.InboxCursor) pageQuery {
 		u := url.Values{}
 		if v != store.InboxAll {
@@ -101,7 +112,7 @@ func (d *Dashboard) inbox(w http.ResponseWriter, r *http.Request, s *store.Sessi
 		data.Tabs = append(data.Tabs, inboxTab{Code: v, Label: inboxViewWords[v], Query: link(v, store.InboxCursor{}), Current: v == view})
 	}
 	for _, row := range p.Rows {
-		data.Rows = append(data.Rows, inboxRowOf(row, now))
+		data.Rows = append(data.Rows, inboxRowOf(row, now, viewerZone(r)))
 	}
 	if p.Next.ID != 0 {
 		data.Next = link(view, p.Next)
@@ -109,9 +120,13 @@ func (d *Dashboard) inbox(w http.ResponseWriter, r *http.Request, s *store.Sessi
 	d.render(w, r, http.StatusOK, "inbox", page{Title: "Inbox", Nav: "inbox", Session: s, Flash: flash(r), Data: data})
 }
 
-// inboxRowOf is a row as the list shows it at now.
-func inboxRowOf(row store.InboxRow, now time.Time) inboxRowView {
-	v := inboxRowView{InboxRow: row, Label: row.Name, Open: row.WindowOpen(now)}
+// inboxRowOf is a row as the list shows it at now, its time in zone.
+func inboxRowOf(row store.InboxRow, now time.Time, zone *time.Location) inboxRowView {
+	v := inboxRowView{InboxRow: row, Label: row.Name, Open: row.WindowOpen(now),
+		Activity: fmt.Sprintf("%016d.%016d", row.LastActivityAt.UnixMicro(), row.ConversationID)}
+	if row.LastMessageAt != nil {
+		v.At = page{Zone: zone}.Time(*row.LastMessageAt)
+	}
 	if v.Label == "" {
 		v.Label = contactLabel(store.Contact{Mobile: deref(row.Mobile), Username: deref(row.Username), UserID: deref(row.UserID)})
 	}
@@ -144,13 +159,18 @@ func durationWords(d time.Duration) string {
 	return fmt.Sprintf("%d h %d min", m/60, m%60)
 }
 
-// unreadBadge is the navigation's count of conversations with unread messages ("" for none,
-// "1000+" beyond store.InboxUnreadCap). A failure shows no badge: the page itself matters more.
+// unreadBadge is the navigation's count of conversations with unread messages (unreadWords).
 func (d *Dashboard) unreadBadge(ctx context.Context, accountID int64) string {
 	if d.cfg.Store == nil {
 		return ""
 	}
-	n, err := d.cfg.Store.InboxUnreadTotal(ctx, accountID)
+	return unreadWords(d.cfg.Store.InboxUnreadTotal(ctx, accountID))
+}
+
+// unreadWords is the unread badge's words for n conversations with unread messages: "" for
+// none, "1000+" beyond store.InboxUnreadCap. A failed count (err) shows no badge: the page or
+// the change itself matters more.
+func unreadWords(n int, err error) string {
 	switch {
 	case err != nil || n == 0:
 		return ""
@@ -160,10 +180,27 @@ func (d *Dashboard) unreadBadge(ctx context.Context, accountID int64) string {
 	return strconv.Itoa(n)
 }
 
+// renderRows renders rows as the inbox list shows them at now, times in zone (the live hub's
+// rows: each once per pass, whatever the number of streams that show it).
+func (d *Dashboard) renderRows(zone *time.Location, rows []store.InboxRow, now time.Time) ([]liveRow, error) {
+	t := d.pages["inbox"]
+	out := make([]liveRow, 0, len(rows))
+	var b strings.Builder
+	for _, row := range rows {
+		v := inboxRowOf(row, now, zone)
+		b.Reset()
+		if err := t.ExecuteTemplate(&b, "inboxrow", v); err != nil {
+			return nil, err
+		}
+		out = append(out, liveRow{ID: row.ConversationID, Activity: v.Activity, HTML: b.String()})
+	}
+	return out, nil
+}
+
 // liveInbox answers GET /dashboard/live/inbox?since=CURSOR with the conversations changed since
-// the cursor (inbox.js refreshes what shows them), the next cursor and the unread badge, as
-// JSON: {"next": "...", "changed": [ids], "reload": false, "unread": "3"}. A malformed cursor is
-// a 400.
+// the cursor (inbox.js, when it cannot use the stream, refreshes what shows them), the next
+// cursor and the unread badge, as JSON: {"next": "...", "changed": [ids], "reload": false,
+// "unread": "3"}. A malformed cursor is a 400.
 func (d *Dashboard) liveInbox(w http.ResponseWriter, r *http.Request, s *store.Session) {
 	since, err := store.ParseInboxChangeCursor(r.URL.Query().Get("since"))
 	if err != nil {

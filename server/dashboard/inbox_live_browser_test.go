@@ -1,10 +1,12 @@
 package dashboard_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"gateway/platform/simulator"
@@ -133,4 +135,81 @@ func userOf(t *testing.T, env *servertest.Env, email string) int64 {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// The inbox follows the server's event stream: with fetch disabled in the page (so neither the
+// polling fallback nor a fetch of the list can show anything), a new customer's conversation
+// appears at the top of the list and an existing one's row moves up with its new message, put
+// in place from the stream's rendered rows; the page is not reloaded, a focused row's link
+// keeps the focus, and axe-core finds nothing.
+func TestBrowserInboxStream(t *testing.T) {
+	env := inboxEnv(t, &inboxClock{})
+	b := browsertest.New(t)
+	acc := signUpInBrowser(t, b, env, "Stream Bakery", "stream@example.com")
+	conn := env.ConnectNumber(servertest.Tenant{Account: store.Account{ID: acc, Name: "Stream Bakery"}})
+	inject := func(from, name, body string) {
+		t.Helper()
+		if _, err := env.Sim.Inject(simulator.Inbound{PhoneNumberID: conn.PhoneNumberID, From: from, Name: name, Type: "text",
+			Payload: map[string]any{"body": body}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inject("447700900301", "Ada First", "Morning!")
+	atWidth(b, 1280)
+	b.Run("inbox", chromedp.Navigate(env.URL+"/dashboard/inbox"), chromedp.WaitVisible("#conversations li.conv", chromedp.ByQuery))
+	b.Run("no fetch from here on", chromedp.Evaluate(`window.__samePage = true;
+		window.fetch = function () { window.__fetched = true; return Promise.reject(new Error("no fetch in this test")); }`, nil))
+	inject("447700900302", "Bea Stream", "Is the shop open?")
+	var first string
+	b.Run("the new conversation is on top", chromedp.Poll(`(() => { const l = document.querySelector("#conversations li.conv .conv-name");
+		return l && l.textContent.trim() === "Bea Stream" ? l.textContent.trim() : null; })()`, &first))
+	// Ada's row, focused, moves up with her new message and keeps the focus.
+	b.Run("focus Ada", chromedp.Focus(`#conversations li.conv:nth-child(2) a.conv-link`, chromedp.ByQuery))
+	inject("447700900301", "Ada First", "One more question")
+	b.Run("Ada's row moves up", chromedp.Poll(`(() => { const l = document.querySelector("#conversations li.conv");
+		return l && l.textContent.includes("One more question"); })()`, nil))
+	var state struct {
+		Same, Fetched bool
+		Focus         string
+		Rows          int
+	}
+	b.Eval(`({Same: window.__samePage === true, Fetched: window.__fetched === true,
+		Focus: document.activeElement.closest("li.conv") ? document.activeElement.closest("li.conv").textContent : "",
+		Rows: document.querySelectorAll("#conversations li.conv").length})`, &state)
+	if !state.Same || state.Fetched || !strings.Contains(state.Focus, "Ada First") || state.Rows != 2 {
+		t.Fatalf("after the stream's updates: %+v", state)
+	}
+	b.Run("badge", chromedp.Poll(`document.querySelector("#nav-unread-count").textContent === "2"`, nil))
+	b.CheckPage("inbox-stream-1280")
+}
+
+// Without EventSource (removed before the page's scripts run) the inbox falls back to polling:
+// a new customer's conversation still appears without a reload.
+func TestBrowserInboxPollingFallback(t *testing.T) {
+	env := inboxEnv(t, &inboxClock{})
+	b := browsertest.New(t)
+	acc := signUpInBrowser(t, b, env, "Poll Bakery", "poll@example.com")
+	conn := env.ConnectNumber(servertest.Tenant{Account: store.Account{ID: acc, Name: "Poll Bakery"}})
+	b.Run("no EventSource", chromedp.ActionFunc(func(ctx context.Context) error {
+		_, err := cdppage.AddScriptToEvaluateOnNewDocument(`delete window.EventSource;`).Do(ctx)
+		return err
+	}))
+	b.Run("inbox", chromedp.Navigate(env.URL+"/dashboard/inbox"), chromedp.WaitVisible("#inbox-empty", chromedp.ByQuery))
+	var has bool
+	b.Eval(`typeof EventSource !== "undefined"`, &has)
+	if has {
+		t.Fatal("EventSource is still there")
+	}
+	b.Run("mark the page", chromedp.Evaluate(`window.__samePage = true`, nil))
+	if _, err := env.Sim.Inject(simulator.Inbound{PhoneNumberID: conn.PhoneNumberID, From: "447700900401", Name: "Cleo Poll", Type: "text",
+		Payload: map[string]any{"body": "Polled hello"}}); err != nil {
+		t.Fatal(err)
+	}
+	b.Run("the conversation appears", chromedp.Poll(`(() => { const l = document.querySelector("#conversations li.conv");
+		return l && l.textContent.includes("Cleo Poll"); })()`, nil))
+	var same bool
+	b.Eval(`window.__samePage === true`, &same)
+	if !same {
+		t.Fatal("the inbox reloaded the page instead of updating it")
+	}
 }

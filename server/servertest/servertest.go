@@ -45,8 +45,10 @@ type Env struct {
 	Spec   *openapi3.T
 	Sim    *simulator.Simulator // nil unless Config.Simulator was set
 	SimURL string
-	router routers.Router
-	client *http.Client
+	// LiveInbox is the dashboard's live inbox hub, running.
+	LiveInbox *dashboard.InboxHub
+	router    routers.Router
+	client    *http.Client
 }
 
 // Config adjusts the gateway an Env runs.
@@ -140,15 +142,23 @@ func New(t testing.TB, cfg Config) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := web.Mount(srv, web.Config{Dashboard: cfg.Dashboard, Store: st, Connector: cfg.Connector,
+	dash, err := web.Mount(srv, web.Config{Dashboard: cfg.Dashboard, Store: st, Connector: cfg.Connector,
 		SandboxPhoneNumber: cfg.Options.Sandbox.PhoneNumber, TrustedProxies: cfg.Options.TrustedProxies,
-		Clock: cfg.Clock}); err != nil {
+		Clock: cfg.Clock})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
 	hs.Config.Handler = srv.Handler()
 	hs.Start()
 	t.Cleanup(hs.Close)
+	// The inbox's live hub, as serve runs it; stopped before the server closes (its open
+	// streams would hold Close).
+	env.LiveInbox = dash.LiveInbox()
+	if err := env.LiveInbox.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.LiveInbox.Stop)
 	env.Server, env.HTTP = srv, hs
 	return env
 }
