@@ -30,10 +30,13 @@ func (e *Engine) work(ctx, stopCtx context.Context, l *lane) {
 // send makes one recipient's platform call, under the never-twice rule: the mark comes first,
 // in its own statement; without it there is no call.
 func (e *Engine) send(ctx context.Context, l *lane, it item) {
-	if time.Since(it.claimed) > e.cfg.Lease*4/5 {
-		return // the lease is (nearly) over: the recipient is someone else's, or due again
-	}
 	now := e.clock()
+	if time.Since(it.claimed) > e.cfg.Lease*4/5 {
+		// The lease is (nearly) over: give the recipient back, due now, rather than leave it
+		// waiting out the lease (a claim another engine took since is left alone).
+		e.release(ctx, it, now)
+		return
+	}
 	if ok, notBefore := l.pairs.ready(it.r.To(), now); !ok {
 		e.release(ctx, it, notBefore)
 		return
