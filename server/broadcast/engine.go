@@ -31,7 +31,9 @@ type Message struct {
 	BodyParams []string
 	// BeforeCall waits for the number's pace right before the platform call; a Sender calls
 	// it last before the request, so that the time its own writes take (the message row) cannot
-	// bunch the sends of two seconds into one at the platform. An error means nothing was sent.
+	// bunch the sends of two seconds into one at the platform. An error (ctx ended before the
+	// pace let the call go) means the Sender must not call: its error then, whatever it is,
+	// makes the recipient due again.
 	BeforeCall func(ctx context.Context) error
 }
 

@@ -3,6 +3,8 @@ package broadcast
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"gateway/store"
@@ -55,11 +57,22 @@ func (e *Engine) send(ctx context.Context, l *lane, it item) {
 	l.pairs.note(it.r.To(), now)
 	// The call is not cut short by a stop: once marked, its answer is worth waiting for.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.SendTimeout)
+	var gateMissed atomic.Bool
 	id, err := e.cfg.Sender.SendBroadcast(cctx, Message{
 		Broadcast: it.b, Recipient: it.r, BodyParams: Params(it.b, it.r.Variables),
-		BeforeCall: l.gate.wait,
+		BeforeCall: func(ctx context.Context) error {
+			if err := l.gate.wait(ctx); err != nil {
+				gateMissed.Store(true)
+				return err
+			}
+			return nil
+		},
 	})
 	cancel()
+	if err != nil && gateMissed.Load() {
+		// The writes before the call took its time: nothing was sent (BeforeCall's contract).
+		err = fmt.Errorf("%w (%v)", errPaceMissed, err)
+	}
 	at := e.clock()
 	res := store.RecipientResult{AccountID: it.r.AccountID, ID: it.r.ID, At: at}
 	if err == nil {
