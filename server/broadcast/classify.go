@@ -26,13 +26,25 @@ type Verdict struct {
 	Title      string        // why, for the recipient's failure
 }
 
+// errPaceMissed wraps the error of a Sender's call stopped at the engine's pace gate
+// (Message.BeforeCall failed: the call's time ran out before the number's pace let it go).
+// By BeforeCall's contract nothing was sent.
+var errPaceMissed = errors.New("broadcast: the call's time ran out waiting for the number's pace")
+
 // Classify turns a Sender's error for a recipient's attempt-th call into a verdict, as the
 // platform reference's bulk-sending section says: back off and retry 130429, 131056 (4^n s),
 // 131057 (about 60 s) and 131048; no retry within 24 h for 131049; pause every broadcast
 // using a paused template (132015) and every broadcast of an account the platform stops for
 // payment (131042), keeping the recipient for the resume; record other refusals as failures.
-// A refusal for a passing reason becomes a failure after maxAttempts calls.
+// A refusal for a passing reason becomes a failure after maxAttempts calls. A call the
+// engine's pace gate stopped (nothing sent) is due again in a second, within the same bound.
 func Classify(err error, attempt, maxAttempts int) Verdict {
+	if errors.Is(err, errPaceMissed) {
+		if attempt >= maxAttempts {
+			return Verdict{State: store.RecipientFailed, Title: err.Error()}
+		}
+		return Verdict{State: store.RecipientPending, RetryIn: time.Second, Title: err.Error()}
+	}
 	var pe *whatsapp.Error
 	switch {
 	case errors.As(err, &pe):

@@ -235,9 +235,11 @@ func TestEightyPerSecondNeverExceeded(t *testing.T) {
 	e := r.engine(ctx, broadcast.Config{Throughput: func(context.Context, string) int { return simulator.ThroughputStandard }})
 	defer e.Stop(context.Background())
 	r.waitFor(30*time.Second, "the broadcast to complete", func() bool { return r.broadcast(b.ID).State == store.BroadcastCompleted })
-	if most := r.sim.MaxSendsPerSecond(phoneID); most > simulator.ThroughputStandard || most == 0 {
+	most := r.sim.MaxSendsPerSecond(phoneID)
+	if most > simulator.ThroughputStandard || most == 0 {
 		t.Fatalf("most sends in one second = %d, want 1..80", most)
 	}
+	t.Logf("most sends in one second at the simulator: %d of %d", most, simulator.ThroughputStandard)
 	for _, rec := range r.recipients(b.ID) {
 		if rec.State != store.RecipientSent || rec.Attempts != 1 {
 			t.Errorf("recipient %s: %s after %d calls, want sent at the first", rec.Mobile, rec.State, rec.Attempts)
@@ -299,4 +301,42 @@ func TestPauseResumeCancelWithinASecond(t *testing.T) {
 	if c[store.RecipientSent] != atCancel || c[store.RecipientCancelled] != 400-atCancel {
 		t.Fatalf("counts %v, want %d sent and the rest cancelled", c, atCancel)
 	}
+}
+
+// A send whose time runs out before the number's pace lets its call go (its writes took the
+// time) has sent nothing: the recipient is due again and sent at its next call, once, instead
+// of recorded as failed.
+func TestCallPastItsTimeAtThePaceIsDueAgain(t *testing.T) {
+	r := newRig(t, simulator.Config{}, 0)
+	b := r.create("order_confirmation", numbers(20))
+	slow := numbers(20)[3].Mobile
+	k := r.sender()
+	k.stall = func(to string, attempts int) time.Duration {
+		if to == slow && attempts == 0 {
+			return 3500 * time.Millisecond
+		}
+		return 0
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := r.engine(ctx, broadcast.Config{Sender: k, SendTimeout: 3 * time.Second,
+		Throughput: func(context.Context, string) int { return 50 }})
+	defer e.Stop(context.Background())
+	r.waitFor(30*time.Second, "the broadcast to complete", func() bool { return r.broadcast(b.ID).State == store.BroadcastCompleted })
+	got := r.accepted()
+	for _, rec := range r.recipients(b.ID) {
+		if rec.State != store.RecipientSent || got[rec.Mobile] != 1 {
+			t.Errorf("recipient %s: %s with %d sends (%q), want sent once", rec.Mobile, rec.State, got[rec.Mobile], rec.ErrorTitle)
+		}
+		if want := 1 + btoi(rec.Mobile == slow); rec.Attempts != want {
+			t.Errorf("recipient %s: %d calls, want %d", rec.Mobile, rec.Attempts, want)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

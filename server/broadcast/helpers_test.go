@@ -133,6 +133,9 @@ type keyedSender struct {
 	dies func(to string, at step) bool
 	// dead is closed when the test ends; a send that died ends its goroutine then.
 	dead chan struct{}
+	// stall, when set, is how long a recipient's send (by number and calls made before it)
+	// stops between recording its message and the pace gate, as a send whose writes took long.
+	stall func(to string, attempts int) time.Duration
 }
 
 // step is a point of a send at which keyedSender.dies can end the process.
@@ -189,6 +192,9 @@ func (k *keyedSender) SendBroadcast(ctx context.Context, m broadcast.Message) (s
 	// The message is recorded: from here on its outcome is recorded whatever becomes of ctx.
 	wctx := context.WithoutCancel(ctx)
 	k.die(rc.To(), beforeCall)
+	if k.stall != nil {
+		time.Sleep(k.stall(rc.To(), rc.Attempts))
+	}
 	if m.BeforeCall != nil {
 		if err := m.BeforeCall(ctx); err != nil {
 			return "", k.failed(wctx, b.AccountID, rec.MessageID, store.SendFailure{Title: "Not sent", Details: err.Error()},

@@ -41,11 +41,14 @@ func (b *bucket) hold(d time.Duration) {
 	b.tokens = min(b.tokens, 0)
 }
 
-// wait takes a token, sleeping until it is due; it fails only when ctx ends (and then gives
-// the token back). A caller that finds none reserves the next one (the count goes below zero)
-// and sleeps exactly until it is due, so waiters wake one at a time, each at its own moment,
-// instead of all at every token.
+// wait takes a token, sleeping until it is due; it fails only when ctx ends (then it takes
+// none, or gives the token back). A caller that finds none reserves the next one (the count
+// goes below zero) and sleeps exactly until it is due, so waiters wake one at a time, each at
+// its own moment, instead of all at every token.
 func (b *bucket) wait(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err // ended already: no token taken
+	}
 	b.mu.Lock()
 	now := time.Now()
 	start := now

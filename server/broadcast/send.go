@@ -3,6 +3,8 @@ package broadcast
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"gateway/store"
@@ -30,10 +32,13 @@ func (e *Engine) work(ctx, stopCtx context.Context, l *lane) {
 // send makes one recipient's platform call, under the never-twice rule: the mark comes first,
 // in its own statement; without it there is no call.
 func (e *Engine) send(ctx context.Context, l *lane, it item) {
-	if time.Since(it.claimed) > e.cfg.Lease*4/5 {
-		return // the lease is (nearly) over: the recipient is someone else's, or due again
-	}
 	now := e.clock()
+	if time.Since(it.claimed) > e.cfg.Lease*4/5 {
+		// The lease is (nearly) over: give the recipient back, due now, rather than leave it
+		// waiting out the lease (a claim another engine took since is left alone).
+		e.release(ctx, it, now)
+		return
+	}
 	if ok, notBefore := l.pairs.ready(it.r.To(), now); !ok {
 		e.release(ctx, it, notBefore)
 		return
@@ -52,11 +57,22 @@ func (e *Engine) send(ctx context.Context, l *lane, it item) {
 	l.pairs.note(it.r.To(), now)
 	// The call is not cut short by a stop: once marked, its answer is worth waiting for.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.SendTimeout)
+	var gateMissed atomic.Bool
 	id, err := e.cfg.Sender.SendBroadcast(cctx, Message{
 		Broadcast: it.b, Recipient: it.r, BodyParams: Params(it.b, it.r.Variables),
-		BeforeCall: l.gate.wait,
+		BeforeCall: func(ctx context.Context) error {
+			if err := l.gate.wait(ctx); err != nil {
+				gateMissed.Store(true)
+				return err
+			}
+			return nil
+		},
 	})
 	cancel()
+	if err != nil && gateMissed.Load() {
+		// The writes before the call took its time: nothing was sent (BeforeCall's contract).
+		err = fmt.Errorf("%w (%v)", errPaceMissed, err)
+	}
 	at := e.clock()
 	res := store.RecipientResult{AccountID: it.r.AccountID, ID: it.r.ID, At: at}
 	if err == nil {
