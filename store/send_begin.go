@@ -93,9 +93,11 @@ var beginSendSQL = `WITH r AS (
 			idem text, source text, "window" boolean, now timestamptz)
 	), x AS (
 		SELECT r.i, m.id, m.src, array_position(r.forms, m.matched) AS pos FROM r, LATERAL (
-			SELECT id, 0 AS src, mobile AS matched FROM contacts WHERE account_id = r.account_id AND r.user_id = '' AND mobile = ANY(r.forms)
+			SELECT k.id, 0 AS src, k.mobile AS matched FROM unnest(r.forms) AS f(n) JOIN contacts k ON k.account_id = r.account_id AND k.mobile = f.n
+			WHERE r.user_id = ''
 			UNION ALL
-			SELECT contact_id, 1, alias FROM contact_aliases WHERE account_id = r.account_id AND r.user_id = '' AND alias = ANY(r.forms)
+			SELECT a.contact_id, 1, a.alias FROM unnest(r.forms) AS f(n) JOIN contact_aliases a ON a.account_id = r.account_id AND a.alias = f.n
+			WHERE r.user_id = ''
 			UNION ALL
 			SELECT id, 0, user_id FROM contacts WHERE account_id = r.account_id AND r.user_id <> '' AND user_id = r.user_id
 		) m
