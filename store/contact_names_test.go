@@ -58,6 +58,20 @@ func importContacts(t *testing.T, s *store.Store, accountID int64, first, n int)
 	return res
 }
 
+// drainNames indexes the account's backlog in batches of batch until none is left.
+func drainNames(t *testing.T, s *store.Store, accountID int64, batch int) {
+	t.Helper()
+	for {
+		n, err := s.IndexContactNames(context.Background(), accountID, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
+
 func searchTotal(t *testing.T, s *store.Store, accountID int64, term string) int {
 	t.Helper()
 	p, err := s.ListContacts(context.Background(), accountID, term, 10, 0)
@@ -120,15 +134,7 @@ func TestLargeImportJoinsNameSearchAfterwards(t *testing.T) {
 		}
 	}
 
-	for {
-		n, err := s.IndexContactNames(ctx, a.ID, 3000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			break
-		}
-	}
+	drainNames(t, s, a.ID, 3000)
 	if waiting, _ := s.NameBacklog(ctx, a.ID); waiting {
 		t.Fatal("the drained account still has a backlog")
 	}
@@ -203,15 +209,7 @@ func TestNameIndexerAndRenameInEitherOrder(t *testing.T) {
 	if indexErr != nil {
 		t.Fatal(indexErr)
 	}
-	for {
-		n, err := s.IndexContactNames(ctx, a.ID, 5000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			break
-		}
-	}
+	drainNames(t, s, a.ID, 5000)
 	if extra, missing := suffixDiff(t, s, a.ID); extra != 0 || missing != 0 {
 		t.Fatalf("%d suffix rows too many, %d missing", extra, missing)
 	}
