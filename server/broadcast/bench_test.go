@@ -4,15 +4,20 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"gateway/platform/eventhook"
 	"gateway/platform/simulator"
 	"gateway/server/broadcast"
+	"gateway/server/worker"
 	"gateway/store"
 )
 
@@ -28,10 +33,12 @@ func cpuTime(tb testing.TB) time.Duration {
 // BenchmarkBroadcast100k sends one broadcast of BROADCAST_BENCH_N recipients (default 100,000)
 // with the number at 1,000 messages/s against the simulator, each recipient's message recorded
 // around its platform call as the gateway records it (keyedSender), status reports flowing back
-// to a receiver that writes to the database, and the tables it grows analyzed every 30 s as
-// autovacuum would (analyzeEvery). It reports the rate reached (recipients/s, from the first
-// send to the broadcast's completion), the busiest second at the simulator (max-sends/s), the
-// CPU time of the whole process (engine, sender, simulator, receiver and client) per recipient
+// to a receiver that writes to the database, customer webhooks flowing (the account's endpoint
+// on loopback, the dispatcher delivering the events the broadcast writes), and the tables it
+// grows analyzed every 30 s as autovacuum would (analyzeEvery). It reports the rate reached
+// (recipients/s, from the first send to the broadcast's completion), the busiest second at the
+// simulator (max-sends/s), the customer webhooks delivered per recipient (webhooks/recipient), the
+// CPU time of the whole process (engine, sender, simulator, receiver, dispatcher and client) per recipient
 // (cpu-µs/recipient) and that of the database's backends (pg-cpu-µs/recipient, without the
 // analyses, reported apart as analyze-cpu-µs/recipient; the server's WAL writer and
 // checkpointer, shared with other databases, are left out). Run it with -benchtime=1x
@@ -56,8 +63,27 @@ func BenchmarkBroadcast100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		// Customer webhooks flow too: an endpoint of the account on loopback, and the dispatcher
+		// every gateway runs delivering the broadcast's events to it.
+		var delivered atomic.Int64
+		hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			delivered.Add(1)
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		defer hook.Close()
+		secret, err := eventhook.NewSecret()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.st.CreateWebhookEndpoint(context.Background(), r.account, hook.URL, secret); err != nil {
+			b.Fatal(err)
+		}
+		dispatcher := worker.NewDispatcher(r.st, worker.DispatcherConfig{AllowPrivate: true, PollInterval: 200 * time.Millisecond})
 		stopAnalyze := r.analyzeEvery(analyzeInterval)
 		b.StartTimer()
+		if err := dispatcher.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
 		pg0 := r.serverCPU()
 		cpu0, t0 := cpuTime(b), time.Now()
 		if err := e.Start(ctx); err != nil {
@@ -79,6 +105,7 @@ func BenchmarkBroadcast100k(b *testing.B) {
 		}
 		elapsed, cpu := time.Since(t0), cpuTime(b)-cpu0
 		analyzed := stopAnalyze()
+		dispatcher.Stop()
 		pg := r.serverCPU().since(pg0) - analyzed
 		b.StopTimer()
 		if err := e.Stop(context.Background()); err != nil {
@@ -106,6 +133,7 @@ func BenchmarkBroadcast100k(b *testing.B) {
 		b.ReportMetric(float64(pg.Microseconds())/float64(n), "pg-cpu-µs/recipient")
 		b.ReportMetric(float64(analyzed.Microseconds())/float64(n), "analyze-cpu-µs/recipient")
 		b.ReportMetric(float64(r.sim.MaxSendsPerSecond(phoneID)), "max-sends/s")
+		b.ReportMetric(float64(delivered.Load())/float64(n), "webhooks/recipient")
 	}
 }
 
