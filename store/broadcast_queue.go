@@ -9,6 +9,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+	"github.com/lib/pq/pqerror"
 )
 
 // The broadcast engine's side of the broadcasts: claims, the mark before each platform call,
@@ -236,8 +237,17 @@ func (s *Store) RecordBroadcastResults(ctx context.Context, rs []RecipientResult
 	if err != nil {
 		return err
 	}
-	_, err = st.ExecContext(ctx, data)
-	return translate(err)
+	// A deadlock with another statement that locks some of the same rows (recipients, their
+	// broadcast's counters) in another order rolls this one back whole; it is run again, since an
+	// outcome recorded twice changes nothing. Given up, the recipients stay 'sending' until the
+	// sweep settles them from their messages.
+	for attempt := 1; ; attempt++ {
+		_, err = st.ExecContext(ctx, data)
+		if attempt < 3 && pq.As(err, pqerror.TRDeadlockDetected) != nil {
+			continue
+		}
+		return translate(err)
+	}
 }
 
 // ActivateBroadcasts starts the scheduled broadcasts whose time has come and resumes those
