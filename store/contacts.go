@@ -104,6 +104,17 @@ type ContactPage struct {
 // characters and then checked against the name.
 const suffixLen = 16
 
+// nameSuffixMatch is the condition on contact_name_suffixes s that keeps, of the account's ($1)
+// contacts whose name holds the first suffixLen characters of the term (the placeholder tt),
+// one row each: a range of the suffixes that start with the cut term, and of a contact's rows
+// there the one at the term's first occurrence in its name (first_len, migration 000021). A
+// term longer than suffixLen must then be checked against the whole name.
+func nameSuffixMatch(tt string) string {
+	cut := `left(lower(` + tt + `::text), ` + strconv.Itoa(suffixLen) + `)`
+	return `s.account_id = $1 AND s.suffix >= ` + cut + ` COLLATE "C" AND s.suffix < ` + cut + ` || chr(1114111) COLLATE "C"
+				AND s.first_len <= length(` + cut + `)`
+}
+
 // newestWindow is how many of the account's newest contacts a broad name search reads for
 // its page before it falls back to sorting every match (contactListQuery).
 const newestWindow = 2000
@@ -275,10 +286,8 @@ func contactListQuery(accountID int64, search string, limit, offset int) contact
 	// term, the one at the term's first occurrence in the name (migration 000021): one row per
 	// matching contact, so neither the count nor the page needs a DISTINCT.
 	args := []any{accountID, limit, offset, search}
-	cut := `left(lower($4::text), ` + strconv.Itoa(suffixLen) + `)`
 	name := `SELECT s.contact_id AS id, s.created_at FROM contact_name_suffixes s
-			WHERE s.account_id = $1 AND s.suffix >= ` + cut + ` COLLATE "C" AND s.suffix < ` + cut + ` || chr(1114111) COLLATE "C"
-				AND s.first_len <= length(` + cut + `)`
+			WHERE ` + nameSuffixMatch("$4")
 	if utf8.RuneCountInString(search) > suffixLen {
 		args = append(args, "%"+escapeLike(search)+"%")
 		name += ` AND EXISTS (SELECT 1 FROM contacts c WHERE c.account_id = $1 AND c.id = s.contact_id

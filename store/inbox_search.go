@@ -95,15 +95,11 @@ func (s *Store) inboxNameRows(ctx context.Context, accountID int64, cond string,
 
 // inboxNameMatchesSQL selects the ids (contact_id) of the account's contacts ($1) whose name
 // or username is ILIKE pat, the placeholder of the term's pattern; tt is the term's. The
-// names of contacts with a mobile come from contact_name_suffixes: one row per contact whose
-// name holds the term's first suffixLen characters (first_len: the row at the first
-// occurrence, migration 000021), a longer term then checked against the whole name. A contact
-// can come from two sides (a name and a username).
+// names of contacts with a mobile come from contact_name_suffixes (nameSuffixMatch), a term
+// longer than suffixLen then checked against the whole name. A contact can come from two sides
+// (a name and a username).
 func inboxNameMatchesSQL(term, pat, tt string) string {
-	cut := `left(lower(` + tt + `::text), ` + strconv.Itoa(suffixLen) + `)`
-	q := `SELECT s.contact_id FROM contact_name_suffixes s
-			WHERE s.account_id = $1 AND s.suffix >= ` + cut + ` COLLATE "C" AND s.suffix < ` + cut + ` || chr(1114111) COLLATE "C"
-				AND s.first_len <= length(` + cut + `)`
+	q := `SELECT s.contact_id FROM contact_name_suffixes s WHERE ` + nameSuffixMatch(tt)
 	if utf8.RuneCountInString(term) > suffixLen {
 		q += ` AND EXISTS (SELECT 1 FROM contacts k WHERE k.account_id = $1 AND k.id = s.contact_id AND k.name ILIKE ` + pat + `)`
 	}
