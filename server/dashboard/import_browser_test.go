@@ -12,6 +12,7 @@ import (
 
 	"gateway/server/dashboard/browsertest"
 	"gateway/server/servertest"
+	"gateway/server/worker"
 	"gateway/store"
 )
 
@@ -117,5 +118,55 @@ func TestBrowserImportAndAudience(t *testing.T) {
 			t.Errorf("the saved audience counts %q contacts, want 3", count)
 		}
 		b.CheckPage(name("audiences"))
+	}
+}
+
+// While a large import's contacts wait for the name index, the dashboard says so in Chromium at
+// 1280 and 390 px: the confirmation's notice, and a notice above a name search's results; once
+// the indexer has drained the backlog, the search finds them and the notice is gone. axe-core
+// on each page.
+func TestBrowserNameSearchCatchingUp(t *testing.T) {
+	env := newEnv(t, true)
+	b := browsertest.New(t)
+	base := env.URL + "/dashboard"
+	acct := signUpInBrowser(t, b, env, "Backlog Bakery", "backlog@example.com")
+	// Contacts written as a large import's confirmation writes them (store.ConfirmImport).
+	tx, err := env.Store.DB().Beginx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`SELECT set_config('gateway.contact_names', 'backlog', true)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`INSERT INTO contacts (account_id, mobile, firstname, lastname)
+		SELECT $1::bigint, (447700900000 + g)::text, 'Ana', 'Backlog ' || g FROM generate_series(1, 30) g`, acct); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{1280, 390} {
+		atWidth(b, width)
+		b.Run("confirmation notice", chromedp.Navigate(base+"/contacts?notice=imported-indexing"), chromedp.WaitVisible(".notice", chromedp.ByQuery))
+		if got := b.Text(".notice"); !strings.Contains(got, "name search finds the new ones within a few minutes") {
+			t.Errorf("confirmation notice %q", got)
+		}
+		b.CheckPage(fmt.Sprintf("imported-indexing-%d", width))
+		b.Run("search during the backlog", chromedp.Navigate(base+"/contacts?search=backlog"), chromedp.WaitVisible("#names-indexing", chromedp.ByQuery))
+		if got := b.Text("#names-indexing"); !strings.Contains(got, "Name search is still adding the contacts of a recent import") {
+			t.Errorf("backlog notice %q", got)
+		}
+		b.CheckPage(fmt.Sprintf("search-indexing-%d", width))
+	}
+	if _, err := worker.NewNameIndexer(env.Store, worker.NameIndexerConfig{}).Drain(context.Background(), acct); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{1280, 390} {
+		atWidth(b, width)
+		b.Run("search after the indexer", chromedp.Navigate(base+"/contacts?search=backlog"), chromedp.WaitVisible("main", chromedp.ByQuery))
+		if got := b.Text("main"); strings.Contains(got, "Name search is still adding") || !strings.Contains(got, "30 contacts match") {
+			t.Errorf("search after the indexer: %q", got)
+		}
+		b.CheckPage(fmt.Sprintf("search-indexed-%d", width))
 	}
 }
