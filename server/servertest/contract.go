@@ -82,8 +82,8 @@ type Contract struct {
 	client *http.Client
 }
 
-// NewContract returns a Contract for the gateway at base (e.g. http://127.0.0.1:8080).
-func NewContract(t testing.TB, base string) *Contract {
+// loadSpec loads openapi.yaml and its router.
+func loadSpec(t testing.TB) (*openapi3.T, routers.Router) {
 	t.Helper()
 	spec, err := server.LoadSpec()
 	if err != nil {
@@ -93,6 +93,13 @@ func NewContract(t testing.TB, base string) *Contract {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return spec, router
+}
+
+// NewContract returns a Contract for the gateway at base (e.g. http://127.0.0.1:8080).
+func NewContract(t testing.TB, base string) *Contract {
+	t.Helper()
+	spec, router := loadSpec(t)
 	return &Contract{Spec: spec, Base: base, router: router, client: &http.Client{Timeout: 30 * time.Second}}
 }
 

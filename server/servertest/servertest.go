@@ -19,7 +19,6 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"gateway/migrations"
 	"gateway/platform/simulator"
@@ -78,14 +77,7 @@ const AppSecret = "test-app-secret"
 func New(t testing.TB, cfg Config) *Env {
 	t.Helper()
 	st, dsn := storetest.NewWithDSN(t)
-	spec, err := server.LoadSpec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	router, err := gorillamux.NewRouter(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec, router := loadSpec(t)
 	if cfg.Options.SchemaVersion == 0 {
 		v, err := store.LatestVersion(migrations.FS)
 		if err != nil {
